@@ -1,0 +1,91 @@
+package compute
+
+import "fmt"
+
+// DType is a tensor element type. The values are ggml's type ids, so a GGUF
+// tensor-info type field converts directly.
+type DType uint32
+
+const (
+	F32  DType = 0
+	F16  DType = 1
+	Q4_0 DType = 2
+	Q4_1 DType = 3
+	Q5_0 DType = 6
+	Q5_1 DType = 7
+	Q8_0 DType = 8
+	Q8_1 DType = 9
+	Q2_K DType = 10
+	Q3_K DType = 11
+	Q4_K DType = 12
+	Q5_K DType = 13
+	Q6_K DType = 14
+	Q8_K DType = 15
+	BF16 DType = 30
+)
+
+// QK_K is the number of values in a K-quant super-block.
+const QK_K = 256
+
+type typeTraits struct {
+	name      string
+	blockSize int // values per block
+	typeSize  int // bytes per block
+}
+
+var traits = map[DType]typeTraits{
+	F32:  {"F32", 1, 4},
+	F16:  {"F16", 1, 2},
+	BF16: {"BF16", 1, 2},
+	Q4_0: {"Q4_0", 32, 2 + 16},
+	Q4_1: {"Q4_1", 32, 2 + 2 + 16},
+	Q5_0: {"Q5_0", 32, 2 + 4 + 16},
+	Q5_1: {"Q5_1", 32, 2 + 2 + 4 + 16},
+	Q8_0: {"Q8_0", 32, 2 + 32},
+	Q8_1: {"Q8_1", 32, 4 + 4 + 32},
+	Q2_K: {"Q2_K", QK_K, QK_K/16 + QK_K/4 + 2 + 2},
+	Q3_K: {"Q3_K", QK_K, QK_K/8 + QK_K/4 + 12 + 2},
+	Q4_K: {"Q4_K", QK_K, 2 + 2 + 12 + QK_K/2},
+	Q5_K: {"Q5_K", QK_K, 2 + 2 + 12 + QK_K/8 + QK_K/2},
+	Q6_K: {"Q6_K", QK_K, QK_K/2 + QK_K/4 + QK_K/16 + 2},
+	Q8_K: {"Q8_K", QK_K, 4 + QK_K + QK_K/16*2},
+}
+
+// Known reports whether t is a type troupe knows the layout of.
+func (t DType) Known() bool { _, ok := traits[t]; return ok }
+
+func (t DType) String() string {
+	if tr, ok := traits[t]; ok {
+		return tr.name
+	}
+	return fmt.Sprintf("type(%d)", uint32(t))
+}
+
+// BlockSize is the number of values in one block of t (1 for float types).
+func (t DType) BlockSize() int { return traits[t].blockSize }
+
+// TypeSize is the number of bytes in one block of t.
+func (t DType) TypeSize() int { return traits[t].typeSize }
+
+// RowSize returns the bytes used by n values of type t, or an error when n is
+// not a whole number of blocks or t is unknown.
+func (t DType) RowSize(n int) (int, error) {
+	tr, ok := traits[t]
+	if !ok {
+		return 0, fmt.Errorf("unknown tensor type %d", uint32(t))
+	}
+	if n%tr.blockSize != 0 {
+		return 0, fmt.Errorf("%s: row of %d values is not a multiple of the block size %d", tr.name, n, tr.blockSize)
+	}
+	return n / tr.blockSize * tr.typeSize, nil
+}
+
+// ParseDType returns the type named s (as ggml names it, e.g. "Q4_K").
+func ParseDType(s string) (DType, bool) {
+	for t, tr := range traits {
+		if tr.name == s {
+			return t, true
+		}
+	}
+	return 0, false
+}
