@@ -1,0 +1,51 @@
+package tokenizer
+
+// TokenType is a vocabulary entry's kind, with llama.cpp's values
+// (tokenizer.ggml.token_type).
+type TokenType int32
+
+const (
+	TypeUndefined   TokenType = 0
+	TypeNormal      TokenType = 1
+	TypeUnknown     TokenType = 2
+	TypeControl     TokenType = 3
+	TypeUserDefined TokenType = 4
+	TypeUnused      TokenType = 5
+	TypeByte        TokenType = 6
+)
+
+// Vocab is everything a tokenizer needs, read from a GGUF file's
+// tokenizer.ggml.* keys or from a Hugging Face tokenizer.json. It is plain
+// data; New builds a Tokenizer from it.
+type Vocab struct {
+	// Model is the tokenizer family, with GGUF's names: "llama" (SentencePiece
+	// with scores and byte fallback), "gpt2" (byte-level BPE with merges),
+	// "bert" (WordPiece).
+	Model string
+	// Pre selects the BPE pre-tokenizer (tokenizer.ggml.pre): "default",
+	// "llama-bpe", "qwen2", "smollm", "starcoder", "gpt-2", ...
+	Pre string
+
+	Tokens []string    // (n_vocab) token text, as stored (SentencePiece uses U+2581 for spaces, byte-level BPE its byte-to-rune map)
+	Scores []float32   // (n_vocab) merge priority for SentencePiece; nil when absent
+	Types  []TokenType // (n_vocab) nil when absent: every token normal
+	Merges []string    // BPE merges "left right", highest priority first
+
+	// Special token ids; -1 when the vocabulary has none.
+	BOS, EOS, EOT, EOM, UNK, PAD, SEP, MASK, NL int32
+	// EOG is the end-of-generation set: EOS, EOT, EOM and the tokens llama.cpp
+	// recognises as ending a turn (<|eot_id|>, <|im_end|>, <|endoftext|>, ...).
+	EOG []int32
+
+	AddBOS         bool // prepend BOS when encoding with special tokens
+	AddEOS         bool // append EOS when encoding with special tokens
+	AddSpacePrefix bool // SentencePiece: prepend a space to the text (llama.cpp's default when the key is absent is true)
+	IgnoreMerges   bool // BPE: a pre-token that is itself a token is taken whole (Llama 3)
+	CleanSpaces    bool // decoding: clean_up_tokenization_spaces
+	RemoveExtraWhitespaces bool // SentencePiece normalizer option
+	EscapeWhitespaces      bool // SentencePiece: spaces become U+2581 (default true)
+	TreatWhitespaceAsSuffix bool
+
+	// ChatTemplate is the Jinja chat template shipped with the vocabulary, if any.
+	ChatTemplate string
+}
