@@ -1,0 +1,8 @@
+// Package kv holds the paged key/value cache: physical blocks of BlockSize
+// token slots per layer (Cache), and the bookkeeping that hands blocks to
+// sequences (Pool, a plain free list; the prefix-caching block manager of the
+// runtime builds on the same block ids).
+//
+// Concurrency: a Cache is owned by one device; it is written by that device's
+// forward pass only. A Pool is not safe for concurrent use.
+package kv

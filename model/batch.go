@@ -1,0 +1,69 @@
+package model
+
+import "fmt"
+
+// Batch is one flattened, ragged micro-batch: the tokens of several
+// sequences, prefill chunks and decode steps mixed. Token i of the batch
+// belongs to sequence Seq[i], sits at position Positions[i] of it, and its
+// keys and values are written through that sequence's block table. Every
+// position before it must already be in the cache or earlier in this batch.
+type Batch struct {
+	Tokens      []int32   // (n_tokens) token ids
+	Positions   []int32   // (n_tokens) position of each token in its sequence
+	Seq         []int32   // (n_tokens) index into BlockTables
+	BlockTables [][]int32 // (n_seqs) (blocks) physical kv.Cache blocks of each sequence
+	Logits      []bool    // (n_tokens) rows whose logits are wanted
+}
+
+// NumLogits is the number of rows with Logits set.
+func (b *Batch) NumLogits() int {
+	n := 0
+	for _, w := range b.Logits {
+		if w {
+			n++
+		}
+	}
+	return n
+}
+
+// Reset empties the batch, keeping its storage.
+func (b *Batch) Reset() {
+	b.Tokens, b.Positions, b.Seq, b.Logits = b.Tokens[:0], b.Positions[:0], b.Seq[:0], b.Logits[:0]
+	b.BlockTables = b.BlockTables[:0]
+}
+
+// Add appends one token.
+func (b *Batch) Add(token, pos, seq int32, logits bool) {
+	b.Tokens = append(b.Tokens, token)
+	b.Positions = append(b.Positions, pos)
+	b.Seq = append(b.Seq, seq)
+	b.Logits = append(b.Logits, logits)
+}
+
+func (b *Batch) validate(c *Config, blockSize, numBlocks int) error {
+	n := len(b.Tokens)
+	if len(b.Positions) != n || len(b.Seq) != n || len(b.Logits) != n {
+		return fmt.Errorf("model: batch of %d tokens has %d positions, %d sequence indexes, %d logit flags",
+			n, len(b.Positions), len(b.Seq), len(b.Logits))
+	}
+	for i := range n {
+		tok, pos, s := b.Tokens[i], b.Positions[i], b.Seq[i]
+		if tok < 0 || int(tok) >= c.VocabSize {
+			return fmt.Errorf("model: batch token %d: id %d outside the vocabulary (%d)", i, tok, c.VocabSize)
+		}
+		if s < 0 || int(s) >= len(b.BlockTables) {
+			return fmt.Errorf("model: batch token %d: sequence %d of %d", i, s, len(b.BlockTables))
+		}
+		if pos < 0 || int(pos)/blockSize >= len(b.BlockTables[s]) {
+			return fmt.Errorf("model: batch token %d: position %d not covered by %d blocks of %d", i, pos, len(b.BlockTables[s]), blockSize)
+		}
+	}
+	for s, table := range b.BlockTables {
+		for _, blk := range table {
+			if blk < 0 || int(blk) >= numBlocks {
+				return fmt.Errorf("model: sequence %d: block %d outside the cache (%d blocks)", s, blk, numBlocks)
+			}
+		}
+	}
+	return nil
+}

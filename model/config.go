@@ -1,0 +1,62 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Architectures lists the architectures troupe runs.
+var Architectures = []string{"llama", "qwen2", "qwen3"}
+
+// ErrUnsupportedArch is wrapped when a file holds an architecture troupe
+// does not run.
+var ErrUnsupportedArch = fmt.Errorf("unsupported architecture (troupe runs: %s)", strings.Join(Architectures, ", "))
+
+// Config holds a model's hyperparameters.
+type Config struct {
+	Arch       string // "llama", "qwen2", "qwen3"
+	Dim        int    // n_embd: width of the residual stream
+	Layers     int    // n_layer
+	Heads      int    // n_head: query heads
+	KVHeads    int    // n_head_kv: key/value heads (grouped-query attention when < Heads)
+	HeadDim    int    // values per head
+	FFNDim     int    // n_ff: hidden width of the feed-forward block
+	VocabSize  int    // n_vocab
+	ContextLen int    // n_ctx_train: positions the model was trained on
+	NormEps    float32
+
+	RopeDim     int       // n_rot: leading values of each head that are rotated
+	RopeBase    float32   // freq_base
+	RopeScale   float32   // freq_scale: 1/factor for linear scaling, else 1
+	RopeNeox    bool      // rotate-half pairing (Qwen, Hugging Face llama) instead of adjacent pairs (GGUF llama)
+	RopeFactors []float32 // (RopeDim/2) per-frequency divisors (Llama 3 rope scaling), nil when unused
+
+	QKVBias     bool // q/k/v projections have biases (qwen2)
+	QKNorm      bool // per-head RMS norms on q and k before rope (qwen3)
+	TiedOutput  bool // the output projection is the token embedding
+}
+
+// KVDim is the width of one token's keys (and of its values) in one layer.
+func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
+
+// Validate checks that the hyperparameters describe a model troupe can run.
+func (c *Config) Validate() error {
+	if !slices.Contains(Architectures, c.Arch) {
+		return fmt.Errorf("%q: %w", c.Arch, ErrUnsupportedArch)
+	}
+	switch {
+	case c.Dim <= 0, c.Layers <= 0, c.Heads <= 0, c.KVHeads <= 0, c.HeadDim <= 0, c.FFNDim <= 0, c.VocabSize <= 0:
+		return fmt.Errorf("model: hyperparameters must be positive: dim %d, layers %d, heads %d/%d, head dim %d, ffn %d, vocab %d",
+			c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.FFNDim, c.VocabSize)
+	case c.Heads%c.KVHeads != 0:
+		return fmt.Errorf("model: %d query heads not a multiple of %d kv heads", c.Heads, c.KVHeads)
+	case c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
+		return fmt.Errorf("model: rope dimension %d invalid for head dim %d", c.RopeDim, c.HeadDim)
+	case c.RopeFactors != nil && len(c.RopeFactors) != c.RopeDim/2:
+		return fmt.Errorf("model: %d rope factors, want %d", len(c.RopeFactors), c.RopeDim/2)
+	case !(c.NormEps > 0), !(c.RopeBase > 0), !(c.RopeScale > 0):
+		return fmt.Errorf("model: norm eps %g, rope base %g and rope scale %g must be positive", c.NormEps, c.RopeBase, c.RopeScale)
+	}
+	return nil
+}

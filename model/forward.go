@@ -1,0 +1,170 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/kv"
+)
+
+// Forward runs the batch through the model: it writes every token's keys and
+// values into cache through the batch's block tables and stores the logits of
+// the rows with Logits set into logits, (NumLogits, VocabSize), in batch order.
+func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) error {
+	c := &m.Config
+	if cache.Layers != c.Layers || cache.KVDim != c.KVDim() {
+		return fmt.Errorf("model: cache has %d layers of kv dim %d, model needs %d of %d", cache.Layers, cache.KVDim, c.Layers, c.KVDim())
+	}
+	if err := b.validate(c, cache.BlockSize, cache.NumBlocks); err != nil {
+		return err
+	}
+	nOut := b.NumLogits()
+	if len(logits) < nOut*c.VocabSize {
+		return fmt.Errorf("model: logits buffer holds %d values, need %d×%d", len(logits), nOut, c.VocabSize)
+	}
+	n := len(b.Tokens)
+	if n == 0 {
+		return nil
+	}
+	maxPos := 0
+	for _, p := range b.Positions {
+		maxPos = max(maxPos, int(p))
+	}
+	s.reserve(c, n, maxPos)
+	for i := range n {
+		slot, _ := cache.Slot(b.BlockTables[b.Seq[i]], int(b.Positions[i])) // checked by validate
+		s.slots[i] = int32(slot)
+	}
+
+	w := m.Weights
+	dim := c.Dim
+	for i, tok := range b.Tokens {
+		if err := compute.Dequantize(w.TokEmbd.Type, w.TokEmbd.Row(int(tok)), s.x[i*dim:(i+1)*dim]); err != nil {
+			return fmt.Errorf("model: embedding: %w", err)
+		}
+	}
+	for l := range w.Layers {
+		if err := m.layer(s, b, cache, l, n); err != nil {
+			return err
+		}
+	}
+
+	// Final norm of the rows that need logits, gathered, then the output head.
+	r := 0
+	for i, want := range b.Logits {
+		if want {
+			compute.RMSNorm(s.xo[r*dim:(r+1)*dim], s.x[i*dim:(i+1)*dim], w.OutputNorm, c.NormEps)
+			r++
+		}
+	}
+	return s.mm.MatMul(logits, s.xo, nOut, w.Output)
+}
+
+// layer runs transformer block l over the n tokens of the batch.
+func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
+	c, lw := &m.Config, &m.Weights.Layers[l]
+	dim, qDim, kvDim, hd := c.Dim, c.Heads*c.HeadDim, c.KVDim(), c.HeadDim
+
+	// Attention: norm, q/k/v projections, biases, q/k norms, rope, cache write.
+	for i := range n {
+		compute.RMSNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], lw.AttnNorm, c.NormEps)
+	}
+	for _, p := range []struct {
+		out []float32
+		w   *compute.Tensor
+	}{{s.q, lw.Q}, {s.k, lw.K}, {s.v, lw.V}} {
+		if err := s.mm.MatMul(p.out, s.xb, n, p.w); err != nil {
+			return err
+		}
+	}
+	for i := range n {
+		q, k, v := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim], s.v[i*kvDim:(i+1)*kvDim]
+		if c.QKVBias {
+			compute.Add(q, lw.QBias)
+			compute.Add(k, lw.KBias)
+			compute.Add(v, lw.VBias)
+		}
+		pos := int(b.Positions[i])
+		for h := range c.Heads {
+			qh := q[h*hd : (h+1)*hd]
+			if c.QKNorm {
+				compute.RMSNorm(qh, qh, lw.QNorm, c.NormEps)
+			}
+			compute.Rope(qh, pos, c.RopeDim, c.RopeBase, c.RopeScale, c.RopeFactors, c.RopeNeox)
+		}
+		for h := range c.KVHeads {
+			kh := k[h*hd : (h+1)*hd]
+			if c.QKNorm {
+				compute.RMSNorm(kh, kh, lw.KNorm, c.NormEps)
+			}
+			compute.Rope(kh, pos, c.RopeDim, c.RopeBase, c.RopeScale, c.RopeFactors, c.RopeNeox)
+		}
+		cache.Store(l, int(s.slots[i]), k, v)
+	}
+	m.attention(s, b, cache, l, n)
+	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
+		return err
+	}
+	compute.Add(s.x[:n*dim], s.ob[:n*dim])
+
+	// Feed-forward: norm, SwiGLU, down projection.
+	for i := range n {
+		compute.RMSNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], lw.FFNNorm, c.NormEps)
+	}
+	if err := s.mm.MatMul(s.gate, s.xb, n, lw.Gate); err != nil {
+		return err
+	}
+	if err := s.mm.MatMul(s.up, s.xb, n, lw.Up); err != nil {
+		return err
+	}
+	compute.SiLUMul(s.gate[:n*c.FFNDim], s.gate[:n*c.FFNDim], s.up[:n*c.FFNDim])
+	if err := s.mm.MatMul(s.ob, s.gate, n, lw.Down); err != nil {
+		return err
+	}
+	compute.Add(s.x[:n*dim], s.ob[:n*dim])
+	return nil
+}
+
+// attention computes causal attention for every (token, head) of the batch,
+// reading keys and values through the block tables; work is split across
+// the State's workers.
+func (m *Model) attention(s *State, b *Batch, cache *kv.Cache, l, n int) {
+	c := &m.Config
+	items := n * c.Heads
+	workers := min(s.workers, items)
+	per := (items + workers - 1) / workers
+	var wg sync.WaitGroup
+	for wi := range workers {
+		lo, hi := wi*per, min(items, (wi+1)*per)
+		wg.Go(func() { m.attendRange(s, b, cache, l, lo, hi, s.scores[wi]) })
+	}
+	wg.Wait()
+}
+
+func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, scores []float32) {
+	c := &m.Config
+	hd, qDim, group := c.HeadDim, c.Heads*c.HeadDim, c.Heads/c.KVHeads
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	bs := cache.BlockSize
+	for it := lo; it < hi; it++ {
+		i, h := it/c.Heads, it%c.Heads
+		kvOff := (h / group) * hd
+		q := s.q[i*qDim+h*hd : i*qDim+(h+1)*hd]
+		out := s.att[i*qDim+h*hd : i*qDim+(h+1)*hd]
+		table := b.BlockTables[b.Seq[i]]
+		pos := int(b.Positions[i])
+		sc := scores[:pos+1]
+		for j := range sc {
+			slot := int(table[j/bs])*bs + j%bs
+			sc[j] = compute.Dot(q, cache.K(l, slot)[kvOff:kvOff+hd]) * scale
+		}
+		compute.Softmax(sc)
+		clear(out)
+		for j, a := range sc {
+			slot := int(table[j/bs])*bs + j%bs
+			compute.Axpy(out, a, cache.V(l, slot)[kvOff:kvOff+hd])
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package model
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/troupe-llm/troupe/model/gguf"
+)
+
+// Model is a loaded model: hyperparameters and weights. It is immutable and
+// safe for concurrent use; each caller of Forward brings its own State.
+type Model struct {
+	Config  Config
+	Weights *Weights
+	Path    string
+
+	closer io.Closer // the mapped file(s) the weights point into
+}
+
+// Close releases the mapped files. The model must not be used after.
+func (m *Model) Close() error {
+	if m.closer == nil {
+		return nil
+	}
+	return m.closer.Close()
+}
+
+// LoadGGUF opens a GGUF model file.
+func LoadGGUF(path string) (*Model, *gguf.File, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := fromGGUF(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return m, f, nil
+}
+
+func fromGGUF(f *gguf.File) (*Model, error) {
+	c, err := configFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	w, err := loadWeights(f, c)
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", f.Path, err)
+	}
+	return &Model{Config: *c, Weights: w, Path: f.Path, closer: f}, nil
+}
+
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}

@@ -1,0 +1,54 @@
+package model
+
+import "github.com/troupe-llm/troupe/compute"
+
+// State is the scratch memory of forward passes: activations for up to
+// maxTokens tokens, grown when a bigger batch arrives and reused otherwise,
+// so a steady stream of batches allocates nothing. One State per device.
+type State struct {
+	workers   int
+	maxTokens int
+	mm        *compute.MatMuler
+
+	x      []float32   // (tokens, dim) residual stream
+	xb     []float32   // (tokens, dim) normed input of a block
+	q      []float32   // (tokens, heads*head_dim)
+	k, v   []float32   // (tokens, kv_dim)
+	att    []float32   // (tokens, heads*head_dim) attention output
+	ob     []float32   // (tokens, dim) projection output
+	gate   []float32   // (tokens, ffn)
+	up     []float32   // (tokens, ffn)
+	xo     []float32   // (logit rows, dim) normed rows that need logits
+	slots  []int32     // (tokens) cache slot of each batch token
+	scores [][]float32 // (workers) (context) attention weights
+}
+
+// NewState returns scratch for c, using workers goroutines (at least 1).
+func NewState(c *Config, workers int) *State {
+	return &State{workers: max(1, workers), mm: compute.NewMatMuler(workers)}
+}
+
+func (s *State) reserve(c *Config, tokens, maxPos int) {
+	if tokens > s.maxTokens {
+		qDim := c.Heads * c.HeadDim
+		s.x = make([]float32, tokens*c.Dim)
+		s.xb = make([]float32, tokens*c.Dim)
+		s.q = make([]float32, tokens*qDim)
+		s.k = make([]float32, tokens*c.KVDim())
+		s.v = make([]float32, tokens*c.KVDim())
+		s.att = make([]float32, tokens*qDim)
+		s.ob = make([]float32, tokens*c.Dim)
+		s.gate = make([]float32, tokens*c.FFNDim)
+		s.up = make([]float32, tokens*c.FFNDim)
+		s.xo = make([]float32, tokens*c.Dim)
+		s.slots = make([]int32, tokens)
+		s.maxTokens = tokens
+	}
+	if len(s.scores) == 0 || len(s.scores[0]) < maxPos+1 {
+		n := max(maxPos+1, 256)
+		s.scores = make([][]float32, s.workers)
+		for i := range s.scores {
+			s.scores[i] = make([]float32, n)
+		}
+	}
+}
