@@ -131,3 +131,12 @@ func checkParity(t *testing.T, m *model.Model, name string) {
 		}
 	}
 }
+
+func TestLogitParitySafetensors(t *testing.T) {
+	m, _, err := model.LoadSafetensors(filepath.Join(modelsDir(t), "tinystories-656k-safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	checkParity(t, m, "tinystories-656k-safetensors")
+}
