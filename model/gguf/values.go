@@ -28,6 +28,8 @@ func (f *File) Float(key string) (float64, bool) {
 		return float64(v), true
 	case float64:
 		return v, true
+	case uint64:
+		return float64(v), true
 	}
 	if i, ok := asInt(f.kv[key]); ok {
 		return float64(i), true
@@ -35,7 +37,8 @@ func (f *File) Float(key string) (float64, bool) {
 	return 0, false
 }
 
-// Strings returns an array of strings.
+// Strings returns an array of strings. Slices returned by the getters are
+// the File's own: callers must not modify them.
 func (f *File) Strings(key string) ([]string, bool) {
 	s, ok := f.kv[key].([]string)
 	return s, ok

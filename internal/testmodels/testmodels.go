@@ -1,0 +1,53 @@
+// Package testmodels finds the reference models and vectors tests run
+// against (../shared/models in the workspace).
+//
+// The directory is $TROUPE_TEST_MODELS, or else ../../../shared/models
+// relative to the test's package directory (right for packages two levels
+// below the module root, such as model/tokenizer). When a model is missing,
+// the test fails under CI (CI=true) and is skipped elsewhere, saying why: a
+// test must never pass because its reference was not there.
+//
+// The functions are safe for concurrent use.
+package testmodels
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// DefaultDir is the models directory used when TROUPE_TEST_MODELS is unset,
+// relative to the test's working directory.
+const DefaultDir = "../../../shared/models"
+
+// Dir returns the models directory, or ends the test when it is missing.
+func Dir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("TROUPE_TEST_MODELS")
+	if dir == "" {
+		dir = DefaultDir
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		missing(t, "test models directory %s not found (set TROUPE_TEST_MODELS)", dir)
+	}
+	return dir
+}
+
+// Path returns the path of rel inside the models directory, or ends the test
+// when that file or directory is missing.
+func Path(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(Dir(t), filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		missing(t, "test model %s not found: %v", rel, err)
+	}
+	return p
+}
+
+func missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format+" (skipped outside CI)", args...)
+}
