@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 
 // Model is a loaded model: hyperparameters and weights. It is immutable and
@@ -14,6 +15,8 @@ type Model struct {
 	Config  Config
 	Weights *Weights
 	Path    string
+	// Tokenizer is set by Open; LoadGGUF and LoadSafetensors leave it nil.
+	Tokenizer *tokenizer.Tokenizer
 
 	closer io.Closer // the mapped file(s) the weights point into
 }

@@ -1,0 +1,98 @@
+// Command troupe runs LLMs: generate text, score perplexity, dump logits.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand: it parses its own flags from args and writes its
+// results to stdout. A usageError makes main print the usage and exit 2.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{
+	"run":        {"generate text from a prompt", runCmd},
+	"perplexity": {"perplexity of a text file, as llama-perplexity computes it", perplexityCmd},
+	"logits":     {"write the logits of a token sequence as float32 rows", logitsCmd},
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "troupe: unknown command %q (run 'troupe help')\n", args[0])
+		return 2
+	}
+	err := cmd.run(args[1:], stdout, stderr)
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "troupe %s: %s\n", args[0], ue.msg)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "troupe %s: %s\n", args[0], oneLine(err.Error()))
+		return 1
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: troupe <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'troupe <command> -h' for its flags.")
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// newFlags returns a FlagSet whose errors come back as usageErrors.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("troupe "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses args and turns flag errors and stray arguments into usageErrors.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+)
+
+func troupe(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = realMain(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func refDir(t *testing.T) string { return filepath.Join(testmodels.Dir(t), "..", "reference") }
+
+type refCase struct {
+	Prompt    string  `json:"prompt"`
+	PromptIDs []int32 `json:"prompt_ids"`
+	GreedyIDs []int32 `json:"greedy_ids"`
+	NVocab    int     `json:"n_vocab"`
+}
+
+func readCase(t *testing.T, model string, i int) refCase {
+	raw, err := os.ReadFile(filepath.Join(refDir(t), model, fmt.Sprintf("case%d.json", i)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc refCase
+	if err := json.Unmarshal(raw, &rc); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// TestGreedyParity: free-running greedy generation through `troupe run --temp
+// 0` gives llama.cpp's ids for the cases ../shared/reference/README.md names.
+func TestGreedyParity(t *testing.T) {
+	for _, tc := range []struct {
+		model, path string
+		cases       []int
+	}{
+		{"stories260K", "stories260K.gguf", []int{0, 1, 2}},
+		{"TinyStories-656K-Q8_0", "TinyStories-656K-Q8_0.gguf", []int{0, 3}},
+		{"tinystories-656k-safetensors", "tinystories-656k-safetensors", []int{0, 1}},
+	} {
+		for _, ci := range tc.cases {
+			t.Run(fmt.Sprintf("%s/case%d", tc.model, ci), func(t *testing.T) {
+				rc := readCase(t, tc.model, ci)
+				out, errOut, code := troupe(t, "run", "-m", testmodels.Path(t, tc.path), "-p", rc.Prompt,
+					"-n", fmt.Sprint(len(rc.GreedyIDs)), "--temp", "0", "--output", "json")
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errOut)
+				}
+				var got struct {
+					PromptIDs []int32 `json:"prompt_ids"`
+					IDs       []int32 `json:"ids"`
+				}
+				if err := json.Unmarshal([]byte(out), &got); err != nil {
+					t.Fatalf("%v: %q", err, out)
+				}
+				if fmt.Sprint(got.PromptIDs) != fmt.Sprint(rc.PromptIDs) {
+					t.Errorf("prompt ids %v, llama.cpp %v", got.PromptIDs, rc.PromptIDs)
+				}
+				if fmt.Sprint(got.IDs) != fmt.Sprint(rc.GreedyIDs) {
+					t.Errorf("greedy ids\n got %v\nwant %v", got.IDs, rc.GreedyIDs)
+				}
+			})
+		}
+	}
+}
+
+// TestPerplexity: within 0.1% of llama-perplexity -c 128 on stories.txt.
+func TestPerplexity(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(refDir(t), "perplexity.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]struct {
+		Ctx int     `json:"ctx"`
+		PPL float64 `json:"ppl"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range ref {
+		t.Run(name, func(t *testing.T) {
+			path := name + ".gguf"
+			if strings.HasPrefix(name, "synth-") {
+				path = "synthetic/" + path
+			}
+			out, errOut, code := troupe(t, "perplexity", "-m", testmodels.Path(t, path),
+				"-f", filepath.Join(refDir(t), "stories.txt"), "-c", fmt.Sprint(r.Ctx))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			i := strings.LastIndex(out, "PPL = ")
+			if i < 0 {
+				t.Fatalf("no PPL line in %q", out)
+			}
+			var ppl float64
+			if _, err := fmt.Sscanf(out[i:], "PPL = %g", &ppl); err != nil {
+				t.Fatal(err)
+			}
+			rel := math.Abs(ppl-r.PPL) / r.PPL
+			t.Logf("PPL %.4f, llama.cpp %.4f, relative difference %.4f%%", ppl, r.PPL, rel*100)
+			if rel > 0.001 {
+				t.Errorf("perplexity %.4f differs from llama.cpp's %.4f by %.3f%% (limit 0.1%%)", ppl, r.PPL, rel*100)
+			}
+		})
+	}
+}
+
+// TestLogitsCommand writes the reference case's logits; rows must be close
+// to llama.cpp's (the prompt rows are batched in both).
+func TestLogitsCommand(t *testing.T) {
+	rc := readCase(t, "stories260K", 0)
+	ids := make([]string, len(rc.PromptIDs))
+	for i, id := range rc.PromptIDs {
+		ids[i] = fmt.Sprint(id)
+	}
+	out := filepath.Join(t.TempDir(), "out.f32")
+	if _, errOut, code := troupe(t, "logits", "-m", testmodels.Path(t, "stories260K.gguf"), "--ids", strings.Join(ids, ","), "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(refDir(t), "stories260K", "case0.logits"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ids)*rc.NVocab*4 {
+		t.Fatalf("%d bytes, want %d rows of %d float32", len(got), len(ids), rc.NVocab)
+	}
+	maxd := 0.0
+	for i := 0; i < len(got); i += 4 {
+		a := math.Float32frombits(binary.LittleEndian.Uint32(got[i:]))
+		b := math.Float32frombits(binary.LittleEndian.Uint32(want[i:]))
+		maxd = math.Max(maxd, math.Abs(float64(a-b)))
+	}
+	t.Logf("max |Δ| over %d rows: %.5f", len(ids), maxd)
+	if maxd > 0.05 {
+		t.Errorf("logits differ from llama.cpp's by up to %g", maxd)
+	}
+}
+
+// TestCLIErrors: bad input gives a one-line message and a non-zero exit.
+func TestCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.gguf")
+	os.WriteFile(garbage, []byte("GGUF\x03\x00\x00\x00garbage"), 0o644)
+	real, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.gguf")
+	os.WriteFile(truncated, real[:len(real)/2], 0o644)
+	text := filepath.Join(dir, "short.txt")
+	os.WriteFile(text, []byte("Once upon a time"), 0o644)
+	stories := testmodels.Path(t, "stories260K.gguf")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no command", nil, 2, "usage"},
+		{"unknown command", []string{"fly"}, 2, "unknown command"},
+		{"missing model flag", []string{"run", "-p", "x"}, 2, "-m MODEL is required"},
+		{"missing file", []string{"run", "-m", filepath.Join(dir, "nope.gguf"), "-p", "x"}, 1, "no such file"},
+		{"garbage file", []string{"run", "-m", garbage, "-p", "x"}, 1, garbage},
+		{"truncated file", []string{"run", "-m", truncated, "-p", "x"}, 1, "truncated"},
+		{"bad flag", []string{"run", "-m", stories, "--temp", "hot"}, 2, "invalid value"},
+		{"bad sampling", []string{"run", "-m", stories, "-p", "x", "--top-p", "7"}, 2, "top"},
+		{"bad output", []string{"run", "-m", stories, "-p", "x", "--output", "xml"}, 2, "--output"},
+		{"ids out of range", []string{"logits", "-m", stories, "--ids", "1,99999", "-o", filepath.Join(dir, "o")}, 2, "outside the vocabulary"},
+		{"ids not numbers", []string{"logits", "-m", stories, "--ids", "1,a", "-o", filepath.Join(dir, "o")}, 2, "not a token id"},
+		{"text too short", []string{"perplexity", "-m", stories, "-f", text, "-c", "128"}, 1, "at least"},
+		{"prompt over context", []string{"run", "-m", stories, "-p", strings.Repeat("once upon a time ", 300), "-c", "64"}, 1, "context"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := troupe(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, errOut)
+			}
+			if !strings.Contains(errOut, tc.msg) {
+				t.Errorf("stderr %q does not mention %q", errOut, tc.msg)
+			}
+			if tc.code == 1 && strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+				t.Errorf("error is not one line: %q", errOut)
+			}
+		})
+	}
+}

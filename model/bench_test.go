@@ -1,0 +1,95 @@
+package model_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model"
+)
+
+var benchModels = []string{
+	"stories260K.gguf",
+	"TinyStories-656K-Q8_0.gguf",
+	"tinystories-656k-safetensors",
+	"synthetic/synth-llama-tiny256-Q4_0.gguf",
+	"synthetic/synth-llama-tiny256-Q8_0.gguf",
+	"synthetic/synth-llama-tiny256-Q4_K_M.gguf",
+	"synthetic/synth-llama-tiny256-F16.gguf",
+}
+
+func openBench(b *testing.B, rel string) *model.Model {
+	m, err := model.Open(filepath.Join(modelsDir(b), rel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
+// benchCache returns a cache and a block table covering n positions.
+func benchCache(b *testing.B, c *model.Config, n int) (*kv.Cache, []int32) {
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (n + 15) / 16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, n, cache.BlockSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cache, table
+}
+
+// BenchmarkPrefill runs a 128-token prompt as one batch (pp128).
+func BenchmarkPrefill(b *testing.B) {
+	const n = 128
+	for _, rel := range benchModels {
+		b.Run(filepath.Base(rel), func(b *testing.B) {
+			m := openBench(b, rel)
+			c := &m.Config
+			cache, table := benchCache(b, c, n)
+			st := model.NewState(c, 2)
+			batch := &model.Batch{BlockTables: [][]int32{table}}
+			for i := range n {
+				batch.Add(int32(i%c.VocabSize), int32(i), 0, i == n-1)
+			}
+			logits := make([]float32, c.VocabSize)
+			for b.Loop() {
+				if err := m.Forward(st, batch, cache, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// BenchmarkDecode generates one token per step after a 64-token context (tg).
+func BenchmarkDecode(b *testing.B) {
+	const ctx = 64
+	for _, rel := range benchModels {
+		b.Run(filepath.Base(rel), func(b *testing.B) {
+			m := openBench(b, rel)
+			c := &m.Config
+			cache, table := benchCache(b, c, ctx+1)
+			st := model.NewState(c, 2)
+			batch := &model.Batch{BlockTables: [][]int32{table}}
+			for i := range ctx {
+				batch.Add(int32(i%c.VocabSize), int32(i), 0, false)
+			}
+			logits := make([]float32, c.VocabSize)
+			if err := m.Forward(st, batch, cache, logits); err != nil {
+				b.Fatal(err)
+			}
+			batch.Reset()
+			batch.BlockTables = append(batch.BlockTables, table)
+			batch.Add(1, ctx, 0, true)
+			for b.Loop() {
+				if err := m.Forward(st, batch, cache, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
