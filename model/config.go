@@ -13,6 +13,13 @@ var Architectures = []string{"llama", "qwen2", "qwen3"}
 // does not run.
 var ErrUnsupportedArch = fmt.Errorf("unsupported architecture (troupe runs: %s)", strings.Join(Architectures, ", "))
 
+// Bounds far above any real model, so a corrupt header cannot ask for
+// absurd allocations.
+const (
+	maxContext = 1 << 24
+	maxWidth   = 1 << 18
+)
+
 // Config holds a model's hyperparameters.
 type Config struct {
 	Arch       string // "llama", "qwen2", "qwen3"
@@ -32,9 +39,9 @@ type Config struct {
 	RopeNeox    bool      // rotate-half pairing (Qwen, Hugging Face llama) instead of adjacent pairs (GGUF llama)
 	RopeFactors []float32 // (RopeDim/2) per-frequency divisors (Llama 3 rope scaling), nil when unused
 
-	QKVBias     bool // q/k/v projections have biases (qwen2)
-	QKNorm      bool // per-head RMS norms on q and k before rope (qwen3)
-	TiedOutput  bool // the output projection is the token embedding
+	QKVBias    bool // q/k/v projections have biases (qwen2)
+	QKNorm     bool // per-head RMS norms on q and k before rope (qwen3)
+	TiedOutput bool // the output projection is the token embedding
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.
@@ -55,6 +62,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("model: rope dimension %d invalid for head dim %d", c.RopeDim, c.HeadDim)
 	case c.RopeFactors != nil && len(c.RopeFactors) != c.RopeDim/2:
 		return fmt.Errorf("model: %d rope factors, want %d", len(c.RopeFactors), c.RopeDim/2)
+	case c.ContextLen < 0 || c.ContextLen > maxContext:
+		return fmt.Errorf("model: context length %d outside 0..%d", c.ContextLen, maxContext)
+	case c.Dim > maxWidth || c.FFNDim > maxWidth || c.Heads*c.HeadDim > maxWidth || c.Layers > 1024:
+		return fmt.Errorf("model: implausible size: dim %d, ffn %d, %d heads of %d, %d layers", c.Dim, c.FFNDim, c.Heads, c.HeadDim, c.Layers)
 	case !(c.NormEps > 0), !(c.RopeBase > 0), !(c.RopeScale > 0):
 		return fmt.Errorf("model: norm eps %g, rope base %g and rope scale %g must be positive", c.NormEps, c.RopeBase, c.RopeScale)
 	}

@@ -1,0 +1,24 @@
+// Package sample picks the next token from a row of logits: logit bias,
+// repetition/presence/frequency penalties, greedy argmax or top-k, top-p,
+// min-p and temperature followed by a seeded draw, and the log-probabilities
+// the OpenAI API reports. The order of the steps and their semantics follow
+// llama.cpp's default sampler chain:
+//
+//	logit bias → penalties → greedy argmax
+//	                       → top-k → top-p → min-p → temperature → softmax → draw
+//
+// Sampling is deterministic: the same Params (with HasSeed), the same logits
+// and the same histories give the same tokens, call after call. Nothing in
+// the computation depends on map iteration order.
+//
+// A Sampler owns its random number generator and its scratch buffers, which
+// grow to the vocabulary size on the first call; after that Sample does not
+// allocate. It holds about 4 bytes per vocabulary entry when logit bias or
+// penalties are set, 4 more when penalties are set, and 12 more when top-p or
+// min-p run without top-k (or nothing truncates at all).
+//
+// Concurrency: a Sampler belongs to one sequence and is used by one goroutine
+// at a time; it is not safe for concurrent use. Different Samplers share
+// nothing and may run in parallel. Params and the package-level functions
+// (Argmax, LogSoftmax) are safe for concurrent use.
+package sample

@@ -1,0 +1,150 @@
+package sample
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// MaxLogprobs is the largest number of top alternatives a Sampler reports per
+// token, the limit of OpenAI's top_logprobs.
+const MaxLogprobs = 20
+
+var (
+	// ErrInvalidParams is wrapped by every error Validate returns, and by
+	// Sample when the Params do not fit the vocabulary (a logit bias for a
+	// token past its end).
+	ErrInvalidParams = errors.New("sample: invalid params")
+	// ErrBadLogits is returned by Sample when a logit is NaN or +Inf, or the
+	// row is empty.
+	ErrBadLogits = errors.New("sample: bad logits")
+	// ErrNoCandidates is returned by Sample when logit bias and penalties
+	// leave every token at -Inf, so there is nothing to pick.
+	ErrNoCandidates = errors.New("sample: every token is banned")
+)
+
+// Params are one sequence's sampling parameters. The zero value is greedy.
+//
+// Validate is permissive: it rejects only values no sampler can use. The
+// stricter ranges of an HTTP API (OpenAI's temperature in [0, 2], penalties
+// in [-2, 2], bias in [-100, 100]) are the front end's business.
+type Params struct {
+	// Temperature divides the logits before the draw. <= 0 means greedy:
+	// the argmax, lowest id on ties, and top-k, top-p and min-p are ignored.
+	Temperature float32
+	// TopK keeps the TopK highest logits. <= 0, or >= the vocabulary size,
+	// disables it.
+	TopK int
+	// TopP keeps the smallest set of most likely tokens whose probability
+	// (at temperature 1, after top-k) adds up to at least TopP. 0 or 1
+	// disables it.
+	TopP float32
+	// MinP drops tokens whose probability is below MinP times that of the
+	// most likely token. 0 disables it.
+	MinP float32
+
+	// RepetitionPenalty divides positive logits and multiplies the others
+	// of tokens seen in the penalty window (llama.cpp, CTRL). 0 or 1
+	// disables it; values in (0, 1) encourage repetition.
+	RepetitionPenalty float32
+	// PresencePenalty is subtracted once from the logit of every token seen
+	// in the penalty window.
+	PresencePenalty float32
+	// FrequencyPenalty is subtracted from the logit of every token seen in
+	// the penalty window, once per occurrence.
+	FrequencyPenalty float32
+	// PenaltyLastN is how many of the most recent history tokens the
+	// penalties look at; 0 means the whole history given to Sample.
+	// llama.cpp's default of 64 is the caller's to apply.
+	PenaltyLastN int
+
+	// LogitBias is added to the logits of the given tokens; -Inf bans a
+	// token. New copies it, so later changes to the map have no effect.
+	LogitBias map[int32]float32
+
+	// Seed seeds the sampler's random number generator when HasSeed is
+	// set; otherwise the seed comes from a random source.
+	Seed    uint64
+	HasSeed bool
+
+	// WantLogprob asks for the chosen token's log-probability.
+	WantLogprob bool
+	// Logprobs is how many most likely alternatives to report with each
+	// token, in [0, MaxLogprobs]. Logprobs > 0 implies WantLogprob.
+	Logprobs int
+}
+
+// Validate reports the first impossible value in p:
+//   - Temperature, TopP, MinP, the penalties and the biases must not be NaN;
+//     none but a bias may be infinite, and a bias may only be -Inf (a ban).
+//   - TopP and MinP must lie in [0, 1].
+//   - RepetitionPenalty must not be negative.
+//   - PenaltyLastN must not be negative.
+//   - LogitBias keys must not be negative (the upper bound is checked by
+//     Sample, which knows the vocabulary size).
+//   - Logprobs must lie in [0, MaxLogprobs].
+//
+// Everything else is allowed: any TopK (<= 0 disables it), any finite
+// temperature (<= 0 is greedy), penalties of either sign.
+func (p Params) Validate() error {
+	finite := []struct {
+		name string
+		v    float32
+	}{
+		{"temperature", p.Temperature},
+		{"top_p", p.TopP},
+		{"min_p", p.MinP},
+		{"repetition_penalty", p.RepetitionPenalty},
+		{"presence_penalty", p.PresencePenalty},
+		{"frequency_penalty", p.FrequencyPenalty},
+	}
+	for _, f := range finite {
+		if !isFinite(f.v) {
+			return fmt.Errorf("%w: %s is %v", ErrInvalidParams, f.name, f.v)
+		}
+	}
+	switch {
+	case p.TopP < 0 || p.TopP > 1:
+		return fmt.Errorf("%w: top_p %v is outside [0, 1]", ErrInvalidParams, p.TopP)
+	case p.MinP < 0 || p.MinP > 1:
+		return fmt.Errorf("%w: min_p %v is outside [0, 1]", ErrInvalidParams, p.MinP)
+	case p.RepetitionPenalty < 0:
+		return fmt.Errorf("%w: repetition_penalty %v is negative", ErrInvalidParams, p.RepetitionPenalty)
+	case p.PenaltyLastN < 0:
+		return fmt.Errorf("%w: penalty_last_n %d is negative", ErrInvalidParams, p.PenaltyLastN)
+	case p.Logprobs < 0 || p.Logprobs > MaxLogprobs:
+		return fmt.Errorf("%w: logprobs %d is outside [0, %d]", ErrInvalidParams, p.Logprobs, MaxLogprobs)
+	}
+	// Report the lowest bad token, so the message does not depend on map order.
+	var bad int32
+	found := false
+	for id, b := range p.LogitBias {
+		if (id < 0 || math.IsNaN(float64(b)) || math.IsInf(float64(b), 1)) && (!found || id < bad) {
+			bad, found = id, true
+		}
+	}
+	switch {
+	case !found:
+		return nil
+	case bad < 0:
+		return fmt.Errorf("%w: logit bias for negative token %d", ErrInvalidParams, bad)
+	default:
+		return fmt.Errorf("%w: logit bias for token %d is %v", ErrInvalidParams, bad, p.LogitBias[bad])
+	}
+}
+
+func (p Params) greedy() bool     { return p.Temperature <= 0 }
+func (p Params) topK(n int) bool  { return p.TopK > 0 && p.TopK < n }
+func (p Params) topP() bool       { return p.TopP > 0 && p.TopP < 1 }
+func (p Params) minP() bool       { return p.MinP > 0 }
+func (p Params) repetition() bool { return p.RepetitionPenalty != 0 && p.RepetitionPenalty != 1 }
+
+func (p Params) penalties() bool {
+	return p.repetition() || p.PresencePenalty != 0 || p.FrequencyPenalty != 0
+}
+
+func (p Params) logprobs() bool { return p.WantLogprob || p.Logprobs > 0 }
+
+func isFinite(x float32) bool {
+	return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
+}
