@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/sample"
@@ -57,13 +58,16 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	opts := model.GenerateOptions{MaxTokens: *n, ContextLen: *ctxLen, Sampling: params, Workers: *threads}
 	var out []int32
-	dec := tokenizer.NewDecoder(m.Tokenizer)
+	var text strings.Builder
+	dec := tokenizer.NewStreamDecoder(m.Tokenizer)
 	err = m.Generate(ctx, ids, opts, func(t sample.Token) error {
 		out = append(out, t.ID)
+		piece := dec.Add(t.ID)
 		if *output == "text" {
-			_, err := io.WriteString(stdout, dec.Add(t.ID))
+			_, err := io.WriteString(stdout, piece)
 			return err
 		}
+		text.WriteString(piece)
 		return nil
 	})
 	if err != nil {
@@ -77,7 +81,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		PromptIDs []int32 `json:"prompt_ids"`
 		IDs       []int32 `json:"ids"`
 		Text      string  `json:"text"`
-	}{nonNil(ids), nonNil(out), m.Tokenizer.Decode(out)})
+	}{nonNil(ids), nonNil(out), text.String() + dec.Flush()})
 }
 
 func nonNil(s []int32) []int32 {

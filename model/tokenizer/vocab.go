@@ -37,15 +37,41 @@ type Vocab struct {
 	// recognises as ending a turn (<|eot_id|>, <|im_end|>, <|endoftext|>, ...).
 	EOG []int32
 
-	AddBOS         bool // prepend BOS when encoding with special tokens
-	AddEOS         bool // append EOS when encoding with special tokens
-	AddSpacePrefix bool // SentencePiece: prepend a space to the text (llama.cpp's default when the key is absent is true)
-	IgnoreMerges   bool // BPE: a pre-token that is itself a token is taken whole (Llama 3)
-	CleanSpaces    bool // decoding: clean_up_tokenization_spaces
-	RemoveExtraWhitespaces bool // SentencePiece normalizer option
-	EscapeWhitespaces      bool // SentencePiece: spaces become U+2581 (default true)
+	AddBOS                  bool // prepend BOS when encoding with special tokens
+	AddEOS                  bool // append EOS when encoding with special tokens
+	AddSpacePrefix          bool // SentencePiece: prepend a space to the text (llama.cpp's default when the key is absent is true)
+	IgnoreMerges            bool // BPE: a pre-token that is itself a token is taken whole (Llama 3)
+	CleanSpaces             bool // decoding: clean_up_tokenization_spaces
+	RemoveExtraWhitespaces  bool // SentencePiece normalizer option
+	EscapeWhitespaces       bool // SentencePiece: spaces become U+2581 (default true)
 	TreatWhitespaceAsSuffix bool
 
 	// ChatTemplate is the Jinja chat template shipped with the vocabulary, if any.
 	ChatTemplate string
+
+	// PreRegexes, when set, replace the pre-tokenizer Pre names: the
+	// tokenizer.json Split patterns (in order) of a pre-tokenizer that matches
+	// no llama.cpp pre type, run over the text's code points as Hugging Face
+	// runs them.
+	PreRegexes []string
+
+	// Strip is, per token, the whitespace that special-token partitioning
+	// removes around each occurrence of that token in the text (llama.cpp's
+	// LSTRIP/RSTRIP attributes, tokenizer.json's lstrip/rstrip); nil: none.
+	Strip []Strip
+	// AddSEP: append SEP when encoding with special tokens (BERT-style
+	// models; llama.cpp's add_sep).
+	AddSEP bool
+	// Lowercase and StripAccents are the WordPiece normalizer options
+	// (tokenizer.ggml.normalizer.*; llama.cpp's defaults are true, true).
+	Lowercase    bool
+	StripAccents bool
 }
+
+// Strip is a set of sides on which a special token swallows whitespace.
+type Strip uint8
+
+const (
+	StripLeft  Strip = 1 << iota // remove whitespace before the token
+	StripRight                   // remove whitespace after the token
+)

