@@ -3,8 +3,6 @@ package tokenizer
 import (
 	"slices"
 	"strings"
-
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // Token texts llama.cpp's load recognises (its "auto-detect special tokens by
@@ -26,6 +24,19 @@ var (
 	alwaysRendered = []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"} // gpt-oss
 )
 
+// metadata is the part of a GGUF file's key lookup the vocabulary needs.
+type metadata interface {
+	Uint(key string) (uint64, bool)
+	String(key string) (string, bool)
+}
+
+// noMetadata has no keys: a tokenizer.json's vocabulary is read as a GGUF
+// file without tokenizer keys would be.
+type noMetadata struct{}
+
+func (noMetadata) Uint(string) (uint64, bool)   { return 0, false }
+func (noMetadata) String(string) (string, bool) { return "", false }
+
 // detectSpecialTokens finishes FromGGUF as llama.cpp's load does: it finds
 // EOT, EOM and the FIM tokens by their text when no key names them, makes
 // every token it recognises a control token, builds the EOG set, and sets
@@ -33,7 +44,9 @@ var (
 //
 // llama.cpp walks an unordered map, so when several texts qualify for EOT it
 // is unspecified which wins; here the lowest id does.
-func detectSpecialTokens(f *gguf.File, v *Vocab) {
+//
+// meta is the GGUF file's metadata (noMetadata for a tokenizer.json).
+func detectSpecialTokens(meta metadata, v *Vocab) {
 	n := len(v.Tokens)
 	if v.Types == nil {
 		v.Types = slices.Repeat([]TokenType{TypeNormal}, n)
@@ -49,7 +62,9 @@ func detectSpecialTokens(f *gguf.File, v *Vocab) {
 		{[]string{"fim_rep"}, &fimRep}, {[]string{"fim_sep"}, &fimSep},
 	} {
 		for _, key := range k.keys {
-			readID(f, "tokenizer.ggml."+key+"_token_id", n, k.id)
+			if id, ok := meta.Uint("tokenizer.ggml." + key + "_token_id"); ok && id < uint64(n) {
+				*k.id = int32(id)
+			}
 		}
 	}
 	byText := []struct {
@@ -115,14 +130,14 @@ func detectSpecialTokens(f *gguf.File, v *Vocab) {
 		v.EOG = append(v.EOG, id)
 	}
 	slices.Sort(v.EOG)
-	setStripAttrs(f, v)
+	setStripAttrs(meta, v)
 }
 
 // setStripAttrs applies llama.cpp's per-model LSTRIP/RSTRIP attributes.
-func setStripAttrs(f *gguf.File, v *Vocab) {
-	name, _ := f.String("general.name")
+func setStripAttrs(meta metadata, v *Vocab) {
+	name, _ := meta.String("general.name")
 	name = strings.ToLower(name)
-	arch, _ := f.String("general.architecture")
+	arch, _ := meta.String("general.architecture")
 	containsAny := func(s string, subs ...string) bool {
 		return slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(s, sub) })
 	}

@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // FromHFFiles builds a Vocab from a Hugging Face tokenizer.json and its
@@ -68,18 +66,11 @@ func FromHFFiles(tokenizerJSON, tokenizerConfigJSON []byte) (*Vocab, error) {
 	hfSpecials(v, &hf, cfg)
 	// EOT, EOM and EOG by token text, as FromGGUF finds them in a file that
 	// has no keys for them.
-	noKeys, err := gguf.Parse("tokenizer.json", emptyGGUF[:])
-	if err != nil {
-		return nil, err
-	}
-	detectSpecialTokens(noKeys, v)
+	detectSpecialTokens(noMetadata{}, v)
 	v.NL = newlineToken(v)
 	v.ChatTemplate = cfg.chatTemplate()
 	return v, nil
 }
-
-// emptyGGUF is a GGUF v3 header with no tensors and no metadata.
-var emptyGGUF = [24]byte{'G', 'G', 'U', 'F', 3}
 
 func ptr[T any](x T) *T { return &x }
 
