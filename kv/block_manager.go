@@ -1,0 +1,324 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// SeqID names a sequence whose block table a BlockManager keeps.
+type SeqID uint64
+
+var (
+	// ErrUnknownSeq is returned for a SeqID the BlockManager holds no table for.
+	ErrUnknownSeq = errors.New("kv: unknown sequence")
+	// ErrSeqExists is returned when allocating a table for a SeqID that has one.
+	ErrSeqExists = errors.New("kv: sequence already allocated")
+)
+
+// BlockManager hands the physical blocks of a Cache to sequences, one block
+// table per sequence, with automatic prefix caching (vLLM's design, in the
+// size of nano-vllm's block_manager.py):
+//
+//   - A full block is identified by a chain hash of its parent block's hash
+//     and its own token ids (BlockHash), so it stands for the whole prefix.
+//     A hit is confirmed on the tokens stored with the block and on the
+//     identity of its parent block, never on the hash alone.
+//   - Full blocks are shared between sequences and reference counted; the
+//     partial last block of a sequence is always private, so no block that
+//     is written to is ever shared (no copy-on-write).
+//   - A block whose count drops to zero keeps its hash and tokens (cached
+//     free) until it is reused. New blocks come from plain free blocks
+//     first, then evict cached free blocks least recently freed first; a
+//     sequence's blocks are freed last to first, so its tail is evicted
+//     before its prefix.
+//
+// Allocate and Append register full blocks for sharing at once, before their
+// K/V is written: call them when scheduling the step that computes those
+// tokens (as nano-vllm does), and run that step before the sequence is
+// freed. A sequence that hits may run in the same step as the owner, since
+// Forward writes a layer's K/V before it attends, but not in an earlier one.
+//
+// A BlockManager is not safe for concurrent use; one actor owns it.
+type BlockManager struct {
+	blockSize     int
+	numBlocks     int
+	prefixCaching bool
+
+	blocks []block   // (num_blocks)
+	tokens []int32   // (num_blocks, block_size) token ids stored in each block
+	free   freeLists // plain and cached free blocks
+	seqs   map[SeqID]*seqState
+
+	cached  map[uint64]int32                           // chain hash -> registered full block
+	nextCID uint64                                     // last content id handed out
+	hash    func(parent uint64, tokens []int32) uint64 // BlockHash; tests force collisions
+
+	hits  []int32     // scratch: blocks matched by lookup
+	spare []*seqState // freed sequence states, for reuse
+
+	prefixQueries, prefixHits, evictions int64
+}
+
+// block is the bookkeeping of one physical block.
+type block struct {
+	ref    int32 // block tables holding it
+	n      int32 // token slots filled; blockSize when full
+	where  uint8 // inUse, freePlain or freeCached
+	cached bool  // registered: cached[hash] is this block
+	// With prefix caching, set once the block is full:
+	hash      uint64 // chain hash of the prefix ending with this block
+	cid       uint64 // content id: equal ids mean equal prefixes, token for token
+	parentCID uint64 // content id of the parent block; 0 for a first block
+}
+
+type seqState struct {
+	table     []int32 // block_table: physical block of each block_size positions
+	numTokens int
+}
+
+// BlockStats is a snapshot of a BlockManager's state and counters.
+type BlockStats struct {
+	NumBlocks       int
+	NumFreeBlocks   int // plain free plus cached free
+	NumCachedBlocks int // free blocks still holding a cached prefix (evictable)
+	NumSeqs         int
+	// PrefixQueries and PrefixHits count prompt tokens looked up in, and
+	// found in, the prefix cache by Allocate (vLLM's prefix_cache_queries
+	// and prefix_cache_hits).
+	PrefixQueries, PrefixHits int64
+	Evictions                 int64 // cached free blocks reused for new content
+}
+
+// NewBlockManager returns a manager of blocks 0..numBlocks-1 of blockSize
+// token slots each, all free. It panics if either is < 1 or numBlocks does
+// not fit an int32 block id.
+func NewBlockManager(numBlocks, blockSize int, prefixCaching bool) *BlockManager {
+	if numBlocks < 1 || numBlocks > math.MaxInt32-2 || blockSize < 1 {
+		panic(fmt.Sprintf("kv: NewBlockManager(%d, %d): bad size", numBlocks, blockSize))
+	}
+	m := &BlockManager{
+		blockSize: blockSize, numBlocks: numBlocks, prefixCaching: prefixCaching,
+		blocks: make([]block, numBlocks),
+		tokens: make([]int32, numBlocks*blockSize),
+		free:   newFreeLists(numBlocks),
+		seqs:   make(map[SeqID]*seqState),
+		cached: make(map[uint64]int32),
+		hash:   BlockHash,
+	}
+	for b := range int32(numBlocks) {
+		m.blocks[b].where = freePlain
+		m.free.pushBack(freePlain, b)
+	}
+	return m
+}
+
+// CanAllocate reports whether Allocate of a prompt of tokens would succeed
+// now, counting blocks it would share. An empty prompt cannot be allocated.
+func (m *BlockManager) CanAllocate(tokens []int32) bool {
+	return len(tokens) > 0 && m.allocNeed(tokens) <= m.NumFreeBlocks()
+}
+
+// Allocate builds the block table of a new sequence id for its prompt tokens
+// and returns how many leading tokens are already cached: their K/V is in the
+// shared blocks and must not be computed again. numCachedTokens is a multiple
+// of the block size and at most len(tokens)-1: the block holding the last
+// prompt token is never taken from the cache, so a fully cached prompt still
+// computes its last block and yields logits (vLLM caps the lookup the same way).
+// On error nothing changes: ErrSeqExists, ErrOutOfBlocks. A prompt that
+// needs more than NumBlocks blocks never fits; reject it rather than wait.
+func (m *BlockManager) Allocate(id SeqID, tokens []int32) (numCachedTokens int, err error) {
+	if _, ok := m.seqs[id]; ok {
+		return 0, fmt.Errorf("kv: allocate seq %d: %w", id, ErrSeqExists)
+	}
+	if len(tokens) == 0 {
+		return 0, fmt.Errorf("kv: allocate seq %d: empty prompt", id)
+	}
+	if need, free := m.allocNeed(tokens), m.NumFreeBlocks(); need > free {
+		return 0, fmt.Errorf("kv: allocate seq %d: %w: need %d blocks, %d free", id, ErrOutOfBlocks, need, free)
+	}
+	hits := m.hits // filled by allocNeed
+	s := m.newSeq(m.numBlocksFor(len(tokens)))
+	for _, b := range hits {
+		m.share(b)
+		s.table = append(s.table, b)
+	}
+	for i := len(hits); i*m.blockSize < len(tokens); i++ {
+		b := m.allocBlock()
+		chunk := tokens[i*m.blockSize : min(len(tokens), (i+1)*m.blockSize)]
+		copy(m.blockTokens(b), chunk)
+		m.blocks[b].n = int32(len(chunk))
+		s.table = append(s.table, b)
+		if m.prefixCaching && len(chunk) == m.blockSize {
+			m.register(b, s.table[:i])
+		}
+	}
+	s.numTokens = len(tokens)
+	m.seqs[id] = s
+	numCachedTokens = len(hits) * m.blockSize
+	if m.prefixCaching {
+		m.prefixQueries += int64(len(tokens))
+		m.prefixHits += int64(numCachedTokens)
+	}
+	return numCachedTokens, nil
+}
+
+// allocNeed returns the free blocks Allocate of tokens would take, leaving
+// the cache hits in m.hits. Hits on cached free blocks take a free block.
+func (m *BlockManager) allocNeed(tokens []int32) int {
+	m.hits = m.lookup(tokens, m.hits[:0])
+	need := m.numBlocksFor(len(tokens))
+	for _, b := range m.hits {
+		if m.blocks[b].ref > 0 {
+			need--
+		}
+	}
+	return need
+}
+
+// CanAppend reports whether Append to id would succeed now.
+func (m *BlockManager) CanAppend(id SeqID) bool {
+	s, ok := m.seqs[id]
+	return ok && (s.numTokens%m.blockSize != 0 || m.NumFreeBlocks() > 0)
+}
+
+// Append adds token at the next position of sequence id, taking a new block
+// when the last one is full. Call it when the token is scheduled to be
+// computed, not when it is sampled: a block it fills is registered for
+// sharing. On error nothing changes: ErrUnknownSeq, ErrOutOfBlocks.
+func (m *BlockManager) Append(id SeqID, token int32) error {
+	s, ok := m.seqs[id]
+	if !ok {
+		return fmt.Errorf("kv: append to seq %d: %w", id, ErrUnknownSeq)
+	}
+	if s.numTokens%m.blockSize == 0 {
+		if m.NumFreeBlocks() == 0 {
+			return fmt.Errorf("kv: append to seq %d: %w", id, ErrOutOfBlocks)
+		}
+		s.table = append(s.table, m.allocBlock())
+	}
+	last := s.table[len(s.table)-1]
+	blk := &m.blocks[last]
+	if blk.ref != 1 {
+		panic(fmt.Sprintf("kv: seq %d writes block %d held by %d tables", id, last, blk.ref))
+	}
+	m.tokens[int(last)*m.blockSize+int(blk.n)] = token
+	blk.n++
+	s.numTokens++
+	if m.prefixCaching && int(blk.n) == m.blockSize {
+		m.register(last, s.table[:len(s.table)-1])
+	}
+	return nil
+}
+
+// Fork gives a new sequence child the tokens of parent (n > 1 samples of one
+// prompt). The full blocks are shared; a partial last block cannot be, so the
+// child gets a fresh block and needCopy asks the device to copy block copySrc
+// to copyDst (all layers) before either sequence runs again.
+// On error nothing changes: ErrUnknownSeq, ErrSeqExists, ErrOutOfBlocks.
+func (m *BlockManager) Fork(parent, child SeqID) (copySrc, copyDst int32, needCopy bool, err error) {
+	p, ok := m.seqs[parent]
+	if !ok {
+		return 0, 0, false, fmt.Errorf("kv: fork seq %d: %w", parent, ErrUnknownSeq)
+	}
+	if _, ok := m.seqs[child]; ok {
+		return 0, 0, false, fmt.Errorf("kv: fork seq %d into %d: %w", parent, child, ErrSeqExists)
+	}
+	needCopy = p.numTokens%m.blockSize != 0
+	if needCopy && m.NumFreeBlocks() == 0 {
+		return 0, 0, false, fmt.Errorf("kv: fork seq %d into %d: %w", parent, child, ErrOutOfBlocks)
+	}
+	c := m.newSeq(len(p.table))
+	c.table = append(c.table, p.table...)
+	c.numTokens = p.numTokens
+	shared := c.table
+	if needCopy {
+		copySrc, copyDst = p.table[len(p.table)-1], m.allocBlock()
+		copy(m.blockTokens(copyDst), m.blockTokens(copySrc))
+		m.blocks[copyDst].n = m.blocks[copySrc].n
+		c.table[len(c.table)-1] = copyDst
+		shared = c.table[:len(c.table)-1]
+	}
+	for _, b := range shared {
+		m.share(b)
+	}
+	m.seqs[child] = c
+	return copySrc, copyDst, needCopy, nil
+}
+
+// Free drops the block table of id. Blocks no other table holds become free;
+// registered full blocks stay cached until reused.
+func (m *BlockManager) Free(id SeqID) error {
+	s, ok := m.seqs[id]
+	if !ok {
+		return fmt.Errorf("kv: free seq %d: %w", id, ErrUnknownSeq)
+	}
+	for i := len(s.table) - 1; i >= 0; i-- { // last block first: evicted first
+		m.release(s.table[i])
+	}
+	delete(m.seqs, id)
+	s.table, s.numTokens = s.table[:0], 0
+	m.spare = append(m.spare, s)
+	return nil
+}
+
+// BlockTable returns the block table of id, nil if unknown. The slice belongs
+// to the manager: read it, copy it before it leaves the actor, and do not
+// keep it past the next call that changes id.
+func (m *BlockManager) BlockTable(id SeqID) []int32 {
+	if s, ok := m.seqs[id]; ok {
+		return s.table[:len(s.table):len(s.table)]
+	}
+	return nil
+}
+
+// NumTokens returns the positions the table of id covers, 0 if unknown.
+func (m *BlockManager) NumTokens(id SeqID) int {
+	if s, ok := m.seqs[id]; ok {
+		return s.numTokens
+	}
+	return 0
+}
+
+// NumBlocks is the number of physical blocks.
+func (m *BlockManager) NumBlocks() int { return m.numBlocks }
+
+// BlockSize is the number of token slots per block.
+func (m *BlockManager) BlockSize() int { return m.blockSize }
+
+// NumFreeBlocks is the number of blocks no table holds, cached or not.
+func (m *BlockManager) NumFreeBlocks() int {
+	return m.free.len[freePlain] + m.free.len[freeCached]
+}
+
+// Usage is the fraction of blocks held by block tables (cached free blocks
+// count as free), as vLLM's kv_cache_usage.
+func (m *BlockManager) Usage() float64 {
+	return 1 - float64(m.NumFreeBlocks())/float64(m.numBlocks)
+}
+
+// Stats returns the current state and counters.
+func (m *BlockManager) Stats() BlockStats {
+	return BlockStats{
+		NumBlocks: m.numBlocks, NumFreeBlocks: m.NumFreeBlocks(),
+		NumCachedBlocks: m.free.len[freeCached], NumSeqs: len(m.seqs),
+		PrefixQueries: m.prefixQueries, PrefixHits: m.prefixHits, Evictions: m.evictions,
+	}
+}
+
+func (m *BlockManager) numBlocksFor(numTokens int) int {
+	return (numTokens + m.blockSize - 1) / m.blockSize
+}
+
+func (m *BlockManager) blockTokens(b int32) []int32 {
+	return m.tokens[int(b)*m.blockSize : int(b+1)*m.blockSize]
+}
+
+func (m *BlockManager) newSeq(numBlocks int) *seqState {
+	if n := len(m.spare); n > 0 {
+		s := m.spare[n-1]
+		m.spare = m.spare[:n-1]
+		return s
+	}
+	return &seqState{table: make([]int32, 0, numBlocks+1)}
+}

@@ -1,0 +1,292 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// check returns the first broken invariant of m: every block is exactly one
+// of plain free, cached free, or in use with ref == the number of tables
+// holding it; the free lists are well linked and counted; registered hashes
+// map to full blocks that carry them; tables cover their tokens, and a
+// partial last block is private.
+func (m *BlockManager) check() error {
+	refs := make([]int32, m.numBlocks)
+	for id, s := range m.seqs {
+		if len(s.table) != m.numBlocksFor(s.numTokens) {
+			return fmt.Errorf("seq %d: %d blocks for %d tokens", id, len(s.table), s.numTokens)
+		}
+		for i, b := range s.table {
+			refs[b]++
+			if want := min(m.blockSize, s.numTokens-i*m.blockSize); int(m.blocks[b].n) != want {
+				return fmt.Errorf("seq %d block %d (#%d) holds %d tokens, want %d", id, b, i, m.blocks[b].n, want)
+			}
+		}
+	}
+	for id, s := range m.seqs {
+		if last := s.table[len(s.table)-1]; s.numTokens%m.blockSize != 0 && refs[last] != 1 {
+			return fmt.Errorf("seq %d: partial block %d held by %d tables", id, last, refs[last])
+		}
+	}
+	seen := make([]bool, m.numBlocks)
+	for _, list := range []uint8{freePlain, freeCached} {
+		n, s := 0, m.free.sentinel(list)
+		for b := m.free.next[s]; b != s; b = m.free.next[b] {
+			switch {
+			case b < 0 || int(b) >= m.numBlocks:
+				return fmt.Errorf("free list %d links to %d", list, b)
+			case seen[b]:
+				return fmt.Errorf("block %d twice in the free lists", b)
+			case m.blocks[b].where != list:
+				return fmt.Errorf("block %d in free list %d, marked %d", b, list, m.blocks[b].where)
+			case m.free.prev[m.free.next[b]] != b:
+				return fmt.Errorf("free list %d: broken back link after %d", list, b)
+			}
+			seen[b] = true
+			n++
+		}
+		if n != m.free.len[list] {
+			return fmt.Errorf("free list %d: %d entries, counted %d", list, n, m.free.len[list])
+		}
+	}
+	numInUse := 0
+	for b := range int32(m.numBlocks) {
+		blk := &m.blocks[b]
+		if blk.ref != refs[b] {
+			return fmt.Errorf("block %d: ref %d, in %d tables", b, blk.ref, refs[b])
+		}
+		if blk.cached && (m.cached[blk.hash] != b || int(blk.n) != m.blockSize) {
+			return fmt.Errorf("block %d marked cached but not registered, or not full", b)
+		}
+		switch {
+		case blk.where == inUse && blk.ref > 0 && !seen[b]:
+			numInUse++
+		case blk.where == freePlain && blk.ref == 0 && seen[b] && *blk == block{where: freePlain}:
+		case blk.where == freeCached && blk.ref == 0 && seen[b] && blk.cached:
+		default:
+			return fmt.Errorf("block %d: state %+v", b, *blk)
+		}
+	}
+	if numInUse+m.NumFreeBlocks() != m.numBlocks {
+		return fmt.Errorf("%d in use + %d free != %d blocks", numInUse, m.NumFreeBlocks(), m.numBlocks)
+	}
+	for h, b := range m.cached {
+		if !m.blocks[b].cached || m.blocks[b].hash != h {
+			return fmt.Errorf("hash %x maps to block %d (%+v)", h, b, m.blocks[b])
+		}
+	}
+	if !m.prefixCaching && len(m.cached) > 0 {
+		return fmt.Errorf("%d blocks registered without prefix caching", len(m.cached))
+	}
+	return nil
+}
+
+// TestModelCheck runs random interleavings of Allocate, Append, Free and
+// Fork against a model of the device: for each block, the sequence prefix
+// whose K/V it holds (written when a sequence computes tokens into it, copied
+// by Fork). After every operation it checks the manager's invariants and
+// that every block of every table holds exactly its sequence's prefix, so a
+// wrong hit, a shared block written to, or a lost copy is caught. The weak
+// hashes force collisions, within a block and across parents.
+func TestModelCheck(t *testing.T) {
+	const (
+		ops       = 10000
+		bs        = 4
+		numBlocks = 48
+		vocab     = 3 // few distinct tokens: equal blocks after different prefixes are common
+	)
+	for _, tc := range []struct {
+		name   string
+		prefix bool
+		hash   func(uint64, []int32) uint64
+	}{
+		{"fnv", true, nil},
+		{"2-bit hash", true, func(p uint64, t []int32) uint64 { return BlockHash(p, t) & 3 }},
+		{"hash ignores the parent", true, func(_ uint64, t []int32) uint64 { return BlockHash(RootHash, t) & 7 }},
+		{"no prefix caching", false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			m := NewBlockManager(numBlocks, bs, tc.prefix)
+			if tc.hash != nil {
+				m.hash = tc.hash
+			}
+			randTokens := func(n int) []int32 {
+				p := make([]int32, n)
+				for i := range p {
+					p[i] = rng.Int32N(vocab)
+				}
+				return p
+			}
+			docs := [][]int32{randTokens(40), randTokens(40), randTokens(40)}
+			var (
+				device  = make([][]int32, numBlocks) // prefix whose K/V each block holds
+				seqs    = map[SeqID][]int32{}        // live sequences' tokens
+				ids     []SeqID                      // live sequences, in a stable order
+				old     [][]int32                    // tokens of freed sequences
+				nextID  SeqID
+				queries int64
+				hits    int64
+				count   = map[string]int{}
+			)
+			pick := func() SeqID { return ids[rng.IntN(len(ids))] }
+			forget := func(id SeqID) {
+				old = append(old, seqs[id])
+				delete(seqs, id)
+				ids = slices.DeleteFunc(ids, func(x SeqID) bool { return x == id })
+			}
+			fail := func(op int, format string, args ...any) {
+				t.Helper()
+				t.Fatalf("op %d: %s", op, fmt.Sprintf(format, args...))
+			}
+			for op := range ops {
+				var before snapshot
+				switch r := rng.IntN(100); {
+				case r < 30: // allocate
+					var p []int32
+					if len(old) > 0 && rng.IntN(3) == 0 { // a finished sequence comes back
+						o := old[rng.IntN(len(old))]
+						p = slices.Clone(o[:1+rng.IntN(len(o))])
+					} else {
+						d := docs[rng.IntN(len(docs))]
+						p = cat(d[:1+rng.IntN(len(d))], randTokens(rng.IntN(6)))
+					}
+					id := nextID
+					can := m.CanAllocate(p)
+					before = takeSnapshot(m)
+					cached, err := m.Allocate(id, p)
+					if can != (err == nil) {
+						fail(op, "CanAllocate %v, Allocate error %v", can, err)
+					}
+					if err != nil {
+						if !errors.Is(err, ErrOutOfBlocks) || !takeSnapshot(m).equal(before) {
+							fail(op, "failed Allocate: %v, changed %v", err, !takeSnapshot(m).equal(before))
+						}
+						count["allocate failed"]++
+						if len(ids) > 0 { // preempt a victim, as the scheduler would
+							victim := pick()
+							if err := m.Free(victim); err != nil {
+								fail(op, "Free: %v", err)
+							}
+							forget(victim)
+						}
+						break
+					}
+					nextID++
+					if cached%bs != 0 || cached >= len(p) || (!tc.prefix && cached != 0) {
+						fail(op, "%d cached tokens of %d", cached, len(p))
+					}
+					if tc.prefix {
+						queries += int64(len(p))
+						hits += int64(cached)
+					}
+					table := m.BlockTable(id)
+					for i := cached / bs; i < len(table); i++ { // compute the rest
+						device[table[i]] = slices.Clone(p[:min(len(p), (i+1)*bs)])
+					}
+					seqs[id], ids = p, append(ids, id)
+					count["allocate"]++
+					if cached > 0 {
+						count["hit"]++
+					}
+				case r < 70 && len(ids) > 0: // append
+					id := pick()
+					tok := rng.Int32N(vocab)
+					can := m.CanAppend(id)
+					before = takeSnapshot(m)
+					if err := m.Append(id, tok); err != nil {
+						if can || !errors.Is(err, ErrOutOfBlocks) || !takeSnapshot(m).equal(before) {
+							fail(op, "failed Append: %v, CanAppend %v", err, can)
+						}
+						count["append failed"]++
+						break
+					} else if !can {
+						fail(op, "CanAppend false, Append succeeded")
+					}
+					seqs[id] = append(seqs[id], tok)
+					table := m.BlockTable(id)
+					device[table[len(table)-1]] = slices.Clone(seqs[id])
+					count["append"]++
+				case r < 85 && len(ids) > 0: // free
+					id := pick()
+					if err := m.Free(id); err != nil {
+						fail(op, "Free: %v", err)
+					}
+					forget(id)
+					count["free"]++
+				case len(ids) > 0: // fork
+					parent, child := pick(), nextID
+					before = takeSnapshot(m)
+					src, dst, needCopy, err := m.Fork(parent, child)
+					if err != nil {
+						if !errors.Is(err, ErrOutOfBlocks) || !takeSnapshot(m).equal(before) {
+							fail(op, "failed Fork: %v", err)
+						}
+						count["fork failed"]++
+						break
+					}
+					nextID++
+					if needCopy {
+						device[dst] = slices.Clone(device[src])
+						count["fork copy"]++
+					}
+					seqs[child], ids = slices.Clone(seqs[parent]), append(ids, child)
+					count["fork"]++
+				}
+				if err := m.check(); err != nil {
+					fail(op, "%v", err)
+				}
+				for _, id := range ids {
+					p, table := seqs[id], m.BlockTable(id)
+					if m.NumTokens(id) != len(p) {
+						fail(op, "seq %d: %d tokens, model has %d", id, m.NumTokens(id), len(p))
+					}
+					for i, b := range table {
+						want := p[:min(len(p), (i+1)*bs)]
+						if !slices.Equal(device[b], want) {
+							fail(op, "seq %d block #%d (%d) holds the K/V of %v, want %v", id, i, b, device[b], want)
+						}
+						if !slices.Equal(m.blockTokens(b)[:m.blocks[b].n], want[i*bs:]) {
+							fail(op, "seq %d block %d stores tokens %v", id, b, m.blockTokens(b)[:m.blocks[b].n])
+						}
+					}
+				}
+				for h, b := range m.cached { // a registered block holds the prefix it was hashed from
+					if got := chainHash(m.hash, device[b], bs); got != h || len(device[b])%bs != 0 ||
+						!slices.Equal(device[b][len(device[b])-bs:], m.blockTokens(b)) {
+						fail(op, "block %d registered as %x holds the K/V of %v (hash %x)", b, h, device[b], got)
+					}
+				}
+				if s := m.Stats(); s.PrefixQueries != queries || s.PrefixHits != hits || s.NumSeqs != len(ids) {
+					fail(op, "stats %+v, model: %d queries, %d hits, %d seqs", s, queries, hits, len(ids))
+				}
+			}
+			t.Logf("%v, stats %+v", count, m.Stats())
+			// The run must have exercised what it checks.
+			want := []string{"allocate", "allocate failed", "append", "append failed", "free", "fork", "fork copy"}
+			if tc.prefix {
+				want = append(want, "hit")
+			}
+			for _, k := range want {
+				if count[k] == 0 {
+					t.Errorf("no %q in %d ops", k, ops)
+				}
+			}
+			if tc.prefix && m.Stats().Evictions == 0 {
+				t.Error("no evictions")
+			}
+		})
+	}
+}
+
+// chainHash is the hash of the last full block of tokens.
+func chainHash(hash func(uint64, []int32) uint64, tokens []int32, bs int) uint64 {
+	h := RootHash
+	for i := 0; i+bs <= len(tokens); i += bs {
+		h = hash(h, tokens[i:i+bs])
+	}
+	return h
+}

@@ -1,0 +1,503 @@
+package kv
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"testing"
+)
+
+// span returns the n tokens start, start+1, ...
+func span(start, n int) []int32 {
+	t := make([]int32, n)
+	for i := range t {
+		t[i] = int32(start + i)
+	}
+	return t
+}
+
+// upTo returns the tokens of p up to the end of block k (block size 4).
+func upTo(p []int32, k int) []int32 { return p[:min(len(p), (k+1)*4)] }
+
+func cat(parts ...[]int32) []int32 { return slices.Concat(parts...) }
+
+// mustCheck fails t if m breaks an invariant.
+func mustCheck(t *testing.T, m *BlockManager) {
+	t.Helper()
+	if err := m.check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustAllocate(t *testing.T, m *BlockManager, id SeqID, tokens []int32) int {
+	t.Helper()
+	n, err := m.Allocate(id, tokens)
+	if err != nil {
+		t.Fatalf("Allocate(%d): %v", id, err)
+	}
+	mustCheck(t, m)
+	return n
+}
+
+func mustFree(t *testing.T, m *BlockManager, id SeqID) {
+	t.Helper()
+	if err := m.Free(id); err != nil {
+		t.Fatalf("Free(%d): %v", id, err)
+	}
+	mustCheck(t, m)
+}
+
+// cachedTokens is what Allocate of tokens would find cached, without
+// changing m (LRU order included).
+func cachedTokens(m *BlockManager, tokens []int32) int {
+	return len(m.lookup(tokens, nil)) * m.blockSize
+}
+
+func TestPrefixHits(t *testing.T) {
+	const bs = 4
+	for _, tc := range []struct {
+		name       string
+		a, b       []int32
+		wantCached int // tokens of b found cached
+	}{
+		{"shared 3-block prefix", span(100, 14), cat(span(100, 12), span(7, 3)), 12},
+		{"partial block not shared", span(100, 10), cat(span(100, 10), span(7, 1)), 8},
+		{"identical prompt, partial last block", span(100, 10), span(100, 10), 8},
+		{"identical block-aligned prompt computes its last block", span(100, 12), span(100, 12), 8},
+		{"one token", span(5, 1), span(5, 1), 0},
+		{"first block differs", span(100, 12), cat(span(7, 4), span(104, 8)), 0},
+		{"prompt is a prefix", span(100, 14), span(100, 9), 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, freeFirst := range []bool{false, true} {
+				m := NewBlockManager(32, bs, true)
+				if got := mustAllocate(t, m, 1, tc.a); got != 0 {
+					t.Fatalf("first sequence: %d cached tokens, want 0", got)
+				}
+				tableA := slices.Clone(m.BlockTable(1))
+				if freeFirst { // the hit must survive as a cached free block
+					mustFree(t, m, 1)
+					if got, want := m.Stats().NumCachedBlocks, len(tc.a)/bs; got != want {
+						t.Errorf("cached free blocks after Free: %d, want %d", got, want)
+					}
+				}
+				if got := mustAllocate(t, m, 2, tc.b); got != tc.wantCached {
+					t.Fatalf("free first %v: %d cached tokens, want %d", freeFirst, got, tc.wantCached)
+				}
+				tableB := m.BlockTable(2)
+				shared := tc.wantCached / bs
+				if !slices.Equal(tableB[:shared], tableA[:shared]) {
+					t.Errorf("shared blocks %v, want %v", tableB[:shared], tableA[:shared])
+				}
+				for _, b := range tableB[shared:] {
+					if slices.Contains(tableA, b) && !freeFirst {
+						t.Errorf("block %d of b is in a's table %v beyond the shared prefix", b, tableA)
+					}
+				}
+				if !freeFirst {
+					for _, b := range tableB[:shared] {
+						if m.blocks[b].ref != 2 {
+							t.Errorf("shared block %d has ref %d, want 2", b, m.blocks[b].ref)
+						}
+					}
+				}
+				s := m.Stats()
+				if want := int64(len(tc.a) + len(tc.b)); s.PrefixQueries != want || s.PrefixHits != int64(tc.wantCached) {
+					t.Errorf("queries, hits = %d, %d; want %d, %d", s.PrefixQueries, s.PrefixHits, want, tc.wantCached)
+				}
+			}
+		})
+	}
+}
+
+// TestLRUEviction: plain free blocks go first, then cached free blocks least
+// recently freed first; a sequence's tail is freed (and evicted) before its
+// prefix; a hit makes a block recent again.
+func TestLRUEviction(t *testing.T) {
+	const bs = 4
+	p1, p2 := span(1, 9), span(21, 9) // 2 full blocks + 1 token each
+	setup := func(t *testing.T) *BlockManager {
+		m := NewBlockManager(6, bs, true)
+		mustAllocate(t, m, 1, p1) // blocks 0 1 2
+		mustAllocate(t, m, 2, p2) // blocks 3 4 5
+		mustFree(t, m, 1)         // plain: 2; cached LRU: 1 0
+		mustFree(t, m, 2)         // plain: 2 5; cached LRU: 1 0 4 3
+		return m
+	}
+	type want struct {
+		table     []int32
+		p1, p2    int // cached tokens left
+		evictions int64
+	}
+	for _, tc := range []struct {
+		name  string
+		touch bool // allocate and free p1 again before the pressure
+		steps []struct {
+			prompt []int32
+			want   want
+		}
+	}{
+		{name: "least recently freed first", steps: []struct {
+			prompt []int32
+			want   want
+		}{
+			{span(41, 12), want{[]int32{2, 5, 1}, 4, 8, 1}},
+			{span(61, 5), want{[]int32{0, 4}, 0, 4, 3}},
+			{span(81, 4), want{[]int32{3}, 0, 0, 4}},
+		}},
+		{name: "hit refreshes", touch: true, steps: []struct {
+			prompt []int32
+			want   want
+		}{
+			// after the touch: plain 5 2; cached LRU 4 3 1 0
+			{span(41, 12), want{[]int32{5, 2, 4}, 8, 4, 1}},
+			{span(61, 5), want{[]int32{3, 1}, 4, 0, 3}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := setup(t)
+			if tc.touch {
+				if got := mustAllocate(t, m, 3, p1); got != 8 {
+					t.Fatalf("touch: %d cached tokens, want 8", got)
+				}
+				mustFree(t, m, 3)
+			}
+			for i, st := range tc.steps {
+				id := SeqID(10 + i)
+				if got := mustAllocate(t, m, id, st.prompt); got != 0 {
+					t.Fatalf("step %d: %d cached tokens, want 0", i, got)
+				}
+				s := m.Stats()
+				got := want{m.BlockTable(id), cachedTokens(m, p1), cachedTokens(m, p2), s.Evictions}
+				if !slices.Equal(got.table, st.want.table) || got.p1 != st.want.p1 || got.p2 != st.want.p2 || got.evictions != st.want.evictions {
+					t.Errorf("step %d: table %v, cached p1 %d p2 %d, evictions %d; want %v, %d %d, %d",
+						i, got.table, got.p1, got.p2, got.evictions, st.want.table, st.want.p1, st.want.p2, st.want.evictions)
+				}
+			}
+		})
+	}
+}
+
+// TestHashCollision forces colliding hashes: a collision may cost a hit but
+// must never give one.
+func TestHashCollision(t *testing.T) {
+	x, y, z, one := span(1, 4), span(5, 4), span(9, 4), span(0, 1)
+	for _, tc := range []struct {
+		name string
+		hash func(uint64, []int32) uint64
+		// Allocated in order; want is the cached tokens of each.
+		prompts [][]int32
+		want    []int
+	}{
+		{"every block collides", func(uint64, []int32) uint64 { return 42 },
+			// One slot for all: each new block takes it. Only x alone finds
+			// x, never x at position 4 or the x that followed another x.
+			[][]int32{cat(x, one), cat(z, one), cat(x, one), cat(x, one), cat(x, x, one), cat(x, one)},
+			[]int{0, 0, 0, 4, 4, 0}},
+		{"hash ignores the parent", func(_ uint64, t []int32) uint64 { return BlockHash(RootHash, t) },
+			// y after z takes y's slot from y after x; x y must then not hit
+			// the y computed after z, whose tokens match but whose K/V do not.
+			[][]int32{cat(x, y, one), cat(z, y, one), cat(x, y, one, one), cat(z, y, one, one, one), cat(z, y, z)},
+			[]int{0, 0, 4, 4, 8}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewBlockManager(32, 4, true)
+			m.hash = tc.hash
+			for i, p := range tc.prompts {
+				id := SeqID(i + 1)
+				if got := mustAllocate(t, m, id, p); got != tc.want[i] {
+					t.Errorf("prompt %d: %d cached tokens, want %d", i, got, tc.want[i])
+				}
+				// Every shared block must hold this prompt's prefix: same
+				// block position in an earlier table with the same prefix.
+				table := m.BlockTable(id)
+				for j := SeqID(1); j < id; j++ {
+					other := m.BlockTable(j)
+					for k := range min(len(table), len(other)) {
+						if table[k] == other[k] && !slices.Equal(upTo(p, k), upTo(tc.prompts[j-1], k)) {
+							t.Errorf("prompt %d shares block %d with prompt %d but not its prefix", i, table[k], j-1)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDuplicateBlocks: two forks append the same tokens, so the second fills
+// a block equal to a registered one. It stays unregistered, but the blocks
+// after it chain to the registered one and are found through it.
+func TestDuplicateBlocks(t *testing.T) {
+	x, y, z, one := span(1, 4), span(5, 4), span(9, 4), span(0, 1)
+	for _, tc := range []struct {
+		name string
+		hash func(uint64, []int32) uint64
+	}{
+		{"fnv", BlockHash},
+		{"hash ignores the parent", func(_ uint64, t []int32) uint64 { return BlockHash(RootHash, t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewBlockManager(16, 4, true)
+			m.hash = tc.hash
+			mustAllocate(t, m, 1, cat(x, y[:1]))
+			if _, _, _, err := m.Fork(1, 2); err != nil {
+				t.Fatal(err)
+			}
+			for _, step := range []struct {
+				id     SeqID
+				tokens []int32
+			}{{1, y[1:]}, {2, y[1:]}, {2, z}} {
+				for _, tok := range step.tokens {
+					if err := m.Append(step.id, tok); err != nil {
+						t.Fatal(err)
+					}
+				}
+				mustCheck(t, m)
+			}
+			t1, t2 := m.BlockTable(1), m.BlockTable(2)
+			if m.blocks[t2[1]].cached || !m.blocks[t1[1]].cached {
+				t.Errorf("y of seq 2 registered %v, of seq 1 %v; want false, true", m.blocks[t2[1]].cached, m.blocks[t1[1]].cached)
+			}
+			if got := mustAllocate(t, m, 3, cat(x, y, z, one)); got != 12 {
+				t.Errorf("x y z: %d cached tokens, want 12", got)
+			}
+			if got, want := m.BlockTable(3)[:3], []int32{t1[0], t1[1], t2[2]}; !slices.Equal(got, want) {
+				t.Errorf("x y z shares %v, want %v", got, want)
+			}
+			if got := mustAllocate(t, m, 4, cat(z, one)); got != 0 {
+				t.Errorf("z alone: %d cached tokens, want 0", got)
+			}
+		})
+	}
+}
+
+// snapshot is the whole state of a BlockManager, for all-or-nothing checks.
+type snapshot struct {
+	blocks     []block
+	tokens     []int32
+	prev, next []int32
+	cached     map[uint64]int32
+	tables     map[SeqID][]int32
+	stats      BlockStats
+}
+
+func takeSnapshot(m *BlockManager) snapshot {
+	s := snapshot{
+		blocks: slices.Clone(m.blocks), tokens: slices.Clone(m.tokens),
+		prev: slices.Clone(m.free.prev), next: slices.Clone(m.free.next),
+		cached: maps.Clone(m.cached), tables: map[SeqID][]int32{}, stats: m.Stats(),
+	}
+	for id, q := range m.seqs {
+		s.tables[id] = slices.Clone(q.table)
+	}
+	return s
+}
+
+func (s snapshot) equal(o snapshot) bool {
+	return slices.Equal(s.blocks, o.blocks) && slices.Equal(s.tokens, o.tokens) &&
+		slices.Equal(s.prev, o.prev) && slices.Equal(s.next, o.next) &&
+		maps.Equal(s.cached, o.cached) && s.stats == o.stats &&
+		maps.EqualFunc(s.tables, o.tables, slices.Equal[[]int32])
+}
+
+// expectUnchanged runs op, which must fail with want and change nothing.
+func expectUnchanged(t *testing.T, m *BlockManager, want error, op func() error) {
+	t.Helper()
+	before := takeSnapshot(m)
+	if err := op(); !errors.Is(err, want) {
+		t.Fatalf("got error %v, want %v", err, want)
+	}
+	if !takeSnapshot(m).equal(before) {
+		t.Fatal("failed operation changed the manager")
+	}
+	mustCheck(t, m)
+}
+
+func TestAllocateAllOrNothing(t *testing.T) {
+	const bs = 4
+	a := span(100, 12)
+	t.Run("in-use hits need no free block", func(t *testing.T) {
+		m := NewBlockManager(4, bs, true)
+		mustAllocate(t, m, 1, a)
+		unrelated := span(1, 9)
+		if m.CanAllocate(unrelated) {
+			t.Error("CanAllocate of 3 blocks with 1 free")
+		}
+		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := m.Allocate(2, unrelated); return err })
+		sharing := cat(a[:8], span(7, 1)) // 2 shared blocks + 1 new
+		if !m.CanAllocate(sharing) {
+			t.Fatal("CanAllocate of 2 shared + 1 new block with 1 free")
+		}
+		if got := mustAllocate(t, m, 2, sharing); got != 8 {
+			t.Fatalf("%d cached tokens, want 8", got)
+		}
+		for _, tok := range span(50, 3) { // fills the last block
+			if err := m.Append(2, tok); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m.CanAppend(2) {
+			t.Error("CanAppend with a full last block and no free block")
+		}
+		expectUnchanged(t, m, ErrOutOfBlocks, func() error { return m.Append(2, 9) })
+		for _, c := range []struct {
+			free      SeqID
+			wantFree  int
+			wantUsage float64
+		}{{1, 1, 0.75}, {2, 4, 0}} {
+			mustFree(t, m, c.free)
+			if m.NumFreeBlocks() != c.wantFree || m.Usage() != c.wantUsage {
+				t.Errorf("after Free(%d): %d free, usage %v; want %d, %v", c.free, m.NumFreeBlocks(), m.Usage(), c.wantFree, c.wantUsage)
+			}
+		}
+		if s := m.Stats(); s.NumSeqs != 0 || s.NumFreeBlocks != 4 || s.NumCachedBlocks != 4 {
+			t.Errorf("stats after freeing all: %+v", s)
+		}
+	})
+	t.Run("cached free hits need a free block", func(t *testing.T) {
+		m := NewBlockManager(4, bs, true)
+		mustAllocate(t, m, 1, a)
+		mustFree(t, m, 1) // 3 cached free + 1 plain
+		mustAllocate(t, m, 2, span(1, 2))
+		long := cat(a, span(7, 1)) // 3 cached hits + 1 new = 4 free blocks, 3 left
+		if m.CanAllocate(long) {
+			t.Error("CanAllocate of 4 blocks with 3 free")
+		}
+		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := m.Allocate(3, long); return err })
+		if got := mustAllocate(t, m, 3, a); got != 8 { // evicts a's last block, the only one not hit
+			t.Fatalf("%d cached tokens, want 8", got)
+		}
+		if m.NumFreeBlocks() != 0 || m.Usage() != 1 || m.Stats().Evictions != 1 {
+			t.Errorf("%d free, usage %v, stats %+v", m.NumFreeBlocks(), m.Usage(), m.Stats())
+		}
+	})
+}
+
+func TestErrors(t *testing.T) {
+	m := NewBlockManager(8, 4, true)
+	mustAllocate(t, m, 1, span(0, 5))
+	for _, tc := range []struct {
+		name string
+		want error
+		op   func() error
+	}{
+		{"append unknown", ErrUnknownSeq, func() error { return m.Append(9, 1) }},
+		{"free unknown", ErrUnknownSeq, func() error { return m.Free(9) }},
+		{"fork unknown", ErrUnknownSeq, func() error { _, _, _, err := m.Fork(9, 10); return err }},
+		{"allocate twice", ErrSeqExists, func() error { _, err := m.Allocate(1, span(0, 3)); return err }},
+		{"fork into existing", ErrSeqExists, func() error { _, _, _, err := m.Fork(1, 1); return err }},
+		{"empty prompt", nil, func() error { _, err := m.Allocate(2, nil); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := takeSnapshot(m)
+			err := tc.op()
+			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("got error %v, want %v", err, tc.want)
+			}
+			if !takeSnapshot(m).equal(before) {
+				t.Fatal("failed operation changed the manager")
+			}
+		})
+	}
+	if m.BlockTable(9) != nil || m.NumTokens(9) != 0 || m.CanAppend(9) || m.CanAllocate(nil) {
+		t.Error("unknown sequence or empty prompt reported as usable")
+	}
+}
+
+func TestAppend(t *testing.T) {
+	m := NewBlockManager(8, 4, true)
+	mustAllocate(t, m, 1, span(1, 3))
+	for i, tok := range span(4, 6) {
+		if !m.CanAppend(1) {
+			t.Fatalf("append %d: CanAppend false", i)
+		}
+		if err := m.Append(1, tok); err != nil {
+			t.Fatal(err)
+		}
+		mustCheck(t, m)
+	}
+	if got, want := m.NumTokens(1), 9; got != want {
+		t.Errorf("NumTokens %d, want %d", got, want)
+	}
+	if got := len(m.BlockTable(1)); got != 3 {
+		t.Errorf("%d blocks for 9 tokens, want 3", got)
+	}
+	// Blocks filled by Append are shared like prompt blocks.
+	if got := mustAllocate(t, m, 2, span(1, 10)); got != 8 {
+		t.Errorf("%d cached tokens, want 8", got)
+	}
+	if !slices.Equal(m.BlockTable(2)[:2], m.BlockTable(1)[:2]) {
+		t.Errorf("tables %v and %v do not share the appended blocks", m.BlockTable(1), m.BlockTable(2))
+	}
+}
+
+func TestFork(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		prompt    []int32
+		numBlocks int
+		wantCopy  bool
+		wantErr   error
+	}{
+		{"partial last block is copied", span(1, 6), 8, true, nil},
+		{"full last block is shared", span(1, 8), 8, false, nil},
+		{"no block for the copy", span(1, 6), 2, false, ErrOutOfBlocks},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewBlockManager(tc.numBlocks, 4, true)
+			mustAllocate(t, m, 1, tc.prompt)
+			if tc.wantErr != nil {
+				expectUnchanged(t, m, tc.wantErr, func() error { _, _, _, err := m.Fork(1, 2); return err })
+				return
+			}
+			src, dst, needCopy, err := m.Fork(1, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustCheck(t, m)
+			parent, child := m.BlockTable(1), m.BlockTable(2)
+			if needCopy != tc.wantCopy || m.NumTokens(2) != len(tc.prompt) {
+				t.Fatalf("needCopy %v, %d tokens; want %v, %d", needCopy, m.NumTokens(2), tc.wantCopy, len(tc.prompt))
+			}
+			full := len(tc.prompt) / 4
+			if !slices.Equal(parent[:full], child[:full]) {
+				t.Errorf("full blocks not shared: %v, %v", parent, child)
+			}
+			if needCopy && (src != parent[full] || dst != child[full] || src == dst) {
+				t.Errorf("copy %d -> %d, tables %v %v", src, dst, parent, child)
+			}
+			for id, tok := range map[SeqID]int32{1: 70, 2: 80} { // diverge
+				if err := m.Append(id, tok); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mustCheck(t, m)
+			if p, c := m.BlockTable(1), m.BlockTable(2); p[len(p)-1] == c[len(c)-1] {
+				t.Errorf("diverged sequences share their last block: %v %v", p, c)
+			}
+			mustFree(t, m, 1)
+			mustFree(t, m, 2)
+			if m.NumFreeBlocks() != tc.numBlocks {
+				t.Errorf("%d free after freeing all, want %d", m.NumFreeBlocks(), tc.numBlocks)
+			}
+		})
+	}
+}
+
+func TestNoPrefixCaching(t *testing.T) {
+	m := NewBlockManager(8, 4, false)
+	p := span(1, 9)
+	for id := range SeqID(2) {
+		if got := mustAllocate(t, m, id, p); got != 0 {
+			t.Errorf("seq %d: %d cached tokens without prefix caching", id, got)
+		}
+	}
+	if slices.ContainsFunc(m.BlockTable(1), func(b int32) bool { return slices.Contains(m.BlockTable(0), b) }) {
+		t.Errorf("tables share blocks: %v %v", m.BlockTable(0), m.BlockTable(1))
+	}
+	mustFree(t, m, 0)
+	mustFree(t, m, 1)
+	if s := m.Stats(); s.NumCachedBlocks != 0 || s.PrefixQueries != 0 || len(m.cached) != 0 {
+		t.Errorf("prefix state without prefix caching: %+v, %d registered", s, len(m.cached))
+	}
+}

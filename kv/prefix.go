@@ -1,0 +1,88 @@
+package kv
+
+import "slices"
+
+// RootHash is the parent hash of the first block of a sequence.
+const RootHash uint64 = 14695981039346656037 // FNV-1a 64-bit offset basis
+
+const fnvPrime64 = 1099511628211
+
+// BlockHash returns the chain hash of a full block of tokens whose parent
+// block hashed to parent (RootHash for the first block): 64-bit FNV-1a over
+// the token ids as 32-bit words, seeded with the parent hash. It is the same
+// on every run and node, so a router can compute prefix affinity with it.
+func BlockHash(parent uint64, tokens []int32) uint64 {
+	h := parent
+	for _, t := range tokens {
+		h ^= uint64(uint32(t))
+		h *= fnvPrime64
+	}
+	return h
+}
+
+// lookup appends to hits the cached blocks holding the leading full blocks of
+// tokens, stopping at the first miss and never covering the last token.
+//
+// A candidate found by hash is a hit only if it stores the same tokens and
+// its parent has the content id of the previous hit: equal content ids mean
+// equal prefixes token for token, so a hash collision, in this block or in
+// any before it, can cost a hit but never give a wrong one.
+func (m *BlockManager) lookup(tokens []int32, hits []int32) []int32 {
+	if !m.prefixCaching {
+		return hits
+	}
+	h, cid := RootHash, uint64(0)
+	for i := range (len(tokens) - 1) / m.blockSize {
+		chunk := tokens[i*m.blockSize : (i+1)*m.blockSize]
+		h = m.hash(h, chunk)
+		b, ok := m.cached[h]
+		if !ok || m.blocks[b].parentCID != cid || !slices.Equal(m.blockTokens(b), chunk) {
+			break
+		}
+		hits = append(hits, b)
+		cid = m.blocks[b].cid
+	}
+	return hits
+}
+
+// register hashes the full block b, whose predecessors in its table are
+// prev, and makes it findable by later lookups. If a registered block already
+// holds the same prefix, b is a duplicate: it takes that block's content id
+// (so blocks after it chain to the registered one) and stays unregistered. A
+// registered block with the same hash but another prefix (a collision, or a
+// block whose parent was evicted) loses its entry to b.
+func (m *BlockManager) register(b int32, prev []int32) {
+	parentHash, parentCID := RootHash, uint64(0)
+	if n := len(prev); n > 0 {
+		p := &m.blocks[prev[n-1]]
+		parentHash, parentCID = p.hash, p.cid
+	}
+	blk := &m.blocks[b]
+	blk.hash = m.hash(parentHash, m.blockTokens(b))
+	blk.parentCID = parentCID
+	if e, ok := m.cached[blk.hash]; ok {
+		if m.blocks[e].parentCID == parentCID && slices.Equal(m.blockTokens(e), m.blockTokens(b)) {
+			blk.cid = m.blocks[e].cid
+			return
+		}
+		m.uncache(e)
+	}
+	m.nextCID++
+	blk.cid = m.nextCID
+	blk.cached = true
+	m.cached[blk.hash] = b
+}
+
+// uncache removes the registration of block b. A cached free block becomes a
+// plain free block; a block in use keeps its hash and content id, which the
+// blocks after it in its tables chain to.
+func (m *BlockManager) uncache(b int32) {
+	blk := &m.blocks[b]
+	delete(m.cached, blk.hash)
+	blk.cached = false
+	if blk.where == freeCached {
+		m.free.unlink(freeCached, b)
+		*blk = block{where: freePlain}
+		m.free.pushBack(freePlain, b)
+	}
+}
