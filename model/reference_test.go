@@ -3,6 +3,7 @@ package model_test
 import (
 	"encoding/binary"
 	"encoding/json"
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,19 +21,7 @@ type refCase struct {
 	logits       []float32
 }
 
-func modelsDir(t testing.TB) string {
-	dir := os.Getenv("TROUPE_TEST_MODELS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "models")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test models missing at %s (set TROUPE_TEST_MODELS): %v", dir, err)
-		}
-		t.Skipf("test models missing at %s (set TROUPE_TEST_MODELS): %v", dir, err)
-	}
-	return dir
-}
+func modelsDir(t testing.TB) string { return testmodels.Dir(t) }
 
 func refDir(t testing.TB) string { return filepath.Join(modelsDir(t), "..", "reference") }
 

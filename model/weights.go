@@ -82,13 +82,22 @@ type loader struct {
 	err error
 }
 
-func (l *loader) matrix(name string, cols, rows int) *compute.Tensor {
+// tensor fetches name unless an earlier lookup failed.
+func (l *loader) tensor(name string) *compute.Tensor {
 	if l.err != nil {
 		return nil
 	}
 	t, err := l.src.Tensor(name)
 	if err != nil {
 		l.err = err
+		return nil
+	}
+	return t
+}
+
+func (l *loader) matrix(name string, cols, rows int) *compute.Tensor {
+	t := l.tensor(name)
+	if t == nil {
 		return nil
 	}
 	if len(t.Shape) != 2 || t.Shape[0] != cols || t.Shape[1] != rows {
@@ -99,12 +108,8 @@ func (l *loader) matrix(name string, cols, rows int) *compute.Tensor {
 }
 
 func (l *loader) vector(name string, n int) []float32 {
-	if l.err != nil {
-		return nil
-	}
-	t, err := l.src.Tensor(name)
-	if err != nil {
-		l.err = err
+	t := l.tensor(name)
+	if t == nil {
 		return nil
 	}
 	if t.Elems() != n {

@@ -1,9 +1,8 @@
 // Package testmodels finds the reference models and vectors tests run
 // against (../shared/models in the workspace).
 //
-// The directory is $TROUPE_TEST_MODELS, or else ../../../shared/models
-// relative to the test's package directory (right for packages two levels
-// below the module root, such as model/tokenizer). When a model is missing,
+// The directory is $TROUPE_TEST_MODELS, or else ../shared/models next to the
+// module root (the directory holding go.mod), wherever the test runs. When a model is missing,
 // the test fails under CI (CI=true) and is skipped elsewhere, saying why: a
 // test must never pass because its reference was not there.
 //
@@ -16,17 +15,38 @@ import (
 	"testing"
 )
 
-// DefaultDir is the models directory used when TROUPE_TEST_MODELS is unset,
-// relative to the test's working directory.
-const DefaultDir = "../../../shared/models"
+// defaultDir is the models directory used when TROUPE_TEST_MODELS is unset:
+// ../shared/models beside the module root found above the working directory.
+func defaultDir() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return filepath.Join("..", "shared", "models")
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "models")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join("..", "shared", "models")
+		}
+		dir = parent
+	}
+}
+
+// Lookup returns where the models directory should be, without ending the
+// test when it is missing (for optional uses such as fuzz seeds).
+func Lookup() string {
+	if dir := os.Getenv("TROUPE_TEST_MODELS"); dir != "" {
+		return dir
+	}
+	return defaultDir()
+}
 
 // Dir returns the models directory, or ends the test when it is missing.
 func Dir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("TROUPE_TEST_MODELS")
-	if dir == "" {
-		dir = DefaultDir
-	}
+	dir := Lookup()
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		missing(t, "test models directory %s not found (set TROUPE_TEST_MODELS)", dir)
 	}

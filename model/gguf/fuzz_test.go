@@ -54,11 +54,7 @@ func FuzzParse(f *testing.F) {
 
 // seedModel is the path of a shared model used as an optional fuzz seed.
 func seedModel(rel string) string {
-	dir := os.Getenv("TROUPE_TEST_MODELS")
-	if dir == "" {
-		dir = testmodels.DefaultDir
-	}
-	return filepath.Join(dir, rel)
+	return filepath.Join(testmodels.Lookup(), rel)
 }
 
 // smallImage is a small valid file with metadata and tensors of several types.

@@ -3,33 +3,19 @@ package safetensors
 import (
 	"encoding/binary"
 	"encoding/json"
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// modelsDir returns the shared test models directory: $TROUPE_TEST_MODELS or
-// ../../../shared/models. A missing directory fails under CI=true and skips
-// elsewhere.
-func modelsDir(t testing.TB) string {
-	t.Helper()
-	dir, err := findModelsDir()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test model missing (set TROUPE_TEST_MODELS): %v", err)
-		}
-		t.Skipf("test model missing, skipping (set TROUPE_TEST_MODELS to the shared models directory): %v", err)
-	}
-	return dir
-}
+// modelsDir returns the shared test models directory (see internal/testmodels).
+func modelsDir(t testing.TB) string { return testmodels.Dir(t) }
 
 // findModelsDir locates the shared models directory without failing.
 func findModelsDir() (string, error) {
-	dir := os.Getenv("TROUPE_TEST_MODELS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "models")
-	}
+	dir := testmodels.Lookup()
 	_, err := os.Stat(filepath.Join(dir, "tinystories-656k-safetensors", "model.safetensors"))
 	return dir, err
 }
