@@ -10,7 +10,8 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 		sum += float64(v * v)
 	}
 	mean := float32(sum / float64(len(x)))
-	scale := float32(1.0 / math.Sqrt(float64(mean+eps)))
+	// 1.0f/sqrtf(mean + eps): two float32 roundings, as ggml does.
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	for i, v := range x {
 		dst[i] = v * scale * w[i]
 	}
@@ -21,33 +22,65 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 // factors[i] * scale, where factors (len nRot/2) may be nil. neox selects the
 // rotate-half pairing (i, i+nRot/2) of GPT-NeoX and Hugging Face checkpoints;
 // otherwise adjacent pairs (2i, 2i+1) are rotated, as GGUF llama files expect.
+//
+// The arithmetic is ggml's rope_f32 on x86: theta in float32, multiplied by
+// theta_scale = powf(base, -2/nRot) at each step; cosf/sinf of the float32
+// angle; and the rotation with the FMA contraction GCC applies to
+// x0*cos - x1*sin and x0*sin + x1*cos.
 func Rope(x []float32, pos int, nRot int, base, scale float32, factors []float32, neox bool) {
 	half := nRot / 2
-	thetaScale := math.Pow(float64(base), -2.0/float64(nRot))
-	theta := float64(pos)
+	thetaScale := float32(math.Pow(float64(base), float64(float32(-2)/float32(nRot))))
+	theta := float32(pos)
 	for i := 0; i < half; i++ {
-		t := theta * float64(scale)
+		t := theta
 		if factors != nil {
-			t /= float64(factors[i])
+			t /= factors[i]
 		}
-		sin, cos := math.Sincos(t)
-		c, s := float32(cos), float32(sin)
+		t = scale * t
+		c, s := float32(math.Cos(float64(t))), float32(math.Sin(float64(t)))
 		a, b := 2*i, 2*i+1
 		if neox {
 			a, b = i, i+half
 		}
 		x0, x1 := x[a], x[b]
-		x[a] = x0*c - x1*s
-		x[b] = x0*s + x1*c
+		x[a] = fma32(x0, c, -float32(x1*s))
+		x[b] = fma32(x0, s, float32(x1*c))
 		theta *= thetaScale
 	}
 }
 
-// SiLUMul computes dst[i] = silu(gate[i]) * up[i], the SwiGLU activation.
+// SiLUMul computes dst[i] = silu(gate[i]) * up[i], the SwiGLU activation, as
+// ggml_vec_swiglu_f32 does on AVX512: x/(1 + e^-x) with ggml_v_expf's
+// polynomial for whole groups of 16 values, expf for the rest. Call it on
+// one row at a time: which values take which path depends on the row length.
 func SiLUMul(dst, gate, up []float32) {
-	for i, g := range gate {
+	n16 := len(gate) - len(gate)%16
+	for i, g := range gate[:n16] {
+		dst[i] = g / (1 + vExpf(-g)) * up[i]
+	}
+	for i := n16; i < len(gate); i++ {
+		g := gate[i]
 		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
 	}
+}
+
+// vExpf is ggml_v_expf (AVX512 form) for one lane: e^x from a degree-5
+// polynomial on the reduced argument, scaled by 2^n.
+func vExpf(x float32) float32 {
+	const r = 0x1.8p23
+	z := fma32(x, 0x1.715476p+0, r)
+	n := z - r
+	b := fma32(-n, 0x1.7f7d1cp-20, fma32(-n, 0x1.62e4p-1, x))
+	if abs32(n) > 192 {
+		if n <= 0 {
+			return 0
+		}
+		return float32(math.Inf(1))
+	}
+	u := b * b
+	j := fma32(fma32(fma32(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, fma32(0x1.555e66p-3, b, 0x1.fffdb6p-2)), u,
+		fma32(0x1.ffffecp-1, b, 1))
+	return float32(math.Ldexp(float64(j), int(n)))
 }
 
 // Softmax normalises x in place.

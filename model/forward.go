@@ -119,7 +119,10 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	if err := s.mm.MatMul(s.up, s.xb, n, lw.Up); err != nil {
 		return err
 	}
-	compute.SiLUMul(s.gate[:n*c.FFNDim], s.gate[:n*c.FFNDim], s.up[:n*c.FFNDim])
+	for i := range n { // per row: ggml's swiglu works row by row
+		g, u := s.gate[i*c.FFNDim:(i+1)*c.FFNDim], s.up[i*c.FFNDim:(i+1)*c.FFNDim]
+		compute.SiLUMul(g, g, u)
+	}
 	if err := s.mm.MatMul(s.ob, s.gate, n, lw.Down); err != nil {
 		return err
 	}
@@ -143,11 +146,22 @@ func (m *Model) attention(s *State, b *Batch, cache *kv.Cache, l, n int) {
 	wg.Wait()
 }
 
+// attendRange mirrors ggml's CPU flash attention
+// (ggml_compute_forward_flash_attn_ext_f16_one_chunk), which llama.cpp uses
+// on CPU by default: q is rounded to f16; each score is the f16 dot of q and
+// k (for head_dim < 64 on AVX512 a double sum of exact products) times the
+// scale; an online softmax with expf keeps the weighted sum of v in f16
+// (VKQ16, rounded after every FMA and rescale) and the float32 sum S =
+// FMA(S, ms, vs); the output is VKQ·(1/S).
+// TODO(proposal): head_dim ≥ 64 needs ggml_vec_dot_f16's AVX512 part (four
+// 16-lane FMA accumulators, reduced) for its first head_dim &^ 63 values;
+// scores[:hd] is borrowed for the f16 q to keep Forward allocation-free.
 func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, scores []float32) {
 	c := &m.Config
 	hd, qDim, group := c.HeadDim, c.Heads*c.HeadDim, c.Heads/c.KVHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	bs := cache.BlockSize
+	q16 := scores[:hd] // needs len(scores) ≥ head_dim
 	for it := lo; it < hi; it++ {
 		i, h := it/c.Heads, it%c.Heads
 		kvOff := (h / group) * hd
@@ -155,16 +169,43 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		out := s.att[i*qDim+h*hd : i*qDim+(h+1)*hd]
 		table := b.BlockTables[b.Seq[i]]
 		pos := int(b.Positions[i])
-		sc := scores[:pos+1]
-		for j := range sc {
-			slot := int(table[j/bs])*bs + j%bs
-			sc[j] = compute.Dot(q, cache.K(l, slot)[kvOff:kvOff+hd]) * scale
+		for d, v := range q {
+			q16[d] = roundF16(v)
 		}
-		compute.Softmax(sc)
 		clear(out)
-		for j, a := range sc {
+		S, M := float32(0), float32(math.Inf(-1))
+		for j := 0; j <= pos; j++ {
 			slot := int(table[j/bs])*bs + j%bs
-			compute.Axpy(out, a, cache.V(l, slot)[kvOff:kvOff+hd])
+			k := cache.K(l, slot)[kvOff : kvOff+hd]
+			var dot float64
+			for d, v := range k {
+				dot += float64(v * q16[d])
+			}
+			sc := float32(dot) * scale
+			ms, vs := float32(1), float32(1)
+			if sc > M {
+				ms = float32(math.Exp(float64(M - sc)))
+				M = sc
+				for d := range out {
+					out[d] = roundF16(out[d] * ms)
+				}
+			} else {
+				vs = float32(math.Exp(float64(sc - M)))
+			}
+			v := cache.V(l, slot)[kvOff : kvOff+hd]
+			for d := range out {
+				out[d] = roundF16(float32(math.FMA(float64(v[d]), float64(vs), float64(out[d]))))
+			}
+			S = float32(math.FMA(float64(S), float64(ms), float64(vs)))
+		}
+		var inv float32
+		if S != 0 {
+			inv = 1 / S
+		}
+		for d := range out {
+			out[d] *= inv
 		}
 	}
 }
+
+func roundF16(x float32) float32 { return compute.FP16ToFP32(compute.FP32ToFP16(x)) }

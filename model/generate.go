@@ -47,7 +47,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, o GenerateOptions,
 		return fmt.Errorf("model: %w", err)
 	}
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(),
-		NumBlocks: (total + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize})
+		NumBlocks: (total + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, RoundF16: true})
 	if err != nil {
 		return err
 	}
