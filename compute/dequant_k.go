@@ -40,28 +40,13 @@ func dequantQ2K(src []byte, dst []float32) {
 // Q3_K block (110 bytes): hmask[32] (third bit of each value), qs[64] (low
 // two bits), scales[12] (sixteen 6-bit scales, biased by 32), d f16.
 func dequantQ3K(src []byte, dst []float32) {
-	const kmask1, kmask2 = 0x03030303, 0x0f0f0f0f
 	for i := range len(dst) / QK_K {
 		b := (*[110]byte)(src[i*110:])
 		y := (*[QK_K]float32)(dst[i*QK_K:])
 		hm := (*[32]byte)(b[0:])
 		dAll := f16At(b[108:])
 
-		// Unpack the 12 scale bytes into 16 6-bit scales, as ggml does with
-		// four little-endian words.
-		a0 := binary.LittleEndian.Uint32(b[96:])
-		a1 := binary.LittleEndian.Uint32(b[100:])
-		tmp := binary.LittleEndian.Uint32(b[104:])
-		aux := [4]uint32{
-			a0&kmask2 | (tmp>>0&kmask1)<<4,
-			a1&kmask2 | (tmp>>2&kmask1)<<4,
-			a0>>4&kmask2 | (tmp>>4&kmask1)<<4,
-			a1>>4&kmask2 | (tmp>>6&kmask1)<<4,
-		}
-		var scales [16]int8
-		for j := range scales {
-			scales[j] = int8(aux[j/4] >> (8 * (j % 4)))
-		}
+		scales := q3KScales(b[96:108])
 
 		is, k := 0, 0
 		m := byte(1)
@@ -193,4 +178,24 @@ func dequantQ8K(src []byte, dst []float32) {
 			y[j] = d * float32(int8(b[4+j]))
 		}
 	}
+}
+
+// q3KScales unpacks a Q3_K block's 12 scale bytes into its 16 6-bit scales,
+// still offset by 32, as ggml does with four little-endian words.
+func q3KScales(b []byte) [16]int8 {
+	const kmask1, kmask2 = 0x03030303, 0x0f0f0f0f
+	a0 := binary.LittleEndian.Uint32(b[0:])
+	a1 := binary.LittleEndian.Uint32(b[4:])
+	tmp := binary.LittleEndian.Uint32(b[8:])
+	aux := [4]uint32{
+		a0&kmask2 | (tmp>>0&kmask1)<<4,
+		a1&kmask2 | (tmp>>2&kmask1)<<4,
+		a0>>4&kmask2 | (tmp>>4&kmask1)<<4,
+		a1>>4&kmask2 | (tmp>>6&kmask1)<<4,
+	}
+	var scales [16]int8
+	for j := range scales {
+		scales[j] = int8(aux[j/4] >> (8 * (j % 4)))
+	}
+	return scales
 }

@@ -1,7 +1,5 @@
 package compute
 
-import "encoding/binary"
-
 // K-quant block dot products with Q8_K activations, with the float order of
 // ggml's x86 kernels (see vecdot.go): Q2_K and Q4_K are repacked on AVX512
 // and AVX2 CPUs and take the sequential form with a separate accumulator for
@@ -90,7 +88,6 @@ func seqQ2_K(x []byte, y []blockQ8_K, chunk int) float32 {
 // bytes): hmask[32] (a clear bit subtracts 4), qs[64], scales[12] (sixteen
 // 6-bit scales biased by 32), d f16.
 func vecDotQ3_K(x []byte, y []blockQ8_K) float32 {
-	const kmask1, kmask2 = 0x03030303, 0x0f0f0f0f
 	var acc [8]float32
 	var w [QK_K]int8
 	var sc [16]int32
@@ -104,17 +101,9 @@ func vecDotQ3_K(x []byte, y []blockQ8_K) float32 {
 				w[p] -= 4
 			}
 		}
-		a0 := binary.LittleEndian.Uint32(b[96:])
-		a1 := binary.LittleEndian.Uint32(b[100:])
-		tmp := binary.LittleEndian.Uint32(b[104:])
-		aux := [4]uint32{
-			a0&kmask2 | (tmp>>0&kmask1)<<4,
-			a1&kmask2 | (tmp>>2&kmask1)<<4,
-			a0>>4&kmask2 | (tmp>>4&kmask1)<<4,
-			a1>>4&kmask2 | (tmp>>6&kmask1)<<4,
-		}
+		raw := q3KScales(b[96:108])
 		for j := range sc {
-			sc[j] = int32(byte(aux[j/4]>>(8*(j%4)))) - 32
+			sc[j] = int32(byte(raw[j])) - 32
 		}
 		lane := kLanes(&w, &yb.qs, sc[:], 16)
 		accLanes(&acc, yb.d*f16At(b[108:]), &lane)
