@@ -40,9 +40,8 @@ type blockQ8_K struct {
 	bsums [QK_K / 16]int16
 }
 
-// roundF16 rounds f to the nearest half and back, as storing a float in a
-// ggml_half field does.
-func roundF16(f float32) float32 { return FP16ToFP32(FP32ToFP16(f)) }
+// RoundF16 rounds f to the nearest float16 value (ties to even), as float32.
+func RoundF16(f float32) float32 { return FP16ToFP32(FP32ToFP16(f)) }
 
 // roundEvenSat rounds f to the nearest integer, halves to even, and
 // saturates to int8, as _mm256_round_ps, _mm256_cvtps_epi32 and the packs
@@ -79,7 +78,7 @@ func quantizeRowQ8_0(x []float32, y []blockQ8_0) {
 		if amax != 0 {
 			id = 127 / amax
 		}
-		y[i].d = roundF16(amax / 127)
+		y[i].d = RoundF16(amax / 127)
 		for j, v := range xb {
 			y[i].qs[j] = roundEvenSat(v * id)
 		}
@@ -97,14 +96,14 @@ func quantizeRowQ8_1(x []float32, y []blockQ8_1) {
 			id = 127 / amax
 		}
 		d := amax / 127
-		y[i].d = roundF16(d)
+		y[i].d = RoundF16(d)
 		var sum int32
 		for j, v := range xb {
 			q := roundEvenSat(v * id)
 			y[i].qs[j] = q
 			sum += int32(q)
 		}
-		y[i].s = roundF16(d * float32(sum))
+		y[i].s = RoundF16(d * float32(sum))
 	}
 }
 

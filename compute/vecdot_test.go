@@ -219,7 +219,7 @@ func TestQuantizeActivations(t *testing.T) {
 			for _, v := range tc.x {
 				amax = max(amax, abs32(v))
 			}
-			if want := roundF16(amax / 127 * float32(tc.sum)); y[0].s != want {
+			if want := RoundF16(amax / 127 * float32(tc.sum)); y[0].s != want {
 				t.Errorf("s = %g, want %g", y[0].s, want)
 			}
 		})

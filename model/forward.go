@@ -170,7 +170,7 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		table := b.BlockTables[b.Seq[i]]
 		pos := int(b.Positions[i])
 		for d, v := range q {
-			q16[d] = roundF16(v)
+			q16[d] = compute.RoundF16(v)
 		}
 		clear(out)
 		S, M := float32(0), float32(math.Inf(-1))
@@ -187,14 +187,14 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 				ms = float32(math.Exp(float64(M - sc)))
 				M = sc
 				for d := range out {
-					out[d] = roundF16(out[d] * ms)
+					out[d] = compute.RoundF16(out[d] * ms)
 				}
 			} else {
 				vs = float32(math.Exp(float64(sc - M)))
 			}
 			v := cache.V(l, slot)[kvOff : kvOff+hd]
 			for d := range out {
-				out[d] = roundF16(float32(math.FMA(float64(v[d]), float64(vs), float64(out[d]))))
+				out[d] = compute.RoundF16(float32(math.FMA(float64(v[d]), float64(vs), float64(out[d]))))
 			}
 			S = float32(math.FMA(float64(S), float64(ms), float64(vs)))
 		}
@@ -207,5 +207,3 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		}
 	}
 }
-
-func roundF16(x float32) float32 { return compute.FP16ToFP32(compute.FP32ToFP16(x)) }
