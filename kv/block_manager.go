@@ -128,34 +128,37 @@ func (m *BlockManager) CanAllocate(tokens []int32) bool {
 // On error nothing changes: ErrSeqExists, ErrOutOfBlocks. A prompt that
 // needs more than NumBlocks blocks never fits; reject it rather than wait.
 func (m *BlockManager) Allocate(id SeqID, tokens []int32) (numCachedTokens int, err error) {
+	return m.AllocateUpTo(id, tokens, len(tokens))
+}
+
+// AllocateUpTo is Allocate for a prompt computed in chunks (chunked prefill):
+// the cache is searched over all of tokens, and counted as one query of
+// len(tokens), but the new table covers only the first
+// max(numTokens, numCachedTokens+1) positions (at most len(tokens)). Blocks
+// filled by those positions are registered for sharing now, so call it when
+// the step computing them is scheduled; AppendTokens covers the rest later.
+func (m *BlockManager) AllocateUpTo(id SeqID, tokens []int32, numTokens int) (numCachedTokens int, err error) {
 	if _, ok := m.seqs[id]; ok {
 		return 0, fmt.Errorf("kv: allocate seq %d: %w", id, ErrSeqExists)
 	}
 	if len(tokens) == 0 {
 		return 0, fmt.Errorf("kv: allocate seq %d: empty prompt", id)
 	}
-	if need, free := m.allocNeed(tokens), m.NumFreeBlocks(); need > free {
+	m.hits = m.lookup(tokens, m.hits[:0])
+	hits := m.hits
+	numCachedTokens = len(hits) * m.blockSize
+	covered := min(max(numTokens, numCachedTokens+1), len(tokens))
+	if need, free := m.needFor(hits, covered), m.NumFreeBlocks(); need > free {
 		return 0, fmt.Errorf("kv: allocate seq %d: %w: need %d blocks, %d free", id, ErrOutOfBlocks, need, free)
 	}
-	hits := m.hits // filled by allocNeed
-	s := m.newSeq(m.numBlocksFor(len(tokens)))
+	s := m.newSeq(m.numBlocksFor(covered))
 	for _, b := range hits {
 		m.share(b)
 		s.table = append(s.table, b)
 	}
-	for i := len(hits); i*m.blockSize < len(tokens); i++ {
-		b := m.allocBlock()
-		chunk := tokens[i*m.blockSize : min(len(tokens), (i+1)*m.blockSize)]
-		copy(m.blockTokens(b), chunk)
-		m.blocks[b].n = int32(len(chunk))
-		s.table = append(s.table, b)
-		if m.prefixCaching && len(chunk) == m.blockSize {
-			m.register(b, s.table[:i])
-		}
-	}
-	s.numTokens = len(tokens)
+	s.numTokens = numCachedTokens
 	m.seqs[id] = s
-	numCachedTokens = len(hits) * m.blockSize
+	m.appendTokens(s, tokens[numCachedTokens:covered])
 	if m.prefixCaching {
 		m.prefixQueries += int64(len(tokens))
 		m.prefixHits += int64(numCachedTokens)
@@ -163,12 +166,22 @@ func (m *BlockManager) Allocate(id SeqID, tokens []int32) (numCachedTokens int, 
 	return numCachedTokens, nil
 }
 
-// allocNeed returns the free blocks Allocate of tokens would take, leaving
-// the cache hits in m.hits. Hits on cached free blocks take a free block.
-func (m *BlockManager) allocNeed(tokens []int32) int {
+// NumCachedTokens returns what Allocate of tokens would find cached now,
+// without changing anything or counting a query.
+func (m *BlockManager) NumCachedTokens(tokens []int32) int {
+	if len(tokens) == 0 {
+		return 0
+	}
 	m.hits = m.lookup(tokens, m.hits[:0])
-	need := m.numBlocksFor(len(tokens))
-	for _, b := range m.hits {
+	return len(m.hits) * m.blockSize
+}
+
+// needFor returns the free blocks a new table covering numTokens positions
+// takes when its first blocks are the cache hits: hits on cached free blocks
+// take a free block, hits on blocks in use do not.
+func (m *BlockManager) needFor(hits []int32, numTokens int) int {
+	need := m.numBlocksFor(numTokens)
+	for _, b := range hits {
 		if m.blocks[b].ref > 0 {
 			need--
 		}
@@ -176,10 +189,20 @@ func (m *BlockManager) allocNeed(tokens []int32) int {
 	return need
 }
 
+// allocNeed returns the free blocks Allocate of tokens would take.
+func (m *BlockManager) allocNeed(tokens []int32) int {
+	m.hits = m.lookup(tokens, m.hits[:0])
+	return m.needFor(m.hits, len(tokens))
+}
+
 // CanAppend reports whether Append to id would succeed now.
-func (m *BlockManager) CanAppend(id SeqID) bool {
+func (m *BlockManager) CanAppend(id SeqID) bool { return m.CanAppendTokens(id, 1) }
+
+// CanAppendTokens reports whether AppendTokens of n tokens to id would
+// succeed now.
+func (m *BlockManager) CanAppendTokens(id SeqID, n int) bool {
 	s, ok := m.seqs[id]
-	return ok && (s.numTokens%m.blockSize != 0 || m.NumFreeBlocks() > 0)
+	return ok && m.numBlocksFor(s.numTokens+n)-len(s.table) <= m.NumFreeBlocks()
 }
 
 // Append adds token at the next position of sequence id, taking a new block
@@ -187,28 +210,45 @@ func (m *BlockManager) CanAppend(id SeqID) bool {
 // computed, not when it is sampled: a block it fills is registered for
 // sharing. On error nothing changes: ErrUnknownSeq, ErrOutOfBlocks.
 func (m *BlockManager) Append(id SeqID, token int32) error {
+	return m.AppendTokens(id, []int32{token})
+}
+
+// AppendTokens adds tokens at the next positions of sequence id (the next
+// chunk of a prompt, or a decode token), taking new blocks as the last one
+// fills. Like Append, call it when the tokens are scheduled to be computed.
+// On error nothing changes: ErrUnknownSeq, ErrOutOfBlocks.
+func (m *BlockManager) AppendTokens(id SeqID, tokens []int32) error {
 	s, ok := m.seqs[id]
 	if !ok {
 		return fmt.Errorf("kv: append to seq %d: %w", id, ErrUnknownSeq)
 	}
-	if s.numTokens%m.blockSize == 0 {
-		if m.NumFreeBlocks() == 0 {
-			return fmt.Errorf("kv: append to seq %d: %w", id, ErrOutOfBlocks)
-		}
-		s.table = append(s.table, m.allocBlock())
+	if need, free := m.numBlocksFor(s.numTokens+len(tokens))-len(s.table), m.NumFreeBlocks(); need > free {
+		return fmt.Errorf("kv: append %d tokens to seq %d: %w: need %d blocks, %d free", len(tokens), id, ErrOutOfBlocks, need, free)
 	}
-	last := s.table[len(s.table)-1]
-	blk := &m.blocks[last]
-	if blk.ref != 1 {
-		panic(fmt.Sprintf("kv: seq %d writes block %d held by %d tables", id, last, blk.ref))
-	}
-	m.tokens[int(last)*m.blockSize+int(blk.n)] = token
-	blk.n++
-	s.numTokens++
-	if m.prefixCaching && int(blk.n) == m.blockSize {
-		m.register(last, s.table[:len(s.table)-1])
-	}
+	m.appendTokens(s, tokens)
 	return nil
+}
+
+// appendTokens writes tokens into the slots after s's last, taking blocks as
+// needed (the caller has checked there are enough) and registering the
+// blocks they fill.
+func (m *BlockManager) appendTokens(s *seqState, tokens []int32) {
+	for _, token := range tokens {
+		if s.numTokens%m.blockSize == 0 {
+			s.table = append(s.table, m.allocBlock())
+		}
+		last := s.table[len(s.table)-1]
+		blk := &m.blocks[last]
+		if blk.ref != 1 {
+			panic(fmt.Sprintf("kv: a sequence writes block %d held by %d tables", last, blk.ref))
+		}
+		m.tokens[int(last)*m.blockSize+int(blk.n)] = token
+		blk.n++
+		s.numTokens++
+		if m.prefixCaching && int(blk.n) == m.blockSize {
+			m.register(last, s.table[:len(s.table)-1])
+		}
+	}
 }
 
 // Fork gives a new sequence child the tokens of parent (n > 1 samples of one

@@ -86,3 +86,13 @@ func (m *BlockManager) uncache(b int32) {
 		m.free.pushBack(freePlain, b)
 	}
 }
+
+// ResetPrefixCache forgets every cached free block, as vLLM's
+// reset_prefix_cache: they become plain free blocks, so no later lookup hits
+// them. Blocks in use keep their registration. Call it when the content of
+// cached blocks can no longer be trusted (a device failed mid-step).
+func (m *BlockManager) ResetPrefixCache() {
+	for b := m.free.front(freeCached); b >= 0; b = m.free.front(freeCached) {
+		m.uncache(b)
+	}
+}

@@ -1,0 +1,98 @@
+package messages
+
+// SamplingParams are one sequence's sampling parameters, as model/sample's
+// Params (see there for each field's meaning). The zero value is greedy.
+type SamplingParams struct {
+	Temperature       float32           `msgpack:"temperature,omitempty"`
+	TopK              int               `msgpack:"top_k,omitempty"`
+	TopP              float32           `msgpack:"top_p,omitempty"`
+	MinP              float32           `msgpack:"min_p,omitempty"`
+	RepetitionPenalty float32           `msgpack:"repetition_penalty,omitempty"`
+	PresencePenalty   float32           `msgpack:"presence_penalty,omitempty"`
+	FrequencyPenalty  float32           `msgpack:"frequency_penalty,omitempty"`
+	PenaltyLastN      int               `msgpack:"penalty_last_n,omitempty"` // 0: the whole history
+	LogitBias         map[int32]float32 `msgpack:"logit_bias,omitempty"`
+	Seed              uint64            `msgpack:"seed,omitempty"`
+	HasSeed           bool              `msgpack:"has_seed,omitempty"`
+	WantLogprob       bool              `msgpack:"want_logprob,omitempty"`
+	Logprobs          int               `msgpack:"logprobs,omitempty"` // top alternatives per token
+}
+
+// GenerateRequest asks for completions of one tokenized prompt.
+// Client (HTTP front or embedding API) -> request actor.
+type GenerateRequest struct {
+	RequestID    string         `msgpack:"request_id"`
+	Prompt       []int32        `msgpack:"prompt"`
+	N            int            `msgpack:"n,omitempty"`          // choices; 0 means 1
+	MaxTokens    int            `msgpack:"max_tokens,omitempty"` // per choice; 0: until the context is full
+	Sampling     SamplingParams `msgpack:"sampling"`
+	Stop         []string       `msgpack:"stop,omitempty"`           // stop strings, never part of the output
+	StopTokenIDs []int32        `msgpack:"stop_token_ids,omitempty"` // extra end tokens
+	IgnoreEOS    bool           `msgpack:"ignore_eos,omitempty"`
+	Priority     int            `msgpack:"priority,omitempty"` // lower runs first, as vLLM
+}
+
+// Finish reasons, as OpenAI's finish_reason where one exists.
+const (
+	FinishStop      = "stop"      // an end-of-generation token, a stop token or a stop string
+	FinishLength    = "length"    // max tokens or the context length
+	FinishCancelled = "cancelled" // Cancel, or the client went away
+	FinishError     = "error"     // Err says why
+)
+
+// TokenLogprob is one alternative token and its log-probability.
+type TokenLogprob struct {
+	ID      int32   `msgpack:"id"`
+	Logprob float32 `msgpack:"logprob"`
+}
+
+// Token is one generated token, with its log-probability and the most likely
+// alternatives when they were asked for.
+type Token struct {
+	ID      int32          `msgpack:"id"`
+	Logprob float32        `msgpack:"logprob,omitempty"`
+	Top     []TokenLogprob `msgpack:"top,omitempty"`
+}
+
+// Usage counts a request's tokens, as OpenAI's usage.
+type Usage struct {
+	PromptTokens     int `msgpack:"prompt_tokens"`
+	CompletionTokens int `msgpack:"completion_tokens"`
+	CachedTokens     int `msgpack:"cached_tokens"` // prompt tokens found in the prefix cache
+}
+
+// OutputChunk is new output of one choice of a request: tokens and the text
+// they complete (stop strings held back until they cannot match, and never
+// sent). The last chunk of a choice has FinishReason set; the last chunk of
+// the request has Done and Usage set (Index is then -1 if it carries no
+// output of its own). Request actor -> client.
+type OutputChunk struct {
+	RequestID    string  `msgpack:"request_id"`
+	Index        int     `msgpack:"index"`
+	Tokens       []Token `msgpack:"tokens,omitempty"`
+	Text         string  `msgpack:"text,omitempty"`
+	FinishReason string  `msgpack:"finish_reason,omitempty"`
+	Err          string  `msgpack:"err,omitempty"`
+	Done         bool    `msgpack:"done,omitempty"`
+	Usage        *Usage  `msgpack:"usage,omitempty"`
+}
+
+// SequenceOutput is new output of one sequence. Sequence -> its request.
+type SequenceOutput struct {
+	SeqID           uint64  `msgpack:"seq_id"`
+	Index           int     `msgpack:"index"`
+	Tokens          []Token `msgpack:"tokens,omitempty"`
+	Text            string  `msgpack:"text,omitempty"`
+	FinishReason    string  `msgpack:"finish_reason,omitempty"`
+	Err             string  `msgpack:"err,omitempty"`
+	NumCachedTokens int     `msgpack:"num_cached_tokens,omitempty"` // prompt tokens found cached
+}
+
+// Cancel stops a request or a sequence wherever it is, and frees its blocks
+// at once. Client -> request (RequestID); request -> sequence; sequence ->
+// batcher (SeqID), also when the sequence stops itself on a stop string.
+type Cancel struct {
+	RequestID string `msgpack:"request_id,omitempty"`
+	SeqID     uint64 `msgpack:"seq_id,omitempty"`
+	Reason    string `msgpack:"reason,omitempty"`
+}

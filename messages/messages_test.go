@@ -1,0 +1,131 @@
+package messages
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// every lists one filled value of every message type; TestEveryTypeListed
+// keeps it complete.
+var every = []any{
+	&GenerateRequest{RequestID: "r1", Prompt: []int32{1, 2, 3}, N: 2, MaxTokens: 16,
+		Sampling: SamplingParams{Temperature: 0.7, TopK: 40, TopP: 0.9, MinP: 0.05, RepetitionPenalty: 1.1,
+			PresencePenalty: 0.5, FrequencyPenalty: -0.5, PenaltyLastN: 64, LogitBias: map[int32]float32{5: float32(math.Inf(-1)), 7: 2},
+			Seed: 42, HasSeed: true, WantLogprob: true, Logprobs: 3},
+		Stop: []string{"\n\n", "END"}, StopTokenIDs: []int32{2}, IgnoreEOS: true, Priority: -1},
+	&OutputChunk{RequestID: "r1", Index: 1, Tokens: []Token{{ID: 9, Logprob: -0.25, Top: []TokenLogprob{{9, -0.25}, {3, float32(math.Inf(-1))}}}},
+		Text: "héllo", FinishReason: FinishStop, Err: "e", Done: true, Usage: &Usage{PromptTokens: 3, CompletionTokens: 4, CachedTokens: 16}},
+	&SequenceOutput{SeqID: 7, Index: 1, Tokens: []Token{{ID: 1}}, Text: "a", FinishReason: FinishError, Err: "boom", NumCachedTokens: 32},
+	&Cancel{RequestID: "r1", SeqID: 7, Reason: "client gone"},
+	&StepRequest{SeqID: 7, New: &NewSequence{Prompt: []int32{1, 2}, MaxTokens: 5, Priority: 3,
+		Sampling: SamplingParams{Temperature: 1}, StopTokenIDs: []int32{0}, IgnoreEOS: true}},
+	&StepResult{SeqID: 7, Token: Token{ID: 4, Logprob: -1}, NumCachedTokens: 16, Finish: FinishLength, Err: "x"},
+	&Preempted{SeqID: 7, Mode: ModeSwap},
+	&Resumed{SeqID: 7, Mode: ModeRecompute},
+	&Step{StepID: 3, Tokens: []int32{1, 2, 3}, Positions: []int32{0, 1, 5}, Seq: []int32{0, 0, 1},
+		BlockTables: [][]int32{{4}, {0, 9}}, Logits: []bool{false, true, true},
+		Samples: []SampleSpec{{SeqID: 1, Params: &SamplingParams{}, Draw: 0}, {SeqID: 2, Params: &SamplingParams{TopK: 1}, History: []int32{1, 2}, Draw: 5}}},
+	&StepDone{StepID: 3, Tokens: []Token{{ID: 1}, {ID: 2}}, Err: "e", ForwardNanos: 12345},
+	&SwapOut{Blocks: []BlockCopy{{Src: 1, Dst: 3}, {Src: 2, Dst: 1}}},
+	&SwapIn{Blocks: []BlockCopy{{Src: 0, Dst: 5}}},
+	&Free{SeqIDs: []uint64{1, 2}},
+	&DeviceRestarted{Device: 1, Reason: "panic"},
+	&GetStats{},
+	&Stats{Running: 1, Waiting: 2, Swapped: 3, NumBlocks: 4, NumFreeBlocks: 5, KVCacheUsage: 0.5, PrefixQueries: 6,
+		PrefixHits: 7, Preemptions: 8, SwapOuts: 9, SwapIns: 10, Steps: 11, Rejected: 12, DeviceRestarts: 13, HostBlocks: 14, FreeHostBlocks: 15},
+}
+
+func TestMsgpackRoundTrip(t *testing.T) {
+	for _, m := range every {
+		name := reflect.TypeOf(m).Elem().Name()
+		t.Run(name, func(t *testing.T) {
+			b, err := msgpack.Marshal(m)
+			if err != nil {
+				t.Fatalf("marshal: %v", err)
+			}
+			got := reflect.New(reflect.TypeOf(m).Elem()).Interface()
+			if err := msgpack.Unmarshal(b, got); err != nil {
+				t.Fatalf("unmarshal: %v", err)
+			}
+			if !reflect.DeepEqual(got, m) {
+				t.Fatalf("round trip changed the message:\n got %+v\nwant %+v", got, m)
+			}
+		})
+	}
+}
+
+// TestEveryTypeListed fails when a struct type of this package is neither a
+// round-trip case nor reached from one, or when a field of a case is left at
+// its zero value (so its encoding is not exercised).
+func TestEveryTypeListed(t *testing.T) {
+	reached := map[string]bool{}
+	set := map[string]bool{} // "Type.Field" seen non-zero
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Struct:
+			reached[v.Type().Name()] = true
+			for i := range v.NumField() {
+				if !v.Field(i).IsZero() {
+					set[v.Type().Name()+"."+v.Type().Field(i).Name] = true
+				}
+				walk(v.Field(i))
+			}
+		}
+	}
+	for _, m := range every {
+		walk(reflect.ValueOf(m))
+	}
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := 0
+	for _, f := range pkgs["messages"].Files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range g.Specs {
+				if ts, ok := spec.(*ast.TypeSpec); ok && ts.Name.IsExported() {
+					declared++
+					if !reached[ts.Name.Name] {
+						t.Errorf("message type %s has no round-trip case", ts.Name.Name)
+					}
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					for _, f := range st.Fields.List {
+						for _, n := range f.Names {
+							if !set[ts.Name.Name+"."+n.Name] {
+								t.Errorf("%s.%s is zero in every round-trip case", ts.Name.Name, n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if declared < 10 {
+		t.Fatalf("found only %d declared types", declared)
+	}
+}

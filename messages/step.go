@@ -1,0 +1,138 @@
+package messages
+
+// NewSequence is what the batcher needs to schedule a sequence: its prompt
+// and the limits and parameters of its generation.
+type NewSequence struct {
+	Prompt       []int32        `msgpack:"prompt"`
+	MaxTokens    int            `msgpack:"max_tokens,omitempty"` // 0: until the context is full
+	Priority     int            `msgpack:"priority,omitempty"`   // lower runs first
+	Sampling     SamplingParams `msgpack:"sampling"`
+	StopTokenIDs []int32        `msgpack:"stop_token_ids,omitempty"`
+	IgnoreEOS    bool           `msgpack:"ignore_eos,omitempty"`
+}
+
+// StepRequest says a sequence is ready for its next step: the first one
+// carries New and enters the sequence into the schedule; each later one
+// answers a StepResult that did not finish it. Sequence -> batcher.
+type StepRequest struct {
+	SeqID uint64       `msgpack:"seq_id"`
+	New   *NewSequence `msgpack:"new,omitempty"`
+}
+
+// StepResult is the token sampled for a sequence in a step. Finish is set
+// when the batcher ended the sequence (end-of-generation or stop token:
+// FinishStop, the token is not output; max tokens or context: FinishLength),
+// and Err with FinishError when it could not be run (rejected or failed); the
+// sequence's blocks are then already free. Batcher -> sequence.
+type StepResult struct {
+	SeqID           uint64 `msgpack:"seq_id"`
+	Token           Token  `msgpack:"token"`
+	NumCachedTokens int    `msgpack:"num_cached_tokens,omitempty"` // prompt tokens found cached (first result)
+	Finish          string `msgpack:"finish,omitempty"`
+	Err             string `msgpack:"err,omitempty"`
+}
+
+// Preemption modes.
+const (
+	ModeRecompute = "recompute" // blocks freed; recomputed from the tokens on resume
+	ModeSwap      = "swap"      // blocks copied to the device's host tier and back
+)
+
+// Preempted tells a sequence it lost its place for now (Mode says how); it
+// will resume by itself. Batcher -> sequence.
+type Preempted struct {
+	SeqID uint64 `msgpack:"seq_id"`
+	Mode  string `msgpack:"mode"`
+}
+
+// Resumed tells a preempted sequence it is scheduled again. Batcher -> sequence.
+type Resumed struct {
+	SeqID uint64 `msgpack:"seq_id"`
+	Mode  string `msgpack:"mode"`
+}
+
+// Step is one micro-batch for a device: a flattened ragged batch (as
+// model.Batch) and, for each row with Logits set, in batch order, how to
+// sample it. Batcher -> device.
+type Step struct {
+	StepID      uint64       `msgpack:"step_id"`
+	Tokens      []int32      `msgpack:"tokens"`       // (n_tokens)
+	Positions   []int32      `msgpack:"positions"`    // (n_tokens)
+	Seq         []int32      `msgpack:"seq"`          // (n_tokens) index into BlockTables
+	BlockTables [][]int32    `msgpack:"block_tables"` // (n_seqs) (blocks)
+	Logits      []bool       `msgpack:"logits"`       // (n_tokens)
+	Samples     []SampleSpec `msgpack:"samples"`      // (n_logits)
+}
+
+// SampleSpec is how to sample one row of a Step's logits.
+type SampleSpec struct {
+	SeqID  uint64          `msgpack:"seq_id"`
+	Params *SamplingParams `msgpack:"params"`
+	// History is the sequence's tokens the penalties look at (nil when it
+	// has no penalties).
+	History []int32 `msgpack:"history,omitempty"`
+	// Draw numbers this token among the sequence's samples; a seeded draw
+	// depends only on (Seed, Draw), so a recomputed sequence draws the same.
+	Draw uint64 `msgpack:"draw"`
+}
+
+// StepDone answers a Step: one token per Samples entry, in order, or Err
+// when the step failed as a whole. Device -> batcher.
+type StepDone struct {
+	StepID       uint64  `msgpack:"step_id"`
+	Tokens       []Token `msgpack:"tokens"`
+	Err          string  `msgpack:"err,omitempty"`
+	ForwardNanos int64   `msgpack:"forward_nanos"` // time in the forward pass and sampling
+}
+
+// BlockCopy copies one block, all layers, from Src to Dst.
+type BlockCopy struct {
+	Src int32 `msgpack:"src"`
+	Dst int32 `msgpack:"dst"`
+}
+
+// SwapOut copies device blocks (Src) to host-tier blocks (Dst) before the
+// device blocks are reused. Batcher -> device, ahead of the Step that reuses
+// them; a device handles its mailbox in order, so no answer is needed.
+type SwapOut struct {
+	Blocks []BlockCopy `msgpack:"blocks"`
+}
+
+// SwapIn copies host-tier blocks (Src) back to device blocks (Dst) before the
+// Step that reads them. Batcher -> device.
+type SwapIn struct {
+	Blocks []BlockCopy `msgpack:"blocks"`
+}
+
+// Free tells a device that sequences ended, so it drops what it keeps for
+// them (sampler state). Their blocks are the batcher's to reuse.
+// Batcher -> device.
+type Free struct {
+	SeqIDs []uint64 `msgpack:"seq_ids"`
+}
+
+// DeviceRestarted tells the batcher its device was restarted by its
+// supervisor after a failure: the step in flight, if any, is lost.
+// Device -> batcher (its parent).
+type DeviceRestarted struct {
+	Device int    `msgpack:"device"`
+	Reason string `msgpack:"reason,omitempty"`
+}
+
+// GetStats asks the batcher for a Stats snapshot. Anyone -> batcher.
+type GetStats struct{}
+
+// Stats is a snapshot of the batcher's schedule and counters, summed over
+// its devices. Batcher -> the asker.
+type Stats struct {
+	Running, Waiting, Swapped  int
+	NumBlocks, NumFreeBlocks   int
+	KVCacheUsage               float64 // fraction of device blocks held by sequences
+	PrefixQueries, PrefixHits  int64   // prompt tokens looked up / found in the prefix cache
+	Preemptions, SwapOuts      int64   // sequences preempted (any mode) / swapped out
+	SwapIns                    int64
+	Steps                      int64 // micro-batches dispatched
+	Rejected                   int64 // sequences that could never fit
+	DeviceRestarts             int64
+	HostBlocks, FreeHostBlocks int
+}
