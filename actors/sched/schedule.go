@@ -1,0 +1,139 @@
+package sched
+
+import (
+	"fmt"
+
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// Schedule plans the next step from the ready sequences; it returns nil when
+// there is nothing to run. The plan stays the scheduler's: read it, then call
+// Done or Fail before the next Schedule.
+func (s *Scheduler) Schedule() *Plan {
+	if s.inFlight {
+		panic("sched: Schedule with a plan in flight")
+	}
+	p := &s.plan
+	*p = Plan{SwapOut: p.SwapOut[:0], SwapIn: p.SwapIn[:0], Chunks: p.Chunks[:0],
+		Preempted: p.Preempted[:0], Resumed: p.Resumed[:0], hostRelease: p.hostRelease[:0]}
+	budget := s.cfg.MaxNumBatchedTokens
+	scheduled := map[*Seq]bool{}
+
+	// Running sequences: decode steps and the next chunks of prompts.
+	for i := 0; i < len(s.running) && budget > 0; i++ {
+		q := s.running[i]
+		if !q.Ready {
+			continue
+		}
+		n := min(len(q.Tokens)-q.NumComputed, budget)
+		for !s.blocks.CanAppendTokens(q.ID, n) {
+			v := s.victim(scheduled)
+			s.preempt(v, p)
+			if v == q {
+				i-- // q left s.running; the next sequence moved to index i
+				break
+			}
+		}
+		if q.Status != Running {
+			continue
+		}
+		if err := s.blocks.AppendTokens(q.ID, q.Tokens[q.NumComputed:q.NumComputed+n]); err != nil {
+			panic(fmt.Sprintf("sched: append after CanAppendTokens: %v", err)) // broken invariant
+		}
+		s.addChunk(p, q, q.NumComputed, q.NumComputed+n)
+		scheduled[q] = true
+		budget -= n
+	}
+
+	// Waiting sequences, unless this step had to preempt.
+	for i := 0; len(p.Preempted) == 0 && i < len(s.waiting) && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs; i++ {
+		q := s.waiting[i]
+		if !q.Ready {
+			continue
+		}
+		if !s.admit(q, p, budget) {
+			break // FCFS: no one behind it jumps the queue
+		}
+		s.waiting = remove(s.waiting, q)
+		i--
+		s.running = insertSorted(s.running, q)
+		c := p.Chunks[len(p.Chunks)-1]
+		budget -= c.End - c.Start
+	}
+	if len(p.Chunks) == 0 && len(p.SwapOut) == 0 {
+		return nil
+	}
+	s.inFlight = true
+	return p
+}
+
+// victim returns the running sequence to preempt: the lowest priority, then
+// the newest, among those not already scheduled in this step. One always
+// exists, because the sequence asking for blocks is a candidate.
+func (s *Scheduler) victim(scheduled map[*Seq]bool) *Seq {
+	for i := len(s.running) - 1; i >= 0; i-- {
+		if q := s.running[i]; !scheduled[q] {
+			return q
+		}
+	}
+	panic("sched: no preemption victim") // the asking sequence is running and unscheduled
+}
+
+// preempt takes q's device blocks: to the host tier in Swap mode when it
+// has room, else by recompute.
+func (s *Scheduler) preempt(q *Seq, p *Plan) {
+	table := s.blocks.BlockTable(q.ID)
+	s.running = remove(s.running, q)
+	s.preemptions++
+	if s.cfg.Preemption == Swap && q.NumComputed > 0 {
+		if host, err := s.host.Grow(nil, q.NumComputed, s.cfg.BlockSize); err == nil {
+			for i, b := range table[:len(host)] {
+				p.SwapOut = append(p.SwapOut, messages.BlockCopy{Src: b, Dst: host[i]})
+			}
+			q.host, q.Status = host, Swapped
+			s.swapOuts++
+		}
+	}
+	if q.Status == Running {
+		q.Status, q.NumComputed = Waiting, 0
+	}
+	_ = s.blocks.Free(q.ID) // after reading table
+	s.waiting = insertSorted(s.waiting, q)
+	p.Preempted = append(p.Preempted, q)
+}
+
+// admit gives waiting sequence q device blocks and its first chunk in p, if
+// the blocks are there.
+func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
+	cached := s.blocks.NumCachedTokens(q.Tokens)
+	start := max(cached, q.NumComputed) // NumComputed > 0 only when Swapped
+	n := min(len(q.Tokens)-start, budget)
+	got, err := s.blocks.AllocateUpTo(q.ID, q.Tokens, start+n)
+	if err != nil {
+		return false
+	}
+	if got != cached {
+		panic(fmt.Sprintf("sched: seq %d: lookup found %d cached tokens, allocate %d", q.ID, cached, got))
+	}
+	if q.Status == Swapped {
+		table := s.blocks.BlockTable(q.ID)
+		for i := cached / s.cfg.BlockSize; i*s.cfg.BlockSize < q.NumComputed; i++ {
+			p.SwapIn = append(p.SwapIn, messages.BlockCopy{Src: q.host[i], Dst: table[i]})
+		}
+		p.hostRelease = append(p.hostRelease, q.host)
+		q.host = nil
+		s.swapIns++
+	}
+	if q.admitted || q.Status == Swapped {
+		p.Resumed = append(p.Resumed, q)
+	} else {
+		q.admitted, q.NumCachedTokens = true, min(cached, q.PromptLen)
+	}
+	q.Status, q.NumComputed = Running, start
+	s.addChunk(p, q, start, start+n)
+	return true
+}
+
+func (s *Scheduler) addChunk(p *Plan, q *Seq, start, end int) {
+	p.Chunks = append(p.Chunks, Chunk{Seq: q, Start: start, End: end, Logits: end == len(q.Tokens)})
+}

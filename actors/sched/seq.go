@@ -1,0 +1,55 @@
+package sched
+
+import "github.com/troupe-llm/troupe/kv"
+
+// Status is where a sequence is in the schedule.
+type Status int
+
+const (
+	Waiting  Status = iota // not yet admitted, or preempted by recompute
+	Running                // holds device blocks
+	Swapped                // preempted by swap: its blocks are in the host tier
+	Finished               // done, cancelled or failed; holds nothing
+)
+
+func (s Status) String() string {
+	return [...]string{"waiting", "running", "swapped", "finished"}[s]
+}
+
+// Seq is one sequence as the scheduler sees it. The scheduler owns it after
+// Add; callers read it and change only Tokens through Done.
+type Seq struct {
+	ID       kv.SeqID
+	Priority int     // lower runs first
+	Tokens   []int32 // prompt, then the sampled tokens
+	// PromptLen is the prompt's length; Tokens[PromptLen:] are outputs.
+	PromptLen int
+	// MaxLen is the length at which the sequence ends: prompt plus max
+	// tokens, at most the model's context.
+	MaxLen int
+	// NumComputed is how many leading tokens have their K/V in the cache
+	// (or in the host tier when swapped).
+	NumComputed int
+	// NumCachedTokens is how many prompt tokens the prefix cache held when
+	// the sequence was first admitted (OpenAI's cached_tokens).
+	NumCachedTokens int
+	Status          Status
+	// Ready is set while the sequence wants its next step; a step that
+	// samples a token for it clears it until Ready is called again.
+	Ready bool
+
+	arrival  uint64  // Add order: FCFS within a priority
+	admitted bool    // NumCachedTokens is set
+	host     []int32 // host-tier blocks while Swapped
+}
+
+// NumOutput is the number of tokens sampled so far.
+func (q *Seq) NumOutput() int { return len(q.Tokens) - q.PromptLen }
+
+// before orders sequences for service: priority, then arrival.
+func before(a, b *Seq) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	return a.arrival < b.arrival
+}
