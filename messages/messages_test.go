@@ -33,7 +33,7 @@ var every = []any{
 	&Step{StepID: 3, Tokens: []int32{1, 2, 3}, Positions: []int32{0, 1, 5}, Seq: []int32{0, 0, 1},
 		BlockTables: [][]int32{{4}, {0, 9}}, Logits: []bool{false, true, true},
 		Samples: []SampleSpec{{SeqID: 1, Params: &SamplingParams{}, Draw: 0}, {SeqID: 2, Params: &SamplingParams{TopK: 1}, History: []int32{1, 2}, Draw: 5}}},
-	&StepDone{StepID: 3, Tokens: []Token{{ID: 1}, {ID: 2}}, Err: "e", ForwardNanos: 12345},
+	&StepDone{StepID: 3, Tokens: []Token{{ID: 1}, {ID: 2}}, Errs: []string{"", "banned"}, Err: "e", ForwardNanos: 12345},
 	&SwapOut{Blocks: []BlockCopy{{Src: 1, Dst: 3}, {Src: 2, Dst: 1}}},
 	&SwapIn{Blocks: []BlockCopy{{Src: 0, Dst: 5}}},
 	&Free{SeqIDs: []uint64{1, 2}},

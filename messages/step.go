@@ -77,12 +77,14 @@ type SampleSpec struct {
 }
 
 // StepDone answers a Step: one token per Samples entry, in order, or Err
-// when the step failed as a whole. Device -> batcher.
+// when the step failed as a whole. Errs, when not nil, holds a per-sample
+// error ("" for the rows that sampled). Device -> batcher.
 type StepDone struct {
-	StepID       uint64  `msgpack:"step_id"`
-	Tokens       []Token `msgpack:"tokens"`
-	Err          string  `msgpack:"err,omitempty"`
-	ForwardNanos int64   `msgpack:"forward_nanos"` // time in the forward pass and sampling
+	StepID       uint64   `msgpack:"step_id"`
+	Tokens       []Token  `msgpack:"tokens"`
+	Errs         []string `msgpack:"errs,omitempty"`
+	Err          string   `msgpack:"err,omitempty"`
+	ForwardNanos int64    `msgpack:"forward_nanos"` // time in the forward pass and sampling
 }
 
 // BlockCopy copies one block, all layers, from Src to Dst.

@@ -193,3 +193,17 @@ func (s *Sampler) fillLogprobs(tok *Token, l []float32, max float32) {
 func (s *Sampler) uniform() float64 {
 	return float64(s.rng.Uint64()>>11) * 0x1p-53
 }
+
+// Reseed restarts the random stream from seed, so that a draw can depend on
+// (seed, draw number) alone: the runtime reseeds with DrawSeed before each
+// token, so a sequence recomputed after preemption, or moved to another
+// device, draws the same tokens.
+func (s *Sampler) Reseed(seed uint64) { s.rng.Seed(seed, pcgStream) }
+
+// DrawSeed mixes a sequence's seed with the number of its draw (splitmix64).
+func DrawSeed(seed, draw uint64) uint64 {
+	z := seed + (draw+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

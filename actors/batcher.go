@@ -1,0 +1,394 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// batcher owns the schedule of its devices (one sched.Scheduler each, over
+// that device's blocks) and turns sequences' step requests into micro-batches:
+// a device's next step fires when every running sequence has asked for it or
+// the budget is full (size trigger), or when the window has passed since the
+// first ready work (window trigger). One step is in flight per device; the
+// requests for the next are gathered while it computes. Devices are its
+// children: it supervises them and re-queues the step of one that failed.
+type batcher struct {
+	cfg      Config
+	backends []Backend
+	isEOG    func(int32) bool
+
+	devices []*deviceSlot
+	seqs    map[uint64]*seqEntry
+	nextID  uint64 // step ids, unique over devices
+	stats   messages.Stats
+	stopped bool
+
+	outcomes []sched.Outcome // scratch for Done
+}
+
+// deviceSlot is the batcher's view of one device.
+type deviceSlot struct {
+	index    int
+	pid      *actor.PID
+	sched    *sched.Scheduler
+	step     *messages.Step // in flight, nil when idle
+	timer    *time.Timer    // window trigger, nil when not armed
+	timerGen uint64
+	dead     bool
+}
+
+// seqEntry is what the batcher keeps of a sequence besides its sched.Seq.
+type seqEntry struct {
+	pid      *actor.PID
+	dev      *deviceSlot
+	new      *messages.NewSequence
+	stopIDs  []int32
+	notified bool // NumCachedTokens sent with the first result
+}
+
+// windowElapsed is the batcher's timer firing for a device (gen guards
+// against a timer disarmed after it fired). Batcher -> itself.
+type windowElapsed struct {
+	dev int
+	gen uint64
+}
+
+func newBatcher(cfg Config, backends []Backend, isEOG func(int32) bool) actor.Producer {
+	return func() actor.Actor {
+		return &batcher{cfg: cfg, backends: backends, isEOG: isEOG, seqs: make(map[uint64]*seqEntry)}
+	}
+}
+
+func (b *batcher) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		b.onStarted(ctx)
+	case *messages.StepRequest:
+		b.onStepRequest(ctx, msg)
+	case *messages.Cancel:
+		b.onCancel(ctx, msg)
+	case *messages.StepDone:
+		b.onStepDone(ctx, msg)
+	case *messages.DeviceRestarted:
+		b.onDeviceRestarted(ctx, msg)
+	case *windowElapsed:
+		b.onWindow(ctx, msg)
+	case *messages.GetStats:
+		ctx.Respond(b.snapshot())
+	case *actor.Terminated:
+		b.onTerminated(ctx, msg)
+	case *actor.Stopping:
+		b.onStopping()
+	}
+}
+
+func (b *batcher) onStarted(ctx actor.Context) {
+	b.devices = b.devices[:0]
+	for i, be := range b.backends {
+		s, err := sched.New(b.cfg.schedConfig(be))
+		if err != nil {
+			panic(fmt.Sprintf("batcher: device %d: %v", i, err)) // Start validated the config
+		}
+		props := actor.PropsFromProducer(newDevice(i, be))
+		pid := ctx.SpawnPrefix(props, fmt.Sprintf("device%d-", i))
+		b.devices = append(b.devices, &deviceSlot{index: i, pid: pid, sched: s})
+	}
+}
+
+func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
+	if req.New == nil {
+		if e, ok := b.seqs[req.SeqID]; ok && e.dev.sched.Ready(kv.SeqID(req.SeqID)) {
+			b.maybeDispatch(ctx, e.dev)
+		}
+		return
+	}
+	if _, ok := b.seqs[req.SeqID]; ok {
+		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError,
+			Err: fmt.Sprintf("sequence %d is already scheduled", req.SeqID)})
+		return
+	}
+	d := b.place(req.New.Prompt)
+	if d == nil {
+		b.stats.Rejected++
+		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: "no device is running"})
+		return
+	}
+	n := req.New
+	if _, err := d.sched.Add(kv.SeqID(req.SeqID), n.Prompt, n.MaxTokens, n.Priority); err != nil {
+		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: err.Error()})
+		return
+	}
+	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs}
+	b.maybeDispatch(ctx, d)
+}
+
+// place picks the device for a new sequence: the one whose prefix cache
+// holds most of the prompt, then the least loaded.
+func (b *batcher) place(prompt []int32) *deviceSlot {
+	var best *deviceSlot
+	bestCached := -1
+	for _, d := range b.devices {
+		if d.dead {
+			continue
+		}
+		c := d.sched.NumCachedTokens(prompt)
+		if c > bestCached || (c == bestCached && d.sched.Load() < best.sched.Load()) {
+			best, bestCached = d, c
+		}
+	}
+	return best
+}
+
+func (b *batcher) onCancel(ctx actor.Context, c *messages.Cancel) {
+	e, ok := b.seqs[c.SeqID]
+	if !ok {
+		return
+	}
+	e.dev.sched.Finish(kv.SeqID(c.SeqID))
+	b.forget(ctx, e.dev, []uint64{c.SeqID})
+	b.maybeDispatch(ctx, e.dev)
+}
+
+// forget drops finished sequences and tells their device.
+func (b *batcher) forget(ctx actor.Context, d *deviceSlot, ids []uint64) {
+	if len(ids) == 0 {
+		return
+	}
+	for _, id := range ids {
+		delete(b.seqs, id)
+	}
+	if !d.dead {
+		ctx.Send(d.pid, &messages.Free{SeqIDs: ids})
+	}
+}
+
+// maybeDispatch sends d its next step if it is idle and the size trigger
+// fires, or arms the window timer when work is ready but the trigger has not
+// fired.
+func (b *batcher) maybeDispatch(ctx actor.Context, d *deviceSlot) {
+	if d.dead || d.step != nil || b.stopped {
+		return
+	}
+	fire, pending := d.sched.Trigger()
+	switch {
+	case fire:
+		b.dispatch(ctx, d)
+	case pending && d.timer == nil:
+		d.timerGen++
+		gen, self, root := d.timerGen, ctx.Self(), ctx.ActorSystem().Root
+		d.timer = time.AfterFunc(b.cfg.Window, func() { root.Send(self, &windowElapsed{dev: d.index, gen: gen}) })
+	case !pending:
+		b.disarm(d)
+	}
+}
+
+func (b *batcher) onWindow(ctx actor.Context, w *windowElapsed) {
+	d := b.devices[w.dev]
+	if w.gen != d.timerGen || d.timer == nil {
+		return
+	}
+	d.timer = nil
+	if !d.dead && d.step == nil {
+		b.dispatch(ctx, d)
+	}
+}
+
+func (b *batcher) disarm(d *deviceSlot) {
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+		d.timerGen++
+	}
+}
+
+// dispatch plans d's next step and sends it: swap copies first, then the
+// step; preempted and resumed sequences are told.
+func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
+	b.disarm(d)
+	p := d.sched.Schedule()
+	if p == nil {
+		return
+	}
+	for _, q := range p.Preempted {
+		mode := messages.ModeRecompute
+		if q.Status == sched.Swapped {
+			mode = messages.ModeSwap
+		}
+		ctx.Send(b.seqs[uint64(q.ID)].pid, &messages.Preempted{SeqID: uint64(q.ID), Mode: mode})
+	}
+	for _, q := range p.Resumed {
+		ctx.Send(b.seqs[uint64(q.ID)].pid, &messages.Resumed{SeqID: uint64(q.ID)})
+	}
+	if len(p.SwapOut) > 0 {
+		ctx.Send(d.pid, &messages.SwapOut{Blocks: slices.Clone(p.SwapOut)})
+	}
+	if len(p.SwapIn) > 0 {
+		ctx.Send(d.pid, &messages.SwapIn{Blocks: slices.Clone(p.SwapIn)})
+	}
+	b.nextID++
+	step := &messages.Step{StepID: b.nextID}
+	for i, c := range p.Chunks {
+		q := c.Seq
+		step.BlockTables = append(step.BlockTables, slices.Clone(d.sched.BlockTable(q)))
+		for pos := c.Start; pos < c.End; pos++ {
+			step.Tokens = append(step.Tokens, q.Tokens[pos])
+			step.Positions = append(step.Positions, int32(pos))
+			step.Seq = append(step.Seq, int32(i))
+			step.Logits = append(step.Logits, c.Logits && pos == c.End-1)
+		}
+		if c.Logits {
+			step.Samples = append(step.Samples, b.sampleSpec(q))
+		}
+	}
+	d.step = step
+	b.stats.Steps++
+	ctx.Send(d.pid, step)
+}
+
+// sampleSpec says how to sample q's next token: its parameters, the history
+// its penalties look at, and its draw number.
+func (b *batcher) sampleSpec(q *sched.Seq) messages.SampleSpec {
+	p := &b.seqs[uint64(q.ID)].new.Sampling
+	spec := messages.SampleSpec{SeqID: uint64(q.ID), Params: p, Draw: uint64(q.NumOutput())}
+	if p.RepetitionPenalty != 0 && p.RepetitionPenalty != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
+		h := q.Tokens
+		if p.PenaltyLastN > 0 && len(h) > p.PenaltyLastN {
+			h = h[len(h)-p.PenaltyLastN:]
+		}
+		spec.History = slices.Clone(h)
+	}
+	return spec
+}
+
+func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
+	d := b.slotOf(done.StepID)
+	if d == nil {
+		return // a step already given up (its device restarted)
+	}
+	step := d.step
+	d.step = nil
+	if done.Err != "" || len(done.Tokens) != len(step.Samples) {
+		b.failStep(ctx, d, fmt.Sprintf("device %d: step failed: %s", d.index, done.Err))
+		return
+	}
+	sampled := make([]int32, len(done.Tokens))
+	row := make(map[uint64]int, len(step.Samples))
+	for r, t := range done.Tokens {
+		sampled[r] = t.ID
+		row[step.Samples[r].SeqID] = r
+		if done.Errs != nil && done.Errs[r] != "" {
+			sampled[r] = -1 // stop() ends it with an error below
+		}
+	}
+	stop := func(q *sched.Seq, tok int32) bool {
+		e := b.seqs[uint64(q.ID)]
+		return tok < 0 || (!e.new.IgnoreEOS && b.isEOG(tok)) || slices.Contains(e.stopIDs, tok)
+	}
+	b.outcomes = d.sched.Done(sampled, stop, b.outcomes[:0])
+	var finished []uint64
+	for _, o := range b.outcomes {
+		id := uint64(o.Seq.ID)
+		e := b.seqs[id]
+		r := row[id]
+		res := &messages.StepResult{SeqID: id, Token: done.Tokens[r], Finish: o.Finish}
+		if done.Errs != nil && done.Errs[r] != "" {
+			res.Finish, res.Err = messages.FinishError, done.Errs[r]
+		}
+		if !e.notified {
+			e.notified, res.NumCachedTokens = true, o.Seq.NumCachedTokens
+		}
+		ctx.Send(e.pid, res)
+		if o.Finish != "" {
+			finished = append(finished, id)
+		}
+	}
+	b.forget(ctx, d, finished)
+	b.maybeDispatch(ctx, d)
+}
+
+func (b *batcher) slotOf(stepID uint64) *deviceSlot {
+	for _, d := range b.devices {
+		if d.step != nil && d.step.StepID == stepID {
+			return d
+		}
+	}
+	return nil
+}
+
+// failStep ends the sequences of a step that failed as a whole with an error
+// (the device answered; running the step again would fail again).
+func (b *batcher) failStep(ctx actor.Context, d *deviceSlot, reason string) {
+	for _, q := range d.sched.Fail() {
+		b.endWithError(ctx, d, uint64(q.ID), reason)
+	}
+	b.maybeDispatch(ctx, d)
+}
+
+func (b *batcher) endWithError(ctx actor.Context, d *deviceSlot, id uint64, reason string) {
+	e, ok := b.seqs[id]
+	if !ok {
+		return
+	}
+	d.sched.Finish(kv.SeqID(id))
+	ctx.Send(e.pid, &messages.StepResult{SeqID: id, Finish: messages.FinishError, Err: reason})
+	b.forget(ctx, d, []uint64{id})
+}
+
+// onDeviceRestarted re-queues the step the device lost: its sequences are
+// recomputed from their tokens, so none is lost or answered twice.
+func (b *batcher) onDeviceRestarted(ctx actor.Context, msg *messages.DeviceRestarted) {
+	if msg.Device < 0 || msg.Device >= len(b.devices) {
+		return
+	}
+	d := b.devices[msg.Device]
+	b.stats.DeviceRestarts++
+	if d.step != nil {
+		d.step = nil
+		for _, q := range d.sched.Fail() {
+			ctx.Send(b.seqs[uint64(q.ID)].pid, &messages.Preempted{SeqID: uint64(q.ID), Mode: messages.ModeRecompute})
+		}
+	}
+	b.maybeDispatch(ctx, d)
+}
+
+// onTerminated handles a device its supervisor gave up on: its sequences end
+// with an error, and new ones go to the other devices.
+func (b *batcher) onTerminated(ctx actor.Context, t *actor.Terminated) {
+	if b.stopped {
+		return
+	}
+	for _, d := range b.devices {
+		if !d.pid.Equal(t.Who) || d.dead {
+			continue
+		}
+		d.dead = true
+		b.disarm(d)
+		for id, e := range b.seqs {
+			if e.dev == d {
+				b.endWithError(ctx, d, id, fmt.Sprintf("device %d stopped after repeated failures", d.index))
+			}
+		}
+	}
+}
+
+func (b *batcher) onStopping() {
+	b.stopped = true
+	for _, d := range b.devices {
+		b.disarm(d)
+	}
+}
+
+func (b *batcher) snapshot() *messages.Stats {
+	st := b.stats
+	for _, d := range b.devices {
+		d.sched.Stats(&st)
+	}
+	return &st
+}

@@ -1,0 +1,110 @@
+package actors
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/troupe-llm/troupe/actors/sched"
+)
+
+// Config sets up a Runtime. The zero value serves one CPU device with
+// vLLM-like defaults sized for this kind of machine.
+type Config struct {
+	// Devices is the number of device replicas on this node; 0: 1.
+	Devices int
+	// Workers is the goroutines each CPU device uses for a forward pass; 0: 2.
+	Workers int
+	// NumBlocks is the KV blocks per device; 0: enough for MaxNumSeqs
+	// sequences of 512 tokens or 4 full contexts, whichever is more, at most
+	// 2 GiB of K/V.
+	NumBlocks int
+	// BlockSize is the token slots per KV block; 0: 16.
+	BlockSize int
+	// NumHostBlocks is the host tier per device for Swap preemption; 0 with
+	// Swap: as many as NumBlocks.
+	NumHostBlocks int
+	// MaxNumSeqs and MaxNumBatchedTokens bound one step (vLLM's
+	// max_num_seqs and max_num_batched_tokens); 0: 64 and 512.
+	MaxNumSeqs, MaxNumBatchedTokens int
+	// MaxModelLen is the positions per sequence; 0: the model's context.
+	MaxModelLen int
+	// Preemption is how a sequence gives back its blocks: sched.Recompute
+	// (the default) or sched.Swap.
+	Preemption sched.Preemption
+	// NoPrefixCaching turns automatic prefix caching off.
+	NoPrefixCaching bool
+	// Window is how long the batcher waits, after the first ready work, for
+	// more before it dispatches a step that the size trigger has not
+	// fired; 0: 2ms.
+	Window time.Duration
+	// Backends, when set, are the devices (one per entry) instead of CPU
+	// backends built from the model: a CUDA backend, or a test's.
+	Backends []Backend
+}
+
+// kvBytesCap bounds the default KV cache size.
+const kvBytesCap = 2 << 30
+
+// withDefaults fills c's zero fields for a model of context ctxLen whose
+// K/V take kvBytesPerToken bytes per token.
+func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
+	if c.Devices == 0 {
+		c.Devices = max(1, len(c.Backends))
+	}
+	if c.Workers == 0 {
+		c.Workers = 2
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = 16
+	}
+	if c.MaxNumSeqs == 0 {
+		c.MaxNumSeqs = 64
+	}
+	if c.MaxNumBatchedTokens == 0 {
+		c.MaxNumBatchedTokens = 512
+	}
+	if c.MaxModelLen == 0 {
+		c.MaxModelLen = ctxLen
+	}
+	if c.NumBlocks == 0 {
+		tokens := max(c.MaxNumSeqs*512, 4*c.MaxModelLen)
+		tokens = min(tokens, max(c.MaxModelLen, kvBytesCap/max(kvBytesPerToken, 1)))
+		c.NumBlocks = (tokens + c.BlockSize - 1) / c.BlockSize
+	}
+	if c.NumHostBlocks == 0 && c.Preemption == sched.Swap {
+		c.NumHostBlocks = c.NumBlocks
+	}
+	if c.Window == 0 {
+		c.Window = 2 * time.Millisecond
+	}
+	return c
+}
+
+// validate reports the first impossible value of a defaulted c.
+func (c Config) validate() error {
+	switch {
+	case c.Devices < 1:
+		return fmt.Errorf("actors: devices %d < 1", c.Devices)
+	case len(c.Backends) > 0 && len(c.Backends) != c.Devices:
+		return fmt.Errorf("actors: %d backends for %d devices", len(c.Backends), c.Devices)
+	case c.Workers < 1:
+		return fmt.Errorf("actors: workers %d < 1", c.Workers)
+	case c.Window < 0:
+		return fmt.Errorf("actors: negative batching window %v", c.Window)
+	}
+	return c.schedConfig(nil).Validate()
+}
+
+// schedConfig is the scheduler configuration for a device; a Backend, when
+// given, has the last word on the shape of its blocks.
+func (c Config) schedConfig(be Backend) sched.Config {
+	sc := sched.Config{
+		MaxNumSeqs: c.MaxNumSeqs, MaxNumBatchedTokens: c.MaxNumBatchedTokens, MaxModelLen: c.MaxModelLen,
+		NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, NoPrefixCaching: c.NoPrefixCaching,
+		Preemption: c.Preemption, NumHostBlocks: c.NumHostBlocks,
+	}
+	if be != nil {
+		sc.NumBlocks, sc.BlockSize, sc.NumHostBlocks = be.NumBlocks(), be.BlockSize(), be.NumHostBlocks()
+	}
+	return sc
+}

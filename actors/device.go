@@ -1,0 +1,153 @@
+package actors
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/sample"
+)
+
+// device owns a Backend (weights and KV blocks) and runs the steps its
+// batcher (its parent and supervisor) sends: swap copies, then the forward
+// pass and sampling, answering StepDone. It decides no policy.
+type device struct {
+	index     int
+	backend   Backend
+	restarted bool // this incarnation follows a failure
+
+	batch    model.Batch
+	logits   []float32                  // (n_logits, vocab)
+	samplers map[uint64]*sample.Sampler // per sequence, reseeded per draw
+}
+
+// newDevice returns the producer of device index over backend. The backend
+// is shared by every incarnation: a restart keeps the KV blocks.
+func newDevice(index int, backend Backend) actor.Producer {
+	incarnations := 0
+	return func() actor.Actor {
+		incarnations++
+		return &device{index: index, backend: backend, restarted: incarnations > 1,
+			samplers: make(map[uint64]*sample.Sampler)}
+	}
+}
+
+func (d *device) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		d.onStarted(ctx)
+	case *messages.SwapOut:
+		d.onSwap(ctx, d.backend.SwapOut, msg.Blocks)
+	case *messages.SwapIn:
+		d.onSwap(ctx, d.backend.SwapIn, msg.Blocks)
+	case *messages.Step:
+		d.onStep(ctx, msg)
+	case *messages.Free:
+		d.onFree(msg)
+	}
+}
+
+func (d *device) onStarted(ctx actor.Context) {
+	if d.restarted {
+		ctx.Send(ctx.Parent(), &messages.DeviceRestarted{Device: d.index, Reason: "restarted by its supervisor after a failure"})
+	}
+}
+
+// onSwap copies blocks; a failed copy is a broken invariant (the batcher
+// computed the block ids), so it panics and the supervisor steps in.
+func (d *device) onSwap(ctx actor.Context, swap func([]messages.BlockCopy) error, blocks []messages.BlockCopy) {
+	if err := swap(blocks); err != nil {
+		panic(fmt.Sprintf("device %d: %v", d.index, err))
+	}
+}
+
+func (d *device) onStep(ctx actor.Context, step *messages.Step) {
+	start := time.Now()
+	done := &messages.StepDone{StepID: step.StepID}
+	if err := d.forward(step); err != nil {
+		done.Err = err.Error()
+	} else {
+		done.Tokens, done.Errs = d.sample(step)
+	}
+	done.ForwardNanos = time.Since(start).Nanoseconds()
+	ctx.Send(ctx.Parent(), done)
+}
+
+func (d *device) forward(step *messages.Step) error {
+	b := &d.batch
+	b.Tokens, b.Positions, b.Seq, b.Logits, b.BlockTables = step.Tokens, step.Positions, step.Seq, step.Logits, step.BlockTables
+	if n := b.NumLogits(); n != len(step.Samples) {
+		return fmt.Errorf("device %d: step %d has %d logit rows and %d samples", d.index, step.StepID, n, len(step.Samples))
+	}
+	vocab := d.backend.VocabSize()
+	if need := len(step.Samples) * vocab; cap(d.logits) < need {
+		d.logits = make([]float32, need)
+	}
+	return d.backend.Forward(b, d.logits[:len(step.Samples)*vocab])
+}
+
+// sample draws one token per logits row, with each sequence's parameters.
+// A row that cannot be sampled (every token banned, bad logits) gets an
+// error of its own; the others are unaffected.
+func (d *device) sample(step *messages.Step) ([]messages.Token, []string) {
+	vocab := d.backend.VocabSize()
+	toks := make([]messages.Token, len(step.Samples))
+	var errs []string
+	fail := func(r int, err error) {
+		if errs == nil {
+			errs = make([]string, len(step.Samples))
+		}
+		errs[r] = err.Error()
+	}
+	for r, spec := range step.Samples {
+		s, err := d.sampler(spec)
+		if err != nil {
+			fail(r, err)
+			continue
+		}
+		s.Reseed(sample.DrawSeed(spec.Params.Seed, spec.Draw))
+		tok, err := s.Sample(d.logits[r*vocab:(r+1)*vocab], spec.History)
+		if err != nil {
+			fail(r, err)
+			continue
+		}
+		toks[r] = messages.Token{ID: tok.ID, Logprob: tok.Logprob}
+		for _, t := range tok.Top { // tok.Top is the sampler's; copy it out
+			toks[r].Top = append(toks[r].Top, messages.TokenLogprob{ID: t.ID, Logprob: t.Logprob})
+		}
+	}
+	return toks, errs
+}
+
+func (d *device) sampler(spec messages.SampleSpec) (*sample.Sampler, error) {
+	if s, ok := d.samplers[spec.SeqID]; ok {
+		return s, nil
+	}
+	s, err := sample.New(SampleParams(spec.Params))
+	if err != nil {
+		return nil, err
+	}
+	d.samplers[spec.SeqID] = s
+	return s, nil
+}
+
+func (d *device) onFree(msg *messages.Free) {
+	for _, id := range msg.SeqIDs {
+		delete(d.samplers, id)
+	}
+}
+
+// SampleParams converts the wire form of sampling parameters to
+// model/sample's.
+func SampleParams(p *messages.SamplingParams) sample.Params {
+	return sample.Params{
+		Temperature: p.Temperature, TopK: p.TopK, TopP: p.TopP, MinP: p.MinP,
+		RepetitionPenalty: p.RepetitionPenalty, PresencePenalty: p.PresencePenalty,
+		FrequencyPenalty: p.FrequencyPenalty, PenaltyLastN: p.PenaltyLastN,
+		LogitBias: p.LogitBias, Seed: p.Seed, HasSeed: p.HasSeed,
+		WantLogprob: p.WantLogprob, Logprobs: p.Logprobs,
+	}
+}

@@ -1,0 +1,26 @@
+// Package actors is troupe's runtime: protoactor-go actors that serve
+// generation requests with continuous batching over paged KV blocks, and the
+// small public API a Go program uses to run it inside its own actor system
+// (Start, Runtime.Stream, Runtime.Generate, Runtime.Stop).
+//
+// The actors, one per file, as in ../shared/docs/DESIGN.md:
+//
+//	request  (request.go)   one client request: spawns a sequence per choice,
+//	                        relays their output, counts usage
+//	sequence (sequence.go)  one choice: asks the batcher for steps, decodes
+//	                        text, stops on stop strings
+//	batcher  (batcher.go)   the schedule (actors/sched) of each device: fires a
+//	                        micro-batch on the size or window trigger; preempts,
+//	                        swaps, re-queues a failed device's step
+//	device   (device.go)    a Backend's weights and KV blocks: block copies,
+//	                        forward pass, sampling
+//
+// The messages between them are plain data from package messages. Who talks
+// to whom is wired at spawn time: a request's sequences are its children,
+// the devices are the batcher's children and the batcher supervises them.
+//
+// Concurrency: each actor's state is touched only by its Receive. The
+// Runtime's methods are safe for concurrent use. Nothing inside an actor
+// blocks on another actor: futures are used only at the edge (Runtime.Stats,
+// Runtime.Stop).
+package actors

@@ -1,0 +1,184 @@
+package actors_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/goleak"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// newSystem returns an actor system that logs only errors, shut down with
+// the test.
+func newSystem(t testing.TB) *actor.ActorSystem {
+	t.Helper()
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	t.Cleanup(sys.Shutdown)
+	return sys
+}
+
+// openModel opens a shared model (a path relative to the models directory).
+func openModel(t testing.TB, rel string) *model.Model {
+	t.Helper()
+	m, err := model.Open(testmodels.Path(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// start starts a runtime; at cleanup it stops it and checks that every block
+// is free (or cached) and that no goroutine leaked.
+func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
+	t.Helper()
+	rt, err := actors.Start(newSystem(t), m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		checkIdle(t, rt)
+		if err := rt.Stop(5 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	return rt
+}
+
+// checkIdle asserts the runtime holds no sequence and no block.
+func checkIdle(t *testing.T, rt *actors.Runtime) {
+	t.Helper()
+	var st *messages.Stats
+	for range 100 { // a cancelled request's last Cancel may still be on its way
+		var err error
+		if st, err = rt.Stats(time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if st.Running+st.Waiting+st.Swapped == 0 && st.NumFreeBlocks == st.NumBlocks && st.FreeHostBlocks == st.HostBlocks {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Errorf("runtime not idle after the test: %+v", st)
+}
+
+// noLeaks checks, at the end of the test, that no goroutine outlived it.
+func noLeaks(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+}
+
+// result is what one request produced.
+type result struct {
+	ids    [][]int32 // per choice
+	text   []string
+	finish []string
+	errs   []string
+	usage  *messages.Usage
+	chunks int
+}
+
+// collect drains a request's stream.
+func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) *result {
+	t.Helper()
+	r := &result{ids: make([][]int32, n), text: make([]string, n), finish: make([]string, n), errs: make([]string, n)}
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case c, ok := <-ch:
+			if !ok {
+				if r.usage == nil {
+					t.Fatal("stream closed without a Done chunk")
+				}
+				return r
+			}
+			r.chunks++
+			if c.Done {
+				r.usage = c.Usage
+				continue
+			}
+			for _, tok := range c.Tokens {
+				r.ids[c.Index] = append(r.ids[c.Index], tok.ID)
+			}
+			r.text[c.Index] += c.Text
+			if c.FinishReason != "" {
+				if r.finish[c.Index] != "" {
+					t.Errorf("choice %d finished twice: %s then %s", c.Index, r.finish[c.Index], c.FinishReason)
+				}
+				r.finish[c.Index], r.errs[c.Index] = c.FinishReason, c.Err
+			}
+		case <-timeout:
+			t.Fatal("request hung")
+		}
+	}
+}
+
+// greedy is a greedy request for prompt.
+func greedy(prompt []int32, maxTokens int) *messages.GenerateRequest {
+	return &messages.GenerateRequest{Prompt: slices.Clone(prompt), MaxTokens: maxTokens}
+}
+
+// run submits req and waits for its result.
+func run(t testing.TB, rt *actors.Runtime, req *messages.GenerateRequest) *result {
+	t.Helper()
+	ch, err := rt.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return collect(t, ch, max(req.N, 1))
+}
+
+// refCase is one ../shared/reference/<model>/caseN.json.
+type refCase struct {
+	PromptIDs    []int32 `json:"prompt_ids"`
+	GreedyIDs    []int32 `json:"greedy_ids"`
+	GreedyMinGap float64 `json:"greedy_min_gap"`
+}
+
+func loadCases(t testing.TB, name string) []refCase {
+	t.Helper()
+	var cases []refCase
+	for i := 0; ; i++ {
+		raw, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "..", "reference", name, "case"+string(rune('0'+i))+".json"))
+		if os.IsNotExist(err) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c refCase
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, c)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("no reference cases for %s", name)
+	}
+	return cases
+}
+
+func TestSmoke(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	rt := start(t, m, actors.Config{})
+	cases := loadCases(t, "stories260K")
+	r := run(t, rt, greedy(cases[0].PromptIDs, 48))
+	if !slices.Equal(r.ids[0], cases[0].GreedyIDs) {
+		t.Fatalf("got %v\nwant %v\n%q %s %+v", r.ids[0], cases[0].GreedyIDs, r.text[0], r.finish[0]+" "+r.errs[0], r.usage)
+	}
+	t.Logf("text %q finish %s usage %+v chunks %d", r.text[0], r.finish[0], r.usage, r.chunks)
+}

@@ -1,0 +1,281 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/sample"
+	"github.com/troupe-llm/troupe/model/tokenizer"
+)
+
+var (
+	// ErrInvalidRequest is wrapped by Stream's error for a request that is
+	// malformed or can never be served (a client error).
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrStopped is returned once the Runtime is stopped.
+	ErrStopped = errors.New("runtime stopped")
+)
+
+// MaxN is the most choices one request may ask for.
+const MaxN = 128
+
+// Runtime is troupe running inside an actor system: a batcher actor and its
+// device actors, serving generation requests. Its methods are safe for
+// concurrent use.
+type Runtime struct {
+	system  *actor.ActorSystem
+	batcher *actor.PID
+	model   *model.Model
+	tok     *tokenizer.Tokenizer
+	cfg     Config
+
+	nextSeq atomic.Uint64
+	nextReq atomic.Uint64
+
+	mu       sync.Mutex
+	stopped  bool
+	requests map[*actor.PID]struct{} // live request actors
+	idle     *sync.Cond              // signalled when requests empties
+}
+
+// Start starts the runtime for m (opened with model.Open, so it has a
+// tokenizer) inside system: it spawns the batcher, which spawns one device
+// actor per Config.Devices. Stop it with Stop; the system stays the caller's.
+func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, error) {
+	if m.Tokenizer == nil {
+		return nil, fmt.Errorf("actors: the model has no tokenizer (open it with model.Open)")
+	}
+	c := &m.Config
+	cfg = cfg.withDefaults(c.ContextLen, 2*c.Layers*c.KVDim()*4)
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	backends := cfg.Backends
+	if len(backends) == 0 {
+		for range cfg.Devices {
+			be, err := NewCPUBackend(m, cfg.NumBlocks, cfg.BlockSize, cfg.NumHostBlocks, cfg.Workers)
+			if err != nil {
+				return nil, err
+			}
+			backends = append(backends, be)
+		}
+	}
+	for i, be := range backends {
+		if be.VocabSize() != c.VocabSize {
+			return nil, fmt.Errorf("actors: backend %d has a vocabulary of %d, the model %d", i, be.VocabSize(), c.VocabSize)
+		}
+		if err := cfg.schedConfig(be).Validate(); err != nil {
+			return nil, fmt.Errorf("actors: backend %d: %w", i, err)
+		}
+	}
+	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{})}
+	r.idle = sync.NewCond(&r.mu)
+	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
+		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
+	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
+	return r, nil
+}
+
+// Config returns the runtime's configuration, defaults applied.
+func (r *Runtime) Config() Config { return r.cfg }
+
+// Model returns the model the runtime serves.
+func (r *Runtime) Model() *model.Model { return r.model }
+
+// Tokenize encodes text with the model's tokenizer, adding BOS (and the
+// like) and parsing special tokens, as a prompt.
+func (r *Runtime) Tokenize(text string) ([]int32, error) { return r.tok.Encode(text, true, true) }
+
+// Stream submits req and returns the channel its output arrives on, one
+// OutputChunk per new token of a choice, closed after the chunk with Done
+// set. Cancelling ctx cancels the request: its sequences stop wherever they
+// are, their KV blocks are freed, and the last chunks say FinishCancelled.
+// The channel is sized so the runtime never waits for the reader.
+//
+// Stream fills in what req leaves open (RequestID, a seed) and returns an
+// error wrapping ErrInvalidRequest for a request that can never be served.
+func (r *Runtime) Stream(ctx context.Context, req *messages.GenerateRequest) (<-chan *messages.OutputChunk, error) {
+	if err := r.check(req); err != nil {
+		return nil, err
+	}
+	n := max(req.N, 1)
+	maxTok := req.MaxTokens
+	if maxTok <= 0 {
+		maxTok = r.cfg.MaxModelLen - len(req.Prompt)
+	}
+	// Each token of each choice yields at most one chunk, and each choice one
+	// more to finish; the request adds the last.
+	ch := make(chan *messages.OutputChunk, n*(maxTok+1)+1)
+	done := make(chan struct{})
+	sink := func(c *messages.OutputChunk) {
+		ch <- c
+		if c.Done {
+			close(ch)
+			close(done)
+		}
+	}
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return nil, ErrStopped
+	}
+	props := actor.PropsFromProducer(newRequest(r, req, sink),
+		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.StopDirective })))
+	pid := r.system.Root.SpawnPrefix(props, "request-")
+	r.requests[pid] = struct{}{}
+	r.mu.Unlock()
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.system.Root.Send(pid, &messages.Cancel{RequestID: req.RequestID, Reason: context.Cause(ctx).Error()})
+		case <-done:
+		}
+	}()
+	return ch, nil
+}
+
+// Generate submits req and calls fn with each chunk, in the caller's
+// goroutine, until the request is done; it returns the final chunk's Usage.
+// An error from fn cancels the request and is returned once it has ended.
+func (r *Runtime) Generate(ctx context.Context, req *messages.GenerateRequest, fn func(*messages.OutputChunk) error) (*messages.Usage, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ch, err := r.Stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var usage *messages.Usage
+	var fnErr error
+	for c := range ch {
+		if c.Done {
+			usage = c.Usage
+		}
+		if fnErr == nil && fn != nil {
+			if fnErr = fn(c); fnErr != nil {
+				cancel(fnErr)
+			}
+		}
+	}
+	if fnErr != nil {
+		return usage, fnErr
+	}
+	return usage, ctx.Err()
+}
+
+// Stats asks the batcher for a snapshot of the schedule and its counters.
+func (r *Runtime) Stats(timeout time.Duration) (*messages.Stats, error) {
+	res, err := r.system.Root.RequestFuture(r.batcher, &messages.GetStats{}, timeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("actors: stats: %w", err)
+	}
+	return res.(*messages.Stats), nil
+}
+
+// Stop cancels every request in flight, waits for them to end (at most
+// timeout), then stops the batcher and its devices. Later calls to Stream
+// return ErrStopped.
+func (r *Runtime) Stop(timeout time.Duration) error {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return nil
+	}
+	r.stopped = true
+	for pid := range r.requests {
+		r.system.Root.Send(pid, &messages.Cancel{Reason: "runtime stopping"})
+	}
+	deadline := time.AfterFunc(timeout, func() { r.mu.Lock(); r.idle.Broadcast(); r.mu.Unlock() })
+	start := time.Now()
+	for len(r.requests) > 0 && time.Since(start) < timeout {
+		r.idle.Wait()
+	}
+	deadline.Stop()
+	left := len(r.requests)
+	r.mu.Unlock()
+	if err := r.system.Root.StopFuture(r.batcher).Wait(); err != nil {
+		return fmt.Errorf("actors: stopping the batcher: %w", err)
+	}
+	if left > 0 {
+		return fmt.Errorf("actors: %d requests still running after %v", left, timeout)
+	}
+	return nil
+}
+
+// requestEnded is called by a request actor when it stops.
+func (r *Runtime) requestEnded(pid *actor.PID) {
+	r.mu.Lock()
+	delete(r.requests, pid)
+	if len(r.requests) == 0 {
+		r.idle.Broadcast()
+	}
+	r.mu.Unlock()
+}
+
+// check validates req and fills in its RequestID and seed.
+func (r *Runtime) check(req *messages.GenerateRequest) error {
+	c := &r.model.Config
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case len(req.Prompt) == 0:
+		return bad("empty prompt")
+	case req.N < 0 || req.N > MaxN:
+		return bad("n %d is outside [1, %d]", req.N, MaxN)
+	case req.MaxTokens < 0:
+		return bad("max_tokens %d is negative", req.MaxTokens)
+	case len(req.Prompt) >= r.cfg.MaxModelLen:
+		return bad("the prompt has %d tokens; the context holds %d, with room for at least one more", len(req.Prompt), r.cfg.MaxModelLen)
+	}
+	for i, id := range req.Prompt {
+		if id < 0 || int(id) >= c.VocabSize {
+			return bad("prompt token %d: id %d is outside the vocabulary (%d)", i, id, c.VocabSize)
+		}
+	}
+	for id := range req.Sampling.LogitBias {
+		if id < 0 || int(id) >= c.VocabSize {
+			return bad("logit_bias token %d is outside the vocabulary (%d)", id, c.VocabSize)
+		}
+	}
+	for _, s := range req.Stop {
+		if s == "" {
+			return bad("empty stop string")
+		}
+	}
+	if err := SampleParams(&req.Sampling).Validate(); err != nil {
+		return bad("%v", err)
+	}
+	maxLen := r.cfg.MaxModelLen
+	if req.MaxTokens > 0 {
+		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
+	}
+	if need := (maxLen - 1 + r.cfg.BlockSize - 1) / r.cfg.BlockSize; need > r.cfg.NumBlocks {
+		return bad("%d tokens need %d KV blocks; a device has %d", maxLen-1, need, r.cfg.NumBlocks)
+	}
+	if req.RequestID == "" {
+		req.RequestID = "req-" + strconv.FormatUint(r.nextReq.Add(1), 10)
+	}
+	if !req.Sampling.HasSeed {
+		req.Sampling.Seed, req.Sampling.HasSeed = rand.Uint64(), true
+	}
+	return nil
+}
+
+// seqSeed is the seed of choice i of a request seeded with seed: choices of
+// one request differ, and each is reproducible.
+func seqSeed(seed uint64, i int) uint64 {
+	if i == 0 {
+		return seed
+	}
+	return sample.DrawSeed(seed, 1<<40+uint64(i))
+}

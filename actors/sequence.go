@@ -1,0 +1,140 @@
+package actors
+
+import (
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/tokenizer"
+)
+
+// sequence owns one choice of a request: it enters itself into the batcher's
+// schedule, turns each sampled token into text (holding back what could
+// still become a stop string), stops on a stop string, and asks for the next
+// step until the batcher or a stop ends it. It reports to its request.
+type sequence struct {
+	id      uint64
+	index   int
+	batcher *actor.PID
+	new     *messages.NewSequence
+	stop    []string
+	dec     *tokenizer.Decoder
+
+	held        string // decoded text not yet sent: it could start a stop string
+	cached      int    // NumCachedTokens, from the first result
+	preemptions int
+	done        bool
+}
+
+func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index int) actor.Producer {
+	return func() actor.Actor {
+		n := &messages.NewSequence{Prompt: req.Prompt, MaxTokens: req.MaxTokens, Priority: req.Priority,
+			Sampling: req.Sampling, StopTokenIDs: req.StopTokenIDs, IgnoreEOS: req.IgnoreEOS}
+		n.Sampling.Seed = seqSeed(req.Sampling.Seed, index)
+		return &sequence{id: id, index: index, batcher: rt.batcher, new: n, stop: req.Stop,
+			dec: tokenizer.NewStreamDecoder(rt.tok)}
+	}
+}
+
+func (s *sequence) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		ctx.Watch(s.batcher)
+		ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, New: s.new})
+	case *messages.StepResult:
+		s.onStepResult(ctx, msg)
+	case *messages.Preempted:
+		s.preemptions++
+	case *messages.Resumed:
+	case *messages.Cancel:
+		s.onCancel(ctx, msg)
+	case *actor.Terminated: // the batcher is gone
+		s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: "the batcher stopped"})
+	}
+}
+
+func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
+	if s.done {
+		return
+	}
+	if res.NumCachedTokens > 0 {
+		s.cached = res.NumCachedTokens
+	}
+	out := &messages.SequenceOutput{FinishReason: res.Finish, Err: res.Err}
+	if res.Finish != messages.FinishError && res.Finish != messages.FinishStop {
+		out.Tokens = []messages.Token{res.Token}
+		s.held += s.dec.Add(res.Token.ID)
+	}
+	if res.Finish != "" {
+		s.held += s.dec.Flush()
+	}
+	if i := s.stopAt(); i >= 0 {
+		out.Text, s.held = s.held[:i], ""
+		out.FinishReason, out.Err = messages.FinishStop, ""
+		if res.Finish == "" {
+			ctx.Send(s.batcher, &messages.Cancel{SeqID: s.id, Reason: "stop string"})
+		}
+		s.end(ctx, out)
+		return
+	}
+	if res.Finish != "" {
+		out.Text, s.held = s.held, ""
+		s.end(ctx, out)
+		return
+	}
+	keep := s.heldBack()
+	out.Text, s.held = s.held[:len(s.held)-keep], s.held[len(s.held)-keep:]
+	s.emit(ctx, out)
+	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id})
+}
+
+// stopAt returns where the first stop string starts in the held text, or -1.
+func (s *sequence) stopAt() int {
+	at := -1
+	for _, st := range s.stop {
+		if i := strings.Index(s.held, st); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	return at
+}
+
+// heldBack returns the length of the longest end of the held text that is
+// the start of a stop string, which must not be sent yet.
+func (s *sequence) heldBack() int {
+	keep := 0
+	for _, st := range s.stop {
+		for n := min(len(st)-1, len(s.held)); n > keep; n-- {
+			if strings.HasSuffix(s.held, st[:n]) {
+				keep = n
+				break
+			}
+		}
+	}
+	return keep
+}
+
+func (s *sequence) onCancel(ctx actor.Context, c *messages.Cancel) {
+	if s.done {
+		return
+	}
+	ctx.Send(s.batcher, &messages.Cancel{SeqID: s.id, Reason: c.Reason})
+	s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishCancelled, Err: c.Reason})
+}
+
+func (s *sequence) emit(ctx actor.Context, out *messages.SequenceOutput) {
+	out.SeqID, out.Index, out.NumCachedTokens = s.id, s.index, s.cached
+	ctx.Send(ctx.Parent(), out)
+}
+
+// end sends the sequence's last output. Its request stops it on reading
+// that output: a sequence that stops before then has failed.
+func (s *sequence) end(ctx actor.Context, out *messages.SequenceOutput) {
+	if s.done {
+		return
+	}
+	s.done = true
+	s.emit(ctx, out)
+	ctx.Unwatch(s.batcher)
+}
