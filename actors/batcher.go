@@ -249,6 +249,7 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 	}
 	d.step = step
 	b.stats.Steps++
+	b.stats.StepTokens += int64(len(step.Tokens))
 	ctx.Send(d.pid, step)
 }
 
@@ -274,6 +275,7 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 	}
 	step := d.step
 	d.step = nil
+	b.stats.ForwardNanos += done.ForwardNanos
 	if done.Err != "" || len(done.Tokens) != len(step.Samples) {
 		b.failStep(ctx, d, fmt.Sprintf("device %d: step failed: %s", d.index, done.Err))
 		return

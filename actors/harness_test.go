@@ -20,6 +20,8 @@ import (
 	"github.com/troupe-llm/troupe/model"
 )
 
+const timeout = 5 * time.Second
+
 // newSystem returns an actor system that logs only errors, shut down with
 // the test.
 func newSystem(t testing.TB) *actor.ActorSystem {

@@ -134,6 +134,8 @@ type Stats struct {
 	Preemptions, SwapOuts      int64   // sequences preempted (any mode) / swapped out
 	SwapIns                    int64
 	Steps                      int64 // micro-batches dispatched
+	StepTokens                 int64 // tokens computed by those steps
+	ForwardNanos               int64 // device time in forward passes and sampling, summed
 	Rejected                   int64 // sequences that could never fit
 	DeviceRestarts             int64
 	HostBlocks, FreeHostBlocks int

@@ -1,0 +1,189 @@
+package actors_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// invarianceModels are the shared models the runtime tests run on: the real
+// ones, and synthetic ones covering K-quants, F16 and the qwen2/qwen3
+// architectures. reference names the directory of ../shared/reference.
+var invarianceModels = []struct {
+	path, reference string
+	comfortable     []int // reference cases whose greedy path has a safe top-1 gap
+}{
+	{"stories260K.gguf", "stories260K", []int{0, 1, 2}},
+	{"TinyStories-656K-Q8_0.gguf", "TinyStories-656K-Q8_0", []int{0, 3}},
+	{"tinystories-656k-safetensors", "tinystories-656k-safetensors", []int{0, 1}},
+	{"synthetic/synth-llama-tiny256-Q4_K_M.gguf", "synth-llama-tiny256-Q4_K_M", nil},
+	{"synthetic/synth-llama-tiny256-F16.gguf", "synth-llama-tiny256-F16", nil},
+	{"synthetic/synth-qwen2-tiny256-Q8_0.gguf", "synth-qwen2-tiny256-Q8_0", nil},
+	{"synthetic/synth-qwen3-tiny256-Q8_0.gguf", "synth-qwen3-tiny256-Q8_0", nil},
+}
+
+// workload is 16 greedy requests over a model's reference prompts: each
+// prompt as it is, and extended by part of its reference continuation (so
+// prompts of different lengths, some spanning several blocks), with
+// different max_tokens.
+func workload(cases []refCase) []*messages.GenerateRequest {
+	var reqs []*messages.GenerateRequest
+	for i := range 16 {
+		c := cases[i%len(cases)]
+		prompt := slices.Clone(c.PromptIDs)
+		if i >= len(cases) {
+			prompt = append(prompt, c.GreedyIDs[:(i*7)%len(c.GreedyIDs)]...)
+		}
+		reqs = append(reqs, greedy(prompt, 16+(i*5)%33))
+	}
+	return reqs
+}
+
+// aloneCache keeps aloneIDs's results per model path: TestBatchInvariance and
+// TestPreemption run the same workloads.
+var aloneCache sync.Map // string -> [][]int32
+
+// aloneIDs runs each request by itself on a fresh default runtime.
+func aloneIDs(t *testing.T, path string, m *model.Model, reqs []*messages.GenerateRequest) [][]int32 {
+	t.Helper()
+	if out, ok := aloneCache.Load(path); ok {
+		return out.([][]int32)
+	}
+	rt := start(t, m, actors.Config{})
+	var out [][]int32
+	for _, req := range reqs {
+		out = append(out, run(t, rt, copyReq(req)).ids[0])
+	}
+	aloneCache.Store(path, out)
+	return out
+}
+
+func copyReq(r *messages.GenerateRequest) *messages.GenerateRequest {
+	c := *r
+	c.Prompt = slices.Clone(r.Prompt)
+	return &c
+}
+
+// concurrently submits every request at once and returns their results.
+func concurrently(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) []*result {
+	t.Helper()
+	var chans []<-chan *messages.OutputChunk
+	for _, req := range reqs {
+		ch, err := rt.Stream(context.Background(), copyReq(req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, ch)
+	}
+	var res []*result
+	for _, ch := range chans {
+		res = append(res, collect(t, ch, 1))
+	}
+	return res
+}
+
+// sameAsAlone compares concurrent results with the requests run alone.
+func sameAsAlone(t *testing.T, res []*result, want [][]int32) {
+	t.Helper()
+	for i, r := range res {
+		if r.finish[0] == messages.FinishError {
+			t.Errorf("request %d failed: %s", i, r.errs[0])
+		}
+		if !slices.Equal(r.ids[0], want[i]) {
+			t.Errorf("request %d: concurrent ids differ from alone\n got %v\nwant %v", i, r.ids[0], want[i])
+		}
+	}
+}
+
+// TestBatchInvariance: 16 concurrent greedy requests give exactly the ids
+// each gives alone, and alone gives llama.cpp's greedy ids where the
+// reference path is safe from near-ties. The concurrent runtime uses a small
+// token budget, so prompts are chunked and mixed with decode steps.
+func TestBatchInvariance(t *testing.T) {
+	noLeaks(t)
+	for _, tm := range invarianceModels {
+		t.Run(tm.reference, func(t *testing.T) {
+			m := openModel(t, tm.path)
+			cases := loadCases(t, tm.reference)
+			for _, k := range tm.comfortable {
+				r := run(t, start(t, m, actors.Config{}), greedy(cases[k].PromptIDs, len(cases[k].GreedyIDs)))
+				if !slices.Equal(r.ids[0], cases[k].GreedyIDs) {
+					t.Errorf("case %d: greedy ids differ from llama.cpp\n got %v\nwant %v", k, r.ids[0], cases[k].GreedyIDs)
+				}
+			}
+			reqs := workload(cases)
+			want := aloneIDs(t, tm.path, m, reqs)
+			rt := start(t, m, actors.Config{MaxNumBatchedTokens: 24})
+			sameAsAlone(t, concurrently(t, rt, reqs), want)
+		})
+	}
+}
+
+// TestPreemption: with a KV pool too small for every request at once, all
+// 16 complete with the ids they give alone, in both modes, and preemptions
+// (and swaps) really happen.
+func TestPreemption(t *testing.T) {
+	noLeaks(t)
+	for _, tm := range invarianceModels[:4] {
+		m := openModel(t, tm.path)
+		reqs := workload(loadCases(t, tm.reference))
+		want := aloneIDs(t, tm.path, m, reqs)
+		for _, mode := range []sched.Preemption{sched.Recompute, sched.Swap} {
+			t.Run(fmt.Sprintf("%s/%s", tm.reference, mode), func(t *testing.T) {
+				rt := start(t, m, actors.Config{NumBlocks: 12, NumHostBlocks: 16, Preemption: mode})
+				sameAsAlone(t, concurrently(t, rt, reqs), want)
+				st, err := rt.Stats(timeout)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("preemptions %d, swap-outs %d, swap-ins %d, steps %d", st.Preemptions, st.SwapOuts, st.SwapIns, st.Steps)
+				if st.Preemptions == 0 {
+					t.Error("no preemption happened: the pool is not small enough for the test to mean anything")
+				}
+				if mode == sched.Swap && (st.SwapOuts == 0 || st.SwapIns == 0) {
+					t.Errorf("swap mode: %d swap-outs, %d swap-ins; want both > 0", st.SwapOuts, st.SwapIns)
+				}
+			})
+		}
+	}
+}
+
+// TestPrefixCache: two requests sharing a long prefix compute it once (the
+// second finds it cached, and the counters say so) and give the same output
+// as without the cache.
+func TestPrefixCache(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	c := loadCases(t, "stories260K")[0]
+	prefix := append(slices.Clone(c.PromptIDs), c.GreedyIDs...) // 5 + 48 tokens: 3 full blocks
+	a := greedy(append(slices.Clone(prefix), 400), 24)
+	b := greedy(append(slices.Clone(prefix), 300, 301), 24)
+
+	off := start(t, m, actors.Config{NoPrefixCaching: true})
+	wantA, wantB := run(t, off, copyReq(a)), run(t, off, copyReq(b))
+
+	rt := start(t, m, actors.Config{})
+	gotA := run(t, rt, copyReq(a))
+	gotB := run(t, rt, copyReq(b))
+	st, err := rt.Stats(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := len(prefix) / 16 * 16
+	if gotA.usage.CachedTokens != 0 || gotB.usage.CachedTokens != full {
+		t.Errorf("cached tokens: first %d, second %d; want 0 and %d", gotA.usage.CachedTokens, gotB.usage.CachedTokens, full)
+	}
+	if st.PrefixHits != int64(full) || st.PrefixQueries != int64(len(a.Prompt)+len(b.Prompt)) {
+		t.Errorf("prefix cache counters: %d hits of %d queries; want %d of %d", st.PrefixHits, st.PrefixQueries, full, len(a.Prompt)+len(b.Prompt))
+	}
+	if !slices.Equal(gotA.ids[0], wantA.ids[0]) || !slices.Equal(gotB.ids[0], wantB.ids[0]) {
+		t.Errorf("outputs differ with the prefix cache:\n%v\n%v\nwithout:\n%v\n%v", gotA.ids[0], gotB.ids[0], wantA.ids[0], wantB.ids[0])
+	}
+}
