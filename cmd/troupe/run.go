@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
-	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/sample"
-	"github.com/troupe-llm/troupe/model/tokenizer"
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/messages"
 )
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
@@ -40,9 +44,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	case *threads < 1:
 		return usageError{"-t must be at least 1"}
 	}
-	params := sample.Params{Temperature: float32(*temp), TopK: *topK, TopP: float32(*topP), MinP: float32(*minP),
+	params := messages.SamplingParams{Temperature: float32(*temp), TopK: *topK, TopP: float32(*topP), MinP: float32(*minP),
 		RepetitionPenalty: float32(*rep), PenaltyLastN: 64, HasSeed: *seed >= 0, Seed: uint64(*seed)}
-	if err := params.Validate(); err != nil {
+	if err := actors.SampleParams(&params).Validate(); err != nil {
 		return usageError{err.Error()}
 	}
 	m, err := openModel(*path)
@@ -56,32 +60,62 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := model.GenerateOptions{MaxTokens: *n, ContextLen: *ctxLen, Sampling: params, Workers: *threads}
-	var out []int32
-	var text strings.Builder
-	dec := tokenizer.NewStreamDecoder(m.Tokenizer)
-	err = m.Generate(ctx, ids, opts, func(t sample.Token) error {
-		out = append(out, t.ID)
-		piece := dec.Add(t.ID)
-		if *output == "text" {
-			_, err := io.WriteString(stdout, piece)
-			return err
-		}
-		text.WriteString(piece)
-		return nil
-	})
+
+	// The request goes through the actor runtime, as a server's would.
+	system := newActorSystem()
+	defer system.Shutdown()
+	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1})
 	if err != nil {
 		return err
 	}
+	defer rt.Stop(5 * time.Second)
+	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(*n, 0), Sampling: params}
+	ch, err := rt.Stream(ctx, req)
+	if err != nil {
+		return err
+	}
+	out := []int32{}
+	var text strings.Builder
+	var failure error
+	for c := range ch {
+		for _, t := range c.Tokens {
+			out = append(out, t.ID)
+		}
+		if c.Err != "" && c.FinishReason == messages.FinishError {
+			failure = errors.New(c.Err)
+		}
+		if *output == "text" {
+			if _, err := io.WriteString(stdout, c.Text); err != nil && failure == nil {
+				failure = err
+				stop() // cancels the request; the stream still ends
+			}
+			continue
+		}
+		text.WriteString(c.Text)
+	}
+	if failure != nil {
+		return failure
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if *output == "text" {
-		_, err = fmt.Fprintln(stdout, dec.Flush())
+		_, err = fmt.Fprintln(stdout)
 		return err
 	}
 	return json.NewEncoder(stdout).Encode(struct {
 		PromptIDs []int32 `json:"prompt_ids"`
 		IDs       []int32 `json:"ids"`
 		Text      string  `json:"text"`
-	}{nonNil(ids), nonNil(out), text.String() + dec.Flush()})
+	}{nonNil(ids), out, text.String()})
+}
+
+// newActorSystem returns an actor system whose own logging is limited to
+// errors on stderr.
+func newActorSystem() *actor.ActorSystem {
+	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}))
 }
 
 func nonNil(s []int32) []int32 {
