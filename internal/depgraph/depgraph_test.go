@@ -32,6 +32,14 @@ var external = []struct {
 	{"github.com/asynkron/protoactor-go", []string{"actors", "server", "cmd", "bench"}},
 }
 
+// pure lists packages that must not import protoactor even inside a layer
+// that may: the batcher's policy is plain Go, tested without actors.
+var pure = []string{"actors/sched"}
+
+// messagesMayImport is all that package messages imports besides the
+// standard library: it is plain data.
+var messagesMayImport = []string{"github.com/vmihailenco/msgpack/v5"}
+
 func TestPackageGraph(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
 	if err != nil {
@@ -60,6 +68,12 @@ func TestPackageGraph(t *testing.T) {
 				if strings.HasPrefix(imp, e.prefix) && !contains(e.allowed, layer) {
 					t.Errorf("%s imports %s: only %v may", pkg, imp, e.allowed)
 				}
+			}
+			if contains(pure, pkg) && strings.HasPrefix(imp, "github.com/asynkron/protoactor-go") {
+				t.Errorf("%s imports %s: the scheduling policy stays free of actors", pkg, imp)
+			}
+			if layer == "messages" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") && !contains(messagesMayImport, imp) {
+				t.Errorf("%s imports %s: messages is plain data (standard library and msgpack only)", pkg, imp)
 			}
 		}
 	}
