@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -185,5 +186,44 @@ func TestPrefixCache(t *testing.T) {
 	}
 	if !slices.Equal(gotA.ids[0], wantA.ids[0]) || !slices.Equal(gotB.ids[0], wantB.ids[0]) {
 		t.Errorf("outputs differ with the prefix cache:\n%v\n%v\nwithout:\n%v\n%v", gotA.ids[0], gotB.ids[0], wantA.ids[0], wantB.ids[0])
+	}
+}
+
+// countingBackend counts the forward passes of a backend.
+type countingBackend struct {
+	actors.Backend
+	calls atomic.Int64
+}
+
+func (c *countingBackend) Forward(b *model.Batch, logits []float32) error {
+	c.calls.Add(1)
+	return c.Backend.Forward(b, logits)
+}
+
+// TestReplicas: two device actors on one node share the work, each sequence
+// staying on the device that holds its blocks, with the same output.
+func TestReplicas(t *testing.T) {
+	noLeaks(t)
+	const path = "stories260K.gguf"
+	m := openModel(t, path)
+	reqs := workload(loadCases(t, "stories260K"))
+	want := aloneIDs(t, path, m, reqs)
+	var backends []actors.Backend
+	var counters []*countingBackend
+	for range 2 {
+		be, err := actors.NewCPUBackend(m, 64, 16, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &countingBackend{Backend: be}
+		backends, counters = append(backends, c), append(counters, c)
+	}
+	rt := start(t, m, actors.Config{Backends: backends, NumBlocks: 64})
+	sameAsAlone(t, concurrently(t, rt, reqs), want)
+	for i, c := range counters {
+		if c.calls.Load() == 0 {
+			t.Errorf("device %d ran no step", i)
+		}
+		t.Logf("device %d: %d steps", i, c.calls.Load())
 	}
 }
