@@ -125,6 +125,7 @@ func TestModelCheck(t *testing.T) {
 			var (
 				device  = make([][]int32, numBlocks) // prefix whose K/V each block holds
 				seqs    = map[SeqID][]int32{}        // live sequences' tokens
+				pending = map[SeqID][]int32{}        // prompt tokens past an AllocateUpTo chunk
 				ids     []SeqID                      // live sequences, in a stable order
 				old     [][]int32                    // tokens of freed sequences
 				nextID  SeqID
@@ -136,6 +137,7 @@ func TestModelCheck(t *testing.T) {
 			forget := func(id SeqID) {
 				old = append(old, seqs[id])
 				delete(seqs, id)
+				delete(pending, id)
 				ids = slices.DeleteFunc(ids, func(x SeqID) bool { return x == id })
 			}
 			fail := func(op int, format string, args ...any) {
@@ -156,9 +158,16 @@ func TestModelCheck(t *testing.T) {
 					}
 					id := nextID
 					can := m.CanAllocate(p)
+					upTo, numTokens := rng.IntN(2) == 0, rng.IntN(len(p)+2) // chunked prefill
 					before = takeSnapshot(m)
-					cached, err := m.Allocate(id, p)
-					if can != (err == nil) {
+					var cached int
+					var err error
+					if upTo {
+						cached, err = m.AllocateUpTo(id, p, numTokens)
+					} else {
+						cached, err = m.Allocate(id, p)
+					}
+					if !upTo && can != (err == nil) || upTo && can && err != nil { // a chunk takes no more than the prompt
 						fail(op, "CanAllocate %v, Allocate error %v", can, err)
 					}
 					if err != nil {
@@ -183,6 +192,14 @@ func TestModelCheck(t *testing.T) {
 						queries += int64(len(p))
 						hits += int64(cached)
 					}
+					if upTo { // the table covers a chunk; appends bring the rest
+						covered := min(max(numTokens, cached+1), len(p))
+						if m.NumTokens(id) != covered {
+							fail(op, "AllocateUpTo(%d) of %d tokens covers %d", numTokens, len(p), m.NumTokens(id))
+						}
+						p, pending[id] = p[:covered], p[covered:]
+						count["allocate up to"]++
+					}
 					table := m.BlockTable(id)
 					for i := cached / bs; i < len(table); i++ { // compute the rest
 						device[table[i]] = slices.Clone(p[:min(len(p), (i+1)*bs)])
@@ -194,22 +211,56 @@ func TestModelCheck(t *testing.T) {
 					}
 				case r < 70 && len(ids) > 0: // append
 					id := pick()
-					tok := rng.Int32N(vocab)
-					can := m.CanAppend(id)
+					n := 1
+					if rng.IntN(2) == 0 { // AppendTokens: a chunk, the rest of a prompt first
+						n = rng.IntN(7)
+					}
+					rest := pending[id][:min(n, len(pending[id]))]
+					toks := cat(rest, randTokens(n-len(rest)))
+					var can bool
+					var err error
 					before = takeSnapshot(m)
-					if err := m.Append(id, tok); err != nil {
+					if n == 1 && rng.IntN(2) == 0 {
+						can = m.CanAppend(id)
+						err = m.Append(id, toks[0])
+					} else {
+						can = m.CanAppendTokens(id, n)
+						err = m.AppendTokens(id, toks)
+					}
+					if err != nil {
 						if can || !errors.Is(err, ErrOutOfBlocks) || !takeSnapshot(m).equal(before) {
-							fail(op, "failed Append: %v, CanAppend %v", err, can)
+							fail(op, "failed Append of %d: %v, CanAppend %v", n, err, can)
 						}
 						count["append failed"]++
 						break
 					} else if !can {
-						fail(op, "CanAppend false, Append succeeded")
+						fail(op, "CanAppend false, Append of %d succeeded", n)
 					}
-					seqs[id] = append(seqs[id], tok)
+					pending[id] = pending[id][len(rest):]
+					n0 := len(seqs[id])
+					seqs[id] = append(seqs[id], toks...)
 					table := m.BlockTable(id)
-					device[table[len(table)-1]] = slices.Clone(seqs[id])
+					for i := n0 / bs; i < len(table); i++ { // compute the new tokens
+						device[table[i]] = slices.Clone(seqs[id][:min(len(seqs[id]), (i+1)*bs)])
+					}
 					count["append"]++
+					if n > 1 {
+						count["append chunk"]++
+					}
+				case r < 71: // reset the prefix cache: cached free blocks are forgotten
+					st := m.Stats()
+					m.ResetPrefixCache()
+					if after := m.Stats(); after.NumCachedBlocks != 0 || after.NumFreeBlocks != st.NumFreeBlocks {
+						fail(op, "ResetPrefixCache: %+v, before %+v", after, st)
+					}
+					for _, o := range old { // only blocks in use are found now
+						for _, b := range m.lookup(o, nil) {
+							if m.blocks[b].ref == 0 {
+								fail(op, "after ResetPrefixCache, %v finds free block %d", o, b)
+							}
+						}
+					}
+					count["reset"]++
 				case r < 85 && len(ids) > 0: // free
 					id := pick()
 					if err := m.Free(id); err != nil {
@@ -266,7 +317,8 @@ func TestModelCheck(t *testing.T) {
 			}
 			t.Logf("%v, stats %+v", count, m.Stats())
 			// The run must have exercised what it checks.
-			want := []string{"allocate", "allocate failed", "append", "append failed", "free", "fork", "fork copy"}
+			want := []string{"allocate", "allocate up to", "allocate failed", "append", "append chunk", "append failed",
+				"free", "fork", "fork copy", "reset"}
 			if tc.prefix {
 				want = append(want, "hit")
 			}

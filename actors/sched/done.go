@@ -53,12 +53,14 @@ func (s *Scheduler) Done(sampled []int32, stop func(q *Seq, tok int32) bool, out
 // Fail records that the plan in flight was lost (its device failed): every
 // sequence in it is re-queued to be recomputed, ready, and the prefix cache
 // is reset, since blocks registered for the lost step hold nothing. Victims
-// swapped out by the plan are recomputed too, in case the copy was lost. It
+// swapped out by the plan are recomputed too, in case the copy was lost;
+// they keep their Ready. A sequence the plan admitted for the first time is
+// admitted as new again (not Resumed, NumCachedTokens looked up again). It
 // returns the sequences re-queued.
 func (s *Scheduler) Fail() []*Seq {
 	p := s.endPlan()
 	var requeued []*Seq
-	requeue := func(q *Seq) {
+	requeue := func(q *Seq, ready bool) {
 		switch q.Status {
 		case Finished:
 			return
@@ -70,14 +72,17 @@ func (s *Scheduler) Fail() []*Seq {
 			s.host.Release(q.host)
 			q.host = nil
 		}
-		q.Status, q.NumComputed, q.Ready = Waiting, 0, true
+		q.Status, q.NumComputed, q.Ready = Waiting, 0, q.Ready || ready
 		requeued = append(requeued, q)
 	}
 	for _, c := range p.Chunks {
-		requeue(c.Seq)
+		requeue(c.Seq, true)
 	}
 	for _, q := range p.Preempted {
-		requeue(q)
+		requeue(q, false)
+	}
+	for _, q := range p.admitted {
+		q.admitted, q.NumCachedTokens = false, 0
 	}
 	s.blocks.ResetPrefixCache()
 	return requeued

@@ -7,15 +7,18 @@ import (
 )
 
 // Schedule plans the next step from the ready sequences; it returns nil when
-// there is nothing to run. The plan stays the scheduler's: read it, then call
-// Done or Fail before the next Schedule.
+// there is nothing to run and nothing changed. A plan can have no chunks:
+// only preemptions to report (a sequence that preempted itself behind others
+// that are not ready) and their swap-outs. The plan stays the scheduler's:
+// read it, then call Done or Fail before the next Schedule.
 func (s *Scheduler) Schedule() *Plan {
 	if s.inFlight {
 		panic("sched: Schedule with a plan in flight")
 	}
 	p := &s.plan
 	*p = Plan{SwapOut: p.SwapOut[:0], SwapIn: p.SwapIn[:0], Chunks: p.Chunks[:0],
-		Preempted: p.Preempted[:0], Resumed: p.Resumed[:0], hostRelease: p.hostRelease[:0]}
+		Preempted: p.Preempted[:0], Resumed: p.Resumed[:0], hostRelease: p.hostRelease[:0],
+		admitted: p.admitted[:0]}
 	budget := s.cfg.MaxNumBatchedTokens
 	scheduled := map[*Seq]bool{}
 
@@ -25,7 +28,14 @@ func (s *Scheduler) Schedule() *Plan {
 		if !q.Ready {
 			continue
 		}
-		n := min(len(q.Tokens)-q.NumComputed, budget)
+		// A decode computes one token; a prompt chunk takes what the decoders
+		// after it leave of the budget, so a long prompt never stalls them.
+		n := len(q.Tokens) - q.NumComputed
+		if n > 1 {
+			if n = min(n, budget-s.decodersAfter(i)); n < 1 {
+				continue
+			}
+		}
 		for !s.blocks.CanAppendTokens(q.ID, n) {
 			v := s.victim(scheduled)
 			s.preempt(v, p)
@@ -60,11 +70,24 @@ func (s *Scheduler) Schedule() *Plan {
 		c := p.Chunks[len(p.Chunks)-1]
 		budget -= c.End - c.Start
 	}
-	if len(p.Chunks) == 0 && len(p.SwapOut) == 0 {
+	if len(p.Chunks) == 0 && len(p.Preempted) == 0 {
 		return nil
 	}
 	s.inFlight = true
 	return p
+}
+
+// decodersAfter counts the ready running sequences after s.running[i] that
+// decode (one token to compute): a prompt chunk before them leaves them a
+// token each of the budget.
+func (s *Scheduler) decodersAfter(i int) int {
+	n := 0
+	for _, q := range s.running[i+1:] {
+		if q.Ready && len(q.Tokens)-q.NumComputed == 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // victim returns the running sequence to preempt: the lowest priority, then
@@ -128,6 +151,7 @@ func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
 		p.Resumed = append(p.Resumed, q)
 	} else {
 		q.admitted, q.NumCachedTokens = true, min(cached, q.PromptLen)
+		p.admitted = append(p.admitted, q)
 	}
 	q.Status, q.NumComputed = Running, start
 	s.addChunk(p, q, start, start+n)

@@ -44,6 +44,7 @@ type Plan struct {
 	Resumed   []*Seq
 
 	hostRelease [][]int32 // host blocks swapped in by this plan, freed once it is done
+	admitted    []*Seq    // sequences admitted for the first time by this plan
 }
 
 // NumTokens is the number of tokens the plan computes.

@@ -1,0 +1,180 @@
+package sched
+
+import (
+	"fmt"
+	"slices"
+)
+
+// check returns the first broken invariant of s, with the device's content:
+//   - every sequence is in the list of its status, once; lists are sorted;
+//   - a running sequence holds a table covering NumComputed tokens between
+//     steps (at least that many with a plan in flight), and the device holds
+//     the K/V of those tokens; waiting ones hold nothing;
+//   - a swapped sequence holds host blocks for NumComputed tokens with their
+//     K/V, no host block is held twice, and the host pool counts the rest;
+//   - a device block is held by two tables only as the same full block of
+//     the same prefix, and held plus free blocks are all blocks.
+func check(s *Scheduler, d *device) error {
+	bs := s.cfg.BlockSize
+	if len(s.running) > s.cfg.MaxNumSeqs {
+		return fmt.Errorf("%d running > max_num_seqs %d", len(s.running), s.cfg.MaxNumSeqs)
+	}
+	for _, l := range [][]*Seq{s.running, s.waiting} {
+		for i := 1; i < len(l); i++ {
+			if !before(l[i-1], l[i]) {
+				return fmt.Errorf("seq %d listed before seq %d", l[i-1].ID, l[i].ID)
+			}
+		}
+	}
+	if n := len(s.running) + len(s.waiting); n != len(s.seqs) || s.Load() != n {
+		return fmt.Errorf("%d running + %d waiting, %d known", len(s.running), len(s.waiting), len(s.seqs))
+	}
+	type holder struct {
+		q *Seq
+		i int
+	}
+	held := map[int32]holder{}
+	hostHeld := map[int32]bool{}
+	for id, q := range s.seqs {
+		if q.ID != id {
+			return fmt.Errorf("seq %d known as %d", q.ID, id)
+		}
+		if len(q.Tokens) >= q.MaxLen || q.MaxLen > s.cfg.MaxModelLen || q.PromptLen < 1 {
+			return fmt.Errorf("seq %d: %d tokens, max len %d, prompt %d", id, len(q.Tokens), q.MaxLen, q.PromptLen)
+		}
+		table := s.blocks.BlockTable(id)
+		switch q.Status {
+		case Running:
+			if slices.Index(s.running, q) < 0 {
+				return fmt.Errorf("seq %d running, not in the running list", id)
+			}
+			n := s.blocks.NumTokens(id)
+			if (!s.inFlight && q.NumComputed < 1) || q.NumComputed >= len(q.Tokens) ||
+				n < q.NumComputed || (!s.inFlight && n != q.NumComputed) || q.host != nil {
+				return fmt.Errorf("seq %d running: %d of %d tokens computed, table covers %d, in flight %v",
+					id, q.NumComputed, len(q.Tokens), n, s.inFlight)
+			}
+			vals := make([]uint64, q.NumComputed)
+			for pos := range vals {
+				vals[pos] = d.read(table, pos)
+			}
+			if err := d.verify(id, q.Tokens[:q.NumComputed], vals, "running"); err != nil {
+				return err
+			}
+			for i, b := range table {
+				h, ok := held[b]
+				if !ok {
+					held[b] = holder{q, i}
+					continue
+				}
+				end := (i + 1) * bs
+				if h.i != i || n < end || s.blocks.NumTokens(h.q.ID) < end ||
+					!slices.Equal(q.Tokens[:end], h.q.Tokens[:end]) {
+					return fmt.Errorf("block %d: #%d of seq %d and #%d of seq %d", b, i, id, h.i, h.q.ID)
+				}
+			}
+		case Waiting, Swapped:
+			if slices.Index(s.waiting, q) < 0 || table != nil {
+				return fmt.Errorf("seq %d %v: not waiting, or holds %v", id, q.Status, table)
+			}
+			if q.Status == Waiting && (q.NumComputed != 0 || q.host != nil) {
+				return fmt.Errorf("seq %d waiting with %d computed, host %v", id, q.NumComputed, q.host)
+			}
+			if q.Status == Swapped {
+				if q.NumComputed < 1 || len(q.host) != (q.NumComputed+bs-1)/bs {
+					return fmt.Errorf("seq %d swapped: %d computed in host blocks %v", id, q.NumComputed, q.host)
+				}
+				vals := make([]uint64, q.NumComputed)
+				for pos := range vals {
+					vals[pos] = d.host[q.host[pos/bs]][pos%bs]
+				}
+				if err := d.verify(id, q.Tokens[:q.NumComputed], vals, "swapped"); err != nil {
+					return err
+				}
+				for _, h := range q.host {
+					if hostHeld[h] {
+						return fmt.Errorf("host block %d held twice", h)
+					}
+					hostHeld[h] = true
+				}
+			}
+		default:
+			return fmt.Errorf("seq %d known but %v", id, q.Status)
+		}
+	}
+	if len(held)+s.blocks.NumFreeBlocks() != s.cfg.NumBlocks {
+		return fmt.Errorf("%d blocks held + %d free != %d", len(held), s.blocks.NumFreeBlocks(), s.cfg.NumBlocks)
+	}
+	pending := 0
+	for _, h := range s.plan.hostRelease {
+		pending += len(h)
+	}
+	if len(hostHeld)+pending+s.host.NumFree() != s.cfg.NumHostBlocks {
+		return fmt.Errorf("%d host blocks held + %d to release + %d free != %d",
+			len(hostHeld), pending, s.host.NumFree(), s.cfg.NumHostBlocks)
+	}
+	return nil
+}
+
+// checkPlan returns the first thing wrong with plan p, given the sequences
+// as they were before Schedule and the ready decoders then.
+func (h *harness) checkPlan(p *Plan, was map[*Seq]Seq, decoders []*Seq) error {
+	s := h.s
+	if n := p.NumTokens(); n > s.cfg.MaxNumBatchedTokens {
+		return fmt.Errorf("%d tokens > max_num_batched_tokens %d", n, s.cfg.MaxNumBatchedTokens)
+	}
+	inPlan := map[*Seq]bool{}
+	admitted := false
+	for _, c := range p.Chunks {
+		q, w := c.Seq, was[c.Seq]
+		switch {
+		case inPlan[q]:
+			return fmt.Errorf("seq %d has two chunks", q.ID)
+		case !w.Ready || q.Status != Running || c.Start >= c.End || c.Start != q.NumComputed ||
+			c.Logits != (c.End == len(q.Tokens)):
+			return fmt.Errorf("seq %d (was %v, ready %v): chunk %+v of %d tokens", q.ID, w.Status, w.Ready,
+				c, len(q.Tokens))
+		case w.Status == Running && c.Start != w.NumComputed,
+			w.Status == Swapped && c.Start < w.NumComputed,
+			w.Status == Waiting && c.Start%s.cfg.BlockSize != 0:
+			return fmt.Errorf("seq %d was %v with %d computed: chunk from %d", q.ID, w.Status, w.NumComputed, c.Start)
+		}
+		inPlan[q] = true
+		admitted = admitted || w.Status != Running
+	}
+	if len(p.Preempted) > 0 && admitted {
+		return fmt.Errorf("a step that preempted admitted a sequence")
+	}
+	swappedOut := 0
+	for _, q := range p.Preempted {
+		if was[q].Status != Running || inPlan[q] || (q.Status != Waiting && q.Status != Swapped) {
+			return fmt.Errorf("seq %d (was %v) preempted as %v", q.ID, was[q].Status, q.Status)
+		}
+		if q.Status == Swapped {
+			swappedOut += len(q.host)
+		}
+		h.preempted[q] = true
+	}
+	if swappedOut != len(p.SwapOut) {
+		return fmt.Errorf("%d blocks swapped out for victims holding %d host blocks", len(p.SwapOut), swappedOut)
+	}
+	for _, q := range p.Resumed {
+		if !h.preempted[q] || !inPlan[q] {
+			return fmt.Errorf("seq %d resumed, not preempted before", q.ID)
+		}
+		delete(h.preempted, q)
+	}
+	for q := range inPlan {
+		if h.preempted[q] && was[q].Status != Running {
+			return fmt.Errorf("seq %d resumed, not in Resumed", q.ID)
+		}
+	}
+	if len(decoders) <= s.cfg.MaxNumBatchedTokens {
+		for _, q := range decoders {
+			if q.Status == Running && !inPlan[q] {
+				return fmt.Errorf("decoding seq %d stalls", q.ID)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// op is one move of a trace case.
+type op func(h *harness)
+
+// toks returns the n tokens start, start+1, ...
+func toks(start, n int) []int32 {
+	t := make([]int32, n)
+	for i := range t {
+		t[i] = int32(start + i)
+	}
+	return t
+}
+
+// add enters a sequence; a rejection is traced.
+func add(name string, prompt []int32, maxTokens, priority int) op {
+	return func(h *harness) {
+		h.t.Helper()
+		if _, err := h.add(name, prompt, maxTokens, priority); err != nil {
+			switch {
+			case errors.Is(err, ErrNeverFits):
+				h.logf("add %s: never fits", name)
+			case errors.Is(err, kv.ErrSeqExists):
+				h.logf("add %s: exists", name)
+			default:
+				h.t.Fatalf("add %s: %v", name, err)
+			}
+		}
+		h.check()
+	}
+}
+
+// steps runs n steps: Schedule, the device, Done.
+func steps(n int) op {
+	return func(h *harness) {
+		h.t.Helper()
+		for range n {
+			if h.schedule() {
+				h.done()
+			}
+		}
+	}
+}
+
+func schedule() op { return func(h *harness) { h.schedule() } }
+func done() op     { return func(h *harness) { h.done() } }
+func fail() op     { return func(h *harness) { h.fail() } }
+
+// cancel finishes sequences and traces their state and the free blocks
+// after.
+func cancel(names ...string) op {
+	return func(h *harness) {
+		h.t.Helper()
+		for _, n := range names {
+			q := h.seq(n)
+			st := q.Status.String()
+			if h.plan != nil && slices.ContainsFunc(h.plan.Chunks, func(c Chunk) bool { return c.Seq == q }) {
+				st += ", in flight"
+			}
+			if !h.s.Finish(q.ID) || h.s.Finish(q.ID) {
+				h.t.Fatalf("Finish(%s) twice: true, false wanted", n)
+			}
+			h.logf("cancel %s(%s): free %d host %d", n, st, h.s.blocks.NumFreeBlocks(), h.s.host.NumFree())
+			h.check()
+		}
+	}
+}
+
+func ready(names ...string) op {
+	return func(h *harness) {
+		for _, n := range names {
+			h.s.Ready(h.seq(n).ID)
+		}
+	}
+}
+
+// tables traces the block tables of sequences.
+func tables(names ...string) op {
+	return func(h *harness) {
+		var b strings.Builder
+		b.WriteString("tables")
+		for _, n := range names {
+			fmt.Fprintf(&b, " %s=%v", n, h.s.BlockTable(h.seq(n)))
+		}
+		h.logf("%s", b.String())
+	}
+}
+
+func trigger() op {
+	return func(h *harness) {
+		fire, pending := h.s.Trigger()
+		h.logf("trigger fire=%v pending=%v", fire, pending)
+	}
+}
+
+// cached traces what the prefix cache holds for tokens, and the sequences'
+// NumCachedTokens.
+func cached(tokens []int32, names ...string) op {
+	return func(h *harness) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "cached %d", h.s.NumCachedTokens(tokens))
+		for _, n := range names {
+			fmt.Fprintf(&b, " %s=%d", n, h.seq(n).NumCachedTokens)
+		}
+		h.logf("%s", b.String())
+	}
+}
+
+func stats() op {
+	return func(h *harness) {
+		var st messages.Stats
+		h.s.Stats(&st)
+		h.logf("stats run=%d wait=%d swapped=%d free=%d/%d queries=%d hits=%d preempt=%d out=%d in=%d rejected=%d host=%d/%d",
+			st.Running, st.Waiting, st.Swapped, st.NumFreeBlocks, st.NumBlocks, st.PrefixQueries, st.PrefixHits,
+			st.Preemptions, st.SwapOuts, st.SwapIns, st.Rejected, st.FreeHostBlocks, st.HostBlocks)
+	}
+}
+
+// traceCase is a script of ops and the trace it must leave. After the
+// script, every sequence left is run to its end, and every device and host
+// block must be free.
+type traceCase struct {
+	name        string
+	cfg         Config
+	eos         int32 // stop token; 0: none
+	manualReady bool
+	ops         []op
+	want        string
+}
+
+func runTraceCases(t *testing.T, cases []traceCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.cfg)
+			if tc.eos != 0 {
+				h.eos = tc.eos
+			}
+			h.manualReady = tc.manualReady
+			for _, o := range tc.ops {
+				o(h)
+			}
+			got := strings.Join(h.lines, "\n")
+			if want := trimLines(tc.want); got != want {
+				t.Errorf("trace:\n%s\n\nwant:\n%s\n\ndiff at line %d", got, want, diffLine(got, want))
+			}
+			h.drain(200)
+		})
+	}
+}
+
+// trimLines drops the indentation and blank lines of a golden trace.
+func trimLines(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func diffLine(a, b string) int {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return i + 1
+		}
+	}
+	return min(len(la), len(lb)) + 1
+}
+
+// state traces the status, readiness and outputs of sequences.
+func state(names ...string) op {
+	return func(h *harness) {
+		var b strings.Builder
+		b.WriteString("state")
+		for _, n := range names {
+			q := h.seq(n)
+			r := ""
+			if q.Ready {
+				r = ",ready"
+			}
+			fmt.Fprintf(&b, " %s=%v%s%v", n, q.Status, r, q.Tokens[q.PromptLen:])
+		}
+		h.logf("%s", b.String())
+	}
+}
+
+func TestConfig(t *testing.T) {
+	ok := Config{MaxModelLen: 64, NumBlocks: 8}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := ok.WithDefaults(); d.MaxNumSeqs != 64 || d.MaxNumBatchedTokens != 512 || d.BlockSize != 16 {
+		t.Errorf("defaults %+v", d)
+	}
+	for _, c := range []Config{
+		{MaxModelLen: 1, NumBlocks: 8},
+		{MaxModelLen: 64},
+		{MaxModelLen: 64, NumBlocks: 8, MaxNumSeqs: -1},
+		{MaxModelLen: 64, NumBlocks: 8, MaxNumBatchedTokens: -1},
+		{MaxModelLen: 64, NumBlocks: 8, BlockSize: -1},
+		{MaxModelLen: 64, NumBlocks: 8, NumHostBlocks: -1},
+		{MaxModelLen: 64, NumBlocks: 8, Preemption: 2},
+	} {
+		if _, err := New(c); err == nil {
+			t.Errorf("New(%+v) succeeded", c)
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package kv
+
+import (
+	"slices"
+	"testing"
+)
+
+// Tests of the chunked-prefill API: AllocateUpTo, AppendTokens,
+// CanAppendTokens, NumCachedTokens, ResetPrefixCache. Block size 4.
+
+func TestAllocateUpTo(t *testing.T) {
+	const bs = 4
+	prompt := span(100, 14) // 3 full blocks and 2 tokens
+	for _, tc := range []struct {
+		name       string
+		warm       []int32 // computed and freed first, so its full blocks are cached
+		numTokens  int
+		wantCached int
+		wantCover  int // positions the new table covers
+	}{
+		{"first chunk", nil, 6, 0, 6},
+		{"chunk of whole blocks", nil, 8, 0, 8},
+		{"whole prompt", nil, 14, 0, 14},
+		{"past the prompt", nil, 99, 0, 14},
+		{"zero tokens: one at least", nil, 0, 0, 1},
+		{"negative tokens: one at least", nil, -3, 0, 1},
+		{"chunk inside the cached prefix: one past it", span(100, 10), 5, 8, 9},
+		{"chunk past the cached prefix", span(100, 10), 11, 8, 11},
+		{"cached prefix, whole prompt", prompt, 14, 12, 14},
+		{"cached prefix, zero tokens", prompt, 0, 12, 13},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewBlockManager(8, bs, true)
+			if tc.warm != nil {
+				mustAllocate(t, m, 9, tc.warm)
+				mustFree(t, m, 9)
+			}
+			before := m.Stats()
+			if got := m.NumCachedTokens(prompt); got != tc.wantCached {
+				t.Errorf("NumCachedTokens %d, want %d", got, tc.wantCached)
+			}
+			cached, err := m.AllocateUpTo(1, prompt, tc.numTokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustCheck(t, m)
+			if cached != tc.wantCached || m.NumTokens(1) != tc.wantCover ||
+				len(m.BlockTable(1)) != (tc.wantCover+bs-1)/bs {
+				t.Errorf("cached %d, table of %d blocks covering %d; want %d, covering %d",
+					cached, len(m.BlockTable(1)), m.NumTokens(1), tc.wantCached, tc.wantCover)
+			}
+			// One query of the whole prompt, whatever the table covers.
+			s := m.Stats()
+			if q, h := s.PrefixQueries-before.PrefixQueries, s.PrefixHits-before.PrefixHits; q != 14 || h != int64(tc.wantCached) {
+				t.Errorf("counted %d queries, %d hits; want 14, %d", q, h, tc.wantCached)
+			}
+			// Only blocks the table fills are registered: another sequence
+			// finds the full blocks of the covered positions, no more.
+			if got, want := m.NumCachedTokens(prompt), max(tc.wantCached, tc.wantCover/bs*bs); got != min(want, 12) {
+				t.Errorf("after: NumCachedTokens %d, want %d", got, min(want, 12))
+			}
+			// AppendTokens covers the rest; then the prompt's blocks are all
+			// registered.
+			if err := m.AppendTokens(1, prompt[tc.wantCover:]); err != nil {
+				t.Fatal(err)
+			}
+			mustCheck(t, m)
+			if m.NumTokens(1) != 14 || m.NumCachedTokens(prompt) != 12 {
+				t.Errorf("after the rest: %d tokens, %d cached", m.NumTokens(1), m.NumCachedTokens(prompt))
+			}
+			if got := mustAllocate(t, m, 2, prompt); got != 12 {
+				t.Errorf("a second sequence finds %d cached tokens, want 12", got)
+			}
+			if !slices.Equal(m.BlockTable(2)[:3], m.BlockTable(1)[:3]) {
+				t.Errorf("tables %v and %v do not share the prompt's blocks", m.BlockTable(1), m.BlockTable(2))
+			}
+		})
+	}
+}
+
+func TestAllocateUpToAllOrNothing(t *testing.T) {
+	const bs = 4
+	prompt := span(100, 14)
+	t.Run("out of blocks for the chunk", func(t *testing.T) {
+		m := NewBlockManager(4, bs, true)
+		mustAllocate(t, m, 1, span(0, 9)) // 3 blocks, 1 free
+		if _, err := m.AllocateUpTo(2, prompt, 4); err != nil {
+			t.Fatalf("a one-block chunk with one free block: %v", err)
+		}
+		mustFree(t, m, 2)
+		// Two blocks with one free: nothing changes, nothing is counted.
+		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := m.AllocateUpTo(3, prompt, 5); return err })
+	})
+	t.Run("hits on blocks in use take no free block", func(t *testing.T) {
+		m := NewBlockManager(4, bs, true)
+		mustAllocate(t, m, 1, span(100, 12)) // 3 blocks, 1 free
+		long := span(100, 18)
+		cached, err := m.AllocateUpTo(2, long, 13)
+		if err != nil || cached != 12 || m.NumFreeBlocks() != 0 {
+			t.Fatalf("cached %d, %v, %d free; want 12 (3 blocks shared, 1 new), 0 free", cached, err, m.NumFreeBlocks())
+		}
+		mustCheck(t, m)
+		expectUnchanged(t, m, ErrOutOfBlocks, func() error { return m.AppendTokens(2, long[13:]) })
+	})
+	t.Run("errors", func(t *testing.T) {
+		m := NewBlockManager(4, bs, true)
+		mustAllocate(t, m, 1, span(0, 3))
+		expectUnchanged(t, m, ErrSeqExists, func() error { _, err := m.AllocateUpTo(1, prompt, 4); return err })
+		before := takeSnapshot(m)
+		if _, err := m.AllocateUpTo(2, nil, 4); err == nil {
+			t.Error("AllocateUpTo of an empty prompt succeeded")
+		}
+		if !takeSnapshot(m).equal(before) {
+			t.Error("a failed AllocateUpTo changed the manager")
+		}
+	})
+}
+
+func TestAppendTokens(t *testing.T) {
+	const bs = 4
+	m := NewBlockManager(6, bs, true)
+	mustAllocate(t, m, 1, span(0, 3))
+	for _, step := range []struct {
+		n         int
+		can       bool
+		wantTable int // blocks after
+	}{
+		{0, true, 1},  // nothing to add
+		{1, true, 1},  // fills block 0
+		{9, true, 4},  // three new blocks, the last partial
+		{3, true, 4},  // fills the last block
+		{9, false, 4}, // three more blocks, two free
+		{8, true, 6},  // two more blocks, none left
+		{1, false, 6},
+		{0, true, 6},
+	} {
+		tokens := span(1000+m.NumTokens(1), step.n)
+		if can := m.CanAppendTokens(1, step.n); can != step.can {
+			t.Fatalf("CanAppendTokens(%d) at %d tokens = %v, want %v", step.n, m.NumTokens(1), can, step.can)
+		}
+		if !step.can {
+			expectUnchanged(t, m, ErrOutOfBlocks, func() error { return m.AppendTokens(1, tokens) })
+			continue
+		}
+		n := m.NumTokens(1)
+		if err := m.AppendTokens(1, tokens); err != nil {
+			t.Fatal(err)
+		}
+		mustCheck(t, m)
+		if m.NumTokens(1) != n+step.n || len(m.BlockTable(1)) != step.wantTable {
+			t.Fatalf("append %d: %d tokens in %d blocks, want %d in %d", step.n, m.NumTokens(1),
+				len(m.BlockTable(1)), n+step.n, step.wantTable)
+		}
+	}
+	// Blocks filled by AppendTokens are registered as a prompt's would be.
+	all := slices.Concat(span(0, 3), span(1003, 21))
+	if got := m.NumCachedTokens(all); got != 20 {
+		t.Errorf("NumCachedTokens of the sequence's tokens %d, want 20", got)
+	}
+	if m.CanAppendTokens(9, 0) {
+		t.Error("CanAppendTokens of an unknown sequence")
+	}
+	expectUnchanged(t, m, ErrUnknownSeq, func() error { return m.AppendTokens(9, span(0, 2)) })
+}
+
+// A sequence whose table ends with a full block that another shares appends
+// into a new block of its own.
+func TestAppendTokensAfterSharedBlock(t *testing.T) {
+	m := NewBlockManager(8, 4, true)
+	mustAllocate(t, m, 1, span(0, 8)) // two full blocks
+	if got := mustAllocate(t, m, 2, span(0, 9)); got != 8 {
+		t.Fatalf("cached %d, want 8", got)
+	}
+	for _, id := range []SeqID{1, 2} {
+		if err := m.AppendTokens(id, span(50+10*int(id), 6)); err != nil {
+			t.Fatal(err) // appendTokens panics if it writes a shared block
+		}
+		mustCheck(t, m)
+	}
+	t1, t2 := m.BlockTable(1), m.BlockTable(2)
+	if len(t1) != 4 || len(t2) != 4 || !slices.Equal(t1[:2], t2[:2]) || t1[2] == t2[2] || t1[3] == t2[3] {
+		t.Errorf("tables %v and %v: want the first two blocks shared, the rest private", t1, t2)
+	}
+}
+
+func TestNumCachedTokens(t *testing.T) {
+	m := NewBlockManager(8, 4, true)
+	a := span(100, 14)
+	mustAllocate(t, m, 1, a)
+	mustAllocate(t, m, 2, span(0, 5))
+	mustFree(t, m, 1)
+	for _, tc := range []struct {
+		name   string
+		tokens []int32
+		want   int
+	}{
+		{"empty", nil, 0},
+		{"one token", a[:1], 0},
+		{"the same prompt", a, 12},
+		{"a block-aligned prefix keeps its last block", a[:12], 8},
+		{"one past a block", a[:9], 8},
+		{"a different first block", cat(span(7, 4), a[4:]), 0},
+		{"a running sequence's full block", span(0, 7), 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := takeSnapshot(m) // LRU order and counters included
+			got := m.NumCachedTokens(tc.tokens)
+			if got != tc.want || got != cachedTokens(m, tc.tokens) {
+				t.Errorf("NumCachedTokens %d, want %d", got, tc.want)
+			}
+			if !takeSnapshot(m).equal(before) {
+				t.Error("NumCachedTokens changed the manager")
+			}
+		})
+	}
+	if n := NewBlockManager(8, 4, false); n.NumCachedTokens(a) != 0 {
+		t.Error("NumCachedTokens without prefix caching")
+	}
+}
+
+func TestResetPrefixCache(t *testing.T) {
+	m := NewBlockManager(8, 4, true)
+	running, freed := span(0, 9), span(100, 9)
+	mustAllocate(t, m, 1, running)
+	mustAllocate(t, m, 2, freed)
+	mustFree(t, m, 2)
+	before := m.Stats()
+	if before.NumCachedBlocks != 2 || m.NumCachedTokens(freed) != 8 || m.NumCachedTokens(running) != 8 {
+		t.Fatalf("before: %+v", before)
+	}
+	m.ResetPrefixCache()
+	mustCheck(t, m)
+	s := m.Stats()
+	if s.NumCachedBlocks != 0 || s.NumFreeBlocks != before.NumFreeBlocks || s.PrefixQueries != before.PrefixQueries ||
+		s.PrefixHits != before.PrefixHits || s.Evictions != before.Evictions {
+		t.Errorf("after: %+v, before %+v", s, before)
+	}
+	if got := m.NumCachedTokens(freed); got != 0 {
+		t.Errorf("a freed prompt still finds %d cached tokens", got)
+	}
+	// Blocks in use keep their registration.
+	if got := mustAllocate(t, m, 3, running); got != 8 {
+		t.Errorf("a running sequence's prefix: %d cached tokens, want 8", got)
+	}
+	// The reset blocks are plain free blocks, reused before anything else
+	// would be evicted, and a freed prompt registers again.
+	if got := mustAllocate(t, m, 4, freed); got != 0 {
+		t.Errorf("%d cached tokens after the reset, want 0", got)
+	}
+	if m.Stats().Evictions != before.Evictions {
+		t.Error("allocating after a reset evicted")
+	}
+	mustFree(t, m, 4)
+	if got := m.NumCachedTokens(freed); got != 8 {
+		t.Errorf("registered again: %d cached tokens, want 8", got)
+	}
+	m.ResetPrefixCache()
+	m.ResetPrefixCache() // idempotent
+	mustCheck(t, m)
+	for _, id := range []SeqID{1, 3} {
+		mustFree(t, m, id)
+	}
+	if s := m.Stats(); s.NumFreeBlocks != 8 || s.NumCachedBlocks != 2 {
+		t.Errorf("after freeing all: %+v", s)
+	}
+}
