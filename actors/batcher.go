@@ -39,6 +39,7 @@ type deviceSlot struct {
 	pid      *actor.PID
 	sched    *sched.Scheduler
 	step     *messages.Step // in flight, nil when idle
+	stepSeqs []uint64       // the sequences computed by step
 	timer    *time.Timer    // window trigger, nil when not armed
 	timerGen uint64
 	dead     bool
@@ -232,10 +233,17 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 	if len(p.SwapIn) > 0 {
 		ctx.Send(d.pid, &messages.SwapIn{Blocks: slices.Clone(p.SwapIn)})
 	}
+	if len(p.Chunks) == 0 { // only preemptions: nothing for the device to compute
+		d.sched.Done(nil, nil, nil)
+		b.maybeDispatch(ctx, d)
+		return
+	}
 	b.nextID++
 	step := &messages.Step{StepID: b.nextID}
+	d.stepSeqs = d.stepSeqs[:0]
 	for i, c := range p.Chunks {
 		q := c.Seq
+		d.stepSeqs = append(d.stepSeqs, uint64(q.ID))
 		step.BlockTables = append(step.BlockTables, slices.Clone(d.sched.BlockTable(q)))
 		for pos := c.Start; pos < c.End; pos++ {
 			step.Tokens = append(step.Tokens, q.Tokens[pos])
@@ -324,11 +332,13 @@ func (b *batcher) slotOf(stepID uint64) *deviceSlot {
 	return nil
 }
 
-// failStep ends the sequences of a step that failed as a whole with an error
-// (the device answered; running the step again would fail again).
+// failStep ends the sequences a step computed with an error when the step
+// failed as a whole (the device answered; running it again would fail
+// again). Sequences the plan only preempted stay queued.
 func (b *batcher) failStep(ctx actor.Context, d *deviceSlot, reason string) {
-	for _, q := range d.sched.Fail() {
-		b.endWithError(ctx, d, uint64(q.ID), reason)
+	d.sched.Fail()
+	for _, id := range d.stepSeqs {
+		b.endWithError(ctx, d, id, reason)
 	}
 	b.maybeDispatch(ctx, d)
 }
