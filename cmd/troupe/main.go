@@ -1,4 +1,4 @@
-// Command troupe runs LLMs: generate text, score perplexity, dump logits.
+// Command troupe runs LLMs: generate text, score perplexity, dump logits, benchmark.
 package main
 
 import (
@@ -22,6 +22,7 @@ var commands = map[string]command{
 	"run":        {"generate text from a prompt", runCmd},
 	"perplexity": {"perplexity of a text file, as llama-perplexity computes it", perplexityCmd},
 	"logits":     {"write the logits of a token sequence as float32 rows", logitsCmd},
+	"bench":      {"benchmarks: batched (llama-batched-bench's table)", benchCmd},
 }
 
 type usageError struct{ msg string }

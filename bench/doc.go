@@ -1,0 +1,16 @@
+// Package bench measures troupe's runtime the way llama.cpp's tools measure
+// llama.cpp, so the numbers can be set side by side.
+//
+// Batched is llama-batched-bench: for each batch size B it starts a fresh
+// runtime, submits B requests of PP prompt tokens at once, and times the
+// prefill (until every request has its first token) and the generation of
+// TG tokens each. It also reports how much of a decode step is spent
+// outside the forward pass and sampling (the device time in the runtime's
+// Stats): the batcher's scheduling, the messages between actors, the
+// sequence actors and detokenization. The device is wrapped to see where
+// each forward pass starts and ends.
+//
+// Concurrency: Batched runs its runtimes one after another and waits for
+// them; calls may run concurrently, but the timings of overlapping calls
+// disturb each other.
+package bench

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/troupe-llm/troupe/bench"
+)
+
+func benchCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{"want a benchmark: batched"}
+	}
+	switch args[0] {
+	case "batched":
+		return benchBatched(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stderr, "usage: troupe bench batched [flags] (llama-batched-bench's table; -h for its flags)")
+		return nil
+	}
+	return usageError{fmt.Sprintf("unknown benchmark %q: want batched", args[0])}
+}
+
+func benchBatched(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench batched", stderr)
+	path := fs.String("m", "", "model: a GGUF file or a safetensors directory (required)")
+	npp := fs.Int("npp", 128, "prompt tokens per sequence")
+	ntg := fs.Int("ntg", 64, "tokens to generate per sequence (at least 2)")
+	npl := fs.String("npl", "1,4,8,16", "batch sizes, comma-separated: sequences run in parallel")
+	threads := fs.Int("t", 2, "threads of the forward pass")
+	ctxLen := fs.Int("c", 0, "context per sequence (0: npp+ntg)")
+	output := fs.String("output", "text", "output: text (a table) or json (one object per row)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	pl, err := parseSizes(*npl)
+	switch {
+	case *path == "":
+		return usageError{"-m MODEL is required"}
+	case err != nil:
+		return usageError{fmt.Sprintf("-npl %q: %v", *npl, err)}
+	case *npp < 1:
+		return usageError{fmt.Sprintf("-npp %d: want at least 1", *npp)}
+	case *ntg < 2:
+		return usageError{fmt.Sprintf("-ntg %d: want at least 2 (the first token comes from the prefill)", *ntg)}
+	case *threads < 1:
+		return usageError{"-t must be at least 1"}
+	case *ctxLen != 0 && *ctxLen < *npp+*ntg:
+		return usageError{fmt.Sprintf("-c %d: want 0 or at least npp+ntg = %d", *ctxLen, *npp+*ntg)}
+	case *output != "text" && *output != "json":
+		return usageError{fmt.Sprintf("--output %q: want text or json", *output)}
+	}
+	m, err := openModel(*path)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	system := newActorSystem()
+	defer system.Shutdown()
+	o := bench.BatchedOptions{PP: *npp, TG: *ntg, PL: pl, Workers: *threads, ContextLen: *ctxLen, Seed: 1, System: system}
+	nCtx := *ctxLen
+	if nCtx == 0 {
+		nCtx = *npp + *ntg
+	}
+	if *output == "text" {
+		fmt.Fprintf(stdout, "model %s: %s, %d layers, dim %d, vocab %d\n", *path, m.Config.Arch, m.Config.Layers, m.Config.Dim, m.Config.VocabSize)
+		fmt.Fprintf(stdout, "context %d per sequence, threads %d, prefix caching off, random prompts (seed %d), greedy, EOS ignored\n\n", nCtx, *threads, o.Seed)
+		fmt.Fprintln(stdout, "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |")
+		fmt.Fprintln(stdout, "|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|")
+	}
+	var rows []bench.BatchedRow
+	enc := json.NewEncoder(stdout)
+	for _, b := range pl { // a row at a time, so each is shown as soon as it is measured
+		o.PL = []int{b}
+		got, err := bench.Batched(ctx, m, o)
+		if err != nil {
+			return err
+		}
+		r := got[0]
+		rows = append(rows, r)
+		if *output == "json" {
+			if err := enc.Encode(jsonRow(r, *threads, nCtx)); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := fmt.Fprintf(stdout, "| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n",
+			r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S()); err != nil {
+			return err
+		}
+	}
+	if *output == "json" {
+		return nil
+	}
+	fmt.Fprintln(stdout, "\nS_TG = B*(TG-1)/T_TG: the first token of each sequence comes from the prefill step")
+	fmt.Fprintln(stdout, "(llama-batched-bench decodes TG steps after its prefill and counts B*TG).")
+	fmt.Fprintln(stdout, "\nDecode steps on the device's clock, and their time outside the forward pass and sampling")
+	fmt.Fprintln(stdout, "(batcher scheduling, messages, sequence actors, detokenization):")
+	fmt.Fprintln(stdout, "|    B | steps |  step ms | forward ms | overhead ms | overhead % |")
+	fmt.Fprintln(stdout, "|------|-------|----------|------------|-------------|------------|")
+	for _, r := range rows {
+		fwd := r.DecodeForward.Seconds() * 1e3 / float64(max(r.DecodeSteps, 1))
+		if _, err := fmt.Fprintf(stdout, "| %4d | %5d | %8.3f | %10.3f | %11.3f | %9.1f%% |\n", r.B, r.DecodeSteps,
+			r.DecodeStep().Seconds()*1e3, fwd, r.DecodeOverhead().Seconds()*1e3, r.DecodeOverheadPercent()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonRow is a row for scripts, with llama-batched-bench's jsonl names
+// (times in seconds, speeds in tokens per second) and the overhead.
+func jsonRow(r bench.BatchedRow, threads, nCtx int) any {
+	perStep := func(ns float64) float64 { return ns / 1e6 / float64(max(r.DecodeSteps, 1)) }
+	return struct {
+		NThreads     int     `json:"n_threads"`
+		NCtx         int     `json:"n_ctx"`
+		PP           int     `json:"pp"`
+		TG           int     `json:"tg"`
+		PL           int     `json:"pl"`
+		NKV          int     `json:"n_kv"`
+		TPP          float64 `json:"t_pp"`
+		SpeedPP      float64 `json:"speed_pp"`
+		TTG          float64 `json:"t_tg"`
+		SpeedTG      float64 `json:"speed_tg"`
+		T            float64 `json:"t"`
+		Speed        float64 `json:"speed"`
+		PrefillSteps int64   `json:"prefill_steps"`
+		DecodeSteps  int64   `json:"decode_steps"`
+		StepMs       float64 `json:"decode_step_ms"`
+		ForwardMs    float64 `json:"decode_forward_ms"`
+		OverheadMs   float64 `json:"decode_overhead_ms"`
+		OverheadPct  float64 `json:"decode_overhead_pct"`
+	}{threads, nCtx, r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S(),
+		r.PrefillSteps, r.DecodeSteps, perStep(float64(r.DecodeWall)), perStep(float64(r.DecodeForward)),
+		perStep(float64(r.DecodeWall - r.DecodeForward)), r.DecodeOverheadPercent()}
+}
+
+// parseSizes parses a comma-separated list of positive integers.
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

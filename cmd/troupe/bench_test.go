@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+)
+
+// TestBenchBatched runs `troupe bench batched` with tiny sizes: the table
+// has llama-batched-bench's header and one row per batch size, then the
+// footnote and the overhead table; --output json gives one object a row.
+func TestBenchBatched(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	args := []string{"bench", "batched", "-m", stories, "-npp", "8", "-ntg", "4", "-npl", "1,2"}
+	out, errOut, code := troupe(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Logf("\n%s", out)
+	for _, want := range []string{
+		"|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n",
+		"|     8 |      4 |    1 |     12 |",
+		"|     8 |      4 |    2 |     24 |",
+		"S_TG = B*(TG-1)/T_TG",
+		"|    B | steps |  step ms | forward ms | overhead ms | overhead % |\n",
+		"|    1 |     3 |",
+		"|    2 |     3 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+
+	out, errOut, code = troupe(t, append(args, "--output", "json")...)
+	if code != 0 {
+		t.Fatalf("json: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("json: %d lines, want 2:\n%s", len(lines), out)
+	}
+	for i, line := range lines {
+		var row struct {
+			PP           int     `json:"pp"`
+			TG           int     `json:"tg"`
+			PL           int     `json:"pl"`
+			NKV          int     `json:"n_kv"`
+			TPP          float64 `json:"t_pp"`
+			SpeedTG      float64 `json:"speed_tg"`
+			DecodeSteps  int     `json:"decode_steps"`
+			DecodeStepMs float64 `json:"decode_step_ms"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("json line %d: %v: %s", i, err, line)
+		}
+		b := i + 1
+		if row.PP != 8 || row.TG != 4 || row.PL != b || row.NKV != b*12 || row.DecodeSteps != 3 ||
+			!(row.TPP > 0) || !(row.SpeedTG > 0) || !(row.DecodeStepMs > 0) {
+			t.Errorf("json line %d: %s", i, line)
+		}
+	}
+}
+
+// TestBenchUsage: bad flags are one-line usage errors with exit status 2.
+func TestBenchUsage(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no benchmark", []string{"bench"}, "want a benchmark"},
+		{"unknown benchmark", []string{"bench", "fast"}, `unknown benchmark "fast"`},
+		{"no model", []string{"bench", "batched"}, "-m MODEL is required"},
+		{"bad batch sizes", []string{"bench", "batched", "-m", stories, "-npl", "1,x"}, `-npl "1,x"`},
+		{"zero batch size", []string{"bench", "batched", "-m", stories, "-npl", "0"}, "not a positive integer"},
+		{"one token", []string{"bench", "batched", "-m", stories, "-ntg", "1"}, "-ntg 1"},
+		{"no prompt", []string{"bench", "batched", "-m", stories, "-npp", "0"}, "-npp 0"},
+		{"short context", []string{"bench", "batched", "-m", stories, "-c", "100"}, "-c 100"},
+		{"no threads", []string{"bench", "batched", "-m", stories, "-t", "0"}, "-t"},
+		{"bad output", []string{"bench", "batched", "-m", stories, "--output", "xml"}, "--output"},
+		{"stray argument", []string{"bench", "batched", "-m", stories, "extra"}, "unexpected argument"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := troupe(t, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, errOut)
+			}
+			if !strings.HasPrefix(errOut, "troupe bench: ") || !strings.Contains(errOut, tc.msg) ||
+				strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+				t.Errorf("stderr %q: want one line, troupe bench: ... %s", errOut, tc.msg)
+			}
+		})
+	}
+	// An unknown flag: the flag package lists the flags, then the one line.
+	_, errOut, code := troupe(t, "bench", "batched", "-m", stories, "-npl", "1", "-bogus")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != 2 || !strings.HasPrefix(lines[len(lines)-1], "troupe bench: flag provided but not defined: -bogus") {
+		t.Errorf("unknown flag: exit %d, stderr %q", code, errOut)
+	}
+}
