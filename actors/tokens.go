@@ -1,0 +1,49 @@
+package actors
+
+import "fmt"
+
+// The model facts and tokenizer services a front end needs, so that it does
+// not import package model (see the package graph in DESIGN.md).
+
+// VocabSize is the model's vocabulary size.
+func (r *Runtime) VocabSize() int { return r.model.Config.VocabSize }
+
+// MaxModelLen is the positions a sequence may use (prompt and output).
+func (r *Runtime) MaxModelLen() int { return r.cfg.MaxModelLen }
+
+// ChatTemplate is the Jinja chat template shipped with the model, "" if none.
+func (r *Runtime) ChatTemplate() string { return r.tok.Vocab().ChatTemplate }
+
+// SpecialTokens returns the text of the BOS and EOS tokens ("" when the
+// vocabulary has none), for chat templates.
+func (r *Runtime) SpecialTokens() (bos, eos string) {
+	return string(r.tok.TokenPiece(r.tok.BOS(), true)), string(r.tok.TokenPiece(r.tok.EOS(), true))
+}
+
+// TokenizeText encodes text; addSpecial adds BOS (and the like) as the
+// vocabulary asks, parseSpecial turns special-token text into those tokens.
+func (r *Runtime) TokenizeText(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	return r.tok.Encode(text, addSpecial, parseSpecial)
+}
+
+// Detokenize turns ids back into text (special tokens rendered as their
+// text). An id outside the vocabulary is an error wrapping ErrInvalidRequest.
+func (r *Runtime) Detokenize(ids []int32) (string, error) {
+	for i, id := range ids {
+		if id < 0 || int(id) >= r.VocabSize() {
+			return "", fmt.Errorf("%w: token %d: id %d is outside the vocabulary (%d)", ErrInvalidRequest, i, id, r.VocabSize())
+		}
+	}
+	return r.tok.Detokenize(ids, false, true), nil
+}
+
+// TokenBytes returns the bytes token id stands for, special tokens as their
+// text (for logprobs, which report each token's text and bytes).
+func (r *Runtime) TokenBytes(id int32) []byte { return r.tok.TokenPiece(id, true) }
+
+// NumRequests is the number of requests in flight (admitted, not yet done).
+func (r *Runtime) NumRequests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.requests)
+}
