@@ -3,23 +3,22 @@ package compute
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
 // tileBytes bounds the float32 scratch one worker dequantizes weight rows
-// into before handing them to blas32.
+// into before multiplying them.
 const tileBytes = 256 << 10
 
 // MatMuler multiplies activations by weight matrices of any supported type,
 // with ggml's CPU arithmetic so that results track llama.cpp's:
 //
-//   - F32 weights: float32 activations through gonum's blas32 interface (a
-//     faster BLAS registered with blas32.Use speeds them up).
+//   - F32 weights: float32 activations, one gonum Sdot per output value.
 //   - F16 and BF16 weights: activations rounded to f16 (bf16) first, as ggml
 //     converts them to the weight's vec_dot_type; then a tile of weight rows
-//     is dequantized into per-worker scratch and multiplied through blas32.
+//     is dequantized into per-worker scratch and multiplied as F32 weights.
 //     Products of two such values are exact in float32, so only the order of
 //     the sum differs from ggml.
 //   - Quantized weights: each activation row is quantized once per call to
@@ -27,10 +26,22 @@ const tileBytes = 256 << 10
 //     and every (token, weight row) pair takes an integer block dot product
 //     (vecdot.go, vecdot_k.go).
 //
+// Every output value is computed the same way whatever the number of rows m
+// and however the weight rows are split over workers: out[t·n + r] depends
+// only on activation row t and weight row r, bit for bit (unless GGMLBatch is
+// set). That makes a model's forward pass batch-invariant.
+//
 // Work is split over weight rows. A MatMuler is used by one goroutine at a
 // time; it runs its own workers. Its scratch grows to the largest call and is
 // reused after that, so a quantized product allocates nothing once warm.
 type MatMuler struct {
+	// GGMLBatch sends activation rows in whole groups of four to the Q2_K
+	// and Q4_K kernels of ggml's repacked gemm, as llama.cpp's CPU backend
+	// does, to reproduce its logits bit for bit. A row's result then
+	// depends on how many rows share the call and where it sits among them.
+	// When false (the default), every row takes the one-row (gemv) kernel.
+	GGMLBatch bool
+
 	workers int
 	run     []func()       // (workers) goroutine bodies, built once: worker wi's share of job
 	wg      sync.WaitGroup // the workers of the call in flight
@@ -134,13 +145,17 @@ func (mm *MatMuler) share(wi int) error {
 	switch t := w.Type; {
 	case t == F32:
 		k := w.Cols()
-		gemmRows(j.out, j.x, m, f32View(w.Data)[lo*k:hi*k], n, lo, hi)
+		gemmRows(j.out, j.x, m, f32View(w.Data)[lo*k:hi*k], k, n, lo, hi)
 	case vecDotQ8_0Kernel(t) != nil:
 		dotRows(j.out, mm.q8_0[:m*w.Cols()/32], m, n, w.Data, rb, lo, hi, vecDotQ8_0Kernel(t), nil)
 	case vecDotQ8_1Kernel(t) != nil:
 		dotRows(j.out, mm.q8_1[:m*w.Cols()/32], m, n, w.Data, rb, lo, hi, vecDotQ8_1Kernel(t), nil)
 	case vecDotQ8_KKernel(t) != nil:
-		dotRows(j.out, mm.q8K[:m*w.Cols()/QK_K], m, n, w.Data, rb, lo, hi, vecDotQ8_KKernel(t), vecDotQ8_KBatchKernel(t))
+		var batch func([]byte, []blockQ8_K) float32
+		if mm.GGMLBatch {
+			batch = vecDotQ8_KBatchKernel(t)
+		}
+		dotRows(j.out, mm.q8K[:m*w.Cols()/QK_K], m, n, w.Data, rb, lo, hi, vecDotQ8_KKernel(t), batch)
 	default:
 		// F16, BF16 (with rounded activations), and types without a block
 		// dot product in ggml either (e.g. Q8_K weights): dequantize and
@@ -151,30 +166,61 @@ func (mm *MatMuler) share(wi int) error {
 }
 
 // gemmRows computes output columns [lo, hi) of out (m rows of stride n) from
-// x (m rows of k) and the float32 weight rows wRows (hi−lo rows of k).
-func gemmRows(out, x []float32, m int, wRows []float32, n, lo, hi int) {
+// x (m rows of k) and the float32 weight rows wRows (hi−lo rows of k values,
+// ldw apart). Each output is one gonum Sdot of an activation row and a
+// weight row over all k values, so it does not depend on m or on [lo, hi)
+// (blas32.Gemm's does: gonum splits k into blocks of 64 once the product has
+// enough 64×64 output blocks to run them in parallel). Sdot's SSE loop sums
+// in an order set by the weight row's address modulo 16 bytes, which is
+// fixed for a row of a mapped tensor and 0 for a row of scratch.
+func gemmRows(out, x []float32, m int, wRows []float32, ldw, n, lo, hi int) {
 	k := len(x) / m
-	X := blas32.General{Rows: m, Cols: k, Stride: k, Data: x}
-	W := blas32.General{Rows: hi - lo, Cols: k, Stride: k, Data: wRows}
-	O := blas32.General{Rows: m, Cols: hi - lo, Stride: n, Data: out[lo:]}
-	blas32.Gemm(blas.NoTrans, blas.Trans, 1, X, W, 0, O)
+	var blas gonum.Implementation
+	for i := range m {
+		xi := x[i*k : (i+1)*k]
+		o := out[i*n+lo : i*n+hi]
+		for r := range o {
+			o[r] = blas.Sdot(k, xi, 1, wRows[r*ldw:r*ldw+k], 1)
+		}
+	}
 }
 
 // dequantRows computes the job's output columns [lo, hi) on worker wi by
-// dequantizing a tile of weight rows at a time into the worker's scratch.
+// dequantizing a tile of weight rows at a time into the worker's scratch,
+// each row starting on a 16-byte boundary.
 func (mm *MatMuler) dequantRows(wi, lo, hi int) error {
 	j := &mm.job
 	w := j.w
 	k, n := w.Cols(), w.Rows()
-	tile := max(1, tileBytes/4/k)
-	buf := grow(&mm.scratch[wi], tile*k)
-	rb := w.RowBytes()
+	ldw := (k + 3) &^ 3
+	tile := max(1, tileBytes/4/ldw)
+	buf := aligned16(grow(&mm.scratch[wi], tile*ldw+3))
 	for r := lo; r < hi; r += tile {
 		nr := min(tile, hi-r)
-		if err := Dequantize(w.Type, w.Data[r*rb:(r+nr)*rb], buf[:nr*k]); err != nil {
-			return fmt.Errorf("matmul %s: %w", w.Name, err)
+		if err := mm.dequantTile(buf, ldw, r, nr); err != nil {
+			return err
 		}
-		gemmRows(j.out, j.x, j.m, buf[:nr*k], n, r, r+nr)
+		gemmRows(j.out, j.x, j.m, buf, ldw, n, r, r+nr)
+	}
+	return nil
+}
+
+// dequantTile dequantizes the nr weight rows from r of the job's tensor into
+// buf, ldw values apart.
+func (mm *MatMuler) dequantTile(buf []float32, ldw, r, nr int) error {
+	w := mm.job.w
+	k, rb := w.Cols(), w.RowBytes()
+	src := w.Data[r*rb : (r+nr)*rb]
+	var err error
+	if ldw == k { // no padding: all rows at once
+		err = Dequantize(w.Type, src, buf[:nr*k])
+	} else {
+		for i := 0; i < nr && err == nil; i++ {
+			err = Dequantize(w.Type, src[i*rb:(i+1)*rb], buf[i*ldw:i*ldw+k])
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("matmul %s: %w", w.Name, err)
 	}
 	return nil
 }
@@ -210,6 +256,13 @@ func dotRows[B any](out []float32, xq []B, m, n int, data []byte, rb, lo, hi int
 			out[t*n+r] = dot(row, xq[t*nb:(t+1)*nb])
 		}
 	}
+}
+
+// aligned16 drops up to three values from the front of s so that it starts
+// on a 16-byte boundary.
+func aligned16(s []float32) []float32 {
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(s))) % 16
+	return s[(16-off)%16/4:]
 }
 
 // grow returns (*s)[:n], reallocating *s first if it is too small.

@@ -5,7 +5,8 @@ package compute
 // and AVX2 CPUs and take the sequential form with a separate accumulator for
 // the mins, one FMA per super-block in the gemv but one per 128 (Q2_K) or 64
 // (Q4_K) values in the gemm that ggml uses for groups of four activation
-// rows, hence the *Batch kernels; Q3_K, Q5_K and Q6_K run
+// rows, hence the *Batch kernels (used only with MatMuler.GGMLBatch: they
+// make a row's result depend on its batch); Q3_K, Q5_K and Q6_K run
 // ggml_vec_dot_q{3,5,6}_K_q8_K (AVX2) and take the lane form. Each kernel
 // first unpacks a super-block's quants into int8 and its sub-block scales
 // into int32.

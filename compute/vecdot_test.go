@@ -290,58 +290,88 @@ func checkQ8(t *testing.T, d float32, qs []int8, wantD float32, want map[int]int
 	}
 }
 
-// TestMatMulRows checks that MatMul of m rows, split over several workers,
-// gives for each row exactly what that row's vector product gives: the block
-// dot product of its quantized activations, or for float weights MatMul of
-// the row alone.
+// TestMatMulRows checks that MatMul is batch-invariant: for m rows, split
+// over several workers, each row gets bit for bit what it gets alone on one
+// worker, which for block weights is its one-row dot product. With GGMLBatch
+// the Q2_K and Q4_K rows in whole groups of four take the batch kernel.
 func TestMatMulRows(t *testing.T) {
 	const k, n = 512, 27 // n not a multiple of the workers
 	rng := rand.New(rand.NewPCG(3, 4))
 	types := append([]DType{F32, F16, BF16}, dotTypes...)
 	for _, typ := range types {
 		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		big := &Tensor{Name: "big", Type: typ, Shape: []int{k, 300}, Data: randomWeights(rng, typ, 300, k)}
 		rb := w.RowBytes()
-		for _, m := range []int{1, 7} {
-			t.Run(fmt.Sprintf("%s/m=%d", typ, m), func(t *testing.T) {
-				x := randomActs(rng, m*k)
-				out := make([]float32, m*n)
-				if err := NewMatMuler(3).MatMul(out, x, m, w); err != nil {
-					t.Fatal(err)
+		for _, m := range []int{1, 4, 7, 70} {
+			for _, ggml := range []bool{false, true} {
+				if ggml && vecDotQ8_KBatchKernel(typ) == nil {
+					continue
 				}
-				single := NewMatMuler(1)
-				for row := range m {
-					xr := x[row*k : (row+1)*k]
-					want := make([]float32, n)
-					if typ == F32 || typ == F16 || typ == BF16 {
-						if err := single.MatMul(want, xr, 1, w); err != nil {
+				t.Run(fmt.Sprintf("%s/m=%d/ggml=%v", typ, m, ggml), func(t *testing.T) {
+					x := randomActs(rng, m*k)
+					for _, w := range []*Tensor{w, big} {
+						n := w.Rows()
+						out := make([]float32, m*n)
+						mm := NewMatMuler(3)
+						mm.GGMLBatch = ggml
+						if err := mm.MatMul(out, x, m, w); err != nil {
 							t.Fatal(err)
 						}
-					} else {
-						// Rows in whole groups of four take the batch kernel.
-						batch := vecDotQ8_KBatchKernel(typ) != nil && m >= 4 && row < m-m%4
-						blocks := quantizedRow(typ, xr)
-						for r := range n {
-							want[r] = vecDot(typ, batch, w.Data[r*rb:(r+1)*rb], blocks)
+						single := NewMatMuler(1)
+						for row := range m {
+							xr := x[row*k : (row+1)*k]
+							want := make([]float32, n)
+							if err := single.MatMul(want, xr, 1, w); err != nil {
+								t.Fatal(err)
+							}
+							batch := ggml && m >= 4 && row < m-m%4
+							if float := typ == F32 || typ == F16 || typ == BF16; !float || batch {
+								blocks := quantizedRow(typ, xr)
+								for r := range n {
+									want[r] = vecDot(typ, batch, w.Data[r*rb:(r+1)*rb], blocks)
+								}
+							}
+							for r, v := range want {
+								if got := out[row*n+r]; math.Float32bits(got) != math.Float32bits(v) {
+									t.Fatalf("%s: out[%d][%d] = %g, row alone %g", w.Name, row, r, got, v)
+								}
+							}
 						}
 					}
-					for r, v := range want {
-						if got := out[row*n+r]; !closeF32(got, v, typ) {
-							t.Fatalf("out[%d][%d] = %g, vector product %g", row, r, got, v)
-						}
-					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
 
-// closeF32 is bit equality for the block kernels; float weights go through
-// blas32, whose sum order may depend on the number of rows.
-func closeF32(got, want float32, typ DType) bool {
-	if typ != F32 && typ != F16 && typ != BF16 {
-		return got == want
+// TestMatMulOddWidth checks batch invariance for float weights whose rows
+// are not a whole number of 16-byte groups (k = 37), which the dequantized
+// tiles pad so that every row is summed in the same order.
+func TestMatMulOddWidth(t *testing.T) {
+	const k, n, m = 37, 303, 5 // 101 rows per worker
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, typ := range []DType{F32, F16, BF16} {
+		t.Run(typ.String(), func(t *testing.T) {
+			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+			x := randomActs(rng, m*k)
+			out := make([]float32, m*n)
+			if err := NewMatMuler(3).MatMul(out, x, m, w); err != nil {
+				t.Fatal(err)
+			}
+			single := NewMatMuler(1)
+			want := make([]float32, n)
+			for row := range m {
+				if err := single.MatMul(want, x[row*k:(row+1)*k], 1, w); err != nil {
+					t.Fatal(err)
+				}
+				for r, v := range want {
+					if got := out[row*n+r]; math.Float32bits(got) != math.Float32bits(v) {
+						t.Fatalf("out[%d][%d] = %g, row alone %g", row, r, got, v)
+					}
+				}
+			}
+		})
 	}
-	return math.Abs(float64(got-want)) <= 1e-5*(1+math.Abs(float64(want)))
 }
 
 // TestMatMulFloatActivations checks the F16 and BF16 paths against a float64

@@ -12,6 +12,14 @@ import (
 // Forward runs the batch through the model: it writes every token's keys and
 // values into cache through the batch's block tables and stores the logits of
 // the rows with Logits set into logits, (NumLogits, VocabSize), in batch order.
+//
+// Forward is batch-invariant: the logits of a token depend only on the tokens
+// of its sequence up to it, bit for bit, not on the other tokens in the
+// batch, their order, how the sequence was split over calls (prefill whole,
+// in chunks, or decoded token by token), nor the State's number of workers
+// (unless State.MatchGGMLBatching is on). Every row goes through the same
+// per-row arithmetic: matrix products per (row, weight row), attention per
+// (token, head) over the cached positions in order.
 func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) error {
 	c := &m.Config
 	if cache.Layers != c.Layers || cache.KVDim != c.KVDim() {

@@ -24,9 +24,17 @@ type State struct {
 }
 
 // NewState returns scratch for c, using workers goroutines (at least 1).
+// The number of workers does not change Forward's results.
 func NewState(c *Config, workers int) *State {
 	return &State{workers: max(1, workers), mm: compute.NewMatMuler(workers)}
 }
+
+// MatchGGMLBatching makes Forward follow llama.cpp's CPU backend also where
+// that depends on the batch (compute.MatMuler.GGMLBatch: Q2_K and Q4_K
+// weights), so that logits computed the way llama.cpp computed its
+// references match them bit for bit. It gives up batch invariance: for
+// reference tests only.
+func (s *State) MatchGGMLBatching(on bool) { s.mm.GGMLBatch = on }
 
 func (s *State) reserve(c *Config, tokens, maxPos int) {
 	if tokens > s.maxTokens {
