@@ -1,0 +1,260 @@
+package actors_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// TestCancel cancels a request (through the context given to Stream) in each
+// place one of its sequences can be: waiting for admission, in the middle of
+// a chunked prefill, decoding, swapped out to the host tier, before it
+// reached the batcher, with two choices of which one already finished, and
+// after it finished. The device's forward passes are held at a gate, so the
+// cancel lands at exactly that place while a step is on the device. Each
+// case checks that the cancelled request ends at once with a Done chunk and
+// every unfinished choice "cancelled", that the tokens it got before are the
+// ones it gives alone, that a request running beside it is untouched (the
+// same tokens as alone), that the batcher dropped the sequence while the step
+// was still in flight, and that the runtime ends idle: no sequence, every
+// device and host block free, no goroutine left.
+func TestCancel(t *testing.T) {
+	noLeaksSince(t)
+	m := openModel(t, "stories260K.gguf")
+	cases := loadCases(t, "stories260K")
+
+	// The bystander runs beside the cancelled request in every case.
+	bystander := greedy(cases[0].PromptIDs, 40) // 45 tokens: 3 blocks
+	short := greedy(cases[1].PromptIDs, 40)     // 54 tokens: 4 blocks
+	long := greedy(slices.Concat(cases[1].PromptIDs, cases[1].GreedyIDs), 8)
+	// Two seeded choices; choice 0 ends on a stop token early, choice 1
+	// runs on (the token is picked below from what they give alone).
+	two := &messages.GenerateRequest{Prompt: cases[2].PromptIDs, N: 2, MaxTokens: 40,
+		Sampling: messages.SamplingParams{Temperature: 0.9, Seed: 7, HasSeed: true}}
+	last := greedy(cases[3].PromptIDs, 8)
+	ref := choicesAlone(t, m, bystander, short, long, two, last)
+	refOf := map[*messages.GenerateRequest][][]int32{bystander: ref[0], short: ref[1], long: ref[2], two: ref[3], last: ref[4]}
+	stopAt := pickStopToken(t, ref[3][0], ref[3][1])
+	two.StopTokenIDs = []int32{ref[3][0][stopAt]}
+	refOf[two] = [][]int32{ref[3][0][:stopAt], ref[3][1]}
+
+	running := func(n int) func(*messages.Stats) bool {
+		return func(st *messages.Stats) bool { return st.Running == n && st.Waiting == 0 && st.Swapped == 0 }
+	}
+	tests := []struct {
+		name       string
+		cfg        actors.Config
+		victim     *messages.GenerateRequest
+		withBy     bool // the bystander runs too (submitted first)
+		preCancel  bool // the context is cancelled before Stream
+		postCancel bool // the context is cancelled after the request finished
+		// reach drives the held gate until the victim is where it is to be
+		// cancelled, a forward pass held; it runs after both requests were
+		// submitted and the bystander's first pass arrived.
+		reach func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail)
+		// gone says the batcher has dropped the victim (the step still held).
+		gone      func(*messages.Stats) bool
+		minTokens int      // the victim's tokens before the cancel, at least
+		finish    []string // the victim's finish reasons
+	}{{
+		name:   "waiting",
+		cfg:    actors.Config{MaxNumSeqs: 1},
+		victim: short, withBy: true,
+		reach: func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {
+			pollStats(t, rt, "the victim waiting", func(st *messages.Stats) bool { return st.Running == 1 && st.Waiting == 1 })
+		},
+		gone:   running(1),
+		finish: []string{messages.FinishCancelled},
+	}, {
+		name:   "mid-prefill",
+		cfg:    actors.Config{MaxNumBatchedTokens: 8},
+		victim: long, withBy: true,
+		reach: func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {
+			n := int32(len(long.Prompt))
+			for g.step(t); ; g.step(t) {
+				c := g.next(t)
+				if slices.ContainsFunc(c.seqs, func(s span) bool { return s.prefill() && s.to < n-1 }) {
+					return // a middle chunk of the long prompt is on the device
+				}
+			}
+		},
+		gone:   running(1),
+		finish: []string{messages.FinishCancelled},
+	}, {
+		name:   "mid-decode",
+		victim: short, withBy: true,
+		reach: func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {
+			for g.step(t); ; g.step(t) {
+				g.next(t)
+				if v.poll(); v.tokens() >= 3 {
+					return
+				}
+			}
+		},
+		gone:      running(1),
+		minTokens: 3,
+		finish:    []string{messages.FinishCancelled},
+	}, {
+		// 4 blocks: the bystander needs 3, the victim 4; the victim, the
+		// newer, is swapped out when the two of them need a fifth.
+		name:   "swapped",
+		cfg:    actors.Config{NumBlocks: 4, NumHostBlocks: 4, Preemption: sched.Swap},
+		victim: short, withBy: true,
+		reach: func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {
+			for g.step(t); ; g.step(t) {
+				g.next(t)
+				st, err := rt.Stats(gateWait)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Swapped == 1 {
+					if st.SwapOuts != 1 || st.Running != 1 || st.FreeHostBlocks == st.HostBlocks {
+						t.Fatalf("swapped, but stats %+v", st)
+					}
+					return
+				}
+			}
+		},
+		gone: func(st *messages.Stats) bool {
+			return running(1)(st) && st.FreeHostBlocks == st.HostBlocks
+		},
+		minTokens: 1,
+		finish:    []string{messages.FinishCancelled},
+	}, {
+		name:   "before-admission",
+		victim: short, withBy: true, preCancel: true,
+		reach:  func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {},
+		gone:   running(1),
+		finish: []string{messages.FinishCancelled},
+	}, {
+		name:   "n=2, one choice stopped",
+		victim: two, withBy: true,
+		reach: func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {
+			for g.step(t); ; g.step(t) {
+				g.next(t)
+				if v.poll(); v.finish[0] != "" && len(v.ids[1]) > stopAt {
+					return
+				}
+			}
+		},
+		gone:      running(1),
+		minTokens: 2 * stopAt,
+		finish:    []string{messages.FinishStop, messages.FinishCancelled},
+	}, {
+		name:   "after it finished",
+		victim: last, postCancel: true,
+		finish: []string{messages.FinishLength},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			noLeaksSince(t)
+			cfg := tc.cfg
+			g := newGate(cpuBackendFor(t, m, orDefaultInt(cfg.NumBlocks, 256), cfg.NumHostBlocks))
+			cfg.NumBlocks, cfg.Backends = orDefaultInt(cfg.NumBlocks, 256), []actors.Backend{g}
+			rt := start(t, m, cfg)
+			t.Cleanup(g.free) // before start's cleanup stops the runtime
+			g.hold()
+
+			var by *streamTail
+			if tc.withBy {
+				by = newStreamTail(t, streamOrFail(t, rt, context.Background(), cloneRequest(bystander)), 1)
+				g.next(t) // the bystander's prefill is on the device: it is the older
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.preCancel {
+				cancel()
+			}
+			victim := cloneRequest(tc.victim)
+			n := max(victim.N, 1)
+			v := newStreamTail(t, streamOrFail(t, rt, ctx, victim), n)
+			if tc.postCancel {
+				g.free()
+				v.wait()
+				cancel()
+			} else {
+				if !tc.preCancel { // every sequence is in the schedule before the first step is let go
+					seqs := n
+					if by != nil {
+						seqs++
+					}
+					pollStats(t, rt, "the victim scheduled", func(st *messages.Stats) bool {
+						return st.Running+st.Waiting+st.Swapped == seqs
+					})
+				}
+				tc.reach(t, rt, g, v)
+				cancel()
+				v.wait() // with a step held on the device
+				pollStats(t, rt, "the victim dropped", tc.gone)
+				g.free()
+			}
+			if by != nil {
+				by.wait()
+				if !slices.Equal(by.ids[0], ref[0][0]) || by.finish[0] != messages.FinishLength {
+					t.Errorf("bystander: %v %s %s\nwant %v (alone)", by.ids[0], by.finish[0], by.errs[0], ref[0][0])
+				}
+			}
+
+			if !slices.Equal(v.finish, tc.finish) {
+				t.Errorf("finish %q (%q), want %q", v.finish, v.errs, tc.finish)
+			}
+			want := refOf[tc.victim]
+			for c := range n {
+				got := v.ids[c]
+				if v.finish[c] != messages.FinishCancelled {
+					if !slices.Equal(got, want[c]) {
+						t.Errorf("choice %d: %v\nwant %v (alone)", c, got, want[c])
+					}
+					continue
+				}
+				if len(got) > len(want[c]) || !slices.Equal(got, want[c][:len(got)]) {
+					t.Errorf("choice %d: %v\nnot a prefix of %v (alone)", c, got, want[c])
+				}
+				if v.errs[c] != context.Canceled.Error() {
+					t.Errorf("choice %d: cancelled with err %q", c, v.errs[c])
+				}
+			}
+			if got := v.tokens(); got < tc.minTokens || (tc.minTokens == 0 && !tc.postCancel && got > 0) {
+				t.Errorf("the victim got %d tokens before its cancel; want at least %d (0 if 0)", got, tc.minTokens)
+			}
+			if u := v.done.Usage; u == nil || u.CompletionTokens != v.tokens() || u.PromptTokens != len(victim.Prompt) {
+				t.Errorf("usage %+v for %d tokens", u, v.tokens())
+			}
+			pollStats(t, rt, "idle", idleStats)
+
+			// The runtime still serves.
+			if r := run(t, rt, cloneRequest(bystander)); !slices.Equal(r.ids[0], ref[0][0]) {
+				t.Errorf("after the cancel: %v\nwant %v", r.ids[0], ref[0][0])
+			}
+		})
+	}
+}
+
+// pickStopToken returns an index i into a (a few tokens in) whose token is
+// neither earlier in a nor in the first 3*i+8 tokens of b: as a stop token
+// it ends a there and leaves b running.
+func pickStopToken(t *testing.T, a, b []int32) int {
+	for i := 2; i < min(8, len(a)); i++ {
+		if !slices.Contains(a[:i], a[i]) && !slices.Contains(b[:min(len(b), 3*i+8)], a[i]) {
+			return i
+		}
+	}
+	t.Fatalf("no stop token in %v that %v lacks", a, b)
+	return 0
+}
+
+func idleStats(st *messages.Stats) bool {
+	return st.Running+st.Waiting+st.Swapped == 0 && st.NumFreeBlocks == st.NumBlocks && st.FreeHostBlocks == st.HostBlocks
+}
+
+// orDefaultInt returns v, or def when v is 0.
+func orDefaultInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
