@@ -233,7 +233,7 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 	if len(p.SwapIn) > 0 {
 		ctx.Send(d.pid, &messages.SwapIn{Blocks: slices.Clone(p.SwapIn)})
 	}
-	if len(p.Chunks) == 0 { // only preemptions: nothing for the device to compute
+	if len(p.Chunks) == 0 && len(p.SwapOut) == 0 { // only recompute preemptions: nothing for the device to do
 		d.sched.Done(nil, nil, nil)
 		b.maybeDispatch(ctx, d)
 		return

@@ -96,8 +96,10 @@ func (r *request) sendDone() {
 }
 
 func (r *request) onCancel(ctx actor.Context, c *messages.Cancel) {
-	for _, pid := range ctx.Children() {
-		ctx.Send(pid, c)
+	for i, pid := range r.pids {
+		if !r.finished[i] {
+			ctx.Send(pid, c)
+		}
 	}
 }
 
