@@ -54,15 +54,9 @@ func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
 	if c.Workers == 0 {
 		c.Workers = 2
 	}
-	if c.BlockSize == 0 {
-		c.BlockSize = 16
-	}
-	if c.MaxNumSeqs == 0 {
-		c.MaxNumSeqs = 64
-	}
-	if c.MaxNumBatchedTokens == 0 {
-		c.MaxNumBatchedTokens = 512
-	}
+	// The scheduler's own defaults for what it shares with Config.
+	sc := sched.Config{MaxNumSeqs: c.MaxNumSeqs, MaxNumBatchedTokens: c.MaxNumBatchedTokens, BlockSize: c.BlockSize}.WithDefaults()
+	c.MaxNumSeqs, c.MaxNumBatchedTokens, c.BlockSize = sc.MaxNumSeqs, sc.MaxNumBatchedTokens, sc.BlockSize
 	if c.MaxModelLen == 0 {
 		c.MaxModelLen = ctxLen
 	}
