@@ -1,0 +1,146 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nikolalohinski/gonja/v2/exec"
+)
+
+// Message is one chat message in OpenAI's shape.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant's calls
+	ToolCallID string     `json:"tool_call_id,omitempty"` // the call a tool message answers
+}
+
+// ToolCall is one function call of an assistant message.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function" when empty
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names the function and carries its arguments as JSON text.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Options are the template's variables besides the messages.
+type Options struct {
+	AddGenerationPrompt bool
+	BOSToken, EOSToken  string
+	// Tools are the request's tool definitions, each JSON-decoded or, to
+	// keep the key order a template's tojson prints, a json.RawMessage.
+	// Nil renders tools as None.
+	Tools []any
+	// Extra are chat_template_kwargs (enable_thinking, date_string…); a
+	// json.RawMessage value keeps its key order. They cannot replace the
+	// variables above.
+	Extra map[string]any
+	// Now is strftime_now's clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Template is a parsed chat template, safe for concurrent Render calls.
+type Template struct {
+	tpl *exec.Template
+	// objectArguments: the template renders a tool call's arguments only
+	// as an object (it applies tojson to them), so they are decoded.
+	objectArguments bool
+}
+
+// Parse parses a Jinja chat template (tokenizer_config.json's chat_template,
+// GGUF's tokenizer.chat_template).
+func Parse(src string) (t *Template, err error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, ErrNoTemplate
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, fmt.Errorf("chat: parse template: %v", p)
+		}
+	}()
+	tpl, err := exec.NewTemplate("chat_template", newConfig(), sourceLoader{fixSource(src)}, newEnvironment())
+	if err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // gonja's message repeats the whole source
+		}
+		return nil, fmt.Errorf("chat: parse template: %w", err)
+	}
+	if err := rewriteNodes(tpl.Root().Nodes); err != nil {
+		return nil, fmt.Errorf("chat: parse template: %w", err)
+	}
+	t = &Template{tpl: tpl}
+	t.objectArguments = !t.rendersArguments(false) && t.rendersArguments(true)
+	return t, nil
+}
+
+// Render renders messages into a prompt as transformers' apply_chat_template
+// does with jinja2. The template sees each message as a dict with role and
+// content, and name, tool_calls and tool_call_id only when set; an
+// assistant message with tool calls and no content has content None (as
+// OpenAI sends it). A tool call's arguments are the JSON text, or the
+// decoded object (key order kept) for templates that print them with tojson,
+// as llama.cpp decides. Any error is caused by the request: the template
+// raised (*TemplateError) or failed on these messages, as Python would.
+func (t *Template) Render(messages []Message, o Options) (string, error) {
+	if t == nil {
+		return "", ErrNoTemplate
+	}
+	return t.render(messages, o, t.objectArguments)
+}
+
+func (t *Template) render(messages []Message, o Options, objectArgs bool) (out string, err error) {
+	vars := map[string]any{}
+	for k, v := range o.Extra {
+		if vars[k], err = toPy(v); err != nil {
+			return "", fmt.Errorf("chat: chat_template_kwargs %q: %w", k, err)
+		}
+	}
+	var raised *TemplateError
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	msgs, err := messageValues(messages, objectArgs)
+	if err != nil {
+		return "", err
+	}
+	tools, err := toolValues(o.Tools)
+	if err != nil {
+		return "", err
+	}
+	vars["messages"] = msgs
+	vars["tools"] = tools
+	vars["documents"] = none
+	vars["add_generation_prompt"] = o.AddGenerationPrompt
+	vars["bos_token"] = o.BOSToken
+	vars["eos_token"] = o.EOSToken
+	vars["raise_exception"] = fn(func(va *exec.VarArgs) *exec.Value {
+		raised = &TemplateError{Message: pyStr(unwrap(va.First()))}
+		return exec.AsValue(raised)
+	})
+	vars["strftime_now"] = fn(func(va *exec.VarArgs) *exec.Value {
+		return exec.AsValue(strftime(now(), pyStr(unwrap(va.First()))))
+	})
+
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = "", fmt.Errorf("chat: render: %v", p)
+		}
+	}()
+	out, err = t.tpl.ExecuteToString(exec.NewContext(vars))
+	switch {
+	case raised != nil:
+		return "", raised
+	case err != nil:
+		return "", renderError(err)
+	}
+	return out, nil
+}
