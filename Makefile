@@ -2,7 +2,6 @@
 GO        ?= go
 MODELS    ?= $(abspath ../shared/models)
 MODEL     ?= $(MODELS)/stories260K.gguf
-PROMPT    ?= Once upon a time
 FUZZTIME  ?= 5s
 BIN       := bin/troupe
 
@@ -15,9 +14,12 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/troupe
 
-# The main job. Until the HTTP server lands, it generates from the default model.
+# The main job: serve the default model's OpenAI-compatible API on
+# 127.0.0.1:8080 (stories260K from ../shared/models, offline, with SmolLM2's
+# chat template so /v1/chat/completions works too). Ctrl-C drains and exits.
+TEMPLATE  ?= $(MODELS)/templates/HuggingFaceTB-SmolLM2-135M-Instruct.jinja
 run: build
-	./$(BIN) run -m "$(MODEL)" -p "$(PROMPT)" -n 64 --temp 0
+	./$(BIN) serve -m "$(MODEL)" --chat-template "$(TEMPLATE)"
 
 # Everything CI runs: test data, vet, the suite, and each fuzz target briefly.
 test: testdata vet test-go fuzz-short

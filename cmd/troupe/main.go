@@ -23,6 +23,7 @@ var commands = map[string]command{
 	"perplexity": {"perplexity of a text file, as llama-perplexity computes it", perplexityCmd},
 	"logits":     {"write the logits of a token sequence as float32 rows", logitsCmd},
 	"bench":      {"benchmarks: batched (llama-batched-bench's table)", benchCmd},
+	"serve":      {"serve the OpenAI-compatible HTTP API", serveCmd},
 }
 
 type usageError struct{ msg string }

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/hub"
+	"github.com/troupe-llm/troupe/server"
+)
+
+// DefaultModel is what `troupe serve` runs with no -m and no $TROUPE_MODEL:
+// SmolLM2-135M-Instruct, a small instruct model with a chat template,
+// downloaded once into the cache.
+const DefaultModel = "hf://bartowski/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct-Q8_0.gguf"
+
+// shutdownGrace is how long in-flight requests get to finish on SIGINT or
+// SIGTERM before they are cancelled.
+const shutdownGrace = 30 * time.Second
+
+func serveCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	path := fs.String("m", "", "model: a GGUF file, a safetensors directory, or hf://OWNER/REPO[/FILE] (default $TROUPE_MODEL, else "+DefaultModel+")")
+	host := fs.String("host", "127.0.0.1", "address to listen on")
+	port := fs.Int("port", 8080, "port to listen on (0: any free port)")
+	apiKey := fs.String("api-key", "", "require this key as a Bearer token on /v1 routes (default $TROUPE_API_KEY)")
+	name := fs.String("served-model-name", "", "the model id clients use (default: the file or directory name)")
+	tmplFile := fs.String("chat-template", "", "a Jinja chat template file, instead of the model's")
+	threads := fs.Int("t", 2, "threads per device")
+	devices := fs.Int("devices", 1, "device replicas")
+	maxSeqs := fs.Int("max-num-seqs", 0, "sequences per step (0: 64)")
+	maxTokens := fs.Int("max-num-batched-tokens", 0, "tokens per step (0: 512)")
+	ctxLen := fs.Int("c", 0, "max model length: positions per sequence (0: the model's context)")
+	blocks := fs.Int("num-kv-blocks", 0, "KV blocks per device (0: sized from the context and max-num-seqs)")
+	blockSize := fs.Int("block-size", 16, "tokens per KV block")
+	preempt := fs.String("preemption", "recompute", "preemption mode: recompute or swap")
+	swapBlocks := fs.Int("swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
+	noPrefix := fs.Bool("no-prefix-caching", false, "turn automatic prefix caching off")
+	maxQueue := fs.Int("max-queue", 256, "requests queued beyond those running before 429")
+	cacheDir := fs.String("cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
+	logFormat := fs.String("log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	mode := sched.Recompute
+	switch *preempt {
+	case "recompute":
+	case "swap":
+		mode = sched.Swap
+	default:
+		return usageError{fmt.Sprintf("--preemption %q: want recompute or swap", *preempt)}
+	}
+	switch {
+	case *port < 0 || *port > 65535:
+		return usageError{fmt.Sprintf("--port %d is not a port", *port)}
+	case *threads < 1 || *devices < 1:
+		return usageError{"-t and --devices must be at least 1"}
+	case *logFormat != "auto" && *logFormat != "console" && *logFormat != "json":
+		return usageError{fmt.Sprintf("--log-format %q: want auto, console or json", *logFormat)}
+	}
+	log := newLogger(stderr, *logFormat)
+	if *apiKey == "" {
+		*apiKey = os.Getenv("TROUPE_API_KEY")
+	}
+	var tmpl string
+	if *tmplFile != "" {
+		b, err := os.ReadFile(*tmplFile)
+		if err != nil {
+			return fmt.Errorf("--chat-template: %w", err)
+		}
+		tmpl = string(b)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	spec := *path
+	if spec == "" {
+		if spec = os.Getenv("TROUPE_MODEL"); spec == "" {
+			spec = DefaultModel
+		}
+	}
+	local, err := resolveModel(ctx, spec, *cacheDir, stderr)
+	if err != nil {
+		return err
+	}
+	if *name == "" {
+		*name = strings.TrimSuffix(filepath.Base(local), ".gguf")
+	}
+
+	// Listen before loading, so clients get 503 rather than a refused
+	// connection while the model loads.
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		return err
+	}
+	system := newActorSystem()
+	defer system.Shutdown()
+	log.Info().Str("model", local).Str("addr", ln.Addr().String()).Msg("loading")
+	m, err := model.Open(local)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer m.Close()
+	rt, err := actors.Start(system, m, actors.Config{Devices: *devices, Workers: *threads, MaxNumSeqs: *maxSeqs,
+		MaxNumBatchedTokens: *maxTokens, MaxModelLen: *ctxLen, NumBlocks: *blocks, BlockSize: *blockSize,
+		Preemption: mode, NumHostBlocks: *swapBlocks, NoPrefixCaching: *noPrefix})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv, err := server.New(system, rt, server.Config{ModelName: *name, APIKey: *apiKey, ChatTemplate: tmpl,
+		MaxQueue: *maxQueue, Log: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	srv.Ready()
+	cfg := rt.Config()
+	log.Info().Str("addr", "http://"+ln.Addr().String()).Str("model", *name).Int("max_model_len", cfg.MaxModelLen).
+		Int("kv_blocks", cfg.NumBlocks).Int("max_num_seqs", cfg.MaxNumSeqs).Msg("serving")
+	fmt.Fprintf(stdout, "troupe: serving %s on http://%s\n", *name, ln.Addr())
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second signal kills the process the usual way
+	log.Info().Dur("grace", shutdownGrace).Msg("draining")
+	srv.Drain()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err = httpSrv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		log.Warn().Msg("requests still running after the grace period; cancelling them")
+		httpSrv.Close()
+	}
+	if err := rt.Stop(5 * time.Second); err != nil {
+		log.Warn().Err(err).Msg("stopping the runtime")
+	}
+	log.Info().Msg("stopped")
+	return nil
+}
+
+// resolveModel returns a local path for spec, downloading hf:// models.
+func resolveModel(ctx context.Context, spec, cacheDir string, progress io.Writer) (string, error) {
+	if !strings.HasPrefix(spec, "hf://") {
+		if _, err := os.Stat(spec); err != nil {
+			return "", fmt.Errorf("model %s: %w", spec, err)
+		}
+		return spec, nil
+	}
+	ref, err := hub.ParseURI(spec)
+	if err != nil {
+		return "", err
+	}
+	return hub.Download(ctx, ref, hub.Options{CacheDir: cacheDir, Progress: progress})
+}
+
+// newLogger returns a zerolog logger: console lines on a terminal, JSON
+// otherwise (or as format says).
+func newLogger(w io.Writer, format string) zerolog.Logger {
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				format = "console"
+			}
+		}
+	}
+	if format == "console" {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(w).With().Timestamp().Logger()
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/model/hub/hubtest"
+)
+
+// buildTroupe builds the troupe binary once per test binary.
+func buildTroupe(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "troupe")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// serve starts `troupe serve args...` on a free port and returns its base
+// URL and process; the test stops it.
+func serve(t *testing.T, bin string, env []string, args ...string) (string, *exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--port", "0", "--log-format", "json"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var logs strings.Builder
+	cmd.Stderr = &logs
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "serving") {
+				line <- sc.Text()
+			}
+		}
+	}()
+	select {
+	case l := <-line:
+		return regexp.MustCompile(`http://\S+`).FindString(l), cmd, &logs
+	case <-time.After(30 * time.Second):
+		t.Fatalf("troupe serve did not start; stderr:\n%s", logs.String())
+	}
+	return "", nil, nil
+}
+
+// TestServe starts the real server, serves a completion, and shuts down
+// gracefully on SIGTERM with exit status 0, letting a stream in flight end.
+func TestServe(t *testing.T) {
+	bin := buildTroupe(t)
+	stories := testmodels.Path(t, "stories260K.gguf")
+	url, cmd, logs := serve(t, bin, nil, "-m", stories, "--api-key", "k")
+
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/completions",
+		strings.NewReader(`{"prompt": "Once upon a time", "max_tokens": 200, "ignore_eos": true, "stream": true}`))
+	req.Header.Set("Authorization", "Bearer k")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Scan() // the first event: the stream is running
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	for sc.Scan() {
+		done = done || sc.Text() == "data: [DONE]"
+	}
+	if !done {
+		t.Error("the stream in flight did not finish during the graceful shutdown")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.Wait() }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("exit: %v; stderr:\n%s", err, logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("troupe serve did not exit after SIGTERM")
+	}
+	// Structured logs: one JSON object per line, with the request logged.
+	sawRequest := false
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Errorf("log line is not JSON: %q", l)
+		}
+		sawRequest = sawRequest || ev["path"] == "/v1/completions"
+	}
+	if !sawRequest {
+		t.Errorf("no request logged:\n%s", logs.String())
+	}
+}
+
+// TestServeHF serves hf://OWNER/REPO/FILE: downloaded once from a local hub
+// into the cache, then served from the cache.
+func TestServeHF(t *testing.T) {
+	bin := buildTroupe(t)
+	data, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hubtest.New(t, hubtest.Repo{ID: "karpathy/stories", Files: []hubtest.File{{Name: "stories260K.gguf", Data: data, LFS: true}}})
+	env := []string{"HF_ENDPOINT=" + h.URL, "TROUPE_CACHE=" + t.TempDir()}
+	for round := range 2 {
+		url, cmd, logs := serve(t, bin, env, "-m", "hf://karpathy/stories/stories260K.gguf")
+		resp, err := http.Get(url + "/v1/models")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("round %d: /v1/models: %v", round, err)
+		}
+		resp.Body.Close()
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("round %d: exit %v\n%s", round, err, logs.String())
+		}
+	}
+	if n := len(h.Transfers()); n != 1 {
+		t.Errorf("%d transfers of the model; want 1 (the second run uses the cache)", n)
+	}
+}
+
+// TestServeErrors: bad flags and models give one-line errors.
+func TestServeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"serve", "--preemption", "sometimes"}, 2, "preemption"},
+		{[]string{"serve", "--port", "70000"}, 2, "port"},
+		{[]string{"serve", "-m", "/nonexistent/model.gguf"}, 1, "no such file"},
+		{[]string{"serve", "-m", "hf://just-owner"}, 1, "hf://"},
+	} {
+		_, stderr, code := troupe(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line mentioning %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,14 @@
+// Package server is troupe's HTTP front: an OpenAI-compatible API
+// (/v1/completions, /v1/chat/completions, /v1/models) plus /tokenize,
+// /detokenize, /health and /metrics, over the actor runtime of package
+// actors. It validates requests, renders chat templates (server/chat),
+// streams server-sent events, turns a client that goes away into a Cancel,
+// and keeps Prometheus metrics named after vLLM's.
+//
+// The front actor (front.go) holds the server's state machine, loading ->
+// ready -> draining, and its admission count; handlers ask it before they
+// submit, with a timeout (futures only at this edge).
+//
+// Concurrency: a Server is safe for concurrent use; each HTTP request is
+// served on its own goroutine.
+package server

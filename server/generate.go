@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// choiceChunk is an output chunk of one choice, with the choice's index in
+// the API response (prompt i's choice j is i*n+j).
+type choiceChunk struct {
+	index int
+	c     *messages.OutputChunk
+}
+
+// job is one API request in flight: a runtime request per prompt, their
+// chunks merged into one stream, and the timings its metrics need.
+type job struct {
+	s       *Server
+	start   time.Time
+	n       int
+	out     chan choiceChunk
+	usage   messages.Usage
+	first   []time.Time // (choices) when each choice's first token came
+	last    []time.Time // (choices) its latest token
+	finish  []string    // (choices)
+	pending int         // runtime requests not yet done
+	ttft    bool        // observed
+}
+
+// launch submits every request and merges their chunks. An invalid request
+// cancels those already submitted.
+func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, start time.Time) (*job, *apiError) {
+	n := max(reqs[0].N, 1)
+	j := &job{s: s, start: start, n: n, out: make(chan choiceChunk, 64), pending: len(reqs),
+		first: make([]time.Time, n*len(reqs)), last: make([]time.Time, n*len(reqs)), finish: make([]string, n*len(reqs))}
+	ctx, cancel := context.WithCancel(ctx)
+	var chans []<-chan *messages.OutputChunk
+	for _, req := range reqs {
+		ch, err := s.rt.Stream(ctx, req)
+		if err != nil {
+			cancel()
+			for _, c := range chans { // they end promptly once cancelled
+				for range c {
+				}
+			}
+			return nil, userError(err)
+		}
+		chans = append(chans, ch)
+	}
+	var wg sync.WaitGroup
+	for i, ch := range chans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range ch {
+				j.out <- choiceChunk{index: i*n + c.Index, c: c}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		cancel()
+		close(j.out)
+	}()
+	return j, nil
+}
+
+// record updates the job's accounting and metrics with a chunk.
+func (j *job) record(cc choiceChunk) {
+	now := time.Now()
+	m := j.s.metrics
+	c := cc.c
+	if c.Done {
+		j.usage.PromptTokens += c.Usage.PromptTokens
+		j.usage.CompletionTokens += c.Usage.CompletionTokens
+		j.usage.CachedTokens += c.Usage.CachedTokens
+		m.promptTokens.Add(float64(c.Usage.PromptTokens))
+		m.generationTokens.Add(float64(c.Usage.CompletionTokens))
+		if j.pending--; j.pending == 0 {
+			m.e2e.Observe(now.Sub(j.start).Seconds())
+			for _, f := range j.finish {
+				m.success.WithLabelValues(f).Inc()
+			}
+		}
+		return
+	}
+	i := cc.index
+	if len(c.Tokens) > 0 {
+		if j.first[i].IsZero() {
+			j.first[i] = now
+			if !j.ttft {
+				j.ttft = true
+				m.ttft.Observe(now.Sub(j.start).Seconds())
+			}
+		} else {
+			m.itl.Observe(now.Sub(j.last[i]).Seconds() / float64(len(c.Tokens)))
+		}
+		j.last[i] = now
+	}
+	if c.FinishReason != "" {
+		j.finish[i] = c.FinishReason
+	}
+}
+
+// drain reads the job to its end, recording every chunk, and calls fn with
+// each chunk of a choice (not the request's Done chunks). It returns the
+// error of a choice that failed, if any.
+func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed string) {
+	for cc := range j.out {
+		j.record(cc)
+		if cc.c.Done {
+			continue
+		}
+		if cc.c.FinishReason == messages.FinishError {
+			failed = cc.c.Err
+		}
+		fn(cc.index, cc.c)
+	}
+	return failed
+}
+
+// serverError is the 500 for a choice that failed while the client waited.
+func serverError(msg string) *apiError {
+	return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: msg}
+}
+
+// newID returns prefix followed by 24 random hex digits.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,182 @@
+package server_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/tokenizer"
+	"github.com/troupe-llm/troupe/server"
+)
+
+const modelName = "stories"
+
+// fixture is a running server over stories260K with SmolLM2's chat template.
+type fixture struct {
+	url string
+	rt  *actors.Runtime
+	srv *server.Server
+	m   *model.Model
+}
+
+// options tweak a fixture.
+type options struct {
+	rt       actors.Config
+	srv      server.Config
+	notReady bool
+	noTmpl   bool
+}
+
+func newFixture(t *testing.T, o options) *fixture {
+	t.Helper()
+	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	t.Cleanup(sys.Shutdown)
+	rt, err := actors.Start(sys, m, o.rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := o.srv
+	cfg.ModelName = modelName
+	cfg.Log = zerolog.Nop()
+	if !o.noTmpl && cfg.ChatTemplate == "" {
+		b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", "HuggingFaceTB-SmolLM2-135M-Instruct.jinja"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ChatTemplate = string(b)
+	}
+	srv, err := server.New(sys, rt, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		if err := rt.Stop(5 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	if !o.notReady {
+		srv.Ready()
+	}
+	return &fixture{url: ts.URL, rt: rt, srv: srv, m: m}
+}
+
+// text decodes ids as the server streams them.
+func (f *fixture) text(ids []int32) string {
+	d := tokenizer.NewStreamDecoder(f.m.Tokenizer)
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString(d.Add(id))
+	}
+	return b.String() + d.Flush()
+}
+
+// post sends a JSON body and returns the response (body read) .
+func post(t testing.TB, url, body string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// metric reads one sample of the server's /metrics.
+func (f *fixture) metric(t testing.TB, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(f.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("metric %s not found", name)
+	return 0
+}
+
+// waitIdle waits until /metrics shows no sequence and every block free.
+func (f *fixture) waitIdle(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		run, wait := f.metric(t, "troupe:num_requests_running"), f.metric(t, "troupe:num_requests_waiting")
+		usage := f.metric(t, "troupe:kv_cache_usage_perc")
+		if run == 0 && wait == 0 && usage == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not idle: running %v waiting %v kv usage %v", run, wait, usage)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// refCase is one ../shared/reference/stories260K/caseN.json.
+type refCase struct {
+	Prompt    string  `json:"prompt"`
+	PromptIDs []int32 `json:"prompt_ids"`
+	GreedyIDs []int32 `json:"greedy_ids"`
+}
+
+func loadCases(t testing.TB) []refCase {
+	t.Helper()
+	var cases []refCase
+	for i := range 3 { // the cases with a comfortable greedy gap
+		b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "..", "reference", "stories260K", "case"+strconv.Itoa(i)+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c refCase
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"net/http"
+	"time"
+)
+
+// statusWriter records the status a handler wrote; it still flushes, so
+// server-sent events stream through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logged logs one line per request: method, path, status, duration, and
+// whether the client went away first.
+func (s *Server) logged(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		ev := s.cfg.Log.Info()
+		if sw.status >= 500 {
+			ev = s.cfg.Log.Error()
+		}
+		ev.Str("method", r.Method).Str("path", r.URL.Path).Int("status", sw.status).
+			Dur("duration", time.Since(start)).Bool("client_gone", r.Context().Err() != nil).Msg("request")
+	})
+}

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/troupe-llm/troupe/actors"
+)
+
+// metrics are the server's Prometheus metrics, named after vLLM's with the
+// troupe: prefix so dashboards carry over, all labelled by model_name. The
+// scheduler's gauges and counters are read from the runtime at scrape time;
+// latencies and token counts are observed by the handlers.
+type metrics struct {
+	reg   *prometheus.Registry
+	rt    *actors.Runtime
+	model string
+
+	promptTokens, generationTokens prometheus.Counter
+	success                        *prometheus.CounterVec // by finished_reason
+	rejectedTotal                  *prometheus.CounterVec // by status code
+	ttft, itl, e2e, queue          prometheus.Observer
+
+	running, waiting, swapped, kvUsage, freeBlocks *prometheus.Desc
+	prefixQueries, prefixHits, preemptions         *prometheus.Desc
+}
+
+func newMetrics(model string, rt *actors.Runtime) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry(), rt: rt, model: model}
+	labels := prometheus.Labels{"model_name": model}
+	counter := func(name, help string) prometheus.Counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: "troupe:" + name, Help: help, ConstLabels: labels})
+		m.reg.MustRegister(c)
+		return c
+	}
+	hist := func(name, help string, buckets []float64) prometheus.Observer {
+		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "troupe:" + name, Help: help, ConstLabels: labels, Buckets: buckets})
+		m.reg.MustRegister(h)
+		return h
+	}
+	m.promptTokens = counter("prompt_tokens_total", "Prefill tokens processed.")
+	m.generationTokens = counter("generation_tokens_total", "Generation tokens processed.")
+	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe:request_success_total",
+		Help: "Finished requests, by finish reason.", ConstLabels: labels}, []string{"finished_reason"})
+	m.rejectedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe:request_rejected_total",
+		Help: "Requests turned away before they ran, by HTTP status.", ConstLabels: labels}, []string{"status"})
+	m.reg.MustRegister(m.success, m.rejectedTotal)
+	latency := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	m.ttft = hist("time_to_first_token_seconds", "Time to first token.", latency)
+	m.itl = hist("inter_token_latency_seconds", "Time between tokens of a choice.",
+		[]float64{0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5})
+	m.e2e = hist("e2e_request_latency_seconds", "End-to-end request latency.", latency)
+	m.queue = hist("request_queue_time_seconds", "Time a request waited for admission by the front actor.", latency)
+
+	desc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("troupe:"+name, help, nil, labels)
+	}
+	m.running = desc("num_requests_running", "Sequences in the running set.")
+	m.waiting = desc("num_requests_waiting", "Sequences waiting to be scheduled.")
+	m.swapped = desc("num_requests_swapped", "Sequences swapped out to the host tier.")
+	m.kvUsage = desc("kv_cache_usage_perc", "Fraction of KV blocks held by sequences (1 = full).")
+	m.freeBlocks = desc("kv_cache_free_blocks", "KV blocks no sequence holds (cached prefixes included).")
+	m.prefixQueries = desc("prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.")
+	m.prefixHits = desc("prefix_cache_hits_total", "Prompt tokens found in the prefix cache.")
+	m.preemptions = desc("num_preemptions_total", "Sequences preempted.")
+	m.reg.MustRegister(m)
+	return m
+}
+
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions} {
+		ch <- d
+	}
+}
+
+// Collect reads the scheduler's state from the runtime.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	st, err := m.rt.Stats(2 * time.Second)
+	if err != nil {
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	count := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+	}
+	gauge(m.running, float64(st.Running))
+	gauge(m.waiting, float64(st.Waiting))
+	gauge(m.swapped, float64(st.Swapped))
+	gauge(m.kvUsage, st.KVCacheUsage)
+	gauge(m.freeBlocks, float64(st.NumFreeBlocks))
+	count(m.prefixQueries, float64(st.PrefixQueries))
+	count(m.prefixHits, float64(st.PrefixHits))
+	count(m.preemptions, float64(st.Preemptions))
+}
+
+func (m *metrics) handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
+
+func (m *metrics) rejected(status int) { m.rejectedTotal.WithLabelValues(strconv.Itoa(status)).Inc() }

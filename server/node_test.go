@@ -1,0 +1,76 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// npmDir is where scripts/testdata-npm.sh installs the npm packages.
+func npmDir(t *testing.T) string {
+	dir := os.Getenv("TROUPE_NPM_DIR")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(home, ".cache", "troupe-npm")
+	}
+	return filepath.Join(dir, "node_modules")
+}
+
+// TestNodeOpenAIClient drives the server with the official npm openai
+// client: completions and chat, streaming and not, n > 1, include_usage, an
+// error; greedy output equals llama.cpp's.
+func TestNodeOpenAIClient(t *testing.T) {
+	mods := npmDir(t)
+	if _, err := os.Stat(filepath.Join(mods, "openai", "package.json")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("npm package openai not installed in %s (run scripts/testdata-npm.sh)", mods)
+		}
+		t.Skipf("npm package openai not installed in %s (run scripts/testdata-npm.sh)", mods)
+	}
+	f := newFixture(t, options{})
+	rc := loadCases(t)[0]
+	cmd := exec.Command("node", "testdata/openai-client.cjs", f.url, rc.Prompt)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Completion, Streamed, ChatStreamed, Role string
+		CompletionUsage, StreamedUsage           struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		}
+		Chat  []string
+		Error *struct {
+			Status      int
+			Type, Param string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := f.text(rc.GreedyIDs)
+	if got.Completion != want || got.Streamed != want {
+		t.Errorf("completion %q, streamed %q; want %q", got.Completion, got.Streamed, want)
+	}
+	if got.CompletionUsage.CompletionTokens != len(rc.GreedyIDs) || got.StreamedUsage.CompletionTokens != len(rc.GreedyIDs) {
+		t.Errorf("usage %+v / streamed %+v", got.CompletionUsage, got.StreamedUsage)
+	}
+	if len(got.Chat) != 2 || got.Chat[0] == "" || got.Chat[0] != got.Chat[1] || got.ChatStreamed != got.Chat[0] || got.Role != "assistant" {
+		t.Errorf("chat %q, streamed %q (role %q)", got.Chat, got.ChatStreamed, got.Role)
+	}
+	if got.Error == nil || got.Error.Status != 400 || got.Error.Type != "invalid_request_error" || got.Error.Param != "temperature" {
+		t.Errorf("error %+v", got.Error)
+	}
+	f.waitIdle(t)
+}

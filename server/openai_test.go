@@ -1,0 +1,187 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+func client(f *fixture, opts ...option.RequestOption) openai.Client {
+	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(f.url + "/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0)}, opts...)...)
+}
+
+// TestOpenAICompletions drives /v1/completions with the official Go client:
+// greedy outputs equal llama.cpp's, streamed or not, with usage.
+func TestOpenAICompletions(t *testing.T) {
+	f := newFixture(t, options{})
+	c := client(f)
+	ctx := context.Background()
+	for i, rc := range loadCases(t) {
+		want := f.text(rc.GreedyIDs)
+		params := openai.CompletionNewParams{Model: modelName, Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(rc.Prompt)},
+			MaxTokens: openai.Int(int64(len(rc.GreedyIDs))), Temperature: openai.Float(0)}
+		res, err := c.Completions.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Choices[0].Text; got != want {
+			t.Errorf("case %d: text %q, want %q", i, got, want)
+		}
+		if res.Usage.PromptTokens != int64(len(rc.PromptIDs)) || res.Usage.CompletionTokens != int64(len(rc.GreedyIDs)) {
+			t.Errorf("case %d: usage %+v, want %d prompt and %d completion tokens", i, res.Usage, len(rc.PromptIDs), len(rc.GreedyIDs))
+		}
+		if res.Choices[0].FinishReason != "length" || res.Object != "text_completion" {
+			t.Errorf("case %d: finish %q object %q", i, res.Choices[0].FinishReason, res.Object)
+		}
+
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		stream := c.Completions.NewStreaming(ctx, params)
+		var text strings.Builder
+		finish, usageChunks := "", 0
+		for stream.Next() {
+			ch := stream.Current()
+			if ch.JSON.Usage.Valid() && len(ch.Choices) == 0 {
+				usageChunks++
+				if ch.Usage.CompletionTokens != int64(len(rc.GreedyIDs)) {
+					t.Errorf("case %d: streamed usage %+v", i, ch.Usage)
+				}
+				continue
+			}
+			for _, chc := range ch.Choices {
+				text.WriteString(chc.Text)
+				if chc.FinishReason != "" {
+					finish = string(chc.FinishReason)
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if text.String() != want || finish != "length" || usageChunks != 1 {
+			t.Errorf("case %d: streamed %q finish %q usage chunks %d; want %q, length, 1", i, text.String(), finish, usageChunks, want)
+		}
+	}
+}
+
+// TestOpenAIChat drives /v1/chat/completions: streaming (role delta first,
+// then content, finish_reason, a usage chunk with no choices), n > 1 with a
+// seed, stop strings that never leak, logprobs.
+func TestOpenAIChat(t *testing.T) {
+	f := newFixture(t, options{})
+	c := client(f)
+	ctx := context.Background()
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You tell stories."), openai.UserMessage("Once upon a time")}
+	base := openai.ChatCompletionNewParams{Model: modelName, Messages: msgs, MaxTokens: openai.Int(40), Temperature: openai.Float(0)}
+
+	res, err := c.Chat.Completions.New(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := res.Choices[0].Message.Content
+	if full == "" || res.Choices[0].Message.Role != "assistant" || res.Usage.CompletionTokens == 0 {
+		t.Fatalf("chat response %+v", res)
+	}
+
+	// Streaming gives the same text.
+	p := base
+	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	stream := c.Chat.Completions.NewStreaming(ctx, p)
+	var text strings.Builder
+	first, finish, usage := true, "", int64(0)
+	for stream.Next() {
+		ch := stream.Current()
+		if len(ch.Choices) == 0 {
+			usage = ch.Usage.CompletionTokens
+			continue
+		}
+		d := ch.Choices[0]
+		if first && d.Delta.Role != "assistant" {
+			t.Errorf("first chunk has role %q, want assistant", d.Delta.Role)
+		}
+		first = false
+		text.WriteString(d.Delta.Content)
+		if d.FinishReason != "" {
+			finish = d.FinishReason
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if text.String() != full || finish == "" || usage != res.Usage.CompletionTokens {
+		t.Errorf("streamed %q (finish %q, usage %d), want %q (usage %d)", text.String(), finish, usage, full, res.Usage.CompletionTokens)
+	}
+
+	// A stop string taken from the middle of the text ends it just before.
+	words := strings.Fields(full)
+	stop := words[len(words)/2]
+	cut := full[:strings.Index(full, stop)]
+	for _, streaming := range []bool{false, true} {
+		p := base
+		p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{"zzz-never", stop}}
+		got, reason := "", ""
+		if streaming {
+			s := c.Chat.Completions.NewStreaming(ctx, p)
+			for s.Next() {
+				if ch := s.Current(); len(ch.Choices) > 0 {
+					got += ch.Choices[0].Delta.Content
+					if ch.Choices[0].FinishReason != "" {
+						reason = ch.Choices[0].FinishReason
+					}
+				}
+			}
+			if err := s.Err(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			r, err := c.Chat.Completions.New(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, reason = r.Choices[0].Message.Content, r.Choices[0].FinishReason
+		}
+		if got != cut || reason != "stop" {
+			t.Errorf("stop %q (streaming %v): got %q (%s), want %q (stop)", stop, streaming, got, reason, cut)
+		}
+	}
+
+	// n = 2 sampled with a seed: two choices, reproducible.
+	p = base
+	p.N, p.Seed, p.Temperature = openai.Int(2), openai.Int(42), openai.Float(1)
+	r1, err := c.Chat.Completions.New(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := c.Chat.Completions.New(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r1.Choices) != 2 || r1.Choices[0].Message.Content == r1.Choices[1].Message.Content {
+		t.Errorf("n=2: %d choices, %q and %q should differ", len(r1.Choices), r1.Choices[0].Message.Content, r1.Choices[len(r1.Choices)-1].Message.Content)
+	}
+	for i := range r1.Choices {
+		if r1.Choices[i].Message.Content != r2.Choices[i].Message.Content {
+			t.Errorf("seeded choice %d differs between runs", i)
+		}
+	}
+
+	// Logprobs: one entry per token, top_logprobs alternatives, the chosen
+	// token first among them under greedy decoding.
+	p = base
+	p.Logprobs, p.TopLogprobs = openai.Bool(true), openai.Int(3)
+	r, err := c.Chat.Completions.New(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := r.Choices[0].Logprobs.Content
+	if int64(len(lp)) != r.Usage.CompletionTokens {
+		t.Fatalf("%d logprob entries for %d tokens", len(lp), r.Usage.CompletionTokens)
+	}
+	for i, e := range lp {
+		if len(e.TopLogprobs) != 3 || e.TopLogprobs[0].Token != e.Token || e.Logprob > 0 || e.Logprob != e.TopLogprobs[0].Logprob {
+			t.Fatalf("logprobs entry %d: %+v", i, e)
+		}
+	}
+}

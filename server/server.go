@@ -1,0 +1,195 @@
+package server
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/server/chat"
+)
+
+// Config sets up a Server.
+type Config struct {
+	// ModelName is the id clients send as "model" and /v1/models lists.
+	ModelName string
+	// APIKey, when set, is required as "Authorization: Bearer KEY" on every
+	// /v1 route (as vLLM's --api-key).
+	APIKey string
+	// ChatTemplate overrides the model's own chat template (Jinja source).
+	ChatTemplate string
+	// MaxBodyBytes bounds a request body; 0: 8 MiB.
+	MaxBodyBytes int64
+	// MaxQueue bounds the requests admitted beyond those the runtime can
+	// run at once (its MaxNumSeqs per device); past it, 429 with
+	// Retry-After. 0: 256; negative: no queue at all.
+	MaxQueue int
+	// Log receives one line per request and the server's events.
+	Log zerolog.Logger
+}
+
+// Server serves the OpenAI-compatible API for one runtime.
+type Server struct {
+	cfg      Config
+	rt       *actors.Runtime
+	system   *actor.ActorSystem
+	front    *actor.PID
+	template *chat.Template // nil: no template
+	tmplErr  error          // why template is nil
+	metrics  *metrics
+	mux      *http.ServeMux
+}
+
+// askTimeout bounds a handler's question to the front actor.
+const askTimeout = 5 * time.Second
+
+// New returns a Server over rt, in the loading state until Ready is called.
+func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, error) {
+	if cfg.ModelName == "" {
+		return nil, errors.New("server: a model name is required")
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 8 << 20
+	}
+	if cfg.MaxQueue == 0 {
+		cfg.MaxQueue = 256
+	}
+	s := &Server{cfg: cfg, rt: rt, system: system, mux: http.NewServeMux()}
+	src := cfg.ChatTemplate
+	if src == "" {
+		src = rt.ChatTemplate()
+	}
+	if src == "" {
+		s.tmplErr = chat.ErrNoTemplate
+	} else if t, err := chat.Parse(src); err != nil {
+		if cfg.ChatTemplate != "" {
+			return nil, fmt.Errorf("server: chat template: %w", err)
+		}
+		s.tmplErr = fmt.Errorf("the model's chat template does not parse: %w", err)
+	} else {
+		s.template = t
+	}
+	s.metrics = newMetrics(cfg.ModelName, rt)
+	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)
+	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit)), "http-front-")
+	s.routes()
+	return s, nil
+}
+
+// Ready lets requests in: the model is loaded.
+func (s *Server) Ready() { s.system.Root.Send(s.front, &ready{}) }
+
+// Drain turns new requests away with 503; the ones in flight go on.
+func (s *Server) Drain() { s.system.Root.Send(s.front, &drain{}) }
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.logged(s.mux) }
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("POST /v1/completions", s.auth(s.admitted(s.completions)))
+	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.admitted(s.chatCompletions)))
+	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
+	s.mux.HandleFunc("POST /tokenize", s.tokenize)
+	s.mux.HandleFunc("POST /detokenize", s.detokenize)
+	s.mux.HandleFunc("GET /health", s.health)
+	s.mux.Handle("GET /metrics", s.metrics.handler())
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("", "no route %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// auth checks the API key, when one is set.
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.APIKey == "" {
+		return next
+	}
+	want := []byte("Bearer " + s.cfg.APIKey)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			writeError(w, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error",
+				Code: strp("invalid_api_key"), Message: "missing or incorrect API key (Authorization: Bearer KEY)"})
+			return
+		}
+		next(w, r)
+	}
+}
+
+// admitted asks the front actor to let the request in (503 while loading or
+// draining, 429 when the queue is full) and tells it when the request is done.
+func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		res, err := s.system.Root.RequestFuture(s.front, &admit{}, askTimeout).Result()
+		if err != nil {
+			writeError(w, unavailable("the server did not answer in time"))
+			return
+		}
+		if e := res.(*admitted).Err; e != nil {
+			s.metrics.rejected(e.Status)
+			writeError(w, e)
+			return
+		}
+		s.metrics.queue.Observe(time.Since(start).Seconds())
+		defer s.system.Root.Send(s.front, &release{})
+		next(w, r)
+	}
+}
+
+// modelRequest is a request body naming the model it is for.
+type modelRequest interface{ model() string }
+
+// read decodes the body into req and checks it names the served model (or
+// none); on failure it has written the error and returns false.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
+	e := decodeBody(w, r, s.cfg.MaxBodyBytes, req)
+	if e == nil {
+		if name := req.model(); name != "" && name != s.cfg.ModelName {
+			e = notFound("model_not_found", "the model %q does not exist; this server serves %q", name, s.cfg.ModelName)
+		}
+	}
+	if e != nil {
+		writeError(w, e)
+		return false
+	}
+	return true
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
+		"id": s.cfg.ModelName, "object": "model", "created": 0, "owned_by": "troupe",
+		"max_model_len": s.rt.MaxModelLen(),
+	}}})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	res, err := s.system.Root.RequestFuture(s.front, &admit{}, askTimeout).Result()
+	if err != nil {
+		writeError(w, unavailable("the server did not answer in time"))
+		return
+	}
+	if e := res.(*admitted).Err; e != nil && e.Status == http.StatusServiceUnavailable {
+		writeError(w, e)
+		return
+	}
+	if res.(*admitted).Err == nil {
+		s.system.Root.Send(s.front, &release{})
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// userError maps an error of the runtime to the client's 400, or a 500.
+func userError(err error) *apiError {
+	if errors.Is(err, actors.ErrInvalidRequest) {
+		return badRequest("", "%s", strings.TrimPrefix(err.Error(), actors.ErrInvalidRequest.Error()+": "))
+	}
+	if errors.Is(err, actors.ErrStopped) {
+		return unavailable("the server is shutting down")
+	}
+	return internal(err)
+}
