@@ -51,7 +51,9 @@ type seqEntry struct {
 	dev      *deviceSlot
 	new      *messages.NewSequence
 	stopIDs  []int32
-	notified bool // NumCachedTokens sent with the first result
+	notified bool          // NumCachedTokens sent with the first result
+	added    time.Time     // entered the schedule
+	queued   time.Duration // from added to first running; 0 until then
 }
 
 // windowElapsed is the batcher's timer firing for a device (gen guards
@@ -126,7 +128,7 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: err.Error()})
 		return
 	}
-	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs}
+	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs, added: time.Now()}
 	b.maybeDispatch(ctx, d)
 }
 
@@ -241,9 +243,13 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 	b.nextID++
 	step := &messages.Step{StepID: b.nextID}
 	d.stepSeqs = d.stepSeqs[:0]
+	now := time.Now()
 	for i, c := range p.Chunks {
 		q := c.Seq
 		d.stepSeqs = append(d.stepSeqs, uint64(q.ID))
+		if e := b.seqs[uint64(q.ID)]; e.queued == 0 {
+			e.queued = max(now.Sub(e.added), 1)
+		}
 		step.BlockTables = append(step.BlockTables, slices.Clone(d.sched.BlockTable(q)))
 		for pos := c.Start; pos < c.End; pos++ {
 			step.Tokens = append(step.Tokens, q.Tokens[pos])
@@ -312,7 +318,7 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 			res.Finish, res.Err = messages.FinishError, done.Errs[r]
 		}
 		if !e.notified {
-			e.notified, res.NumCachedTokens = true, o.Seq.NumCachedTokens
+			e.notified, res.NumCachedTokens, res.QueueNanos = true, o.Seq.NumCachedTokens, e.queued.Nanoseconds()
 		}
 		ctx.Send(e.pid, res)
 		if o.Finish != "" {

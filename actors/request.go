@@ -71,7 +71,7 @@ func (r *request) onOutput(ctx actor.Context, out *messages.SequenceOutput) {
 		r.usage.CachedTokens = max(r.usage.CachedTokens, out.NumCachedTokens)
 	}
 	r.sink(&messages.OutputChunk{RequestID: r.req.RequestID, Index: out.Index, Tokens: out.Tokens,
-		Text: out.Text, FinishReason: out.FinishReason, Err: out.Err})
+		Text: out.Text, FinishReason: out.FinishReason, Err: out.Err, QueueNanos: out.QueueNanos})
 	if out.FinishReason != "" {
 		r.finish(ctx, out.Index)
 	}

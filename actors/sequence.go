@@ -23,6 +23,7 @@ type sequence struct {
 
 	held        string // decoded text not yet sent: it could start a stop string
 	cached      int    // NumCachedTokens, from the first result
+	queue       int64  // QueueNanos from the first result, until sent
 	preemptions int
 	done        bool
 }
@@ -60,6 +61,9 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 	}
 	if res.NumCachedTokens > 0 {
 		s.cached = res.NumCachedTokens
+	}
+	if res.QueueNanos > 0 {
+		s.queue = res.QueueNanos
 	}
 	out := &messages.SequenceOutput{FinishReason: res.Finish, Err: res.Err}
 	if res.Finish != messages.FinishError && res.Finish != messages.FinishStop {
@@ -124,7 +128,8 @@ func (s *sequence) onCancel(ctx actor.Context, c *messages.Cancel) {
 }
 
 func (s *sequence) emit(ctx actor.Context, out *messages.SequenceOutput) {
-	out.SeqID, out.Index, out.NumCachedTokens = s.id, s.index, s.cached
+	out.SeqID, out.Index, out.NumCachedTokens, out.QueueNanos = s.id, s.index, s.cached, s.queue
+	s.queue = 0
 	ctx.Send(ctx.Parent(), out)
 }
 

@@ -75,6 +75,9 @@ type OutputChunk struct {
 	Err          string  `msgpack:"err,omitempty"`
 	Done         bool    `msgpack:"done,omitempty"`
 	Usage        *Usage  `msgpack:"usage,omitempty"`
+	// QueueNanos, on a choice's first chunk, is how long it waited in the
+	// scheduler's queue before it first ran.
+	QueueNanos int64 `msgpack:"queue_nanos,omitempty"`
 }
 
 // SequenceOutput is new output of one sequence. Sequence -> its request.
@@ -86,6 +89,7 @@ type SequenceOutput struct {
 	FinishReason    string  `msgpack:"finish_reason,omitempty"`
 	Err             string  `msgpack:"err,omitempty"`
 	NumCachedTokens int     `msgpack:"num_cached_tokens,omitempty"` // prompt tokens found cached
+	QueueNanos      int64   `msgpack:"queue_nanos,omitempty"`       // time it waited to be scheduled (first output)
 }
 
 // Cancel stops a request or a sequence wherever it is, and frees its blocks

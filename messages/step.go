@@ -28,6 +28,7 @@ type StepResult struct {
 	SeqID           uint64 `msgpack:"seq_id"`
 	Token           Token  `msgpack:"token"`
 	NumCachedTokens int    `msgpack:"num_cached_tokens,omitempty"` // prompt tokens found cached (first result)
+	QueueNanos      int64  `msgpack:"queue_nanos,omitempty"`       // time from entering the schedule to first running (first result)
 	Finish          string `msgpack:"finish,omitempty"`
 	Err             string `msgpack:"err,omitempty"`
 }

@@ -91,6 +91,9 @@ func (j *job) record(cc choiceChunk) {
 		return
 	}
 	i := cc.index
+	if c.QueueNanos > 0 {
+		m.queue.Observe(time.Duration(c.QueueNanos).Seconds())
+	}
 	if len(c.Tokens) > 0 {
 		if j.first[i].IsZero() {
 			j.first[i] = now

@@ -127,6 +127,12 @@ func TestConcurrentStreams(t *testing.T) {
 	}
 	slices.Sort(ttfts)
 	gen := f.metric(t, "troupe:generation_tokens_total")
+	if n := f.metric(t, "troupe:request_queue_time_seconds_count"); n != 2*clients {
+		t.Errorf("queue time observed %v times; want %d (one per choice)", n, 2*clients)
+	}
+	if n := f.metric(t, "troupe:time_to_first_token_seconds_count"); n != 2*clients {
+		t.Errorf("TTFT observed %v times; want %d", n, 2*clients)
+	}
 	t.Logf("%d clients × %d tokens in %v: %.0f generated tok/s overall; TTFT p50 %v p90 %v p99 %v max %v (%.0f tokens generated in all runs)",
 		clients, maxTokens, elapsed.Round(time.Millisecond), float64(clients*maxTokens)/elapsed.Seconds(),
 		ttfts[clients/2], ttfts[clients*9/10], ttfts[clients*99/100], ttfts[clients-1], gen)

@@ -54,7 +54,7 @@ func newMetrics(model string, rt *actors.Runtime) *metrics {
 	m.itl = hist("inter_token_latency_seconds", "Time between tokens of a choice.",
 		[]float64{0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5})
 	m.e2e = hist("e2e_request_latency_seconds", "End-to-end request latency.", latency)
-	m.queue = hist("request_queue_time_seconds", "Time a request waited for admission by the front actor.", latency)
+	m.queue = hist("request_queue_time_seconds", "Time a sequence waited in the scheduler's queue before it first ran.", latency)
 
 	desc := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc("troupe:"+name, help, nil, labels)

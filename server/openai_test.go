@@ -185,3 +185,50 @@ func TestOpenAIChat(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAICompletionOptions: logprobs, echo, n and a prompt of token ids
+// through the completions API.
+func TestOpenAICompletionOptions(t *testing.T) {
+	f := newFixture(t, options{})
+	c := client(f)
+	ctx := context.Background()
+	rc := loadCases(t)[0]
+	want := f.text(rc.GreedyIDs[:8])
+
+	res, err := c.Completions.New(ctx, openai.CompletionNewParams{Model: modelName,
+		Prompt: openai.CompletionNewParamsPromptUnion{OfArrayOfTokens: toInt64(rc.PromptIDs)}, MaxTokens: openai.Int(8),
+		Temperature: openai.Float(0), Logprobs: openai.Int(2), N: openai.Int(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Choices) != 2 {
+		t.Fatalf("%d choices", len(res.Choices))
+	}
+	for _, ch := range res.Choices {
+		lp := ch.Logprobs
+		if ch.Text != want || len(lp.Tokens) != 8 || len(lp.TokenLogprobs) != 8 || len(lp.TopLogprobs) != 8 || len(lp.TextOffset) != 8 {
+			t.Fatalf("choice %d: %q with logprobs %+v", ch.Index, ch.Text, lp)
+		}
+		if strings.Join(lp.Tokens, "") != want || lp.TextOffset[0] != 0 || len(lp.TopLogprobs[0]) != 2 {
+			t.Errorf("choice %d: tokens %q offsets %v top %v", ch.Index, lp.Tokens, lp.TextOffset, lp.TopLogprobs[0])
+		}
+	}
+
+	res, err = c.Completions.New(ctx, openai.CompletionNewParams{Model: modelName,
+		Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(rc.Prompt)}, MaxTokens: openai.Int(8),
+		Temperature: openai.Float(0), Echo: openai.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Choices[0].Text; got != rc.Prompt+want {
+		t.Errorf("echo: %q, want %q", got, rc.Prompt+want)
+	}
+}
+
+func toInt64(ids []int32) []int64 {
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = int64(id)
+	}
+	return out
+}

@@ -124,7 +124,6 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 // draining, 429 when the queue is full) and tells it when the request is done.
 func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
 		res, err := s.system.Root.RequestFuture(s.front, &admit{}, askTimeout).Result()
 		if err != nil {
 			writeError(w, unavailable("the server did not answer in time"))
@@ -135,7 +134,6 @@ func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
 			writeError(w, e)
 			return
 		}
-		s.metrics.queue.Observe(time.Since(start).Seconds())
 		defer s.system.Root.Send(s.front, &release{})
 		next(w, r)
 	}
