@@ -225,6 +225,47 @@ func TestOpenAICompletionOptions(t *testing.T) {
 	}
 }
 
+// TestStopAcrossTokens: a stop string that begins inside one token and ends
+// inside the next is cut exactly, and none of it leaks, streamed or not.
+func TestStopAcrossTokens(t *testing.T) {
+	f := newFixture(t, options{})
+	c := client(f)
+	rc := loadCases(t)[0]
+	full := f.text(rc.GreedyIDs)
+	var stop string
+	for i := 10; i+1 < len(rc.GreedyIDs) && stop == ""; i++ {
+		a := f.text(rc.GreedyIDs[:i+1])[len(f.text(rc.GreedyIDs[:i])):]
+		b := f.text(rc.GreedyIDs[:i+2])[len(f.text(rc.GreedyIDs[:i+1])):]
+		if len(a) >= 2 && len(b) >= 2 {
+			stop = a[len(a)-2:] + b[:2]
+		}
+	}
+	if stop == "" {
+		t.Fatal("no pair of tokens to split a stop string over")
+	}
+	cut := full[:strings.Index(full, stop)]
+	params := openai.CompletionNewParams{Model: modelName, Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(rc.Prompt)},
+		MaxTokens: openai.Int(int64(len(rc.GreedyIDs))), Temperature: openai.Float(0),
+		Stop: openai.CompletionNewParamsStopUnion{OfString: openai.String(stop)}}
+	res, err := c.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Choices[0].Text != cut || res.Choices[0].FinishReason != "stop" {
+		t.Errorf("stop %q: %q (%s), want %q", stop, res.Choices[0].Text, res.Choices[0].FinishReason, cut)
+	}
+	stream := c.Completions.NewStreaming(context.Background(), params)
+	var got strings.Builder
+	for stream.Next() {
+		for _, ch := range stream.Current().Choices {
+			got.WriteString(ch.Text)
+		}
+	}
+	if err := stream.Err(); err != nil || got.String() != cut {
+		t.Errorf("streamed with stop %q: %q (%v), want %q", stop, got.String(), err, cut)
+	}
+}
+
 func toInt64(ids []int32) []int64 {
 	out := make([]int64, len(ids))
 	for i, id := range ids {
