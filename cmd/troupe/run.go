@@ -15,6 +15,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -64,7 +65,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	// The request goes through the actor runtime, as a server's would.
 	system := newActorSystem()
 	defer system.Shutdown()
-	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1})
+	// One sequence: KV blocks for one context, not a server's pool.
+	ctxTokens := *ctxLen
+	if ctxTokens <= 0 {
+		ctxTokens = m.Config.ContextLen
+	}
+	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
+		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize})
 	if err != nil {
 		return err
 	}
