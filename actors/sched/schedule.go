@@ -20,7 +20,7 @@ func (s *Scheduler) Schedule() *Plan {
 		Preempted: p.Preempted[:0], Resumed: p.Resumed[:0], hostRelease: p.hostRelease[:0],
 		admitted: p.admitted[:0]}
 	budget := s.cfg.MaxNumBatchedTokens
-	scheduled := map[*Seq]bool{}
+	s.step++ // Seq.step == s.step marks the sequences scheduled in this step
 
 	// Running sequences: decode steps and the next chunks of prompts.
 	for i := 0; i < len(s.running) && budget > 0; i++ {
@@ -37,7 +37,7 @@ func (s *Scheduler) Schedule() *Plan {
 			}
 		}
 		for !s.blocks.CanAppendTokens(q.ID, n) {
-			v := s.victim(scheduled)
+			v := s.victim()
 			s.preempt(v, p)
 			if v == q {
 				i-- // q left s.running; the next sequence moved to index i
@@ -51,7 +51,7 @@ func (s *Scheduler) Schedule() *Plan {
 			panic(fmt.Sprintf("sched: append after CanAppendTokens: %v", err)) // broken invariant
 		}
 		s.addChunk(p, q, q.NumComputed, q.NumComputed+n)
-		scheduled[q] = true
+		q.step = s.step
 		budget -= n
 	}
 
@@ -93,9 +93,9 @@ func (s *Scheduler) decodersAfter(i int) int {
 // victim returns the running sequence to preempt: the lowest priority, then
 // the newest, among those not already scheduled in this step. One always
 // exists, because the sequence asking for blocks is a candidate.
-func (s *Scheduler) victim(scheduled map[*Seq]bool) *Seq {
+func (s *Scheduler) victim() *Seq {
 	for i := len(s.running) - 1; i >= 0; i-- {
-		if q := s.running[i]; !scheduled[q] {
+		if q := s.running[i]; q.step != s.step {
 			return q
 		}
 	}

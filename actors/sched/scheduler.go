@@ -17,6 +17,7 @@ type Scheduler struct {
 	running []*Seq // sorted by before
 	waiting []*Seq // Waiting and Swapped, sorted by before
 	arrival uint64
+	step    uint64 // Schedule calls so far
 
 	plan     Plan // the plan in flight, reused
 	inFlight bool

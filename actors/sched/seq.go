@@ -39,6 +39,7 @@ type Seq struct {
 	Ready bool
 
 	arrival  uint64  // Add order: FCFS within a priority
+	step     uint64  // the Schedule call that last gave it a chunk
 	admitted bool    // NumCachedTokens is set
 	host     []int32 // host-tier blocks while Swapped
 }
