@@ -38,7 +38,8 @@ FUZZ_TARGETS := \
 	./model/gguf:FuzzParse \
 	./model/safetensors:FuzzOpen \
 	./model/tokenizer:FuzzEncodeSPM \
-	./model/tokenizer:FuzzEncodeBPE
+	./model/tokenizer:FuzzEncodeBPE \
+	./server:FuzzRequests
 
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s

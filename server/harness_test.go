@@ -42,7 +42,7 @@ type options struct {
 	noTmpl   bool
 }
 
-func newFixture(t *testing.T, o options) *fixture {
+func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
 	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {

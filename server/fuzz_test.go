@@ -1,0 +1,48 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors"
+)
+
+// FuzzRequests posts arbitrary bodies to every JSON endpoint: the server
+// never panics, never answers 5xx to a client's bytes, and every error is
+// OpenAI's shape. The context is short, so no input runs long.
+func FuzzRequests(f *testing.F) {
+	for _, seed := range []string{
+		`{"prompt": "Once upon a time", "max_tokens": 4}`,
+		`{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "stream": true, "stream_options": {"include_usage": true}}`,
+		`{"prompt": [[1, 2], [3]], "n": 2, "logprobs": 2, "echo": true, "stop": ["a", "b"]}`,
+		`{"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}], "logprobs": true, "top_logprobs": 3, "logit_bias": {"5": -100}}`,
+		`{"prompt": "x", "temperature": 1e308, "top_p": -0, "seed": -1, "max_tokens": 2}`,
+		`{"tokens": [1, 2, 3]}`,
+		`{"prompt": "\u0000\ud800", "add_special_tokens": false}`,
+	} {
+		f.Add(0, []byte(seed))
+	}
+	fx := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}})
+	h := fx.srv.Handler()
+	paths := []string{"/v1/completions", "/v1/chat/completions", "/tokenize", "/detokenize"}
+	f.Fuzz(func(t *testing.T, route int, body []byte) {
+		path := paths[uint(route)%uint(len(paths))]
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(body)))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %q: status %d: %s", path, body, rec.Code, rec.Body.String())
+		}
+		if rec.Code >= 400 {
+			var e struct {
+				Error *struct{ Message, Type string } `json:"error"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == nil || e.Error.Message == "" {
+				t.Fatalf("%s %q: status %d without an OpenAI error: %s", path, body, rec.Code, rec.Body.String())
+			}
+		}
+	})
+}
