@@ -15,16 +15,19 @@ import (
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{"want a benchmark: batched"}
+		return usageError{"want a benchmark: batched or serve"}
 	}
 	switch args[0] {
 	case "batched":
 		return benchBatched(args[1:], stdout, stderr)
+	case "serve":
+		return benchServe(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stderr, "usage: troupe bench batched [flags] (llama-batched-bench's table; -h for its flags)")
+		fmt.Fprintln(stderr, "       troupe bench serve [flags]   (vllm bench serve: load an OpenAI-compatible server; -h for its flags)")
 		return nil
 	}
-	return usageError{fmt.Sprintf("unknown benchmark %q: want batched", args[0])}
+	return usageError{fmt.Sprintf("unknown benchmark %q: want batched or serve", args[0])}
 }
 
 func benchBatched(args []string, stdout, stderr io.Writer) error {
