@@ -10,6 +10,11 @@
 // sequence actors and detokenization. The device is wrapped to see where
 // each forward pass starts and ends.
 //
+// Serve is vllm bench serve: an OpenAI-API load generator that works against
+// any compatible server (troupe, llama-server, vLLM), with Poisson arrivals
+// or a fixed concurrency, and reports throughput, TTFT, TPOT, ITL and
+// end-to-end latency (mean, median, p99) and goodput for given SLOs.
+//
 // Concurrency: Batched runs its runtimes one after another and waits for
 // them; calls may run concurrently, but the timings of overlapping calls
 // disturb each other.
