@@ -6,32 +6,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-)
 
-// npmDir is where scripts/testdata-npm.sh installs the npm packages.
-func npmDir(t *testing.T) string {
-	dir := os.Getenv("TROUPE_NPM_DIR")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(home, ".cache", "troupe-npm")
-	}
-	return filepath.Join(dir, "node_modules")
-}
+	"github.com/troupe-llm/troupe/internal/testmodels"
+)
 
 // TestNodeOpenAIClient drives the server with the official npm openai
 // client: completions and chat, streaming and not, n > 1, include_usage, an
 // error; greedy output equals llama.cpp's.
 func TestNodeOpenAIClient(t *testing.T) {
-	mods := npmDir(t)
-	if _, err := os.Stat(filepath.Join(mods, "openai", "package.json")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("npm package openai not installed in %s (run scripts/testdata-npm.sh)", mods)
-		}
-		t.Skipf("npm package openai not installed in %s (run scripts/testdata-npm.sh)", mods)
-	}
+	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
 	f := newFixture(t, options{})
 	rc := loadCases(t)[0]
 	cmd := exec.Command("node", "testdata/openai-client.cjs", f.url, rc.Prompt)

@@ -71,3 +71,20 @@ func missing(t testing.TB, format string, args ...any) {
 	}
 	t.Skipf(format+" (skipped outside CI)", args...)
 }
+
+// NPMPackage returns the directory of the npm package pkg that
+// scripts/testdata-npm.sh installs into $TROUPE_NPM_DIR (default
+// ~/.cache/troupe-npm), or ends the test when it is missing.
+func NPMPackage(t testing.TB, pkg string) string {
+	t.Helper()
+	dir := os.Getenv("TROUPE_NPM_DIR")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "troupe-npm")
+	}
+	p := filepath.Join(dir, "node_modules", filepath.FromSlash(pkg))
+	if _, err := os.Stat(filepath.Join(p, "package.json")); err != nil {
+		missing(t, "npm package %s not installed in %s (run scripts/testdata-npm.sh)", pkg, dir)
+	}
+	return p
+}

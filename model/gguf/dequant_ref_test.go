@@ -13,23 +13,15 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model/gguf"
 )
-
-// dequantRefModelsDir is the shared models directory: $TROUPE_TEST_MODELS,
-// or ../shared/models beside the repository.
-func dequantRefModelsDir() string {
-	if dir := os.Getenv("TROUPE_TEST_MODELS"); dir != "" {
-		return dir
-	}
-	return filepath.Join("..", "..", "..", "shared", "models")
-}
 
 // TestDequantizeMatchesGGML dequantizes tensors of every synthetic model
 // and compares them bit for bit with ggml's reference dequantizers
 // (reference/quants/<model>/<tensor>.f32, listed in index.json).
 func TestDequantizeMatchesGGML(t *testing.T) {
-	models := dequantRefModelsDir()
+	models := testmodels.Lookup()
 	refDir := filepath.Join(models, "..", "reference", "quants")
 	dirs, err := os.ReadDir(refDir)
 	if err == nil && len(dirs) == 0 {

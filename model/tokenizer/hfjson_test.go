@@ -17,12 +17,7 @@ import (
 // fails under CI.
 func npmFile(t *testing.T, pkg, name string) []byte {
 	t.Helper()
-	dir := os.Getenv("TROUPE_NPM_DIR")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "troupe-npm")
-	}
-	root := filepath.Join(dir, "node_modules", filepath.FromSlash(pkg))
+	root := testmodels.NPMPackage(t, pkg)
 	var found string
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && d.Name() == name && found == "" {
@@ -31,11 +26,7 @@ func npmFile(t *testing.T, pkg, name string) []byte {
 		return err
 	})
 	if found == "" {
-		msg := "npm package " + pkg + " not installed in " + dir + ": run scripts/testdata-npm.sh"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		t.Fatalf("npm package %s has no %s", pkg, name)
 	}
 	data, err := os.ReadFile(found)
 	if err != nil {
