@@ -31,6 +31,8 @@ type batcher struct {
 	stopped bool
 
 	outcomes []sched.Outcome // scratch for Done
+	sampled  []int32         // scratch: the step's tokens, per sample row
+	row      map[uint64]int  // scratch: sample row of each sequence in the step
 }
 
 // deviceSlot is the batcher's view of one device.
@@ -65,7 +67,7 @@ type windowElapsed struct {
 
 func newBatcher(cfg Config, backends []Backend, isEOG func(int32) bool) actor.Producer {
 	return func() actor.Actor {
-		return &batcher{cfg: cfg, backends: backends, isEOG: isEOG, seqs: make(map[uint64]*seqEntry)}
+		return &batcher{cfg: cfg, backends: backends, isEOG: isEOG, seqs: make(map[uint64]*seqEntry), row: make(map[uint64]int)}
 	}
 }
 
@@ -294,10 +296,11 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 		b.failStep(ctx, d, fmt.Sprintf("device %d: step failed: %s", d.index, done.Err))
 		return
 	}
-	sampled := make([]int32, len(done.Tokens))
-	row := make(map[uint64]int, len(step.Samples))
+	sampled := b.sampled[:0]
+	row := b.row
+	clear(row)
 	for r, t := range done.Tokens {
-		sampled[r] = t.ID
+		sampled = append(sampled, t.ID)
 		row[step.Samples[r].SeqID] = r
 		if done.Errs != nil && done.Errs[r] != "" {
 			sampled[r] = -1 // stop() ends it with an error below
@@ -307,6 +310,7 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 		e := b.seqs[uint64(q.ID)]
 		return tok < 0 || (!e.new.IgnoreEOS && b.isEOG(tok)) || slices.Contains(e.stopIDs, tok)
 	}
+	b.sampled = sampled
 	b.outcomes = d.sched.Done(sampled, stop, b.outcomes[:0])
 	var finished []uint64
 	for _, o := range b.outcomes {
