@@ -61,6 +61,9 @@ type job struct {
 	m   int
 	w   *Tensor
 	per int // weight rows per worker
+
+	pk     *panelKernel // the assembly for w's rows in panels, or nil
+	panels *packed      // w's panel form for pk
 }
 
 // NewMatMuler returns a MatMuler splitting work over workers goroutines (at
@@ -97,6 +100,8 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	}
 	x = x[:m*k]
 	// Convert the activations once, into scratch reused across calls.
+	var panels *packed
+	var panelK *panelKernel
 	switch t := w.Type; {
 	case t == F16 || t == BF16:
 		xr := grow(&mm.xr, m*k)
@@ -108,6 +113,11 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 		x = xr
 	case vecDotQ8_0Kernel(t) != nil:
 		quantizeRows(&mm.q8_0, x, m, k/32, quantizeRowQ8_0)
+		if pk := panelKernelFor(t, hostISA); pk != nil {
+			setCorr(mm.q8_0[:m*k/32], pk.corr)
+			panels = panelsOf(w, pk.kind, pk.pack)
+			panelK = pk
+		}
 	case vecDotQ8_1Kernel(t) != nil:
 		quantizeRows(&mm.q8_1, x, m, k/32, quantizeRowQ8_1)
 	case vecDotQ8_KKernel(t) != nil:
@@ -115,7 +125,12 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	}
 
 	workers := min(mm.workers, n)
-	mm.job = job{out: out, x: x, m: m, w: w, per: (n + workers - 1) / workers}
+	per := (n + workers - 1) / workers
+	if panelK != nil { // whole panels per worker
+		per = (per + panelRows - 1) / panelRows * panelRows
+		workers = (n + per - 1) / per
+	}
+	mm.job = job{out: out, x: x, m: m, w: w, per: per, pk: panelK, panels: panels}
 	defer func() { mm.job = job{} }() // drop the caller's buffers
 	if workers == 1 {
 		return mm.share(0)
@@ -147,7 +162,15 @@ func (mm *MatMuler) share(wi int) error {
 		k := w.Cols()
 		gemmRows(j.out, j.x, m, f32View(w.Data)[lo*k:hi*k], k, n, lo, hi)
 	case vecDotQ8_0Kernel(t) != nil:
-		dotRows(j.out, mm.q8_0[:m*w.Cols()/32], m, n, w.Data, rb, lo, hi, vecDotQ8_0Kernel(t), nil)
+		xq := mm.q8_0[:m*w.Cols()/32]
+		if j.pk != nil {
+			ph := min(hi, j.panels.panels*panelRows)
+			if lo < ph {
+				panelRowsRange(j.pk, j.panels, j.out, xq, m, n, lo, ph)
+				lo = ph
+			}
+		}
+		dotRows(j.out, xq, m, n, w.Data, rb, lo, hi, vecDotQ8_0Kernel(t), nil)
 	case vecDotQ8_1Kernel(t) != nil:
 		dotRows(j.out, mm.q8_1[:m*w.Cols()/32], m, n, w.Data, rb, lo, hi, vecDotQ8_1Kernel(t), nil)
 	case vecDotQ8_KKernel(t) != nil:

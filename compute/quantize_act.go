@@ -21,8 +21,9 @@ import "math"
 
 // blockQ8_0 is one quantized block of 32 activations: value j ≈ d·qs[j].
 type blockQ8_0 struct {
-	d  float32 // f16-rounded scale
-	qs [32]int8
+	d    float32 // f16-rounded scale
+	corr int32   // where the panel kernels start the block's integer sum: c·Σqs (see panelKernel)
+	qs   [32]int8
 }
 
 // blockQ8_1 is blockQ8_0 plus s = d·Σqs (f16-rounded), which lets the Q4_1

@@ -9,6 +9,8 @@ type Tensor struct {
 	Type  DType
 	Shape []int
 	Data  []byte // len(Data) == Rows() * RowBytes()
+
+	pack packSlot // the panel form the assembly kernels read, made on first use
 }
 
 // Cols is the number of values in one row (ne0).

@@ -1,0 +1,4 @@
+package compute
+
+// hasAsm reports whether this build has the assembly kernels.
+const hasAsm = true

@@ -1,0 +1,155 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// hostISAs lists the ISA levels this machine runs kernels for, best first.
+func hostISAs() []ISA {
+	var isas []ISA
+	for isa := hostISA; isa > Generic; isa-- {
+		isas = append(isas, isa)
+	}
+	return isas
+}
+
+// panelOutputs runs pk over all whole panels of w for the m activation rows
+// of x, returning m×n outputs (columns past the panels are left NaN).
+func panelOutputs(pk *panelKernel, w *Tensor, x []float32, m int) []float32 {
+	k, n := w.Cols(), w.Rows()
+	var xq []blockQ8_0
+	quantizeRows(&xq, x, m, k/32, quantizeRowQ8_0)
+	setCorr(xq, pk.corr)
+	out := make([]float32, m*n)
+	for i := range out {
+		out[i] = float32(math.NaN())
+	}
+	p := panelsOf(w, pk.kind, pk.pack)
+	panelRowsRange(pk, p, out, xq, m, n, 0, p.panels*panelRows)
+	return out
+}
+
+// TestPanelKernels checks the assembly panel kernels against the Go block
+// dot products: Q4_0 bit for bit (both are ggml's repacked gemv order), Q8_0
+// within a relative 1e-5 of the sum of |terms| (the reference adds eight
+// lanes per row, the panels one accumulator per row); and every kernel
+// (x1, x4, AVX2, VNNI) bit for bit against the others.
+func TestPanelKernels(t *testing.T) {
+	if len(hostISAs()) == 0 {
+		t.Skip("no assembly kernels on this CPU/GOARCH")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, typ := range []DType{Q4_0, Q8_0} {
+		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {40, 64, 9}, {16, 7, 4}} {
+			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
+				k := shape.nb * 32
+				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
+				x := randomActs(rng, shape.m*k)
+				// Edge rows: activations at ±amax, one all zero.
+				for i := range k {
+					x[i] = float32(1 - 2*(i%2))
+				}
+				if shape.m > 2 {
+					clear(x[2*k : 3*k])
+				}
+				var xq []blockQ8_0
+				quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_0)
+				var first []float32
+				for _, isa := range hostISAs() {
+					pk := panelKernelFor(typ, isa)
+					got := panelOutputs(pk, w, x, shape.m)
+					// x1 only: the same values.
+					for t0 := range shape.m {
+						one := panelOutputs(pk, w, x[t0*k:(t0+1)*k], 1)
+						for r := range shape.n {
+							if math.Float32bits(one[r]) != math.Float32bits(got[t0*shape.n+r]) {
+								t.Fatalf("%v: row %d act %d: x1 %g, batched %g", isa, r, t0, one[r], got[t0*shape.n+r])
+							}
+						}
+					}
+					if first == nil {
+						first = got
+					}
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+							t.Fatalf("%v differs from %v at %d: %g vs %g", isa, hostISA, i, got[i], first[i])
+						}
+					}
+					var worst float64
+					for t0 := range shape.m {
+						for r := range shape.n {
+							want := vecDotQ8_0Kernel(typ)(w.Row(r), xq[t0*shape.nb:(t0+1)*shape.nb])
+							g := got[t0*shape.n+r]
+							if typ == Q4_0 {
+								if math.Float32bits(g) != math.Float32bits(want) {
+									t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
+								}
+								continue
+							}
+							scale := absTerms(w, r, xq[t0*shape.nb:(t0+1)*shape.nb])
+							worst = max(worst, math.Abs(float64(g-want))/max(scale, 1e-30))
+						}
+					}
+					if worst > 1e-5 {
+						t.Errorf("%v: max |Δ| / Σ|terms| = %.3g, want ≤ 1e-5", isa, worst)
+					}
+					t.Logf("%v: max |Δ| / Σ|terms| = %.3g", isa, worst)
+				}
+			})
+		}
+	}
+}
+
+// absTerms is Σ |d_w·d_x·q_w·q_x| over a Q8_0 weight row and activation row.
+func absTerms(w *Tensor, r int, y []blockQ8_0) float64 {
+	row := w.Row(r)
+	var s float64
+	for ib := range y {
+		d := float64(f16At(row[ib*34:])) * float64(y[ib].d)
+		for j := range 32 {
+			s += math.Abs(d * float64(int8(row[ib*34+2+j])) * float64(y[ib].qs[j]))
+		}
+	}
+	return s
+}
+
+// BenchmarkMatMulQ measures MatMul on TinyLlama-sized quantized weights
+// (k = 2048; n = 2048 and 5632) for a decode step (m = 1) and a prefill
+// chunk (m = 64), with two workers, per ISA (generic = the Go reference).
+// GMAC/s counts the weight·activation products.
+func BenchmarkMatMulQ(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const k = 2048
+	for _, typ := range []DType{Q4_0, Q8_0} {
+		for _, n := range []int{2048, 5632} {
+			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+			for _, m := range []int{1, 64} {
+				x := randomActs(rng, m*k)
+				out := make([]float32, m*n)
+				for _, isa := range append(hostISAs(), Generic) {
+					if isa == Generic && m > 1 {
+						continue // minutes per run
+					}
+					b.Run(fmt.Sprintf("%v/n%d/m%d/%v", typ, n, m, isa), func(b *testing.B) {
+						saved := hostISA
+						hostISA = isa
+						defer func() { hostISA = saved }()
+						mm := NewMatMuler(2)
+						if err := mm.MatMul(out, x, m, w); err != nil { // packs w
+							b.Fatal(err)
+						}
+						for b.Loop() {
+							if err := mm.MatMul(out, x, m, w); err != nil {
+								b.Fatal(err)
+							}
+						}
+						b.ReportMetric(float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+					})
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package compute
+
+import (
+	"sync"
+)
+
+// Weight panels. The assembly kernels read quantized weights repacked in
+// panels of panelRows rows, interleaved so that one 256-bit vector holds four
+// consecutive quants of each of the eight rows: a VPDPBUSD (or PMADDUBSW +
+// PMADDWD) against four broadcast activation bytes then leaves one int32
+// partial sum per row in each lane, as ggml's repacked q4_0_8x8 kernels do.
+// Each output row is a vector lane, so a block adds its scaled integer sum
+// to the row's float accumulator with one FMA and no horizontal sum; and the
+// float arithmetic of every output is a fixed sequence over the blocks,
+// whatever the number of activation rows, which keeps the product
+// batch-invariant.
+//
+// A tensor is packed once, on first use, into memory of its own (the mapped
+// file is left as it is). Rows past the last whole panel stay with the
+// reference kernels.
+
+// panelRows is the number of weight rows interleaved in a panel.
+const panelRows = 8
+
+// packed is a tensor's panel form for one kernel family.
+type packed struct {
+	data    []byte // panels, each nb blocks of blockSz bytes
+	panels  int    // whole panels; rows from panels·panelRows on stay unpacked
+	nb      int    // blocks per row
+	blockSz int    // bytes of one panel block
+}
+
+// packSlot holds a tensor's panel form, made on first use.
+type packSlot struct {
+	mu   sync.Mutex
+	p    *packed
+	kind packKind
+}
+
+// packKind names a panel layout. A process uses one per weight type; tests
+// that run several ISAs over one tensor repack it when the kind changes.
+type packKind int
+
+const (
+	packNone packKind = iota
+	packQ4_0Kind
+	packQ8_0Signed
+	packQ8_0Unsigned
+)
+
+// panelsOf returns t's panel form of the given kind made by pack, packing
+// it on the first call. Concurrent MatMulers share the result.
+func panelsOf(t *Tensor, kind packKind, pack func(*Tensor) *packed) *packed {
+	t.pack.mu.Lock()
+	defer t.pack.mu.Unlock()
+	if t.pack.kind != kind {
+		t.pack.p, t.pack.kind = pack(t), kind
+	}
+	return t.pack.p
+}
+
+// packQ4_0 interleaves whole panels of Q4_0 rows. A panel block is 144
+// bytes: the eight rows' f16 scales (16 bytes), then four 32-byte chunks;
+// chunk c holds bytes qs[4c : 4c+4] of each row in turn, so its low nibbles
+// are values 4c..4c+3 and its high nibbles values 16+4c..16+4c+3 (Q4_0
+// keeps value j in the low nibble of qs[j] and value j+16 in the high one).
+func packQ4_0(t *Tensor) *packed {
+	const bs = 18
+	return interleave(t, bs, 16+4*32, func(dst []byte, blocks [panelRows][]byte) {
+		for r, b := range blocks {
+			copy(dst[2*r:], b[:2])
+		}
+		for c := range 4 {
+			for r, b := range blocks {
+				copy(dst[16+32*c+4*r:], b[2+4*c:2+4*c+4])
+			}
+		}
+	})
+}
+
+// packQ8_0 interleaves whole panels of Q8_0 rows. A panel block is 272
+// bytes: the eight f16 scales, then eight 32-byte chunks; chunk c holds
+// quants 4c..4c+3 of each row in turn. For the VNNI kernels the quants are
+// stored offset by 128 (as unsigned bytes), the form VPDPBUSD multiplies.
+func packQ8_0(t *Tensor, unsigned bool) *packed {
+	const bs = 34
+	return interleave(t, bs, 16+8*32, func(dst []byte, blocks [panelRows][]byte) {
+		for r, b := range blocks {
+			copy(dst[2*r:], b[:2])
+		}
+		for c := range 8 {
+			for r, b := range blocks {
+				o := 16 + 32*c + 4*r
+				copy(dst[o:o+4], b[2+4*c:2+4*c+4])
+				if unsigned {
+					for i := o; i < o+4; i++ {
+						dst[i] ^= 0x80
+					}
+				}
+			}
+		}
+	})
+}
+
+// interleave builds t's panels: for each whole panel and each block index,
+// fill writes the panel block (blockSz bytes) from the eight rows' source
+// blocks of bs bytes.
+func interleave(t *Tensor, bs, blockSz int, fill func(dst []byte, blocks [panelRows][]byte)) *packed {
+	nb := t.Cols() / 32
+	rb := t.RowBytes()
+	p := &packed{panels: t.Rows() / panelRows, nb: nb, blockSz: blockSz}
+	p.data = make([]byte, p.panels*nb*p.blockSz)
+	for pi := range p.panels {
+		for ib := range nb {
+			var blocks [panelRows][]byte
+			for r := range blocks {
+				row := t.Data[(pi*panelRows+r)*rb:]
+				blocks[r] = row[ib*bs : (ib+1)*bs]
+			}
+			fill(p.data[(pi*nb+ib)*p.blockSz:(pi*nb+ib+1)*p.blockSz], blocks)
+		}
+	}
+	return p
+}
