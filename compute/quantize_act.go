@@ -71,7 +71,18 @@ func absMax32(xb *[32]float32) float32 {
 
 // quantizeRowQ8_0 quantizes x (len(y)·32 values) into y: d = amax/127
 // stored as f16, q = round-half-even(x·127/amax) with the unrounded scale.
+// It runs the assembly version where there is one (the same bits).
 func quantizeRowQ8_0(x []float32, y []blockQ8_0) {
+	if hostISA >= AVX2 && len(y) > 0 {
+		_ = x[len(y)*32-1]
+		quantizeQ8_0Asm(x, y)
+		return
+	}
+	quantizeRowQ8_0Generic(x, y)
+}
+
+// quantizeRowQ8_0Generic is quantizeRowQ8_0 in Go: the reference.
+func quantizeRowQ8_0Generic(x []float32, y []blockQ8_0) {
 	for i := range y {
 		xb := (*[32]float32)(x[i*32:])
 		amax := absMax32(xb)

@@ -1,0 +1,37 @@
+package compute
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestQuantizeRowQ8_0Asm checks the assembly quantizer against the Go
+// reference bit for bit, on random rows and edge blocks: all zero, one
+// nonzero value, values exactly at rounding halves, tiny (subnormal f16
+// scale) and huge magnitudes.
+func TestQuantizeRowQ8_0Asm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const nb = 64
+	x := randomActs(rng, nb*32)
+	clear(x[0:32])
+	x[40] = -3
+	for j := range 32 {
+		x[64+j] = float32(j-16) + 0.5 // halves: v·127/amax is not exact, but close
+		x[96+j] = float32(j%3-1) * 1e-6
+		x[128+j] = float32(j-15) * 1e30
+		x[160+j] = float32(j) * 127 / 31 // q exactly j·127/31 …
+	}
+	for i := 6 * 32; i < 10*32; i++ {
+		x[i] = float32(rng.IntN(255)-127) * 0.25 // many exact halves after scaling
+	}
+	want := make([]blockQ8_0, nb)
+	got := make([]blockQ8_0, nb)
+	quantizeRowQ8_0Generic(x, want)
+	quantizeRowQ8_0(x, got)
+	for i := range want {
+		if math.Float32bits(got[i].d) != math.Float32bits(want[i].d) || got[i].qs != want[i].qs {
+			t.Fatalf("block %d: got d=%g %v, want d=%g %v", i, got[i].d, got[i].qs, want[i].d, want[i].qs)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package compute
+
+func quantizeQ8_0Asm(x []float32, y []blockQ8_0) { quantizeRowQ8_0Generic(x, y) }
