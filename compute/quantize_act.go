@@ -123,7 +123,33 @@ func quantizeRowQ8_1(x []float32, y []blockQ8_1) {
 // quantize_row_q8_K_ref: the first value of largest magnitude, max, maps to
 // ∓127 (iscale = −127/max), the rest round to nearest even, clamped at 127,
 // and d = 1/iscale. An all-zero block gets d = 0 and zero quants and sums.
+//
+// It runs the assembly version where there is one (the same bits).
 func quantizeRowQ8_K(x []float32, y []blockQ8_K) {
+	if hostISA >= AVX2 && len(y) > 0 {
+		_ = x[len(y)*QK_K-1]
+		quantizeQ8_KAsm(x, y)
+		for i := range y {
+			setBsums(&y[i])
+		}
+		return
+	}
+	quantizeRowQ8_KGeneric(x, y)
+}
+
+// setBsums sets b.bsums from b.qs.
+func setBsums(b *blockQ8_K) {
+	for j := range b.bsums {
+		var sum int16
+		for _, q := range b.qs[16*j : 16*j+16] {
+			sum += int16(q)
+		}
+		b.bsums[j] = sum
+	}
+}
+
+// quantizeRowQ8_KGeneric is quantizeRowQ8_K in Go: the reference.
+func quantizeRowQ8_KGeneric(x []float32, y []blockQ8_K) {
 	for i := range y {
 		xb := (*[QK_K]float32)(x[i*QK_K:])
 		b := &y[i]
@@ -141,13 +167,7 @@ func quantizeRowQ8_K(x []float32, y []blockQ8_K) {
 		for j, v := range xb {
 			b.qs[j] = int8(min(127, nearestInt(float32(iscale*v))))
 		}
-		for j := range b.bsums {
-			var sum int16
-			for _, q := range b.qs[16*j : 16*j+16] {
-				sum += int16(q)
-			}
-			b.bsums[j] = sum
-		}
+		setBsums(b)
 		b.d = 1 / iscale
 	}
 }

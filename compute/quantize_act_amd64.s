@@ -81,3 +81,115 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+DATA fm127<>+0(SB)/4, $-127.0
+GLOBL fm127<>(SB), RODATA|NOPTR, $4
+
+DATA fone<>+0(SB)/4, $1.0
+GLOBL fone<>(SB), RODATA|NOPTR, $4
+
+// func quantizeQ8_KAVX2(x *float32, y *blockQ8_K, nb int)
+// nb super-blocks of 256 values as quantize_row_q8_K_ref, except bsums
+// (left for the caller): vmax is the first value of largest magnitude,
+// iscale = −127/vmax, q = round-half-even(iscale·v), d = 1/iscale; an
+// all-zero block gets d = 0 and zero quants. blockQ8_K: d at 0, qs at 4,
+// bsums at 260, 292 bytes.
+TEXT ·quantizeQ8_KAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	TESTQ CX, CX
+	JZ kdone
+	VBROADCASTSS absmask<>(SB), Y15
+	VMOVDQU packperm<>(SB), Y13
+	VXORPS Y12, Y12, Y12
+kloop:
+	// amax over the 32 vectors.
+	MOVQ SI, R8
+	MOVQ $8, R9
+	VXORPS Y0, Y0, Y0
+kamax:
+	VANDPS (R8), Y15, Y1
+	VMAXPS Y1, Y0, Y0
+	VANDPS 32(R8), Y15, Y1
+	VMAXPS Y1, Y0, Y0
+	VANDPS 64(R8), Y15, Y1
+	VMAXPS Y1, Y0, Y0
+	VANDPS 96(R8), Y15, Y1
+	VMAXPS Y1, Y0, Y0
+	ADDQ $128, R8
+	DECQ R9
+	JNZ kamax
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VMAXSS X1, X0, X0
+	VUCOMISS X12, X0
+	JEQ kzero
+	// The first value with |v| == amax (value 0 if none, for NaN input).
+	VBROADCASTSS X0, Y2
+	MOVQ SI, R8
+	MOVQ $32, R9
+kfind:
+	VANDPS (R8), Y15, Y1
+	VCMPPS $0, Y2, Y1, Y1
+	VMOVMSKPS Y1, AX
+	TESTL AX, AX
+	JNZ kfound
+	ADDQ $32, R8
+	DECQ R9
+	JNZ kfind
+	MOVQ SI, R8
+	XORL AX, AX
+kfound:
+	BSFL AX, AX
+	VMOVSS (R8)(AX*4), X3
+	VMOVSS fm127<>(SB), X4
+	VDIVSS X3, X4, X4
+	VMOVSS fone<>(SB), X5
+	VDIVSS X4, X5, X5
+	VMOVSS X5, (DI)
+	VBROADCASTSS X4, Y4
+	MOVQ SI, R8
+	LEAQ 4(DI), R11
+	MOVQ $8, R9
+kquant:
+	VMULPS (R8), Y4, Y0
+	VMULPS 32(R8), Y4, Y1
+	VMULPS 64(R8), Y4, Y2
+	VMULPS 96(R8), Y4, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y13, Y0
+	VMOVDQU Y0, (R11)
+	ADDQ $128, R8
+	ADDQ $32, R11
+	DECQ R9
+	JNZ kquant
+knext:
+	ADDQ $1024, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ kloop
+kdone:
+	VZEROUPPER
+	RET
+kzero:
+	VMOVDQU Y12, (DI)
+	VMOVDQU Y12, 32(DI)
+	VMOVDQU Y12, 64(DI)
+	VMOVDQU Y12, 96(DI)
+	VMOVDQU Y12, 128(DI)
+	VMOVDQU Y12, 160(DI)
+	VMOVDQU Y12, 192(DI)
+	VMOVDQU Y12, 224(DI)
+	VMOVDQU Y12, 256(DI)
+	MOVL $0, 288(DI)
+	JMP knext

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestQuantizeRowQ8_0Asm checks the assembly quantizer against the Go
@@ -32,6 +33,35 @@ func TestQuantizeRowQ8_0Asm(t *testing.T) {
 	for i := range want {
 		if math.Float32bits(got[i].d) != math.Float32bits(want[i].d) || got[i].qs != want[i].qs {
 			t.Fatalf("block %d: got d=%g %v, want d=%g %v", i, got[i].d, got[i].qs, want[i].d, want[i].qs)
+		}
+	}
+}
+
+// TestQuantizeRowQ8_KAsm checks the assembly Q8_K quantizer against the Go
+// reference bit for bit: random blocks, an all-zero block, ties for the
+// largest magnitude with both signs (the first one decides the sign), and a
+// block whose largest value is the last one.
+func TestQuantizeRowQ8_KAsm(t *testing.T) {
+	if unsafe.Sizeof(blockQ8_K{}) != 292 || unsafe.Offsetof(blockQ8_K{}.qs) != 4 {
+		t.Fatalf("blockQ8_K layout changed: the assembly assumes d at 0, qs at 4, 292 bytes")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	const nb = 12
+	x := randomActs(rng, nb*QK_K)
+	clear(x[QK_K : 2*QK_K])
+	x[2*QK_K+5], x[2*QK_K+9] = -40, 40
+	x[3*QK_K+9], x[3*QK_K+5] = -40, 40
+	x[4*QK_K+QK_K-1] = 1e3
+	for i := 5 * QK_K; i < 6*QK_K; i++ {
+		x[i] = float32(rng.IntN(255)-127) * 0.5
+	}
+	want := make([]blockQ8_K, nb)
+	got := make([]blockQ8_K, nb)
+	quantizeRowQ8_KGeneric(x, want)
+	quantizeRowQ8_K(x, got)
+	for i := range want {
+		if math.Float32bits(got[i].d) != math.Float32bits(want[i].d) || got[i].qs != want[i].qs || got[i].bsums != want[i].bsums {
+			t.Fatalf("block %d: got d=%g, want d=%g; qs equal %v, bsums equal %v", i, got[i].d, want[i].d, got[i].qs == want[i].qs, got[i].bsums == want[i].bsums)
 		}
 	}
 }
