@@ -2,9 +2,11 @@ package compute
 
 import "unsafe"
 
-// panelKernel is the assembly for one weight type on one ISA: a panel layout
-// and the kernels that read it against Q8_0 activation blocks, one (x1) or
-// four (x4) activation rows at a time. See pack.go and kern_q_amd64.s.
+// panelKernel is the assembly for one weight type on one ISA, run against
+// Q8_0 activation blocks one (x1) or four (x4) activation rows at a time.
+// With pack set, the weights are read in a panel layout (see pack.go) and
+// np counts panels; without, the kernels read the rows as stored and np
+// counts rows. See kern_q_amd64.s.
 type panelKernel struct {
 	kind   packKind
 	pack   func(*Tensor) *packed
@@ -30,23 +32,34 @@ func setCorr(y []blockQ8_0, c int32) {
 	}
 }
 
-// panelRowsRange computes output columns [lo, hi) of out (m rows of n) with
-// the panel kernel pk, for the activations xq (m rows of nb blocks); lo is
-// a multiple of panelRows and hi−lo too. Each output's arithmetic is the
-// same whatever m, lo and hi are.
-func panelRowsRange(pk *panelKernel, p *packed, out []float32, xq []blockQ8_0, m, n, lo, hi int) {
-	nb := p.nb
+// rows computes output columns [lo, hi) of out (m rows of w.Rows()) as far
+// as pk can, for the activations xq (m rows of w.Cols()/32 blocks), and
+// returns the first column it left for the reference kernels: panel
+// kernels take whole panels from lo (a multiple of panelRows), row kernels
+// everything. Each output's arithmetic is the same whatever m, lo and hi
+// are.
+func (pk *panelKernel) rows(p *packed, w *Tensor, out []float32, xq []blockQ8_0, m, lo, hi int) int {
+	n, nb := w.Rows(), w.Cols()/32
 	xs := nb * int(unsafe.Sizeof(blockQ8_0{}))
 	os := n * 4
-	for p0 := lo / panelRows; p0 < hi/panelRows; p0 += panelChunk {
-		np := min(panelChunk, hi/panelRows-p0)
-		w := &p.data[p0*nb*p.blockSz]
+	step, chunk := panelRows, panelChunk*panelRows
+	base, bytesPer := w.Data, w.RowBytes()
+	if p != nil {
+		hi = min(hi, p.panels*panelRows)
+		base, bytesPer = p.data, nb*p.blockSz/panelRows
+	} else {
+		step = 1
+	}
+	for r0 := lo; r0 < hi; r0 += chunk {
+		nr := min(chunk, hi-r0)
+		wp := &base[r0*bytesPer]
 		t := 0
 		for ; t+4 <= m; t += 4 {
-			pk.x4(w, &xq[t*nb], xs, &out[t*n+p0*panelRows], os, np, nb)
+			pk.x4(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}
 		for ; t < m; t++ {
-			pk.x1(w, &xq[t*nb], xs, &out[t*n+p0*panelRows], os, np, nb)
+			pk.x1(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}
 	}
+	return max(lo, hi)
 }

@@ -16,8 +16,8 @@ func hostISAs() []ISA {
 	return isas
 }
 
-// panelOutputs runs pk over all whole panels of w for the m activation rows
-// of x, returning m×n outputs (columns past the panels are left NaN).
+// panelOutputs runs pk over w for the m activation rows of x, returning
+// m×n outputs (columns pk leaves to the reference kernels stay NaN).
 func panelOutputs(pk *panelKernel, w *Tensor, x []float32, m int) []float32 {
 	k, n := w.Cols(), w.Rows()
 	var xq []blockQ8_0
@@ -27,23 +27,25 @@ func panelOutputs(pk *panelKernel, w *Tensor, x []float32, m int) []float32 {
 	for i := range out {
 		out[i] = float32(math.NaN())
 	}
-	p := panelsOf(w, pk.kind, pk.pack)
-	panelRowsRange(pk, p, out, xq, m, n, 0, p.panels*panelRows)
+	var p *packed
+	if pk.pack != nil {
+		p = panelsOf(w, pk.kind, pk.pack)
+	}
+	pk.rows(p, w, out, xq, m, 0, n)
 	return out
 }
 
-// TestPanelKernels checks the assembly panel kernels against the Go block
-// dot products: Q4_0 bit for bit (both are ggml's repacked gemv order), Q8_0
-// within a relative 1e-5 of the sum of |terms| (the reference adds eight
-// lanes per row, the panels one accumulator per row); and every kernel
-// (x1, x4, AVX2, VNNI) bit for bit against the others.
+// TestPanelKernels checks the assembly kernels against the Go block dot
+// products bit for bit (the Q4_0 panels follow ggml's repacked gemv order,
+// the Q8_0 rows its vec_dot order, as the references do), and every kernel
+// (x1, x4, AVX2, VNNI) against the others.
 func TestPanelKernels(t *testing.T) {
 	if len(hostISAs()) == 0 {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range []DType{Q4_0, Q8_0} {
-		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {40, 64, 9}, {16, 7, 4}} {
+		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}} {
 			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
 				k := shape.nb * 32
 				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
@@ -78,42 +80,21 @@ func TestPanelKernels(t *testing.T) {
 							t.Fatalf("%v differs from %v at %d: %g vs %g", isa, hostISA, i, got[i], first[i])
 						}
 					}
-					var worst float64
 					for t0 := range shape.m {
 						for r := range shape.n {
-							want := vecDotQ8_0Kernel(typ)(w.Row(r), xq[t0*shape.nb:(t0+1)*shape.nb])
-							g := got[t0*shape.n+r]
-							if typ == Q4_0 {
-								if math.Float32bits(g) != math.Float32bits(want) {
-									t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
-								}
-								continue
+							if typ == Q4_0 && r >= shape.n/panelRows*panelRows {
+								continue // left to the reference kernels
 							}
-							scale := absTerms(w, r, xq[t0*shape.nb:(t0+1)*shape.nb])
-							worst = max(worst, math.Abs(float64(g-want))/max(scale, 1e-30))
+							want := vecDotQ8_0Kernel(typ)(w.Row(r), xq[t0*shape.nb:(t0+1)*shape.nb])
+							if g := got[t0*shape.n+r]; math.Float32bits(g) != math.Float32bits(want) {
+								t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
+							}
 						}
 					}
-					if worst > 1e-5 {
-						t.Errorf("%v: max |Δ| / Σ|terms| = %.3g, want ≤ 1e-5", isa, worst)
-					}
-					t.Logf("%v: max |Δ| / Σ|terms| = %.3g", isa, worst)
 				}
 			})
 		}
 	}
-}
-
-// absTerms is Σ |d_w·d_x·q_w·q_x| over a Q8_0 weight row and activation row.
-func absTerms(w *Tensor, r int, y []blockQ8_0) float64 {
-	row := w.Row(r)
-	var s float64
-	for ib := range y {
-		d := float64(f16At(row[ib*34:])) * float64(y[ib].d)
-		for j := range 32 {
-			s += math.Abs(d * float64(int8(row[ib*34+2+j])) * float64(y[ib].qs[j]))
-		}
-	}
-	return s
 }
 
 // BenchmarkMatMulQ measures MatMul on TinyLlama-sized quantized weights

@@ -115,7 +115,9 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 		quantizeRows(&mm.q8_0, x, m, k/32, quantizeRowQ8_0)
 		if pk := panelKernelFor(t, hostISA); pk != nil {
 			setCorr(mm.q8_0[:m*k/32], pk.corr)
-			panels = panelsOf(w, pk.kind, pk.pack)
+			if pk.pack != nil {
+				panels = panelsOf(w, pk.kind, pk.pack)
+			}
 			panelK = pk
 		}
 	case vecDotQ8_1Kernel(t) != nil:
@@ -126,7 +128,7 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 
 	workers := min(mm.workers, n)
 	per := (n + workers - 1) / workers
-	if panelK != nil { // whole panels per worker
+	if panelK != nil && panelK.pack != nil { // whole panels per worker
 		per = (per + panelRows - 1) / panelRows * panelRows
 		workers = (n + per - 1) / per
 	}
@@ -164,11 +166,7 @@ func (mm *MatMuler) share(wi int) error {
 	case vecDotQ8_0Kernel(t) != nil:
 		xq := mm.q8_0[:m*w.Cols()/32]
 		if j.pk != nil {
-			ph := min(hi, j.panels.panels*panelRows)
-			if lo < ph {
-				panelRowsRange(j.pk, j.panels, j.out, xq, m, n, lo, ph)
-				lo = ph
-			}
+			lo = j.pk.rows(j.panels, w, j.out, xq, m, lo, hi)
 		}
 		dotRows(j.out, xq, m, n, w.Data, rb, lo, hi, vecDotQ8_0Kernel(t), nil)
 	case vecDotQ8_1Kernel(t) != nil:

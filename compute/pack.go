@@ -44,8 +44,6 @@ type packKind int
 const (
 	packNone packKind = iota
 	packQ4_0Kind
-	packQ8_0Signed
-	packQ8_0Unsigned
 )
 
 // panelsOf returns t's panel form of the given kind made by pack, packing
@@ -73,30 +71,6 @@ func packQ4_0(t *Tensor) *packed {
 		for c := range 4 {
 			for r, b := range blocks {
 				copy(dst[16+32*c+4*r:], b[2+4*c:2+4*c+4])
-			}
-		}
-	})
-}
-
-// packQ8_0 interleaves whole panels of Q8_0 rows. A panel block is 272
-// bytes: the eight f16 scales, then eight 32-byte chunks; chunk c holds
-// quants 4c..4c+3 of each row in turn. For the VNNI kernels the quants are
-// stored offset by 128 (as unsigned bytes), the form VPDPBUSD multiplies.
-func packQ8_0(t *Tensor, unsigned bool) *packed {
-	const bs = 34
-	return interleave(t, bs, 16+8*32, func(dst []byte, blocks [panelRows][]byte) {
-		for r, b := range blocks {
-			copy(dst[2*r:], b[:2])
-		}
-		for c := range 8 {
-			for r, b := range blocks {
-				o := 16 + 32*c + 4*r
-				copy(dst[o:o+4], b[2+4*c:2+4*c+4])
-				if unsigned {
-					for i := o; i < o+4; i++ {
-						dst[i] ^= 0x80
-					}
-				}
 			}
 		}
 	})

@@ -154,57 +154,54 @@ func (m *Model) attention(s *State, b *Batch, cache *kv.Cache, l, n int) {
 	wg.Wait()
 }
 
-// attendRange mirrors ggml's CPU flash attention
-// (ggml_compute_forward_flash_attn_ext_f16_one_chunk), which llama.cpp uses
-// on CPU by default: q is rounded to f16; each score is the f16 dot of q and
-// k (for head_dim < 64 on AVX512 a double sum of exact products) times the
-// scale; an online softmax with expf keeps the weighted sum of v in f16
-// (VKQ16, rounded after every FMA and rescale) and the float32 sum S =
-// FMA(S, ms, vs); the output is VKQ·(1/S).
-// TODO(proposal): head_dim ≥ 64 needs ggml_vec_dot_f16's AVX512 part (four
-// 16-lane FMA accumulators, reduced) for its first head_dim &^ 63 values;
-// scores[:hd] is borrowed for the f16 q to keep Forward allocation-free.
-func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, scores []float32) {
+// attendRange computes causal attention for the (token, head) items
+// [lo, hi) as ggml's CPU flash attention does (llama.cpp's default on CPU):
+// q is rounded to f16; the scores of all cached positions are computed a
+// cache block at a time (compute.DotRows) and scaled; an online softmax
+// over the positions in order gives each one a rescale ms = e^(M_old−M) of
+// the accumulator (1 when the running max M does not change) and a weight
+// vs = e^(s−M); the values are accumulated in f16 (compute.VKQRowsF16), the
+// weights' sum S = fma(S, ms, vs) in float32, and the output is VKQ/S.
+// scratch holds head_dim + 2·context values. Each item's arithmetic depends
+// only on its own q and the cache, never on the batch around it.
+func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, scratch []float32) {
 	c := &m.Config
-	hd, qDim, group := c.HeadDim, c.Heads*c.HeadDim, c.Heads/c.KVHeads
+	hd, qDim, group, kvDim := c.HeadDim, c.Heads*c.HeadDim, c.Heads/c.KVHeads, c.KVDim()
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	bs := cache.BlockSize
-	q16 := scores[:hd] // needs len(scores) ≥ head_dim
+	ctx := (len(scratch) - hd) / 2
+	q16, vs, ms := scratch[:hd], scratch[hd:hd+ctx], scratch[hd+ctx:]
 	for it := lo; it < hi; it++ {
 		i, h := it/c.Heads, it%c.Heads
 		kvOff := (h / group) * hd
 		q := s.q[i*qDim+h*hd : i*qDim+(h+1)*hd]
 		out := s.att[i*qDim+h*hd : i*qDim+(h+1)*hd]
 		table := b.BlockTables[b.Seq[i]]
-		pos := int(b.Positions[i])
+		n := int(b.Positions[i]) + 1
 		for d, v := range q {
 			q16[d] = compute.RoundF16(v)
 		}
-		clear(out)
+		for j0 := 0; j0 < n; j0 += bs {
+			kb, _ := cache.Block(l, int(table[j0/bs]))
+			compute.DotRows(vs[j0:min(n, j0+bs)], q16, kb[kvOff:], kvDim, min(bs, n-j0))
+		}
 		S, M := float32(0), float32(math.Inf(-1))
-		for j := 0; j <= pos; j++ {
-			slot := int(table[j/bs])*bs + j%bs
-			k := cache.K(l, slot)[kvOff : kvOff+hd]
-			var dot float64
-			for d, v := range k {
-				dot += float64(v * q16[d])
-			}
-			sc := float32(dot) * scale
-			ms, vs := float32(1), float32(1)
+		for j, sc := range vs[:n] {
+			sc *= scale
+			ms[j], vs[j] = 1, 1
 			if sc > M {
-				ms = float32(math.Exp(float64(M - sc)))
+				ms[j] = float32(math.Exp(float64(M - sc)))
 				M = sc
-				for d := range out {
-					out[d] = compute.RoundF16(out[d] * ms)
-				}
 			} else {
-				vs = float32(math.Exp(float64(sc - M)))
+				vs[j] = float32(math.Exp(float64(sc - M)))
 			}
-			v := cache.V(l, slot)[kvOff : kvOff+hd]
-			for d := range out {
-				out[d] = compute.RoundF16(float32(math.FMA(float64(v[d]), float64(vs), float64(out[d]))))
-			}
-			S = float32(math.FMA(float64(S), float64(ms), float64(vs)))
+			S = float32(math.FMA(float64(S), float64(ms[j]), float64(vs[j])))
+		}
+		clear(out)
+		for j0 := 0; j0 < n; j0 += bs {
+			_, vb := cache.Block(l, int(table[j0/bs]))
+			e := min(n, j0+bs)
+			compute.VKQRowsF16(out, vb[kvOff:], kvDim, ms[j0:e], vs[j0:e])
 		}
 		var inv float32
 		if S != 0 {

@@ -20,7 +20,7 @@ type State struct {
 	up     []float32   // (tokens, ffn)
 	xo     []float32   // (logit rows, dim) normed rows that need logits
 	slots  []int32     // (tokens) cache slot of each batch token
-	scores [][]float32 // (workers) (context) attention weights
+	scores [][]float32 // (workers) (head_dim + 2·context) f16 q, softmax weights and rescales
 }
 
 // NewState returns scratch for c, using workers goroutines (at least 1).
@@ -52,8 +52,8 @@ func (s *State) reserve(c *Config, tokens, maxPos int) {
 		s.slots = make([]int32, tokens)
 		s.maxTokens = tokens
 	}
-	if len(s.scores) == 0 || len(s.scores[0]) < maxPos+1 {
-		n := max(maxPos+1, 256)
+	if len(s.scores) == 0 || len(s.scores[0]) < c.HeadDim+2*(maxPos+1) {
+		n := c.HeadDim + 2*max(maxPos+1, 256)
 		s.scores = make([][]float32, s.workers)
 		for i := range s.scores {
 			s.scores[i] = make([]float32, n)

@@ -1,0 +1,101 @@
+package compute
+
+// Attention helpers over rows of a KV cache: n rows of at least hd float32
+// values, stride values apart (one paged-cache block holds consecutive
+// rows of a layer, so a block is one call).
+
+// DotRows sets out[j] = Σ_d q[d]·rows[j·stride + d] for j < n, each
+// product in float32 and the sum in float64, as ggml's f16 flash attention
+// does for short heads: for f16-valued inputs the products are exact and so,
+// nearly always, is the sum. The order is fixed: the same for a row wherever
+// it sits and whatever n is.
+func DotRows(out, q, rows []float32, stride, n int) {
+	hd := len(q)
+	if n == 0 {
+		return
+	}
+	_ = rows[(n-1)*stride+hd-1]
+	_ = out[n-1]
+	if hostISA >= AVX2 && hd%8 == 0 && hd > 0 {
+		dotRowsAsm(&q[0], &rows[0], stride*4, n, hd, &out[0])
+		return
+	}
+	dotRowsGeneric(out, q, rows, stride, n)
+}
+
+// AxpyRows adds Σ_j p[j]·rows[j·stride + d] to out[d] (d < len(out)), the
+// rows in order, each by FMA.
+func AxpyRows(out, rows []float32, stride int, p []float32) {
+	hd, n := len(out), len(p)
+	if n == 0 || hd == 0 {
+		return
+	}
+	_ = rows[(n-1)*stride+hd-1]
+	if hostISA >= AVX2 && hd%8 == 0 {
+		axpyRowsAsm(&out[0], &rows[0], stride*4, n, hd, &p[0])
+		return
+	}
+	axpyRowsGeneric(out, rows, stride, p)
+}
+
+// dotRowsGeneric is DotRows in Go, in the assembly's order for hd a
+// multiple of 8 (float64 lanes 0..3 and 4..7 of each eight products, then a
+// fixed reduction); other hd sum in order.
+func dotRowsGeneric(out, q, rows []float32, stride, n int) {
+	hd := len(q)
+	for j := range n {
+		k := rows[j*stride : j*stride+hd]
+		if hd%8 != 0 {
+			var s float64
+			for d, v := range q {
+				s += float64(k[d] * v)
+			}
+			out[j] = float32(s)
+			continue
+		}
+		var acc [8]float64
+		for d, v := range q {
+			acc[d%8] += float64(k[d] * v)
+		}
+		t0, t1 := acc[0]+acc[4], acc[1]+acc[5]
+		t2, t3 := acc[2]+acc[6], acc[3]+acc[7]
+		out[j] = float32((t0 + t2) + (t1 + t3))
+	}
+}
+
+func axpyRowsGeneric(out, rows []float32, stride int, p []float32) {
+	for j, pj := range p {
+		v := rows[j*stride : j*stride+len(out)]
+		for d := range out {
+			out[d] = fma32(pj, v[d], out[d])
+		}
+	}
+}
+
+// VKQRowsF16 is the value accumulation of ggml's CPU flash attention with
+// an f16 accumulator: for each row j in order, out = f16(out·ms[j]), then
+// out = f16(fma(rows[j·stride + d], vs[j], out)) (d < len(out)). ms[j] is 1
+// where the running maximum did not change.
+func VKQRowsF16(out, rows []float32, stride int, ms, vs []float32) {
+	hd, n := len(out), len(vs)
+	if n == 0 || hd == 0 {
+		return
+	}
+	_ = rows[(n-1)*stride+hd-1]
+	_ = ms[n-1]
+	if hostISA >= AVX2 && hd%8 == 0 {
+		vkqRowsAsm(&out[0], &rows[0], stride*4, n, hd, &ms[0], &vs[0])
+		return
+	}
+	vkqRowsGeneric(out, rows, stride, ms, vs)
+}
+
+func vkqRowsGeneric(out, rows []float32, stride int, ms, vs []float32) {
+	for j, s := range vs {
+		v := rows[j*stride : j*stride+len(out)]
+		for d := range out {
+			o := RoundF16(out[d] * ms[j])
+			out[d] = RoundF16(fma32(v[d], s, o))
+		}
+	}
+}

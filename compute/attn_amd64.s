@@ -1,0 +1,202 @@
+#include "textflag.h"
+
+// Attention kernels over rows of float32 (keys or values), n rows stride
+// bytes apart, head dimension hd a multiple of 8.
+
+// func dotRowsAVX2(q *float32, k *float32, stride, n, hd int, out *float32)
+// out[j] = float32(Σ_d q[d]·k_j[d]): each product in float32 (exact for
+// f16 values), the sum in float64: eight values at a time, lanes 0..3 into
+// one float64 accumulator and 4..7 into another; then those two added,
+// upper half onto lower, and the pair.
+TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ k+8(FP), DX
+	MOVQ stride+16(FP), R10
+	MOVQ n+24(FP), CX
+	MOVQ hd+32(FP), R9
+	MOVQ out+40(FP), DI
+	SHRQ $3, R9
+	TESTQ CX, CX
+	JZ ddone
+drow:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	MOVQ DX, BX
+	MOVQ SI, R8
+	MOVQ R9, R11
+dvec:
+	VMOVUPS (BX), Y2
+	VMULPS (R8), Y2, Y2
+	VCVTPS2PD X2, Y3
+	VEXTRACTF128 $1, Y2, X2
+	VCVTPS2PD X2, Y2
+	VADDPD Y3, Y0, Y0
+	VADDPD Y2, Y1, Y1
+	ADDQ $32, BX
+	ADDQ $32, R8
+	DECQ R11
+	JNZ dvec
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VPERMILPD $1, X0, X1
+	VADDSD X1, X0, X0
+	VCVTSD2SS X0, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ R10, DX
+	DECQ CX
+	JNZ drow
+ddone:
+	VZEROUPPER
+	RET
+
+// func axpyRowsAVX2(out *float32, v *float32, stride, n, hd int, p *float32)
+// out[d] += Σ_j p[j]·v_j[d], the rows in order, by FMA; 32 values of out
+// at a time in registers (then 8 at a time for the rest).
+TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ v+8(FP), DX
+	MOVQ stride+16(FP), R10
+	MOVQ n+24(FP), CX
+	MOVQ hd+32(FP), R9
+	MOVQ p+40(FP), SI
+	TESTQ CX, CX
+	JZ adone
+a32:
+	CMPQ R9, $32
+	JLT a8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ DX, BX
+	MOVQ SI, R8
+	MOVQ CX, R11
+a32row:
+	VBROADCASTSS (R8), Y4
+	VFMADD231PS (BX), Y4, Y0
+	VFMADD231PS 32(BX), Y4, Y1
+	VFMADD231PS 64(BX), Y4, Y2
+	VFMADD231PS 96(BX), Y4, Y3
+	ADDQ $4, R8
+	ADDQ R10, BX
+	DECQ R11
+	JNZ a32row
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, DX
+	SUBQ $32, R9
+	JMP a32
+a8:
+	CMPQ R9, $8
+	JLT adone
+	VMOVUPS (DI), Y0
+	MOVQ DX, BX
+	MOVQ SI, R8
+	MOVQ CX, R11
+a8row:
+	VBROADCASTSS (R8), Y4
+	VFMADD231PS (BX), Y4, Y0
+	ADDQ $4, R8
+	ADDQ R10, BX
+	DECQ R11
+	JNZ a8row
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, R9
+	JMP a8
+adone:
+	VZEROUPPER
+	RET
+
+// ROUND16 rounds the eight floats of Yr to f16 and back (nearest even).
+#define ROUND16(Yr, Xr) VCVTPS2PH $0, Yr, Xr; VCVTPH2PS Xr, Yr
+
+// func vkqRowsF16AVX2(out *float32, v *float32, stride, n, hd int, ms, vs *float32)
+// For each row j in order: out = f16(out·ms[j]); out = f16(fma(v_j, vs[j], out)).
+TEXT ·vkqRowsF16AVX2(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ v+8(FP), DX
+	MOVQ stride+16(FP), R10
+	MOVQ n+24(FP), CX
+	MOVQ hd+32(FP), R9
+	MOVQ ms+40(FP), SI
+	MOVQ vs+48(FP), R12
+	TESTQ CX, CX
+	JZ vdone
+v32:
+	CMPQ R9, $32
+	JLT v8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ DX, BX
+	MOVQ SI, R8
+	MOVQ R12, R13
+	MOVQ CX, R11
+v32row:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS (R13), Y5
+	VMULPS Y4, Y0, Y0
+	VMULPS Y4, Y1, Y1
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+	ROUND16(Y0, X0)
+	ROUND16(Y1, X1)
+	ROUND16(Y2, X2)
+	ROUND16(Y3, X3)
+	VFMADD231PS (BX), Y5, Y0
+	VFMADD231PS 32(BX), Y5, Y1
+	VFMADD231PS 64(BX), Y5, Y2
+	VFMADD231PS 96(BX), Y5, Y3
+	ROUND16(Y0, X0)
+	ROUND16(Y1, X1)
+	ROUND16(Y2, X2)
+	ROUND16(Y3, X3)
+	ADDQ $4, R8
+	ADDQ $4, R13
+	ADDQ R10, BX
+	DECQ R11
+	JNZ v32row
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, DX
+	SUBQ $32, R9
+	JMP v32
+v8:
+	CMPQ R9, $8
+	JLT vdone
+	VMOVUPS (DI), Y0
+	MOVQ DX, BX
+	MOVQ SI, R8
+	MOVQ R12, R13
+	MOVQ CX, R11
+v8row:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS (R13), Y5
+	VMULPS Y4, Y0, Y0
+	ROUND16(Y0, X0)
+	VFMADD231PS (BX), Y5, Y0
+	ROUND16(Y0, X0)
+	ADDQ $4, R8
+	ADDQ $4, R13
+	ADDQ R10, BX
+	DECQ R11
+	JNZ v8row
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, R9
+	JMP v8
+vdone:
+	VZEROUPPER
+	RET

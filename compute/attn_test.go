@@ -1,0 +1,65 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// f16Acts returns n random f16-valued floats (as the KV cache holds).
+func f16Acts(rng *rand.Rand, n int) []float32 {
+	x := randomActs(rng, n)
+	for i, v := range x {
+		x[i] = RoundF16(v)
+	}
+	return x
+}
+
+// TestAttentionKernels checks DotRows, AxpyRows and VKQRowsF16 against their
+// Go versions bit for bit, over head sizes with and without an assembly
+// path, strided rows, and rescales that are and are not 1.
+func TestAttentionKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, hd := range []int{8, 32, 40, 64, 72, 128, 6} {
+		for _, n := range []int{1, 5, 16} {
+			t.Run(fmt.Sprintf("hd%d/n%d", hd, n), func(t *testing.T) {
+				stride := hd*4 + 3
+				rows := f16Acts(rng, n*stride)
+				q := f16Acts(rng, hd)
+				got, want := make([]float32, n), make([]float32, n)
+				DotRows(got, q, rows, stride, n)
+				dotRowsGeneric(want, q, rows, stride, n)
+				same(t, "DotRows", got, want)
+
+				p := randomActs(rng, n)
+				ms := make([]float32, n)
+				for j := range ms {
+					ms[j] = 1
+					if j%3 == 1 {
+						ms[j] = float32(rng.Float64())
+					}
+				}
+				init := f16Acts(rng, hd)
+				got, want = append([]float32(nil), init...), append([]float32(nil), init...)
+				AxpyRows(got, rows, stride, p)
+				axpyRowsGeneric(want, rows, stride, p)
+				same(t, "AxpyRows", got, want)
+
+				got, want = append([]float32(nil), init...), append([]float32(nil), init...)
+				VKQRowsF16(got, rows, stride, ms, p)
+				vkqRowsGeneric(want, rows, stride, ms, p)
+				same(t, "VKQRowsF16", got, want)
+			})
+		}
+	}
+}
+
+func same(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: [%d] = %g, Go version %g", what, i, got[i], want[i])
+		}
+	}
+}
