@@ -117,8 +117,12 @@ adone:
 // ROUND16 rounds the eight floats of Yr to f16 and back (nearest even).
 #define ROUND16(Yr, Xr) VCVTPS2PH $0, Yr, Xr; VCVTPH2PS Xr, Yr
 
+DATA one<>+0(SB)/4, $1.0
+GLOBL one<>(SB), RODATA|NOPTR, $4
+
 // func vkqRowsF16AVX2(out *float32, v *float32, stride, n, hd int, ms, vs *float32)
-// For each row j in order: out = f16(out·ms[j]); out = f16(fma(v_j, vs[j], out)).
+// For each row j in order: out = f16(out·ms[j]) (skipped when ms[j] is 1:
+// out already holds f16 values); out = f16(fma(v_j, vs[j], out)).
 TEXT ·vkqRowsF16AVX2(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), DI
 	MOVQ v+8(FP), DX
@@ -127,6 +131,7 @@ TEXT ·vkqRowsF16AVX2(SB), NOSPLIT, $0-56
 	MOVQ hd+32(FP), R9
 	MOVQ ms+40(FP), SI
 	MOVQ vs+48(FP), R12
+	VMOVSS one<>(SB), X6
 	TESTQ CX, CX
 	JZ vdone
 v32:
@@ -141,8 +146,10 @@ v32:
 	MOVQ R12, R13
 	MOVQ CX, R11
 v32row:
-	VBROADCASTSS (R8), Y4
-	VBROADCASTSS (R13), Y5
+	VMOVSS (R8), X4
+	VUCOMISS X6, X4
+	JEQ v32add
+	VBROADCASTSS X4, Y4
 	VMULPS Y4, Y0, Y0
 	VMULPS Y4, Y1, Y1
 	VMULPS Y4, Y2, Y2
@@ -151,6 +158,8 @@ v32row:
 	ROUND16(Y1, X1)
 	ROUND16(Y2, X2)
 	ROUND16(Y3, X3)
+v32add:
+	VBROADCASTSS (R13), Y5
 	VFMADD231PS (BX), Y5, Y0
 	VFMADD231PS 32(BX), Y5, Y1
 	VFMADD231PS 64(BX), Y5, Y2
@@ -181,10 +190,14 @@ v8:
 	MOVQ R12, R13
 	MOVQ CX, R11
 v8row:
-	VBROADCASTSS (R8), Y4
-	VBROADCASTSS (R13), Y5
+	VMOVSS (R8), X4
+	VUCOMISS X6, X4
+	JEQ v8add
+	VBROADCASTSS X4, Y4
 	VMULPS Y4, Y0, Y0
 	ROUND16(Y0, X0)
+v8add:
+	VBROADCASTSS (R13), Y5
 	VFMADD231PS (BX), Y5, Y0
 	ROUND16(Y0, X0)
 	ADDQ $4, R8

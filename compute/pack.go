@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"encoding/binary"
 	"sync"
 )
 
@@ -66,11 +67,11 @@ func packQ4_0(t *Tensor) *packed {
 	const bs = 18
 	return interleave(t, bs, 16+4*32, func(dst []byte, blocks [panelRows][]byte) {
 		for r, b := range blocks {
-			copy(dst[2*r:], b[:2])
+			binary.LittleEndian.PutUint16(dst[2*r:], binary.LittleEndian.Uint16(b))
 		}
 		for c := range 4 {
 			for r, b := range blocks {
-				copy(dst[16+32*c+4*r:], b[2+4*c:2+4*c+4])
+				binary.LittleEndian.PutUint32(dst[16+32*c+4*r:], binary.LittleEndian.Uint32(b[2+4*c:]))
 			}
 		}
 	})
@@ -95,4 +96,28 @@ func interleave(t *Tensor, bs, blockSz int, fill func(dst []byte, blocks [panelR
 		}
 	}
 	return p
+}
+
+// Prepare packs the tensors that this machine's kernels read in panels, on
+// up to workers goroutines, so that the first forward pass does not pay for
+// it. Tensors without a panel kernel are left alone.
+func Prepare(ts []*Tensor, workers int) {
+	work := make(chan *Tensor)
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Go(func() {
+			for t := range work {
+				if pk := panelKernelFor(t.Type, hostISA); pk != nil && pk.pack != nil {
+					panelsOf(t, pk.kind, pk.pack)
+				}
+			}
+		})
+	}
+	for _, t := range ts {
+		if t != nil {
+			work <- t
+		}
+	}
+	close(work)
+	wg.Wait()
 }

@@ -73,6 +73,12 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
+	mats := []*compute.Tensor{w.Output}
+	for i := range w.Layers {
+		lw := &w.Layers[i]
+		mats = append(mats, lw.Q, lw.K, lw.V, lw.O, lw.Gate, lw.Up, lw.Down)
+	}
+	compute.Prepare(mats, 2)
 	return w, nil
 }
 
