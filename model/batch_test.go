@@ -93,3 +93,40 @@ func TestRaggedBatch(t *testing.T) {
 		t.Errorf("%d blocks free after release, want %d", pool.NumFree(), cache.NumBlocks)
 	}
 }
+
+// TestForwardAllocs checks that a warm decode step allocates nothing: the
+// State's scratch, the MatMuler's and the attention workers are reused.
+func TestForwardAllocs(t *testing.T) {
+	for _, rel := range []string{"stories260K.gguf", "synthetic/synth-llama-tiny256-Q4_0.gguf"} {
+		t.Run(filepath.Base(rel), func(t *testing.T) {
+			m, _, err := model.LoadGGUF(filepath.Join(modelsDir(t), rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			c := &m.Config
+			cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			table, err := kv.NewPool(cache.NumBlocks).Grow(nil, 32, cache.BlockSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := model.NewState(c, 2)
+			b := &model.Batch{BlockTables: [][]int32{table}}
+			logits := make([]float32, c.VocabSize)
+			b.Add(1, 0, 0, true)
+			if err := m.Forward(st, b, cache, logits); err != nil {
+				t.Fatal(err)
+			}
+			if n := testing.AllocsPerRun(20, func() {
+				if err := m.Forward(st, b, cache, logits); err != nil {
+					t.Fatal(err)
+				}
+			}); n != 0 {
+				t.Errorf("a decode step allocates %v times", n)
+			}
+		})
+	}
+}

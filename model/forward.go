@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/kv"
@@ -140,18 +139,27 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 
 // attention computes causal attention for every (token, head) of the batch,
 // reading keys and values through the block tables; work is split across
-// the State's workers.
+// the State's workers, whose bodies are built once (no allocation per call).
 func (m *Model) attention(s *State, b *Batch, cache *kv.Cache, l, n int) {
-	c := &m.Config
-	items := n * c.Heads
+	items := n * m.Config.Heads
 	workers := min(s.workers, items)
-	per := (items + workers - 1) / workers
-	var wg sync.WaitGroup
-	for wi := range workers {
-		lo, hi := wi*per, min(items, (wi+1)*per)
-		wg.Go(func() { m.attendRange(s, b, cache, l, lo, hi, s.scores[wi]) })
+	s.attn = attnJob{m: m, b: b, cache: cache, l: l, items: items, per: (items + workers - 1) / workers}
+	if s.attnRun == nil {
+		s.attnRun = make([]func(), s.workers)
+		for wi := range s.attnRun {
+			s.attnRun[wi] = func() {
+				defer s.attnWG.Done()
+				j := &s.attn
+				j.m.attendRange(s, j.b, j.cache, j.l, wi*j.per, min(j.items, (wi+1)*j.per), s.scores[wi])
+			}
+		}
 	}
-	wg.Wait()
+	s.attnWG.Add(workers)
+	for wi := range workers {
+		go s.attnRun[wi]()
+	}
+	s.attnWG.Wait()
+	s.attn = attnJob{}
 }
 
 // attendRange computes causal attention for the (token, head) items

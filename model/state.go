@@ -1,6 +1,11 @@
 package model
 
-import "github.com/troupe-llm/troupe/compute"
+import (
+	"sync"
+
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/kv"
+)
 
 // State is the scratch memory of forward passes: activations for up to
 // maxTokens tokens, grown when a bigger batch arrives and reused otherwise,
@@ -21,6 +26,19 @@ type State struct {
 	xo     []float32   // (logit rows, dim) normed rows that need logits
 	slots  []int32     // (tokens) cache slot of each batch token
 	scores [][]float32 // (workers) (head_dim + 2·context) f16 q, softmax weights and rescales
+
+	attn    attnJob        // the attention call in flight
+	attnRun []func()       // (workers) goroutine bodies, built on first use
+	attnWG  sync.WaitGroup // the attention workers in flight
+}
+
+// attnJob is one attention call as its workers see it.
+type attnJob struct {
+	m          *Model
+	b          *Batch
+	cache      *kv.Cache
+	l          int
+	items, per int // (token, head) items, and items per worker
 }
 
 // NewState returns scratch for c, using workers goroutines (at least 1).
