@@ -4,11 +4,14 @@ package compute
 // values, stride values apart (one paged-cache block holds consecutive
 // rows of a layer, so a block is one call).
 
-// DotRows sets out[j] = Σ_d q[d]·rows[j·stride + d] for j < n, each
-// product in float32 and the sum in float64, as ggml's f16 flash attention
-// does for short heads: for f16-valued inputs the products are exact and so,
-// nearly always, is the sum. The order is fixed: the same for a row wherever
-// it sits and whatever n is.
+// DotRows sets out[j] = Σ_d q[d]·rows[j·stride + d] for j < n as
+// ggml_vec_dot_f16 does on AVX512, the kernel of llama.cpp's CPU flash
+// attention for f16 keys: for len(q) a multiple of 64, four 16-lane float32
+// FMA accumulators reduced in a fixed tree; otherwise each product in
+// float32 (exact for f16-valued inputs) and the sum in float64, as ggml does
+// for the values past the last multiple of 64 (all of them for heads
+// shorter than 64). The order is fixed: the same for a row wherever it sits
+// and whatever n is.
 func DotRows(out, q, rows []float32, stride, n int) {
 	hd := len(q)
 	if n == 0 {
@@ -16,11 +19,14 @@ func DotRows(out, q, rows []float32, stride, n int) {
 	}
 	_ = rows[(n-1)*stride+hd-1]
 	_ = out[n-1]
-	if hostISA >= AVX2 && hd%8 == 0 && hd > 0 {
+	switch {
+	case hostISA >= AVX2 && hd%64 == 0 && hd > 0:
+		dotRows64Asm(&q[0], &rows[0], stride*4, n, hd, &out[0])
+	case hostISA >= AVX2 && hd%8 == 0 && hd > 0 && hd < 64:
 		dotRowsAsm(&q[0], &rows[0], stride*4, n, hd, &out[0])
-		return
+	default:
+		dotRowsGeneric(out, q, rows, stride, n)
 	}
-	dotRowsGeneric(out, q, rows, stride, n)
 }
 
 // AxpyRows adds Σ_j p[j]·rows[j·stride + d] to out[d] (d < len(out)), the
@@ -38,28 +44,52 @@ func AxpyRows(out, rows []float32, stride int, p []float32) {
 	axpyRowsGeneric(out, rows, stride, p)
 }
 
-// dotRowsGeneric is DotRows in Go, in the assembly's order for hd a
-// multiple of 8 (float64 lanes 0..3 and 4..7 of each eight products, then a
-// fixed reduction); other hd sum in order.
+// dotRowsGeneric is DotRows in Go, in the assembly's order: for hd a
+// multiple of 64 ggml's FMA lanes and reduction tree; below 64 with hd a
+// multiple of 8 float64 lanes 0..3 and 4..7 of each eight products, then a
+// fixed reduction; otherwise a float64 sum in order (ggml: the values past
+// the last multiple of 64 added to the float32 lanes' sum in float64).
 func dotRowsGeneric(out, q, rows []float32, stride, n int) {
 	hd := len(q)
+	n64 := hd &^ 63
 	for j := range n {
 		k := rows[j*stride : j*stride+hd]
-		if hd%8 != 0 {
-			var s float64
-			for d, v := range q {
-				s += float64(k[d] * v)
+		var s float64
+		if n64 > 0 {
+			var sum [4][16]float32
+			for i := 0; i < n64; i += 64 {
+				for a := range sum {
+					for l := range 16 {
+						d := i + 16*a + l
+						sum[a][l] = fma32(k[d], q[d], sum[a][l])
+					}
+				}
 			}
-			out[j] = float32(s)
-			continue
+			var acc [8]float32
+			for l := range 16 {
+				sum[0][l] += sum[2][l]
+				sum[1][l] += sum[3][l]
+				sum[0][l] += sum[1][l]
+			}
+			for l := range acc {
+				acc[l] = sum[0][8+l] + sum[0][l]
+			}
+			s = float64(hsum8(&acc))
 		}
-		var acc [8]float64
-		for d, v := range q {
-			acc[d%8] += float64(k[d] * v)
+		if rest := hd - n64; rest%8 == 0 && n64 == 0 {
+			var acc [8]float64
+			for d, v := range q {
+				acc[d%8] += float64(k[d] * v)
+			}
+			t0, t1 := acc[0]+acc[4], acc[1]+acc[5]
+			t2, t3 := acc[2]+acc[6], acc[3]+acc[7]
+			s = (t0 + t2) + (t1 + t3)
+		} else {
+			for d := n64; d < hd; d++ {
+				s += float64(k[d] * q[d])
+			}
 		}
-		t0, t1 := acc[0]+acc[4], acc[1]+acc[5]
-		t2, t3 := acc[2]+acc[6], acc[3]+acc[7]
-		out[j] = float32((t0 + t2) + (t1 + t3))
+		out[j] = float32(s)
 	}
 }
 

@@ -19,3 +19,8 @@ func vkqRowsF16AVX2(out *float32, v *float32, stride, n, hd int, ms, vs *float32
 func vkqRowsAsm(out, v *float32, stride, n, hd int, ms, vs *float32) {
 	vkqRowsF16AVX2(out, v, stride, n, hd, ms, vs)
 }
+
+//go:noescape
+func dotRows64AVX2(q *float32, k *float32, stride, n, hd int, out *float32)
+
+func dotRows64Asm(q, k *float32, stride, n, hd int, out *float32) { dotRows64AVX2(q, k, stride, n, hd, out) }

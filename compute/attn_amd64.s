@@ -213,3 +213,74 @@ v8add:
 vdone:
 	VZEROUPPER
 	RET
+
+// func dotRows64AVX2(q *float32, k *float32, stride, n, hd int, out *float32)
+// For hd a multiple of 64: ggml_vec_dot_f16 on AVX512 (four 16-lane FMA
+// accumulators over steps of 64 values, reduced sum0+sum2, sum1+sum3, then
+// those two, then _mm512_reduce_add_ps: upper 8 lanes onto lower, then as
+// hsum8). Each 16-lane accumulator is two ymm here: Y0/Y1, Y2/Y3, Y4/Y5,
+// Y6/Y7.
+TEXT ·dotRows64AVX2(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ k+8(FP), DX
+	MOVQ stride+16(FP), R10
+	MOVQ n+24(FP), CX
+	MOVQ hd+32(FP), R9
+	MOVQ out+40(FP), DI
+	SHRQ $6, R9
+	TESTQ CX, CX
+	JZ d64done
+d64row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ DX, BX
+	MOVQ SI, R8
+	MOVQ R9, R11
+d64step:
+	VMOVUPS (BX), Y8
+	VFMADD231PS (R8), Y8, Y0
+	VMOVUPS 32(BX), Y9
+	VFMADD231PS 32(R8), Y9, Y1
+	VMOVUPS 64(BX), Y10
+	VFMADD231PS 64(R8), Y10, Y2
+	VMOVUPS 96(BX), Y11
+	VFMADD231PS 96(R8), Y11, Y3
+	VMOVUPS 128(BX), Y8
+	VFMADD231PS 128(R8), Y8, Y4
+	VMOVUPS 160(BX), Y9
+	VFMADD231PS 160(R8), Y9, Y5
+	VMOVUPS 192(BX), Y10
+	VFMADD231PS 192(R8), Y10, Y6
+	VMOVUPS 224(BX), Y11
+	VFMADD231PS 224(R8), Y11, Y7
+	ADDQ $256, BX
+	ADDQ $256, R8
+	DECQ R11
+	JNZ d64step
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ R10, DX
+	DECQ CX
+	JNZ d64row
+d64done:
+	VZEROUPPER
+	RET

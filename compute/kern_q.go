@@ -3,7 +3,8 @@ package compute
 import "unsafe"
 
 // panelKernel is the assembly for one weight type on one ISA, run against
-// Q8_0 activation blocks one (x1) or four (x4) activation rows at a time.
+// Q8_0 activation blocks one (x1), four (x4) or eight (x8, where there is
+// one) activation rows at a time.
 // With pack set, the weights are read in a panel layout (see pack.go) and
 // np counts panels; without, the kernels read the rows as stored and np
 // counts rows. See kern_q_amd64.s.
@@ -11,6 +12,7 @@ type panelKernel struct {
 	kind   packKind
 	pack   func(*Tensor) *packed
 	x1, x4 func(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+	x8     func(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int) // or nil
 	// corr is c in the integer sum's start c·Σq_x: the panels store
 	// unsigned quants u = q + off, so Σ q·x = Σ u·x − off·Σx, and c = −off.
 	corr int32
@@ -54,6 +56,9 @@ func (pk *panelKernel) rows(p *packed, w *Tensor, out []float32, xq []blockQ8_0,
 		nr := min(chunk, hi-r0)
 		wp := &base[r0*bytesPer]
 		t := 0
+		for ; pk.x8 != nil && t+8 <= m; t += 8 {
+			pk.x8(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
+		}
 		for ; t+4 <= m; t += 4 {
 			pk.x4(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}

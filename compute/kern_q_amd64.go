@@ -9,6 +9,9 @@ func q4_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q4_0x4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_0x8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -39,7 +42,7 @@ func q8_0LanesX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb
 func q8_0LanesX4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 var (
-	q4_0VNNI = &panelKernel{kind: packQ4_0Kind, pack: packQ4_0, x1: q4_0x1VNNI, x4: q4_0x4VNNI, corr: -8}
+	q4_0VNNI = &panelKernel{kind: packQ4_0Kind, pack: packQ4_0, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8VNNI, corr: -8}
 	q4_0AVX2 = &panelKernel{kind: packQ4_0Kind, pack: packQ4_0, x1: q4_0x1AVX2, x4: q4_0x4AVX2, corr: -8}
 	// Q8_0 keeps ggml's vec_dot order (eight position lanes per row, then a
 	// horizontal sum) rather than a panel's one accumulator per row: the

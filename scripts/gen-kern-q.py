@@ -166,6 +166,52 @@ def lanes_kernel(name, rows, vnni):
     return '\n'.join(out)
 
 
+def dot_vnni1(addr, f, i, t):
+    # One activation block (addr(off) its operand at byte off): one int32
+    # chain from corr, then f += float(i) · (d_w · d_x). Eight activation
+    # rows give eight independent chains.
+    s = [f'VPBROADCASTD {addr(4)}, {i}']
+    for g in range(8):
+        s.append(f'VPDPBUSD.BCST {addr(8 + 4 * g)}, Y{g}, {i}')
+    s += [f'VCVTDQ2PS {i}, {i}', f'VMULPS.BCST {addr(0)}, Y8, {t}', f'VFMADD231PS {t}, {i}, {f}']
+    return s
+
+
+def kernel8(name):
+    # Eight activation rows (VNNI only): rows 0..4 at BX, R12, R13, R14, AX;
+    # 5 and 6 at AX plus one and two strides, 7 at R14 plus four.
+    addrs = [lambda o, r=r: f'{o}({r})' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
+    addrs += [lambda o: f'{o}(AX)(R10*1)', lambda o: f'{o}(AX)(R10*2)', lambda o: f'{o}(R14)(R10*4)']
+    accs = ['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14', 'Y15', 'Y28']
+    out = [f'// func {name}(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)',
+           f'TEXT ·{name}(SB), NOSPLIT, $0-56']
+    body = ['MOVQ w+0(FP), SI', 'MOVQ x+8(FP), DX', 'MOVQ xs+16(FP), R10', 'MOVQ out+24(FP), DI',
+            'MOVQ os+32(FP), R11', 'MOVQ np+40(FP), R8', 'MOVQ nb+48(FP), R9', 'TESTQ R8, R8', 'JZ done']
+    out += ['\t' + x for x in body]
+    out.append('panel:')
+    body = [f'VXORPS {a}, {a}, {a}' for a in accs]
+    body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
+             'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
+    out += ['\t' + x for x in body]
+    out.append('block:')
+    body = load_q4_0()
+    for j in range(8):
+        body += dot_vnni1(addrs[j], accs[j], f'Y{16 + j}', f'Y{24 + j % 4}')
+    body.append('ADDQ $144, SI')
+    body += [f'ADDQ $40, {r}' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
+    body += ['DECQ CX', 'JNZ block']
+    # Output t at DI + t·os.
+    body += ['MOVQ DI, AX']
+    for j in range(8):
+        body.append(f'VMOVUPS {accs[j]}, (AX)')
+        if j < 7:
+            body.append('ADDQ R11, AX')
+    body += ['ADDQ $32, DI', 'DECQ R8', 'JNZ panel']
+    out += ['\t' + x for x in body]
+    out += ['done:', '\tVZEROUPPER', '\tRET', '']
+    return '\n'.join(out)
+
+
 def main():
     print(HEADER)
     for rows in (1, 4):
@@ -174,6 +220,7 @@ def main():
                      144, False))
         print(kernel(f'q4_0x{rows}AVX2', rows, load_q4_0,
                      lambda j: dot_avx2(ACT[j], ACC[j], 'Y13', 'Y14'), 144, True))
+    print(kernel8('q4_0x8VNNI'))
     for rows in (1, 4):
         print(lanes_kernel(f'q8_0LanesX{rows}VNNI', rows, True))
         print(lanes_kernel(f'q8_0LanesX{rows}AVX2', rows, False))
