@@ -22,7 +22,7 @@ var commands = map[string]command{
 	"run":        {"generate text from a prompt", runCmd},
 	"perplexity": {"perplexity of a text file, as llama-perplexity computes it", perplexityCmd},
 	"logits":     {"write the logits of a token sequence as float32 rows", logitsCmd},
-	"bench":      {"benchmarks: batched (llama-batched-bench's table), serve (an OpenAI-API load generator)", benchCmd},
+	"bench":      {"benchmarks: model (llama-bench), batched (llama-batched-bench's table), serve (an OpenAI-API load generator)", benchCmd},
 	"serve":      {"serve the OpenAI-compatible HTTP API", serveCmd},
 }
 
