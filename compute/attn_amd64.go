@@ -23,4 +23,6 @@ func vkqRowsAsm(out, v *float32, stride, n, hd int, ms, vs *float32) {
 //go:noescape
 func dotRows64AVX2(q *float32, k *float32, stride, n, hd int, out *float32)
 
-func dotRows64Asm(q, k *float32, stride, n, hd int, out *float32) { dotRows64AVX2(q, k, stride, n, hd, out) }
+func dotRows64Asm(q, k *float32, stride, n, hd int, out *float32) {
+	dotRows64AVX2(q, k, stride, n, hd, out)
+}
