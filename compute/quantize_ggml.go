@@ -14,7 +14,7 @@ import (
 
 // QuantizeRow writes len(x) values of x into dst in type t: len(x) must be a
 // whole number of t's blocks and dst exactly t.RowSize(len(x)) bytes.
-// Supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K.
+// Supported: F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K.
 func QuantizeRow(t DType, x []float32, dst []byte) error {
 	size, err := t.RowSize(len(x))
 	if err != nil {
@@ -44,6 +44,14 @@ func QuantizeRow(t DType, x []float32, dst []byte) error {
 		for i := range len(x) / 32 {
 			quantizeQ4_0Ref((*[32]float32)(x[32*i:]), (*[18]byte)(dst[18*i:]))
 		}
+	case Q5_0:
+		for i := range len(x) / 32 {
+			quantizeQ5_0Ref((*[32]float32)(x[32*i:]), (*[22]byte)(dst[22*i:]))
+		}
+	case Q5_1:
+		for i := range len(x) / 32 {
+			quantizeQ5_1Ref((*[32]float32)(x[32*i:]), (*[24]byte)(dst[24*i:]))
+		}
 	case Q4_K:
 		for i := range len(x) / QK_K {
 			quantizeQ4_KRef((*[QK_K]float32)(x[QK_K*i:]), (*[144]byte)(dst[144*i:]))
@@ -65,7 +73,7 @@ func QuantizeRow(t DType, x []float32, dst []byte) error {
 // CanQuantize reports whether QuantizeRow supports t.
 func CanQuantize(t DType) bool {
 	switch t {
-	case F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K:
+	case F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K:
 		return true
 	}
 	return false
@@ -113,6 +121,58 @@ func quantizeQ4_0Ref(x *[32]float32, y *[18]byte) {
 		q1 := min(15, uint8(int8(x1+8.5)))
 		y[2+j] = q0 | q1<<4
 	}
+}
+
+// quantizeQ5_0Ref is quantize_row_q5_0_ref: as Q4_0 with 5 bits, the value
+// of largest magnitude mapping to −16. Block: d f16, qh u32 (fifth bits),
+// qs[16].
+func quantizeQ5_0Ref(x *[32]float32, y *[22]byte) {
+	var amax, vmax float32
+	for _, v := range x {
+		if amax < abs32(v) {
+			amax, vmax = abs32(v), v
+		}
+	}
+	d := vmax / -16
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	storeF16(y[0:], d)
+	var qh uint32
+	for j := range 16 {
+		q0 := min(31, uint8(int8(x[j]*id+16.5)))
+		q1 := min(31, uint8(int8(x[16+j]*id+16.5)))
+		y[6+j] = q0&0xf | (q1&0xf)<<4
+		qh |= uint32(q0&0x10) >> 4 << j
+		qh |= uint32(q1&0x10) >> 4 << (j + 16)
+	}
+	binary.LittleEndian.PutUint32(y[2:], qh)
+}
+
+// quantizeQ5_1Ref is quantize_row_q5_1_ref: d = (max−min)/31 and the min
+// (both f16), q = trunc((x−min)/d + 0.5). Block: d, m, qh u32, qs[16].
+func quantizeQ5_1Ref(x *[32]float32, y *[24]byte) {
+	mn, mx := float32(math.MaxFloat32), float32(-math.MaxFloat32)
+	for _, v := range x {
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	d := (mx - mn) / 31
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	storeF16(y[0:], d)
+	storeF16(y[2:], mn)
+	var qh uint32
+	for j := range 16 {
+		q0 := uint8(float32((x[j]-mn)*id) + 0.5)
+		q1 := uint8(float32((x[16+j]-mn)*id) + 0.5)
+		y[8+j] = q0&0xf | (q1&0xf)<<4
+		qh |= uint32(q0&0x10) >> 4 << j
+		qh |= uint32(q1&0x10) >> 4 << (j + 16)
+	}
+	binary.LittleEndian.PutUint32(y[4:], qh)
 }
 
 // makeQKX2Quants is ggml's make_qkx2_quants: a scale and a min for n
