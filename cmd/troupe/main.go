@@ -24,6 +24,7 @@ var commands = map[string]command{
 	"logits":     {"write the logits of a token sequence as float32 rows", logitsCmd},
 	"bench":      {"benchmarks: model (llama-bench), batched (llama-batched-bench's table), serve (an OpenAI-API load generator)", benchCmd},
 	"serve":      {"serve the OpenAI-compatible HTTP API", serveCmd},
+	"synth":      {"write a random-weight model of a real model's shape (for speed tests)", synthCmd},
 }
 
 type usageError struct{ msg string }

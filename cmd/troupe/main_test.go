@@ -188,6 +188,11 @@ func TestCLIErrors(t *testing.T) {
 		{"ids not numbers", []string{"logits", "-m", stories, "--ids", "1,a", "-o", filepath.Join(dir, "o")}, 2, "not a token id"},
 		{"text too short", []string{"perplexity", "-m", stories, "-f", text, "-c", "128"}, 1, "at least"},
 		{"prompt over context", []string{"run", "-m", stories, "-p", strings.Repeat("once upon a time ", 300), "-c", "64"}, 1, "context"},
+		{"synth no shape", []string{"synth", "--vocab", stories, "-o", filepath.Join(dir, "s.gguf")}, 2, "--shape is required"},
+		{"synth unknown shape", []string{"synth", "--shape", "gpt-5", "--vocab", stories, "-o", filepath.Join(dir, "s.gguf")}, 2, "unknown"},
+		{"synth bad type", []string{"synth", "--shape", "smollm2-135m", "--type", "Q3_X", "--vocab", stories, "-o", filepath.Join(dir, "s.gguf")}, 2, "--type"},
+		{"synth vocab not gguf", []string{"synth", "--shape", "smollm2-135m", "--vocab", text, "-o", filepath.Join(dir, "s.gguf")}, 1, "--vocab"},
+		{"bench model no reps", []string{"bench", "model", "-m", stories, "-r", "0"}, 2, "-r 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, code := troupe(t, tc.args...)

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
+)
+
+// synthCmd writes a random-weight model of a real model's shape.
+func synthCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("synth", stderr)
+	shape := fs.String("shape", "", "model shape (see --list)")
+	typ := fs.String("type", "Q4_0", "file type: "+fileTypeNames())
+	vocab := fs.String("vocab", "", "a GGUF file whose tokenizer (tokenizer.* keys) the model gets (required)")
+	out := fs.String("o", "", "output GGUF file (required)")
+	seed := fs.Uint64("seed", 1, "seed of the random weights")
+	threads := fs.Int("t", runtime.NumCPU(), "threads that generate and quantize")
+	list := fs.Bool("list", false, "list the shapes and exit")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *list {
+		fmt.Fprintln(stdout, "| shape | arch | dim | layers | heads | kv heads | ffn | vocab | tied |")
+		fmt.Fprintln(stdout, "|---|---|---:|---:|---:|---:|---:|---:|---|")
+		for _, s := range synth.Shapes {
+			fmt.Fprintf(stdout, "| %s | %s | %d | %d | %d | %d | %d | %d | %v |\n", s.Name, s.Arch, s.Dim, s.Layers, s.Heads, s.KVHeads, s.FFN, s.Vocab, s.Tied)
+		}
+		return nil
+	}
+	s, ok := synth.LookupShape(*shape)
+	ft, okType := synth.LookupFileType(*typ)
+	switch {
+	case *shape == "":
+		return usageError{"--shape is required (see --list)"}
+	case !ok:
+		return usageError{fmt.Sprintf("--shape %q: unknown (see --list)", *shape)}
+	case !okType:
+		return usageError{fmt.Sprintf("--type %q: want one of %s", *typ, fileTypeNames())}
+	case *vocab == "":
+		return usageError{"--vocab VOCAB.gguf is required"}
+	case *out == "":
+		return usageError{"-o FILE.gguf is required"}
+	case *threads < 1:
+		return usageError{"-t must be at least 1"}
+	}
+	vf, err := gguf.Open(*vocab)
+	if err != nil {
+		return fmt.Errorf("synth: --vocab: %w", err)
+	}
+	defer vf.Close()
+	f, err := os.Create(*out)
+	if err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	n, err := synth.Write(bw, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: *seed, Workers: *threads})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(*out)
+		return err
+	}
+	note := ""
+	if n != s.Vocab {
+		note = fmt.Sprintf(" (the real model has %d; this file has the vocabulary's %d)", s.Vocab, n)
+	}
+	fmt.Fprintf(stdout, "wrote %s: %s %s, vocab %d%s\n", *out, s.Name, ft.Name, n, note)
+	return nil
+}
+
+func fileTypeNames() string {
+	names := make([]string, len(synth.FileTypes))
+	for i, f := range synth.FileTypes {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}

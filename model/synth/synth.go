@@ -1,0 +1,273 @@
+package synth
+
+import (
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/model/gguf"
+)
+
+// FileType is a llama-quantize file type: the base type of the weight
+// matrices and the rules that give some tensors more bits.
+type FileType struct {
+	Name string
+	ID   uint32        // general.file_type (llama_ftype)
+	Base compute.DType // the type of most matrices
+}
+
+// FileTypes lists the types Write can produce.
+var FileTypes = []FileType{
+	{"F32", 0, compute.F32}, {"F16", 1, compute.F16}, {"BF16", 32, compute.BF16},
+	{"Q8_0", 7, compute.Q8_0}, {"Q4_0", 2, compute.Q4_0},
+	{"Q4_K_S", 14, compute.Q4_K}, {"Q4_K_M", 15, compute.Q4_K},
+	{"Q5_K_S", 16, compute.Q5_K}, {"Q5_K_M", 17, compute.Q5_K}, {"Q6_K", 18, compute.Q6_K},
+}
+
+// LookupFileType returns the file type called name ("Q4_K_M").
+func LookupFileType(name string) (FileType, bool) {
+	i := slices.IndexFunc(FileTypes, func(f FileType) bool { return strings.EqualFold(f.Name, name) })
+	if i < 0 {
+		return FileType{}, false
+	}
+	return FileTypes[i], true
+}
+
+// useMoreBits is llama-quantize's choice of the layers whose attn_v and
+// ffn_down get more bits in the _M types: the first and last eighth, and
+// every third layer between.
+func useMoreBits(layer, n int) bool {
+	return layer < n/8 || layer >= 7*n/8 || (layer-n/8)%3 == 2
+}
+
+// TensorType is the type llama-quantize (llama_tensor_get_type, no
+// importance matrix) gives a matrix of ncols columns: kind is "output"
+// (also a tied token_embd), "token_embd", "attn_v", "ffn_down" or any
+// other matrix.
+func (ft FileType) TensorType(kind string, layer, nLayers, ncols int) compute.DType {
+	t := ft.Base
+	if t == compute.F32 || t == compute.F16 || t == compute.BF16 {
+		return t // not quantized: every matrix in the file's type
+	}
+	switch kind {
+	case "output":
+		if ncols%compute.QK_K != 0 {
+			t = compute.Q8_0
+		} else if t != compute.Q8_0 {
+			t = compute.Q6_K
+		}
+	case "attn_v":
+		switch ft.Name {
+		case "Q4_K_M", "Q5_K_M":
+			if useMoreBits(layer, nLayers) {
+				t = compute.Q6_K
+			}
+		case "Q4_K_S":
+			if layer < 4 {
+				t = compute.Q5_K
+			}
+		}
+	case "ffn_down":
+		switch ft.Name {
+		case "Q4_K_M", "Q5_K_M":
+			if useMoreBits(layer, nLayers) {
+				t = compute.Q6_K
+			}
+		case "Q4_K_S":
+			if layer < nLayers/8 {
+				t = compute.Q5_K
+			}
+		}
+	}
+	if ncols%compute.QK_K != 0 { // llama-quantize's fallbacks for K-quants
+		switch t {
+		case compute.Q4_K:
+			t = compute.Q5_0
+		case compute.Q5_K:
+			t = compute.Q5_1
+		case compute.Q6_K:
+			t = compute.Q8_0
+		}
+	}
+	return t
+}
+
+// Options configures Write.
+type Options struct {
+	Shape   Shape
+	Type    FileType
+	Vocab   *gguf.File // the tokenizer.* keys are copied from it
+	Seed    uint64
+	Workers int // goroutines that generate and quantize rows (at least 1)
+}
+
+// matrix is one tensor to write: name, kind (see TensorType), layer, and
+// shape [cols, rows]; rows == 0 marks a vector.
+type matrix struct {
+	name        string
+	kind        string
+	layer       int
+	cols, rows  int
+	fill        float32 // vectors: values are fill ± 1%; matrices: N(0, 0.02²)
+	typ         compute.DType
+	seedPerName uint64
+}
+
+// tensors lists the model's tensors in llama.cpp's order.
+func tensors(s Shape, ft FileType, vocab int) []matrix {
+	qDim, kvDim := s.Dim, s.KVHeads*(s.Dim/s.Heads)
+	m := []matrix{{name: "token_embd.weight", kind: "token_embd", cols: s.Dim, rows: vocab}}
+	if s.Tied {
+		m[0].kind = "output"
+	}
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		first := len(m)
+		m = append(m,
+			matrix{name: p + "attn_norm.weight", cols: s.Dim, fill: 1},
+			matrix{name: p + "attn_q.weight", kind: "attn_q", cols: s.Dim, rows: qDim},
+			matrix{name: p + "attn_k.weight", kind: "attn_k", cols: s.Dim, rows: kvDim},
+			matrix{name: p + "attn_v.weight", kind: "attn_v", cols: s.Dim, rows: kvDim},
+		)
+		if s.QKVBias {
+			m = append(m,
+				matrix{name: p + "attn_q.bias", cols: qDim},
+				matrix{name: p + "attn_k.bias", cols: kvDim},
+				matrix{name: p + "attn_v.bias", cols: kvDim})
+		}
+		m = append(m,
+			matrix{name: p + "attn_output.weight", kind: "attn_output", cols: qDim, rows: s.Dim},
+			matrix{name: p + "ffn_norm.weight", cols: s.Dim, fill: 1},
+			matrix{name: p + "ffn_gate.weight", kind: "ffn_gate", cols: s.Dim, rows: s.FFN},
+			matrix{name: p + "ffn_up.weight", kind: "ffn_up", cols: s.Dim, rows: s.FFN},
+			matrix{name: p + "ffn_down.weight", kind: "ffn_down", cols: s.FFN, rows: s.Dim},
+		)
+		for i := first; i < len(m); i++ {
+			m[i].layer = l
+		}
+	}
+	m = append(m, matrix{name: "output_norm.weight", cols: s.Dim, fill: 1})
+	if !s.Tied {
+		m = append(m, matrix{name: "output.weight", kind: "output", cols: s.Dim, rows: vocab})
+	}
+	for i := range m {
+		h := fnv.New64a()
+		h.Write([]byte(m[i].name))
+		m[i].seedPerName = h.Sum64()
+		m[i].typ = compute.F32
+		if m[i].rows > 0 {
+			m[i].typ = ft.TensorType(m[i].kind, m[i].layer, s.Layers, m[i].cols)
+		}
+	}
+	return m
+}
+
+// Write writes a GGUF model of o.Shape with random weights (seeded, the
+// same bytes for the same options) and o.Vocab's tokenizer, quantized to
+// o.Type by troupe's ggml-identical quantizers. Rows are generated and
+// quantized on o.Workers goroutines and streamed out; memory stays at a few
+// rows per worker. It returns the number of tokens in the vocabulary.
+func Write(w io.Writer, o Options) (int, error) {
+	s := o.Shape
+	tokens, ok := o.Vocab.Strings("tokenizer.ggml.tokens")
+	if !ok || len(tokens) == 0 {
+		return 0, fmt.Errorf("synth: %s has no tokenizer.ggml.tokens", o.Vocab.Path)
+	}
+	vocab := len(tokens)
+	gw := gguf.NewWriter(3)
+	a := s.Arch
+	gw.SetKV("general.architecture", a)
+	gw.SetKV("general.name", "troupe synthetic "+s.Name)
+	gw.SetKV(a+".context_length", uint32(s.Context))
+	gw.SetKV(a+".embedding_length", uint32(s.Dim))
+	gw.SetKV(a+".block_count", uint32(s.Layers))
+	gw.SetKV(a+".feed_forward_length", uint32(s.FFN))
+	gw.SetKV(a+".attention.head_count", uint32(s.Heads))
+	gw.SetKV(a+".attention.head_count_kv", uint32(s.KVHeads))
+	gw.SetKV(a+".rope.freq_base", s.RopeBase)
+	gw.SetKV(a+".attention.layer_norm_rms_epsilon", s.NormEps)
+	gw.SetKV(a+".rope.dimension_count", uint32(s.Dim/s.Heads))
+	gw.SetKV(a+".vocab_size", uint32(vocab))
+	gw.SetKV("general.file_type", o.Type.ID)
+	gw.SetKV("general.quantization_version", uint32(2))
+	for _, k := range o.Vocab.Keys() {
+		if strings.HasPrefix(k, "tokenizer.") {
+			v, _ := o.Vocab.Value(k)
+			gw.SetKV(k, v)
+		}
+	}
+	workers := max(1, o.Workers)
+	for _, m := range tensors(s, o.Type, vocab) {
+		shape := []int{m.cols}
+		if m.rows > 0 {
+			shape = append(shape, m.rows)
+		}
+		if err := gw.AddTensorFunc(m.name, m.typ, shape, func(out io.Writer) error {
+			return writeRows(out, m, o.Seed, workers)
+		}); err != nil {
+			return 0, fmt.Errorf("synth: %w", err)
+		}
+	}
+	if _, err := gw.WriteTo(w); err != nil {
+		return 0, fmt.Errorf("synth: %w", err)
+	}
+	return vocab, nil
+}
+
+// rowChunk is how many rows the workers make between writes.
+const rowChunk = 64
+
+// writeRows generates, quantizes and writes m's rows, rowChunk at a time
+// spread over the workers. Row r's values come from its own generator, so
+// the bytes do not depend on the number of workers.
+func writeRows(out io.Writer, m matrix, seed uint64, workers int) error {
+	rows := max(1, m.rows)
+	rb, err := m.typ.RowSize(m.cols)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, rowChunk*rb)
+	xs := make([][]float32, workers)
+	for i := range xs {
+		xs[i] = make([]float32, m.cols)
+	}
+	errs := make([]error, workers)
+	for r0 := 0; r0 < rows; r0 += rowChunk {
+		n := min(rowChunk, rows-r0)
+		var wg sync.WaitGroup
+		for wi := range workers {
+			wg.Go(func() {
+				x := xs[wi]
+				for r := wi; r < n; r += workers {
+					rng := rand.New(rand.NewPCG(seed^m.seedPerName, uint64(r0+r)))
+					for i := range x {
+						if m.rows == 0 {
+							x[i] = m.fill + float32(rng.NormFloat64()*0.01)
+						} else {
+							x[i] = float32(rng.NormFloat64() * 0.02)
+						}
+					}
+					if err := compute.QuantizeRow(m.typ, x, buf[r*rb:(r+1)*rb]); err != nil {
+						errs[wi] = err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+		}
+		if _, err := out.Write(buf[:n*rb]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package synth_test
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
+)
+
+// tiny is a small shape for tests: dim 512 keeps every K-quant row whole,
+// ffn 640 is not a multiple of 256 (ffn_down takes the fallbacks).
+var tiny = synth.Shape{Name: "tiny", Arch: "llama", Dim: 512, Layers: 8, Heads: 8, KVHeads: 2, FFN: 640,
+	Vocab: 512, Context: 256, RopeBase: 10000, NormEps: 1e-5}
+
+// TestWrite writes tiny models in several types with stories260K's
+// vocabulary, opens each with troupe and runs a forward pass (finite
+// logits), and checks the tensor types llama-quantize would choose.
+func TestWrite(t *testing.T) {
+	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	for _, name := range []string{"Q4_K_M", "Q8_0", "F16"} {
+		t.Run(name, func(t *testing.T) {
+			ft, ok := synth.LookupFileType(name)
+			if !ok {
+				t.Fatal("unknown type")
+			}
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := synth.Write(f, synth.Options{Shape: tiny, Type: ft, Vocab: vf, Seed: 3, Workers: 2})
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil || n != 512 {
+				t.Fatalf("Write: %d tokens, %v", n, err)
+			}
+			m, err := model.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			c := &m.Config
+			if c.Dim != 512 || c.Layers != 8 || c.KVHeads != 2 || c.VocabSize != 512 {
+				t.Fatalf("config %+v", c)
+			}
+			cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			table, err := kv.NewPool(1).Grow(nil, 4, cache.BlockSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &model.Batch{BlockTables: [][]int32{table}}
+			for i := range 4 {
+				b.Add(int32(i+1), int32(i), 0, i == 3)
+			}
+			logits := make([]float32, c.VocabSize)
+			if err := m.Forward(model.NewState(c, 2), b, cache, logits); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range logits {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("logit %d = %v", i, v)
+				}
+			}
+			w := m.Weights
+			if name == "Q4_K_M" {
+				// layer 0 and 7 (first and last eighth) get Q6_K attn_v; ffn_down's
+				// 640 columns fall back (Q6_K → Q8_0, Q4_K → Q5_0).
+				for l, want := range map[int][3]compute.DType{
+					0: {compute.Q4_K, compute.Q6_K, compute.Q8_0},
+					1: {compute.Q4_K, compute.Q4_K, compute.Q5_0},
+					3: {compute.Q4_K, compute.Q6_K, compute.Q8_0},
+					7: {compute.Q4_K, compute.Q6_K, compute.Q8_0},
+				} {
+					lw := w.Layers[l]
+					if got := [3]compute.DType{lw.Q.Type, lw.V.Type, lw.Down.Type}; got != want {
+						t.Errorf("layer %d: q, v, down types %v, want %v", l, got, want)
+					}
+				}
+				if w.Output.Type != compute.Q6_K || w.TokEmbd.Type != compute.Q4_K {
+					t.Errorf("output %v, token_embd %v: want Q6_K, Q4_K", w.Output.Type, w.TokEmbd.Type)
+				}
+			}
+		})
+	}
+}
+
+// TestWriteDeterministic checks that the bytes depend on the seed and not
+// on the number of workers.
+func TestWriteDeterministic(t *testing.T) {
+	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	ft, _ := synth.LookupFileType("Q4_0")
+	write := func(seed uint64, workers int) []byte {
+		var buf bytes.Buffer
+		if _, err := synth.Write(&buf, synth.Options{Shape: tiny, Type: ft, Vocab: vf, Seed: seed, Workers: workers}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	a, b, c := write(1, 1), write(1, 3), write(2, 2)
+	if !bytes.Equal(a, b) {
+		t.Error("1 and 3 workers wrote different bytes")
+	}
+	if bytes.Equal(a, c) {
+		t.Error("seeds 1 and 2 wrote the same bytes")
+	}
+}
