@@ -3,16 +3,17 @@ package compute
 import "unsafe"
 
 // panelKernel is the assembly for one weight type on one ISA, run against
-// Q8_0 activation blocks one (x1), four (x4) or eight (x8, where there is
-// one) activation rows at a time.
-// With pack set, the weights are read in a panel layout (see pack.go) and
-// np counts panels; without, the kernels read the rows as stored and np
-// counts rows. See kern_q_amd64.s.
-type panelKernel struct {
-	kind   packKind
-	pack   func(*Tensor) *packed
-	x1, x4 func(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-	x8     func(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int) // or nil
+// activation blocks B (blockQ8_0 or blockQ8_K) one (x1), four (x4, where
+// there is one) or eight (x8, where there is one) activation rows at a
+// time. With pack set, the weights are read in a layout of their own (see
+// pack.go): whole panels of panelRows interleaved rows when panel is set
+// (np then counts panels), else rows one after the other. Without pack the
+// kernels read the rows as stored. See kern_q_amd64.s and kern_k_amd64.s.
+type panelKernel[B blockQ8_0 | blockQ8_K] struct {
+	kind       packKind
+	pack       func(*Tensor) *packed
+	panel      bool
+	x1, x4, x8 func(w *byte, x *B, xs int, out *float32, os int, np, nb int)
 	// corr is c in the integer sum's start c·Σq_x: the panels store
 	// unsigned quants u = q + off, so Σ q·x = Σ u·x − off·Σx, and c = −off.
 	corr int32
@@ -35,22 +36,22 @@ func setCorr(y []blockQ8_0, c int32) {
 }
 
 // rows computes output columns [lo, hi) of out (m rows of w.Rows()) as far
-// as pk can, for the activations xq (m rows of w.Cols()/32 blocks), and
-// returns the first column it left for the reference kernels: panel
-// kernels take whole panels from lo (a multiple of panelRows), row kernels
-// everything. Each output's arithmetic is the same whatever m, lo and hi
-// are.
-func (pk *panelKernel) rows(p *packed, w *Tensor, out []float32, xq []blockQ8_0, m, lo, hi int) int {
-	n, nb := w.Rows(), w.Cols()/32
-	xs := nb * int(unsafe.Sizeof(blockQ8_0{}))
+// as pk can, for the activations xq (m rows of blocks), and returns the
+// first column it left for the reference kernels: panel kernels take whole
+// panels from lo (a multiple of panelRows), row kernels everything. Each
+// output's arithmetic is the same whatever m, lo and hi are.
+func (pk *panelKernel[B]) rows(p *packed, w *Tensor, out []float32, xq []B, m, lo, hi int) int {
+	n, nb := w.Rows(), w.Cols()/w.Type.BlockSize()
+	xs := nb * int(unsafe.Sizeof(xq[0]))
 	os := n * 4
-	step, chunk := panelRows, panelChunk*panelRows
+	step, chunk := 1, panelChunk*panelRows
 	base, bytesPer := w.Data, w.RowBytes()
 	if p != nil {
+		base, bytesPer = p.data, p.rowBytes
+	}
+	if pk.panel {
+		step = panelRows
 		hi = min(hi, p.panels*panelRows)
-		base, bytesPer = p.data, nb*p.blockSz/panelRows
-	} else {
-		step = 1
 	}
 	for r0 := lo; r0 < hi; r0 += chunk {
 		nr := min(chunk, hi-r0)
@@ -59,7 +60,7 @@ func (pk *panelKernel) rows(p *packed, w *Tensor, out []float32, xq []blockQ8_0,
 		for ; pk.x8 != nil && t+8 <= m; t += 8 {
 			pk.x8(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}
-		for ; t+4 <= m; t += 4 {
+		for ; pk.x4 != nil && t+4 <= m; t += 4 {
 			pk.x4(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}
 		for ; t < m; t++ {

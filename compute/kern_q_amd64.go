@@ -42,19 +42,19 @@ func q8_0LanesX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb
 func q8_0LanesX4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 var (
-	q4_0VNNI = &panelKernel{kind: packQ4_0Kind, pack: packQ4_0, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8VNNI, corr: -8}
-	q4_0AVX2 = &panelKernel{kind: packQ4_0Kind, pack: packQ4_0, x1: q4_0x1AVX2, x4: q4_0x4AVX2, corr: -8}
+	q4_0VNNI = &panelKernel[blockQ8_0]{kind: packQ4_0Kind, pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8VNNI, corr: -8}
+	q4_0AVX2 = &panelKernel[blockQ8_0]{kind: packQ4_0Kind, pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x4: q4_0x4AVX2, corr: -8}
 	// Q8_0 keeps ggml's vec_dot order (eight position lanes per row, then a
 	// horizontal sum) rather than a panel's one accumulator per row: the
 	// reference logits were computed that way, and through the f16
 	// accumulator of flash attention a last-bit difference grows to several
 	// percent of a small model's logit spread.
-	q8_0VNNI = &panelKernel{x1: q8_0LanesX1VNNI, x4: q8_0LanesX4VNNI}
-	q8_0AVX2 = &panelKernel{x1: q8_0LanesX1AVX2, x4: q8_0LanesX4AVX2}
+	q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x4: q8_0LanesX4VNNI}
+	q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x4: q8_0LanesX4AVX2}
 )
 
 // panelKernelFor returns the panel kernels for weight type t on isa, or nil.
-func panelKernelFor(t DType, isa ISA) *panelKernel {
+func panelKernelFor(t DType, isa ISA) *panelKernel[blockQ8_0] {
 	switch {
 	case isa >= AVX512VNNI && t == Q4_0:
 		return q4_0VNNI

@@ -3,4 +3,7 @@
 package compute
 
 // panelKernelFor returns nil: this build has no assembly kernels.
-func panelKernelFor(DType, ISA) *panelKernel { return nil }
+func panelKernelFor(DType, ISA) *panelKernel[blockQ8_0] { return nil }
+
+// kKernelFor returns nil: this build has no assembly kernels.
+func kKernelFor(DType, ISA) *panelKernel[blockQ8_K] { return nil }

@@ -18,7 +18,7 @@ func hostISAs() []ISA {
 
 // panelOutputs runs pk over w for the m activation rows of x, returning
 // m×n outputs (columns pk leaves to the reference kernels stay NaN).
-func panelOutputs(pk *panelKernel, w *Tensor, x []float32, m int) []float32 {
+func panelOutputs(pk *panelKernel[blockQ8_0], w *Tensor, x []float32, m int) []float32 {
 	k, n := w.Cols(), w.Rows()
 	var xq []blockQ8_0
 	quantizeRows(&xq, x, m, k/32, quantizeRowQ8_0)
@@ -129,6 +129,49 @@ func BenchmarkMatMulQ(b *testing.B) {
 						}
 						b.ReportMetric(float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 					})
+				}
+			}
+		}
+	}
+}
+
+// TestKKernels checks the Q4_K and Q6_K row kernels of every ISA against
+// the Go dot products bit for bit (ggml's repacked q4_K gemv order and
+// ggml_vec_dot_q6_K_q8_K's lanes), on random blocks and on activation rows
+// at ±127 and all zero, for 1 to 9 activation rows.
+func TestKKernels(t *testing.T) {
+	if len(hostISAs()) == 0 {
+		t.Skip("no assembly kernels on this CPU/GOARCH")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}} {
+			k := shape.nb * QK_K
+			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
+			x := randomActs(rng, shape.m*k)
+			for i := range k {
+				x[i] = float32(1 - 2*(i%2))
+			}
+			if shape.m > 2 {
+				clear(x[2*k : 3*k])
+			}
+			var xq []blockQ8_K
+			quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_K)
+			for _, isa := range hostISAs() {
+				kk := kKernelFor(typ, isa)
+				var p *packed
+				if kk.pack != nil {
+					p = kk.pack(w)
+				}
+				out := make([]float32, shape.m*shape.n)
+				kk.rows(p, w, out, xq, shape.m, 0, shape.n)
+				for t0 := range shape.m {
+					for r := range shape.n {
+						want := vecDotQ8_KKernel(typ)(w.Row(r), xq[t0*shape.nb:(t0+1)*shape.nb])
+						if g := out[t0*shape.n+r]; math.Float32bits(g) != math.Float32bits(want) {
+							t.Fatalf("%v %v n%d nb%d m%d: row %d act %d: got %g, reference %g", typ, isa, shape.n, shape.nb, shape.m, r, t0, g, want)
+						}
+					}
 				}
 			}
 		}

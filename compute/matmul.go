@@ -62,8 +62,10 @@ type job struct {
 	w   *Tensor
 	per int // weight rows per worker
 
-	pk     *panelKernel // the assembly for w's rows in panels, or nil
-	panels *packed      // w's panel form for pk
+	pk      *panelKernel[blockQ8_0] // the assembly for w's rows (Q8_0 activations), or nil
+	panels  *packed                 // w's panel form for pk
+	kk      *panelKernel[blockQ8_K] // the assembly for w's rows (Q8_K activations), or nil
+	kPacked *packed                 // w's repacked rows for kk, or nil
 }
 
 // NewMatMuler returns a MatMuler splitting work over workers goroutines (at
@@ -101,7 +103,9 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	x = x[:m*k]
 	// Convert the activations once, into scratch reused across calls.
 	var panels *packed
-	var panelK *panelKernel
+	var panelK *panelKernel[blockQ8_0]
+	var kK *panelKernel[blockQ8_K]
+	var kPacked *packed
 	switch t := w.Type; {
 	case t == F16 || t == BF16:
 		xr := grow(&mm.xr, m*k)
@@ -124,15 +128,21 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 		quantizeRows(&mm.q8_1, x, m, k/32, quantizeRowQ8_1)
 	case vecDotQ8_KKernel(t) != nil:
 		quantizeRows(&mm.q8K, x, m, k/QK_K, quantizeRowQ8_K)
+		if kk := kKernelFor(t, hostISA); kk != nil && !mm.GGMLBatch {
+			if kk.pack != nil {
+				kPacked = panelsOf(w, kk.kind, kk.pack)
+			}
+			kK = kk
+		}
 	}
 
 	workers := min(mm.workers, n)
 	per := (n + workers - 1) / workers
-	if panelK != nil && panelK.pack != nil { // whole panels per worker
+	if panelK != nil && panelK.panel { // whole panels per worker
 		per = (per + panelRows - 1) / panelRows * panelRows
 		workers = (n + per - 1) / per
 	}
-	mm.job = job{out: out, x: x, m: m, w: w, per: per, pk: panelK, panels: panels}
+	mm.job = job{out: out, x: x, m: m, w: w, per: per, pk: panelK, panels: panels, kk: kK, kPacked: kPacked}
 	defer func() { mm.job = job{} }() // drop the caller's buffers
 	if workers == 1 {
 		return mm.share(0)
@@ -176,7 +186,11 @@ func (mm *MatMuler) share(wi int) error {
 		if mm.GGMLBatch {
 			batch = vecDotQ8_KBatchKernel(t)
 		}
-		dotRows(j.out, mm.q8K[:m*w.Cols()/QK_K], m, n, w.Data, rb, lo, hi, vecDotQ8_KKernel(t), batch)
+		xq := mm.q8K[:m*w.Cols()/QK_K]
+		if j.kk != nil {
+			lo = j.kk.rows(j.kPacked, w, j.out, xq, m, lo, hi)
+		}
+		dotRows(j.out, xq, m, n, w.Data, rb, lo, hi, vecDotQ8_KKernel(t), batch)
 	default:
 		// F16, BF16 (with rounded activations), and types without a block
 		// dot product in ggml either (e.g. Q8_K weights): dequantize and

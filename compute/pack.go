@@ -25,10 +25,11 @@ const panelRows = 8
 
 // packed is a tensor's panel form for one kernel family.
 type packed struct {
-	data    []byte // panels, each nb blocks of blockSz bytes
-	panels  int    // whole panels; rows from panels·panelRows on stay unpacked
-	nb      int    // blocks per row
-	blockSz int    // bytes of one panel block
+	data     []byte // panels, each nb blocks of blockSz bytes; or rows
+	panels   int    // whole panels; rows from panels·panelRows on stay unpacked
+	nb       int    // blocks per row
+	blockSz  int    // bytes of one panel block
+	rowBytes int    // bytes per weight row in data (a panel's share for panels)
 }
 
 // packSlot holds a tensor's panel form, made on first use.
@@ -45,6 +46,7 @@ type packKind int
 const (
 	packNone packKind = iota
 	packQ4_0Kind
+	packQ4_KRows
 )
 
 // panelsOf returns t's panel form of the given kind made by pack, packing
@@ -83,7 +85,7 @@ func packQ4_0(t *Tensor) *packed {
 func interleave(t *Tensor, bs, blockSz int, fill func(dst []byte, blocks [panelRows][]byte)) *packed {
 	nb := t.Cols() / 32
 	rb := t.RowBytes()
-	p := &packed{panels: t.Rows() / panelRows, nb: nb, blockSz: blockSz}
+	p := &packed{panels: t.Rows() / panelRows, nb: nb, blockSz: blockSz, rowBytes: nb * blockSz / panelRows}
 	p.data = make([]byte, p.panels*nb*p.blockSz)
 	for pi := range p.panels {
 		for ib := range nb {
@@ -108,6 +110,9 @@ func Prepare(ts []*Tensor, workers int) {
 		wg.Go(func() {
 			for t := range work {
 				if pk := panelKernelFor(t.Type, hostISA); pk != nil && pk.pack != nil {
+					panelsOf(t, pk.kind, pk.pack)
+				}
+				if pk := kKernelFor(t.Type, hostISA); pk != nil && pk.pack != nil {
 					panelsOf(t, pk.kind, pk.pack)
 				}
 			}
