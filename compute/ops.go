@@ -55,12 +55,19 @@ func Rope(x []float32, pos int, nRot int, base, scale float32, factors []float32
 // one row at a time: which values take which path depends on the row length.
 func SiLUMul(dst, gate, up []float32) {
 	n16 := len(gate) - len(gate)%16
-	for i, g := range gate[:n16] {
-		dst[i] = g / (1 + vExpf(-g)) * up[i]
+	if !siluMul16(dst, gate, up, n16) {
+		siluMulGeneric(dst[:n16], gate[:n16], up[:n16])
 	}
 	for i := n16; i < len(gate); i++ {
 		g := gate[i]
 		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	}
+}
+
+// siluMulGeneric is SiLUMul's vector part in Go: every value through vExpf.
+func siluMulGeneric(dst, gate, up []float32) {
+	for i, g := range gate {
+		dst[i] = g / (1 + vExpf(-g)) * up[i]
 	}
 }
 

@@ -1,0 +1,101 @@
+#include "textflag.h"
+
+// func siluMulAVX512(dst, gate, up *float32, n int)
+// dst[i] = g/(1 + ggml_v_expf(−g))·up[i] for n values (a multiple of 8),
+// g = gate[i], with ggml_v_expf's AVX512 form lane for lane (the same
+// operations as vExpf in ops.go; VSCALEFPS is AVX512VL on 256 bits).
+TEXT ·siluMulAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ sdone
+	VBROADCASTSS sR<>(SB), Y12
+	VBROADCASTSS sOne<>(SB), Y13
+	VBROADCASTSS sAbs<>(SB), Y14
+	VXORPS Y15, Y15, Y15
+sloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y0, Y15, Y1
+	VMOVAPS Y12, Y2
+	VFMADD231PS sLog2e<>(SB), Y1, Y2
+	VSUBPS Y12, Y2, Y3
+	VMOVAPS Y1, Y4
+	VBROADCASTSS sLn2hi<>(SB), Y10
+	VFNMADD231PS Y10, Y3, Y4
+	VBROADCASTSS sLn2lo<>(SB), Y10
+	VFNMADD231PS Y10, Y3, Y4
+	VMULPS Y4, Y4, Y5
+	VBROADCASTSS sP1<>(SB), Y6
+	VBROADCASTSS sP0<>(SB), Y10
+	VFMADD231PS Y10, Y4, Y6
+	VBROADCASTSS sP3<>(SB), Y7
+	VBROADCASTSS sP2<>(SB), Y10
+	VFMADD231PS Y10, Y4, Y7
+	VFMADD231PS Y5, Y6, Y7
+	VMOVAPS Y13, Y8
+	VBROADCASTSS sP4<>(SB), Y10
+	VFMADD231PS Y10, Y4, Y8
+	VFMADD231PS Y5, Y7, Y8
+	VSCALEFPS Y3, Y8, Y9
+	// |n| > 192: 0 where n <= 0, +Inf where n > 0.
+	VANDPS Y14, Y3, Y10
+	VBROADCASTSS s192<>(SB), Y11
+	VCMPPS $0x1e, Y11, Y10, Y10
+	VCMPPS $0x1e, Y15, Y3, Y11
+	VANDPS sInf<>(SB), Y11, Y11
+	VBLENDVPS Y10, Y11, Y9, Y9
+	VADDPS Y13, Y9, Y9
+	VDIVPS Y9, Y0, Y0
+	VMULPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ sloop
+sdone:
+	VZEROUPPER
+	RET
+
+DATA sR<>+0(SB)/4, $0x4b400000
+GLOBL sR<>(SB), RODATA|NOPTR, $4
+DATA sOne<>+0(SB)/4, $0x3f800000
+GLOBL sOne<>(SB), RODATA|NOPTR, $4
+DATA sAbs<>+0(SB)/4, $0x7fffffff
+GLOBL sAbs<>(SB), RODATA|NOPTR, $4
+DATA s192<>+0(SB)/4, $0x43400000
+GLOBL s192<>(SB), RODATA|NOPTR, $4
+DATA sLn2hi<>+0(SB)/4, $0x3f317200
+GLOBL sLn2hi<>(SB), RODATA|NOPTR, $4
+DATA sLn2lo<>+0(SB)/4, $0x35bfbe8e
+GLOBL sLn2lo<>(SB), RODATA|NOPTR, $4
+DATA sP0<>+0(SB)/4, $0x3c072010
+GLOBL sP0<>(SB), RODATA|NOPTR, $4
+DATA sP1<>+0(SB)/4, $0x3d2b9f17
+GLOBL sP1<>(SB), RODATA|NOPTR, $4
+DATA sP2<>+0(SB)/4, $0x3e2aaf33
+GLOBL sP2<>(SB), RODATA|NOPTR, $4
+DATA sP3<>+0(SB)/4, $0x3efffedb
+GLOBL sP3<>(SB), RODATA|NOPTR, $4
+DATA sP4<>+0(SB)/4, $0x3f7ffff6
+GLOBL sP4<>(SB), RODATA|NOPTR, $4
+DATA sLog2e<>+0(SB)/4, $0x3fb8aa3b
+DATA sLog2e<>+4(SB)/4, $0x3fb8aa3b
+DATA sLog2e<>+8(SB)/4, $0x3fb8aa3b
+DATA sLog2e<>+12(SB)/4, $0x3fb8aa3b
+DATA sLog2e<>+16(SB)/4, $0x3fb8aa3b
+DATA sLog2e<>+20(SB)/4, $0x3fb8aa3b
+DATA sLog2e<>+24(SB)/4, $0x3fb8aa3b
+DATA sLog2e<>+28(SB)/4, $0x3fb8aa3b
+GLOBL sLog2e<>(SB), RODATA|NOPTR, $32
+DATA sInf<>+0(SB)/4, $0x7f800000
+DATA sInf<>+4(SB)/4, $0x7f800000
+DATA sInf<>+8(SB)/4, $0x7f800000
+DATA sInf<>+12(SB)/4, $0x7f800000
+DATA sInf<>+16(SB)/4, $0x7f800000
+DATA sInf<>+20(SB)/4, $0x7f800000
+DATA sInf<>+24(SB)/4, $0x7f800000
+DATA sInf<>+28(SB)/4, $0x7f800000
+GLOBL sInf<>(SB), RODATA|NOPTR, $32
