@@ -28,16 +28,41 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 // angle; and the rotation with the FMA contraction GCC applies to
 // x0*cos - x1*sin and x0*sin + x1*cos.
 func Rope(x []float32, pos int, nRot int, base, scale float32, factors []float32, neox bool) {
-	half := nRot / 2
+	var buf [256]float32
+	cs := buf[:0]
+	if nRot <= len(buf) {
+		cs = buf[:nRot]
+	} else {
+		cs = make([]float32, nRot)
+	}
+	RopeTable(cs, pos, base, scale, factors)
+	RopeApply(x, cs, neox)
+}
+
+// RopeTable writes the cosines and sines of position pos's len(cs)/2 angles
+// into cs (cs[2i] the cosine, cs[2i+1] the sine) with Rope's arithmetic, so
+// that the heads of a token, in every layer, can share them (RopeApply).
+func RopeTable(cs []float32, pos int, base, scale float32, factors []float32) {
+	nRot := len(cs)
 	thetaScale := float32(math.Pow(float64(base), float64(float32(-2)/float32(nRot))))
 	theta := float32(pos)
-	for i := 0; i < half; i++ {
+	for i := range nRot / 2 {
 		t := theta
 		if factors != nil {
 			t /= factors[i]
 		}
 		t = scale * t
-		c, s := float32(math.Cos(float64(t))), float32(math.Sin(float64(t)))
+		cs[2*i], cs[2*i+1] = float32(math.Cos(float64(t))), float32(math.Sin(float64(t)))
+		theta *= thetaScale
+	}
+}
+
+// RopeApply rotates the first len(cs) values of x by the angles of a
+// RopeTable, as Rope does.
+func RopeApply(x, cs []float32, neox bool) {
+	half := len(cs) / 2
+	for i := range half {
+		c, s := cs[2*i], cs[2*i+1]
 		a, b := 2*i, 2*i+1
 		if neox {
 			a, b = i, i+half
@@ -45,7 +70,6 @@ func Rope(x []float32, pos int, nRot int, base, scale float32, factors []float32
 		x0, x1 := x[a], x[b]
 		x[a] = fma32(x0, c, -float32(x1*s))
 		x[b] = fma32(x0, s, float32(x1*c))
-		theta *= thetaScale
 	}
 }
 

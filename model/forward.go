@@ -43,6 +43,7 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 	for i := range n {
 		slot, _ := cache.Slot(b.BlockTables[b.Seq[i]], int(b.Positions[i])) // checked by validate
 		s.slots[i] = int32(slot)
+		compute.RopeTable(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBase, c.RopeScale, c.RopeFactors)
 	}
 
 	w := m.Weights
@@ -93,20 +94,20 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 			compute.Add(k, lw.KBias)
 			compute.Add(v, lw.VBias)
 		}
-		pos := int(b.Positions[i])
+		cs := s.rope[i*c.RopeDim : (i+1)*c.RopeDim]
 		for h := range c.Heads {
 			qh := q[h*hd : (h+1)*hd]
 			if c.QKNorm {
 				compute.RMSNorm(qh, qh, lw.QNorm, c.NormEps)
 			}
-			compute.Rope(qh, pos, c.RopeDim, c.RopeBase, c.RopeScale, c.RopeFactors, c.RopeNeox)
+			compute.RopeApply(qh, cs, c.RopeNeox)
 		}
 		for h := range c.KVHeads {
 			kh := k[h*hd : (h+1)*hd]
 			if c.QKNorm {
 				compute.RMSNorm(kh, kh, lw.KNorm, c.NormEps)
 			}
-			compute.Rope(kh, pos, c.RopeDim, c.RopeBase, c.RopeScale, c.RopeFactors, c.RopeNeox)
+			compute.RopeApply(kh, cs, c.RopeNeox)
 		}
 		cache.Store(l, int(s.slots[i]), k, v)
 	}

@@ -25,6 +25,7 @@ type State struct {
 	up     []float32   // (tokens, ffn)
 	xo     []float32   // (logit rows, dim) normed rows that need logits
 	slots  []int32     // (tokens) cache slot of each batch token
+	rope   []float32   // (tokens, rope_dim) cos and sin of each token's rope angles
 	scores [][]float32 // (workers) (head_dim + 2·context) f16 q, softmax weights and rescales
 
 	attn    attnJob        // the attention call in flight
@@ -68,6 +69,7 @@ func (s *State) reserve(c *Config, tokens, maxPos int) {
 		s.up = make([]float32, tokens*c.FFNDim)
 		s.xo = make([]float32, tokens*c.Dim)
 		s.slots = make([]int32, tokens)
+		s.rope = make([]float32, tokens*c.RopeDim)
 		s.maxTokens = tokens
 	}
 	if len(s.scores) == 0 || len(s.scores[0]) < c.HeadDim+2*(maxPos+1) {
