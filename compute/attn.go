@@ -1,5 +1,7 @@
 package compute
 
+import "math"
+
 // Attention helpers over rows of a KV cache: n rows of at least hd float32
 // values, stride values apart (one paged-cache block holds consecutive
 // rows of a layer, so a block is one call).
@@ -127,5 +129,16 @@ func vkqRowsGeneric(out, rows []float32, stride int, ms, vs []float32) {
 			o := RoundF16(out[d] * ms[j])
 			out[d] = RoundF16(fma32(v[d], s, o))
 		}
+	}
+}
+
+// Exp sets x[i] = float32(e^x[i]), four values at a time in assembly where
+// the CPU has AVX2: float64 arithmetic rounded once, which equals
+// float32(math.Exp(float64(v))) except where the float64 results of the two
+// straddle a float32 rounding boundary (about one value in 2^28: see
+// TestExp).
+func Exp(x []float32) {
+	for i := expInPlace(x); i < len(x); i++ {
+		x[i] = float32(math.Exp(float64(x[i])))
 	}
 }

@@ -194,15 +194,24 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 			kb, _ := cache.Block(l, int(table[j0/bs]))
 			compute.DotRows(vs[j0:min(n, j0+bs)], q16, kb[kvOff:], kvDim, min(bs, n-j0))
 		}
-		S, M := float32(0), float32(math.Inf(-1))
+		// The online softmax in three passes: the running max and each
+		// position's exponent (into vs; ms marks where the max moved), the
+		// exponentials at once, then the rescales and the sum in order.
+		M := float32(math.Inf(-1))
 		for j, sc := range vs[:n] {
 			sc *= scale
-			ms[j], vs[j] = 1, 1
 			if sc > M {
-				ms[j] = float32(math.Exp(float64(M - sc)))
+				vs[j], ms[j] = M-sc, 0
 				M = sc
 			} else {
-				vs[j] = float32(math.Exp(float64(sc - M)))
+				vs[j], ms[j] = sc-M, 1
+			}
+		}
+		compute.Exp(vs[:n])
+		var S float32
+		for j := range n {
+			if ms[j] == 0 {
+				ms[j], vs[j] = vs[j], 1
 			}
 			S = float32(math.FMA(float64(S), float64(ms[j]), float64(vs[j])))
 		}
