@@ -4,6 +4,12 @@ package compute
 // scripts/gen-kern-k.py).
 
 //go:noescape
+func q4_KPanelX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KPanelX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -22,7 +28,10 @@ func q6_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q6_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 var (
-	q4_KVNNI = &panelKernel[blockQ8_K]{kind: packQ4_KRows, pack: packQ4_K, x1: q4_KRowsX1VNNI, x4: q4_KRowsX4VNNI}
+	q4_KVNNI = &panelKernel[blockQ8_K]{kind: packQ4_KPanelKind, pack: packQ4_KPanels, panel: true,
+		x1: q4_KPanelX1VNNI, x4: q4_KPanelX4VNNI}
+	// The row kernels: AVX2, and the VNNI ones kept for comparison in tests.
+	q4_KRowsVNNI = &panelKernel[blockQ8_K]{kind: packQ4_KRows, pack: packQ4_K, x1: q4_KRowsX1VNNI, x4: q4_KRowsX4VNNI}
 	q4_KAVX2 = &panelKernel[blockQ8_K]{kind: packQ4_KRows, pack: packQ4_K, x1: q4_KRowsX1AVX2}
 	q6_KVNNI = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
 	q6_KAVX2 = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2}

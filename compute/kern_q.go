@@ -49,9 +49,9 @@ func (pk *panelKernel[B]) rows(p *packed, w *Tensor, out []float32, xq []B, m, l
 	if p != nil {
 		base, bytesPer = p.data, p.rowBytes
 	}
-	if pk.panel {
+	if pk.panel { // whole panels from lo (a multiple of panelRows)
 		step = panelRows
-		hi = min(hi, p.panels*panelRows)
+		hi = lo + max(0, min(hi, p.panels*panelRows)-lo)/panelRows*panelRows
 	}
 	for r0 := lo; r0 < hi; r0 += chunk {
 		nr := min(chunk, hi-r0)

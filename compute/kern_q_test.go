@@ -145,7 +145,7 @@ func TestKKernels(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, typ := range []DType{Q4_K, Q6_K} {
-		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}} {
+		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}} {
 			k := shape.nb * QK_K
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
 			x := randomActs(rng, shape.m*k)
@@ -157,16 +157,23 @@ func TestKKernels(t *testing.T) {
 			}
 			var xq []blockQ8_K
 			quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_K)
+			kernels := []*panelKernel[blockQ8_K]{}
 			for _, isa := range hostISAs() {
-				kk := kKernelFor(typ, isa)
+				kernels = append(kernels, kKernelFor(typ, isa))
+			}
+			if typ == Q4_K && hostISA >= AVX512VNNI {
+				kernels = append(kernels, q4_KRowsVNNI)
+			}
+			for ki, kk := range kernels {
+				isa := ki
 				var p *packed
 				if kk.pack != nil {
 					p = kk.pack(w)
 				}
 				out := make([]float32, shape.m*shape.n)
-				kk.rows(p, w, out, xq, shape.m, 0, shape.n)
+				done := kk.rows(p, w, out, xq, shape.m, 0, shape.n)
 				for t0 := range shape.m {
-					for r := range shape.n {
+					for r := range done {
 						want := vecDotQ8_KKernel(typ)(w.Row(r), xq[t0*shape.nb:(t0+1)*shape.nb])
 						if g := out[t0*shape.n+r]; math.Float32bits(g) != math.Float32bits(want) {
 							t.Fatalf("%v %v n%d nb%d m%d: row %d act %d: got %g, reference %g", typ, isa, shape.n, shape.nb, shape.m, r, t0, g, want)

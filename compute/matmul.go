@@ -138,7 +138,7 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 
 	workers := min(mm.workers, n)
 	per := (n + workers - 1) / workers
-	if panelK != nil && panelK.panel { // whole panels per worker
+	if (panelK != nil && panelK.panel) || (kK != nil && kK.panel) { // whole panels per worker
 		per = (per + panelRows - 1) / panelRows * panelRows
 		workers = (n + per - 1) / per
 	}

@@ -47,6 +47,7 @@ const (
 	packNone packKind = iota
 	packQ4_0Kind
 	packQ4_KRows
+	packQ4_KPanelKind
 )
 
 // panelsOf returns t's panel form of the given kind made by pack, packing
@@ -83,7 +84,7 @@ func packQ4_0(t *Tensor) *packed {
 // fill writes the panel block (blockSz bytes) from the eight rows' source
 // blocks of bs bytes.
 func interleave(t *Tensor, bs, blockSz int, fill func(dst []byte, blocks [panelRows][]byte)) *packed {
-	nb := t.Cols() / 32
+	nb := t.Cols() / t.Type.BlockSize()
 	rb := t.RowBytes()
 	p := &packed{panels: t.Rows() / panelRows, nb: nb, blockSz: blockSz, rowBytes: nb * blockSz / panelRows}
 	p.data = make([]byte, p.panels*nb*p.blockSz)

@@ -22,3 +22,28 @@ func packQ4_K(t *Tensor) *packed {
 	}
 	return p
 }
+
+// packQ4_KPanels interleaves whole panels of eight Q4_K rows for the VNNI
+// panel kernels. A panel super-block is 1184 bytes: the eight rows' d, then
+// their dmin (f16, 16 bytes each), the 6-bit scales as bytes, sub-block
+// major (scales[j][r], 64 bytes), the mins likewise, then for each pair p
+// of sub-blocks and group g of four positions 32 bytes: qs[32p+4g :
+// 32p+4g+4] of each row in turn (low nibbles: sub-block 2p, high: 2p+1).
+func packQ4_KPanels(t *Tensor) *packed {
+	return interleave(t, 144, 1184, func(dst []byte, blocks [panelRows][]byte) {
+		for r, b := range blocks {
+			binary.LittleEndian.PutUint16(dst[2*r:], binary.LittleEndian.Uint16(b[0:]))
+			binary.LittleEndian.PutUint16(dst[16+2*r:], binary.LittleEndian.Uint16(b[2:]))
+			for j := range 8 {
+				sc, m := scaleMinK4(j, (*[12]byte)(b[4:16]))
+				dst[32+8*j+r], dst[96+8*j+r] = sc, m
+			}
+			for p := range 4 {
+				for g := range 8 {
+					o := 160 + 256*p + 32*g + 4*r
+					binary.LittleEndian.PutUint32(dst[o:], binary.LittleEndian.Uint32(b[16+32*p+4*g:]))
+				}
+			}
+		}
+	})
+}

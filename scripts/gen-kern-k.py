@@ -212,9 +212,80 @@ def q6k_kernel(name, rows, vnni):
     return '\n'.join(out + epilogue())
 
 
+def q4k_panel_kernel(name, rows):
+    # Q4_K panels of eight rows (see pack_k.go), VNNI. A panel super-block
+    # is 1184 bytes: d[8], dmin[8] (f16), scales[8][8] and mins[8][8]
+    # (sub-block major, bytes), then for each pair of sub-blocks p and each
+    # group g of four positions a 32-byte chunk: qs[32p+4g : 32p+4g+4] of
+    # each row (low nibbles sub-block 2p, high nibbles 2p+1). Lane r of every
+    # vector is row r: isum_r and imin_r are exact per super-block, then
+    # acc_r = fma(isum_r, d_r·d_x, acc_r), min_r = fma(imin_r, dmin_r·d_x,
+    # min_r), out_r = acc_r − min_r: ggml's repacked q4_K order.
+    # Registers: Y0 raw chunk, Y1/Y2 nibbles, Y3 scales, Y4 d, Y5 dmin, Y6
+    # mins as int16 pairs, Y7 float scale; per activation a (8..31):
+    # lo, hi, isum, imin, acc, min.
+    lo = [f'Y{8 + 6 * a}' for a in range(rows)]
+    hi = [f'Y{9 + 6 * a}' for a in range(rows)]
+    isum = [f'Y{10 + 6 * a}' for a in range(rows)]
+    imin = [f'Y{11 + 6 * a}' for a in range(rows)]
+    acc = [f'Y{12 + 6 * a}' for a in range(rows)]
+    mn = [f'Y{13 + 6 * a}' for a in range(rows)]
+    out = prologue(name, False)
+    out.append('panel:')
+    body = [f'VXORPS {r}, {r}, {r}' for r in acc + mn]
+    body.append('MOVQ DX, BX')
+    for j in range(1, rows):
+        body.append(f'LEAQ ({ACT[j - 1]})(R10*1), {ACT[j]}')
+    body.append('MOVQ R9, CX')
+    out += ['\t' + b for b in body] + ['sb:']
+    body = ['VCVTPH2PS (SI), Y4', 'VCVTPH2PS 16(SI), Y5']
+    body += [f'VPXORD {r}, {r}, {r}' for r in isum + imin]
+    for p in range(4):
+        body += [f'VPXORD {r}, {r}, {r}' for r in lo + hi]
+        for g in range(8):
+            body += [f'VMOVDQU {160 + 256 * p + 32 * g}(SI), Y0', 'VPAND mask0f<>(SB), Y0, Y1', 'VPSRLW $4, Y0, Y2',
+                     'VPAND mask0f<>(SB), Y2, Y2']
+            for a in range(rows):
+                r = ACT[a]
+                body += [f'VPDPBUSD.BCST {4 + 64 * p + 4 * g}({r}), Y1, {lo[a]}',
+                         f'VPDPBUSD.BCST {4 + 64 * p + 32 + 4 * g}({r}), Y2, {hi[a]}']
+        for h, part in ((0, lo), (1, hi)):
+            j = 2 * p + h
+            body.append(f'VPMOVZXBD {32 + 8 * j}(SI), Y3')
+            for a in range(rows):
+                body += [f'VPMULLD Y3, {part[a]}, {part[a]}', f'VPADDD {part[a]}, {isum[a]}, {isum[a]}']
+    for j in range(8):
+        body += [f'VPMOVZXBD {96 + 8 * j}(SI), Y6', 'VPMULLD pairs16<>(SB), Y6, Y6']
+        for a in range(rows):
+            body.append(f'VPDPWSSD.BCST {260 + 4 * j}({ACT[a]}), Y6, {imin[a]}')
+    for a in range(rows):
+        r = ACT[a]
+        body += [f'VCVTDQ2PS {isum[a]}, {isum[a]}', f'VMULPS.BCST ({r}), Y4, Y7', f'VFMADD231PS Y7, {isum[a]}, {acc[a]}',
+                 f'VCVTDQ2PS {imin[a]}, {imin[a]}', f'VMULPS.BCST ({r}), Y5, Y7', f'VFMADD231PS Y7, {imin[a]}, {mn[a]}']
+    body.append('ADDQ $1184, SI')
+    body += [f'ADDQ $292, {a}' for a in ACT[:rows]]
+    body += ['DECQ CX', 'JNZ sb']
+    for a in range(rows):
+        body.append(f'VSUBPS {mn[a]}, {acc[a]}, {acc[a]}')
+    body += ['VMOVUPS Y12, (DI)']
+    if rows == 4:
+        body += ['VMOVUPS Y18, (DI)(R11*1)', 'LEAQ (DI)(R11*2), AX', 'VMOVUPS Y24, (AX)', 'VMOVUPS Y30, (AX)(R11*1)']
+    body += ['ADDQ $32, DI', 'DECQ R8', 'JNZ panel']
+    out += ['\t' + b for b in body]
+    return '\n'.join(out + epilogue())
+
+
 def main():
     print(HEADER)
     print(scale_masks())
+    print('DATA pairs16<>+0(SB)/8, $0x0001000100010001')
+    print('DATA pairs16<>+8(SB)/8, $0x0001000100010001')
+    print('DATA pairs16<>+16(SB)/8, $0x0001000100010001')
+    print('DATA pairs16<>+24(SB)/8, $0x0001000100010001')
+    print('GLOBL pairs16<>(SB), RODATA|NOPTR, $32')
+    print()
+    for rows in (1, 4):
+        print(q4k_panel_kernel(f'q4_KPanelX{rows}VNNI', rows))
     for rows, vnni in ((1, True), (4, True), (1, False)):
         isa = 'VNNI' if vnni else 'AVX2'
         print(q4k_kernel(f'q4_KRowsX{rows}{isa}', rows, vnni))
