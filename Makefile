@@ -7,7 +7,7 @@ BIN       := bin/troupe
 
 export TROUPE_TEST_MODELS ?= $(MODELS)
 
-.PHONY: all build run test test-go vet fuzz fuzz-short bench testdata clean
+.PHONY: all build run test test-go vet fuzz fuzz-short bench bench-compare testdata clean
 
 all: build
 
@@ -56,6 +56,19 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./model/...
+
+# troupe against a llama.cpp build, side by side on synthetic TinyLlama-1.1B
+# files (made once by troupe synth into BENCH_MODELS):
+#   make bench-compare LLAMA_CPP=/path/to/llama.cpp/build/bin
+BENCH_MODELS ?= $(HOME)/.cache/troupe-bench
+BENCH_TYPES  ?= Q4_0 Q8_0 Q4_K_M
+bench-compare: build
+	@test -n "$(LLAMA_CPP)" || { echo "make bench-compare: set LLAMA_CPP to a llama.cpp build's bin directory"; exit 2; }
+	@mkdir -p "$(BENCH_MODELS)"
+	@for t in $(BENCH_TYPES); do f="$(BENCH_MODELS)/tinyllama-1.1b-$$t.gguf"; \
+		test -f "$$f" || ./$(BIN) synth --shape tinyllama-1.1b --type $$t --vocab "$(MODELS)/vocab/ggml-vocab-llama-spm.gguf" -o "$$f"; \
+	done
+	LLAMA_CPP="$(LLAMA_CPP)" TROUPE=./$(BIN) bench/compare.sh $(foreach t,$(BENCH_TYPES),"$(BENCH_MODELS)/tinyllama-1.1b-$(t).gguf")
 
 clean:
 	rm -rf bin
