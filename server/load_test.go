@@ -18,6 +18,12 @@ import (
 // streamCompletion posts a streaming completion and returns its text, the
 // time to its first content, and whether it ended with [DONE].
 func streamCompletion(ctx context.Context, url, body string) (text string, ttft time.Duration, done bool, err error) {
+	return streamCompletionHook(ctx, url, body, nil)
+}
+
+// streamCompletionHook is streamCompletion calling onChunk (if not nil)
+// after each chunk that carries text.
+func streamCompletionHook(ctx context.Context, url, body string, onChunk func()) (text string, ttft time.Duration, done bool, err error) {
 	start := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/completions", strings.NewReader(body))
 	if err != nil {
@@ -54,25 +60,35 @@ func streamCompletion(ctx context.Context, url, body string) (text string, ttft 
 				ttft = time.Since(start)
 			}
 			b.WriteString(c.Text)
+			if c.Text != "" && onChunk != nil {
+				onChunk()
+			}
 		}
 	}
 	return b.String(), ttft, false, sc.Err()
 }
 
-// TestDisconnect: clients that go away mid-prefill and mid-stream leave no
-// sequence and no block behind, as /metrics shows.
+// TestDisconnect: clients that go away mid-prefill (after 2 ms, before any
+// text) and mid-stream (after the third chunk of text) leave no sequence and
+// no block behind, as /metrics shows.
 func TestDisconnect(t *testing.T) {
 	f := newFixture(t, options{rt: actors.Config{MaxNumBatchedTokens: 8}})
 	long := strings.Repeat("Once upon a time there was a little girl. ", 8)
 	for _, tc := range []struct {
-		name  string
-		after time.Duration
-	}{{"mid-prefill", 2 * time.Millisecond}, {"mid-stream", 60 * time.Millisecond}} {
+		name   string
+		after  time.Duration
+		chunks int // cancel after this many chunks of text (0: on the timeout)
+	}{{"mid-prefill", 2 * time.Millisecond, 0}, {"mid-stream", time.Minute, 3}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), tc.after)
 			defer cancel()
 			body := fmt.Sprintf(`{"prompt": %q, "max_tokens": 200, "ignore_eos": true, "stream": true}`, long)
-			_, _, done, _ := streamCompletion(ctx, f.url, body)
+			seen := 0
+			_, _, done, _ := streamCompletionHook(ctx, f.url, body, func() {
+				if seen++; seen == tc.chunks {
+					cancel()
+				}
+			})
 			if done {
 				t.Fatal("the stream finished before the client went away; the test proves nothing")
 			}
