@@ -150,6 +150,7 @@ func (g *gate) step(t testing.TB) {
 type faulty struct {
 	actors.Backend
 	fail, failSwap func(call int64) bool
+	start          chan struct{} // if not nil, Forward waits until it is closed
 
 	calls, swaps atomic.Int64
 	panics       atomic.Int64 // both kinds
@@ -157,6 +158,9 @@ type faulty struct {
 }
 
 func (f *faulty) Forward(b *model.Batch, logits []float32) error {
+	if f.start != nil {
+		<-f.start
+	}
 	if n := f.calls.Add(1); f.fail != nil && f.fail(n) {
 		f.panics.Add(1)
 		f.lost.Add(int64(len(b.BlockTables)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/sched"
@@ -90,8 +91,16 @@ func TestCancel(t *testing.T) {
 		reach: func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {
 			for g.step(t); ; g.step(t) {
 				g.next(t)
-				if v.poll(); v.tokens() >= 3 {
-					return
+				// The victim's tokens reach its stream through the actors, not
+				// the gate: give them a moment (on a loaded machine the gate
+				// can step far ahead of the stream otherwise).
+				for deadline := time.Now().Add(100 * time.Millisecond); ; time.Sleep(time.Millisecond) {
+					if v.poll(); v.tokens() >= 3 {
+						return
+					}
+					if time.Now().After(deadline) {
+						break
+					}
 				}
 			}
 		},

@@ -140,13 +140,17 @@ func TestSwapOutPanic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := &faulty{Backend: be, failSwap: func(n int64) bool { return n <= 8 }}
+			// The first forward pass waits until all four requests are in, so
+			// that they contend for the blocks however fast the model runs.
+			f := &faulty{Backend: be, failSwap: func(n int64) bool { return n <= 8 }, start: make(chan struct{})}
 			rt := start(t, m, actors.Config{NumBlocks: numBlocks, BlockSize: blockSize, NumHostBlocks: numBlocks,
 				Preemption: sched.Swap, Window: time.Nanosecond, Backends: []actors.Backend{f}})
 			res := make([]*streamTail, len(reqs))
 			for i, req := range reqs {
 				res[i] = newStreamTail(t, streamOrFail(t, rt, context.Background(), cloneRequest(req)), 1)
 			}
+			pollStats(t, rt, "all four admitted", func(st *messages.Stats) bool { return st.Running+st.Waiting == len(reqs) })
+			close(f.start)
 			for i, r := range res {
 				if r.wait(); !slices.Equal(r.ids[0], want[i][0]) || r.finish[0] != messages.FinishLength {
 					t.Errorf("request %d: %v %s %s\nwant %v (alone)", i, r.ids[0], r.finish[0], r.errs[0], want[i][0])
