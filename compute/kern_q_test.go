@@ -35,6 +35,19 @@ func panelOutputs(pk *panelKernel[blockQ8_0], w *Tensor, x []float32, m int) []f
 	return out
 }
 
+// edgeActs returns m random activation rows of k values, the first at ±1
+// (every quant ±127) and the third, if any, all zero.
+func edgeActs(rng *rand.Rand, m, k int) []float32 {
+	x := randomActs(rng, m*k)
+	for i := range k {
+		x[i] = float32(1 - 2*(i%2))
+	}
+	if m > 2 {
+		clear(x[2*k : 3*k])
+	}
+	return x
+}
+
 // TestPanelKernels checks the assembly kernels against the Go block dot
 // products bit for bit (the Q4_0 panels follow ggml's repacked gemv order,
 // the Q8_0 rows its vec_dot order, as the references do), and every kernel
@@ -49,14 +62,7 @@ func TestPanelKernels(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
 				k := shape.nb * 32
 				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
-				x := randomActs(rng, shape.m*k)
-				// Edge rows: activations at ±amax, one all zero.
-				for i := range k {
-					x[i] = float32(1 - 2*(i%2))
-				}
-				if shape.m > 2 {
-					clear(x[2*k : 3*k])
-				}
+				x := edgeActs(rng, shape.m, k)
 				var xq []blockQ8_0
 				quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_0)
 				var first []float32
@@ -148,13 +154,7 @@ func TestKKernels(t *testing.T) {
 		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}} {
 			k := shape.nb * QK_K
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
-			x := randomActs(rng, shape.m*k)
-			for i := range k {
-				x[i] = float32(1 - 2*(i%2))
-			}
-			if shape.m > 2 {
-				clear(x[2*k : 3*k])
-			}
+			x := edgeActs(rng, shape.m, k)
 			var xq []blockQ8_K
 			quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_K)
 			kernels := []*panelKernel[blockQ8_K]{}

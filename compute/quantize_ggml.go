@@ -99,16 +99,22 @@ func quantizeQ8_0Ref(x *[32]float32, y *[34]byte) {
 	}
 }
 
-// quantizeQ4_0Ref is quantize_row_q4_0_ref: the value of largest magnitude
-// maps to −8, d = max/−8, q = min(15, trunc(x/d + 8.5)).
-func quantizeQ4_0Ref(x *[32]float32, y *[18]byte) {
+// signedMax returns the first value of largest magnitude in x (0 for an
+// all-zero x), as the legacy quantizers pick it.
+func signedMax(x []float32) float32 {
 	var amax, vmax float32
 	for _, v := range x {
 		if amax < abs32(v) {
 			amax, vmax = abs32(v), v
 		}
 	}
-	d := vmax / -8
+	return vmax
+}
+
+// quantizeQ4_0Ref is quantize_row_q4_0_ref: the value of largest magnitude
+// maps to −8, d = max/−8, q = min(15, trunc(x/d + 8.5)).
+func quantizeQ4_0Ref(x *[32]float32, y *[18]byte) {
+	d := signedMax(x[:]) / -8
 	var id float32
 	if d != 0 {
 		id = 1 / d
@@ -127,13 +133,7 @@ func quantizeQ4_0Ref(x *[32]float32, y *[18]byte) {
 // of largest magnitude mapping to −16. Block: d f16, qh u32 (fifth bits),
 // qs[16].
 func quantizeQ5_0Ref(x *[32]float32, y *[22]byte) {
-	var amax, vmax float32
-	for _, v := range x {
-		if amax < abs32(v) {
-			amax, vmax = abs32(v), v
-		}
-	}
-	d := vmax / -16
+	d := signedMax(x[:]) / -16
 	var id float32
 	if d != 0 {
 		id = 1 / d

@@ -82,22 +82,31 @@ ACT = ['BX', 'R12', 'R13', 'R14']
 ACC = ['Y9', 'Y10', 'Y11', 'Y12']
 
 
-def kernel(name, rows, load, dot, bsz, avx2):
+def prologue(name, ones):
+    # The kernel's header and argument loads (see HEADER for the registers);
+    # ones: Y15 gets the 16-bit ones PMADDWD sums pairs with.
     out = [f'// func {name}(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)',
            f'TEXT ·{name}(SB), NOSPLIT, $0-56']
     body = ['MOVQ w+0(FP), SI', 'MOVQ x+8(FP), DX', 'MOVQ xs+16(FP), R10', 'MOVQ out+24(FP), DI',
             'MOVQ os+32(FP), R11', 'MOVQ np+40(FP), R8', 'MOVQ nb+48(FP), R9']
-    if avx2:
+    if ones:
         body.append('VMOVDQU ones16<>(SB), Y15')
     body += ['TESTQ R8, R8', 'JZ done']
-    out += ['\t' + x for x in body]
-    out.append('panel:')
+    return out + ['\t' + x for x in body]
+
+
+def loop_start(label, rows):
+    # Zero the accumulators and point BX, R12, R13, R14 at the activation rows.
     body = [f'VXORPS {a}, {a}, {a}' for a in ACC[:rows]]
     body.append('MOVQ DX, BX')
     for j in range(1, rows):
         body.append(f'LEAQ ({ACT[j - 1]})(R10*1), {ACT[j]}')
     body.append('MOVQ R9, CX')
-    out += ['\t' + x for x in body]
+    return [f'{label}:'] + ['\t' + x for x in body]
+
+
+def kernel(name, rows, load, dot, bsz, avx2):
+    out = prologue(name, avx2) + loop_start('panel', rows)
     out.append('block:')
     body = load()
     for j in range(rows):
@@ -121,21 +130,7 @@ def lanes_kernel(name, rows, vnni):
     # Per block, eight int32 lanes (lane l sums quants 4l..4l+3) times
     # d_w·d_x added by FMA into eight float lanes; at the end the lanes are
     # summed upper half onto lower, then pairs. np counts weight rows.
-    out = [f'// func {name}(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)',
-           f'TEXT ·{name}(SB), NOSPLIT, $0-56']
-    body = ['MOVQ w+0(FP), SI', 'MOVQ x+8(FP), DX', 'MOVQ xs+16(FP), R10', 'MOVQ out+24(FP), DI',
-            'MOVQ os+32(FP), R11', 'MOVQ np+40(FP), R8', 'MOVQ nb+48(FP), R9']
-    if not vnni:
-        body.append('VMOVDQU ones16<>(SB), Y15')
-    body += ['TESTQ R8, R8', 'JZ done']
-    out += ['\t' + x for x in body]
-    out.append('row:')
-    body = [f'VXORPS {a}, {a}, {a}' for a in ACC[:rows]]
-    body.append('MOVQ DX, BX')
-    for j in range(1, rows):
-        body.append(f'LEAQ ({ACT[j - 1]})(R10*1), {ACT[j]}')
-    body.append('MOVQ R9, CX')
-    out += ['\t' + x for x in body]
+    out = prologue(name, not vnni) + loop_start('row', rows)
     out.append('block:')
     body = ['VPBROADCASTW (SI), X8', 'VCVTPH2PS X8, Y8', 'VMOVDQU 2(SI), Y0', 'VPABSB Y0, Y1']
     for j in range(rows):
@@ -183,11 +178,7 @@ def kernel8(name):
     addrs = [lambda o, r=r: f'{o}({r})' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
     addrs += [lambda o: f'{o}(AX)(R10*1)', lambda o: f'{o}(AX)(R10*2)', lambda o: f'{o}(R14)(R10*4)']
     accs = ['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14', 'Y15', 'Y28']
-    out = [f'// func {name}(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)',
-           f'TEXT ·{name}(SB), NOSPLIT, $0-56']
-    body = ['MOVQ w+0(FP), SI', 'MOVQ x+8(FP), DX', 'MOVQ xs+16(FP), R10', 'MOVQ out+24(FP), DI',
-            'MOVQ os+32(FP), R11', 'MOVQ np+40(FP), R8', 'MOVQ nb+48(FP), R9', 'TESTQ R8, R8', 'JZ done']
-    out += ['\t' + x for x in body]
+    out = prologue(name, False)
     out.append('panel:')
     body = [f'VXORPS {a}, {a}, {a}' for a in accs]
     body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',

@@ -61,27 +61,18 @@ func (ft FileType) TensorType(kind string, layer, nLayers, ncols int) compute.DT
 		} else if t != compute.Q8_0 {
 			t = compute.Q6_K
 		}
-	case "attn_v":
-		switch ft.Name {
-		case "Q4_K_M", "Q5_K_M":
-			if useMoreBits(layer, nLayers) {
-				t = compute.Q6_K
-			}
-		case "Q4_K_S":
-			if layer < 4 {
-				t = compute.Q5_K
-			}
+	case "attn_v", "ffn_down":
+		// _M: Q6_K where useMoreBits; Q4_K_S: Q5_K for the first four attn_v
+		// and the first eighth of the ffn_down.
+		firstS := 4
+		if kind == "ffn_down" {
+			firstS = nLayers / 8
 		}
-	case "ffn_down":
-		switch ft.Name {
-		case "Q4_K_M", "Q5_K_M":
-			if useMoreBits(layer, nLayers) {
-				t = compute.Q6_K
-			}
-		case "Q4_K_S":
-			if layer < nLayers/8 {
-				t = compute.Q5_K
-			}
+		switch {
+		case (ft.Name == "Q4_K_M" || ft.Name == "Q5_K_M") && useMoreBits(layer, nLayers):
+			t = compute.Q6_K
+		case ft.Name == "Q4_K_S" && layer < firstS:
+			t = compute.Q5_K
 		}
 	}
 	if ncols%compute.QK_K != 0 { // llama-quantize's fallbacks for K-quants
