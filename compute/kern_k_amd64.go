@@ -32,9 +32,9 @@ var (
 		x1: q4_KPanelX1VNNI, x4: q4_KPanelX4VNNI}
 	// The row kernels: AVX2, and the VNNI ones kept for comparison in tests.
 	q4_KRowsVNNI = &panelKernel[blockQ8_K]{kind: packQ4_KRows, pack: packQ4_K, x1: q4_KRowsX1VNNI, x4: q4_KRowsX4VNNI}
-	q4_KAVX2 = &panelKernel[blockQ8_K]{kind: packQ4_KRows, pack: packQ4_K, x1: q4_KRowsX1AVX2}
-	q6_KVNNI = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
-	q6_KAVX2 = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2}
+	q4_KAVX2     = &panelKernel[blockQ8_K]{kind: packQ4_KRows, pack: packQ4_K, x1: q4_KRowsX1AVX2}
+	q6_KVNNI     = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
+	q6_KAVX2     = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2}
 )
 
 // kKernelFor returns the row kernels for K-quant weight type t on isa, or
