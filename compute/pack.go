@@ -101,20 +101,28 @@ func interleave(t *Tensor, bs, blockSz int, fill func(dst []byte, blocks [panelR
 	return p
 }
 
-// Prepare packs the tensors that this machine's kernels read in panels, on
-// up to workers goroutines, so that the first forward pass does not pay for
-// it. Tensors without a panel kernel are left alone.
-func Prepare(ts []*Tensor, workers int) {
+// Prepare packs the tensors that this machine's kernels read in a layout of
+// their own, on up to workers goroutines, so that the first forward pass
+// does not pay for it. Tensors without such a kernel are left alone. After
+// packing a tensor it calls packed(t) (if not nil) from that goroutine: the
+// tensor's Data is then read only by the reference paths.
+func Prepare(ts []*Tensor, workers int, packed func(*Tensor)) {
 	work := make(chan *Tensor)
 	var wg sync.WaitGroup
 	for range max(1, workers) {
 		wg.Go(func() {
 			for t := range work {
+				did := false
 				if pk := panelKernelFor(t.Type, hostISA); pk != nil && pk.pack != nil {
 					panelsOf(t, pk.kind, pk.pack)
+					did = true
 				}
 				if pk := kKernelFor(t.Type, hostISA); pk != nil && pk.pack != nil {
 					panelsOf(t, pk.kind, pk.pack)
+					did = true
+				}
+				if did && packed != nil {
+					packed(t)
 				}
 			}
 		})

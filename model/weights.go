@@ -78,7 +78,18 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 		lw := &w.Layers[i]
 		mats = append(mats, lw.Q, lw.K, lw.V, lw.O, lw.Gate, lw.Up, lw.Down)
 	}
-	compute.Prepare(mats, 2)
+	// Packed weights are a copy: let the mapped originals leave resident
+	// memory (they are read again from the file if ever touched). The
+	// embedding stays, as every token looks rows up in it.
+	var drop func(*compute.Tensor)
+	if d, ok := src.(interface{ DropPages([]byte) }); ok {
+		drop = func(t *compute.Tensor) {
+			if t != w.TokEmbd {
+				d.DropPages(t.Data)
+			}
+		}
+	}
+	compute.Prepare(mats, 2, drop)
 	return w, nil
 }
 

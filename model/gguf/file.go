@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"syscall"
+	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
 )
@@ -205,6 +206,28 @@ func (f *File) Close() error {
 	err := syscall.Munmap(f.mapped)
 	f.mapped = nil
 	return err
+}
+
+// DropPages tells the kernel that the mapped pages wholly inside b (a slice
+// of this file's mapping, such as a tensor's Data) are not needed now: they
+// leave the process's resident memory, and are read from the file again if
+// touched. For weights that were copied into a layout of their own. A no-op
+// for a File from Parse and for b outside the mapping.
+func (f *File) DropPages(b []byte) {
+	if f.mapped == nil || len(b) == 0 {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.mapped)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < base || p+uintptr(len(b)) > base+uintptr(len(f.mapped)) {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	lo := (p - base + page - 1) &^ (page - 1)
+	hi := (p - base + uintptr(len(b))) &^ (page - 1)
+	if hi > lo {
+		_ = syscall.Madvise(f.mapped[lo:hi], syscall.MADV_DONTNEED)
+	}
 }
 
 // Tensors lists the tensor infos in file order.

@@ -227,3 +227,27 @@ func BenchmarkOpen(b *testing.B) {
 		f.Close()
 	}
 }
+
+// TestDropPages drops the pages of every tensor of a real file and checks
+// that the data reads back the same (from the file) afterwards, and that
+// slices outside the mapping are ignored.
+func TestDropPages(t *testing.T) {
+	f, err := Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, ti := range f.Tensors() {
+		tt, err := f.Tensor(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := append([]byte(nil), tt.Data...)
+		f.DropPages(tt.Data)
+		if !bytes.Equal(before, tt.Data) {
+			t.Fatalf("%s: data changed after DropPages", ti.Name)
+		}
+	}
+	f.DropPages(make([]byte, 1<<16)) // not in the mapping: ignored
+	f.DropPages(nil)
+}
