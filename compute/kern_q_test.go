@@ -150,7 +150,7 @@ func TestKKernels(t *testing.T) {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	for _, typ := range []DType{Q4_K, Q6_K} {
+	for _, typ := range []DType{Q4_K, Q5_K, Q6_K} {
 		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}} {
 			k := shape.nb * QK_K
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}

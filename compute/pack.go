@@ -48,6 +48,7 @@ const (
 	packQ4_0Kind
 	packQ4_KRows
 	packQ4_KPanelKind
+	packQ5_KRows
 )
 
 // panelsOf returns t's panel form of the given kind made by pack, packing

@@ -13,11 +13,7 @@ func packQ4_K(t *Tensor) *packed {
 	for b := range t.Rows() * nb {
 		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
 		copy(dst[0:4], src[0:4])
-		for j := range 8 {
-			sc, m := scaleMinK4(j, (*[12]byte)(src[4:16]))
-			binary.LittleEndian.PutUint16(dst[4+2*j:], uint16(sc))
-			dst[20+j] = m
-		}
+		unpackScalesMins(dst[4:28], (*[12]byte)(src[4:16]))
 		copy(dst[28:], src[16:144])
 	}
 	return p
@@ -46,4 +42,31 @@ func packQ4_KPanels(t *Tensor) *packed {
 			}
 		}
 	})
+}
+
+// packQ5_K repacks Q5_K rows for the assembly: per super-block 188 bytes,
+// d and dmin (f16) as stored, the eight 6-bit scales as int16 and the eight
+// mins as bytes, then qh[32] and qs[128] as stored.
+func packQ5_K(t *Tensor) *packed {
+	const bs, out = 176, 188
+	nb := t.Cols() / QK_K
+	p := &packed{nb: nb, blockSz: out, rowBytes: nb * out}
+	p.data = make([]byte, t.Rows()*nb*out)
+	for b := range t.Rows() * nb {
+		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
+		copy(dst[0:4], src[0:4])
+		unpackScalesMins(dst[4:28], (*[12]byte)(src[4:16]))
+		copy(dst[28:], src[16:176])
+	}
+	return p
+}
+
+// unpackScalesMins writes the eight 6-bit scales of a Q4_K/Q5_K block as
+// int16 (dst[0:16]) and its eight mins as bytes (dst[16:24]).
+func unpackScalesMins(dst []byte, packed *[12]byte) {
+	for j := range 8 {
+		sc, m := scaleMinK4(j, packed)
+		binary.LittleEndian.PutUint16(dst[2*j:], uint16(sc))
+		dst[16+j] = m
+	}
 }

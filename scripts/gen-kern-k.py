@@ -41,6 +41,12 @@ DATA mask0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA mask0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL mask0f<>(SB), RODATA|NOPTR, $32
 
+DATA mask10<>+0(SB)/8, $0x1010101010101010
+DATA mask10<>+8(SB)/8, $0x1010101010101010
+DATA mask10<>+16(SB)/8, $0x1010101010101010
+DATA mask10<>+24(SB)/8, $0x1010101010101010
+GLOBL mask10<>(SB), RODATA|NOPTR, $32
+
 DATA mask30<>+0(SB)/8, $0x3030303030303030
 DATA mask30<>+8(SB)/8, $0x3030303030303030
 DATA mask30<>+16(SB)/8, $0x3030303030303030
@@ -78,7 +84,8 @@ def prologue(name, avx2):
 
 
 def row_start(rows, zero):
-    body = [f'VXORPS {z}, {z}, {z}' for z in zero]
+    # VPXORD for Y16..Y31 (EVEX only; VXORPS's EVEX form would need AVX512DQ).
+    body = [f'VPXORD {z}, {z}, {z}' if int(z[1:]) >= 16 else f'VXORPS {z}, {z}, {z}' for z in zero]
     body.append('MOVQ DX, BX')
     for j in range(1, rows):
         body.append(f'LEAQ ({ACT[j - 1]})(R10*1), {ACT[j]}')
@@ -161,6 +168,73 @@ def q4k_kernel(name, rows, vnni):
     return '\n'.join(out + epilogue())
 
 
+def hsum_int(src, dst_x):
+    # dst_x[0] = the sum of the eight int32 lanes of src (a Y register below
+    # Y16; dst_x its X form may be the same register).
+    x = 'X' + src[1:]
+    return [f'VEXTRACTI128 $1, {src}, X15', f'VPADDD X15, {x}, {dst_x}', f'VPSHUFD $0x4e, {dst_x}, X15',
+            f'VPADDD X15, {dst_x}, {dst_x}', f'VPSHUFD $0xb1, {dst_x}, X15', f'VPADDD X15, {dst_x}, {dst_x}']
+
+
+def q5k_kernel(name, rows, vnni):
+    # Q5_K rows repacked (pack_k.go), 188 bytes a super-block: d, dmin (f16),
+    # scales as int16[8], mins as bytes[8], qh[32], qs[128]. The quant of
+    # chunk c (32 values) is its nibble plus bit c of qh's byte as 16.
+    # ggml_vec_dot_q5_K_q8_K's order: eight lanes, acc_l = fma(d_x·d,
+    # lane_l, acc_l); the mins in a scalar, summs = fma(−d_x·dmin, imin,
+    # summs); the row is hsum(acc) + summs.
+    # Registers: Y0 raw qs, Y1/Y2 quants, Y3 scale, Y4 mins as int16 pairs,
+    # X5 [d, dmin], Y6 qh, Y7 fifth bits; float lanes Y9.., summs X24..
+    # (VNNI) or X10 (AVX2).
+    summs = [f'X{24 + a}' for a in range(rows)] if vnni else ['X10']
+    out = prologue(name, not vnni)
+    out += row_start(rows, FACC[:rows] + [f'Y{24 + a}' if vnni else 'Y10' for a in range(rows)])
+    body = []
+    if vnni:
+        body += [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]]
+    else:
+        body.append('VPXOR Y13, Y13, Y13')
+    body.append('VMOVDQU 28(SI), Y6')
+    for j in range(4):
+        body += [f'VMOVDQU {60 + 32 * j}(SI), Y0', 'VPAND mask0f<>(SB), Y0, Y1', 'VPSRLW $4, Y0, Y2',
+                 'VPAND mask0f<>(SB), Y2, Y2']
+        for quant, bit in (('Y1', 2 * j), ('Y2', 2 * j + 1)):
+            if bit < 4:
+                body.append(f'VPSLLW ${4 - bit}, Y6, Y7')
+            elif bit == 4:
+                body.append('VMOVDQU Y6, Y7')
+            else:
+                body.append(f'VPSRLW ${bit - 4}, Y6, Y7')
+            body += ['VPAND mask10<>(SB), Y7, Y7', f'VPOR Y7, {quant}, {quant}']
+        body.append(f'VPBROADCASTW {4 + 4 * j}(SI), Y3')
+        body += chunk_step(rows, 64 * j, 'Y1', 'Y3', vnni)
+        body.append(f'VPBROADCASTW {6 + 4 * j}(SI), Y3')
+        body += chunk_step(rows, 64 * j + 32, 'Y2', 'Y3', vnni)
+    body += ['VPMOVZXBW 20(SI), X4', 'VPUNPCKHWD X4, X4, X3', 'VPUNPCKLWD X4, X4, X4',
+             'VINSERTI128 $1, X3, Y4, Y4', 'VCVTPH2PS (SI), X5', 'VMOVSHDUP X5, X7']  # X7[0] = dmin
+    for a in range(rows):
+        r = ACT[a]
+        lanes = IACC[a] if vnni else 'Y13'
+        body.append(f'VPMADDWD 260({r}), Y4, Y14')
+        body += hsum_int('Y14', 'X14')
+        body += ['VCVTDQ2PS X14, X14', f'VMULSS ({r}), X7, X15',       # d_x·dmin
+                 f'VFNMADD231SS X15, X14, {summs[a]}',                  # summs −= (d_x·dmin)·imin
+                 f'VCVTDQ2PS {lanes}, {lanes}', f'VBROADCASTSS ({r}), Y15', 'VPBROADCASTD X5, Y14',
+                 'VMULPS Y14, Y15, Y15',                                # d_x·d
+                 f'VFMADD231PS {lanes}, Y15, {FACC[a]}']
+        if not vnni:
+            body.append('VPXOR Y13, Y13, Y13')
+    out += ['\t' + b for b in body + advance_only(rows, 188)]
+    tail = []
+    for a in range(rows):
+        f = FACC[a]
+        x = 'X' + f[1:]
+        tail += [f'VEXTRACTF128 $1, {f}, X15', f'VADDPS X15, {x}, {x}', f'VMOVHLPS {x}, {x}, X15',
+                 f'VADDPS X15, {x}, {x}', f'VMOVSHDUP {x}, X15', f'VADDSS X15, {x}, {x}', f'VADDSS {summs[a]}, {x}, {x}']
+    out += ['\t' + b for b in tail + store(rows, ['X' + f[1:] for f in FACC])]
+    return '\n'.join(out + epilogue())
+
+
 def advance_only(rows, bsz):
     return [f'ADDQ ${bsz}, SI'] + [f'ADDQ $292, {a}' for a in ACT[:rows]] + ['DECQ CX', 'JNZ sb']
 
@@ -232,7 +306,7 @@ def q4k_panel_kernel(name, rows):
     mn = [f'Y{13 + 6 * a}' for a in range(rows)]
     out = prologue(name, False)
     out.append('panel:')
-    body = [f'VXORPS {r}, {r}, {r}' for r in acc + mn]
+    body = [f'VPXORD {r}, {r}, {r}' if int(r[1:]) >= 16 else f'VXORPS {r}, {r}, {r}' for r in acc + mn]
     body.append('MOVQ DX, BX')
     for j in range(1, rows):
         body.append(f'LEAQ ({ACT[j - 1]})(R10*1), {ACT[j]}')
@@ -290,6 +364,7 @@ def main():
         isa = 'VNNI' if vnni else 'AVX2'
         print(q4k_kernel(f'q4_KRowsX{rows}{isa}', rows, vnni))
         print(q6k_kernel(f'q6_KRowsX{rows}{isa}', rows, vnni))
+        print(q5k_kernel(f'q5_KRowsX{rows}{isa}', rows, vnni))
 
 
 main()

@@ -180,7 +180,7 @@ def kernel8(name):
     accs = ['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14', 'Y15', 'Y28']
     out = prologue(name, False)
     out.append('panel:')
-    body = [f'VXORPS {a}, {a}, {a}' for a in accs]
+    body = [f'VPXORD {a}, {a}, {a}' if int(a[1:]) >= 16 else f'VXORPS {a}, {a}, {a}' for a in accs]  # no AVX512DQ needed
     body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
              'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
     out += ['\t' + x for x in body]
