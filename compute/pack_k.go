@@ -5,8 +5,17 @@ import "encoding/binary"
 // packQ4_K repacks Q4_K rows for the assembly (kern_k_amd64.s): per
 // super-block 156 bytes, d and dmin (f16) as stored, the eight 6-bit scales
 // unpacked to int16 and the eight mins to bytes, then qs[128] as stored.
-func packQ4_K(t *Tensor) *packed {
-	const bs, out = 144, 156
+func packQ4_K(t *Tensor) *packed { return packKRows(t, 144) }
+
+// packQ5_K is packQ4_K for Q5_K: 188 bytes a super-block, qh[32] and
+// qs[128] after the unpacked scales and mins.
+func packQ5_K(t *Tensor) *packed { return packKRows(t, 176) }
+
+// packKRows repacks rows of Q4_K or Q5_K super-blocks of bs bytes: d and
+// dmin, then the scales and mins unpacked (24 bytes where the block has 12),
+// then the rest of the block as stored.
+func packKRows(t *Tensor, bs int) *packed {
+	out := bs + 12
 	nb := t.Cols() / QK_K
 	p := &packed{nb: nb, blockSz: out, rowBytes: nb * out}
 	p.data = make([]byte, t.Rows()*nb*out)
@@ -14,7 +23,7 @@ func packQ4_K(t *Tensor) *packed {
 		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
 		copy(dst[0:4], src[0:4])
 		unpackScalesMins(dst[4:28], (*[12]byte)(src[4:16]))
-		copy(dst[28:], src[16:144])
+		copy(dst[28:], src[16:])
 	}
 	return p
 }
@@ -42,23 +51,6 @@ func packQ4_KPanels(t *Tensor) *packed {
 			}
 		}
 	})
-}
-
-// packQ5_K repacks Q5_K rows for the assembly: per super-block 188 bytes,
-// d and dmin (f16) as stored, the eight 6-bit scales as int16 and the eight
-// mins as bytes, then qh[32] and qs[128] as stored.
-func packQ5_K(t *Tensor) *packed {
-	const bs, out = 176, 188
-	nb := t.Cols() / QK_K
-	p := &packed{nb: nb, blockSz: out, rowBytes: nb * out}
-	p.data = make([]byte, t.Rows()*nb*out)
-	for b := range t.Rows() * nb {
-		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
-		copy(dst[0:4], src[0:4])
-		unpackScalesMins(dst[4:28], (*[12]byte)(src[4:16]))
-		copy(dst[28:], src[16:176])
-	}
-	return p
 }
 
 // unpackScalesMins writes the eight 6-bit scales of a Q4_K/Q5_K block as
