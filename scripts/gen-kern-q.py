@@ -140,8 +140,9 @@ def lanes_kernel(name, rows, vnni):
             body += ['VPXOR Y3, Y3, Y3', 'VPDPBUSD Y2, Y1, Y3']
         else:
             body += ['VPMADDUBSW Y2, Y1, Y3', 'VPMADDWD Y15, Y3, Y3']
-        body += ['VCVTDQ2PS Y3, Y3', f'VBROADCASTSS ({r}), Y4', 'VMULPS Y8, Y4, Y4',
-                 f'VFMADD231PS Y4, Y3, {f}']
+        # d_w·d_x: one VMULPS with an embedded broadcast where EVEX is allowed.
+        scale = [f'VMULPS.BCST ({r}), Y8, Y4'] if vnni else [f'VBROADCASTSS ({r}), Y4', 'VMULPS Y8, Y4, Y4']
+        body += ['VCVTDQ2PS Y3, Y3'] + scale + [f'VFMADD231PS Y4, Y3, {f}']
     body.append('ADDQ $34, SI')
     body += [f'ADDQ $40, {a}' for a in ACT[:rows]]
     body += ['DECQ CX', 'JNZ block']
