@@ -142,3 +142,50 @@ func Exp(x []float32) {
 		x[i] = float32(math.Exp(float64(x[i])))
 	}
 }
+
+// AttnGroup is how many query heads that share a KV head DotRowsGroup and
+// VKQRowsF16Group take at once with one pass over the rows for head_dim hd
+// on this CPU (1: they run the heads one by one).
+func AttnGroup(hd int) int { return maxGroup(hd) }
+
+// DotRowsGroup is DotRows for g query heads against the same rows: q holds
+// the heads' queries one after the other (g·hd values) and head i's n
+// results go to out[i·ostride:]. Each head's results equal DotRows's bit
+// for bit, whatever g is.
+func DotRowsGroup(out []float32, ostride int, q []float32, g int, rows []float32, stride, n int) {
+	hd := len(q) / g
+	if n == 0 {
+		return
+	}
+	_ = rows[(n-1)*stride+hd-1]
+	_ = out[(g-1)*ostride+n-1]
+	if dot, _ := groupKernels(g, hd); dot != nil {
+		dot(&q[0], &rows[0], stride*4, n, &out[0], ostride*4)
+		return
+	}
+	for i := range g {
+		DotRows(out[i*ostride:i*ostride+n], q[i*hd:(i+1)*hd], rows, stride, n)
+	}
+}
+
+// VKQRowsF16Group is VKQRowsF16 for g heads over the same rows: out holds
+// the heads' accumulators one after the other (g·hd values), head i's
+// rescales and weights are ms[i·sstride:] and vs[i·sstride:] (n each).
+// Each head's result equals VKQRowsF16's bit for bit, whatever g is.
+func VKQRowsF16Group(out []float32, g int, rows []float32, stride int, ms, vs []float32, sstride, n int) {
+	hd := len(out) / g
+	if n == 0 {
+		return
+	}
+	_ = rows[(n-1)*stride+hd-1]
+	_ = ms[(g-1)*sstride+n-1]
+	_ = vs[(g-1)*sstride+n-1]
+	if _, vkq := groupKernels(g, hd); vkq != nil {
+		vkq(&out[0], &rows[0], stride*4, n, &ms[0], &vs[0], sstride*4)
+		return
+	}
+	for i := range g {
+		o := i * sstride
+		VKQRowsF16(out[i*hd:(i+1)*hd], rows, stride, ms[o:o+n], vs[o:o+n])
+	}
+}

@@ -26,3 +26,17 @@ func dotRows64AVX2(q *float32, k *float32, stride, n, hd int, out *float32)
 func dotRows64Asm(q, k *float32, stride, n, hd int, out *float32) {
 	dotRows64AVX2(q, k, stride, n, hd, out)
 }
+
+//go:noescape
+func roundF16sAVX2(dst, src *float32, n int)
+
+// roundF16sAsm rounds the first multiple of 8 values where the CPU has
+// F16C and returns how many it did.
+func roundF16sAsm(dst, src []float32) int {
+	n := len(src) &^ 7
+	if hostISA < AVX2 || n == 0 {
+		return 0
+	}
+	roundF16sAVX2(&dst[0], &src[0], n)
+	return n
+}

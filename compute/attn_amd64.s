@@ -358,3 +358,23 @@ d64step:
 d64done:
 	VZEROUPPER
 	RET
+
+// func roundF16sAVX2(dst, src *float32, n int)
+// dst[i] = f16(src[i]) as float32 for i < n, n a multiple of 8.
+TEXT ·roundF16sAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ rdone
+rloop:
+	VMOVUPS (SI), Y0
+	ROUND16(Y0, X0)
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ rloop
+rdone:
+	VZEROUPPER
+	RET

@@ -55,6 +55,52 @@ func TestAttentionKernels(t *testing.T) {
 	}
 }
 
+// TestAttnGroupKernels checks DotRowsGroup and VKQRowsF16Group against
+// DotRows and VKQRowsF16 head by head, bit for bit, for every group size up
+// to 4 on head sizes with and without group kernels, strided rows, a query
+// of zeros (the sign of a zero score), and rescales that are and are not 1.
+func TestAttnGroupKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, hd := range []int{64, 128, 32} {
+		for g := 1; g <= 4; g++ {
+			for _, n := range []int{1, 7, 16} {
+				t.Run(fmt.Sprintf("hd%d/g%d/n%d", hd, g, n), func(t *testing.T) {
+					stride := hd*2 + 5
+					rows := f16Acts(rng, n*stride)
+					q := f16Acts(rng, g*hd)
+					clear(q[:hd/2]) // zero products of both signs
+					for i := range q[hd/2 : hd] {
+						q[hd/2+i] = float32(math.Copysign(0, -1))
+					}
+					const ostride = 19
+					got, want := make([]float32, g*ostride), make([]float32, g*ostride)
+					DotRowsGroup(got, ostride, q, g, rows, stride, n)
+					for i := range g {
+						DotRows(want[i*ostride:i*ostride+n], q[i*hd:(i+1)*hd], rows, stride, n)
+					}
+					same(t, "DotRowsGroup", got, want)
+
+					ms, vs := make([]float32, g*ostride), randomActs(rng, g*ostride)
+					for j := range ms {
+						ms[j] = 1
+						if rng.IntN(3) == 0 {
+							ms[j] = float32(rng.Float64())
+						}
+					}
+					init := f16Acts(rng, g*hd)
+					got, want = append([]float32(nil), init...), append([]float32(nil), init...)
+					VKQRowsF16Group(got, g, rows, stride, ms, vs, ostride, n)
+					for i := range g {
+						o := i * ostride
+						VKQRowsF16(want[i*hd:(i+1)*hd], rows, stride, ms[o:o+n], vs[o:o+n])
+					}
+					same(t, "VKQRowsF16Group", got, want)
+				})
+			}
+		}
+	}
+}
+
 func same(t *testing.T, what string, got, want []float32) {
 	t.Helper()
 	for i := range want {

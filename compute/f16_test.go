@@ -212,3 +212,34 @@ func TestFP32ToBF16Random(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundF16s checks the vector rounding against RoundF16 on every 97th
+// float32 bit pattern (NaNs only as NaNs) and on slices of every length
+// up to 17 (the tail past the last multiple of 8).
+func TestRoundF16s(t *testing.T) {
+	const chunk = 1 << 16
+	src, dst := make([]float32, chunk), make([]float32, chunk)
+	check := func(src, dst []float32) {
+		t.Helper()
+		for i, v := range src {
+			want := RoundF16(v)
+			if got := dst[i]; math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("RoundF16s(%g = %#08x) = %g, RoundF16 %g", v, math.Float32bits(v), got, want)
+			}
+		}
+	}
+	for b := uint64(0); b < 1<<32; b += 97 * chunk {
+		for i := range src {
+			src[i] = math.Float32frombits(uint32(b + uint64(i)*97))
+		}
+		RoundF16s(dst, src)
+		check(src, dst)
+	}
+	for n := range 18 {
+		s := []float32{65504, 65520, 5.9604645e-08, 2.9802322e-08, -1e-9, 1.0009765625, -0.33333334, 3e38, float32(math.Inf(-1))}
+		s = append(s, s...)[:n]
+		d := make([]float32, n)
+		RoundF16s(d, s)
+		check(s, d)
+	}
+}

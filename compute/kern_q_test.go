@@ -105,7 +105,7 @@ func TestPanelKernels(t *testing.T) {
 
 // BenchmarkMatMulQ measures MatMul on TinyLlama-sized weights (Q4_0, Q8_0,
 // Q4_K, Q6_K; k = 2048; n = 2048 and 5632) for a decode step (m = 1) and a
-// prefill chunk (m = 64), with two workers, per ISA (generic = the Go
+// batched decode step (m = 16) and a prefill chunk (m = 64), with two workers, per ISA (generic = the Go
 // reference). GMAC/s counts the weight·activation products.
 func BenchmarkMatMulQ(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -113,7 +113,7 @@ func BenchmarkMatMulQ(b *testing.B) {
 	for _, typ := range []DType{Q4_0, Q8_0, Q4_K, Q6_K} {
 		for _, n := range []int{2048, 5632} {
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
-			for _, m := range []int{1, 64} {
+			for _, m := range []int{1, 16, 64} {
 				x := randomActs(rng, m*k)
 				out := make([]float32, m*n)
 				for _, isa := range append(hostISAs(), Generic) {

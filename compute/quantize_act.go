@@ -44,6 +44,15 @@ type blockQ8_K struct {
 // RoundF16 rounds f to the nearest float16 value (ties to even), as float32.
 func RoundF16(f float32) float32 { return FP16ToFP32(FP32ToFP16(f)) }
 
+// RoundF16s sets dst[i] = RoundF16(src[i]) for i < len(src), eight at a
+// time in assembly where the CPU has F16C. dst may be src.
+func RoundF16s(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i := roundF16sAsm(dst, src); i < len(src); i++ {
+		dst[i] = RoundF16(src[i])
+	}
+}
+
 // roundEvenSat rounds f to the nearest integer, halves to even, and
 // saturates to int8, as _mm256_round_ps, _mm256_cvtps_epi32 and the packs
 // instructions do. Converting a float32 to float64 is exact, so rounding

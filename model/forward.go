@@ -140,9 +140,10 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 
 // attention computes causal attention for every (token, head) of the batch,
 // reading keys and values through the block tables; work is split across
-// the State's workers, whose bodies are built once (no allocation per call).
+// the State's workers, whose bodies are built once (no allocation per call),
+// in items of one token and up to attnGroup(c) heads that share a KV head.
 func (m *Model) attention(s *State, b *Batch, cache *kv.Cache, l, n int) {
-	items := n * m.Config.Heads
+	items := n * m.Config.KVHeads * groupsPerKVHead(&m.Config)
 	workers := min(s.workers, items)
 	s.attn = attnJob{m: m, b: b, cache: cache, l: l, items: items, per: (items + workers - 1) / workers}
 	if s.attnRun == nil {
@@ -163,70 +164,98 @@ func (m *Model) attention(s *State, b *Batch, cache *kv.Cache, l, n int) {
 	s.attn = attnJob{}
 }
 
-// attendRange computes causal attention for the (token, head) items
-// [lo, hi) as ggml's CPU flash attention does (llama.cpp's default on CPU):
-// q is rounded to f16; the scores of all cached positions are computed a
-// cache block at a time (compute.DotRows) and scaled; an online softmax
-// over the positions in order gives each one a rescale ms = e^(M_old−M) of
-// the accumulator (1 when the running max M does not change) and a weight
-// vs = e^(s−M); the values are accumulated in f16 (compute.VKQRowsF16), the
-// weights' sum S = fma(S, ms, vs) in float32, and the output is VKQ/S.
-// scratch holds head_dim + 2·context values. Each item's arithmetic depends
-// only on its own q and the cache, never on the batch around it.
+// attnGroup is how many query heads of one KV head attention takes at once
+// (compute.AttnGroup: one pass over the cached rows serves them all).
+func attnGroup(c *Config) int {
+	return min(compute.AttnGroup(c.HeadDim), c.Heads/c.KVHeads)
+}
+
+// groupsPerKVHead is how many attention items the query heads of one KV
+// head make.
+func groupsPerKVHead(c *Config) int {
+	g := attnGroup(c)
+	return (c.Heads/c.KVHeads + g - 1) / g
+}
+
+// attendRange computes causal attention for the items [lo, hi), each one
+// token and the heads h0..h0+g-1 of one KV head, as ggml's CPU flash
+// attention does (llama.cpp's default on CPU), head by head: q is rounded
+// to f16; the scores of all cached positions are computed a cache block at
+// a time (compute.DotRowsGroup) and scaled; an online softmax over the
+// positions in order gives each one a rescale ms = e^(M_old−M) of the
+// accumulator (1 when the running max M does not change) and a weight
+// vs = e^(s−M); the values are accumulated in f16
+// (compute.VKQRowsF16Group), the weights' sum S = fma(S, ms, vs) in
+// float32, and the output is VKQ/S. scratch holds attnGroup·(head_dim +
+// 2·context) values. Each head's arithmetic depends only on its own q and
+// the cache, never on the batch around it or on the heads it is grouped
+// with.
 func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, scratch []float32) {
 	c := &m.Config
 	hd, qDim, group, kvDim := c.HeadDim, c.Heads*c.HeadDim, c.Heads/c.KVHeads, c.KVDim()
+	gMax, perKV := attnGroup(c), groupsPerKVHead(c)
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	bs := cache.BlockSize
-	ctx := (len(scratch) - hd) / 2
-	q16, vs, ms := scratch[:hd], scratch[hd:hd+ctx], scratch[hd+ctx:]
+	ctx := (len(scratch)/gMax - hd) / 2
+	q16, vs, ms := scratch[:gMax*hd], scratch[gMax*hd:gMax*(hd+ctx)], scratch[gMax*(hd+ctx):gMax*(hd+2*ctx)]
 	for it := lo; it < hi; it++ {
-		i, h := it/c.Heads, it%c.Heads
-		kvOff := (h / group) * hd
-		q := s.q[i*qDim+h*hd : i*qDim+(h+1)*hd]
-		out := s.att[i*qDim+h*hd : i*qDim+(h+1)*hd]
+		i, kh, gi := it/(c.KVHeads*perKV), it/perKV%c.KVHeads, it%perKV
+		h0 := kh*group + gi*gMax
+		g := min(gMax, group-gi*gMax)
+		kvOff := kh * hd
+		q := s.q[i*qDim+h0*hd : i*qDim+(h0+g)*hd]
+		out := s.att[i*qDim+h0*hd : i*qDim+(h0+g)*hd]
 		table := b.BlockTables[b.Seq[i]]
 		n := int(b.Positions[i]) + 1
-		for d, v := range q {
-			q16[d] = compute.RoundF16(v)
-		}
+		compute.RoundF16s(q16[:g*hd], q)
 		for j0 := 0; j0 < n; j0 += bs {
 			kb, _ := cache.Block(l, int(table[j0/bs]))
-			compute.DotRows(vs[j0:min(n, j0+bs)], q16, kb[kvOff:], kvDim, min(bs, n-j0))
+			compute.DotRowsGroup(vs[j0:], ctx, q16[:g*hd], g, kb[kvOff:], kvDim, min(bs, n-j0))
 		}
-		// The online softmax in three passes: the running max and each
-		// position's exponent (into vs; ms marks where the max moved), the
-		// exponentials at once, then the rescales and the sum in order.
-		M := float32(math.Inf(-1))
-		for j, sc := range vs[:n] {
-			sc *= scale
-			if sc > M {
-				vs[j], ms[j] = M-sc, 0
-				M = sc
-			} else {
-				vs[j], ms[j] = sc-M, 1
-			}
-		}
-		compute.Exp(vs[:n])
-		var S float32
-		for j := range n {
-			if ms[j] == 0 {
-				ms[j], vs[j] = vs[j], 1
-			}
-			S = float32(math.FMA(float64(S), float64(ms[j]), float64(vs[j])))
+		var S [4]float32
+		for e := range g {
+			S[e] = softmaxOnline(vs[e*ctx:e*ctx+n], ms[e*ctx:e*ctx+n], scale)
 		}
 		clear(out)
 		for j0 := 0; j0 < n; j0 += bs {
 			_, vb := cache.Block(l, int(table[j0/bs]))
-			e := min(n, j0+bs)
-			compute.VKQRowsF16(out, vb[kvOff:], kvDim, ms[j0:e], vs[j0:e])
+			compute.VKQRowsF16Group(out, g, vb[kvOff:], kvDim, ms[j0:], vs[j0:], ctx, min(bs, n-j0))
 		}
-		var inv float32
-		if S != 0 {
-			inv = 1 / S
-		}
-		for d := range out {
-			out[d] *= inv
+		for e := range g {
+			var inv float32
+			if S[e] != 0 {
+				inv = 1 / S[e]
+			}
+			for d := range out[e*hd : (e+1)*hd] {
+				out[e*hd+d] *= inv
+			}
 		}
 	}
+}
+
+// softmaxOnline turns the raw scores vs of one head into the online
+// softmax's weights and rescales (ms) over the positions in order, and
+// returns the weights' sum. It runs in three passes: the running max and
+// each position's exponent (into vs; ms marks where the max moved), the
+// exponentials at once, then the rescales and the sum in order.
+func softmaxOnline(vs, ms []float32, scale float32) float32 {
+	M := float32(math.Inf(-1))
+	for j, sc := range vs {
+		sc *= scale
+		if sc > M {
+			vs[j], ms[j] = M-sc, 0
+			M = sc
+		} else {
+			vs[j], ms[j] = sc-M, 1
+		}
+	}
+	compute.Exp(vs)
+	var S float32
+	for j := range vs {
+		if ms[j] == 0 {
+			ms[j], vs[j] = vs[j], 1
+		}
+		S = float32(math.FMA(float64(S), float64(ms[j]), float64(vs[j])))
+	}
+	return S
 }

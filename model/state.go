@@ -26,7 +26,7 @@ type State struct {
 	xo     []float32   // (logit rows, dim) normed rows that need logits
 	slots  []int32     // (tokens) cache slot of each batch token
 	rope   []float32   // (tokens, rope_dim) cos and sin of each token's rope angles
-	scores [][]float32 // (workers) (head_dim + 2·context) f16 q, softmax weights and rescales
+	scores [][]float32 // (workers) g·(head_dim + 2·context): f16 q, softmax weights and rescales of g heads (attnGroup)
 
 	attn    attnJob        // the attention call in flight
 	attnRun []func()       // (workers) goroutine bodies, built on first use
@@ -39,7 +39,7 @@ type attnJob struct {
 	b          *Batch
 	cache      *kv.Cache
 	l          int
-	items, per int // (token, head) items, and items per worker
+	items, per int // (token, group of heads) items, and items per worker
 }
 
 // NewState returns scratch for c, using workers goroutines (at least 1).
@@ -72,8 +72,9 @@ func (s *State) reserve(c *Config, tokens, maxPos int) {
 		s.rope = make([]float32, tokens*c.RopeDim)
 		s.maxTokens = tokens
 	}
-	if len(s.scores) == 0 || len(s.scores[0]) < c.HeadDim+2*(maxPos+1) {
-		n := c.HeadDim + 2*max(maxPos+1, 256)
+	g := attnGroup(c)
+	if len(s.scores) == 0 || len(s.scores[0]) < g*(c.HeadDim+2*(maxPos+1)) {
+		n := g * (c.HeadDim + 2*max(maxPos+1, 256))
 		s.scores = make([][]float32, s.workers)
 		for i := range s.scores {
 			s.scores[i] = make([]float32, n)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,7 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("t", 2, "threads of the forward pass")
 	ctxLen := fs.Int("c", 0, "context per sequence (0: npp+ntg)")
 	output := fs.String("output", "text", "output: text (a table) or json (one object per row)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -82,6 +84,11 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |")
 		fmt.Fprintln(stdout, "|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|")
 	}
+	stopProfile, err := startProfile(*profile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	var rows []bench.BatchedRow
 	enc := json.NewEncoder(stdout)
 	for _, b := range pl { // a row at a time, so each is shown as soon as it is measured
@@ -148,6 +155,23 @@ func jsonRow(r bench.BatchedRow, threads, nCtx int) any {
 	}{threads, nCtx, r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S(),
 		r.PrefillSteps, r.DecodeSteps, perStep(float64(r.DecodeWall)), perStep(float64(r.DecodeForward)),
 		perStep(float64(r.DecodeWall - r.DecodeForward)), r.DecodeOverheadPercent()}
+}
+
+// startProfile starts a CPU profile into path (none when path is empty) and
+// returns the function that ends it.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // parseSizes parses a comma-separated list of positive integers.

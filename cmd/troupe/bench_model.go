@@ -19,6 +19,7 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 	reps := fs.Int("r", 5, "repetitions of each test")
 	threads := fs.Int("t", 2, "threads of the forward pass")
 	output := fs.String("o", "md", "output: md (llama-bench's table) or json")
+	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -37,7 +38,12 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	stopProfile, err := startProfile(*profile)
+	if err != nil {
+		return err
+	}
 	res, err := bench.Model(m, o)
+	stopProfile()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,64 @@
+package compute
+
+// The group kernels of attn512_amd64.s, by head count G and 64-value
+// chunks C (see scripts/gen-attn.py).
+
+//go:noescape
+func dotRowsG2C1(q, k *float32, kstride, n int, out *float32, ostride int)
+
+//go:noescape
+func dotRowsG3C1(q, k *float32, kstride, n int, out *float32, ostride int)
+
+//go:noescape
+func dotRowsG4C1(q, k *float32, kstride, n int, out *float32, ostride int)
+
+//go:noescape
+func dotRowsG2C2(q, k *float32, kstride, n int, out *float32, ostride int)
+
+//go:noescape
+func vkqRowsG2C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+
+//go:noescape
+func vkqRowsG3C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+
+//go:noescape
+func vkqRowsG4C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+
+//go:noescape
+func vkqRowsG2C2(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+
+type (
+	dotGroupFunc func(q, k *float32, kstride, n int, out *float32, ostride int)
+	vkqGroupFunc func(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+)
+
+// groupKernels returns the kernels for g heads of head_dim hd, or nils.
+func groupKernels(g, hd int) (dotGroupFunc, vkqGroupFunc) {
+	if hostISA < AVX512VNNI {
+		return nil, nil
+	}
+	switch {
+	case hd == 64 && g == 2:
+		return dotRowsG2C1, vkqRowsG2C1
+	case hd == 64 && g == 3:
+		return dotRowsG3C1, vkqRowsG3C1
+	case hd == 64 && g == 4:
+		return dotRowsG4C1, vkqRowsG4C1
+	case hd == 128 && g == 2:
+		return dotRowsG2C2, vkqRowsG2C2
+	}
+	return nil, nil
+}
+
+// maxGroup is the most heads one group kernel takes for head_dim hd.
+func maxGroup(hd int) int {
+	switch {
+	case hostISA < AVX512VNNI:
+		return 1
+	case hd == 64:
+		return 4
+	case hd == 128:
+		return 2
+	}
+	return 1
+}
