@@ -189,3 +189,46 @@ func VKQRowsF16Group(out []float32, g int, rows []float32, stride int, ms, vs []
 		VKQRowsF16(out[i*hd:(i+1)*hd], rows, stride, ms[o:o+n], vs[o:o+n])
 	}
 }
+
+// OnlineSoftmax turns the raw scores vs of one head over the cached
+// positions into the weights and rescales of ggml's online softmax (its CPU
+// flash attention) and returns the weights' sum S. With s = vs[j]·scale
+// and M the running max before j: where s > M the max moves, ms[j] =
+// e^(M−s) rescales the accumulator and vs[j] = 1; else ms[j] = 1 and vs[j]
+// = e^(s−M). S = float32(fma(S, ms[j], vs[j])) in order. It runs in three
+// passes: the running max and each position's exponent (ms marks where the
+// max moved), the exponentials at once (Exp), then the rescales and the
+// sum; the first and last in assembly where the CPU has AVX2.
+func OnlineSoftmax(vs, ms []float32, scale float32) float32 {
+	if len(vs) == 0 {
+		return 0
+	}
+	ms = ms[:len(vs)]
+	softmaxScan(vs, ms, scale)
+	Exp(vs)
+	return softmaxSum(vs, ms)
+}
+
+func softmaxScanGeneric(vs, ms []float32, scale float32) {
+	M := float32(math.Inf(-1))
+	for j, sc := range vs {
+		sc *= scale
+		if sc > M {
+			vs[j], ms[j] = M-sc, 0
+			M = sc
+		} else {
+			vs[j], ms[j] = sc-M, 1
+		}
+	}
+}
+
+func softmaxSumGeneric(vs, ms []float32) float32 {
+	var S float32
+	for j := range vs {
+		if ms[j] == 0 {
+			ms[j], vs[j] = vs[j], 1
+		}
+		S = float32(math.FMA(float64(S), float64(ms[j]), float64(vs[j])))
+	}
+	return S
+}

@@ -40,3 +40,24 @@ func roundF16sAsm(dst, src []float32) int {
 	roundF16sAVX2(&dst[0], &src[0], n)
 	return n
 }
+
+//go:noescape
+func softmaxScanAVX2(vs, ms *float32, n int, scale float32)
+
+//go:noescape
+func softmaxSumAVX2(vs, ms *float32, n int) float32
+
+func softmaxScan(vs, ms []float32, scale float32) {
+	if hostISA < AVX2 {
+		softmaxScanGeneric(vs, ms, scale)
+		return
+	}
+	softmaxScanAVX2(&vs[0], &ms[0], len(vs), scale)
+}
+
+func softmaxSum(vs, ms []float32) float32 {
+	if hostISA < AVX2 {
+		return softmaxSumGeneric(vs, ms)
+	}
+	return softmaxSumAVX2(&vs[0], &ms[0], len(vs))
+}

@@ -378,3 +378,108 @@ rloop:
 rdone:
 	VZEROUPPER
 	RET
+
+DATA negInf<>+0(SB)/4, $0xff800000
+GLOBL negInf<>(SB), RODATA|NOPTR, $4
+
+// func softmaxScanAVX2(vs, ms *float32, n int, scale float32)
+// The first pass of the online softmax (see softmaxScanGeneric): with
+// s = vs[j]·scale and M the running max before j, where s > M: vs[j] = M−s,
+// ms[j] = 0 and M = s; else vs[j] = s−M, ms[j] = 1. Eight positions at a
+// time where none of them moves the max, one by one where one does.
+TEXT ·softmaxScanAVX2(SB), NOSPLIT, $0-28
+	MOVQ vs+0(FP), DI
+	MOVQ ms+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS scale+24(FP), Y14
+	VBROADCASTSS negInf<>(SB), Y15 // M in every lane
+	VBROADCASTSS one<>(SB), Y13
+	VXORPS Y12, Y12, Y12
+scan8:
+	CMPQ CX, $8
+	JLT scan1
+	VMULPS (DI), Y14, Y0
+	VCMPPS $0x1e, Y15, Y0, Y1 // s > M, ordered (GT_OQ)
+	VMOVMSKPS Y1, AX
+	TESTL AX, AX
+	JNZ scanslow
+	VSUBPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y13, (SI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP scan8
+scanslow: // the eight one by one (scaled already)
+	VMOVUPS Y0, (DI)
+	MOVQ $8, DX
+	JMP scanone
+scan1: // the tail, scaled one by one
+	MOVQ CX, DX
+	TESTQ DX, DX
+	JZ scandone
+	VMULSS (DI), X14, X0
+	VMOVSS X0, (DI)
+	MOVQ $1, DX
+scanone:
+	VMOVSS (DI), X0
+	VUCOMISS X15, X0
+	JA scanmax // s > M (unordered: not taken)
+	VSUBSS X15, X0, X1
+	VMOVSS X1, (DI)
+	VMOVSS X13, (SI)
+	JMP scannext
+scanmax:
+	VSUBSS X0, X15, X1
+	VMOVSS X1, (DI)
+	VMOVSS X12, (SI)
+	VBROADCASTSS X0, Y15
+scannext:
+	ADDQ $4, DI
+	ADDQ $4, SI
+	DECQ CX
+	DECQ DX
+	JNZ scanone
+	JMP scan8
+scandone:
+	VZEROUPPER
+	RET
+
+// func softmaxSumAVX2(vs, ms *float32, n int) float32
+// The last pass (see softmaxSumGeneric): where ms[j] = 0 (the max moved),
+// ms[j] = vs[j] and vs[j] = 1; S = float32(fma(S, ms[j], vs[j])) in float64
+// in order. Where ms[j] = 1 that is the float32 sum S + vs[j] (a float64
+// sum of two float32 values rounded to float32 is the float32 sum).
+TEXT ·softmaxSumAVX2(SB), NOSPLIT, $0-28
+	MOVQ vs+0(FP), DI
+	MOVQ ms+8(FP), SI
+	MOVQ n+16(FP), CX
+	VXORPS X0, X0, X0 // S
+	VXORPS X12, X12, X12
+	VMOVSS one<>(SB), X13
+	TESTQ CX, CX
+	JZ sumdone
+sumloop:
+	VMOVSS (SI), X1
+	VUCOMISS X12, X1
+	JNE sumadd // ms != 0 (1 here)
+	JP sumadd
+	VMOVSS (DI), X1 // the rescale
+	VMOVSS X1, (SI)
+	VMOVSS X13, (DI)
+	VCVTSS2SD X0, X0, X0
+	VCVTSS2SD X1, X1, X1
+	VCVTSS2SD X13, X2, X2
+	VFMADD213SD X2, X1, X0 // S·ms + 1
+	VCVTSD2SS X0, X0, X0
+	JMP sumnext
+sumadd:
+	VADDSS (DI), X0, X0
+sumnext:
+	ADDQ $4, DI
+	ADDQ $4, SI
+	DECQ CX
+	JNZ sumloop
+sumdone:
+	VMOVSS X0, ret+24(FP)
+	RET

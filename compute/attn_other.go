@@ -19,3 +19,7 @@ func groupKernels(g, hd int) (dotGroupFunc, vkqGroupFunc) { return nil, nil }
 func maxGroup(hd int) int { return 1 }
 
 func roundF16sAsm(dst, src []float32) int { return 0 }
+
+func softmaxScan(vs, ms []float32, scale float32) { softmaxScanGeneric(vs, ms, scale) }
+
+func softmaxSum(vs, ms []float32) float32 { return softmaxSumGeneric(vs, ms) }

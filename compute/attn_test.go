@@ -169,3 +169,44 @@ func TestExp(t *testing.T) {
 	}
 	t.Logf("%d of %d values one ulp from math.Exp", off, n)
 }
+
+// TestOnlineSoftmax checks the assembly passes of OnlineSoftmax against the
+// Go ones bit for bit: rising, falling and random scores (the max moving
+// inside and outside eight-lane chunks), equal scores, ±Inf and NaN, every
+// length up to 40.
+func TestOnlineSoftmax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	inputs := map[string]func(j int) float32{
+		"random":  func(int) float32 { return float32(rng.NormFloat64() * 8) },
+		"rising":  func(j int) float32 { return float32(j) * 0.75 },
+		"falling": func(j int) float32 { return -float32(j) * 0.5 },
+		"equal":   func(int) float32 { return 3 },
+		"special": func(j int) float32 {
+			return []float32{float32(math.Inf(-1)), 2, float32(math.NaN()), float32(math.Inf(1)), -1, 0}[j%6]
+		},
+		"late": func(j int) float32 {
+			if j%13 == 12 {
+				return float32(j)
+			}
+			return float32(rng.Float64())
+		},
+	}
+	for name, f := range inputs {
+		for n := 1; n <= 40; n++ {
+			raw := make([]float32, n)
+			for j := range raw {
+				raw[j] = RoundF16(f(j))
+			}
+			vs, ms := append([]float32(nil), raw...), make([]float32, n)
+			S := OnlineSoftmax(vs, ms, 0.125)
+			wvs, wms := append([]float32(nil), raw...), make([]float32, n)
+			softmaxScanGeneric(wvs, wms, 0.125)
+			Exp(wvs)
+			wS := softmaxSumGeneric(wvs, wms)
+			what := fmt.Sprintf("%s/n%d", name, n)
+			same(t, what+" vs", vs, wvs)
+			same(t, what+" ms", ms, wms)
+			same(t, what+" S", []float32{S}, []float32{wS})
+		}
+	}
+}

@@ -116,9 +116,13 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 		}
 		x = xr
 	case vecDotQ8_0Kernel(t) != nil:
-		quantizeRows(&mm.q8_0, x, m, k/32, quantizeRowQ8_0)
-		if pk := panelKernelFor(t, hostISA); pk != nil {
-			setCorr(mm.q8_0[:m*k/32], pk.corr)
+		pk := panelKernelFor(t, hostISA)
+		var c int32
+		if pk != nil {
+			c = pk.corr
+		}
+		quantizeRowQ8_0Corr(x, grow(&mm.q8_0, m*k/32), c) // the rows are contiguous blocks
+		if pk != nil {
 			if pk.pack != nil {
 				panels = panelsOf(w, pk.kind, pk.pack)
 			}

@@ -81,13 +81,18 @@ func absMax32(xb *[32]float32) float32 {
 // quantizeRowQ8_0 quantizes x (len(y)·32 values) into y: d = amax/127
 // stored as f16, q = round-half-even(x·127/amax) with the unrounded scale.
 // It runs the assembly version where there is one (the same bits).
-func quantizeRowQ8_0(x []float32, y []blockQ8_0) {
+func quantizeRowQ8_0(x []float32, y []blockQ8_0) { quantizeRowQ8_0Corr(x, y, 0) }
+
+// quantizeRowQ8_0Corr is quantizeRowQ8_0 that also sets each block's corr
+// to c·Σqs (see panelKernel.corr).
+func quantizeRowQ8_0Corr(x []float32, y []blockQ8_0, c int32) {
 	if hostISA >= AVX2 && len(y) > 0 {
 		_ = x[len(y)*32-1]
-		quantizeQ8_0Asm(x, y)
+		quantizeQ8_0Asm(x, y, c)
 		return
 	}
 	quantizeRowQ8_0Generic(x, y)
+	setCorr(y, c)
 }
 
 // quantizeRowQ8_0Generic is quantizeRowQ8_0 in Go: the reference.

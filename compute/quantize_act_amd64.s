@@ -24,10 +24,11 @@ GLOBL packperm<>(SB), RODATA|NOPTR, $32
 // func quantizeQ8_0AVX2(x *float32, y *blockQ8_0, nb int)
 // nb blocks of 32 values: d = f16(amax/127), q = round-half-even(v·127/amax)
 // (0 for an all-zero block); corr is set to 0.
-TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-24
+TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-28
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ nb+16(FP), CX
+	MOVL c+24(FP), R8
 	TESTQ CX, CX
 	JZ done
 	VBROADCASTSS absmask<>(SB), Y15
@@ -56,7 +57,6 @@ loop:
 	VCVTPS2PH $0, X5, X5
 	VCVTPH2PS X5, X5
 	VMOVSS X5, (DI)
-	MOVL $0, 4(DI)
 	VDIVSS X4, X14, X6
 	VCMPSS $4, X12, X4, X7
 	VANDPS X7, X6, X6
@@ -69,6 +69,18 @@ loop:
 	VCVTPS2DQ Y1, Y1
 	VCVTPS2DQ Y2, Y2
 	VCVTPS2DQ Y3, Y3
+	VPADDD Y1, Y0, Y8 // corr = c·Σq (the int32s are the int8s: |q| ≤ 127)
+	VPADDD Y3, Y2, Y9
+	VPADDD Y9, Y8, Y8
+	VEXTRACTI128 $1, Y8, X9
+	VPADDD X9, X8, X8
+	VPSHUFD $0x4e, X8, X9
+	VPADDD X9, X8, X8
+	VPSHUFD $0xb1, X8, X9
+	VPADDD X9, X8, X8
+	VMOVD X8, AX
+	IMULL R8, AX
+	MOVL AX, 4(DI)
 	VPACKSSDW Y1, Y0, Y0
 	VPACKSSDW Y3, Y2, Y2
 	VPACKSSWB Y2, Y0, Y0

@@ -29,10 +29,11 @@ func TestQuantizeRowQ8_0Asm(t *testing.T) {
 	want := make([]blockQ8_0, nb)
 	got := make([]blockQ8_0, nb)
 	quantizeRowQ8_0Generic(x, want)
-	quantizeRowQ8_0(x, got)
+	setCorr(want, -8)
+	quantizeRowQ8_0Corr(x, got, -8)
 	for i := range want {
-		if math.Float32bits(got[i].d) != math.Float32bits(want[i].d) || got[i].qs != want[i].qs {
-			t.Fatalf("block %d: got d=%g %v, want d=%g %v", i, got[i].d, got[i].qs, want[i].d, want[i].qs)
+		if math.Float32bits(got[i].d) != math.Float32bits(want[i].d) || got[i].qs != want[i].qs || got[i].corr != want[i].corr {
+			t.Fatalf("block %d: got d=%g corr %d %v, want d=%g corr %d %v", i, got[i].d, got[i].corr, got[i].qs, want[i].d, want[i].corr, want[i].qs)
 		}
 	}
 }

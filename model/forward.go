@@ -214,7 +214,7 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		}
 		var S [4]float32
 		for e := range g {
-			S[e] = softmaxOnline(vs[e*ctx:e*ctx+n], ms[e*ctx:e*ctx+n], scale)
+			S[e] = compute.OnlineSoftmax(vs[e*ctx:e*ctx+n], ms[e*ctx:e*ctx+n], scale)
 		}
 		clear(out)
 		for j0 := 0; j0 < n; j0 += bs {
@@ -231,31 +231,4 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 			}
 		}
 	}
-}
-
-// softmaxOnline turns the raw scores vs of one head into the online
-// softmax's weights and rescales (ms) over the positions in order, and
-// returns the weights' sum. It runs in three passes: the running max and
-// each position's exponent (into vs; ms marks where the max moved), the
-// exponentials at once, then the rescales and the sum in order.
-func softmaxOnline(vs, ms []float32, scale float32) float32 {
-	M := float32(math.Inf(-1))
-	for j, sc := range vs {
-		sc *= scale
-		if sc > M {
-			vs[j], ms[j] = M-sc, 0
-			M = sc
-		} else {
-			vs[j], ms[j] = sc-M, 1
-		}
-	}
-	compute.Exp(vs)
-	var S float32
-	for j := range vs {
-		if ms[j] == 0 {
-			ms[j], vs[j] = vs[j], 1
-		}
-		S = float32(math.FMA(float64(S), float64(ms[j]), float64(vs[j])))
-	}
-	return S
 }
