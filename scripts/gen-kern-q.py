@@ -204,6 +204,45 @@ def kernel8(name):
     return '\n'.join(out)
 
 
+def lanes_kernel8(name):
+    # lanes_kernel for eight activation rows (VNNI only; addressing and
+    # accumulators as kernel8): the weight block's unpacking is shared by
+    # twice as many rows. Per output the same operations as the x1 and x4
+    # kernels.
+    addrs = [lambda o, r=r: f'{o}({r})' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
+    addrs += [lambda o: f'{o}(AX)(R10*1)', lambda o: f'{o}(AX)(R10*2)', lambda o: f'{o}(R14)(R10*4)']
+    accs = ['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14', 'Y15', 'Y28']
+    out = prologue(name, False)
+    out.append('row:')
+    body = [f'VPXORD {a}, {a}, {a}' if int(a[1:]) >= 16 else f'VXORPS {a}, {a}, {a}' for a in accs]
+    body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
+             'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
+    out += ['\t' + x for x in body]
+    out.append('block:')
+    body = ['VPBROADCASTW (SI), X8', 'VCVTPH2PS X8, Y8', 'VMOVDQU 2(SI), Y0', 'VPABSB Y0, Y1']
+    for j in range(8):
+        a, f = addrs[j], accs[j]
+        x, i, t = f'Y{2 + j % 4}', f'Y{20 + j % 4}', f'Y{24 + j % 4}'  # VPSIGNB has no EVEX form
+        body += [f'VMOVDQU {a(8)}, {x}', f'VPSIGNB Y0, {x}, {x}', f'VPXORD {i}, {i}, {i}', f'VPDPBUSD {x}, Y1, {i}',
+                 f'VCVTDQ2PS {i}, {i}', f'VMULPS.BCST {a(0)}, Y8, {t}', f'VFMADD231PS {t}, {i}, {f}']
+    body.append('ADDQ $34, SI')
+    body += [f'ADDQ $40, {r}' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
+    body += ['DECQ CX', 'JNZ block']
+    # hsum_float_8 of each accumulator, stored at out + t·os.
+    body += ['MOVQ DI, AX']
+    for j, f in enumerate(accs):
+        x = 'X' + f[1:]
+        body += [f'VEXTRACTF128 $1, {f}, X5' if int(f[1:]) < 16 else f'VEXTRACTF32X4 $1, {f}, X5',
+                 f'VADDPS X5, {x}, {x}', f'VMOVHLPS {x}, {x}, X5',
+                 f'VADDPS X5, {x}, {x}', f'VMOVSHDUP {x}, X5', f'VADDSS X5, {x}, {x}', f'VMOVSS {x}, (AX)']
+        if j < 7:
+            body.append('ADDQ R11, AX')
+    body += ['ADDQ $4, DI', 'DECQ R8', 'JNZ row']
+    out += ['\t' + x for x in body]
+    out += ['done:', '\tVZEROUPPER', '\tRET', '']
+    return '\n'.join(out)
+
+
 def main():
     print(HEADER)
     for rows in (1, 4):
@@ -216,5 +255,6 @@ def main():
     for rows in (1, 4):
         print(lanes_kernel(f'q8_0LanesX{rows}VNNI', rows, True))
         print(lanes_kernel(f'q8_0LanesX{rows}AVX2', rows, False))
+    print(lanes_kernel8('q8_0LanesX8VNNI'))
 
 main()
