@@ -39,7 +39,8 @@ FUZZ_TARGETS := \
 	./model/safetensors:FuzzOpen \
 	./model/tokenizer:FuzzEncodeSPM \
 	./model/tokenizer:FuzzEncodeBPE \
-	./server:FuzzRequests
+	./server:FuzzRequests \
+	./server/chat:FuzzRender
 
 # CI's bound is a count of executions, not a duration: with a duration, Go
 # 1.26's fuzz coordinator can fail a target with a bare "context deadline

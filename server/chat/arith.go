@@ -9,7 +9,7 @@ import (
 func binary(op string, a, b any) (any, error) {
 	switch op {
 	case "+":
-		return add(a, b)
+		return checkSize(add(a, b))
 	case "==":
 		return pyEqual(a, b), nil
 	case "!=":
@@ -37,6 +37,9 @@ func binary(op string, a, b any) (any, error) {
 	}
 	if op == "*" {
 		if s, n, ok := repeatOperands(a, b); ok {
+			if err := repeatLen(len(s), n); err != nil {
+				return nil, err
+			}
 			return strings.Repeat(s, max(n, 0)), nil
 		}
 	}

@@ -135,7 +135,10 @@ func (t *Template) render(messages []Message, o Options, objectArgs bool) (out s
 			out, err = "", fmt.Errorf("chat: render: %v", p)
 		}
 	}()
-	out, err = t.tpl.ExecuteToString(exec.NewContext(vars))
+	vars[budgetVar] = &budget{steps: maxSteps}
+	var b strings.Builder
+	err = t.tpl.Execute(&cappedWriter{w: &b}, exec.NewContext(vars))
+	out = b.String()
 	switch {
 	case raised != nil:
 		return "", raised

@@ -54,7 +54,7 @@ var operatorFilters = map[string]pyFunc{
 		}
 		return binary(op, in, right)
 	},
-	"__concat": func(in any, args []any, _ map[string]any) (any, error) { return concat(in, args[0]), nil },
+	"__concat": func(in any, args []any, _ map[string]any) (any, error) { return checkSize(concat(in, args[0]), nil) },
 	"__str":    func(in any, _ []any, _ map[string]any) (any, error) { return pyStr(in), nil },
 	"__list": func(in any, _ []any, _ map[string]any) (any, error) {
 		items, _ := sequence(in)
@@ -128,11 +128,15 @@ var pyFilters = map[string]pyFunc{
 				return nil, err
 			}
 		}
+		sep := pyStr(arg(args, kw, 0, "d", ""))
+		if err := repeatLen(len(sep), len(items)); err != nil {
+			return nil, err
+		}
 		parts := make([]string, len(items))
 		for i, it := range items {
 			parts[i] = pyStr(it)
 		}
-		return strings.Join(parts, pyStr(arg(args, kw, 0, "d", ""))), nil
+		return checkSize(strings.Join(parts, sep), nil)
 	},
 	"default": defaultFilter,
 	"d":       defaultFilter,
@@ -154,15 +158,26 @@ var pyFilters = map[string]pyFunc{
 		if c, ok := arg(args, kw, 2, "count", nil).(int); ok {
 			count = c
 		}
-		return strings.Replace(pyStr(in), pyStr(arg(args, kw, 0, "old", "")), pyStr(arg(args, kw, 1, "new", "")), count), nil
+		s, old, new := pyStr(in), pyStr(arg(args, kw, 0, "old", "")), pyStr(arg(args, kw, 1, "new", ""))
+		if err := replacedLen(s, old, new, count); err != nil {
+			return nil, err
+		}
+		return strings.Replace(s, old, new, count), nil
 	},
 	"indent": func(in any, args []any, kw map[string]any) (any, error) {
 		width := arg(args, kw, 0, "width", 4)
 		ind, ok := width.(string)
 		if !ok {
-			ind = strings.Repeat(" ", asInt(width))
+			if err := repeatLen(1, asInt(width)); err != nil {
+				return nil, err
+			}
+			ind = strings.Repeat(" ", max(asInt(width), 0))
 		}
-		return indent(pyStr(in), ind, truthy(arg(args, kw, 1, "first", false)), truthy(arg(args, kw, 2, "blank", false))), nil
+		s := pyStr(in)
+		if err := repeatLen(len(ind), strings.Count(s, "\n")+1); err != nil {
+			return nil, err
+		}
+		return checkSize(indent(s, ind, truthy(arg(args, kw, 1, "first", false)), truthy(arg(args, kw, 2, "blank", false))), nil)
 	},
 	"first": func(in any, _ []any, _ map[string]any) (any, error) {
 		items, err := iterate(in)

@@ -61,6 +61,9 @@ func percentFormat(format string, args any) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if b.Len()+len(s) > maxString {
+			return "", tooLong(b.Len() + len(s))
+		}
 		b.WriteString(s)
 	}
 	if !isDict && next < len(values) {

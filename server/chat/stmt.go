@@ -30,6 +30,9 @@ func (s *forStmt) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) er
 	if err != nil {
 		return err
 	}
+	if err := charge(r, len(items)); err != nil {
+		return err
+	}
 	inner := *s.ForControlStructure
 	at := s.ObjectEvaluator.Position()
 	inner.ObjectEvaluator = name(at, forItemsVar)
@@ -56,6 +59,9 @@ func (s *macroStmt) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) 
 	}
 	depth := 0 // this render's nesting of calls to the macro
 	r.Environment.Context.Set(s.Name, fn(func(va *exec.VarArgs) *exec.Value {
+		if err := charge(r, 1); err != nil {
+			return exec.AsValue(err)
+		}
 		if depth >= maxMacroDepth {
 			return exec.AsValue(&pyError{"RecursionError", "maximum recursion depth exceeded in macro " + s.Name})
 		}
@@ -92,7 +98,7 @@ func (s *setStmt) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) er
 	case s.body != nil:
 		var out strings.Builder
 		sub := r.Inherit()
-		sub.Output = &out
+		sub.Output = &cappedWriter{w: &out}
 		if err := sub.ExecuteWrapper(s.body); err != nil {
 			return err
 		}
@@ -188,7 +194,7 @@ func (s *filterStmt) String() string          { return fmt.Sprintf("filter(line 
 func (s *filterStmt) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) error {
 	var out strings.Builder
 	sub := r.Inherit()
-	sub.Output = &out
+	sub.Output = &cappedWriter{w: &out}
 	if err := sub.ExecuteWrapper(s.body); err != nil {
 		return err
 	}
