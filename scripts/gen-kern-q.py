@@ -173,19 +173,28 @@ def dot_vnni1(addr, f, i, t):
     return s
 
 
-def kernel8(name):
-    # Eight activation rows (VNNI only): rows 0..4 at BX, R12, R13, R14, AX;
-    # 5 and 6 at AX plus one and two strides, 7 at R14 plus four.
-    addrs = [lambda o, r=r: f'{o}({r})' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
-    addrs += [lambda o: f'{o}(AX)(R10*1)', lambda o: f'{o}(AX)(R10*2)', lambda o: f'{o}(R14)(R10*4)']
-    accs = ['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14', 'Y15', 'Y28']
+# Eight activation rows (VNNI only): rows 0..4 at BX, R12, R13, R14, AX;
+# 5 and 6 at AX plus one and two strides, 7 at R14 plus four; their
+# accumulators.
+ADDRS8 = [lambda o, r=r: f'{o}({r})' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
+ADDRS8 += [lambda o: f'{o}(AX)(R10*1)', lambda o: f'{o}(AX)(R10*2)', lambda o: f'{o}(R14)(R10*4)']
+ACCS8 = ['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14', 'Y15', 'Y28']
+
+
+def start8(name, label):
+    # An eight-row kernel's header and loop start: zeroed accumulators, the
+    # activation row pointers, the block count.
     out = prologue(name, False)
-    out.append('panel:')
-    body = [f'VPXORD {a}, {a}, {a}' if int(a[1:]) >= 16 else f'VXORPS {a}, {a}, {a}' for a in accs]  # no AVX512DQ needed
+    out.append(f'{label}:')
+    body = [f'VPXORD {a}, {a}, {a}' if int(a[1:]) >= 16 else f'VXORPS {a}, {a}, {a}' for a in ACCS8]  # no AVX512DQ needed
     body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
              'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
-    out += ['\t' + x for x in body]
-    out.append('block:')
+    return out + ['\t' + x for x in body] + ['block:']
+
+
+def kernel8(name):
+    addrs, accs = ADDRS8, ACCS8
+    out = start8(name, 'panel')
     body = load_q4_0()
     for j in range(8):
         body += dot_vnni1(addrs[j], accs[j], f'Y{16 + j}', f'Y{24 + j % 4}')
@@ -209,16 +218,8 @@ def lanes_kernel8(name):
     # accumulators as kernel8): the weight block's unpacking is shared by
     # twice as many rows. Per output the same operations as the x1 and x4
     # kernels.
-    addrs = [lambda o, r=r: f'{o}({r})' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
-    addrs += [lambda o: f'{o}(AX)(R10*1)', lambda o: f'{o}(AX)(R10*2)', lambda o: f'{o}(R14)(R10*4)']
-    accs = ['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14', 'Y15', 'Y28']
-    out = prologue(name, False)
-    out.append('row:')
-    body = [f'VPXORD {a}, {a}, {a}' if int(a[1:]) >= 16 else f'VXORPS {a}, {a}, {a}' for a in accs]
-    body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
-             'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
-    out += ['\t' + x for x in body]
-    out.append('block:')
+    addrs, accs = ADDRS8, ACCS8
+    out = start8(name, 'row')
     body = ['VPBROADCASTW (SI), X8', 'VCVTPH2PS X8, Y8', 'VMOVDQU 2(SI), Y0', 'VPABSB Y0, Y1']
     for j in range(8):
         a, f = addrs[j], accs[j]
