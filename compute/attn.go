@@ -148,6 +148,9 @@ func Exp(x []float32) {
 // on this CPU (1: they run the heads one by one).
 func AttnGroup(hd int) int { return maxGroup(hd) }
 
+// MaxAttnGroup bounds AttnGroup for every head size.
+const MaxAttnGroup = 4
+
 // DotRowsGroup is DotRows for g query heads against the same rows: q holds
 // the heads' queries one after the other (g·hd values) and head i's n
 // results go to out[i·ostride:]. Each head's results equal DotRows's bit

@@ -15,9 +15,10 @@ const (
 	// AVX2 is AVX2 with FMA and F16C (x86-64-v3).
 	AVX2
 	// AVX512VNNI adds AVX-512 F/BW/VL and VNNI's VPDPBUSD to AVX2. The
-	// kernels still use 256-bit vectors (their results equal the AVX2
-	// kernels' bit for bit); VNNI replaces three instructions per int8 dot
-	// step with one, and EVEX gives sixteen more registers.
+	// matrix kernels still use 256-bit vectors, the grouped attention
+	// kernels 512-bit ones (their results equal the AVX2 kernels' bit for
+	// bit); VNNI replaces three instructions per int8 dot step with one,
+	// and EVEX gives sixteen more registers.
 	AVX512VNNI
 )
 

@@ -212,7 +212,7 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 			kb, _ := cache.Block(l, int(table[j0/bs]))
 			compute.DotRowsGroup(vs[j0:], ctx, q16[:g*hd], g, kb[kvOff:], kvDim, min(bs, n-j0))
 		}
-		var S [4]float32
+		var S [compute.MaxAttnGroup]float32
 		for e := range g {
 			S[e] = compute.OnlineSoftmax(vs[e*ctx:e*ctx+n], ms[e*ctx:e*ctx+n], scale)
 		}
