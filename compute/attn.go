@@ -31,21 +31,6 @@ func DotRows(out, q, rows []float32, stride, n int) {
 	}
 }
 
-// AxpyRows adds Σ_j p[j]·rows[j·stride + d] to out[d] (d < len(out)), the
-// rows in order, each by FMA.
-func AxpyRows(out, rows []float32, stride int, p []float32) {
-	hd, n := len(out), len(p)
-	if n == 0 || hd == 0 {
-		return
-	}
-	_ = rows[(n-1)*stride+hd-1]
-	if hostISA >= AVX2 && hd%8 == 0 {
-		axpyRowsAsm(&out[0], &rows[0], stride*4, n, hd, &p[0])
-		return
-	}
-	axpyRowsGeneric(out, rows, stride, p)
-}
-
 // dotRowsGeneric is DotRows in Go, in the assembly's order: for hd a
 // multiple of 64 ggml's FMA lanes and reduction tree; below 64 with hd a
 // multiple of 8 float64 lanes 0..3 and 4..7 of each eight products, then a
@@ -92,15 +77,6 @@ func dotRowsGeneric(out, q, rows []float32, stride, n int) {
 			}
 		}
 		out[j] = float32(s)
-	}
-}
-
-func axpyRowsGeneric(out, rows []float32, stride int, p []float32) {
-	for j, pj := range p {
-		v := rows[j*stride : j*stride+len(out)]
-		for d := range out {
-			out[d] = fma32(pj, v[d], out[d])
-		}
 	}
 }
 

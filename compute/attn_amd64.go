@@ -3,14 +3,8 @@ package compute
 //go:noescape
 func dotRowsAVX2(q *float32, k *float32, stride, n, hd int, out *float32)
 
-//go:noescape
-func axpyRowsAVX2(out *float32, v *float32, stride, n, hd int, p *float32)
-
 func dotRowsAsm(q, k *float32, stride, n, hd int, out *float32) {
 	dotRowsAVX2(q, k, stride, n, hd, out)
-}
-func axpyRowsAsm(out, v *float32, stride, n, hd int, p *float32) {
-	axpyRowsAVX2(out, v, stride, n, hd, p)
 }
 
 //go:noescape

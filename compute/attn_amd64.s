@@ -51,69 +51,6 @@ ddone:
 	VZEROUPPER
 	RET
 
-// func axpyRowsAVX2(out *float32, v *float32, stride, n, hd int, p *float32)
-// out[d] += Σ_j p[j]·v_j[d], the rows in order, by FMA; 32 values of out
-// at a time in registers (then 8 at a time for the rest).
-TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ v+8(FP), DX
-	MOVQ stride+16(FP), R10
-	MOVQ n+24(FP), CX
-	MOVQ hd+32(FP), R9
-	MOVQ p+40(FP), SI
-	TESTQ CX, CX
-	JZ adone
-a32:
-	CMPQ R9, $32
-	JLT a8
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	MOVQ DX, BX
-	MOVQ SI, R8
-	MOVQ CX, R11
-a32row:
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS (BX), Y4, Y0
-	VFMADD231PS 32(BX), Y4, Y1
-	VFMADD231PS 64(BX), Y4, Y2
-	VFMADD231PS 96(BX), Y4, Y3
-	ADDQ $4, R8
-	ADDQ R10, BX
-	DECQ R11
-	JNZ a32row
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, DI
-	ADDQ $128, DX
-	SUBQ $32, R9
-	JMP a32
-a8:
-	CMPQ R9, $8
-	JLT adone
-	VMOVUPS (DI), Y0
-	MOVQ DX, BX
-	MOVQ SI, R8
-	MOVQ CX, R11
-a8row:
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS (BX), Y4, Y0
-	ADDQ $4, R8
-	ADDQ R10, BX
-	DECQ R11
-	JNZ a8row
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, DX
-	SUBQ $8, R9
-	JMP a8
-adone:
-	VZEROUPPER
-	RET
-
 // ROUND16 rounds the eight floats of Yr to f16 and back (nearest even).
 #define ROUND16(Yr, Xr) VCVTPS2PH $0, Yr, Xr; VCVTPH2PS Xr, Yr
 
