@@ -145,15 +145,16 @@ func (g *gate) step(t testing.TB) {
 
 // faulty is a Backend whose Forward panics on the calls fail picks (counted
 // from 1), before touching the KV cache, as with a broken invariant in a
-// kernel; and whose SwapOut panics, before copying, on the calls failSwap
-// picks (nil: none). The device actor fails inside a step or a block copy.
+// kernel; and whose SwapOut and SwapIn panic, before copying, on the calls
+// failSwapOut and failSwapIn pick (nil: none). The device actor fails inside
+// a step or a block copy.
 type faulty struct {
 	actors.Backend
-	fail, failSwap func(call int64) bool
-	start          chan struct{} // if not nil, Forward waits until it is closed
+	fail, failSwapOut, failSwapIn func(call int64) bool
+	start                         chan struct{} // if not nil, Forward waits until it is closed
 
-	calls, swaps atomic.Int64
-	panics       atomic.Int64 // both kinds
+	calls, swapOuts, swapIns atomic.Int64
+	panics                   atomic.Int64 // all kinds
 	lost         atomic.Int64 // sequences in the batches that panicked
 }
 
@@ -170,11 +171,19 @@ func (f *faulty) Forward(b *model.Batch, logits []float32) error {
 }
 
 func (f *faulty) SwapOut(copies []messages.BlockCopy) error {
-	if n := f.swaps.Add(1); f.failSwap != nil && f.failSwap(n) {
+	if n := f.swapOuts.Add(1); f.failSwapOut != nil && f.failSwapOut(n) {
 		f.panics.Add(1)
 		panic(fmt.Sprintf("faulty backend: swap-out %d", n))
 	}
 	return f.Backend.SwapOut(copies)
+}
+
+func (f *faulty) SwapIn(copies []messages.BlockCopy) error {
+	if n := f.swapIns.Add(1); f.failSwapIn != nil && f.failSwapIn(n) {
+		f.panics.Add(1)
+		panic(fmt.Sprintf("faulty backend: swap-in %d", n))
+	}
+	return f.Backend.SwapIn(copies)
 }
 
 // fewBlocks is a Backend that offers the scheduler only numBlocks of its

@@ -115,16 +115,16 @@ func TestDevicePanic(t *testing.T) {
 	}
 }
 
-// TestSwapOutPanic makes the device panic while it copies a preempted
-// sequence's blocks to the host tier (its first eight swap-outs, under the
+// TestSwapPanic makes the device panic while it copies blocks between the
+// tiers (its first eight swap-outs, or its first eight swap-ins, under the
 // supervisor's limit of ten restarts), so the copy is lost: the batcher must
-// recompute that sequence rather than swap garbage back in. Four greedy
-// requests share 16 blocks of 4 tokens (Swap preemption, a 1ns window, so
-// plans often hold a lone sequence that preempts itself); each must end with
-// exactly the tokens it gives alone. Where a lost copy falls depends on
-// timing, so the scenario runs 6 times; when the batcher completed such a
-// plan without a device round trip, about 5 runs in 6 went wrong.
-func TestSwapOutPanic(t *testing.T) {
+// recompute that sequence rather than run on garbage. Four greedy requests
+// share 16 blocks of 4 tokens (Swap preemption, a 1ns window, so plans often
+// hold a lone sequence that preempts itself); each must end with exactly the
+// tokens it gives alone. Where a lost copy falls depends on timing, so each
+// direction runs 6 times; when the batcher completed a swap-out plan without
+// a device round trip, about 5 runs in 6 went wrong.
+func TestSwapPanic(t *testing.T) {
 	noLeaksSince(t)
 	m := openModel(t, "stories260K.gguf")
 	cases := loadCases(t, "stories260K")
@@ -134,35 +134,43 @@ func TestSwapOutPanic(t *testing.T) {
 	}
 	want := choicesAlone(t, m, reqs...)
 	const numBlocks, blockSize = 16, 4
-	for run := range 6 {
-		ok := t.Run(fmt.Sprint("run", run), func(t *testing.T) {
-			be, err := actors.NewCPUBackend(m, numBlocks, blockSize, numBlocks, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The first forward pass waits until all four requests are in, so
-			// that they contend for the blocks however fast the model runs.
-			f := &faulty{Backend: be, failSwap: func(n int64) bool { return n <= 8 }, start: make(chan struct{})}
-			rt := start(t, m, actors.Config{NumBlocks: numBlocks, BlockSize: blockSize, NumHostBlocks: numBlocks,
-				Preemption: sched.Swap, Window: time.Nanosecond, Backends: []actors.Backend{f}})
-			res := make([]*streamTail, len(reqs))
-			for i, req := range reqs {
-				res[i] = newStreamTail(t, streamOrFail(t, rt, context.Background(), cloneRequest(req)), 1)
-			}
-			pollStats(t, rt, "all four admitted", func(st *messages.Stats) bool { return st.Running+st.Waiting == len(reqs) })
-			close(f.start)
-			for i, r := range res {
-				if r.wait(); !slices.Equal(r.ids[0], want[i][0]) || r.finish[0] != messages.FinishLength {
-					t.Errorf("request %d: %v %s %s\nwant %v (alone)", i, r.ids[0], r.finish[0], r.errs[0], want[i][0])
+	firstEight := func(n int64) bool { return n <= 8 }
+	for _, dir := range []string{"out", "in"} {
+		for run := range 6 {
+			ok := t.Run(fmt.Sprintf("%s/run%d", dir, run), func(t *testing.T) {
+				be, err := actors.NewCPUBackend(m, numBlocks, blockSize, numBlocks, 1)
+				if err != nil {
+					t.Fatal(err)
 				}
+				// The first forward pass waits until all four requests are in, so
+				// that they contend for the blocks however fast the model runs.
+				f := &faulty{Backend: be, start: make(chan struct{})}
+				if dir == "out" {
+					f.failSwapOut = firstEight
+				} else {
+					f.failSwapIn = firstEight
+				}
+				rt := start(t, m, actors.Config{NumBlocks: numBlocks, BlockSize: blockSize, NumHostBlocks: numBlocks,
+					Preemption: sched.Swap, Window: time.Nanosecond, Backends: []actors.Backend{f}})
+				res := make([]*streamTail, len(reqs))
+				for i, req := range reqs {
+					res[i] = newStreamTail(t, streamOrFail(t, rt, context.Background(), cloneRequest(req)), 1)
+				}
+				pollStats(t, rt, "all four admitted", func(st *messages.Stats) bool { return st.Running+st.Waiting == len(reqs) })
+				close(f.start)
+				for i, r := range res {
+					if r.wait(); !slices.Equal(r.ids[0], want[i][0]) || r.finish[0] != messages.FinishLength {
+						t.Errorf("request %d: %v %s %s\nwant %v (alone)", i, r.ids[0], r.finish[0], r.errs[0], want[i][0])
+					}
+				}
+				st := pollStats(t, rt, "idle", idleStats)
+				if st.DeviceRestarts != f.panics.Load() || st.SwapOuts == 0 || f.panics.Load() == 0 {
+					t.Errorf("%d panics, %d device restarts, %d swap-outs, %d swap-ins", f.panics.Load(), st.DeviceRestarts, st.SwapOuts, st.SwapIns)
+				}
+			})
+			if !ok {
+				return
 			}
-			st := pollStats(t, rt, "idle", idleStats)
-			if st.DeviceRestarts != f.panics.Load() || st.SwapOuts == 0 {
-				t.Errorf("%d panics, %d device restarts, %d swap-outs", f.panics.Load(), st.DeviceRestarts, st.SwapOuts)
-			}
-		})
-		if !ok {
-			break
 		}
 	}
 }

@@ -123,8 +123,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			ch.FinishReason = &f
 		}
 	})
-	if failed != "" {
-		writeError(w, serverError(failed))
+	if failed != nil {
+		writeError(w, failed)
 		return
 	}
 	if r.Context().Err() != nil {

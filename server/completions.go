@@ -86,6 +86,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		reqs = append(reqs, g)
+		if len(reqs)*g.N > maxChoices {
+			writeError(w, badRequest("n", "%d prompts times n %d is more than %d choices", len(prompts), g.N, maxChoices))
+			return
+		}
 	}
 	j, e := s.launch(r.Context(), reqs, start)
 	if e != nil {
@@ -118,8 +122,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			ch.FinishReason = &f
 		}
 	})
-	if failed != "" {
-		writeError(w, serverError(failed))
+	if failed != nil {
+		writeError(w, failed)
 		return
 	}
 	if r.Context().Err() != nil {
@@ -135,8 +139,8 @@ func (s *Server) completionPrompts(p *promptField) ([][]int32, []string, *apiErr
 	if len(p.texts)+len(p.ids) == 0 {
 		return nil, nil, badRequest("prompt", "prompt is required")
 	}
-	if len(p.texts)+len(p.ids) > 64 {
-		return nil, nil, badRequest("prompt", "at most 64 prompts per request")
+	if len(p.texts)+len(p.ids) > maxPromptsPerReq {
+		return nil, nil, badRequest("prompt", "at most %d prompts per request", maxPromptsPerReq)
 	}
 	var out [][]int32
 	texts := p.texts

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // TestBadRequests: each mistake gets its documented status and OpenAI's
 // error shape, never a 500.
 func TestBadRequests(t *testing.T) {
-	f := newFixture(t, options{srv: server.Config{MaxBodyBytes: 4096}})
+	f := newFixture(t, options{srv: server.Config{MaxBodyBytes: 16 << 10}})
 	noTmpl := newFixture(t, options{noTmpl: true})
 	long := strings.Repeat("once upon a time ", 200)
 	cases := []struct {
@@ -37,6 +38,12 @@ func TestBadRequests(t *testing.T) {
 		{"logit bias key", "/v1/completions", `{"prompt": "x", "logit_bias": {"99999": 1}}`, 400, "logit_bias"},
 		{"logit bias value", "/v1/completions", `{"prompt": "x", "logit_bias": {"5": 101}}`, 400, "logit_bias"},
 		{"too many stops", "/v1/completions", `{"prompt": "x", "stop": ["a","b","c","d","e"]}`, 400, "stop"},
+		{"stop too long", "/v1/completions", `{"prompt": "x", "stop": "` + strings.Repeat("z", 1025) + `"}`, 400, "stop"},
+		{"too many stop token ids", "/v1/completions", `{"prompt": "x", "stop_token_ids": [` + strings.Repeat("1,", 1024) + `1]}`, 400, "stop_token_ids"},
+		{"logit bias too big", "/v1/completions", `{"prompt": "x", "logit_bias": {` + manyBiases(1025) + `}}`, 400, "logit_bias"},
+		{"n too big", "/v1/completions", `{"prompt": "x", "n": 129}`, 400, "n"},
+		{"n times prompts", "/v1/completions", `{"prompt": ["a","b","c"], "n": 50}`, 400, "n"},
+		{"too many prompts", "/v1/completions", `{"prompt": [` + strings.Repeat(`"a",`, 64) + `"a"]}`, 400, "prompt"},
 		{"max_tokens 0", "/v1/completions", `{"prompt": "x", "max_tokens": 0}`, 400, "max_tokens"},
 		{"over the context", "/v1/completions", `{"prompt": "x", "max_tokens": 100000}`, 400, "max_tokens"},
 		{"token id out of range", "/v1/completions", `{"prompt": [1, 99999]}`, 400, "prompt"},
@@ -47,7 +54,8 @@ func TestBadRequests(t *testing.T) {
 		{"image part", "/v1/chat/completions", `{"messages": [{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages.content"},
 		{"unknown model", "/v1/completions", `{"model": "gpt-9", "prompt": "x"}`, 404, ""},
 		{"unknown route", "/v1/embeddings", `{"input": "x"}`, 404, ""},
-		{"body too large", "/v1/completions", `{"prompt": "` + strings.Repeat("a", 5000) + `"}`, 413, ""},
+		{"body too large", "/v1/completions", `{"prompt": "` + strings.Repeat("a", 20000) + `"}`, 413, ""},
+		{"stop_token_ids out of range", "/v1/completions", `{"prompt": "x", "stop_token_ids": [99999]}`, 400, "stop_token_ids"},
 		{"detokenize out of range", "/detokenize", `{"tokens": [1, -5]}`, 400, ""},
 	}
 	for _, tc := range cases {
@@ -55,6 +63,12 @@ func TestBadRequests(t *testing.T) {
 			checkError(t, f.url+tc.url, tc.body, tc.status, tc.param)
 		})
 	}
+	t.Run("logit bias count", func(t *testing.T) {
+		msg := checkError(t, f.url+"/v1/completions", `{"prompt": "x", "logit_bias": {`+manyBiases(1025)+`}}`, 400, "logit_bias")
+		if !strings.Contains(msg, "at most 1024") {
+			t.Errorf("message %q does not give the limit", msg)
+		}
+	})
 	t.Run("no chat template", func(t *testing.T) {
 		body := checkError(t, noTmpl.url+"/v1/chat/completions", `{"messages": [{"role":"user","content":"hi"}]}`, 400, "messages")
 		if !strings.Contains(body, "chat template") {
@@ -66,6 +80,16 @@ func TestBadRequests(t *testing.T) {
 		checkError(t, big.url+"/v1/completions", `{"prompt": "`+long+`"}`, 400, "prompt")
 	})
 	f.waitIdle(t)
+}
+
+// manyBiases is n distinct logit_bias entries (the count is checked before
+// the keys: most of these are not token ids of stories260K).
+func manyBiases(n int) string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf(`"%d": 1`, i)
+	}
+	return strings.Join(keys, ",")
 }
 
 // checkError posts body and checks the status and OpenAI's error shape.

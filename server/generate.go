@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -31,6 +33,7 @@ type job struct {
 	finish  []string    // (choices)
 	pending int         // runtime requests not yet done
 	ttft    bool        // observed
+	ctx     context.Context
 }
 
 // launch submits every request and merges their chunks. An invalid request
@@ -39,7 +42,13 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 	n := max(reqs[0].N, 1)
 	j := &job{s: s, start: start, n: n, out: make(chan choiceChunk, 64), pending: len(reqs),
 		first: make([]time.Time, n*len(reqs)), last: make([]time.Time, n*len(reqs)), finish: make([]string, n*len(reqs))}
-	ctx, cancel := context.WithCancel(ctx)
+	var cancel context.CancelFunc
+	if s.cfg.RequestTimeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	j.ctx = ctx
 	var chans []<-chan *messages.OutputChunk
 	for _, req := range reqs {
 		ch, err := s.rt.Stream(ctx, req)
@@ -113,24 +122,30 @@ func (j *job) record(cc choiceChunk) {
 
 // drain reads the job to its end, recording every chunk, and calls fn with
 // each chunk of a choice (not the request's Done chunks). It returns the
-// error of a choice that failed, if any.
-func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed string) {
+// error of a choice that failed, if any. A choice cancelled because the
+// request ran past Config.RequestTimeout is passed to fn as failed.
+func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiError) {
 	for cc := range j.out {
 		j.record(cc)
-		if cc.c.Done {
+		c := cc.c
+		if c.Done {
 			continue
 		}
-		if cc.c.FinishReason == messages.FinishError {
-			failed = cc.c.Err
+		if c.FinishReason == messages.FinishCancelled && errors.Is(j.ctx.Err(), context.DeadlineExceeded) {
+			c.FinishReason, c.Err = messages.FinishError, j.timeout().Message
+			failed = j.timeout()
+		} else if c.FinishReason == messages.FinishError {
+			failed = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: c.Err}
 		}
-		fn(cc.index, cc.c)
+		fn(cc.index, c)
 	}
 	return failed
 }
 
-// serverError is the 500 for a choice that failed while the client waited.
-func serverError(msg string) *apiError {
-	return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: msg}
+// timeout is the error of a request that ran past Config.RequestTimeout.
+func (j *job) timeout() *apiError {
+	return &apiError{Status: http.StatusRequestTimeout, Type: "timeout_error", Code: strp("request_timeout"),
+		Message: fmt.Sprintf("the request ran past the server's limit of %v (--request-timeout)", j.s.cfg.RequestTimeout)}
 }
 
 // newID returns prefix followed by 24 random hex digits.

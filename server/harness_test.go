@@ -40,6 +40,9 @@ type options struct {
 	srv      server.Config
 	notReady bool
 	noTmpl   bool
+	// wrap, when set, wraps the device: a CPU backend of rt's NumBlocks,
+	// BlockSize and NumHostBlocks (which must be set).
+	wrap func(actors.Backend) actors.Backend
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -53,6 +56,13 @@ func newFixture(t testing.TB, o options) *fixture {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
 	t.Cleanup(sys.Shutdown)
+	if o.wrap != nil {
+		be, err := actors.NewCPUBackend(m, o.rt.NumBlocks, o.rt.BlockSize, o.rt.NumHostBlocks, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.rt.Backends = []actors.Backend{o.wrap(be)}
+	}
 	rt, err := actors.Start(sys, m, o.rt)
 	if err != nil {
 		t.Fatal(err)

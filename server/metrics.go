@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -68,6 +69,9 @@ func newMetrics(model string, rt *actors.Runtime) *metrics {
 	m.prefixHits = desc("prefix_cache_hits_total", "Prompt tokens found in the prefix cache.")
 	m.preemptions = desc("num_preemptions_total", "Sequences preempted.")
 	m.reg.MustRegister(m)
+	// The Go runtime's and the process's own (go_goroutines, go_memstats_*,
+	// process_resident_memory_bytes, ...), as every Go exporter has.
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

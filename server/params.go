@@ -36,8 +36,18 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-// maxStops is OpenAI's limit on stop strings.
-const maxStops = 4
+// Limits on a request's parameters, each a 400 when exceeded. maxStops is
+// OpenAI's limit on stop strings; the others bound the work and memory one
+// request can ask for (a stop string is matched against each sequence's
+// held-back text, a logit bias is applied at every step).
+const (
+	maxStops         = 4
+	maxStopBytes     = 1024
+	maxStopTokenIDs  = 1024
+	maxLogitBias     = 1024
+	maxChoices       = 128 // n times the number of prompts
+	maxPromptsPerReq = 64
+)
 
 // toRequest checks the shared fields against their documented ranges and
 // fills req; maxTokens is the chosen limit (the endpoint's default applied);
@@ -90,6 +100,9 @@ func (f *samplingFields) toRequest(req *messages.GenerateRequest, vocab, logprob
 	if s.PresencePenalty != 0 || s.FrequencyPenalty != 0 || (s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1) {
 		s.PenaltyLastN = 64 // llama.cpp's window
 	}
+	if len(f.LogitBias) > maxLogitBias {
+		return badRequest("logit_bias", "logit_bias has %d entries; at most %d", len(f.LogitBias), maxLogitBias)
+	}
 	if len(f.LogitBias) > 0 {
 		s.LogitBias = make(map[int32]float32, len(f.LogitBias))
 		for k, v := range f.LogitBias {
@@ -115,8 +128,8 @@ func (f *samplingFields) toRequest(req *messages.GenerateRequest, vocab, logprob
 	n := 1
 	if f.N != nil {
 		n = *f.N
-		if n < 1 || n > 128 {
-			return badRequest("n", "n %d is outside [1, 128]", n)
+		if n < 1 || n > maxChoices {
+			return badRequest("n", "n %d is outside [1, %d]", n, maxChoices)
 		}
 	}
 	req.N = n
@@ -127,8 +140,14 @@ func (f *samplingFields) toRequest(req *messages.GenerateRequest, vocab, logprob
 		if st == "" {
 			return badRequest("stop", "stop strings must not be empty")
 		}
+		if len(st) > maxStopBytes {
+			return badRequest("stop", "a stop string of %d bytes; at most %d", len(st), maxStopBytes)
+		}
 	}
 	req.Stop = f.Stop
+	if len(f.StopTokenIDs) > maxStopTokenIDs {
+		return badRequest("stop_token_ids", "%d stop token ids; at most %d", len(f.StopTokenIDs), maxStopTokenIDs)
+	}
 	for _, id := range f.StopTokenIDs {
 		if id < 0 || int(id) >= vocab {
 			return badRequest("stop_token_ids", "stop token %d is not a token id of this model", id)

@@ -30,6 +30,10 @@ type Config struct {
 	// run at once (its MaxNumSeqs per device); past it, 429 with
 	// Retry-After. 0: 256; negative: no queue at all.
 	MaxQueue int
+	// RequestTimeout bounds a generation request from admission to its last
+	// token; past it the request is cancelled and answered 408 (an error
+	// event when streaming). 0: no limit.
+	RequestTimeout time.Duration
 	// Log receives one line per request and the server's events.
 	Log zerolog.Logger
 }

@@ -52,6 +52,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	swapBlocks := fs.Int("swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
 	noPrefix := fs.Bool("no-prefix-caching", false, "turn automatic prefix caching off")
 	maxQueue := fs.Int("max-queue", 256, "requests queued beyond those running before 429")
+	reqTimeout := fs.Duration("request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
 	cacheDir := fs.String("cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
 	logFormat := fs.String("log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
 	if err := parse(fs, args); err != nil {
@@ -125,7 +126,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv, err := server.New(system, rt, server.Config{ModelName: *name, APIKey: *apiKey, ChatTemplate: tmpl,
-		MaxQueue: *maxQueue, Log: log})
+		MaxQueue: *maxQueue, RequestTimeout: *reqTimeout, Log: log})
 	if err != nil {
 		ln.Close()
 		return err

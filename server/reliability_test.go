@@ -1,0 +1,226 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/server"
+)
+
+// slowDevice is a device whose every forward pass first sleeps delay: a
+// slow or overloaded accelerator.
+type slowDevice struct {
+	actors.Backend
+	delay time.Duration
+}
+
+func (s *slowDevice) Forward(b *model.Batch, logits []float32) error {
+	time.Sleep(s.delay)
+	return s.Backend.Forward(b, logits)
+}
+
+func slow(delay time.Duration) func(actors.Backend) actors.Backend {
+	return func(be actors.Backend) actors.Backend { return &slowDevice{Backend: be, delay: delay} }
+}
+
+// TestRequestTimeout: on a slow device, a request that runs past
+// RequestTimeout is cancelled and answered 408 (streaming: an error event,
+// then [DONE]); one that fits in it is served; nothing is left running.
+func TestRequestTimeout(t *testing.T) {
+	f := newFixture(t, options{rt: actors.Config{NumBlocks: 64, BlockSize: 16},
+		srv: server.Config{RequestTimeout: time.Second}, wrap: slow(50 * time.Millisecond)})
+	long := `"prompt": "Once upon a time", "max_tokens": 200, "ignore_eos": true`
+
+	start := time.Now()
+	resp, b := post(t, f.url+"/v1/completions", `{`+long+`}`)
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "request_timeout") {
+		t.Errorf("non-streaming: %d %s", resp.StatusCode, b)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the 1s deadline was answered after %v", el)
+	}
+
+	resp, b = post(t, f.url+"/v1/completions", `{`+long+`, "stream": true}`)
+	events := strings.Split(strings.TrimSpace(string(b)), "\n\n")
+	if resp.StatusCode != 200 || len(events) < 2 || events[len(events)-1] != "data: [DONE]" ||
+		!strings.Contains(events[len(events)-2], `"error"`) || !strings.Contains(events[len(events)-2], "request-timeout") {
+		t.Errorf("streaming: %d, last events %q", resp.StatusCode, events[max(len(events)-2, 0):])
+	}
+
+	resp, b = post(t, f.url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}`)
+	if resp.StatusCode != 200 {
+		t.Errorf("a short request: %d %s", resp.StatusCode, b)
+	}
+	f.waitIdle(t)
+}
+
+// TestOverload sends ten times what the server admits at once (4 running,
+// 4 queued) in one burst, on a slow device with too few KV blocks for four
+// full sequences (so the pool runs full and sequences are preempted). Every
+// request is either served in full, with the text it gets on a quiet server,
+// or turned away at once with 429 and Retry-After; /health and /metrics
+// answer throughout.
+func TestOverload(t *testing.T) {
+	const running, queue, burst = 4, 4, 80
+	f := newFixture(t, options{rt: actors.Config{MaxNumSeqs: running, NumBlocks: 12, BlockSize: 16},
+		srv: server.Config{MaxQueue: queue}, wrap: slow(2 * time.Millisecond)})
+	cases := loadCases(t)
+	body := func(i int) string {
+		return fmt.Sprintf(`{"prompt": %q, "max_tokens": 48, "temperature": 0, "ignore_eos": true, "stream": %v}`,
+			cases[i%len(cases)].Prompt, i%2 == 1)
+	}
+	quiet := make([]string, len(cases))
+	for i := range cases {
+		text, _, done, err := streamCompletion(context.Background(), f.url, strings.Replace(body(i), `"stream": false`, `"stream": true`, 1))
+		if err != nil || !done {
+			t.Fatalf("quiet run %d: %v (done %v)", i, err, done)
+		}
+		quiet[i] = text
+	}
+
+	stop := make(chan struct{})
+	probes := make(chan error, 1)
+	var worst time.Duration
+	go func() { // /health and /metrics, every 20ms while the burst runs
+		defer close(probes)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			for _, path := range []string{"/health", "/metrics"} {
+				start := time.Now()
+				resp, err := http.Get(f.url + path)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					probes <- fmt.Errorf("%s under load: %v", path, err)
+					return
+				}
+				worst = max(worst, time.Since(start))
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var served, rejected int
+	for i := range burst {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, status, err := complete(f.url, body(i))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Errorf("request %d: %v", i, err)
+			case status == http.StatusTooManyRequests:
+				rejected++
+			case status != 200:
+				t.Errorf("request %d: status %d", i, status)
+			case text != quiet[i%len(cases)]:
+				t.Errorf("request %d (case %d) under load:\n%q\nquiet:\n%q", i, i%len(cases), text, quiet[i%len(cases)])
+			default:
+				served++
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-probes; err != nil {
+		t.Error(err)
+	}
+	t.Logf("burst of %d: %d served, %d turned away (429); slowest /health or /metrics answer %v; %v preemptions",
+		burst, served, rejected, worst, f.metric(t, "troupe:num_preemptions_total"))
+	if served < running+queue || rejected == 0 || served+rejected != burst {
+		t.Errorf("%d served and %d turned away of %d", served, rejected, burst)
+	}
+	if got := f.metric(t, `troupe:request_rejected_total{model_name="stories",status="429"}`); got != float64(rejected) {
+		t.Errorf("metrics count %v rejections, the clients %d", got, rejected)
+	}
+	f.waitIdle(t)
+}
+
+// complete posts a completion, streaming or not as body says, and returns
+// its text. A 429 must carry Retry-After; a stream must end with [DONE].
+func complete(url, body string) (text string, status int, err error) {
+	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", resp.StatusCode, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "":
+		return "", resp.StatusCode, fmt.Errorf("429 without Retry-After")
+	case resp.StatusCode != 200:
+		return "", resp.StatusCode, nil
+	case strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
+		text, done, err := readSSE(string(b))
+		if err == nil && !done {
+			err = fmt.Errorf("the stream did not end with [DONE]")
+		}
+		return text, 200, err
+	}
+	var r struct {
+		Choices []struct {
+			Text string `json:"text"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || len(r.Choices) != 1 {
+		return "", 200, fmt.Errorf("response %s: %v", b, err)
+	}
+	return r.Choices[0].Text, 200, nil
+}
+
+// readSSE joins the choices' text of a completion stream; an error event is
+// an error.
+func readSSE(body string) (text string, done bool, err error) {
+	var b strings.Builder
+	for _, ev := range strings.Split(body, "\n\n") {
+		data, ok := strings.CutPrefix(ev, "data: ")
+		if !ok {
+			continue
+		}
+		if data == "[DONE]" {
+			return b.String(), true, nil
+		}
+		var ch struct {
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(data), &ch); err != nil {
+			return "", false, err
+		}
+		if ch.Error != nil {
+			return "", false, fmt.Errorf("error event: %s", ch.Error.Message)
+		}
+		for _, c := range ch.Choices {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String(), false, nil
+}
