@@ -40,6 +40,8 @@ FUZZ_TARGETS := \
 	./model/tokenizer:FuzzEncodeSPM \
 	./model/tokenizer:FuzzEncodeBPE \
 	./server:FuzzRequests \
+	./server:FuzzSSE \
+	./actors:FuzzStopStrings \
 	./server/chat:FuzzRender
 
 # CI's bound is a count of executions, not a duration: with a duration, Go

@@ -18,10 +18,9 @@ type sequence struct {
 	index   int
 	batcher *actor.PID
 	new     *messages.NewSequence
-	stop    []string
+	stop    stopText
 	dec     *tokenizer.Decoder
 
-	held        string // decoded text not yet sent: it could start a stop string
 	cached      int    // NumCachedTokens, from the first result
 	queue       int64  // QueueNanos from the first result, until sent
 	preemptions int
@@ -33,7 +32,7 @@ func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index in
 		n := &messages.NewSequence{Prompt: req.Prompt, MaxTokens: req.MaxTokens, Priority: req.Priority,
 			Sampling: req.Sampling, StopTokenIDs: req.StopTokenIDs, IgnoreEOS: req.IgnoreEOS}
 		n.Sampling.Seed = seqSeed(req.Sampling.Seed, index)
-		return &sequence{id: id, index: index, batcher: rt.batcher, new: n, stop: req.Stop,
+		return &sequence{id: id, index: index, batcher: rt.batcher, new: n, stop: stopText{stops: req.Stop},
 			dec: tokenizer.NewStreamDecoder(rt.tok)}
 	}
 }
@@ -66,37 +65,57 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		s.queue = res.QueueNanos
 	}
 	out := &messages.SequenceOutput{FinishReason: res.Finish, Err: res.Err}
+	var piece string
 	if res.Finish != messages.FinishError && res.Finish != messages.FinishStop {
 		out.Tokens = []messages.Token{res.Token}
-		s.held += s.dec.Add(res.Token.ID)
+		piece = s.dec.Add(res.Token.ID)
 	}
 	if res.Finish != "" {
-		s.held += s.dec.Flush()
+		piece += s.dec.Flush()
 	}
-	if i := s.stopAt(); i >= 0 {
-		out.Text, s.held = s.held[:i], ""
+	var stopped bool
+	if out.Text, stopped = s.stop.add(piece, res.Finish != ""); stopped {
 		out.FinishReason, out.Err = messages.FinishStop, ""
 		if res.Finish == "" {
 			ctx.Send(s.batcher, &messages.Cancel{SeqID: s.id, Reason: "stop string"})
 		}
+	}
+	if out.FinishReason != "" {
 		s.end(ctx, out)
 		return
 	}
-	if res.Finish != "" {
-		out.Text, s.held = s.held, ""
-		s.end(ctx, out)
-		return
-	}
-	keep := s.heldBack()
-	out.Text, s.held = s.held[:len(s.held)-keep], s.held[len(s.held)-keep:]
 	s.emit(ctx, out)
 	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id})
 }
 
+// stopText finds stop strings in a choice's text as it streams in, holding
+// back what could still become one.
+type stopText struct {
+	stops []string
+	held  string // text not yet sent: it could start a stop string
+}
+
+// add appends a piece of text and returns what may be sent now. When the
+// text so far holds a stop string, it returns the text before the first
+// one and stopped; final (no more text will come) sends all that is held.
+func (s *stopText) add(piece string, final bool) (out string, stopped bool) {
+	s.held += piece
+	if i := s.stopAt(); i >= 0 {
+		out, s.held = s.held[:i], ""
+		return out, true
+	}
+	keep := 0
+	if !final {
+		keep = s.heldBack()
+	}
+	out, s.held = s.held[:len(s.held)-keep], s.held[len(s.held)-keep:]
+	return out, false
+}
+
 // stopAt returns where the first stop string starts in the held text, or -1.
-func (s *sequence) stopAt() int {
+func (s *stopText) stopAt() int {
 	at := -1
-	for _, st := range s.stop {
+	for _, st := range s.stops {
 		if i := strings.Index(s.held, st); i >= 0 && (at < 0 || i < at) {
 			at = i
 		}
@@ -106,9 +125,9 @@ func (s *sequence) stopAt() int {
 
 // heldBack returns the length of the longest end of the held text that is
 // the start of a stop string, which must not be sent yet.
-func (s *sequence) heldBack() int {
+func (s *stopText) heldBack() int {
 	keep := 0
-	for _, st := range s.stop {
+	for _, st := range s.stops {
 		for n := min(len(st)-1, len(s.held)); n > keep; n-- {
 			if strings.HasSuffix(s.held, st[:n]) {
 				keep = n
