@@ -42,13 +42,14 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 	n := max(reqs[0].N, 1)
 	j := &job{s: s, start: start, n: n, out: make(chan choiceChunk, 64), pending: len(reqs),
 		first: make([]time.Time, n*len(reqs)), last: make([]time.Time, n*len(reqs)), finish: make([]string, n*len(reqs))}
-	var cancel context.CancelFunc
+	// j.ctx ends only when the client goes away or the deadline passes;
+	// ctx also when the job is done.
+	stopTimer := func() bool { return false }
 	if s.cfg.RequestTimeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
+		ctx, stopTimer = withDeadline(ctx, s.cfg.RequestTimeout)
 	}
 	j.ctx = ctx
+	ctx, cancel := context.WithCancel(ctx)
 	var chans []<-chan *messages.OutputChunk
 	for _, req := range reqs {
 		ch, err := s.rt.Stream(ctx, req)
@@ -74,10 +75,19 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 	}
 	go func() {
 		wg.Wait()
+		stopTimer()
 		cancel()
 		close(j.out)
 	}()
 	return j, nil
+}
+
+// withDeadline is ctx ending after d, and a function that stops the timer
+// (so that a job done in time never reads as timed out).
+func withDeadline(ctx context.Context, d time.Duration) (context.Context, func() bool) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	t := time.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return ctx, t.Stop
 }
 
 // record updates the job's accounting and metrics with a chunk.
@@ -123,7 +133,8 @@ func (j *job) record(cc choiceChunk) {
 // drain reads the job to its end, recording every chunk, and calls fn with
 // each chunk of a choice (not the request's Done chunks). It returns the
 // error of a choice that failed, if any. A choice cancelled because the
-// request ran past Config.RequestTimeout is passed to fn as failed.
+// request ran past Config.RequestTimeout, or because the runtime is
+// stopping, is passed to fn as failed.
 func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiError) {
 	for cc := range j.out {
 		j.record(cc)
@@ -131,9 +142,16 @@ func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiErr
 		if c.Done {
 			continue
 		}
-		if c.FinishReason == messages.FinishCancelled && errors.Is(j.ctx.Err(), context.DeadlineExceeded) {
-			c.FinishReason, c.Err = messages.FinishError, j.timeout().Message
-			failed = j.timeout()
+		if c.FinishReason == messages.FinishCancelled {
+			switch err := j.ctx.Err(); {
+			case errors.Is(context.Cause(j.ctx), context.DeadlineExceeded):
+				failed = j.timeout()
+			case err == nil: // not the client: the runtime is stopping
+				failed = unavailable("the server is shutting down; the request was cancelled")
+			}
+			if failed != nil {
+				c.FinishReason, c.Err = messages.FinishError, failed.Message
+			}
 		} else if c.FinishReason == messages.FinishError {
 			failed = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: c.Err}
 		}

@@ -29,10 +29,6 @@ import (
 // downloaded once into the cache.
 const DefaultModel = "hf://bartowski/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct-Q8_0.gguf"
 
-// shutdownGrace is how long in-flight requests get to finish on SIGINT or
-// SIGTERM before they are cancelled.
-const shutdownGrace = 30 * time.Second
-
 func serveCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	path := fs.String("m", "", "model: a GGUF file, a safetensors directory, or hf://OWNER/REPO[/FILE] (default $TROUPE_MODEL, else "+DefaultModel+")")
@@ -52,6 +48,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	swapBlocks := fs.Int("swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
 	noPrefix := fs.Bool("no-prefix-caching", false, "turn automatic prefix caching off")
 	maxQueue := fs.Int("max-queue", 256, "requests queued beyond those running before 429")
+	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
 	cacheDir := fs.String("cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
 	logFormat := fs.String("log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
@@ -149,14 +146,22 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	stop() // a second signal kills the process the usual way
-	log.Info().Dur("grace", shutdownGrace).Msg("draining")
+	log.Info().Dur("grace", *grace).Msg("draining")
 	srv.Drain()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
-	err = httpSrv.Shutdown(shutdownCtx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		log.Warn().Msg("requests still running after the grace period; cancelling them")
-		httpSrv.Close()
+	if err := httpSrv.Shutdown(shutdownCtx); errors.Is(err, context.DeadlineExceeded) {
+		// Cancel what still runs: each request is answered 503 (an error
+		// event, then [DONE], on a stream), never cut off silently.
+		log.Warn().Int("requests", rt.NumRequests()).Msg("requests still running after the grace period; cancelling them")
+		if err := rt.Stop(5 * time.Second); err != nil {
+			log.Warn().Err(err).Msg("stopping the runtime")
+		}
+		answered, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if httpSrv.Shutdown(answered) != nil {
+			httpSrv.Close()
+		}
 	}
 	if err := rt.Stop(5 * time.Second); err != nil {
 		log.Warn().Err(err).Msg("stopping the runtime")

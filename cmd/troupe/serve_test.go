@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,13 +19,37 @@ import (
 	"github.com/troupe-llm/troupe/model/hub/hubtest"
 )
 
+// binDir holds the troupe binary the tests build (once per test binary).
+var (
+	binDir   string
+	buildBin = sync.OnceValues(func() (string, error) {
+		bin := filepath.Join(binDir, "troupe")
+		out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go build: %v\n%s", err, out)
+		}
+		return bin, nil
+	})
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "troupe-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // buildTroupe builds the troupe binary once per test binary.
 func buildTroupe(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "troupe")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	bin, err := buildBin()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -113,6 +139,77 @@ func TestServe(t *testing.T) {
 	}
 	if !sawRequest {
 		t.Errorf("no request logged:\n%s", logs.String())
+	}
+}
+
+// TestShutdownCancels: with no grace period, SIGTERM cancels what is still
+// running, and every request in flight is answered (a stream with an error
+// event and [DONE], a plain request with a 503), never cut off; the process
+// exits 0.
+func TestShutdownCancels(t *testing.T) {
+	bin := buildTroupe(t)
+	url, cmd, logs := serve(t, bin, nil, "-m", testmodels.Path(t, "stories260K.gguf"), "--shutdown-grace", "0s")
+	body := `{"prompt": "Once upon a time", "max_tokens": 480, "n": 8, "ignore_eos": true, "stream": %v}`
+	started := make(chan struct{}, 2)
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	answers := make(chan answer, 2)
+	for _, stream := range []bool{true, false} {
+		go func() {
+			resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(fmt.Sprintf(body, stream)))
+			if err != nil {
+				answers <- answer{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			if !stream {
+				started <- struct{}{} // the head comes with the whole answer: count it as started at once
+			}
+			var b strings.Builder
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if stream && b.Len() == 0 {
+					started <- struct{}{}
+				}
+				b.WriteString(sc.Text() + "\n")
+			}
+			answers <- answer{status: resp.StatusCode, body: b.String(), err: sc.Err()}
+		}()
+	}
+	<-started
+	time.Sleep(20 * time.Millisecond) // the plain request is in too
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := 0
+	var seen []string
+	for range 2 {
+		a := <-answers
+		seen = append(seen, fmt.Sprintf("status %d, %d bytes ending %q", a.status, len(a.body), a.body[max(len(a.body)-200, 0):]))
+		switch {
+		case a.err != nil:
+			t.Errorf("a request in flight was cut off: %v", a.err)
+		case strings.HasPrefix(a.body, "data: "): // the stream
+			if !strings.HasSuffix(strings.TrimSpace(a.body), "data: [DONE]") {
+				t.Errorf("the stream did not end with [DONE]:\n%s", a.body)
+			}
+			if strings.Contains(a.body, "shutting down") {
+				cancelled++
+			}
+		case a.status == 503 && strings.Contains(a.body, "shutting down"):
+			cancelled++
+		case a.status != 200:
+			t.Errorf("plain request: %d %s", a.status, a.body)
+		}
+	}
+	if cancelled == 0 {
+		t.Errorf("neither request was cancelled: %q", seen)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v; stderr:\n%s", err, logs.String())
 	}
 }
 
