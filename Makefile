@@ -7,7 +7,7 @@ BIN       := bin/troupe
 
 export TROUPE_TEST_MODELS ?= $(MODELS)
 
-.PHONY: all build run test test-go vet fuzz fuzz-short bench bench-compare testdata clean
+.PHONY: all build run test test-go vet fuzz fuzz-short soak soak-short bench bench-compare testdata clean
 
 all: build
 
@@ -21,8 +21,9 @@ TEMPLATE  ?= $(MODELS)/templates/HuggingFaceTB-SmolLM2-135M-Instruct.jinja
 run: build
 	./$(BIN) serve -m "$(MODEL)" --chat-template "$(TEMPLATE)"
 
-# Everything CI runs: test data, vet, the suite, and each fuzz target briefly.
-test: testdata vet test-go fuzz-short
+# Everything CI runs: test data, vet, the suite, each fuzz target briefly,
+# and a two-minute soak.
+test: testdata vet test-go fuzz-short soak-short
 
 testdata:
 	./scripts/testdata-npm.sh
@@ -56,6 +57,16 @@ fuzz:
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
+
+# The real server under a mixed load for SOAK (make soak SOAK=1h), then
+# checks: no request lost or hung, outputs as on a quiet server, every KV
+# block returned, goroutines and heap back to their level. Prints figures.
+SOAK ?= 10m
+soak:
+	$(GO) test -count=1 -timeout 0 -run '^TestSoak$$' -v ./cmd/troupe -args -soak=$(SOAK)
+
+soak-short:
+	@$(MAKE) --no-print-directory soak SOAK=2m
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./model/...

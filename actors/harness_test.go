@@ -48,17 +48,45 @@ func openModel(t testing.TB, rel string) *model.Model {
 // is free (or cached) and that no goroutine leaked.
 func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
 	t.Helper()
-	rt, err := actors.Start(newSystem(t), m, cfg)
+	sys := newSystem(t)
+	rt, err := actors.Start(sys, m, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := rt.Stats(timeout); err != nil { // the batcher has started its devices
+		t.Fatal(err)
+	}
+	base := numActors(sys)
 	t.Cleanup(func() {
 		checkIdle(t, rt)
+		// A leaked actor holds no goroutine while its mailbox is empty, so
+		// only the registry shows it.
+		n := numActors(sys)
+		for deadline := time.Now().Add(time.Second); n > base && time.Now().Before(deadline); n = numActors(sys) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n > base { // fewer: a device its supervisor gave up on
+			var ids []string
+			for _, m := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+				ids = append(ids, m.Keys()...)
+			}
+			t.Errorf("%d actors registered after the test, %d when the runtime started: %v", n, base, ids)
+		}
 		if err := rt.Stop(5 * time.Second); err != nil {
 			t.Error(err)
 		}
 	})
 	return rt
+}
+
+// numActors is the number of processes (actors and futures) registered in
+// sys.
+func numActors(sys *actor.ActorSystem) int {
+	n := 0
+	for _, m := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+		n += m.Count()
+	}
+	return n
 }
 
 // checkIdle asserts the runtime holds no sequence and no block.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -17,9 +18,10 @@ import (
 // scheduler's gauges and counters are read from the runtime at scrape time;
 // latencies and token counts are observed by the handlers.
 type metrics struct {
-	reg   *prometheus.Registry
-	rt    *actors.Runtime
-	model string
+	reg    *prometheus.Registry
+	rt     *actors.Runtime
+	system *actor.ActorSystem
+	model  string
 
 	promptTokens, generationTokens prometheus.Counter
 	success                        *prometheus.CounterVec // by finished_reason
@@ -28,10 +30,11 @@ type metrics struct {
 
 	running, waiting, swapped, kvUsage, freeBlocks *prometheus.Desc
 	prefixQueries, prefixHits, preemptions         *prometheus.Desc
+	processes                                      *prometheus.Desc
 }
 
-func newMetrics(model string, rt *actors.Runtime) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry(), rt: rt, model: model}
+func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry(), rt: rt, system: system, model: model}
 	labels := prometheus.Labels{"model_name": model}
 	counter := func(name, help string) prometheus.Counter {
 		c := prometheus.NewCounter(prometheus.CounterOpts{Name: "troupe:" + name, Help: help, ConstLabels: labels})
@@ -68,6 +71,7 @@ func newMetrics(model string, rt *actors.Runtime) *metrics {
 	m.prefixQueries = desc("prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.")
 	m.prefixHits = desc("prefix_cache_hits_total", "Prompt tokens found in the prefix cache.")
 	m.preemptions = desc("num_preemptions_total", "Sequences preempted.")
+	m.processes = desc("actor_processes", "Actors and futures registered in the actor system (back to its idle level when no request runs).")
 	m.reg.MustRegister(m)
 	// The Go runtime's and the process's own (go_goroutines, go_memstats_*,
 	// process_resident_memory_bytes, ...), as every Go exporter has.
@@ -76,7 +80,7 @@ func newMetrics(model string, rt *actors.Runtime) *metrics {
 }
 
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions} {
+	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions, m.processes} {
 		ch <- d
 	}
 }
@@ -99,6 +103,11 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	count(m.prefixQueries, float64(st.PrefixQueries))
 	count(m.prefixHits, float64(st.PrefixHits))
 	count(m.preemptions, float64(st.Preemptions))
+	n := 0
+	for _, pids := range m.system.ProcessRegistry.LocalPIDs.LocalPIDs {
+		n += pids.Count()
+	}
+	gauge(m.processes, float64(n))
 }
 
 func (m *metrics) handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }

@@ -224,3 +224,26 @@ func readSSE(body string) (text string, done bool, err error) {
 	}
 	return b.String(), false, nil
 }
+
+// TestPprof: the profiles are off unless asked for, and behind the API key.
+func TestPprof(t *testing.T) {
+	get := func(url string, header ...string) int {
+		req, _ := http.NewRequest(http.MethodGet, url+"/debug/pprof/", nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get(newFixture(t, options{}).url); got != 404 {
+		t.Errorf("profiles not asked for: %d", got)
+	}
+	f := newFixture(t, options{srv: server.Config{Pprof: true, APIKey: "sesame"}})
+	if a, b := get(f.url), get(f.url, "Authorization", "Bearer sesame"); a != 401 || b != 200 {
+		t.Errorf("profiles behind the key: %d without it, %d with it", a, b)
+	}
+}

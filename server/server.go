@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ type Config struct {
 	// token; past it the request is cancelled and answered 408 (an error
 	// event when streaming). 0: no limit.
 	RequestTimeout time.Duration
+	// Pprof serves Go's profiles under /debug/pprof/ (an admin surface: off
+	// by default, behind APIKey when one is set).
+	Pprof bool
 	// Log receives one line per request and the server's events.
 	Log zerolog.Logger
 }
@@ -79,7 +83,7 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	} else {
 		s.template = t
 	}
-	s.metrics = newMetrics(cfg.ModelName, rt)
+	s.metrics = newMetrics(cfg.ModelName, system, rt)
 	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)
 	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit)), "http-front-")
 	s.routes()
@@ -103,12 +107,20 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /detokenize", s.detokenize)
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
+	if s.cfg.Pprof {
+		s.mux.HandleFunc("GET /debug/pprof/", s.auth(pprof.Index))
+		s.mux.HandleFunc("GET /debug/pprof/cmdline", s.auth(pprof.Cmdline))
+		s.mux.HandleFunc("GET /debug/pprof/profile", s.auth(pprof.Profile))
+		s.mux.HandleFunc("GET /debug/pprof/symbol", s.auth(pprof.Symbol))
+		s.mux.HandleFunc("GET /debug/pprof/trace", s.auth(pprof.Trace))
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("", "no route %s %s", r.Method, r.URL.Path))
 	})
 }
 
-// auth checks the API key, when one is set.
+// auth checks the API key, when one is set (the /v1 routes and the
+// profiles; /health, /metrics and the tokenizer routes are open, as vLLM's).
 func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 	if s.cfg.APIKey == "" {
 		return next

@@ -48,6 +48,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	swapBlocks := fs.Int("swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
 	noPrefix := fs.Bool("no-prefix-caching", false, "turn automatic prefix caching off")
 	maxQueue := fs.Int("max-queue", 256, "requests queued beyond those running before 429")
+	pprofOn := fs.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (behind --api-key when set)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
 	cacheDir := fs.String("cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
@@ -123,7 +124,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv, err := server.New(system, rt, server.Config{ModelName: *name, APIKey: *apiKey, ChatTemplate: tmpl,
-		MaxQueue: *maxQueue, RequestTimeout: *reqTimeout, Log: log})
+		MaxQueue: *maxQueue, RequestTimeout: *reqTimeout, Pprof: *pprofOn, Log: log})
 	if err != nil {
 		ln.Close()
 		return err

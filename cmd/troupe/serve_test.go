@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -93,11 +94,21 @@ func serve(t *testing.T, bin string, env []string, args ...string) (string, *exe
 func TestServe(t *testing.T) {
 	bin := buildTroupe(t)
 	stories := testmodels.Path(t, "stories260K.gguf")
-	url, cmd, logs := serve(t, bin, nil, "-m", stories, "--api-key", "k")
+	const key = "sk-troupe-7f3a9c21"
+	url, cmd, logs := serve(t, bin, nil, "-m", stories, "--api-key", key)
+	metrics := func() string {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
 
 	req, _ := http.NewRequest(http.MethodPost, url+"/v1/completions",
 		strings.NewReader(`{"prompt": "Once upon a time", "max_tokens": 200, "ignore_eos": true, "stream": true}`))
-	req.Header.Set("Authorization", "Bearer k")
+	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +119,9 @@ func TestServe(t *testing.T) {
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Scan() // the first event: the stream is running
+	if m := metrics(); strings.Contains(m, key) || !strings.Contains(m, "troupe:num_requests_running") {
+		t.Errorf("/metrics shows the API key, or not the metrics:\n%s", m)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +153,9 @@ func TestServe(t *testing.T) {
 	}
 	if !sawRequest {
 		t.Errorf("no request logged:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), key) {
+		t.Errorf("the API key is in the log:\n%s", logs.String())
 	}
 }
 

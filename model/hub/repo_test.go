@@ -212,3 +212,54 @@ func TestDownloadDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileHub: a hub that answers with names meant to escape the cache
+// (a commit of "../..", shards and files named "../x") gets a clear error or
+// a download that stays inside the cache directory; nothing is written
+// outside it.
+func TestHostileHub(t *testing.T) {
+	ts := tinyStories(t)
+	cfg := hubtest.File{Name: "config.json", Data: ts["config.json"]}
+	index := func(shard string) hubtest.File {
+		return hubtest.File{Name: "model.safetensors.index.json",
+			Data: []byte(`{"weight_map": {"model.embed_tokens.weight": "` + shard + `"}}`)}
+	}
+	escape := strings.Repeat("../", 8) + "escaped"
+	cases := []struct {
+		name, uri string
+		repo      hubtest.Repo
+		fails     string // "" for a download that must land in the cache
+	}{
+		{"shard escapes", "hf://o/evil", hubtest.Repo{ID: "o/evil", Files: []hubtest.File{cfg, index("../../../escaped.safetensors")}}, "shard"},
+		{"absolute shard", "hf://o/evil", hubtest.Repo{ID: "o/evil", Files: []hubtest.File{cfg, index("/tmp/escaped.safetensors")}}, "shard"},
+		{"commit escapes (directory)", "hf://o/evil", hubtest.Repo{ID: "o/evil", Commit: escape,
+			Files: []hubtest.File{cfg, {Name: "model.safetensors", Data: ts["model.safetensors"], LFS: true}}}, ""},
+		{"commit escapes (file)", "hf://o/evil/m.gguf", hubtest.Repo{ID: "o/evil", Commit: escape,
+			Files: []hubtest.File{{Name: "m.gguf", Data: []byte("GGUF"), LFS: true}}}, ""},
+		{"listed file escapes", "hf://o/evil", hubtest.Repo{ID: "o/evil", Files: []hubtest.File{cfg,
+			{Name: "../escaped.safetensors", Data: ts["model.safetensors"], LFS: true}}}, "no .safetensors weights"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := hubtest.New(t, tc.repo)
+			o := options(t, s)
+			root := t.TempDir()
+			o.CacheDir = filepath.Join(root, "a", "b", "c", "cache")
+			got, err := Download(context.Background(), mustParse(t, tc.uri), o)
+			switch {
+			case tc.fails != "" && (err == nil || !strings.Contains(err.Error(), tc.fails)):
+				t.Errorf("err = %v, want one mentioning %q", err, tc.fails)
+			case tc.fails == "" && err != nil:
+				t.Errorf("err = %v", err)
+			case tc.fails == "" && !strings.HasPrefix(got, o.CacheDir+string(filepath.Separator)):
+				t.Errorf("downloaded to %s, outside the cache %s", got, o.CacheDir)
+			}
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && p != root && !strings.HasPrefix(o.CacheDir, p) && !strings.HasPrefix(p, o.CacheDir) {
+					t.Errorf("written outside the cache: %s", p)
+				}
+				return nil
+			})
+		})
+	}
+}
