@@ -40,6 +40,7 @@ FUZZ_TARGETS := \
 	./model/safetensors:FuzzOpen \
 	./model/tokenizer:FuzzEncodeSPM \
 	./model/tokenizer:FuzzEncodeBPE \
+	./model/tokenizer:FuzzEncodeWPM \
 	./server:FuzzRequests \
 	./server:FuzzSSE \
 	./actors:FuzzStopStrings \

