@@ -81,7 +81,9 @@ func newFixture(t testing.TB, o options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config = srv.HTTPServer() // the timeouts troupe serve runs with
+	ts.Start()
 	t.Cleanup(func() {
 		ts.Close()
 		if err := rt.Stop(5 * time.Second); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -245,5 +246,37 @@ func TestPprof(t *testing.T) {
 	f := newFixture(t, options{srv: server.Config{Pprof: true, APIKey: "sesame"}})
 	if a, b := get(f.url), get(f.url, "Authorization", "Bearer sesame"); a != 401 || b != 200 {
 		t.Errorf("profiles behind the key: %d without it, %d with it", a, b)
+	}
+}
+
+// TestSlowClients: a client that sends its headers too slowly, or its body
+// too slowly, has its connection closed (slowloris); one that stays idle
+// after a request is let go too.
+func TestSlowClients(t *testing.T) {
+	f := newFixture(t, options{srv: server.Config{ReadHeaderTimeout: 200 * time.Millisecond,
+		ReadTimeout: 400 * time.Millisecond, IdleTimeout: 300 * time.Millisecond}})
+	addr := strings.TrimPrefix(f.url, "http://")
+	for _, tc := range []struct{ name, send string }{
+		{"headers", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"},
+		{"body", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"prompt\": "},
+		{"idle", "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, tc.send); err != nil {
+				t.Fatal(err)
+			}
+			// The server must close the connection well before this.
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			start := time.Now()
+			_, err = io.Copy(io.Discard, conn)
+			if err != nil {
+				t.Fatalf("connection still open after %v: %v", time.Since(start), err)
+			}
+		})
 	}
 }

@@ -35,6 +35,12 @@ type Config struct {
 	// token; past it the request is cancelled and answered 408 (an error
 	// event when streaming). 0: no limit.
 	RequestTimeout time.Duration
+	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound how long a client
+	// may take to send its headers, its whole request, and how long an idle
+	// connection stays open (slow clients cannot hold connections forever);
+	// 0: 10s, 60s, 120s. There is no write timeout: a stream may rightly
+	// run for minutes (RequestTimeout bounds it).
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 	// Pprof serves Go's profiles under /debug/pprof/ (an admin surface: off
 	// by default, behind APIKey when one is set).
 	Pprof bool
@@ -68,6 +74,14 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	if cfg.MaxQueue == 0 {
 		cfg.MaxQueue = 256
 	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.ReadHeaderTimeout, 10 * time.Second}, {&cfg.ReadTimeout, time.Minute}, {&cfg.IdleTimeout, 2 * time.Minute}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
 	s := &Server{cfg: cfg, rt: rt, system: system, mux: http.NewServeMux()}
 	src := cfg.ChatTemplate
 	if src == "" {
@@ -98,6 +112,13 @@ func (s *Server) Drain() { s.system.Root.Send(s.front, &drain{}) }
 
 // Handler is the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.logged(s.mux) }
+
+// HTTPServer is an http.Server for Handler with the Config's timeouts and
+// a 64 KiB bound on request headers.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout: s.cfg.ReadTimeout, IdleTimeout: s.cfg.IdleTimeout, MaxHeaderBytes: 64 << 10}
+}
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.admitted(s.completions)))

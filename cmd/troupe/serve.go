@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -129,10 +128,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	// Slow or idle clients cannot hold connections open forever; there is
-	// no write timeout, since a stream may rightly run for minutes.
-	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+	httpSrv := srv.HTTPServer()
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
 	srv.Ready()
