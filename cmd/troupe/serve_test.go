@@ -96,6 +96,9 @@ func TestServe(t *testing.T) {
 	stories := testmodels.Path(t, "stories260K.gguf")
 	const key = "sk-troupe-7f3a9c21"
 	url, cmd, logs := serve(t, bin, nil, "-m", stories, "--api-key", key)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Errorf("serving on %s; with no --host, want 127.0.0.1 only", url)
+	}
 	metrics := func() string {
 		resp, err := http.Get(url + "/metrics")
 		if err != nil {
