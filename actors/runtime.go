@@ -222,6 +222,11 @@ func (r *Runtime) requestEnded(pid *actor.PID) {
 }
 
 // check validates req and fills in its RequestID and seed.
+// Check reports whether Stream would accept req (an error wrapping
+// ErrInvalidRequest when not), without running it: a cluster node checks a
+// request before it sends it to another node.
+func (r *Runtime) Check(req *messages.GenerateRequest) error { return r.check(req) }
+
 func (r *Runtime) check(req *messages.GenerateRequest) error {
 	c := &r.model.Config
 	bad := func(format string, args ...any) error {

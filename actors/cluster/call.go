@@ -1,0 +1,158 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// call is the origin's side of a request that runs on another node: it
+// sends the request, passes the output on, and when the node running it is
+// lost, sends it again to another node and passes on only what the client
+// has not had yet. The rerun gives the same output: the CPU forward pass
+// is batch-invariant and every request carries a seed (Node.Stream sets
+// one), so each choice draws the same tokens.
+type call struct {
+	n       *Node
+	req     *messages.GenerateRequest
+	sink    func(*messages.OutputChunk)
+	attempt int
+	id      string     // of the current attempt
+	job     *actor.PID // running it, once known
+	target  *actor.PID // the worker it was sent to
+	tried   map[string]bool
+	sent    []progress // per choice: what the client has had
+	seen    []progress // per choice: what the current attempt has produced
+	ended   bool
+}
+
+type progress struct {
+	tokens, text int
+	finished     bool
+}
+
+// maxAttempts bounds how often one request is sent to a node.
+const maxAttempts = 3
+
+// clientCancel is the client going away. Stream's goroutine -> call.
+type clientCancel struct{ reason string }
+
+func (c *call) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		c.sent = make([]progress, max(c.req.N, 1))
+		c.tried = map[string]bool{}
+		c.send(ctx, c.target)
+	case *wrapperspb.BytesValue:
+		e, err := unwrap(msg)
+		if err != nil || e.Chunks == nil || e.Chunks.ID != c.id || c.ended {
+			return // an earlier attempt's, or after the end
+		}
+		if e.Chunks.Job != nil && c.job == nil {
+			c.job = e.Chunks.Job.actor()
+			ctx.Watch(c.job)
+		}
+		for _, ch := range e.Chunks.Chunks {
+			c.pass(ctx, ch)
+		}
+	case *actor.Terminated:
+		// A job stops by itself once it has sent its output (which may
+		// still be on its way): only its node going away is a loss.
+		if c.ended || msg.Why != actor.TerminatedReason_AddressTerminated {
+			return
+		}
+		if (c.job != nil && msg.Who.Equal(c.job)) || (c.job == nil && msg.Who.Equal(c.target)) {
+			c.failover(ctx, fmt.Sprintf("node %s went away", msg.Who.Address))
+		}
+	case clientCancel:
+		if c.job != nil {
+			ctx.Send(c.job, wrap(&envelope{Cancel: &cancel{Reason: msg.reason}}))
+		}
+		c.end(ctx, messages.FinishCancelled, msg.reason)
+	}
+}
+
+// send sends the request to target as a new attempt.
+func (c *call) send(ctx actor.Context, target *actor.PID) {
+	c.attempt++
+	c.id = fmt.Sprintf("%s/%d", c.req.RequestID, c.attempt)
+	c.job, c.target = nil, target
+	c.tried[target.Address] = true
+	c.seen = make([]progress, len(c.sent))
+	ctx.Watch(target)
+	ctx.Send(target, wrap(&envelope{Generate: &generate{ID: c.id, ReplyTo: toPID(ctx.Self()), Req: *c.req}}))
+}
+
+// failover sends the request to another node, or ends it with an error
+// when none is left or it has been tried too often.
+func (c *call) failover(ctx actor.Context, why string) {
+	c.n.failovers.Add(1)
+	if c.attempt >= maxAttempts {
+		c.end(ctx, messages.FinishError, why+"; the request was tried on "+fmt.Sprint(c.attempt)+" nodes")
+		return
+	}
+	c.n.forget(c.target)
+	next := c.n.placeRemote(c.req, c.tried)
+	if next == nil {
+		c.end(ctx, messages.FinishError, why+"; no other node can run the request")
+		return
+	}
+	c.send(ctx, next)
+}
+
+// pass passes on the part of a chunk the client has not had.
+func (c *call) pass(ctx actor.Context, ch *messages.OutputChunk) {
+	if ch.Done {
+		if ch.Index < 0 && ch.FinishReason == messages.FinishError { // the node refused the request
+			c.end(ctx, messages.FinishError, ch.Err)
+			return
+		}
+		c.sink(ch)
+		c.ended = true
+		ctx.Stop(ctx.Self())
+		return
+	}
+	if ch.Index < 0 || ch.Index >= len(c.sent) {
+		return
+	}
+	sent, seen := &c.sent[ch.Index], &c.seen[ch.Index]
+	if sent.finished {
+		return
+	}
+	skipT := min(max(sent.tokens-seen.tokens, 0), len(ch.Tokens))
+	skipX := min(max(sent.text-seen.text, 0), len(ch.Text))
+	seen.tokens += len(ch.Tokens)
+	seen.text += len(ch.Text)
+	out := *ch
+	out.Tokens, out.Text = ch.Tokens[skipT:], ch.Text[skipX:]
+	if c.attempt > 1 {
+		out.QueueNanos = 0
+	}
+	sent.tokens += len(out.Tokens)
+	sent.text += len(out.Text)
+	if out.FinishReason != "" {
+		sent.finished = true
+	}
+	if len(out.Tokens) > 0 || out.Text != "" || out.FinishReason != "" {
+		c.sink(&out)
+	}
+}
+
+// end finishes every open choice with reason (and err), then the request.
+func (c *call) end(ctx actor.Context, reason, err string) {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	for i := range c.sent {
+		if !c.sent[i].finished {
+			c.sent[i].finished = true
+			c.sink(&messages.OutputChunk{RequestID: c.req.RequestID, Index: i, FinishReason: reason, Err: err})
+		}
+	}
+	c.sink(&messages.OutputChunk{RequestID: c.req.RequestID, Index: -1, Done: true, Usage: &messages.Usage{PromptTokens: len(c.req.Prompt)}})
+	ctx.Stop(ctx.Self())
+}

@@ -1,0 +1,169 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// freePorts returns n ports free on 127.0.0.1 just now.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
+}
+
+type testNode struct {
+	rt   *actors.Runtime
+	node *cluster.Node
+	sys  *actor.ActorSystem
+}
+
+// startNodes starts n in-process nodes over stories260K with the
+// automanaged provider and waits until each sees all n members.
+func startNodes(t *testing.T, m *model.Model, n int) []*testNode {
+	t.Helper()
+	ports := freePorts(t, 2*n)
+	var seeds []string
+	for i := range n {
+		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(ports[n+i]))
+	}
+	var nodes []*testNode
+	for i := range n {
+		sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+			return slog.New(slog.NewTextHandler(io.Discard, nil))
+		}))
+		rt, err := actors.Start(sys, m, actors.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := cluster.Start(sys, rt, cluster.Config{Name: "test", Provider: "automanaged",
+			Advertise: "127.0.0.1:" + strconv.Itoa(ports[i]), AutoManagedPort: ports[n+i], Seeds: seeds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn := &testNode{rt: rt, node: node, sys: sys}
+		nodes = append(nodes, tn)
+		t.Cleanup(func() { tn.stop() })
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, tn := range nodes {
+		for tn.node.Stats().Members < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("a node sees %d members of %d", tn.node.Stats().Members, n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nodes
+}
+
+func (tn *testNode) stop() {
+	if tn.node == nil {
+		return
+	}
+	tn.rt.Stop(5 * time.Second)
+	tn.node.Stop() // and the actor system
+	tn.node = nil
+}
+
+// collect reads a stream to its end: the ids and text of each choice.
+func collect(t *testing.T, ch <-chan *messages.OutputChunk, n int) (ids [][]int32, text []string, finish []string) {
+	t.Helper()
+	ids, text, finish = make([][]int32, n), make([]string, n), make([]string, n)
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case c, ok := <-ch:
+			if !ok {
+				t.Fatal("the stream closed without its Done chunk")
+			}
+			if c.Done {
+				return ids, text, finish
+			}
+			for _, tok := range c.Tokens {
+				ids[c.Index] = append(ids[c.Index], tok.ID)
+			}
+			text[c.Index] += c.Text
+			if c.FinishReason != "" {
+				if finish[c.Index] != "" {
+					t.Fatalf("choice %d finished twice", c.Index)
+				}
+				finish[c.Index] = c.FinishReason
+			}
+		case <-timeout:
+			t.Fatal("the stream did not end in 30 s")
+		}
+	}
+}
+
+// TestCluster: requests sent to one node of three run across the cluster
+// and give exactly what one node gives alone.
+func TestCluster(t *testing.T) {
+	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	nodes := startNodes(t, m, 3)
+	var reqs []*messages.GenerateRequest
+	for i := range 24 {
+		prompt, err := nodes[0].rt.Tokenize(fmt.Sprintf("Once upon a time, %d little cats", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &messages.GenerateRequest{Prompt: prompt, MaxTokens: 32, N: 1 + i%3}
+		if i%2 == 1 {
+			req.Sampling = messages.SamplingParams{Temperature: 0.8, Seed: uint64(i), HasSeed: true}
+		}
+		reqs = append(reqs, req)
+	}
+	for i, req := range reqs {
+		ch, err := nodes[0].node.Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := collect(t, ch, max(req.N, 1))
+		alone, err := nodes[0].rt.Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, _ := collect(t, alone, max(req.N, 1))
+		for c := range want {
+			if !slices.Equal(got[c], want[c]) {
+				t.Errorf("request %d choice %d: %v in the cluster, %v alone", i, c, got[c], want[c])
+			}
+		}
+	}
+	st := nodes[0].node.Stats()
+	t.Logf("%+v", st)
+	if st.PlacedRemote == 0 || st.PlacedLocal == 0 {
+		t.Errorf("placements: %+v; want some on this node and some on others", st)
+	}
+}

@@ -1,0 +1,332 @@
+// Package cluster makes several troupe nodes serve as one, on protoactor's
+// cluster: membership from a provider (etcd, or automanaged with nothing
+// external), requests placed by prefix affinity through cluster identities
+// (virtual actors, placed by rendezvous hashing, so a placement moves only
+// when its node leaves) and by load (gossiped), output streamed back in
+// batches as msgpack inside a protobuf envelope, and requests re-run on
+// another node when theirs is lost.
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/vmihailenco/msgpack/v5"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// Config sets up a Node.
+type Config struct {
+	// Name is the cluster's name: nodes with the same name and provider
+	// form one cluster.
+	Name string
+	// Provider is "etcd" or "automanaged".
+	Provider string
+	// Advertise is the host:port this node listens on for the other nodes
+	// (protoactor's remote, gRPC) and that they reach it at.
+	Advertise string
+	// Etcd is the etcd endpoints (Provider "etcd"); nil: 127.0.0.1:2379.
+	Etcd []string
+	// AutoManagedPort is this node's automanaged HTTP port and Seeds the
+	// host:port of every node's (Provider "automanaged", this one included).
+	AutoManagedPort int
+	Seeds           []string
+	// AffinityTokens is how many leading prompt tokens name a request's
+	// placement; 0: 64 (four blocks of 16).
+	AffinityTokens int
+	// Overflow is how many more sequences (running and waiting) the
+	// affinity node may have than the least loaded one before a request
+	// goes to the least loaded instead; 0: 8.
+	Overflow int
+}
+
+// Node is one member of the cluster: its runtime serves requests placed
+// here, and Stream places requests anywhere.
+type Node struct {
+	cfg    Config
+	rt     *actors.Runtime
+	system *actor.ActorSystem
+	c      *cluster.Cluster
+	self   string // this node's address
+
+	mu    sync.Mutex
+	loads map[string]load // by address, from gossip
+	stop  chan struct{}
+	wg    sync.WaitGroup
+
+	placedLocal, placedRemote, overflowed, failovers atomic.Int64
+}
+
+// Start joins the cluster with rt as this node's runtime. system must be
+// the runtime's actor system; it becomes a cluster member.
+func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, error) {
+	host, portStr, err := net.SplitHostPort(cfg.Advertise)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: --advertise %q: want HOST:PORT", cfg.Advertise)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port <= 0 || port > 65535 {
+		return nil, fmt.Errorf("cluster: --advertise %q: bad port", cfg.Advertise)
+	}
+	if cfg.Name == "" {
+		return nil, errors.New("cluster: a cluster name is required")
+	}
+	if cfg.AffinityTokens <= 0 {
+		cfg.AffinityTokens = 64
+	}
+	if cfg.Overflow <= 0 {
+		cfg.Overflow = 8
+	}
+	var provider cluster.ClusterProvider
+	switch cfg.Provider {
+	case "etcd":
+		eps := cfg.Etcd
+		if len(eps) == 0 {
+			eps = []string{"127.0.0.1:2379"}
+		}
+		p, err := etcd.NewWithConfig("/troupe", clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: etcd at %v: %w", eps, err)
+		}
+		provider = p
+	case "automanaged":
+		if cfg.AutoManagedPort <= 0 || len(cfg.Seeds) == 0 {
+			return nil, errors.New("cluster: the automanaged provider needs its port and the nodes' host:port (seeds)")
+		}
+		provider = automanaged.NewWithConfig(time.Second, cfg.AutoManagedPort, cfg.Seeds...)
+	default:
+		return nil, fmt.Errorf("cluster: provider %q: want etcd or automanaged", cfg.Provider)
+	}
+	n := &Node{cfg: cfg, rt: rt, system: system, loads: map[string]load{}, stop: make(chan struct{})}
+	workerProps := actor.PropsFromProducer(func() actor.Actor { return &worker{rt: rt} })
+	remoteCfg := remote.Configure(host, port)
+	clusterCfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,
+		cluster.WithKinds(cluster.NewKind(workerKind, workerProps)), cluster.WithRequestTimeout(5*time.Second))
+	n.c = cluster.New(system, clusterCfg)
+	if err := startMember(n.c); err != nil {
+		return nil, err
+	}
+	n.self = system.Address()
+	if _, err := system.Root.SpawnNamed(workerProps, workerName); err != nil {
+		n.c.Shutdown(false)
+		return nil, fmt.Errorf("cluster: starting the worker: %w", err)
+	}
+	n.wg.Add(1)
+	go n.gossipLoad()
+	return n, nil
+}
+
+// startMember is Cluster.StartMember, which panics where it fails.
+func startMember(c *cluster.Cluster) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cluster: joining: %v", r)
+		}
+	}()
+	c.StartMember()
+	return nil
+}
+
+// Stop leaves the cluster and shuts the actor system down: stop the
+// runtime first.
+func (n *Node) Stop() {
+	close(n.stop)
+	n.wg.Wait()
+	n.c.Shutdown(true)
+}
+
+// Stream runs req in the cluster, as Runtime.Stream does on one node: on
+// this node when placement says so, else on another, whose output comes
+// back in batches. A request with no seed gets one, so that a rerun after
+// a node is lost draws the same tokens.
+func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-chan *messages.OutputChunk, error) {
+	if err := n.rt.Check(req); err != nil {
+		return nil, err
+	}
+	r := *req
+	if !r.Sampling.HasSeed {
+		r.Sampling.Seed, r.Sampling.HasSeed = rand.Uint64(), true
+	}
+	if r.RequestID == "" {
+		r.RequestID = fmt.Sprintf("%s-%x", n.self, rand.Uint64())
+	}
+	target := n.place(&r)
+	if target == nil || target.Address == n.self {
+		n.placedLocal.Add(1)
+		return n.rt.Stream(ctx, &r)
+	}
+	n.placedRemote.Add(1)
+	maxTok := r.MaxTokens
+	if maxTok <= 0 {
+		maxTok = n.rt.MaxModelLen() - len(r.Prompt)
+	}
+	// As Runtime.Stream: room for every chunk, so the call never blocks.
+	ch := make(chan *messages.OutputChunk, max(r.N, 1)*(maxTok+2)+1)
+	done := make(chan struct{})
+	sink := func(c *messages.OutputChunk) {
+		ch <- c
+		if c.Done {
+			close(ch)
+			close(done)
+		}
+	}
+	pid := n.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
+		return &call{n: n, req: &r, sink: sink, target: target}
+	}), "call-")
+	go func() {
+		select {
+		case <-ctx.Done():
+			n.system.Root.Send(pid, clientCancel{reason: context.Cause(ctx).Error()})
+		case <-done:
+		}
+	}()
+	return ch, nil
+}
+
+// place picks the worker for req: the grain of its prefix's identity (the
+// node that probably caches the prefix), unless that node has Overflow
+// more sequences than the least loaded, which then gets it. nil: here.
+func (n *Node) place(req *messages.GenerateRequest) *actor.PID {
+	grain := n.c.Get(affinityIdentity(req.Prompt, n.cfg.AffinityTokens), workerKind)
+	if grain == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	owner, ok := n.loads[grain.Address]
+	if !ok {
+		return grain
+	}
+	least, leastAddr := owner, grain.Address
+	for addr, l := range n.loads {
+		if l.Running+l.Waiting < least.Running+least.Waiting && n.isMember(addr) {
+			least, leastAddr = l, addr
+		}
+	}
+	if owner.Waiting > 0 && owner.Running+owner.Waiting >= least.Running+least.Waiting+n.cfg.Overflow {
+		n.overflowed.Add(1)
+		if leastAddr == n.self {
+			return nil
+		}
+		return actor.NewPID(leastAddr, workerName)
+	}
+	return grain
+}
+
+// placeRemote picks another node's worker for a request whose node was
+// lost, none of tried: the least loaded member. nil: none.
+func (n *Node) placeRemote(req *messages.GenerateRequest, tried map[string]bool) *actor.PID {
+	var best string
+	bestLoad := -1
+	n.mu.Lock()
+	loads := n.loads
+	n.mu.Unlock()
+	for _, m := range n.c.MemberList.Members().Members() {
+		addr := m.Address()
+		if tried[addr] {
+			continue
+		}
+		l := loads[addr]
+		if bestLoad < 0 || l.Running+l.Waiting < bestLoad {
+			best, bestLoad = addr, l.Running+l.Waiting
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return actor.NewPID(best, workerName)
+}
+
+// forget drops the grains this node knows on the node of p, which went
+// away (the cluster does the same when the member leaves, maybe later).
+func (n *Node) forget(p *actor.PID) {
+	host, port, err := net.SplitHostPort(p.Address)
+	if p, perr := strconv.Atoi(port); err == nil && perr == nil {
+		n.c.PidCache.RemoveByMember(&cluster.Member{Host: host, Port: int32(p)})
+	}
+}
+
+func (n *Node) isMember(addr string) bool {
+	return slices.ContainsFunc(n.c.MemberList.Members().Members(), func(m *cluster.Member) bool { return m.Address() == addr })
+}
+
+// affinityIdentity names a request's placement by its first tokens.
+func affinityIdentity(prompt []int32, tokens int) string {
+	h := fnv.New64a()
+	var b [4]byte
+	for _, t := range prompt[:min(len(prompt), tokens)] {
+		binary.LittleEndian.PutUint32(b[:], uint32(t))
+		h.Write(b[:])
+	}
+	return fmt.Sprintf("p-%016x", h.Sum64())
+}
+
+// gossipLoad publishes this node's load and reads the others', every
+// loadInterval.
+func (n *Node) gossipLoad() {
+	defer n.wg.Done()
+	t := time.NewTicker(loadInterval)
+	defer t.Stop()
+	for {
+		if st, err := n.rt.Stats(time.Second); err == nil {
+			b, _ := msgpack.Marshal(load{Running: st.Running, Waiting: st.Waiting, KVUsage: st.KVCacheUsage, Address: n.self})
+			n.c.Gossip.SetState(loadKey, wrapperspb.Bytes(b))
+		}
+		if state, err := n.c.Gossip.GetState(loadKey); err == nil {
+			loads := map[string]load{}
+			for _, kv := range state {
+				var v wrapperspb.BytesValue
+				var l load
+				if kv.GetValue().UnmarshalTo(&v) == nil && msgpack.Unmarshal(v.GetValue(), &l) == nil && l.Address != "" {
+					loads[l.Address] = l
+				}
+			}
+			n.mu.Lock()
+			n.loads = loads
+			n.mu.Unlock()
+		}
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+const loadInterval = 250 * time.Millisecond
+
+// Stats are the node's cluster figures.
+type Stats struct {
+	Members                                          int
+	PlacedLocal, PlacedRemote, Overflowed, Failovers int64
+}
+
+// Stats returns the node's cluster figures.
+func (n *Node) Stats() Stats {
+	return Stats{Members: len(n.c.MemberList.Members().Members()), PlacedLocal: n.placedLocal.Load(),
+		PlacedRemote: n.placedRemote.Load(), Overflowed: n.overflowed.Load(), Failovers: n.failovers.Load()}
+}
+
+// Logger is protoactor's logger for this node's system (for its events).
+func (n *Node) Logger() *slog.Logger { return n.system.Logger() }

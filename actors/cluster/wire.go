@@ -1,0 +1,80 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/vmihailenco/msgpack/v5"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// Messages that cross nodes are msgpack inside a protobuf envelope
+// (wrapperspb.BytesValue): protoactor's remote layer sends only protobuf
+// messages, and troupe's messages are plain Go structs with msgpack tags.
+// One envelope carries one of these.
+type envelope struct {
+	Generate *generate `msgpack:"g,omitempty"`
+	Chunks   *chunks   `msgpack:"c,omitempty"`
+	Cancel   *cancel   `msgpack:"x,omitempty"`
+}
+
+// generate asks a node to run a request and send its output to ReplyTo.
+// Origin -> worker.
+type generate struct {
+	ID      string                   `msgpack:"id"`
+	ReplyTo pid                      `msgpack:"reply_to"`
+	Req     messages.GenerateRequest `msgpack:"req"`
+}
+
+// chunks is a batch of a request's output, in order; Job (on the first
+// batch) is the actor that runs it, to cancel it and to watch its node.
+// Job -> origin.
+type chunks struct {
+	ID     string                  `msgpack:"id"`
+	Job    *pid                    `msgpack:"job,omitempty"`
+	Chunks []*messages.OutputChunk `msgpack:"chunks"`
+}
+
+// cancel stops a job. Origin -> job.
+type cancel struct {
+	Reason string `msgpack:"reason,omitempty"`
+}
+
+// pid is an actor.PID in msgpack.
+type pid struct {
+	Address string `msgpack:"a"`
+	ID      string `msgpack:"i"`
+}
+
+func toPID(p *actor.PID) pid    { return pid{Address: p.Address, ID: p.Id} }
+func (p pid) actor() *actor.PID { return actor.NewPID(p.Address, p.ID) }
+
+// wrap encodes e as the envelope a remote send carries.
+func wrap(e *envelope) *wrapperspb.BytesValue {
+	b, err := msgpack.Marshal(e)
+	if err != nil {
+		panic(fmt.Sprintf("cluster: encoding a message: %v", err)) // plain structs: cannot fail
+	}
+	return wrapperspb.Bytes(b)
+}
+
+// unwrap decodes an envelope; a malformed one is an error, not a panic.
+func unwrap(b *wrapperspb.BytesValue) (*envelope, error) {
+	var e envelope
+	if err := msgpack.Unmarshal(b.GetValue(), &e); err != nil {
+		return nil, fmt.Errorf("cluster: a malformed message (%d bytes): %w", len(b.GetValue()), err)
+	}
+	return &e, nil
+}
+
+// load is what each node gossips about itself (key loadKey).
+type load struct {
+	Running int     `msgpack:"r"`
+	Waiting int     `msgpack:"w"`
+	KVUsage float64 `msgpack:"kv"`
+	Address string  `msgpack:"a"` // where its worker actor is
+}
+
+const loadKey = "troupe-load"
