@@ -52,7 +52,11 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 	ctx, cancel := context.WithCancel(ctx)
 	var chans []<-chan *messages.OutputChunk
 	for _, req := range reqs {
-		ch, err := s.rt.Stream(ctx, req)
+		stream := s.rt.Stream
+		if s.cfg.Cluster != nil {
+			stream = s.cfg.Cluster.Stream
+		}
+		ch, err := stream(ctx, req)
 		if err != nil {
 			cancel()
 			for _, c := range chans { // they end promptly once cancelled

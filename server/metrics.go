@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/cluster"
 )
 
 // metrics are the server's Prometheus metrics, named after vLLM's with the
@@ -31,10 +32,13 @@ type metrics struct {
 	running, waiting, swapped, kvUsage, freeBlocks *prometheus.Desc
 	prefixQueries, prefixHits, preemptions         *prometheus.Desc
 	processes                                      *prometheus.Desc
+
+	cluster                                   *cluster.Node // nil: none
+	members, placements, overflows, failovers *prometheus.Desc
 }
 
-func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry(), rt: rt, system: system, model: model}
+func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl *cluster.Node) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry(), rt: rt, system: system, model: model, cluster: cl}
 	labels := prometheus.Labels{"model_name": model}
 	counter := func(name, help string) prometheus.Counter {
 		c := prometheus.NewCounter(prometheus.CounterOpts{Name: "troupe:" + name, Help: help, ConstLabels: labels})
@@ -71,6 +75,11 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime) *me
 	m.prefixQueries = desc("prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.")
 	m.prefixHits = desc("prefix_cache_hits_total", "Prompt tokens found in the prefix cache.")
 	m.preemptions = desc("num_preemptions_total", "Sequences preempted.")
+	m.members = desc("cluster_members", "Nodes in the cluster, as this node sees it.")
+	m.placements = prometheus.NewDesc("troupe:cluster_placements_total", "Requests this node placed, by where they ran (local: this node).",
+		[]string{"where"}, labels)
+	m.overflows = desc("cluster_overflows_total", "Requests placed away from their prefix's node because it was busier.")
+	m.failovers = desc("cluster_failovers_total", "Requests re-run on another node after theirs was lost.")
 	m.processes = desc("actor_processes", "Actors and futures registered in the actor system (back to its idle level when no request runs).")
 	m.reg.MustRegister(m)
 	// The Go runtime's and the process's own (go_goroutines, go_memstats_*,
@@ -82,6 +91,11 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime) *me
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions, m.processes} {
 		ch <- d
+	}
+	if m.cluster != nil {
+		for _, d := range []*prometheus.Desc{m.members, m.placements, m.overflows, m.failovers} {
+			ch <- d
+		}
 	}
 }
 
@@ -108,6 +122,14 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		n += pids.Count()
 	}
 	gauge(m.processes, float64(n))
+	if m.cluster != nil {
+		cs := m.cluster.Stats()
+		gauge(m.members, float64(cs.Members))
+		ch <- prometheus.MustNewConstMetric(m.placements, prometheus.CounterValue, float64(cs.PlacedLocal), "local")
+		ch <- prometheus.MustNewConstMetric(m.placements, prometheus.CounterValue, float64(cs.PlacedRemote), "remote")
+		count(m.overflows, float64(cs.Overflowed))
+		count(m.failovers, float64(cs.Failovers))
+	}
 }
 
 func (m *metrics) handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }

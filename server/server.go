@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/server/chat"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	// 0: 10s, 60s, 120s. There is no write timeout: a stream may rightly
 	// run for minutes (RequestTimeout bounds it).
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
+	// Cluster, when set, places each request on a node of the cluster
+	// (this one included) instead of running it on this node's runtime.
+	Cluster *cluster.Node
 	// Pprof serves Go's profiles under /debug/pprof/ (an admin surface: off
 	// by default, behind APIKey when one is set).
 	Pprof bool
@@ -97,7 +101,7 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	} else {
 		s.template = t
 	}
-	s.metrics = newMetrics(cfg.ModelName, system, rt)
+	s.metrics = newMetrics(cfg.ModelName, system, rt, cfg.Cluster)
 	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)
 	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit)), "http-front-")
 	s.routes()

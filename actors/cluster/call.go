@@ -118,6 +118,12 @@ func (c *call) pass(ctx actor.Context, ch *messages.OutputChunk) {
 	if ch.Index < 0 || ch.Index >= len(c.sent) {
 		return
 	}
+	if ch.FinishReason == messages.FinishCancelled {
+		// Not by this client (its cancel ends the call): the node running
+		// it is stopping.
+		c.failover(ctx, fmt.Sprintf("node %s stopped", c.target.Address))
+		return
+	}
 	sent, seen := &c.sent[ch.Index], &c.seen[ch.Index]
 	if sent.finished {
 		return

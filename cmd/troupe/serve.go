@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/hub"
@@ -47,6 +48,12 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	swapBlocks := fs.Int("swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
 	noPrefix := fs.Bool("no-prefix-caching", false, "turn automatic prefix caching off")
 	maxQueue := fs.Int("max-queue", 256, "requests queued beyond those running before 429")
+	clusterName := fs.String("cluster", "", "join the cluster of this name (with --provider and --advertise): requests are placed on its nodes")
+	provider := fs.String("provider", "automanaged", "cluster membership: etcd or automanaged")
+	etcdAddrs := fs.String("etcd", "127.0.0.1:2379", "etcd endpoints, comma-separated (--provider etcd)")
+	advertise := fs.String("advertise", "", "HOST:PORT this node listens on for the other nodes, and is reached at")
+	autoPort := fs.Int("automanaged-port", 0, "this node's automanaged port (--provider automanaged)")
+	seeds := fs.String("seeds", "", "every node's automanaged HOST:PORT, comma-separated (--provider automanaged)")
 	pprofOn := fs.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (behind --api-key when set)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
@@ -107,7 +114,12 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	system := newActorSystem()
-	defer system.Shutdown()
+	var node *cluster.Node // when set, it shuts the system down
+	defer func() {
+		if node == nil {
+			system.Shutdown()
+		}
+	}()
 	log.Info().Str("model", local).Str("addr", ln.Addr().String()).Msg("loading")
 	m, err := model.Open(local)
 	if err != nil {
@@ -122,7 +134,16 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	srv, err := server.New(system, rt, server.Config{ModelName: *name, APIKey: *apiKey, ChatTemplate: tmpl,
+	if *clusterName != "" {
+		node, err = cluster.Start(system, rt, cluster.Config{Name: *clusterName, Provider: *provider, Advertise: *advertise,
+			Etcd: splitList(*etcdAddrs), AutoManagedPort: *autoPort, Seeds: splitList(*seeds)})
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		log.Info().Str("cluster", *clusterName).Str("provider", *provider).Str("advertise", *advertise).Msg("joined the cluster")
+	}
+	srv, err := server.New(system, rt, server.Config{Cluster: node, ModelName: *name, APIKey: *apiKey, ChatTemplate: tmpl,
 		MaxQueue: *maxQueue, RequestTimeout: *reqTimeout, Pprof: *pprofOn, Log: log})
 	if err != nil {
 		ln.Close()
@@ -163,8 +184,22 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if err := rt.Stop(5 * time.Second); err != nil {
 		log.Warn().Err(err).Msg("stopping the runtime")
 	}
+	if node != nil {
+		node.Stop() // requests other nodes ran here were cancelled above: they re-run elsewhere
+	}
 	log.Info().Msg("stopped")
 	return nil
+}
+
+// splitList splits a comma-separated flag, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // resolveModel returns a local path for spec, downloading hf:// models.
