@@ -27,6 +27,7 @@ test: testdata vet test-go fuzz-short soak-short
 
 testdata:
 	./scripts/testdata-npm.sh
+	./scripts/testdata-etcd.sh
 
 vet:
 	$(GO) vet ./...

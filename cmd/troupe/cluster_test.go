@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+)
+
+// startEtcd runs an etcd server on 127.0.0.1 for the test and returns its
+// client address. Without the etcd binary (Debian's etcd-server; make
+// testdata installs it) the test is skipped, or fails under CI=true.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("etcd is not installed (apt-get install etcd-server; make testdata does it)")
+		}
+		t.Skip("etcd is not installed (apt-get install etcd-server; make testdata does it)")
+	}
+	ports := freePorts(t, 2)
+	client := "127.0.0.1:" + strconv.Itoa(ports[0])
+	peer := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	cmd := exec.Command(bin, "--data-dir", filepath.Join(t.TempDir(), "etcd"), "--name", "t",
+		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "t="+peer)
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		resp, err := http.Get("http://" + client + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return client
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd did not start: %v\n%s", err, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// freePorts returns n ports free on 127.0.0.1 just now.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+type clusterNode struct {
+	url string
+	cmd *exec.Cmd
+}
+
+// startCluster starts n troupe serve processes on stories260K that join one
+// cluster through etcd, and waits until each sees all n members.
+func startCluster(t *testing.T, bin, etcd string, n int) []*clusterNode {
+	t.Helper()
+	stories := testmodels.Path(t, "stories260K.gguf")
+	ports := freePorts(t, n)
+	var nodes []*clusterNode
+	for i := range n {
+		url, cmd, _ := serve(t, bin, nil, "-m", stories, "--cluster", "t", "--provider", "etcd", "--etcd", etcd,
+			"--advertise", "127.0.0.1:"+strconv.Itoa(ports[i]), "--shutdown-grace", "1s")
+		nodes = append(nodes, &clusterNode{url: url, cmd: cmd})
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		ready := 0
+		for _, nd := range nodes {
+			if v, err := scrape(nd.url, "troupe:cluster_members"); err == nil && int(v) == n {
+				ready++
+			}
+		}
+		if ready == n {
+			return nodes
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d nodes see the whole cluster", ready, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// scrape reads one sample of a node's /metrics.
+func scrape(url, name string) (float64, error) {
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b := new(strings.Builder)
+	if _, err := io.Copy(b, resp.Body); err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
+			return strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s", url, name)
+}
+
+// TestClusterServe runs etcd and three troupe nodes as processes, sends a
+// mixed load (streaming and not, prompts sharing prefixes) through all
+// three, and kills one node (SIGKILL) mid-load. Every request sent to the
+// two that live completes, with exactly the text one node alone gives (so
+// no token is lost or repeated across the failover); a request sent to
+// the killed node either completed before it died or fails at the
+// connection, never hangs.
+func TestClusterServe(t *testing.T) {
+	etcd := startEtcd(t)
+	bin := buildTroupe(t)
+	alone, _, _ := serve(t, bin, nil, "-m", testmodels.Path(t, "stories260K.gguf"))
+	nodes := startCluster(t, bin, etcd, 3)
+
+	prefix := strings.Repeat("Lily and Tom went to the park to play with a big red ball. ", 6)
+	var bodies []soakRequest
+	for i := range 12 {
+		p := fmt.Sprintf("Once upon a time %d", i)
+		if i%2 == 0 {
+			p = prefix + fmt.Sprintf("Then %d birds sang.", i)
+		}
+		bodies = append(bodies, soakRequest{"/v1/completions", map[string]any{"prompt": p, "max_tokens": 300, "temperature": 0, "ignore_eos": true, "n": 1 + i%2}})
+	}
+	c := &soakClient{http: &http.Client{}}
+	want := make([]*choices, len(bodies))
+	for i, b := range bodies {
+		c.url = alone
+		got, err := c.do(context.Background(), b, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = got
+	}
+
+	type result struct {
+		node, body int
+		stream     bool
+		got        *choices
+		err        error
+	}
+	results := make(chan result, 3*len(bodies))
+	var wg sync.WaitGroup
+	for nd := range nodes {
+		for i, b := range bodies {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cl := &soakClient{url: nodes[nd].url, http: &http.Client{}}
+				stream := (i+nd)%2 == 0
+				got, err := cl.do(ctx, b, stream)
+				results <- result{nd, i, stream, got, err}
+			}()
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // requests in flight on every node
+	if err := nodes[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(results)
+	served, cut := 0, 0
+	for r := range results {
+		switch {
+		case r.err != nil && r.node == 2:
+			cut++ // its client was connected to the node that died
+		case r.err != nil:
+			t.Errorf("node %d, request %d (stream %v): %v", r.node, r.body, r.stream, r.err)
+		case !equalChoices(r.got, want[r.body]):
+			t.Errorf("node %d, request %d (stream %v): %q, alone %q", r.node, r.body, r.stream, r.got.text, want[r.body].text)
+		default:
+			served++
+		}
+	}
+	failovers := 0.0
+	for _, nd := range nodes[:2] {
+		v, err := scrape(nd.url, "troupe:cluster_failovers_total")
+		if err != nil {
+			t.Fatal(err)
+		}
+		failovers += v
+	}
+	t.Logf("%d served as one node serves them, %d cut off with the killed node; %v failovers", served, cut, failovers)
+	if failovers == 0 {
+		t.Error("no request was running on the killed node")
+	}
+	for _, nd := range nodes[:2] { // etcd's lease (3 s) ends the dead node's membership
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			v, err := scrape(nd.url, "troupe:cluster_members")
+			if err == nil && v == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s sees %v members (%v); want 2", nd.url, v, err)
+				break
+			}
+		}
+	}
+}
+
+func equalChoices(a, b *choices) bool {
+	return strings.Join(a.text, "\x00") == strings.Join(b.text, "\x00") && strings.Join(a.finish, ",") == strings.Join(b.finish, ",")
+}
+
+// TestClusterAffinity: requests that share a long prefix, sent to any of
+// three nodes, all run on one node, whose prefix cache then serves the
+// prefix (its hit counter grows; the others' do not).
+func TestClusterAffinity(t *testing.T) {
+	etcd := startEtcd(t)
+	nodes := startCluster(t, buildTroupe(t), etcd, 3)
+	hits := func() []float64 {
+		var out []float64
+		for _, nd := range nodes {
+			v, err := scrape(nd.url, "troupe:prefix_cache_hits_total")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	before := hits()
+	prefix := strings.Repeat("The little bird sat on the old tree and sang a happy song. ", 8) // ~120 tokens
+	c := &soakClient{http: &http.Client{}}
+	const sends = 9
+	for i := range sends {
+		c.url = nodes[i%len(nodes)].url
+		b := soakRequest{"/v1/completions", map[string]any{"prompt": prefix + fmt.Sprintf("Then came %d cats.", i), "max_tokens": 8, "temperature": 0}}
+		if _, err := c.do(context.Background(), b, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := hits()
+	var grew []int
+	for i := range nodes {
+		if after[i] > before[i] {
+			grew = append(grew, i)
+		}
+	}
+	t.Logf("prefix cache hits by node: before %v, after %v", before, after)
+	if len(grew) != 1 || after[grew[0]]-before[grew[0]] < float64(sends-1)*96 {
+		t.Errorf("hits grew on nodes %v (before %v, after %v); want one node, by at least %d tokens", grew, before, after, (sends-1)*96)
+	}
+}
