@@ -45,6 +45,7 @@ FUZZ_TARGETS := \
 	./server:FuzzRequests \
 	./server:FuzzSSE \
 	./actors:FuzzStopStrings \
+	./actors/cluster:FuzzEnvelope \
 	./server/chat:FuzzRender
 
 # CI's bound is a count of executions, not a duration: with a duration, Go

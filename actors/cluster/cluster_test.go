@@ -48,6 +48,10 @@ type testNode struct {
 // startNodes starts n in-process nodes over stories260K with the
 // automanaged provider and waits until each sees all n members.
 func startNodes(t *testing.T, m *model.Model, n int) []*testNode {
+	return startNodesWith(t, m, n, actors.Config{}, cluster.Config{})
+}
+
+func startNodesWith(t *testing.T, m *model.Model, n int, rcfg actors.Config, ccfg cluster.Config) []*testNode {
 	t.Helper()
 	ports := freePorts(t, 2*n)
 	var seeds []string
@@ -59,12 +63,17 @@ func startNodes(t *testing.T, m *model.Model, n int) []*testNode {
 		sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 			return slog.New(slog.NewTextHandler(io.Discard, nil))
 		}))
-		rt, err := actors.Start(sys, m, actors.Config{})
+		cfg := rcfg
+		if cfg.Backends != nil {
+			cfg.Backends = []actors.Backend{slowCPU(t, m, cfg.NumBlocks)}
+		}
+		rt, err := actors.Start(sys, m, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		node, err := cluster.Start(sys, rt, cluster.Config{Name: "test", Provider: "automanaged",
-			Advertise: "127.0.0.1:" + strconv.Itoa(ports[i]), AutoManagedPort: ports[n+i], Seeds: seeds})
+		cc := ccfg
+		cc.Name, cc.Provider, cc.Advertise, cc.AutoManagedPort, cc.Seeds = "test", "automanaged", "127.0.0.1:"+strconv.Itoa(ports[i]), ports[n+i], seeds
+		node, err := cluster.Start(sys, rt, cc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,5 +235,64 @@ func TestFailover(t *testing.T) {
 	t.Logf("before the kill %+v, after %+v", before, st)
 	if st.Failovers == 0 {
 		t.Error("no request was running on the killed node")
+	}
+}
+
+// slowDevice sleeps before each forward pass: a model that is not tiny.
+type slowDevice struct{ actors.Backend }
+
+func (s slowDevice) Forward(b *model.Batch, logits []float32) error {
+	time.Sleep(2 * time.Millisecond)
+	return s.Backend.Forward(b, logits)
+}
+
+func slowCPU(t *testing.T, m *model.Model, numBlocks int) actors.Backend {
+	be, err := actors.NewCPUBackend(m, numBlocks, 16, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slowDevice{be}
+}
+
+// TestOverflow: requests that share a prefix go to one node, until that
+// node has Overflow more sequences than the least loaded (as gossiped);
+// then to the least loaded. All give one node's output.
+func TestOverflow(t *testing.T) {
+	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	nodes := startNodesWith(t, m, 3, actors.Config{MaxNumSeqs: 2, NumBlocks: 256, Backends: []actors.Backend{nil}},
+		cluster.Config{Overflow: 3})
+	prompt, err := nodes[0].rt.Tokenize("Once upon a time, there was a little girl who loved the sea")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chans []<-chan *messages.OutputChunk
+	for i := range 16 {
+		req := &messages.GenerateRequest{Prompt: prompt, MaxTokens: 100, IgnoreEOS: true}
+		ch, err := nodes[0].node.Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, ch)
+		if i == 5 {
+			time.Sleep(600 * time.Millisecond) // the load is gossiped
+		}
+	}
+	var first []int32
+	for i, ch := range chans {
+		got, _, _ := collect(t, ch, 1)
+		if i == 0 {
+			first = got[0]
+		} else if !slices.Equal(got[0], first) {
+			t.Errorf("request %d: %v, the first %v", i, got[0], first)
+		}
+	}
+	st := nodes[0].node.Stats()
+	t.Logf("%+v", st)
+	if st.Overflowed == 0 {
+		t.Error("no request overflowed from its busy node")
 	}
 }
