@@ -113,17 +113,7 @@ func (r *Runtime) Stream(ctx context.Context, req *messages.GenerateRequest) (<-
 	if maxTok <= 0 {
 		maxTok = r.cfg.MaxModelLen - len(req.Prompt)
 	}
-	// Each token of each choice yields at most one chunk, and each choice one
-	// more to finish; the request adds the last.
-	ch := make(chan *messages.OutputChunk, n*(maxTok+1)+1)
-	done := make(chan struct{})
-	sink := func(c *messages.OutputChunk) {
-		ch <- c
-		if c.Done {
-			close(ch)
-			close(done)
-		}
-	}
+	ch, sink, done := OutputSink(n, maxTok)
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -222,6 +212,23 @@ func (r *Runtime) requestEnded(pid *actor.PID) {
 }
 
 // check validates req and fills in its RequestID and seed.
+// OutputSink returns a stream for the output of a request of n choices of
+// at most maxTokens tokens, with room for every chunk (each token of each
+// choice yields at most one, each choice one more to finish, the request
+// the last), so that sending never blocks; the function that sends into it,
+// closing it after the Done chunk; and a channel closed then.
+func OutputSink(n, maxTokens int) (<-chan *messages.OutputChunk, func(*messages.OutputChunk), <-chan struct{}) {
+	ch := make(chan *messages.OutputChunk, n*(maxTokens+1)+1)
+	done := make(chan struct{})
+	return ch, func(c *messages.OutputChunk) {
+		ch <- c
+		if c.Done {
+			close(ch)
+			close(done)
+		}
+	}, done
+}
+
 // Check reports whether Stream would accept req (an error wrapping
 // ErrInvalidRequest when not), without running it: a cluster node checks a
 // request before it sends it to another node.

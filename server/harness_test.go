@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/promtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/tokenizer"
@@ -132,24 +132,11 @@ func post(t testing.TB, url, body string, header ...string) (*http.Response, []b
 // metric reads one sample of the server's /metrics.
 func (f *fixture) metric(t testing.TB, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(f.url + "/metrics")
+	v, err := promtest.Sample(http.DefaultClient, f.url, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
-			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return v
-		}
-	}
-	t.Fatalf("metric %s not found", name)
-	return 0
+	return v
 }
 
 // waitIdle waits until /metrics shows no sequence and every block free.

@@ -181,16 +181,8 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 	if maxTok <= 0 {
 		maxTok = n.rt.MaxModelLen() - len(r.Prompt)
 	}
-	// As Runtime.Stream: room for every chunk, so the call never blocks.
-	ch := make(chan *messages.OutputChunk, max(r.N, 1)*(maxTok+2)+1)
-	done := make(chan struct{})
-	sink := func(c *messages.OutputChunk) {
-		ch <- c
-		if c.Done {
-			close(ch)
-			close(done)
-		}
-	}
+	// A failover's error chunks fit too: a choice ends at most once.
+	ch, sink, done := actors.OutputSink(max(r.N, 1), maxTok+1)
 	pid := n.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
 		return &call{n: n, req: &r, sink: sink, target: target}
 	}), "call-")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/internal/promtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
@@ -108,23 +108,7 @@ func startCluster(t *testing.T, bin, etcd string, n int) []*clusterNode {
 }
 
 // scrape reads one sample of a node's /metrics.
-func scrape(url, name string) (float64, error) {
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	b := new(strings.Builder)
-	if _, err := io.Copy(b, resp.Body); err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(b.String(), "\n") {
-		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
-			return strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		}
-	}
-	return 0, fmt.Errorf("%s: no %s", url, name)
-}
+func scrape(url, name string) (float64, error) { return promtest.Sample(http.DefaultClient, url, name) }
 
 // TestClusterServe runs etcd and three troupe nodes as processes, sends a
 // mixed load (streaming and not, prompts sharing prefixes) through all

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/internal/promtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
@@ -373,24 +374,11 @@ func (c *soakClient) idleFigures(t *testing.T) figures {
 // metric reads one sample of /metrics.
 func (c *soakClient) metric(t *testing.T, name string) float64 {
 	t.Helper()
-	resp, err := c.http.Get(c.url + "/metrics")
+	v, err := promtest.Sample(c.http, c.url, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
-			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return v
-		}
-	}
-	t.Fatalf("metric %s not found", name)
-	return 0
+	return v
 }
 
 func tail(s string, n int) string { return s[max(len(s)-n, 0):] }
