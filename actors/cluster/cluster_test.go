@@ -21,7 +21,7 @@ import (
 )
 
 // freePorts returns n ports free on 127.0.0.1 just now.
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var ports []int
 	var lns []net.Listener
@@ -47,11 +47,11 @@ type testNode struct {
 
 // startNodes starts n in-process nodes over stories260K with the
 // automanaged provider and waits until each sees all n members.
-func startNodes(t *testing.T, m *model.Model, n int) []*testNode {
+func startNodes(t testing.TB, m *model.Model, n int) []*testNode {
 	return startNodesWith(t, m, n, actors.Config{}, cluster.Config{})
 }
 
-func startNodesWith(t *testing.T, m *model.Model, n int, rcfg actors.Config, ccfg cluster.Config) []*testNode {
+func startNodesWith(t testing.TB, m *model.Model, n int, rcfg actors.Config, ccfg cluster.Config) []*testNode {
 	t.Helper()
 	ports := freePorts(t, 2*n)
 	var seeds []string
@@ -246,7 +246,7 @@ func (s slowDevice) Forward(b *model.Batch, logits []float32) error {
 	return s.Backend.Forward(b, logits)
 }
 
-func slowCPU(t *testing.T, m *model.Model, numBlocks int) actors.Backend {
+func slowCPU(t testing.TB, m *model.Model, numBlocks int) actors.Backend {
 	be, err := actors.NewCPUBackend(m, numBlocks, 16, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -294,5 +294,43 @@ func TestOverflow(t *testing.T) {
 	t.Logf("%+v", st)
 	if st.Overflowed == 0 {
 		t.Error("no request overflowed from its busy node")
+	}
+}
+
+// BenchmarkRequest is one request of a 16-token prompt and 4 greedy tokens
+// on stories260K, run on the node it is sent to (local) or placed on the
+// other node (remote): the difference is the cluster's cost per request.
+func BenchmarkRequest(b *testing.B) {
+	m, err := model.Open(testmodels.Path(b, "stories260K.gguf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	nodes := startNodes(b, m, 2)
+	// Find a prompt placed here and one placed on the other node.
+	prompts := map[bool][]int32{}
+	for i := 0; len(prompts) < 2 && i < 100; i++ {
+		p, _ := nodes[0].rt.Tokenize(fmt.Sprintf("%d Once upon a time there was a dog", i))
+		before := nodes[0].node.Stats().PlacedRemote
+		ch, err := nodes[0].node.Stream(context.Background(), &messages.GenerateRequest{Prompt: p, MaxTokens: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range ch {
+		}
+		prompts[nodes[0].node.Stats().PlacedRemote > before] = p
+	}
+	for _, remote := range []bool{false, true} {
+		b.Run(map[bool]string{false: "local", true: "remote"}[remote], func(b *testing.B) {
+			req := &messages.GenerateRequest{Prompt: prompts[remote], MaxTokens: 4}
+			for b.Loop() {
+				ch, err := nodes[0].node.Stream(context.Background(), req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range ch {
+				}
+			}
+		})
 	}
 }

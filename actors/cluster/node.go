@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -319,6 +318,3 @@ func (n *Node) Stats() Stats {
 	return Stats{Members: len(n.c.MemberList.Members().Members()), PlacedLocal: n.placedLocal.Load(),
 		PlacedRemote: n.placedRemote.Load(), Overflowed: n.overflowed.Load(), Failovers: n.failovers.Load()}
 }
-
-// Logger is protoactor's logger for this node's system (for its events).
-func (n *Node) Logger() *slog.Logger { return n.system.Logger() }
