@@ -155,7 +155,7 @@ type faulty struct {
 
 	calls, swapOuts, swapIns atomic.Int64
 	panics                   atomic.Int64 // all kinds
-	lost         atomic.Int64 // sequences in the batches that panicked
+	lost                     atomic.Int64 // sequences in the batches that panicked
 }
 
 func (f *faulty) Forward(b *model.Batch, logits []float32) error {

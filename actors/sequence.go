@@ -21,8 +21,8 @@ type sequence struct {
 	stop    stopText
 	dec     *tokenizer.Decoder
 
-	cached      int    // NumCachedTokens, from the first result
-	queue       int64  // QueueNanos from the first result, until sent
+	cached      int   // NumCachedTokens, from the first result
+	queue       int64 // QueueNanos from the first result, until sent
 	preemptions int
 	done        bool
 }
