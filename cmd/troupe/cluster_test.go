@@ -81,13 +81,20 @@ type clusterNode struct {
 // startCluster starts n troupe serve processes on stories260K that join one
 // cluster through etcd, and waits until each sees all n members.
 func startCluster(t *testing.T, bin, etcd string, n int) []*clusterNode {
+	return startClusterWith(t, bin, n, func(int) []string { return []string{"--provider", "etcd", "--etcd", etcd} })
+}
+
+// startClusterWith starts n nodes, node i with the membership flags
+// provider(i), and waits until each sees all n members.
+func startClusterWith(t *testing.T, bin string, n int, provider func(i int) []string) []*clusterNode {
 	t.Helper()
 	stories := testmodels.Path(t, "stories260K.gguf")
 	ports := freePorts(t, n)
 	var nodes []*clusterNode
 	for i := range n {
-		url, cmd, _ := serve(t, bin, nil, "-m", stories, "--cluster", "t", "--provider", "etcd", "--etcd", etcd,
-			"--advertise", "127.0.0.1:"+strconv.Itoa(ports[i]), "--shutdown-grace", "1s")
+		args := append([]string{"-m", stories, "--cluster", "t", "--advertise", "127.0.0.1:" + strconv.Itoa(ports[i]),
+			"--shutdown-grace", "1s"}, provider(i)...)
+		url, cmd, _ := serve(t, bin, nil, args...)
 		nodes = append(nodes, &clusterNode{url: url, cmd: cmd})
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -252,5 +259,26 @@ func TestClusterAffinity(t *testing.T) {
 	t.Logf("prefix cache hits by node: before %v, after %v", before, after)
 	if len(grew) != 1 || after[grew[0]]-before[grew[0]] < float64(sends-1)*96 {
 		t.Errorf("hits grew on nodes %v (before %v, after %v); want one node, by at least %d tokens", grew, before, after, (sends-1)*96)
+	}
+}
+
+// TestClusterAutomanaged: two nodes form a cluster with nothing external
+// (the automanaged provider) and serve each other's requests.
+func TestClusterAutomanaged(t *testing.T) {
+	ports := freePorts(t, 2)
+	seeds := fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", ports[0], ports[1])
+	nodes := startClusterWith(t, buildTroupe(t), 2, func(i int) []string {
+		return []string{"--provider", "automanaged", "--automanaged-port", strconv.Itoa(ports[i]), "--seeds", seeds}
+	})
+	c := &soakClient{url: nodes[0].url, http: &http.Client{}}
+	for i := range 8 {
+		b := soakRequest{"/v1/completions", map[string]any{"prompt": fmt.Sprintf("%d little ducks", i), "max_tokens": 16}}
+		if _, err := c.do(context.Background(), b, i%2 == 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remote, err := scrape(nodes[0].url, `troupe:cluster_placements_total{model_name="stories260K",where="remote"}`)
+	if err != nil || remote == 0 {
+		t.Errorf("no request ran on the other node: %v %v", remote, err)
 	}
 }
