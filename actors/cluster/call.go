@@ -45,7 +45,9 @@ func (c *call) Receive(ctx actor.Context) {
 	case *actor.Started:
 		c.sent = make([]progress, max(c.req.N, 1))
 		c.tried = map[string]bool{}
-		c.send(ctx, c.target)
+		first := c.target
+		c.target = nil
+		c.send(ctx, first)
 	case *wrapperspb.BytesValue:
 		e, err := unwrap(msg)
 		if err != nil || e.Chunks == nil || e.Chunks.ID != c.id || c.ended {
@@ -53,7 +55,8 @@ func (c *call) Receive(ctx actor.Context) {
 		}
 		if e.Chunks.Job != nil && c.job == nil {
 			c.job = e.Chunks.Job.actor()
-			ctx.Watch(c.job)
+			ctx.Watch(c.job) // ends by itself: the watch goes with it
+			ctx.Unwatch(c.target)
 		}
 		for _, ch := range e.Chunks.Chunks {
 			c.pass(ctx, ch)
@@ -77,6 +80,9 @@ func (c *call) Receive(ctx actor.Context) {
 
 // send sends the request to target as a new attempt.
 func (c *call) send(ctx actor.Context, target *actor.PID) {
+	if c.target != nil && c.job == nil {
+		ctx.Unwatch(c.target)
+	}
 	c.attempt++
 	c.id = fmt.Sprintf("%s/%d", c.req.RequestID, c.attempt)
 	c.job, c.target = nil, target
@@ -153,6 +159,9 @@ func (c *call) end(ctx actor.Context, reason, err string) {
 		return
 	}
 	c.ended = true
+	if c.job == nil {
+		ctx.Unwatch(c.target) // a grain lives on: leave no watch behind
+	}
 	for i := range c.sent {
 		if !c.sent[i].finished {
 			c.sent[i].finished = true
