@@ -23,6 +23,10 @@ type call struct {
 	id      string     // of the current attempt
 	job     *actor.PID // running it, once known
 	target  *actor.PID // the worker it was sent to
+	// identity is the grain's, when target is one ("": a node's worker);
+	// resolved counts how often it was looked up again.
+	identity string
+	resolved int
 	tried   map[string]bool
 	sent    []progress // per choice: what the client has had
 	seen    []progress // per choice: what the current attempt has produced
@@ -62,12 +66,24 @@ func (c *call) Receive(ctx actor.Context) {
 			c.pass(ctx, ch)
 		}
 	case *actor.Terminated:
-		// A job stops by itself once it has sent its output (which may
-		// still be on its way): only its node going away is a loss.
-		if c.ended || msg.Why != actor.TerminatedReason_AddressTerminated {
-			return
-		}
-		if (c.job != nil && msg.Who.Equal(c.job)) || (c.job == nil && msg.Who.Equal(c.target)) {
+		switch {
+		case c.ended:
+		case c.job == nil && msg.Who.Equal(c.target) && msg.Why != actor.TerminatedReason_AddressTerminated && c.identity != "":
+			// The grain was passivated before it took the request: ask
+			// the cluster for its new activation.
+			c.n.c.PidCache.RemoveByValue(c.identity, workerKind, c.target)
+			if c.resolved++; c.resolved <= maxAttempts {
+				if grain := c.n.c.Get(c.identity, workerKind); grain != nil {
+					c.attempt-- // the same attempt, sent again
+					c.send(ctx, grain)
+					return
+				}
+			}
+			c.failover(ctx, "the request's worker could not be reached")
+		case msg.Why != actor.TerminatedReason_AddressTerminated:
+			// A job stops by itself once it has sent its output (which
+			// may still be on its way): only its node going away is a loss.
+		case (c.job != nil && msg.Who.Equal(c.job)) || (c.job == nil && msg.Who.Equal(c.target)):
 			c.failover(ctx, fmt.Sprintf("node %s went away", msg.Who.Address))
 		}
 	case clientCancel:
@@ -101,6 +117,7 @@ func (c *call) failover(ctx actor.Context, why string) {
 		return
 	}
 	c.n.forget(c.target)
+	c.identity = ""
 	next := c.n.placeRemote(c.req, c.tried)
 	if next == nil {
 		c.end(ctx, messages.FinishError, why+"; no other node can run the request")

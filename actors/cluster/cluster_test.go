@@ -141,6 +141,10 @@ func TestCluster(t *testing.T) {
 	}
 	defer m.Close()
 	nodes := startNodes(t, m, 3)
+	base := make([]int, len(nodes))
+	for i, tn := range nodes {
+		base[i] = numActors(tn.sys)
+	}
 	var reqs []*messages.GenerateRequest
 	for i := range 24 {
 		prompt, err := nodes[0].rt.Tokenize(fmt.Sprintf("Once upon a time, %d little cats", i))
@@ -175,6 +179,26 @@ func TestCluster(t *testing.T) {
 	if st.PlacedRemote == 0 || st.PlacedLocal == 0 {
 		t.Errorf("placements: %+v; want some on this node and some on others", st)
 	}
+	// Calls and jobs are gone; what stays is one grain per prefix placed
+	// on a node (they live on, as virtual actors do).
+	for i, tn := range nodes {
+		n := numActors(tn.sys)
+		for deadline := time.Now().Add(2 * time.Second); n > base[i]+len(reqs) && time.Now().Before(deadline); n = numActors(tn.sys) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n > base[i]+len(reqs) {
+			t.Errorf("node %d: %d actors, %d after it started (%d requests)", i, n, base[i], len(reqs))
+		}
+	}
+}
+
+// numActors is the number of processes registered in sys.
+func numActors(sys *actor.ActorSystem) int {
+	n := 0
+	for _, m := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+		n += m.Count()
+	}
+	return n
 }
 
 // TestFailover kills a node (as a crash: connections drop) while requests
@@ -332,5 +356,46 @@ func BenchmarkRequest(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPassivation: worker grains stop when idle; a request for a prefix
+// whose grain stopped (this node still caches its old address) reaches a
+// new activation.
+func TestPassivation(t *testing.T) {
+	defer cluster.SetGrainIdle(100 * time.Millisecond)()
+	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	nodes := startNodes(t, m, 2)
+	var prompts [][]int32
+	for i := range 8 {
+		p, err := nodes[0].rt.Tokenize(fmt.Sprintf("%d frogs sat on a log", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts = append(prompts, p)
+	}
+	for round := range 3 {
+		for i, p := range prompts {
+			ch, err := nodes[0].node.Stream(context.Background(), &messages.GenerateRequest{Prompt: p, MaxTokens: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids, _, finish := collect(t, ch, 1); len(ids[0]) == 0 || finish[0] == messages.FinishError {
+				t.Errorf("round %d, prompt %d: %v %q", round, i, ids[0], finish[0])
+			}
+		}
+		busy := numActors(nodes[0].sys) + numActors(nodes[1].sys)
+		time.Sleep(300 * time.Millisecond) // every grain stops
+		if idle := numActors(nodes[0].sys) + numActors(nodes[1].sys); idle >= busy {
+			t.Errorf("round %d: %d actors after the requests, %d when idle: the grains did not stop", round, busy, idle)
+		}
+	}
+	t.Logf("%+v", nodes[0].node.Stats())
+	if nodes[0].node.Stats().PlacedRemote == 0 {
+		t.Error("no request went to the other node")
 	}
 }

@@ -1,5 +1,7 @@
 package cluster
 
+import "time"
+
 // Kill ends the node as a crash would: its connections drop, nothing is
 // said to the other nodes, and the requests it ran for them are lost.
 func (n *Node) Kill() {
@@ -7,4 +9,11 @@ func (n *Node) Kill() {
 	n.wg.Wait()
 	n.c.Remote.Shutdown(false)
 	n.system.Shutdown()
+}
+
+// SetGrainIdle sets how long worker grains wait before they stop.
+func SetGrainIdle(d time.Duration) (restore func()) {
+	old := grainIdle
+	grainIdle = d
+	return func() { grainIdle = old }
 }

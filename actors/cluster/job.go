@@ -17,7 +17,15 @@ import (
 // workerName, each node's own (placement by load). It starts a job per
 // request, outside itself, so that a grain moved or stopped by the cluster
 // does not end the jobs it started.
-type worker struct{ rt *actors.Runtime }
+type worker struct {
+	rt    *actors.Runtime
+	grain bool // passivated after grainIdle without a request
+}
+
+// grainIdle is how long a worker grain waits for a request before it
+// stops; the next request for its identity activates it again (a node
+// sees one identity per distinct prompt prefix: they must not pile up).
+var grainIdle = 5 * time.Minute
 
 const (
 	workerKind = "troupe-worker"
@@ -25,6 +33,14 @@ const (
 )
 
 func (w *worker) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		if w.grain {
+			ctx.SetReceiveTimeout(grainIdle)
+		}
+	case *actor.ReceiveTimeout:
+		ctx.Stop(ctx.Self())
+	}
 	msg, ok := ctx.Message().(*wrapperspb.BytesValue)
 	if !ok {
 		return // lifecycle messages, the cluster's ClusterInit

@@ -118,10 +118,11 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 		return nil, fmt.Errorf("cluster: provider %q: want etcd or automanaged", cfg.Provider)
 	}
 	n := &Node{cfg: cfg, rt: rt, system: system, loads: map[string]load{}, stop: make(chan struct{})}
+	grainProps := actor.PropsFromProducer(func() actor.Actor { return &worker{rt: rt, grain: true} })
 	workerProps := actor.PropsFromProducer(func() actor.Actor { return &worker{rt: rt} })
 	remoteCfg := remote.Configure(host, port)
 	clusterCfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,
-		cluster.WithKinds(cluster.NewKind(workerKind, workerProps)), cluster.WithRequestTimeout(5*time.Second))
+		cluster.WithKinds(cluster.NewKind(workerKind, grainProps)), cluster.WithRequestTimeout(5*time.Second))
 	n.c = cluster.New(system, clusterCfg)
 	if err := startMember(n.c); err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 	if r.RequestID == "" {
 		r.RequestID = fmt.Sprintf("%s-%x", n.self, rand.Uint64())
 	}
-	target := n.place(&r)
+	target, identity := n.place(&r)
 	if target == nil || target.Address == n.self {
 		n.placedLocal.Add(1)
 		return n.rt.Stream(ctx, &r)
@@ -183,7 +184,7 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 	// A failover's error chunks fit too: a choice ends at most once.
 	ch, sink, done := actors.OutputSink(max(r.N, 1), maxTok+1)
 	pid := n.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
-		return &call{n: n, req: &r, sink: sink, target: target}
+		return &call{n: n, req: &r, sink: sink, target: target, identity: identity}
 	}), "call-")
 	go func() {
 		select {
@@ -198,16 +199,18 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 // place picks the worker for req: the grain of its prefix's identity (the
 // node that probably caches the prefix), unless that node has Overflow
 // more sequences than the least loaded, which then gets it. nil: here.
-func (n *Node) place(req *messages.GenerateRequest) *actor.PID {
-	grain := n.c.Get(affinityIdentity(req.Prompt, n.cfg.AffinityTokens), workerKind)
+// identity is the grain's when the worker is one.
+func (n *Node) place(req *messages.GenerateRequest) (worker *actor.PID, identity string) {
+	identity = affinityIdentity(req.Prompt, n.cfg.AffinityTokens)
+	grain := n.c.Get(identity, workerKind)
 	if grain == nil {
-		return nil
+		return nil, ""
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	owner, ok := n.loads[grain.Address]
 	if !ok {
-		return grain
+		return grain, identity
 	}
 	least, leastAddr := owner, grain.Address
 	for addr, l := range n.loads {
@@ -218,11 +221,11 @@ func (n *Node) place(req *messages.GenerateRequest) *actor.PID {
 	if owner.Waiting > 0 && owner.Running+owner.Waiting >= least.Running+least.Waiting+n.cfg.Overflow {
 		n.overflowed.Add(1)
 		if leastAddr == n.self {
-			return nil
+			return nil, ""
 		}
-		return actor.NewPID(leastAddr, workerName)
+		return actor.NewPID(leastAddr, workerName), ""
 	}
-	return grain
+	return grain, identity
 }
 
 // placeRemote picks another node's worker for a request whose node was
