@@ -80,17 +80,11 @@ type Node struct {
 // Start joins the cluster with rt as this node's runtime. system must be
 // the runtime's actor system; it becomes a cluster member.
 func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, error) {
-	host, portStr, err := net.SplitHostPort(cfg.Advertise)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: --advertise %q: want HOST:PORT", cfg.Advertise)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil || port <= 0 || port > 65535 {
-		return nil, fmt.Errorf("cluster: --advertise %q: bad port", cfg.Advertise)
-	}
-	if cfg.Name == "" {
-		return nil, errors.New("cluster: a cluster name is required")
-	}
+	host, portStr, _ := net.SplitHostPort(cfg.Advertise)
+	port, _ := strconv.Atoi(portStr)
 	if cfg.AffinityTokens <= 0 {
 		cfg.AffinityTokens = 64
 	}
@@ -110,12 +104,7 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 		}
 		provider = p
 	case "automanaged":
-		if cfg.AutoManagedPort <= 0 || len(cfg.Seeds) == 0 {
-			return nil, errors.New("cluster: the automanaged provider needs its port and the nodes' host:port (seeds)")
-		}
 		provider = automanaged.NewWithConfig(time.Second, cfg.AutoManagedPort, cfg.Seeds...)
-	default:
-		return nil, fmt.Errorf("cluster: provider %q: want etcd or automanaged", cfg.Provider)
 	}
 	n := &Node{cfg: cfg, rt: rt, system: system, loads: map[string]load{}, stop: make(chan struct{})}
 	grainProps := actor.PropsFromProducer(func() actor.Actor { return &worker{rt: rt, grain: true} })
@@ -135,6 +124,27 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 	n.wg.Add(1)
 	go n.gossipLoad()
 	return n, nil
+}
+
+// Validate checks the Config (the flags a node is started with), in words
+// that name them.
+func (cfg Config) Validate() error {
+	host, portStr, err := net.SplitHostPort(cfg.Advertise)
+	if err != nil || host == "" {
+		return fmt.Errorf("cluster: --advertise %q: want HOST:PORT", cfg.Advertise)
+	}
+	if port, err := strconv.Atoi(portStr); err != nil || port <= 0 || port > 65535 {
+		return fmt.Errorf("cluster: --advertise %q: bad port", cfg.Advertise)
+	}
+	switch {
+	case cfg.Name == "":
+		return errors.New("cluster: a cluster name is required")
+	case cfg.Provider != "etcd" && cfg.Provider != "automanaged":
+		return fmt.Errorf("cluster: --provider %q: want etcd or automanaged", cfg.Provider)
+	case cfg.Provider == "automanaged" && (cfg.AutoManagedPort <= 0 || len(cfg.Seeds) == 0):
+		return errors.New("cluster: the automanaged provider needs --automanaged-port and --seeds (every node's HOST:PORT)")
+	}
+	return nil
 }
 
 // startMember is Cluster.StartMember, which panics where it fails.

@@ -78,6 +78,13 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	case *logFormat != "auto" && *logFormat != "console" && *logFormat != "json":
 		return usageError{fmt.Sprintf("--log-format %q: want auto, console or json", *logFormat)}
 	}
+	clusterCfg := cluster.Config{Name: *clusterName, Provider: *provider, Advertise: *advertise,
+		Etcd: splitList(*etcdAddrs), AutoManagedPort: *autoPort, Seeds: splitList(*seeds)}
+	if *clusterName != "" {
+		if err := clusterCfg.Validate(); err != nil {
+			return usageError{err.Error()}
+		}
+	}
 	log := newLogger(stderr, *logFormat)
 	if *apiKey == "" {
 		*apiKey = os.Getenv("TROUPE_API_KEY")
@@ -135,8 +142,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *clusterName != "" {
-		node, err = cluster.Start(system, rt, cluster.Config{Name: *clusterName, Provider: *provider, Advertise: *advertise,
-			Etcd: splitList(*etcdAddrs), AutoManagedPort: *autoPort, Seeds: splitList(*seeds)})
+		node, err = cluster.Start(system, rt, clusterCfg)
 		if err != nil {
 			ln.Close()
 			return err

@@ -262,6 +262,7 @@ func TestServeHF(t *testing.T) {
 
 // TestServeErrors: bad flags and models give one-line errors.
 func TestServeErrors(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -271,6 +272,9 @@ func TestServeErrors(t *testing.T) {
 		{[]string{"serve", "--port", "70000"}, 2, "port"},
 		{[]string{"serve", "-m", "/nonexistent/model.gguf"}, 1, "no such file"},
 		{[]string{"serve", "-m", "hf://just-owner"}, 1, "hf://"},
+		{[]string{"serve", "-m", stories, "--port", "0", "--cluster", "c"}, 2, "--advertise"},
+		{[]string{"serve", "-m", stories, "--port", "0", "--cluster", "c", "--advertise", "127.0.0.1:1", "--provider", "zk"}, 2, "provider"},
+		{[]string{"serve", "-m", stories, "--port", "0", "--cluster", "c", "--advertise", "127.0.0.1:1"}, 2, "automanaged"},
 	} {
 		_, stderr, code := troupe(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
