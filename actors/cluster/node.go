@@ -207,8 +207,10 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 }
 
 // place picks the worker for req: the grain of its prefix's identity (the
-// node that probably caches the prefix), unless that node has Overflow
-// more sequences than the least loaded, which then gets it. nil: here.
+// node that probably caches the prefix), unless that node has requests
+// waiting and either Overflow more sequences than the least loaded or a
+// nearly full KV pool (90%, the least loaded's under half): then the least
+// loaded gets it. nil: here.
 // identity is the grain's when the worker is one.
 func (n *Node) place(req *messages.GenerateRequest) (worker *actor.PID, identity string) {
 	identity = affinityIdentity(req.Prompt, n.cfg.AffinityTokens)
@@ -228,7 +230,9 @@ func (n *Node) place(req *messages.GenerateRequest) (worker *actor.PID, identity
 			least, leastAddr = l, addr
 		}
 	}
-	if owner.Waiting > 0 && owner.Running+owner.Waiting >= least.Running+least.Waiting+n.cfg.Overflow {
+	busier := owner.Running+owner.Waiting >= least.Running+least.Waiting+n.cfg.Overflow ||
+		(owner.KVUsage >= 0.9 && least.KVUsage < 0.5) // its KV pool is full: it would preempt
+	if owner.Waiting > 0 && busier {
 		n.overflowed.Add(1)
 		if leastAddr == n.self {
 			return nil, ""
