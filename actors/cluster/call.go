@@ -74,8 +74,7 @@ func (c *call) Receive(ctx actor.Context) {
 			c.n.c.PidCache.RemoveByValue(c.identity, workerKind, c.target)
 			if c.resolved++; c.resolved <= maxAttempts {
 				if grain := c.n.c.Get(c.identity, workerKind); grain != nil {
-					c.attempt-- // the same attempt, sent again
-					c.send(ctx, grain)
+					c.send(ctx, grain) // a new attempt: what a job started by the old grain sends is ignored
 					return
 				}
 			}
