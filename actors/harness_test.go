@@ -2,11 +2,8 @@ package actors_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -177,34 +174,9 @@ func run(t testing.TB, rt *actors.Runtime, req *messages.GenerateRequest) *resul
 }
 
 // refCase is one ../shared/reference/<model>/caseN.json.
-type refCase struct {
-	PromptIDs    []int32 `json:"prompt_ids"`
-	GreedyIDs    []int32 `json:"greedy_ids"`
-	GreedyMinGap float64 `json:"greedy_min_gap"`
-}
+type refCase = testmodels.Case
 
-func loadCases(t testing.TB, name string) []refCase {
-	t.Helper()
-	var cases []refCase
-	for i := 0; ; i++ {
-		raw, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "..", "reference", name, "case"+string(rune('0'+i))+".json"))
-		if os.IsNotExist(err) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c refCase
-		if err := json.Unmarshal(raw, &c); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	if len(cases) == 0 {
-		t.Fatalf("no reference cases for %s", name)
-	}
-	return cases
-}
+func loadCases(t testing.TB, name string) []*refCase { return testmodels.Cases(t, name) }
 
 func TestSmoke(t *testing.T) {
 	noLeaks(t)

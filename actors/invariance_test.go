@@ -34,7 +34,7 @@ var invarianceModels = []struct {
 // prompt as it is, and extended by part of its reference continuation (so
 // prompts of different lengths, some spanning several blocks), with
 // different max_tokens.
-func workload(cases []refCase) []*messages.GenerateRequest {
+func workload(cases []*refCase) []*messages.GenerateRequest {
 	var reqs []*messages.GenerateRequest
 	for i := range 16 {
 		c := cases[i%len(cases)]

@@ -155,7 +155,7 @@ func TestMatchGGMLBatching(t *testing.T) {
 			runInvariance(t, m, st, []*invSeq{s}, false, 0)
 			worst := 0.0
 			for r := range rc.LogitRows {
-				ref, row := rc.logits[r*rc.NVocab:(r+1)*rc.NVocab], s.rows[r*rc.NVocab:(r+1)*rc.NVocab]
+				ref, row := rc.Logits[r*rc.NVocab:(r+1)*rc.NVocab], s.rows[r*rc.NVocab:(r+1)*rc.NVocab]
 				maxd := 0.0
 				for j := range ref {
 					maxd = math.Max(maxd, math.Abs(float64(ref[j]-row[j])))

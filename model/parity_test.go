@@ -1,40 +1,16 @@
 package model_test
 
 import (
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 )
 
-// stdDev is the standard deviation of a logit row.
-func stdDev(row []float32) float64 {
-	var s, s2 float64
-	for _, v := range row {
-		s += float64(v)
-		s2 += float64(v) * float64(v)
-	}
-	n := float64(len(row))
-	return math.Sqrt(s2/n - (s/n)*(s/n))
-}
-
-func top2(row []float32) (best int, gap float64) {
-	b, s := 0, -1
-	for i, v := range row {
-		if v > row[b] || i == 0 {
-			if i != 0 {
-				s = b
-			}
-			b = i
-		} else if s < 0 || v > row[s] {
-			s = i
-		}
-	}
-	return b, float64(row[b] - row[s])
-}
+var stdDev = testmodels.StdDev
 
 // teacherForced runs ids as one sequence (the prompt as one batch, then one
 // token per step, as llama.cpp made the reference) and returns every row's logits.
@@ -73,14 +49,6 @@ func teacherForced(t *testing.T, m *model.Model, promptLen int, ids []int32) []f
 	return out
 }
 
-// tolerance is the allowed max |Δlogit| as a fraction of the row's std.
-func tolerance(name string) float64 {
-	if strings.Contains(name, "Q2_K") || strings.Contains(name, "Q4_K") || strings.Contains(name, "Q3_K") {
-		return 0.08
-	}
-	return 0.025
-}
-
 func TestLogitParityGGUF(t *testing.T) {
 	dir := modelsDir(t)
 	files := []string{"stories260K.gguf", "TinyStories-656K-Q8_0.gguf"}
@@ -102,29 +70,11 @@ func TestLogitParityGGUF(t *testing.T) {
 }
 
 func checkParity(t *testing.T, m *model.Model, name string) {
-	tol := tolerance(name)
+	tol := testmodels.Tolerance(name)
 	for ci, rc := range loadCases(t, name) {
 		ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
 		got := teacherForced(t, m, len(rc.PromptIDs), ids)
-		nv := rc.NVocab
-		if len(got) != len(rc.logits) {
-			t.Fatalf("case %d: %d logits, reference %d", ci, len(got), len(rc.logits))
-		}
-		worst, worstAbs := 0.0, 0.0
-		for r := range rc.LogitRows {
-			ref, row := rc.logits[r*nv:(r+1)*nv], got[r*nv:(r+1)*nv]
-			sd := stdDev(ref)
-			maxd := 0.0
-			for j := range ref {
-				maxd = math.Max(maxd, math.Abs(float64(ref[j]-row[j])))
-			}
-			worst, worstAbs = math.Max(worst, maxd/sd), math.Max(worstAbs, maxd)
-			if rb, gap := top2(ref); gap > 2*maxd {
-				if gb, _ := top2(row); gb != rb {
-					t.Errorf("case %d row %d: top-1 %d, reference %d (gap %.4f, max diff %.4f)", ci, r, gb, rb, gap, maxd)
-				}
-			}
-		}
+		worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
 		t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.1f%%)", ci, rc.LogitRows, worstAbs, worst*100, tol*100)
 		if worst > tol {
 			t.Errorf("case %d: max |Δ|/std %.4f exceeds %.3f", ci, worst, tol)
