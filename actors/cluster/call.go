@@ -27,10 +27,10 @@ type call struct {
 	// resolved counts how often it was looked up again.
 	identity string
 	resolved int
-	tried   map[string]bool
-	sent    []progress // per choice: what the client has had
-	seen    []progress // per choice: what the current attempt has produced
-	ended   bool
+	tried    map[string]bool
+	sent     []progress // per choice: what the client has had
+	seen     []progress // per choice: what the current attempt has produced
+	ended    bool
 }
 
 type progress struct {
