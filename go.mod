@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/dlclark/regexp2 v1.12.0
+	github.com/ebitengine/purego v0.11.3
 	github.com/nikolalohinski/gonja/v2 v2.9.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	go.etcd.io/etcd/client/v3 v3.5.10

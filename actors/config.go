@@ -37,8 +37,12 @@ type Config struct {
 	// more before it dispatches a step that the size trigger has not
 	// fired; 0: 2ms.
 	Window time.Duration
-	// Backends, when set, are the devices (one per entry) instead of CPU
-	// backends built from the model: a CUDA backend, or a test's.
+	// Device is the kind of backend Start builds when Backends is empty:
+	// DeviceCPU ("" too), DeviceCUDA (an error without a GPU), or
+	// DeviceAuto (CUDA when a GPU is present, else the CPU).
+	Device string
+	// Backends, when set, are the devices (one per entry) instead of the
+	// backends Device names: a test's, or any other.
 	Backends []Backend
 }
 

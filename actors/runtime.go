@@ -38,6 +38,7 @@ type Runtime struct {
 	model   *model.Model
 	tok     *tokenizer.Tokenizer
 	cfg     Config
+	owned   []Backend // the backends Start made (CUDA), closed by Stop
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -61,6 +62,17 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		return nil, err
 	}
 	backends := cfg.Backends
+	kind, err := ResolveDevice(cfg.Device)
+	if err != nil {
+		return nil, err
+	}
+	var owned []Backend // made here, closed by Stop
+	if len(backends) == 0 && kind == DeviceCUDA {
+		if owned, err = newCUDABackends(m, cfg); err != nil {
+			return nil, err
+		}
+		backends = owned
+	}
 	if len(backends) == 0 {
 		for range cfg.Devices {
 			be, err := NewCPUBackend(m, cfg.NumBlocks, cfg.BlockSize, cfg.NumHostBlocks, cfg.Workers)
@@ -71,14 +83,16 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		}
 	}
 	for i, be := range backends {
+		err := cfg.schedConfig(be).Validate()
 		if be.VocabSize() != c.VocabSize {
-			return nil, fmt.Errorf("actors: backend %d has a vocabulary of %d, the model %d", i, be.VocabSize(), c.VocabSize)
+			err = fmt.Errorf("vocabulary of %d, the model %d", be.VocabSize(), c.VocabSize)
 		}
-		if err := cfg.schedConfig(be).Validate(); err != nil {
+		if err != nil {
+			closeBackends(owned)
 			return nil, fmt.Errorf("actors: backend %d: %w", i, err)
 		}
 	}
-	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{})}
+	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned}
 	r.idle = sync.NewCond(&r.mu)
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
@@ -195,6 +209,9 @@ func (r *Runtime) Stop(timeout time.Duration) error {
 	if err := r.system.Root.StopFuture(r.batcher).Wait(); err != nil {
 		return fmt.Errorf("actors: stopping the batcher: %w", err)
 	}
+	if err := closeBackends(r.owned); err != nil { // their device actors stopped with the batcher
+		return err
+	}
 	if left > 0 {
 		return fmt.Errorf("actors: %d requests still running after %v", left, timeout)
 	}
@@ -290,4 +307,18 @@ func seqSeed(seed uint64, i int) uint64 {
 		return seed
 	}
 	return sample.DrawSeed(seed, 1<<40+uint64(i))
+}
+
+// closeBackends closes the backends that hold resources (a GPU's memory).
+func closeBackends(bes []Backend) error {
+	var errs []error
+	for _, be := range bes {
+		if c, ok := be.(interface{ Close() error }); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("actors: closing a device: %w", err)
+	}
+	return nil
 }

@@ -40,7 +40,10 @@ func (b *Batch) Add(token, pos, seq int32, logits bool) {
 	b.Logits = append(b.Logits, logits)
 }
 
-func (b *Batch) validate(c *Config, blockSize, numBlocks int) error {
+// Validate checks the batch against a model's Config and a cache of
+// numBlocks blocks of blockSize tokens: lengths, token ids, sequence
+// indexes, positions covered by their block tables, block ids in range.
+func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 	n := len(b.Tokens)
 	if len(b.Positions) != n || len(b.Seq) != n || len(b.Logits) != n {
 		return fmt.Errorf("model: batch of %d tokens has %d positions, %d sequence indexes, %d logit flags",

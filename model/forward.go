@@ -24,7 +24,7 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 	if cache.Layers != c.Layers || cache.KVDim != c.KVDim() {
 		return fmt.Errorf("model: cache has %d layers of kv dim %d, model needs %d of %d", cache.Layers, cache.KVDim, c.Layers, c.KVDim())
 	}
-	if err := b.validate(c, cache.BlockSize, cache.NumBlocks); err != nil {
+	if err := b.Validate(c, cache.BlockSize, cache.NumBlocks); err != nil {
 		return err
 	}
 	nOut := b.NumLogits()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/compute/cuda"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
@@ -193,6 +194,8 @@ func TestCLIErrors(t *testing.T) {
 		{"synth bad type", []string{"synth", "--shape", "smollm2-135m", "--type", "Q3_X", "--vocab", stories, "-o", filepath.Join(dir, "s.gguf")}, 2, "--type"},
 		{"synth vocab not gguf", []string{"synth", "--shape", "smollm2-135m", "--vocab", text, "-o", filepath.Join(dir, "s.gguf")}, 1, "--vocab"},
 		{"bench model no reps", []string{"bench", "model", "-m", stories, "-r", "0"}, 2, "-r 0"},
+		{"unknown device", []string{"run", "-m", stories, "-p", "x", "--device", "tpu"}, 2, "--device"},
+		{"serve unknown device", []string{"serve", "-m", stories, "--device", "tpu"}, 2, "--device"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, code := troupe(t, tc.args...)
@@ -206,5 +209,23 @@ func TestCLIErrors(t *testing.T) {
 				t.Errorf("error is not one line: %q", errOut)
 			}
 		})
+	}
+}
+
+// TestDeviceCUDAWithoutGPU: --device cuda where there is no GPU fails at
+// once with one line that says why (the default, auto, takes the CPU).
+func TestDeviceCUDAWithoutGPU(t *testing.T) {
+	if cuda.Available() == nil {
+		t.Skip("a CUDA device is present")
+	}
+	stories := testmodels.Path(t, "stories260K.gguf")
+	for _, args := range [][]string{
+		{"run", "-m", stories, "-p", "x", "-n", "1", "--device", "cuda"},
+		{"serve", "-m", stories, "--port", "0", "--device", "cuda"},
+	} {
+		_, errOut, code := troupe(t, args...)
+		if code != 1 || !strings.Contains(errOut, "cuda: no") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%s --device cuda: exit %d, stderr %q; want 1 and one line saying there is no driver or device", args[0], code, errOut)
+		}
 	}
 }

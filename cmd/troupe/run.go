@@ -32,6 +32,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	rep := fs.Float64("repeat-penalty", 1.0, "repetition penalty (1: off)")
 	seed := fs.Int64("seed", -1, "random seed (-1: random)")
 	threads := fs.Int("t", 2, "threads")
+	deviceKind := fs.String("device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
 	output := fs.String("output", "text", "output: text (streamed) or json")
 	noSpecial := fs.Bool("no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
 	if err := parse(fs, args); err != nil {
@@ -44,6 +45,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Sprintf("--output %q: want text or json", *output)}
 	case *threads < 1:
 		return usageError{"-t must be at least 1"}
+	case *deviceKind != actors.DeviceAuto && *deviceKind != actors.DeviceCPU && *deviceKind != actors.DeviceCUDA:
+		return usageError{fmt.Sprintf("--device %q: want auto, cpu or cuda", *deviceKind)}
+	}
+	kind, err := actors.ResolveDevice(*deviceKind)
+	if err != nil {
+		return err
 	}
 	params := messages.SamplingParams{Temperature: float32(*temp), TopK: *topK, TopP: float32(*topP), MinP: float32(*minP),
 		RepetitionPenalty: float32(*rep), PenaltyLastN: 64, HasSeed: *seed >= 0, Seed: uint64(*seed)}
@@ -71,7 +78,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		ctxTokens = m.Config.ContextLen
 	}
 	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
-		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize})
+		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, Device: kind})
 	if err != nil {
 		return err
 	}

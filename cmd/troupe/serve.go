@@ -39,6 +39,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	tmplFile := fs.String("chat-template", "", "a Jinja chat template file, instead of the model's")
 	threads := fs.Int("t", 2, "threads per device")
 	devices := fs.Int("devices", 1, "device replicas")
+	deviceKind := fs.String("device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
 	maxSeqs := fs.Int("max-num-seqs", 0, "sequences per step (0: 64)")
 	maxTokens := fs.Int("max-num-batched-tokens", 0, "tokens per step (0: 512)")
 	ctxLen := fs.Int("c", 0, "max model length: positions per sequence (0: the model's context)")
@@ -77,6 +78,13 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{"-t and --devices must be at least 1"}
 	case *logFormat != "auto" && *logFormat != "console" && *logFormat != "json":
 		return usageError{fmt.Sprintf("--log-format %q: want auto, console or json", *logFormat)}
+	}
+	if *deviceKind != actors.DeviceAuto && *deviceKind != actors.DeviceCPU && *deviceKind != actors.DeviceCUDA {
+		return usageError{fmt.Sprintf("--device %q: want auto, cpu or cuda", *deviceKind)}
+	}
+	kind, err := actors.ResolveDevice(*deviceKind)
+	if err != nil {
+		return err
 	}
 	clusterCfg := cluster.Config{Name: *clusterName, Provider: *provider, Advertise: *advertise,
 		Etcd: splitList(*etcdAddrs), AutoManagedPort: *autoPort, Seeds: splitList(*seeds)}
@@ -127,7 +135,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 			system.Shutdown()
 		}
 	}()
-	log.Info().Str("model", local).Str("addr", ln.Addr().String()).Msg("loading")
+	log.Info().Str("model", local).Str("device", kind).Str("addr", ln.Addr().String()).Msg("loading")
 	m, err := model.Open(local)
 	if err != nil {
 		ln.Close()
@@ -136,7 +144,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	defer m.Close()
 	rt, err := actors.Start(system, m, actors.Config{Devices: *devices, Workers: *threads, MaxNumSeqs: *maxSeqs,
 		MaxNumBatchedTokens: *maxTokens, MaxModelLen: *ctxLen, NumBlocks: *blocks, BlockSize: *blockSize,
-		Preemption: mode, NumHostBlocks: *swapBlocks, NoPrefixCaching: *noPrefix})
+		Preemption: mode, NumHostBlocks: *swapBlocks, NoPrefixCaching: *noPrefix, Device: kind})
 	if err != nil {
 		ln.Close()
 		return err

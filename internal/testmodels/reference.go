@@ -13,12 +13,12 @@ import (
 
 // Case is one ../shared/reference/<model>/caseN.json with its logits.
 type Case struct {
-	Prompt       string  `json:"prompt"`
-	NVocab       int     `json:"n_vocab"`
-	PromptIDs    []int32 `json:"prompt_ids"`
-	GreedyIDs    []int32 `json:"greedy_ids"`
-	GreedyMinGap float64 `json:"greedy_min_gap"`
-	LogitRows    int     `json:"logit_rows"`
+	Prompt       string    `json:"prompt"`
+	NVocab       int       `json:"n_vocab"`
+	PromptIDs    []int32   `json:"prompt_ids"`
+	GreedyIDs    []int32   `json:"greedy_ids"`
+	GreedyMinGap float64   `json:"greedy_min_gap"`
+	LogitRows    int       `json:"logit_rows"`
 	Logits       []float32 // (LogitRows, NVocab): row i predicts token i+1 of PromptIDs ++ GreedyIDs
 }
 

@@ -1,0 +1,83 @@
+package actors_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/compute/cuda"
+)
+
+// TestCUDA runs the runtime on the CUDA device where one is present (CI has
+// none: the test skips and says why): 16 concurrent greedy requests give
+// the ids each gives alone on the GPU, llama.cpp's greedy ids on the
+// comfortable reference cases, and the same ids again with a KV pool too
+// small for all of them, preempting by recompute and by swap.
+func TestCUDA(t *testing.T) {
+	if err := cuda.Available(); err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	noLeaks(t)
+	for _, tm := range invarianceModels {
+		t.Run(tm.reference, func(t *testing.T) {
+			m := openModel(t, tm.path)
+			cases := loadCases(t, tm.reference)
+			alone := start(t, m, actors.Config{Device: actors.DeviceCUDA})
+			for _, k := range tm.comfortable {
+				r := run(t, alone, greedy(cases[k].PromptIDs, len(cases[k].GreedyIDs)))
+				if !slices.Equal(r.ids[0], cases[k].GreedyIDs) {
+					t.Errorf("case %d: greedy ids differ from llama.cpp\n got %v\nwant %v", k, r.ids[0], cases[k].GreedyIDs)
+				}
+			}
+			reqs := workload(cases)
+			var want [][]int32
+			for _, req := range reqs {
+				want = append(want, run(t, alone, copyReq(req)).ids[0])
+			}
+			rt := start(t, m, actors.Config{Device: actors.DeviceCUDA, MaxNumBatchedTokens: 24})
+			sameAsAlone(t, concurrently(t, rt, reqs), want)
+			for _, mode := range []sched.Preemption{sched.Recompute, sched.Swap} {
+				t.Run(fmt.Sprint(mode), func(t *testing.T) {
+					rt := start(t, m, actors.Config{Device: actors.DeviceCUDA, NumBlocks: 12, NumHostBlocks: 16, Preemption: mode})
+					sameAsAlone(t, concurrently(t, rt, reqs), want)
+					st, err := rt.Stats(timeout)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("preemptions %d, swap-outs %d, swap-ins %d", st.Preemptions, st.SwapOuts, st.SwapIns)
+					if st.Preemptions == 0 || mode == sched.Swap && st.SwapIns == 0 {
+						t.Error("the pool was not small enough to preempt (and swap)")
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestResolveDevice: the device kinds, and cuda without a GPU.
+func TestResolveDevice(t *testing.T) {
+	gpu := cuda.Available() == nil
+	for _, tc := range []struct {
+		kind, want string
+		err        bool
+	}{
+		{"", actors.DeviceCPU, false},
+		{"cpu", actors.DeviceCPU, false},
+		{"auto", map[bool]string{false: actors.DeviceCPU, true: actors.DeviceCUDA}[gpu], false},
+		{"cuda", map[bool]string{false: "", true: actors.DeviceCUDA}[gpu], !gpu},
+		{"tpu", "", true},
+	} {
+		got, err := actors.ResolveDevice(tc.kind)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("ResolveDevice(%q) = %q, %v; want %q, error %v", tc.kind, got, err, tc.want, tc.err)
+		}
+	}
+	if !gpu {
+		m := openModel(t, "stories260K.gguf")
+		if _, err := actors.Start(newSystem(t), m, actors.Config{Device: actors.DeviceCUDA}); err == nil {
+			t.Error("Start with Device cuda and no GPU: no error")
+		}
+	}
+}

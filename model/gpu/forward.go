@@ -1,0 +1,282 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// mmvMaxM is the activation rows one mmv launch takes (MMV_MAXM in
+// kernels.cu); mmvWarps its output rows per block (MMV_WARPS).
+const (
+	mmvMaxM  = 8
+	mmvWarps = 4
+)
+
+// state is the device scratch of a forward pass, sized for cap tokens.
+type state struct {
+	cap                         int
+	x, xb, q, k, v, att, ob, xo cuda.DevicePtr // (cap, dim) / (cap, q_dim) / (cap, kv_dim)
+	gate, up                    cuda.DevicePtr // (cap, ffn)
+	logits                      cuda.DevicePtr // (cap, vocab)
+	ints                        cuda.DevicePtr // the batch's index arrays, then the rope table (see layout)
+	intsCap                     int            // 4-byte words in ints
+	staging                     unsafe.Pointer // pinned host copy of ints
+	tokens, pos, slots, seq     int            // word offsets into ints
+	btOff, bt, rows, cs, nWords int
+	allocs                      []cuda.DevicePtr
+}
+
+// reserve grows the scratch to n tokens and words index words.
+func (g *Model) reserve(n, words int) error {
+	c := &g.cfg
+	s := &g.st
+	if n > s.cap || words > s.intsCap {
+		if err := g.dropGraphs(); err != nil { // they name the old scratch
+			return err
+		}
+	}
+	if n > s.cap {
+		for _, p := range s.allocs {
+			if err := g.dev.Free(p); err != nil {
+				return err
+			}
+		}
+		s.allocs = s.allocs[:0]
+		n = max(n, 2*s.cap, 64)
+		qDim := c.Heads * c.HeadDim
+		for _, b := range []struct {
+			p     *cuda.DevicePtr
+			width int
+		}{{&s.x, c.Dim}, {&s.xb, c.Dim}, {&s.xo, c.Dim}, {&s.q, qDim}, {&s.att, qDim}, {&s.ob, c.Dim},
+			{&s.k, c.KVDim()}, {&s.v, c.KVDim()}, {&s.gate, c.FFNDim}, {&s.up, c.FFNDim}, {&s.logits, c.VocabSize}} {
+			p, err := g.dev.Alloc(4 * n * b.width)
+			if err != nil {
+				return fmt.Errorf("gpu: scratch for %d tokens: %w", n, err)
+			}
+			*b.p = p
+			s.allocs = append(s.allocs, p)
+		}
+		s.cap = n
+	}
+	if words > s.intsCap {
+		words = max(words, 2*s.intsCap, 4096)
+		if s.ints != 0 {
+			if err := g.dev.Free(s.ints); err != nil {
+				return err
+			}
+			if err := g.dev.HostFree(s.staging); err != nil {
+				return err
+			}
+			s.ints, s.staging = 0, nil
+		}
+		p, err := g.dev.Alloc(4 * words)
+		if err != nil {
+			return fmt.Errorf("gpu: batch indexes: %w", err)
+		}
+		h, err := g.dev.HostAlloc(4 * words)
+		if err != nil {
+			g.dev.Free(p)
+			return fmt.Errorf("gpu: batch staging: %w", err)
+		}
+		s.ints, s.staging, s.intsCap = p, h, words
+	}
+	return nil
+}
+
+// at is the device address of word w of the index area.
+func (s *state) at(w int) cuda.DevicePtr { return s.ints + cuda.DevicePtr(4*w) }
+
+// stage lays the batch's indexes and rope table out in the pinned staging
+// buffer and copies them to the device: tokens, positions, slots and
+// sequence indexes (n each), the rows that want logits, the rope cos/sin
+// table (n, rope_dim), each sequence's block-table offset, and the block
+// tables.
+func (g *Model) stage(b *model.Batch, nOut int) error {
+	c := &g.cfg
+	n, s := len(b.Tokens), &g.st
+	tables := 0
+	for _, t := range b.BlockTables {
+		tables += len(t)
+	}
+	// Every offset but the block tables' depends only on (n, nOut,
+	// sequences), so a decode graph captured for those replays as is.
+	s.tokens, s.pos, s.slots, s.seq = 0, n, 2*n, 3*n
+	s.rows = 4 * n
+	s.cs = s.rows + nOut
+	s.btOff = s.cs + n*c.RopeDim
+	s.bt = s.btOff + len(b.BlockTables)
+	s.nWords = s.bt + tables
+	if err := g.reserve(n, s.nWords); err != nil {
+		return err
+	}
+	words := unsafe.Slice((*int32)(s.staging), s.nWords)
+	floats := unsafe.Slice((*float32)(s.staging), s.nWords)
+	bs := g.cache.BlockSize
+	for i := range n {
+		pos := int(b.Positions[i])
+		words[s.tokens+i], words[s.pos+i], words[s.seq+i] = b.Tokens[i], b.Positions[i], b.Seq[i]
+		words[s.slots+i] = b.BlockTables[b.Seq[i]][pos/bs]*int32(bs) + int32(pos%bs)
+		compute.RopeTable(floats[s.cs+i*c.RopeDim:s.cs+(i+1)*c.RopeDim], pos, c.RopeBase, c.RopeScale, c.RopeFactors)
+	}
+	off := s.bt
+	for j, t := range b.BlockTables {
+		words[s.btOff+j] = int32(off - s.bt)
+		off += copy(words[off:], t)
+	}
+	r := s.rows
+	for i, want := range b.Logits {
+		if want {
+			words[r] = int32(i)
+			r++
+		}
+	}
+	return g.dev.CopyHtoD(s.ints, s.staging, 4*s.nWords, g.stream)
+}
+
+// Forward runs the batch as model.Model.Forward does, over the device's
+// cache, and stores the logits of the rows with Logits set into logits,
+// (NumLogits, VocabSize).
+func (g *Model) Forward(b *model.Batch, logits []float32) error {
+	c := &g.cfg
+	if err := b.Validate(c, g.cache.BlockSize, g.cache.NumBlocks); err != nil {
+		return err
+	}
+	n, nOut := len(b.Tokens), b.NumLogits()
+	if len(logits) < nOut*c.VocabSize {
+		return fmt.Errorf("gpu: logits buffer holds %d values, need %d×%d", len(logits), nOut, c.VocabSize)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := g.stage(b, nOut); err != nil {
+		return err
+	}
+	s := &g.st
+	if ge := g.graph(graphKey{n, nOut, len(b.BlockTables)}); ge != nil {
+		if err := ge.Launch(g.stream); err != nil {
+			return fmt.Errorf("gpu: graph: %w", err)
+		}
+	} else {
+		l := launcher{g: g}
+		g.queue(&l, n, nOut)
+		if l.err != nil {
+			return l.err
+		}
+	}
+	if nOut > 0 {
+		if err := g.dev.CopyDtoH(unsafe.Pointer(&logits[0]), s.logits, 4*nOut*c.VocabSize, g.stream); err != nil {
+			return err
+		}
+	}
+	return g.stream.Sync()
+}
+
+// queue queues the whole pass over the staged batch of n tokens, nOut of
+// which want logits.
+func (g *Model) queue(l *launcher, n, nOut int) {
+	s := &g.st
+	l.getRows(g.w.tokEmbd, s.at(s.tokens), n, s.x)
+	for i := range g.w.layers {
+		g.layer(l, i, n)
+	}
+	if nOut > 0 {
+		l.rmsNorm(s.x, g.w.outputNorm, s.xo, s.at(s.rows), nOut, g.cfg.Dim)
+		l.matmul(s.logits, s.xo, nOut, g.w.output)
+	}
+}
+
+// layer queues transformer block i over the n tokens of the batch.
+func (g *Model) layer(l *launcher, i, n int) {
+	c, w, s := &g.cfg, &g.w.layers[i], &g.st
+	qDim, kvDim, hd := c.Heads*c.HeadDim, c.KVDim(), c.HeadDim
+
+	l.rmsNorm(s.x, w.attnNorm, s.xb, 0, n, c.Dim)
+	l.matmul(s.q, s.xb, n, w.q)
+	l.matmul(s.k, s.xb, n, w.k)
+	l.matmul(s.v, s.xb, n, w.v)
+	if c.QKVBias {
+		l.addBias(s.q, w.qBias, qDim, n*qDim)
+		l.addBias(s.k, w.kBias, kvDim, n*kvDim)
+		l.addBias(s.v, w.vBias, kvDim, n*kvDim)
+	}
+	if c.QKNorm {
+		l.rmsNorm(s.q, w.qNorm, s.q, 0, n*c.Heads, hd)
+		l.rmsNorm(s.k, w.kNorm, s.k, 0, n*c.KVHeads, hd)
+	}
+	neox := int32(0)
+	if c.RopeNeox {
+		neox = 1
+	}
+	l.launch("rope", [3]uint32{uint32(n), uint32(c.Heads), 1}, 64, s.q, s.at(s.cs), int32(hd), int32(c.RopeDim), neox, int32(qDim))
+	l.launch("rope", [3]uint32{uint32(n), uint32(c.KVHeads), 1}, 64, s.k, s.at(s.cs), int32(hd), int32(c.RopeDim), neox, int32(kvDim))
+	l.launch("kv_store", [3]uint32{uint32(n), 1, 1}, 256, s.k, s.v, g.kc[i], g.vc[i], s.at(s.slots), int32(kvDim))
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	l.launch("attention", [3]uint32{uint32(n), uint32(c.Heads), 1}, 32, s.q, g.kc[i], g.vc[i], s.att,
+		s.at(s.pos), s.at(s.seq), s.at(s.btOff), s.at(s.bt), int32(c.Heads), int32(c.KVHeads), int32(hd),
+		int32(g.cache.BlockSize), scale)
+	l.matmul(s.ob, s.att, n, w.o)
+	l.add(s.x, s.ob, n*c.Dim)
+
+	l.rmsNorm(s.x, w.ffnNorm, s.xb, 0, n, c.Dim)
+	l.matmul(s.gate, s.xb, n, w.gate)
+	l.matmul(s.up, s.xb, n, w.up)
+	l.launch("silu_mul", grid1(n*c.FFNDim), 256, s.gate, s.up, int32(n*c.FFNDim))
+	l.matmul(s.ob, s.gate, n, w.down)
+	l.add(s.x, s.ob, n*c.Dim)
+}
+
+// launcher queues kernels on the Model's stream, keeping the first error
+// so the forward pass reads as a list.
+type launcher struct {
+	g   *Model
+	err error
+}
+
+func (l *launcher) launch(name string, grid [3]uint32, threads uint32, args ...any) {
+	if l.err != nil {
+		return
+	}
+	f, err := l.g.fn(name)
+	if err == nil {
+		err = l.g.dev.Launch(f, grid, [3]uint32{threads, 1, 1}, 0, l.g.stream, args...)
+	}
+	if err != nil {
+		l.err = fmt.Errorf("gpu: %s: %w", name, err)
+	}
+}
+
+func grid1(total int) [3]uint32 { return [3]uint32{uint32((total + 255) / 256), 1, 1} }
+
+// matmul queues out (m, w.rows) = x (m, w.cols) · wᵀ, mmvMaxM rows a launch.
+func (l *launcher) matmul(out, x cuda.DevicePtr, m int, w matrix) {
+	name := "mmv_" + kernelTypes[w.typ]
+	grid := [3]uint32{uint32((w.rows + mmvWarps - 1) / mmvWarps), 1, 1}
+	for r := 0; r < m; r += mmvMaxM {
+		l.launch(name, grid, 32*mmvWarps, w.ptr, uint64(w.rowBytes), x+cuda.DevicePtr(4*r*w.cols),
+			out+cuda.DevicePtr(4*r*w.rows), int32(w.cols), int32(w.rows), int32(min(mmvMaxM, m-r)))
+	}
+}
+
+// getRows queues out (n, w.cols) = the rows idx[0..n) of w, dequantized.
+func (l *launcher) getRows(w matrix, idx cuda.DevicePtr, n int, out cuda.DevicePtr) {
+	l.launch("get_rows_"+kernelTypes[w.typ], [3]uint32{uint32(n), 1, 1}, 128, w.ptr, uint64(w.rowBytes), idx, int32(0), out, int32(w.cols))
+}
+
+// rmsNorm queues y row r = RMSNorm(x row idx[r] (or r when idx is 0)) * w
+// for rows of width values.
+func (l *launcher) rmsNorm(x, w, y, idx cuda.DevicePtr, rows, width int) {
+	l.launch("rms_norm", [3]uint32{uint32(rows), 1, 1}, 256, x, w, y, idx, int32(width), int32(width), int32(width), l.g.cfg.NormEps)
+}
+
+func (l *launcher) addBias(x, b cuda.DevicePtr, width, total int) {
+	l.launch("add_bias", grid1(total), 256, x, b, int32(width), int32(total))
+}
+
+func (l *launcher) add(x, y cuda.DevicePtr, total int) {
+	l.launch("add", grid1(total), 256, x, y, int32(total))
+}
