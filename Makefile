@@ -28,6 +28,7 @@ test: testdata vet test-go fuzz-short soak-short
 testdata:
 	./scripts/testdata-npm.sh
 	./scripts/testdata-etcd.sh
+	./scripts/testdata-clang.sh
 
 vet:
 	$(GO) vet ./...
