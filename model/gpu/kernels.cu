@@ -2,14 +2,33 @@
 // build time). Every kernel is extern "C" so the driver finds it by name.
 // No header is included: half conversions and warp shuffles are inline PTX,
 // so the file also compiles with clang (--cuda-device-only, see
-// kernels_test.go) and, with host shims, as C++ for the dequantization test.
+// kernels_test.go).
 //
 // Layouts follow the CPU path: activations are float32 rows; a weight
 // matrix is its GGUF bytes, row after row (row_bytes each); the KV cache of
 // a layer is (num_blocks * block_size, kv_dim) halves, slot = block *
 // block_size + position % block_size.
 
-#ifndef TROUPE_HOST
+// Three builds of this file:
+//   NVRTC (__CUDACC_RTC__) or clang's CUDA front end: the real kernels;
+//   TROUPE_EMU: host C++ over testdata/emu/emu.h, which runs each block's
+//     threads as cooperative fibers (the CUDA emulator the tests use where
+//     there is no GPU); it supplies the qualifiers, the built-in variables
+//     and the primitives below;
+//   TROUPE_HOST: the dequantizers alone, for the bit-exactness test.
+// Everything between the builds differs only in the primitives: h2f, f2h,
+// shfl_bfly, shfl_idx, shfl_idx_i, sync_threads, sync_warp and
+// NO_CONTRACT.
+
+typedef unsigned char u8;
+typedef signed char i8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+
+#if defined(TROUPE_EMU)
+#include "emu.h"
+#define DEV static inline
+#elif !defined(TROUPE_HOST)
 #ifndef __CUDACC_RTC__
 // clang without CUDA headers: the attributes NVRTC defines itself.
 #define __global__ __attribute__((global))
@@ -23,22 +42,6 @@ extern "C" __device__ float fmaf(float, float, float);
 extern "C" __device__ float fmaxf(float, float);
 #endif
 #define DEV static __device__ __forceinline__
-#else
-#define DEV static inline
-#endif
-
-typedef unsigned char u8;
-typedef signed char i8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-
-#define WARP 32
-#define MMV_MAXM 8   // activation rows per mmv launch
-#define MAX_HEAD_DIM 256
-
-// ---- scalar helpers -------------------------------------------------------
-
-#ifndef TROUPE_HOST
 DEV float h2f(u16 h) {
 	float f;
 	asm("{ .reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t; }" : "=f"(f) : "h"(h));
@@ -49,52 +52,58 @@ DEV u16 f2h(float f) {
 	asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t; }" : "=h"(h) : "f"(f));
 	return h;
 }
-DEV float bits2f(u32 b) {
-	union { u32 u; float f; } c;
-	c.u = b;
-	return c.f;
-}
-DEV float bf2f(u16 h) { return bits2f((u32)h << 16); }
-DEV float warp_sum(float v) {
-	for (int o = 16; o > 0; o >>= 1) {
-		float t;
-		asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(o));
-		v += t;
-	}
-	return v;
-}
-DEV float warp_max(float v) {
-	for (int o = 16; o > 0; o >>= 1) {
-		float t;
-		asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(o));
-		v = fmaxf(v, t);
-	}
-	return v;
-}
-DEV float warp_bcast(float v, int lane) {
+// shfl_bfly: the value of lane ^ mask; shfl_idx: the value of lane src.
+DEV float shfl_bfly(float v, int mask) {
 	float t;
-	asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(lane));
+	asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(mask));
 	return t;
 }
-DEV int warp_bcast_i(int v, int lane) {
+DEV float shfl_idx(float v, int src) {
+	float t;
+	asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(src));
+	return t;
+}
+DEV int shfl_idx_i(int v, int src) {
 	int t;
-	asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(t) : "r"(v), "r"(lane));
+	asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(t) : "r"(v), "r"(src));
 	return t;
 }
 DEV void sync_threads() { asm volatile("bar.sync 0;" ::: "memory"); }
-#endif
-
-#ifdef TROUPE_HOST
+DEV void sync_warp() { asm volatile("bar.warp.sync 0xffffffff;" ::: "memory"); }
+// NO_CONTRACT keeps a product rounded: the compiler may not fuse it into a
+// later add.
+#define NO_CONTRACT(x) asm("" : "+f"(x))
+#else
+#define DEV static inline
 #include <math.h>
 static inline float h2f(u16 h) { // exact for every half, for the host test
 	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
 	float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), e - 25);
 	return h >> 15 ? -v : v;
 }
-static inline float bf2f(u16 h) {
+#endif
+
+#define WARP 32
+#define MMV_MAXM 8   // activation rows per mmv launch
+#define MAX_HEAD_DIM 256
+
+// ---- scalar helpers -------------------------------------------------------
+
+DEV float bits2f(u32 b) {
 	union { u32 u; float f; } c;
-	c.u = (u32)h << 16;
+	c.u = b;
 	return c.f;
+}
+DEV float bf2f(u16 h) { return bits2f((u32)h << 16); }
+
+#ifndef TROUPE_HOST
+DEV float warp_sum(float v) {
+	for (int o = 16; o > 0; o >>= 1) v += shfl_bfly(v, o);
+	return v;
+}
+DEV float warp_max(float v) {
+	for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, shfl_bfly(v, o));
+	return v;
 }
 #endif
 
@@ -355,7 +364,8 @@ extern "C" __global__ void rope(float* x, const float* cs, int hd, int rope_dim,
 		int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
 		float co = c[2 * i], si = c[2 * i + 1], x0 = xh[a], x1 = xh[b];
 		float p1 = x1 * si, p2 = x1 * co;
-		asm("" : "+f"(p1), "+f"(p2)); // keep the products rounded (no contraction)
+		NO_CONTRACT(p1);
+		NO_CONTRACT(p2);
 		xh[a] = fmaf(x0, co, -p1);
 		xh[b] = fmaf(x0, si, p2);
 	}
@@ -386,7 +396,7 @@ extern "C" __global__ void attention(const float* q, const u16* kc, const u16* v
 	int kv_dim = kv_heads * hd, kvh = h / (heads / kv_heads);
 	const float* qh = q + (long long)t * heads * hd + h * hd;
 	for (int d = lane; d < hd; d += WARP) qs[d] = qh[d];
-	asm volatile("bar.warp.sync 0xffffffff;" ::: "memory");
+	sync_warp();
 	const int* table = block_tables + bt_off[seq[t]];
 	int n = positions[t] + 1;
 	float acc[MAX_HEAD_DIM / WARP]; // dims lane + i*32 (those below hd)
@@ -411,8 +421,8 @@ extern "C" __global__ void attention(const float* q, const u16* kc, const u16* v
 		for (int i = 0; i < nd; i++) acc[i] *= ms;
 		int cnt = n - c < WARP ? n - c : WARP;
 		for (int j = 0; j < cnt; j++) {
-			float wj = warp_bcast(w, j);
-			const u16* vr = vc + (long long)warp_bcast_i(slot, j) * kv_dim + kvh * hd;
+			float wj = shfl_idx(w, j);
+			const u16* vr = vc + (long long)shfl_idx_i(slot, j) * kv_dim + kvh * hd;
 			for (int i = 0; i < nd; i++)
 				if (lane + i * WARP < hd) acc[i] = fmaf(wj, h2f(vr[lane + i * WARP]), acc[i]);
 		}
