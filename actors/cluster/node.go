@@ -306,7 +306,7 @@ func (n *Node) gossipLoad() {
 			for _, kv := range state {
 				var v wrapperspb.BytesValue
 				var l load
-				if kv.GetValue().UnmarshalTo(&v) == nil && msgpack.Unmarshal(v.GetValue(), &l) == nil && l.Address != "" {
+				if kv.GetValue().UnmarshalTo(&v) == nil && decode(v.GetValue(), &l) == nil && l.Address != "" {
 					loads[l.Address] = l
 				}
 			}

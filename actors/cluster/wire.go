@@ -63,7 +63,7 @@ func wrap(e *envelope) *wrapperspb.BytesValue {
 // unwrap decodes an envelope; a malformed one is an error, not a panic.
 func unwrap(b *wrapperspb.BytesValue) (*envelope, error) {
 	var e envelope
-	if err := msgpack.Unmarshal(b.GetValue(), &e); err != nil {
+	if err := decode(b.GetValue(), &e); err != nil {
 		return nil, fmt.Errorf("cluster: a malformed message (%d bytes): %w", len(b.GetValue()), err)
 	}
 	return &e, nil
