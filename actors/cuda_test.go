@@ -8,20 +8,27 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/internal/cudaemu"
 )
 
-// TestCUDA runs the runtime on the CUDA device where one is present (CI has
-// none: the test skips and says why): 16 concurrent greedy requests give
+// TestCUDA runs the runtime on the CUDA device, or on the CUDA emulator
+// where there is none (see main_test.go): 16 concurrent greedy requests give
 // the ids each gives alone on the GPU, llama.cpp's greedy ids on the
 // comfortable reference cases, and the same ids again with a KV pool too
 // small for all of them, preempting by recompute and by swap.
 func TestCUDA(t *testing.T) {
+	if emu.err != nil {
+		cudaemu.Unavailable(t, emu.err)
+	}
 	if err := cuda.Available(); err != nil {
 		t.Skipf("no CUDA device: %v", err)
 	}
 	noLeaks(t)
 	for _, tm := range invarianceModels {
 		t.Run(tm.reference, func(t *testing.T) {
+			if emu.active && !emuModels[tm.reference] {
+				t.Skip("the CUDA emulator takes minutes a model here; model/gpu's tests run every model on it")
+			}
 			m := openModel(t, tm.path)
 			cases := loadCases(t, tm.reference)
 			alone := start(t, m, actors.Config{Device: actors.DeviceCUDA})
@@ -55,6 +62,10 @@ func TestCUDA(t *testing.T) {
 		})
 	}
 }
+
+// emuModels are the models TestCUDA runs on the CUDA emulator, which is
+// slow: the real ones, an F32 and a Q8_0 model.
+var emuModels = map[string]bool{"stories260K": true, "TinyStories-656K-Q8_0": true}
 
 // TestResolveDevice: the device kinds, and cuda without a GPU.
 func TestResolveDevice(t *testing.T) {

@@ -11,10 +11,12 @@ import (
 )
 
 // mmvMaxM is the activation rows one mmv launch takes (MMV_MAXM in
-// kernels.cu); mmvWarps its output rows per block (MMV_WARPS).
+// kernels.cu); mmvWarps the output rows per block of mmv (MMV_WARPS),
+// mmvqRows those of mmvq (MMVQ_ROWS).
 const (
 	mmvMaxM  = 8
 	mmvWarps = 4
+	mmvqRows = 16
 )
 
 // state is the device scratch of a forward pass, sized for cap tokens.
@@ -22,6 +24,12 @@ type state struct {
 	cap                         int
 	x, xb, q, k, v, att, ob, xo cuda.DevicePtr // (cap, dim) / (cap, q_dim) / (cap, kv_dim)
 	gate, up                    cuda.DevicePtr // (cap, ffn)
+	// A matmul's input as quantize_act converts it, k = max(dim, q_dim, ffn)
+	// values a row at most: rounded to f16/bf16, or ggml's activation blocks.
+	xq                          cuda.DevicePtr // (cap, k) floats
+	aq                          cuda.DevicePtr // (cap, k) int8 quants
+	ad, as                      cuda.DevicePtr // (cap, k/32) floats: block scales d, Q8_1 sums s
+	ab                          cuda.DevicePtr // (cap, k/16) ints: Q8_K bsums
 	logits                      cuda.DevicePtr // (cap, vocab)
 	ints                        cuda.DevicePtr // the batch's index arrays, then the rope table (see layout)
 	intsCap                     int            // 4-byte words in ints
@@ -49,12 +57,14 @@ func (g *Model) reserve(n, words int) error {
 		s.allocs = s.allocs[:0]
 		n = max(n, 2*s.cap, 64)
 		qDim := c.Heads * c.HeadDim
+		k := max(c.Dim, qDim, c.FFNDim)
 		for _, b := range []struct {
 			p     *cuda.DevicePtr
-			width int
-		}{{&s.x, c.Dim}, {&s.xb, c.Dim}, {&s.xo, c.Dim}, {&s.q, qDim}, {&s.att, qDim}, {&s.ob, c.Dim},
-			{&s.k, c.KVDim()}, {&s.v, c.KVDim()}, {&s.gate, c.FFNDim}, {&s.up, c.FFNDim}, {&s.logits, c.VocabSize}} {
-			p, err := g.dev.Alloc(4 * n * b.width)
+			bytes int // a row
+		}{{&s.x, 4 * c.Dim}, {&s.xb, 4 * c.Dim}, {&s.xo, 4 * c.Dim}, {&s.q, 4 * qDim}, {&s.att, 4 * qDim}, {&s.ob, 4 * c.Dim},
+			{&s.k, 4 * c.KVDim()}, {&s.v, 4 * c.KVDim()}, {&s.gate, 4 * c.FFNDim}, {&s.up, 4 * c.FFNDim}, {&s.logits, 4 * c.VocabSize},
+			{&s.xq, 4 * k}, {&s.aq, k}, {&s.ad, 4 * (k/32 + 1)}, {&s.as, 4 * (k/32 + 1)}, {&s.ab, 4 * (k/16 + 1)}} {
+			p, err := g.dev.Alloc(n * b.bytes)
 			if err != nil {
 				return fmt.Errorf("gpu: scratch for %d tokens: %w", n, err)
 			}
@@ -225,7 +235,7 @@ func (g *Model) layer(l *launcher, i, n int) {
 	l.rmsNorm(s.x, w.ffnNorm, s.xb, 0, n, c.Dim)
 	l.matmul(s.gate, s.xb, n, w.gate)
 	l.matmul(s.up, s.xb, n, w.up)
-	l.launch("silu_mul", grid1(n*c.FFNDim), 256, s.gate, s.up, int32(n*c.FFNDim))
+	l.launch("silu_mul", grid1(n*c.FFNDim), 256, s.gate, s.up, int32(n*c.FFNDim), int32(c.FFNDim))
 	l.matmul(s.ob, s.gate, n, w.down)
 	l.add(s.x, s.ob, n*c.Dim)
 }
@@ -252,13 +262,51 @@ func (l *launcher) launch(name string, grid [3]uint32, threads uint32, args ...a
 
 func grid1(total int) [3]uint32 { return [3]uint32{uint32((total + 255) / 256), 1, 1} }
 
-// matmul queues out (m, w.rows) = x (m, w.cols) · wᵀ, mmvMaxM rows a launch.
+// Activation forms (ACT_* in kernels.cu), and the one each weight type's
+// dot products read: what ggml's CPU backend converts activations to, its
+// vec_dot_type. F32 weights read them as they are.
+const (
+	actQ8_0 int32 = 1 + iota // Q8_0 and Q8_1 blocks of 32
+	actQ8_K                  // Q8_K super-blocks of 256
+	actF16
+	actBF16
+)
+
+var actModes = map[compute.DType]int32{
+	compute.F16: actF16, compute.BF16: actBF16,
+	compute.Q4_0: actQ8_0, compute.Q4_1: actQ8_0, compute.Q5_0: actQ8_0, compute.Q5_1: actQ8_0, compute.Q8_0: actQ8_0,
+	compute.Q2_K: actQ8_K, compute.Q3_K: actQ8_K, compute.Q4_K: actQ8_K, compute.Q5_K: actQ8_K, compute.Q6_K: actQ8_K,
+}
+
+// matmul queues out (m, w.rows) = x (m, w.cols) · wᵀ, mmvMaxM rows a launch:
+// for a quantized w, mmvq over x quantized as ggml would; else mmv, over x
+// rounded to f16 (bf16) for F16 (BF16) weights.
 func (l *launcher) matmul(out, x cuda.DevicePtr, m int, w matrix) {
-	name := "mmv_" + kernelTypes[w.typ]
-	grid := [3]uint32{uint32((w.rows + mmvWarps - 1) / mmvWarps), 1, 1}
+	s, k, n := &l.g.st, w.cols, w.rows
+	mode, convert := actModes[w.typ]
+	if convert {
+		l.launch("quantize_act", [3]uint32{uint32(m), 1, 1}, 256, x, s.xq, s.aq, s.ad, s.as, s.ab, int32(k), mode)
+	}
+	if mode == actQ8_0 || mode == actQ8_K {
+		qk := 32
+		if mode == actQ8_K {
+			qk = 256
+		}
+		grid := [3]uint32{uint32((n + mmvqRows - 1) / mmvqRows), 1, 1}
+		for r := 0; r < m; r += mmvMaxM {
+			l.launch("mmvq_"+kernelTypes[w.typ], grid, 8*mmvqRows, w.ptr, uint64(w.rowBytes), s.aq+cuda.DevicePtr(r*k),
+				s.ad+cuda.DevicePtr(4*r*(k/qk)), s.as+cuda.DevicePtr(4*r*(k/32)), s.ab+cuda.DevicePtr(4*r*(k/16)),
+				out+cuda.DevicePtr(4*r*n), int32(k), int32(n), int32(min(mmvMaxM, m-r)))
+		}
+		return
+	}
+	if convert {
+		x = s.xq
+	}
+	grid := [3]uint32{uint32((n + mmvWarps - 1) / mmvWarps), 1, 1}
 	for r := 0; r < m; r += mmvMaxM {
-		l.launch(name, grid, 32*mmvWarps, w.ptr, uint64(w.rowBytes), x+cuda.DevicePtr(4*r*w.cols),
-			out+cuda.DevicePtr(4*r*w.rows), int32(w.cols), int32(w.rows), int32(min(mmvMaxM, m-r)))
+		l.launch("mmv_"+kernelTypes[w.typ], grid, 32*mmvWarps, w.ptr, uint64(w.rowBytes), x+cuda.DevicePtr(4*r*k),
+			out+cuda.DevicePtr(4*r*n), int32(k), int32(n), int32(min(mmvMaxM, m-r)))
 	}
 }
 

@@ -20,9 +20,13 @@ import (
 
 // launched lists every kernel name forward.go and swap.go can launch.
 func launched() []string {
-	names := []string{"rms_norm", "add_bias", "add", "silu_mul", "rope", "kv_store", "attention"}
-	for _, suffix := range kernelTypes {
-		names = append(names, "mmv_"+suffix, "get_rows_"+suffix)
+	names := []string{"quantize_act", "rms_norm", "add_bias", "add", "silu_mul", "rope", "kv_store", "attention"}
+	for typ, suffix := range kernelTypes {
+		mmv := "mmv_"
+		if actModes[typ] == actQ8_0 || actModes[typ] == actQ8_K {
+			mmv = "mmvq_"
+		}
+		names = append(names, mmv+suffix, "get_rows_"+suffix)
 	}
 	return names
 }
@@ -32,8 +36,9 @@ func TestKernelNames(t *testing.T) {
 	for _, m := range regexp.MustCompile(`extern "C" __global__ void (\w+)\(`).FindAllStringSubmatch(kernelSource, -1) {
 		defined[m[1]] = true
 	}
-	for _, m := range regexp.MustCompile(`(?m)^DEFINE_MMV\((\w+)\)`).FindAllStringSubmatch(kernelSource, -1) {
-		defined["mmv_"+m[1]], defined["get_rows_"+m[1]] = true, true
+	for _, m := range regexp.MustCompile(`(?m)^DEFINE_(MMV|MMVQ_LANES|MMVQ_SEQ|GET_ROWS)\((\w+)`).FindAllStringSubmatch(kernelSource, -1) {
+		prefix := map[string]string{"MMV": "mmv_", "MMVQ_LANES": "mmvq_", "MMVQ_SEQ": "mmvq_", "GET_ROWS": "get_rows_"}[m[1]]
+		defined[prefix+m[2]] = true
 	}
 	for _, name := range launched() {
 		if !defined[name] {

@@ -86,8 +86,6 @@ func Load(m *model.Model, dev *cuda.Device, cc Config) (g *Model, err error) {
 		return nil, fmt.Errorf("gpu: cache of %d blocks of %d tokens (%d on the host)", cc.NumBlocks, cc.BlockSize, cc.NumHostBlocks)
 	case c.HeadDim > 256:
 		return nil, fmt.Errorf("gpu: head dim %d > 256 is not supported by the attention kernel", c.HeadDim)
-	case c.Dim%32 != 0 || c.FFNDim%32 != 0 || c.HeadDim*c.Heads%32 != 0:
-		return nil, fmt.Errorf("gpu: widths must be multiples of 32 (dim %d, ffn %d, q %d)", c.Dim, c.FFNDim, c.HeadDim*c.Heads)
 	}
 	if need, free, ok := fits(m, dev, cc); !ok {
 		return nil, fmt.Errorf("gpu: the model and its KV cache need %.2f GiB, %s has %.2f GiB free", gib(need), dev.Name(), gib(free))
@@ -102,7 +100,10 @@ func Load(m *model.Model, dev *cuda.Device, cc Config) (g *Model, err error) {
 	if g.stream, err = dev.NewStream(); err != nil {
 		return g, err
 	}
-	image, err := dev.Compile(kernelSource, "kernels.cu", "--std=c++14")
+	// --fmad=false: no product is fused into an add unless the source says
+	// fmaf, so the last bits are ggml's (and the emulator's, which builds
+	// with -ffp-contract=off).
+	image, err := dev.Compile(kernelSource, "kernels.cu", "--std=c++14", "--fmad=false")
 	if err != nil {
 		return g, fmt.Errorf("gpu: kernels: %w", err)
 	}
