@@ -17,16 +17,14 @@ import (
 // comfortable reference cases, and the same ids again with a KV pool too
 // small for all of them, preempting by recompute and by swap.
 func TestCUDA(t *testing.T) {
-	if emu.err != nil {
-		cudaemu.Unavailable(t, emu.err)
-	}
+	cudaemu.Require(t)
 	if err := cuda.Available(); err != nil {
 		t.Skipf("no CUDA device: %v", err)
 	}
 	noLeaks(t)
 	for _, tm := range invarianceModels {
 		t.Run(tm.reference, func(t *testing.T) {
-			if emu.active && !emuModels[tm.reference] {
+			if cudaemu.Active() && !emuModels[tm.reference] {
 				t.Skip("the CUDA emulator takes minutes a model here; model/gpu's tests run every model on it")
 			}
 			m := openModel(t, tm.path)

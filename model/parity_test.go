@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -27,26 +28,8 @@ func teacherForced(t *testing.T, m *model.Model, promptLen int, ids []int32) []f
 		t.Fatal(err)
 	}
 	st := model.NewState(c, 2)
-	out := make([]float32, 0, len(ids)*c.VocabSize)
-	var b model.Batch
-	for start := 0; start < len(ids)-1; {
-		end := start + 1
-		if start == 0 {
-			end = promptLen
-		}
-		b.Reset()
-		b.BlockTables = append(b.BlockTables, table)
-		for p := start; p < end; p++ {
-			b.Add(ids[p], int32(p), 0, true)
-		}
-		logits := make([]float32, (end-start)*c.VocabSize)
-		if err := m.Forward(st, &b, cache, logits); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, logits...)
-		start = end
-	}
-	return out
+	forward := func(b *model.Batch, logits []float32) error { return m.Forward(st, b, cache, logits) }
+	return reftest.TeacherForced(t, forward, c.VocabSize, promptLen, ids, table)
 }
 
 func TestLogitParityGGUF(t *testing.T) {

@@ -66,6 +66,32 @@ func Setup() (bool, error) {
 	return true, err
 }
 
+// state is what Main's Setup found, for the tests of that binary.
+var state struct {
+	active bool
+	err    error
+}
+
+// Main is a TestMain's whole body for a package with CUDA tests: Setup,
+// before any test touches compute/cuda (which loads the driver once), then
+// the tests.
+func Main(m *testing.M) {
+	state.active, state.err = Setup()
+	os.Exit(m.Run())
+}
+
+// Active reports whether Main put this test binary on the emulator.
+func Active() bool { return state.active }
+
+// Require ends the test when the emulator was wanted (no GPU) and Main
+// could not build it: see Unavailable.
+func Require(t testing.TB) {
+	t.Helper()
+	if state.err != nil {
+		Unavailable(t, state.err)
+	}
+}
+
 // Unavailable ends a test that needs the emulator Setup could not build:
 // a failure under CI (CI=true), which must run the GPU tests, else a skip.
 func Unavailable(t testing.TB, err error) {

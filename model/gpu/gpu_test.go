@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-llm/troupe/compute/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
@@ -23,9 +24,7 @@ import (
 // openDevice returns GPU 0 (or the emulator's device), or skips the test.
 func openDevice(t testing.TB) *cuda.Device {
 	t.Helper()
-	if emu.err != nil {
-		cudaemu.Unavailable(t, emu.err)
-	}
+	cudaemu.Require(t)
 	if err := cuda.Available(); err != nil {
 		t.Skipf("no CUDA device: %v", err)
 	}
@@ -58,26 +57,7 @@ func load(t testing.TB, dev *cuda.Device, path string, numBlocks, hostBlocks int
 // reference; it returns every row's logits.
 func teacherForced(t testing.TB, g *Model, promptLen int, ids []int32, table []int32) []float32 {
 	t.Helper()
-	vocab := g.VocabSize()
-	out := make([]float32, 0, len(ids)*vocab)
-	var b model.Batch
-	for start := 0; start < len(ids)-1; {
-		end := start + 1
-		if start == 0 {
-			end = promptLen
-		}
-		b.Reset()
-		b.BlockTables = append(b.BlockTables, table)
-		for p := start; p < end; p++ {
-			b.Add(ids[p], int32(p), 0, true)
-		}
-		logits := make([]float32, (end-start)*vocab)
-		if err := g.Forward(&b, logits); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, logits...)
-		start = end
-	}
+	out := reftest.TeacherForced(t, g.Forward, g.VocabSize(), promptLen, ids, table)
 	if err := g.GraphError(); err != nil { // Forward went on without graphs
 		t.Fatalf("CUDA graph capture failed: %v", err)
 	}
@@ -241,7 +221,7 @@ func copyBandwidth(b *testing.B, dev *cuda.Device) float64 {
 // second and that as a percentage of the copy bandwidth (the issue asks
 // for at least 50%).
 func BenchmarkDecode(b *testing.B) {
-	if emu.active {
+	if cudaemu.Active() {
 		b.Skip("the CUDA emulator runs kernels on the CPU: it has no GPU speed to measure")
 	}
 	dev := openDevice(b)

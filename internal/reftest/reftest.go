@@ -1,0 +1,43 @@
+// Package reftest runs a forward pass the way llama.cpp made the reference
+// logits in ../shared/reference, for the tests of every device (model's
+// CPU pass, model/gpu's). It is apart from internal/testmodels because it
+// imports model, which model's own packages' tests cannot.
+package reftest
+
+import (
+	"testing"
+
+	"github.com/troupe-llm/troupe/model"
+)
+
+// Forward is one device's forward pass: model.Model.Forward over a cache,
+// or model/gpu's.
+type Forward func(b *model.Batch, logits []float32) error
+
+// TeacherForced runs ids as one sequence on the blocks of table: the first
+// promptLen tokens as one batch, then one token a step, as llama.cpp made
+// the reference. It returns the logits of every row but the last token's,
+// (len(ids)-1, vocab).
+func TeacherForced(t testing.TB, forward Forward, vocab, promptLen int, ids, table []int32) []float32 {
+	t.Helper()
+	out := make([]float32, 0, len(ids)*vocab)
+	var b model.Batch
+	for start := 0; start < len(ids)-1; {
+		end := start + 1
+		if start == 0 {
+			end = promptLen
+		}
+		b.Reset()
+		b.BlockTables = append(b.BlockTables, table)
+		for p := start; p < end; p++ {
+			b.Add(ids[p], int32(p), 0, true)
+		}
+		logits := make([]float32, (end-start)*vocab)
+		if err := forward(&b, logits); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, logits...)
+		start = end
+	}
+	return out
+}
