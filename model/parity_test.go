@@ -34,12 +34,7 @@ func teacherForced(t *testing.T, m *model.Model, promptLen int, ids []int32) []f
 
 func TestLogitParityGGUF(t *testing.T) {
 	dir := modelsDir(t)
-	files := []string{"stories260K.gguf", "TinyStories-656K-Q8_0.gguf"}
-	syn, _ := filepath.Glob(filepath.Join(dir, "synthetic", "*.gguf"))
-	for _, s := range syn {
-		files = append(files, filepath.Join("synthetic", filepath.Base(s)))
-	}
-	for _, f := range files {
+	for _, f := range testmodels.ReferenceGGUFs(t) {
 		name := strings.TrimSuffix(filepath.Base(f), ".gguf")
 		t.Run(name, func(t *testing.T) {
 			m, _, err := model.LoadGGUF(filepath.Join(dir, f))

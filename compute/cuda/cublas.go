@@ -43,20 +43,10 @@ func (a *cublasAPI) symbols() []sym {
 }
 
 // cublas is libcublas, loaded once per process.
-var cublas struct {
-	once sync.Once
-	api  *cublasAPI
-	err  error
-}
+var cublas lazy[cublasAPI]
 
 func loadCUBLAS() (*cublasAPI, error) {
-	cublas.once.Do(func() {
-		api := new(cublasAPI)
-		if cublas.err = loadLib(cublasLibs, api.symbols(), ErrNoCUBLAS); cublas.err == nil {
-			cublas.api = api
-		}
-	})
-	return cublas.api, cublas.err
+	return cublas.get(func() (*cublasAPI, error) { return bindLib[cublasAPI](cublasLibs, ErrNoCUBLAS) })
 }
 
 // BLAS is a cuBLAS handle whose work is queued on one stream. Its methods

@@ -198,29 +198,48 @@ func (a *driverAPI) symbols() []sym {
 	}
 }
 
-// driver is libcuda, loaded and initialized (cuInit) once per process.
-var driver struct {
+// lazy is a library's functions, loaded on first use; the outcome, success
+// or not, is kept for the life of the process.
+type lazy[T any] struct {
 	once sync.Once
-	api  *driverAPI
+	api  *T
 	err  error
 }
 
-// loadDriver returns the driver's functions, loading libcuda and calling
-// cuInit(0) on first use. The outcome, success or not, is kept.
-func loadDriver() (*driverAPI, error) {
-	driver.once.Do(func() { driver.api, driver.err = openDriver() })
-	return driver.api, driver.err
+func (l *lazy[T]) get(open func() (*T, error)) (*T, error) {
+	l.once.Do(func() { l.api, l.err = open() })
+	return l.api, l.err
 }
 
-func openDriver() (*driverAPI, error) {
-	api := new(driverAPI)
-	if err := loadLib(driverLibs, api.symbols(), ErrNoDriver); err != nil {
+// bindLib loads the first of names that loads and binds the symbols of a
+// new API table in it (see loadLib).
+func bindLib[T any, P interface {
+	*T
+	symbols() []sym
+}](names []string, sentinel error) (*T, error) {
+	api := P(new(T))
+	if err := loadLib(names, api.symbols(), sentinel); err != nil {
 		return nil, err
 	}
-	if err := api.check("cuInit", api.cuInit(0)); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoDevice, err)
-	}
 	return api, nil
+}
+
+// driver is libcuda, loaded and initialized (cuInit) once per process.
+var driver lazy[driverAPI]
+
+// loadDriver returns the driver's functions, loading libcuda and calling
+// cuInit(0) on first use.
+func loadDriver() (*driverAPI, error) {
+	return driver.get(func() (*driverAPI, error) {
+		api, err := bindLib[driverAPI](driverLibs, ErrNoDriver)
+		if err != nil {
+			return nil, err
+		}
+		if err := api.check("cuInit", api.cuInit(0)); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrNoDevice, err)
+		}
+		return api, nil
+	})
 }
 
 // loadLib opens the first of names that loads (see openLib) and binds syms

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 )
 
 // nvrtcAPI is libnvrtc's functions; nvrtcProgram is uintptr.
@@ -35,20 +34,10 @@ func (a *nvrtcAPI) symbols() []sym {
 }
 
 // nvrtc is libnvrtc, loaded once per process.
-var nvrtc struct {
-	once sync.Once
-	api  *nvrtcAPI
-	err  error
-}
+var nvrtc lazy[nvrtcAPI]
 
 func loadNVRTC() (*nvrtcAPI, error) {
-	nvrtc.once.Do(func() {
-		api := new(nvrtcAPI)
-		if nvrtc.err = loadLib(nvrtcLibs, api.symbols(), ErrNoNVRTC); nvrtc.err == nil {
-			nvrtc.api = api
-		}
-	})
-	return nvrtc.api, nvrtc.err
+	return nvrtc.get(func() (*nvrtcAPI, error) { return bindLib[nvrtcAPI](nvrtcLibs, ErrNoNVRTC) })
 }
 
 // check turns an NVRTC result into nil or an *Error for the call fn.

@@ -61,6 +61,19 @@ func Cases(t testing.TB, name string) []*Case {
 	return cases
 }
 
+// ReferenceGGUFs lists the GGUF models with reference cases, relative to
+// Dir: the two real ones and every synthetic file. The name of a file's
+// cases is its base name without ".gguf".
+func ReferenceGGUFs(t testing.TB) []string {
+	t.Helper()
+	files := []string{"stories260K.gguf", "TinyStories-656K-Q8_0.gguf"}
+	syn, _ := filepath.Glob(filepath.Join(Dir(t), "synthetic", "*.gguf"))
+	for _, s := range syn {
+		files = append(files, filepath.Join("synthetic", filepath.Base(s)))
+	}
+	return files
+}
+
 // StdDev is the standard deviation of a logit row.
 func StdDev(row []float32) float64 {
 	var s, s2 float64

@@ -77,12 +77,7 @@ func identityTable(n int) []int32 {
 func TestLogitParity(t *testing.T) {
 	dev := openDevice(t)
 	dir := testmodels.Dir(t)
-	files := []string{"stories260K.gguf", "TinyStories-656K-Q8_0.gguf"}
-	syn, _ := filepath.Glob(filepath.Join(dir, "synthetic", "*.gguf"))
-	for _, s := range syn {
-		files = append(files, filepath.Join("synthetic", filepath.Base(s)))
-	}
-	for _, f := range files {
+	for _, f := range testmodels.ReferenceGGUFs(t) {
 		name := strings.TrimSuffix(filepath.Base(f), ".gguf")
 		t.Run(name, func(t *testing.T) {
 			_, g := load(t, dev, filepath.Join(dir, f), 64, 0)
