@@ -31,6 +31,16 @@ type Backend interface {
 	SwapIn(copies []messages.BlockCopy) error
 }
 
+// GreedyBackend is a Backend that can pick a greedy row's token itself
+// (a GPU: the logits row need not be copied out). ForwardGreedy is Forward,
+// except that ids[r] is the token of logit row r when greedy[r], and only
+// the rows with ids[r] == -1 (not greedy, or logits the sampler must judge)
+// are stored into logits.
+type GreedyBackend interface {
+	Backend
+	ForwardGreedy(b *model.Batch, greedy []bool, logits []float32, ids []int32) error
+}
+
 // CPUBackend runs a model.Model on the CPU over a kv.Cache, with a second,
 // bounded kv.Cache as its host tier for swapped-out blocks.
 type CPUBackend struct {

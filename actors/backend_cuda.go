@@ -81,6 +81,10 @@ func (b *CUDABackend) Forward(batch *model.Batch, logits []float32) error {
 	return b.g.Forward(batch, logits)
 }
 
+func (b *CUDABackend) ForwardGreedy(batch *model.Batch, greedy []bool, logits []float32, ids []int32) error {
+	return b.g.ForwardGreedy(batch, greedy, logits, ids)
+}
+
 func (b *CUDABackend) VocabSize() int     { return b.g.VocabSize() }
 func (b *CUDABackend) NumBlocks() int     { return b.g.NumBlocks() }
 func (b *CUDABackend) BlockSize() int     { return b.g.BlockSize() }

@@ -21,6 +21,8 @@ type device struct {
 
 	batch    model.Batch
 	logits   []float32                  // (n_logits, vocab)
+	greedy   []bool                     // (n_logits) rows a GreedyBackend picks itself
+	ids      []int32                    // (n_logits) its picks; -1: sample from logits
 	samplers map[uint64]*sample.Sampler // per sequence, reseeded per draw
 }
 
@@ -82,11 +84,20 @@ func (d *device) forward(step *messages.Step) error {
 	if n := b.NumLogits(); n != len(step.Samples) {
 		return fmt.Errorf("device %d: step %d has %d logit rows and %d samples", d.index, step.StepID, n, len(step.Samples))
 	}
-	vocab := d.backend.VocabSize()
-	if need := len(step.Samples) * vocab; cap(d.logits) < need {
-		d.logits = make([]float32, need)
+	vocab, n := d.backend.VocabSize(), len(step.Samples)
+	if cap(d.logits) < n*vocab {
+		d.logits = make([]float32, n*vocab)
 	}
-	return d.backend.Forward(b, d.logits[:len(step.Samples)*vocab])
+	d.ids = d.ids[:0]
+	if gb, ok := d.backend.(GreedyBackend); ok {
+		d.greedy = d.greedy[:0]
+		for _, spec := range step.Samples {
+			d.greedy = append(d.greedy, SampleParams(spec.Params).Argmax())
+			d.ids = append(d.ids, -1)
+		}
+		return gb.ForwardGreedy(b, d.greedy, d.logits[:n*vocab], d.ids)
+	}
+	return d.backend.Forward(b, d.logits[:n*vocab])
 }
 
 // sample draws one token per logits row, with each sequence's parameters.
@@ -103,6 +114,10 @@ func (d *device) sample(step *messages.Step) ([]messages.Token, []string) {
 		errs[r] = err.Error()
 	}
 	for r, spec := range step.Samples {
+		if r < len(d.ids) && d.ids[r] >= 0 { // the backend picked it
+			toks[r] = messages.Token{ID: d.ids[r]}
+			continue
+		}
 		s, err := d.sampler(spec)
 		if err != nil {
 			fail(r, err)

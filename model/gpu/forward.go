@@ -31,6 +31,7 @@ type state struct {
 	ad, as                      cuda.DevicePtr // (cap, k/32) floats: block scales d, Q8_1 sums s
 	ab                          cuda.DevicePtr // (cap, k/16) ints: Q8_K bsums
 	logits                      cuda.DevicePtr // (cap, vocab)
+	ids                         cuda.DevicePtr // (cap) ints: argmax's picks
 	ints                        cuda.DevicePtr // the batch's index arrays, then the rope table (see layout)
 	intsCap                     int            // 4-byte words in ints
 	staging                     unsafe.Pointer // pinned host copy of ints
@@ -63,7 +64,7 @@ func (g *Model) reserve(n, words int) error {
 			bytes int // a row
 		}{{&s.x, 4 * c.Dim}, {&s.xb, 4 * c.Dim}, {&s.xo, 4 * c.Dim}, {&s.q, 4 * qDim}, {&s.att, 4 * qDim}, {&s.ob, 4 * c.Dim},
 			{&s.k, 4 * c.KVDim()}, {&s.v, 4 * c.KVDim()}, {&s.gate, 4 * c.FFNDim}, {&s.up, 4 * c.FFNDim}, {&s.logits, 4 * c.VocabSize},
-			{&s.xq, 4 * k}, {&s.aq, k}, {&s.ad, 4 * (k/32 + 1)}, {&s.as, 4 * (k/32 + 1)}, {&s.ab, 4 * (k/16 + 1)}} {
+			{&s.ids, 4}, {&s.xq, 4 * k}, {&s.aq, k}, {&s.ad, 4 * (k/32 + 1)}, {&s.as, 4 * (k/32 + 1)}, {&s.ab, 4 * (k/16 + 1)}} {
 			p, err := g.dev.Alloc(n * b.bytes)
 			if err != nil {
 				return fmt.Errorf("gpu: scratch for %d tokens: %w", n, err)
@@ -152,38 +153,86 @@ func (g *Model) stage(b *model.Batch, nOut int) error {
 // cache, and stores the logits of the rows with Logits set into logits,
 // (NumLogits, VocabSize).
 func (g *Model) Forward(b *model.Batch, logits []float32) error {
-	c := &g.cfg
-	if err := b.Validate(c, g.cache.BlockSize, g.cache.NumBlocks); err != nil {
+	nOut, err := g.run(b, len(logits))
+	if err != nil || nOut == 0 {
 		return err
 	}
-	n, nOut := len(b.Tokens), b.NumLogits()
-	if len(logits) < nOut*c.VocabSize {
-		return fmt.Errorf("gpu: logits buffer holds %d values, need %d×%d", len(logits), nOut, c.VocabSize)
-	}
-	if n == 0 {
-		return nil
-	}
-	if err := g.stage(b, nOut); err != nil {
+	s, vocab := &g.st, g.cfg.VocabSize
+	if err := g.dev.CopyDtoH(unsafe.Pointer(&logits[0]), s.logits, 4*nOut*vocab, g.stream); err != nil {
 		return err
 	}
-	s := &g.st
-	if ge := g.graph(graphKey{n, nOut, len(b.BlockTables)}); ge != nil {
-		if err := ge.Launch(g.stream); err != nil {
-			return fmt.Errorf("gpu: graph: %w", err)
-		}
-	} else {
-		l := launcher{g: g}
-		g.queue(&l, n, nOut)
-		if l.err != nil {
-			return l.err
-		}
+	return g.stream.Sync()
+}
+
+// ForwardGreedy runs the batch as Forward does, but takes the greedy token
+// of each logit row r with greedy[r] on the device: ids[r] is its id, and
+// only the other rows' logits are copied to the host (row r at
+// logits[r*vocab:]), saving a vocabulary-sized copy per greedy row. ids[r]
+// is -1 for a row without greedy[r], and for one whose logits hold a NaN,
+// +Inf or only -Inf: its logits are copied, for the host sampler to say
+// what is wrong.
+func (g *Model) ForwardGreedy(b *model.Batch, greedy []bool, logits []float32, ids []int32) error {
+	nOut, err := g.run(b, len(logits))
+	if err != nil || nOut == 0 {
+		return err
 	}
-	if nOut > 0 {
-		if err := g.dev.CopyDtoH(unsafe.Pointer(&logits[0]), s.logits, 4*nOut*c.VocabSize, g.stream); err != nil {
+	if len(greedy) != nOut || len(ids) < nOut {
+		return fmt.Errorf("gpu: %d logit rows, %d greedy flags, room for %d ids", nOut, len(greedy), len(ids))
+	}
+	s, vocab := &g.st, g.cfg.VocabSize
+	l := launcher{g: g}
+	l.launch("argmax", [3]uint32{uint32(nOut), 1, 1}, 256, s.logits, int32(vocab), s.ids)
+	if l.err != nil {
+		return l.err
+	}
+	if err := g.dev.CopyDtoH(unsafe.Pointer(&ids[0]), s.ids, 4*nOut, g.stream); err != nil {
+		return err
+	}
+	if err := g.stream.Sync(); err != nil {
+		return err
+	}
+	for r := range nOut {
+		if !greedy[r] {
+			ids[r] = -1
+		}
+		if ids[r] >= 0 {
+			continue
+		}
+		row := s.logits + cuda.DevicePtr(4*r*vocab)
+		if err := g.dev.CopyDtoH(unsafe.Pointer(&logits[r*vocab]), row, 4*vocab, g.stream); err != nil {
 			return err
 		}
 	}
 	return g.stream.Sync()
+}
+
+// run validates and queues the pass over b, leaving the logits of its
+// NumLogits rows (returned) in the device scratch; room is the length of
+// the caller's logits buffer.
+func (g *Model) run(b *model.Batch, room int) (int, error) {
+	c := &g.cfg
+	if err := b.Validate(c, g.cache.BlockSize, g.cache.NumBlocks); err != nil {
+		return 0, err
+	}
+	n, nOut := len(b.Tokens), b.NumLogits()
+	if room < nOut*c.VocabSize {
+		return 0, fmt.Errorf("gpu: logits buffer holds %d values, need %d×%d", room, nOut, c.VocabSize)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := g.stage(b, nOut); err != nil {
+		return 0, err
+	}
+	if ge := g.graph(graphKey{n, nOut, len(b.BlockTables)}); ge != nil {
+		if err := ge.Launch(g.stream); err != nil {
+			return 0, fmt.Errorf("gpu: graph: %w", err)
+		}
+		return nOut, nil
+	}
+	l := launcher{g: g}
+	g.queue(&l, n, nOut)
+	return nOut, l.err
 }
 
 // queue queues the whole pass over the staged batch of n tokens, nOut of

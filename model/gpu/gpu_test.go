@@ -4,9 +4,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
@@ -304,4 +306,111 @@ func synthFile(b *testing.B, shape, typ string) string {
 		b.Fatal(err)
 	}
 	return path
+}
+
+// TestArgmax: the device's greedy pick is the host sampler's (the lowest
+// index of the largest value) on rows with ties, rows shorter and longer
+// than a block, and -1 where the host must look (a NaN, +Inf, only -Inf).
+func TestArgmax(t *testing.T) {
+	dev := openDevice(t)
+	_, g := load(t, dev, testmodels.Path(t, "stories260K.gguf"), 8, 0)
+	inf := float32(math.Inf(1))
+	const vocab = 1000
+	row := func(set map[int]float32) []float32 {
+		r := make([]float32, vocab)
+		for i := range r {
+			r[i] = float32(i%97) / 10
+		}
+		for i, v := range set {
+			r[i] = v
+		}
+		return r
+	}
+	allNegInf := make([]float32, vocab)
+	for i := range allNegInf {
+		allNegInf[i] = -inf
+	}
+	rows := [][]float32{
+		row(nil), // ties of 9.6 at 96, 193, ...: the first
+		row(map[int]float32{999: 50}),
+		row(map[int]float32{3: 50, 700: 50}),
+		row(map[int]float32{500: float32(math.NaN())}),
+		row(map[int]float32{10: inf}),
+		allNegInf,
+	}
+	want := []int32{96, 999, 3, -1, -1, -1}
+	var flat []float32
+	for _, r := range rows {
+		flat = append(flat, r...)
+	}
+	in, err := dev.Alloc(4 * len(flat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Free(in)
+	out, err := dev.Alloc(4 * len(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Free(out)
+	if err := dev.CopyHtoD(in, unsafe.Pointer(&flat[0]), 4*len(flat), nil); err != nil {
+		t.Fatal(err)
+	}
+	l := launcher{g: g}
+	l.launch("argmax", [3]uint32{uint32(len(rows)), 1, 1}, 256, in, int32(vocab), out)
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	got := make([]int32, len(rows))
+	if err := g.stream.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.CopyDtoH(unsafe.Pointer(&got[0]), out, 4*len(got), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: argmax %d, want %d", i, got[i], want[i])
+		}
+	}
+}
+
+// TestForwardGreedy: greedy rows come back as the argmax of the logits
+// Forward gives, the other rows as those logits, in a mixed batch.
+func TestForwardGreedy(t *testing.T) {
+	dev := openDevice(t)
+	_, g := load(t, dev, testmodels.Path(t, "synthetic/synth-llama-tiny256-Q8_0.gguf"), 16, 0)
+	rc := testmodels.Cases(t, "synth-llama-tiny256-Q8_0")[0]
+	vocab := g.VocabSize()
+	batch := func() *model.Batch {
+		b := &model.Batch{BlockTables: [][]int32{identityTable(4), identityTable(8)[4:], identityTable(12)[8:]}}
+		for s := range 3 {
+			for p, id := range rc.PromptIDs[:3+s] {
+				b.Add(id, int32(p), int32(s), p == 2+s)
+			}
+		}
+		return b
+	}
+	want := make([]float32, 3*vocab)
+	if err := g.Forward(batch(), want); err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, 3*vocab)
+	ids := make([]int32, 3)
+	greedy := []bool{true, false, true}
+	if err := g.ForwardGreedy(batch(), greedy, logits, ids); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 3 {
+		ref := want[r*vocab : (r+1)*vocab]
+		if !greedy[r] {
+			if ids[r] != -1 || !slices.Equal(logits[r*vocab:(r+1)*vocab], ref) {
+				t.Errorf("row %d (not greedy): id %d, logits equal: %v", r, ids[r], slices.Equal(logits[r*vocab:(r+1)*vocab], ref))
+			}
+			continue
+		}
+		if best, _ := testmodels.Top2(ref); ids[r] != int32(best) {
+			t.Errorf("row %d: device argmax %d, host %d", r, ids[r], best)
+		}
+	}
 }

@@ -822,4 +822,37 @@ extern "C" __global__ void attention(const float* q, const u16* kc, const u16* v
 		if (lane + i * WARP < hd) o[lane + i * WARP] = acc[i] * inv;
 }
 
+// argmax: per row of logits (block r of rows, vocab values), the lowest
+// index of the largest value, which is the host sampler's greedy pick; or
+// -1 when the row holds a NaN or +Inf, or only -Inf (the host sampler then
+// reports what is wrong). Blocks of 256 threads.
+extern "C" __global__ void argmax(const float* logits, int vocab, int* out) {
+	__shared__ float bv[8];
+	__shared__ int bi[8], bb[8];
+	const float* x = logits + (long long)blockIdx.x * vocab;
+	const float inf = bits2f(0x7f800000u);
+	float best = -inf;
+	int idx = 0x7fffffff, bad = 0, lane = threadIdx.x & 31;
+	for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
+		float v = x[i];
+		if (v != v || v == inf) bad = 1;
+		else if (v > best) best = v, idx = i;
+	}
+	for (int o = 16; o > 0; o >>= 1) {
+		float ov = shfl_bfly(best, o);
+		int oi = shfl_idx_i(idx, lane ^ o), ob = shfl_idx_i(bad, lane ^ o);
+		if (ov > best || (ov == best && oi < idx)) best = ov, idx = oi;
+		bad |= ob;
+	}
+	if (lane == 0) bv[threadIdx.x >> 5] = best, bi[threadIdx.x >> 5] = idx, bb[threadIdx.x >> 5] = bad;
+	sync_threads();
+	if (threadIdx.x == 0) {
+		for (int w = 1; w < (int)(blockDim.x >> 5); w++) {
+			if (bv[w] > best || (bv[w] == best && bi[w] < idx)) best = bv[w], idx = bi[w];
+			bad |= bb[w];
+		}
+		out[blockIdx.x] = bad || best == -inf ? -1 : idx;
+	}
+}
+
 #endif // TROUPE_HOST

@@ -20,7 +20,7 @@ import (
 
 // launched lists every kernel name forward.go and swap.go can launch.
 func launched() []string {
-	names := []string{"quantize_act", "rms_norm", "add_bias", "add", "silu_mul", "rope", "kv_store", "attention"}
+	names := []string{"quantize_act", "rms_norm", "add_bias", "add", "silu_mul", "rope", "kv_store", "attention", "argmax"}
 	for typ, suffix := range kernelTypes {
 		mmv := "mmv_"
 		if actModes[typ] == actQ8_0 || actModes[typ] == actQ8_K {

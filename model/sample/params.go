@@ -133,6 +133,14 @@ func (p Params) Validate() error {
 	}
 }
 
+// Argmax reports whether Sample with p returns the lowest index of the
+// largest logit and nothing else (greedy, no bias, no penalties, no
+// logprobs), so a device holding the logits may pick the token itself.
+// Sample still reports rows with a NaN, +Inf or only -Inf as errors.
+func (p Params) Argmax() bool {
+	return p.greedy() && len(p.LogitBias) == 0 && !p.penalties() && !p.logprobs()
+}
+
 func (p Params) greedy() bool     { return p.Temperature <= 0 }
 func (p Params) topK(n int) bool  { return p.TopK > 0 && p.TopK < n }
 func (p Params) topP() bool       { return p.TopP > 0 && p.TopP < 1 }
