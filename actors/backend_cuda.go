@@ -103,8 +103,5 @@ func (b *CUDABackend) convert(copies []messages.BlockCopy) []gpu.BlockCopy {
 	return b.copies
 }
 
-// Describe names the GPU and the cache, for logs.
-func (b *CUDABackend) Describe() string { return b.g.Describe() }
-
 // Close frees the device memory and releases the GPU.
 func (b *CUDABackend) Close() error { return errors.Join(b.g.Close(), b.dev.Close()) }

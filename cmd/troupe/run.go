@@ -45,10 +45,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Sprintf("--output %q: want text or json", *output)}
 	case *threads < 1:
 		return usageError{"-t must be at least 1"}
-	case *deviceKind != actors.DeviceAuto && *deviceKind != actors.DeviceCPU && *deviceKind != actors.DeviceCUDA:
-		return usageError{fmt.Sprintf("--device %q: want auto, cpu or cuda", *deviceKind)}
 	}
-	kind, err := actors.ResolveDevice(*deviceKind)
+	kind, err := deviceFlag(*deviceKind)
 	if err != nil {
 		return err
 	}

@@ -79,10 +79,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	case *logFormat != "auto" && *logFormat != "console" && *logFormat != "json":
 		return usageError{fmt.Sprintf("--log-format %q: want auto, console or json", *logFormat)}
 	}
-	if *deviceKind != actors.DeviceAuto && *deviceKind != actors.DeviceCPU && *deviceKind != actors.DeviceCUDA {
-		return usageError{fmt.Sprintf("--device %q: want auto, cpu or cuda", *deviceKind)}
-	}
-	kind, err := actors.ResolveDevice(*deviceKind)
+	kind, err := deviceFlag(*deviceKind)
 	if err != nil {
 		return err
 	}
@@ -203,6 +200,16 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info().Msg("stopped")
 	return nil
+}
+
+// deviceFlag resolves --device (see actors.ResolveDevice): a value other
+// than auto, cpu or cuda is a usage error; cuda without a GPU an error that
+// says why.
+func deviceFlag(v string) (string, error) {
+	if v != actors.DeviceAuto && v != actors.DeviceCPU && v != actors.DeviceCUDA {
+		return "", usageError{fmt.Sprintf("--device %q: want auto, cpu or cuda", v)}
+	}
+	return actors.ResolveDevice(v)
 }
 
 // splitList splits a comma-separated flag, dropping empty entries.

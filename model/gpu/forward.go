@@ -296,16 +296,26 @@ type launcher struct {
 	err error
 }
 
+// launch queues the kernel of that name.
 func (l *launcher) launch(name string, grid [3]uint32, threads uint32, args ...any) {
 	if l.err != nil {
 		return
 	}
 	f, err := l.g.fn(name)
-	if err == nil {
-		err = l.g.dev.Launch(f, grid, [3]uint32{threads, 1, 1}, 0, l.g.stream, args...)
-	}
 	if err != nil {
-		l.err = fmt.Errorf("gpu: %s: %w", name, err)
+		l.err = err
+		return
+	}
+	l.launchFn(f, grid, threads, args...)
+}
+
+// launchFn queues f.
+func (l *launcher) launchFn(f *cuda.Function, grid [3]uint32, threads uint32, args ...any) {
+	if l.err != nil {
+		return
+	}
+	if err := l.g.dev.Launch(f, grid, [3]uint32{threads, 1, 1}, 0, l.g.stream, args...); err != nil {
+		l.err = fmt.Errorf("gpu: %s: %w", f.Name(), err)
 	}
 }
 
@@ -320,6 +330,15 @@ const (
 	actF16
 	actBF16
 )
+
+// matmulKernel names the matrix product for weights of type t: mmvq (over
+// ggml's activation blocks) for quantized types, mmv for float ones.
+func matmulKernel(t compute.DType) string {
+	if m := actModes[t]; m == actQ8_0 || m == actQ8_K {
+		return "mmvq_" + kernelTypes[t]
+	}
+	return "mmv_" + kernelTypes[t]
+}
 
 var actModes = map[compute.DType]int32{
 	compute.F16: actF16, compute.BF16: actBF16,
@@ -343,7 +362,7 @@ func (l *launcher) matmul(out, x cuda.DevicePtr, m int, w matrix) {
 		}
 		grid := [3]uint32{uint32((n + mmvqRows - 1) / mmvqRows), 1, 1}
 		for r := 0; r < m; r += mmvMaxM {
-			l.launch("mmvq_"+kernelTypes[w.typ], grid, 8*mmvqRows, w.ptr, uint64(w.rowBytes), s.aq+cuda.DevicePtr(r*k),
+			l.launchFn(w.mm, grid, 8*mmvqRows, w.ptr, uint64(w.rowBytes), s.aq+cuda.DevicePtr(r*k),
 				s.ad+cuda.DevicePtr(4*r*(k/qk)), s.as+cuda.DevicePtr(4*r*(k/32)), s.ab+cuda.DevicePtr(4*r*(k/16)),
 				out+cuda.DevicePtr(4*r*n), int32(k), int32(n), int32(min(mmvMaxM, m-r)))
 		}
@@ -354,14 +373,14 @@ func (l *launcher) matmul(out, x cuda.DevicePtr, m int, w matrix) {
 	}
 	grid := [3]uint32{uint32((n + mmvWarps - 1) / mmvWarps), 1, 1}
 	for r := 0; r < m; r += mmvMaxM {
-		l.launch("mmv_"+kernelTypes[w.typ], grid, 32*mmvWarps, w.ptr, uint64(w.rowBytes), x+cuda.DevicePtr(4*r*k),
+		l.launchFn(w.mm, grid, 32*mmvWarps, w.ptr, uint64(w.rowBytes), x+cuda.DevicePtr(4*r*k),
 			out+cuda.DevicePtr(4*r*n), int32(k), int32(n), int32(min(mmvMaxM, m-r)))
 	}
 }
 
 // getRows queues out (n, w.cols) = the rows idx[0..n) of w, dequantized.
 func (l *launcher) getRows(w matrix, idx cuda.DevicePtr, n int, out cuda.DevicePtr) {
-	l.launch("get_rows_"+kernelTypes[w.typ], [3]uint32{uint32(n), 1, 1}, 128, w.ptr, uint64(w.rowBytes), idx, int32(0), out, int32(w.cols))
+	l.launchFn(w.getRows, [3]uint32{uint32(n), 1, 1}, 128, w.ptr, uint64(w.rowBytes), idx, int32(0), out, int32(w.cols))
 }
 
 // rmsNorm queues y row r = RMSNorm(x row idx[r] (or r when idx is 0)) * w

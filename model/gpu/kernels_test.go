@@ -22,11 +22,7 @@ import (
 func launched() []string {
 	names := []string{"quantize_act", "rms_norm", "add_bias", "add", "silu_mul", "rope", "kv_store", "attention", "argmax"}
 	for typ, suffix := range kernelTypes {
-		mmv := "mmv_"
-		if actModes[typ] == actQ8_0 || actModes[typ] == actQ8_K {
-			mmv = "mmvq_"
-		}
-		names = append(names, mmv+suffix, "get_rows_"+suffix)
+		names = append(names, matmulKernel(typ), "get_rows_"+suffix)
 	}
 	return names
 }

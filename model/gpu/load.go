@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strings"
 	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -46,13 +45,16 @@ type Model struct {
 	owned []cuda.DevicePtr // every device allocation, freed by Close
 }
 
-// matrix is a weight matrix in device memory, in its stored type.
+// matrix is a weight matrix in device memory, in its stored type, with
+// the kernels that read that type (looked up once, at load).
 type matrix struct {
 	ptr      cuda.DevicePtr
 	typ      compute.DType
 	rows     int // n: outputs
 	cols     int // k: inputs
 	rowBytes int
+	mm       *cuda.Function // its matrix product (matmulKernel)
+	getRows  *cuda.Function // its row dequantizer
 }
 
 type layerWeights struct {
@@ -177,11 +179,19 @@ func (g *Model) uploadMatrix(t *compute.Tensor) (matrix, error) {
 	if _, ok := kernelTypes[t.Type]; !ok {
 		return matrix{}, fmt.Errorf("gpu: tensor %q: type %s has no CUDA kernel", t.Name, t.Type)
 	}
+	mm, err := g.fn(matmulKernel(t.Type))
+	if err != nil {
+		return matrix{}, err
+	}
+	getRows, err := g.fn("get_rows_" + kernelTypes[t.Type])
+	if err != nil {
+		return matrix{}, err
+	}
 	p, err := g.upload(t.Data)
 	if err != nil {
 		return matrix{}, fmt.Errorf("gpu: tensor %q: %w", t.Name, err)
 	}
-	return matrix{ptr: p, typ: t.Type, rows: t.Rows(), cols: t.Cols(), rowBytes: t.RowBytes()}, nil
+	return matrix{ptr: p, typ: t.Type, rows: t.Rows(), cols: t.Cols(), rowBytes: t.RowBytes(), mm: mm, getRows: getRows}, nil
 }
 
 func (g *Model) uploadWeights(w *model.Weights) error {
@@ -290,12 +300,4 @@ func (g *Model) Close() error {
 		g.stream = nil
 	}
 	return errors.Join(errs...)
-}
-
-// Describe names the device and the model's footprint, for logs.
-func (g *Model) Describe() string {
-	var b strings.Builder
-	major, minor := g.dev.ComputeCapability()
-	fmt.Fprintf(&b, "%s (sm_%d%d, %.1f GiB), %d KV blocks of %d", g.dev.Name(), major, minor, gib(g.dev.TotalMem()), g.cache.NumBlocks, g.cache.BlockSize)
-	return b.String()
 }
