@@ -70,37 +70,10 @@ func DequantizeRow(t *Tensor, i int, dst []float32) error {
 // dequantizer returns the kernel for t, or nil. A kernel may assume
 // len(src) == t.RowSize(len(dst)).
 func dequantizer(t DType) func(src []byte, dst []float32) {
-	switch t {
-	case F32:
-		return dequantF32
-	case F16:
-		return dequantF16
-	case BF16:
-		return dequantBF16
-	case Q4_0:
-		return dequantQ4_0
-	case Q4_1:
-		return dequantQ4_1
-	case Q5_0:
-		return dequantQ5_0
-	case Q5_1:
-		return dequantQ5_1
-	case Q8_0:
-		return dequantQ8_0
-	case Q2_K:
-		return dequantQ2K
-	case Q3_K:
-		return dequantQ3K
-	case Q4_K:
-		return dequantQ4K
-	case Q5_K:
-		return dequantQ5K
-	case Q6_K:
-		return dequantQ6K
-	case Q8_K:
-		return dequantQ8K
+	if !t.Known() {
+		return nil
 	}
-	return nil
+	return traits[t].dequant
 }
 
 // f16At reads the little-endian half at b[0:2] as float32.

@@ -29,51 +29,66 @@ const QK_K = 256
 
 type typeTraits struct {
 	name      string
-	blockSize int // values per block
-	typeSize  int // bytes per block
+	blockSize int                             // values per block
+	typeSize  int                             // bytes per block
+	dequant   func(src []byte, dst []float32) // decodes whole blocks; nil: not decodable
+	mat       matKernel                       // how MatMul multiplies by the type; nil: dequantized tiles
 }
 
-var traits = map[DType]typeTraits{
-	F32:  {"F32", 1, 4},
-	F16:  {"F16", 1, 2},
-	BF16: {"BF16", 1, 2},
-	Q4_0: {"Q4_0", 32, 2 + 16},
-	Q4_1: {"Q4_1", 32, 2 + 2 + 16},
-	Q5_0: {"Q5_0", 32, 2 + 4 + 16},
-	Q5_1: {"Q5_1", 32, 2 + 2 + 4 + 16},
-	Q8_0: {"Q8_0", 32, 2 + 32},
-	Q8_1: {"Q8_1", 32, 2 + 2 + 32},
-	Q2_K: {"Q2_K", QK_K, QK_K/16 + QK_K/4 + 2 + 2},
-	Q3_K: {"Q3_K", QK_K, QK_K/8 + QK_K/4 + 12 + 2},
-	Q4_K: {"Q4_K", QK_K, 2 + 2 + 12 + QK_K/2},
-	Q5_K: {"Q5_K", QK_K, 2 + 2 + 12 + QK_K/8 + QK_K/2},
-	Q6_K: {"Q6_K", QK_K, QK_K/2 + QK_K/4 + QK_K/16 + 2},
-	Q8_K: {"Q8_K", QK_K, 4 + QK_K + QK_K/16*2},
+// traits is the one table of weight types, indexed by DType: a new type is
+// one entry here (and its assembly, if any, in asm_amd64.go).
+var traits = [...]typeTraits{
+	F32:  {"F32", 1, 4, dequantF32, floatKernel{}},
+	F16:  {"F16", 1, 2, dequantF16, floatKernel{round: roundRowF16}},
+	BF16: {"BF16", 1, 2, dequantBF16, floatKernel{round: roundRowBF16}},
+	Q4_0: {"Q4_0", 32, 2 + 16, dequantQ4_0, q8_0Kernel(vecDotQ4_0)},
+	Q4_1: {"Q4_1", 32, 2 + 2 + 16, dequantQ4_1, q8_1Kernel(vecDotQ4_1)},
+	Q5_0: {"Q5_0", 32, 2 + 4 + 16, dequantQ5_0, q8_0Kernel(vecDotQ5_0)},
+	Q5_1: {"Q5_1", 32, 2 + 2 + 4 + 16, dequantQ5_1, q8_1Kernel(vecDotQ5_1)},
+	Q8_0: {"Q8_0", 32, 2 + 32, dequantQ8_0, q8_0Kernel(vecDotQ8_0)},
+	Q8_1: {"Q8_1", 32, 2 + 2 + 32, nil, nil},
+	Q2_K: {"Q2_K", QK_K, QK_K/16 + QK_K/4 + 2 + 2, dequantQ2K, q8_KKernel(vecDotQ2_K, vecDotQ2_KBatch)},
+	Q3_K: {"Q3_K", QK_K, QK_K/8 + QK_K/4 + 12 + 2, dequantQ3K, q8_KKernel(vecDotQ3_K, nil)},
+	Q4_K: {"Q4_K", QK_K, 2 + 2 + 12 + QK_K/2, dequantQ4K, q8_KKernel(vecDotQ4_K, vecDotQ4_KBatch)},
+	Q5_K: {"Q5_K", QK_K, 2 + 2 + 12 + QK_K/8 + QK_K/2, dequantQ5K, q8_KKernel(vecDotQ5_K, nil)},
+	Q6_K: {"Q6_K", QK_K, QK_K/2 + QK_K/4 + QK_K/16 + 2, dequantQ6K, q8_KKernel(vecDotQ6_K, nil)},
+	Q8_K: {"Q8_K", QK_K, 4 + QK_K + QK_K/16*2, dequantQ8K, nil},
 }
 
 // Known reports whether t is a type troupe knows the layout of.
-func (t DType) Known() bool { _, ok := traits[t]; return ok }
+func (t DType) Known() bool { return uint64(t) < uint64(len(traits)) && traits[t].name != "" }
 
 func (t DType) String() string {
-	if tr, ok := traits[t]; ok {
-		return tr.name
+	if t.Known() {
+		return traits[t].name
 	}
 	return fmt.Sprintf("type(%d)", uint32(t))
 }
 
-// BlockSize is the number of values in one block of t (1 for float types).
-func (t DType) BlockSize() int { return traits[t].blockSize }
+// BlockSize is the number of values in one block of t (1 for float types;
+// 0 for an unknown type).
+func (t DType) BlockSize() int {
+	if !t.Known() {
+		return 0
+	}
+	return traits[t].blockSize
+}
 
-// TypeSize is the number of bytes in one block of t.
-func (t DType) TypeSize() int { return traits[t].typeSize }
+// TypeSize is the number of bytes in one block of t (0 for an unknown type).
+func (t DType) TypeSize() int {
+	if !t.Known() {
+		return 0
+	}
+	return traits[t].typeSize
+}
 
 // RowSize returns the bytes used by n values of type t, or an error when n is
 // not a whole number of blocks or t is unknown.
 func (t DType) RowSize(n int) (int, error) {
-	tr, ok := traits[t]
-	if !ok {
+	if !t.Known() {
 		return 0, fmt.Errorf("unknown tensor type %d", uint32(t))
 	}
+	tr := &traits[t]
 	if n%tr.blockSize != 0 {
 		return 0, fmt.Errorf("%s: row of %d values is not a multiple of the block size %d", tr.name, n, tr.blockSize)
 	}
@@ -83,8 +98,8 @@ func (t DType) RowSize(n int) (int, error) {
 // ParseDType returns the type named s (as ggml names it, e.g. "Q4_K").
 func ParseDType(s string) (DType, bool) {
 	for t, tr := range traits {
-		if tr.name == s {
-			return t, true
+		if tr.name != "" && tr.name == s {
+			return DType(t), true
 		}
 	}
 	return 0, false

@@ -37,33 +37,13 @@ func q6_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q6_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 var (
-	q4_KVNNI = &panelKernel[blockQ8_K]{kind: packQ4_KPanelKind, pack: packQ4_KPanels, panel: true,
+	q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true,
 		x1: q4_KPanelX1VNNI, x4: q4_KPanelX4VNNI}
 	// The row kernels: AVX2, and the VNNI ones kept for comparison in tests.
-	q4_KRowsVNNI = &panelKernel[blockQ8_K]{kind: packQ4_KRows, pack: packQ4_K, x1: q4_KRowsX1VNNI, x4: q4_KRowsX4VNNI}
-	q4_KAVX2     = &panelKernel[blockQ8_K]{kind: packQ4_KRows, pack: packQ4_K, x1: q4_KRowsX1AVX2}
-	q5_KVNNI     = &panelKernel[blockQ8_K]{kind: packQ5_KRows, pack: packQ5_K, x1: q5_KRowsX1VNNI, x4: q5_KRowsX4VNNI}
-	q5_KAVX2     = &panelKernel[blockQ8_K]{kind: packQ5_KRows, pack: packQ5_K, x1: q5_KRowsX1AVX2}
+	q4_KRowsVNNI = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1VNNI, x4: q4_KRowsX4VNNI}
+	q4_KAVX2     = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1AVX2}
+	q5_KVNNI     = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1VNNI, x4: q5_KRowsX4VNNI}
+	q5_KAVX2     = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1AVX2}
 	q6_KVNNI     = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
 	q6_KAVX2     = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2}
 )
-
-// kKernelFor returns the row kernels for K-quant weight type t on isa, or
-// nil.
-func kKernelFor(t DType, isa ISA) *panelKernel[blockQ8_K] {
-	switch {
-	case isa >= AVX512VNNI && t == Q4_K:
-		return q4_KVNNI
-	case isa >= AVX512VNNI && t == Q5_K:
-		return q5_KVNNI
-	case isa >= AVX512VNNI && t == Q6_K:
-		return q6_KVNNI
-	case isa >= AVX2 && t == Q4_K:
-		return q4_KAVX2
-	case isa >= AVX2 && t == Q5_K:
-		return q5_KAVX2
-	case isa >= AVX2 && t == Q6_K:
-		return q6_KAVX2
-	}
-	return nil
-}

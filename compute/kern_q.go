@@ -3,14 +3,13 @@ package compute
 import "unsafe"
 
 // panelKernel is the assembly for one weight type on one ISA, run against
-// activation blocks B (blockQ8_0 or blockQ8_K) one (x1), four (x4, where
+// activation blocks B (the weight type's vec_dot_type) one (x1), four (x4, where
 // there is one) or eight (x8, where there is one) activation rows at a
 // time. With pack set, the weights are read in a layout of their own (see
 // pack.go): whole panels of panelRows interleaved rows when panel is set
 // (np then counts panels), else rows one after the other. Without pack the
 // kernels read the rows as stored. See kern_q_amd64.s and kern_k_amd64.s.
-type panelKernel[B blockQ8_0 | blockQ8_K] struct {
-	kind       packKind
+type panelKernel[B actBlock] struct {
 	pack       func(*Tensor) *packed
 	panel      bool
 	x1, x4, x8 func(w *byte, x *B, xs int, out *float32, os int, np, nb int)

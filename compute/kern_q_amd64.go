@@ -18,18 +18,6 @@ func q4_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q4_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q8_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q8_0x4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q8_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q8_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q8_0LanesX1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -45,8 +33,8 @@ func q8_0LanesX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb
 func q8_0LanesX4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 var (
-	q4_0VNNI = &panelKernel[blockQ8_0]{kind: packQ4_0Kind, pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8VNNI, corr: -8}
-	q4_0AVX2 = &panelKernel[blockQ8_0]{kind: packQ4_0Kind, pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x4: q4_0x4AVX2, corr: -8}
+	q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8VNNI, corr: -8}
+	q4_0AVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x4: q4_0x4AVX2, corr: -8}
 	// Q8_0 keeps ggml's vec_dot order (eight position lanes per row, then a
 	// horizontal sum) rather than a panel's one accumulator per row: the
 	// reference logits were computed that way, and through the f16
@@ -55,18 +43,3 @@ var (
 	q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x4: q8_0LanesX4VNNI, x8: q8_0LanesX8VNNI}
 	q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x4: q8_0LanesX4AVX2}
 )
-
-// panelKernelFor returns the panel kernels for weight type t on isa, or nil.
-func panelKernelFor(t DType, isa ISA) *panelKernel[blockQ8_0] {
-	switch {
-	case isa >= AVX512VNNI && t == Q4_0:
-		return q4_0VNNI
-	case isa >= AVX512VNNI && t == Q8_0:
-		return q8_0VNNI
-	case isa >= AVX2 && t == Q4_0:
-		return q4_0AVX2
-	case isa >= AVX2 && t == Q8_0:
-		return q8_0AVX2
-	}
-	return nil
-}

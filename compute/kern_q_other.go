@@ -2,11 +2,12 @@
 
 package compute
 
-// panelKernelFor returns nil: this build has no assembly kernels.
-func panelKernelFor(DType, ISA) *panelKernel[blockQ8_0] { return nil }
-
-// kKernelFor returns nil: this build has no assembly kernels.
-func kKernelFor(DType, ISA) *panelKernel[blockQ8_K] { return nil }
+// This build has no assembly kernels: every type runs its Go dot product.
+var (
+	asmQ8_0 map[DType]*isaKernels[blockQ8_0]
+	asmQ8_1 map[DType]*isaKernels[blockQ8_1]
+	asmQ8_K map[DType]*isaKernels[blockQ8_K]
+)
 
 // q4_KRowsVNNI is nil: this build has no assembly kernels.
 var q4_KRowsVNNI *panelKernel[blockQ8_K]

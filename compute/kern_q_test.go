@@ -29,7 +29,7 @@ func panelOutputs(pk *panelKernel[blockQ8_0], w *Tensor, x []float32, m int) []f
 	}
 	var p *packed
 	if pk.pack != nil {
-		p = panelsOf(w, pk.kind, pk.pack)
+		p = pk.pack(w)
 	}
 	pk.rows(p, w, out, xq, m, 0, n)
 	return out

@@ -60,12 +60,8 @@ type job struct {
 	x   []float32 // (m, k) activations: the caller's, or rounded into xr
 	m   int
 	w   *Tensor
-	per int // weight rows per worker
-
-	pk      *panelKernel[blockQ8_0] // the assembly for w's rows (Q8_0 activations), or nil
-	panels  *packed                 // w's panel form for pk
-	kk      *panelKernel[blockQ8_K] // the assembly for w's rows (Q8_K activations), or nil
-	kPacked *packed                 // w's repacked rows for kk, or nil
+	k   matKernel // w's bound kernel
+	per int       // weight rows per worker
 }
 
 // NewMatMuler returns a MatMuler splitting work over workers goroutines (at
@@ -100,53 +96,14 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	if m == 0 || n == 0 {
 		return nil
 	}
-	x = x[:m*k]
-	// Convert the activations once, into scratch reused across calls.
-	var panels *packed
-	var panelK *panelKernel[blockQ8_0]
-	var kK *panelKernel[blockQ8_K]
-	var kPacked *packed
-	switch t := w.Type; {
-	case t == F16 || t == BF16:
-		xr := grow(&mm.xr, m*k)
-		if t == F16 {
-			roundRowF16(x, xr)
-		} else {
-			roundRowBF16(x, xr)
-		}
-		x = xr
-	case vecDotQ8_0Kernel(t) != nil:
-		pk := panelKernelFor(t, hostISA)
-		var c int32
-		if pk != nil {
-			c = pk.corr
-		}
-		quantizeRowQ8_0Corr(x, grow(&mm.q8_0, m*k/32), c) // the rows are contiguous blocks
-		if pk != nil {
-			if pk.pack != nil {
-				panels = panelsOf(w, pk.kind, pk.pack)
-			}
-			panelK = pk
-		}
-	case vecDotQ8_1Kernel(t) != nil:
-		quantizeRows(&mm.q8_1, x, m, k/32, quantizeRowQ8_1)
-	case vecDotQ8_KKernel(t) != nil:
-		quantizeRows(&mm.q8K, x, m, k/QK_K, quantizeRowQ8_K)
-		if kk := kKernelFor(t, hostISA); kk != nil && !mm.GGMLBatch {
-			if kk.pack != nil {
-				kPacked = panelsOf(w, kk.kind, kk.pack)
-			}
-			kK = kk
-		}
-	}
+	kern := w.kernel()
+	x = kern.prepare(mm, x[:m*k], m) // converted once, into scratch reused across calls
 
-	workers := min(mm.workers, n)
-	per := (n + workers - 1) / workers
-	if (panelK != nil && panelK.panel) || (kK != nil && kK.panel) { // whole panels per worker
-		per = (per + panelRows - 1) / panelRows * panelRows
-		workers = (n + per - 1) / per
-	}
-	mm.job = job{out: out, x: x, m: m, w: w, per: per, pk: panelK, panels: panels, kk: kK, kPacked: kPacked}
+	// Split the rows over the workers, each share a whole number of steps.
+	step := kern.rowStep()
+	per := ((n+mm.workers-1)/mm.workers + step - 1) / step * step
+	workers := (n + per - 1) / per
+	mm.job = job{out: out, x: x, m: m, w: w, k: kern, per: per}
 	defer func() { mm.job = job{} }() // drop the caller's buffers
 	if workers == 1 {
 		return mm.share(0)
@@ -167,41 +124,11 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 // share computes worker wi's weight rows [wi·per, (wi+1)·per) of the job.
 func (mm *MatMuler) share(wi int) error {
 	j := &mm.job
-	w, m := j.w, j.m
-	n, rb := w.Rows(), w.RowBytes()
-	lo, hi := wi*j.per, min(n, (wi+1)*j.per)
+	lo, hi := wi*j.per, min(j.w.Rows(), (wi+1)*j.per)
 	if lo >= hi {
 		return nil
 	}
-	switch t := w.Type; {
-	case t == F32:
-		k := w.Cols()
-		gemmRows(j.out, j.x, m, f32View(w.Data)[lo*k:hi*k], k, n, lo, hi)
-	case vecDotQ8_0Kernel(t) != nil:
-		xq := mm.q8_0[:m*w.Cols()/32]
-		if j.pk != nil {
-			lo = j.pk.rows(j.panels, w, j.out, xq, m, lo, hi)
-		}
-		dotRows(j.out, xq, m, n, w.Data, rb, lo, hi, vecDotQ8_0Kernel(t), nil)
-	case vecDotQ8_1Kernel(t) != nil:
-		dotRows(j.out, mm.q8_1[:m*w.Cols()/32], m, n, w.Data, rb, lo, hi, vecDotQ8_1Kernel(t), nil)
-	case vecDotQ8_KKernel(t) != nil:
-		var batch func([]byte, []blockQ8_K) float32
-		if mm.GGMLBatch {
-			batch = vecDotQ8_KBatchKernel(t)
-		}
-		xq := mm.q8K[:m*w.Cols()/QK_K]
-		if j.kk != nil {
-			lo = j.kk.rows(j.kPacked, w, j.out, xq, m, lo, hi)
-		}
-		dotRows(j.out, xq, m, n, w.Data, rb, lo, hi, vecDotQ8_KKernel(t), batch)
-	default:
-		// F16, BF16 (with rounded activations), and types without a block
-		// dot product in ggml either (e.g. Q8_K weights): dequantize and
-		// multiply in float32.
-		return mm.dequantRows(wi, lo, hi)
-	}
-	return nil
+	return j.k.rows(mm, wi, lo, hi)
 }
 
 // gemmRows computes output columns [lo, hi) of out (m rows of stride n) from

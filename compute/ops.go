@@ -17,30 +17,18 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 	}
 }
 
-// Rope rotates one head vector x (len headDim) in place for position pos.
-// Only the first nRot values are rotated. theta_i = pos * base^(-2i/nRot) /
-// factors[i] * scale, where factors (len nRot/2) may be nil. neox selects the
-// rotate-half pairing (i, i+nRot/2) of GPT-NeoX and Hugging Face checkpoints;
-// otherwise adjacent pairs (2i, 2i+1) are rotated, as GGUF llama files expect.
+// Rotary position embedding, in two steps: RopeTable computes a position's
+// cosines and sines once, RopeApply rotates each head vector with them.
+// theta_i = pos * base^(-2i/nRot) / factors[i] * scale, where factors (len
+// nRot/2) may be nil; only the first nRot values of a head are rotated.
 //
 // The arithmetic is ggml's rope_f32 on x86: theta in float32, multiplied by
 // theta_scale = powf(base, -2/nRot) at each step; cosf/sinf of the float32
 // angle; and the rotation with the FMA contraction GCC applies to
 // x0*cos - x1*sin and x0*sin + x1*cos.
-func Rope(x []float32, pos int, nRot int, base, scale float32, factors []float32, neox bool) {
-	var buf [256]float32
-	cs := buf[:0]
-	if nRot <= len(buf) {
-		cs = buf[:nRot]
-	} else {
-		cs = make([]float32, nRot)
-	}
-	RopeTable(cs, pos, base, scale, factors)
-	RopeApply(x, cs, neox)
-}
 
 // RopeTable writes the cosines and sines of position pos's len(cs)/2 angles
-// into cs (cs[2i] the cosine, cs[2i+1] the sine) with Rope's arithmetic, so
+// into cs (cs[2i] the cosine, cs[2i+1] the sine) with ggml's arithmetic, so
 // that the heads of a token, in every layer, can share them (RopeApply).
 func RopeTable(cs []float32, pos int, base, scale float32, factors []float32) {
 	nRot := len(cs)
@@ -57,8 +45,10 @@ func RopeTable(cs []float32, pos int, base, scale float32, factors []float32) {
 	}
 }
 
-// RopeApply rotates the first len(cs) values of x by the angles of a
-// RopeTable, as Rope does.
+// RopeApply rotates the first len(cs) values of one head vector x in place
+// by the angles of a RopeTable. neox selects the rotate-half pairing (i,
+// i+nRot/2) of GPT-NeoX and Hugging Face checkpoints; otherwise adjacent
+// pairs (2i, 2i+1) are rotated, as GGUF llama files expect.
 func RopeApply(x, cs []float32, neox bool) {
 	half := len(cs) / 2
 	for i := range half {
@@ -114,55 +104,9 @@ func vExpf(x float32) float32 {
 	return float32(math.Ldexp(float64(j), int(n)))
 }
 
-// Softmax normalises x in place.
-func Softmax(x []float32) {
-	max := float32(math.Inf(-1))
-	for _, v := range x {
-		if v > max {
-			max = v
-		}
-	}
-	var sum float64
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - max)))
-		x[i] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for i := range x {
-		x[i] *= inv
-	}
-}
-
 // Add computes dst[i] += x[i].
 func Add(dst, x []float32) {
 	for i, v := range x {
 		dst[i] += v
-	}
-}
-
-// Dot is the float32 inner product of a and b (len(a) values).
-func Dot(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
-	n := len(a)
-	b = b[:n]
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < n; i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// Axpy computes dst[i] += a * x[i].
-func Axpy(dst []float32, a float32, x []float32) {
-	x = x[:len(dst)]
-	for i := range dst {
-		dst[i] += a * x[i]
 	}
 }

@@ -16,8 +16,8 @@ import (
 // whatever the number of activation rows, which keeps the product
 // batch-invariant.
 //
-// A tensor is packed once, on first use, into memory of its own (the mapped
-// file is left as it is). Rows past the last whole panel stay with the
+// A tensor is packed once, when its kernel is bound (kernel.go), into
+// memory of its own (the mapped file is left as it is). Rows past the last whole panel stay with the
 // reference kernels.
 
 // panelRows is the number of weight rows interleaved in a panel.
@@ -30,36 +30,6 @@ type packed struct {
 	nb       int    // blocks per row
 	blockSz  int    // bytes of one panel block
 	rowBytes int    // bytes per weight row in data (a panel's share for panels)
-}
-
-// packSlot holds a tensor's panel form, made on first use.
-type packSlot struct {
-	mu   sync.Mutex
-	p    *packed
-	kind packKind
-}
-
-// packKind names a panel layout. A process uses one per weight type; tests
-// that run several ISAs over one tensor repack it when the kind changes.
-type packKind int
-
-const (
-	packNone packKind = iota
-	packQ4_0Kind
-	packQ4_KRows
-	packQ4_KPanelKind
-	packQ5_KRows
-)
-
-// panelsOf returns t's panel form of the given kind made by pack, packing
-// it on the first call. Concurrent MatMulers share the result.
-func panelsOf(t *Tensor, kind packKind, pack func(*Tensor) *packed) *packed {
-	t.pack.mu.Lock()
-	defer t.pack.mu.Unlock()
-	if t.pack.kind != kind {
-		t.pack.p, t.pack.kind = pack(t), kind
-	}
-	return t.pack.p
 }
 
 // packQ4_0 interleaves whole panels of Q4_0 rows. A panel block is 144
@@ -102,34 +72,25 @@ func interleave(t *Tensor, bs, blockSz int, fill func(dst []byte, blocks [panelR
 	return p
 }
 
-// Prepare packs the tensors that this machine's kernels read in a layout of
-// their own, on up to workers goroutines, so that the first forward pass
-// does not pay for it. Tensors without such a kernel are left alone. After
-// packing a tensor it calls packed(t) (if not nil) from that goroutine: the
-// tensor's Data is then read only by the reference paths.
+// Prepare binds each tensor's kernel for this machine (kernel.go), on up
+// to workers goroutines, so that the first forward pass does not pay for
+// it: the kernels that read the weights in a layout of their own pack them
+// now. After packing a tensor it calls packed(t) (if not nil) from that
+// goroutine: the tensor's Data is then read only by the reference paths.
 func Prepare(ts []*Tensor, workers int, packed func(*Tensor)) {
 	work := make(chan *Tensor)
 	var wg sync.WaitGroup
 	for range max(1, workers) {
 		wg.Go(func() {
 			for t := range work {
-				did := false
-				if pk := panelKernelFor(t.Type, hostISA); pk != nil && pk.pack != nil {
-					panelsOf(t, pk.kind, pk.pack)
-					did = true
-				}
-				if pk := kKernelFor(t.Type, hostISA); pk != nil && pk.pack != nil {
-					panelsOf(t, pk.kind, pk.pack)
-					did = true
-				}
-				if did && packed != nil {
+				if t.bind(hostISA).packed() && packed != nil {
 					packed(t)
 				}
 			}
 		})
 	}
 	for _, t := range ts {
-		if t != nil {
+		if t != nil && t.Type.Known() {
 			work <- t
 		}
 	}

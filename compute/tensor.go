@@ -10,7 +10,7 @@ type Tensor struct {
 	Shape []int
 	Data  []byte // len(Data) == Rows() * RowBytes()
 
-	pack packSlot // the panel form the assembly kernels read, made on first use
+	bound bindSlot // the kernel MatMul uses for this tensor, bound on first use or by Prepare
 }
 
 // Cols is the number of values in one row (ne0).

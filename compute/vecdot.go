@@ -161,29 +161,3 @@ func vecDotQ8_0(x []byte, y []blockQ8_0) float32 {
 	}
 	return hsum8(&acc)
 }
-
-// vecDotQ8_0Kernel returns the dot product of weight type t with Q8_0
-// activations, or nil if t's vec_dot_type is not Q8_0.
-func vecDotQ8_0Kernel(t DType) func([]byte, []blockQ8_0) float32 {
-	switch t {
-	case Q4_0:
-		return vecDotQ4_0
-	case Q5_0:
-		return vecDotQ5_0
-	case Q8_0:
-		return vecDotQ8_0
-	}
-	return nil
-}
-
-// vecDotQ8_1Kernel returns the dot product of weight type t with Q8_1
-// activations, or nil if t's vec_dot_type is not Q8_1.
-func vecDotQ8_1Kernel(t DType) func([]byte, []blockQ8_1) float32 {
-	switch t {
-	case Q4_1:
-		return vecDotQ4_1
-	case Q5_1:
-		return vecDotQ5_1
-	}
-	return nil
-}

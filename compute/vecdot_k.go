@@ -226,34 +226,3 @@ func vecDotQ6_K(x []byte, y []blockQ8_K) float32 {
 	}
 	return hsum8(&acc)
 }
-
-// vecDotQ8_KBatchKernel returns the dot product used instead of
-// vecDotQ8_KKernel(t) for activation rows that ggml hands to a repacked gemm
-// (groups of four rows), or nil if t has no such kernel.
-func vecDotQ8_KBatchKernel(t DType) func([]byte, []blockQ8_K) float32 {
-	switch t {
-	case Q2_K:
-		return vecDotQ2_KBatch
-	case Q4_K:
-		return vecDotQ4_KBatch
-	}
-	return nil
-}
-
-// vecDotQ8_KKernel returns the dot product of weight type t with Q8_K
-// activations, or nil if t's vec_dot_type is not Q8_K.
-func vecDotQ8_KKernel(t DType) func([]byte, []blockQ8_K) float32 {
-	switch t {
-	case Q2_K:
-		return vecDotQ2_K
-	case Q3_K:
-		return vecDotQ3_K
-	case Q4_K:
-		return vecDotQ4_K
-	case Q5_K:
-		return vecDotQ5_K
-	case Q6_K:
-		return vecDotQ6_K
-	}
-	return nil
-}

@@ -1,0 +1,18 @@
+package compute
+
+// The assembly for each weight type, per ISA level: the kernel of the
+// highest level the CPU runs is bound to a tensor (kernel.go). A type
+// without an entry runs its Go block dot product.
+
+var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
+	Q4_0: {AVX2: q4_0AVX2, AVX512VNNI: q4_0VNNI},
+	Q8_0: {AVX2: q8_0AVX2, AVX512VNNI: q8_0VNNI},
+}
+
+var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{}
+
+var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
+	Q4_K: {AVX2: q4_KAVX2, AVX512VNNI: q4_KVNNI},
+	Q5_K: {AVX2: q5_KAVX2, AVX512VNNI: q5_KVNNI},
+	Q6_K: {AVX2: q6_KAVX2, AVX512VNNI: q6_KVNNI},
+}
