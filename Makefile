@@ -76,16 +76,21 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./model/...
 
 # troupe against a llama.cpp build, side by side on synthetic TinyLlama-1.1B
-# files (made once by troupe synth into BENCH_MODELS):
-#   make bench-compare LLAMA_CPP=/path/to/llama.cpp/build/bin
+# files made once into BENCH_MODELS: by troupe synth where it writes the
+# type, else by the llama.cpp build's llama-quantize from the F16 file.
+#   make bench-compare LLAMA_CPP=/path/to/llama.cpp/build/bin [BENCH_TYPES="Q4_0 F16"]
 BENCH_MODELS ?= $(HOME)/.cache/troupe-bench
-BENCH_TYPES  ?= Q4_0 Q8_0 Q4_K_M
+BENCH_TYPES  ?= F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_M Q4_K_M Q5_K_M Q6_K IQ4_NL IQ4_XS
+SYNTH_TYPES  := F32 F16 BF16 Q8_0 Q4_0 Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K
 bench-compare: build
 	@test -n "$(LLAMA_CPP)" || { echo "make bench-compare: set LLAMA_CPP to a llama.cpp build's bin directory"; exit 2; }
 	@mkdir -p "$(BENCH_MODELS)"
-	@for t in $(BENCH_TYPES); do f="$(BENCH_MODELS)/tinyllama-1.1b-$$t.gguf"; \
-		test -f "$$f" || ./$(BIN) synth --shape tinyllama-1.1b --type $$t --vocab "$(MODELS)/vocab/ggml-vocab-llama-spm.gguf" -o "$$f"; \
-	done
+	@set -e; synth() { local f="$(BENCH_MODELS)/tinyllama-1.1b-$$1.gguf"; test -f "$$f" && return; \
+		if echo " $(SYNTH_TYPES) " | grep -q " $$1 "; then \
+			./$(BIN) synth --shape tinyllama-1.1b --type $$1 --vocab "$(MODELS)/vocab/ggml-vocab-llama-spm.gguf" -o "$$f.tmp"; \
+		else synth F16; "$(LLAMA_CPP)/llama-quantize" "$(BENCH_MODELS)/tinyllama-1.1b-F16.gguf" "$$f.tmp" $$1 2 >/dev/null; fi; \
+		mv "$$f.tmp" "$$f"; }; \
+	for t in $(BENCH_TYPES); do synth $$t; done
 	LLAMA_CPP="$(LLAMA_CPP)" TROUPE=./$(BIN) bench/compare.sh $(foreach t,$(BENCH_TYPES),"$(BENCH_MODELS)/tinyllama-1.1b-$(t).gguf")
 
 clean:
