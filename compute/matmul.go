@@ -105,13 +105,13 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	workers := (n + per - 1) / per
 	mm.job = job{out: out, x: x, m: m, w: w, k: kern, per: per}
 	defer func() { mm.job = job{} }() // drop the caller's buffers
-	if workers == 1 {
-		return mm.share(0)
-	}
-	mm.wg.Add(workers)
-	for wi := range workers {
+	// The caller's goroutine takes the first share: one hand-off fewer per
+	// call, which a decode step makes a few hundred times.
+	mm.wg.Add(workers - 1)
+	for wi := 1; wi < workers; wi++ {
 		go mm.run[wi]()
 	}
+	mm.errs[0] = mm.share(0)
 	mm.wg.Wait()
 	for _, err := range mm.errs[:workers] {
 		if err != nil {
