@@ -2,7 +2,6 @@ package compute
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas/gonum"
@@ -32,7 +31,7 @@ const tileBytes = 256 << 10
 // set). That makes a model's forward pass batch-invariant.
 //
 // Work is split over weight rows. A MatMuler is used by one goroutine at a
-// time; it runs its own workers. Its scratch grows to the largest call and is
+// time; it runs its own workers (crew.go). Its scratch grows to the largest call and is
 // reused after that, so a quantized product allocates nothing once warm.
 type MatMuler struct {
 	// GGMLBatch sends activation rows in whole groups of four to the Q2_K
@@ -43,15 +42,15 @@ type MatMuler struct {
 	GGMLBatch bool
 
 	workers int
-	run     []func()       // (workers) goroutine bodies, built once: worker wi's share of job
-	wg      sync.WaitGroup // the workers of the call in flight
-	errs    []error        // (workers)
-	job     job            // the call in flight
-	scratch [][]float32    // (workers) (tile rows * k) dequantized weight rows
-	xr      []float32      // (m * k) activations rounded to f16 or bf16
-	q8_0    []blockQ8_0    // (m * k/32) activations for Q4_0, Q5_0, Q8_0 weights
-	q8_1    []blockQ8_1    // (m * k/32) activations for Q4_1, Q5_1 weights
-	q8K     []blockQ8_K    // (m * k/256) activations for K-quant weights
+	crew    *crew        // runs the shares of a call
+	share1  func(wi int) // mm.share with its error kept in errs, built once
+	errs    []error      // (workers)
+	job     job          // the call in flight
+	scratch [][]float32  // (workers) (tile rows * k) dequantized weight rows
+	xr      []float32    // (m * k) activations rounded to f16 or bf16
+	q8_0    []blockQ8_0  // (m * k/32) activations for Q4_0, Q5_0, Q8_0 weights
+	q8_1    []blockQ8_1  // (m * k/32) activations for Q4_1, Q5_1 weights
+	q8K     []blockQ8_K  // (m * k/256) activations for K-quant weights
 }
 
 // job is one MatMul call as the workers see it.
@@ -68,14 +67,8 @@ type job struct {
 // least 1).
 func NewMatMuler(workers int) *MatMuler {
 	workers = max(workers, 1)
-	mm := &MatMuler{workers: workers, scratch: make([][]float32, workers), errs: make([]error, workers)}
-	mm.run = make([]func(), workers)
-	for wi := range mm.run {
-		mm.run[wi] = func() {
-			defer mm.wg.Done()
-			mm.errs[wi] = mm.share(wi)
-		}
-	}
+	mm := &MatMuler{workers: workers, crew: newCrew(workers - 1), scratch: make([][]float32, workers), errs: make([]error, workers)}
+	mm.share1 = func(wi int) { mm.errs[wi] = mm.share(wi) }
 	return mm
 }
 
@@ -105,14 +98,7 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	workers := (n + per - 1) / per
 	mm.job = job{out: out, x: x, m: m, w: w, k: kern, per: per}
 	defer func() { mm.job = job{} }() // drop the caller's buffers
-	// The caller's goroutine takes the first share: one hand-off fewer per
-	// call, which a decode step makes a few hundred times.
-	mm.wg.Add(workers - 1)
-	for wi := 1; wi < workers; wi++ {
-		go mm.run[wi]()
-	}
-	mm.errs[0] = mm.share(0)
-	mm.wg.Wait()
+	mm.crew.run(workers, mm.share1)
 	for _, err := range mm.errs[:workers] {
 		if err != nil {
 			return err

@@ -1,0 +1,117 @@
+package compute
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// crew runs the shares of a MatMul call on helper goroutines that outlive
+// a call. A decode step makes a few hundred small products; starting a
+// goroutine for each and waking an idle thread for it cost about 5% of a
+// step. A helper that has run a share spins for a while (spinFor checks of
+// the job word) before it parks, so the next product of a forward pass
+// usually finds it awake; a parked helper is woken through its channel,
+// and one parked for idleExit exits (the next job starts it again), so an
+// unused MatMuler holds no goroutines. The caller runs share 0 itself.
+type crew struct {
+	job     atomic.Uint64 // seq<<16 | shares of the latest job; helpers start when it moves
+	left    atomic.Int32  // shares of the job in flight not yet finished
+	share   func(wi int)  // the job's body, read by its helpers
+	helpers []helper      // helper i runs share i+1
+}
+
+// A helper's state moves running → parked (by itself), parked → running
+// (by the caller, which then sends a wake token) or parked → gone (by
+// itself, after idleExit), and gone → running (by the caller, which then
+// starts a new goroutine).
+const (
+	running int32 = iota
+	parked
+	gone
+)
+
+type helper struct {
+	state atomic.Int32
+	wake  chan struct{} // cap 1: the token of a parked → running move
+}
+
+const (
+	spinFor  = 1 << 15 // checks of the job word before parking (tens of µs)
+	idleExit = 50 * time.Millisecond
+)
+
+func newCrew(helpers int) *crew {
+	c := &crew{helpers: make([]helper, helpers)}
+	for i := range c.helpers {
+		c.helpers[i].wake = make(chan struct{}, 1)
+		c.helpers[i].state.Store(gone)
+	}
+	return c
+}
+
+// run runs share(0..shares-1) (shares ≤ len(helpers)+1), share 0 on the
+// calling goroutine, and returns when all have finished. One job at a time.
+func (c *crew) run(shares int, share func(wi int)) {
+	if shares == 1 {
+		share(0)
+		return
+	}
+	prev := c.job.Load()
+	c.share = share
+	c.left.Store(int32(shares - 1))
+	c.job.Store((prev>>16+1)<<16 | uint64(shares)) // publishes share to the helpers
+	for i := range shares - 1 {
+		h := &c.helpers[i]
+		switch {
+		case h.state.CompareAndSwap(parked, running):
+			h.wake <- struct{}{}
+		case h.state.CompareAndSwap(gone, running):
+			go c.loop(i+1, h, prev)
+		}
+	}
+	share(0)
+	for spins := 1; c.left.Load() != 0; spins++ {
+		if spins%64 == 0 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// loop is helper wi's goroutine: run share wi of each job after seen that
+// has one; park when idle; exit when idle for idleExit.
+func (c *crew) loop(wi int, h *helper, seen uint64) {
+	idle := time.NewTimer(idleExit)
+	idle.Stop()
+	for spins := 0; ; spins++ {
+		if job := c.job.Load(); job != seen {
+			seen, spins = job, 0
+			if wi < int(job&0xffff) {
+				c.share(wi)
+				c.left.Add(-1)
+			}
+			continue
+		}
+		if spins < spinFor {
+			continue
+		}
+		h.state.Store(parked)
+		if c.job.Load() != seen { // a job came before the caller could see parked
+			if !h.state.CompareAndSwap(parked, running) {
+				<-h.wake // the caller took the move: take its token
+			}
+			continue
+		}
+		idle.Reset(idleExit)
+		select {
+		case <-h.wake:
+			idle.Stop()
+		case <-idle.C:
+			if h.state.CompareAndSwap(parked, gone) {
+				return
+			}
+			<-h.wake
+		}
+		spins = 0
+	}
+}
