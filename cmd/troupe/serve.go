@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/model"
@@ -41,10 +42,11 @@ type serveConfig struct {
 	Port             int    // 0: any free port
 	ChatTemplateFile string // a Jinja file read into Server.ChatTemplate; "": the model's
 	Preemption       string // recompute or swap: Runtime.Preemption
+	Device           string // auto, cpu or cuda: Runtime.NewBackend
 	LogFormat        string // auto, console or json
 	ShutdownGrace    time.Duration
 
-	Runtime actors.Config  // Device is resolved (auto, cpu or cuda) when serving
+	Runtime actors.Config  // NewBackend is set when serving
 	Server  server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
 	Cluster cluster.Config // joined when Cluster.Name is set
 }
@@ -60,7 +62,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a Jinja chat template file, instead of the model's")
 	fs.IntVar(&c.Runtime.Workers, "t", 2, "threads per device")
 	fs.IntVar(&c.Runtime.Devices, "devices", 1, "device replicas")
-	fs.StringVar(&c.Runtime.Device, "device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
+	fs.StringVar(&c.Device, "device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
 	fs.IntVar(&c.Runtime.MaxNumSeqs, "max-num-seqs", 0, "sequences per step (0: 64)")
 	fs.IntVar(&c.Runtime.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "tokens per step (0: 512)")
 	fs.IntVar(&c.Runtime.MaxModelLen, "c", 0, "max model length: positions per sequence (0: the model's context)")
@@ -111,8 +113,8 @@ func (c *serveConfig) Validate() error {
 		msg = "-t and --devices must be at least 1"
 	case c.LogFormat != "auto" && c.LogFormat != "console" && c.LogFormat != "json":
 		msg = fmt.Sprintf("--log-format %q: want auto, console or json", c.LogFormat)
-	case c.Runtime.Device != actors.DeviceAuto && c.Runtime.Device != actors.DeviceCPU && c.Runtime.Device != actors.DeviceCUDA:
-		msg = fmt.Sprintf("--device %q: want auto, cpu or cuda", c.Runtime.Device)
+	case c.Device != backend.DeviceAuto && c.Device != backend.DeviceCPU && c.Device != backend.DeviceCUDA:
+		msg = fmt.Sprintf("--device %q: want auto, cpu or cuda", c.Device)
 	case c.ShutdownGrace < 0:
 		msg = fmt.Sprintf("--shutdown-grace %v is negative", c.ShutdownGrace)
 	case c.Server.RequestTimeout < 0:
@@ -151,8 +153,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 // clients get 503 rather than a refused connection meanwhile.
 func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error {
 	rtCfg, srvCfg := c.Runtime, c.Server
-	var err error
-	if rtCfg.Device, err = deviceFlag(rtCfg.Device); err != nil {
+	kind, err := deviceFlag(c.Device)
+	if err != nil {
 		return err
 	}
 	if c.Preemption == "swap" {
@@ -187,12 +189,13 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		return err
 	}
 	defer ln.Close() // the one Close: every return below (after Shutdown it is closed already)
-	log.Info().Str("model", local).Str("device", rtCfg.Device).Str("addr", ln.Addr().String()).Msg("loading")
+	log.Info().Str("model", local).Str("device", kind).Str("addr", ln.Addr().String()).Msg("loading")
 	m, err := model.Open(local)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	rtCfg.NewBackend = backend.For(m, kind)
 	rt, err := actors.Start(system, m, rtCfg)
 	if err != nil {
 		return err
@@ -256,14 +259,14 @@ func drain(log zerolog.Logger, grace time.Duration, srv *server.Server, httpSrv 
 	}
 }
 
-// deviceFlag resolves --device (see actors.ResolveDevice): a value other
+// deviceFlag resolves --device (see backend.Resolve): a value other
 // than auto, cpu or cuda is a usage error; cuda without a GPU an error that
 // says why.
 func deviceFlag(v string) (string, error) {
-	if v != actors.DeviceAuto && v != actors.DeviceCPU && v != actors.DeviceCUDA {
+	if v != backend.DeviceAuto && v != backend.DeviceCPU && v != backend.DeviceCUDA {
 		return "", usageError{fmt.Sprintf("--device %q: want auto, cpu or cuda", v)}
 	}
-	return actors.ResolveDevice(v)
+	return backend.Resolve(v)
 }
 
 // listFlag is a comma-separated flag bound to a list.

@@ -32,8 +32,8 @@ func parseServe(t *testing.T, args ...string) (*serveConfig, error) {
 // always had.
 func TestServeFlags(t *testing.T) {
 	defaults := serveConfig{
-		Host: "127.0.0.1", Port: 8080, Preemption: "recompute", LogFormat: "auto", ShutdownGrace: 30 * time.Second,
-		Runtime: actors.Config{Workers: 2, Devices: 1, Device: "auto", BlockSize: 16},
+		Host: "127.0.0.1", Port: 8080, Preemption: "recompute", Device: "auto", LogFormat: "auto", ShutdownGrace: 30 * time.Second,
+		Runtime: actors.Config{Workers: 2, Devices: 1, BlockSize: 16},
 		Server:  server.Config{MaxQueue: 256, RequestTimeout: 10 * time.Minute},
 		Cluster: cluster.Config{Provider: "automanaged", Etcd: []string{"127.0.0.1:2379"}},
 	}
@@ -49,7 +49,8 @@ func TestServeFlags(t *testing.T) {
 		}},
 		{[]string{"-t", "4", "--devices", "2", "--device", "cpu", "--max-num-seqs", "8", "--max-num-batched-tokens", "256",
 			"-c", "1024", "--num-kv-blocks", "100", "--block-size", "32", "--swap-blocks", "50", "--no-prefix-caching"}, func(c *serveConfig) {
-			c.Runtime = actors.Config{Workers: 4, Devices: 2, Device: "cpu", MaxNumSeqs: 8, MaxNumBatchedTokens: 256,
+			c.Device = "cpu"
+			c.Runtime = actors.Config{Workers: 4, Devices: 2, MaxNumSeqs: 8, MaxNumBatchedTokens: 256,
 				MaxModelLen: 1024, NumBlocks: 100, BlockSize: 32, NumHostBlocks: 50, NoPrefixCaching: true}
 		}},
 		{[]string{"--api-key", "k", "--served-model-name", "n", "--max-queue", "-1", "--pprof", "--request-timeout", "0"}, func(c *serveConfig) {
