@@ -1,18 +1,17 @@
 package actors
 
 import (
-	"fmt"
-
-	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
 
 // Backend is what a device actor runs: the forward pass over its own KV
-// blocks, and copies between those blocks and its host tier. The CPU backend
-// wraps model.Model; a CUDA one implements the same. A Backend is used by one
-// device actor at a time and outlives its restarts, so the KV blocks of the
-// sequences not in a failed step survive.
+// blocks, and copies between those blocks and its host tier. Package
+// actors/backend has the CPU one (wrapping model.Model) and the CUDA one. A
+// Backend is used by one device actor at a time and outlives its restarts,
+// so the KV blocks of the sequences not in a failed step survive. A Backend
+// that Start makes (Config.NewBackend) and that has a Close() error method is
+// closed by Runtime.Stop.
 type Backend interface {
 	// Forward runs one micro-batch, writing K/V through the batch's block
 	// tables, and stores the logits of the rows with Logits set into logits,
@@ -41,73 +40,11 @@ type GreedyBackend interface {
 	ForwardGreedy(b *model.Batch, greedy []bool, logits []float32, ids []int32) error
 }
 
-// CPUBackend runs a model.Model on the CPU over a kv.Cache, with a second,
-// bounded kv.Cache as its host tier for swapped-out blocks.
-type CPUBackend struct {
-	m     *model.Model
-	state *model.State
-	cache *kv.Cache // (num_blocks) device blocks
-	host  *kv.Cache // (num_host_blocks) host tier; nil when 0
-}
-
-// NewCPUBackend returns a CPU backend for m with numBlocks KV blocks of
-// blockSize tokens, numHostBlocks host-tier blocks, and workers goroutines
-// for the forward pass.
-func NewCPUBackend(m *model.Model, numBlocks, blockSize, numHostBlocks, workers int) (*CPUBackend, error) {
-	c := &m.Config
-	cfg := kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), BlockSize: blockSize, NumBlocks: numBlocks, RoundF16: true}
-	cache, err := kv.NewCache(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("actors: device cache: %w", err)
-	}
-	b := &CPUBackend{m: m, state: model.NewState(c, workers), cache: cache}
-	if numHostBlocks > 0 {
-		cfg.NumBlocks = numHostBlocks
-		if b.host, err = kv.NewCache(cfg); err != nil {
-			return nil, fmt.Errorf("actors: host cache: %w", err)
-		}
-	}
-	return b, nil
-}
-
-func (b *CPUBackend) Forward(batch *model.Batch, logits []float32) error {
-	return b.m.Forward(b.state, batch, b.cache, logits)
-}
-
-func (b *CPUBackend) VocabSize() int { return b.m.Config.VocabSize }
-func (b *CPUBackend) NumBlocks() int { return b.cache.NumBlocks }
-func (b *CPUBackend) BlockSize() int { return b.cache.BlockSize }
-
-func (b *CPUBackend) NumHostBlocks() int {
-	if b.host == nil {
-		return 0
-	}
-	return b.host.NumBlocks
-}
-
-func (b *CPUBackend) SwapOut(copies []messages.BlockCopy) error {
-	return copyBlocks(b.host, b.cache, copies)
-}
-
-func (b *CPUBackend) SwapIn(copies []messages.BlockCopy) error {
-	return copyBlocks(b.cache, b.host, copies)
-}
-
-// copyBlocks copies blocks c.Src of src to c.Dst of dst, every layer.
-func copyBlocks(dst, src *kv.Cache, copies []messages.BlockCopy) error {
-	if dst == nil || src == nil {
-		return fmt.Errorf("actors: swap with no host tier")
-	}
-	for _, c := range copies {
-		if c.Src < 0 || int(c.Src) >= src.NumBlocks || c.Dst < 0 || int(c.Dst) >= dst.NumBlocks {
-			return fmt.Errorf("actors: block copy %d -> %d outside %d -> %d blocks", c.Src, c.Dst, src.NumBlocks, dst.NumBlocks)
-		}
-		for l := range src.Layers {
-			sk, sv := src.Block(l, int(c.Src))
-			dk, dv := dst.Block(l, int(c.Dst))
-			copy(dk, sk)
-			copy(dv, sv)
-		}
-	}
-	return nil
+// BackendConfig is the shape of the backend Config.NewBackend makes for a
+// device, with Config's defaults filled in.
+type BackendConfig struct {
+	NumBlocks     int // KV blocks on the device
+	BlockSize     int // token slots per block
+	NumHostBlocks int // host-tier blocks for swap; 0: none
+	Workers       int // goroutines for a CPU forward pass
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -27,9 +28,9 @@ const gateWait = 10 * time.Second
 
 // cpuBackendFor returns a CPU backend for m with numBlocks device blocks of 16
 // tokens and numHostBlocks host-tier blocks.
-func cpuBackendFor(t testing.TB, m *model.Model, numBlocks, numHostBlocks int) *actors.CPUBackend {
+func cpuBackendFor(t testing.TB, m *model.Model, numBlocks, numHostBlocks int) *backend.CPU {
 	t.Helper()
-	be, err := actors.NewCPUBackend(m, numBlocks, 16, numHostBlocks, 1)
+	be, err := backend.NewCPU(m, numBlocks, 16, numHostBlocks, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

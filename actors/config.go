@@ -7,8 +7,8 @@ import (
 	"github.com/troupe-llm/troupe/actors/sched"
 )
 
-// Config sets up a Runtime. The zero value serves one CPU device with
-// vLLM-like defaults sized for this kind of machine.
+// Config sets up a Runtime. Besides NewBackend (or Backends), the zero value
+// serves one device with vLLM-like defaults sized for this kind of machine.
 type Config struct {
 	// Devices is the number of device replicas on this node; 0: 1.
 	Devices int
@@ -37,12 +37,14 @@ type Config struct {
 	// more before it dispatches a step that the size trigger has not
 	// fired; 0: 2ms.
 	Window time.Duration
-	// Device is the kind of backend Start builds when Backends is empty:
-	// DeviceCPU ("" too), DeviceCUDA (an error without a GPU), or
-	// DeviceAuto (CUDA when a GPU is present, else the CPU).
-	Device string
+	// NewBackend makes device i's backend, once the fields above have
+	// their defaults (package actors/backend: backend.For). Start calls it
+	// for each of Devices when Backends is empty, and Stop closes what it
+	// made.
+	NewBackend func(device int, c BackendConfig) (Backend, error)
 	// Backends, when set, are the devices (one per entry) instead of the
-	// backends Device names: a test's, or any other.
+	// ones NewBackend would make: a test's, or any other. The caller closes
+	// them.
 	Backends []Backend
 }
 
@@ -85,6 +87,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("actors: devices %d < 1", c.Devices)
 	case len(c.Backends) > 0 && len(c.Backends) != c.Devices:
 		return fmt.Errorf("actors: %d backends for %d devices", len(c.Backends), c.Devices)
+	case len(c.Backends) == 0 && c.NewBackend == nil:
+		return fmt.Errorf("actors: no devices: set Config.NewBackend (actors/backend.For) or Config.Backends")
 	case c.Workers < 1:
 		return fmt.Errorf("actors: workers %d < 1", c.Workers)
 	case c.Window < 0:

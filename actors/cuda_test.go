@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/compute/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
@@ -29,7 +30,7 @@ func TestCUDA(t *testing.T) {
 			}
 			m := openModel(t, tm.path)
 			cases := loadCases(t, tm.reference)
-			alone := start(t, m, actors.Config{Device: actors.DeviceCUDA})
+			alone := start(t, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCUDA)})
 			for _, k := range tm.comfortable {
 				r := run(t, alone, greedy(cases[k].PromptIDs, len(cases[k].GreedyIDs)))
 				if !slices.Equal(r.ids[0], cases[k].GreedyIDs) {
@@ -41,11 +42,11 @@ func TestCUDA(t *testing.T) {
 			for _, req := range reqs {
 				want = append(want, run(t, alone, copyReq(req)).ids[0])
 			}
-			rt := start(t, m, actors.Config{Device: actors.DeviceCUDA, MaxNumBatchedTokens: 24})
+			rt := start(t, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCUDA), MaxNumBatchedTokens: 24})
 			sameAsAlone(t, concurrently(t, rt, reqs), want)
 			for _, mode := range []sched.Preemption{sched.Recompute, sched.Swap} {
 				t.Run(fmt.Sprint(mode), func(t *testing.T) {
-					rt := start(t, m, actors.Config{Device: actors.DeviceCUDA, NumBlocks: 12, NumHostBlocks: 16, Preemption: mode})
+					rt := start(t, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCUDA), NumBlocks: 12, NumHostBlocks: 16, Preemption: mode})
 					sameAsAlone(t, concurrently(t, rt, reqs), want)
 					st, err := rt.Stats(timeout)
 					if err != nil {
@@ -64,29 +65,3 @@ func TestCUDA(t *testing.T) {
 // emuModels are the models TestCUDA runs on the CUDA emulator, which is
 // slow: the real ones, an F32 and a Q8_0 model.
 var emuModels = map[string]bool{"stories260K": true, "TinyStories-656K-Q8_0": true}
-
-// TestResolveDevice: the device kinds, and cuda without a GPU.
-func TestResolveDevice(t *testing.T) {
-	gpu := cuda.Available() == nil
-	for _, tc := range []struct {
-		kind, want string
-		err        bool
-	}{
-		{"", actors.DeviceCPU, false},
-		{"cpu", actors.DeviceCPU, false},
-		{"auto", map[bool]string{false: actors.DeviceCPU, true: actors.DeviceCUDA}[gpu], false},
-		{"cuda", map[bool]string{false: "", true: actors.DeviceCUDA}[gpu], !gpu},
-		{"tpu", "", true},
-	} {
-		got, err := actors.ResolveDevice(tc.kind)
-		if got != tc.want || (err != nil) != tc.err {
-			t.Errorf("ResolveDevice(%q) = %q, %v; want %q, error %v", tc.kind, got, err, tc.want, tc.err)
-		}
-	}
-	if !gpu {
-		m := openModel(t, "stories260K.gguf")
-		if _, err := actors.Start(newSystem(t), m, actors.Config{Device: actors.DeviceCUDA}); err == nil {
-			t.Error("Start with Device cuda and no GPU: no error")
-		}
-	}
-}

@@ -15,6 +15,10 @@
 //	device   (device.go)    a Backend's weights and KV blocks: block copies,
 //	                        forward pass, sampling
 //
+// A device runs a Backend, the interface defined here; the CPU and CUDA
+// backends are in package actors/backend, and a program chooses them through
+// Config.NewBackend (or passes its own in Config.Backends).
+//
 // The messages between them are plain data from package messages. Who talks
 // to whom is wired at spawn time: a request's sequences are its children,
 // the devices are the batcher's children and the batcher supervises them.

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -26,7 +27,7 @@ func Example() {
 		return
 	}
 	defer m.Close()
-	rt, err := actors.Start(system, m, actors.Config{})
+	rt, err := actors.Start(system, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -63,7 +64,7 @@ func ExampleRuntime_Generate() {
 		return
 	}
 	defer m.Close()
-	rt, err := actors.Start(system, m, actors.Config{})
+	rt, err := actors.Start(system, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -46,6 +47,9 @@ func openModel(t testing.TB, rel string) *model.Model {
 func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
 	t.Helper()
 	sys := newSystem(t)
+	if cfg.Backends == nil && cfg.NewBackend == nil {
+		cfg.NewBackend = backend.For(m, backend.DeviceCPU)
+	}
 	rt, err := actors.Start(sys, m, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -211,7 +212,7 @@ func TestReplicas(t *testing.T) {
 	var backends []actors.Backend
 	var counters []*countingBackend
 	for range 2 {
-		be, err := actors.NewCPUBackend(m, 64, 16, 0, 1)
+		be, err := backend.NewCPU(m, 64, 16, 0, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ type Runtime struct {
 	model   *model.Model
 	tok     *tokenizer.Tokenizer
 	cfg     Config
-	owned   []Backend // the backends Start made (CUDA), closed by Stop
+	owned   []Backend // the backends Start made (Config.NewBackend), closed by Stop
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -62,25 +62,17 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		return nil, err
 	}
 	backends := cfg.Backends
-	kind, err := ResolveDevice(cfg.Device)
-	if err != nil {
-		return nil, err
-	}
 	var owned []Backend // made here, closed by Stop
-	if len(backends) == 0 && kind == DeviceCUDA {
-		if owned, err = newCUDABackends(m, cfg); err != nil {
-			return nil, err
+	if len(backends) == 0 {
+		bc := BackendConfig{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, NumHostBlocks: cfg.NumHostBlocks, Workers: cfg.Workers}
+		for i := range cfg.Devices {
+			be, err := cfg.NewBackend(i, bc)
+			if err != nil {
+				return nil, errors.Join(fmt.Errorf("actors: device %d: %w", i, err), closeBackends(owned))
+			}
+			owned = append(owned, be)
 		}
 		backends = owned
-	}
-	if len(backends) == 0 {
-		for range cfg.Devices {
-			be, err := NewCPUBackend(m, cfg.NumBlocks, cfg.BlockSize, cfg.NumHostBlocks, cfg.Workers)
-			if err != nil {
-				return nil, err
-			}
-			backends = append(backends, be)
-		}
 	}
 	for i, be := range backends {
 		err := cfg.schedConfig(be).Validate()

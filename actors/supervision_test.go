@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/messages"
 )
@@ -138,7 +139,7 @@ func TestSwapPanic(t *testing.T) {
 	for _, dir := range []string{"out", "in"} {
 		for run := range 6 {
 			ok := t.Run(fmt.Sprintf("%s/run%d", dir, run), func(t *testing.T) {
-				be, err := actors.NewCPUBackend(m, numBlocks, blockSize, numBlocks, 1)
+				be, err := backend.NewCPU(m, numBlocks, blockSize, numBlocks, 1)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -142,7 +143,7 @@ func batchedRow(ctx context.Context, sys *actor.ActorSystem, m *model.Model, o B
 	if workers == 0 {
 		workers = 2
 	}
-	cpu, err := actors.NewCPUBackend(m, b*((o.PP+o.TG+blockSize-1)/blockSize), blockSize, 0, workers)
+	cpu, err := backend.NewCPU(m, b*((o.PP+o.TG+blockSize-1)/blockSize), blockSize, 0, workers)
 	if err != nil {
 		return BatchedRow{}, err
 	}

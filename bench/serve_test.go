@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/bench"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
@@ -32,7 +33,7 @@ func startTroupe(t *testing.T) string {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
 	t.Cleanup(sys.Shutdown)
-	rt, err := actors.Start(sys, m, actors.Config{})
+	rt, err := actors.Start(sys, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
 	if err != nil {
 		t.Fatal(err)
 	}

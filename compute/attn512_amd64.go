@@ -1,5 +1,7 @@
 package compute
 
+//go:generate sh -c "cd .. && python3 scripts/gen-attn.py > compute/attn512_amd64.s"
+
 // The group kernels of attn512_amd64.s, by head count G and 64-value
 // chunks C (see scripts/gen-attn.py).
 

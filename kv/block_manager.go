@@ -33,7 +33,7 @@ var (
 //     sequence's blocks are freed last to first, so its tail is evicted
 //     before its prefix.
 //
-// Allocate and Append register full blocks for sharing at once, before their
+// AllocateUpTo and AppendTokens register full blocks for sharing at once, before their
 // K/V is written: call them when scheduling the step that computes those
 // tokens (as nano-vllm does), and run that step before the sequence is
 // freed. A sequence that hits may run in the same step as the owner, since
@@ -84,7 +84,7 @@ type BlockStats struct {
 	NumCachedBlocks int // free blocks still holding a cached prefix (evictable)
 	NumSeqs         int
 	// PrefixQueries and PrefixHits count prompt tokens looked up in, and
-	// found in, the prefix cache by Allocate (vLLM's prefix_cache_queries
+	// found in, the prefix cache by AllocateUpTo (vLLM's prefix_cache_queries
 	// and prefix_cache_hits).
 	PrefixQueries, PrefixHits int64
 	Evictions                 int64 // cached free blocks reused for new content
@@ -113,30 +113,22 @@ func NewBlockManager(numBlocks, blockSize int, prefixCaching bool) *BlockManager
 	return m
 }
 
-// CanAllocate reports whether Allocate of a prompt of tokens would succeed
-// now, counting blocks it would share. An empty prompt cannot be allocated.
-func (m *BlockManager) CanAllocate(tokens []int32) bool {
-	return len(tokens) > 0 && m.allocNeed(tokens) <= m.NumFreeBlocks()
-}
-
-// Allocate builds the block table of a new sequence id for its prompt tokens
-// and returns how many leading tokens are already cached: their K/V is in the
-// shared blocks and must not be computed again. numCachedTokens is a multiple
-// of the block size and at most len(tokens)-1: the block holding the last
-// prompt token is never taken from the cache, so a fully cached prompt still
-// computes its last block and yields logits (vLLM caps the lookup the same way).
+// AllocateUpTo builds the block table of a new sequence id for its prompt
+// tokens, computed in chunks (chunked prefill), and returns how many leading
+// tokens are already cached: their K/V is in the shared blocks and must not be
+// computed again. numCachedTokens is a multiple of the block size and at most
+// len(tokens)-1: the block holding the last prompt token is never taken from
+// the cache, so a fully cached prompt still computes its last block and
+// yields logits (vLLM caps the lookup the same way).
+//
+// The cache is searched over all of tokens, and counted as one query of
+// len(tokens), but the new table covers only the first
+// max(numTokens, numCachedTokens+1) positions (at most len(tokens));
+// numTokens >= len(tokens) covers the whole prompt. Blocks filled by those
+// positions are registered for sharing now, so call it when the step
+// computing them is scheduled; AppendTokens covers the rest later.
 // On error nothing changes: ErrSeqExists, ErrOutOfBlocks. A prompt that
 // needs more than NumBlocks blocks never fits; reject it rather than wait.
-func (m *BlockManager) Allocate(id SeqID, tokens []int32) (numCachedTokens int, err error) {
-	return m.AllocateUpTo(id, tokens, len(tokens))
-}
-
-// AllocateUpTo is Allocate for a prompt computed in chunks (chunked prefill):
-// the cache is searched over all of tokens, and counted as one query of
-// len(tokens), but the new table covers only the first
-// max(numTokens, numCachedTokens+1) positions (at most len(tokens)). Blocks
-// filled by those positions are registered for sharing now, so call it when
-// the step computing them is scheduled; AppendTokens covers the rest later.
 func (m *BlockManager) AllocateUpTo(id SeqID, tokens []int32, numTokens int) (numCachedTokens int, err error) {
 	if _, ok := m.seqs[id]; ok {
 		return 0, fmt.Errorf("kv: allocate seq %d: %w", id, ErrSeqExists)
@@ -166,7 +158,7 @@ func (m *BlockManager) AllocateUpTo(id SeqID, tokens []int32, numTokens int) (nu
 	return numCachedTokens, nil
 }
 
-// NumCachedTokens returns what Allocate of tokens would find cached now,
+// NumCachedTokens returns what AllocateUpTo of tokens would find cached now,
 // without changing anything or counting a query.
 func (m *BlockManager) NumCachedTokens(tokens []int32) int {
 	if len(tokens) == 0 {
@@ -189,15 +181,6 @@ func (m *BlockManager) needFor(hits []int32, numTokens int) int {
 	return need
 }
 
-// allocNeed returns the free blocks Allocate of tokens would take.
-func (m *BlockManager) allocNeed(tokens []int32) int {
-	m.hits = m.lookup(tokens, m.hits[:0])
-	return m.needFor(m.hits, len(tokens))
-}
-
-// CanAppend reports whether Append to id would succeed now.
-func (m *BlockManager) CanAppend(id SeqID) bool { return m.CanAppendTokens(id, 1) }
-
 // CanAppendTokens reports whether AppendTokens of n tokens to id would
 // succeed now.
 func (m *BlockManager) CanAppendTokens(id SeqID, n int) bool {
@@ -205,17 +188,10 @@ func (m *BlockManager) CanAppendTokens(id SeqID, n int) bool {
 	return ok && m.numBlocksFor(s.numTokens+n)-len(s.table) <= m.NumFreeBlocks()
 }
 
-// Append adds token at the next position of sequence id, taking a new block
-// when the last one is full. Call it when the token is scheduled to be
-// computed, not when it is sampled: a block it fills is registered for
-// sharing. On error nothing changes: ErrUnknownSeq, ErrOutOfBlocks.
-func (m *BlockManager) Append(id SeqID, token int32) error {
-	return m.AppendTokens(id, []int32{token})
-}
-
 // AppendTokens adds tokens at the next positions of sequence id (the next
 // chunk of a prompt, or a decode token), taking new blocks as the last one
-// fills. Like Append, call it when the tokens are scheduled to be computed.
+// fills. Call it when the tokens are scheduled to be computed, not when they
+// are sampled: a block they fill is registered for sharing.
 // On error nothing changes: ErrUnknownSeq, ErrOutOfBlocks.
 func (m *BlockManager) AppendTokens(id SeqID, tokens []int32) error {
 	s, ok := m.seqs[id]
@@ -249,41 +225,6 @@ func (m *BlockManager) appendTokens(s *seqState, tokens []int32) {
 			m.register(last, s.table[:len(s.table)-1])
 		}
 	}
-}
-
-// Fork gives a new sequence child the tokens of parent (n > 1 samples of one
-// prompt). The full blocks are shared; a partial last block cannot be, so the
-// child gets a fresh block and needCopy asks the device to copy block copySrc
-// to copyDst (all layers) before either sequence runs again.
-// On error nothing changes: ErrUnknownSeq, ErrSeqExists, ErrOutOfBlocks.
-func (m *BlockManager) Fork(parent, child SeqID) (copySrc, copyDst int32, needCopy bool, err error) {
-	p, ok := m.seqs[parent]
-	if !ok {
-		return 0, 0, false, fmt.Errorf("kv: fork seq %d: %w", parent, ErrUnknownSeq)
-	}
-	if _, ok := m.seqs[child]; ok {
-		return 0, 0, false, fmt.Errorf("kv: fork seq %d into %d: %w", parent, child, ErrSeqExists)
-	}
-	needCopy = p.numTokens%m.blockSize != 0
-	if needCopy && m.NumFreeBlocks() == 0 {
-		return 0, 0, false, fmt.Errorf("kv: fork seq %d into %d: %w", parent, child, ErrOutOfBlocks)
-	}
-	c := m.newSeq(len(p.table))
-	c.table = append(c.table, p.table...)
-	c.numTokens = p.numTokens
-	shared := c.table
-	if needCopy {
-		copySrc, copyDst = p.table[len(p.table)-1], m.allocBlock()
-		copy(m.blockTokens(copyDst), m.blockTokens(copySrc))
-		m.blocks[copyDst].n = m.blocks[copySrc].n
-		c.table[len(c.table)-1] = copyDst
-		shared = c.table[:len(c.table)-1]
-	}
-	for _, b := range shared {
-		m.share(b)
-	}
-	m.seqs[child] = c
-	return copySrc, copyDst, needCopy, nil
 }
 
 // Free drops the block table of id. Blocks no other table holds become free;

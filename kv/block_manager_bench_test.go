@@ -9,14 +9,14 @@ func BenchmarkAllocateFree(b *testing.B) {
 	const n, bs = 2048, 16
 	m := NewBlockManager(1024, bs, true)
 	prompt := span(0, n)
-	if _, err := m.Allocate(0, prompt); err != nil {
+	if _, err := allocate(m, 0, prompt); err != nil {
 		b.Fatal(err)
 	}
 	i := int32(0)
 	for b.Loop() {
 		i++
 		prompt[n/2] = -i // the second half misses
-		cached, err := m.Allocate(1, prompt)
+		cached, err := allocate(m, 1, prompt)
 		if err != nil || cached != n/2 {
 			b.Fatalf("cached %d, %v", cached, err)
 		}
@@ -30,7 +30,7 @@ func BenchmarkAppend(b *testing.B) {
 	const bs, maxTokens = 16, 4096
 	m := NewBlockManager(maxTokens/bs, bs, true)
 	id := SeqID(0)
-	if _, err := m.Allocate(id, span(0, 1)); err != nil {
+	if _, err := allocate(m, id, span(0, 1)); err != nil {
 		b.Fatal(err)
 	}
 	tok := int32(0)
@@ -38,12 +38,12 @@ func BenchmarkAppend(b *testing.B) {
 		if m.NumTokens(id) == maxTokens {
 			m.Free(id)
 			id++
-			if _, err := m.Allocate(id, span(0, 1)); err != nil {
+			if _, err := allocate(m, id, span(0, 1)); err != nil {
 				b.Fatal(err)
 			}
 		}
 		tok++
-		if err := m.Append(id, tok); err != nil {
+		if err := appendToken(m, id, tok); err != nil {
 			b.Fatal(err)
 		}
 	}

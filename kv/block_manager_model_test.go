@@ -84,13 +84,17 @@ func (m *BlockManager) check() error {
 	return nil
 }
 
-// TestModelCheck runs random interleavings of Allocate, Append, Free and
-// Fork against a model of the device: for each block, the sequence prefix
-// whose K/V it holds (written when a sequence computes tokens into it, copied
-// by Fork). After every operation it checks the manager's invariants and
-// that every block of every table holds exactly its sequence's prefix, so a
-// wrong hit, a shared block written to, or a lost copy is caught. The weak
-// hashes force collisions, within a block and across parents.
+// TestModelCheck runs random interleavings of the calls the scheduler makes
+// (NumCachedTokens then AllocateUpTo, whole or chunked; CanAppendTokens then
+// AppendTokens, one decode token or a chunk; Free; ResetPrefixCache) against
+// a model of the device: for each block, the sequence prefix whose K/V it
+// holds (written when a sequence computes tokens into it). Prompts come from
+// a few shared documents, from finished sequences coming back, and from live
+// sequences (another choice of the same prompt: hits on blocks in use). After
+// every operation it checks the manager's invariants and that every block of
+// every table holds exactly its sequence's prefix, so a wrong hit or a
+// shared block written to is caught. The weak hashes force collisions,
+// within a block and across parents.
 func TestModelCheck(t *testing.T) {
 	const (
 		ops       = 10000
@@ -147,28 +151,31 @@ func TestModelCheck(t *testing.T) {
 			for op := range ops {
 				var before snapshot
 				switch r := rng.IntN(100); {
-				case r < 30: // allocate
+				case r < 30 || r >= 85 && len(ids) > 0: // allocate
 					var p []int32
-					if len(old) > 0 && rng.IntN(3) == 0 { // a finished sequence comes back
+					sibling := r >= 85
+					switch {
+					case sibling: // another choice of a live sequence's prompt
+						l := seqs[pick()]
+						p = cat(l[:1+rng.IntN(len(l))], randTokens(rng.IntN(3)))
+					case len(old) > 0 && rng.IntN(3) == 0: // a finished sequence comes back
 						o := old[rng.IntN(len(old))]
 						p = slices.Clone(o[:1+rng.IntN(len(o))])
-					} else {
+					default:
 						d := docs[rng.IntN(len(docs))]
 						p = cat(d[:1+rng.IntN(len(d))], randTokens(rng.IntN(6)))
 					}
 					id := nextID
-					can := m.CanAllocate(p)
+					can := canAllocate(m, p)
+					lookedUp := m.NumCachedTokens(p)
 					upTo, numTokens := rng.IntN(2) == 0, rng.IntN(len(p)+2) // chunked prefill
-					before = takeSnapshot(m)
-					var cached int
-					var err error
-					if upTo {
-						cached, err = m.AllocateUpTo(id, p, numTokens)
-					} else {
-						cached, err = m.Allocate(id, p)
+					if !upTo {
+						numTokens = len(p) + rng.IntN(2) // the whole prompt
 					}
+					before = takeSnapshot(m)
+					cached, err := m.AllocateUpTo(id, p, numTokens)
 					if !upTo && can != (err == nil) || upTo && can && err != nil { // a chunk takes no more than the prompt
-						fail(op, "CanAllocate %v, Allocate error %v", can, err)
+						fail(op, "canAllocate %v, AllocateUpTo error %v", can, err)
 					}
 					if err != nil {
 						if !errors.Is(err, ErrOutOfBlocks) || !takeSnapshot(m).equal(before) {
@@ -185,8 +192,8 @@ func TestModelCheck(t *testing.T) {
 						break
 					}
 					nextID++
-					if cached%bs != 0 || cached >= len(p) || (!tc.prefix && cached != 0) {
-						fail(op, "%d cached tokens of %d", cached, len(p))
+					if cached%bs != 0 || cached >= len(p) || (!tc.prefix && cached != 0) || cached != lookedUp {
+						fail(op, "%d cached tokens of %d, NumCachedTokens said %d", cached, len(p), lookedUp)
 					}
 					if tc.prefix {
 						queries += int64(len(p))
@@ -206,8 +213,14 @@ func TestModelCheck(t *testing.T) {
 					}
 					seqs[id], ids = p, append(ids, id)
 					count["allocate"]++
+					if sibling {
+						count["sibling"]++
+					}
 					if cached > 0 {
 						count["hit"]++
+						if m.blocks[table[0]].ref > 1 {
+							count["in-use hit"]++
+						}
 					}
 				case r < 70 && len(ids) > 0: // append
 					id := pick()
@@ -217,16 +230,9 @@ func TestModelCheck(t *testing.T) {
 					}
 					rest := pending[id][:min(n, len(pending[id]))]
 					toks := cat(rest, randTokens(n-len(rest)))
-					var can bool
-					var err error
+					can := m.CanAppendTokens(id, n)
 					before = takeSnapshot(m)
-					if n == 1 && rng.IntN(2) == 0 {
-						can = m.CanAppend(id)
-						err = m.Append(id, toks[0])
-					} else {
-						can = m.CanAppendTokens(id, n)
-						err = m.AppendTokens(id, toks)
-					}
+					err := m.AppendTokens(id, toks)
 					if err != nil {
 						if can || !errors.Is(err, ErrOutOfBlocks) || !takeSnapshot(m).equal(before) {
 							fail(op, "failed Append of %d: %v, CanAppend %v", n, err, can)
@@ -246,6 +252,8 @@ func TestModelCheck(t *testing.T) {
 					count["append"]++
 					if n > 1 {
 						count["append chunk"]++
+					} else if n == 1 {
+						count["append decode"]++
 					}
 				case r < 71: // reset the prefix cache: cached free blocks are forgotten
 					st := m.Stats()
@@ -268,24 +276,6 @@ func TestModelCheck(t *testing.T) {
 					}
 					forget(id)
 					count["free"]++
-				case len(ids) > 0: // fork
-					parent, child := pick(), nextID
-					before = takeSnapshot(m)
-					src, dst, needCopy, err := m.Fork(parent, child)
-					if err != nil {
-						if !errors.Is(err, ErrOutOfBlocks) || !takeSnapshot(m).equal(before) {
-							fail(op, "failed Fork: %v", err)
-						}
-						count["fork failed"]++
-						break
-					}
-					nextID++
-					if needCopy {
-						device[dst] = slices.Clone(device[src])
-						count["fork copy"]++
-					}
-					seqs[child], ids = slices.Clone(seqs[parent]), append(ids, child)
-					count["fork"]++
 				}
 				if err := m.check(); err != nil {
 					fail(op, "%v", err)
@@ -317,10 +307,10 @@ func TestModelCheck(t *testing.T) {
 			}
 			t.Logf("%v, stats %+v", count, m.Stats())
 			// The run must have exercised what it checks.
-			want := []string{"allocate", "allocate up to", "allocate failed", "append", "append chunk", "append failed",
-				"free", "fork", "fork copy", "reset"}
+			want := []string{"allocate", "allocate up to", "allocate failed", "sibling", "append", "append chunk",
+				"append decode", "append failed", "free", "reset"}
 			if tc.prefix {
-				want = append(want, "hit")
+				want = append(want, "hit", "in-use hit")
 			}
 			for _, k := range want {
 				if count[k] == 0 {

@@ -29,11 +29,29 @@ func mustCheck(t *testing.T, m *BlockManager) {
 	}
 }
 
+// allocate gives id a table covering all of its prompt tokens, as the
+// scheduler does when a prompt fits its token budget.
+func allocate(m *BlockManager, id SeqID, tokens []int32) (numCachedTokens int, err error) {
+	return m.AllocateUpTo(id, tokens, len(tokens))
+}
+
+// canAllocate reports whether allocate of tokens would succeed now, counting
+// the blocks it would share: the all-or-nothing check of AllocateUpTo, made
+// from the outside.
+func canAllocate(m *BlockManager, tokens []int32) bool {
+	return len(tokens) > 0 && m.needFor(m.lookup(tokens, nil), len(tokens)) <= m.NumFreeBlocks()
+}
+
+// appendToken adds one decode token.
+func appendToken(m *BlockManager, id SeqID, token int32) error {
+	return m.AppendTokens(id, []int32{token})
+}
+
 func mustAllocate(t *testing.T, m *BlockManager, id SeqID, tokens []int32) int {
 	t.Helper()
-	n, err := m.Allocate(id, tokens)
+	n, err := allocate(m, id, tokens)
 	if err != nil {
-		t.Fatalf("Allocate(%d): %v", id, err)
+		t.Fatalf("allocate(%d): %v", id, err)
 	}
 	mustCheck(t, m)
 	return n
@@ -47,7 +65,7 @@ func mustFree(t *testing.T, m *BlockManager, id SeqID) {
 	mustCheck(t, m)
 }
 
-// cachedTokens is what Allocate of tokens would find cached, without
+// cachedTokens is what allocate of tokens would find cached, without
 // changing m (LRU order included).
 func cachedTokens(m *BlockManager, tokens []int32) int {
 	return len(m.lookup(tokens, nil)) * m.blockSize
@@ -224,8 +242,8 @@ func TestHashCollision(t *testing.T) {
 	}
 }
 
-// TestDuplicateBlocks: two forks append the same tokens, so the second fills
-// a block equal to a registered one. It stays unregistered, but the blocks
+// TestDuplicateBlocks: two choices of one prompt append the same tokens, so
+// the second fills a block equal to a registered one. It stays unregistered, but the blocks
 // after it chain to the registered one and are found through it.
 func TestDuplicateBlocks(t *testing.T) {
 	x, y, z, one := span(1, 4), span(5, 4), span(9, 4), span(0, 1)
@@ -240,15 +258,15 @@ func TestDuplicateBlocks(t *testing.T) {
 			m := NewBlockManager(16, 4, true)
 			m.hash = tc.hash
 			mustAllocate(t, m, 1, cat(x, y[:1]))
-			if _, _, _, err := m.Fork(1, 2); err != nil {
-				t.Fatal(err)
+			if got := mustAllocate(t, m, 2, cat(x, y[:1])); got != 4 {
+				t.Fatalf("second choice: %d cached tokens, want 4", got)
 			}
 			for _, step := range []struct {
 				id     SeqID
 				tokens []int32
 			}{{1, y[1:]}, {2, y[1:]}, {2, z}} {
 				for _, tok := range step.tokens {
-					if err := m.Append(step.id, tok); err != nil {
+					if err := appendToken(m, step.id, tok); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -320,26 +338,26 @@ func TestAllocateAllOrNothing(t *testing.T) {
 		m := NewBlockManager(4, bs, true)
 		mustAllocate(t, m, 1, a)
 		unrelated := span(1, 9)
-		if m.CanAllocate(unrelated) {
-			t.Error("CanAllocate of 3 blocks with 1 free")
+		if canAllocate(m, unrelated) {
+			t.Error("canAllocate of 3 blocks with 1 free")
 		}
-		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := m.Allocate(2, unrelated); return err })
+		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := allocate(m, 2, unrelated); return err })
 		sharing := cat(a[:8], span(7, 1)) // 2 shared blocks + 1 new
-		if !m.CanAllocate(sharing) {
-			t.Fatal("CanAllocate of 2 shared + 1 new block with 1 free")
+		if !canAllocate(m, sharing) {
+			t.Fatal("canAllocate of 2 shared + 1 new block with 1 free")
 		}
 		if got := mustAllocate(t, m, 2, sharing); got != 8 {
 			t.Fatalf("%d cached tokens, want 8", got)
 		}
 		for _, tok := range span(50, 3) { // fills the last block
-			if err := m.Append(2, tok); err != nil {
+			if err := appendToken(m, 2, tok); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if m.CanAppend(2) {
-			t.Error("CanAppend with a full last block and no free block")
+		if m.CanAppendTokens(2, 1) {
+			t.Error("CanAppendTokens with a full last block and no free block")
 		}
-		expectUnchanged(t, m, ErrOutOfBlocks, func() error { return m.Append(2, 9) })
+		expectUnchanged(t, m, ErrOutOfBlocks, func() error { return appendToken(m, 2, 9) })
 		for _, c := range []struct {
 			free      SeqID
 			wantFree  int
@@ -360,10 +378,10 @@ func TestAllocateAllOrNothing(t *testing.T) {
 		mustFree(t, m, 1) // 3 cached free + 1 plain
 		mustAllocate(t, m, 2, span(1, 2))
 		long := cat(a, span(7, 1)) // 3 cached hits + 1 new = 4 free blocks, 3 left
-		if m.CanAllocate(long) {
-			t.Error("CanAllocate of 4 blocks with 3 free")
+		if canAllocate(m, long) {
+			t.Error("canAllocate of 4 blocks with 3 free")
 		}
-		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := m.Allocate(3, long); return err })
+		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := allocate(m, 3, long); return err })
 		if got := mustAllocate(t, m, 3, a); got != 8 { // evicts a's last block, the only one not hit
 			t.Fatalf("%d cached tokens, want 8", got)
 		}
@@ -381,12 +399,10 @@ func TestErrors(t *testing.T) {
 		want error
 		op   func() error
 	}{
-		{"append unknown", ErrUnknownSeq, func() error { return m.Append(9, 1) }},
+		{"append unknown", ErrUnknownSeq, func() error { return m.AppendTokens(9, span(1, 1)) }},
 		{"free unknown", ErrUnknownSeq, func() error { return m.Free(9) }},
-		{"fork unknown", ErrUnknownSeq, func() error { _, _, _, err := m.Fork(9, 10); return err }},
-		{"allocate twice", ErrSeqExists, func() error { _, err := m.Allocate(1, span(0, 3)); return err }},
-		{"fork into existing", ErrSeqExists, func() error { _, _, _, err := m.Fork(1, 1); return err }},
-		{"empty prompt", nil, func() error { _, err := m.Allocate(2, nil); return err }},
+		{"allocate twice", ErrSeqExists, func() error { _, err := m.AllocateUpTo(1, span(0, 3), 3); return err }},
+		{"empty prompt", nil, func() error { _, err := m.AllocateUpTo(2, nil, 0); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := takeSnapshot(m)
@@ -399,7 +415,7 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
-	if m.BlockTable(9) != nil || m.NumTokens(9) != 0 || m.CanAppend(9) || m.CanAllocate(nil) {
+	if m.BlockTable(9) != nil || m.NumTokens(9) != 0 || m.CanAppendTokens(9, 1) || m.NumCachedTokens(nil) != 0 {
 		t.Error("unknown sequence or empty prompt reported as usable")
 	}
 }
@@ -407,11 +423,11 @@ func TestErrors(t *testing.T) {
 func TestAppend(t *testing.T) {
 	m := NewBlockManager(8, 4, true)
 	mustAllocate(t, m, 1, span(1, 3))
-	for i, tok := range span(4, 6) {
-		if !m.CanAppend(1) {
-			t.Fatalf("append %d: CanAppend false", i)
+	for i, tok := range span(4, 6) { // decode: one token at a time
+		if !m.CanAppendTokens(1, 1) {
+			t.Fatalf("append %d: CanAppendTokens false", i)
 		}
-		if err := m.Append(1, tok); err != nil {
+		if err := appendToken(m, 1, tok); err != nil {
 			t.Fatal(err)
 		}
 		mustCheck(t, m)
@@ -422,65 +438,12 @@ func TestAppend(t *testing.T) {
 	if got := len(m.BlockTable(1)); got != 3 {
 		t.Errorf("%d blocks for 9 tokens, want 3", got)
 	}
-	// Blocks filled by Append are shared like prompt blocks.
+	// Blocks filled by decode tokens are shared like prompt blocks.
 	if got := mustAllocate(t, m, 2, span(1, 10)); got != 8 {
 		t.Errorf("%d cached tokens, want 8", got)
 	}
 	if !slices.Equal(m.BlockTable(2)[:2], m.BlockTable(1)[:2]) {
 		t.Errorf("tables %v and %v do not share the appended blocks", m.BlockTable(1), m.BlockTable(2))
-	}
-}
-
-func TestFork(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		prompt    []int32
-		numBlocks int
-		wantCopy  bool
-		wantErr   error
-	}{
-		{"partial last block is copied", span(1, 6), 8, true, nil},
-		{"full last block is shared", span(1, 8), 8, false, nil},
-		{"no block for the copy", span(1, 6), 2, false, ErrOutOfBlocks},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := NewBlockManager(tc.numBlocks, 4, true)
-			mustAllocate(t, m, 1, tc.prompt)
-			if tc.wantErr != nil {
-				expectUnchanged(t, m, tc.wantErr, func() error { _, _, _, err := m.Fork(1, 2); return err })
-				return
-			}
-			src, dst, needCopy, err := m.Fork(1, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustCheck(t, m)
-			parent, child := m.BlockTable(1), m.BlockTable(2)
-			if needCopy != tc.wantCopy || m.NumTokens(2) != len(tc.prompt) {
-				t.Fatalf("needCopy %v, %d tokens; want %v, %d", needCopy, m.NumTokens(2), tc.wantCopy, len(tc.prompt))
-			}
-			full := len(tc.prompt) / 4
-			if !slices.Equal(parent[:full], child[:full]) {
-				t.Errorf("full blocks not shared: %v, %v", parent, child)
-			}
-			if needCopy && (src != parent[full] || dst != child[full] || src == dst) {
-				t.Errorf("copy %d -> %d, tables %v %v", src, dst, parent, child)
-			}
-			for id, tok := range map[SeqID]int32{1: 70, 2: 80} { // diverge
-				if err := m.Append(id, tok); err != nil {
-					t.Fatal(err)
-				}
-			}
-			mustCheck(t, m)
-			if p, c := m.BlockTable(1), m.BlockTable(2); p[len(p)-1] == c[len(c)-1] {
-				t.Errorf("diverged sequences share their last block: %v %v", p, c)
-			}
-			mustFree(t, m, 1)
-			mustFree(t, m, 2)
-			if m.NumFreeBlocks() != tc.numBlocks {
-				t.Errorf("%d free after freeing all, want %d", m.NumFreeBlocks(), tc.numBlocks)
-			}
-		})
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/internal/promtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
@@ -57,11 +58,13 @@ func newFixture(t testing.TB, o options) *fixture {
 	}))
 	t.Cleanup(sys.Shutdown)
 	if o.wrap != nil {
-		be, err := actors.NewCPUBackend(m, o.rt.NumBlocks, o.rt.BlockSize, o.rt.NumHostBlocks, 1)
+		be, err := backend.NewCPU(m, o.rt.NumBlocks, o.rt.BlockSize, o.rt.NumHostBlocks, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		o.rt.Backends = []actors.Backend{o.wrap(be)}
+	} else {
+		o.rt.NewBackend = backend.For(m, backend.DeviceCPU)
 	}
 	rt, err := actors.Start(sys, m, o.rt)
 	if err != nil {

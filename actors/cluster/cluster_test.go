@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
@@ -66,6 +67,8 @@ func startNodesWith(t testing.TB, m *model.Model, n int, rcfg actors.Config, ccf
 		cfg := rcfg
 		if cfg.Backends != nil {
 			cfg.Backends = []actors.Backend{slowCPU(t, m, cfg.NumBlocks)}
+		} else {
+			cfg.NewBackend = backend.For(m, backend.DeviceCPU)
 		}
 		rt, err := actors.Start(sys, m, cfg)
 		if err != nil {
@@ -271,7 +274,7 @@ func (s slowDevice) Forward(b *model.Batch, logits []float32) error {
 }
 
 func slowCPU(t testing.TB, m *model.Model, numBlocks int) actors.Backend {
-	be, err := actors.NewCPUBackend(m, numBlocks, 16, 0, 1)
+	be, err := backend.NewCPU(m, numBlocks, 16, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

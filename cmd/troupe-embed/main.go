@@ -20,6 +20,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -62,7 +63,7 @@ func run() error {
 		return err
 	}
 	defer m.Close()
-	rt, err := actors.Start(system, m, actors.Config{})
+	rt, err := actors.Start(system, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
 	if err != nil {
 		return err
 	}

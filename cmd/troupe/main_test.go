@@ -80,7 +80,18 @@ func TestGreedyParity(t *testing.T) {
 	}
 }
 
-// TestPerplexity: within 0.1% of llama-perplexity -c 128 on stories.txt.
+// maxPerplexityDiff is the relative perplexity difference from llama.cpp
+// allowed per reference file ("" for the others). Measured (2026-11-25):
+// stories260K 0.0000% (both print 4 decimals: one step is 0.003%), the
+// synthetic Q8_0 0.0093%, Q4_K_M 0.0318% (its batched prompt rows take
+// llama.cpp's one-row kernel order here, see ARCHITECTURE.md).
+var maxPerplexityDiff = map[string]float64{
+	"stories260K": 0.0001,
+	"":            0.001,
+}
+
+// TestPerplexity: within maxPerplexityDiff of llama-perplexity -c 128 on
+// stories.txt.
 func TestPerplexity(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(refDir(t), "perplexity.json"))
 	if err != nil {
@@ -113,9 +124,13 @@ func TestPerplexity(t *testing.T) {
 				t.Fatal(err)
 			}
 			rel := math.Abs(ppl-r.PPL) / r.PPL
-			t.Logf("PPL %.4f, llama.cpp %.4f, relative difference %.4f%%", ppl, r.PPL, rel*100)
-			if rel > 0.001 {
-				t.Errorf("perplexity %.4f differs from llama.cpp's %.4f by %.3f%% (limit 0.1%%)", ppl, r.PPL, rel*100)
+			limit, ok := maxPerplexityDiff[name]
+			if !ok {
+				limit = maxPerplexityDiff[""]
+			}
+			t.Logf("PPL %.4f, llama.cpp %.4f, relative difference %.4f%% (limit %g%%)", ppl, r.PPL, rel*100, limit*100)
+			if rel > limit {
+				t.Errorf("perplexity %.4f differs from llama.cpp's %.4f by %.4f%% (limit %g%%)", ppl, r.PPL, rel*100, limit*100)
 			}
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 )
@@ -76,7 +77,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		ctxTokens = m.Config.ContextLen
 	}
 	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
-		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, Device: kind})
+		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: backend.For(m, kind)})
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/model"
@@ -29,102 +32,151 @@ import (
 // downloaded once into the cache.
 const DefaultModel = "hf://bartowski/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct-Q8_0.gguf"
 
+// serveConfig is what `troupe serve` is told. Its flags write into it
+// (register); the runtime, server and cluster settings go straight into
+// those packages' configs, completed by serve with what only it knows.
+type serveConfig struct {
+	Model            string // -m: a file, a directory or hf://...; "": $TROUPE_MODEL, else DefaultModel
+	CacheDir         string // download cache for hf:// models; "": $TROUPE_CACHE, else the user cache dir
+	Host             string
+	Port             int    // 0: any free port
+	ChatTemplateFile string // a Jinja file read into Server.ChatTemplate; "": the model's
+	Preemption       string // recompute or swap: Runtime.Preemption
+	Device           string // auto, cpu or cuda: Runtime.NewBackend
+	LogFormat        string // auto, console or json
+	ShutdownGrace    time.Duration
+
+	Runtime actors.Config  // NewBackend is set when serving
+	Server  server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
+	Cluster cluster.Config // joined when Cluster.Name is set
+}
+
+// register defines the serve flags on fs, writing into c. A new flag is one
+// line here (and its check in Validate, if it needs one).
+func (c *serveConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Model, "m", "", "model: a GGUF file, a safetensors directory, or hf://OWNER/REPO[/FILE] (default $TROUPE_MODEL, else "+DefaultModel+")")
+	fs.StringVar(&c.Host, "host", "127.0.0.1", "address to listen on")
+	fs.IntVar(&c.Port, "port", 8080, "port to listen on (0: any free port)")
+	fs.StringVar(&c.Server.APIKey, "api-key", "", "require this key as a Bearer token on /v1 routes (default $TROUPE_API_KEY)")
+	fs.StringVar(&c.Server.ModelName, "served-model-name", "", "the model id clients use (default: the file or directory name)")
+	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a Jinja chat template file, instead of the model's")
+	fs.IntVar(&c.Runtime.Workers, "t", 2, "threads per device")
+	fs.IntVar(&c.Runtime.Devices, "devices", 1, "device replicas")
+	fs.StringVar(&c.Device, "device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
+	fs.IntVar(&c.Runtime.MaxNumSeqs, "max-num-seqs", 0, "sequences per step (0: 64)")
+	fs.IntVar(&c.Runtime.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "tokens per step (0: 512)")
+	fs.IntVar(&c.Runtime.MaxModelLen, "c", 0, "max model length: positions per sequence (0: the model's context)")
+	fs.IntVar(&c.Runtime.NumBlocks, "num-kv-blocks", 0, "KV blocks per device (0: sized from the context and max-num-seqs)")
+	fs.IntVar(&c.Runtime.BlockSize, "block-size", 16, "tokens per KV block")
+	fs.StringVar(&c.Preemption, "preemption", "recompute", "preemption mode: recompute or swap")
+	fs.IntVar(&c.Runtime.NumHostBlocks, "swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
+	fs.BoolVar(&c.Runtime.NoPrefixCaching, "no-prefix-caching", false, "turn automatic prefix caching off")
+	fs.IntVar(&c.Server.MaxQueue, "max-queue", 256, "requests queued beyond those running before 429")
+	fs.StringVar(&c.Cluster.Name, "cluster", "", "join the cluster of this name (with --provider and --advertise): requests are placed on its nodes")
+	fs.StringVar(&c.Cluster.Provider, "provider", "automanaged", "cluster membership: etcd or automanaged")
+	c.Cluster.Etcd = []string{"127.0.0.1:2379"}
+	fs.Var(listFlag{&c.Cluster.Etcd}, "etcd", "etcd endpoints, comma-separated (--provider etcd)")
+	fs.StringVar(&c.Cluster.Advertise, "advertise", "", "HOST:PORT this node listens on for the other nodes, and is reached at")
+	fs.IntVar(&c.Cluster.AutoManagedPort, "automanaged-port", 0, "this node's automanaged port (--provider automanaged)")
+	fs.Var(listFlag{&c.Cluster.Seeds}, "seeds", "every node's automanaged HOST:PORT, comma-separated (--provider automanaged)")
+	fs.BoolVar(&c.Server.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ (behind --api-key when set)")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
+	fs.DurationVar(&c.Server.RequestTimeout, "request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
+	fs.StringVar(&c.CacheDir, "cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
+	fs.StringVar(&c.LogFormat, "log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
+}
+
+// fromEnv fills what the flags left empty from the environment: the model
+// ($TROUPE_MODEL, else DefaultModel) and the API key ($TROUPE_API_KEY).
+func (c *serveConfig) fromEnv(getenv func(string) string) {
+	if c.Model == "" {
+		if c.Model = getenv("TROUPE_MODEL"); c.Model == "" {
+			c.Model = DefaultModel
+		}
+	}
+	if c.Server.APIKey == "" {
+		c.Server.APIKey = getenv("TROUPE_API_KEY")
+	}
+}
+
+// Validate reports the first setting that cannot work, as a usageError
+// naming its flag. It does no I/O: a missing model file or a device that
+// is not there is found by serve.
+func (c *serveConfig) Validate() error {
+	var msg string
+	switch {
+	case c.Preemption != "recompute" && c.Preemption != "swap":
+		msg = fmt.Sprintf("--preemption %q: want recompute or swap", c.Preemption)
+	case c.Port < 0 || c.Port > 65535:
+		msg = fmt.Sprintf("--port %d is not a port", c.Port)
+	case c.Runtime.Workers < 1 || c.Runtime.Devices < 1:
+		msg = "-t and --devices must be at least 1"
+	case c.LogFormat != "auto" && c.LogFormat != "console" && c.LogFormat != "json":
+		msg = fmt.Sprintf("--log-format %q: want auto, console or json", c.LogFormat)
+	case c.Device != backend.DeviceAuto && c.Device != backend.DeviceCPU && c.Device != backend.DeviceCUDA:
+		msg = fmt.Sprintf("--device %q: want auto, cpu or cuda", c.Device)
+	case c.ShutdownGrace < 0:
+		msg = fmt.Sprintf("--shutdown-grace %v is negative", c.ShutdownGrace)
+	case c.Server.RequestTimeout < 0:
+		msg = fmt.Sprintf("--request-timeout %v is negative", c.Server.RequestTimeout)
+	case c.Cluster.Name != "":
+		if err := c.Cluster.Validate(); err != nil {
+			msg = err.Error()
+		}
+	}
+	if msg != "" {
+		return usageError{msg}
+	}
+	return nil
+}
+
 func serveCmd(args []string, stdout, stderr io.Writer) error {
+	var c serveConfig
 	fs := newFlags("serve", stderr)
-	path := fs.String("m", "", "model: a GGUF file, a safetensors directory, or hf://OWNER/REPO[/FILE] (default $TROUPE_MODEL, else "+DefaultModel+")")
-	host := fs.String("host", "127.0.0.1", "address to listen on")
-	port := fs.Int("port", 8080, "port to listen on (0: any free port)")
-	apiKey := fs.String("api-key", "", "require this key as a Bearer token on /v1 routes (default $TROUPE_API_KEY)")
-	name := fs.String("served-model-name", "", "the model id clients use (default: the file or directory name)")
-	tmplFile := fs.String("chat-template", "", "a Jinja chat template file, instead of the model's")
-	threads := fs.Int("t", 2, "threads per device")
-	devices := fs.Int("devices", 1, "device replicas")
-	deviceKind := fs.String("device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
-	maxSeqs := fs.Int("max-num-seqs", 0, "sequences per step (0: 64)")
-	maxTokens := fs.Int("max-num-batched-tokens", 0, "tokens per step (0: 512)")
-	ctxLen := fs.Int("c", 0, "max model length: positions per sequence (0: the model's context)")
-	blocks := fs.Int("num-kv-blocks", 0, "KV blocks per device (0: sized from the context and max-num-seqs)")
-	blockSize := fs.Int("block-size", 16, "tokens per KV block")
-	preempt := fs.String("preemption", "recompute", "preemption mode: recompute or swap")
-	swapBlocks := fs.Int("swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
-	noPrefix := fs.Bool("no-prefix-caching", false, "turn automatic prefix caching off")
-	maxQueue := fs.Int("max-queue", 256, "requests queued beyond those running before 429")
-	clusterName := fs.String("cluster", "", "join the cluster of this name (with --provider and --advertise): requests are placed on its nodes")
-	provider := fs.String("provider", "automanaged", "cluster membership: etcd or automanaged")
-	etcdAddrs := fs.String("etcd", "127.0.0.1:2379", "etcd endpoints, comma-separated (--provider etcd)")
-	advertise := fs.String("advertise", "", "HOST:PORT this node listens on for the other nodes, and is reached at")
-	autoPort := fs.Int("automanaged-port", 0, "this node's automanaged port (--provider automanaged)")
-	seeds := fs.String("seeds", "", "every node's automanaged HOST:PORT, comma-separated (--provider automanaged)")
-	pprofOn := fs.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (behind --api-key when set)")
-	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
-	reqTimeout := fs.Duration("request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
-	cacheDir := fs.String("cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
-	logFormat := fs.String("log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
+	c.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	mode := sched.Recompute
-	switch *preempt {
-	case "recompute":
-	case "swap":
-		mode = sched.Swap
-	default:
-		return usageError{fmt.Sprintf("--preemption %q: want recompute or swap", *preempt)}
+	c.fromEnv(os.Getenv)
+	if err := c.Validate(); err != nil {
+		return err
 	}
-	switch {
-	case *port < 0 || *port > 65535:
-		return usageError{fmt.Sprintf("--port %d is not a port", *port)}
-	case *threads < 1 || *devices < 1:
-		return usageError{"-t and --devices must be at least 1"}
-	case *logFormat != "auto" && *logFormat != "console" && *logFormat != "json":
-		return usageError{fmt.Sprintf("--log-format %q: want auto, console or json", *logFormat)}
-	}
-	kind, err := deviceFlag(*deviceKind)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop) // after the first signal, a second kills the process the usual way
+	return c.serve(ctx, stdout, stderr)
+}
+
+// serve runs the server of a validated c until ctx ends, then drains it:
+// new requests get 503, those in flight get c.ShutdownGrace to finish
+// before they are cancelled. It listens before it loads the model, so
+// clients get 503 rather than a refused connection meanwhile.
+func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error {
+	rtCfg, srvCfg := c.Runtime, c.Server
+	kind, err := deviceFlag(c.Device)
 	if err != nil {
 		return err
 	}
-	clusterCfg := cluster.Config{Name: *clusterName, Provider: *provider, Advertise: *advertise,
-		Etcd: splitList(*etcdAddrs), AutoManagedPort: *autoPort, Seeds: splitList(*seeds)}
-	if *clusterName != "" {
-		if err := clusterCfg.Validate(); err != nil {
-			return usageError{err.Error()}
-		}
+	if c.Preemption == "swap" {
+		rtCfg.Preemption = sched.Swap
 	}
-	log := newLogger(stderr, *logFormat)
-	if *apiKey == "" {
-		*apiKey = os.Getenv("TROUPE_API_KEY")
-	}
-	var tmpl string
-	if *tmplFile != "" {
-		b, err := os.ReadFile(*tmplFile)
+	if c.ChatTemplateFile != "" {
+		b, err := os.ReadFile(c.ChatTemplateFile)
 		if err != nil {
 			return fmt.Errorf("--chat-template: %w", err)
 		}
-		tmpl = string(b)
+		srvCfg.ChatTemplate = string(b)
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	spec := *path
-	if spec == "" {
-		if spec = os.Getenv("TROUPE_MODEL"); spec == "" {
-			spec = DefaultModel
-		}
-	}
-	local, err := resolveModel(ctx, spec, *cacheDir, stderr)
+	log := newLogger(stderr, c.LogFormat)
+	srvCfg.Log = log
+	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
 	if err != nil {
 		return err
 	}
-	if *name == "" {
-		*name = strings.TrimSuffix(filepath.Base(local), ".gguf")
+	if srvCfg.ModelName == "" {
+		srvCfg.ModelName = strings.TrimSuffix(filepath.Base(local), ".gguf")
 	}
 
-	// Listen before loading, so clients get 503 rather than a refused
-	// connection while the model loads.
-	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
-	if err != nil {
-		return err
-	}
 	system := newActorSystem()
 	var node *cluster.Node // when set, it shuts the system down
 	defer func() {
@@ -132,32 +184,31 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 			system.Shutdown()
 		}
 	}()
+	ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // the one Close: every return below (after Shutdown it is closed already)
 	log.Info().Str("model", local).Str("device", kind).Str("addr", ln.Addr().String()).Msg("loading")
 	m, err := model.Open(local)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	defer m.Close()
-	rt, err := actors.Start(system, m, actors.Config{Devices: *devices, Workers: *threads, MaxNumSeqs: *maxSeqs,
-		MaxNumBatchedTokens: *maxTokens, MaxModelLen: *ctxLen, NumBlocks: *blocks, BlockSize: *blockSize,
-		Preemption: mode, NumHostBlocks: *swapBlocks, NoPrefixCaching: *noPrefix, Device: kind})
+	rtCfg.NewBackend = backend.For(m, kind)
+	rt, err := actors.Start(system, m, rtCfg)
 	if err != nil {
-		ln.Close()
 		return err
 	}
-	if *clusterName != "" {
-		node, err = cluster.Start(system, rt, clusterCfg)
-		if err != nil {
-			ln.Close()
+	if c.Cluster.Name != "" {
+		if node, err = cluster.Start(system, rt, c.Cluster); err != nil {
 			return err
 		}
-		log.Info().Str("cluster", *clusterName).Str("provider", *provider).Str("advertise", *advertise).Msg("joined the cluster")
+		log.Info().Str("cluster", c.Cluster.Name).Str("provider", c.Cluster.Provider).Str("advertise", c.Cluster.Advertise).Msg("joined the cluster")
 	}
-	srv, err := server.New(system, rt, server.Config{Cluster: node, ModelName: *name, APIKey: *apiKey, ChatTemplate: tmpl,
-		MaxQueue: *maxQueue, RequestTimeout: *reqTimeout, Pprof: *pprofOn, Log: log})
+	srvCfg.Cluster = node
+	srv, err := server.New(system, rt, srvCfg)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	httpSrv := srv.HTTPServer()
@@ -165,19 +216,30 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	go func() { errc <- httpSrv.Serve(ln) }()
 	srv.Ready()
 	cfg := rt.Config()
-	log.Info().Str("addr", "http://"+ln.Addr().String()).Str("model", *name).Int("max_model_len", cfg.MaxModelLen).
+	log.Info().Str("addr", "http://"+ln.Addr().String()).Str("model", srvCfg.ModelName).Int("max_model_len", cfg.MaxModelLen).
 		Int("kv_blocks", cfg.NumBlocks).Int("max_num_seqs", cfg.MaxNumSeqs).Msg("serving")
-	fmt.Fprintf(stdout, "troupe: serving %s on http://%s\n", *name, ln.Addr())
+	fmt.Fprintf(stdout, "troupe: serving %s on http://%s\n", srvCfg.ModelName, ln.Addr())
 
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	stop() // a second signal kills the process the usual way
-	log.Info().Dur("grace", *grace).Msg("draining")
+	drain(log, c.ShutdownGrace, srv, httpSrv, rt)
+	if node != nil {
+		node.Stop() // requests other nodes ran here were cancelled by drain: they re-run elsewhere
+	}
+	log.Info().Msg("stopped")
+	return nil
+}
+
+// drain stops a serving server: new requests get 503, those in flight get
+// grace to finish; then the runtime stops, which cancels what still runs,
+// and each handler answers its request before the HTTP server closes.
+func drain(log zerolog.Logger, grace time.Duration, srv *server.Server, httpSrv *http.Server, rt *actors.Runtime) {
+	log.Info().Dur("grace", grace).Msg("draining")
 	srv.Drain()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), *grace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := httpSrv.Shutdown(shutdownCtx); errors.Is(err, context.DeadlineExceeded) {
 		// Cancel what still runs: each request is answered 503 (an error
@@ -195,21 +257,31 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if err := rt.Stop(5 * time.Second); err != nil {
 		log.Warn().Err(err).Msg("stopping the runtime")
 	}
-	if node != nil {
-		node.Stop() // requests other nodes ran here were cancelled above: they re-run elsewhere
-	}
-	log.Info().Msg("stopped")
-	return nil
 }
 
-// deviceFlag resolves --device (see actors.ResolveDevice): a value other
+// deviceFlag resolves --device (see backend.Resolve): a value other
 // than auto, cpu or cuda is a usage error; cuda without a GPU an error that
 // says why.
 func deviceFlag(v string) (string, error) {
-	if v != actors.DeviceAuto && v != actors.DeviceCPU && v != actors.DeviceCUDA {
+	if v != backend.DeviceAuto && v != backend.DeviceCPU && v != backend.DeviceCUDA {
 		return "", usageError{fmt.Sprintf("--device %q: want auto, cpu or cuda", v)}
 	}
-	return actors.ResolveDevice(v)
+	return backend.Resolve(v)
+}
+
+// listFlag is a comma-separated flag bound to a list.
+type listFlag struct{ list *[]string }
+
+func (f listFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f listFlag) Set(s string) error {
+	*f.list = splitList(s)
+	return nil
 }
 
 // splitList splits a comma-separated flag, dropping empty entries.

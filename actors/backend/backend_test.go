@@ -1,0 +1,77 @@
+package backend_test
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/internal/cudaemu"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// Where there is no GPU, cuda.Available reports the CUDA emulator's device
+// (internal/cudaemu), unless TROUPE_CUDA_EMU=0.
+func TestMain(m *testing.M) { cudaemu.Main(m) }
+
+// TestResolve: the device kinds, and cuda without a GPU.
+func TestResolve(t *testing.T) {
+	gpu := cuda.Available() == nil
+	for _, tc := range []struct {
+		kind, want string
+		err        bool
+	}{
+		{"", backend.DeviceCPU, false},
+		{"cpu", backend.DeviceCPU, false},
+		{"auto", map[bool]string{false: backend.DeviceCPU, true: backend.DeviceCUDA}[gpu], false},
+		{"cuda", map[bool]string{false: "", true: backend.DeviceCUDA}[gpu], !gpu},
+		{"tpu", "", true},
+	} {
+		got, err := backend.Resolve(tc.kind)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("Resolve(%q) = %q, %v; want %q, error %v", tc.kind, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestFor: the runtime starts on the backends For makes, and not on a kind
+// Resolve rejects (or cuda without a GPU).
+func TestFor(t *testing.T) {
+	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	gpu := cuda.Available() == nil
+	for _, tc := range []struct {
+		kind string
+		ok   bool
+	}{
+		{backend.DeviceCPU, true},
+		{"tpu", false},
+		{backend.DeviceCUDA, gpu},
+	} {
+		if tc.kind == backend.DeviceCUDA && cudaemu.Active() {
+			continue // actors' TestCUDA runs the runtime on the emulator; a load here takes long
+		}
+		sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+			return slog.New(slog.NewTextHandler(io.Discard, nil))
+		}))
+		rt, err := actors.Start(sys, m, actors.Config{Devices: 2, NumBlocks: 8, NewBackend: backend.For(m, tc.kind)})
+		if (err == nil) != tc.ok {
+			t.Errorf("Start on %q: error %v, want success %v", tc.kind, err, tc.ok)
+		}
+		if err == nil {
+			if err := rt.Stop(5 * time.Second); err != nil {
+				t.Errorf("Stop on %q: %v", tc.kind, err)
+			}
+		}
+		sys.Shutdown()
+	}
+}

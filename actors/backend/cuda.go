@@ -1,0 +1,93 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gpu"
+)
+
+// Device kinds, for For and Resolve.
+const (
+	DeviceCPU  = "cpu"
+	DeviceCUDA = "cuda"
+	DeviceAuto = "auto" // CUDA when a GPU is present, else the CPU
+)
+
+// Resolve turns a device kind into DeviceCPU or DeviceCUDA:
+// "" is the CPU; "auto" is CUDA when the driver loads and reports a device;
+// "cuda" without one is an error that says why.
+func Resolve(kind string) (string, error) {
+	switch kind {
+	case "", DeviceCPU:
+		return DeviceCPU, nil
+	case DeviceAuto:
+		if cuda.Available() == nil {
+			return DeviceCUDA, nil
+		}
+		return DeviceCPU, nil
+	case DeviceCUDA:
+		if err := cuda.Available(); err != nil {
+			return "", err // says why: no driver, or no device
+		}
+		return DeviceCUDA, nil
+	}
+	return "", fmt.Errorf("backend: device %q: want cpu, cuda or auto", kind)
+}
+
+var _ actors.GreedyBackend = (*CUDA)(nil)
+
+// CUDA runs the model on an NVIDIA GPU (model/gpu): weights and KV
+// blocks in device memory, the host tier in pinned memory.
+type CUDA struct {
+	dev    *cuda.Device
+	g      *gpu.Model
+	copies []gpu.BlockCopy // reused by swaps
+}
+
+// NewCUDA loads m onto GPU ordinal with numBlocks KV blocks of
+// blockSize tokens and numHostBlocks pinned host blocks.
+func NewCUDA(m *model.Model, ordinal, numBlocks, blockSize, numHostBlocks int) (*CUDA, error) {
+	dev, err := cuda.Open(ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("backend: %w", err)
+	}
+	g, err := gpu.Load(m, dev, gpu.Config{NumBlocks: numBlocks, BlockSize: blockSize, NumHostBlocks: numHostBlocks})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("backend: %w", err), dev.Close())
+	}
+	return &CUDA{dev: dev, g: g}, nil
+}
+
+func (b *CUDA) Forward(batch *model.Batch, logits []float32) error {
+	return b.g.Forward(batch, logits)
+}
+
+func (b *CUDA) ForwardGreedy(batch *model.Batch, greedy []bool, logits []float32, ids []int32) error {
+	return b.g.ForwardGreedy(batch, greedy, logits, ids)
+}
+
+func (b *CUDA) VocabSize() int     { return b.g.VocabSize() }
+func (b *CUDA) NumBlocks() int     { return b.g.NumBlocks() }
+func (b *CUDA) BlockSize() int     { return b.g.BlockSize() }
+func (b *CUDA) NumHostBlocks() int { return b.g.NumHostBlocks() }
+
+func (b *CUDA) SwapOut(copies []messages.BlockCopy) error {
+	return b.g.SwapOut(b.convert(copies))
+}
+func (b *CUDA) SwapIn(copies []messages.BlockCopy) error { return b.g.SwapIn(b.convert(copies)) }
+
+func (b *CUDA) convert(copies []messages.BlockCopy) []gpu.BlockCopy {
+	b.copies = b.copies[:0]
+	for _, c := range copies {
+		b.copies = append(b.copies, gpu.BlockCopy{Src: c.Src, Dst: c.Dst})
+	}
+	return b.copies
+}
+
+// Close frees the device memory and releases the GPU.
+func (b *CUDA) Close() error { return errors.Join(b.g.Close(), b.dev.Close()) }
