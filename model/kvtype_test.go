@@ -1,0 +1,83 @@
+package model_test
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/reftest"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// kvGolden are the SHA-256 of the teacher-forced logits (float32 bits,
+// little endian) of kvGoldenLogits, recorded with the float32 K/V cache
+// that held f16-rounded values (before the cache stored f16): the f16 cache
+// must give the same logits bit for bit. The models cover every attention
+// kernel: head_dim 8 (stories260K), 32 (tiny256, with GQA and biases in
+// qwen2), 64 and 128 (the grouped AVX-512 kernels).
+var kvGolden = map[string]string{
+	"stories260K.gguf":                             "c306f780c96969dfe6cff6873010abbaa7d4d33fb38dbd960162241a2ad417e1",
+	"synthetic/synth-llama-tiny256-Q8_0.gguf":      "56bbbcca02ff7ba6f550c5a8fea883a6c381f18f3fcb87ccb6ae87248e7530cf",
+	"synthetic/synth-qwen2-tiny256-Q8_0.gguf":      "aa7215b0af7687fd9f3c3ee348b4b21779282360e5b637c27a13eff88fdfa436",
+	"synthetic-more/synth-llama-hd64-Q8_0.gguf":    "1d65a92fe2fc7202171f3b8f8a5bd25bfee935f7ad6ac405dfceed8b5a1bf85c",
+	"synthetic-more/synth-llama-hd128-Q4_K_M.gguf": "6657967e33fe17dec7d9b45f558f33d737a40362fd04b73af2acedab80022bbe",
+}
+
+// kvGoldenLogits runs 48 seeded random tokens (a 40-token prompt as one
+// batch, then one token a step) through m with an f16 cache and hashes
+// every row's logits.
+func kvGoldenLogits(t *testing.T, m *model.Model) string {
+	c := &m.Config
+	rng := rand.New(rand.NewPCG(17, 4))
+	ids := make([]int32, 48)
+	for i := range ids {
+		ids[i] = int32(rng.IntN(c.VocabSize))
+	}
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 4, RoundF16: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(ids), cache.BlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := model.NewState(c, 2)
+	logits := reftest.TeacherForced(t, func(b *model.Batch, l []float32) error { return m.Forward(st, b, cache, l) },
+		c.VocabSize, 40, ids, table)
+	h := sha256.New()
+	var buf [4]byte
+	for _, v := range logits {
+		binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
+		h.Write(buf[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func TestKVCacheF16Golden(t *testing.T) {
+	dir := modelsDir(t)
+	for _, f := range []string{
+		"stories260K.gguf",
+		"synthetic/synth-llama-tiny256-Q8_0.gguf",
+		"synthetic/synth-qwen2-tiny256-Q8_0.gguf",
+		"synthetic-more/synth-llama-hd64-Q8_0.gguf",
+		"synthetic-more/synth-llama-hd128-Q4_K_M.gguf",
+	} {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			m, _, err := model.LoadGGUF(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			t.Logf("%s: head_dim %d, heads %d/%d", f, m.Config.HeadDim, m.Config.Heads, m.Config.KVHeads)
+			got := kvGoldenLogits(t, m)
+			if want := kvGolden[f]; got != want {
+				t.Errorf("%q: %s, want %s", f, got, want)
+			}
+		})
+	}
+}
