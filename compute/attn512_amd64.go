@@ -1,35 +1,37 @@
 package compute
 
+//go:generate sh -c "cd .. && python3 scripts/gen-attn.py > compute/attn512_amd64.s"
+
 // The group kernels of attn512_amd64.s, by head count G and 64-value
 // chunks C (see scripts/gen-attn.py).
 
 //go:noescape
-func dotRowsG2C1(q, k *float32, kstride, n int, out *float32, ostride int)
+func dotRowsG2C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 
 //go:noescape
-func dotRowsG3C1(q, k *float32, kstride, n int, out *float32, ostride int)
+func dotRowsG3C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 
 //go:noescape
-func dotRowsG4C1(q, k *float32, kstride, n int, out *float32, ostride int)
+func dotRowsG4C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 
 //go:noescape
-func dotRowsG2C2(q, k *float32, kstride, n int, out *float32, ostride int)
+func dotRowsG2C2(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 
 //go:noescape
-func vkqRowsG2C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+func vkqRowsG2C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 
 //go:noescape
-func vkqRowsG3C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+func vkqRowsG3C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 
 //go:noescape
-func vkqRowsG4C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+func vkqRowsG4C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 
 //go:noescape
-func vkqRowsG2C2(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+func vkqRowsG2C2(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 
 type (
-	dotGroupFunc func(q, k *float32, kstride, n int, out *float32, ostride int)
-	vkqGroupFunc func(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+	dotGroupFunc func(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
+	vkqGroupFunc func(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 )
 
 // groupKernels returns the kernels for g heads of head_dim hd, or nils.
