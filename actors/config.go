@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model"
 )
 
 // Config sets up a Runtime. The zero value serves one CPU device with
@@ -37,6 +39,9 @@ type Config struct {
 	// more before it dispatches a step that the size trigger has not
 	// fired; 0: 2ms.
 	Window time.Duration
+	// KVCacheType is the element type of the KV cache (f16, the zero
+	// value, or q8_0: CPU devices only).
+	KVCacheType kv.CacheType
 	// Device is the kind of backend Start builds when Backends is empty:
 	// DeviceCPU ("" too), DeviceCUDA (an error without a GPU), or
 	// DeviceAuto (CUDA when a GPU is present, else the CPU).
@@ -78,6 +83,20 @@ func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
 	return c
 }
 
+// kvCache is the KV cache of one device of a defaulted c for the model mc.
+func (c Config) kvCache(mc *model.Config) kv.CacheConfig {
+	return kv.CacheConfig{Layers: mc.Layers, KVDim: mc.KVDim(), BlockSize: c.BlockSize, NumBlocks: c.NumBlocks, Type: c.KVCacheType}
+}
+
+// KVCacheBytes is the memory of one device's KV blocks (K and V, every
+// layer) for a model of configuration mc, with c's defaults applied (as
+// Runtime.Config returns it); the host tier for swap adds NumHostBlocks
+// blocks of the same size.
+func (c Config) KVCacheBytes(mc *model.Config) int64 {
+	cc := c.kvCache(mc)
+	return cc.Bytes()
+}
+
 // validate reports the first impossible value of a defaulted c.
 func (c Config) validate() error {
 	switch {
@@ -89,6 +108,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("actors: workers %d < 1", c.Workers)
 	case c.Window < 0:
 		return fmt.Errorf("actors: negative batching window %v", c.Window)
+	case c.KVCacheType > kv.Q8_0:
+		return fmt.Errorf("actors: unknown KV cache type %d", c.KVCacheType)
 	}
 	return c.schedConfig(nil).Validate()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/sample"
@@ -57,7 +58,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		return nil, fmt.Errorf("actors: the model has no tokenizer (open it with model.Open)")
 	}
 	c := &m.Config
-	cfg = cfg.withDefaults(c.ContextLen, 2*c.Layers*c.KVDim()*4)
+	cfg = cfg.withDefaults(c.ContextLen, 2*c.Layers*cfg.KVCacheType.RowBytes(c.KVDim()))
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -67,6 +68,9 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		return nil, err
 	}
 	var owned []Backend // made here, closed by Stop
+	if len(backends) == 0 && kind == DeviceCUDA && cfg.KVCacheType != kv.F16 {
+		return nil, fmt.Errorf("actors: the CUDA device stores its KV cache as f16 only, not %s", cfg.KVCacheType)
+	}
 	if len(backends) == 0 && kind == DeviceCUDA {
 		if owned, err = newCUDABackends(m, cfg); err != nil {
 			return nil, err
@@ -75,7 +79,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	}
 	if len(backends) == 0 {
 		for range cfg.Devices {
-			be, err := NewCPUBackend(m, cfg.NumBlocks, cfg.BlockSize, cfg.NumHostBlocks, cfg.Workers)
+			be, err := NewCPUBackendWithCache(m, cfg.KVCacheType, cfg.NumBlocks, cfg.BlockSize, cfg.NumHostBlocks, cfg.Workers)
 			if err != nil {
 				return nil, err
 			}

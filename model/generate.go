@@ -19,6 +19,7 @@ type GenerateOptions struct {
 	Sampling   sample.Params // the zero value is greedy
 	IgnoreEOG  bool          // keep going past end-of-generation tokens
 	Workers    int           // goroutines for the forward pass; 0: 2
+	KVCache    kv.CacheType  // element type of the KV cache; the zero value is F16
 }
 
 // Generate runs one sequence: the prompt as one batch, then one token per
@@ -47,7 +48,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, o GenerateOptions,
 		return fmt.Errorf("model: %w", err)
 	}
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(),
-		NumBlocks: (total + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, RoundF16: true})
+		NumBlocks: (total + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, Type: o.KVCache})
 	if err != nil {
 		return err
 	}

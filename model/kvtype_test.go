@@ -38,7 +38,7 @@ func kvGoldenLogits(t *testing.T, m *model.Model) string {
 	for i := range ids {
 		ids[i] = int32(rng.IntN(c.VocabSize))
 	}
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 4, RoundF16: true})
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func (m *Model) Perplexity(tokens []int32, nCtx int, bos int32, workers int, chu
 		return 0, fmt.Errorf("model: perplexity needs at least %d tokens (2×context), the text has %d", 2*nCtx, len(tokens))
 	}
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(),
-		NumBlocks: (nCtx + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, RoundF16: true})
+		NumBlocks: (nCtx + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize})
 	if err != nil {
 		return 0, err
 	}
