@@ -83,17 +83,12 @@ func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
 	return c
 }
 
-// kvCache is the KV cache of one device of a defaulted c for the model mc.
-func (c Config) kvCache(mc *model.Config) kv.CacheConfig {
-	return kv.CacheConfig{Layers: mc.Layers, KVDim: mc.KVDim(), BlockSize: c.BlockSize, NumBlocks: c.NumBlocks, Type: c.KVCacheType}
-}
-
 // KVCacheBytes is the memory of one device's KV blocks (K and V, every
 // layer) for a model of configuration mc, with c's defaults applied (as
 // Runtime.Config returns it); the host tier for swap adds NumHostBlocks
 // blocks of the same size.
 func (c Config) KVCacheBytes(mc *model.Config) int64 {
-	cc := c.kvCache(mc)
+	cc := kv.CacheConfig{Layers: mc.Layers, KVDim: mc.KVDim(), BlockSize: c.BlockSize, NumBlocks: c.NumBlocks, Type: c.KVCacheType}
 	return cc.Bytes()
 }
 

@@ -48,6 +48,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	preempt := fs.String("preemption", "recompute", "preemption mode: recompute or swap")
 	swapBlocks := fs.Int("swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
 	noPrefix := fs.Bool("no-prefix-caching", false, "turn automatic prefix caching off")
+	kvType := kvCacheTypeFlag(fs)
 	maxQueue := fs.Int("max-queue", 256, "requests queued beyond those running before 429")
 	clusterName := fs.String("cluster", "", "join the cluster of this name (with --provider and --advertise): requests are placed on its nodes")
 	provider := fs.String("provider", "automanaged", "cluster membership: etcd or automanaged")
@@ -141,7 +142,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	defer m.Close()
 	rt, err := actors.Start(system, m, actors.Config{Devices: *devices, Workers: *threads, MaxNumSeqs: *maxSeqs,
 		MaxNumBatchedTokens: *maxTokens, MaxModelLen: *ctxLen, NumBlocks: *blocks, BlockSize: *blockSize,
-		Preemption: mode, NumHostBlocks: *swapBlocks, NoPrefixCaching: *noPrefix, Device: kind})
+		Preemption: mode, NumHostBlocks: *swapBlocks, NoPrefixCaching: *noPrefix, Device: kind, KVCacheType: *kvType})
 	if err != nil {
 		ln.Close()
 		return err
@@ -166,7 +167,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	srv.Ready()
 	cfg := rt.Config()
 	log.Info().Str("addr", "http://"+ln.Addr().String()).Str("model", *name).Int("max_model_len", cfg.MaxModelLen).
-		Int("kv_blocks", cfg.NumBlocks).Int("max_num_seqs", cfg.MaxNumSeqs).Msg("serving")
+		Int("kv_blocks", cfg.NumBlocks).Str("kv_cache_type", cfg.KVCacheType.String()).
+		Int64("kv_bytes", cfg.KVCacheBytes(&m.Config)).Int("max_num_seqs", cfg.MaxNumSeqs).Msg("serving")
 	fmt.Fprintf(stdout, "troupe: serving %s on http://%s\n", *name, ln.Addr())
 
 	select {
