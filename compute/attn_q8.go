@@ -1,6 +1,9 @@
 package compute
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // The Q8_0 KV cache (llama.cpp's -ctk q8_0 -ctv q8_0). Rows are ggml
 // Q8_0 blocks of 32 values, 34 bytes each (d as f16, then 32 int8 quants),
@@ -101,6 +104,31 @@ func vkqRowsQ8_0Generic(out []float32, rows []byte, stride int, ms, vs []float32
 			for i, q := range blk[2:] {
 				o := &out[b*32+i]
 				*o = fma32(float32(int8(q))*d, s, *o)
+			}
+		}
+	}
+}
+
+// FWHT rotates x in place by the orthonormal Walsh-Hadamard matrix of
+// order len(x) (a power of two), as ggml's CPU backend does for a mul_mat
+// with the Hadamard hint (ggml_compute_forward_fwht): every value times
+// 1/sqrt(n) in float32, then the butterflies u+v, u−v with strides 1, 2,
+// 4, … n/2. Each step is exact per element, so the order of the values
+// within a stride does not matter. llama.cpp rotates q, k and v this way
+// before a quantized KV cache stores them, and the attention output back
+// (H·H = I).
+func FWHT(x []float32) {
+	n := len(x)
+	scale := 1 / float32(math.Sqrt(float64(n)))
+	for i := range x {
+		x[i] *= scale
+	}
+	for l := 1; l < n; l <<= 1 {
+		for i := 0; i < n; i += 2 * l {
+			a, b := x[i:i+l], x[i+l:i+2*l]
+			for j := range a {
+				u, v := a[j], b[j]
+				a[j], b[j] = u+v, u-v
 			}
 		}
 	}

@@ -89,3 +89,44 @@ func TestAttentionQ8_0Kernels(t *testing.T) {
 		}
 	}
 }
+
+// TestFWHT compares the fast rotation with the product by ggml's
+// Walsh-Hadamard matrix (ggml_gen_hadamard, in float64) and checks that
+// rotating twice gives the input back (H·H = I), within float32 rounding.
+func TestFWHT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, n := range []int{2, 64, 128, 256} {
+		h := make([]float64, n*n)
+		h[0] = 1 / math.Sqrt(float64(n))
+		for s := 1; s < n; s *= 2 {
+			for i := range s {
+				for j := range s {
+					v := h[i*n+j]
+					h[(i+s)*n+j], h[i*n+j+s], h[(i+s)*n+j+s] = v, v, -v
+				}
+			}
+		}
+		x := randomActs(rng, n)
+		got := append([]float32(nil), x...)
+		FWHT(got)
+		var worst, norm float64
+		for i := range n {
+			var want float64
+			for j := range n {
+				want += h[i*n+j] * float64(x[j])
+			}
+			worst = max(worst, math.Abs(float64(got[i])-want))
+			norm = max(norm, math.Abs(want))
+		}
+		if worst > norm*1e-5 {
+			t.Errorf("n %d: max |FWHT − H·x| %g (max |H·x| %g)", n, worst, norm)
+		}
+		FWHT(got)
+		for i := range n {
+			if d := math.Abs(float64(got[i] - x[i])); d > 1e-5*norm {
+				t.Errorf("n %d: H·H·x[%d] = %g, x %g", n, i, got[i], x[i])
+				break
+			}
+		}
+	}
+}

@@ -78,7 +78,9 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	c, lw := &m.Config, &m.Weights.Layers[l]
 	dim, qDim, kvDim, hd := c.Dim, c.Heads*c.HeadDim, c.KVDim(), c.HeadDim
 
-	// Attention: norm, q/k/v projections, biases, q/k norms, rope, cache write.
+	// Attention: norm, q/k/v projections, biases, q/k norms, rope, the
+	// rotations of a quantized cache, cache write.
+	nk, nv := kvRotation(c, cache.Type)
 	for i := range n {
 		compute.RMSNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], lw.AttnNorm, c.NormEps)
 	}
@@ -112,9 +114,17 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 			}
 			compute.RopeApply(kh, cs, c.RopeNeox)
 		}
+		if nk > 0 {
+			rotate(q, nk)
+			rotate(k, nk)
+			rotate(v, nv)
+		}
 		cache.Store(l, int(s.slots[i]), k, v)
 	}
 	m.attention(s, b, cache, l, n)
+	if nv > 0 {
+		rotate(s.att[:n*qDim], nv)
+	}
 	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
 		return err
 	}
