@@ -113,9 +113,9 @@ func TestKVCacheQ8_0(t *testing.T) {
 		file, ref string
 		bound     float64
 	}{
-		{"synthetic/synth-llama-tiny256-Q8_0.gguf", "synth-llama-tiny256-Q8_0", 0.08},      // measured 6.39%
-		{"synthetic/synth-qwen2-tiny256-Q8_0.gguf", "synth-qwen2-tiny256-Q8_0", 0.08},      // measured 6.35%
-		{"synthetic-more/synth-llama-hd64-Q8_0.gguf", "synth-llama-hd64-Q8_0", 0.105},      // measured 8.39%
+		{"synthetic/synth-llama-tiny256-Q8_0.gguf", "synth-llama-tiny256-Q8_0", 0.08},       // measured 6.39%
+		{"synthetic/synth-qwen2-tiny256-Q8_0.gguf", "synth-qwen2-tiny256-Q8_0", 0.08},       // measured 6.35%
+		{"synthetic-more/synth-llama-hd64-Q8_0.gguf", "synth-llama-hd64-Q8_0", 0.105},       // measured 8.39%
 		{"synthetic-more/synth-llama-hd128-Q4_K_M.gguf", "synth-llama-hd128-Q4_K_M", 0.145}, // measured 11.51%
 	} {
 		t.Run(tc.ref, func(t *testing.T) {
