@@ -35,3 +35,38 @@ func BenchmarkAttention(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAttentionQ8_0 is BenchmarkAttention on Q8_0 rows: each head's
+// scores (DotRowsQ8_0) and value accumulation (VKQRowsQ8_0).
+func BenchmarkAttentionQ8_0(b *testing.B) {
+	for _, s := range []struct{ hd, g, kvHeads int }{{64, 4, 4}, {128, 2, 8}} {
+		b.Run(fmt.Sprintf("hd%d/g%d", s.hd, s.g), func(b *testing.B) {
+			const n = 1024
+			rng := rand.New(rand.NewPCG(1, 2))
+			rowBytes := s.hd * s.kvHeads / 32 * Q8_0BlockBytes
+			k, _ := q8Rows(rng, n, s.hd*s.kvHeads, rowBytes)
+			v, _ := q8Rows(rng, n, s.hd*s.kvHeads, rowBytes)
+			q := randomActs(rng, s.g*s.hd)
+			vs, ms := make([]float32, s.g*n), make([]float32, s.g*n)
+			out := make([]float32, s.g*s.hd)
+			var q8 Q8_0Query
+			b.SetBytes(int64(2 * n * s.hd / 32 * Q8_0BlockBytes))
+			for b.Loop() {
+				for e := range s.g {
+					q8.Set(q[e*s.hd : (e+1)*s.hd])
+					for j0 := 0; j0 < n; j0 += 16 {
+						DotRowsQ8_0(vs[e*n+j0:], &q8, k[j0*rowBytes:], rowBytes, 16)
+					}
+				}
+				for i := range ms {
+					ms[i], vs[i] = 1, 0.5
+				}
+				for e := range s.g {
+					for j0 := 0; j0 < n; j0 += 16 {
+						VKQRowsQ8_0(out[e*s.hd:(e+1)*s.hd], v[j0*rowBytes:], rowBytes, ms[e*n+j0:e*n+j0+16], vs[e*n+j0:e*n+j0+16])
+					}
+				}
+			}
+		})
+	}
+}
