@@ -65,6 +65,7 @@ func TestPreemptionQ8_0(t *testing.T) {
 	for _, tm := range []struct{ path, reference string }{
 		{"synthetic/synth-llama-tiny256-Q4_K_M.gguf", "synth-llama-tiny256-Q4_K_M"},
 		{"synthetic/synth-qwen2-tiny256-Q8_0.gguf", "synth-qwen2-tiny256-Q8_0"},
+		{"synthetic-more/synth-llama-hd64-Q8_0.gguf", "synth-llama-hd64-Q8_0"}, // the Hadamard rotations
 	} {
 		m := openModel(t, tm.path)
 		reqs := workload(loadCases(t, tm.reference))
