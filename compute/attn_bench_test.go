@@ -36,8 +36,8 @@ func BenchmarkAttention(b *testing.B) {
 	}
 }
 
-// BenchmarkAttentionQ8_0 is BenchmarkAttention on Q8_0 rows: each head's
-// scores (DotRowsQ8_0) and value accumulation (VKQRowsQ8_0).
+// BenchmarkAttentionQ8_0 is BenchmarkAttention on Q8_0 rows
+// (DotRowsQ8_0Group, VKQRowsQ8_0Group).
 func BenchmarkAttentionQ8_0(b *testing.B) {
 	for _, s := range []struct{ hd, g, kvHeads int }{{64, 4, 4}, {128, 2, 8}} {
 		b.Run(fmt.Sprintf("hd%d/g%d", s.hd, s.g), func(b *testing.B) {
@@ -52,19 +52,15 @@ func BenchmarkAttentionQ8_0(b *testing.B) {
 			var q8 Q8_0Query
 			b.SetBytes(int64(2 * n * s.hd / 32 * Q8_0BlockBytes))
 			for b.Loop() {
-				for e := range s.g {
-					q8.Set(q[e*s.hd : (e+1)*s.hd])
-					for j0 := 0; j0 < n; j0 += 16 {
-						DotRowsQ8_0(vs[e*n+j0:], &q8, k[j0*rowBytes:], rowBytes, 16)
-					}
+				q8.Set(q)
+				for j0 := 0; j0 < n; j0 += 16 {
+					DotRowsQ8_0Group(vs[j0:], n, &q8, s.g, k[j0*rowBytes:], rowBytes, 16)
 				}
 				for i := range ms {
 					ms[i], vs[i] = 1, 0.5
 				}
-				for e := range s.g {
-					for j0 := 0; j0 < n; j0 += 16 {
-						VKQRowsQ8_0(out[e*s.hd:(e+1)*s.hd], v[j0*rowBytes:], rowBytes, ms[e*n+j0:e*n+j0+16], vs[e*n+j0:e*n+j0+16])
-					}
+				for j0 := 0; j0 < n; j0 += 16 {
+					VKQRowsQ8_0Group(out, s.g, v[j0*rowBytes:], rowBytes, ms[j0:], vs[j0:], n, 16)
 				}
 			}
 		})

@@ -15,6 +15,13 @@ type (
 
 func groupKernels(g, hd int) (dotGroupFunc, vkqGroupFunc) { return nil, nil }
 
+type (
+	dotGroupQ8Func func(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+	vkqGroupQ8Func func(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+)
+
+func groupKernelsQ8(g, hd int) (dotGroupQ8Func, vkqGroupQ8Func) { return nil, nil }
+
 func maxGroup(hd int) int { return 1 }
 
 func roundF16sAsm(dst, src []float32) int { return 0 }

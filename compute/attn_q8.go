@@ -57,17 +57,63 @@ func (q *Q8_0Query) Set(x []float32) {
 // positions, times d_row·d_q, by FMA into float32 lanes, added as
 // hsum_float_8 (vecDotQ8_0; the assembly of kern_q_amd64.s where there is).
 func DotRowsQ8_0(out []float32, q *Q8_0Query, rows []byte, stride, n int) {
-	nb := len(q.b)
+	dotRowsQ8_0(out, q.b, rows, stride, n)
+}
+
+func dotRowsQ8_0(out []float32, q []blockQ8_0, rows []byte, stride, n int) {
+	nb := len(q)
 	if n == 0 || nb == 0 {
 		return
 	}
 	_ = rows[(n-1)*stride+nb*Q8_0BlockBytes-1]
 	_ = out[n-1]
-	if dotRowsQ8_0Asm(out, q.b, rows, stride, n) {
+	if dotRowsQ8_0Asm(out, q, rows, stride, n) {
 		return
 	}
 	for j := range n {
-		out[j] = vecDotQ8_0(rows[j*stride:j*stride+nb*Q8_0BlockBytes], q.b)
+		out[j] = vecDotQ8_0(rows[j*stride:j*stride+nb*Q8_0BlockBytes], q)
+	}
+}
+
+// DotRowsQ8_0Group is DotRowsQ8_0 for g heads against the same rows: q
+// holds the g heads' queries one after the other (Set with g·hd values)
+// and head i's n scores go to out[i·ostride:]. Each head's scores equal
+// DotRowsQ8_0's bit for bit, whatever g is.
+func DotRowsQ8_0Group(out []float32, ostride int, q *Q8_0Query, g int, rows []byte, stride, n int) {
+	nb := len(q.b) / g
+	if n == 0 || nb == 0 {
+		return
+	}
+	_ = rows[(n-1)*stride+nb*Q8_0BlockBytes-1]
+	_ = out[(g-1)*ostride+n-1]
+	if dot, _ := groupKernelsQ8(g, nb*32); dot != nil {
+		dot(&q.b[0], &rows[0], stride, n, &out[0], ostride*4)
+		return
+	}
+	for i := range g {
+		dotRowsQ8_0(out[i*ostride:i*ostride+n], q.b[i*nb:(i+1)*nb], rows, stride, n)
+	}
+}
+
+// VKQRowsQ8_0Group is VKQRowsQ8_0 for g heads over the same rows: out holds
+// the heads' accumulators one after the other (g·hd values), head i's
+// rescales and weights are ms[i·sstride:] and vs[i·sstride:] (n each).
+// Each head's result equals VKQRowsQ8_0's bit for bit, whatever g is.
+func VKQRowsQ8_0Group(out []float32, g int, rows []byte, stride int, ms, vs []float32, sstride, n int) {
+	hd := len(out) / g
+	if n == 0 || hd < 32 {
+		return
+	}
+	_ = rows[(n-1)*stride+hd/32*Q8_0BlockBytes-1]
+	_ = ms[(g-1)*sstride+n-1]
+	_ = vs[(g-1)*sstride+n-1]
+	if _, vkq := groupKernelsQ8(g, hd); vkq != nil {
+		vkq(&out[0], &rows[0], stride, n, &ms[0], &vs[0], sstride*4)
+		return
+	}
+	for i := range g {
+		o := i * sstride
+		VKQRowsQ8_0(out[i*hd:(i+1)*hd], rows, stride, ms[o:o+n], vs[o:o+n])
 	}
 }
 

@@ -130,3 +130,50 @@ func TestFWHT(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnGroupQ8_0Kernels checks DotRowsQ8_0Group and VKQRowsQ8_0Group
+// against DotRowsQ8_0 and VKQRowsQ8_0 head by head, bit for bit, for every
+// group size up to 4 on head sizes with and without group kernels, strided
+// rows, and rescales that are and are not 1.
+func TestAttnGroupQ8_0Kernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, hd := range []int{64, 128, 32} {
+		for g := 1; g <= 4; g++ {
+			for _, n := range []int{1, 7, 16} {
+				t.Run(fmt.Sprintf("hd%d/g%d/n%d", hd, g, n), func(t *testing.T) {
+					stride := hd/32*Q8_0BlockBytes*2 + 5
+					rows, _ := q8Rows(rng, n, hd, stride)
+					x := randomActs(rng, g*hd)
+					clear(x[:16]) // an all-zero half block
+					var q Q8_0Query
+					q.Set(x)
+					const ostride = 19
+					got, want := make([]float32, g*ostride), make([]float32, g*ostride)
+					DotRowsQ8_0Group(got, ostride, &q, g, rows, stride, n)
+					for i := range g {
+						var qi Q8_0Query
+						qi.Set(x[i*hd : (i+1)*hd])
+						DotRowsQ8_0(want[i*ostride:i*ostride+n], &qi, rows, stride, n)
+					}
+					same(t, "DotRowsQ8_0Group", got, want)
+
+					ms, vs := make([]float32, g*ostride), randomActs(rng, g*ostride)
+					for j := range ms {
+						ms[j] = 1
+						if rng.IntN(3) == 0 {
+							ms[j] = float32(rng.Float64())
+						}
+					}
+					init := randomActs(rng, g*hd)
+					got, want = append([]float32(nil), init...), append([]float32(nil), init...)
+					VKQRowsQ8_0Group(got, g, rows, stride, ms, vs, ostride, n)
+					for i := range g {
+						o := i * ostride
+						VKQRowsQ8_0(want[i*hd:(i+1)*hd], rows, stride, ms[o:o+n], vs[o:o+n])
+					}
+					same(t, "VKQRowsQ8_0Group", got, want)
+				})
+			}
+		}
+	}
+}

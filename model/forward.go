@@ -200,9 +200,9 @@ func groupsPerKVHead(c *Config) int {
 // vs = e^(s−M); the values are accumulated in f16
 // (compute.VKQRowsF16Group), the weights' sum S = fma(S, ms, vs) in
 // float32, and the output is VKQ/S. With a Q8_0 cache, as ggml does for a
-// quantized K and V, each head's q is quantized to Q8_0 (q8) for the scores
-// (compute.DotRowsQ8_0) and the values are accumulated in float32
-// (compute.VKQRowsQ8_0), head by head. scratch holds attnGroup·(head_dim +
+// quantized K and V, q is quantized to Q8_0 (q8) for the scores
+// (compute.DotRowsQ8_0Group) and the values are accumulated in float32
+// (compute.VKQRowsQ8_0Group). scratch holds attnGroup·(head_dim +
 // 2·context) values. Each head's arithmetic depends only on its own q and
 // the cache, never on the batch around it or on the heads it is grouped
 // with.
@@ -231,12 +231,10 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 				compute.DotRowsGroup(vs[j0:], ctx, q16[:g*hd], g, kb[kvOff:], kvDim, min(bs, n-j0))
 			}
 		case kv.Q8_0:
-			for e := range g {
-				q8.Set(q[e*hd : (e+1)*hd])
-				for j0 := 0; j0 < n; j0 += bs {
-					kb, _ := cache.Block(l, int(table[j0/bs]))
-					compute.DotRowsQ8_0(vs[e*ctx+j0:], q8, kb[kvOff8:], rowBytes, min(bs, n-j0))
-				}
+			q8.Set(q)
+			for j0 := 0; j0 < n; j0 += bs {
+				kb, _ := cache.Block(l, int(table[j0/bs]))
+				compute.DotRowsQ8_0Group(vs[j0:], ctx, q8, g, kb[kvOff8:], rowBytes, min(bs, n-j0))
 			}
 		}
 		var S [compute.MaxAttnGroup]float32
@@ -252,10 +250,7 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 				compute.VKQRowsF16Group(out, g, vb[kvOff:], kvDim, ms[j0:], vs[j0:], ctx, rows)
 			case kv.Q8_0:
 				_, vb := cache.Block(l, int(table[j0/bs]))
-				for e := range g {
-					o := e*ctx + j0
-					compute.VKQRowsQ8_0(out[e*hd:(e+1)*hd], vb[kvOff8:], rowBytes, ms[o:o+rows], vs[o:o+rows])
-				}
+				compute.VKQRowsQ8_0Group(out, g, vb[kvOff8:], rowBytes, ms[j0:], vs[j0:], ctx, rows)
 			}
 		}
 		for e := range g {

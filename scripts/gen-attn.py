@@ -166,11 +166,154 @@ TEXT ·{name}(SB), NOSPLIT, $0-56
     return '\n'.join(out)
 
 
+Q8_HEADER = '''
+// The same for a Q8_0 cache (rows of Q8_0 blocks, 34 bytes each: an f16
+// scale and 32 int8), per head the operations of DotRowsQ8_0 and
+// VKQRowsQ8_0 (TestAttnGroupQ8_0Kernels):
+//
+//	func dotRowsQ8G{G}C{C}(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+//
+// q holds the G heads' queries as 2C blockQ8_0 each (40 bytes: d float32,
+// corr, qs); each score is ggml_vec_dot_q8_0_q8_0: per block the int8
+// products summed by VPDPBUSD in eight lanes, times d_k·d_q, by FMA into
+// eight float32 lanes, reduced as hsum_float_8. The row's block is loaded
+// once for all G heads.
+//
+//	func vkqRowsQ8G{G}C{C}(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+//
+// out holds the G heads' float32 accumulators; each row is dequantized
+// once (d·q, exact), then per head: where ms_g[j] != 1, out_g = out_g·ms_g[j];
+// out_g = fma(v_j, vs_g[j], out_g).
+'''
+
+
+def dot_q8(G, C):
+    name = f'dotRowsQ8G{G}C{C}'
+    NB = 2 * C
+    out = [f'''
+// func {name}(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+TEXT ·{name}(SB), NOSPLIT, $0-48
+\tMOVQ q+0(FP), SI
+\tMOVQ k+8(FP), BX
+\tMOVQ kstride+16(FP), R10
+\tMOVQ n+24(FP), CX
+\tMOVQ out+32(FP), DI
+\tMOVQ ostride+40(FP), R11
+\tTESTQ CX, CX
+\tJZ {name}done''']
+    optr = ['DI', 'R12', 'R13', 'R8'][:G]
+    for g in range(1, G):
+        out.append(f'\tLEAQ ({optr[g - 1]})(R11*1), {optr[g]}')
+    out.append(f'{name}row:')
+    # VPSIGNB has no EVEX form: everything stays in Y0..Y15. Y0..Y3 the
+    # heads' lanes, Y4 d_k, Y5 k, Y6 |k|, Y7..Y12 per-head temporaries.
+    for g in range(G):
+        out.append(f'\tVXORPS Y{g}, Y{g}, Y{g}')
+    for b in range(NB):
+        out += [
+            f'\tVPBROADCASTW {b * 34}(BX), X4',
+            '\tVCVTPH2PS X4, Y4',
+            f'\tVMOVDQU {b * 34 + 2}(BX), Y5',
+            '\tVPABSB Y5, Y6',
+        ]
+        for g in range(G):
+            t0, t1, t2 = (['Y7', 'Y8', 'Y9'], ['Y10', 'Y11', 'Y12'])[g % 2]
+            qo = (g * NB + b) * 40
+            out += [
+                f'\tVMOVDQU {qo + 8}(SI), {t0}',
+                f'\tVPSIGNB Y5, {t0}, {t0}',
+                f'\tVPXOR {t1}, {t1}, {t1}',
+                f'\tVPDPBUSD {t0}, Y6, {t1}',
+                f'\tVCVTDQ2PS {t1}, {t1}',
+                f'\tVMULPS.BCST {qo}(SI), Y4, {t2}',
+                f'\tVFMADD231PS {t2}, {t1}, Y{g}',
+            ]
+    for g in range(G):
+        out += [
+            f'\tVEXTRACTF128 $1, Y{g}, X13',
+            f'\tVADDPS X13, X{g}, X{g}',
+            f'\tVMOVHLPS X{g}, X{g}, X13',
+            f'\tVADDPS X13, X{g}, X{g}',
+            f'\tVMOVSHDUP X{g}, X13',
+            f'\tVADDSS X13, X{g}, X{g}',
+            f'\tVMOVSS X{g}, ({optr[g]})',
+            f'\tADDQ $4, {optr[g]}',
+        ]
+    out += ['\tADDQ R10, BX', '\tDECQ CX', f'\tJNZ {name}row', f'{name}done:', '\tVZEROUPPER', '\tRET']
+    return '\n'.join(out)
+
+
+def vkq_q8(G, C):
+    name = f'vkqRowsQ8G{G}C{C}'
+    NB = 2 * C
+    out = [f'''
+// func {name}(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+TEXT ·{name}(SB), NOSPLIT, $0-56
+\tMOVQ out+0(FP), DI
+\tMOVQ v+8(FP), BX
+\tMOVQ vstride+16(FP), R10
+\tMOVQ n+24(FP), CX
+\tMOVQ ms+32(FP), R8
+\tMOVQ vs+40(FP), R9
+\tMOVQ sstride+48(FP), R11
+\tTESTQ CX, CX
+\tJZ {name}done
+\tVMOVSS attnOne<>(SB), X27''']
+    acc = lambda g, i: f'Z{g * 4 * C + i}'  # head g, 16 values i
+    for g in range(G):
+        for i in range(4 * C):
+            out.append(f'\tVMOVUPS {(g * 4 * C + i) * 64}(DI), {acc(g, i)}')
+    ms = ['R8', 'R12', 'SI', 'R14'][:G]
+    vs = ['R9', 'R13', 'DX', 'AX'][:G]
+    for g in range(1, G):
+        out.append(f'\tLEAQ ({ms[g - 1]})(R11*1), {ms[g]}')
+        out.append(f'\tLEAQ ({vs[g - 1]})(R11*1), {vs[g]}')
+    vreg = lambda i: f'Z{16 + i}'  # the row dequantized
+    out.append(f'{name}row:')
+    for b in range(NB):
+        out += [
+            f'\tVPBROADCASTW {b * 34}(BX), Y24',
+            '\tVCVTPH2PS Y24, Z24',
+            f'\tVPMOVSXBD {b * 34 + 2}(BX), Z25',
+            f'\tVPMOVSXBD {b * 34 + 18}(BX), Z26',
+            '\tVCVTDQ2PS Z25, Z25',
+            '\tVCVTDQ2PS Z26, Z26',
+            f'\tVMULPS Z24, Z25, {vreg(2 * b)}',
+            f'\tVMULPS Z24, Z26, {vreg(2 * b + 1)}',
+        ]
+    for g in range(G):
+        out += [
+            f'\tVMOVSS ({ms[g]}), X31',
+            '\tVUCOMISS X27, X31',
+            f'\tJEQ {name}s{g}',
+            '\tVBROADCASTSS X31, Z31',
+        ]
+        for i in range(4 * C):
+            out.append(f'\tVMULPS Z31, {acc(g, i)}, {acc(g, i)}')
+        out.append(f'{name}s{g}:')
+    for g in range(G):
+        out.append(f'\tVBROADCASTSS ({vs[g]}), Z31')
+        for i in range(4 * C):
+            out.append(f'\tVFMADD231PS {vreg(i)}, Z31, {acc(g, i)}')
+    for g in range(G):
+        out += [f'\tADDQ $4, {ms[g]}', f'\tADDQ $4, {vs[g]}']
+    out += ['\tADDQ R10, BX', '\tDECQ CX', f'\tJNZ {name}row']
+    for g in range(G):
+        for i in range(4 * C):
+            out.append(f'\tVMOVUPS {acc(g, i)}, {(g * 4 * C + i) * 64}(DI)')
+    out += [f'{name}done:', '\tVZEROUPPER', '\tRET']
+    return '\n'.join(out)
+
+
 def main():
     print(HEADER, end='')
     for G, C in SHAPES:
         print(dot(G, C))
         print(vkq(G, C))
+    print(Q8_HEADER, end='')
+    for G, C in SHAPES:
+        print(dot_q8(G, C))
+        print(vkq_q8(G, C))
 
 
 if __name__ == '__main__':
