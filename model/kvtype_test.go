@@ -146,3 +146,43 @@ func TestKVCacheQ8_0(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecodeLongContext decodes one token after 1024 cached positions
+// on the head_dim-64 synthetic model (attention is most of the step), for
+// each cache type.
+func BenchmarkDecodeLongContext(b *testing.B) {
+	const ctx = 1024
+	m := openBench(b, "synthetic-more/synth-llama-hd64-Q8_0.gguf")
+	c := &m.Config
+	for _, typ := range []kv.CacheType{kv.F16, kv.Q8_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: ctx/16 + 1, Type: typ})
+			if err != nil {
+				b.Fatal(err)
+			}
+			table, err := kv.NewPool(cache.NumBlocks).Grow(nil, ctx+1, cache.BlockSize)
+			if err != nil {
+				b.Fatal(err)
+			}
+			st := model.NewState(c, 1)
+			batch := &model.Batch{BlockTables: [][]int32{table}}
+			for i := range ctx {
+				batch.Add(int32(i%c.VocabSize), int32(i), 0, false)
+			}
+			logits := make([]float32, c.VocabSize)
+			if err := m.Forward(st, batch, cache, logits); err != nil {
+				b.Fatal(err)
+			}
+			batch.Reset()
+			batch.BlockTables = append(batch.BlockTables, table)
+			batch.Add(1, ctx, 0, true)
+			for b.Loop() {
+				if err := m.Forward(st, batch, cache, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			b.ReportMetric(float64(cache.Bytes())/(1<<20), "KV-MiB")
+		})
+	}
+}
