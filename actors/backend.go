@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -43,8 +44,9 @@ type GreedyBackend interface {
 // BackendConfig is the shape of the backend Config.NewBackend makes for a
 // device, with Config's defaults filled in.
 type BackendConfig struct {
-	NumBlocks     int // KV blocks on the device
-	BlockSize     int // token slots per block
-	NumHostBlocks int // host-tier blocks for swap; 0: none
-	Workers       int // goroutines for a CPU forward pass
+	NumBlocks     int          // KV blocks on the device
+	BlockSize     int          // token slots per block
+	NumHostBlocks int          // host-tier blocks for swap; 0: none
+	Workers       int          // goroutines for a CPU forward pass
+	KVCacheType   kv.CacheType // element type of the KV cache (f16, the zero value, or q8_0)
 }

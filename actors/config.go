@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model"
 )
 
 // Config sets up a Runtime. Besides NewBackend (or Backends), the zero value
@@ -42,6 +44,9 @@ type Config struct {
 	// for each of Devices when Backends is empty, and Stop closes what it
 	// made.
 	NewBackend func(device int, c BackendConfig) (Backend, error)
+	// KVCacheType is the element type of the KV cache (f16, the zero
+	// value, or q8_0: CPU devices only).
+	KVCacheType kv.CacheType
 	// Backends, when set, are the devices (one per entry) instead of the
 	// ones NewBackend would make: a test's, or any other. The caller closes
 	// them.
@@ -78,6 +83,15 @@ func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
 		c.Window = 2 * time.Millisecond
 	}
 	return c
+}
+
+// KVCacheBytes is the memory of one device's KV blocks (K and V, every
+// layer) for a model of configuration mc, with c's defaults applied (as
+// Runtime.Config returns it); the host tier for swap adds NumHostBlocks
+// blocks of the same size.
+func (c Config) KVCacheBytes(mc *model.Config) int64 {
+	cc := kv.CacheConfig{Layers: mc.Layers, KVDim: mc.KVDim(), BlockSize: c.BlockSize, NumBlocks: c.NumBlocks, Type: c.KVCacheType}
+	return cc.Bytes()
 }
 
 // validate reports the first impossible value of a defaulted c.

@@ -57,14 +57,15 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		return nil, fmt.Errorf("actors: the model has no tokenizer (open it with model.Open)")
 	}
 	c := &m.Config
-	cfg = cfg.withDefaults(c.ContextLen, 2*c.Layers*c.KVDim()*4)
+	cfg = cfg.withDefaults(c.ContextLen, 2*c.Layers*cfg.KVCacheType.RowBytes(c.KVDim()))
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	backends := cfg.Backends
 	var owned []Backend // made here, closed by Stop
 	if len(backends) == 0 {
-		bc := BackendConfig{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, NumHostBlocks: cfg.NumHostBlocks, Workers: cfg.Workers}
+		bc := BackendConfig{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, NumHostBlocks: cfg.NumHostBlocks, Workers: cfg.Workers,
+			KVCacheType: cfg.KVCacheType}
 		for i := range cfg.Devices {
 			be, err := cfg.NewBackend(i, bc)
 			if err != nil {

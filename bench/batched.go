@@ -13,6 +13,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -22,9 +23,10 @@ type BatchedOptions struct {
 	TG int   // tokens generated per sequence, at least 2 (-ntg)
 	PL []int // batch sizes: sequences run in parallel (-npl)
 
-	Workers    int    // goroutines of the forward pass (Config.Workers); 0: 2
-	ContextLen int    // positions per sequence (Config.MaxModelLen); 0: PP+TG
-	Seed       uint64 // of the random prompt token ids
+	Workers    int          // goroutines of the forward pass (Config.Workers); 0: 2
+	ContextLen int          // positions per sequence (Config.MaxModelLen); 0: PP+TG
+	Seed       uint64       // of the random prompt token ids
+	KVCache    kv.CacheType // element type of the KV cache (-ctk/-ctv); the zero value is F16
 
 	// System is the actor system the runtimes run in; nil: Batched makes
 	// one that logs nothing and shuts it down when it returns.
@@ -143,7 +145,7 @@ func batchedRow(ctx context.Context, sys *actor.ActorSystem, m *model.Model, o B
 	if workers == 0 {
 		workers = 2
 	}
-	cpu, err := backend.NewCPU(m, b*((o.PP+o.TG+blockSize-1)/blockSize), blockSize, 0, workers)
+	cpu, err := backend.NewCPUWithCache(m, o.KVCache, b*((o.PP+o.TG+blockSize-1)/blockSize), blockSize, 0, workers)
 	if err != nil {
 		return BatchedRow{}, err
 	}

@@ -18,11 +18,12 @@ import (
 // ModelOptions configures a llama-bench run: the forward pass alone, no
 // actors, no sampling.
 type ModelOptions struct {
-	Prompt  int    // pp test: tokens processed as one batch from an empty cache (0: none)
-	Gen     int    // tg test: tokens decoded one at a time from an empty cache (0: none)
-	Reps    int    // repetitions of each test, after one warm-up run
-	Workers int    // threads of the forward pass
-	Seed    uint64 // token ids are random, as llama-bench's are
+	Prompt  int          // pp test: tokens processed as one batch from an empty cache (0: none)
+	Gen     int          // tg test: tokens decoded one at a time from an empty cache (0: none)
+	Reps    int          // repetitions of each test, after one warm-up run
+	Workers int          // threads of the forward pass
+	Seed    uint64       // token ids are random, as llama-bench's are
+	KVCache kv.CacheType // element type of the KV cache (-ctk/-ctv); the zero value is F16
 }
 
 // Validate reports an impossible option.
@@ -80,7 +81,7 @@ func Model(m *model.Model, o ModelOptions) ([]ModelResult, error) {
 	}
 	c := &m.Config
 	n := max(o.Prompt, o.Gen)
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (n + 15) / 16})
+	cache, err := kv.NewCache(modelCache(c, o))
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +115,19 @@ func Model(m *model.Model, o ModelOptions) ([]ModelResult, error) {
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// modelCache is the KV cache Model runs on: max(pp, tg) tokens.
+func modelCache(c *model.Config, o ModelOptions) kv.CacheConfig {
+	n := max(o.Prompt, o.Gen)
+	return kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), BlockSize: kv.DefaultBlockSize,
+		NumBlocks: (n + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, Type: o.KVCache}
+}
+
+// ModelKVBytes is the memory of the KV cache Model(m, o) runs on.
+func ModelKVBytes(m *model.Model, o ModelOptions) int64 {
+	cc := modelCache(&m.Config, o)
+	return cc.Bytes()
 }
 
 // modelRun is the state of one Model call.

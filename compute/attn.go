@@ -2,9 +2,12 @@ package compute
 
 import "math"
 
-// Attention helpers over rows of a KV cache: n rows of at least hd float32
-// values, stride values apart (one paged-cache block holds consecutive
-// rows of a layer, so a block is one call).
+// Attention helpers over rows of an f16 KV cache: n rows of at least hd
+// f16 values (their bits, as uint16), stride values apart (one paged-cache
+// block holds consecutive rows of a layer, so a block is one call). The
+// kernels convert each value to float32 as they read it (exact), so the
+// arithmetic is that of float32 rows holding the same values. The Q8_0
+// cache's helpers are in attn_q8.go.
 
 // DotRows sets out[j] = Σ_d q[d]·rows[j·stride + d] for j < n as
 // ggml_vec_dot_f16 does on AVX512, the kernel of llama.cpp's CPU flash
@@ -14,7 +17,7 @@ import "math"
 // for the values past the last multiple of 64 (all of them for heads
 // shorter than 64). The order is fixed: the same for a row wherever it sits
 // and whatever n is.
-func DotRows(out, q, rows []float32, stride, n int) {
+func DotRows(out, q []float32, rows []uint16, stride, n int) {
 	hd := len(q)
 	if n == 0 {
 		return
@@ -23,9 +26,9 @@ func DotRows(out, q, rows []float32, stride, n int) {
 	_ = out[n-1]
 	switch {
 	case hostISA >= AVX2 && hd%64 == 0 && hd > 0:
-		dotRows64Asm(&q[0], &rows[0], stride*4, n, hd, &out[0])
+		dotRows64Asm(&q[0], &rows[0], stride*2, n, hd, &out[0])
 	case hostISA >= AVX2 && hd%8 == 0 && hd > 0 && hd < 64:
-		dotRowsAsm(&q[0], &rows[0], stride*4, n, hd, &out[0])
+		dotRowsAsm(&q[0], &rows[0], stride*2, n, hd, &out[0])
 	default:
 		dotRowsGeneric(out, q, rows, stride, n)
 	}
@@ -36,11 +39,11 @@ func DotRows(out, q, rows []float32, stride, n int) {
 // multiple of 8 float64 lanes 0..3 and 4..7 of each eight products, then a
 // fixed reduction; otherwise a float64 sum in order (ggml: the values past
 // the last multiple of 64 added to the float32 lanes' sum in float64).
-func dotRowsGeneric(out, q, rows []float32, stride, n int) {
+func dotRowsGeneric(out, q []float32, rows []uint16, stride, n int) {
 	hd := len(q)
 	n64 := hd &^ 63
 	for j := range n {
-		k := rows[j*stride : j*stride+hd]
+		r := rows[j*stride : j*stride+hd]
 		var s float64
 		if n64 > 0 {
 			var sum [4][16]float32
@@ -48,7 +51,7 @@ func dotRowsGeneric(out, q, rows []float32, stride, n int) {
 				for a := range sum {
 					for l := range 16 {
 						d := i + 16*a + l
-						sum[a][l] = fma32(k[d], q[d], sum[a][l])
+						sum[a][l] = fma32(FP16ToFP32(r[d]), q[d], sum[a][l])
 					}
 				}
 			}
@@ -66,14 +69,14 @@ func dotRowsGeneric(out, q, rows []float32, stride, n int) {
 		if rest := hd - n64; rest%8 == 0 && n64 == 0 {
 			var acc [8]float64
 			for d, v := range q {
-				acc[d%8] += float64(k[d] * v)
+				acc[d%8] += float64(FP16ToFP32(r[d]) * v)
 			}
 			t0, t1 := acc[0]+acc[4], acc[1]+acc[5]
 			t2, t3 := acc[2]+acc[6], acc[3]+acc[7]
 			s = (t0 + t2) + (t1 + t3)
 		} else {
 			for d := n64; d < hd; d++ {
-				s += float64(k[d] * q[d])
+				s += float64(FP16ToFP32(r[d]) * q[d])
 			}
 		}
 		out[j] = float32(s)
@@ -84,7 +87,7 @@ func dotRowsGeneric(out, q, rows []float32, stride, n int) {
 // an f16 accumulator: for each row j in order, out = f16(out·ms[j]), then
 // out = f16(fma(rows[j·stride + d], vs[j], out)) (d < len(out)). ms[j] is 1
 // where the running maximum did not change.
-func VKQRowsF16(out, rows []float32, stride int, ms, vs []float32) {
+func VKQRowsF16(out []float32, rows []uint16, stride int, ms, vs []float32) {
 	hd, n := len(out), len(vs)
 	if n == 0 || hd == 0 {
 		return
@@ -92,19 +95,28 @@ func VKQRowsF16(out, rows []float32, stride int, ms, vs []float32) {
 	_ = rows[(n-1)*stride+hd-1]
 	_ = ms[n-1]
 	if hostISA >= AVX2 && hd%8 == 0 {
-		vkqRowsAsm(&out[0], &rows[0], stride*4, n, hd, &ms[0], &vs[0])
+		vkqRowsAsm(&out[0], &rows[0], stride*2, n, hd, &ms[0], &vs[0])
 		return
 	}
 	vkqRowsGeneric(out, rows, stride, ms, vs)
 }
 
-func vkqRowsGeneric(out, rows []float32, stride int, ms, vs []float32) {
+func vkqRowsGeneric(out []float32, rows []uint16, stride int, ms, vs []float32) {
 	for j, s := range vs {
 		v := rows[j*stride : j*stride+len(out)]
 		for d := range out {
 			o := RoundF16(out[d] * ms[j])
-			out[d] = RoundF16(fma32(v[d], s, o))
+			out[d] = RoundF16(fma32(FP16ToFP32(v[d]), s, o))
 		}
+	}
+}
+
+// F16s sets dst[i] to the f16 nearest src[i] (ties to even), eight at a
+// time in assembly where the CPU has F16C: FP32ToFP16 for every value.
+func F16s(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i := f16sAsm(dst, src); i < len(src); i++ {
+		dst[i] = FP32ToFP16(src[i])
 	}
 }
 
@@ -131,7 +143,7 @@ const MaxAttnGroup = 4
 // the heads' queries one after the other (g·hd values) and head i's n
 // results go to out[i·ostride:]. Each head's results equal DotRows's bit
 // for bit, whatever g is.
-func DotRowsGroup(out []float32, ostride int, q []float32, g int, rows []float32, stride, n int) {
+func DotRowsGroup(out []float32, ostride int, q []float32, g int, rows []uint16, stride, n int) {
 	hd := len(q) / g
 	if n == 0 {
 		return
@@ -139,7 +151,7 @@ func DotRowsGroup(out []float32, ostride int, q []float32, g int, rows []float32
 	_ = rows[(n-1)*stride+hd-1]
 	_ = out[(g-1)*ostride+n-1]
 	if dot, _ := groupKernels(g, hd); dot != nil {
-		dot(&q[0], &rows[0], stride*4, n, &out[0], ostride*4)
+		dot(&q[0], &rows[0], stride*2, n, &out[0], ostride*4)
 		return
 	}
 	for i := range g {
@@ -151,7 +163,7 @@ func DotRowsGroup(out []float32, ostride int, q []float32, g int, rows []float32
 // the heads' accumulators one after the other (g·hd values), head i's
 // rescales and weights are ms[i·sstride:] and vs[i·sstride:] (n each).
 // Each head's result equals VKQRowsF16's bit for bit, whatever g is.
-func VKQRowsF16Group(out []float32, g int, rows []float32, stride int, ms, vs []float32, sstride, n int) {
+func VKQRowsF16Group(out []float32, g int, rows []uint16, stride int, ms, vs []float32, sstride, n int) {
 	hd := len(out) / g
 	if n == 0 {
 		return
@@ -160,7 +172,7 @@ func VKQRowsF16Group(out []float32, g int, rows []float32, stride int, ms, vs []
 	_ = ms[(g-1)*sstride+n-1]
 	_ = vs[(g-1)*sstride+n-1]
 	if _, vkq := groupKernels(g, hd); vkq != nil {
-		vkq(&out[0], &rows[0], stride*4, n, &ms[0], &vs[0], sstride*4)
+		vkq(&out[0], &rows[0], stride*2, n, &ms[0], &vs[0], sstride*4)
 		return
 	}
 	for i := range g {

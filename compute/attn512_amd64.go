@@ -6,32 +6,59 @@ package compute
 // chunks C (see scripts/gen-attn.py).
 
 //go:noescape
-func dotRowsG2C1(q, k *float32, kstride, n int, out *float32, ostride int)
+func dotRowsG2C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 
 //go:noescape
-func dotRowsG3C1(q, k *float32, kstride, n int, out *float32, ostride int)
+func dotRowsG3C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 
 //go:noescape
-func dotRowsG4C1(q, k *float32, kstride, n int, out *float32, ostride int)
+func dotRowsG4C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 
 //go:noescape
-func dotRowsG2C2(q, k *float32, kstride, n int, out *float32, ostride int)
+func dotRowsG2C2(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 
 //go:noescape
-func vkqRowsG2C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+func vkqRowsG2C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 
 //go:noescape
-func vkqRowsG3C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+func vkqRowsG3C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 
 //go:noescape
-func vkqRowsG4C1(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+func vkqRowsG4C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 
 //go:noescape
-func vkqRowsG2C2(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+func vkqRowsG2C2(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
+
+//go:noescape
+func dotRowsQ8G2C1(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+
+//go:noescape
+func vkqRowsQ8G2C1(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+
+//go:noescape
+func dotRowsQ8G3C1(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+
+//go:noescape
+func vkqRowsQ8G3C1(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+
+//go:noescape
+func dotRowsQ8G4C1(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+
+//go:noescape
+func vkqRowsQ8G4C1(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+
+//go:noescape
+func dotRowsQ8G2C2(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+
+//go:noescape
+func vkqRowsQ8G2C2(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
 
 type (
-	dotGroupFunc func(q, k *float32, kstride, n int, out *float32, ostride int)
-	vkqGroupFunc func(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+	dotGroupFunc func(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
+	vkqGroupFunc func(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
+
+	dotGroupQ8Func func(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+	vkqGroupQ8Func func(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
 )
 
 // groupKernels returns the kernels for g heads of head_dim hd, or nils.
@@ -48,6 +75,25 @@ func groupKernels(g, hd int) (dotGroupFunc, vkqGroupFunc) {
 		return dotRowsG4C1, vkqRowsG4C1
 	case hd == 128 && g == 2:
 		return dotRowsG2C2, vkqRowsG2C2
+	}
+	return nil, nil
+}
+
+// groupKernelsQ8 returns the Q8_0 kernels for g heads of head_dim hd, or
+// nils.
+func groupKernelsQ8(g, hd int) (dotGroupQ8Func, vkqGroupQ8Func) {
+	if hostISA < AVX512VNNI {
+		return nil, nil
+	}
+	switch {
+	case hd == 64 && g == 2:
+		return dotRowsQ8G2C1, vkqRowsQ8G2C1
+	case hd == 64 && g == 3:
+		return dotRowsQ8G3C1, vkqRowsQ8G3C1
+	case hd == 64 && g == 4:
+		return dotRowsQ8G4C1, vkqRowsQ8G4C1
+	case hd == 128 && g == 2:
+		return dotRowsQ8G2C2, vkqRowsQ8G2C2
 	}
 	return nil, nil
 }

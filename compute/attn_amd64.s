@@ -1,7 +1,9 @@
 #include "textflag.h"
 
-// Attention kernels over rows of float32 (keys or values), n rows stride
-// bytes apart, head dimension hd a multiple of 8.
+// Attention kernels over rows of f16 values (keys or values of the KV
+// cache), n rows stride bytes apart, head dimension hd a multiple of 8. Each
+// f16 is converted to float32 as it is loaded (VCVTPH2PS, exact), so the
+// arithmetic is that of float32 rows holding the same values.
 
 // func dotRowsAVX2(q *float32, k *float32, stride, n, hd int, out *float32)
 // out[j] = float32(Σ_d q[d]·k_j[d]): each product in float32 (exact for
@@ -25,14 +27,14 @@ drow:
 	MOVQ SI, R8
 	MOVQ R9, R11
 dvec:
-	VMOVUPS (BX), Y2
+	VCVTPH2PS (BX), Y2
 	VMULPS (R8), Y2, Y2
 	VCVTPS2PD X2, Y3
 	VEXTRACTF128 $1, Y2, X2
 	VCVTPS2PD X2, Y2
 	VADDPD Y3, Y0, Y0
 	VADDPD Y2, Y1, Y1
-	ADDQ $32, BX
+	ADDQ $16, BX
 	ADDQ $32, R8
 	DECQ R11
 	JNZ dvec
@@ -112,14 +114,22 @@ v64row:
 	ROUND16(Y13, X13)
 v64add:
 	VBROADCASTSS (R13), Y5
-	VFMADD231PS (BX), Y5, Y0
-	VFMADD231PS 32(BX), Y5, Y1
-	VFMADD231PS 64(BX), Y5, Y2
-	VFMADD231PS 96(BX), Y5, Y3
-	VFMADD231PS 128(BX), Y5, Y10
-	VFMADD231PS 160(BX), Y5, Y11
-	VFMADD231PS 192(BX), Y5, Y12
-	VFMADD231PS 224(BX), Y5, Y13
+	VCVTPH2PS (BX), Y7
+	VCVTPH2PS 16(BX), Y8
+	VCVTPH2PS 32(BX), Y9
+	VCVTPH2PS 48(BX), Y14
+	VFMADD231PS Y7, Y5, Y0
+	VFMADD231PS Y8, Y5, Y1
+	VFMADD231PS Y9, Y5, Y2
+	VFMADD231PS Y14, Y5, Y3
+	VCVTPH2PS 64(BX), Y7
+	VCVTPH2PS 80(BX), Y8
+	VCVTPH2PS 96(BX), Y9
+	VCVTPH2PS 112(BX), Y14
+	VFMADD231PS Y7, Y5, Y10
+	VFMADD231PS Y8, Y5, Y11
+	VFMADD231PS Y9, Y5, Y12
+	VFMADD231PS Y14, Y5, Y13
 	ROUND16(Y0, X0)
 	ROUND16(Y1, X1)
 	ROUND16(Y2, X2)
@@ -142,7 +152,7 @@ v64add:
 	VMOVUPS Y12, 192(DI)
 	VMOVUPS Y13, 224(DI)
 	ADDQ $256, DI
-	ADDQ $256, DX
+	ADDQ $128, DX
 	SUBQ $64, R9
 	JMP v64
 v32:
@@ -171,10 +181,14 @@ v32row:
 	ROUND16(Y3, X3)
 v32add:
 	VBROADCASTSS (R13), Y5
-	VFMADD231PS (BX), Y5, Y0
-	VFMADD231PS 32(BX), Y5, Y1
-	VFMADD231PS 64(BX), Y5, Y2
-	VFMADD231PS 96(BX), Y5, Y3
+	VCVTPH2PS (BX), Y7
+	VCVTPH2PS 16(BX), Y8
+	VCVTPH2PS 32(BX), Y9
+	VCVTPH2PS 48(BX), Y14
+	VFMADD231PS Y7, Y5, Y0
+	VFMADD231PS Y8, Y5, Y1
+	VFMADD231PS Y9, Y5, Y2
+	VFMADD231PS Y14, Y5, Y3
 	ROUND16(Y0, X0)
 	ROUND16(Y1, X1)
 	ROUND16(Y2, X2)
@@ -189,7 +203,7 @@ v32add:
 	VMOVUPS Y2, 64(DI)
 	VMOVUPS Y3, 96(DI)
 	ADDQ $128, DI
-	ADDQ $128, DX
+	ADDQ $64, DX
 	SUBQ $32, R9
 	JMP v32
 v8:
@@ -209,7 +223,8 @@ v8row:
 	ROUND16(Y0, X0)
 v8add:
 	VBROADCASTSS (R13), Y5
-	VFMADD231PS (BX), Y5, Y0
+	VCVTPH2PS (BX), Y7
+	VFMADD231PS Y7, Y5, Y0
 	ROUND16(Y0, X0)
 	ADDQ $4, R8
 	ADDQ $4, R13
@@ -218,7 +233,7 @@ v8add:
 	JNZ v8row
 	VMOVUPS Y0, (DI)
 	ADDQ $32, DI
-	ADDQ $32, DX
+	ADDQ $16, DX
 	SUBQ $8, R9
 	JMP v8
 vdone:
@@ -254,23 +269,23 @@ d64row:
 	MOVQ SI, R8
 	MOVQ R9, R11
 d64step:
-	VMOVUPS (BX), Y8
+	VCVTPH2PS (BX), Y8
 	VFMADD231PS (R8), Y8, Y0
-	VMOVUPS 32(BX), Y9
+	VCVTPH2PS 16(BX), Y9
 	VFMADD231PS 32(R8), Y9, Y1
-	VMOVUPS 64(BX), Y10
+	VCVTPH2PS 32(BX), Y10
 	VFMADD231PS 64(R8), Y10, Y2
-	VMOVUPS 96(BX), Y11
+	VCVTPH2PS 48(BX), Y11
 	VFMADD231PS 96(R8), Y11, Y3
-	VMOVUPS 128(BX), Y8
+	VCVTPH2PS 64(BX), Y8
 	VFMADD231PS 128(R8), Y8, Y4
-	VMOVUPS 160(BX), Y9
+	VCVTPH2PS 80(BX), Y9
 	VFMADD231PS 160(R8), Y9, Y5
-	VMOVUPS 192(BX), Y10
+	VCVTPH2PS 96(BX), Y10
 	VFMADD231PS 192(R8), Y10, Y6
-	VMOVUPS 224(BX), Y11
+	VCVTPH2PS 112(BX), Y11
 	VFMADD231PS 224(R8), Y11, Y7
-	ADDQ $256, BX
+	ADDQ $128, BX
 	ADDQ $256, R8
 	DECQ R11
 	JNZ d64step
@@ -313,6 +328,25 @@ rloop:
 	DECQ CX
 	JNZ rloop
 rdone:
+	VZEROUPPER
+	RET
+
+// func f16sAVX2(dst *uint16, src *float32, n int)
+// dst[i] = f16(src[i]) (nearest even) for i < n, n a multiple of 8.
+TEXT ·f16sAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ f16done
+f16loop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ f16loop
+f16done:
 	VZEROUPPER
 	RET
 
@@ -419,4 +453,127 @@ sumnext:
 	JNZ sumloop
 sumdone:
 	VMOVSS X0, ret+24(FP)
+	RET
+
+// Q8BLOCK accumulates one Q8_0 block of the V row at BX+off into A0..A3
+// (its 32 values): v = float32(q)·d (exact), A += v·Y5 by FMA.
+#define Q8BLOCK(off, A0, A1, A2, A3) \
+	VPBROADCASTW off(BX), X7; \
+	VCVTPH2PS X7, Y7; \
+	VPMOVSXBD off+2(BX), Y8; \
+	VPMOVSXBD off+10(BX), Y9; \
+	VPMOVSXBD off+18(BX), Y14; \
+	VPMOVSXBD off+26(BX), Y15; \
+	VCVTDQ2PS Y8, Y8; \
+	VCVTDQ2PS Y9, Y9; \
+	VCVTDQ2PS Y14, Y14; \
+	VCVTDQ2PS Y15, Y15; \
+	VMULPS Y7, Y8, Y8; \
+	VMULPS Y7, Y9, Y9; \
+	VMULPS Y7, Y14, Y14; \
+	VMULPS Y7, Y15, Y15; \
+	VFMADD231PS Y5, Y8, A0; \
+	VFMADD231PS Y5, Y9, A1; \
+	VFMADD231PS Y5, Y14, A2; \
+	VFMADD231PS Y5, Y15, A3
+
+// func vkqRowsQ8_0AVX2(out *float32, v *byte, stride, n, nb int, ms, vs *float32)
+// The float32 value accumulation over Q8_0 rows (see vkqRowsQ8_0Generic):
+// for each row j in order, out = out·ms[j] where ms[j] != 1, then
+// out = fma(d·q, vs[j], out) over the row's first nb blocks. Two blocks
+// (64 values, eight independent chains) at a time where there are.
+TEXT ·vkqRowsQ8_0AVX2(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ v+8(FP), DX
+	MOVQ stride+16(FP), R10
+	MOVQ n+24(FP), CX
+	MOVQ nb+32(FP), R9
+	MOVQ ms+40(FP), SI
+	MOVQ vs+48(FP), R12
+	VMOVSS one<>(SB), X6
+	TESTQ CX, CX
+	JZ q8vdone
+q8v2:
+	CMPQ R9, $2
+	JLT q8v1
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y10
+	VMOVUPS 160(DI), Y11
+	VMOVUPS 192(DI), Y12
+	VMOVUPS 224(DI), Y13
+	MOVQ DX, BX
+	MOVQ SI, R8
+	MOVQ R12, R13
+	MOVQ CX, R11
+q8v2row:
+	VMOVSS (R8), X4
+	VUCOMISS X6, X4
+	JEQ q8v2add
+	VBROADCASTSS X4, Y4
+	VMULPS Y4, Y0, Y0
+	VMULPS Y4, Y1, Y1
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+	VMULPS Y4, Y10, Y10
+	VMULPS Y4, Y11, Y11
+	VMULPS Y4, Y12, Y12
+	VMULPS Y4, Y13, Y13
+q8v2add:
+	VBROADCASTSS (R13), Y5
+	Q8BLOCK(0, Y0, Y1, Y2, Y3)
+	Q8BLOCK(34, Y10, Y11, Y12, Y13)
+	ADDQ $4, R8
+	ADDQ $4, R13
+	ADDQ R10, BX
+	DECQ R11
+	JNZ q8v2row
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y10, 128(DI)
+	VMOVUPS Y11, 160(DI)
+	VMOVUPS Y12, 192(DI)
+	VMOVUPS Y13, 224(DI)
+	ADDQ $256, DI
+	ADDQ $68, DX
+	SUBQ $2, R9
+	JMP q8v2
+q8v1:
+	TESTQ R9, R9
+	JZ q8vdone
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ DX, BX
+	MOVQ SI, R8
+	MOVQ R12, R13
+	MOVQ CX, R11
+q8v1row:
+	VMOVSS (R8), X4
+	VUCOMISS X6, X4
+	JEQ q8v1add
+	VBROADCASTSS X4, Y4
+	VMULPS Y4, Y0, Y0
+	VMULPS Y4, Y1, Y1
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+q8v1add:
+	VBROADCASTSS (R13), Y5
+	Q8BLOCK(0, Y0, Y1, Y2, Y3)
+	ADDQ $4, R8
+	ADDQ $4, R13
+	ADDQ R10, BX
+	DECQ R11
+	JNZ q8v1row
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+q8vdone:
+	VZEROUPPER
 	RET

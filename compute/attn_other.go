@@ -2,23 +2,36 @@
 
 package compute
 
-func dotRowsAsm(q, k *float32, stride, n, hd int, out *float32) { panic("no assembly") }
+func dotRowsAsm(q *float32, k *uint16, stride, n, hd int, out *float32) { panic("no assembly") }
 
-func vkqRowsAsm(out, v *float32, stride, n, hd int, ms, vs *float32) { panic("no assembly") }
+func vkqRowsAsm(out *float32, v *uint16, stride, n, hd int, ms, vs *float32) { panic("no assembly") }
 
-func dotRows64Asm(q, k *float32, stride, n, hd int, out *float32) { panic("no assembly") }
+func dotRows64Asm(q *float32, k *uint16, stride, n, hd int, out *float32) { panic("no assembly") }
 
 type (
-	dotGroupFunc func(q, k *float32, kstride, n int, out *float32, ostride int)
-	vkqGroupFunc func(out, v *float32, vstride, n int, ms, vs *float32, sstride int)
+	dotGroupFunc func(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
+	vkqGroupFunc func(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
 )
 
 func groupKernels(g, hd int) (dotGroupFunc, vkqGroupFunc) { return nil, nil }
+
+type (
+	dotGroupQ8Func func(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+	vkqGroupQ8Func func(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+)
+
+func groupKernelsQ8(g, hd int) (dotGroupQ8Func, vkqGroupQ8Func) { return nil, nil }
 
 func maxGroup(hd int) int { return 1 }
 
 func roundF16sAsm(dst, src []float32) int { return 0 }
 
+func f16sAsm(dst []uint16, src []float32) int { return 0 }
+
 func softmaxScan(vs, ms []float32, scale float32) { softmaxScanGeneric(vs, ms, scale) }
 
 func softmaxSum(vs, ms []float32) float32 { return softmaxSumGeneric(vs, ms) }
+
+func vkqRowsQ8_0Asm(out *float32, v *byte, stride, n, nb int, ms, vs *float32) { panic("no assembly") }
+
+func dotRowsQ8_0Asm(out []float32, q []blockQ8_0, rows []byte, stride, n int) bool { return false }

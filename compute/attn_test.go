@@ -16,6 +16,14 @@ func f16Acts(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
+// f16Rows returns n random f16 values as the KV cache stores them (bits).
+func f16Rows(rng *rand.Rand, n int) []uint16 {
+	x := randomActs(rng, n)
+	h := make([]uint16, n)
+	F16s(h, x)
+	return h
+}
+
 // TestAttentionKernels checks DotRows and VKQRowsF16 against their
 // Go versions bit for bit, over head sizes with and without an assembly
 // path, strided rows, and rescales that are and are not 1.
@@ -25,7 +33,7 @@ func TestAttentionKernels(t *testing.T) {
 		for _, n := range []int{1, 5, 16} {
 			t.Run(fmt.Sprintf("hd%d/n%d", hd, n), func(t *testing.T) {
 				stride := hd*4 + 3
-				rows := f16Acts(rng, n*stride)
+				rows := f16Rows(rng, n*stride)
 				q := f16Acts(rng, hd)
 				got, want := make([]float32, n), make([]float32, n)
 				DotRows(got, q, rows, stride, n)
@@ -61,7 +69,7 @@ func TestAttnGroupKernels(t *testing.T) {
 			for _, n := range []int{1, 7, 16} {
 				t.Run(fmt.Sprintf("hd%d/g%d/n%d", hd, g, n), func(t *testing.T) {
 					stride := hd*2 + 5
-					rows := f16Acts(rng, n*stride)
+					rows := f16Rows(rng, n*stride)
 					q := f16Acts(rng, g*hd)
 					clear(q[:hd/2]) // zero products of both signs
 					for i := range q[hd/2 : hd] {
@@ -93,6 +101,37 @@ func TestAttnGroupKernels(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestF16s checks the vector conversion against FP32ToFP16 on every 97th
+// float32 bit pattern (NaNs only as NaNs), and on slices of every length up
+// to 17 (the tail past the last multiple of 8).
+func TestF16s(t *testing.T) {
+	const chunk = 1 << 16
+	src, dst := make([]float32, chunk), make([]uint16, chunk)
+	check := func(src []float32, dst []uint16) {
+		t.Helper()
+		for i, v := range src {
+			want, got := FP32ToFP16(v), dst[i]
+			if got != want && !(v != v && got&0x7c00 == 0x7c00 && got&0x3ff != 0) {
+				t.Fatalf("F16s(%g = %#08x) = %#04x, FP32ToFP16 %#04x", v, math.Float32bits(v), got, want)
+			}
+		}
+	}
+	for b := uint64(0); b < 1<<32; b += 97 * chunk {
+		for i := range src {
+			src[i] = math.Float32frombits(uint32(b + uint64(i)*97))
+		}
+		F16s(dst, src)
+		check(src, dst)
+	}
+	for n := range 18 {
+		s := []float32{65504, 65520, 5.9604645e-08, 2.9802322e-08, -1e-9, 1.0009765625, -0.33333334, 3e38, float32(math.Inf(-1))}
+		s = append(s, s...)[:n]
+		d := make([]uint16, n)
+		F16s(d, s)
+		check(s, d)
 	}
 }
 

@@ -2,7 +2,8 @@
 // its blocks to sequences:
 //
 //   - Cache: the physical K/V storage of one device, NumBlocks blocks of
-//     BlockSize token slots per layer.
+//     BlockSize token slots per layer, each slot one token's keys and values
+//     stored as f16 or Q8_0 (CacheType).
 //   - BlockManager: the runtime's block manager (vLLM's design, in the size of
 //     nano-vllm's block_manager.py). One block table per sequence, built as
 //     the scheduler schedules its tokens (AllocateUpTo for a prompt or its

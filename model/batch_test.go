@@ -21,7 +21,7 @@ func TestRaggedBatch(t *testing.T) {
 	defer m.Close()
 	c := &m.Config
 	cases := loadCases(t, "stories260K")
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 64, BlockSize: 4, RoundF16: true})
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 64, BlockSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

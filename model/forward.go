@@ -24,6 +24,9 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 	if cache.Layers != c.Layers || cache.KVDim != c.KVDim() {
 		return fmt.Errorf("model: cache has %d layers of kv dim %d, model needs %d of %d", cache.Layers, cache.KVDim, c.Layers, c.KVDim())
 	}
+	if cache.Type == kv.Q8_0 && c.HeadDim%32 != 0 {
+		return fmt.Errorf("model: a q8_0 KV cache needs a head size that is a multiple of 32 (got %d)", c.HeadDim)
+	}
 	if err := b.Validate(c, cache.BlockSize, cache.NumBlocks); err != nil {
 		return err
 	}
@@ -75,7 +78,9 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	c, lw := &m.Config, &m.Weights.Layers[l]
 	dim, qDim, kvDim, hd := c.Dim, c.Heads*c.HeadDim, c.KVDim(), c.HeadDim
 
-	// Attention: norm, q/k/v projections, biases, q/k norms, rope, cache write.
+	// Attention: norm, q/k/v projections, biases, q/k norms, rope, the
+	// rotations of a quantized cache, cache write.
+	nk, nv := kvRotation(c, cache.Type)
 	for i := range n {
 		compute.RMSNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], lw.AttnNorm, c.NormEps)
 	}
@@ -109,9 +114,17 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 			}
 			compute.RopeApply(kh, cs, c.RopeNeox)
 		}
+		if nk > 0 {
+			rotate(q, nk)
+			rotate(k, nk)
+			rotate(v, nv)
+		}
 		cache.Store(l, int(s.slots[i]), k, v)
 	}
 	m.attention(s, b, cache, l, n)
+	if nv > 0 {
+		rotate(s.att[:n*qDim], nv)
+	}
 	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
 		return err
 	}
@@ -152,7 +165,7 @@ func (m *Model) attention(s *State, b *Batch, cache *kv.Cache, l, n int) {
 			s.attnRun[wi] = func() {
 				defer s.attnWG.Done()
 				j := &s.attn
-				j.m.attendRange(s, j.b, j.cache, j.l, wi*j.per, min(j.items, (wi+1)*j.per), s.scores[wi])
+				j.m.attendRange(s, j.b, j.cache, j.l, wi*j.per, min(j.items, (wi+1)*j.per), s.scores[wi], &s.q8[wi])
 			}
 		}
 	}
@@ -186,31 +199,43 @@ func groupsPerKVHead(c *Config) int {
 // accumulator (1 when the running max M does not change) and a weight
 // vs = e^(s−M); the values are accumulated in f16
 // (compute.VKQRowsF16Group), the weights' sum S = fma(S, ms, vs) in
-// float32, and the output is VKQ/S. scratch holds attnGroup·(head_dim +
+// float32, and the output is VKQ/S. With a Q8_0 cache, as ggml does for a
+// quantized K and V, q is quantized to Q8_0 (q8) for the scores
+// (compute.DotRowsQ8_0Group) and the values are accumulated in float32
+// (compute.VKQRowsQ8_0Group). scratch holds attnGroup·(head_dim +
 // 2·context) values. Each head's arithmetic depends only on its own q and
 // the cache, never on the batch around it or on the heads it is grouped
 // with.
-func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, scratch []float32) {
+func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, scratch []float32, q8 *compute.Q8_0Query) {
 	c := &m.Config
 	hd, qDim, group, kvDim := c.HeadDim, c.Heads*c.HeadDim, c.Heads/c.KVHeads, c.KVDim()
 	gMax, perKV := attnGroup(c), groupsPerKVHead(c)
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	bs := cache.BlockSize
+	bs, rowBytes := cache.BlockSize, cache.RowBytes()
 	ctx := (len(scratch)/gMax - hd) / 2
 	q16, vs, ms := scratch[:gMax*hd], scratch[gMax*hd:gMax*(hd+ctx)], scratch[gMax*(hd+ctx):gMax*(hd+2*ctx)]
 	for it := lo; it < hi; it++ {
 		i, kh, gi := it/(c.KVHeads*perKV), it/perKV%c.KVHeads, it%perKV
 		h0 := kh*group + gi*gMax
 		g := min(gMax, group-gi*gMax)
-		kvOff := kh * hd
+		kvOff, kvOff8 := kh*hd, kh*hd/32*compute.Q8_0BlockBytes
 		q := s.q[i*qDim+h0*hd : i*qDim+(h0+g)*hd]
 		out := s.att[i*qDim+h0*hd : i*qDim+(h0+g)*hd]
 		table := b.BlockTables[b.Seq[i]]
 		n := int(b.Positions[i]) + 1
-		compute.RoundF16s(q16[:g*hd], q)
-		for j0 := 0; j0 < n; j0 += bs {
-			kb, _ := cache.Block(l, int(table[j0/bs]))
-			compute.DotRowsGroup(vs[j0:], ctx, q16[:g*hd], g, kb[kvOff:], kvDim, min(bs, n-j0))
+		switch cache.Type {
+		case kv.F16:
+			compute.RoundF16s(q16[:g*hd], q)
+			for j0 := 0; j0 < n; j0 += bs {
+				kb, _ := cache.BlockF16(l, int(table[j0/bs]))
+				compute.DotRowsGroup(vs[j0:], ctx, q16[:g*hd], g, kb[kvOff:], kvDim, min(bs, n-j0))
+			}
+		case kv.Q8_0:
+			q8.Set(q)
+			for j0 := 0; j0 < n; j0 += bs {
+				kb, _ := cache.Block(l, int(table[j0/bs]))
+				compute.DotRowsQ8_0Group(vs[j0:], ctx, q8, g, kb[kvOff8:], rowBytes, min(bs, n-j0))
+			}
 		}
 		var S [compute.MaxAttnGroup]float32
 		for e := range g {
@@ -218,8 +243,15 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		}
 		clear(out)
 		for j0 := 0; j0 < n; j0 += bs {
-			_, vb := cache.Block(l, int(table[j0/bs]))
-			compute.VKQRowsF16Group(out, g, vb[kvOff:], kvDim, ms[j0:], vs[j0:], ctx, min(bs, n-j0))
+			rows := min(bs, n-j0)
+			switch cache.Type {
+			case kv.F16:
+				_, vb := cache.BlockF16(l, int(table[j0/bs]))
+				compute.VKQRowsF16Group(out, g, vb[kvOff:], kvDim, ms[j0:], vs[j0:], ctx, rows)
+			case kv.Q8_0:
+				_, vb := cache.Block(l, int(table[j0/bs]))
+				compute.VKQRowsQ8_0Group(out, g, vb[kvOff8:], rowBytes, ms[j0:], vs[j0:], ctx, rows)
+			}
 		}
 		for e := range g {
 			var inv float32

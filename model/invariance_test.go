@@ -251,7 +251,7 @@ func runInvariance(t *testing.T, m *model.Model, st *model.State, seqs []*invSeq
 		s.rows = make([]float32, s.total*c.VocabSize)
 		s.have = make([]bool, s.total)
 	}
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: blocks, BlockSize: blockSize, RoundF16: true})
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: blocks, BlockSize: blockSize})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ var stdDev = testmodels.StdDev
 func teacherForced(t *testing.T, m *model.Model, promptLen int, ids []int32) []float32 {
 	t.Helper()
 	c := &m.Config
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(ids)+15)/16 + 1, RoundF16: true})
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(ids)+15)/16 + 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,9 @@ import (
 // text is cut into windows of nCtx tokens, each run as a fresh sequence whose
 // first token is replaced by bos (when bos >= 0), and only the second half
 // of each window is scored. chunk, when not nil, is called after each window
-// with the running perplexity. It needs at least 2*nCtx tokens.
-func (m *Model) Perplexity(tokens []int32, nCtx int, bos int32, workers int, chunk func(i int, ppl float64)) (float64, error) {
+// with the running perplexity. It needs at least 2*nCtx tokens. The KV
+// cache holds values of type kvType (llama-perplexity's -ctk/-ctv).
+func (m *Model) Perplexity(tokens []int32, nCtx int, bos int32, workers int, kvType kv.CacheType, chunk func(i int, ppl float64)) (float64, error) {
 	c := &m.Config
 	if nCtx < 4 {
 		return 0, fmt.Errorf("model: perplexity context %d is too small", nCtx)
@@ -22,7 +23,7 @@ func (m *Model) Perplexity(tokens []int32, nCtx int, bos int32, workers int, chu
 		return 0, fmt.Errorf("model: perplexity needs at least %d tokens (2×context), the text has %d", 2*nCtx, len(tokens))
 	}
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(),
-		NumBlocks: (nCtx + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, RoundF16: true})
+		NumBlocks: (nCtx + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, Type: kvType})
 	if err != nil {
 		return 0, err
 	}

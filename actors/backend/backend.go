@@ -5,6 +5,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -18,7 +19,10 @@ func For(m *model.Model, kind string) func(device int, c actors.BackendConfig) (
 			return nil, err
 		}
 		if resolved == DeviceCPU {
-			return NewCPU(m, c.NumBlocks, c.BlockSize, c.NumHostBlocks, c.Workers)
+			return NewCPUWithCache(m, c.KVCacheType, c.NumBlocks, c.BlockSize, c.NumHostBlocks, c.Workers)
+		}
+		if c.KVCacheType != kv.F16 {
+			return nil, fmt.Errorf("backend: the CUDA device stores its KV cache as f16 only, not %s", c.KVCacheType)
 		}
 		n, err := cuda.DeviceCount()
 		if err != nil {

@@ -22,10 +22,18 @@ type CPU struct {
 
 // NewCPU returns a CPU backend for m with numBlocks KV blocks of
 // blockSize tokens, numHostBlocks host-tier blocks, and workers goroutines
-// for the forward pass.
+// for the forward pass. Its KV cache stores f16.
 func NewCPU(m *model.Model, numBlocks, blockSize, numHostBlocks, workers int) (*CPU, error) {
+	return NewCPUWithCache(m, kv.F16, numBlocks, blockSize, numHostBlocks, workers)
+}
+
+// NewCPUWithCache is NewCPU with a KV cache of type t (the host tier's too).
+func NewCPUWithCache(m *model.Model, t kv.CacheType, numBlocks, blockSize, numHostBlocks, workers int) (*CPU, error) {
 	c := &m.Config
-	cfg := kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), BlockSize: blockSize, NumBlocks: numBlocks, RoundF16: true}
+	if t == kv.Q8_0 && c.HeadDim%32 != 0 {
+		return nil, fmt.Errorf("backend: a q8_0 KV cache needs a head size that is a multiple of 32 (the model's is %d)", c.HeadDim)
+	}
+	cfg := kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), BlockSize: blockSize, NumBlocks: numBlocks, Type: t}
 	cache, err := kv.NewCache(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("backend: device cache: %w", err)
@@ -67,6 +75,9 @@ func (b *CPU) SwapIn(copies []messages.BlockCopy) error {
 func copyBlocks(dst, src *kv.Cache, copies []messages.BlockCopy) error {
 	if dst == nil || src == nil {
 		return fmt.Errorf("backend: swap with no host tier")
+	}
+	if dst.RowBytes() != src.RowBytes() || dst.BlockSize != src.BlockSize {
+		return fmt.Errorf("backend: block copy between caches of %s and %s", src.Type, dst.Type)
 	}
 	for _, c := range copies {
 		if c.Src < 0 || int(c.Src) >= src.NumBlocks || c.Dst < 0 || int(c.Dst) >= dst.NumBlocks {

@@ -44,6 +44,7 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	ctxLen := fs.Int("c", 0, "context per sequence (0: npp+ntg)")
 	output := fs.String("output", "text", "output: text (a table) or json (one object per row)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
+	kvType := kvCacheTypeFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -73,14 +74,14 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	system := newActorSystem()
 	defer system.Shutdown()
-	o := bench.BatchedOptions{PP: *npp, TG: *ntg, PL: pl, Workers: *threads, ContextLen: *ctxLen, Seed: 1, System: system}
+	o := bench.BatchedOptions{PP: *npp, TG: *ntg, PL: pl, Workers: *threads, ContextLen: *ctxLen, Seed: 1, System: system, KVCache: *kvType}
 	nCtx := *ctxLen
 	if nCtx == 0 {
 		nCtx = *npp + *ntg
 	}
 	if *output == "text" {
 		fmt.Fprintf(stdout, "model %s: %s, %d layers, dim %d, vocab %d\n", *path, m.Config.Arch, m.Config.Layers, m.Config.Dim, m.Config.VocabSize)
-		fmt.Fprintf(stdout, "context %d per sequence, threads %d, prefix caching off, random prompts (seed %d), greedy, EOS ignored\n\n", nCtx, *threads, o.Seed)
+		fmt.Fprintf(stdout, "context %d per sequence, threads %d, KV cache %s, prefix caching off, random prompts (seed %d), greedy, EOS ignored\n\n", nCtx, *threads, o.KVCache, o.Seed)
 		fmt.Fprintln(stdout, "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |")
 		fmt.Fprintln(stdout, "|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|")
 	}

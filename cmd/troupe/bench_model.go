@@ -20,10 +20,11 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("t", 2, "threads of the forward pass")
 	output := fs.String("o", "md", "output: md (llama-bench's table) or json")
 	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
+	kvType := kvCacheTypeFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	o := bench.ModelOptions{Prompt: *p, Gen: *n, Reps: *reps, Workers: *threads, Seed: 1}
+	o := bench.ModelOptions{Prompt: *p, Gen: *n, Reps: *reps, Workers: *threads, Seed: 1, KVCache: *kvType}
 	switch {
 	case *path == "":
 		return usageError{"-m MODEL is required"}
@@ -43,6 +44,7 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	res, err := bench.Model(m, o)
+	kvBytes := bench.ModelKVBytes(m, o)
 	stopProfile()
 	if err != nil {
 		return err
@@ -63,11 +65,13 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 			AvgTS    float64 `json:"avg_ts"`
 			StddevTS float64 `json:"stddev_ts"`
 			PeakRSS  int64   `json:"peak_rss_bytes"`
+			TypeKV   string  `json:"type_kv"`
+			KVBytes  int64   `json:"kv_bytes"`
 		}
 		rows := make([]row, 0, len(res))
 		for _, r := range res {
 			rw := row{Model: info.Name, Size: info.Bytes, Params: info.Params, Backend: backend, Threads: *threads,
-				Test: r.Test, AvgTS: r.Mean(), StddevTS: r.Std(), PeakRSS: peak}
+				Test: r.Test, AvgTS: r.Mean(), StddevTS: r.Std(), PeakRSS: peak, TypeKV: o.KVCache.String(), KVBytes: kvBytes}
 			if r.Test[:2] == "pp" {
 				rw.NPrompt = r.Tokens
 			} else {
@@ -85,7 +89,7 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "| %-30s | %6.2f MiB | %8.2f B | %-15s | %7d | %15s | %11.2f ± %6.2f |\n",
 			info.Name, float64(info.Bytes)/(1<<20), float64(info.Params)/1e9, backend, *threads, r.Test, r.Mean(), r.Std())
 	}
-	fmt.Fprintf(stdout, "\npeak memory (VmHWM) %.1f MiB; %s, %s/%s, %d repetitions after a warm-up\n",
-		float64(peak)/(1<<20), runtime.Version(), runtime.GOOS, runtime.GOARCH, *reps)
+	fmt.Fprintf(stdout, "\npeak memory (VmHWM) %.1f MiB; KV cache %s, %.2f MiB; %s, %s/%s, %d repetitions after a warm-up\n",
+		float64(peak)/(1<<20), o.KVCache, float64(kvBytes)/(1<<20), runtime.Version(), runtime.GOOS, runtime.GOARCH, *reps)
 	return nil
 }

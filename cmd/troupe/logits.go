@@ -46,7 +46,7 @@ func logitsCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(),
-		NumBlocks: (len(ids) + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, RoundF16: true})
+		NumBlocks: (len(ids) + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize})
 	if err != nil {
 		return err
 	}

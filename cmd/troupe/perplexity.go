@@ -12,6 +12,7 @@ func perplexityCmd(args []string, stdout, stderr io.Writer) error {
 	file := fs.String("f", "", "text file to score (required)")
 	nCtx := fs.Int("c", 512, "window size in tokens; the second half of each window is scored")
 	threads := fs.Int("t", 2, "threads")
+	kvType := kvCacheTypeFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func perplexityCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("perplexity needs at least %d tokens (2×context %d), %s has %d", 2**nCtx, *nCtx, *file, len(ids))
 	}
 	fmt.Fprintf(stderr, "%d tokens, %d windows of %d\n", len(ids), len(ids)/max(*nCtx, 1), *nCtx)
-	ppl, err := m.Perplexity(ids, *nCtx, bos, *threads, func(i int, p float64) {
+	ppl, err := m.Perplexity(ids, *nCtx, bos, *threads, *kvType, func(i int, p float64) {
 		fmt.Fprintf(stdout, "[%d]%.4f,", i+1, p)
 	})
 	if err != nil {

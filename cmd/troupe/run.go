@@ -36,6 +36,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	deviceKind := fs.String("device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
 	output := fs.String("output", "text", "output: text (streamed) or json")
 	noSpecial := fs.Bool("no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
+	kvType := kvCacheTypeFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -77,7 +78,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		ctxTokens = m.Config.ContextLen
 	}
 	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
-		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: backend.For(m, kind)})
+		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: backend.For(m, kind),
+		KVCacheType: *kvType})
 	if err != nil {
 		return err
 	}

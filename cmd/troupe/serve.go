@@ -68,6 +68,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Runtime.MaxModelLen, "c", 0, "max model length: positions per sequence (0: the model's context)")
 	fs.IntVar(&c.Runtime.NumBlocks, "num-kv-blocks", 0, "KV blocks per device (0: sized from the context and max-num-seqs)")
 	fs.IntVar(&c.Runtime.BlockSize, "block-size", 16, "tokens per KV block")
+	kvCacheTypeVar(fs, &c.Runtime.KVCacheType)
 	fs.StringVar(&c.Preemption, "preemption", "recompute", "preemption mode: recompute or swap")
 	fs.IntVar(&c.Runtime.NumHostBlocks, "swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
 	fs.BoolVar(&c.Runtime.NoPrefixCaching, "no-prefix-caching", false, "turn automatic prefix caching off")
@@ -217,7 +218,8 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	srv.Ready()
 	cfg := rt.Config()
 	log.Info().Str("addr", "http://"+ln.Addr().String()).Str("model", srvCfg.ModelName).Int("max_model_len", cfg.MaxModelLen).
-		Int("kv_blocks", cfg.NumBlocks).Int("max_num_seqs", cfg.MaxNumSeqs).Msg("serving")
+		Int("kv_blocks", cfg.NumBlocks).Str("kv_cache_type", cfg.KVCacheType.String()).
+		Int64("kv_bytes", cfg.KVCacheBytes(&m.Config)).Int("max_num_seqs", cfg.MaxNumSeqs).Msg("serving")
 	fmt.Fprintf(stdout, "troupe: serving %s on http://%s\n", srvCfg.ModelName, ln.Addr())
 
 	select {
