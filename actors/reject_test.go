@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -107,4 +108,29 @@ func TestImpossibleRequest(t *testing.T) {
 			t.Errorf("stats %+v, want %d rejected", st, rejected)
 		}
 	})
+}
+
+// TestCheckLeavesRequest checks that Check and Stream leave the caller's
+// request as it was: what it leaves open (RequestID, the seed) is filled in
+// on the runtime's copy, so a caller (a cluster node) can fill it in itself.
+func TestCheckLeavesRequest(t *testing.T) {
+	noLeaksSince(t)
+	m := openModel(t, "stories260K.gguf")
+	rt := start(t, m, actors.Config{})
+	req := greedy(loadCases(t, "stories260K")[0].PromptIDs, 4)
+	req.Sampling.Temperature = 1
+	want := cloneRequest(req)
+	if err := rt.Check(req); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(req, want) {
+		t.Fatalf("Check changed the request:\n got %+v\nwant %+v", req, want)
+	}
+	r := run(t, rt, req)
+	if !reflect.DeepEqual(req, want) {
+		t.Fatalf("Stream changed the request:\n got %+v\nwant %+v", req, want)
+	}
+	if len(r.ids[0]) != 4 {
+		t.Fatalf("%d tokens, want 4", len(r.ids[0]))
+	}
 }
