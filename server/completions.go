@@ -21,10 +21,14 @@ type usageJSON struct {
 	PromptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	// Preemptions (troupe's extension) is the times the request's choices
+	// lost their KV blocks to other sequences and waited to be resumed.
+	Preemptions int `json:"preemptions,omitempty"`
 }
 
 func toUsage(u messages.Usage) *usageJSON {
-	j := &usageJSON{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+	j := &usageJSON{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens,
+		Preemptions: u.Preemptions}
 	j.PromptTokensDetails.CachedTokens = u.CachedTokens
 	return j
 }
