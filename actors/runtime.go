@@ -18,16 +18,8 @@ import (
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 
-var (
-	// ErrInvalidRequest is wrapped by Stream's error for a request that is
-	// malformed or can never be served (a client error).
-	ErrInvalidRequest = errors.New("invalid request")
-	// ErrStopped is returned once the Runtime is stopped.
-	ErrStopped = errors.New("runtime stopped")
-)
-
-// MaxN is the most choices one request may ask for.
-const MaxN = 128
+// ErrStopped is returned once the Runtime is stopped.
+var ErrStopped = errors.New("runtime stopped")
 
 // Runtime is troupe running inside an actor system: a batcher actor and its
 // device actors, serving generation requests. Its methods are safe for
@@ -231,54 +223,6 @@ func (r *Runtime) requestEnded(pid *actor.PID) {
 		r.idle.Broadcast()
 	}
 	r.mu.Unlock()
-}
-
-// Check reports whether Stream would accept req (an error wrapping
-// ErrInvalidRequest when not), without running it or changing it: a
-// cluster node checks a request before it sends it to another node.
-func (r *Runtime) Check(req *messages.GenerateRequest) error { return r.check(req) }
-
-func (r *Runtime) check(req *messages.GenerateRequest) error {
-	c := &r.model.Config
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
-	}
-	switch {
-	case len(req.Prompt) == 0:
-		return bad("empty prompt")
-	case req.N < 0 || req.N > MaxN:
-		return bad("n %d is outside [1, %d]", req.N, MaxN)
-	case req.MaxTokens < 0:
-		return bad("max_tokens %d is negative", req.MaxTokens)
-	case len(req.Prompt) >= r.cfg.MaxModelLen:
-		return bad("the prompt has %d tokens; the context holds %d, with room for at least one more", len(req.Prompt), r.cfg.MaxModelLen)
-	}
-	for i, id := range req.Prompt {
-		if id < 0 || int(id) >= c.VocabSize {
-			return bad("prompt token %d: id %d is outside the vocabulary (%d)", i, id, c.VocabSize)
-		}
-	}
-	for id := range req.Sampling.LogitBias {
-		if id < 0 || int(id) >= c.VocabSize {
-			return bad("logit_bias token %d is outside the vocabulary (%d)", id, c.VocabSize)
-		}
-	}
-	for _, s := range req.Stop {
-		if s == "" {
-			return bad("empty stop string")
-		}
-	}
-	if err := SampleParams(&req.Sampling).Validate(); err != nil {
-		return bad("%v", err)
-	}
-	maxLen := r.cfg.MaxModelLen
-	if req.MaxTokens > 0 {
-		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
-	}
-	if need := (maxLen - 1 + r.cfg.BlockSize - 1) / r.cfg.BlockSize; need > r.cfg.NumBlocks {
-		return bad("%d tokens need %d KV blocks; a device has %d", maxLen-1, need, r.cfg.NumBlocks)
-	}
-	return nil
 }
 
 // seqSeed is the seed of choice i of a request seeded with seed: choices of
