@@ -214,7 +214,7 @@ func (b *batcher) disarm(d *deviceSlot) {
 }
 
 // dispatch plans d's next step and sends it: swap copies first, then the
-// step; preempted and resumed sequences are told.
+// step; preempted sequences are told.
 func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 	b.disarm(d)
 	p := d.sched.Schedule()
@@ -227,9 +227,6 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 			mode = messages.ModeSwap
 		}
 		ctx.Send(b.seqs[uint64(q.ID)].pid, &messages.Preempted{SeqID: uint64(q.ID), Mode: mode})
-	}
-	for _, q := range p.Resumed {
-		ctx.Send(b.seqs[uint64(q.ID)].pid, &messages.Resumed{SeqID: uint64(q.ID)})
 	}
 	if len(p.SwapOut) > 0 {
 		ctx.Send(d.pid, &messages.SwapOut{Blocks: slices.Clone(p.SwapOut)})

@@ -119,18 +119,19 @@ func noLeaks(t *testing.T) {
 
 // result is what one request produced.
 type result struct {
-	ids    [][]int32 // per choice
-	text   []string
-	finish []string
-	errs   []string
-	usage  *messages.Usage
-	chunks int
+	ids       [][]int32 // per choice
+	text      []string
+	finish    []string
+	errs      []string
+	preempted []int // per choice, from its last chunk
+	usage     *messages.Usage
+	chunks    int
 }
 
 // collect drains a request's stream.
 func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) *result {
 	t.Helper()
-	r := &result{ids: make([][]int32, n), text: make([]string, n), finish: make([]string, n), errs: make([]string, n)}
+	r := &result{ids: make([][]int32, n), text: make([]string, n), finish: make([]string, n), errs: make([]string, n), preempted: make([]int, n)}
 	timeout := time.After(60 * time.Second)
 	for {
 		select {
@@ -154,7 +155,7 @@ func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) *result {
 				if r.finish[c.Index] != "" {
 					t.Errorf("choice %d finished twice: %s then %s", c.Index, r.finish[c.Index], c.FinishReason)
 				}
-				r.finish[c.Index], r.errs[c.Index] = c.FinishReason, c.Err
+				r.finish[c.Index], r.errs[c.Index], r.preempted[c.Index] = c.FinishReason, c.Err, c.Preemptions
 			}
 		case <-timeout:
 			t.Fatal("request hung")

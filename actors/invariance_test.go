@@ -129,8 +129,8 @@ func TestBatchInvariance(t *testing.T) {
 }
 
 // TestPreemption: with a KV pool too small for every request at once, all
-// 16 complete with the ids they give alone, in both modes, and preemptions
-// (and swaps) really happen.
+// 16 complete with the ids they give alone, in both modes, preemptions (and
+// swaps) really happen, and each request's usage counts its own.
 func TestPreemption(t *testing.T) {
 	noLeaks(t)
 	for _, tm := range invarianceModels[:4] {
@@ -140,10 +140,21 @@ func TestPreemption(t *testing.T) {
 		for _, mode := range []sched.Preemption{sched.Recompute, sched.Swap} {
 			t.Run(fmt.Sprintf("%s/%s", tm.reference, mode), func(t *testing.T) {
 				rt := start(t, m, actors.Config{NumBlocks: 12, NumHostBlocks: 16, Preemption: mode})
-				sameAsAlone(t, concurrently(t, rt, reqs), want)
+				res := concurrently(t, rt, reqs)
+				sameAsAlone(t, res, want)
 				st, err := rt.Stats(timeout)
 				if err != nil {
 					t.Fatal(err)
+				}
+				var total int64
+				for i, r := range res {
+					if r.usage.Preemptions != r.preempted[0] {
+						t.Errorf("request %d: usage says %d preemptions, its choice %d", i, r.usage.Preemptions, r.preempted[0])
+					}
+					total += int64(r.usage.Preemptions)
+				}
+				if total != st.Preemptions {
+					t.Errorf("the requests' usage counts %d preemptions, the scheduler %d", total, st.Preemptions)
 				}
 				t.Logf("preemptions %d, swap-outs %d, swap-ins %d, steps %d", st.Preemptions, st.SwapOuts, st.SwapIns, st.Steps)
 				if st.Preemptions == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -34,26 +35,32 @@ func TestImpossibleRequest(t *testing.T) {
 		const maxLen, numBlocks = 256, 8 // the context, and 128 positions of blocks
 		rt := start(t, m, actors.Config{MaxModelLen: maxLen, NumBlocks: numBlocks})
 		for _, tc := range []struct {
-			name string
-			edit func(r *messages.GenerateRequest)
+			name  string
+			param string // RequestError.Param
+			edit  func(r *messages.GenerateRequest)
 		}{
-			{"empty prompt", func(r *messages.GenerateRequest) { r.Prompt = nil }},
-			{"prompt fills the context", func(r *messages.GenerateRequest) { r.Prompt = make([]int32, maxLen) }},
-			{"prompt beyond the context", func(r *messages.GenerateRequest) { r.Prompt = make([]int32, maxLen+40) }},
-			{"token past the vocabulary", func(r *messages.GenerateRequest) { r.Prompt[2] = vocab }},
-			{"negative token", func(r *messages.GenerateRequest) { r.Prompt[1] = -1 }},
-			{"n negative", func(r *messages.GenerateRequest) { r.N = -1 }},
-			{"n too large", func(r *messages.GenerateRequest) { r.N = actors.MaxN + 1 }},
-			{"max_tokens negative", func(r *messages.GenerateRequest) { r.MaxTokens = -1 }},
-			{"more KV blocks than a device has", func(r *messages.GenerateRequest) { r.MaxTokens = 200 }},
-			{"top_p 2", func(r *messages.GenerateRequest) { r.Sampling.TopP = 2 }},
-			{"min_p negative", func(r *messages.GenerateRequest) { r.Sampling.MinP = -0.5 }},
-			{"temperature NaN", func(r *messages.GenerateRequest) { r.Sampling.Temperature = float32(math.NaN()) }},
-			{"too many logprobs", func(r *messages.GenerateRequest) { r.Sampling.Logprobs = sample.MaxLogprobs + 1 }},
-			{"logit_bias past the vocabulary", func(r *messages.GenerateRequest) {
+			{"empty prompt", "prompt", func(r *messages.GenerateRequest) { r.Prompt = nil }},
+			{"prompt fills the context", "prompt", func(r *messages.GenerateRequest) { r.Prompt = make([]int32, maxLen) }},
+			{"prompt beyond the context", "prompt", func(r *messages.GenerateRequest) { r.Prompt = make([]int32, maxLen+40) }},
+			{"token past the vocabulary", "prompt", func(r *messages.GenerateRequest) { r.Prompt[2] = vocab }},
+			{"negative token", "prompt", func(r *messages.GenerateRequest) { r.Prompt[1] = -1 }},
+			{"n negative", "n", func(r *messages.GenerateRequest) { r.N = -1 }},
+			{"n too large", "n", func(r *messages.GenerateRequest) { r.N = actors.MaxN + 1 }},
+			{"max_tokens negative", "max_tokens", func(r *messages.GenerateRequest) { r.MaxTokens = -1 }},
+			{"more KV blocks than a device has", "", func(r *messages.GenerateRequest) { r.MaxTokens = 200 }},
+			{"top_p 2", "", func(r *messages.GenerateRequest) { r.Sampling.TopP = 2 }},
+			{"min_p negative", "", func(r *messages.GenerateRequest) { r.Sampling.MinP = -0.5 }},
+			{"temperature NaN", "", func(r *messages.GenerateRequest) { r.Sampling.Temperature = float32(math.NaN()) }},
+			{"too many logprobs", "", func(r *messages.GenerateRequest) { r.Sampling.Logprobs = sample.MaxLogprobs + 1 }},
+			{"logit_bias past the vocabulary", "logit_bias", func(r *messages.GenerateRequest) {
 				r.Sampling.LogitBias = map[int32]float32{vocab: 1}
 			}},
-			{"empty stop string", func(r *messages.GenerateRequest) { r.Stop = []string{".", ""} }},
+			{"logit_bias negative", "logit_bias", func(r *messages.GenerateRequest) {
+				r.Sampling.LogitBias = map[int32]float32{3: 1, -2: 1}
+			}},
+			{"stop token past the vocabulary", "stop_token_ids", func(r *messages.GenerateRequest) { r.StopTokenIDs = []int32{2, vocab} }},
+			{"negative stop token", "stop_token_ids", func(r *messages.GenerateRequest) { r.StopTokenIDs = []int32{-1} }},
+			{"empty stop string", "stop", func(r *messages.GenerateRequest) { r.Stop = []string{".", ""} }},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				req := cloneRequest(fitting)
@@ -61,6 +68,13 @@ func TestImpossibleRequest(t *testing.T) {
 				ch, err := rt.Stream(context.Background(), req)
 				if !errors.Is(err, actors.ErrInvalidRequest) || ch != nil {
 					t.Fatalf("Stream: %v, channel %v; want an error wrapping ErrInvalidRequest", err, ch)
+				}
+				var re *actors.RequestError
+				if !errors.As(err, &re) || re.Param != tc.param {
+					t.Errorf("Stream: %#v; want a RequestError about %q", err, tc.param)
+				}
+				if cerr := rt.Check(req); cerr == nil || cerr.Error() != err.Error() {
+					t.Errorf("Check: %v; Stream: %v", cerr, err)
 				}
 				t.Log(err)
 			})
@@ -107,4 +121,29 @@ func TestImpossibleRequest(t *testing.T) {
 			t.Errorf("stats %+v, want %d rejected", st, rejected)
 		}
 	})
+}
+
+// TestCheckLeavesRequest checks that Check and Stream leave the caller's
+// request as it was: what it leaves open (RequestID, the seed) is filled in
+// on the runtime's copy, so a caller (a cluster node) can fill it in itself.
+func TestCheckLeavesRequest(t *testing.T) {
+	noLeaksSince(t)
+	m := openModel(t, "stories260K.gguf")
+	rt := start(t, m, actors.Config{})
+	req := greedy(loadCases(t, "stories260K")[0].PromptIDs, 4)
+	req.Sampling.Temperature = 1
+	want := cloneRequest(req)
+	if err := rt.Check(req); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(req, want) {
+		t.Fatalf("Check changed the request:\n got %+v\nwant %+v", req, want)
+	}
+	r := run(t, rt, req)
+	if !reflect.DeepEqual(req, want) {
+		t.Fatalf("Stream changed the request:\n got %+v\nwant %+v", req, want)
+	}
+	if len(r.ids[0]) != 4 {
+		t.Fatalf("%d tokens, want 4", len(r.ids[0]))
+	}
 }

@@ -16,13 +16,14 @@ type request struct {
 	req  *messages.GenerateRequest
 	sink func(*messages.OutputChunk) // never blocks (see Runtime.Stream)
 
-	seqs     map[string]int // child PID id -> choice index
-	pids     []*actor.PID   // (n) the sequence of each choice
-	seqIDs   []uint64       // (n) their ids
-	finished []bool
-	left     int
-	usage    messages.Usage
-	sent     bool // the Done chunk
+	seqs      map[string]int // child PID id -> choice index
+	pids      []*actor.PID   // (n) the sequence of each choice
+	seqIDs    []uint64       // (n) their ids
+	finished  []bool
+	preempted []int // (n) each choice's preemptions so far
+	left      int
+	usage     messages.Usage
+	sent      bool // the Done chunk
 }
 
 func newRequest(rt *Runtime, req *messages.GenerateRequest, sink func(*messages.OutputChunk)) actor.Producer {
@@ -50,6 +51,7 @@ func (r *request) onStarted(ctx actor.Context) {
 	n := max(r.req.N, 1)
 	r.seqs = make(map[string]int, n)
 	r.finished = make([]bool, n)
+	r.preempted = make([]int, n)
 	r.left = n
 	r.usage.PromptTokens = len(r.req.Prompt)
 	for i := range n {
@@ -67,11 +69,17 @@ func (r *request) onOutput(ctx actor.Context, out *messages.SequenceOutput) {
 		return
 	}
 	r.usage.CompletionTokens += len(out.Tokens)
+	r.usage.Preemptions += out.Preemptions
+	r.preempted[out.Index] += out.Preemptions
 	if out.Index == 0 {
 		r.usage.CachedTokens = max(r.usage.CachedTokens, out.NumCachedTokens)
 	}
-	r.sink(&messages.OutputChunk{RequestID: r.req.RequestID, Index: out.Index, Tokens: out.Tokens,
-		Text: out.Text, FinishReason: out.FinishReason, Err: out.Err, QueueNanos: out.QueueNanos})
+	c := &messages.OutputChunk{RequestID: r.req.RequestID, Index: out.Index, Tokens: out.Tokens,
+		Text: out.Text, FinishReason: out.FinishReason, Err: out.Err, QueueNanos: out.QueueNanos}
+	if out.FinishReason != "" {
+		c.Preemptions = r.preempted[out.Index]
+	}
+	r.sink(c)
 	if out.FinishReason != "" {
 		r.finish(ctx, out.Index)
 	}
@@ -112,7 +120,7 @@ func (r *request) onTerminated(ctx actor.Context, t *actor.Terminated) {
 		return
 	}
 	r.sink(&messages.OutputChunk{RequestID: r.req.RequestID, Index: i, FinishReason: messages.FinishError,
-		Err: "the sequence failed"})
+		Err: "the sequence failed", Preemptions: r.preempted[i]})
 	ctx.Send(r.rt.batcher, &messages.Cancel{SeqID: r.seqIDs[i], Reason: "sequence failed"})
 	r.finish(ctx, i)
 }
@@ -123,7 +131,7 @@ func (r *request) onStopped(ctx actor.Context) {
 	for i, f := range r.finished {
 		if !f {
 			r.sink(&messages.OutputChunk{RequestID: r.req.RequestID, Index: i, FinishReason: messages.FinishError,
-				Err: "the runtime stopped"})
+				Err: "the runtime stopped", Preemptions: r.preempted[i]})
 		}
 	}
 	r.sendDone()

@@ -18,16 +18,8 @@ import (
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 
-var (
-	// ErrInvalidRequest is wrapped by Stream's error for a request that is
-	// malformed or can never be served (a client error).
-	ErrInvalidRequest = errors.New("invalid request")
-	// ErrStopped is returned once the Runtime is stopped.
-	ErrStopped = errors.New("runtime stopped")
-)
-
-// MaxN is the most choices one request may ask for.
-const MaxN = 128
+// ErrStopped is returned once the Runtime is stopped.
+var ErrStopped = errors.New("runtime stopped")
 
 // Runtime is troupe running inside an actor system: a batcher actor and its
 // device actors, serving generation requests. Its methods are safe for
@@ -107,26 +99,31 @@ func (r *Runtime) Tokenize(text string) ([]int32, error) { return r.tok.Encode(t
 // OutputChunk per new token of a choice, closed after the chunk with Done
 // set. Cancelling ctx cancels the request: its sequences stop wherever they
 // are, their KV blocks are freed, and the last chunks say FinishCancelled.
-// The channel is sized so the runtime never waits for the reader.
+// The runtime never waits for the reader: output not yet read is queued,
+// so the reader must read the channel until it is closed (after cancelling
+// ctx, that is soon).
 //
-// Stream fills in what req leaves open (RequestID, a seed) and returns an
-// error wrapping ErrInvalidRequest for a request that can never be served.
+// Stream does not change req; what req leaves open (RequestID, a seed) is
+// filled in on a copy. It returns an error wrapping ErrInvalidRequest for a
+// request that can never be served.
 func (r *Runtime) Stream(ctx context.Context, req *messages.GenerateRequest) (<-chan *messages.OutputChunk, error) {
 	if err := r.check(req); err != nil {
 		return nil, err
 	}
-	n := max(req.N, 1)
-	maxTok := req.MaxTokens
-	if maxTok <= 0 {
-		maxTok = r.cfg.MaxModelLen - len(req.Prompt)
+	run := *req
+	if run.RequestID == "" {
+		run.RequestID = "req-" + strconv.FormatUint(r.nextReq.Add(1), 10)
 	}
-	ch, sink, done := OutputSink(n, maxTok)
+	if !run.Sampling.HasSeed {
+		run.Sampling.Seed, run.Sampling.HasSeed = rand.Uint64(), true
+	}
+	ch, sink, done := NewOutputStream(max(run.N, 1))
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
 		return nil, ErrStopped
 	}
-	props := actor.PropsFromProducer(newRequest(r, req, sink),
+	props := actor.PropsFromProducer(newRequest(r, &run, sink),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.StopDirective })))
 	pid := r.system.Root.SpawnPrefix(props, "request-")
 	r.requests[pid] = struct{}{}
@@ -134,7 +131,7 @@ func (r *Runtime) Stream(ctx context.Context, req *messages.GenerateRequest) (<-
 	go func() {
 		select {
 		case <-ctx.Done():
-			r.system.Root.Send(pid, &messages.Cancel{RequestID: req.RequestID, Reason: context.Cause(ctx).Error()})
+			r.system.Root.Send(pid, &messages.Cancel{RequestID: run.RequestID, Reason: context.Cause(ctx).Error()})
 		case <-done:
 		}
 	}()
@@ -219,78 +216,6 @@ func (r *Runtime) requestEnded(pid *actor.PID) {
 		r.idle.Broadcast()
 	}
 	r.mu.Unlock()
-}
-
-// check validates req and fills in its RequestID and seed.
-// OutputSink returns a stream for the output of a request of n choices of
-// at most maxTokens tokens, with room for every chunk (each token of each
-// choice yields at most one, each choice one more to finish, the request
-// the last), so that sending never blocks; the function that sends into it,
-// closing it after the Done chunk; and a channel closed then.
-func OutputSink(n, maxTokens int) (<-chan *messages.OutputChunk, func(*messages.OutputChunk), <-chan struct{}) {
-	ch := make(chan *messages.OutputChunk, n*(maxTokens+1)+1)
-	done := make(chan struct{})
-	return ch, func(c *messages.OutputChunk) {
-		ch <- c
-		if c.Done {
-			close(ch)
-			close(done)
-		}
-	}, done
-}
-
-// Check reports whether Stream would accept req (an error wrapping
-// ErrInvalidRequest when not), without running it: a cluster node checks a
-// request before it sends it to another node.
-func (r *Runtime) Check(req *messages.GenerateRequest) error { return r.check(req) }
-
-func (r *Runtime) check(req *messages.GenerateRequest) error {
-	c := &r.model.Config
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
-	}
-	switch {
-	case len(req.Prompt) == 0:
-		return bad("empty prompt")
-	case req.N < 0 || req.N > MaxN:
-		return bad("n %d is outside [1, %d]", req.N, MaxN)
-	case req.MaxTokens < 0:
-		return bad("max_tokens %d is negative", req.MaxTokens)
-	case len(req.Prompt) >= r.cfg.MaxModelLen:
-		return bad("the prompt has %d tokens; the context holds %d, with room for at least one more", len(req.Prompt), r.cfg.MaxModelLen)
-	}
-	for i, id := range req.Prompt {
-		if id < 0 || int(id) >= c.VocabSize {
-			return bad("prompt token %d: id %d is outside the vocabulary (%d)", i, id, c.VocabSize)
-		}
-	}
-	for id := range req.Sampling.LogitBias {
-		if id < 0 || int(id) >= c.VocabSize {
-			return bad("logit_bias token %d is outside the vocabulary (%d)", id, c.VocabSize)
-		}
-	}
-	for _, s := range req.Stop {
-		if s == "" {
-			return bad("empty stop string")
-		}
-	}
-	if err := SampleParams(&req.Sampling).Validate(); err != nil {
-		return bad("%v", err)
-	}
-	maxLen := r.cfg.MaxModelLen
-	if req.MaxTokens > 0 {
-		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
-	}
-	if need := (maxLen - 1 + r.cfg.BlockSize - 1) / r.cfg.BlockSize; need > r.cfg.NumBlocks {
-		return bad("%d tokens need %d KV blocks; a device has %d", maxLen-1, need, r.cfg.NumBlocks)
-	}
-	if req.RequestID == "" {
-		req.RequestID = "req-" + strconv.FormatUint(r.nextReq.Add(1), 10)
-	}
-	if !req.Sampling.HasSeed {
-		req.Sampling.Seed, req.Sampling.HasSeed = rand.Uint64(), true
-	}
-	return nil
 }
 
 // seqSeed is the seed of choice i of a request seeded with seed: choices of

@@ -23,7 +23,7 @@ type sequence struct {
 
 	cached      int   // NumCachedTokens, from the first result
 	queue       int64 // QueueNanos from the first result, until sent
-	preemptions int
+	preemptions int   // Preempted messages since the last output
 	done        bool
 }
 
@@ -45,8 +45,7 @@ func (s *sequence) Receive(ctx actor.Context) {
 	case *messages.StepResult:
 		s.onStepResult(ctx, msg)
 	case *messages.Preempted:
-		s.preemptions++
-	case *messages.Resumed:
+		s.onPreempted()
 	case *messages.Cancel:
 		s.onCancel(ctx, msg)
 	case *actor.Terminated: // the batcher is gone
@@ -138,6 +137,13 @@ func (s *stopText) heldBack() int {
 	return keep
 }
 
+// onPreempted counts a preemption, reported with the next output.
+func (s *sequence) onPreempted() {
+	if !s.done {
+		s.preemptions++
+	}
+}
+
 func (s *sequence) onCancel(ctx actor.Context, c *messages.Cancel) {
 	if s.done {
 		return
@@ -147,8 +153,8 @@ func (s *sequence) onCancel(ctx actor.Context, c *messages.Cancel) {
 }
 
 func (s *sequence) emit(ctx actor.Context, out *messages.SequenceOutput) {
-	out.SeqID, out.Index, out.NumCachedTokens, out.QueueNanos = s.id, s.index, s.cached, s.queue
-	s.queue = 0
+	out.SeqID, out.Index, out.NumCachedTokens, out.QueueNanos, out.Preemptions = s.id, s.index, s.cached, s.queue, s.preemptions
+	s.queue, s.preemptions = 0, 0
 	ctx.Send(ctx.Parent(), out)
 }
 

@@ -21,7 +21,7 @@ func FuzzStopStrings(f *testing.F) {
 		var stops []string
 		longest := 0
 		for _, s := range []string{s1, s2, s3} {
-			if s != "" { // the server rejects empty stop strings
+			if s != "" { // the runtime rejects empty stop strings (Runtime.Check)
 				stops = append(stops, s)
 				longest = max(longest, len(s))
 			}

@@ -11,7 +11,7 @@
 //	request -> sequence:                             Cancel
 //	sequence -> request:                             SequenceOutput
 //	sequence -> batcher:                             StepRequest, Cancel
-//	batcher -> sequence:                             StepResult, Preempted, Resumed
+//	batcher -> sequence:                             StepResult, Preempted
 //	batcher -> device:                               SwapOut, SwapIn, Step, Free
 //	device -> batcher:                               StepDone, DeviceRestarted
 //	anyone -> batcher:                               GetStats (answered with Stats)

@@ -54,11 +54,15 @@ type Token struct {
 	Top     []TokenLogprob `msgpack:"top,omitempty"`
 }
 
-// Usage counts a request's tokens, as OpenAI's usage.
+// Usage counts a request's tokens, as OpenAI's usage, and how often its
+// choices were preempted.
 type Usage struct {
 	PromptTokens     int `msgpack:"prompt_tokens"`
 	CompletionTokens int `msgpack:"completion_tokens"`
 	CachedTokens     int `msgpack:"cached_tokens"` // prompt tokens found in the prefix cache
+	// Preemptions is the times its choices lost their place (see Preempted),
+	// summed over the choices.
+	Preemptions int `msgpack:"preemptions,omitempty"`
 }
 
 // OutputChunk is new output of one choice of a request: tokens and the text
@@ -78,6 +82,9 @@ type OutputChunk struct {
 	// QueueNanos, on a choice's first chunk, is how long it waited in the
 	// scheduler's queue before it first ran.
 	QueueNanos int64 `msgpack:"queue_nanos,omitempty"`
+	// Preemptions, on a choice's last chunk, is the times that choice lost
+	// its place (see Preempted).
+	Preemptions int `msgpack:"preemptions,omitempty"`
 }
 
 // SequenceOutput is new output of one sequence. Sequence -> its request.
@@ -90,6 +97,7 @@ type SequenceOutput struct {
 	Err             string  `msgpack:"err,omitempty"`
 	NumCachedTokens int     `msgpack:"num_cached_tokens,omitempty"` // prompt tokens found cached
 	QueueNanos      int64   `msgpack:"queue_nanos,omitempty"`       // time it waited to be scheduled (first output)
+	Preemptions     int     `msgpack:"preemptions,omitempty"`       // times it was preempted since its previous output
 }
 
 // Cancel stops a request or a sequence wherever it is, and frees its blocks

@@ -39,15 +39,12 @@ const (
 	ModeSwap      = "swap"      // blocks copied to the device's host tier and back
 )
 
-// Preempted tells a sequence it lost its place for now (Mode says how); it
-// will resume by itself. Batcher -> sequence.
+// Preempted tells a sequence it lost its place for now (Mode says how): the
+// scheduler took its KV blocks for other sequences, or its device failed
+// during its step. It resumes by itself; the sequence counts these, and its
+// choice reports them (OutputChunk.Preemptions, Usage.Preemptions).
+// Batcher -> sequence.
 type Preempted struct {
-	SeqID uint64 `msgpack:"seq_id"`
-	Mode  string `msgpack:"mode"`
-}
-
-// Resumed tells a preempted sequence it is scheduled again. Batcher -> sequence.
-type Resumed struct {
 	SeqID uint64 `msgpack:"seq_id"`
 	Mode  string `msgpack:"mode"`
 }

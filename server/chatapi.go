@@ -81,7 +81,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g := &messages.GenerateRequest{Prompt: prompt}
-	if e := req.toRequest(g, s.rt.VocabSize(), lp); e != nil {
+	if e := req.toRequest(g, lp); e != nil {
 		writeError(w, e)
 		return
 	}
@@ -91,6 +91,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	if g.MaxTokens, e = maxTokens(limit, param, "messages", 0, len(prompt), s.rt.MaxModelLen()); e != nil {
 		writeError(w, e)
+		return
+	}
+	if err := s.rt.Check(g); err != nil {
+		writeError(w, userError(err))
 		return
 	}
 	j, e := s.launch(r.Context(), []*messages.GenerateRequest{g}, start)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -21,10 +22,14 @@ type usageJSON struct {
 	PromptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	// Preemptions (troupe's extension) is the times the request's choices
+	// lost their KV blocks to other sequences and waited to be resumed.
+	Preemptions int `json:"preemptions,omitempty"`
 }
 
 func toUsage(u messages.Usage) *usageJSON {
-	j := &usageJSON{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+	j := &usageJSON{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens,
+		Preemptions: u.Preemptions}
 	j.PromptTokensDetails.CachedTokens = u.CachedTokens
 	return j
 }
@@ -77,7 +82,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	var reqs []*messages.GenerateRequest
 	for _, p := range prompts {
 		g := &messages.GenerateRequest{Prompt: p}
-		if e := req.toRequest(g, s.rt.VocabSize(), lp); e != nil {
+		if e := req.toRequest(g, lp); e != nil {
 			writeError(w, e)
 			return
 		}
@@ -85,9 +90,13 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			writeError(w, e)
 			return
 		}
+		if err := s.rt.Check(g); err != nil {
+			writeError(w, userError(err))
+			return
+		}
 		reqs = append(reqs, g)
-		if len(reqs)*g.N > maxChoices {
-			writeError(w, badRequest("n", "%d prompts times n %d is more than %d choices", len(prompts), g.N, maxChoices))
+		if len(reqs)*g.N > actors.MaxN {
+			writeError(w, badRequest("n", "%d prompts times n %d is more than %d choices", len(prompts), g.N, actors.MaxN))
 			return
 		}
 	}

@@ -8,11 +8,14 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // decodeBody reads a JSON request body of at most maxBytes into v. Unknown
 // fields are ignored (clients send extensions); a known field of the wrong
-// type is a 400 naming it, an oversized body a 413.
+// type is a 400 naming it, an oversized body a 413. A body that is not
+// valid UTF-8 is a 400: decoding it would put U+FFFD in place of the bad
+// bytes, and the model would see text the client never sent.
 func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *apiError {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	var tooBig *http.MaxBytesError
@@ -25,6 +28,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("", "the request body is empty; expected a JSON object")
+	}
+	if i := invalidUTF8(body); i >= 0 {
+		return badRequest("", "the request body is not valid UTF-8 (byte %d)", i)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -45,6 +51,22 @@ func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *
 		}
 	}
 	return nil
+}
+
+// invalidUTF8 returns the offset of the first byte of b that is not part
+// of valid UTF-8, or -1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 func jsonKind(goType string) string {

@@ -57,6 +57,13 @@ func TestBadRequests(t *testing.T) {
 		{"body too large", "/v1/completions", `{"prompt": "` + strings.Repeat("a", 20000) + `"}`, 413, ""},
 		{"stop_token_ids out of range", "/v1/completions", `{"prompt": "x", "stop_token_ids": [99999]}`, 400, "stop_token_ids"},
 		{"detokenize out of range", "/detokenize", `{"tokens": [1, -5]}`, 400, ""},
+		{"invalid UTF-8 prompt", "/v1/completions", "{\"prompt\": \"\xff\xfe\xfd\"}", 400, ""},
+		{"invalid UTF-8 in a list", "/v1/completions", "{\"prompt\": [\"ok\", \"a\xc3\"]}", 400, ""},
+		{"invalid UTF-8 message", "/v1/chat/completions", "{\"messages\": [{\"role\":\"user\",\"content\":\"\xed\xa0\x80\"}]}", 400, ""},
+		{"invalid UTF-8 stop", "/v1/chat/completions", "{\"messages\": [{\"role\":\"user\",\"content\":\"hi\"}], \"stop\": \"\x80\"}", 400, ""},
+		{"invalid UTF-8 unknown field", "/v1/completions", "{\"prompt\": \"x\", \"extra\": \"\xc0\xaf\"}", 400, ""},
+		{"invalid UTF-8 tokenize", "/tokenize", "{\"prompt\": \"\xff\xfe\xfd\"}", 400, ""},
+		{"invalid UTF-8 detokenize", "/detokenize", "{\"tokens\": [1], \"model\": \"\xff\"}", 400, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -103,10 +103,14 @@ func (j *job) record(cc choiceChunk) {
 		j.usage.PromptTokens += c.Usage.PromptTokens
 		j.usage.CompletionTokens += c.Usage.CompletionTokens
 		j.usage.CachedTokens += c.Usage.CachedTokens
+		j.usage.Preemptions += c.Usage.Preemptions
 		m.promptTokens.Add(float64(c.Usage.PromptTokens))
 		m.generationTokens.Add(float64(c.Usage.CompletionTokens))
 		if j.pending--; j.pending == 0 {
 			m.e2e.Observe(now.Sub(j.start).Seconds())
+			if j.usage.Preemptions > 0 {
+				m.preempted.Inc()
+			}
 			for _, f := range j.finish {
 				m.success.WithLabelValues(f).Inc()
 			}

@@ -25,6 +25,7 @@ type metrics struct {
 	model  string
 
 	promptTokens, generationTokens prometheus.Counter
+	preempted                      prometheus.Counter     // finished requests with a preempted choice
 	success                        *prometheus.CounterVec // by finished_reason
 	rejectedTotal                  *prometheus.CounterVec // by status code
 	ttft, itl, e2e, queue          prometheus.Observer
@@ -52,6 +53,7 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 	}
 	m.promptTokens = counter("prompt_tokens_total", "Prefill tokens processed.")
 	m.generationTokens = counter("generation_tokens_total", "Generation tokens processed.")
+	m.preempted = counter("request_preempted_total", "Finished requests of which a choice was preempted at least once (usage.preemptions > 0).")
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe:request_success_total",
 		Help: "Finished requests, by finish reason.", ConstLabels: labels}, []string{"finished_reason"})
 	m.rejectedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe:request_rejected_total",

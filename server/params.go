@@ -1,9 +1,13 @@
 package server
 
 import (
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
+	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -39,121 +43,176 @@ type streamOptions struct {
 // Limits on a request's parameters, each a 400 when exceeded. maxStops is
 // OpenAI's limit on stop strings; the others bound the work and memory one
 // request can ask for (a stop string is matched against each sequence's
-// held-back text, a logit bias is applied at every step).
+// held-back text, a logit bias is applied at every step). n, and n times
+// the number of prompts, are bounded by actors.MaxN.
 const (
 	maxStops         = 4
 	maxStopBytes     = 1024
 	maxStopTokenIDs  = 1024
 	maxLogitBias     = 1024
-	maxChoices       = 128 // n times the number of prompts
 	maxPromptsPerReq = 64
 )
 
-// toRequest checks the shared fields against their documented ranges and
-// fills req; maxTokens is the chosen limit (the endpoint's default applied);
-// logprobs is the number of alternatives per token, -1 for none.
-func (f *samplingFields) toRequest(req *messages.GenerateRequest, vocab, logprobs int) *apiError {
-	s := &req.Sampling
-	s.Temperature, s.TopP = 1, 1 // OpenAI's defaults
-	if f.Temperature != nil {
-		if *f.Temperature < 0 || *f.Temperature > 2 || math.IsNaN(*f.Temperature) {
-			return badRequest("temperature", "temperature %v is outside [0, 2]", *f.Temperature)
-		}
-		s.Temperature = float32(*f.Temperature)
-	}
-	if f.TopP != nil {
-		if !(*f.TopP > 0 && *f.TopP <= 1) {
-			return badRequest("top_p", "top_p %v is outside (0, 1]", *f.TopP)
-		}
-		s.TopP = float32(*f.TopP)
-	}
-	if f.TopK != nil {
-		if *f.TopK < -1 {
-			return badRequest("top_k", "top_k %d must be -1 (off), 0 (off) or positive", *f.TopK)
-		}
-		s.TopK = max(*f.TopK, 0)
-	}
-	if f.MinP != nil {
-		if !(*f.MinP >= 0 && *f.MinP <= 1) {
-			return badRequest("min_p", "min_p %v is outside [0, 1]", *f.MinP)
-		}
-		s.MinP = float32(*f.MinP)
-	}
-	for _, p := range []struct {
-		name string
-		v    *float64
-		dst  *float32
-	}{{"presence_penalty", f.PresencePenalty, &s.PresencePenalty}, {"frequency_penalty", f.FrequencyPenalty, &s.FrequencyPenalty}} {
-		if p.v != nil {
-			if !(*p.v >= -2 && *p.v <= 2) {
-				return badRequest(p.name, "%s %v is outside [-2, 2]", p.name, *p.v)
+// A param is one field of samplingFields: apply checks the body's value,
+// when it has one, against the range the API documents, and sets it on the
+// request.
+//
+// Only the API's own rules are here: the JSON shape, OpenAI's ranges, the
+// size limits above. What makes a request valid for the model (token ids
+// inside the vocabulary, no empty stop string, n up to actors.MaxN, ...) is
+// the runtime's to check, in one place for every front end
+// (actors.Runtime.Check, whose errors name the param too).
+type param struct {
+	name  string
+	apply func(f *samplingFields, req *messages.GenerateRequest) *apiError
+}
+
+// params is the table of the fields completions and chat share, in the
+// order they are checked.
+var params = []param{
+	floatIn("temperature", func(f *samplingFields) *float64 { return f.Temperature }, span{0, 2, false},
+		func(s *messages.SamplingParams, v float32) { s.Temperature = v }),
+	floatIn("top_p", func(f *samplingFields) *float64 { return f.TopP }, span{0, 1, true},
+		func(s *messages.SamplingParams, v float32) { s.TopP = v }),
+	{"top_k", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		if f.TopK != nil {
+			if *f.TopK < -1 {
+				return badRequest("top_k", "top_k %d must be -1 (off), 0 (off) or positive", *f.TopK)
 			}
-			*p.dst = float32(*p.v)
+			req.Sampling.TopK = max(*f.TopK, 0)
 		}
-	}
-	if f.RepetitionPenalty != nil {
-		if !(*f.RepetitionPenalty > 0 && *f.RepetitionPenalty <= 10) {
-			return badRequest("repetition_penalty", "repetition_penalty %v is outside (0, 10]", *f.RepetitionPenalty)
+		return nil
+	}},
+	floatIn("min_p", func(f *samplingFields) *float64 { return f.MinP }, span{0, 1, false},
+		func(s *messages.SamplingParams, v float32) { s.MinP = v }),
+	floatIn("presence_penalty", func(f *samplingFields) *float64 { return f.PresencePenalty }, span{-2, 2, false},
+		func(s *messages.SamplingParams, v float32) { s.PresencePenalty = v }),
+	floatIn("frequency_penalty", func(f *samplingFields) *float64 { return f.FrequencyPenalty }, span{-2, 2, false},
+		func(s *messages.SamplingParams, v float32) { s.FrequencyPenalty = v }),
+	floatIn("repetition_penalty", func(f *samplingFields) *float64 { return f.RepetitionPenalty }, span{0, 10, true},
+		func(s *messages.SamplingParams, v float32) { s.RepetitionPenalty = v }),
+	{"logit_bias", applyLogitBias},
+	{"seed", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		if f.Seed != nil {
+			req.Sampling.Seed, req.Sampling.HasSeed = uint64(*f.Seed), true
 		}
-		s.RepetitionPenalty = float32(*f.RepetitionPenalty)
+		return nil
+	}},
+	{"n", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		req.N = 1
+		if f.N != nil {
+			if *f.N < 1 || *f.N > actors.MaxN {
+				return badRequest("n", "n %d is outside [1, %d]", *f.N, actors.MaxN)
+			}
+			req.N = *f.N
+		}
+		return nil
+	}},
+	{"stop", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		if len(f.Stop) > maxStops {
+			return badRequest("stop", "at most %d stop strings, got %d", maxStops, len(f.Stop))
+		}
+		for _, st := range f.Stop {
+			if len(st) > maxStopBytes {
+				return badRequest("stop", "a stop string of %d bytes; at most %d", len(st), maxStopBytes)
+			}
+		}
+		req.Stop = f.Stop
+		return nil
+	}},
+	{"stop_token_ids", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		if len(f.StopTokenIDs) > maxStopTokenIDs {
+			return badRequest("stop_token_ids", "%d stop token ids; at most %d", len(f.StopTokenIDs), maxStopTokenIDs)
+		}
+		req.StopTokenIDs = f.StopTokenIDs
+		return nil
+	}},
+	{"ignore_eos", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		req.IgnoreEOS = f.IgnoreEOS
+		return nil
+	}},
+	{"priority", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		req.Priority = f.Priority
+		return nil
+	}},
+}
+
+// span is a range of a number parameter: [lo, hi], or (lo, hi] when open.
+type span struct {
+	lo, hi float64
+	open   bool
+}
+
+func (s span) contains(v float64) bool { return (v > s.lo || !s.open && v == s.lo) && v <= s.hi } // NaN: no
+
+func (s span) String() string {
+	if s.open {
+		return fmt.Sprintf("(%v, %v]", s.lo, s.hi)
 	}
-	if s.PresencePenalty != 0 || s.FrequencyPenalty != 0 || (s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1) {
-		s.PenaltyLastN = 64 // llama.cpp's window
-	}
+	return fmt.Sprintf("[%v, %v]", s.lo, s.hi)
+}
+
+// floatIn is the param name: a number in r, set as a float32 by set.
+func floatIn(name string, get func(*samplingFields) *float64, r span, set func(*messages.SamplingParams, float32)) param {
+	return param{name, func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		if v := get(f); v != nil {
+			if !r.contains(*v) {
+				return badRequest(name, "%s %v is outside %v", name, *v, r)
+			}
+			set(&req.Sampling, float32(*v))
+		}
+		return nil
+	}}
+}
+
+// applyLogitBias parses logit_bias's keys as token ids and checks its
+// values; -100 bans the token, as OpenAI's. Whether an id is in the
+// vocabulary is the runtime's to check.
+func applyLogitBias(f *samplingFields, req *messages.GenerateRequest) *apiError {
 	if len(f.LogitBias) > maxLogitBias {
 		return badRequest("logit_bias", "logit_bias has %d entries; at most %d", len(f.LogitBias), maxLogitBias)
 	}
-	if len(f.LogitBias) > 0 {
-		s.LogitBias = make(map[int32]float32, len(f.LogitBias))
-		for k, v := range f.LogitBias {
-			id, err := strconv.ParseInt(k, 10, 32)
-			if err != nil || id < 0 || int(id) >= vocab {
-				return badRequest("logit_bias", "logit_bias key %q is not a token id of this model (0..%d)", k, vocab-1)
-			}
-			if !(v >= -100 && v <= 100) {
-				return badRequest("logit_bias", "logit_bias value %v for token %s is outside [-100, 100]", v, k)
-			}
-			s.LogitBias[int32(id)] = float32(v)
-			if v == -100 {
-				s.LogitBias[int32(id)] = float32(math.Inf(-1)) // OpenAI: -100 bans the token
-			}
+	if len(f.LogitBias) == 0 {
+		return nil
+	}
+	bias := make(map[int32]float32, len(f.LogitBias))
+	for _, k := range slices.Sorted(maps.Keys(f.LogitBias)) { // the first bad key, whatever the map's order
+		v := f.LogitBias[k]
+		id, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			return badRequest("logit_bias", "logit_bias key %q is not a token id", k)
+		}
+		if !(v >= -100 && v <= 100) {
+			return badRequest("logit_bias", "logit_bias value %v for token %s is outside [-100, 100]", v, k)
+		}
+		bias[int32(id)] = float32(v)
+		if v == -100 {
+			bias[int32(id)] = float32(math.Inf(-1))
 		}
 	}
-	if f.Seed != nil {
-		s.Seed, s.HasSeed = uint64(*f.Seed), true
+	req.Sampling.LogitBias = bias
+	return nil
+}
+
+// toRequest fills req from the shared fields, each checked against its
+// documented range (the params table), then OpenAI's defaults and what
+// follows from the fields; logprobs is the number of alternatives per
+// token, -1 for none. The caller sets MaxTokens, then has the runtime check
+// the request.
+func (f *samplingFields) toRequest(req *messages.GenerateRequest, logprobs int) *apiError {
+	req.Sampling.Temperature, req.Sampling.TopP = 1, 1 // OpenAI's defaults
+	for _, p := range params {
+		if e := p.apply(f, req); e != nil {
+			return e
+		}
+	}
+	s := &req.Sampling
+	if s.PresencePenalty != 0 || s.FrequencyPenalty != 0 || (s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1) {
+		s.PenaltyLastN = 64 // llama.cpp's window
 	}
 	if logprobs >= 0 {
 		s.WantLogprob, s.Logprobs = true, logprobs
 	}
-	n := 1
-	if f.N != nil {
-		n = *f.N
-		if n < 1 || n > maxChoices {
-			return badRequest("n", "n %d is outside [1, %d]", n, maxChoices)
-		}
-	}
-	req.N = n
-	if len(f.Stop) > maxStops {
-		return badRequest("stop", "at most %d stop strings, got %d", maxStops, len(f.Stop))
-	}
-	for _, st := range f.Stop {
-		if st == "" {
-			return badRequest("stop", "stop strings must not be empty")
-		}
-		if len(st) > maxStopBytes {
-			return badRequest("stop", "a stop string of %d bytes; at most %d", len(st), maxStopBytes)
-		}
-	}
-	req.Stop = f.Stop
-	if len(f.StopTokenIDs) > maxStopTokenIDs {
-		return badRequest("stop_token_ids", "%d stop token ids; at most %d", len(f.StopTokenIDs), maxStopTokenIDs)
-	}
-	for _, id := range f.StopTokenIDs {
-		if id < 0 || int(id) >= vocab {
-			return badRequest("stop_token_ids", "stop token %d is not a token id of this model", id)
-		}
-	}
-	req.StopTokenIDs, req.IgnoreEOS, req.Priority = f.StopTokenIDs, f.IgnoreEOS, f.Priority
 	return nil
 }
 

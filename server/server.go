@@ -222,8 +222,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// userError maps an error of the runtime to the client's 400, or a 500.
+// userError maps an error of the runtime to the client's 400 (naming the
+// field at fault, when the runtime does), a 503 once it is stopping, or a
+// 500.
 func userError(err error) *apiError {
+	var re *actors.RequestError
+	if errors.As(err, &re) {
+		return badRequest(re.Param, "%s", re.Msg)
+	}
 	if errors.Is(err, actors.ErrInvalidRequest) {
 		return badRequest("", "%s", strings.TrimPrefix(err.Error(), actors.ErrInvalidRequest.Error()+": "))
 	}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// TestParamsTable: every field of samplingFields is in the params table,
+// or handled by the endpoints (named here), and every entry names a field.
+func TestParamsTable(t *testing.T) {
+	elsewhere := map[string]bool{"model": true, "max_tokens": true, "stream": true, "stream_options": true, "user": true}
+	fields := map[string]bool{}
+	typ := reflect.TypeFor[samplingFields]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		fields[name] = true
+	}
+	inTable := map[string]bool{}
+	for _, p := range params {
+		if inTable[p.name] {
+			t.Errorf("%s is in the table twice", p.name)
+		}
+		inTable[p.name] = true
+		if !fields[p.name] {
+			t.Errorf("the table's %s is no field of samplingFields", p.name)
+		}
+	}
+	for f := range fields {
+		if !inTable[f] && !elsewhere[f] {
+			t.Errorf("field %s is neither in the params table nor handled by the endpoints", f)
+		}
+	}
+}
+
+// TestToRequest: each field lands in the request, and a value outside its
+// range is a 400 about that field.
+func TestToRequest(t *testing.T) {
+	inf := float32(math.Inf(-1))
+	for _, tc := range []struct {
+		body     string
+		logprobs int
+		want     messages.GenerateRequest
+		param    string // the error's, "" for none
+	}{
+		{`{}`, -1, messages.GenerateRequest{N: 1, Sampling: messages.SamplingParams{Temperature: 1, TopP: 1}}, ""},
+		{`{"temperature": 0.5, "top_p": 0.9, "top_k": -1, "min_p": 0.1, "seed": 7, "n": 3}`, 2, messages.GenerateRequest{N: 3,
+			Sampling: messages.SamplingParams{Temperature: 0.5, TopP: 0.9, MinP: 0.1, Seed: 7, HasSeed: true, WantLogprob: true, Logprobs: 2}}, ""},
+		{`{"presence_penalty": 1, "repetition_penalty": 1.1, "logit_bias": {"5": -100, "7": 2.5}}`, -1, messages.GenerateRequest{N: 1,
+			Sampling: messages.SamplingParams{Temperature: 1, TopP: 1, PresencePenalty: 1, RepetitionPenalty: 1.1, PenaltyLastN: 64,
+				LogitBias: map[int32]float32{5: inf, 7: 2.5}}}, ""},
+		{`{"stop": "x", "stop_token_ids": [2], "ignore_eos": true, "priority": -3}`, -1, messages.GenerateRequest{N: 1,
+			Sampling: messages.SamplingParams{Temperature: 1, TopP: 1}, Stop: []string{"x"}, StopTokenIDs: []int32{2}, IgnoreEOS: true, Priority: -3}, ""},
+		{`{"temperature": 2.01}`, -1, messages.GenerateRequest{}, "temperature"},
+		{`{"top_p": 0}`, -1, messages.GenerateRequest{}, "top_p"},
+		{`{"top_k": -2}`, -1, messages.GenerateRequest{}, "top_k"},
+		{`{"min_p": 1.5}`, -1, messages.GenerateRequest{}, "min_p"},
+		{`{"frequency_penalty": -2.5}`, -1, messages.GenerateRequest{}, "frequency_penalty"},
+		{`{"repetition_penalty": 0}`, -1, messages.GenerateRequest{}, "repetition_penalty"},
+		{`{"logit_bias": {"x": 1}}`, -1, messages.GenerateRequest{}, "logit_bias"},
+		{`{"logit_bias": {"1": -101}}`, -1, messages.GenerateRequest{}, "logit_bias"},
+		{`{"n": 0}`, -1, messages.GenerateRequest{}, "n"},
+		{`{"n": 129}`, -1, messages.GenerateRequest{}, "n"},
+		{`{"stop": ["a", "b", "c", "d", "e"]}`, -1, messages.GenerateRequest{}, "stop"},
+	} {
+		t.Run(tc.body, func(t *testing.T) {
+			var f samplingFields
+			if err := json.Unmarshal([]byte(tc.body), &f); err != nil {
+				t.Fatal(err)
+			}
+			var got messages.GenerateRequest
+			e := f.toRequest(&got, tc.logprobs)
+			switch {
+			case tc.param != "":
+				if e == nil || e.Param == nil || *e.Param != tc.param || e.Status != 400 {
+					t.Fatalf("got %+v, want a 400 about %s", e, tc.param)
+				}
+			case e != nil:
+				t.Fatal(e)
+			case !reflect.DeepEqual(got, tc.want):
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
