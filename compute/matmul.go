@@ -15,12 +15,11 @@ const tileBytes = 256 << 10
 // MatMuler multiplies activations by weight matrices of any supported type,
 // with ggml's CPU arithmetic so that results track llama.cpp's:
 //
-//   - F32 weights: float32 activations, one gonum Sdot per output value.
-//   - F16 and BF16 weights: activations rounded to f16 (bf16) first, as ggml
-//     converts them to the weight's vec_dot_type; then a tile of weight rows
-//     is dequantized into per-worker scratch and multiplied as F32 weights.
-//     Products of two such values are exact in float32, so only the order of
-//     the sum differs from ggml.
+//   - F32, F16 and BF16 weights: read as stored and converted on the fly
+//     by the kernels of kern_f.go, against float32 activations (for F16 and
+//     BF16 rounded to f16 or bf16 first, as ggml converts them to the
+//     weight's vec_dot_type). Products of two such values are exact in
+//     float32, so only the order of the sum differs from ggml.
 //   - Quantized weights: each activation row is quantized once per call to
 //     the weight type's vec_dot_type (Q8_0, Q8_1 or Q8_K, see quantize_act.go)
 //     and every (token, weight row) pair takes an integer block dot product
@@ -49,6 +48,7 @@ type MatMuler struct {
 	job     job            // the call in flight
 	scratch [][]float32    // (workers) (tile rows * k) dequantized weight rows
 	xr      []float32      // (m * k) activations rounded to f16 or bf16
+	xh      []uint16       // (m * k) activations as bf16, for VDPBF16PS
 	q8_0    []blockQ8_0    // (m * k/32) activations for Q4_0, Q5_0, Q8_0 weights
 	q8_1    []blockQ8_1    // (m * k/32) activations for Q4_1, Q5_1 weights
 	q8K     []blockQ8_K    // (m * k/256) activations for K-quant weights
@@ -61,6 +61,8 @@ type job struct {
 	m   int
 	w   *Tensor
 	per int // weight rows per worker
+
+	fk *floatKernel // the assembly for float weights, or nil
 
 	pk      *panelKernel[blockQ8_0] // the assembly for w's rows (Q8_0 activations), or nil
 	panels  *packed                 // w's panel form for pk
@@ -106,15 +108,11 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	var panelK *panelKernel[blockQ8_0]
 	var kK *panelKernel[blockQ8_K]
 	var kPacked *packed
+	var fk *floatKernel
 	switch t := w.Type; {
-	case t == F16 || t == BF16:
-		xr := grow(&mm.xr, m*k)
-		if t == F16 {
-			roundRowF16(x, xr)
-		} else {
-			roundRowBF16(x, xr)
-		}
-		x = xr
+	case t == F32 || t == F16 || t == BF16:
+		fk = floatKernelFor(t, hostISA)
+		x = mm.floatActs(x, m, k, t, fk)
 	case vecDotQ8_0Kernel(t) != nil:
 		pk := panelKernelFor(t, hostISA)
 		var c int32
@@ -146,7 +144,7 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 		per = (per + panelRows - 1) / panelRows * panelRows
 		workers = (n + per - 1) / per
 	}
-	mm.job = job{out: out, x: x, m: m, w: w, per: per, pk: panelK, panels: panels, kk: kK, kPacked: kPacked}
+	mm.job = job{out: out, x: x, m: m, w: w, per: per, pk: panelK, panels: panels, kk: kK, kPacked: kPacked, fk: fk}
 	defer func() { mm.job = job{} }() // drop the caller's buffers
 	if workers == 1 {
 		return mm.share(0)
@@ -174,9 +172,8 @@ func (mm *MatMuler) share(wi int) error {
 		return nil
 	}
 	switch t := w.Type; {
-	case t == F32:
-		k := w.Cols()
-		gemmRows(j.out, j.x, m, f32View(w.Data)[lo*k:hi*k], k, n, lo, hi)
+	case t == F32 || t == F16 || t == BF16:
+		mm.floatRows(lo, hi)
 	case vecDotQ8_0Kernel(t) != nil:
 		xq := mm.q8_0[:m*w.Cols()/32]
 		if j.pk != nil {
@@ -196,9 +193,8 @@ func (mm *MatMuler) share(wi int) error {
 		}
 		dotRows(j.out, xq, m, n, w.Data, rb, lo, hi, vecDotQ8_KKernel(t), batch)
 	default:
-		// F16, BF16 (with rounded activations), and types without a block
-		// dot product in ggml either (e.g. Q8_K weights): dequantize and
-		// multiply in float32.
+		// Types without a block dot product in ggml (e.g. Q8_K weights):
+		// dequantize and multiply in float32.
 		return mm.dequantRows(wi, lo, hi)
 	}
 	return nil

@@ -1,0 +1,263 @@
+package compute
+
+import "golang.org/x/sys/cpu"
+
+// The float weight kernels of kern_f_amd64.s (see kern_f.go).
+
+//go:generate sh -c "cd .. && python3 scripts/gen-kern-f.py > compute/kern_f_amd64.s"
+
+// hostBF16 reports whether this CPU has AVX512_BF16's VDPBF16PS, which the
+// BF16 kernels use at the AVX512VNNI level.
+var hostBF16 = cpu.X86.HasAVX512BF16
+
+// floatKernelFor returns the kernels for float weight type t on isa, or nil
+// (the Go reference). dp selects VDPBF16PS for BF16 where the CPU has it.
+func floatKernelFor(t DType, isa ISA) *floatKernel {
+	switch {
+	case isa >= AVX512VNNI && t == BF16 && hostBF16:
+		return floatKernels512[3]
+	case isa >= AVX512VNNI:
+		return floatKernels512[floatIndex(t)]
+	case isa >= AVX2:
+		return floatKernels256[floatIndex(t)]
+	}
+	return nil
+}
+
+// floatIndex is t's place in the kernel tables.
+func floatIndex(t DType) int {
+	switch t {
+	case F16:
+		return 1
+	case BF16:
+		return 2
+	}
+	return 0
+}
+
+// floatKernels512 holds the AVX512 kernels: F32, F16, BF16, BF16 by VDPBF16PS.
+var floatKernels512 = [...]*floatKernel{
+	{step: 16, dp: false, rnMax: 6, rm: [floatRN + 1]int{0, 8, 4, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, f32x8r1AVX512, f32x4r2AVX512, f32x4r3AVX512, f32x4r4AVX512, f32x4r5AVX512, f32x4r6AVX512},
+		one:  [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x1r2AVX512, f32x1r3AVX512, f32x1r4AVX512, f32x1r5AVX512, f32x1r6AVX512}},
+	{step: 16, dp: false, rnMax: 6, rm: [floatRN + 1]int{0, 8, 4, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, f16x8r1AVX512, f16x4r2AVX512, f16x4r3AVX512, f16x4r4AVX512, f16x4r5AVX512, f16x4r6AVX512},
+		one:  [floatRN + 1]floatFunc{nil, f16x1r1AVX512, f16x1r2AVX512, f16x1r3AVX512, f16x1r4AVX512, f16x1r5AVX512, f16x1r6AVX512}},
+	{step: 32, dp: false, rnMax: 6, rm: [floatRN + 1]int{0, 8, 4, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, bf16x8r1AVX512, bf16x4r2AVX512, bf16x4r3AVX512, bf16x4r4AVX512, bf16x4r5AVX512, bf16x4r6AVX512},
+		one:  [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x1r2AVX512, bf16x1r3AVX512, bf16x1r4AVX512, bf16x1r5AVX512, bf16x1r6AVX512}},
+	{step: 32, dp: true, rnMax: 6, rm: [floatRN + 1]int{0, 8, 4, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, bf16dpx8r1AVX512, bf16dpx4r2AVX512, bf16dpx4r3AVX512, bf16dpx4r4AVX512, bf16dpx4r5AVX512, bf16dpx4r6AVX512},
+		one:  [floatRN + 1]floatFunc{nil, bf16dpx1r1AVX512, bf16dpx1r2AVX512, bf16dpx1r3AVX512, bf16dpx1r4AVX512, bf16dpx1r5AVX512, bf16dpx1r6AVX512}},
+}
+
+// floatKernels256 holds the AVX2 kernels: F32, F16, BF16.
+var floatKernels256 = [...]*floatKernel{
+	{step: 16, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 4, 2, 2},
+		main: [floatRN + 1]floatFunc{nil, f32x4r1AVX2, f32x2r2AVX2, f32x2r3AVX2},
+		one:  [floatRN + 1]floatFunc{nil, f32x1r1AVX2, f32x1r2AVX2, f32x1r3AVX2}},
+	{step: 16, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 4, 2, 2},
+		main: [floatRN + 1]floatFunc{nil, f16x4r1AVX2, f16x2r2AVX2, f16x2r3AVX2},
+		one:  [floatRN + 1]floatFunc{nil, f16x1r1AVX2, f16x1r2AVX2, f16x1r3AVX2}},
+	{step: 32, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 4, 2, 2},
+		main: [floatRN + 1]floatFunc{nil, bf16x4r1AVX2, bf16x2r2AVX2, bf16x2r3AVX2},
+		one:  [floatRN + 1]floatFunc{nil, bf16x1r1AVX2, bf16x1r2AVX2, bf16x1r3AVX2}},
+}
+
+//go:noescape
+func f32x8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x4r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x4r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x4r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
