@@ -1,0 +1,33 @@
+package compute
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkMatMulFloat measures MatMul on TinyLlama-sized float weights
+// (F32, F16, BF16; k = 2048; n = 2048 and 5632) for a decode step (m = 1)
+// and a prefill chunk (m = 64), on two workers, with the kernels MatMul
+// picks on this machine.
+func BenchmarkMatMulFloat(b *testing.B) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	const k = 2048
+	for _, typ := range []DType{F32, F16, BF16} {
+		for _, n := range []int{2048, 5632} {
+			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+			for _, m := range []int{1, 64} {
+				x, out := randomActs(rng, m*k), make([]float32, m*n)
+				b.Run(fmt.Sprintf("%v/n%d/m%d", typ, n, m), func(b *testing.B) {
+					mm := NewMatMuler(2)
+					for b.Loop() {
+						if err := mm.MatMul(out, x, m, w); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
