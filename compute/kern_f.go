@@ -29,7 +29,7 @@ import (
 // references the assembly is tested against bit for bit.
 
 // floatRN is the most activation rows a float kernel takes at once.
-const floatRN = 6
+const floatRN = 5
 
 // floatChunkBytes bounds the weight rows a worker runs over all activation
 // rows before moving on, so that they stay in the L2 cache.
