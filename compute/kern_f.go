@@ -60,13 +60,10 @@ func (mm *MatMuler) floatActs(x []float32, m, k int, t DType, fk *floatKernel) [
 		return x
 	case t == F16:
 		xr := grow(&mm.xr, m*k)
-		roundRowF16(x, xr)
+		roundF16(x, xr)
 		return xr
 	case fk != nil && fk.dp:
-		xh := grow(&mm.xh, m*k)
-		for i, v := range x {
-			xh[i] = FP32ToBF16(v)
-		}
+		toBF16(x, grow(&mm.xh, m*k))
 		return nil
 	}
 	xr := grow(&mm.xr, m*k)

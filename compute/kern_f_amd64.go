@@ -1,14 +1,8 @@
 package compute
 
-import "golang.org/x/sys/cpu"
-
 // The float weight kernels of kern_f_amd64.s (see kern_f.go).
 
 //go:generate sh -c "cd .. && python3 scripts/gen-kern-f.py > compute/kern_f_amd64.s"
-
-// hostBF16 reports whether this CPU has AVX512_BF16's VDPBF16PS, which the
-// BF16 kernels use at the AVX512VNNI level.
-var hostBF16 = cpu.X86.HasAVX512BF16
 
 // floatKernelFor returns the kernels for float weight type t on isa, or nil
 // (the Go reference). dp selects VDPBF16PS for BF16 where the CPU has it.
@@ -237,3 +231,36 @@ func bf16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk
 
 //go:noescape
 func bf16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func roundF16AVX2(x, dst *float32, n int)
+
+//go:noescape
+func toBF16AVX512(x *float32, dst *uint16, n int)
+
+// roundF16 rounds x to f16 values into dst (FP32ToFP16 and back; a NaN may
+// keep other payload bits).
+func roundF16(x, dst []float32) {
+	n := 0
+	if hostISA >= AVX2 {
+		n = len(x) &^ 7
+		if n > 0 {
+			roundF16AVX2(&x[0], &dst[0], n)
+		}
+	}
+	roundRowF16(x[n:], dst[n:])
+}
+
+// toBF16 converts x to bf16 into dst, as FP32ToBF16.
+func toBF16(x []float32, dst []uint16) {
+	n := 0
+	if hostISA >= AVX512VNNI {
+		n = len(x) &^ 15
+		if n > 0 {
+			toBF16AVX512(&x[0], &dst[0], n)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		dst[i] = FP32ToBF16(x[i])
+	}
+}

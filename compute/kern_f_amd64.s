@@ -28,6 +28,62 @@
 //     bf16 activations as stored; it flushes denormal inputs and results to
 //     zero, which the FMA kernels do not.
 
+
+// func roundF16AVX2(x, dst *float32, n int)
+// dst[i] = x[i] rounded to f16 (to nearest even) and back, for n a multiple
+// of 8 (F16C; equal to FP32ToFP16 except for NaN payloads).
+TEXT ·roundF16AVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ done
+loop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X0
+	VCVTPH2PS X0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ loop
+done:
+	VZEROUPPER
+	RET
+
+// func toBF16AVX512(x *float32, dst *uint16, n int)
+// dst[i] = x[i] as bf16, for n a multiple of 16: FP32ToBF16 (to nearest
+// even; a NaN keeps its sign and top payload bits and is made quiet).
+TEXT ·toBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ done
+	MOVL $1, AX
+	VPBROADCASTD AX, Z28
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z29
+	MOVL $64, AX
+	VPBROADCASTD AX, Z30
+loop:
+	VMOVUPS (SI), Z0
+	VCMPPS $3, Z0, Z0, K1
+	VPSRLD $16, Z0, Z1
+	VPANDD Z28, Z1, Z2
+	VPADDD Z2, Z0, Z2
+	VPADDD Z29, Z2, Z2
+	VPSRLD $16, Z2, Z2
+	VPORD Z30, Z1, K1, Z2
+	VPMOVDW Z2, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ loop
+done:
+	VZEROUPPER
+	RET
+
 // func f32x8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 TEXT ·f32x8r1AVX512(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), AX

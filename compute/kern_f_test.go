@@ -223,3 +223,55 @@ func TestFMAExact32(t *testing.T) {
 	check(0x1p-75, 0x1p-75, 0x1p-149)     // denormal results
 	check(0x1p-100, 0x1p-49, -0x1p-149)
 }
+
+// TestActivationConversions checks the vector f16 rounding and bf16
+// conversion of activations against FP32ToFP16 and FP32ToBF16, bit for bit,
+// on random values over the whole exponent range and on special values
+// (NaN only for bf16: F16C keeps a NaN's payload, FP32ToFP16 does not).
+func TestActivationConversions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x807fffff, 0x7f7fffff,
+		0x477fe000, 0x477ff000, 0x477fefff, 0x33800000, 0x33000000, 0x387fc000, 0x3f808000, 0x3f818000,
+		0x3f80ffff, 0x3f817fff}
+	nans := []uint32{0x7fc00000, 0xffc00001, 0x7f800001, 0x7fbfffff, 0xff812345}
+	for _, n := range []int{0, 5, 16, 37, 1000} {
+		x := make([]float32, n)
+		for i := range x {
+			switch r := rng.IntN(8); {
+			case r == 0:
+				x[i] = math.Float32frombits(specials[rng.IntN(len(specials))])
+			case r == 1:
+				x[i] = math.Float32frombits(rng.Uint32())
+			default:
+				x[i] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(60)-30)))
+			}
+		}
+		xf := make([]float32, n)
+		for i := range x {
+			xf[i] = x[i]
+			if v := x[i]; v != v {
+				xf[i] = 1
+			}
+		}
+		got, want := make([]float32, n), make([]float32, n)
+		roundF16(xf, got)
+		roundRowF16(xf, want)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: f16(%#x) = %#x, want %#x", n, math.Float32bits(xf[i]), math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+		for i := range x {
+			if rng.IntN(10) == 0 {
+				x[i] = math.Float32frombits(nans[rng.IntN(len(nans))])
+			}
+		}
+		h := make([]uint16, n)
+		toBF16(x, h)
+		for i, v := range x {
+			if w := FP32ToBF16(v); h[i] != w {
+				t.Fatalf("n=%d: bf16(%#x) = %#x, want %#x", n, math.Float32bits(v), h[i], w)
+			}
+		}
+	}
+}
