@@ -31,6 +31,11 @@ import (
 // floatRN is the most activation rows a float kernel takes at once.
 const floatRN = 5
 
+// floatPad is how many values longer than k a row of prepared activations
+// is: rows a power of two bytes apart would all fall in the same L1 cache
+// sets as the weight rows the kernel reads beside them.
+const floatPad = 16
+
 // floatChunkBytes bounds the weight rows a worker runs over all activation
 // rows before moving on, so that they stay in the L2 cache.
 const floatChunkBytes = 256 << 10
@@ -50,25 +55,32 @@ type floatKernel struct {
 	main, one [floatRN + 1]floatFunc
 }
 
-// floatActs prepares the activations for float weights of type t: x itself
-// for F32; rounded to f16 for F16; for BF16 rounded to bf16 and, per step
-// of 32, split into the 16 odd elements then the 16 even ones (bf16Split),
-// or kept as bf16 in mm.xh for VDPBF16PS (the result is then nil).
+// floatActs prepares the activations for float weights of type t, rows
+// k+floatPad values apart: x as is for F32; rounded to f16 for F16; for
+// BF16 rounded to bf16 and, per step of 32, split into the 16 odd elements
+// then the 16 even ones (bf16Split), or kept as bf16 in mm.xh for VDPBF16PS
+// (2·floatPad values apart; the result is then nil).
 func (mm *MatMuler) floatActs(x []float32, m, k int, t DType, fk *floatKernel) []float32 {
-	switch {
-	case t == F32:
-		return x
-	case t == F16:
-		xr := grow(&mm.xr, m*k)
-		roundF16(x, xr)
-		return xr
-	case fk != nil && fk.dp:
-		toBF16(x, grow(&mm.xh, m*k))
+	ld := k + floatPad
+	if fk != nil && fk.dp {
+		ldh := k + 2*floatPad
+		xh := grow(&mm.xh, m*ldh)
+		for r := range m {
+			toBF16(x[r*k:(r+1)*k], xh[r*ldh:r*ldh+k])
+		}
 		return nil
 	}
-	xr := grow(&mm.xr, m*k)
+	xr := grow(&mm.xr, m*ld)
 	for r := range m {
-		bf16Split(x[r*k:(r+1)*k], xr[r*k:(r+1)*k])
+		src, dst := x[r*k:(r+1)*k], xr[r*ld:r*ld+k]
+		switch t {
+		case F32:
+			copy(dst, src)
+		case F16:
+			roundF16(src, dst)
+		default:
+			bf16Split(src, dst)
+		}
 	}
 	return xr
 }
@@ -94,9 +106,10 @@ func (mm *MatMuler) floatRows(lo, hi int) {
 	j := &mm.job
 	w, m, fk := j.w, j.m, j.fk
 	k, n, rb := w.Cols(), w.Rows(), w.RowBytes()
+	ld := k + floatPad
 	if fk == nil {
 		for t := range m {
-			x := j.x[t*k : (t+1)*k]
+			x := j.x[t*ld : t*ld+k]
 			for r := lo; r < hi; r++ {
 				j.out[t*n+r] = dotFloat(w.Type, w.Row(r), x, k)
 			}
@@ -104,9 +117,10 @@ func (mm *MatMuler) floatRows(lo, hi int) {
 		return
 	}
 	var xb []byte // the activations as the kernels read them
-	xs := k * 4
+	xs := ld * 4
 	if fk.dp {
-		xs = k * 2
+		ld = k + 2*floatPad
+		xs = ld * 2
 		xb = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mm.xh))), m*xs)
 	} else {
 		xb = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(j.x))), m*xs)
@@ -135,9 +149,9 @@ func (mm *MatMuler) floatRows(lo, hi int) {
 				for i := k0; i < k; i++ {
 					var x float32
 					if fk.dp {
-						x = BF16ToFP32(mm.xh[t*k+i])
+						x = BF16ToFP32(mm.xh[t*ld+i])
 					} else {
-						x = j.x[t*k+i]
+						x = j.x[t*ld+i]
 					}
 					s = fmaExact32(weightAt(w.Type, w.Row(r), i), x, s)
 				}
