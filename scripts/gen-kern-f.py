@@ -136,15 +136,15 @@ def kernel(kind, isa, rm, rn):
            f'TEXT ·{name}(SB), NOSPLIT, $0-64']
     body = [f'MOVQ w+0(FP), {WG}', f'MOVQ ws+8(FP), {WS}', f'MOVQ x+16(FP), {XB}', f'MOVQ xs+24(FP), {XS}',
             f'MOVQ out+32(FP), {OUT}', f'MOVQ os+40(FP), {OS}', f'MOVQ ng+48(FP), {NG}', f'MOVQ nk+56(FP), {NK}']
-    # Vector registers: weights 0..rm-1, the BF16 mask rm, on AVX-512 the
-    # activations from rm+1 (AVX2 reads them from memory), then the
-    # accumulators (two per output on AVX2: lanes 0..7 and 8..15).
+    # Vector registers: weights 0..rm-1, the BF16 mask rm, the activations
+    # from rm+1 (on AVX2 one at a time), then the accumulators (two per
+    # output on AVX2: lanes 0..7 and 8..15).
     V = 'Z' if wide else 'Y'
     mask = f'{V}{rm}'
     halves = 1 if wide else 2
     acc = {}
     xreg = rm + 1
-    nxt = xreg + (rn if wide else 0)
+    nxt = xreg + (rn if wide else 1)
     for i in range(rm):
         for j in range(rn):
             for h in range(halves):
@@ -179,16 +179,14 @@ def kernel(kind, isa, rm, rn):
                 else:
                     body += load_w256(kind, p, h, i, f'Y{i}', mask)
             for j in range(rn):
-                if wide:
-                    body.append(f'VMOVUPS {x_addr(j, xoff)}, Z{xreg + j}')
+                x = xreg + j if wide else xreg
+                body.append(f'VMOVUPS {x_addr(j, xoff + 32 * h)}, {V}{x}')
                 for i in range(rm):
                     a = acc[i, j, h]
                     if kind is BF16DP:
-                        body.append(vdpbf16ps_reg(a, i, xreg + j))
-                    elif wide:
-                        body.append(f'VFMADD231PS Z{xreg + j}, Z{i}, Z{a}')
+                        body.append(vdpbf16ps_reg(a, i, x))
                     else:
-                        body.append(f'VFMADD231PS {x_addr(j, xoff + 32 * h)}, {V}{i}, {V}{a}')
+                        body.append(f'VFMADD231PS {V}{x}, {V}{i}, {V}{a}')
     for r in [W0, W3, W6][:(rm + 2) // 3]:
         body.append(f'ADDQ ${kind.sw}, {r}')
     for r in [X0, X3][:(rn + 2) // 3]:
