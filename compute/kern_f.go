@@ -7,9 +7,10 @@ import (
 )
 
 // Float weights (F32, F16, BF16) are multiplied as stored, converted to
-// float32 on the fly, against float32 activations: F32 weights take the
-// caller's activations, F16 and BF16 weights activations rounded to f16
-// (bf16) first, as ggml converts them to the weight's vec_dot_type.
+// float32 on the fly, against float32 activations (floatActs): F32 weights
+// take the caller's values, F16 and BF16 weights values rounded to f16
+// (bf16) first, as ggml converts them to the weight's vec_dot_type. The
+// weights are never copied: a safetensors or GGUF mapping is used as is.
 //
 // Every output is one 16-lane sum, the same whatever the number of
 // activation rows, the split over workers and the kernel shape:
