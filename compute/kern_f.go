@@ -172,14 +172,24 @@ func dotFloat(t DType, w []byte, x []float32, k int) float32 {
 		step = 32
 	}
 	k0 := k / step * step
+	var wc [32]float32 // the step's weights, in the order x holds them
 	for c := 0; c < k0; c += step {
-		for l := range 16 {
-			if t == BF16 {
-				acc[l] = fmaExact32(weightAt(t, w, c+2*l+1), x[c+l], acc[l])
-				acc[l] = fmaExact32(weightAt(t, w, c+2*l), x[c+16+l], acc[l])
-			} else {
-				acc[l] = fmaExact32(weightAt(t, w, c+l), x[c+l], acc[l])
+		switch t {
+		case F32:
+			copy(wc[:16], f32View(w[4*c:4*c+64]))
+		case F16:
+			for l := range 16 {
+				wc[l] = FP16ToFP32(binary.LittleEndian.Uint16(w[2*(c+l):]))
 			}
+		default:
+			for l := range 16 {
+				u := binary.LittleEndian.Uint32(w[2*(c+2*l):])
+				wc[l], wc[16+l] = math.Float32frombits(u&0xffff0000), math.Float32frombits(u<<16)
+			}
+		}
+		lanesFMA(&acc, wc[:16], x[c:c+16], t != F32)
+		if step == 32 {
+			lanesFMA(&acc, wc[16:], x[c+16:c+32], true)
 		}
 	}
 	s := sumLanes(&acc)
@@ -248,22 +258,47 @@ func weightAt(t DType, w []byte, i int) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:]))
 }
 
+// lanesFMA sets acc[l] = fmaExact32(w[l], x[l], acc[l]). With narrow set
+// (f16 or bf16 operands, at most 11 significant bits each) a float32 product
+// in the normal range is exact, and one float32 addition is the FMA.
+func lanesFMA(acc *[16]float32, w, x []float32, narrow bool) {
+	w, x = w[:16], x[:16]
+	for l := range acc {
+		if narrow {
+			p := float32(w[l] * x[l])
+			if a := abs32(p); a > 0x1p-126 && a <= math.MaxFloat32 || w[l] == 0 || x[l] == 0 {
+				acc[l] += p
+				continue
+			}
+		}
+		acc[l] = fmaExact32(w[l], x[l], acc[l])
+	}
+}
+
 // fmaExact32 returns a·b + c rounded once to float32, as VFMADD231PS does
 // (fma32 rounds twice, and differs about once in 2²⁹). The product is exact
-// in float64; the sum is rounded to 53 bits by rounding to odd, from which
-// rounding to float32 is correct (53 ≥ 24 + 2).
+// in float64; when it is exact in float32 too (always for f16 and most bf16
+// products), one float32 addition rounds the sum.
 func fmaExact32(a, b, c float32) float32 {
 	p := float64(a) * float64(b)
-	cc := float64(c)
-	s := float64(p + cc)
+	if p32 := float32(p); float64(p32) == p {
+		return p32 + c
+	}
+	return roundOddSum(p, float64(c))
+}
+
+// roundOddSum returns p + c rounded to float32: rounded to 53 bits by
+// rounding to odd, from which rounding to float32 is correct (53 ≥ 24 + 2).
+func roundOddSum(p, c float64) float32 {
+	s := float64(p + c)
 	if math.IsInf(s, 0) || math.IsNaN(s) {
 		return float32(s)
 	}
-	bb := float64(s - p) // TwoSum: e = p + cc − s exactly
-	e := (p - float64(s-bb)) + (cc - bb)
+	bb := float64(s - p) // TwoSum: e = p + c − s exactly
+	e := (p - float64(s-bb)) + (c - bb)
 	if e != 0 {
 		u := math.Float64bits(s)
-		if (e > 0) != (s > 0) { // |p + cc| < |s|: truncate toward zero
+		if (e > 0) != (s > 0) { // |p + c| < |s|: truncate toward zero
 			u--
 		}
 		s = math.Float64frombits(u | 1)

@@ -275,3 +275,31 @@ func TestActivationConversions(t *testing.T) {
 		}
 	}
 }
+
+// TestLanesFMA checks lanesFMA's shortcut for f16 and bf16 operands (one
+// float32 addition when the product is exact) against fmaExact32, on bf16
+// values over the whole exponent range, where products overflow and fall
+// below the normal range.
+func TestLanesFMA(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	bf16 := func() float32 {
+		v := float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(280)-140)))
+		return BF16ToFP32(FP32ToBF16(v))
+	}
+	for range 20000 {
+		var acc, want [16]float32
+		w, x := make([]float32, 16), make([]float32, 16)
+		for l := range acc {
+			acc[l] = bf16() * float32(rng.NormFloat64())
+			w[l], x[l] = bf16(), bf16()
+			want[l] = fmaExact32(w[l], x[l], acc[l])
+		}
+		got := acc
+		lanesFMA(&got, w, x, true)
+		for l := range got {
+			if math.Float32bits(got[l]) != math.Float32bits(want[l]) {
+				t.Fatalf("lane %d: fma(%g, %g, %g) = %g, want %g", l, w[l], x[l], acc[l], got[l], want[l])
+			}
+		}
+	}
+}
