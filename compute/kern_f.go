@@ -87,9 +87,9 @@ func (mm *MatMuler) floatActs(x []float32, m, k int, t DType, fk *floatKernel) [
 	return xr
 }
 
-// bf16Split rounds x to bf16 values into dst, each whole step of 32 as its
+// bf16SplitRef rounds x to bf16 values into dst, each whole step of 32 as its
 // odd elements then its even ones; the tail stays in order.
-func bf16Split(x, dst []float32) {
+func bf16SplitRef(x, dst []float32) {
 	round := func(v float32) float32 { return BF16ToFP32(FP32ToBF16(v)) }
 	c := 0
 	for ; c+32 <= len(x); c += 32 {

@@ -264,3 +264,18 @@ func toBF16(x []float32, dst []uint16) {
 		dst[i] = FP32ToBF16(x[i])
 	}
 }
+
+//go:noescape
+func bf16SplitAVX2(x, dst *float32, n int)
+
+// bf16Split is bf16SplitRef, by AVX2 for whole steps of 32.
+func bf16Split(x, dst []float32) {
+	n := 0
+	if hostISA >= AVX2 {
+		n = len(x) &^ 31
+		if n > 0 {
+			bf16SplitAVX2(&x[0], &dst[0], n)
+		}
+	}
+	bf16SplitRef(x[n:], dst[n:])
+}

@@ -14,3 +14,6 @@ func toBF16(x []float32, dst []uint16) {
 		dst[i] = FP32ToBF16(v)
 	}
 }
+
+// bf16Split is bf16SplitRef.
+func bf16Split(x, dst []float32) { bf16SplitRef(x, dst) }

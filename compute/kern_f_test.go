@@ -224,8 +224,8 @@ func TestFMAExact32(t *testing.T) {
 	check(0x1p-100, 0x1p-49, -0x1p-149)
 }
 
-// TestActivationConversions checks the vector f16 rounding and bf16
-// conversion of activations against FP32ToFP16 and FP32ToBF16, bit for bit,
+// TestActivationConversions checks the vector f16 rounding, bf16 split and
+// bf16 conversion of activations against the Go ones, bit for bit,
 // on random values over the whole exponent range and on special values
 // (NaN only for bf16: F16C keeps a NaN's payload, FP32ToFP16 does not).
 func TestActivationConversions(t *testing.T) {
@@ -264,6 +264,14 @@ func TestActivationConversions(t *testing.T) {
 		for i := range x {
 			if rng.IntN(10) == 0 {
 				x[i] = math.Float32frombits(nans[rng.IntN(len(nans))])
+			}
+		}
+		split, splitRef := make([]float32, n), make([]float32, n)
+		bf16Split(x, split)
+		bf16SplitRef(x, splitRef)
+		for i := range split {
+			if math.Float32bits(split[i]) != math.Float32bits(splitRef[i]) {
+				t.Fatalf("n=%d: split[%d] = %#x, want %#x", n, i, math.Float32bits(split[i]), math.Float32bits(splitRef[i]))
 			}
 		}
 		h := make([]uint16, n)

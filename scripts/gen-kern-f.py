@@ -279,6 +279,49 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func bf16SplitAVX2(x, dst *float32, n int)
+// Rounds x to bf16 values (FP32ToBF16) into dst, each step of 32 as its 16
+// odd elements then its 16 even ones, for n a multiple of 32.
+TEXT ·bf16SplitAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $5, CX
+	JZ done
+	VPCMPEQD Y15, Y15, Y15
+	VPSLLD $16, Y15, Y14 // 0xffff0000
+	VPSRLD $31, Y15, Y13 // 1
+	VPSRLD $17, Y15, Y12 // 0x7fff
+	VPSLLD $31, Y15, Y11
+	VPSRLD $9, Y11, Y11 // 0x00400000: a NaN's quiet bit
+loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VSHUFPS $0xdd, Y1, Y0, Y4
+	VSHUFPS $0xdd, Y3, Y2, Y5
+	VSHUFPS $0x88, Y1, Y0, Y6
+	VSHUFPS $0x88, Y3, Y2, Y7
+''' + ''.join(f'''	VPERMPD $0xd8, Y{v}, Y{v}
+	VCMPPS $3, Y{v}, Y{v}, Y8
+	VPSRLD $16, Y{v}, Y9
+	VPAND Y13, Y9, Y9
+	VPADDD Y{v}, Y9, Y9
+	VPADDD Y12, Y9, Y9
+	VPAND Y14, Y9, Y9
+	VPAND Y14, Y{v}, Y10
+	VPOR Y11, Y10, Y10
+	VBLENDVPS Y8, Y10, Y9, Y{v}
+	VMOVUPS Y{v}, {32 * (v - 4)}(DI)
+''' for v in range(4, 8)) + '''	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ loop
+done:
+	VZEROUPPER
+	RET
 '''
 
 
