@@ -28,7 +28,7 @@ func BenchmarkMatMulFloat(b *testing.B) {
 	for _, typ := range []DType{F32, F16, BF16} {
 		for _, n := range []int{2048, 5632} {
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
-			for _, m := range []int{1, 64} {
+			for _, m := range []int{1, 64, 512} {
 				x, out := randomActs(rng, m*k), make([]float32, m*n)
 				b.Run(fmt.Sprintf("%v/n%d/m%d", typ, n, m), func(b *testing.B) {
 					mm := NewMatMuler(2)
