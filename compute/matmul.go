@@ -47,8 +47,8 @@ type MatMuler struct {
 	errs    []error        // (workers)
 	job     job            // the call in flight
 	scratch [][]float32    // (workers) (tile rows * k) dequantized weight rows
-	xr      []float32      // (m * k) activations rounded to f16 or bf16
-	xh      []uint16       // (m * k) activations as bf16, for VDPBF16PS
+	xr      []float32      // (m * (k+floatPad)) activations for float weights (floatActs)
+	xh      []uint16       // (m * (k+2·floatPad)) activations as bf16, for VDPBF16PS
 	q8_0    []blockQ8_0    // (m * k/32) activations for Q4_0, Q5_0, Q8_0 weights
 	q8_1    []blockQ8_1    // (m * k/32) activations for Q4_1, Q5_1 weights
 	q8K     []blockQ8_K    // (m * k/256) activations for K-quant weights
