@@ -54,5 +54,9 @@ func detectISA(override string) ISA {
 	return best
 }
 
+// hostBF16 reports whether this CPU has AVX512_BF16's VDPBF16PS, which the
+// BF16 weight kernels use at the AVX512VNNI level (see kern_f.go).
+var hostBF16 = cpu.X86.HasAVX512BF16
+
 // HostISA reports the instruction set level the kernels use on this machine.
 func HostISA() ISA { return hostISA }

@@ -38,9 +38,9 @@ type typeTraits struct {
 // traits is the one table of weight types, indexed by DType: a new type is
 // one entry here (and its assembly, if any, in asm_amd64.go).
 var traits = [...]typeTraits{
-	F32:  {"F32", 1, 4, dequantF32, floatKernel{}},
-	F16:  {"F16", 1, 2, dequantF16, floatKernel{round: roundRowF16}},
-	BF16: {"BF16", 1, 2, dequantBF16, floatKernel{round: roundRowBF16}},
+	F32:  {"F32", 1, 4, dequantF32, floatMat{}},
+	F16:  {"F16", 1, 2, dequantF16, floatMat{}},
+	BF16: {"BF16", 1, 2, dequantBF16, floatMat{}},
 	Q4_0: {"Q4_0", 32, 2 + 16, dequantQ4_0, q8_0Kernel(vecDotQ4_0)},
 	Q4_1: {"Q4_1", 32, 2 + 2 + 16, dequantQ4_1, q8_1Kernel(vecDotQ4_1)},
 	Q5_0: {"Q5_0", 32, 2 + 4 + 16, dequantQ5_0, q8_0Kernel(vecDotQ5_0)},

@@ -8,8 +8,9 @@ import (
 // How MatMul multiplies by each weight type. Every type has one entry in
 // traits (dtype.go) whose mat field says how its rows are multiplied:
 //
-//   - floatKernel: F32, and F16/BF16 with the activations rounded to the
-//     weight's type first, as ggml converts them to its vec_dot_type;
+//   - floatMat: F32, and F16/BF16 with the activations rounded to the
+//     weight's type first, as ggml converts them to its vec_dot_type
+//     (kern_f.go);
 //   - blockKernel: quantized types, whose activation rows are quantized
 //     once per call to the type's vec_dot_type (Q8_0, Q8_1 or Q8_K) and
 //     multiplied block by block in integers (the Go dot product is the
@@ -186,35 +187,28 @@ func (k *blockKernel[B]) rowStep() int {
 
 func (k *blockKernel[B]) packed() bool { return k.p != nil }
 
-// floatKernel multiplies by F32, F16 or BF16 weights: round (nil for F32)
-// converts the activations to the weight's type first.
-type floatKernel struct {
-	round func(x, dst []float32)
+// floatMat multiplies by F32, F16 or BF16 weights with the kernels of
+// kern_f.go.
+type floatMat struct {
+	t  DType
+	fk *floatKernel // bound: the ISA's assembly, or nil (the Go reference)
 }
 
-func (k floatKernel) bind(*Tensor, ISA) matKernel { return k }
-
-func (k floatKernel) prepare(mm *MatMuler, x []float32, m int) []float32 {
-	if k.round == nil {
-		return x
-	}
-	xr := grow(&mm.xr, len(x))
-	k.round(x, xr)
-	return xr
+func (floatMat) bind(t *Tensor, isa ISA) matKernel {
+	return floatMat{t: t.Type, fk: floatKernelFor(t.Type, isa)}
 }
 
-func (k floatKernel) rows(mm *MatMuler, wi, lo, hi int) error {
-	j := &mm.job
-	if j.w.Type == F32 {
-		kk := j.w.Cols()
-		gemmRows(j.out, j.x, j.m, f32View(j.w.Data)[lo*kk:hi*kk], kk, j.w.Rows(), lo, hi)
-		return nil
-	}
-	return mm.dequantRows(wi, lo, hi)
+func (k floatMat) prepare(mm *MatMuler, x []float32, m int) []float32 {
+	return mm.floatActs(x, m, len(x)/m, k.t, k.fk)
 }
 
-func (floatKernel) rowStep() int { return 1 }
-func (floatKernel) packed() bool { return false }
+func (k floatMat) rows(mm *MatMuler, _, lo, hi int) error {
+	mm.floatRows(k.fk, lo, hi)
+	return nil
+}
+
+func (floatMat) rowStep() int { return 1 }
+func (floatMat) packed() bool { return false }
 
 // dequantKernel multiplies by a type without a dot product of its own (Q8_K
 // weights, say): tiles of rows dequantized to float32.

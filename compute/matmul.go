@@ -14,12 +14,11 @@ const tileBytes = 256 << 10
 // MatMuler multiplies activations by weight matrices of any supported type,
 // with ggml's CPU arithmetic so that results track llama.cpp's:
 //
-//   - F32 weights: float32 activations, one gonum Sdot per output value.
-//   - F16 and BF16 weights: activations rounded to f16 (bf16) first, as ggml
-//     converts them to the weight's vec_dot_type; then a tile of weight rows
-//     is dequantized into per-worker scratch and multiplied as F32 weights.
-//     Products of two such values are exact in float32, so only the order of
-//     the sum differs from ggml.
+//   - F32, F16 and BF16 weights: read as stored and converted on the fly
+//     by the kernels of kern_f.go, against float32 activations (for F16 and
+//     BF16 rounded to f16 or bf16 first, as ggml converts them to the
+//     weight's vec_dot_type). Products of two such values are exact in
+//     float32, so only the order of the sum differs from ggml.
 //   - Quantized weights: each activation row is quantized once per call to
 //     the weight type's vec_dot_type (Q8_0, Q8_1 or Q8_K, see quantize_act.go)
 //     and every (token, weight row) pair takes an integer block dot product
@@ -47,7 +46,8 @@ type MatMuler struct {
 	errs    []error      // (workers)
 	job     job          // the call in flight
 	scratch [][]float32  // (workers) (tile rows * k) dequantized weight rows
-	xr      []float32    // (m * k) activations rounded to f16 or bf16
+	xr      []float32    // (m * (k+floatPad)) activations for float weights (floatActs)
+	xh      []uint16     // (m * (k+2·floatPad)) activations as bf16, for VDPBF16PS
 	q8_0    []blockQ8_0  // (m * k/32) activations for Q4_0, Q5_0, Q8_0 weights
 	q8_1    []blockQ8_1  // (m * k/32) activations for Q4_1, Q5_1 weights
 	q8K     []blockQ8_K  // (m * k/256) activations for K-quant weights

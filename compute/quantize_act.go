@@ -194,11 +194,4 @@ func roundRowF16(x, dst []float32) {
 	}
 }
 
-// roundRowBF16 rounds x to bfloat16 values into dst.
-func roundRowBF16(x, dst []float32) {
-	for i, v := range x {
-		dst[i] = BF16ToFP32(FP32ToBF16(v))
-	}
-}
-
 func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }
