@@ -14,21 +14,19 @@ import (
 const (
 	DeviceCPU  = "cpu"
 	DeviceCUDA = "cuda"
-	DeviceAuto = "auto" // CUDA when a GPU is present, else the CPU
+	DeviceAuto = "auto" // CUDA when the model loads on the GPU, else the CPU
 )
 
-// ResolveDevice turns a Config.Device value into DeviceCPU or DeviceCUDA:
-// "" is the CPU; "auto" is CUDA when the driver loads and reports a device;
-// "cuda" without one is an error that says why.
+// ResolveDevice checks a Config.Device value before anything is loaded:
+// "" is DeviceCPU; "cuda" without a driver and a device is an error that
+// says why; "auto" stays DeviceAuto, for Start to decide (see
+// Config.Device).
 func ResolveDevice(kind string) (string, error) {
 	switch kind {
 	case "", DeviceCPU:
 		return DeviceCPU, nil
 	case DeviceAuto:
-		if cuda.Available() == nil {
-			return DeviceCUDA, nil
-		}
-		return DeviceCPU, nil
+		return DeviceAuto, nil
 	case DeviceCUDA:
 		if err := cuda.Available(); err != nil {
 			return "", err // says why: no driver, or no device
@@ -36,6 +34,46 @@ func ResolveDevice(kind string) (string, error) {
 		return DeviceCUDA, nil
 	}
 	return "", fmt.Errorf("actors: device %q: want cpu, cuda or auto", kind)
+}
+
+// newBackends makes the cfg.Devices backends of cfg.Device, for Start, and
+// says which kind they are. DeviceAuto is CUDA only when every stage
+// succeeds: the driver and a device, NVRTC, and the model's load onto each
+// GPU (allocation, compiling and loading the kernels); at the first
+// failure it is the CPU, and fallback says why.
+func newBackends(m *model.Model, cfg Config) (bes []Backend, kind string, fallback, err error) {
+	kind, err = ResolveDevice(cfg.Device)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	switch kind {
+	case DeviceCUDA:
+		bes, err = newCUDABackends(m, cfg)
+		return bes, DeviceCUDA, nil, err
+	case DeviceAuto:
+		if bes, fallback = tryCUDA(m, cfg); fallback == nil {
+			return bes, DeviceCUDA, nil, nil
+		}
+	}
+	for range cfg.Devices {
+		be, err := NewCPUBackend(m, cfg.NumBlocks, cfg.BlockSize, cfg.NumHostBlocks, cfg.Workers)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		bes = append(bes, be)
+	}
+	return bes, DeviceCPU, fallback, nil
+}
+
+// tryCUDA makes CUDA backends, or says which stage failed.
+func tryCUDA(m *model.Model, cfg Config) ([]Backend, error) {
+	if err := cuda.Available(); err != nil {
+		return nil, err
+	}
+	if _, _, err := cuda.NVRTCVersion(); err != nil {
+		return nil, err
+	}
+	return newCUDABackends(m, cfg)
 }
 
 // CUDABackend runs the model on an NVIDIA GPU (model/gpu): weights and KV

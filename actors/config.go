@@ -39,7 +39,8 @@ type Config struct {
 	Window time.Duration
 	// Device is the kind of backend Start builds when Backends is empty:
 	// DeviceCPU ("" too), DeviceCUDA (an error without a GPU), or
-	// DeviceAuto (CUDA when a GPU is present, else the CPU).
+	// DeviceAuto (CUDA when the driver, NVRTC and the model's load onto
+	// the GPU all succeed, else the CPU: Runtime.Fallback says why).
 	Device string
 	// Backends, when set, are the devices (one per entry) instead of the
 	// backends Device names: a test's, or any other.

@@ -18,9 +18,6 @@ import (
 // small for all of them, preempting by recompute and by swap.
 func TestCUDA(t *testing.T) {
 	cudaemu.Require(t)
-	if err := cuda.Available(); err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
 	noLeaks(t)
 	for _, tm := range invarianceModels {
 		t.Run(tm.reference, func(t *testing.T) {
@@ -65,7 +62,8 @@ func TestCUDA(t *testing.T) {
 // slow: the real ones, an F32 and a Q8_0 model.
 var emuModels = map[string]bool{"stories260K": true, "TinyStories-656K-Q8_0": true}
 
-// TestResolveDevice: the device kinds, and cuda without a GPU.
+// TestResolveDevice: the device kinds (auto is left to Start), and cuda
+// without a GPU. (cmd/troupe's TestDeviceAutoFallback checks auto.)
 func TestResolveDevice(t *testing.T) {
 	gpu := cuda.Available() == nil
 	for _, tc := range []struct {
@@ -74,7 +72,7 @@ func TestResolveDevice(t *testing.T) {
 	}{
 		{"", actors.DeviceCPU, false},
 		{"cpu", actors.DeviceCPU, false},
-		{"auto", map[bool]string{false: actors.DeviceCPU, true: actors.DeviceCUDA}[gpu], false},
+		{"auto", actors.DeviceAuto, false},
 		{"cuda", map[bool]string{false: "", true: actors.DeviceCUDA}[gpu], !gpu},
 		{"tpu", "", true},
 	} {

@@ -38,7 +38,12 @@ type Runtime struct {
 	model   *model.Model
 	tok     *tokenizer.Tokenizer
 	cfg     Config
-	owned   []Backend // the backends Start made (CUDA), closed by Stop
+	owned   []Backend // the backends Start made, closed by Stop
+	// device is the kind of the backends Start made (DeviceCPU or
+	// DeviceCUDA; Config.Device when they are the caller's); fallback why
+	// DeviceAuto is on the CPU.
+	device   string
+	fallback error
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -61,26 +66,14 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	backends := cfg.Backends
-	kind, err := ResolveDevice(cfg.Device)
-	if err != nil {
-		return nil, err
-	}
-	var owned []Backend // made here, closed by Stop
-	if len(backends) == 0 && kind == DeviceCUDA {
-		if owned, err = newCUDABackends(m, cfg); err != nil {
+	backends, owned := cfg.Backends, []Backend(nil) // owned: made here, closed by Stop
+	kind, fallback := cfg.Device, error(nil)
+	if len(backends) == 0 {
+		var err error
+		if owned, kind, fallback, err = newBackends(m, cfg); err != nil {
 			return nil, err
 		}
 		backends = owned
-	}
-	if len(backends) == 0 {
-		for range cfg.Devices {
-			be, err := NewCPUBackend(m, cfg.NumBlocks, cfg.BlockSize, cfg.NumHostBlocks, cfg.Workers)
-			if err != nil {
-				return nil, err
-			}
-			backends = append(backends, be)
-		}
 	}
 	for i, be := range backends {
 		err := cfg.schedConfig(be).Validate()
@@ -92,13 +85,20 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 			return nil, fmt.Errorf("actors: backend %d: %w", i, err)
 		}
 	}
-	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned}
+	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
+		device: kind, fallback: fallback}
 	r.idle = sync.NewCond(&r.mu)
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
 	return r, nil
 }
+
+// Device is the kind of device the runtime computes on: DeviceCPU or
+// DeviceCUDA (Config.Device as given when Config.Backends are the
+// caller's). Fallback says why DeviceAuto took the CPU (nil: it did not).
+func (r *Runtime) Device() string  { return r.device }
+func (r *Runtime) Fallback() error { return r.fallback }
 
 // Config returns the runtime's configuration, defaults applied.
 func (r *Runtime) Config() Config { return r.cfg }

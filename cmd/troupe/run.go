@@ -15,6 +15,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/compute/cuda"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 )
@@ -81,6 +82,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Stop(5 * time.Second)
+	if err := rt.Fallback(); err != nil && !errors.Is(err, cuda.ErrNoDriver) { // a GPU, unusable: say so
+		fmt.Fprintf(stderr, "troupe: --device auto: running on the CPU: %s\n", fallbackWhy(err))
+	}
 	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(*n, 0), Sampling: params}
 	ch, err := rt.Stream(ctx, req)
 	if err != nil {
@@ -133,6 +137,17 @@ func newActorSystem() *actor.ActorSystem {
 func nonNil(s []int32) []int32 {
 	if s == nil {
 		return []int32{}
+	}
+	return s
+}
+
+
+// fallbackWhy is why --device auto took the CPU, on one line and short
+// (a failed load can list every tensor), for a log line.
+func fallbackWhy(err error) string {
+	s := strings.Join(strings.Fields(oneLine(err.Error())), " ")
+	if len(s) > 400 {
+		s = strings.ToValidUTF8(s[:400], "") + "…"
 	}
 	return s
 }

@@ -146,6 +146,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
+	if err := rt.Fallback(); err != nil {
+		log.Info().Str("why", fallbackWhy(err)).Msg("--device auto: CUDA is not usable here; running on the CPU")
+	}
 	if *clusterName != "" {
 		node, err = cluster.Start(system, rt, clusterCfg)
 		if err != nil {
