@@ -141,7 +141,6 @@ func nonNil(s []int32) []int32 {
 	return s
 }
 
-
 // fallbackWhy is why --device auto took the CPU, on one line and short
 // (a failed load can list every tensor), for a log line.
 func fallbackWhy(err error) string {
