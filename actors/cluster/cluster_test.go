@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -73,8 +74,17 @@ type nodeSpec struct {
 
 // startCluster starts a node per spec, in process, with the automanaged
 // provider, and waits until each sees members members (0: no wait).
+//
+// Under -race it skips: several members in one process trip data races
+// inside protoactor-go itself (ARCHITECTURE.md, "Data races in
+// protoactor-go"), which troupe cannot fix from outside. These tests run
+// without -race; the cluster's own logic (placement, splicing, the wire
+// format) is tested under -race in package cluster.
 func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members int) []*testNode {
 	t.Helper()
+	if raceEnabled && os.Getenv("TROUPE_CLUSTER_RACE") != "1" {
+		t.Skip("several cluster members in one process race inside protoactor-go (ARCHITECTURE.md); TROUPE_CLUSTER_RACE=1 runs them anyway")
+	}
 	n := len(specs)
 	ports := freePorts(t, 2*n)
 	var seeds []string

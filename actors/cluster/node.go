@@ -139,6 +139,13 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 			n.mu.Unlock()
 		}
 	})
+	// remote.Start writes the system's address, which every spawn reads:
+	// the runtime's actors must have spawned theirs first (its batcher
+	// answers Stats once it has started its devices).
+	if _, err := rt.Stats(10 * time.Second); err != nil {
+		system.EventStream.Unsubscribe(topology)
+		return nil, fmt.Errorf("cluster: the runtime: %w", err)
+	}
 	if err := startMember(n.c); err != nil {
 		system.EventStream.Unsubscribe(topology)
 		return nil, err
