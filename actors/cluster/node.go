@@ -99,6 +99,10 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 	if cfg.Overflow <= 0 {
 		cfg.Overflow = 8
 	}
+	sum, err := modelHash(rt.Model().Path)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: hashing the model: %w", err)
+	}
 	var provider cluster.ClusterProvider
 	switch cfg.Provider {
 	case "etcd":
@@ -113,10 +117,6 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 		provider = p
 	case "automanaged":
 		provider = automanaged.NewWithConfig(time.Second, cfg.AutoManagedPort, cfg.Seeds...)
-	}
-	sum, err := modelHash(rt.Model().Path)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: hashing the model: %w", err)
 	}
 	n := &Node{cfg: cfg, rt: rt, system: system, id: identity{Model: sum, Device: rt.Device()},
 		loads: map[string]load{}, refused: map[string]string{}, stop: make(chan struct{})}

@@ -33,7 +33,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	rep := fs.Float64("repeat-penalty", 1.0, "repetition penalty (1: off)")
 	seed := fs.Int64("seed", -1, "random seed (-1: random)")
 	threads := fs.Int("t", 2, "threads")
-	deviceKind := fs.String("device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
+	deviceKind := fs.String("device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
 	output := fs.String("output", "text", "output: text (streamed) or json")
 	noSpecial := fs.Bool("no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
 	if err := parse(fs, args); err != nil {

@@ -39,7 +39,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	tmplFile := fs.String("chat-template", "", "a Jinja chat template file, instead of the model's")
 	threads := fs.Int("t", 2, "threads per device")
 	devices := fs.Int("devices", 1, "device replicas")
-	deviceKind := fs.String("device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
+	deviceKind := fs.String("device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
 	maxSeqs := fs.Int("max-num-seqs", 0, "sequences per step (0: 64)")
 	maxTokens := fs.Int("max-num-batched-tokens", 0, "tokens per step (0: 512)")
 	ctxLen := fs.Int("c", 0, "max model length: positions per sequence (0: the model's context)")
