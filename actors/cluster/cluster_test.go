@@ -327,8 +327,12 @@ func TestOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 		chans = append(chans, ch)
-		if i == 5 {
-			time.Sleep(600 * time.Millisecond) // the load is gossiped
+		if i == 5 { // wait until the load is gossiped (a fixed 600 ms was sometimes too short)
+			for deadline := time.Now().Add(10 * time.Second); nodes[0].node.MaxWaiting() == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("no node's waiting requests were gossiped in 10 s")
+				}
+			}
 		}
 	}
 	var first []int32
