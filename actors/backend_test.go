@@ -151,8 +151,9 @@ func (g *gate) step(t testing.TB) {
 // a step or a block copy.
 type faulty struct {
 	actors.Backend
-	fail, failSwapOut, failSwapIn func(call int64) bool
-	start                         chan struct{} // if not nil, Forward waits until it is closed
+	fail                    func(call int64, b *model.Batch) bool
+	failSwapOut, failSwapIn func(call int64) bool
+	start                   chan struct{} // if not nil, Forward waits until it is closed
 
 	calls, swapOuts, swapIns atomic.Int64
 	panics                   atomic.Int64 // all kinds
@@ -163,7 +164,7 @@ func (f *faulty) Forward(b *model.Batch, logits []float32) error {
 	if f.start != nil {
 		<-f.start
 	}
-	if n := f.calls.Add(1); f.fail != nil && f.fail(n) {
+	if n := f.calls.Add(1); f.fail != nil && f.fail(n, b) {
 		f.panics.Add(1)
 		f.lost.Add(int64(len(b.BlockTables)))
 		panic(fmt.Sprintf("faulty backend: forward call %d", n))

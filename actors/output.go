@@ -21,13 +21,6 @@ func NewOutputStream(n int) (<-chan *messages.OutputChunk, func(*messages.Output
 	return q.out, q.send, q.done
 }
 
-// OutputSink is NewOutputStream(n); maxTokens is ignored.
-//
-// Deprecated: use NewOutputStream. Kept for actors/cluster until it moves.
-func OutputSink(n, maxTokens int) (<-chan *messages.OutputChunk, func(*messages.OutputChunk), <-chan struct{}) {
-	return NewOutputStream(n)
-}
-
 // outputQueue is an unbounded FIFO in front of a channel. While no chunk is
 // queued, send puts a chunk straight into the channel when it has room;
 // otherwise the chunk is queued and a pump goroutine (at most one) moves

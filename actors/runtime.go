@@ -31,6 +31,7 @@ type Runtime struct {
 	tok     *tokenizer.Tokenizer
 	cfg     Config
 	owned   []Backend // the backends Start made (Config.NewBackend), closed by Stop
+	devices []Backend // every device's backend, owned or the caller's
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -77,12 +78,26 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 			return nil, fmt.Errorf("actors: backend %d: %w", i, err)
 		}
 	}
-	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned}
+	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
+		devices: backends}
 	r.idle = sync.NewCond(&r.mu)
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
 	return r, nil
+}
+
+// Device is the kind of device the runtime computes on, as its backends
+// tell it ("cpu" or "cuda"; "" when they do not say). Cluster members
+// compare it: CPU and CUDA logits differ.
+func (r *Runtime) Device() string {
+	if len(r.devices) == 0 {
+		return ""
+	}
+	if k, ok := r.devices[0].(interface{ DeviceKind() string }); ok {
+		return k.DeviceKind()
+	}
+	return ""
 }
 
 // Config returns the runtime's configuration, defaults applied.

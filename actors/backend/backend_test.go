@@ -29,7 +29,7 @@ func TestResolve(t *testing.T) {
 	}{
 		{"", backend.DeviceCPU, false},
 		{"cpu", backend.DeviceCPU, false},
-		{"auto", map[bool]string{false: backend.DeviceCPU, true: backend.DeviceCUDA}[gpu], false},
+		{"auto", backend.DeviceAuto, false}, // decided by Selector.New
 		{"cuda", map[bool]string{false: "", true: backend.DeviceCUDA}[gpu], !gpu},
 		{"tpu", "", true},
 	} {

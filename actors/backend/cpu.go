@@ -52,9 +52,10 @@ func (b *CPU) Forward(batch *model.Batch, logits []float32) error {
 	return b.m.Forward(b.state, batch, b.cache, logits)
 }
 
-func (b *CPU) VocabSize() int { return b.m.Config.VocabSize }
-func (b *CPU) NumBlocks() int { return b.cache.NumBlocks }
-func (b *CPU) BlockSize() int { return b.cache.BlockSize }
+func (b *CPU) VocabSize() int     { return b.m.Config.VocabSize }
+func (b *CPU) DeviceKind() string { return DeviceCPU }
+func (b *CPU) NumBlocks() int     { return b.cache.NumBlocks }
+func (b *CPU) BlockSize() int     { return b.cache.BlockSize }
 
 func (b *CPU) NumHostBlocks() int {
 	if b.host == nil {

@@ -15,21 +15,18 @@ import (
 const (
 	DeviceCPU  = "cpu"
 	DeviceCUDA = "cuda"
-	DeviceAuto = "auto" // CUDA when a GPU is present, else the CPU
+	DeviceAuto = "auto" // CUDA when the model loads on the GPU, else the CPU
 )
 
-// Resolve turns a device kind into DeviceCPU or DeviceCUDA:
-// "" is the CPU; "auto" is CUDA when the driver loads and reports a device;
-// "cuda" without one is an error that says why.
+// Resolve checks a device kind before anything is loaded: "" is DeviceCPU;
+// "cuda" without a driver and a device is an error that says why; "auto"
+// stays DeviceAuto, for Selector.New to decide.
 func Resolve(kind string) (string, error) {
 	switch kind {
 	case "", DeviceCPU:
 		return DeviceCPU, nil
 	case DeviceAuto:
-		if cuda.Available() == nil {
-			return DeviceCUDA, nil
-		}
-		return DeviceCPU, nil
+		return DeviceAuto, nil
 	case DeviceCUDA:
 		if err := cuda.Available(); err != nil {
 			return "", err // says why: no driver, or no device
@@ -72,6 +69,7 @@ func (b *CUDA) ForwardGreedy(batch *model.Batch, greedy []bool, logits []float32
 }
 
 func (b *CUDA) VocabSize() int     { return b.g.VocabSize() }
+func (b *CUDA) DeviceKind() string { return DeviceCUDA }
 func (b *CUDA) NumBlocks() int     { return b.g.NumBlocks() }
 func (b *CUDA) BlockSize() int     { return b.g.BlockSize() }
 func (b *CUDA) NumHostBlocks() int { return b.g.NumHostBlocks() }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -54,23 +55,55 @@ func startNodes(t testing.TB, m *model.Model, n int) []*testNode {
 
 func startNodesWith(t testing.TB, m *model.Model, n int, rcfg actors.Config, ccfg cluster.Config) []*testNode {
 	t.Helper()
+	specs := make([]nodeSpec, n)
+	for i := range specs {
+		specs[i] = nodeSpec{m: m, cfg: rcfg}
+		if rcfg.Backends != nil {
+			specs[i].backend = func() actors.Backend { return slowCPU(t, m, rcfg.NumBlocks) }
+		}
+	}
+	return startCluster(t, specs, ccfg, n)
+}
+
+// nodeSpec is one node of startCluster: its model and runtime
+// configuration, and backend, when set, makes its one backend.
+type nodeSpec struct {
+	m       *model.Model
+	cfg     actors.Config
+	backend func() actors.Backend
+}
+
+// startCluster starts a node per spec, in process, with the automanaged
+// provider, and waits until each sees members members (0: no wait).
+//
+// Under -race it skips: several members in one process trip data races
+// inside protoactor-go itself (ARCHITECTURE.md, "Data races in
+// protoactor-go"), which troupe cannot fix from outside. These tests run
+// without -race; the cluster's own logic (placement, splicing, the wire
+// format) is tested under -race in package cluster.
+func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members int) []*testNode {
+	t.Helper()
+	if raceEnabled && os.Getenv("TROUPE_CLUSTER_RACE") != "1" {
+		t.Skip("several cluster members in one process race inside protoactor-go (ARCHITECTURE.md); TROUPE_CLUSTER_RACE=1 runs them anyway")
+	}
+	n := len(specs)
 	ports := freePorts(t, 2*n)
 	var seeds []string
 	for i := range n {
 		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(ports[n+i]))
 	}
 	var nodes []*testNode
-	for i := range n {
+	for i, spec := range specs {
 		sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 			return slog.New(slog.NewTextHandler(io.Discard, nil))
 		}))
-		cfg := rcfg
-		if cfg.Backends != nil {
-			cfg.Backends = []actors.Backend{slowCPU(t, m, cfg.NumBlocks)}
+		cfg := spec.cfg
+		if spec.backend != nil {
+			cfg.Backends = []actors.Backend{spec.backend()}
 		} else {
-			cfg.NewBackend = backend.For(m, backend.DeviceCPU)
+			cfg.NewBackend = backend.For(spec.m, backend.DeviceCPU)
 		}
-		rt, err := actors.Start(sys, m, cfg)
+		rt, err := actors.Start(sys, spec.m, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,9 +119,9 @@ func startNodesWith(t testing.TB, m *model.Model, n int, rcfg actors.Config, ccf
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for _, tn := range nodes {
-		for tn.node.Stats().Members < n {
+		for tn.node.Stats().Members < members {
 			if time.Now().After(deadline) {
-				t.Fatalf("a node sees %d members of %d", tn.node.Stats().Members, n)
+				t.Fatalf("a node sees %d members of %d", tn.node.Stats().Members, members)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -206,7 +239,8 @@ func numActors(sys *actor.ActorSystem) int {
 
 // TestFailover kills a node (as a crash: connections drop) while requests
 // from another node run on it. Each request completes, on the nodes left,
-// with exactly the tokens one node gives alone and no token twice.
+// with exactly the tokens one node gives alone and no token twice, greedy
+// or sampled (with a seed: each choice draws the same tokens again).
 func TestFailover(t *testing.T) {
 	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
@@ -226,7 +260,7 @@ func TestFailover(t *testing.T) {
 		}
 		req := &messages.GenerateRequest{Prompt: prompt, MaxTokens: 300, N: 1 + i%2, IgnoreEOS: true}
 		if i%3 == 0 {
-			req.Sampling = messages.SamplingParams{Temperature: 1, TopK: 40}
+			req.Sampling = messages.SamplingParams{Temperature: 1, TopK: 40, Seed: uint64(i), HasSeed: true}
 		}
 		ch, err := nodes[0].node.Stream(context.Background(), req)
 		if err != nil {
@@ -245,14 +279,6 @@ func TestFailover(t *testing.T) {
 		}
 		want, _, _ := collect(t, alone, max(r.req.N, 1))
 		for c := range want {
-			if r.req.Sampling.Temperature > 0 {
-				// Unseeded: the node gave it a seed; what matters is that the
-				// rerun continued it without a repeat or a gap.
-				if len(got[c]) != r.req.MaxTokens || finish[c] != messages.FinishLength {
-					t.Errorf("request %d choice %d: %d tokens, finish %q", i, c, len(got[c]), finish[c])
-				}
-				continue
-			}
 			if !slices.Equal(got[c], want[c]) || finish[c] != messages.FinishLength {
 				t.Errorf("request %d choice %d (%s): %v\nalone: %v", i, c, finish[c], got[c], want[c])
 			}
@@ -304,8 +330,12 @@ func TestOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 		chans = append(chans, ch)
-		if i == 5 {
-			time.Sleep(600 * time.Millisecond) // the load is gossiped
+		if i == 5 { // wait until the load is gossiped (a fixed 600 ms was sometimes too short)
+			for deadline := time.Now().Add(10 * time.Second); nodes[0].node.MaxWaiting() == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("no node's waiting requests were gossiped in 10 s")
+				}
+			}
 		}
 	}
 	var first []int32

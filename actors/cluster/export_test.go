@@ -17,3 +17,15 @@ func SetGrainIdle(d time.Duration) (restore func()) {
 	grainIdle = d
 	return func() { grainIdle = old }
 }
+
+// MaxWaiting is the most requests waiting on one member, as this node last
+// read the gossiped loads.
+func (n *Node) MaxWaiting() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	w := 0
+	for _, l := range n.loads {
+		w = max(w, l.Waiting)
+	}
+	return w
+}

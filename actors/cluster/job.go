@@ -12,48 +12,6 @@ import (
 	"github.com/troupe-llm/troupe/messages"
 )
 
-// worker is the actor that takes requests from other nodes: the grain of
-// kind workerKind (placement by prefix affinity) and, under the name
-// workerName, each node's own (placement by load). It starts a job per
-// request, outside itself, so that a grain moved or stopped by the cluster
-// does not end the jobs it started.
-type worker struct {
-	rt    *actors.Runtime
-	grain bool // passivated after grainIdle without a request
-}
-
-// grainIdle is how long a worker grain waits for a request before it
-// stops; the next request for its identity activates it again (a node
-// sees one identity per distinct prompt prefix: they must not pile up).
-var grainIdle = 5 * time.Minute
-
-const (
-	workerKind = "troupe-worker"
-	workerName = "troupe-worker"
-)
-
-func (w *worker) Receive(ctx actor.Context) {
-	switch ctx.Message().(type) {
-	case *actor.Started:
-		if w.grain {
-			ctx.SetReceiveTimeout(grainIdle)
-		}
-	case *actor.ReceiveTimeout:
-		ctx.Stop(ctx.Self())
-	}
-	msg, ok := ctx.Message().(*wrapperspb.BytesValue)
-	if !ok {
-		return // lifecycle messages, the cluster's ClusterInit
-	}
-	e, err := unwrap(msg)
-	if err != nil || e.Generate == nil {
-		return // nothing to answer: a message no troupe node sends
-	}
-	ctx.ActorSystem().Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
-		return &job{rt: w.rt, gen: e.Generate, replyTo: e.Generate.ReplyTo.actor()}
-	}), "job-")
-}
-
 // job runs one request for another node and sends its output there in
 // batches. It watches the requesting actor: when that actor or its node
 // is gone, the job is cancelled.
@@ -69,38 +27,58 @@ type job struct {
 // number of tokens.
 const batchLinger = time.Millisecond
 
-// jobDone tells a job its request has ended.
+// jobDone tells a job its request has ended. The job's forward goroutine
+// -> job.
 type jobDone struct{}
 
 func (j *job) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		ctx.Watch(j.replyTo)
-		run, cancel := context.WithCancelCause(context.Background())
-		j.cancel = cancel
-		self, root := ctx.Self(), ctx.ActorSystem().Root
-		ch, err := j.rt.Stream(run, &j.gen.Req)
-		if err != nil {
-			root.Send(j.replyTo, wrap(&envelope{Chunks: &chunks{ID: j.gen.ID, Job: ptr(toPID(self)),
-				Chunks: []*messages.OutputChunk{{Index: -1, Done: true, FinishReason: messages.FinishError, Err: err.Error()}}}}))
-			ctx.Stop(self)
-			return
-		}
-		go j.forward(root, self, ch)
+		j.onStarted(ctx)
 	case *wrapperspb.BytesValue:
-		if e, err := unwrap(msg); err == nil && e.Cancel != nil {
-			j.cancel(errors.New(e.Cancel.Reason))
-		}
+		j.onEnvelope(msg)
 	case *actor.Terminated:
-		if msg.Who.Equal(j.replyTo) {
-			j.cancel(errors.New("the requesting node went away"))
-		}
-	case jobDone:
+		j.onTerminated(msg)
+	case *jobDone:
 		ctx.Stop(ctx.Self())
 	case *actor.Stopped:
-		if j.cancel != nil {
-			j.cancel(errors.New("the job stopped"))
-		}
+		j.onStopped()
+	}
+}
+
+// onStarted starts the request on this node's runtime and a goroutine
+// that forwards its output.
+func (j *job) onStarted(ctx actor.Context) {
+	ctx.Watch(j.replyTo)
+	run, cancel := context.WithCancelCause(context.Background())
+	j.cancel = cancel
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	ch, err := j.rt.Stream(run, &j.gen.Req)
+	if err != nil {
+		root.Send(j.replyTo, wrap(&envelope{Chunks: &chunks{ID: j.gen.ID, Job: ptr(toPID(self)),
+			Chunks: []*messages.OutputChunk{{Index: -1, Done: true, FinishReason: messages.FinishError, Err: err.Error()}}}}))
+		ctx.Stop(self)
+		return
+	}
+	go j.forward(root, self, ch)
+}
+
+// onEnvelope takes a cancel from the requesting node.
+func (j *job) onEnvelope(msg *wrapperspb.BytesValue) {
+	if e, err := unwrap(msg); err == nil && e.Cancel != nil {
+		j.cancel(errors.New(e.Cancel.Reason))
+	}
+}
+
+func (j *job) onTerminated(msg *actor.Terminated) {
+	if msg.Who.Equal(j.replyTo) {
+		j.cancel(errors.New("the requesting node went away"))
+	}
+}
+
+func (j *job) onStopped() {
+	if j.cancel != nil {
+		j.cancel(errors.New("the job stopped"))
 	}
 }
 
@@ -131,7 +109,7 @@ func (j *job) forward(root *actor.RootContext, self *actor.PID, ch <-chan *messa
 		}
 		root.Send(j.replyTo, wrap(&envelope{Chunks: out}))
 	}
-	root.Send(self, jobDone{})
+	root.Send(self, &jobDone{})
 }
 
 func ptr[T any](v T) *T { return &v }

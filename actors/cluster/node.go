@@ -9,13 +9,17 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"net"
-	"slices"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -69,12 +73,16 @@ type Node struct {
 	c      *cluster.Cluster
 	self   string // this node's address
 
-	mu    sync.Mutex
-	loads map[string]load // by address, from gossip
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	id identity // what every member must share
 
-	placedLocal, placedRemote, overflowed, failovers atomic.Int64
+	mu      sync.Mutex
+	loads   map[string]load   // by address, from gossip; refused members left out
+	members []string          // addresses, from the cluster's topology events
+	refused map[string]string // members of another identity: address -> theirs
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	placedLocal, placedRemote, overflowed, failovers, diverged atomic.Int64
 }
 
 // Start joins the cluster with rt as this node's runtime. system must be
@@ -91,6 +99,10 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 	if cfg.Overflow <= 0 {
 		cfg.Overflow = 8
 	}
+	sum, err := modelHash(rt.Model().Path)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: hashing the model: %w", err)
+	}
 	var provider cluster.ClusterProvider
 	switch cfg.Provider {
 	case "etcd":
@@ -106,14 +118,36 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 	case "automanaged":
 		provider = automanaged.NewWithConfig(time.Second, cfg.AutoManagedPort, cfg.Seeds...)
 	}
-	n := &Node{cfg: cfg, rt: rt, system: system, loads: map[string]load{}, stop: make(chan struct{})}
-	grainProps := actor.PropsFromProducer(func() actor.Actor { return &worker{rt: rt, grain: true} })
-	workerProps := actor.PropsFromProducer(func() actor.Actor { return &worker{rt: rt} })
+	n := &Node{cfg: cfg, rt: rt, system: system, id: identity{Model: sum, Device: rt.Device()},
+		loads: map[string]load{}, refused: map[string]string{}, stop: make(chan struct{})}
+	grainProps := actor.PropsFromProducer(func() actor.Actor { return &worker{rt: rt, id: n.id, grain: true} })
+	workerProps := actor.PropsFromProducer(func() actor.Actor { return &worker{rt: rt, id: n.id} })
 	remoteCfg := remote.Configure(host, port)
 	clusterCfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,
 		cluster.WithKinds(cluster.NewKind(workerKind, grainProps)), cluster.WithRequestTimeout(5*time.Second))
 	n.c = cluster.New(system, clusterCfg)
+	// The members as the topology events give them, in the goroutine that
+	// updates them: MemberList.Members() reads them without its lock.
+	topology := system.EventStream.Subscribe(func(ev any) {
+		if t, ok := ev.(*cluster.ClusterTopology); ok {
+			var addrs []string
+			for _, m := range t.Members {
+				addrs = append(addrs, m.Address())
+			}
+			n.mu.Lock()
+			n.members = addrs
+			n.mu.Unlock()
+		}
+	})
+	// remote.Start writes the system's address, which every spawn reads:
+	// the runtime's actors must have spawned theirs first (its batcher
+	// answers Stats once it has started its devices).
+	if _, err := rt.Stats(10 * time.Second); err != nil {
+		system.EventStream.Unsubscribe(topology)
+		return nil, fmt.Errorf("cluster: the runtime: %w", err)
+	}
 	if err := startMember(n.c); err != nil {
+		system.EventStream.Unsubscribe(topology)
 		return nil, err
 	}
 	n.self = system.Address()
@@ -187,19 +221,14 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 		return n.rt.Stream(ctx, &r)
 	}
 	n.placedRemote.Add(1)
-	maxTok := r.MaxTokens
-	if maxTok <= 0 {
-		maxTok = n.rt.MaxModelLen() - len(r.Prompt)
-	}
-	// A failover's error chunks fit too: a choice ends at most once.
-	ch, sink, done := actors.OutputSink(max(r.N, 1), maxTok+1)
+	ch, sink, done := actors.NewOutputStream(max(r.N, 1))
 	pid := n.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
 		return &call{n: n, req: &r, sink: sink, target: target, identity: identity}
 	}), "call-")
 	go func() {
 		select {
 		case <-ctx.Done():
-			n.system.Root.Send(pid, clientCancel{reason: context.Cause(ctx).Error()})
+			n.system.Root.Send(pid, &clientCancel{reason: context.Cause(ctx).Error()})
 		case <-done:
 		}
 	}()
@@ -207,11 +236,9 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 }
 
 // place picks the worker for req: the grain of its prefix's identity (the
-// node that probably caches the prefix), unless that node has requests
-// waiting and either Overflow more sequences than the least loaded or a
-// nearly full KV pool (90%, the least loaded's under half): then the least
-// loaded gets it. nil: here.
-// identity is the grain's when the worker is one.
+// node that probably caches the prefix), unless placement sends it to the
+// least loaded member instead. nil: here. identity is the grain's when the
+// worker is one.
 func (n *Node) place(req *messages.GenerateRequest) (worker *actor.PID, identity string) {
 	identity = affinityIdentity(req.Prompt, n.cfg.AffinityTokens)
 	grain := n.c.Get(identity, workerKind)
@@ -219,51 +246,44 @@ func (n *Node) place(req *messages.GenerateRequest) (worker *actor.PID, identity
 		return nil, ""
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	owner, ok := n.loads[grain.Address]
-	if !ok {
+	_, refused := n.refused[grain.Address]
+	loads := map[string]load{}
+	for _, m := range n.members {
+		if l, ok := n.loads[m]; ok {
+			loads[m] = l
+		}
+	}
+	n.mu.Unlock()
+	if refused { // the cluster has not dropped it yet
+		return nil, ""
+	}
+	addr, overflowed := placement(grain.Address, loads, n.cfg.Overflow)
+	if !overflowed {
 		return grain, identity
 	}
-	least, leastAddr := owner, grain.Address
-	for addr, l := range n.loads {
-		if l.Running+l.Waiting < least.Running+least.Waiting && n.isMember(addr) {
-			least, leastAddr = l, addr
-		}
+	n.overflowed.Add(1)
+	if addr == n.self {
+		return nil, ""
 	}
-	busier := owner.Running+owner.Waiting >= least.Running+least.Waiting+n.cfg.Overflow ||
-		(owner.KVUsage >= 0.9 && least.KVUsage < 0.5) // its KV pool is full: it would preempt
-	if owner.Waiting > 0 && busier {
-		n.overflowed.Add(1)
-		if leastAddr == n.self {
-			return nil, ""
-		}
-		return actor.NewPID(leastAddr, workerName), ""
-	}
-	return grain, identity
+	return actor.NewPID(addr, workerName), ""
 }
 
-// placeRemote picks another node's worker for a request whose node was
-// lost, none of tried: the least loaded member. nil: none.
-func (n *Node) placeRemote(req *messages.GenerateRequest, tried map[string]bool) *actor.PID {
-	var best string
-	bestLoad := -1
+// failoverWorker picks the worker that reruns a request whose node was
+// lost, on none of tried: the least loaded member. nil: none.
+func (n *Node) failoverWorker(tried map[string]bool) *actor.PID {
 	n.mu.Lock()
-	loads := n.loads
-	n.mu.Unlock()
-	for _, m := range n.c.MemberList.Members().Members() {
-		addr := m.Address()
-		if tried[addr] {
-			continue
-		}
-		l := loads[addr]
-		if bestLoad < 0 || l.Running+l.Waiting < bestLoad {
-			best, bestLoad = addr, l.Running+l.Waiting
+	var members []string
+	for _, m := range n.members {
+		if _, refused := n.refused[m]; !refused {
+			members = append(members, m)
 		}
 	}
-	if best == "" {
+	addr := failoverTarget(members, n.loads, tried)
+	n.mu.Unlock()
+	if addr == "" {
 		return nil
 	}
-	return actor.NewPID(best, workerName)
+	return actor.NewPID(addr, workerName)
 }
 
 // forget drops the grains this node knows on the node of p, which went
@@ -273,10 +293,6 @@ func (n *Node) forget(p *actor.PID) {
 	if p, perr := strconv.Atoi(port); err == nil && perr == nil {
 		n.c.PidCache.RemoveByMember(&cluster.Member{Host: host, Port: int32(p)})
 	}
-}
-
-func (n *Node) isMember(addr string) bool {
-	return slices.ContainsFunc(n.c.MemberList.Members().Members(), func(m *cluster.Member) bool { return m.Address() == addr })
 }
 
 // affinityIdentity names a request's placement by its first tokens.
@@ -298,17 +314,22 @@ func (n *Node) gossipLoad() {
 	defer t.Stop()
 	for {
 		if st, err := n.rt.Stats(time.Second); err == nil {
-			b, _ := msgpack.Marshal(load{Running: st.Running, Waiting: st.Waiting, KVUsage: st.KVCacheUsage, Address: n.self})
+			b, _ := msgpack.Marshal(load{Running: st.Running, Waiting: st.Waiting, KVUsage: st.KVCacheUsage, Address: n.self, ID: n.id})
 			n.c.Gossip.SetState(loadKey, wrapperspb.Bytes(b))
 		}
 		if state, err := n.c.Gossip.GetState(loadKey); err == nil {
 			loads := map[string]load{}
-			for _, kv := range state {
+			for member, kv := range state {
 				var v wrapperspb.BytesValue
 				var l load
-				if kv.GetValue().UnmarshalTo(&v) == nil && decode(v.GetValue(), &l) == nil && l.Address != "" {
-					loads[l.Address] = l
+				if kv.GetValue().UnmarshalTo(&v) != nil || decode(v.GetValue(), &l) != nil || l.Address == "" {
+					continue
 				}
+				if l.ID != n.id {
+					n.refuse(member, l)
+					continue
+				}
+				loads[l.Address] = l
 			}
 			n.mu.Lock()
 			n.loads = loads
@@ -324,14 +345,69 @@ func (n *Node) gossipLoad() {
 
 const loadInterval = 250 * time.Millisecond
 
-// Stats are the node's cluster figures.
+// refuse takes the member of id member, whose gossiped load says it serves
+// another model file or computes on another device, out of the cluster:
+// a rerun there could not continue this node's output (nor its reruns
+// this one's). The cluster's block list drops it from the topology, so no
+// grain is placed there; meanwhile placement skips it.
+func (n *Node) refuse(member string, l load) {
+	n.mu.Lock()
+	_, known := n.refused[l.Address]
+	n.refused[l.Address] = l.ID.String()
+	n.mu.Unlock()
+	if !known {
+		n.c.Remote.BlockList().Block(member)
+	}
+}
+
+// Stats are the node's cluster figures. Refused is the members refused for
+// serving another model file or device; Diverged the choices ended because
+// a rerun did not give the tokens the client had.
 type Stats struct {
-	Members                                          int
-	PlacedLocal, PlacedRemote, Overflowed, Failovers int64
+	Members, Refused                                           int
+	PlacedLocal, PlacedRemote, Overflowed, Failovers, Diverged int64
 }
 
 // Stats returns the node's cluster figures.
 func (n *Node) Stats() Stats {
-	return Stats{Members: len(n.c.MemberList.Members().Members()), PlacedLocal: n.placedLocal.Load(),
-		PlacedRemote: n.placedRemote.Load(), Overflowed: n.overflowed.Load(), Failovers: n.failovers.Load()}
+	n.mu.Lock()
+	members, refused := len(n.members), len(n.refused)
+	n.mu.Unlock()
+	return Stats{Members: members, Refused: refused, PlacedLocal: n.placedLocal.Load(), PlacedRemote: n.placedRemote.Load(),
+		Overflowed: n.overflowed.Load(), Failovers: n.failovers.Load(), Diverged: n.diverged.Load()}
+}
+
+// modelHash is the SHA-256 of the model at path: a file's content, or a
+// directory's files (names and contents, in name order). It reads the whole
+// model once, at Start (about a second per GB).
+func modelHash(path string) (string, error) {
+	h := sha256.New()
+	files := []string{path}
+	if st, err := os.Stat(path); err != nil {
+		return "", err
+	} else if st.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return "", err
+		}
+		files = files[:0]
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				files = append(files, filepath.Join(path, e.Name()))
+				fmt.Fprintln(h, e.Name())
+			}
+		}
+	}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -21,20 +21,37 @@ type envelope struct {
 }
 
 // generate asks a node to run a request and send its output to ReplyTo.
+// From is the origin's identity: a node of another refuses the request.
 // Origin -> worker.
 type generate struct {
 	ID      string                   `msgpack:"id"`
 	ReplyTo pid                      `msgpack:"reply_to"`
 	Req     messages.GenerateRequest `msgpack:"req"`
+	From    identity                 `msgpack:"from"`
+}
+
+// identity is what the members of a cluster must share for a request to
+// give the same tokens on any of them, so that a rerun can continue one:
+// the model file's content (a SHA-256) and the kind of device that
+// computes (CPU and CUDA logits differ).
+type identity struct {
+	Model  string `msgpack:"m"`
+	Device string `msgpack:"d"`
+}
+
+func (id identity) String() string {
+	return fmt.Sprintf("model sha256:%.12s on %s", id.Model, id.Device)
 }
 
 // chunks is a batch of a request's output, in order; Job (on the first
 // batch) is the actor that runs it, to cancel it and to watch its node.
-// Job -> origin.
+// Refused says the worker would not run the request (another identity):
+// it goes to another node. Job (or worker) -> origin.
 type chunks struct {
-	ID     string                  `msgpack:"id"`
-	Job    *pid                    `msgpack:"job,omitempty"`
-	Chunks []*messages.OutputChunk `msgpack:"chunks"`
+	ID      string                  `msgpack:"id"`
+	Job     *pid                    `msgpack:"job,omitempty"`
+	Chunks  []*messages.OutputChunk `msgpack:"chunks"`
+	Refused bool                    `msgpack:"refused,omitempty"`
 }
 
 // cancel stops a job. Origin -> job.
@@ -71,10 +88,11 @@ func unwrap(b *wrapperspb.BytesValue) (*envelope, error) {
 
 // load is what each node gossips about itself (key loadKey).
 type load struct {
-	Running int     `msgpack:"r"`
-	Waiting int     `msgpack:"w"`
-	KVUsage float64 `msgpack:"kv"`
-	Address string  `msgpack:"a"` // where its worker actor is
+	Running int      `msgpack:"r"`
+	Waiting int      `msgpack:"w"`
+	KVUsage float64  `msgpack:"kv"`
+	Address string   `msgpack:"a"` // where its worker actor is
+	ID      identity `msgpack:"id"`
 }
 
 const loadKey = "troupe-load"

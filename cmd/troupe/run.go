@@ -16,6 +16,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/compute/cuda"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 )
@@ -33,7 +34,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	rep := fs.Float64("repeat-penalty", 1.0, "repetition penalty (1: off)")
 	seed := fs.Int64("seed", -1, "random seed (-1: random)")
 	threads := fs.Int("t", 2, "threads")
-	deviceKind := fs.String("device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
+	deviceKind := fs.String("device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
 	output := fs.String("output", "text", "output: text (streamed) or json")
 	noSpecial := fs.Bool("no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
 	kvType := kvCacheTypeFlag(fs)
@@ -77,13 +78,17 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if ctxTokens <= 0 {
 		ctxTokens = m.Config.ContextLen
 	}
+	devices := backend.NewSelector(m, kind)
 	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
-		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: backend.For(m, kind),
+		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: devices.New,
 		KVCacheType: *kvType})
 	if err != nil {
 		return err
 	}
 	defer rt.Stop(5 * time.Second)
+	if err := devices.Fallback(); err != nil && !errors.Is(err, cuda.ErrNoDriver) { // a GPU, unusable: say so
+		fmt.Fprintf(stderr, "troupe: --device auto: running on the CPU: %s\n", fallbackWhy(err))
+	}
 	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(*n, 0), Sampling: params}
 	ch, err := rt.Stream(ctx, req)
 	if err != nil {
@@ -136,6 +141,16 @@ func newActorSystem() *actor.ActorSystem {
 func nonNil(s []int32) []int32 {
 	if s == nil {
 		return []int32{}
+	}
+	return s
+}
+
+// fallbackWhy is why --device auto took the CPU, on one line and short
+// (a failed load can list every tensor), for a log line.
+func fallbackWhy(err error) string {
+	s := strings.Join(strings.Fields(oneLine(err.Error())), " ")
+	if len(s) > 400 {
+		s = strings.ToValidUTF8(s[:400], "") + "…"
 	}
 	return s
 }

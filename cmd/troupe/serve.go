@@ -62,7 +62,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a Jinja chat template file, instead of the model's")
 	fs.IntVar(&c.Runtime.Workers, "t", 2, "threads per device")
 	fs.IntVar(&c.Runtime.Devices, "devices", 1, "device replicas")
-	fs.StringVar(&c.Device, "device", "auto", "device: auto (CUDA when a GPU is present, else the CPU), cpu or cuda")
+	fs.StringVar(&c.Device, "device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
 	fs.IntVar(&c.Runtime.MaxNumSeqs, "max-num-seqs", 0, "sequences per step (0: 64)")
 	fs.IntVar(&c.Runtime.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "tokens per step (0: 512)")
 	fs.IntVar(&c.Runtime.MaxModelLen, "c", 0, "max model length: positions per sequence (0: the model's context)")
@@ -196,10 +196,14 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		return err
 	}
 	defer m.Close()
-	rtCfg.NewBackend = backend.For(m, kind)
+	devices := backend.NewSelector(m, kind)
+	rtCfg.NewBackend = devices.New
 	rt, err := actors.Start(system, m, rtCfg)
 	if err != nil {
 		return err
+	}
+	if err := devices.Fallback(); err != nil {
+		log.Info().Str("why", fallbackWhy(err)).Msg("--device auto: CUDA is not usable here; running on the CPU")
 	}
 	if c.Cluster.Name != "" {
 		if node, err = cluster.Start(system, rt, c.Cluster); err != nil {

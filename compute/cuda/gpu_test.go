@@ -7,15 +7,15 @@ import (
 	"unsafe"
 )
 
-// GPU-only tests: they skip where Available() fails. Shared helpers for
+// GPU-only tests: they run on a device or on the emulator, and end where
+// there is neither (hooks_test.go). Shared helpers for
 // kernel_test.go and blas_test.go are here too.
 
-// openDevice opens device 0 for the test, or skips it.
+// openDevice opens device 0 for the test (a GPU's or the emulator's), or
+// ends it where there is neither (see hooks_test.go).
 func openDevice(tb testing.TB) *Device {
 	tb.Helper()
-	if err := Available(); err != nil {
-		tb.Skip("no CUDA device: " + err.Error())
-	}
+	gpuHooks.require(tb)
 	d, err := Open(0)
 	if err != nil {
 		tb.Fatal(err)

@@ -33,7 +33,7 @@ extern "C" __global__ void empty() {}
 func kernels(tb testing.TB, d *Device) *Module {
 	tb.Helper()
 	if _, _, err := NVRTCVersion(); err != nil {
-		tb.Skip(err)
+		gpuHooks.unavailable(tb, err)
 	}
 	cubin, err := d.Compile(kernelsSrc, "kernels.cu", "-std=c++17")
 	must(tb, err)

@@ -11,8 +11,14 @@
 //
 // Environment:
 //   - TROUPE_CUDA_EMU=1 uses the emulator even where a driver is installed;
-//     TROUPE_CUDA_EMU=0 never uses it. Unset, it is used when no
-//     libcuda.so.1 is found.
+//     TROUPE_CUDA_EMU=0 never uses it. Unset, it is used unless a
+//     libcuda.so.1 is found and reports a device (asked in a child process:
+//     see Setup).
+//   - CI=true makes a test that needs CUDA and can run neither on a device
+//     nor on the emulator fail rather than skip (Require, Unavailable).
+//   - TROUPE_EMU_FAIL makes the fake libraries fail at the stages it lists
+//     (comma-separated: cuInit, cuMemAlloc, cuModuleLoadData,
+//     nvrtcCompileProgram), for the tests of the fallback to the CPU.
 //   - TROUPE_EMU_CXX is the C++ compiler (default: the first of g++, c++,
 //     clang++ and clang++-14 on the PATH).
 //   - TROUPE_EMU_CACHE is where the libraries and compiled kernels are
@@ -42,6 +48,11 @@ const (
 	EnvCXX   = "TROUPE_EMU_CXX"
 	EnvCache = "TROUPE_EMU_CACHE"
 	EnvDir   = "TROUPE_EMU_DIR" // the directory of emu.h, for the fake NVRTC
+	EnvFail  = "TROUPE_EMU_FAIL"
+
+	// envProbe asks a test binary started by Setup only whether the
+	// installed driver reports a device.
+	envProbe = "TROUPE_CUDA_EMU_PROBE"
 )
 
 // Setup decides whether this process runs CUDA on the emulator and, if so,
@@ -49,13 +60,26 @@ const (
 // and sets the environment compute/cuda and the libraries read. It reports
 // whether the emulator is in use; an error means it was wanted but could
 // not be built (no C++ compiler, say), and compute/cuda is left alone.
+//
+// An installed driver is used when it reports a device. Loading it here
+// would fix compute/cuda's answer for the whole process, so Setup asks a
+// copy of this process (the test binary, started with envProbe set; its
+// Setup answers and exits): a driver without a device (a container with
+// the driver's libraries but no GPU) gets the emulator.
 func Setup() (bool, error) {
+	if os.Getenv(envProbe) == "1" {
+		if err := cuda.Available(); err != nil {
+			fmt.Println(err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	switch os.Getenv(EnvEmu) {
 	case "0":
 		return false, nil
 	case "1":
 	default:
-		if driverInstalled() {
+		if driverInstalled() && probeDevice() {
 			return false, nil
 		}
 	}
@@ -83,23 +107,62 @@ func Main(m *testing.M) {
 // Active reports whether Main put this test binary on the emulator.
 func Active() bool { return state.active }
 
-// Require ends the test when the emulator was wanted (no GPU) and Main
-// could not build it: see Unavailable.
+// Require ends a test that needs CUDA where it can run neither on a device
+// nor on the emulator: Main could not build the emulator, or
+// TROUPE_CUDA_EMU=0 left the test to a device there is not. See
+// Unavailable. Call it before anything else of compute/cuda.
 func Require(t testing.TB) {
 	t.Helper()
 	if state.err != nil {
 		Unavailable(t, state.err)
 	}
+	if err := cuda.Available(); err != nil {
+		if !state.active && os.Getenv(EnvEmu) == "0" {
+			err = fmt.Errorf("%w (and %s=0: no emulator)", err, EnvEmu)
+		}
+		Unavailable(t, err)
+	}
 }
 
-// Unavailable ends a test that needs the emulator Setup could not build:
-// a failure under CI (CI=true), which must run the GPU tests, else a skip.
+// Unavailable ends a test that needs CUDA, or a part of it, that this
+// machine lacks (err says what): a failure under CI (CI=true), which must
+// run the GPU tests, else a skip.
 func Unavailable(t testing.TB, err error) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("the CUDA emulator is needed (no GPU): %v", err)
+		t.Fatalf("CUDA is needed, on a device or on the emulator (CI=true): %v", err)
 	}
 	t.Skipf("no GPU and no CUDA emulator: %v", err)
+}
+
+// probeDevice reports whether the installed driver reports a device, asked
+// of a copy of this test binary (see Setup). It cannot tell under a binary
+// whose TestMain does not call Setup first: then it says yes, as before.
+func probeDevice() bool {
+	exe, err := os.Executable()
+	if err != nil {
+		return true
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envProbe+"=1")
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 3 {
+		fmt.Fprintf(os.Stderr, "cudaemu: the CUDA driver reports no device (%s): using the emulator\n", strings.TrimSpace(string(out)))
+		return false
+	}
+	return true
+}
+
+// Env builds the emulator (as Setup does) and returns the environment a
+// child process needs to run CUDA on it, without changing this process's:
+// for tests that run troupe itself on the emulator, with EnvFail, say.
+func Env() ([]string, error) {
+	emuDir, cxx, cache, libDir, err := build()
+	if err != nil {
+		return nil, fmt.Errorf("cudaemu: %w", err)
+	}
+	return []string{cuda.LibDirsEnv + "=" + libDir, EnvDir + "=" + emuDir, EnvCXX + "=" + cxx, EnvCache + "=" + cache}, nil
 }
 
 // driverInstalled reports whether a libcuda.so.1 is found where
@@ -136,20 +199,7 @@ var libs = []struct {
 }
 
 func setup() error {
-	emuDir, err := sourceDir()
-	if err != nil {
-		return err
-	}
-	cxx, err := compiler()
-	if err != nil {
-		return err
-	}
-	cache, err := cacheDir()
-	if err != nil {
-		return err
-	}
-	prune(cache)
-	libDir, err := buildLibs(emuDir, cxx, cache)
+	emuDir, cxx, cache, libDir, err := build()
 	if err != nil {
 		return err
 	}
@@ -159,6 +209,23 @@ func setup() error {
 		}
 	}
 	return nil
+}
+
+// build finds the emulator's sources and a compiler, and builds the fake
+// libraries into the cache (unless they are there already).
+func build() (emuDir, cxx, cache, libDir string, err error) {
+	if emuDir, err = sourceDir(); err != nil {
+		return
+	}
+	if cxx, err = compiler(); err != nil {
+		return
+	}
+	if cache, err = cacheDir(); err != nil {
+		return
+	}
+	prune(cache)
+	libDir, err = buildLibs(emuDir, cxx, cache)
+	return
 }
 
 // sourceDir finds model/gpu/testdata/emu under the module root, the

@@ -135,6 +135,7 @@ CUresult run_node(const Node& n) {
 API CUresult cuInit(unsigned flags) {
 	LOCK;
 	if (flags != 0) return kInvalidValue;
+	if (emu_fail("cuInit")) return kNoDevice;
 	initialized = true;
 	return kSuccess;
 }
@@ -252,6 +253,7 @@ API CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
 	CHECK_CTX();
 	UNSAFE_IN_CAPTURE();
 	if (!p || n == 0) return kInvalidValue;
+	if (emu_fail("cuMemAlloc")) return kOutOfMemory;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), r = (n + 255) & ~(size_t)255;
 	size_t body = (r + page - 1) / page * page, len = body + page;
 	char* m = (char*)mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <map>
@@ -17,6 +19,22 @@
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 #define API extern "C" __attribute__((visibility("default")))
+
+// emu_fail reports whether TROUPE_EMU_FAIL, a comma-separated list, names
+// stage: the tests of troupe's fallback from CUDA to the CPU make the fake
+// libraries fail there ("cuInit", "cuMemAlloc", "cuModuleLoadData",
+// "nvrtcCompileProgram").
+static inline bool emu_fail(const char* stage) {
+	const char* list = getenv("TROUPE_EMU_FAIL");
+	size_t n = strlen(stage);
+	for (const char* p = list; p && *p;) {
+		const char* end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, stage, n) == 0) return true;
+		p = end ? end + 1 : 0;
+	}
+	return false;
+}
 
 enum {
 	kSuccess = 0,

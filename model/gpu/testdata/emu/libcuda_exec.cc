@@ -18,6 +18,7 @@ API CUresult cuModuleLoadData(void** m, const void* image) {
 	LOCK;
 	CHECK_CTX();
 	if (!m || !image) return kInvalidValue;
+	if (emu_fail("cuModuleLoadData")) return kInvalidImage;
 	if (strncmp((const char*)image, kImageMagic, sizeof kImageMagic - 1) != 0) {
 		fprintf(stderr, "troupe cuda emulator: cuModuleLoadData: not an image of the emulator's NVRTC\n");
 		return kInvalidImage;

@@ -22,6 +22,22 @@
 #include <unistd.h>
 #include <utime.h>
 
+// emu_fail reports whether TROUPE_EMU_FAIL, a comma-separated list, names
+// stage: the tests of troupe's fallback from CUDA to the CPU make the fake
+// libraries fail there ("cuInit", "cuMemAlloc", "cuModuleLoadData",
+// "nvrtcCompileProgram").
+static bool emu_fail(const char* stage) {
+	const char* list = getenv("TROUPE_EMU_FAIL");
+	size_t n = strlen(stage);
+	for (const char* p = list; p && *p;) {
+		const char* end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, stage, n) == 0) return true;
+		p = end ? end + 1 : 0;
+	}
+	return false;
+}
+
 #include <set>
 #include <string>
 #include <vector>
@@ -241,6 +257,10 @@ API int nvrtcCompileProgram(Program* p, int n, const char* const* opts) {
 	p->image.clear();
 	std::string flags;
 	if (int r = options(p, n, opts, &flags)) return r;
+	if (emu_fail("nvrtcCompileProgram")) {
+		p->log = "troupe cuda emulator: failing as TROUPE_EMU_FAIL says\n";
+		return kCompilation;
+	}
 
 	const char* emu = getenv("TROUPE_EMU_DIR");
 	std::string emu_h, runtime;
