@@ -3,13 +3,14 @@ package compute
 import "unsafe"
 
 // panelKernel is the assembly for one weight type on one ISA, run against
-// activation blocks B (blockQ8_0 or blockQ8_K) one (x1), four (x4, where
+// activation blocks B (blockQ8_0, blockQ8_1 or blockQ8_K) one (x1), four (x4, where
 // there is one) or eight (x8, where there is one) activation rows at a
 // time. With pack set, the weights are read in a layout of their own (see
 // pack.go): whole panels of panelRows interleaved rows when panel is set
 // (np then counts panels), else rows one after the other. Without pack the
-// kernels read the rows as stored. See kern_q_amd64.s and kern_k_amd64.s.
-type panelKernel[B blockQ8_0 | blockQ8_K] struct {
+// kernels read the rows as stored. See kern_q_amd64.s, kern_ql_amd64.s and
+// kern_k_amd64.s.
+type panelKernel[B blockQ8_0 | blockQ8_1 | blockQ8_K] struct {
 	kind       packKind
 	pack       func(*Tensor) *packed
 	panel      bool

@@ -59,6 +59,8 @@ var (
 // panelKernelFor returns the panel kernels for weight type t on isa, or nil.
 func panelKernelFor(t DType, isa ISA) *panelKernel[blockQ8_0] {
 	switch {
+	case t == Q5_0:
+		return q5_0KernelFor(isa)
 	case isa >= AVX512VNNI && t == Q4_0:
 		return q4_0VNNI
 	case isa >= AVX512VNNI && t == Q8_0:

@@ -63,6 +63,7 @@ type job struct {
 	per int // weight rows per worker
 
 	pk      *panelKernel[blockQ8_0] // the assembly for w's rows (Q8_0 activations), or nil
+	pk1     *panelKernel[blockQ8_1] // the assembly for w's rows (Q8_1 activations), or nil
 	panels  *packed                 // w's panel form for pk
 	kk      *panelKernel[blockQ8_K] // the assembly for w's rows (Q8_K activations), or nil
 	kPacked *packed                 // w's repacked rows for kk, or nil
@@ -104,6 +105,7 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	// Convert the activations once, into scratch reused across calls.
 	var panels *packed
 	var panelK *panelKernel[blockQ8_0]
+	var q81K *panelKernel[blockQ8_1]
 	var kK *panelKernel[blockQ8_K]
 	var kPacked *packed
 	switch t := w.Type; {
@@ -130,6 +132,7 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 		}
 	case vecDotQ8_1Kernel(t) != nil:
 		quantizeRows(&mm.q8_1, x, m, k/32, quantizeRowQ8_1)
+		q81K = q8_1KernelFor(t, hostISA)
 	case vecDotQ8_KKernel(t) != nil:
 		quantizeRows(&mm.q8K, x, m, k/QK_K, quantizeRowQ8_K)
 		if kk := kKernelFor(t, hostISA); kk != nil && !mm.GGMLBatch {
@@ -146,7 +149,7 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 		per = (per + panelRows - 1) / panelRows * panelRows
 		workers = (n + per - 1) / per
 	}
-	mm.job = job{out: out, x: x, m: m, w: w, per: per, pk: panelK, panels: panels, kk: kK, kPacked: kPacked}
+	mm.job = job{out: out, x: x, m: m, w: w, per: per, pk: panelK, pk1: q81K, panels: panels, kk: kK, kPacked: kPacked}
 	defer func() { mm.job = job{} }() // drop the caller's buffers
 	if workers == 1 {
 		return mm.share(0)
@@ -184,7 +187,11 @@ func (mm *MatMuler) share(wi int) error {
 		}
 		dotRows(j.out, xq, m, n, w.Data, rb, lo, hi, vecDotQ8_0Kernel(t), nil)
 	case vecDotQ8_1Kernel(t) != nil:
-		dotRows(j.out, mm.q8_1[:m*w.Cols()/32], m, n, w.Data, rb, lo, hi, vecDotQ8_1Kernel(t), nil)
+		xq := mm.q8_1[:m*w.Cols()/32]
+		if j.pk1 != nil {
+			lo = j.pk1.rows(nil, w, j.out, xq, m, lo, hi)
+		}
+		dotRows(j.out, xq, m, n, w.Data, rb, lo, hi, vecDotQ8_1Kernel(t), nil)
 	case vecDotQ8_KKernel(t) != nil:
 		var batch func([]byte, []blockQ8_K) float32
 		if mm.GGMLBatch {

@@ -258,4 +258,5 @@ def main():
         print(lanes_kernel(f'q8_0LanesX{rows}AVX2', rows, False))
     print(lanes_kernel8('q8_0LanesX8VNNI'))
 
-main()
+if __name__ == '__main__':
+    main()
