@@ -19,8 +19,8 @@
 // 4l..4l+3) times d_w·d_x added by FMA into eight float lanes, summed at the
 // end upper half onto lower, then pairs; Q4_1 and Q5_1 add m_w·s_x per block
 // by FMA into a scalar, added to that sum at the end. Q5_0 weights are
-// signed (q − 16) and multiply |w| by x with w's sign; Q4_1 and Q5_1 quants
-// are unsigned and multiply x directly.
+// signed (q − 16) and multiply |w| by x with w's sign (x8: x + 128 by w,
+// less 128·Σw); Q4_1 and Q5_1 quants are unsigned and multiply x directly.
 //
 // x1, x4 and x8 kernels do the same float operations per output, and the
 // AVX2 and VNNI kernels compute the same integers, so all of them agree bit
@@ -58,7 +58,8 @@ DATA allones<>+16(SB)/8, $0xffffffffffffffff
 DATA allones<>+24(SB)/8, $0xffffffffffffffff
 GLOBL allones<>(SB), RODATA|NOPTR, $32
 
-// bit4: the fifth bit's value; hi4: 0xf0 (a nibble minus 16, as a byte).
+// bit4: the fifth bit's value (and 0x80 >> 3); hi4: 0xf0 (a nibble minus
+// 16, as a byte).
 DATA bit4<>+0(SB)/8, $0x1010101010101010
 DATA bit4<>+8(SB)/8, $0x1010101010101010
 DATA bit4<>+16(SB)/8, $0x1010101010101010
@@ -426,6 +427,9 @@ row:
 	LEAQ (R13)(R10*1), R14
 	LEAQ (R14)(R10*1), AX
 	MOVQ R9, CX
+	VPBROADCASTD bit4<>(SB), Y29
+	VPSLLW $3, Y29, Y29
+	VPXORD Y30, Y30, Y30
 block:
 	VPBROADCASTW (SI), X8
 	VCVTPH2PS X8, Y8
@@ -436,60 +440,54 @@ block:
 	KMOVD 2(SI), K1
 	KNOTD K1, K1
 	VPADDB hi4<>(SB), Y0, K1, Y0
-	VPABSB Y0, Y1
-	VMOVDQU 8(BX), Y2
-	VPSIGNB Y0, Y2, Y2
-	VPXORD Y20, Y20, Y20
-	VPDPBUSD Y2, Y1, Y20
+	VPXORD Y1, Y1, Y1
+	VPDPBUSD Y0, Y29, Y1
+	VPSUBD Y1, Y30, Y1
+	VPXORD 8(BX), Y29, Y2
+	VMOVDQA32 Y1, Y20
+	VPDPBUSD Y0, Y2, Y20
 	VCVTDQ2PS Y20, Y20
 	VMULPS.BCST 0(BX), Y8, Y24
 	VFMADD231PS Y24, Y20, Y9
-	VMOVDQU 8(R12), Y3
-	VPSIGNB Y0, Y3, Y3
-	VPXORD Y21, Y21, Y21
-	VPDPBUSD Y3, Y1, Y21
+	VPXORD 8(R12), Y29, Y3
+	VMOVDQA32 Y1, Y21
+	VPDPBUSD Y0, Y3, Y21
 	VCVTDQ2PS Y21, Y21
 	VMULPS.BCST 0(R12), Y8, Y25
 	VFMADD231PS Y25, Y21, Y10
-	VMOVDQU 8(R13), Y4
-	VPSIGNB Y0, Y4, Y4
-	VPXORD Y22, Y22, Y22
-	VPDPBUSD Y4, Y1, Y22
+	VPXORD 8(R13), Y29, Y4
+	VMOVDQA32 Y1, Y22
+	VPDPBUSD Y0, Y4, Y22
 	VCVTDQ2PS Y22, Y22
 	VMULPS.BCST 0(R13), Y8, Y26
 	VFMADD231PS Y26, Y22, Y11
-	VMOVDQU 8(R14), Y5
-	VPSIGNB Y0, Y5, Y5
-	VPXORD Y23, Y23, Y23
-	VPDPBUSD Y5, Y1, Y23
+	VPXORD 8(R14), Y29, Y5
+	VMOVDQA32 Y1, Y23
+	VPDPBUSD Y0, Y5, Y23
 	VCVTDQ2PS Y23, Y23
 	VMULPS.BCST 0(R14), Y8, Y27
 	VFMADD231PS Y27, Y23, Y12
-	VMOVDQU 8(AX), Y2
-	VPSIGNB Y0, Y2, Y2
-	VPXORD Y20, Y20, Y20
-	VPDPBUSD Y2, Y1, Y20
+	VPXORD 8(AX), Y29, Y2
+	VMOVDQA32 Y1, Y20
+	VPDPBUSD Y0, Y2, Y20
 	VCVTDQ2PS Y20, Y20
 	VMULPS.BCST 0(AX), Y8, Y24
 	VFMADD231PS Y24, Y20, Y13
-	VMOVDQU 8(AX)(R10*1), Y3
-	VPSIGNB Y0, Y3, Y3
-	VPXORD Y21, Y21, Y21
-	VPDPBUSD Y3, Y1, Y21
+	VPXORD 8(AX)(R10*1), Y29, Y3
+	VMOVDQA32 Y1, Y21
+	VPDPBUSD Y0, Y3, Y21
 	VCVTDQ2PS Y21, Y21
 	VMULPS.BCST 0(AX)(R10*1), Y8, Y25
 	VFMADD231PS Y25, Y21, Y14
-	VMOVDQU 8(AX)(R10*2), Y4
-	VPSIGNB Y0, Y4, Y4
-	VPXORD Y22, Y22, Y22
-	VPDPBUSD Y4, Y1, Y22
+	VPXORD 8(AX)(R10*2), Y29, Y4
+	VMOVDQA32 Y1, Y22
+	VPDPBUSD Y0, Y4, Y22
 	VCVTDQ2PS Y22, Y22
 	VMULPS.BCST 0(AX)(R10*2), Y8, Y26
 	VFMADD231PS Y26, Y22, Y15
-	VMOVDQU 8(R14)(R10*4), Y5
-	VPSIGNB Y0, Y5, Y5
-	VPXORD Y23, Y23, Y23
-	VPDPBUSD Y5, Y1, Y23
+	VPXORD 8(R14)(R10*4), Y29, Y5
+	VMOVDQA32 Y1, Y23
+	VPDPBUSD Y0, Y5, Y23
 	VCVTDQ2PS Y23, Y23
 	VMULPS.BCST 0(R14)(R10*4), Y8, Y27
 	VFMADD231PS Y27, Y23, Y28
