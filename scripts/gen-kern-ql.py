@@ -96,12 +96,16 @@ TYPES = {
 }
 
 
-def unpack(t, vnni):
-    # One weight block at SI: d_w in all lanes of Y8; m_w in X7 (Q4_1,
-    # Q5_1); the 32 values in Y0 in order, as signed q − 16 (Q5_0, with
+def unpack(t, vnni, one=False):
+    # One weight block at SI: d_w in all lanes of Y8, or with one (a single
+    # activation row) in X8's lane 0 only; m_w in X7's lane 0 (Q4_1, Q5_1);
+    # the 32 values in Y0 in order, as signed q − 16 (Q5_0, with
     # |w| in Y1) or unsigned quants. Y2 is scratch.
-    s = ['VPBROADCASTW (SI), X8', 'VCVTPH2PS X8, Y8']
-    if t['m'] is not None:
+    if one:  # d_w, then m_w if any, from one conversion
+        s = ['VCVTPH2PS (SI), X8'] + (['VMOVSHDUP X8, X7'] if t['m'] is not None else [])
+    else:
+        s = ['VPBROADCASTW (SI), X8', 'VCVTPH2PS X8, Y8']
+    if t['m'] is not None and not one:
         s += [f'VPBROADCASTW {t["m"]}(SI), X7', 'VCVTPH2PS X7, X7']
     # Low nibbles are values 0..15, high nibbles 16..31.
     s += [f'VMOVDQU {t["qs"]}(SI), X0', 'VPSRLW $4, X0, X2', 'VINSERTI128 $1, X2, Y0, Y0',
@@ -126,10 +130,11 @@ def unpack(t, vnni):
     return s
 
 
-def dot(t, vnni, a, f, s, x, i, tmp):
+def dot(t, vnni, a, f, s, x, i, tmp, one=False):
     # One activation row's block (a(off) its operand at byte off): lanes i
     # (x scratch for Q5_0's signed activations), f += float(i)·(d_w·d_x);
-    # for Q4_1 and Q5_1 also s += m_w·s_x.
+    # for Q4_1 and Q5_1 also s += m_w·s_x. one: d_w is in X8's lane 0 (see
+    # unpack), and the product is a scalar one, then broadcast.
     if t['signed']:
         body = [f'VMOVDQU {a(8)}, {x}', f'VPSIGNB Y0, {x}, {x}']
         src, u = x, 'Y1'
@@ -141,6 +146,8 @@ def dot(t, vnni, a, f, s, x, i, tmp):
     else:
         body += [f'VPMADDUBSW {src}, {u}, {i}', f'VPMADDWD Y15, {i}, {i}']
         scale = [f'VBROADCASTSS {a(0)}, {tmp}', f'VMULPS Y8, {tmp}, {tmp}']
+    if one:
+        scale = [f'VMULSS {a(0)}, X8, X{tmp[1:]}', f'VBROADCASTSS X{tmp[1:]}, {tmp}']
     body += [f'VCVTDQ2PS {i}, {i}'] + scale + [f'VFMADD231PS {tmp}, {i}, {f}']
     if not t['signed']:
         body.append(f'VFMADD231SS {a(4)}, X7, {s}')
@@ -189,10 +196,10 @@ def kernel(name, t, rows, vnni):
     sums = SUMS4[:rows] if not t['signed'] else []
     out += ['\t' + x for x in zero(sums)]
     out.append('block:')
-    body = unpack(t, vnni)
+    body = unpack(t, vnni, rows == 1)
     for j in range(rows):
         r = q.ACT[j]
-        body += dot(t, vnni, lambda o, r=r: f'{o}({r})', q.ACC[j], SUMS4[j], 'Y2', 'Y3', 'Y4')
+        body += dot(t, vnni, lambda o, r=r: f'{o}({r})', q.ACC[j], SUMS4[j], 'Y2', 'Y3', 'Y4', rows == 1)
     body.append(f'ADDQ ${t["size"]}, SI')
     body += [f'ADDQ $40, {a}' for a in q.ACT[:rows]]
     body += ['DECQ CX', 'JNZ block']
