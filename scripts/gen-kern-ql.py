@@ -247,13 +247,75 @@ def kernel8(name, t):
     return '\n'.join(out)
 
 
+def unpack2(t):
+    # Two weight rows' blocks at SI and SI+R9, in the two 256-bit halves of
+    # Z0 (values as unpack's), Z8 (d_w of each half's row) and Z7 (m_w).
+    # Z2..Z5 are scratch; Z6 holds bit4 broadcast (Q5_1).
+    s = []
+    for reg, off in (('8', 0), ('7', t['m'])):
+        s += [f'VPBROADCASTW {off}(SI), X{reg}', f'VCVTPH2PS X{reg}, Y{reg}',
+              f'VPBROADCASTW {off}(SI)(R9*1), X2', 'VCVTPH2PS X2, Y2', f'VINSERTF64X4 $1, Y2, Z{reg}, Z{reg}']
+    # [qs_r, qs_r+1] and its nibbles shifted down, then the 128-bit lanes in
+    # the order low r, high r, low r+1, high r+1.
+    s += [f'VMOVDQU {t["qs"]}(SI), X0', f'VINSERTI128 $1, {t["qs"]}(SI)(R9*1), Y0, Y0', 'VPSRLW $4, Y0, Y2',
+          'VINSERTI64X4 $1, Y2, Z0, Z3', 'VSHUFI64X2 $0xd8, Z3, Z3, Z0', 'VPANDD.BCST nibmask<>(SB), Z0, Z0']
+    if t['qh'] is not None:
+        s += [f'KMOVD {t["qh"]}(SI), K1', f'KMOVD {t["qh"]}(SI)(R9*1), K2', 'KUNPCKDQ K1, K2, K3',
+              'VPADDB Z6, Z0, K3, Z0']
+    return s
+
+
+def kernel8z(name, t):
+    # Eight activation rows against two weight rows at a time (Q4_1, Q5_1;
+    # VNNI only): each 512-bit vector holds an output's eight lanes for
+    # each of the two rows, so every instruction after the unpacking serves
+    # two outputs, with the same operations per lane as the 256-bit
+    # kernels. An odd last row takes the 256-bit loop. R9 is the row stride
+    # (nb is reloaded from the frame).
+    out = header(name, t, False)
+    out += [f'\tIMULQ ${t["size"]}, R9', '\tVPBROADCASTD bit4<>(SB), Z6']
+    out.append('pair:')
+    body = ['CMPQ R8, $2', 'JLT one']
+    body += zero(q.ACCS8 + SUMS8)
+    body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
+             'LEAQ (R14)(R10*1), AX', 'MOVQ nb+48(FP), CX']
+    out += ['\t' + x for x in body] + ['pblock:']
+    body = unpack2(t)
+    for j in range(8):
+        a, f, sm, i, tmp = q.ADDRS8[j], q.ACCS8[j], SUMS8[j], f'Z{20 + j % 4}', f'Z{24 + j % 4}'
+        f, sm = 'Z' + f[1:], 'Z' + sm[1:]
+        x = f'Z{2 + j % 4}'
+        body += [f'VBROADCASTI64X4 {a(8)}, {x}', f'VPXORD {i}, {i}, {i}', f'VPDPBUSD {x}, Z0, {i}',
+                 f'VCVTDQ2PS {i}, {i}', f'VMULPS.BCST {a(0)}, Z8, {tmp}', f'VFMADD231PS {tmp}, {i}, {f}',
+                 f'VFMADD231PS.BCST {a(4)}, Z7, {sm}']
+    body.append(f'ADDQ ${t["size"]}, SI')
+    body += [f'ADDQ $40, {r}' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
+    body += ['DECQ CX', 'JNZ pblock', 'ADDQ R9, SI']
+    # Row r: the low halves, copied out (a VEX instruction on an X register
+    # clears the rest of its Z); row r+1: the high ones, moved down.
+    low = [f'Y{20 + j}' for j in range(8)]
+    body += [f'VMOVAPS {f}, {c}' for f, c in zip(q.ACCS8, low)]
+    body += finish(t, low, SUMS8)
+    body.append('ADDQ $4, DI')
+    for f, sm in zip(q.ACCS8, SUMS8):
+        body += [f'VEXTRACTF64X4 $1, Z{f[1:]}, {f}', f'VEXTRACTF32X4 $2, Z{sm[1:]}, {sm}']
+    body += finish(t, q.ACCS8, SUMS8)
+    body += ['ADDQ $4, DI', 'SUBQ $2, R8', 'JMP pair']
+    out += ['\t' + x for x in body]
+    # The last row, if any: kernel8's loop.
+    one = kernel8(name, t).split('\n')
+    start = one.index('row:')
+    out += ['one:', '\tTESTQ R8, R8', '\tJZ done', '\tMOVQ nb+48(FP), R9'] + one[start:]
+    return '\n'.join(out)
+
+
 def main():
     print(HEADER)
     for typ, t in TYPES.items():
         for rows in (1, 4):
             print(kernel(f'{typ}x{rows}VNNI', t, rows, True))
             print(kernel(f'{typ}x{rows}AVX2', t, rows, False))
-        print(kernel8(f'{typ}x8VNNI', t))
+        print(kernel8z(f'{typ}x8VNNI', t) if not t['signed'] else kernel8(f'{typ}x8VNNI', t))
 
 
 if __name__ == '__main__':
