@@ -250,9 +250,11 @@ def kernel8(name, t):
 def unpack2(t):
     # Two weight rows' blocks at SI and SI+R9, in the two 256-bit halves of
     # Z0 (values as unpack's), Z8 (d_w of each half's row) and Z7 (m_w).
-    # Z2..Z5 are scratch; Z6 holds bit4 broadcast (Q5_1).
+    # Z2..Z5 are scratch; Z6 holds bit4 broadcast (Q5_1) or hi4 (Q5_0).
+    # Q5_0: Z1 gets −128·Σw per lane (see kernel8), from Z29 (0x80 bytes)
+    # and Z30 (zero).
     s = []
-    for reg, off in (('8', 0), ('7', t['m'])):
+    for reg, off in [('8', 0)] + ([('7', t['m'])] if t['m'] is not None else []):
         s += [f'VPBROADCASTW {off}(SI), X{reg}', f'VCVTPH2PS X{reg}, Y{reg}',
               f'VPBROADCASTW {off}(SI)(R9*1), X2', 'VCVTPH2PS X2, Y2', f'VINSERTF64X4 $1, Y2, Z{reg}, Z{reg}']
     # [qs_r, qs_r+1] and its nibbles shifted down, then the 128-bit lanes in
@@ -260,23 +262,31 @@ def unpack2(t):
     s += [f'VMOVDQU {t["qs"]}(SI), X0', f'VINSERTI128 $1, {t["qs"]}(SI)(R9*1), Y0, Y0', 'VPSRLW $4, Y0, Y2',
           'VINSERTI64X4 $1, Y2, Z0, Z3', 'VSHUFI64X2 $0xd8, Z3, Z3, Z0', 'VPANDD.BCST nibmask<>(SB), Z0, Z0']
     if t['qh'] is not None:
-        s += [f'KMOVD {t["qh"]}(SI), K1', f'KMOVD {t["qh"]}(SI)(R9*1), K2', 'KUNPCKDQ K1, K2, K3',
-              'VPADDB Z6, Z0, K3, Z0']
+        s += [f'KMOVD {t["qh"]}(SI), K1', f'KMOVD {t["qh"]}(SI)(R9*1), K2', 'KUNPCKDQ K1, K2, K3']
+        if t['signed']:  # nibble − 16 where the bit is clear
+            s.append('KNOTQ K3, K3')
+        s.append('VPADDB Z6, Z0, K3, Z0')
+    if t['signed']:
+        s += ['VPXORD Z1, Z1, Z1', 'VPDPBUSD Z0, Z29, Z1', 'VPSUBD Z1, Z30, Z1']
     return s
 
 
 def kernel8z(name, t):
-    # Eight activation rows against two weight rows at a time (Q4_1, Q5_1;
-    # VNNI only): each 512-bit vector holds an output's eight lanes for
+    # Eight activation rows against two weight rows at a time (VNNI only): each 512-bit vector holds an output's eight lanes for
     # each of the two rows, so every instruction after the unpacking serves
     # two outputs, with the same operations per lane as the 256-bit
     # kernels. An odd last row takes the 256-bit loop. R9 is the row stride
     # (nb is reloaded from the frame).
     out = header(name, t, False)
-    out += [f'\tIMULQ ${t["size"]}, R9', '\tVPBROADCASTD bit4<>(SB), Z6']
+    out.append(f'\tIMULQ ${t["size"]}, R9')
+    if t['signed']:
+        out += ['\tVPBROADCASTD hi4<>(SB), Z6', '\tVPBROADCASTD bit4<>(SB), Z29', '\tVPSLLW $3, Z29, Z29',
+                '\tVPXORD Z30, Z30, Z30']
+    else:
+        out.append('\tVPBROADCASTD bit4<>(SB), Z6')
     out.append('pair:')
     body = ['CMPQ R8, $2', 'JLT one']
-    body += zero(q.ACCS8 + SUMS8)
+    body += zero(q.ACCS8 + ([] if t['signed'] else SUMS8))
     body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
              'LEAQ (R14)(R10*1), AX', 'MOVQ nb+48(FP), CX']
     out += ['\t' + x for x in body] + ['pblock:']
@@ -285,9 +295,14 @@ def kernel8z(name, t):
         a, f, sm, i, tmp = q.ADDRS8[j], q.ACCS8[j], SUMS8[j], f'Z{20 + j % 4}', f'Z{24 + j % 4}'
         f, sm = 'Z' + f[1:], 'Z' + sm[1:]
         x = f'Z{2 + j % 4}'
-        body += [f'VBROADCASTI64X4 {a(8)}, {x}', f'VPXORD {i}, {i}, {i}', f'VPDPBUSD {x}, Z0, {i}',
-                 f'VCVTDQ2PS {i}, {i}', f'VMULPS.BCST {a(0)}, Z8, {tmp}', f'VFMADD231PS {tmp}, {i}, {f}',
-                 f'VFMADD231PS.BCST {a(4)}, Z7, {sm}']
+        body.append(f'VBROADCASTI64X4 {a(8)}, {x}')
+        if t['signed']:
+            body += [f'VPXORD Z29, {x}, {x}', f'VMOVDQA32 Z1, {i}', f'VPDPBUSD Z0, {x}, {i}']
+        else:
+            body += [f'VPXORD {i}, {i}, {i}', f'VPDPBUSD {x}, Z0, {i}']
+        body += [f'VCVTDQ2PS {i}, {i}', f'VMULPS.BCST {a(0)}, Z8, {tmp}', f'VFMADD231PS {tmp}, {i}, {f}']
+        if not t['signed']:
+            body.append(f'VFMADD231PS.BCST {a(4)}, Z7, {sm}')
     body.append(f'ADDQ ${t["size"]}, SI')
     body += [f'ADDQ $40, {r}' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
     body += ['DECQ CX', 'JNZ pblock', 'ADDQ R9, SI']
@@ -298,7 +313,9 @@ def kernel8z(name, t):
     body += finish(t, low, SUMS8)
     body.append('ADDQ $4, DI')
     for f, sm in zip(q.ACCS8, SUMS8):
-        body += [f'VEXTRACTF64X4 $1, Z{f[1:]}, {f}', f'VEXTRACTF32X4 $2, Z{sm[1:]}, {sm}']
+        body.append(f'VEXTRACTF64X4 $1, Z{f[1:]}, {f}')
+        if not t['signed']:
+            body.append(f'VEXTRACTF32X4 $2, Z{sm[1:]}, {sm}')
     body += finish(t, q.ACCS8, SUMS8)
     body += ['ADDQ $4, DI', 'SUBQ $2, R8', 'JMP pair']
     out += ['\t' + x for x in body]
@@ -315,7 +332,7 @@ def main():
         for rows in (1, 4):
             print(kernel(f'{typ}x{rows}VNNI', t, rows, True))
             print(kernel(f'{typ}x{rows}AVX2', t, rows, False))
-        print(kernel8z(f'{typ}x8VNNI', t) if not t['signed'] else kernel8(f'{typ}x8VNNI', t))
+        print(kernel8z(f'{typ}x8VNNI', t))
 
 
 if __name__ == '__main__':
