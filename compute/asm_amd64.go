@@ -6,10 +6,14 @@ package compute
 
 var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 	Q4_0: {AVX2: q4_0AVX2, AVX512VNNI: q4_0VNNI},
+	Q5_0: {AVX2: q5_0AVX2, AVX512VNNI: q5_0VNNI},
 	Q8_0: {AVX2: q8_0AVX2, AVX512VNNI: q8_0VNNI},
 }
 
-var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{}
+var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{
+	Q4_1: {AVX2: q4_1AVX2, AVX512VNNI: q4_1VNNI},
+	Q5_1: {AVX2: q5_1AVX2, AVX512VNNI: q5_1VNNI},
+}
 
 var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
 	Q4_K: {AVX2: q4_KAVX2, AVX512VNNI: q4_KVNNI},

@@ -8,7 +8,8 @@ import "unsafe"
 // time. With pack set, the weights are read in a layout of their own (see
 // pack.go): whole panels of panelRows interleaved rows when panel is set
 // (np then counts panels), else rows one after the other. Without pack the
-// kernels read the rows as stored. See kern_q_amd64.s and kern_k_amd64.s.
+// kernels read the rows as stored. See kern_q_amd64.s, kern_ql_amd64.s and
+// kern_k_amd64.s.
 type panelKernel[B actBlock] struct {
 	pack       func(*Tensor) *packed
 	panel      bool

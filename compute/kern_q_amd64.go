@@ -23,12 +23,6 @@ func q4_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q8_0LanesX1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q8_0LanesX4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q8_0LanesX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q8_0LanesX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -42,6 +36,6 @@ var (
 	// reference logits were computed that way, and through the f16
 	// accumulator of flash attention a last-bit difference grows to several
 	// percent of a small model's logit spread.
-	q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x4: q8_0LanesX4VNNI, x8: q8_0LanesX8VNNI}
+	q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x4: q8_0PairX4VNNI, x8: q8_0PairX8VNNI} // x4, x8: kern_ql_amd64.s
 	q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x4: q8_0LanesX4AVX2}
 )

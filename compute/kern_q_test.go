@@ -50,14 +50,14 @@ func edgeActs(rng *rand.Rand, m, k int) []float32 {
 
 // TestPanelKernels checks the assembly kernels against the Go block dot
 // products bit for bit (the Q4_0 panels follow ggml's repacked gemv order,
-// the Q8_0 rows its vec_dot order, as the references do), and every kernel
+// the Q5_0 and Q8_0 rows its vec_dot order, as the references do), and every kernel
 // (x1, x4, AVX2, VNNI) against the others.
 func TestPanelKernels(t *testing.T) {
 	if len(hostISAs()) == 0 {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, typ := range []DType{Q4_0, Q8_0} {
+	for _, typ := range []DType{Q4_0, Q5_0, Q8_0} {
 		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}} {
 			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
 				k := shape.nb * 32

@@ -112,8 +112,19 @@ func quantizeRowQ8_0Generic(x []float32, y []blockQ8_0) {
 }
 
 // quantizeRowQ8_1 is quantizeRowQ8_0 plus s = f16(d·Σq) with the unrounded
-// d = amax/127.
+// d = amax/127. It runs the assembly version where there is one (the same
+// bits).
 func quantizeRowQ8_1(x []float32, y []blockQ8_1) {
+	if hostISA >= AVX2 && len(y) > 0 {
+		_ = x[len(y)*32-1]
+		quantizeQ8_1Asm(x, y)
+		return
+	}
+	quantizeRowQ8_1Generic(x, y)
+}
+
+// quantizeRowQ8_1Generic is quantizeRowQ8_1 in Go: the reference.
+func quantizeRowQ8_1Generic(x []float32, y []blockQ8_1) {
 	for i := range y {
 		xb := (*[32]float32)(x[i*32:])
 		amax := absMax32(xb)

@@ -12,8 +12,44 @@ import (
 // nonzero value, values exactly at rounding halves, tiny (subnormal f16
 // scale) and huge magnitudes.
 func TestQuantizeRowQ8_0Asm(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
 	const nb = 64
+	x := edgeQ8Acts(nb)
+	want := make([]blockQ8_0, nb)
+	got := make([]blockQ8_0, nb)
+	quantizeRowQ8_0Generic(x, want)
+	setCorr(want, -8)
+	quantizeRowQ8_0Corr(x, got, -8)
+	for i := range want {
+		if math.Float32bits(got[i].d) != math.Float32bits(want[i].d) || got[i].qs != want[i].qs || got[i].corr != want[i].corr {
+			t.Fatalf("block %d: got d=%g corr %d %v, want d=%g corr %d %v", i, got[i].d, got[i].corr, got[i].qs, want[i].d, want[i].corr, want[i].qs)
+		}
+	}
+}
+
+// TestQuantizeRowQ8_1Asm checks the assembly Q8_1 quantizer against the Go
+// reference bit for bit, on the blocks of TestQuantizeRowQ8_0Asm.
+func TestQuantizeRowQ8_1Asm(t *testing.T) {
+	if hostISA < AVX2 {
+		t.Skip("no assembly quantizer on this CPU/GOARCH")
+	}
+	const nb = 64
+	x := edgeQ8Acts(nb)
+	want := make([]blockQ8_1, nb)
+	got := make([]blockQ8_1, nb)
+	quantizeRowQ8_1Generic(x, want)
+	quantizeRowQ8_1(x, got)
+	for i := range want {
+		if math.Float32bits(got[i].d) != math.Float32bits(want[i].d) || math.Float32bits(got[i].s) != math.Float32bits(want[i].s) || got[i].qs != want[i].qs {
+			t.Fatalf("block %d: got d=%g s=%g %v, want d=%g s=%g %v", i, got[i].d, got[i].s, got[i].qs, want[i].d, want[i].s, want[i].qs)
+		}
+	}
+}
+
+// edgeQ8Acts returns nb blocks of 32 activations: random, all zero, one
+// nonzero value, values exactly at rounding halves, tiny (subnormal f16
+// scale) and huge magnitudes.
+func edgeQ8Acts(nb int) []float32 {
+	rng := rand.New(rand.NewPCG(7, 8))
 	x := randomActs(rng, nb*32)
 	clear(x[0:32])
 	x[40] = -3
@@ -26,16 +62,7 @@ func TestQuantizeRowQ8_0Asm(t *testing.T) {
 	for i := 6 * 32; i < 10*32; i++ {
 		x[i] = float32(rng.IntN(255)-127) * 0.25 // many exact halves after scaling
 	}
-	want := make([]blockQ8_0, nb)
-	got := make([]blockQ8_0, nb)
-	quantizeRowQ8_0Generic(x, want)
-	setCorr(want, -8)
-	quantizeRowQ8_0Corr(x, got, -8)
-	for i := range want {
-		if math.Float32bits(got[i].d) != math.Float32bits(want[i].d) || got[i].qs != want[i].qs || got[i].corr != want[i].corr {
-			t.Fatalf("block %d: got d=%g corr %d %v, want d=%g corr %d %v", i, got[i].d, got[i].corr, got[i].qs, want[i].d, want[i].corr, want[i].qs)
-		}
-	}
+	return x
 }
 
 // TestQuantizeRowQ8_KAsm checks the assembly Q8_K quantizer against the Go

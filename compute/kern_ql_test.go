@@ -1,0 +1,91 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// q8_1Outputs runs pk over w for the m activation rows of x, returning m×n
+// outputs.
+func q8_1Outputs(pk *panelKernel[blockQ8_1], w *Tensor, x []float32, m int) []float32 {
+	k, n := w.Cols(), w.Rows()
+	var xq []blockQ8_1
+	quantizeRows(&xq, x, m, k/32, quantizeRowQ8_1)
+	out := make([]float32, m*n)
+	pk.rows(nil, w, out, xq, m, 0, n)
+	return out
+}
+
+// TestQ8_1Kernels checks the Q4_1 and Q5_1 row kernels of every ISA
+// against the Go dot products (ggml's vec_dot order) bit for bit, and the
+// kernels for one activation row against those for four and eight, on
+// random blocks and on activation rows at ±127 and all zero.
+func TestQ8_1Kernels(t *testing.T) {
+	if len(hostISAs()) == 0 {
+		t.Skip("no assembly kernels on this CPU/GOARCH")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, typ := range []DType{Q4_1, Q5_1} {
+		for _, shape := range []struct{ n, nb, m int }{{1, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {9, 2, 17}} {
+			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
+				k := shape.nb * 32
+				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
+				x := edgeActs(rng, shape.m, k)
+				var xq []blockQ8_1
+				quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_1)
+				for _, isa := range hostISAs() {
+					pk := asmFor[blockQ8_1](typ).best(isa)
+					got := q8_1Outputs(pk, w, x, shape.m)
+					for t0 := range shape.m {
+						one := q8_1Outputs(pk, w, x[t0*k:(t0+1)*k], 1)
+						for r := range shape.n {
+							want := vecDotQ8_1Kernel(typ)(w.Row(r), xq[t0*shape.nb:(t0+1)*shape.nb])
+							g := got[t0*shape.n+r]
+							if math.Float32bits(g) != math.Float32bits(want) {
+								t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
+							}
+							if math.Float32bits(one[r]) != math.Float32bits(g) {
+								t.Fatalf("%v: row %d act %d: x1 %g, batched %g", isa, r, t0, one[r], g)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkMatMulQLegacy measures MatMul on TinyLlama-sized Q5_0, Q4_1 and
+// Q5_1 weights (k = 2048; n = 2048 and 5632) for a decode step (m = 1) and
+// a prefill chunk (m = 64), with two workers, per ISA (generic = the Go
+// reference, which these types ran before their assembly). GMAC/s counts
+// the weight·activation products.
+func BenchmarkMatMulQLegacy(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const k = 2048
+	for _, typ := range []DType{Q5_0, Q4_1, Q5_1} {
+		for _, n := range []int{2048, 5632} {
+			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+			for _, m := range []int{1, 64} {
+				x := randomActs(rng, m*k)
+				out := make([]float32, m*n)
+				for _, isa := range append(hostISAs(), Generic) {
+					b.Run(fmt.Sprintf("%v/n%d/m%d/%v", typ, n, m, isa), func(b *testing.B) {
+						saved := hostISA
+						hostISA = isa
+						defer func() { hostISA = saved }()
+						mm := NewMatMuler(2)
+						for b.Loop() {
+							if err := mm.MatMul(out, x, m, w); err != nil {
+								b.Fatal(err)
+							}
+						}
+						b.ReportMetric(float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+					})
+				}
+			}
+		}
+	}
+}
