@@ -99,6 +99,10 @@ func dequantizer(t DType) func(src []byte, dst []float32) {
 		return dequantQ6K
 	case Q8_K:
 		return dequantQ8K
+	case IQ4_NL:
+		return dequantIQ4NL
+	case IQ4_XS:
+		return dequantIQ4XS
 	}
 	return nil
 }

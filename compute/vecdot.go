@@ -172,6 +172,8 @@ func vecDotQ8_0Kernel(t DType) func([]byte, []blockQ8_0) float32 {
 		return vecDotQ5_0
 	case Q8_0:
 		return vecDotQ8_0
+	case IQ4_NL:
+		return vecDotIQ4NL
 	}
 	return nil
 }

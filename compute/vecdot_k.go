@@ -254,6 +254,8 @@ func vecDotQ8_KKernel(t DType) func([]byte, []blockQ8_K) float32 {
 		return vecDotQ5_K
 	case Q6_K:
 		return vecDotQ6_K
+	case IQ4_XS:
+		return vecDotIQ4XS
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -79,16 +78,16 @@ func identityTable(n int) []int32 {
 func TestLogitParity(t *testing.T) {
 	dev := openDevice(t)
 	dir := testmodels.Dir(t)
-	for _, f := range testmodels.ReferenceGGUFs(t) {
-		name := strings.TrimSuffix(filepath.Base(f), ".gguf")
+	for _, r := range testmodels.ReferenceGGUFs(t) {
+		name := r.Name()
 		t.Run(name, func(t *testing.T) {
-			_, g := load(t, dev, filepath.Join(dir, f), 64, 0)
-			tol := testmodels.Tolerance(name)
+			_, g := load(t, dev, filepath.Join(dir, r.Rel), 64, 0)
+			tol := r.Bound
 			for ci, rc := range testmodels.Cases(t, name) {
 				ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
 				got := teacherForced(t, g, len(rc.PromptIDs), ids, identityTable(64))
 				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
-				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.1f%%)", ci, rc.LogitRows, worstAbs, worst*100, tol*100)
+				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, tol*100)
 				if worst > tol {
 					t.Errorf("case %d: max |Δ|/std %.4f exceeds %.3f", ci, worst, tol)
 				}
