@@ -58,12 +58,16 @@ func kKernelFor(t DType, isa ISA) *panelKernel[blockQ8_K] {
 		return q5_KVNNI
 	case isa >= AVX512VNNI && t == Q6_K:
 		return q6_KVNNI
+	case isa >= AVX512VNNI && t == IQ4_XS:
+		return iq4_xsVNNI
 	case isa >= AVX2 && t == Q4_K:
 		return q4_KAVX2
 	case isa >= AVX2 && t == Q5_K:
 		return q5_KAVX2
 	case isa >= AVX2 && t == Q6_K:
 		return q6_KAVX2
+	case isa >= AVX2 && t == IQ4_XS:
+		return iq4_xsAVX2
 	}
 	return nil
 }

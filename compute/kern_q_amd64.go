@@ -63,10 +63,14 @@ func panelKernelFor(t DType, isa ISA) *panelKernel[blockQ8_0] {
 		return q4_0VNNI
 	case isa >= AVX512VNNI && t == Q8_0:
 		return q8_0VNNI
+	case isa >= AVX512VNNI && t == IQ4_NL:
+		return iq4_nlVNNI
 	case isa >= AVX2 && t == Q4_0:
 		return q4_0AVX2
 	case isa >= AVX2 && t == Q8_0:
 		return q8_0AVX2
+	case isa >= AVX2 && t == IQ4_NL:
+		return iq4_nlAVX2
 	}
 	return nil
 }
