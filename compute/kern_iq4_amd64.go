@@ -26,6 +26,9 @@ func iq4_xsRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, n
 func iq4_xsRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func iq4_xsRowsX8VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func iq4_xsRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -40,6 +43,6 @@ var (
 	iq4_nlAVX2 = &panelKernel[blockQ8_0]{kind: packQ4_0Kind, pack: packQ4_0, panel: true,
 		x1: iq4_nlX1AVX2, x4: iq4_nlX4AVX2}
 	// IQ4_XS rows are read as stored.
-	iq4_xsVNNI = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1VNNI, x4: iq4_xsRowsX4VNNI}
+	iq4_xsVNNI = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1VNNI, x4: iq4_xsRowsX4VNNI, x8: iq4_xsRowsX8VNNI}
 	iq4_xsAVX2 = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1AVX2, x4: iq4_xsRowsX4AVX2}
 )

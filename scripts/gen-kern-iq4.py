@@ -284,6 +284,47 @@ def xs_kernel(name, rows, vnni):
     return '\n'.join(out + epilogue())
 
 
+def xs_kernel8(name):
+    # xs_kernel for eight activation rows (VNNI only; addressing as
+    # nl_kernel8): float lanes in Y16..Y23, int32 lanes in Y24..Y31,
+    # temporaries Y5..Y12 (VPSIGNB has no EVEX form).
+    facc = [f'Y{16 + j}' for j in range(8)]
+    iacc = [f'Y{24 + j}' for j in range(8)]
+    out, body = prologue(name, 0, 'blockQ8_K')
+    body += ['VMOVDQU iq4s<>(SB), Y3', 'VMOVDQU nibmask<>(SB), Y15', 'TESTQ R8, R8', 'JZ done']
+    out += ['\t' + x for x in body]
+    out.append('row:')
+    body = [f'VPXORD {a}, {a}, {a}' for a in facc]
+    body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
+             'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
+    out += ['\t' + x for x in body] + ['sb:']
+    body = [f'VPXORD {i}, {i}, {i}' for i in iacc]
+    body += xs_scales()
+    for ib in range(8):
+        body += [f'VMOVDQU {8 + 16 * ib}(SI), X0', 'VPSRLW $4, X0, X1', 'VINSERTI128 $1, X1, Y0, Y0',
+                 'VPAND Y15, Y0, Y0', 'VPSHUFB Y0, Y3, Y0', 'VPABSB Y0, Y1',
+                 f'VPSHUFB wbcast<>+{32 * ib}(SB), Y4, Y2']
+        for j in range(8):
+            t = f'Y{5 + j}'
+            body += [f'VMOVDQU {ADDRS8[j](4 + 32 * ib)}, {t}', f'VPSIGNB Y0, {t}, {t}', f'VPMADDUBSW {t}, Y1, {t}',
+                     f'VPDPWSSD Y2, {t}, {iacc[j]}']
+    body += ['VPBROADCASTW (SI), X2', 'VCVTPH2PS X2, Y2']
+    for j in range(8):
+        i, t = iacc[j], f'Y{5 + j}'
+        body += [f'VCVTDQ2PS {i}, {i}', f'VMULPS.BCST {ADDRS8[j](0)}, Y2, {t}', f'VFMADD231PS {t}, {i}, {facc[j]}']
+    body += ['ADDQ $136, SI'] + [f'ADDQ $292, {r}' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
+    body += ['DECQ CX', 'JNZ sb', 'MOVQ DI, AX']
+    for j, f in enumerate(facc):
+        x = 'X' + f[1:]
+        body += [f'VEXTRACTF32X4 $1, {f}, X5', f'VADDPS X5, {x}, {x}', f'VMOVHLPS {x}, {x}, X5',
+                 f'VADDPS X5, {x}, {x}', f'VMOVSHDUP {x}, X5', f'VADDSS X5, {x}, {x}', f'VMOVSS {x}, (AX)']
+        if j < 7:
+            body.append('ADDQ R11, AX')
+    body += ['ADDQ $4, DI', 'DECQ R8', 'JNZ row']
+    out += ['\t' + x for x in body]
+    return '\n'.join(out + epilogue())
+
+
 def main():
     print(HEADER)
     print(table('iq4s', KVALUES))
@@ -298,6 +339,7 @@ def main():
     for rows in (1, 4):
         print(xs_kernel(f'iq4_xsRowsX{rows}VNNI', rows, True))
         print(xs_kernel(f'iq4_xsRowsX{rows}AVX2', rows, False))
+    print(xs_kernel8('iq4_xsRowsX8VNNI'))
 
 
 main()
