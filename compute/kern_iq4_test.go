@@ -97,3 +97,27 @@ func BenchmarkMatMulIQ4(b *testing.B) {
 		}
 	}
 }
+
+// TestIQ4Types pins the IQ4 type ids, names and block sizes (ggml's).
+func TestIQ4Types(t *testing.T) {
+	for _, tc := range []struct {
+		typ        DType
+		id         uint32
+		name       string
+		n, rowSize int
+	}{
+		{IQ4_NL, 20, "IQ4_NL", 64, 36},
+		{IQ4_XS, 23, "IQ4_XS", 512, 272},
+	} {
+		got, err := tc.typ.RowSize(tc.n)
+		if uint32(tc.typ) != tc.id || tc.typ.String() != tc.name || err != nil || got != tc.rowSize {
+			t.Errorf("%v: id %d, %d values take %d bytes (%v); want %d, %s, %d", tc.typ, uint32(tc.typ), tc.n, got, err, tc.id, tc.name, tc.rowSize)
+		}
+		if p, ok := ParseDType(tc.name); !ok || p != tc.typ {
+			t.Errorf("ParseDType(%q) = %v, %v", tc.name, p, ok)
+		}
+	}
+	if _, err := IQ4_XS.RowSize(32); err == nil {
+		t.Error("IQ4_XS accepted a row of 32 values")
+	}
+}
