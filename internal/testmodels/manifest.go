@@ -106,7 +106,7 @@ func ReferenceGGUFs(t testing.TB) []Reference {
 	return gg
 }
 
-// Lookup returns the manifest's entry for the reference name (see
+// LookupReference returns the manifest's entry for the reference name (see
 // Reference.Name).
 func LookupReference(t testing.TB, name string) Reference {
 	t.Helper()
