@@ -20,6 +20,17 @@ type Reference struct {
 	// measured (written beside each entry), so that a change in arithmetic
 	// shows.
 	Bound float64
+	// CUDA is model/gpu's bound where it differs from Bound (0: Bound), as
+	// measured on the CUDA emulator.
+	CUDA float64
+}
+
+// CUDABound is the bound for model/gpu's forward pass.
+func (r Reference) CUDABound() float64 {
+	if r.CUDA > 0 {
+		return r.CUDA
+	}
+	return r.Bound
 }
 
 // Name is the model's reference directory name: Rel's base name without
@@ -43,37 +54,45 @@ const exact = 1e-4
 // (Q2_K and Q4_K: ggml's repacked gemm; F16/BF16: float sums in another
 // order; F32: gonum's Sdot order), some cases measure 0.0000% and others
 // several percent; the bound is a little above the worst.
+//
+// model/gpu (`go test ./model/gpu -run LogitParity -v` on the CUDA
+// emulator, same commit) measures the same figures but for tiny256-BF16
+// (1.3822%), the hd128 files (BF16 1.2360%, Q4_K_M 6.8376%), hd64-F16
+// (0.2852%) and the head-dim-64 quantized files, which are 0.0000% on the
+// CPU but 4.4–6.2% on CUDA (CUDA field): its attention does not follow
+// ggml's 16-lane f16 dot products at head dims of 64 and more as the CPU
+// path does. The IQ4 files have no CUDA kernels yet.
 var manifest = []Reference{
-	{"stories260K.gguf", 0.0025},                              // 0.2003% (F32)
-	{"TinyStories-656K-Q8_0.gguf", exact},                     // 0.0000%
-	{"tinystories-656k-safetensors", 0.0007},                  // 0.0518% (F32)
-	{"synthetic/synth-llama-tiny256-BF16.gguf", 0.014},        // 1.1854%
-	{"synthetic/synth-llama-tiny256-F16.gguf", 0.008},         // 0.6673%
-	{"synthetic/synth-llama-tiny256-Q2_K.gguf", 0.07},         // 6.1125% (cases 0, 1: 0.0001%)
-	{"synthetic/synth-llama-tiny256-Q3_K_S.gguf", exact},      // 0.0000%
-	{"synthetic/synth-llama-tiny256-Q4_0.gguf", exact},        // 0.0000%
-	{"synthetic/synth-llama-tiny256-Q4_1.gguf", exact},        // 0.0000%
-	{"synthetic/synth-llama-tiny256-Q4_K_M.gguf", 0.065},      // 5.6672% (cases 0, 3: 0.0001%)
-	{"synthetic/synth-llama-tiny256-Q4_K_S.gguf", 0.055},      // 4.7561% (cases 0, 3: 0.0002%)
-	{"synthetic/synth-llama-tiny256-Q5_0.gguf", exact},        // 0.0000%
-	{"synthetic/synth-llama-tiny256-Q5_1.gguf", exact},        // 0.0000%
-	{"synthetic/synth-llama-tiny256-Q5_K_S.gguf", exact},      // 0.0000%
-	{"synthetic/synth-llama-tiny256-Q6_K.gguf", exact},        // 0.0001%
-	{"synthetic/synth-llama-tiny256-Q8_0.gguf", exact},        // 0.0000%
-	{"synthetic/synth-qwen2-tiny256-Q8_0.gguf", exact},        // 0.0000%
-	{"synthetic/synth-qwen3-tiny256-Q8_0.gguf", exact},        // 0.0000%
-	{"synthetic-more/synth-llama-hd128-BF16.gguf", 0.018},     // 1.5524%
-	{"synthetic-more/synth-llama-hd128-Q4_K_M.gguf", 0.075},   // 6.4595% (every case 5.6–6.5%)
-	{"synthetic-more/synth-llama-hd64-F16.gguf", 0.004},       // 0.3228%
-	{"synthetic-more/synth-llama-hd64-IQ4_XS.gguf", exact},    // 0.0000%
-	{"synthetic-more/synth-llama-hd64-Q4_0.gguf", exact},      // 0.0000%
-	{"synthetic-more/synth-llama-hd64-Q5_K_M.gguf", exact},    // 0.0000%
-	{"synthetic-more/synth-llama-hd64-Q8_0.gguf", exact},      // 0.0000%
-	{"synthetic-more/synth-llama-tiny256-IQ4_NL.gguf", exact}, // 0.0000%
+	{"stories260K.gguf", 0.0025, 0},                              // 0.2003% (F32)
+	{"TinyStories-656K-Q8_0.gguf", exact, 0},                     // 0.0000%
+	{"tinystories-656k-safetensors", 0.0007, 0},                  // 0.0518% (F32)
+	{"synthetic/synth-llama-tiny256-BF16.gguf", 0.014, 0.016},    // 1.1854%; CUDA 1.3822%
+	{"synthetic/synth-llama-tiny256-F16.gguf", 0.008, 0},         // 0.6673%
+	{"synthetic/synth-llama-tiny256-Q2_K.gguf", 0.07, 0},         // 6.1125% (cases 0, 1: 0.0001%)
+	{"synthetic/synth-llama-tiny256-Q3_K_S.gguf", exact, 0},      // 0.0000%
+	{"synthetic/synth-llama-tiny256-Q4_0.gguf", exact, 0},        // 0.0000%
+	{"synthetic/synth-llama-tiny256-Q4_1.gguf", exact, 0},        // 0.0000%
+	{"synthetic/synth-llama-tiny256-Q4_K_M.gguf", 0.065, 0},      // 5.6672% (cases 0, 3: 0.0001%)
+	{"synthetic/synth-llama-tiny256-Q4_K_S.gguf", 0.055, 0},      // 4.7561% (cases 0, 3: 0.0002%)
+	{"synthetic/synth-llama-tiny256-Q5_0.gguf", exact, 0},        // 0.0000%
+	{"synthetic/synth-llama-tiny256-Q5_1.gguf", exact, 0},        // 0.0000%
+	{"synthetic/synth-llama-tiny256-Q5_K_S.gguf", exact, 0},      // 0.0000%
+	{"synthetic/synth-llama-tiny256-Q6_K.gguf", exact, 0},        // 0.0001%
+	{"synthetic/synth-llama-tiny256-Q8_0.gguf", exact, 0},        // 0.0000%
+	{"synthetic/synth-qwen2-tiny256-Q8_0.gguf", exact, 0},        // 0.0000%
+	{"synthetic/synth-qwen3-tiny256-Q8_0.gguf", exact, 0},        // 0.0000%
+	{"synthetic-more/synth-llama-hd128-BF16.gguf", 0.018, 0},     // 1.5524%
+	{"synthetic-more/synth-llama-hd128-Q4_K_M.gguf", 0.075, 0},   // 6.4595% (every case 5.6–6.5%)
+	{"synthetic-more/synth-llama-hd64-F16.gguf", 0.004, 0},       // 0.3228%
+	{"synthetic-more/synth-llama-hd64-IQ4_XS.gguf", exact, 0},    // 0.0000%
+	{"synthetic-more/synth-llama-hd64-Q4_0.gguf", exact, 0.06},   // 0.0000%; CUDA 5.4214%
+	{"synthetic-more/synth-llama-hd64-Q5_K_M.gguf", exact, 0.07}, // 0.0000%; CUDA 6.1683%
+	{"synthetic-more/synth-llama-hd64-Q8_0.gguf", exact, 0.055},  // 0.0000%; CUDA 4.6949%
+	{"synthetic-more/synth-llama-tiny256-IQ4_NL.gguf", exact, 0}, // 0.0000%
 	// Cases 0, 1 and 3 measure 0.0000%; case 2 is exact up to row 52 and
 	// then 3.8% from row 53 (a decode step) on: not explained yet.
-	{"synthetic-more/synth-llama-tiny256-IQ4_XS.gguf", 0.045}, // 3.8220%
-	{"synthetic-more/synth-qwen2-hd64-Q6_K.gguf", exact},      // 0.0000%
+	{"synthetic-more/synth-llama-tiny256-IQ4_XS.gguf", 0.045, 0}, // 3.8220%
+	{"synthetic-more/synth-qwen2-hd64-Q6_K.gguf", exact, 0.07},   // 0.0000%; CUDA 6.1414%
 }
 
 // manifestFolders are the folders of Dir whose every GGUF file must be in

@@ -10,7 +10,7 @@ import (
 // TestCheckManifest: a missing folder, model or reference, and an unlisted
 // synthetic file, are each reported; a complete tree is not.
 func TestCheckManifest(t *testing.T) {
-	list := []Reference{{"a.gguf", exact}, {"synthetic/s.gguf", exact}, {"synthetic-more/m.gguf", exact}, {"dir-model", exact}}
+	list := []Reference{{Rel: "a.gguf"}, {Rel: "synthetic/s.gguf"}, {Rel: "synthetic-more/m.gguf"}, {Rel: "dir-model"}}
 	for _, tc := range []struct {
 		name   string
 		remove string // a path under the root to delete
@@ -72,8 +72,8 @@ func TestManifestShared(t *testing.T) {
 			t.Errorf("%s listed twice", r.Name())
 		}
 		names[r.Name()] = true
-		if r.Bound <= 0 || r.Bound > 0.08 {
-			t.Errorf("%s: bound %g outside (0, 8%%]", r.Name(), r.Bound)
+		if r.Bound <= 0 || r.Bound > 0.08 || r.CUDABound() > 0.08 {
+			t.Errorf("%s: bounds %g, %g outside (0, 8%%]", r.Name(), r.Bound, r.CUDABound())
 		}
 	}
 }
