@@ -93,8 +93,10 @@ var manifest = []Reference{
 	// then 3.8% from row 53 on. Not the IQ4_XS products (every matrix
 	// product of that step equals llama.cpp's bit for bit): the roped keys
 	// of layer 2 differ from ggml's in the last float32 bit at positions
-	// 19, 25, 28, …; the f16 cache usually rounds that away, and at
-	// position 52 it did not.
+	// 19, 25, 28, …, where glibc's cosf/sinf (ggml's rope) are not the
+	// correctly rounded values that compute.RopeTable takes (20 of the
+	// 1024 angles of positions 0..63 at head dim 32); the f16 cache
+	// usually rounds that away, and at position 52 it did not.
 	{"synthetic-more/synth-llama-tiny256-IQ4_XS.gguf", 0.045, 0}, // 3.8220%
 	{"synthetic-more/synth-qwen2-hd64-Q6_K.gguf", exact, 0.07},   // 0.0000%; CUDA 6.1414%
 }
