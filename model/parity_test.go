@@ -54,7 +54,7 @@ func checkParity(t *testing.T, m *model.Model, name string) {
 		worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
 		t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, tol*100)
 		if worst > tol {
-			t.Errorf("case %d: max |Δ|/std %.4f exceeds %.3f", ci, worst, tol)
+			t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, tol)
 		}
 	}
 }

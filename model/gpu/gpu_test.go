@@ -96,7 +96,7 @@ func TestLogitParity(t *testing.T) {
 				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
 				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, tol*100)
 				if worst > tol {
-					t.Errorf("case %d: max |Δ|/std %.4f exceeds %.3f", ci, worst, tol)
+					t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, tol)
 				}
 			}
 		})
