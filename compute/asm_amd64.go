@@ -8,6 +8,8 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 	Q4_0: {AVX2: q4_0AVX2, AVX512VNNI: q4_0VNNI},
 	Q5_0: {AVX2: q5_0AVX2, AVX512VNNI: q5_0VNNI},
 	Q8_0: {AVX2: q8_0AVX2, AVX512VNNI: q8_0VNNI},
+
+	IQ4_NL: {AVX2: iq4_nlAVX2, AVX512VNNI: iq4_nlVNNI},
 }
 
 var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{
@@ -19,4 +21,6 @@ var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
 	Q4_K: {AVX2: q4_KAVX2, AVX512VNNI: q4_KVNNI},
 	Q5_K: {AVX2: q5_KAVX2, AVX512VNNI: q5_KVNNI},
 	Q6_K: {AVX2: q6_KAVX2, AVX512VNNI: q6_KVNNI},
+
+	IQ4_XS: {AVX2: iq4_xsAVX2, AVX512VNNI: iq4_xsVNNI},
 }

@@ -22,6 +22,9 @@ const (
 	Q6_K DType = 14
 	Q8_K DType = 15
 	BF16 DType = 30
+
+	IQ4_NL DType = 20 // 4-bit indices into a non-linear table (see iq4.go)
+	IQ4_XS DType = 23
 )
 
 // QK_K is the number of values in a K-quant super-block.
@@ -53,6 +56,9 @@ var traits = [...]typeTraits{
 	Q5_K: {"Q5_K", QK_K, 2 + 2 + 12 + QK_K/8 + QK_K/2, dequantQ5K, q8_KKernel(vecDotQ5_K, nil)},
 	Q6_K: {"Q6_K", QK_K, QK_K/2 + QK_K/4 + QK_K/16 + 2, dequantQ6K, q8_KKernel(vecDotQ6_K, nil)},
 	Q8_K: {"Q8_K", QK_K, 4 + QK_K + QK_K/16*2, dequantQ8K, nil},
+
+	IQ4_NL: {"IQ4_NL", 32, 2 + 16, dequantIQ4NL, q8_0Kernel(vecDotIQ4NL)},
+	IQ4_XS: {"IQ4_XS", QK_K, 2 + 2 + QK_K/64 + QK_K/2, dequantIQ4XS, q8_KKernel(vecDotIQ4XS, nil)},
 }
 
 // Known reports whether t is a type troupe knows the layout of.

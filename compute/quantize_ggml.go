@@ -14,7 +14,8 @@ import (
 
 // QuantizeRow writes len(x) values of x into dst in type t: len(x) must be a
 // whole number of t's blocks and dst exactly t.RowSize(len(x)) bytes.
-// Supported: F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K.
+// Supported: F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K,
+// IQ4_NL, IQ4_XS.
 func QuantizeRow(t DType, x []float32, dst []byte) error {
 	size, err := t.RowSize(len(x))
 	if err != nil {
@@ -64,6 +65,14 @@ func QuantizeRow(t DType, x []float32, dst []byte) error {
 		for i := range len(x) / QK_K {
 			quantizeQ6_KRef((*[QK_K]float32)(x[QK_K*i:]), (*[210]byte)(dst[210*i:]))
 		}
+	case IQ4_NL:
+		for i := range len(x) / 32 {
+			quantizeIQ4NL((*[32]float32)(x[32*i:]), (*[18]byte)(dst[18*i:]))
+		}
+	case IQ4_XS:
+		for i := range len(x) / QK_K {
+			quantizeIQ4XS((*[QK_K]float32)(x[QK_K*i:]), (*[136]byte)(dst[136*i:]))
+		}
 	default:
 		return fmt.Errorf("quantize: no quantizer for %s", t)
 	}
@@ -73,7 +82,7 @@ func QuantizeRow(t DType, x []float32, dst []byte) error {
 // CanQuantize reports whether QuantizeRow supports t.
 func CanQuantize(t DType) bool {
 	switch t {
-	case F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K:
+	case F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS:
 		return true
 	}
 	return false

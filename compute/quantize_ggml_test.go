@@ -59,6 +59,9 @@ func TestQuantizeRowGGML(t *testing.T) {
 		Q4_K: "202200ae0c946355bc4a2552bb843f0080929657d32b0e0b7a3d2037d51a1b92",
 		Q5_K: "6ac75832da87f57865b244a94b5a764fd282e26fc4685733c42666a6cab7b548",
 		Q6_K: "26145244a010e5fc42bf8ec897c57b366a3d22cc913c5b91e1f11c8626986a1e",
+
+		IQ4_NL: "dff1c3590b89f8afb456052efaadcdf295ae442890e49342b237890311bc03ef",
+		IQ4_XS: "fc78c096446e9a17dce77438929c035b8d34c9e392359764e3a3aa20b9f3d041",
 	}
 	x, k, rows := quantizerInput()
 	for typ, sum := range want {

@@ -12,9 +12,10 @@ import (
 var scaleOffsets = map[DType][]int{
 	Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2}, Q8_0: {0},
 	Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208},
+	IQ4_NL: {0}, IQ4_XS: {0},
 }
 
-var dotTypes = []DType{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
+var dotTypes = []DType{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS}
 
 // randomWeights returns rows×k values of typ: random quant bytes with every
 // scale field a random finite half of magnitude up to about 1/4.

@@ -28,7 +28,7 @@ const (
 	invPrompt   = 16 // prompt tokens of the greedy stream before decoding
 )
 
-// invarianceModels is every shared model. The 256-dim synthetic ones, ~10×
+// invarianceModels is every shared model (synthetic-more's too). The 256-dim synthetic ones, ~10×
 // slower per token, run only the short cases on shorter streams, except F16
 // (float weights) as their representative.
 var invarianceModels = []struct {
@@ -53,6 +53,16 @@ var invarianceModels = []struct {
 	{"synthetic/synth-llama-tiny256-BF16.gguf", false},
 	{"synthetic/synth-qwen2-tiny256-Q8_0.gguf", false},
 	{"synthetic/synth-qwen3-tiny256-Q8_0.gguf", false},
+	{"synthetic-more/synth-llama-tiny256-IQ4_NL.gguf", false},
+	{"synthetic-more/synth-llama-tiny256-IQ4_XS.gguf", false},
+	{"synthetic-more/synth-llama-hd64-IQ4_XS.gguf", false},
+	{"synthetic-more/synth-llama-hd64-F16.gguf", false},
+	{"synthetic-more/synth-llama-hd64-Q4_0.gguf", false},
+	{"synthetic-more/synth-llama-hd64-Q5_K_M.gguf", false},
+	{"synthetic-more/synth-llama-hd64-Q8_0.gguf", false},
+	{"synthetic-more/synth-llama-hd128-BF16.gguf", false},
+	{"synthetic-more/synth-llama-hd128-Q4_K_M.gguf", false},
+	{"synthetic-more/synth-qwen2-hd64-Q6_K.gguf", false},
 }
 
 // invCase is one way of running stream A (the target), compared row by row

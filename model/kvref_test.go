@@ -36,7 +36,7 @@ func TestKVCacheLlamaCpp(t *testing.T) {
 			}
 			defer m.Close()
 			vocab := m.Config.VocabSize
-			tol := testmodels.Tolerance(tc.ref)
+			tol := testmodels.LookupReference(t, tc.ref).Bound
 			for _, typ := range []kv.CacheType{kv.F16, kv.Q8_0} {
 				var worst, worstAbs float64
 				for ci, rc := range loadCases(t, tc.ref) {

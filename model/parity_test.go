@@ -2,7 +2,6 @@ package model_test
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/reftest"
@@ -34,10 +33,10 @@ func teacherForced(t *testing.T, m *model.Model, promptLen int, ids []int32) []f
 
 func TestLogitParityGGUF(t *testing.T) {
 	dir := modelsDir(t)
-	for _, f := range testmodels.ReferenceGGUFs(t) {
-		name := strings.TrimSuffix(filepath.Base(f), ".gguf")
+	for _, r := range testmodels.ReferenceGGUFs(t) {
+		name := r.Name()
 		t.Run(name, func(t *testing.T) {
-			m, _, err := model.LoadGGUF(filepath.Join(dir, f))
+			m, _, err := model.LoadGGUF(filepath.Join(dir, r.Rel))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,14 +47,14 @@ func TestLogitParityGGUF(t *testing.T) {
 }
 
 func checkParity(t *testing.T, m *model.Model, name string) {
-	tol := testmodels.Tolerance(name)
+	tol := testmodels.LookupReference(t, name).Bound
 	for ci, rc := range loadCases(t, name) {
 		ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
 		got := teacherForced(t, m, len(rc.PromptIDs), ids)
 		worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
-		t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.1f%%)", ci, rc.LogitRows, worstAbs, worst*100, tol*100)
+		t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, tol*100)
 		if worst > tol {
-			t.Errorf("case %d: max |Δ|/std %.4f exceeds %.3f", ci, worst, tol)
+			t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, tol)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -61,19 +60,6 @@ func Cases(t testing.TB, name string) []*Case {
 	return cases
 }
 
-// ReferenceGGUFs lists the GGUF models with reference cases, relative to
-// Dir: the two real ones and every synthetic file. The name of a file's
-// cases is its base name without ".gguf".
-func ReferenceGGUFs(t testing.TB) []string {
-	t.Helper()
-	files := []string{"stories260K.gguf", "TinyStories-656K-Q8_0.gguf"}
-	syn, _ := filepath.Glob(filepath.Join(Dir(t), "synthetic", "*.gguf"))
-	for _, s := range syn {
-		files = append(files, filepath.Join("synthetic", filepath.Base(s)))
-	}
-	return files
-}
-
 // StdDev is the standard deviation of a logit row.
 func StdDev(row []float32) float64 {
 	var s, s2 float64
@@ -99,16 +85,6 @@ func Top2(row []float32) (best int, gap float64) {
 		}
 	}
 	return b, float64(row[b] - row[s])
-}
-
-// Tolerance is the allowed max |Δlogit| against llama.cpp's reference as a
-// fraction of the row's std (the reference README's bounds): 8% for files
-// with Q2_K, Q3_K or Q4_K tensors, 2.5% otherwise.
-func Tolerance(name string) float64 {
-	if strings.Contains(name, "Q2_K") || strings.Contains(name, "Q4_K") || strings.Contains(name, "Q3_K") {
-		return 0.08
-	}
-	return 0.025
 }
 
 // CompareLogits checks got, the teacher-forced logits of case ci, against

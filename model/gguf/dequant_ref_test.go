@@ -41,8 +41,8 @@ func TestDequantizeMatchesGGML(t *testing.T) {
 			continue
 		}
 		t.Run(d.Name(), func(t *testing.T) {
-			for typ, n := range dequantRefModel(t, filepath.Join(refDir, d.Name()),
-				filepath.Join(models, "synthetic", d.Name()+".gguf")) {
+			rel := testmodels.LookupReference(t, d.Name()).Rel
+			for typ, n := range dequantRefModel(t, filepath.Join(refDir, d.Name()), filepath.Join(models, rel)) {
 				checked[typ] += n
 			}
 		})
@@ -53,6 +53,14 @@ func TestDequantizeMatchesGGML(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("no tensors checked")
+	}
+	// Every type the references hold, so that a lost directory shows.
+	for _, typ := range []compute.DType{compute.F16, compute.BF16, compute.Q4_0, compute.Q4_1,
+		compute.Q5_0, compute.Q5_1, compute.Q8_0, compute.Q2_K, compute.Q3_K, compute.Q4_K, compute.Q5_K,
+		compute.Q6_K, compute.IQ4_NL, compute.IQ4_XS} {
+		if checked[typ] == 0 {
+			t.Errorf("no %s tensor checked", typ)
+		}
 	}
 	t.Logf("%d tensors bit-exact with ggml, by type: %v", total, checked)
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
-// sharedGGUFs lists stories260K, TinyStories-656K and the synthetic and vocab files.
+// sharedGGUFs lists stories260K, TinyStories-656K and the synthetic, synthetic-more and vocab files.
 func sharedGGUFs(tb testing.TB) []string {
 	tb.Helper()
 	paths := []string{testmodels.Path(tb, "stories260K.gguf"), testmodels.Path(tb, "TinyStories-656K-Q8_0.gguf")}
-	for _, pattern := range []string{"synthetic/*.gguf", "vocab/*.gguf"} {
+	for _, pattern := range []string{"synthetic/*.gguf", "synthetic-more/*.gguf", "vocab/*.gguf"} {
 		m, err := filepath.Glob(filepath.Join(testmodels.Path(tb, filepath.Dir(pattern)), filepath.Base(pattern)))
 		if err != nil || len(m) == 0 {
 			tb.Fatalf("no files match %s: %v", pattern, err)

@@ -27,6 +27,7 @@ var FileTypes = []FileType{
 	{"Q8_0", 7, compute.Q8_0}, {"Q4_0", 2, compute.Q4_0},
 	{"Q4_K_S", 14, compute.Q4_K}, {"Q4_K_M", 15, compute.Q4_K},
 	{"Q5_K_S", 16, compute.Q5_K}, {"Q5_K_M", 17, compute.Q5_K}, {"Q6_K", 18, compute.Q6_K},
+	{"IQ4_NL", 25, compute.IQ4_NL}, {"IQ4_XS", 30, compute.IQ4_XS},
 }
 
 // LookupFileType returns the file type called name ("Q4_K_M").
@@ -48,8 +49,8 @@ func useMoreBits(layer, n int) bool {
 // TensorType is the type llama-quantize (llama_tensor_get_type, no
 // importance matrix) gives a matrix of ncols columns: kind is "output"
 // (also a tied token_embd), "token_embd", "attn_v", "ffn_down" or any
-// other matrix.
-func (ft FileType) TensorType(kind string, layer, nLayers, ncols int) compute.DType {
+// other matrix; gqa is the model's query heads per KV head.
+func (ft FileType) TensorType(kind string, layer, nLayers, ncols, gqa int) compute.DType {
 	t := ft.Base
 	if t == compute.F32 || t == compute.F16 || t == compute.BF16 {
 		return t // not quantized: every matrix in the file's type
@@ -68,7 +69,10 @@ func (ft FileType) TensorType(kind string, layer, nLayers, ncols int) compute.DT
 		if kind == "ffn_down" {
 			firstS = nLayers / 8
 		}
+		iq4 := ft.Base == compute.IQ4_NL || ft.Base == compute.IQ4_XS
 		switch {
+		case iq4 && kind == "attn_v" && gqa >= 4, iq4 && kind == "ffn_down" && layer < nLayers/8:
+			t = compute.Q5_K
 		case (ft.Name == "Q4_K_M" || ft.Name == "Q5_K_M") && useMoreBits(layer, nLayers):
 			t = compute.Q6_K
 		case ft.Name == "Q4_K_S" && layer < firstS:
@@ -83,6 +87,8 @@ func (ft FileType) TensorType(kind string, layer, nLayers, ncols int) compute.DT
 			t = compute.Q5_1
 		case compute.Q6_K:
 			t = compute.Q8_0
+		case compute.IQ4_XS:
+			t = compute.IQ4_NL
 		}
 	}
 	return t
@@ -152,7 +158,7 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 		m[i].seedPerName = h.Sum64()
 		m[i].typ = compute.F32
 		if m[i].rows > 0 {
-			m[i].typ = ft.TensorType(m[i].kind, m[i].layer, s.Layers, m[i].cols)
+			m[i].typ = ft.TensorType(m[i].kind, m[i].layer, s.Layers, m[i].cols, s.Heads/s.KVHeads)
 		}
 	}
 	return m

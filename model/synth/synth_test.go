@@ -29,7 +29,7 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	for _, name := range []string{"Q4_K_M", "Q8_0", "F16"} {
+	for _, name := range []string{"Q4_K_M", "Q8_0", "F16", "IQ4_XS", "IQ4_NL"} {
 		t.Run(name, func(t *testing.T) {
 			ft, ok := synth.LookupFileType(name)
 			if !ok {
@@ -94,6 +94,25 @@ func TestWrite(t *testing.T) {
 				}
 				if w.Output.Type != compute.Q6_K || w.TokEmbd.Type != compute.Q4_K {
 					t.Errorf("output %v, token_embd %v: want Q6_K, Q4_K", w.Output.Type, w.TokEmbd.Type)
+				}
+			}
+			if name == "IQ4_XS" || name == "IQ4_NL" {
+				// 8 query heads per 2 KV heads: Q5_K attn_v; Q5_K ffn_down in the
+				// first eighth; ffn_down's 640 columns fall back (Q5_K → Q5_1,
+				// IQ4_XS → IQ4_NL).
+				base, _ := compute.ParseDType(name)
+				for l, want := range map[int][3]compute.DType{
+					0: {base, compute.Q5_K, compute.Q5_1},
+					1: {base, compute.Q5_K, compute.IQ4_NL},
+					7: {base, compute.Q5_K, compute.IQ4_NL},
+				} {
+					lw := w.Layers[l]
+					if got := [3]compute.DType{lw.Q.Type, lw.V.Type, lw.Down.Type}; got != want {
+						t.Errorf("layer %d: q, v, down types %v, want %v", l, got, want)
+					}
+				}
+				if w.Output.Type != compute.Q6_K || w.TokEmbd.Type != base {
+					t.Errorf("output %v, token_embd %v: want Q6_K, %v", w.Output.Type, w.TokEmbd.Type, base)
 				}
 			}
 		})

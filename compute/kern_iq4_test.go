@@ -1,0 +1,123 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestIQ4Kernels checks the IQ4_NL panel kernels and the IQ4_XS row kernels
+// of every ISA against the Go block dot products bit for bit (ggml's
+// repacked iq4_nl_8x8 order and ggml_vec_dot_iq4_xs_q8_K's lanes), on random
+// blocks and on activation rows at ±127 and all zero, for 1 to 9 activation
+// rows, each also run alone.
+func TestIQ4Kernels(t *testing.T) {
+	if len(hostISAs()) == 0 {
+		t.Skip("no assembly kernels on this CPU/GOARCH")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, typ := range []DType{IQ4_NL, IQ4_XS} {
+		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8}} {
+			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
+				k := shape.nb * typ.BlockSize()
+				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
+				x := edgeActs(rng, shape.m, k)
+				for _, isa := range hostISAs() {
+					got := iq4Outputs(typ, isa, w, x, shape.m)
+					for t0 := range shape.m {
+						one := iq4Outputs(typ, isa, w, x[t0*k:(t0+1)*k], 1)
+						xq := quantizedRow(typ, x[t0*k:(t0+1)*k])
+						for r := range shape.n {
+							g := got[t0*shape.n+r]
+							if math.IsNaN(float64(g)) {
+								continue // left to the reference kernels
+							}
+							if math.Float32bits(one[r]) != math.Float32bits(g) {
+								t.Fatalf("%v: row %d act %d: alone %g, batched %g", isa, r, t0, one[r], g)
+							}
+							if want := vecDot(typ, false, w.Row(r), xq); math.Float32bits(g) != math.Float32bits(want) {
+								t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// iq4Outputs runs typ's assembly on isa over w for the m activation rows of
+// x, returning m×n outputs (columns it leaves to the reference kernels stay
+// NaN).
+func iq4Outputs(typ DType, isa ISA, w *Tensor, x []float32, m int) []float32 {
+	if typ == IQ4_NL {
+		return panelOutputs(panelKernelFor(typ, isa), w, x, m)
+	}
+	k, n := w.Cols(), w.Rows()
+	var xq []blockQ8_K
+	quantizeRows(&xq, x, m, k/QK_K, quantizeRowQ8_K)
+	out := make([]float32, m*n)
+	for i := range out {
+		out[i] = float32(math.NaN())
+	}
+	kKernelFor(typ, isa).rows(nil, w, out, xq, m, 0, n)
+	return out
+}
+
+// BenchmarkMatMulIQ4 measures MatMul on TinyLlama-sized IQ4 weights beside
+// Q4_0 and Q4_K (k = 2048, n = 2048) for a decode step (m = 1) and a
+// prefill chunk (m = 64), with two workers, per ISA. GMAC/s counts the
+// weight·activation products.
+func BenchmarkMatMulIQ4(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const k, n = 2048, 2048
+	for _, typ := range []DType{IQ4_NL, Q4_0, IQ4_XS, Q4_K} {
+		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		for _, m := range []int{1, 64} {
+			x := randomActs(rng, m*k)
+			out := make([]float32, m*n)
+			for _, isa := range hostISAs() {
+				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) {
+					saved := hostISA
+					hostISA = isa
+					defer func() { hostISA = saved }()
+					mm := NewMatMuler(2)
+					if err := mm.MatMul(out, x, m, w); err != nil { // packs w
+						b.Fatal(err)
+					}
+					for b.Loop() {
+						if err := mm.MatMul(out, x, m, w); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+				})
+			}
+		}
+	}
+}
+
+// TestIQ4Types pins the IQ4 type ids, names and block sizes (ggml's).
+func TestIQ4Types(t *testing.T) {
+	for _, tc := range []struct {
+		typ        DType
+		id         uint32
+		name       string
+		n, rowSize int
+	}{
+		{IQ4_NL, 20, "IQ4_NL", 64, 36},
+		{IQ4_XS, 23, "IQ4_XS", 512, 272},
+	} {
+		got, err := tc.typ.RowSize(tc.n)
+		if uint32(tc.typ) != tc.id || tc.typ.String() != tc.name || err != nil || got != tc.rowSize {
+			t.Errorf("%v: id %d, %d values take %d bytes (%v); want %d, %s, %d", tc.typ, uint32(tc.typ), tc.n, got, err, tc.id, tc.name, tc.rowSize)
+		}
+		if p, ok := ParseDType(tc.name); !ok || p != tc.typ {
+			t.Errorf("ParseDType(%q) = %v, %v", tc.name, p, ok)
+		}
+	}
+	if _, err := IQ4_XS.RowSize(32); err == nil {
+		t.Error("IQ4_XS accepted a row of 32 values")
+	}
+}
