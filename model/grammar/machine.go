@@ -47,7 +47,10 @@ type machine struct {
 	states   []state
 	stateIdx map[string]int32
 	start    int32
-	err      error // a limit that was reached; sticky
+	err      error  // a limit reached since the last reset
+	gen      uint64 // counts resets: state ids of an older generation are void
+
+	limitNodes, limitStates int // maxNodes, maxStates (smaller in tests)
 
 	masks     map[int32][]uint64
 	maskVocab *Vocab
@@ -57,19 +60,25 @@ type machine struct {
 }
 
 func newMachine(g *Grammar) *machine {
-	m := &machine{
-		g:         g,
-		nodes:     []node{{pos: -1}},
-		nodeIdx:   map[[2]int32]int32{},
-		closures:  map[int32][]int32{},
-		stateIdx:  map[string]int32{},
-		masks:     map[int32][]uint64{},
-		inClosure: map[int32]bool{},
-	}
-	m.states = []state{{}} // dead
-	m.stateIdx[""] = dead
-	m.start = -1
+	m := &machine{g: g, limitNodes: maxNodes, limitStates: maxStates}
+	m.reset()
+	m.gen = 0
 	return m
+}
+
+// reset forgets the automaton (after a limit was reached): matchers replay
+// their input into the next generation.
+func (m *machine) reset() {
+	m.nodes = []node{{pos: -1}}
+	m.nodeIdx = map[[2]int32]int32{}
+	m.closures = map[int32][]int32{}
+	m.states = []state{{}} // dead
+	m.stateIdx = map[string]int32{"": dead}
+	m.masks, m.maskSize = map[int32][]uint64{}, 0
+	m.inClosure = map[int32]bool{}
+	m.start = -1
+	m.err = nil
+	m.gen++
 }
 
 // startState returns the initial state, computing it once.
@@ -96,8 +105,8 @@ func (m *machine) push(pos, parent int32) int32 {
 	if id, ok := m.nodeIdx[key]; ok {
 		return id
 	}
-	if len(m.nodes) >= maxNodes {
-		m.fail("more than %d stack nodes", maxNodes)
+	if len(m.nodes) >= m.limitNodes {
+		m.fail("more than %d stack nodes", m.limitNodes)
 		return 0
 	}
 	d := m.nodes[parent].depth + 1
@@ -182,8 +191,8 @@ func (m *machine) intern(stacks []int32) int32 {
 	if id, ok := m.stateIdx[string(key)]; ok {
 		return id
 	}
-	if len(m.states) >= maxStates {
-		m.fail("more than %d states", maxStates)
+	if len(m.states) >= m.limitStates {
+		m.fail("more than %d states", m.limitStates)
 		return dead
 	}
 	st := state{stacks: slices.Clone(stacks)}

@@ -3,6 +3,7 @@ package grammar
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrRejected is returned when a token or byte string is not allowed.
@@ -15,26 +16,72 @@ type Matcher struct {
 	g     *Grammar
 	v     *Vocab
 	state int32
-	ended bool // an end-of-generation token was accepted
+	gen   uint64 // the automaton generation state belongs to
+	hist  []byte // the bytes accepted, replayed after the automaton is reset
+	ended bool   // an end-of-generation token was accepted
 }
 
 // NewMatcher starts a matcher at the beginning of the grammar. v may be nil
 // for a matcher fed only with AcceptBytes.
 func (g *Grammar) NewMatcher(v *Vocab) (*Matcher, error) {
-	g.m.mu.Lock()
-	defer g.m.mu.Unlock()
-	s, err := g.m.startState()
-	if err != nil {
+	m := &Matcher{g: g, v: v, state: unknown}
+	mc := g.m
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if err := m.retry(func() error { return nil }); err != nil {
 		return nil, err
 	}
-	if s == dead {
+	if m.state == dead {
 		return nil, fmt.Errorf("grammar: the root rule matches nothing")
 	}
-	return &Matcher{g: g, v: v, state: s}, nil
+	return m, nil
+}
+
+// sync brings m.state into the automaton's current generation, replaying
+// the input when the automaton was reset. The caller holds the lock.
+func (m *Matcher) sync() {
+	mc := m.g.m
+	if m.gen == mc.gen && m.state != unknown {
+		return
+	}
+	s, _ := mc.startState()
+	for _, c := range m.hist {
+		if s == dead {
+			break
+		}
+		s = mc.step(s, c)
+	}
+	m.state, m.gen = s, mc.gen
+}
+
+// retry runs op in the matcher's current state; when the shared automaton
+// reaches a limit it is reset and op runs once more. The caller holds the
+// lock.
+func (m *Matcher) retry(op func() error) error {
+	mc := m.g.m
+	for attempt := 0; ; attempt++ {
+		if m.gen != mc.gen {
+			m.state = unknown
+		}
+		m.sync()
+		err := op()
+		if mc.err == nil {
+			return err
+		}
+		err = mc.err
+		mc.reset()
+		if attempt == 1 {
+			return err
+		}
+	}
 }
 
 // Clone returns an independent copy of m.
-func (m *Matcher) Clone() *Matcher { c := *m; return &c }
+func (m *Matcher) Clone() *Matcher {
+	c := *m
+	c.hist = slices.Clip(c.hist)
+	return &c
+}
 
 // Accept advances the matcher by one sampled token. A token the grammar does
 // not allow leaves the matcher as it was and returns ErrRejected. An
@@ -66,18 +113,19 @@ func (m *Matcher) AcceptBytes(b []byte) error {
 	mc := m.g.m
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
-	s := m.state
-	for i, c := range b {
-		s = mc.step(s, c)
-		if mc.err != nil {
-			return mc.err
+	return m.retry(func() error {
+		s := m.state
+		for i, c := range b {
+			if s = mc.step(s, c); s == dead {
+				return fmt.Errorf("%w: byte %d (%q) of %q", ErrRejected, i, c, b)
+			}
 		}
-		if s == dead {
-			return fmt.Errorf("%w: byte %d (%q) of %q", ErrRejected, i, c, b)
+		if mc.err == nil {
+			m.state = s
+			m.hist = append(m.hist, b...)
 		}
-	}
-	m.state = s
-	return nil
+		return nil
+	})
 }
 
 // Mask writes into dst (v.MaskWords() words) the tokens allowed next, one
@@ -95,8 +143,10 @@ func (m *Matcher) Mask(dst []uint64) error {
 	mc := m.g.m
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
-	mc.mask(m.v, m.state, dst)
-	return mc.err
+	return m.retry(func() error {
+		mc.mask(m.v, m.state, dst)
+		return nil
+	})
 }
 
 // CanEnd reports whether the input so far is a complete sentence of the
@@ -105,6 +155,7 @@ func (m *Matcher) CanEnd() bool {
 	mc := m.g.m
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
+	m.retry(func() error { return nil })
 	return mc.states[m.state].accept
 }
 
@@ -118,6 +169,7 @@ func (m *Matcher) Done() bool {
 	mc := m.g.m
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
+	m.retry(func() error { return nil })
 	return !mc.states[m.state].live
 }
 
