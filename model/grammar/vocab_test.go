@@ -3,8 +3,8 @@ package grammar
 import (
 	"errors"
 	"math/bits"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
