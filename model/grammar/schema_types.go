@@ -1,0 +1,199 @@
+package grammar
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// object builds an object rule as llama.cpp's _build_object_rule: required
+// properties in their order, then any subset of the optional ones in their
+// order.
+func (c *schemaConv) object(o *object, name, path string) (string, error) {
+	props, _ := o.get("properties")
+	po, _ := props.(*object)
+	if props != nil && po == nil {
+		return "", fmt.Errorf("json schema: at %q: properties must be an object", path)
+	}
+	var required []string
+	if r, ok := o.get("required"); ok {
+		list, ok := r.([]any)
+		if !ok {
+			return "", fmt.Errorf("json schema: at %q: required must be an array", path)
+		}
+		for _, x := range list {
+			s, ok := x.(string)
+			if !ok {
+				return "", fmt.Errorf("json schema: at %q: required must hold strings", path)
+			}
+			required = append(required, s)
+		}
+	}
+	additional, hasAdditional := o.get("additionalProperties")
+	if po == nil || len(po.keys) == 0 {
+		if len(required) > 0 {
+			return "", &UnsupportedError{path, "required without properties"}
+		}
+		if b, ok := additional.(bool); hasAdditional && ok && !b {
+			return `"{" space "}" space`, nil
+		}
+		if !hasAdditional || additional == true {
+			return c.primitive("object"), nil
+		}
+		val, err := c.visit(additional, name+"-additional", path+"/additionalProperties")
+		if err != nil {
+			return "", err
+		}
+		c.primitive("string")
+		kv := c.addRule(name+"-kv", `string ":" space `+val)
+		return `"{" space ( ` + kv + ` ("," space ` + kv + `)* )? "}" space`, nil
+	}
+	if hasAdditional && additional != false {
+		return "", &UnsupportedError{path, "additionalProperties other than false beside properties"}
+	}
+	for _, r := range required {
+		if _, ok := po.vals[r]; !ok {
+			return "", &UnsupportedError{path, fmt.Sprintf("required property %q without a schema in properties", r)}
+		}
+	}
+	kvs := map[string]string{}
+	var req, opt []string
+	for _, k := range po.keys {
+		val, err := c.visit(po.vals[k], name+"-"+k, path+"/properties/"+k)
+		if err != nil {
+			return "", err
+		}
+		kvs[k] = c.addRule(name+"-"+k+"-kv", literal(jsonString(k))+` space ":" space `+val)
+		if slices.Contains(required, k) {
+			req = append(req, k)
+		} else {
+			opt = append(opt, k)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`"{" space `)
+	for i, k := range req {
+		if i > 0 {
+			b.WriteString(` "," space `)
+		}
+		b.WriteString(kvs[k])
+	}
+	if len(opt) > 0 {
+		b.WriteString(" (")
+		if len(req) > 0 {
+			b.WriteString(` "," space ( `)
+		}
+		// rest(ks, optFirst) is ks[0]'s pair (after a comma when optFirst,
+		// and then optional) followed by a rule for the rest.
+		var rest func(ks []string, optFirst bool) string
+		rest = func(ks []string, optFirst bool) string {
+			kv := kvs[ks[0]]
+			res := kv
+			if optFirst {
+				res = `( "," space ` + kv + ` )?`
+			}
+			if len(ks) > 1 {
+				res += " " + c.addRule(name+"-"+ks[0]+"-rest", rest(ks[1:], true))
+			}
+			return res
+		}
+		for i := range opt {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(rest(opt[i:], false))
+		}
+		b.WriteString(" )")
+		if len(req) > 0 {
+			b.WriteString(" )")
+		}
+		b.WriteString("?")
+	}
+	b.WriteString(` "}" space`)
+	return b.String(), nil
+}
+
+func (c *schemaConv) array(o *object, name, path string) (string, error) {
+	lo, _, err := intOf(o, "minItems", path)
+	if err != nil {
+		return "", err
+	}
+	hi, hasHi, err := intOf(o, "maxItems", path)
+	if err != nil {
+		return "", err
+	}
+	if !hasHi {
+		hi = -1
+	}
+	if hasHi && hi < lo {
+		return "", fmt.Errorf("json schema: at %q: maxItems below minItems", path)
+	}
+	if p, ok := o.get("prefixItems"); ok {
+		list, ok := p.([]any)
+		if !ok {
+			return "", fmt.Errorf("json schema: at %q: prefixItems must be an array", path)
+		}
+		if items, ok := o.get("items"); ok && items != false || lo != 0 && lo != len(list) || hasHi && hi != len(list) {
+			return "", &UnsupportedError{path, "prefixItems with items or other item counts"}
+		}
+		var parts []string
+		for i, x := range list {
+			r, err := c.visit(x, fmt.Sprintf("%s-tuple-%d", name, i), fmt.Sprintf("%s/prefixItems/%d", path, i))
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, r)
+		}
+		return `"[" space ` + strings.Join(parts, ` "," space `) + ` "]" space`, nil
+	}
+	item := c.primitive("value")
+	if items, ok := o.get("items"); ok {
+		if item, err = c.visit(items, name+"-item", path+"/items"); err != nil {
+			return "", err
+		}
+	}
+	return `"[" space ` + repetition(item, lo, hi, `"," space`) + ` "]" space`, nil
+}
+
+func (c *schemaConv) str(o *object, name, path string) (string, error) {
+	if f, ok := o.get("format"); ok {
+		switch f {
+		case "date", "time", "date-time", "email", "ipv4":
+			return `"\"" ` + c.primitive(f.(string)) + ` "\"" space`, nil
+		case "uuid":
+			return c.primitive("uuid"), nil
+		}
+		return "", &UnsupportedError{path, fmt.Sprintf("format %q", f)}
+	}
+	if p, ok := o.get("pattern"); ok {
+		if has(o, "minLength", "maxLength") {
+			return "", &UnsupportedError{path, "pattern with minLength/maxLength"}
+		}
+		ps, _ := p.(string)
+		expr, err := regexGBNF(ps, true, false)
+		if err != nil {
+			return "", fmt.Errorf("json schema: at %q: pattern: %w", path, err)
+		}
+		c.primitive("json-char")
+		return `"\"" ` + expr + ` "\"" space`, nil
+	}
+	lo, _, err := intOf(o, "minLength", path)
+	if err != nil {
+		return "", err
+	}
+	hi, hasHi, err := intOf(o, "maxLength", path)
+	if err != nil {
+		return "", err
+	}
+	if !hasHi {
+		hi = -1
+	}
+	if hasHi && hi < lo {
+		return "", fmt.Errorf("json schema: at %q: maxLength below minLength", path)
+	}
+	if lo == 0 && !hasHi {
+		return c.primitive("string"), nil
+	}
+	c.primitive("json-char")
+	return `"\"" ` + repetition("json-char", lo, hi, "") + ` "\"" space`, nil
+}
