@@ -70,6 +70,9 @@ func Compile(src string) (*Grammar, error) {
 	if len(l.g.elems) > 4*maxSymbols {
 		return nil, fmt.Errorf("grammar: %d elements after lowering: %w", len(l.g.elems), ErrTooComplex)
 	}
+	if !l.g.pruneUnproductive() {
+		return nil, fmt.Errorf("grammar: the root rule matches no string")
+	}
 	if name, ok := l.g.leftRecursive(); ok {
 		return nil, fmt.Errorf("grammar: rule %q is left-recursive", name)
 	}
@@ -257,6 +260,33 @@ func splitUTF8(lo, hi rune, emit func([][2]byte)) {
 		seq[i] = [2]byte{a[i], b[i]}
 	}
 	emit(seq)
+}
+
+// pruneUnproductive drops the alternatives that can match no string (an
+// empty class, a rule with no way out), so that every prefix the matcher
+// accepts can be completed. It reports whether root still matches something.
+func (g *Grammar) pruneUnproductive() bool {
+	productive := make([]bool, len(g.rules))
+	ok := func(a int32) bool {
+		for pos := a; g.elems[pos].kind != eEnd; pos++ {
+			if e := g.elems[pos]; e.kind == eRef && !productive[e.arg] {
+				return false
+			}
+		}
+		return true
+	}
+	for changed := true; changed; {
+		changed = false
+		for r, alts := range g.rules {
+			if !productive[r] && slices.ContainsFunc(alts, ok) {
+				productive[r], changed = true, true
+			}
+		}
+	}
+	for r, alts := range g.rules {
+		g.rules[r] = slices.DeleteFunc(alts, func(a int32) bool { return !ok(a) })
+	}
+	return productive[g.root]
 }
 
 // leftRecursive reports a rule that can reach itself without consuming a

@@ -146,3 +146,25 @@ func TestMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestUnproductive checks that alternatives matching nothing are pruned, so
+// the matcher never enters a prefix it cannot complete.
+func TestUnproductive(t *testing.T) {
+	for _, src := range []string{"root ::= []", `root ::= "a" [^\x00-\U0010FFFF]`, "root ::= x\nx ::= \"a\" x"} {
+		if _, err := Compile(src); err == nil || !strings.Contains(err.Error(), "matches no string") {
+			t.Errorf("%q: %v, want an error", src, err)
+		}
+	}
+	g, err := Compile("root ::= \"a\" x | \"ab\"\nx ::= \"b\" [] | \"c\" x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := g.NewMatcher(nil)
+	if err := m.AcceptBytes([]byte("ab")); err != nil || !m.CanEnd() {
+		t.Fatalf("ab: %v", err)
+	}
+	m, _ = g.NewMatcher(nil)
+	if err := m.AcceptBytes([]byte("ac")); err == nil {
+		t.Fatal("ac accepted: it has no completion")
+	}
+}

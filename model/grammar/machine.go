@@ -10,9 +10,10 @@ import (
 // Bounds of the automaton a grammar grows while it is used.
 const (
 	maxStacks = 4096    // stacks in one state
-	maxNodes  = 1 << 22 // interned stack nodes per grammar
-	maxStates = 1 << 15 // interned stack sets per grammar (1 KiB of transitions each)
+	maxNodes  = 1 << 20 // interned stack nodes per grammar (~50 B each with the index)
+	maxStates = 1 << 14 // interned stack sets per grammar (1 KiB of transitions each)
 	maxDepth  = 1 << 16 // stack depth
+	maxWork   = 1 << 21 // stacks expanded or stepped in one Accept or Mask
 	maskBytes = 64 << 20
 )
 
@@ -51,6 +52,7 @@ type machine struct {
 	gen      uint64 // counts resets: state ids of an older generation are void
 
 	limitNodes, limitStates int // maxNodes, maxStates (smaller in tests)
+	work                    int // spent in the current operation, up to maxWork
 
 	masks     map[int32][]uint64
 	maskVocab *Vocab
@@ -126,6 +128,16 @@ func (m *machine) fail(format string, args ...any) {
 	}
 }
 
+// spend counts work and reports (after failing) when the budget is spent.
+func (m *machine) spend(n int) bool {
+	m.work += n
+	if m.work > maxWork {
+		m.fail("more than %d steps of work for one token", maxWork)
+		return true
+	}
+	return false
+}
+
 // rest is the stack after the element at pos (on parent) is done.
 func (m *machine) rest(pos, parent int32) int32 {
 	if m.g.elems[pos+1].kind == eEnd {
@@ -147,18 +159,23 @@ func (m *machine) closure(n int32) []int32 {
 	if c, ok := m.closures[n]; ok {
 		return c
 	}
-	if m.inClosure[n] || m.err != nil {
+	if m.inClosure[n] || m.err != nil || m.spend(1) {
 		return nil
 	}
 	m.inClosure[n] = true
 	var out []int32
 	rest := m.rest(nd.pos, nd.parent)
 	for _, a := range m.g.rules[m.g.elems[nd.pos].arg] {
+		var sub []int32
 		if m.g.elems[a].kind == eEnd {
-			out = append(out, m.closure(rest)...)
+			sub = m.closure(rest)
 		} else {
-			out = append(out, m.closure(m.push(a, rest))...)
+			sub = m.closure(m.push(a, rest))
 		}
+		if m.spend(len(sub)) {
+			break
+		}
+		out = append(out, sub...)
 		if len(out) > maxStacks {
 			out = slices.Compact(slices.Sorted(slices.Values(out)))
 			if len(out) > maxStacks {
@@ -222,6 +239,9 @@ func (m *machine) step(s int32, b byte) int32 {
 			st.next[i] = unknown
 		}
 	}
+	if m.spend(len(st.stacks)) {
+		return dead
+	}
 	out := m.scratch[:0]
 	for _, n := range st.stacks {
 		if n == 0 {
@@ -229,7 +249,11 @@ func (m *machine) step(s int32, b byte) int32 {
 		}
 		nd := m.nodes[n]
 		if m.g.classes[m.g.elems[nd.pos].arg].has(b) {
-			out = append(out, m.closure(m.rest(nd.pos, nd.parent))...)
+			sub := m.closure(m.rest(nd.pos, nd.parent))
+			if m.spend(len(sub)) {
+				break
+			}
+			out = append(out, sub...)
 		}
 	}
 	t := int32(dead)

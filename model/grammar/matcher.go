@@ -60,6 +60,7 @@ func (m *Matcher) sync() {
 func (m *Matcher) retry(op func() error) error {
 	mc := m.g.m
 	for attempt := 0; ; attempt++ {
+		mc.work = 0
 		if m.gen != mc.gen {
 			m.state = unknown
 		}
