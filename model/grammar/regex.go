@@ -10,7 +10,7 @@ import (
 
 // FromRegex compiles a grammar matching exactly the strings of a regular
 // expression in Go's RE2 syntax (the whole output must match: ^ and $ are
-// implied). Anchors and word boundaries inside the pattern are refused.
+// implied; anchors inside count as empty). Word boundaries are refused.
 func FromRegex(pattern string) (*Grammar, error) {
 	expr, err := regexGBNF(pattern, false, true)
 	if err != nil {
@@ -31,43 +31,61 @@ func regexGBNF(pattern string, jsonString, whole bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("regex: %w", err)
 	}
-	subs := []*syntax.Regexp{re}
-	if re.Op == syntax.OpConcat {
-		subs = re.Sub
-	}
-	anyChar := ".*"
+	anyText := ".*"
 	if jsonString {
-		anyChar = "json-char*"
-	}
-	var parts []string
-	if !whole {
-		parts = append(parts, anyChar)
-	}
-	if n := len(subs); n > 0 && (subs[0].Op == syntax.OpBeginText || subs[0].Op == syntax.OpBeginLine) {
-		subs, parts = subs[1:], nil
-	}
-	tail := anyChar
-	if whole {
-		tail = ""
-	}
-	if n := len(subs); n > 0 && (subs[n-1].Op == syntax.OpEndText || subs[n-1].Op == syntax.OpEndLine) {
-		subs, tail = subs[:n-1], ""
+		anyText = "json-char*"
 	}
 	c := &regexConv{json: jsonString}
-	for _, s := range subs {
-		e, err := c.conv(s, 0)
+	// Each top-level alternative is searched for unless anchored; anchors
+	// elsewhere count as empty (a pattern like a^b is matched loosely).
+	branches := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate && !whole {
+		branches = re.Sub
+	}
+	var alts []string
+	for _, br := range branches {
+		e, err := c.conv(br, 0)
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, e)
+		if !whole && !anchored(br, true) {
+			e = anyText + " " + e
+		}
+		if !whole && !anchored(br, false) {
+			e += " " + anyText
+		}
+		alts = append(alts, e)
 	}
-	if tail != "" {
-		parts = append(parts, tail)
+	return "(" + strings.Join(alts, " | ") + ")", nil
+}
+
+// anchored reports whether every match of re starts (start) or ends (!start)
+// at an anchor.
+func anchored(re *syntax.Regexp, start bool) bool {
+	switch re.Op {
+	case syntax.OpBeginText, syntax.OpBeginLine:
+		return start
+	case syntax.OpEndText, syntax.OpEndLine:
+		return !start
+	case syntax.OpCapture:
+		return anchored(re.Sub[0], start)
+	case syntax.OpConcat:
+		if len(re.Sub) == 0 {
+			return false
+		}
+		if start {
+			return anchored(re.Sub[0], start)
+		}
+		return anchored(re.Sub[len(re.Sub)-1], start)
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			if !anchored(s, start) {
+				return false
+			}
+		}
+		return true
 	}
-	if len(parts) == 0 {
-		return `""`, nil
-	}
-	return "(" + strings.Join(parts, " ") + ")", nil
+	return false
 }
 
 type regexConv struct{ json bool }
@@ -80,7 +98,7 @@ func (c *regexConv) conv(re *syntax.Regexp, depth int) (string, error) {
 	switch re.Op {
 	case syntax.OpNoMatch:
 		return `[^\x00-\U0010FFFF]`, nil
-	case syntax.OpEmptyMatch:
+	case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpBeginLine, syntax.OpEndText, syntax.OpEndLine:
 		return `""`, nil
 	case syntax.OpLiteral:
 		var parts []string
@@ -131,12 +149,7 @@ func (c *regexConv) conv(re *syntax.Regexp, depth int) (string, error) {
 }
 
 func opName(re *syntax.Regexp) string {
-	switch re.Op {
-	case syntax.OpBeginLine, syntax.OpBeginText:
-		return "a ^ or \\A anchor"
-	case syntax.OpEndLine, syntax.OpEndText:
-		return "a $ or \\z anchor"
-	case syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+	if re.Op == syntax.OpWordBoundary || re.Op == syntax.OpNoWordBoundary {
 		return "a word boundary"
 	}
 	return fmt.Sprintf("operator %d", re.Op)

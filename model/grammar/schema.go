@@ -140,18 +140,15 @@ func (c *schemaConv) addRule(name, body string) string {
 
 var invalidRuleChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
 
-// Keywords that change nothing about the documents accepted.
-var annotations = map[string]bool{
-	"$schema": true, "$id": true, "$comment": true, "title": true, "description": true, "default": true,
-	"examples": true, "deprecated": true, "readOnly": true, "writeOnly": true, "$defs": true, "definitions": true,
-	"strict": true, "name": true, "contentMediaType": true, "contentEncoding": true,
-}
-
-var supported = map[string]bool{
-	"type": true, "properties": true, "required": true, "additionalProperties": true, "items": true,
-	"prefixItems": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true,
-	"pattern": true, "format": true, "minimum": true, "maximum": true, "exclusiveMinimum": true,
-	"exclusiveMaximum": true, "enum": true, "const": true, "anyOf": true, "oneOf": true, "$ref": true,
+// unsupported lists the validation keywords outside the subset: a schema
+// using one is refused. Other unknown keywords (annotations, vendor
+// extensions such as x-...) are ignored, as JSON Schema says.
+var unsupported = map[string]bool{
+	"allOf": true, "not": true, "if": true, "then": true, "else": true, "patternProperties": true,
+	"dependencies": true, "dependentRequired": true, "dependentSchemas": true, "propertyNames": true,
+	"unevaluatedProperties": true, "unevaluatedItems": true, "contains": true, "minContains": true,
+	"maxContains": true, "multipleOf": true, "minProperties": true, "maxProperties": true,
+	"additionalItems": true, "$dynamicRef": true, "$recursiveRef": true, "contentSchema": true,
 }
 
 // visit returns the rule (or primitive) matching schema s, named after name.
@@ -171,8 +168,11 @@ func (c *schemaConv) visit(s any, name, path string) (string, error) {
 		return "", fmt.Errorf("json schema: at %q: a schema must be an object or a boolean", path)
 	}
 	for _, k := range o.keys {
-		if !supported[k] && !annotations[k] {
+		if unsupported[k] && !(k == "minProperties" && o.vals[k] == json.Number("0")) {
 			return "", &UnsupportedError{path, fmt.Sprintf("keyword %q", k)}
+		}
+		if k == "uniqueItems" && o.vals[k] == true {
+			return "", &UnsupportedError{path, `keyword "uniqueItems"`}
 		}
 	}
 	body, err := c.body(o, name, path)
@@ -212,7 +212,7 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 			alts := make([]string, len(list))
 			for i, x := range list {
 				var err error
-				if alts[i], err = c.visit(x, name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
+				if alts[i], err = c.visit(mergeSiblings(o, k, x), name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
 					return "", err
 				}
 			}
@@ -238,7 +238,7 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 	typ, _ := t.(string)
 	if typ == "" {
 		switch {
-		case has(o, "properties", "additionalProperties"):
+		case has(o, "properties", "additionalProperties", "required"):
 			typ = "object"
 		case has(o, "items", "prefixItems", "minItems", "maxItems"):
 			typ = "array"
@@ -263,6 +263,55 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 		return c.primitive(typ), nil
 	}
 	return "", &UnsupportedError{path, fmt.Sprintf("type %q", typ)}
+}
+
+// mergeSiblings returns branch x of o's anyOf/oneOf (key) with o's other
+// keywords added, so {"properties": ..., "anyOf": [{"required": [...]}]}
+// checks both: the branch's keywords win, required lists are joined,
+// properties merged.
+func mergeSiblings(o *object, key string, x any) any {
+	b, ok := x.(*object)
+	if !ok || len(o.keys) == 1 {
+		return x
+	}
+	m := &object{vals: map[string]any{}}
+	for _, k := range o.keys {
+		if k != key && !unsupported[k] && k != "$defs" && k != "definitions" {
+			m.keys = append(m.keys, k)
+			m.vals[k] = o.vals[k]
+		}
+	}
+	for _, k := range b.keys {
+		v := b.vals[k]
+		if old, ok := m.vals[k]; ok {
+			switch k {
+			case "required":
+				ol, _ := old.([]any)
+				nl, _ := v.([]any)
+				v = append(slices.Clone(ol), nl...)
+			case "properties":
+				op, ok1 := old.(*object)
+				np, ok2 := v.(*object)
+				if ok1 && ok2 {
+					mp := &object{keys: slices.Clone(op.keys), vals: map[string]any{}}
+					for _, pk := range op.keys {
+						mp.vals[pk] = op.vals[pk]
+					}
+					for _, pk := range np.keys {
+						if _, ok := mp.vals[pk]; !ok {
+							mp.keys = append(mp.keys, pk)
+						}
+						mp.vals[pk] = np.vals[pk]
+					}
+					v = mp
+				}
+			}
+		} else {
+			m.keys = append(m.keys, k)
+		}
+		m.vals[k] = v
+	}
+	return m
 }
 
 func has(o *object, keys ...string) bool {

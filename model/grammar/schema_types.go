@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // object builds an object rule as llama.cpp's _build_object_rule: required
@@ -48,8 +49,15 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 		kv := c.addRule(name+"-kv", `string ":" space `+val)
 		return `"{" space ( ` + kv + ` ("," space ` + kv + `)* )? "}" space`, nil
 	}
+	extra := "" // the rule of an additional property, when allowed
 	if hasAdditional && additional != false {
-		return "", &UnsupportedError{path, "additionalProperties other than false beside properties"}
+		val, err := c.visit(additional, name+"-additional", path+"/additionalProperties")
+		if err != nil {
+			return "", err
+		}
+		c.primitive("json-char")
+		key := c.addRule(name+"-additional-key", `"\"" `+notStrings(po.keys)+` "\"" space`)
+		extra = c.addRule(name+"-additional-kv", key+` ":" space `+val)
 	}
 	for _, r := range required {
 		if _, ok := po.vals[r]; !ok {
@@ -70,6 +78,10 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 			opt = append(opt, k)
 		}
 	}
+	if extra != "" {
+		kvs["*"] = extra
+		opt = append(opt, "*")
+	}
 	var b strings.Builder
 	b.WriteString(`"{" space `)
 	for i, k := range req {
@@ -89,7 +101,12 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 		rest = func(ks []string, optFirst bool) string {
 			kv := kvs[ks[0]]
 			res := kv
-			if optFirst {
+			switch {
+			case ks[0] == "*" && optFirst:
+				res = `( "," space ` + kv + ` )*`
+			case ks[0] == "*":
+				res = kv + ` ( "," space ` + kv + ` )*`
+			case optFirst:
 				res = `( "," space ` + kv + ` )?`
 			}
 			if len(ks) > 1 {
@@ -196,4 +213,73 @@ func (c *schemaConv) str(o *object, name, path string) (string, error) {
 	}
 	c.primitive("json-char")
 	return `"\"" ` + repetition("json-char", lo, hi, "") + ` "\"" space`, nil
+}
+
+// notStrings is a GBNF expression for the contents of a JSON string other
+// than the given ones (additional property names must differ from the
+// declared ones), walking their trie as llama.cpp's _not_strings. Escaped
+// spellings of a declared name are not caught.
+func notStrings(strs []string) string {
+	type trie struct {
+		kids map[rune]*trie
+		end  bool
+	}
+	root := &trie{kids: map[rune]*trie{}}
+	for _, s := range strs {
+		n := root
+		for _, r := range s {
+			k, ok := n.kids[r]
+			if !ok {
+				k = &trie{kids: map[rune]*trie{}}
+				n.kids[r] = k
+			}
+			n = k
+		}
+		n.end = true
+	}
+	var visit func(n *trie) string
+	visit = func(n *trie) string {
+		var alts []string
+		var firsts []rune
+		keys := make([]rune, 0, len(n.kids))
+		for r := range n.kids {
+			keys = append(keys, r)
+		}
+		slices.Sort(keys)
+		for _, r := range keys {
+			firsts = append(firsts, r, r)
+			alts = append(alts, (&regexConv{json: true}).class([]rune{r, r})+" "+visit(n.kids[r]))
+		}
+		// Any other character (or an escape), then anything.
+		other := []rune{0x20, unicode.MaxRune}
+		for _, r := range keys {
+			other = subtractRune(other, r)
+		}
+		alts = append(alts, "("+(&regexConv{json: true}).class(subtractRune(subtractRune(other, '"'), '\\'))+` | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})) json-char*`)
+		e := "(" + strings.Join(alts, " | ") + ")"
+		if !n.end {
+			e += "?"
+		}
+		return e
+	}
+	return visit(root)
+}
+
+// subtractRune removes r from sorted rune pairs.
+func subtractRune(pairs []rune, r rune) []rune {
+	var out []rune
+	for i := 0; i+1 < len(pairs); i += 2 {
+		lo, hi := pairs[i], pairs[i+1]
+		if r < lo || r > hi {
+			out = append(out, lo, hi)
+			continue
+		}
+		if lo < r {
+			out = append(out, lo, r-1)
+		}
+		if r < hi {
+			out = append(out, r+1, hi)
+		}
+	}
+	return out
 }
