@@ -11,7 +11,7 @@ import (
 // Limits on what Compile accepts. A grammar past one is an error.
 const (
 	MaxSourceBytes = 4 << 20 // GBNF source size
-	MaxRepetition  = 2000    // llama.cpp's MAX_REPETITION_THRESHOLD for {m,n}
+	MaxRepetition  = 1 << 14 // {m,n} bound (llama.cpp's is 2000); a larger n means no maximum
 	maxSymbols     = 1 << 20 // symbols after repetitions are expanded
 	maxNesting     = 200     // parenthesis depth
 )

@@ -190,6 +190,9 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 		return c.ref(ref, path)
 	}
 	if v, ok := o.get("const"); ok {
+		if !typeAllows(o, v) {
+			return `[^\x00-\U0010FFFF]`, nil
+		}
 		return literal(encodeJSON(v)) + " space", nil
 	}
 	if v, ok := o.get("enum"); ok {
@@ -197,9 +200,14 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 		if !ok || len(list) == 0 {
 			return "", fmt.Errorf("json schema: at %q: enum must be a non-empty array", path)
 		}
-		alts := make([]string, len(list))
-		for i, x := range list {
-			alts[i] = literal(encodeJSON(x))
+		var alts []string
+		for _, x := range list {
+			if typeAllows(o, x) {
+				alts = append(alts, literal(encodeJSON(x)))
+			}
+		}
+		if len(alts) == 0 { // nothing can match: pruned at compile, or an error there
+			return `[^\x00-\U0010FFFF]`, nil
 		}
 		return "(" + strings.Join(alts, " | ") + ") space", nil
 	}
@@ -312,6 +320,42 @@ func mergeSiblings(o *object, key string, x any) any {
 		m.vals[k] = v
 	}
 	return m
+}
+
+// typeAllows reports whether value v has a type o's "type" keyword allows.
+func typeAllows(o *object, v any) bool {
+	t, ok := o.get("type")
+	if !ok {
+		return true
+	}
+	types, ok := t.([]any)
+	if !ok {
+		types = []any{t}
+	}
+	var vt string
+	switch x := v.(type) {
+	case nil:
+		vt = "null"
+	case bool:
+		vt = "boolean"
+	case string:
+		vt = "string"
+	case json.Number:
+		vt = "number"
+		if _, err := x.Int64(); err == nil {
+			vt = "integer"
+		}
+	case []any:
+		vt = "array"
+	case *object:
+		vt = "object"
+	}
+	for _, t := range types {
+		if t == vt || t == "number" && vt == "integer" {
+			return true
+		}
+	}
+	return false
 }
 
 func has(o *object, keys ...string) bool {
