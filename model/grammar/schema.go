@@ -501,12 +501,34 @@ func (c *schemaConv) number(o *object, typ, path string) (string, error) {
 		return c.primitive(typ), nil
 	}
 	if typ == "number" {
-		if hasHi || lo != 0 {
-			return "", &UnsupportedError{path, "minimum/maximum on a number (other than minimum 0)"}
+		whole := func(x float64) bool { return x == math.Trunc(x) && x >= 0 && x <= 1e15 }
+		if !hasLo || !whole(lo) || hasHi && !whole(hi) {
+			return "", &UnsupportedError{path, "minimum/maximum on a number other than whole bounds from 0 up"}
 		}
 		c.primitive("integral-part")
 		c.primitive("decimal-part")
-		return `integral-part ("." decimal-part)? ([eE] [-+]? integral-part)? space`, nil
+		if !hasHi && lo == 0 {
+			return `integral-part ("." decimal-part)? ([eE] [-+]? integral-part)? space`, nil
+		}
+		// An integer part in lo..hi-1 with any fraction, or hi with a zero one.
+		minV, maxV := int64(lo), int64(hi)
+		if hasHi && maxV < minV {
+			return "", fmt.Errorf("json schema: at %q: minimum above maximum", path)
+		}
+		var parts []string
+		if !hasHi || maxV > minV {
+			var b strings.Builder
+			if hasHi {
+				buildMinMaxInt(minV, maxV-1, &b)
+			} else {
+				buildMinMaxInt(minV, math.MaxInt64, &b)
+			}
+			parts = append(parts, "("+b.String()+`) ("." decimal-part)?`)
+		}
+		if hasHi {
+			parts = append(parts, `"`+strconv.FormatInt(maxV, 10)+`" ("." "0"{1,16})?`)
+		}
+		return "(" + strings.Join(parts, " | ") + ") space", nil
 	}
 	const limit = 1e15
 	minV, maxV := int64(math.MinInt64), int64(math.MaxInt64)

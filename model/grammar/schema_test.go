@@ -52,6 +52,9 @@ var testSchemas = []string{
 	`{"type": "integer", "maximum": 250}`,
 	`{"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10}`,
 	`{"type": "number", "minimum": 0}`,
+	`{"type": "number", "minimum": 1, "maximum": 5}`,
+	`{"type": "number", "minimum": 3, "maximum": 3}`,
+	`{"type": "number", "minimum": 10}`,
 	`{"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 4}`,
 	`{"type": "array", "items": {"type": "boolean"}, "maxItems": 1}`,
 	`{"type": "array", "items": {"enum": ["a", "b"]}, "minItems": 1}`,
@@ -147,6 +150,7 @@ func TestSchemaUnsupported(t *testing.T) {
 		{`{"type": "string", "format": "uri"}`, `format "uri"`},
 		{`{"type": "object", "patternProperties": {"^a": {}}}`, `keyword "patternProperties"`},
 		{`{"type": "number", "maximum": 3.5}`, "minimum/maximum on a number"},
+		{`{"type": "number", "minimum": -1, "maximum": 3}`, "minimum/maximum on a number"},
 		{`{"type": "sound"}`, `type "sound"`},
 		{`{"$ref": "https://example.com/s.json"}`, "remote $ref"},
 		{`{"type": "array", "uniqueItems": true}`, `keyword "uniqueItems"`},
@@ -281,6 +285,33 @@ func TestDateFormat(t *testing.T) {
 				if ok != (perr == nil) {
 					t.Fatalf("%s: accepted %v, time.Parse error %v", s, ok, perr)
 				}
+			}
+		}
+	}
+}
+
+// TestNumberRanges checks number bounds on integers, fractions and
+// exponents around them.
+func TestNumberRanges(t *testing.T) {
+	tests := []struct {
+		schema         string
+		accept, reject []string
+	}{
+		{`{"type": "number", "minimum": 1, "maximum": 5}`, []string{"1", "1.5", "4.999", "5", "5.00"}, []string{"0.99", "5.01", "-1", "6", "1e3", "05"}},
+		{`{"type": "number", "minimum": 3, "maximum": 3}`, []string{"3", "3.0"}, []string{"3.1", "2.9", "4"}},
+		{`{"type": "number", "minimum": 10}`, []string{"10", "10.5", "123456.7"}, []string{"9.99", "-10", "1"}},
+		{`{"type": "number", "minimum": 0}`, []string{"0", "0.1", "5e-3", "7"}, []string{"-0.1", "-5"}},
+	}
+	for _, tt := range tests {
+		g, err := FromJSONSchema([]byte(tt.schema))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.schema, err)
+		}
+		for _, s := range append(tt.accept, tt.reject...) {
+			m, _ := g.NewMatcher(nil)
+			ok := m.AcceptBytes([]byte(s)) == nil && m.CanEnd()
+			if want := slices.Contains(tt.accept, s); ok != want {
+				t.Errorf("%s on %s: %v, want %v", tt.schema, s, ok, want)
 			}
 		}
 	}
