@@ -60,30 +60,50 @@ func generate(tb testing.TB, g *Grammar, v *Vocab, r *rand.Rand, maxTokens int, 
 	return string(out), maxTokens, false
 }
 
-// BenchmarkMask measures Mask + Accept per generated token under a JSON
-// grammar on the 32000-token Llama 2 vocabulary, tokens picked uniformly
-// among the allowed ones. warm reuses one Grammar (its automaton and mask
-// cache persist, as for a cached grammar serving many requests); cold
-// compiles the grammar anew for each document.
+// BenchmarkMask measures Mask + Accept per generated token, tokens picked
+// uniformly among the allowed ones, on the 32000-token Llama 2 vocabulary
+// and the 102400-token DeepSeek LLM one (byte-level BPE), under a JSON
+// grammar and under a JSON schema. warm reuses one Grammar (its automaton
+// and mask cache persist, as for a cached grammar serving many requests);
+// cold compiles the grammar anew for each document, compile included.
 func BenchmarkMask(b *testing.B) {
-	v := testVocab(b)
-	for _, mode := range []string{"warm", "cold"} {
-		b.Run(mode, func(b *testing.B) {
-			g, err := Compile(jsonGBNF)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := rand.New(rand.NewPCG(1, 2))
-			mask := make([]uint64, v.MaskWords())
-			tokens := 0
-			for b.Loop() {
-				if mode == "cold" {
-					g, _ = Compile(jsonGBNF)
-				}
-				_, n, _ := generate(b, g, v, r, 256, mask)
-				tokens += n
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(tokens), "µs/token")
-		})
+	sources := []struct{ name, src string }{
+		{"json", jsonGBNF},
+		{"schema", mustGBNF(b, testSchemas[len(testSchemas)-2])},
 	}
+	for _, voc := range []struct{ name, rel string }{
+		{"llama32k", "vocab/ggml-vocab-llama-spm.gguf"},
+		{"deepseek102k", "vocab/ggml-vocab-deepseek-llm.gguf"},
+	} {
+		v := vocabAt(b, voc.rel)
+		for _, src := range sources {
+			for _, mode := range []string{"warm", "cold"} {
+				b.Run(voc.name+"/"+src.name+"/"+mode, func(b *testing.B) {
+					g, err := Compile(src.src)
+					if err != nil {
+						b.Fatal(err)
+					}
+					r := rand.New(rand.NewPCG(1, 2))
+					mask := make([]uint64, v.MaskWords())
+					tokens := 0
+					for b.Loop() {
+						if mode == "cold" {
+							g, _ = Compile(src.src)
+						}
+						_, n, _ := generate(b, g, v, r, 256, mask)
+						tokens += n
+					}
+					b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(tokens), "µs/token")
+				})
+			}
+		}
+	}
+}
+
+func mustGBNF(b *testing.B, schema string) string {
+	src, err := JSONSchemaGBNF([]byte(schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return src
 }

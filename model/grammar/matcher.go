@@ -3,6 +3,7 @@ package grammar
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -176,3 +177,20 @@ func (m *Matcher) Done() bool {
 
 // Allowed reports whether bit tok is set in a mask.
 func Allowed(mask []uint64, tok int32) bool { return mask[tok>>6]&(1<<(tok&63)) != 0 }
+
+// MaskLogits sets to -Inf the logits of the tokens the mask does not allow
+// (logits has one entry per token of the vocabulary the mask was made for).
+func MaskLogits(logits []float32, mask []uint64) {
+	negInf := float32(math.Inf(-1))
+	for w, bitsW := range mask {
+		if bitsW == ^uint64(0) {
+			continue
+		}
+		base := w * 64
+		for b := range 64 {
+			if i := base + b; i < len(logits) && bitsW&(1<<b) == 0 {
+				logits[i] = negInf
+			}
+		}
+	}
+}

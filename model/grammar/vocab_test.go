@@ -13,8 +13,10 @@ import (
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 
-var llamaVocab = sync.OnceValues(func() (*Vocab, error) {
-	f, err := gguf.Open(testmodels.Lookup() + "/vocab/ggml-vocab-llama-spm.gguf")
+// loadVocab reads a GGUF vocabulary as the matcher sees it: control and
+// unknown tokens have no bytes, EOS ends generation.
+func loadVocab(rel string) (*Vocab, error) {
+	f, err := gguf.Open(testmodels.Lookup() + "/" + rel)
 	if err != nil {
 		return nil, err
 	}
@@ -32,19 +34,26 @@ var llamaVocab = sync.OnceValues(func() (*Vocab, error) {
 		pieces[i] = slices.Clone(tok.TokenPiece(int32(i), false))
 	}
 	return NewVocab(pieces, tok.EOS())
-})
+}
 
-// testVocab returns the 32000-token Llama 2 vocabulary (SentencePiece, with
-// byte tokens), or ends the test when the file is missing.
-func testVocab(t testing.TB) *Vocab {
+var vocabs sync.Map // rel -> func() (*Vocab, error)
+
+// vocabAt returns the vocabulary of a GGUF under the test models, loaded
+// once, or ends the test when the file is missing.
+func vocabAt(t testing.TB, rel string) *Vocab {
 	t.Helper()
-	testmodels.Path(t, "vocab/ggml-vocab-llama-spm.gguf")
-	v, err := llamaVocab()
+	testmodels.Path(t, rel)
+	load, _ := vocabs.LoadOrStore(rel, sync.OnceValues(func() (*Vocab, error) { return loadVocab(rel) }))
+	v, err := load.(func() (*Vocab, error))()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
+
+// testVocab returns the 32000-token Llama 2 vocabulary (SentencePiece, with
+// byte tokens), or ends the test when the file is missing.
+func testVocab(t testing.TB) *Vocab { return vocabAt(t, "vocab/ggml-vocab-llama-spm.gguf") }
 
 // bruteMask is the mask by definition: every token tried on a clone.
 func bruteMask(t testing.TB, m *Matcher, v *Vocab) []uint64 {
@@ -121,6 +130,13 @@ func TestMaskSmallVocab(t *testing.T) {
 	if mask[0] != 1<<10 || !m.CanEnd() || !m.Done() {
 		t.Fatalf("after ab: mask %b, CanEnd %v, Done %v; want only EOS", mask[0], m.CanEnd(), m.Done())
 	}
+	logits := make([]float32, len(pieces))
+	MaskLogits(logits, mask)
+	for i, l := range logits {
+		if (l == 0) != (i == 10) {
+			t.Fatalf("MaskLogits: logit %d is %v with mask %b", i, l, mask[0])
+		}
+	}
 	if err := m.Accept(10); err != nil || !m.Done() {
 		t.Fatalf("EOS: %v, Done %v", err, m.Done())
 	}
@@ -171,4 +187,15 @@ func TestAutomatonReset(t *testing.T) {
 	if !errors.Is(err, ErrTooComplex) {
 		t.Fatalf("a state past the limit: %v, want ErrTooComplex", err)
 	}
+}
+
+// TestMaskByteLevelBPE checks masks against brute force on a byte-level
+// BPE vocabulary of 102400 tokens (DeepSeek LLM), whose pieces split UTF-8.
+func TestMaskByteLevelBPE(t *testing.T) {
+	v := vocabAt(t, "vocab/ggml-vocab-deepseek-llm.gguf")
+	g, err := FromJSONSchema([]byte(testSchemas[len(testSchemas)-2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMasks(t, g, v, `{"name": "Zoë 日本", "emails": ["a.b@c.de"], "address": null, "role": "user"}`, 9)
 }
