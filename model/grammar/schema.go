@@ -40,7 +40,7 @@ func JSONObject() (*Grammar, error) { return FromJSONSchema([]byte(`{"type": "ob
 // false: no other property, as in strict mode; true or a schema: only on an
 // object without properties), array with items or prefixItems, minItems,
 // maxItems, string with minLength, maxLength, pattern and the formats date,
-// time, date-time, uuid, email, ipv4, integer with minimum, maximum and
+// time, date-time, uuid, email, hostname, ipv4, uri, byte (base64), integer with minimum, maximum and
 // their exclusive forms, number with minimum 0, boolean, null, enum, const,
 // anyOf, oneOf, $ref to #/$defs/... or #/definitions/..., and annotations.
 // Anything else is an *UnsupportedError naming it.
@@ -103,6 +103,10 @@ var primitives = map[string]struct{ body, deps string }{
 	"email":         {`email-atom ("." email-atom){0,3} "@" email-label ("." email-label){0,3}`, "email-atom email-label"},
 	"email-atom":    {`[a-zA-Z0-9_+-]{1,15}`, ""},
 	"email-label":   {`[a-zA-Z0-9]{1,30}`, ""},
+	"hostname":      {`email-label ("." email-label){0,3}`, "email-label"},
+	"uri":           {`[a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" hostname (":" [1-9] [0-9]{0,3})? ("/" uri-char{0,30}){0,8} ("?" (uri-char | [/?]){0,60})?`, "hostname uri-char"},
+	"uri-char":      {`[a-zA-Z0-9._~!$&'()*+,;=:@-] | "%" [0-9a-fA-F]{2}`, ""},
+	"byte":          {`([A-Za-z0-9+/]{4}){0,64} ([A-Za-z0-9+/]{2} "==" | [A-Za-z0-9+/]{3} "=")?`, ""},
 	"ipv4-octet":    {`[0-9] | [1-9] [0-9] | "1" [0-9]{2} | "2" [0-4] [0-9] | "25" [0-5]`, ""},
 	"ipv4":          {`ipv4-octet "." ipv4-octet "." ipv4-octet "." ipv4-octet`, "ipv4-octet"},
 }

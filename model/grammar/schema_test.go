@@ -44,6 +44,9 @@ var testSchemas = []string{
 	`{"type": "string", "format": "uuid"}`,
 	`{"type": "string", "format": "email"}`,
 	`{"type": "string", "format": "ipv4"}`,
+	`{"type": "string", "format": "hostname"}`,
+	`{"type": "string", "format": "uri"}`,
+	`{"type": "string", "format": "byte"}`,
 	`{"type": "integer", "minimum": 0}`,
 	`{"type": "integer", "minimum": 100}`,
 	`{"type": "integer", "minimum": -5, "maximum": 12}`,
@@ -147,7 +150,7 @@ func TestSchemaUnsupported(t *testing.T) {
 	tests := []struct{ schema, feature string }{
 		{`{"allOf": [{"type": "string"}]}`, `keyword "allOf"`},
 		{`{"type": "object", "properties": {"a": {"not": {"type": "null"}}}}`, `keyword "not"`},
-		{`{"type": "string", "format": "uri"}`, `format "uri"`},
+		{`{"type": "string", "format": "ipv6"}`, `format "ipv6"`},
 		{`{"type": "object", "patternProperties": {"^a": {}}}`, `keyword "patternProperties"`},
 		{`{"type": "number", "maximum": 3.5}`, "minimum/maximum on a number"},
 		{`{"type": "number", "minimum": -1, "maximum": 3}`, "minimum/maximum on a number"},

@@ -175,7 +175,7 @@ func (c *schemaConv) array(o *object, name, path string) (string, error) {
 func (c *schemaConv) str(o *object, name, path string) (string, error) {
 	if f, ok := o.get("format"); ok {
 		switch f {
-		case "date", "time", "date-time", "email", "ipv4":
+		case "date", "time", "date-time", "email", "hostname", "ipv4", "uri", "byte":
 			return `"\"" ` + c.primitive(f.(string)) + ` "\"" space`, nil
 		case "uuid":
 			return c.primitive("uuid"), nil
