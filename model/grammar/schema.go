@@ -148,7 +148,7 @@ var invalidRuleChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
 // using one is refused. Other unknown keywords (annotations, vendor
 // extensions such as x-...) are ignored, as JSON Schema says.
 var unsupported = map[string]bool{
-	"allOf": true, "not": true, "if": true, "then": true, "else": true, "patternProperties": true,
+	"not": true, "if": true, "then": true, "else": true, "patternProperties": true,
 	"dependencies": true, "dependentRequired": true, "dependentSchemas": true, "propertyNames": true,
 	"unevaluatedProperties": true, "unevaluatedItems": true, "contains": true, "minContains": true,
 	"maxContains": true, "multipleOf": true, "minProperties": true, "maxProperties": true,
@@ -190,6 +190,13 @@ func (c *schemaConv) visit(s any, name, path string) (string, error) {
 }
 
 func (c *schemaConv) body(o *object, name, path string) (string, error) {
+	if all, ok := o.get("allOf"); ok {
+		merged, err := c.mergeAllOf(o, all, path)
+		if err != nil {
+			return "", err
+		}
+		return c.body(merged, name, path)
+	}
 	if ref, ok := o.get("$ref"); ok {
 		return c.ref(ref, path)
 	}
@@ -326,6 +333,93 @@ func mergeSiblings(o *object, key string, x any) any {
 	return m
 }
 
+// mergeAllOf folds allOf's schemas into o (local $refs resolved): the
+// common use, an object extended with more properties and required names.
+// Schemas that disagree on a keyword other than properties and required
+// are refused.
+func (c *schemaConv) mergeAllOf(o *object, all any, path string) (*object, error) {
+	list, ok := all.([]any)
+	if !ok || len(list) == 0 {
+		return nil, fmt.Errorf("json schema: at %q: allOf must be a non-empty array", path)
+	}
+	if has(o, "additionalProperties") {
+		return nil, &UnsupportedError{path, "allOf beside additionalProperties"}
+	}
+	merged := &object{vals: map[string]any{}}
+	for _, k := range o.keys {
+		if k != "allOf" {
+			merged.keys = append(merged.keys, k)
+			merged.vals[k] = o.vals[k]
+		}
+	}
+	for depth := 0; len(list) > 0; depth++ {
+		if depth > 64 {
+			return nil, fmt.Errorf("json schema: at %q: allOf nested too deep: %w", path, ErrTooComplex)
+		}
+		x := list[0]
+		list = list[1:]
+		sub, ok := x.(*object)
+		if !ok {
+			if x == true {
+				continue
+			}
+			return nil, &UnsupportedError{path, "allOf with a boolean schema"}
+		}
+		if ref, ok := sub.vals["$ref"].(string); ok {
+			target, err := c.resolve(ref, path)
+			if err != nil {
+				return nil, err
+			}
+			list = append([]any{target}, list...)
+			continue
+		}
+		if inner, ok := sub.vals["allOf"].([]any); ok {
+			list = append(slices.Clone(inner), list...)
+		}
+		for _, k := range sub.keys {
+			if k == "allOf" || annotations(k) {
+				continue
+			}
+			if k == "additionalProperties" { // each allOf schema would judge the others' properties
+				return nil, &UnsupportedError{path, "additionalProperties inside allOf"}
+			}
+			if op, ok := merged.vals["properties"].(*object); ok && k == "properties" {
+				if np, ok := sub.vals[k].(*object); ok {
+					for _, pk := range np.keys {
+						if ov, dup := op.vals[pk]; dup && encodeJSON(ov) != encodeJSON(np.vals[pk]) {
+							return nil, &UnsupportedError{path, fmt.Sprintf("allOf schemas that differ on property %q", pk)}
+						}
+					}
+				}
+			}
+			old, exists := merged.vals[k]
+			if !exists {
+				merged.keys = append(merged.keys, k)
+				merged.vals[k] = sub.vals[k]
+				continue
+			}
+			if k != "properties" && k != "required" {
+				if encodeJSON(old) != encodeJSON(sub.vals[k]) {
+					return nil, &UnsupportedError{path, fmt.Sprintf("allOf schemas that differ on %q", k)}
+				}
+				continue
+			}
+			merged.vals[k] = mergeSiblings(&object{keys: []string{k, "_"}, vals: map[string]any{k: old, "_": nil}}, "_",
+				&object{keys: []string{k}, vals: map[string]any{k: sub.vals[k]}}).(*object).vals[k]
+		}
+	}
+	return merged, nil
+}
+
+// annotations reports keywords that change nothing about what validates.
+func annotations(k string) bool {
+	switch k {
+	case "title", "description", "$comment", "examples", "default", "$schema", "$id", "id":
+		return true
+	}
+	return false
+}
+
 // typeAllows reports whether value v has a type o's "type" keyword allows.
 func typeAllows(o *object, v any) bool {
 	t, ok := o.get("type")
@@ -376,32 +470,12 @@ func (c *schemaConv) ref(v any, path string) (string, error) {
 	if name, ok := c.refs[ref]; ok {
 		return name, nil
 	}
-	if !strings.HasPrefix(ref, "#") {
-		return "", &UnsupportedError{path, fmt.Sprintf("remote $ref %q", ref)}
+	target, err := c.resolve(ref, path)
+	if err != nil {
+		return "", err
 	}
-	target := c.root
-	var last string
-	for _, seg := range strings.Split(strings.TrimPrefix(ref, "#"), "/")[1:] {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		last = seg
-		switch t := target.(type) {
-		case *object:
-			target = t.vals[seg]
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(t) {
-				target = nil
-			} else {
-				target = t[i]
-			}
-		default:
-			target = nil
-		}
-		if target == nil {
-			return "", fmt.Errorf("json schema: at %q: $ref %q does not resolve", path, ref)
-		}
-	}
-	if last == "" {
+	last := ref[strings.LastIndex(ref, "/")+1:]
+	if last == "" || last == "#" {
 		last = "root"
 	}
 	name := invalidRuleChars.ReplaceAllString("ref-"+last, "-")
@@ -422,6 +496,34 @@ func (c *schemaConv) ref(v any, path string) (string, error) {
 func (c *schemaConv) taken(name string) bool {
 	_, ok := c.rules[name]
 	return ok || primitives[name].body != ""
+}
+
+// resolve follows a local $ref (a JSON pointer into the schema).
+func (c *schemaConv) resolve(ref, path string) (any, error) {
+	if !strings.HasPrefix(ref, "#") {
+		return nil, &UnsupportedError{path, fmt.Sprintf("remote $ref %q", ref)}
+	}
+	target := c.root
+	for _, seg := range strings.Split(strings.TrimPrefix(ref, "#"), "/")[1:] {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		switch t := target.(type) {
+		case *object:
+			target = t.vals[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(t) {
+				target = nil
+			} else {
+				target = t[i]
+			}
+		default:
+			target = nil
+		}
+		if target == nil {
+			return nil, fmt.Errorf("json schema: at %q: $ref %q does not resolve", path, ref)
+		}
+	}
+	return target, nil
 }
 
 // intOf reads an integer keyword; ok is false when absent.

@@ -39,6 +39,8 @@ var testSchemas = []string{
 	`{"type": "string", "pattern": "^\\d{3}\\.\\w+\\s?[\"\\\\]$"}`,
 	`{"type": "string", "pattern": "^(?i)hello$"}`,
 	`{"type": "string", "format": "date"}`,
+	`{"$defs": {"base": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}}, "allOf": [{"$ref": "#/$defs/base"}, {"properties": {"name": {"type": "string", "maxLength": 8}}, "required": ["name"]}]}`,
+	`{"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a", "undescribed"]}`,
 	`{"type": "string", "format": "time"}`,
 	`{"type": "string", "format": "date-time"}`,
 	`{"type": "string", "format": "uuid"}`,
@@ -148,7 +150,8 @@ func TestSchemaRandom(t *testing.T) {
 
 func TestSchemaUnsupported(t *testing.T) {
 	tests := []struct{ schema, feature string }{
-		{`{"allOf": [{"type": "string"}]}`, `keyword "allOf"`},
+		{`{"allOf": [{"type": "string"}, {"type": "integer"}]}`, `allOf schemas that differ on "type"`},
+		{`{"allOf": [{"properties": {"a": {}}}], "additionalProperties": false}`, "allOf beside additionalProperties"},
 		{`{"type": "object", "properties": {"a": {"not": {"type": "null"}}}}`, `keyword "not"`},
 		{`{"type": "string", "format": "ipv6"}`, `format "ipv6"`},
 		{`{"type": "object", "patternProperties": {"^a": {}}}`, `keyword "patternProperties"`},

@@ -60,8 +60,12 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 		extra = c.addRule(name+"-additional-kv", key+` ":" space `+val)
 	}
 	for _, r := range required {
-		if _, ok := po.vals[r]; !ok {
-			return "", &UnsupportedError{path, fmt.Sprintf("required property %q without a schema in properties", r)}
+		if _, ok := po.vals[r]; !ok { // required but not described: any value
+			cp := &object{keys: append(slices.Clone(po.keys), r), vals: map[string]any{r: true}}
+			for k, v := range po.vals {
+				cp.vals[k] = v
+			}
+			po = cp
 		}
 	}
 	kvs := map[string]string{}
