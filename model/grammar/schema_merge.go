@@ -214,7 +214,16 @@ func (c *schemaConv) number(o *object, typ, path string) (string, error) {
 	hi, hasHi := floatOf(o, "maximum")
 	if x, ok := floatOf(o, "exclusiveMinimum"); ok {
 		if typ != "integer" {
-			return "", &UnsupportedError{path, "exclusiveMinimum on a number"}
+			if hasLo || hasHi || has(o, "exclusiveMaximum") || x != math.Trunc(x) || x < 0 || x > 1e15 {
+				return "", &UnsupportedError{path, "exclusiveMinimum on a number other than a whole bound from 0 up alone"}
+			}
+			// Above k: a larger integer part with any fraction, or k with a
+			// fraction not all zeros.
+			var b strings.Builder
+			buildMinMaxInt(int64(x)+1, math.MaxInt64, &b)
+			c.primitive("decimal-part")
+			k := strconv.FormatInt(int64(x), 10)
+			return "((" + b.String() + `) ("." decimal-part)? | "` + k + `." [0-9]{0,15} [1-9]) space`, nil
 		}
 		if x = math.Floor(x) + 1; !hasLo || x > lo {
 			lo = x

@@ -149,7 +149,18 @@ func (c *schemaConv) array(o *object, name, path string) (string, error) {
 	if hasHi && hi < lo {
 		return "", fmt.Errorf("json schema: at %q: maxItems below minItems", path)
 	}
-	if p, ok := o.get("prefixItems"); ok {
+	p, ok := o.get("prefixItems")
+	if items, isList := o.vals["items"].([]any); isList && !ok { // draft 4's tuple form
+		p, ok = items, true
+		tuple := &object{keys: o.keys, vals: map[string]any{"prefixItems": items}}
+		for k, v := range o.vals {
+			if k != "items" {
+				tuple.vals[k] = v
+			}
+		}
+		o = tuple
+	}
+	if ok {
 		list, ok := p.([]any)
 		if !ok {
 			return "", fmt.Errorf("json schema: at %q: prefixItems must be an array", path)
