@@ -290,7 +290,10 @@ func (g *Grammar) pruneUnproductive() bool {
 }
 
 // leftRecursive reports a rule that can reach itself without consuming a
-// byte, which would make the matcher's stacks grow without end.
+// byte through a reference that is not the last of its alternative: that
+// would make the matcher's stacks grow without end. Cycles of last
+// references only (( [x]* )*, a nullable item repeated) come back to the
+// same stack and are cut by the matcher, as llama.cpp's seen set does.
 func (g *Grammar) leftRecursive() (string, bool) {
 	nullable := make([]bool, len(g.rules))
 	for changed := true; changed; {
@@ -307,41 +310,84 @@ func (g *Grammar) leftRecursive() (string, bool) {
 			}
 		}
 	}
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := make([]uint8, len(g.rules))
-	type frame struct {
-		rule  int32
-		edges []int32
+	// Tarjan's strongly connected components, iteratively, over the
+	// left edges; a non-tail edge inside a component lies on a growing cycle.
+	n := len(g.rules)
+	index, low := make([]int32, n), make([]int32, n)
+	comp := make([]int32, n)
+	for i := range index {
+		index[i], comp[i] = -1, -1
 	}
-	for start := range g.rules {
-		if color[start] != white {
+	edges := make([][]leftEdge, n)
+	var stack []int32
+	onStack := make([]bool, n)
+	next, ncomp := int32(0), int32(0)
+	type frame struct {
+		r int32
+		i int
+	}
+	for start := range n {
+		if index[start] >= 0 {
 			continue
 		}
-		stack := []frame{{int32(start), g.leftEdges(int32(start), nullable)}}
-		color[start] = grey
-		for len(stack) > 0 {
-			f := &stack[len(stack)-1]
-			if len(f.edges) == 0 {
-				color[f.rule] = black
-				stack = stack[:len(stack)-1]
+		call := []frame{{int32(start), 0}}
+		edges[start] = g.leftEdges(int32(start), nullable)
+		index[start], low[start] = next, next
+		next++
+		stack = append(stack, int32(start))
+		onStack[start] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			if f.i < len(edges[f.r]) {
+				w := edges[f.r][f.i].to
+				f.i++
+				if index[w] < 0 {
+					edges[w] = g.leftEdges(w, nullable)
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					onStack[w] = true
+					call = append(call, frame{w, 0})
+				} else if onStack[w] {
+					low[f.r] = min(low[f.r], index[w])
+				}
 				continue
 			}
-			next := f.edges[0]
-			f.edges = f.edges[1:]
-			switch color[next] {
-			case grey:
-				return g.names[next], true
-			case white:
-				color[next] = grey
-				stack = append(stack, frame{next, g.leftEdges(next, nullable)})
+			r := f.r
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				p := call[len(call)-1].r
+				low[p] = min(low[p], low[r])
+			}
+			if low[r] == index[r] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = ncomp
+					if w == r {
+						break
+					}
+				}
+				ncomp++
+			}
+		}
+	}
+	for r := range n {
+		for _, e := range edges[r] {
+			if comp[e.to] == comp[r] && !e.tail {
+				return g.names[r], true
 			}
 		}
 	}
 	return "", false
+}
+
+// leftEdge is a rule entered before any byte is consumed; tail when the
+// reference ends its alternative (entering it does not grow the stack).
+type leftEdge struct {
+	to   int32
+	tail bool
 }
 
 func (g *Grammar) nullableFrom(pos int32, nullable []bool) bool {
@@ -354,16 +400,15 @@ func (g *Grammar) nullableFrom(pos int32, nullable []bool) bool {
 }
 
 // leftEdges lists the rules r may enter before consuming a byte.
-func (g *Grammar) leftEdges(r int32, nullable []bool) []int32 {
-	var out []int32
+func (g *Grammar) leftEdges(r int32, nullable []bool) []leftEdge {
+	var out []leftEdge
 	for _, a := range g.rules[r] {
 		for pos := a; g.elems[pos].kind == eRef; pos++ {
-			out = append(out, g.elems[pos].arg)
+			out = append(out, leftEdge{g.elems[pos].arg, g.elems[pos+1].kind == eEnd})
 			if !nullable[g.elems[pos].arg] {
 				break
 			}
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }

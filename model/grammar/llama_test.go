@@ -20,7 +20,6 @@ type llamaCase struct {
 var llamaDeviations = map[string]string{
 	"simple grammar with tokens":  "token references (<[id]>) need a vocabulary at compile time: refused",
 	"complex grammar with tokens": "token references (<[id]>) need a vocabulary at compile time: refused",
-	"segfault":                    "( [x]* )* repeats a nullable item: refused as left-recursive (llama.cpp's check is syntactic and lets it through)",
 	"empty schema (object)":       "{} accepts any JSON value, as JSON Schema says (llama.cpp: any object)",
 	"required props":              "uniqueItems true is refused: a grammar cannot express it (llama.cpp ignores it)",
 }

@@ -53,6 +53,7 @@ type machine struct {
 
 	limitNodes, limitStates int // maxNodes, maxStates (smaller in tests)
 	work                    int // spent in the current operation, up to maxWork
+	cuts                    int // cycles cut in closures so far
 
 	masks     map[int32][]uint64
 	maskVocab *Vocab
@@ -159,10 +160,15 @@ func (m *machine) closure(n int32) []int32 {
 	if c, ok := m.closures[n]; ok {
 		return c
 	}
-	if m.inClosure[n] || m.err != nil || m.spend(1) {
+	if m.inClosure[n] {
+		m.cuts++ // a cycle back to n: its stacks come from n's own expansion
+		return nil
+	}
+	if m.err != nil || m.spend(1) {
 		return nil
 	}
 	m.inClosure[n] = true
+	cuts := m.cuts
 	var out []int32
 	rest := m.rest(nd.pos, nd.parent)
 	for _, a := range m.g.rules[m.g.elems[nd.pos].arg] {
@@ -187,7 +193,7 @@ func (m *machine) closure(n int32) []int32 {
 	delete(m.inClosure, n)
 	slices.Sort(out)
 	out = slices.Compact(out)
-	if m.err == nil {
+	if m.err == nil && m.cuts == cuts { // a closure cut short by a cycle is right only for its root
 		m.closures[n] = out
 	}
 	return out
