@@ -21,6 +21,7 @@
 //
 // Limits: sources, rule sizes, repetition counts, nesting, stacks per state
 // and automaton states are bounded; a grammar past them is an error
-// (ErrTooComplex), never a hang. Left-recursive grammars are refused, as in
-// llama.cpp.
+// (ErrTooComplex), never a hang. Left recursion that would grow the stacks
+// (a ::= a "x") is refused, as in llama.cpp; cycles that come back to the
+// same stack (( [x]* )*) are cut, as llama.cpp's seen set does.
 package grammar
