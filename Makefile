@@ -49,6 +49,9 @@ FUZZ_TARGETS := \
 	./model/tokenizer:FuzzEncodeSPM \
 	./model/tokenizer:FuzzEncodeBPE \
 	./model/tokenizer:FuzzEncodeWPM \
+	./model/grammar:FuzzCompile \
+	./model/grammar:FuzzJSONSchema \
+	./model/grammar:FuzzRegex \
 	./server:FuzzRequests \
 	./server:FuzzSSE \
 	./actors:FuzzStopStrings \

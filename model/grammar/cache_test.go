@@ -1,0 +1,72 @@
+package grammar
+
+import (
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func TestCache(t *testing.T) {
+	c := NewCache(2)
+	var compiles atomic.Int32
+	get := func(src string) (*Grammar, error) {
+		return c.Get("gbnf:"+src, func() (*Grammar, error) {
+			compiles.Add(1)
+			return Compile(src)
+		})
+	}
+	var wg sync.WaitGroup
+	gs := make([]*Grammar, 8)
+	for i := range gs {
+		wg.Go(func() { gs[i], _ = get(`root ::= "a"`) })
+	}
+	wg.Wait()
+	if compiles.Load() != 1 || gs[0] == nil || gs[7] != gs[0] {
+		t.Fatalf("8 concurrent gets: %d compiles, want 1 shared grammar", compiles.Load())
+	}
+	if _, err := get(`root ::= (`); err == nil {
+		t.Fatal("a bad grammar compiled")
+	}
+	if c.Len() != 1 {
+		t.Fatalf("an error was kept: %d entries", c.Len())
+	}
+	get(`root ::= "b"`)
+	get(`root ::= "c"`) // evicts "a", the least recently used
+	compiles.Store(0)
+	get(`root ::= "c"`)
+	get(`root ::= "a"`)
+	if compiles.Load() != 1 || c.Len() != 2 {
+		t.Fatalf("after eviction: %d compiles, %d entries; want 1 and 2", compiles.Load(), c.Len())
+	}
+	_, err := c.Get("x", func() (*Grammar, error) { return nil, errors.New("boom") })
+	if err == nil || err.Error() != "boom" {
+		t.Fatalf("error %v, want boom", err)
+	}
+}
+
+// TestConcurrentMatchers runs matchers of one grammar on several goroutines
+// (run with -race): they share its automaton and mask cache.
+func TestConcurrentMatchers(t *testing.T) {
+	v := smallVocab(t)
+	g, err := Compile(jsonGBNF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.m.limitStates = 150 // resets happen while others run
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			mask := make([]uint64, v.MaskWords())
+			for range 20 {
+				generate(t, g, v, r, 200, mask)
+			}
+		})
+	}
+	wg.Wait()
+	if g.m.gen == 0 {
+		t.Fatal("no automaton reset happened; the test needs some")
+	}
+}

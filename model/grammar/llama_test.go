@@ -1,0 +1,65 @@
+package grammar
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// llamaCase is one test_grammar or test_schema call of llama.cpp's
+// tests/test-grammar-integration.cpp (MIT, b10573), extracted into
+// testdata/llama-grammar-integration.json: a source and the strings it must
+// accept and reject.
+type llamaCase struct {
+	Kind, Desc, Source string
+	Pass, Fail         []string
+}
+
+// llamaDeviations are the cases where troupe differs from llama.cpp on
+// purpose, and why.
+var llamaDeviations = map[string]string{
+	"simple grammar with tokens":  "token references (<[id]>) need a vocabulary at compile time: refused",
+	"complex grammar with tokens": "token references (<[id]>) need a vocabulary at compile time: refused",
+	"empty schema (object)":       "{} accepts any JSON value, as JSON Schema says (llama.cpp: any object)",
+	"required props":              "uniqueItems true is refused: a grammar cannot express it (llama.cpp ignores it)",
+}
+
+// TestLlamaIntegration runs llama.cpp's grammar integration cases.
+func TestLlamaIntegration(t *testing.T) {
+	data, err := os.ReadFile("testdata/llama-grammar-integration.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []llamaCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Desc, func(t *testing.T) {
+			if why, ok := llamaDeviations[c.Desc]; ok {
+				t.Skip(why)
+			}
+			var g *Grammar
+			var err error
+			if c.Kind == "schema" {
+				g, err = FromJSONSchema([]byte(c.Source))
+			} else {
+				g, err = Compile(c.Source)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", c.Source, err)
+			}
+			for _, s := range append(c.Pass, c.Fail...) {
+				m, _ := g.NewMatcher(nil)
+				ok := m.AcceptBytes([]byte(s)) == nil && m.CanEnd()
+				want := false
+				for _, p := range c.Pass {
+					want = want || p == s
+				}
+				if ok != want {
+					t.Errorf("%q: accepted %v, want %v", s, ok, want)
+				}
+			}
+		})
+	}
+}

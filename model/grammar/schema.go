@@ -1,0 +1,369 @@
+package grammar
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// UnsupportedError names a JSON Schema feature outside the supported subset.
+type UnsupportedError struct {
+	Path    string // JSON pointer of the schema holding it
+	Feature string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("json schema: %s at %q is not supported", e.Feature, e.Path)
+}
+
+// FromJSONSchema compiles a grammar for the JSON documents a schema accepts:
+// the subset OpenAI's strict mode and vLLM accept (see JSONSchemaGBNF).
+func FromJSONSchema(schema []byte) (*Grammar, error) {
+	src, err := JSONSchemaGBNF(schema)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(src)
+}
+
+// JSONObject compiles a grammar for any JSON object (response_format
+// json_object).
+func JSONObject() (*Grammar, error) { return FromJSONSchema([]byte(`{"type": "object"}`)) }
+
+// JSONSchemaGBNF converts a JSON Schema to GBNF, after llama.cpp's
+// json-schema-to-grammar. Supported: type (one or a list), object with
+// properties (in their order), required and additionalProperties (absent or
+// false: no other property, as in strict mode; true or a schema: only on an
+// object without properties), array with items or prefixItems, minItems,
+// maxItems, string with minLength, maxLength, pattern and the formats date,
+// time, date-time, uuid, email, hostname, ipv4, uri, byte (base64), integer with minimum, maximum and
+// their exclusive forms, number with minimum 0, boolean, null, enum, const,
+// anyOf, oneOf, $ref to #/$defs/... or #/definitions/..., and annotations.
+// Anything else is an *UnsupportedError naming it.
+func JSONSchemaGBNF(schema []byte) (string, error) {
+	if len(schema) > MaxSourceBytes {
+		return "", fmt.Errorf("json schema: %d bytes: %w", len(schema), ErrTooComplex)
+	}
+	root, err := parseOrdered(schema)
+	if err != nil {
+		return "", fmt.Errorf("json schema: %w", err)
+	}
+	c := &schemaConv{root: root, rules: map[string]string{}, refs: map[string]string{}}
+	c.addRule("space", `| " " | "\n" [ \t]{0,20}`)
+	name, err := c.visit(root, "root", "")
+	if err != nil {
+		return "", err
+	}
+	if name != "root" {
+		c.addRule("root", name)
+	}
+	var b strings.Builder
+	for _, n := range c.order {
+		fmt.Fprintf(&b, "%s ::= %s\n", n, c.rules[n])
+	}
+	return b.String(), nil
+}
+
+type schemaConv struct {
+	root  any
+	rules map[string]string
+	order []string
+	refs  map[string]string // $ref -> rule name
+	size  int
+}
+
+// Primitive rules, as llama.cpp's PRIMITIVE_RULES (values end with space).
+var primitives = map[string]struct{ body, deps string }{
+	"boolean":       {`("true" | "false") space`, ""},
+	"null":          {`"null" space`, ""},
+	"decimal-part":  {`[0-9]{1,16}`, ""},
+	"integral-part": {`[0] | [1-9] [0-9]{0,15}`, ""},
+	"number":        {`("-"? integral-part) ("." decimal-part)? ([eE] [-+]? integral-part)? space`, "integral-part decimal-part"},
+	"integer":       {`("-"? integral-part) space`, "integral-part"},
+	"json-char":     {`[^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}))`, ""},
+	"string":        {`"\"" json-char* "\"" space`, "json-char"},
+	"value":         {`object | array | string | number | boolean | null`, "object array string number boolean null"},
+	"object":        {`"{" space ( string ":" space value ("," space string ":" space value)* )? "}" space`, "string value"},
+	"array":         {`"[" space ( value ("," space value)* )? "]" space`, "value"},
+	"date":          {`year "-" ( month31 "-" day31 | month30 "-" day30 | "02-" day28 ) | leap-year "-02-29"`, "year leap-year month31 month30 day31 day30 day28"},
+	"year":          {`[0-9]{4}`, ""},
+	"leap-year":     {`[0-9]{2} ( [02468] [48] | [13579] [26] | [2468] "0" ) | ( [02468] [048] | [13579] [26] ) "00"`, ""},
+	"month31":       {`"01" | "03" | "05" | "07" | "08" | "10" | "12"`, ""},
+	"month30":       {`"04" | "06" | "09" | "11"`, ""},
+	"day31":         {`"0" [1-9] | [12] [0-9] | "3" [01]`, ""},
+	"day30":         {`"0" [1-9] | [12] [0-9] | "30"`, ""},
+	"day28":         {`"0" [1-9] | "1" [0-9] | "2" [0-8]`, ""},
+	"time":          {`([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{3} )? ( "Z" | ( "+" | "-" ) ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] )`, ""},
+	"date-time":     {`date "T" time`, "date time"},
+	"uuid":          {`"\"" [0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12} "\"" space`, ""},
+	"email":         {`email-atom ("." email-atom){0,3} "@" email-label ("." email-label){0,3}`, "email-atom email-label"},
+	"email-atom":    {`[a-zA-Z0-9_+-]{1,15}`, ""},
+	"email-label":   {`[a-zA-Z0-9]{1,30}`, ""},
+	"hostname":      {`email-label ("." email-label){0,3}`, "email-label"},
+	"uri":           {`[a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" hostname (":" [1-9] [0-9]{0,3})? ("/" uri-char{0,30}){0,8} ("?" (uri-char | [/?]){0,60})?`, "hostname uri-char"},
+	"uri-char":      {`[a-zA-Z0-9._~!$&'()*+,;=:@-] | "%" [0-9a-fA-F]{2}`, ""},
+	"byte":          {`([A-Za-z0-9+/]{4}){0,64} ([A-Za-z0-9+/]{2} "==" | [A-Za-z0-9+/]{3} "=")?`, ""},
+	"ipv4-octet":    {`[0-9] | [1-9] [0-9] | "1" [0-9]{2} | "2" [0-4] [0-9] | "25" [0-5]`, ""},
+	"ipv4":          {`ipv4-octet "." ipv4-octet "." ipv4-octet "." ipv4-octet`, "ipv4-octet"},
+}
+
+func (c *schemaConv) primitive(name string) string {
+	p := primitives[name]
+	if _, ok := c.rules[name]; !ok {
+		c.addRule(name, p.body)
+		for _, d := range strings.Fields(p.deps) {
+			c.primitive(d)
+		}
+	}
+	return name
+}
+
+// addRule adds name ::= body; a name taken by another body gets a suffix.
+func (c *schemaConv) addRule(name, body string) string {
+	name = invalidRuleChars.ReplaceAllString(name, "-")
+	key := name
+	for i := 1; ; i++ {
+		old, ok := c.rules[key]
+		if !ok {
+			break
+		}
+		if old == body {
+			return key
+		}
+		key = name + strconv.Itoa(i)
+	}
+	c.rules[key] = body
+	c.order = append(c.order, key)
+	c.size += len(key) + len(body)
+	return key
+}
+
+var invalidRuleChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
+
+// unsupported lists the validation keywords outside the subset: a schema
+// using one is refused. Other unknown keywords (annotations, vendor
+// extensions such as x-...) are ignored, as JSON Schema says.
+var unsupported = map[string]bool{
+	"not": true, "if": true, "then": true, "else": true, "patternProperties": true,
+	"dependencies": true, "dependentRequired": true, "dependentSchemas": true, "propertyNames": true,
+	"unevaluatedProperties": true, "unevaluatedItems": true, "contains": true, "minContains": true,
+	"maxContains": true, "multipleOf": true, "minProperties": true, "maxProperties": true,
+	"additionalItems": true, "$dynamicRef": true, "$recursiveRef": true, "contentSchema": true,
+}
+
+// visit returns the rule (or primitive) matching schema s, named after name.
+func (c *schemaConv) visit(s any, name, path string) (string, error) {
+	if strings.Count(path, "/") > 64 || c.size > MaxSourceBytes {
+		return "", fmt.Errorf("json schema: at %q: %w", path, ErrTooComplex)
+	}
+	name = invalidRuleChars.ReplaceAllString(name, "-")
+	if b, ok := s.(bool); ok {
+		if !b {
+			return "", &UnsupportedError{path, "the schema false"}
+		}
+		return c.primitive("value"), nil
+	}
+	o, ok := s.(*object)
+	if !ok {
+		return "", fmt.Errorf("json schema: at %q: a schema must be an object or a boolean", path)
+	}
+	for _, k := range o.keys {
+		if unsupported[k] && !(k == "minProperties" && o.vals[k] == json.Number("0")) {
+			return "", &UnsupportedError{path, fmt.Sprintf("keyword %q", k)}
+		}
+		if k == "uniqueItems" && o.vals[k] == true {
+			return "", &UnsupportedError{path, `keyword "uniqueItems"`}
+		}
+	}
+	body, err := c.body(o, name, path)
+	if err != nil {
+		return "", err
+	}
+	if _, isPrim := primitives[body]; isPrim {
+		return body, nil
+	}
+	return c.addRule(name, body), nil
+}
+
+func (c *schemaConv) body(o *object, name, path string) (string, error) {
+	if all, ok := o.get("allOf"); ok {
+		merged, err := c.mergeAllOf(o, all, path)
+		if err != nil {
+			return "", err
+		}
+		return c.body(merged, name, path)
+	}
+	if ref, ok := o.get("$ref"); ok {
+		return c.ref(ref, path)
+	}
+	if v, ok := o.get("const"); ok {
+		if !typeAllows(o, v) {
+			return `[^\x00-\U0010FFFF]`, nil
+		}
+		return literal(encodeJSON(v)) + " space", nil
+	}
+	if v, ok := o.get("enum"); ok {
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 {
+			return "", fmt.Errorf("json schema: at %q: enum must be a non-empty array", path)
+		}
+		var alts []string
+		for _, x := range list {
+			if typeAllows(o, x) {
+				alts = append(alts, literal(encodeJSON(x)))
+			}
+		}
+		if len(alts) == 0 { // nothing can match: pruned at compile, or an error there
+			return `[^\x00-\U0010FFFF]`, nil
+		}
+		return "(" + strings.Join(alts, " | ") + ") space", nil
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if v, ok := o.get(k); ok {
+			list, ok := v.([]any)
+			if !ok || len(list) == 0 {
+				return "", fmt.Errorf("json schema: at %q: %s must be a non-empty array", path, k)
+			}
+			alts := make([]string, len(list))
+			for i, x := range list {
+				var err error
+				if alts[i], err = c.visit(mergeSiblings(o, k, x), name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
+					return "", err
+				}
+			}
+			return strings.Join(alts, " | "), nil
+		}
+	}
+	t, _ := o.get("type")
+	if list, ok := t.([]any); ok {
+		alts := make([]string, len(list))
+		for i, x := range list {
+			cp := &object{keys: slices.Clone(o.keys), vals: map[string]any{}}
+			for k, v := range o.vals {
+				cp.vals[k] = v
+			}
+			cp.vals["type"] = x
+			var err error
+			if alts[i], err = c.visit(cp, name+"-"+fmt.Sprint(x), path); err != nil {
+				return "", err
+			}
+		}
+		return strings.Join(alts, " | "), nil
+	}
+	typ, _ := t.(string)
+	if typ == "" {
+		switch {
+		case has(o, "properties", "additionalProperties", "required"):
+			typ = "object"
+		case has(o, "items", "prefixItems", "minItems", "maxItems"):
+			typ = "array"
+		case has(o, "minLength", "maxLength", "pattern", "format"):
+			typ = "string"
+		case has(o, "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+			typ = "number"
+		default:
+			return c.primitive("value"), nil
+		}
+	}
+	switch typ {
+	case "object":
+		return c.object(o, name, path)
+	case "array":
+		return c.array(o, name, path)
+	case "string":
+		return c.str(o, name, path)
+	case "integer", "number":
+		return c.number(o, typ, path)
+	case "boolean", "null":
+		return c.primitive(typ), nil
+	}
+	return "", &UnsupportedError{path, fmt.Sprintf("type %q", typ)}
+}
+
+func has(o *object, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := o.vals[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *schemaConv) ref(v any, path string) (string, error) {
+	ref, _ := v.(string)
+	if name, ok := c.refs[ref]; ok {
+		return name, nil
+	}
+	target, err := c.resolve(ref, path)
+	if err != nil {
+		return "", err
+	}
+	last := ref[strings.LastIndex(ref, "/")+1:]
+	if last == "" || last == "#" {
+		last = "root"
+	}
+	name := invalidRuleChars.ReplaceAllString("ref-"+last, "-")
+	for i := 1; c.taken(name); i++ {
+		name = invalidRuleChars.ReplaceAllString("ref-"+last, "-") + strconv.Itoa(i)
+	}
+	c.rules[name] = "" // reserved: recursive references end here
+	c.refs[ref] = name
+	rule, err := c.visit(target, name+"-body", ref)
+	if err != nil {
+		return "", err
+	}
+	c.rules[name] = rule
+	c.order = append(c.order, name)
+	return name, nil
+}
+
+func (c *schemaConv) taken(name string) bool {
+	_, ok := c.rules[name]
+	return ok || primitives[name].body != ""
+}
+
+// intOf reads an integer keyword; ok is false when absent.
+func intOf(o *object, k, path string) (n int, ok bool, err error) {
+	v, ok := o.get(k)
+	if !ok {
+		return 0, false, nil
+	}
+	num, isNum := v.(json.Number)
+	i, perr := strconv.ParseInt(string(num), 10, 32)
+	if !isNum || perr != nil || i < 0 {
+		return 0, false, fmt.Errorf("json schema: at %q: %s must be a non-negative integer", path, k)
+	}
+	return int(i), true, nil
+}
+
+// repetition is item repeated lo..hi times (hi < 0: unbounded), separated by
+// sep, as llama.cpp's build_repetition.
+func repetition(item string, lo, hi int, sep string) string {
+	if hi == 0 {
+		return ""
+	}
+	if lo == 0 && hi == 1 {
+		return item + "?"
+	}
+	bound := func(lo, hi int) string {
+		if hi < 0 {
+			return fmt.Sprintf("{%d,}", lo)
+		}
+		return fmt.Sprintf("{%d,%d}", lo, hi)
+	}
+	if sep == "" {
+		return item + bound(lo, hi)
+	}
+	h := hi
+	if hi > 0 {
+		h = hi - 1
+	}
+	r := item + " " + repetition("("+sep+" "+item+")", max(lo-1, 0), h, "")
+	if lo == 0 {
+		r = "(" + r + ")?"
+	}
+	return r
+}

@@ -1,0 +1,300 @@
+package grammar
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// object builds an object rule as llama.cpp's _build_object_rule: required
+// properties in their order, then any subset of the optional ones in their
+// order.
+func (c *schemaConv) object(o *object, name, path string) (string, error) {
+	props, _ := o.get("properties")
+	po, _ := props.(*object)
+	if props != nil && po == nil {
+		return "", fmt.Errorf("json schema: at %q: properties must be an object", path)
+	}
+	var required []string
+	if r, ok := o.get("required"); ok {
+		list, ok := r.([]any)
+		if !ok {
+			return "", fmt.Errorf("json schema: at %q: required must be an array", path)
+		}
+		for _, x := range list {
+			s, ok := x.(string)
+			if !ok {
+				return "", fmt.Errorf("json schema: at %q: required must hold strings", path)
+			}
+			required = append(required, s)
+		}
+	}
+	additional, hasAdditional := o.get("additionalProperties")
+	if po == nil || len(po.keys) == 0 {
+		if len(required) > 0 {
+			return "", &UnsupportedError{path, "required without properties"}
+		}
+		if b, ok := additional.(bool); hasAdditional && ok && !b {
+			return `"{" space "}" space`, nil
+		}
+		if !hasAdditional || additional == true {
+			return c.primitive("object"), nil
+		}
+		val, err := c.visit(additional, name+"-additional", path+"/additionalProperties")
+		if err != nil {
+			return "", err
+		}
+		c.primitive("string")
+		kv := c.addRule(name+"-kv", `string ":" space `+val)
+		return `"{" space ( ` + kv + ` ("," space ` + kv + `)* )? "}" space`, nil
+	}
+	extra := "" // the rule of an additional property, when allowed
+	if hasAdditional && additional != false {
+		val, err := c.visit(additional, name+"-additional", path+"/additionalProperties")
+		if err != nil {
+			return "", err
+		}
+		c.primitive("json-char")
+		key := c.addRule(name+"-additional-key", `"\"" `+notStrings(po.keys)+` "\"" space`)
+		extra = c.addRule(name+"-additional-kv", key+` ":" space `+val)
+	}
+	for _, r := range required {
+		if _, ok := po.vals[r]; !ok { // required but not described: any value
+			cp := &object{keys: append(slices.Clone(po.keys), r), vals: map[string]any{r: true}}
+			for k, v := range po.vals {
+				cp.vals[k] = v
+			}
+			po = cp
+		}
+	}
+	kvs := map[string]string{}
+	var req, opt []string
+	for _, k := range po.keys {
+		val, err := c.visit(po.vals[k], name+"-"+k, path+"/properties/"+k)
+		if err != nil {
+			return "", err
+		}
+		kvs[k] = c.addRule(name+"-"+k+"-kv", literal(jsonString(k))+` space ":" space `+val)
+		if slices.Contains(required, k) {
+			req = append(req, k)
+		} else {
+			opt = append(opt, k)
+		}
+	}
+	if extra != "" {
+		kvs["*"] = extra
+		opt = append(opt, "*")
+	}
+	var b strings.Builder
+	b.WriteString(`"{" space `)
+	for i, k := range req {
+		if i > 0 {
+			b.WriteString(` "," space `)
+		}
+		b.WriteString(kvs[k])
+	}
+	if len(opt) > 0 {
+		b.WriteString(" (")
+		if len(req) > 0 {
+			b.WriteString(` "," space ( `)
+		}
+		// rest(ks, optFirst) is ks[0]'s pair (after a comma when optFirst,
+		// and then optional) followed by a rule for the rest.
+		var rest func(ks []string, optFirst bool) string
+		rest = func(ks []string, optFirst bool) string {
+			kv := kvs[ks[0]]
+			res := kv
+			switch {
+			case ks[0] == "*" && optFirst:
+				res = `( "," space ` + kv + ` )*`
+			case ks[0] == "*":
+				res = kv + ` ( "," space ` + kv + ` )*`
+			case optFirst:
+				res = `( "," space ` + kv + ` )?`
+			}
+			if len(ks) > 1 {
+				res += " " + c.addRule(name+"-"+ks[0]+"-rest", rest(ks[1:], true))
+			}
+			return res
+		}
+		for i := range opt {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(rest(opt[i:], false))
+		}
+		b.WriteString(" )")
+		if len(req) > 0 {
+			b.WriteString(" )")
+		}
+		b.WriteString("?")
+	}
+	b.WriteString(` "}" space`)
+	return b.String(), nil
+}
+
+func (c *schemaConv) array(o *object, name, path string) (string, error) {
+	lo, _, err := intOf(o, "minItems", path)
+	if err != nil {
+		return "", err
+	}
+	hi, hasHi, err := intOf(o, "maxItems", path)
+	if err != nil {
+		return "", err
+	}
+	if !hasHi {
+		hi = -1
+	}
+	if hasHi && hi < lo {
+		return "", fmt.Errorf("json schema: at %q: maxItems below minItems", path)
+	}
+	p, ok := o.get("prefixItems")
+	if items, isList := o.vals["items"].([]any); isList && !ok { // draft 4's tuple form
+		p, ok = items, true
+		tuple := &object{keys: o.keys, vals: map[string]any{"prefixItems": items}}
+		for k, v := range o.vals {
+			if k != "items" {
+				tuple.vals[k] = v
+			}
+		}
+		o = tuple
+	}
+	if ok {
+		list, ok := p.([]any)
+		if !ok {
+			return "", fmt.Errorf("json schema: at %q: prefixItems must be an array", path)
+		}
+		if items, ok := o.get("items"); ok && items != false || lo != 0 && lo != len(list) || hasHi && hi != len(list) {
+			return "", &UnsupportedError{path, "prefixItems with items or other item counts"}
+		}
+		var parts []string
+		for i, x := range list {
+			r, err := c.visit(x, fmt.Sprintf("%s-tuple-%d", name, i), fmt.Sprintf("%s/prefixItems/%d", path, i))
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, r)
+		}
+		return `"[" space ` + strings.Join(parts, ` "," space `) + ` "]" space`, nil
+	}
+	item := c.primitive("value")
+	if items, ok := o.get("items"); ok {
+		if item, err = c.visit(items, name+"-item", path+"/items"); err != nil {
+			return "", err
+		}
+	}
+	return `"[" space ` + repetition(item, lo, hi, `"," space`) + ` "]" space`, nil
+}
+
+func (c *schemaConv) str(o *object, name, path string) (string, error) {
+	if f, ok := o.get("format"); ok {
+		switch f {
+		case "date", "time", "date-time", "email", "hostname", "ipv4", "uri", "byte":
+			return `"\"" ` + c.primitive(f.(string)) + ` "\"" space`, nil
+		case "uuid":
+			return c.primitive("uuid"), nil
+		}
+		return "", &UnsupportedError{path, fmt.Sprintf("format %q", f)}
+	}
+	if p, ok := o.get("pattern"); ok {
+		if has(o, "minLength", "maxLength") {
+			return "", &UnsupportedError{path, "pattern with minLength/maxLength"}
+		}
+		ps, _ := p.(string)
+		expr, err := regexGBNF(ps, true, false)
+		if err != nil {
+			return "", fmt.Errorf("json schema: at %q: pattern: %w", path, err)
+		}
+		c.primitive("json-char")
+		return `"\"" ` + expr + ` "\"" space`, nil
+	}
+	lo, _, err := intOf(o, "minLength", path)
+	if err != nil {
+		return "", err
+	}
+	hi, hasHi, err := intOf(o, "maxLength", path)
+	if err != nil {
+		return "", err
+	}
+	if !hasHi {
+		hi = -1
+	}
+	if hasHi && hi < lo {
+		return "", fmt.Errorf("json schema: at %q: maxLength below minLength", path)
+	}
+	if lo == 0 && !hasHi {
+		return c.primitive("string"), nil
+	}
+	c.primitive("json-char")
+	return `"\"" ` + repetition("json-char", lo, hi, "") + ` "\"" space`, nil
+}
+
+// notStrings is a GBNF expression for the contents of a JSON string other
+// than the given ones (additional property names must differ from the
+// declared ones), walking their trie as llama.cpp's _not_strings. Escaped
+// spellings of a declared name are not caught.
+func notStrings(strs []string) string {
+	type trie struct {
+		kids map[rune]*trie
+		end  bool
+	}
+	root := &trie{kids: map[rune]*trie{}}
+	for _, s := range strs {
+		n := root
+		for _, r := range s {
+			k, ok := n.kids[r]
+			if !ok {
+				k = &trie{kids: map[rune]*trie{}}
+				n.kids[r] = k
+			}
+			n = k
+		}
+		n.end = true
+	}
+	var visit func(n *trie) string
+	visit = func(n *trie) string {
+		var alts []string
+		var firsts []rune
+		keys := make([]rune, 0, len(n.kids))
+		for r := range n.kids {
+			keys = append(keys, r)
+		}
+		slices.Sort(keys)
+		for _, r := range keys {
+			firsts = append(firsts, r, r)
+			alts = append(alts, (&regexConv{json: true}).class([]rune{r, r})+" "+visit(n.kids[r]))
+		}
+		// Any other character (or an escape), then anything.
+		other := []rune{0x20, unicode.MaxRune}
+		for _, r := range keys {
+			other = subtractRune(other, r)
+		}
+		alts = append(alts, "("+(&regexConv{json: true}).class(subtractRune(subtractRune(other, '"'), '\\'))+` | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})) json-char*`)
+		e := "(" + strings.Join(alts, " | ") + ")"
+		if !n.end {
+			e += "?"
+		}
+		return e
+	}
+	return visit(root)
+}
+
+// subtractRune removes r from sorted rune pairs.
+func subtractRune(pairs []rune, r rune) []rune {
+	var out []rune
+	for i := 0; i+1 < len(pairs); i += 2 {
+		lo, hi := pairs[i], pairs[i+1]
+		if r < lo || r > hi {
+			out = append(out, lo, hi)
+			continue
+		}
+		if lo < r {
+			out = append(out, lo, r-1)
+		}
+		if r < hi {
+			out = append(out, r+1, hi)
+		}
+	}
+	return out
+}
