@@ -12,7 +12,7 @@ import (
 // templateFormats is the format each shared chat template teaches (None:
 // it has no tool calls, or a format not parsed here).
 var templateFormats = map[string]Format{
-	"templates/CohereForAI-c4ai-command-r-plus-tool_use":      None, // "Action: ```json [...]```": not parsed
+	"templates/CohereForAI-c4ai-command-r-plus-tool_use":      CommandRPlus,
 	"templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use": CommandR7B,
 	"templates/HuggingFaceTB-SmolLM2-135M-Instruct":           None,
 	"templates/NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": Hermes,
@@ -32,14 +32,14 @@ var templateFormats = map[string]Format{
 	"templates/mistralai-Mistral-Nemo-Instruct-2407":          Mistral,
 	"templates-more/GLM-4.6":                                  GLM45,
 	"templates-more/HuggingFaceTB-SmolLM3-3B":                 None,
-	"templates-more/LFM2.5-Instruct":                          None,
+	"templates-more/LFM2.5-Instruct":                          LFM2,
 	"templates-more/Mistral-Small-3.2-24B-Instruct-2506":      Mistral,
 	"templates-more/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16":      Qwen3Coder,
 	"templates-more/Qwen-Qwen3-0.6B":                          Hermes,
 	"templates-more/Qwen3-Coder":                              Qwen3Coder,
 	"templates-more/Qwen3.5-4B":                               Qwen3Coder,
 	"templates-more/deepseek-ai-DeepSeek-V3.1":                DeepSeekV31,
-	"templates-more/google-gemma-4-31B-it":                    None,
+	"templates-more/google-gemma-4-31B-it":                    Gemma4,
 	"templates-more/ibm-granite-granite-4.0":                  Hermes,
 	"templates-more/mistralai-Ministral-3-14B-Reasoning-2512": Mistral,
 	"templates-more/moonshotai-Kimi-K2":                       KimiK2,

@@ -202,6 +202,37 @@ var fixtures = []fixture{
 		"<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>",
 		Result{Calls: []Call{call("f", `{}`)}}},
 
+	// gemma 4
+	{"gemma4/thought+call", Gemma4, false,
+		"<|channel>thought\nWeather tool.<channel|><|tool_call>call:get_weather{city:<|\"|>Paris, FR<|\"|>,days:3,opts:{metric:true,tags:[<|\"|>a<|\"|>,2]}}<tool_call|>",
+		Result{Reasoning: "Weather tool.", Calls: []Call{call("get_weather", `{"city": "Paris, FR", "days": 3, "opts": {"metric": true, "tags": ["a", 2]}}`)}}},
+	{"gemma4/no args", Gemma4, false,
+		"Sure.<|tool_call>call:now{}<tool_call|>",
+		Result{Content: "Sure.", Calls: []Call{call("now", `{}`)}}},
+	{"gemma4/malformed", Gemma4, false,
+		"<|tool_call>call:f{a:<|\"|>x}<tool_call|>",
+		Result{Content: "<|tool_call>call:f{a:<|\"|>x}<tool_call|>"}},
+
+	// LFM2 / LFM2.5 (Python calls)
+	{"lfm2/two", LFM2, false,
+		`<think>two calls</think><|tool_call_start|>[get_weather(city="Paris", days=2), search(q='it\'s', strict=True, tags=["a", None])]<|tool_call_end|>Done.`,
+		Result{Reasoning: "two calls", Content: "Done.", Calls: []Call{call("get_weather", `{"city": "Paris", "days": 2}`), call("search", `{"q": "it's", "strict": true, "tags": ["a", null]}`)}}},
+	{"lfm2/malformed", LFM2, false,
+		`<|tool_call_start|>[get_weather(city=Paris)]<|tool_call_end|>`,
+		Result{Content: `<|tool_call_start|>[get_weather(city=Paris)]<|tool_call_end|>`}},
+
+	// Command R+
+	{"command_r_plus/action", CommandRPlus, false,
+		"Action: ```json\n[\n    {\n        \"tool_name\": \"internet_search\",\n        \"parameters\": {\"query\": \"weather\"}\n    }\n]\n```",
+		Result{Calls: []Call{call("internet_search", `{"query": "weather"}`)}}},
+	{"command_r_plus/prose", CommandRPlus, false,
+		"Action: none needed. Action:",
+		Result{Content: "Action: none needed. Action:"}},
+
+	{"mistral/trailing marker", Mistral, false,
+		`[TOOL_CALLS]a[ARGS]{}[TOOL_CALLS]`,
+		Result{Content: "[TOOL_CALLS]", Calls: []Call{call("a", `{}`)}}},
+
 	// no format
 	{"none/text", None, false, "  <tool_call>{} is just text  ", Result{Content: "<tool_call>{} is just text"}},
 }

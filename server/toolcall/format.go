@@ -26,6 +26,9 @@ const (
 	Functionary31 Format = "functionary_v3_llama_3.1"
 	FireFunction2 Format = "firefunction_v2" // functools[{...}, ...]
 	CommandR7B    Format = "command_r7b"     // <|START_ACTION|>[{"tool_name":..., "parameters":...}]<|END_ACTION|>
+	CommandRPlus  Format = "command_r_plus"  // Action: ```json [{"tool_name":..., "parameters":...}] ```
+	Gemma4        Format = "gemma4"          // <|tool_call>call:NAME{key:<|"|>text<|"|>,n:1}<tool_call|>
+	LFM2          Format = "lfm2"            // <|tool_call_start|>[f(a="x"), g()]<|tool_call_end|> (Python calls)
 )
 
 // format is a Format's definition: the blocks its output may hold.
@@ -77,6 +80,9 @@ var aliases = map[string]Format{
 	"mistral_nemo":         Mistral,
 	"magistral":            Mistral,
 	"none":                 None,
+	"pythonic":             LFM2,
+	"lfm2.5":               LFM2,
+	"gemma":                Gemma4,
 	"functionary_v3_llama": Functionary31,
 }
 
@@ -123,6 +129,12 @@ func Detect(src string) Format {
 		return KimiK2
 	case has("<|START_ACTION|>"):
 		return CommandR7B
+	case has("'<|tool_call>call:'"):
+		return Gemma4
+	case has("<|tool_list_start|>"), has("List of tools: ["):
+		return LFM2
+	case has(`Action:\n` + "```json"):
+		return CommandRPlus
 	case has("[TOOL_CALLS]"):
 		return Mistral
 	case has("<tool_call>", "<function=", "<parameter="):

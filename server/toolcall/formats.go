@@ -279,8 +279,55 @@ func init() {
 			return callArray(strings.TrimSpace(s))
 		}))})
 
+	register(Gemma4, &format{reasoning: true, thinkStart: "<|channel>thought", blocks: append(
+		think("<|channel>thought", "<channel|>"),
+		between("<|tool_call>", "<tool_call|>", inContent, gemmaCall))})
+
+	register(LFM2, &format{reasoning: true, thinkStart: "<think>", blocks: append(think("<think>", "</think>"),
+		between("<|tool_call_start|>", "<|tool_call_end|>", inContent, pythonCalls))})
+
+	register(CommandRPlus, &format{blocks: []block{{start: "Action:", modes: inContent, scan: actionBlock}}})
+
 	registerLlama()
 	registerMistral()
 	registerFunctionary()
 	registerHarmony()
+}
+
+// actionBlock reads Command R+'s Action: ```json [...] ```.
+func actionBlock(s string, final bool) (int, status, outcome) {
+	const start, fence = "Action:", "```"
+	i := len(s) - len(strings.TrimLeftFunc(s[len(start):], unicode.IsSpace))
+	rest := s[i:]
+	if !final && len(rest) < len(fence+"json") && strings.HasPrefix(fence+"json", rest) {
+		return 0, needMore, outcome{}
+	}
+	fenced := strings.HasPrefix(rest, fence)
+	if fenced {
+		i += len(fence)
+		if strings.HasPrefix(s[i:], "json") {
+			i += len("json")
+		}
+	} else if !strings.HasPrefix(rest, "[") {
+		return len(start), failed, outcome{}
+	}
+	n, st := jsonValue(s[i:], final)
+	n += i
+	if st != done {
+		return n, st, outcome{}
+	}
+	calls, ok := callArray(strings.TrimSpace(s[i:n]))
+	if !ok {
+		return n, failed, outcome{}
+	}
+	if fenced {
+		j := len(s) - len(strings.TrimLeftFunc(s[n:], unicode.IsSpace))
+		switch after := s[j:]; {
+		case strings.HasPrefix(after, fence):
+			n = j + len(fence)
+		case !final && len(after) < len(fence) && strings.HasPrefix(fence, after):
+			return 0, needMore, outcome{}
+		}
+	}
+	return n, done, outcome{calls: calls}
 }

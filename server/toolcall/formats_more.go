@@ -69,65 +69,16 @@ func pythonTag() block {
 // builtinCall reads NAME.call(k="v", n=1).
 func builtinCall(s string) (name, args string, ok bool) {
 	name, rest, ok := strings.Cut(s, ".call(")
-	if !ok || !isName(name) || !strings.HasSuffix(rest, ")") {
+	if !ok || !isName(name) {
 		return "", "", false
 	}
-	rest = strings.TrimSpace(rest[:len(rest)-1])
-	var obj object
-	for rest != "" {
-		k, v, ok := strings.Cut(rest, "=")
-		k = strings.TrimSpace(k)
-		if !ok || !isName(k) {
-			return "", "", false
-		}
-		v = strings.TrimLeftFunc(v, unicode.IsSpace)
-		var val string
-		if v != "" && (v[0] == '"' || v[0] == '\'') {
-			end := closingQuote(v)
-			if end < 0 {
-				return "", "", false
-			}
-			inner := v[1:end]
-			if v[0] == '"' {
-				if json.Unmarshal([]byte(v[:end+1]), &inner) != nil {
-					return "", "", false
-				}
-			}
-			b, _ := json.Marshal(inner)
-			val, rest = string(b), v[end+1:]
-		} else {
-			i := strings.IndexByte(v, ',')
-			if i < 0 {
-				i = len(v)
-			}
-			val, rest = strings.TrimSpace(v[:i]), v[i:]
-			if !json.Valid([]byte(val)) {
-				return "", "", false
-			}
-		}
-		obj.add(k, val)
-		rest = strings.TrimSpace(rest)
-		if rest != "" {
-			if rest[0] != ',' {
-				return "", "", false
-			}
-			rest = strings.TrimSpace(rest[1:])
-		}
+	p := &literal{s: rest}
+	args, ok = p.kwargs()
+	p.space()
+	if !ok || p.i != len(rest) {
+		return "", "", false
 	}
-	return name, obj.String(), true
-}
-
-// closingQuote finds the quote that closes the string v begins with.
-func closingQuote(v string) int {
-	for i := 1; i < len(v); i++ {
-		switch v[i] {
-		case '\\':
-			i++
-		case v[0]:
-			return i
-		}
-	}
-	return -1
+	return name, args, true
 }
 
 // functionTag reads <function=NAME>{...}</function> (functionary v3.1).
