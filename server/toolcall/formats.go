@@ -20,15 +20,19 @@ func think(open, close string) []block {
 }
 
 // between is a block from start to end whose inside parse reads. Without
-// its end at final, the block is malformed.
+// its end, at the end of the output, it holds what follows start (models
+// often stop before writing the end marker).
 func between(start, end string, modes mode, parse func(inside string) ([]Call, bool)) block {
 	return block{start: start, modes: modes, scan: func(s string, final bool) (int, status, outcome) {
 		j := strings.Index(s[len(start):], end)
 		if j < 0 {
-			if final {
-				return len(s), failed, outcome{}
+			if !final {
+				return 0, needMore, outcome{}
 			}
-			return 0, needMore, outcome{}
+			if calls, ok := parse(s[len(start):]); ok {
+				return len(s), done, outcome{calls: calls}
+			}
+			return len(s), failed, outcome{}
 		}
 		n := len(start) + j + len(end)
 		calls, ok := parse(s[len(start) : len(start)+j])
@@ -94,7 +98,7 @@ func qwen3CoderCall(inside string) ([]Call, bool) {
 	if !ok || !isName(name) {
 		return nil, false
 	}
-	var args object
+	var params []param
 	for {
 		body = strings.TrimLeftFunc(body, unicode.IsSpace)
 		if body == "" {
@@ -108,10 +112,10 @@ func qwen3CoderCall(inside string) ([]Call, bool) {
 		if !ok {
 			return nil, false
 		}
-		args.add(head, xmlValue(trimNewline(v)))
+		params = append(params, param{head, trimNewline(v)})
 		body = after
 	}
-	return []Call{{Name: name, Arguments: args.String()}}, true
+	return []Call{{Name: name, params: params, textParams: true}}, true
 }
 
 // glmCall reads NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>...
@@ -125,7 +129,7 @@ func glmCall(inside string) ([]Call, bool) {
 	if !isName(name) {
 		return nil, false
 	}
-	var args object
+	var params []param
 	for {
 		body = strings.TrimLeftFunc(body, unicode.IsSpace)
 		if body == "" {
@@ -139,10 +143,10 @@ func glmCall(inside string) ([]Call, bool) {
 		if !ok {
 			return nil, false
 		}
-		args.add(strings.TrimSpace(k), xmlValue(v))
+		params = append(params, param{strings.TrimSpace(k), v})
 		body = after
 	}
-	return []Call{{Name: name, Arguments: args.String()}}, true
+	return []Call{{Name: name, params: params, textParams: true}}, true
 }
 
 // jsonArray reads a JSON array of call objects that follows start.

@@ -192,3 +192,30 @@ func TestLookup(t *testing.T) {
 		t.Errorf("Lookup of an unknown name: %v, want an error listing the names", err)
 	}
 }
+
+// TestToolSchemaTypes: the XML formats' bare-text parameters take the
+// types of the tool's schema.
+func TestToolSchemaTypes(t *testing.T) {
+	tools := []Tool{{Name: "f", Parameters: []byte(`{"type": "object", "properties": {
+		"code": {"type": "string"}, "n": {"type": "integer"}, "opt": {"type": ["boolean", "null"]},
+		"tags": {"type": "array", "items": {"type": "string"}}}}`)}}
+	out := "<tool_call>\n<function=f>\n<parameter=code>\n42\n</parameter>\n<parameter=n>\n7\n</parameter>\n" +
+		"<parameter=opt>\nnull\n</parameter>\n<parameter=tags>\n[\"a\"]\n</parameter>\n<parameter=free>\n8\n</parameter>\n</function>\n</tool_call>"
+	for _, c := range []struct {
+		tools []Tool
+		want  string
+	}{
+		{tools, `{"code": "42", "n": 7, "opt": null, "tags": ["a"], "free": 8}`},
+		{nil, `{"code": 42, "n": 7, "opt": null, "tags": ["a"], "free": 8}`},
+	} {
+		r := (&Parser{Format: Qwen3Coder, Tools: c.tools}).Parse(out)
+		if len(r.Calls) != 1 || r.Calls[0].Arguments != c.want {
+			t.Errorf("tools %v: calls %+v, want arguments %s", c.tools != nil, r.Calls, c.want)
+		}
+	}
+	// a number parameter that is not a number stays text rather than failing
+	r := (&Parser{Format: GLM45, Tools: tools}).Parse("<tool_call>f\n<arg_key>n</arg_key>\n<arg_value>seven</arg_value>\n</tool_call>")
+	if len(r.Calls) != 1 || r.Calls[0].Arguments != `{"n": "seven"}` {
+		t.Errorf("GLM with a wrong-typed value: %+v", r.Calls)
+	}
+}

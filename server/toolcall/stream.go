@@ -64,7 +64,7 @@ func (st *Stream) drain(ds []Delta) []Delta {
 	for _, pc := range st.s.out {
 		switch {
 		case pc.call != nil:
-			c := st.p.withID(*pc.call)
+			c := st.p.finish(*pc.call)
 			ds = append(ds,
 				Delta{Call: &CallDelta{Index: st.calls, ID: c.ID, Name: c.Name}},
 				Delta{Call: &CallDelta{Index: st.calls, Arguments: c.Arguments}})
