@@ -9,6 +9,11 @@
 // parse comes back as content. The accumulated deltas of a stream equal
 // Parse of the whole text, whatever the split.
 //
+// The parser must see the markers as text: Format.Markers lists those a
+// tokenizer may hold as control tokens, which the server decodes as their
+// text. Calls are emitted whole, once their end is seen, so that a
+// malformed or truncated call can still come back as content.
+//
 // Concurrency: a Parser is read-only after construction and safe to share;
 // a Stream belongs to one goroutine.
 package toolcall

@@ -219,3 +219,27 @@ func TestToolSchemaTypes(t *testing.T) {
 		t.Errorf("GLM with a wrong-typed value: %+v", r.Calls)
 	}
 }
+
+// TestMarkers: every format lists its markers, and each block's opening
+// marker is among them (or is plain text a tokenizer never holds whole).
+func TestMarkers(t *testing.T) {
+	for _, name := range Names() {
+		f := Format(name)
+		ms := f.Markers()
+		if len(ms) == 0 {
+			t.Errorf("%s: no markers", f)
+		}
+		for _, b := range f.def().blocks {
+			if b.start == "{" || b.start == ";" || b.start == "<|call|>" || b.start == "<|return|>" {
+				continue // JSON at the start (llama3), and gpt-oss's stop tokens end the text
+			}
+			found := false
+			for _, m := range ms {
+				found = found || strings.HasPrefix(b.start, m)
+			}
+			if !found {
+				t.Errorf("%s: block %q has no marker", f, b.start)
+			}
+		}
+	}
+}
