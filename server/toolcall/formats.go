@@ -3,6 +3,7 @@ package toolcall
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Block builders shared by the formats.
@@ -70,6 +71,20 @@ func isName(s string) bool {
 		}
 	}
 	return true
+}
+
+// isNamePrefix reports whether s may begin a name: s is a name but for a
+// character not yet complete at its end.
+func isNamePrefix(s string) bool {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				s = s[:i]
+			}
+			break
+		}
+	}
+	return s == "" || isName(s)
 }
 
 // cutTag returns the text between open and close in s and what follows.

@@ -14,7 +14,7 @@ func registerFunctionary() {
 			if nl >= 0 {
 				head = s[len(start):nl]
 			}
-			if !isName(head) && head != "" {
+			if nl >= 0 && !isName(head) || nl < 0 && !isNamePrefix(head) {
 				return len(start), failed, outcome{}
 			}
 			if nl < 0 {

@@ -160,7 +160,7 @@ func registerMistral() {
 func mistralCall(s string, final bool) (Call, int, status) {
 	i := strings.IndexByte(s, '[')
 	if i < 0 {
-		if final || !isName(s) && s != "" {
+		if final || !isNamePrefix(s) {
 			return Call{}, len(s), failed
 		}
 		return Call{}, 0, needMore
