@@ -29,3 +29,21 @@ func BenchmarkStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamLongCall: a 256 KB call body (a model writing a file) fed in
+// 4-byte deltas; the stream must not rescan and copy it per delta.
+func BenchmarkStreamLongCall(b *testing.B) {
+	out := `<tool_call>{"name": "write", "arguments": {"text": "` + strings.Repeat("lorem ipsum ", 1<<15) + `"}}</tool_call>`
+	p := &Parser{Format: Hermes, NewID: counter()}
+	for b.Loop() {
+		st := p.NewStream()
+		n := 0
+		for i := 0; i < len(out); i += 4 {
+			n += len(st.Write(out[i:min(i+4, len(out))]))
+		}
+		if n += len(st.Close()); n != 2 {
+			b.Fatalf("got %d deltas", n)
+		}
+	}
+	b.ReportMetric(float64(len(out))/1024, "KB")
+}

@@ -54,6 +54,7 @@ type scanner struct {
 	mode       mode
 	sawContent bool
 	calls      int
+	pending    bool // the last step stopped at a block that needs more text
 	out        []piece
 }
 
@@ -149,6 +150,7 @@ func (s *scanner) step(final bool) {
 		s.plain(s.pos, s.pos+i)
 		s.pos += i
 		n, st, out := b.scan(s.buf[s.pos:], final)
+		s.pending = st == needMore
 		switch st {
 		case needMore:
 			return

@@ -243,3 +243,30 @@ func TestMarkers(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamLongBlocks: blocks past the rescan threshold (read again only
+// as they grow) still add up to Parse's result.
+func TestStreamLongBlocks(t *testing.T) {
+	long := strings.Repeat("lorem ipsum ", 2000)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		f   Format
+		out string
+	}{
+		{Hermes, "a <tool_call>{\"name\": \"w\", \"arguments\": {\"t\": \"" + long + "\"}}</tool_call> b <tool_call>{\"name\": \"x\"}</tool_call> c"},
+		{Hermes, "<tool_call>{\"name\": \"w\", \"arguments\": {\"t\": \"" + long + "\"}}"}, // unclosed at the end
+		{Llama3JSON, "<|python_tag|>" + long},
+		{Mistral, "[TOOL_CALLS]w[ARGS]{\"t\": \"" + long + "\"}[TOOL_CALLS]x[ARGS]{}"},
+	} {
+		want := (&Parser{Format: c.f, NewID: counter()}).Parse(c.out)
+		var chunks []string
+		for s := c.out; s != ""; {
+			n := min(len(s), 1+rng.IntN(8))
+			chunks, s = append(chunks, s[:n]), s[n:]
+		}
+		sameResult(t, string(c.f), collect(t, &Parser{Format: c.f, NewID: counter()}, chunks), want)
+		if len(want.Calls) == 0 {
+			t.Errorf("%s: no calls in %.40q...", c.f, c.out)
+		}
+	}
+}

@@ -25,6 +25,7 @@ type Delta struct {
 type Stream struct {
 	p         *Parser
 	s         *scanner
+	tail      strings.Builder // text not yet appended to s.buf
 	calls     int
 	content   trimmer
 	reasoning trimmer
@@ -41,9 +42,24 @@ func (st *Stream) Write(text string) []Delta {
 	if st.closed {
 		return nil
 	}
-	st.s.buf += text
+	st.tail.WriteString(text)
+	if size := len(st.s.buf) + st.tail.Len(); st.s.pending && size > rescanFrom && st.tail.Len() < size/8 {
+		return nil // a long open block: read it again once it has grown by an eighth
+	}
+	st.flushTail()
 	st.s.step(false)
 	return st.drain(nil)
+}
+
+// rescanFrom is the size of an open block past which the stream reads it
+// again only after it grows by an eighth, so that a long call costs
+// O(n log n), not O(n²). Decisions do not depend on when the text is read,
+// only when they are emitted.
+const rescanFrom = 4096
+
+func (st *Stream) flushTail() {
+	st.s.buf += st.tail.String()
+	st.tail.Reset()
 }
 
 // Close ends the output and returns the last deltas: what was held back,
@@ -53,6 +69,7 @@ func (st *Stream) Close() []Delta {
 		return nil
 	}
 	st.closed = true
+	st.flushTail()
 	st.s.step(true)
 	return st.drain(nil)
 }
