@@ -55,12 +55,14 @@ type scanner struct {
 	sawContent bool
 	calls      int
 	pending    bool // the last step stopped at a block that needs more text
+	noCalls    bool // calls are read as text
 	out        []piece
 }
 
-func newScanner(f *format, reasoningOpen bool) *scanner {
-	s := &scanner{f: f, buf: f.prefix, prefix: len(f.prefix), mode: inContent}
-	if reasoningOpen && f.reasoning {
+func newScanner(p *Parser) *scanner {
+	f := p.Format.def()
+	s := &scanner{f: f, buf: f.prefix, prefix: len(f.prefix), mode: inContent, noCalls: p.NoCalls}
+	if p.ReasoningOpen && f.reasoning {
 		s.mode = inReasoning
 	}
 	return s
@@ -151,6 +153,9 @@ func (s *scanner) step(final bool) {
 		s.pos += i
 		n, st, out := b.scan(s.buf[s.pos:], final)
 		s.pending = st == needMore
+		if st == done && len(out.calls) > 0 && s.noCalls {
+			st = failed
+		}
 		switch st {
 		case needMore:
 			return

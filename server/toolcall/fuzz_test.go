@@ -18,9 +18,10 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			form = Format(Names()[len(name)%len(Names())])
 		}
+		noCalls := len(split)%2 == 1
 		for _, open := range []bool{false, true} {
-			want := (&Parser{Format: form, ReasoningOpen: open, NewID: counter()}).Parse(text)
-			st := (&Parser{Format: form, ReasoningOpen: open, NewID: counter()}).NewStream()
+			want := (&Parser{Format: form, ReasoningOpen: open, NoCalls: noCalls, NewID: counter()}).Parse(text)
+			st := (&Parser{Format: form, ReasoningOpen: open, NoCalls: noCalls, NewID: counter()}).NewStream()
 			var ds []Delta
 			for i, s := 0, text; s != ""; i++ {
 				n := 1

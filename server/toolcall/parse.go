@@ -36,6 +36,9 @@ type Parser struct {
 	ReasoningOpen bool
 	// NewID makes call ids; nil: "call_" and 24 random letters and digits.
 	NewID func() string
+	// NoCalls reads calls as content (a request without tools, or with
+	// tool_choice "none"); reasoning is still parsed.
+	NoCalls bool
 	// Tools are the functions the request offers. The XML formats
 	// (qwen3_coder, glm45) write parameters as bare text: a parameter whose
 	// schema type is "string" stays a string; others are read as JSON
@@ -52,7 +55,7 @@ type Tool struct {
 
 // Parse parses a whole output. It never fails: what does not parse is content.
 func (p *Parser) Parse(text string) Result {
-	s := newScanner(p.Format.def(), p.ReasoningOpen)
+	s := newScanner(p)
 	s.buf += text
 	s.step(true)
 	var c, r strings.Builder

@@ -270,3 +270,11 @@ func TestStreamLongBlocks(t *testing.T) {
 		}
 	}
 }
+
+func TestNoCalls(t *testing.T) {
+	out := "<think>r</think>a <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"
+	p := &Parser{Format: Hermes, NoCalls: true, NewID: counter()}
+	want := Result{Reasoning: "r", Content: "a <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"}
+	checkResult(t, p.Parse(out), want)
+	sameResult(t, "stream", collect(t, p, strings.Split(out, "")), p.Parse(out))
+}

@@ -34,7 +34,7 @@ type Stream struct {
 
 // NewStream starts a stream.
 func (p *Parser) NewStream() *Stream {
-	return &Stream{p: p, s: newScanner(p.Format.def(), p.ReasoningOpen)}
+	return &Stream{p: p, s: newScanner(p)}
 }
 
 // Write feeds the next text and returns the deltas it decides.
