@@ -62,3 +62,42 @@ func unpackScalesMins(dst []byte, packed *[12]byte) {
 		dst[16+j] = m
 	}
 }
+
+// packQ3_KRows is packQ3_K's layout. It sits apart from pack.go's list,
+// past the kinds there, so that the two lists can grow independently.
+const packQ3_KRows packKind = 64
+
+// packQ3_K repacks Q3_K rows for the assembly (kern_k_amd64.s): per
+// super-block 130 bytes, hmask[32] and qs[64] as stored, the sixteen 6-bit
+// scales unpacked to int8 (less 32), then corr int16[8], then d (f16).
+// corr_l = Σ_c sc·(the four quants of lane l in chunk c), over the eight
+// 32-value chunks c, where sc is the scale of the quants' sub-block: the
+// kernels take the activations as x+128 and subtract 128·corr_l from lane l.
+func packQ3_K(t *Tensor) *packed {
+	const bs, out = 110, 130
+	nb := t.Cols() / QK_K
+	p := &packed{nb: nb, blockSz: out, rowBytes: nb * out}
+	p.data = make([]byte, t.Rows()*nb*out)
+	var w [QK_K]int8
+	for b := range t.Rows() * nb {
+		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
+		copy(dst[0:96], src[0:96])
+		sc := q3KScales(src[96:108])
+		for j, s := range sc {
+			dst[96+j] = byte(s - 32)
+		}
+		unpackQ3_K(&w, src)
+		for l := range 8 {
+			var corr int
+			for c := range 8 {
+				s := int(sc[2*c+l/4]) - 32
+				for i := range 4 {
+					corr += s * int(w[32*c+4*l+i])
+				}
+			}
+			binary.LittleEndian.PutUint16(dst[112+2*l:], uint16(int16(corr)))
+		}
+		copy(dst[128:130], src[108:110])
+	}
+	return p
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes compute/kern_k_amd64.s: the Q4_K and Q6_K row kernels.
+"""Writes compute/kern_k_amd64.s: the K-quant (Q2_K..Q6_K) row kernels and the Q4_K panels.
 
 Run from the repository root: python3 scripts/gen-kern-k.py > compute/kern_k_amd64.s
 """
@@ -349,6 +349,142 @@ def q4k_panel_kernel(name, rows):
     return '\n'.join(out + epilogue())
 
 
+def low2(n_reg, s, dst):
+    # dst = the 2-bit field at bits 2s..2s+1 of each byte of n_reg.
+    if s == 0:
+        return [f'VPAND mask03<>(SB), {n_reg}, {dst}']
+    return [f'VPSRLW ${2 * s}, {n_reg}, {dst}', f'VPAND mask03<>(SB), {dst}, {dst}']
+
+
+def k_tail_seq(rows, vnni):
+    # Per activation: isum (the int32 lanes) and imin (Y14, from VPMADDWD of
+    # the bsums) summed exactly, then [acc, accMin] += [isum, imin] ·
+    # [d, dmin]·d_x (X5 holds [d, dmin]). As q4k_kernel.
+    body = []
+    for j in range(rows):
+        r, acc = ACT[j], XACC[j]
+        lanes = IACC[j] if vnni else 'Y13'
+        if vnni:
+            body += [f'VMOVDQU32 {lanes}, Y13']
+        body += [f'VPMADDWD 260({r}), Y4, Y14', 'VPHADDD Y14, Y13, Y14', 'VPHADDD Y14, Y14, Y14',
+                 'VEXTRACTI128 $1, Y14, X15', 'VPADDD X15, X14, X14', 'VCVTDQ2PS X14, X14',
+                 f'VBROADCASTSS ({r}), X15', 'VMULPS X15, X5, X15', f'VFMADD231PS X15, X14, {acc}']
+        if not vnni:
+            body.append('VPXOR Y13, Y13, Y13')
+    return body
+
+
+def q2k_kernel(name, rows, vnni):
+    # Q2_K rows read as stored (84 bytes: scales[16], qs[64], d, dmin f16).
+    # The quants (0..3) are multiplied unsigned with PMADDUBSW; chunk c (32
+    # values) takes scale 2c for its first 16 and 2c+1 for the rest. Per
+    # super-block isum = Σ sc_j·Σ q·x and imin = Σ m_j·bsum_j are exact, then
+    # acc = fma(isum, d·d_x, acc), accMin = fma(imin, dmin·d_x, accMin); the
+    # row is acc − accMin: ggml's repacked q2_K gemv order (vecDotQ2_K).
+    # Registers: Y0 raw qs, Y1 quants, Y4 mins int16[16], X5 [d, dmin],
+    # X6 scales as bytes, Y8 a chunk's scale16.
+    out = prologue(name, not vnni)
+    out += row_start(rows, XACC[:rows])
+    body = [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]] if vnni else ['VPXOR Y13, Y13, Y13']
+    body += ['VMOVDQU (SI), X7', 'VPAND mask0f<>(SB), X7, X6', 'VPSRLW $4, X7, X7', 'VPAND mask0f<>(SB), X7, X7',
+             'VPMOVZXBW X7, Y4', 'VMOVD 80(SI), X5', 'VCVTPH2PS X5, X5']
+    for n in range(2):
+        body.append(f'VMOVDQU {16 + 32 * n}(SI), Y0')
+        for s in range(4):
+            c = 4 * n + s
+            body += low2('Y0', s, 'Y1')
+            body += [f'VPSHUFB q6scmask<>+{16 * c}(SB), X6, X8', 'VPMOVZXBW X8, Y8']
+            for j in range(rows):
+                r = ACT[j]
+                t = TMP[j] if vnni else 'Y14'
+                body.append(f'VPMADDUBSW {4 + 32 * c}({r}), Y1, {t}')
+                if vnni:
+                    body.append(f'VPDPWSSD Y8, {t}, {IACC[j]}')
+                else:
+                    body += [f'VPMADDWD Y8, {t}, {t}', f'VPADDD {t}, Y13, Y13']
+    body += k_tail_seq(rows, vnni)
+    out += ['\t' + b for b in body + advance_only(rows, 84)]
+    tail = []
+    for j in range(rows):
+        acc = XACC[j]
+        tail += [f'VMOVSHDUP {acc}, X15', f'VSUBSS X15, {acc}, {acc}']
+    out += ['\t' + b for b in tail + store(rows, XACC)]
+    return '\n'.join(out + epilogue())
+
+
+def q3k_kernel(name, rows, vnni):
+    # Q3_K rows repacked (pack_k.go), 130 bytes a super-block: hmask[32],
+    # qs[64] as stored, the sixteen scales as int8 (less 32), corr int16[8],
+    # d f16. The quant of chunk c (32 values) is its two bits of qs, less 4
+    # where bit c of hmask is clear (−4..3). The activations are made
+    # unsigned (x+128, XOR 0x80) for PMADDUBSW, and lane l loses
+    # 128·corr_l = 128·Σ_c sc·(its four quants of chunk c) per super-block,
+    # which leaves ggml_vec_dot_q3_K_q8_K's exact lanes; acc_l = fma(d_x·d,
+    # lane_l, acc_l), and the row is the sum of the eight lanes as for Q6_K.
+    # Registers: Y0 raw qs, Y1 quants, Y2 temp, Y3 zero (AVX2), Y4 0x80s,
+    # Y5 128·corr, Y6 hmask, X7 scales, Y8 a chunk's scale16.
+    out = prologue(name, not vnni)
+    out.insert(-2, '\tVMOVDQU mask80<>(SB), Y4')  # before the np test
+    out += row_start(rows, FACC[:rows])
+    body = [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]] if vnni else ['VPXOR Y13, Y13, Y13', 'VPXOR Y3, Y3, Y3']
+    body += ['VMOVDQU 96(SI), X7', 'VMOVDQU (SI), Y6', 'VPMOVSXWD 112(SI), Y5', 'VPSLLD $7, Y5, Y5']
+    for n in range(2):
+        body.append(f'VMOVDQU {32 + 32 * n}(SI), Y0')
+        for s in range(4):
+            c = 4 * n + s
+            body += low2('Y0', s, 'Y1')
+            if vnni:
+                body += [f'VPTESTNMB hbit<>+{32 * c}(SB), Y6, K1', 'VPSUBB mask04<>(SB), Y1, K1, Y1']
+            else:
+                body += [f'VPAND hbit<>+{32 * c}(SB), Y6, Y2', 'VPCMPEQB Y3, Y2, Y2', 'VPAND maskfc<>(SB), Y2, Y2',
+                         'VPOR Y2, Y1, Y1']
+            body += [f'VPSHUFB q6scmask<>+{16 * c}(SB), X7, X8', 'VPMOVSXBW X8, Y8']
+            for j in range(rows):
+                r = ACT[j]
+                if vnni:
+                    t = TMP[j]
+                    body += [f'VPXORD {4 + 32 * c}({r}), Y4, {t}', f'VPMADDUBSW Y1, {t}, {t}',
+                             f'VPDPWSSD Y8, {t}, {IACC[j]}']
+                else:
+                    body += [f'VPXOR {4 + 32 * c}({r}), Y4, Y14', 'VPMADDUBSW Y1, Y14, Y14', 'VPMADDWD Y8, Y14, Y14',
+                             'VPADDD Y14, Y13, Y13']
+    body += ['VPBROADCASTW 128(SI), X15', 'VCVTPH2PS X15, Y15']
+    for j in range(rows):
+        r = ACT[j]
+        lanes = IACC[j] if vnni else 'Y13'
+        t = TMP[j] if vnni else 'Y14'
+        body += [f'VPSUBD Y5, {lanes}, {lanes}', f'VCVTDQ2PS {lanes}, {lanes}', f'VBROADCASTSS ({r}), {t}',
+                 f'VMULPS Y15, {t}, {t}', f'VFMADD231PS {lanes}, {t}, {FACC[j]}']
+        if not vnni:
+            body.append('VPXOR Y13, Y13, Y13')
+    out += ['\t' + b for b in body + advance_only(rows, 130)]
+    tail = []
+    for j in range(rows):
+        f = FACC[j]
+        x = 'X' + f[1:]
+        tail += [f'VEXTRACTF128 $1, {f}, X15', f'VADDPS X15, {x}, {x}', f'VMOVHLPS {x}, {x}, X15',
+                 f'VADDPS X15, {x}, {x}', f'VMOVSHDUP {x}, X15', f'VADDSS X15, {x}, {x}']
+    out += ['\t' + b for b in tail + store(rows, ['X' + f[1:] for f in FACC])]
+    return '\n'.join(out + epilogue())
+
+
+def const32(name, byte):
+    v = int.from_bytes(bytes([byte] * 8), 'little')
+    return [f'DATA {name}<>+{8 * i}(SB)/8, ${v:#018x}' for i in range(4)] + [f'GLOBL {name}<>(SB), RODATA|NOPTR, $32']
+
+
+def q3k_consts():
+    out = []
+    for name, b in (('mask03', 0x03), ('mask04', 0x04), ('maskfc', 0xfc), ('mask80', 0x80)):
+        out += const32(name, b)
+    # hbit<>+32c: bit c in every byte (the hmask bit of chunk c).
+    v = [int.from_bytes(bytes([1 << c] * 8), 'little') for c in range(8)]
+    for c in range(8):
+        out += [f'DATA hbit<>+{32 * c + 8 * i}(SB)/8, ${v[c]:#018x}' for i in range(4)]
+    out.append('GLOBL hbit<>(SB), RODATA|NOPTR, $256')
+    return '\n'.join(out) + '\n'
+
+
 def main():
     print(HEADER)
     print(scale_masks())
@@ -358,6 +494,7 @@ def main():
     print('DATA pairs16<>+24(SB)/8, $0x0001000100010001')
     print('GLOBL pairs16<>(SB), RODATA|NOPTR, $32')
     print()
+    print(q3k_consts())
     for rows in (1, 4):
         print(q4k_panel_kernel(f'q4_KPanelX{rows}VNNI', rows))
     for rows, vnni in ((1, True), (4, True), (1, False)):
@@ -365,6 +502,8 @@ def main():
         print(q4k_kernel(f'q4_KRowsX{rows}{isa}', rows, vnni))
         print(q6k_kernel(f'q6_KRowsX{rows}{isa}', rows, vnni))
         print(q5k_kernel(f'q5_KRowsX{rows}{isa}', rows, vnni))
+        print(q2k_kernel(f'q2_KRowsX{rows}{isa}', rows, vnni))
+        print(q3k_kernel(f'q3_KRowsX{rows}{isa}', rows, vnni))
 
 
 main()
