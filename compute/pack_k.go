@@ -69,7 +69,8 @@ const packQ3_KRows packKind = 64
 
 // packQ3_K repacks Q3_K rows for the assembly (kern_k_amd64.s): per
 // super-block 130 bytes, hmask[32] and qs[64] as stored, the sixteen 6-bit
-// scales unpacked to int8 (less 32), then corr int16[8], then d (f16).
+// scales unpacked to int8 (less 32), the even sub-blocks' first (0, 2, ...,
+// 14, 1, 3, ..., 15), then corr int16[8], then d (f16).
 // corr_l = Σ_c sc·(the four quants of lane l in chunk c), over the eight
 // 32-value chunks c, where sc is the scale of the quants' sub-block: the
 // kernels take the activations as x+128 and subtract 128·corr_l from lane l.
@@ -84,7 +85,7 @@ func packQ3_K(t *Tensor) *packed {
 		copy(dst[0:96], src[0:96])
 		sc := q3KScales(src[96:108])
 		for j, s := range sc {
-			dst[96+j] = byte(s - 32)
+			dst[96+j/2+8*(j%2)] = byte(s - 32)
 		}
 		unpackQ3_K(&w, src)
 		for l := range 8 {

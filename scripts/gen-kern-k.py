@@ -382,18 +382,20 @@ def q2k_kernel(name, rows, vnni):
     # acc = fma(isum, d·d_x, acc), accMin = fma(imin, dmin·d_x, accMin); the
     # row is acc − accMin: ggml's repacked q2_K gemv order (vecDotQ2_K).
     # Registers: Y0 raw qs, Y1 quants, Y4 mins int16[16], X5 [d, dmin],
-    # X6 scales as bytes, Y8 a chunk's scale16.
+    # Y6 the scales as int16, even sub-blocks in the low half and odd ones in
+    # the high half, so that one VPSHUFB makes a chunk's scale16 in Y8.
     out = prologue(name, not vnni)
     out += row_start(rows, XACC[:rows])
     body = [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]] if vnni else ['VPXOR Y13, Y13, Y13']
-    body += ['VMOVDQU (SI), X7', 'VPAND mask0f<>(SB), X7, X6', 'VPSRLW $4, X7, X7', 'VPAND mask0f<>(SB), X7, X7',
-             'VPMOVZXBW X7, Y4', 'VMOVD 80(SI), X5', 'VCVTPH2PS X5, X5']
+    body += ['VMOVDQU (SI), X7', 'VPAND mask0f<>(SB), X7, X6', 'VPSHUFB evenodd<>(SB), X6, X6', 'VPMOVZXBW X6, Y6',
+             'VPSRLW $4, X7, X7', 'VPAND mask0f<>(SB), X7, X7', 'VPMOVZXBW X7, Y4', 'VMOVD 80(SI), X5',
+             'VCVTPH2PS X5, X5']
     for n in range(2):
         body.append(f'VMOVDQU {16 + 32 * n}(SI), Y0')
         for s in range(4):
             c = 4 * n + s
             body += low2('Y0', s, 'Y1')
-            body += [f'VPSHUFB q6scmask<>+{16 * c}(SB), X6, X8', 'VPMOVZXBW X8, Y8']
+            body.append(f'VPSHUFB wordsel<>+{32 * c}(SB), Y6, Y8')
             for j in range(rows):
                 r = ACT[j]
                 t = TMP[j] if vnni else 'Y14'
@@ -414,7 +416,8 @@ def q2k_kernel(name, rows, vnni):
 
 def q3k_kernel(name, rows, vnni):
     # Q3_K rows repacked (pack_k.go), 130 bytes a super-block: hmask[32],
-    # qs[64] as stored, the sixteen scales as int8 (less 32), corr int16[8],
+    # qs[64] as stored, the sixteen scales as int8 (less 32; the even
+    # sub-blocks' first, see q2k_kernel for why), corr int16[8],
     # d f16. The quant of chunk c (32 values) is its two bits of qs, less 4
     # where bit c of hmask is clear (−4..3). The activations are made
     # unsigned (x+128, XOR 0x80) for PMADDUBSW, and lane l loses
@@ -422,12 +425,12 @@ def q3k_kernel(name, rows, vnni):
     # which leaves ggml_vec_dot_q3_K_q8_K's exact lanes; acc_l = fma(d_x·d,
     # lane_l, acc_l), and the row is the sum of the eight lanes as for Q6_K.
     # Registers: Y0 raw qs, Y1 quants, Y2 temp, Y3 zero (AVX2), Y4 0x80s,
-    # Y5 128·corr, Y6 hmask, X7 scales, Y8 a chunk's scale16.
+    # Y5 128·corr, Y6 hmask, Y7 scales as int16, Y8 a chunk's scale16.
     out = prologue(name, not vnni)
     out.insert(-2, '\tVMOVDQU mask80<>(SB), Y4')  # before the np test
     out += row_start(rows, FACC[:rows])
     body = [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]] if vnni else ['VPXOR Y13, Y13, Y13', 'VPXOR Y3, Y3, Y3']
-    body += ['VMOVDQU 96(SI), X7', 'VMOVDQU (SI), Y6', 'VPMOVSXWD 112(SI), Y5', 'VPSLLD $7, Y5, Y5']
+    body += ['VPMOVSXBW 96(SI), Y7', 'VMOVDQU (SI), Y6', 'VPMOVSXWD 112(SI), Y5', 'VPSLLD $7, Y5, Y5']
     for n in range(2):
         body.append(f'VMOVDQU {32 + 32 * n}(SI), Y0')
         for s in range(4):
@@ -438,7 +441,7 @@ def q3k_kernel(name, rows, vnni):
             else:
                 body += [f'VPAND hbit<>+{32 * c}(SB), Y6, Y2', 'VPCMPEQB Y3, Y2, Y2', 'VPAND maskfc<>(SB), Y2, Y2',
                          'VPOR Y2, Y1, Y1']
-            body += [f'VPSHUFB q6scmask<>+{16 * c}(SB), X7, X8', 'VPMOVSXBW X8, Y8']
+            body.append(f'VPSHUFB wordsel<>+{32 * c}(SB), Y7, Y8')
             for j in range(rows):
                 r = ACT[j]
                 if vnni:
@@ -482,6 +485,16 @@ def q3k_consts():
     for c in range(8):
         out += [f'DATA hbit<>+{32 * c + 8 * i}(SB)/8, ${v[c]:#018x}' for i in range(4)]
     out.append('GLOBL hbit<>(SB), RODATA|NOPTR, $256')
+    # wordsel<>+32c: VPSHUFB mask repeating word c of each 128-bit half.
+    for c in range(8):
+        v = int.from_bytes(bytes([2 * c, 2 * c + 1] * 4), 'little')
+        out += [f'DATA wordsel<>+{32 * c + 8 * i}(SB)/8, ${v:#018x}' for i in range(4)]
+    out.append('GLOBL wordsel<>(SB), RODATA|NOPTR, $256')
+    # evenodd<>: VPSHUFB mask taking the even bytes, then the odd ones.
+    lo = int.from_bytes(bytes(range(0, 16, 2)), 'little')
+    hi = int.from_bytes(bytes(range(1, 16, 2)), 'little')
+    out += [f'DATA evenodd<>+0(SB)/8, ${lo:#018x}', f'DATA evenodd<>+8(SB)/8, ${hi:#018x}',
+            'GLOBL evenodd<>(SB), RODATA|NOPTR, $16']
     return '\n'.join(out) + '\n'
 
 
