@@ -498,6 +498,115 @@ def q3k_consts():
     return '\n'.join(out) + '\n'
 
 
+ZACC = ['Z16', 'Z17', 'Z18', 'Z19']      # int32 lanes of two chunks (512-bit kernels)
+ZTMP = ['Z20', 'Z21', 'Z22', 'Z23']
+
+
+def fold512(a):
+    # Y13 = the two 256-bit halves of ZACC[a] added: the eight lanes.
+    return [f'VEXTRACTI64X4 $1, {ZACC[a]}, Y13', f'VPADDD {IACC[a]}, Y13, Y13']
+
+
+def zpair(n_reg, q, dst):
+    # dst = the 2-bit fields of chunks 2q and 2q+1 of a qs vector broadcast
+    # to both halves of n_reg (low half bits 4q.., high half bits 4q+2..).
+    return [f'VPSRLVW shv<>+{64 * q}(SB), {n_reg}, {dst}', f'VPANDD Z2, {dst}, {dst}']
+
+
+def q2k_kernel512(name, rows):
+    # q2k_kernel with 512-bit vectors (AVX-512 VNNI): two chunks a step, the
+    # low half of every vector chunk c and the high half chunk c+1; the
+    # int32 lanes of both halves are added per super-block, exactly.
+    # Registers: Z0 raw qs in both halves, Z1 quants, Z2 0x03s, Y4 mins,
+    # X5 [d, dmin], Z6 scales16 in both halves, Z8 two chunks' scale16.
+    out = prologue(name, False)
+    out.insert(-2, '\tVBROADCASTI64X4 mask03<>(SB), Z2')
+    out += row_start(rows, XACC[:rows])
+    body = [f'VPXORD {z}, {z}, {z}' for z in ZACC[:rows]]
+    body += ['VMOVDQU (SI), X7', 'VPAND mask0f<>(SB), X7, X6', 'VPSHUFB evenodd<>(SB), X6, X6', 'VPMOVZXBW X6, Y6',
+             'VINSERTI64X4 $1, Y6, Z6, Z6', 'VPSRLW $4, X7, X7', 'VPAND mask0f<>(SB), X7, X7', 'VPMOVZXBW X7, Y4',
+             'VMOVD 80(SI), X5', 'VCVTPH2PS X5, X5']
+    for n in range(2):
+        body.append(f'VBROADCASTI64X4 {16 + 32 * n}(SI), Z0')
+        for q in range(2):
+            c = 4 * n + 2 * q
+            body += zpair('Z0', q, 'Z1')
+            body.append(f'VPSHUFB wsel2<>+{32 * c}(SB), Z6, Z8')
+            for j in range(rows):
+                body += [f'VPMADDUBSW {4 + 32 * c}({ACT[j]}), Z1, {ZTMP[j]}', f'VPDPWSSD Z8, {ZTMP[j]}, {ZACC[j]}']
+    for j in range(rows):
+        r, acc = ACT[j], XACC[j]
+        body += fold512(j)
+        body += [f'VPMADDWD 260({r}), Y4, Y14', 'VPHADDD Y14, Y13, Y14', 'VPHADDD Y14, Y14, Y14',
+                 'VEXTRACTI128 $1, Y14, X15', 'VPADDD X15, X14, X14', 'VCVTDQ2PS X14, X14',
+                 f'VBROADCASTSS ({r}), X15', 'VMULPS X15, X5, X15', f'VFMADD231PS X15, X14, {acc}']
+    out += ['\t' + b for b in body + advance_only(rows, 84)]
+    tail = []
+    for j in range(rows):
+        acc = XACC[j]
+        tail += [f'VMOVSHDUP {acc}, X15', f'VSUBSS X15, {acc}, {acc}']
+    out += ['\t' + b for b in tail + store(rows, XACC)]
+    return '\n'.join(out + epilogue())
+
+
+def q3k_kernel512(name, rows):
+    # q3k_kernel with 512-bit vectors (AVX-512 VNNI), two chunks a step as in
+    # q2k_kernel512. Registers: Z0 raw qs in both halves, Z1 quants, Z2
+    # 0x03s, Z3 0x04s, Z4 0x80s, Y5 128·corr, Z6 hmask in both halves, Z7
+    # scales16 in both halves, Z8 two chunks' scale16.
+    out = prologue(name, False)
+    out[-2:-2] = ['\tVBROADCASTI64X4 mask03<>(SB), Z2', '\tVBROADCASTI64X4 mask04<>(SB), Z3',
+                  '\tVBROADCASTI64X4 mask80<>(SB), Z4']
+    out += row_start(rows, FACC[:rows])
+    body = [f'VPXORD {z}, {z}, {z}' for z in ZACC[:rows]]
+    body += ['VPMOVSXBW 96(SI), Y7', 'VINSERTI64X4 $1, Y7, Z7, Z7', 'VBROADCASTI64X4 (SI), Z6',
+             'VPMOVSXWD 112(SI), Y5', 'VPSLLD $7, Y5, Y5']
+    for n in range(2):
+        body.append(f'VBROADCASTI64X4 {32 + 32 * n}(SI), Z0')
+        for q in range(2):
+            c = 4 * n + 2 * q
+            body += zpair('Z0', q, 'Z1')
+            body += [f'VPTESTNMB hbit<>+{32 * c}(SB), Z6, K1', 'VPSUBB Z3, Z1, K1, Z1',
+                     f'VPSHUFB wsel2<>+{32 * c}(SB), Z7, Z8']
+            for j in range(rows):
+                t = ZTMP[j]
+                body += [f'VPXORD {4 + 32 * c}({ACT[j]}), Z4, {t}', f'VPMADDUBSW Z1, {t}, {t}',
+                         f'VPDPWSSD Z8, {t}, {ZACC[j]}']
+    body += ['VPBROADCASTW 128(SI), X15', 'VCVTPH2PS X15, Y15']
+    for j in range(rows):
+        r = ACT[j]
+        body += fold512(j)
+        body += ['VPSUBD Y5, Y13, Y13', 'VCVTDQ2PS Y13, Y13', f'VBROADCASTSS ({r}), Y14', 'VMULPS Y15, Y14, Y14',
+                 f'VFMADD231PS Y13, Y14, {FACC[j]}']
+    out += ['\t' + b for b in body + advance_only(rows, 130)]
+    tail = []
+    for j in range(rows):
+        f = FACC[j]
+        x = 'X' + f[1:]
+        tail += [f'VEXTRACTF128 $1, {f}, X15', f'VADDPS X15, {x}, {x}', f'VMOVHLPS {x}, {x}, X15',
+                 f'VADDPS X15, {x}, {x}', f'VMOVSHDUP {x}, X15', f'VADDSS X15, {x}, {x}']
+    out += ['\t' + b for b in tail + store(rows, ['X' + f[1:] for f in FACC])]
+    return '\n'.join(out + epilogue())
+
+
+def consts512():
+    out = []
+    # shv<>+64q: VPSRLVW counts, 4q in the low half and 4q+2 in the high.
+    for q in range(2):
+        for h in range(2):
+            v = int.from_bytes(bytes([4 * q + 2 * h, 0] * 4), 'little')
+            out += [f'DATA shv<>+{64 * q + 32 * h + 8 * i}(SB)/8, ${v:#018x}' for i in range(4)]
+    out.append('GLOBL shv<>(SB), RODATA|NOPTR, $128')
+    # wsel2<>+32c (c even): word c of each 128-bit lane in the low half, word
+    # c+1 in the high half (VPSHUFB on scales16 in both halves).
+    for c in range(0, 8, 2):
+        for h in range(2):
+            v = int.from_bytes(bytes([2 * (c + h), 2 * (c + h) + 1] * 4), 'little')
+            out += [f'DATA wsel2<>+{32 * c + 32 * h + 8 * i}(SB)/8, ${v:#018x}' for i in range(4)]
+    out.append('GLOBL wsel2<>(SB), RODATA|NOPTR, $256')
+    return '\n'.join(out) + '\n'
+
+
 def main():
     print(HEADER)
     print(scale_masks())
@@ -508,6 +617,7 @@ def main():
     print('GLOBL pairs16<>(SB), RODATA|NOPTR, $32')
     print()
     print(q3k_consts())
+    print(consts512())
     for rows in (1, 4):
         print(q4k_panel_kernel(f'q4_KPanelX{rows}VNNI', rows))
     for rows, vnni in ((1, True), (4, True), (1, False)):
@@ -515,8 +625,12 @@ def main():
         print(q4k_kernel(f'q4_KRowsX{rows}{isa}', rows, vnni))
         print(q6k_kernel(f'q6_KRowsX{rows}{isa}', rows, vnni))
         print(q5k_kernel(f'q5_KRowsX{rows}{isa}', rows, vnni))
-        print(q2k_kernel(f'q2_KRowsX{rows}{isa}', rows, vnni))
-        print(q3k_kernel(f'q3_KRowsX{rows}{isa}', rows, vnni))
+        if vnni:
+            print(q2k_kernel512(f'q2_KRowsX{rows}{isa}', rows))
+            print(q3k_kernel512(f'q3_KRowsX{rows}{isa}', rows))
+        else:
+            print(q2k_kernel(f'q2_KRowsX{rows}{isa}', rows, vnni))
+            print(q3k_kernel(f'q3_KRowsX{rows}{isa}', rows, vnni))
 
 
 main()
