@@ -518,14 +518,15 @@ def q2k_kernel512(name, rows):
     # low half of every vector chunk c and the high half chunk c+1; the
     # int32 lanes of both halves are added per super-block, exactly.
     # Registers: Z0 raw qs in both halves, Z1 quants, Z2 0x03s, Y4 mins,
-    # X5 [d, dmin], Z6 scales16 in both halves, Z8 two chunks' scale16.
+    # Y5 [d, dmin] four times, Z6 scales16 in both halves, Z8 two chunks'
+    # scale16.
     out = prologue(name, False)
     out.insert(-2, '\tVBROADCASTI64X4 mask03<>(SB), Z2')
-    out += row_start(rows, XACC[:rows])
+    out += row_start(rows, XACC[:1])
     body = [f'VPXORD {z}, {z}, {z}' for z in ZACC[:rows]]
     body += ['VMOVDQU (SI), X7', 'VPAND mask0f<>(SB), X7, X6', 'VPSHUFB evenodd<>(SB), X6, X6', 'VPMOVZXBW X6, Y6',
              'VINSERTI64X4 $1, Y6, Z6, Z6', 'VPSRLW $4, X7, X7', 'VPAND mask0f<>(SB), X7, X7', 'VPMOVZXBW X7, Y4',
-             'VMOVD 80(SI), X5', 'VCVTPH2PS X5, X5']
+             'VPBROADCASTD 80(SI), X5', 'VCVTPH2PS X5, Y5']  # [d, dmin] four times
     for n in range(2):
         body.append(f'VBROADCASTI64X4 {16 + 32 * n}(SI), Z0')
         for q in range(2):
@@ -534,18 +535,33 @@ def q2k_kernel512(name, rows):
             body.append(f'VPSHUFB wsel2<>+{32 * c}(SB), Z6, Z8')
             for j in range(rows):
                 body += [f'VPMADDUBSW {4 + 32 * c}({ACT[j]}), Z1, {ZTMP[j]}', f'VPDPWSSD Z8, {ZTMP[j]}, {ZACC[j]}']
-    for j in range(rows):
-        r, acc = ACT[j], XACC[j]
-        body += fold512(j)
-        body += [f'VPMADDWD 260({r}), Y4, Y14', 'VPHADDD Y14, Y13, Y14', 'VPHADDD Y14, Y14, Y14',
+    if rows == 1:
+        body += fold512(0)
+        body += ['VPMADDWD 260(BX), Y4, Y14', 'VPHADDD Y14, Y13, Y14', 'VPHADDD Y14, Y14, Y14',
                  'VEXTRACTI128 $1, Y14, X15', 'VPADDD X15, X14, X14', 'VCVTDQ2PS X14, X14',
-                 f'VBROADCASTSS ({r}), X15', 'VMULPS X15, X5, X15', f'VFMADD231PS X15, X14, {acc}']
+                 'VBROADCASTSS (BX), X15', 'VMULPS X15, X5, X15', 'VFMADD231PS X15, X14, X9']
+        out += ['\t' + b for b in body + advance_only(rows, 84)]
+        out += ['\t' + b for b in ['VMOVSHDUP X9, X15', 'VSUBSS X15, X9, X9'] + store(rows, XACC)]
+        return '\n'.join(out + epilogue())
+    # Four activations at once: the lanes L_a and the mins' products M_a
+    # summed by one tree into S = [isum_0, imin_0, ..., isum_3, imin_3], and
+    # Y9 = [acc_0, accMin_0, ..., acc_3, accMin_3] += S · [d, dmin]·d_x_a.
+    L, M = ['Y0', 'Y1', 'Y3', 'Y6'], ['Y7', 'Y8', 'Y13', 'Y14']
+    for a in range(4):
+        body += [f'VEXTRACTI64X4 $1, {ZACC[a]}, Y15', f'VPADDD {IACC[a]}, Y15, {L[a]}']
+    for a in range(4):
+        body += [f'VPMADDWD 260({ACT[a]}), Y4, {M[a]}', f'VPHADDD {M[a]}, {L[a]}, {L[a]}']
+    body += ['VPHADDD Y1, Y0, Y0', 'VPHADDD Y6, Y3, Y3',    # [L0 M0 L1 M1] per 128-bit half, then L2..M3
+             'VPERM2I128 $0x20, Y3, Y0, Y7', 'VPERM2I128 $0x31, Y3, Y0, Y8', 'VPADDD Y8, Y7, Y7',
+             'VCVTDQ2PS Y7, Y7',
+             'VMOVSS (BX), X13', 'VINSERTPS $0x10, (R12), X13, X13', 'VINSERTPS $0x20, (R13), X13, X13',
+             'VINSERTPS $0x30, (R14), X13, X13', 'VPMOVZXDQ X13, Y13', 'VMOVSLDUP Y13, Y13',
+             'VMULPS Y5, Y13, Y13', 'VFMADD231PS Y13, Y7, Y9']
     out += ['\t' + b for b in body + advance_only(rows, 84)]
-    tail = []
-    for j in range(rows):
-        acc = XACC[j]
-        tail += [f'VMOVSHDUP {acc}, X15', f'VSUBSS X15, {acc}, {acc}']
-    out += ['\t' + b for b in tail + store(rows, XACC)]
+    tail = ['VMOVSHDUP Y9, Y13', 'VSUBPS Y13, Y9, Y9', 'VMOVSS X9, (DI)', 'VEXTRACTPS $2, X9, (DI)(R11*1)',
+            'LEAQ (DI)(R11*2), AX', 'VEXTRACTF128 $1, Y9, X13', 'VMOVSS X13, (AX)', 'VEXTRACTPS $2, X13, (AX)(R11*1)',
+            'ADDQ $4, DI', 'DECQ R8', 'JNZ row']
+    out += ['\t' + b for b in tail]
     return '\n'.join(out + epilogue())
 
 
@@ -558,9 +574,10 @@ def q3k_kernel512(name, rows):
     out[-2:-2] = ['\tVBROADCASTI64X4 mask03<>(SB), Z2', '\tVBROADCASTI64X4 mask04<>(SB), Z3',
                   '\tVBROADCASTI64X4 mask80<>(SB), Z4']
     out += row_start(rows, FACC[:rows])
-    body = [f'VPXORD {z}, {z}, {z}' for z in ZACC[:rows]]
-    body += ['VPMOVSXBW 96(SI), Y7', 'VINSERTI64X4 $1, Y7, Z7, Z7', 'VBROADCASTI64X4 (SI), Z6',
-             'VPMOVSXWD 112(SI), Y5', 'VPSLLD $7, Y5, Y5']
+    # The lanes start at −128·corr (low half; the high half at 0).
+    body = ['VPMOVSXWD 112(SI), Y5', 'VPSLLD $7, Y5, Y5', 'VPXORD Y24, Y24, Y24', 'VPSUBD Y5, Y24, Y5']
+    body += [f'VMOVDQA32 Y5, {IACC[j]}' for j in range(rows)]
+    body += ['VPMOVSXBW 96(SI), Y7', 'VINSERTI64X4 $1, Y7, Z7, Z7', 'VBROADCASTI64X4 (SI), Z6']
     for n in range(2):
         body.append(f'VBROADCASTI64X4 {32 + 32 * n}(SI), Z0')
         for q in range(2):
@@ -576,8 +593,7 @@ def q3k_kernel512(name, rows):
     for j in range(rows):
         r = ACT[j]
         body += fold512(j)
-        body += ['VPSUBD Y5, Y13, Y13', 'VCVTDQ2PS Y13, Y13', f'VBROADCASTSS ({r}), Y14', 'VMULPS Y15, Y14, Y14',
-                 f'VFMADD231PS Y13, Y14, {FACC[j]}']
+        body += ['VCVTDQ2PS Y13, Y13', f'VMULPS.BCST ({r}), Y15, Y14', f'VFMADD231PS Y13, Y14, {FACC[j]}']
     out += ['\t' + b for b in body + advance_only(rows, 130)]
     tail = []
     for j in range(rows):
