@@ -45,6 +45,9 @@ func q2_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q2_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q2_KRowsX8VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q2_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -52,6 +55,9 @@ func q3_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 
 //go:noescape
 func q3_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q3_KRowsX8VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q3_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -66,9 +72,9 @@ var (
 	q5_KAVX2     = &panelKernel[blockQ8_K]{kind: packQ5_KRows, pack: packQ5_K, x1: q5_KRowsX1AVX2}
 	q6_KVNNI     = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
 	q6_KAVX2     = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2}
-	q2_KVNNI     = &panelKernel[blockQ8_K]{x1: q2_KRowsX1VNNI, x4: q2_KRowsX4VNNI}
+	q2_KVNNI     = &panelKernel[blockQ8_K]{x1: q2_KRowsX1VNNI, x4: q2_KRowsX4VNNI, x8: q2_KRowsX8VNNI}
 	q2_KAVX2     = &panelKernel[blockQ8_K]{x1: q2_KRowsX1AVX2}
-	q3_KVNNI     = &panelKernel[blockQ8_K]{kind: packQ3_KRows, pack: packQ3_K, x1: q3_KRowsX1VNNI, x4: q3_KRowsX4VNNI}
+	q3_KVNNI     = &panelKernel[blockQ8_K]{kind: packQ3_KRows, pack: packQ3_K, x1: q3_KRowsX1VNNI, x4: q3_KRowsX4VNNI, x8: q3_KRowsX8VNNI}
 	q3_KAVX2     = &panelKernel[blockQ8_K]{kind: packQ3_KRows, pack: packQ3_K, x1: q3_KRowsX1AVX2}
 )
 

@@ -152,7 +152,7 @@ func TestKKernels(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, typ := range []DType{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
-		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}} {
+		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}, {7, 2, 13}} {
 			k := shape.nb * QK_K
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
 			extremeKRow(w)

@@ -513,17 +513,52 @@ def zpair(n_reg, q, dst):
     return [f'VPSRLVW shv<>+{64 * q}(SB), {n_reg}, {dst}', f'VPANDD Z2, {dst}, {dst}']
 
 
+Z8ACC = [f'Z{16 + a}' for a in range(8)]   # int32 lanes of two chunks, per activation
+Y8ACC = [f'Y{16 + a}' for a in range(8)]
+
+
+def xaddr(a, off):
+    # Activation a's byte off: a < 4 through ACT[a], a ≥ 4 four rows on.
+    if a < 4:
+        return f'{off}({ACT[a]})'
+    return f'{off}({ACT[a - 4]})(R10*4)'
+
+
+def store8(rows, xregs, extract=False):
+    # Stores the outputs of rows activations (X registers; with extract,
+    # pairs of outputs at element 0 and 2 of each register) and moves on.
+    s = []
+    outs = []
+    for x in xregs:
+        outs += [(x, 0), (x, 2)] if extract else [(x, 0)]
+    outs = outs[:rows]
+    for a, (x, e) in enumerate(outs):
+        base = '(DI)' if a < 4 else '(CX)'
+        if a == 4:
+            s.append('LEAQ (DI)(R11*4), CX')
+        k = a % 4
+        addr = {0: base, 1: f'{base}(R11*1)', 2: f'{base}(R11*2)', 3: '(AX)'}[k]
+        if k == 3:
+            s.append(f'LEAQ {base}(R11*2), AX')
+            addr = '(AX)(R11*1)'
+        s.append(f'VMOVSS {x}, {addr}' if e == 0 else f'VEXTRACTPS $2, {x}, {addr}')
+    return s + ['ADDQ $4, DI', 'DECQ R8', 'JNZ row']
+
+
 def q2k_kernel512(name, rows):
     # q2k_kernel with 512-bit vectors (AVX-512 VNNI): two chunks a step, the
     # low half of every vector chunk c and the high half chunk c+1; the
-    # int32 lanes of both halves are added per super-block, exactly.
+    # int32 lanes of both halves are added per super-block, exactly. With
+    # four or eight activations, each four have their sums made by one tree
+    # into S = [isum_0, imin_0, ..., isum_3, imin_3], and a vector of
+    # [acc_0, accMin_0, ..., acc_3, accMin_3] += S · [d, dmin]·d_x_a.
     # Registers: Z0 raw qs in both halves, Z1 quants, Z2 0x03s, Y4 mins,
     # Y5 [d, dmin] four times, Z6 scales16 in both halves, Z8 two chunks'
-    # scale16.
+    # scale16, Y9 (Y10) the float sums, Z16.. the lanes, Z24.. temporaries.
     out = prologue(name, False)
     out.insert(-2, '\tVBROADCASTI64X4 mask03<>(SB), Z2')
-    out += row_start(rows, XACC[:1])
-    body = [f'VPXORD {z}, {z}, {z}' for z in ZACC[:rows]]
+    out += row_start(min(rows, 4), ['Y9', 'Y10'][:max(1, rows // 4)])
+    body = [f'VPXORD {z}, {z}, {z}' for z in Z8ACC[:rows]]
     body += ['VMOVDQU (SI), X7', 'VPAND mask0f<>(SB), X7, X6', 'VPSHUFB evenodd<>(SB), X6, X6', 'VPMOVZXBW X6, Y6',
              'VINSERTI64X4 $1, Y6, Z6, Z6', 'VPSRLW $4, X7, X7', 'VPAND mask0f<>(SB), X7, X7', 'VPMOVZXBW X7, Y4',
              'VPBROADCASTD 80(SI), X5', 'VCVTPH2PS X5, Y5']  # [d, dmin] four times
@@ -533,50 +568,55 @@ def q2k_kernel512(name, rows):
             c = 4 * n + 2 * q
             body += zpair('Z0', q, 'Z1')
             body.append(f'VPSHUFB wsel2<>+{32 * c}(SB), Z6, Z8')
-            for j in range(rows):
-                body += [f'VPMADDUBSW {4 + 32 * c}({ACT[j]}), Z1, {ZTMP[j]}', f'VPDPWSSD Z8, {ZTMP[j]}, {ZACC[j]}']
+            for a in range(rows):
+                t = f'Z{24 + a % 8}'
+                body += [f'VPMADDUBSW {xaddr(a, 4 + 32 * c)}, Z1, {t}', f'VPDPWSSD Z8, {t}, {Z8ACC[a]}']
     if rows == 1:
         body += fold512(0)
         body += ['VPMADDWD 260(BX), Y4, Y14', 'VPHADDD Y14, Y13, Y14', 'VPHADDD Y14, Y14, Y14',
                  'VEXTRACTI128 $1, Y14, X15', 'VPADDD X15, X14, X14', 'VCVTDQ2PS X14, X14',
                  'VBROADCASTSS (BX), X15', 'VMULPS X15, X5, X15', 'VFMADD231PS X15, X14, X9']
-        out += ['\t' + b for b in body + advance_only(rows, 84)]
+        out += ['\t' + b for b in body + advance_only(min(rows, 4), 84)]
         out += ['\t' + b for b in ['VMOVSHDUP X9, X15', 'VSUBSS X15, X9, X9'] + store(rows, XACC)]
         return '\n'.join(out + epilogue())
-    # Four activations at once: the lanes L_a and the mins' products M_a
-    # summed by one tree into S = [isum_0, imin_0, ..., isum_3, imin_3], and
-    # Y9 = [acc_0, accMin_0, ..., acc_3, accMin_3] += S · [d, dmin]·d_x_a.
     L, M = ['Y0', 'Y1', 'Y3', 'Y6'], ['Y7', 'Y8', 'Y13', 'Y14']
-    for a in range(4):
-        body += [f'VEXTRACTI64X4 $1, {ZACC[a]}, Y15', f'VPADDD {IACC[a]}, Y15, {L[a]}']
-    for a in range(4):
-        body += [f'VPMADDWD 260({ACT[a]}), Y4, {M[a]}', f'VPHADDD {M[a]}, {L[a]}, {L[a]}']
-    body += ['VPHADDD Y1, Y0, Y0', 'VPHADDD Y6, Y3, Y3',    # [L0 M0 L1 M1] per 128-bit half, then L2..M3
-             'VPERM2I128 $0x20, Y3, Y0, Y7', 'VPERM2I128 $0x31, Y3, Y0, Y8', 'VPADDD Y8, Y7, Y7',
-             'VCVTDQ2PS Y7, Y7',
-             'VMOVSS (BX), X13', 'VINSERTPS $0x10, (R12), X13, X13', 'VINSERTPS $0x20, (R13), X13, X13',
-             'VINSERTPS $0x30, (R14), X13, X13', 'VPMOVZXDQ X13, Y13', 'VMOVSLDUP Y13, Y13',
-             'VMULPS Y5, Y13, Y13', 'VFMADD231PS Y13, Y7, Y9']
-    out += ['\t' + b for b in body + advance_only(rows, 84)]
-    tail = ['VMOVSHDUP Y9, Y13', 'VSUBPS Y13, Y9, Y9', 'VMOVSS X9, (DI)', 'VEXTRACTPS $2, X9, (DI)(R11*1)',
-            'LEAQ (DI)(R11*2), AX', 'VEXTRACTF128 $1, Y9, X13', 'VMOVSS X13, (AX)', 'VEXTRACTPS $2, X13, (AX)(R11*1)',
-            'ADDQ $4, DI', 'DECQ R8', 'JNZ row']
-    out += ['\t' + b for b in tail]
+    for g in range(rows // 4):
+        acts = range(4 * g, 4 * g + 4)
+        for i, a in enumerate(acts):
+            body += [f'VEXTRACTI64X4 $1, {Z8ACC[a]}, Y15', f'VPADDD {Y8ACC[a]}, Y15, {L[i]}']
+        for i, a in enumerate(acts):
+            body += [f'VPMADDWD {xaddr(a, 260)}, Y4, {M[i]}', f'VPHADDD {M[i]}, {L[i]}, {L[i]}']
+        body += ['VPHADDD Y1, Y0, Y0', 'VPHADDD Y6, Y3, Y3',    # [L0 M0 L1 M1] per 128-bit half, then L2..M3
+                 'VPERM2I128 $0x20, Y3, Y0, Y7', 'VPERM2I128 $0x31, Y3, Y0, Y8', 'VPADDD Y8, Y7, Y7',
+                 'VCVTDQ2PS Y7, Y7',
+                 f'VMOVSS {xaddr(4 * g, 0)}, X13', f'VINSERTPS $0x10, {xaddr(4 * g + 1, 0)}, X13, X13',
+                 f'VINSERTPS $0x20, {xaddr(4 * g + 2, 0)}, X13, X13',
+                 f'VINSERTPS $0x30, {xaddr(4 * g + 3, 0)}, X13, X13', 'VPMOVZXDQ X13, Y13', 'VMOVSLDUP Y13, Y13',
+                 'VMULPS Y5, Y13, Y13', f'VFMADD231PS Y13, Y7, Y{9 + g}']
+    out += ['\t' + b for b in body + advance_only(min(rows, 4), 84)]
+    tail = []
+    for g in range(rows // 4):
+        y, x = f'Y{9 + g}', f'X{9 + g}'
+        tail += [f'VMOVSHDUP {y}, Y13', f'VSUBPS Y13, {y}, {y}', f'VEXTRACTF128 $1, {y}, X{11 + g}']
+    xs = [f'X{9 + g}' if h == 0 else f'X{11 + g}' for g in range(rows // 4) for h in range(2)]
+    out += ['\t' + b for b in tail + store8(rows, xs, extract=True)]
     return '\n'.join(out + epilogue())
 
 
 def q3k_kernel512(name, rows):
     # q3k_kernel with 512-bit vectors (AVX-512 VNNI), two chunks a step as in
     # q2k_kernel512. Registers: Z0 raw qs in both halves, Z1 quants, Z2
-    # 0x03s, Z3 0x04s, Z4 0x80s, Y5 128·corr, Z6 hmask in both halves, Z7
-    # scales16 in both halves, Z8 two chunks' scale16.
+    # 0x03s, Z3 0x04s, Z4 0x80s, Y5 −128·corr, Z6 hmask in both halves, Z7
+    # scales16 in both halves, Z8 two chunks' scale16, Y9..Y12 and Y24..Y27
+    # the float lanes, Z16.. the int32 lanes, Z28.. temporaries.
+    facc = (FACC + ['Y24', 'Y25', 'Y26', 'Y27'])[:rows]
     out = prologue(name, False)
     out[-2:-2] = ['\tVBROADCASTI64X4 mask03<>(SB), Z2', '\tVBROADCASTI64X4 mask04<>(SB), Z3',
                   '\tVBROADCASTI64X4 mask80<>(SB), Z4']
-    out += row_start(rows, FACC[:rows])
+    out += row_start(min(rows, 4), facc)
     # The lanes start at −128·corr (low half; the high half at 0).
-    body = ['VPMOVSXWD 112(SI), Y5', 'VPSLLD $7, Y5, Y5', 'VPXORD Y24, Y24, Y24', 'VPSUBD Y5, Y24, Y5']
-    body += [f'VMOVDQA32 Y5, {IACC[j]}' for j in range(rows)]
+    body = ['VPMOVSXWD 112(SI), Y5', 'VPSLLD $7, Y5, Y5', 'VPXORD Y14, Y14, Y14', 'VPSUBD Y5, Y14, Y5']
+    body += [f'VMOVDQA32 Y5, {Y8ACC[a]}' for a in range(rows)]
     body += ['VPMOVSXBW 96(SI), Y7', 'VINSERTI64X4 $1, Y7, Z7, Z7', 'VBROADCASTI64X4 (SI), Z6']
     for n in range(2):
         body.append(f'VBROADCASTI64X4 {32 + 32 * n}(SI), Z0')
@@ -585,23 +625,21 @@ def q3k_kernel512(name, rows):
             body += zpair('Z0', q, 'Z1')
             body += [f'VPTESTNMB hbit<>+{32 * c}(SB), Z6, K1', 'VPSUBB Z3, Z1, K1, Z1',
                      f'VPSHUFB wsel2<>+{32 * c}(SB), Z7, Z8']
-            for j in range(rows):
-                t = ZTMP[j]
-                body += [f'VPXORD {4 + 32 * c}({ACT[j]}), Z4, {t}', f'VPMADDUBSW Z1, {t}, {t}',
-                         f'VPDPWSSD Z8, {t}, {ZACC[j]}']
+            for a in range(rows):
+                t = f'Z{28 + a % 4}'
+                body += [f'VPXORD {xaddr(a, 4 + 32 * c)}, Z4, {t}', f'VPMADDUBSW Z1, {t}, {t}',
+                         f'VPDPWSSD Z8, {t}, {Z8ACC[a]}']
     body += ['VPBROADCASTW 128(SI), X15', 'VCVTPH2PS X15, Y15']
-    for j in range(rows):
-        r = ACT[j]
-        body += fold512(j)
-        body += ['VCVTDQ2PS Y13, Y13', f'VMULPS.BCST ({r}), Y15, Y14', f'VFMADD231PS Y13, Y14, {FACC[j]}']
-    out += ['\t' + b for b in body + advance_only(rows, 130)]
+    for a in range(rows):
+        body += [f'VEXTRACTI64X4 $1, {Z8ACC[a]}, Y13', f'VPADDD {Y8ACC[a]}, Y13, Y13', 'VCVTDQ2PS Y13, Y13',
+                 f'VMULPS.BCST {xaddr(a, 0)}, Y15, Y14', f'VFMADD231PS Y13, Y14, {facc[a]}']
+    out += ['\t' + b for b in body + advance_only(min(rows, 4), 130)]
     tail = []
-    for j in range(rows):
-        f = FACC[j]
+    for f in facc:
         x = 'X' + f[1:]
-        tail += [f'VEXTRACTF128 $1, {f}, X15', f'VADDPS X15, {x}, {x}', f'VMOVHLPS {x}, {x}, X15',
+        tail += [f'VEXTRACTF32X4 $1, {f}, X15', f'VADDPS X15, {x}, {x}', f'VMOVHLPS {x}, {x}, X15',
                  f'VADDPS X15, {x}, {x}', f'VMOVSHDUP {x}, X15', f'VADDSS X15, {x}, {x}']
-    out += ['\t' + b for b in tail + store(rows, ['X' + f[1:] for f in FACC])]
+    out += ['\t' + b for b in tail + store8(rows, ['X' + f[1:] for f in facc])]
     return '\n'.join(out + epilogue())
 
 
@@ -644,6 +682,9 @@ def main():
         if vnni:
             print(q2k_kernel512(f'q2_KRowsX{rows}{isa}', rows))
             print(q3k_kernel512(f'q3_KRowsX{rows}{isa}', rows))
+            if rows == 4:
+                print(q2k_kernel512('q2_KRowsX8VNNI', 8))
+                print(q3k_kernel512('q3_KRowsX8VNNI', 8))
         else:
             print(q2k_kernel(f'q2_KRowsX{rows}{isa}', rows, vnni))
             print(q3k_kernel(f'q3_KRowsX{rows}{isa}', rows, vnni))
