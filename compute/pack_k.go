@@ -68,18 +68,15 @@ func unpackScalesMins(dst []byte, packed *[12]byte) {
 const packQ3_KRows packKind = 64
 
 // packQ3_K repacks Q3_K rows for the assembly (kern_k_amd64.s): per
-// super-block 130 bytes, hmask[32] and qs[64] as stored, the sixteen 6-bit
+// super-block 114 bytes, hmask[32] and qs[64] as stored, the sixteen 6-bit
 // scales unpacked to int8 (less 32), the even sub-blocks' first (0, 2, ...,
-// 14, 1, 3, ..., 15), then corr int16[8], then d (f16).
-// corr_l = Σ_c sc·(the four quants of lane l in chunk c), over the eight
-// 32-value chunks c, where sc is the scale of the quants' sub-block: the
-// kernels take the activations as x+128 and subtract 128·corr_l from lane l.
+// 14, 1, 3, ..., 15, so that one VPSHUFB gives a 32-value chunk its two
+// scales), then d (f16).
 func packQ3_K(t *Tensor) *packed {
-	const bs, out = 110, 130
+	const bs, out = 110, 114
 	nb := t.Cols() / QK_K
 	p := &packed{nb: nb, blockSz: out, rowBytes: nb * out}
 	p.data = make([]byte, t.Rows()*nb*out)
-	var w [QK_K]int8
 	for b := range t.Rows() * nb {
 		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
 		copy(dst[0:96], src[0:96])
@@ -87,18 +84,7 @@ func packQ3_K(t *Tensor) *packed {
 		for j, s := range sc {
 			dst[96+j/2+8*(j%2)] = byte(s - 32)
 		}
-		unpackQ3_K(&w, src)
-		for l := range 8 {
-			var corr int
-			for c := range 8 {
-				s := int(sc[2*c+l/4]) - 32
-				for i := range 4 {
-					corr += s * int(w[32*c+4*l+i])
-				}
-			}
-			binary.LittleEndian.PutUint16(dst[112+2*l:], uint16(int16(corr)))
-		}
-		copy(dst[128:130], src[108:110])
+		copy(dst[112:114], src[108:110])
 	}
 	return p
 }

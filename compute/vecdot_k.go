@@ -95,7 +95,13 @@ func vecDotQ3_K(x []byte, y []blockQ8_K) float32 {
 	for i := range y {
 		b := (*[110]byte)(x[i*110:])
 		yb := &y[i]
-		unpackQ3_K(&w, b[:])
+		unpackQs2(&w, b[32:96])
+		hm := b[0:32]
+		for p := range w {
+			if hm[p%32]&(1<<(p/32)) == 0 {
+				w[p] -= 4
+			}
+		}
 		raw := q3KScales(b[96:108])
 		for j := range sc {
 			sc[j] = int32(byte(raw[j])) - 32
@@ -104,17 +110,6 @@ func vecDotQ3_K(x []byte, y []blockQ8_K) float32 {
 		accLanes(&acc, yb.d*f16At(b[108:]), &lane)
 	}
 	return hsum8(&acc)
-}
-
-// unpackQ3_K writes the quants (−4..3) of the Q3_K block b into w.
-func unpackQ3_K(w *[QK_K]int8, b []byte) {
-	unpackQs2(w, b[32:96])
-	hm := b[0:32]
-	for p := range w {
-		if hm[p%32]&(1<<(p/32)) == 0 {
-			w[p] -= 4
-		}
-	}
 }
 
 // unpackScalesK4 unpacks the eight 6-bit scales and mins of a Q4_K/Q5_K
