@@ -145,7 +145,7 @@ func BenchmarkMatMulQ(b *testing.B) {
 // dot products bit for bit (ggml's repacked q2_K and q4_K gemv order,
 // ggml_vec_dot_q{3,5,6}_K_q8_K's lanes), on random blocks, on a first weight
 // row at the extremes (see extremeKRow) and on activation rows at ±127 and
-// all zero, for 1 to 9 activation rows.
+// all zero, for 1 to 13 activation rows (the x8, x4 and x1 kernels).
 func TestKKernels(t *testing.T) {
 	if len(hostISAs()) == 0 {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
