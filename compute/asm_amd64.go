@@ -18,6 +18,8 @@ var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{
 }
 
 var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
+	Q2_K: {AVX2: q2_KAVX2, AVX512VNNI: q2_KVNNI},
+	Q3_K: {AVX2: q3_KAVX2, AVX512VNNI: q3_KVNNI},
 	Q4_K: {AVX2: q4_KAVX2, AVX512VNNI: q4_KVNNI},
 	Q5_K: {AVX2: q5_KAVX2, AVX512VNNI: q5_KVNNI},
 	Q6_K: {AVX2: q6_KAVX2, AVX512VNNI: q6_KVNNI},

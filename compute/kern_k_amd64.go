@@ -38,6 +38,30 @@ func q6_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 //go:noescape
 func q6_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
+//go:noescape
+func q2_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q2_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q2_KRowsX8VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q2_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q3_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q3_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q3_KRowsX8VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q3_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
 var (
 	q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true,
 		x1: q4_KPanelX1VNNI, x4: q4_KPanelX4VNNI}
@@ -48,4 +72,8 @@ var (
 	q5_KAVX2     = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1AVX2}
 	q6_KVNNI     = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
 	q6_KAVX2     = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2}
+	q2_KVNNI     = &panelKernel[blockQ8_K]{x1: q2_KRowsX1VNNI, x4: q2_KRowsX4VNNI, x8: q2_KRowsX8VNNI}
+	q2_KAVX2     = &panelKernel[blockQ8_K]{x1: q2_KRowsX1AVX2}
+	q3_KVNNI     = &panelKernel[blockQ8_K]{pack: packQ3_K, x1: q3_KRowsX1VNNI, x4: q3_KRowsX4VNNI, x8: q3_KRowsX8VNNI}
+	q3_KAVX2     = &panelKernel[blockQ8_K]{pack: packQ3_K, x1: q3_KRowsX1AVX2}
 )

@@ -104,13 +104,13 @@ func TestPanelKernels(t *testing.T) {
 }
 
 // BenchmarkMatMulQ measures MatMul on TinyLlama-sized weights (Q4_0, Q8_0,
-// Q4_K, Q6_K; k = 2048; n = 2048 and 5632) for a decode step (m = 1) and a
+// Q2_K, Q3_K, Q4_K, Q6_K; k = 2048; n = 2048 and 5632) for a decode step (m = 1) and a
 // batched decode step (m = 16) and a prefill chunk (m = 64), with two workers, per ISA (generic = the Go
 // reference). GMAC/s counts the weight·activation products.
 func BenchmarkMatMulQ(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const k = 2048
-	for _, typ := range []DType{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []DType{Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q6_K} {
 		for _, n := range []int{2048, 5632} {
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
 			for _, m := range []int{1, 16, 64} {
@@ -141,19 +141,21 @@ func BenchmarkMatMulQ(b *testing.B) {
 	}
 }
 
-// TestKKernels checks the Q4_K and Q6_K row kernels of every ISA against
-// the Go dot products bit for bit (ggml's repacked q4_K gemv order and
-// ggml_vec_dot_q6_K_q8_K's lanes), on random blocks and on activation rows
-// at ±127 and all zero, for 1 to 9 activation rows.
+// TestKKernels checks the K-quant row kernels of every ISA against the Go
+// dot products bit for bit (ggml's repacked q2_K and q4_K gemv order,
+// ggml_vec_dot_q{3,5,6}_K_q8_K's lanes), on random blocks, on a first weight
+// row at the extremes (see extremeKRow) and on activation rows at ±127 and
+// all zero, for 1 to 13 activation rows (the x8, x4 and x1 kernels).
 func TestKKernels(t *testing.T) {
 	if len(hostISAs()) == 0 {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	for _, typ := range []DType{Q4_K, Q5_K, Q6_K} {
-		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}} {
+	for _, typ := range []DType{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
+		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}, {7, 2, 13}} {
 			k := shape.nb * QK_K
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
+			extremeKRow(w)
 			x := edgeActs(rng, shape.m, k)
 			var xq []blockQ8_K
 			quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_K)
@@ -181,6 +183,25 @@ func TestKKernels(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// extremeKRow sets the first row of w's Q2_K or Q3_K blocks to the largest
+// products: Q2_K quants 3 with scales and mins 15; Q3_K quants −4 (hmask
+// and qs clear) with scales −32 (6-bit 0), where x+128 = 255 makes the
+// kernels' 16-bit pair sums largest.
+func extremeKRow(w *Tensor) {
+	bs := w.Type.TypeSize()
+	for b := range w.Cols() / QK_K {
+		blk := w.Data[b*bs : (b+1)*bs]
+		switch w.Type {
+		case Q2_K:
+			for i := range 80 {
+				blk[i] = 0xff
+			}
+		case Q3_K:
+			clear(blk[0:108])
 		}
 	}
 }

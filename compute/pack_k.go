@@ -62,3 +62,25 @@ func unpackScalesMins(dst []byte, packed *[12]byte) {
 		dst[16+j] = m
 	}
 }
+
+// packQ3_K repacks Q3_K rows for the assembly (kern_k_amd64.s): per
+// super-block 114 bytes, hmask[32] and qs[64] as stored, the sixteen 6-bit
+// scales unpacked to int8 (less 32), the even sub-blocks' first (0, 2, ...,
+// 14, 1, 3, ..., 15, so that one VPSHUFB gives a 32-value chunk its two
+// scales), then d (f16).
+func packQ3_K(t *Tensor) *packed {
+	const bs, out = 110, 114
+	nb := t.Cols() / QK_K
+	p := &packed{nb: nb, blockSz: out, rowBytes: nb * out}
+	p.data = make([]byte, t.Rows()*nb*out)
+	for b := range t.Rows() * nb {
+		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
+		copy(dst[0:96], src[0:96])
+		sc := q3KScales(src[96:108])
+		for j, s := range sc {
+			dst[96+j/2+8*(j%2)] = byte(s - 32)
+		}
+		copy(dst[112:114], src[108:110])
+	}
+	return p
+}
