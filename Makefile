@@ -56,7 +56,8 @@ FUZZ_TARGETS := \
 	./server:FuzzSSE \
 	./actors:FuzzStopStrings \
 	./actors/cluster:FuzzEnvelope \
-	./server/chat:FuzzRender
+	./server/chat:FuzzRender \
+	./server/toolcall:FuzzParse
 
 # CI's bound is a count of executions, not a duration: with a duration, Go
 # 1.26's fuzz coordinator can fail a target with a bare "context deadline
