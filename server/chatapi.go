@@ -26,6 +26,7 @@ type chatRequest struct {
 	Logprobs            bool                       `json:"logprobs"`
 	TopLogprobs         *int                       `json:"top_logprobs"`
 	Tools               []json.RawMessage          `json:"tools"`
+	ToolChoice          json.RawMessage            `json:"tool_choice"`
 	AddGenerationPrompt *bool                      `json:"add_generation_prompt"`
 	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`
 }
@@ -73,6 +74,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 	} else if req.TopLogprobs != nil {
 		writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
+		return
+	}
+	if e := checkToolChoice(req.ToolChoice); e != nil {
+		writeError(w, e)
 		return
 	}
 	prompt, e := s.renderChat(&req)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -32,6 +33,7 @@ type samplingFields struct {
 	IgnoreEOS         bool               `json:"ignore_eos"`
 	Priority          int                `json:"priority"`
 	User              string             `json:"user"`
+	constrainedFields
 }
 
 func (f *samplingFields) model() string { return f.Model }
@@ -135,6 +137,14 @@ var params = []param{
 		req.Priority = f.Priority
 		return nil
 	}},
+	{"response_format", applyResponseFormat},
+	notYet("structured_outputs", func(f *samplingFields) json.RawMessage { return f.StructuredOutputs }),
+	notYet("guided_json", func(f *samplingFields) json.RawMessage { return f.GuidedJSON }),
+	notYet("guided_regex", func(f *samplingFields) json.RawMessage { return f.GuidedRegex }),
+	notYet("guided_choice", func(f *samplingFields) json.RawMessage { return f.GuidedChoice }),
+	notYet("guided_grammar", func(f *samplingFields) json.RawMessage { return f.GuidedGrammar }),
+	notYet("grammar", func(f *samplingFields) json.RawMessage { return f.Grammar }),
+	notYet("json_schema", func(f *samplingFields) json.RawMessage { return f.JSONSchema }),
 }
 
 // span is a range of a number parameter: [lo, hi], or (lo, hi] when open.

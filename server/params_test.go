@@ -16,8 +16,11 @@ func TestParamsTable(t *testing.T) {
 	elsewhere := map[string]bool{"model": true, "max_tokens": true, "stream": true, "stream_options": true, "user": true}
 	fields := map[string]bool{}
 	typ := reflect.TypeFor[samplingFields]()
-	for i := range typ.NumField() {
-		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+	for _, sf := range reflect.VisibleFields(typ) {
+		if sf.Anonymous {
+			continue // its fields are listed too
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		fields[name] = true
 	}
 	inTable := map[string]bool{}
@@ -55,6 +58,11 @@ func TestToRequest(t *testing.T) {
 				LogitBias: map[int32]float32{5: inf, 7: 2.5}}}, ""},
 		{`{"stop": "x", "stop_token_ids": [2], "ignore_eos": true, "priority": -3}`, -1, messages.GenerateRequest{N: 1,
 			Sampling: messages.SamplingParams{Temperature: 1, TopP: 1}, Stop: []string{"x"}, StopTokenIDs: []int32{2}, IgnoreEOS: true, Priority: -3}, ""},
+		// response_format text is the default; null fields are not set.
+		{`{"response_format": {"type": "text"}, "guided_json": null, "grammar": null}`, -1, messages.GenerateRequest{N: 1,
+			Sampling: messages.SamplingParams{Temperature: 1, TopP: 1}}, ""},
+		{`{"response_format": {"type": "json_object"}}`, -1, messages.GenerateRequest{}, "response_format"},
+		{`{"guided_choice": ["a"]}`, -1, messages.GenerateRequest{}, "guided_choice"},
 		{`{"temperature": 2.01}`, -1, messages.GenerateRequest{}, "temperature"},
 		{`{"top_p": 0}`, -1, messages.GenerateRequest{}, "top_p"},
 		{`{"top_k": -2}`, -1, messages.GenerateRequest{}, "top_k"},
