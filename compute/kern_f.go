@@ -131,8 +131,12 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 	chunk := max(8, floatChunkBytes/rb/8*8)
 	for r0 := lo; r0 < hi; r0 += chunk {
 		nr := min(chunk, hi-r0)
-		for t := 0; t < m; {
-			rn := min(fk.rnMax, m-t)
+		// As few calls as rnMax allows, their rows balanced (16 rows are
+		// four calls of 4, not three of 5 and one of 1): every output's
+		// arithmetic is the same whatever its call.
+		calls := (m + fk.rnMax - 1) / fk.rnMax
+		for t := 0; t < m; calls-- {
+			rn := (m - t + calls - 1) / calls
 			rm := fk.rm[rn]
 			ng := nr / rm
 			if ng > 0 {
