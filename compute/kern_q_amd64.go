@@ -11,7 +11,7 @@ func q4_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q4_0x4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q4_0x8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+func q4_0x8ZVNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -29,7 +29,7 @@ func q8_0LanesX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb
 func q8_0LanesX4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 var (
-	q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8VNNI, corr: -8}
+	q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8ZVNNI, corr: -8}
 	q4_0AVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x4: q4_0x4AVX2, corr: -8}
 	// Q8_0 keeps ggml's vec_dot order (eight position lanes per row, then a
 	// horizontal sum) rather than a panel's one accumulator per row: the

@@ -58,7 +58,7 @@ func TestPanelKernels(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range []DType{Q4_0, Q5_0, Q8_0} {
-		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}} {
+		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {32, 2, 8}, {40, 3, 17}, {136, 4, 16}} {
 			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
 				k := shape.nb * 32
 				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}

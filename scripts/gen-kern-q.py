@@ -193,22 +193,63 @@ def start8(name, label):
     return out + ['\t' + x for x in body] + ['block:']
 
 
-def kernel8(name):
-    addrs, accs = ADDRS8, ACCS8
-    out = start8(name, 'panel')
-    body = load_q4_0()
+def kernel8z(name):
+    # Eight activation rows on 512-bit vectors: two panels a step, panel p
+    # in the low half of each vector and panel p+1 in the high half, so
+    # every output lane takes the operations of the 256-bit kernels (the
+    # same bits); their sixteen outputs are contiguous. An odd last panel
+    # takes a 256-bit loop. R15 holds a panel's bytes (nb·144).
+    addrs = ADDRS8
+    accs = ['Z' + a[1:] for a in ACCS8]
+    out = prologue(name, False)
+    out += ['\tVBROADCASTI64X4 nibmask<>(SB), Z29', '\tIMUL3Q $144, R9, R15']
+    out.append('pair:')
+    body = ['CMPQ R8, $2', 'JB single']
+    body += [f'VPXORD {a}, {a}, {a}' for a in accs]
+    body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
+             'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
+    out += ['\t' + x for x in body]
+    out.append('pblock:')
+    body = ['VCVTPH2PS (SI), Y8', 'VCVTPH2PS (SI)(R15*1), Y30', 'VINSERTF64X4 $1, Y30, Z8, Z8']
+    for c in range(4):
+        body += [f'VMOVDQU {16 + 32 * c}(SI), Y{c}', f'VINSERTI64X4 $1, {16 + 32 * c}(SI)(R15*1), Z{c}, Z{c}']
+    body += [f'VPSRLW $4, Z{c}, Z{c + 4}' for c in range(4)]
+    body += [f'VPANDD Z29, Z{c}, Z{c}' for c in range(8)]
     for j in range(8):
-        body += dot_vnni1(addrs[j], accs[j], f'Y{16 + j}', f'Y{24 + j % 4}')
+        i, t = f'Z{16 + j}', f'Z{24 + j % 4}'
+        body.append(f'VPBROADCASTD {addrs[j](4)}, {i}')
+        for g in range(8):
+            body.append(f'VPDPBUSD.BCST {addrs[j](8 + 4 * g)}, Z{g}, {i}')
+        body += [f'VCVTDQ2PS {i}, {i}', f'VMULPS.BCST {addrs[j](0)}, Z8, {t}', f'VFMADD231PS {t}, {i}, {accs[j]}']
     body.append('ADDQ $144, SI')
     body += [f'ADDQ $40, {r}' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
-    body += ['DECQ CX', 'JNZ block']
-    # Output t at DI + t·os.
-    body += ['MOVQ DI, AX']
+    body += ['DECQ CX', 'JNZ pblock']
+    body += ['ADDQ R15, SI', 'MOVQ DI, AX']
     for j in range(8):
         body.append(f'VMOVUPS {accs[j]}, (AX)')
         if j < 7:
             body.append('ADDQ R11, AX')
-    body += ['ADDQ $32, DI', 'DECQ R8', 'JNZ panel']
+    body += ['ADDQ $64, DI', 'SUBQ $2, R8', 'JMP pair']
+    out += ['\t' + x for x in body]
+    # The odd panel, on 256-bit vectors.
+    out.append('single:')
+    body = ['TESTQ R8, R8', 'JZ done']
+    body += [f'VXORPS {a}, {a}, {a}' if int(a[1:]) < 16 else f'VPXORD {a}, {a}, {a}' for a in ACCS8]
+    body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
+             'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
+    out += ['\t' + x for x in body]
+    out.append('sblock:')
+    body = load_q4_0()
+    for j in range(8):
+        body += dot_vnni1(addrs[j], ACCS8[j], f'Y{16 + j}', f'Y{24 + j % 4}')
+    body.append('ADDQ $144, SI')
+    body += [f'ADDQ $40, {r}' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
+    body += ['DECQ CX', 'JNZ sblock']
+    body += ['MOVQ DI, AX']
+    for j in range(8):
+        body.append(f'VMOVUPS {ACCS8[j]}, (AX)')
+        if j < 7:
+            body.append('ADDQ R11, AX')
     out += ['\t' + x for x in body]
     out += ['done:', '\tVZEROUPPER', '\tRET', '']
     return '\n'.join(out)
@@ -222,7 +263,7 @@ def main():
                      144, False))
         print(kernel(f'q4_0x{rows}AVX2', rows, load_q4_0,
                      lambda j: dot_avx2(ACT[j], ACC[j], 'Y13', 'Y14'), 144, True))
-    print(kernel8('q4_0x8VNNI'))
+    print(kernel8z('q4_0x8ZVNNI'))
     # The VNNI kernels for four and eight activation rows are
     # gen-kern-ql.py's q8_0Pair* (512-bit vectors).
     print(lanes_kernel('q8_0LanesX1VNNI', 1, True))
