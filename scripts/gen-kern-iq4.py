@@ -188,30 +188,6 @@ ADDRS8 += [lambda o: f'{o}(AX)(R10*1)', lambda o: f'{o}(AX)(R10*2)', lambda o: f
 ACCS8 = ['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14', 'Y15', 'Y28']
 
 
-def nl_kernel8(name):
-    out, body = prologue(name, 0, 'blockQ8_0')
-    body += ['VMOVDQU32 iq4u<>(SB), Y29', 'TESTQ R8, R8', 'JZ done']
-    out += ['\t' + x for x in body]
-    out.append('panel:')
-    body = [f'VPXORD {a}, {a}, {a}' if int(a[1:]) >= 16 else f'VXORPS {a}, {a}, {a}' for a in ACCS8]
-    body += ['MOVQ DX, BX', 'LEAQ (BX)(R10*1), R12', 'LEAQ (R12)(R10*1), R13', 'LEAQ (R13)(R10*1), R14',
-             'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
-    out += ['\t' + x for x in body] + ['block:']
-    body = load_nl('Y29')
-    for j in range(8):
-        body += dot_vnni1(ADDRS8[j], ACCS8[j], f'Y{16 + j}', f'Y{24 + j % 4}')
-    body.append('ADDQ $144, SI')
-    body += [f'ADDQ $40, {r}' for r in ['BX', 'R12', 'R13', 'R14', 'AX']]
-    body += ['DECQ CX', 'JNZ block', 'MOVQ DI, AX']
-    for j in range(8):
-        body.append(f'VMOVUPS {ACCS8[j]}, (AX)')
-        if j < 7:
-            body.append('ADDQ R11, AX')
-    body += ['ADDQ $32, DI', 'DECQ R8', 'JNZ panel']
-    out += ['\t' + x for x in body]
-    return '\n'.join(out + epilogue())
-
-
 # IQ4_XS rows. Registers: Y0 v, Y1 |v|, Y2 the sub-block's scale16 (then
 # d_w), Y3 the signed table, Y4 the eight scales ls − 32 as int16 in both
 # lanes, Y5..Y8 float lanes, Y9..Y12 int32 lanes, Y13/Y14 temporaries, Y15
@@ -324,7 +300,7 @@ def main():
     for rows in (1, 4):
         print(nl_kernel(f'iq4_nlX{rows}VNNI', rows, False))
         print(nl_kernel(f'iq4_nlX{rows}AVX2', rows, True))
-    print(nl_kernel8('iq4_nlX8VNNI'))
+    print(q.kernel8z('iq4_nlX8VNNI', table='iq4u<>(SB)'))
     for rows in (1, 4):
         print(xs_kernel(f'iq4_xsRowsX{rows}VNNI', rows, True))
         print(xs_kernel(f'iq4_xsRowsX{rows}AVX2', rows, False))

@@ -193,16 +193,20 @@ def start8(name, label):
     return out + ['\t' + x for x in body] + ['block:']
 
 
-def kernel8z(name):
+def kernel8z(name, table=None):
     # Eight activation rows on 512-bit vectors: two panels a step, panel p
     # in the low half of each vector and panel p+1 in the high half, so
     # every output lane takes the operations of the 256-bit kernels (the
     # same bits); their sixteen outputs are contiguous. An odd last panel
-    # takes a 256-bit loop. R15 holds a panel's bytes (nb·144).
+    # takes a 256-bit loop. R15 holds a panel's bytes (nb·144). With table
+    # (a 32-byte symbol, IQ4_NL's), each nibble is looked up in it (VPSHUFB,
+    # Z31) as gen-kern-iq4.py's panels are.
     addrs = ADDRS8
     accs = ['Z' + a[1:] for a in ACCS8]
     out = prologue(name, False)
     out += ['\tVBROADCASTI64X4 nibmask<>(SB), Z29', '\tIMUL3Q $144, R9, R15']
+    if table:
+        out.append(f'\tVBROADCASTI64X4 {table}, Z31')
     out.append('pair:')
     body = ['CMPQ R8, $2', 'JB single']
     body += [f'VPXORD {a}, {a}, {a}' for a in accs]
@@ -215,6 +219,8 @@ def kernel8z(name):
         body += [f'VMOVDQU {16 + 32 * c}(SI), Y{c}', f'VINSERTI64X4 $1, {16 + 32 * c}(SI)(R15*1), Z{c}, Z{c}']
     body += [f'VPSRLW $4, Z{c}, Z{c + 4}' for c in range(4)]
     body += [f'VPANDD Z29, Z{c}, Z{c}' for c in range(8)]
+    if table:
+        body += [f'VPSHUFB Z{c}, Z31, Z{c}' for c in range(8)]
     for j in range(8):
         i, t = f'Z{16 + j}', f'Z{24 + j % 4}'
         body.append(f'VPBROADCASTD {addrs[j](4)}, {i}')
@@ -240,6 +246,8 @@ def kernel8z(name):
     out += ['\t' + x for x in body]
     out.append('sblock:')
     body = load_q4_0()
+    if table:
+        body += [f'VPSHUFB Y{c}, Y31, Y{c}' for c in range(8)]
     for j in range(8):
         body += dot_vnni1(addrs[j], ACCS8[j], f'Y{16 + j}', f'Y{24 + j % 4}')
     body.append('ADDQ $144, SI')
