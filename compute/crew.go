@@ -1,7 +1,6 @@
 package compute
 
 import (
-	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -13,12 +12,22 @@ import (
 // the job word) before it parks, so the next product of a forward pass
 // usually finds it awake; a parked helper is woken through its channel,
 // and one parked for idleExit exits (the next job starts it again), so an
-// unused MatMuler holds no goroutines. The caller runs share 0 itself.
+// unused MatMuler holds no goroutines. The caller runs share 0 itself,
+// then waits for the others the same way: a spell of spinning, then parked
+// (on a loaded machine a spinning caller would take the CPU the helpers
+// need).
 type crew struct {
 	job     atomic.Uint64 // seq<<16 | shares of the latest job; helpers start when it moves
 	left    atomic.Int32  // shares of the job in flight not yet finished
 	share   func(wi int)  // the job's body, read by its helpers
 	helpers []helper      // helper i runs share i+1
+
+	// The caller spins for the helpers' shares like a helper for a job,
+	// then parks: waiting says so, and the helper that finishes the last
+	// share sends a token on done. A token can be left over from a job
+	// whose caller stopped waiting just in time; the caller rechecks left.
+	waiting atomic.Bool
+	done    chan struct{} // cap 1
 }
 
 // A helper's state moves running → parked (by itself), parked → running
@@ -42,7 +51,7 @@ const (
 )
 
 func newCrew(helpers int) *crew {
-	c := &crew{helpers: make([]helper, helpers)}
+	c := &crew{helpers: make([]helper, helpers), done: make(chan struct{}, 1)}
 	for i := range c.helpers {
 		c.helpers[i].wake = make(chan struct{}, 1)
 		c.helpers[i].state.Store(gone)
@@ -71,10 +80,15 @@ func (c *crew) run(shares int, share func(wi int)) {
 		}
 	}
 	share(0)
-	for spins := 1; c.left.Load() != 0; spins++ {
-		if spins%64 == 0 {
-			runtime.Gosched()
+	for spins := 0; c.left.Load() != 0; spins++ {
+		if spins < spinFor {
+			continue
 		}
+		c.waiting.Store(true)
+		if c.left.Load() != 0 {
+			<-c.done
+		}
+		c.waiting.Store(false)
 	}
 }
 
@@ -88,7 +102,12 @@ func (c *crew) loop(wi int, h *helper, seen uint64) {
 			seen, spins = job, 0
 			if wi < int(job&0xffff) {
 				c.share(wi)
-				c.left.Add(-1)
+				if c.left.Add(-1) == 0 && c.waiting.Load() {
+					select {
+					case c.done <- struct{}{}:
+					default:
+					}
+				}
 			}
 			continue
 		}

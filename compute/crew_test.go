@@ -7,8 +7,9 @@ import (
 )
 
 // TestCrew runs jobs of every share count back to back, with pauses long
-// enough for helpers to park and to exit, and checks that each share of
-// each job ran exactly once, before run returned.
+// enough for helpers to park and to exit, and shares long enough for the
+// caller to park, and checks that each share of each job ran exactly once,
+// before run returned.
 func TestCrew(t *testing.T) {
 	const helpers = 3
 	c := newCrew(helpers)
@@ -18,7 +19,12 @@ func TestCrew(t *testing.T) {
 		for i := range ran {
 			ran[i].Store(0)
 		}
-		c.run(shares, func(wi int) { ran[wi].Add(1) })
+		c.run(shares, func(wi int) {
+			if wi > 0 && job%7 == 3 {
+				time.Sleep(time.Millisecond) // the caller parks
+			}
+			ran[wi].Add(1)
+		})
 		for i := range ran {
 			want := int32(0)
 			if i < shares {
