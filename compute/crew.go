@@ -8,14 +8,15 @@ import (
 // crew runs the shares of a MatMul call on helper goroutines that outlive
 // a call. A decode step makes a few hundred small products; starting a
 // goroutine for each and waking an idle thread for it cost about 5% of a
-// step. A helper that has run a share spins for a while (spinFor checks of
-// the job word) before it parks, so the next product of a forward pass
+// step. A helper that has run a share spins for a while (idleSpin) before
+// it parks, so the next product of a forward pass
 // usually finds it awake; a parked helper is woken through its channel,
 // and one parked for idleExit exits (the next job starts it again), so an
 // unused MatMuler holds no goroutines. The caller runs share 0 itself,
-// then waits for the others the same way: a spell of spinning, then parked
-// (on a loaded machine a spinning caller would take the CPU the helpers
-// need).
+// then spins for the others' shares for up to waitSpin (longer than shares
+// differ on a quiet machine: a parked caller costs a wake-up per product)
+// and then parks (on a loaded machine, where a helper's thread may wait for
+// a CPU, a caller spinning on would take it).
 type crew struct {
 	job     atomic.Uint64 // seq<<16 | shares of the latest job; helpers start when it moves
 	left    atomic.Int32  // shares of the job in flight not yet finished
@@ -46,7 +47,8 @@ type helper struct {
 }
 
 const (
-	spinFor  = 1 << 15 // checks of the job word before parking (tens of µs)
+	idleSpin = 200 * time.Microsecond // how long a helper spins for the next job before parking
+	waitSpin = 500 * time.Microsecond // how long the caller spins for the others' shares before parking
 	idleExit = 50 * time.Millisecond
 )
 
@@ -80,8 +82,15 @@ func (c *crew) run(shares int, share func(wi int)) {
 		}
 	}
 	share(0)
+	var since time.Time
 	for spins := 0; c.left.Load() != 0; spins++ {
-		if spins < spinFor {
+		if spins%256 != 255 {
+			continue
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if time.Since(since) < waitSpin {
 			continue
 		}
 		c.waiting.Store(true)
@@ -97,9 +106,10 @@ func (c *crew) run(shares int, share func(wi int)) {
 func (c *crew) loop(wi int, h *helper, seen uint64) {
 	idle := time.NewTimer(idleExit)
 	idle.Stop()
+	var since time.Time // when this spell of spinning began
 	for spins := 0; ; spins++ {
 		if job := c.job.Load(); job != seen {
-			seen, spins = job, 0
+			seen, spins, since = job, 0, time.Time{}
 			if wi < int(job&0xffff) {
 				c.share(wi)
 				if c.left.Add(-1) == 0 && c.waiting.Load() {
@@ -111,7 +121,13 @@ func (c *crew) loop(wi int, h *helper, seen uint64) {
 			}
 			continue
 		}
-		if spins < spinFor {
+		if spins%256 != 255 {
+			continue
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if time.Since(since) < idleSpin {
 			continue
 		}
 		h.state.Store(parked)
@@ -119,6 +135,7 @@ func (c *crew) loop(wi int, h *helper, seen uint64) {
 			if !h.state.CompareAndSwap(parked, running) {
 				<-h.wake // the caller took the move: take its token
 			}
+			since = time.Time{}
 			continue
 		}
 		idle.Reset(idleExit)
@@ -131,6 +148,6 @@ func (c *crew) loop(wi int, h *helper, seen uint64) {
 			}
 			<-h.wake
 		}
-		spins = 0
+		spins, since = 0, time.Time{}
 	}
 }
