@@ -69,7 +69,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	}
 	var owned []Backend // made here, closed by Stop
 	if len(backends) == 0 && kind == DeviceCUDA && cfg.KVCacheType != kv.F16 {
-		return nil, fmt.Errorf("actors: the CUDA device stores its KV cache as f16 only, not %s", cfg.KVCacheType)
+		return nil, fmt.Errorf("actors: the CUDA device stores its KV cache as f16 only, not %s (a %s cache runs on the CPU device)", cfg.KVCacheType, cfg.KVCacheType)
 	}
 	if len(backends) == 0 && kind == DeviceCUDA {
 		if owned, err = newCUDABackends(m, cfg); err != nil {
