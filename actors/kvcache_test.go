@@ -3,11 +3,14 @@ package actors_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -111,5 +114,19 @@ func TestKVCacheTypeConfig(t *testing.T) {
 	cfg.KVCacheType = kv.Q8_0
 	if got, want := cfg.KVCacheBytes(c2), int64(10*16*2*c2.Layers*c2.KVDim()/32*34); got != want {
 		t.Errorf("q8_0: %d bytes, want %d", got, want)
+	}
+}
+
+// TestKVCacheTypeCUDA: the CUDA device (or its emulator) refuses a q8_0
+// cache with an error that says so.
+func TestKVCacheTypeCUDA(t *testing.T) {
+	cudaemu.Require(t)
+	if err := cuda.Available(); err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	m := openModel(t, "synthetic/synth-qwen2-tiny256-Q8_0.gguf")
+	_, err := actors.Start(newSystem(t), m, actors.Config{NewBackend: backend.For(m, backend.DeviceCUDA), KVCacheType: kv.Q8_0})
+	if err == nil || !strings.Contains(err.Error(), "f16 only") {
+		t.Errorf("q8_0 on CUDA: error %v, want one saying f16 only", err)
 	}
 }

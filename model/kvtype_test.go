@@ -189,3 +189,37 @@ func BenchmarkDecodeLongContext(b *testing.B) {
 		})
 	}
 }
+
+// TestForwardAllocsQ8_0: with a Q8_0 cache too (its rotations, the
+// quantized query), a decode step allocates nothing once the State has
+// grown.
+func TestForwardAllocsQ8_0(t *testing.T) {
+	m, _, err := model.LoadGGUF(filepath.Join(modelsDir(t), "synthetic-more/synth-llama-hd64-Q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c := &m.Config
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 4, Type: kv.Q8_0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, 32, cache.BlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := model.NewState(c, 2)
+	b := &model.Batch{BlockTables: [][]int32{table}}
+	logits := make([]float32, c.VocabSize)
+	b.Add(1, 0, 0, true)
+	if err := m.Forward(st, b, cache, logits); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() {
+		if err := m.Forward(st, b, cache, logits); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a decode step allocates %v times", n)
+	}
+}

@@ -57,7 +57,7 @@ func (s *Selector) New(device int, c actors.BackendConfig) (actors.Backend, erro
 		return NewCPUWithCache(s.m, c.KVCacheType, c.NumBlocks, c.BlockSize, c.NumHostBlocks, c.Workers)
 	}
 	if c.KVCacheType != kv.F16 {
-		return nil, fmt.Errorf("backend: the CUDA device stores its KV cache as f16 only, not %s", c.KVCacheType)
+		return nil, fmt.Errorf("backend: the CUDA device stores its KV cache as f16 only, not %s (a %s cache runs on the CPU device)", c.KVCacheType, c.KVCacheType)
 	}
 	return newCUDA(s.m, device, c)
 }

@@ -3,6 +3,7 @@ package backend_test
 import (
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/troupe-llm/troupe/compute/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -73,5 +75,37 @@ func TestFor(t *testing.T) {
 			}
 		}
 		sys.Shutdown()
+	}
+}
+
+// TestSelectorQ8_0: auto with a q8_0 KV cache takes the CPU for every
+// device (CUDA stores f16 only) and says why; cpu takes it with no reason.
+func TestSelectorQ8_0(t *testing.T) {
+	m, err := model.Open(testmodels.Path(t, "synthetic/synth-llama-tiny256-Q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c := actors.BackendConfig{NumBlocks: 4, BlockSize: 16, Workers: 1, KVCacheType: kv.Q8_0}
+	for _, tc := range []struct {
+		kind string
+		why  bool
+	}{{backend.DeviceAuto, true}, {backend.DeviceCPU, false}} {
+		s := backend.NewSelector(m, tc.kind)
+		for device := range 2 {
+			be, err := s.New(device, c)
+			if err != nil {
+				t.Fatalf("%s: device %d: %v", tc.kind, device, err)
+			}
+			if k := be.(interface{ DeviceKind() string }).DeviceKind(); k != backend.DeviceCPU {
+				t.Errorf("%s: device %d on %s, want cpu", tc.kind, device, k)
+			}
+		}
+		if s.Device() != backend.DeviceCPU {
+			t.Errorf("%s: Device() = %q, want cpu", tc.kind, s.Device())
+		}
+		if why := s.Fallback(); (why != nil) != tc.why || why != nil && !strings.Contains(why.Error(), "CPU only") {
+			t.Errorf("%s: Fallback() = %v, want a reason %v", tc.kind, why, tc.why)
+		}
 	}
 }
