@@ -31,35 +31,32 @@ func floatIndex(t DType) int {
 
 // floatKernels512 holds the AVX512 kernels: F32, F16, BF16, BF16 by VDPBF16PS.
 var floatKernels512 = [...]*floatKernel{
-	{step: 16, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 8, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, f32x8r1AVX512, f32x4r2AVX512, f32x4r3AVX512, f32x4r4AVX512, f32x4r5AVX512},
+	{step: 16, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x4r2AVX512, f32x4r3AVX512, f32x4r4AVX512, f32x4r5AVX512},
 		one:  [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x1r2AVX512, f32x1r3AVX512, f32x1r4AVX512, f32x1r5AVX512}},
-	{step: 16, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 8, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, f16x8r1AVX512, f16x4r2AVX512, f16x4r3AVX512, f16x4r4AVX512, f16x4r5AVX512},
+	{step: 16, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, f16x1r1AVX512, f16x4r2AVX512, f16x4r3AVX512, f16x4r4AVX512, f16x4r5AVX512},
 		one:  [floatRN + 1]floatFunc{nil, f16x1r1AVX512, f16x1r2AVX512, f16x1r3AVX512, f16x1r4AVX512, f16x1r5AVX512}},
-	{step: 32, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 8, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, bf16x8r1AVX512, bf16x4r2AVX512, bf16x4r3AVX512, bf16x4r4AVX512, bf16x4r5AVX512},
+	{step: 32, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x4r2AVX512, bf16x4r3AVX512, bf16x4r4AVX512, bf16x4r5AVX512},
 		one:  [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x1r2AVX512, bf16x1r3AVX512, bf16x1r4AVX512, bf16x1r5AVX512}},
-	{step: 32, dp: true, rnMax: 5, rm: [floatRN + 1]int{0, 8, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, bf16dpx8r1AVX512, bf16dpx4r2AVX512, bf16dpx4r3AVX512, bf16dpx4r4AVX512, bf16dpx4r5AVX512},
+	{step: 32, dp: true, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, bf16dpx1r1AVX512, bf16dpx4r2AVX512, bf16dpx4r3AVX512, bf16dpx4r4AVX512, bf16dpx4r5AVX512},
 		one:  [floatRN + 1]floatFunc{nil, bf16dpx1r1AVX512, bf16dpx1r2AVX512, bf16dpx1r3AVX512, bf16dpx1r4AVX512, bf16dpx1r5AVX512}},
 }
 
 // floatKernels256 holds the AVX2 kernels: F32, F16, BF16.
 var floatKernels256 = [...]*floatKernel{
-	{step: 16, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 4, 2, 2},
-		main: [floatRN + 1]floatFunc{nil, f32x4r1AVX2, f32x2r2AVX2, f32x2r3AVX2},
+	{step: 16, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 1, 2, 2},
+		main: [floatRN + 1]floatFunc{nil, f32x1r1AVX2, f32x2r2AVX2, f32x2r3AVX2},
 		one:  [floatRN + 1]floatFunc{nil, f32x1r1AVX2, f32x1r2AVX2, f32x1r3AVX2}},
-	{step: 16, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 4, 2, 2},
-		main: [floatRN + 1]floatFunc{nil, f16x4r1AVX2, f16x2r2AVX2, f16x2r3AVX2},
+	{step: 16, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 1, 2, 2},
+		main: [floatRN + 1]floatFunc{nil, f16x1r1AVX2, f16x2r2AVX2, f16x2r3AVX2},
 		one:  [floatRN + 1]floatFunc{nil, f16x1r1AVX2, f16x1r2AVX2, f16x1r3AVX2}},
-	{step: 32, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 4, 2, 2},
-		main: [floatRN + 1]floatFunc{nil, bf16x4r1AVX2, bf16x2r2AVX2, bf16x2r3AVX2},
+	{step: 32, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 1, 2, 2},
+		main: [floatRN + 1]floatFunc{nil, bf16x1r1AVX2, bf16x2r2AVX2, bf16x2r3AVX2},
 		one:  [floatRN + 1]floatFunc{nil, bf16x1r1AVX2, bf16x1r2AVX2, bf16x1r3AVX2}},
 }
-
-//go:noescape
-func f32x8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
 func f32x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
@@ -89,9 +86,6 @@ func f32x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, n
 func f32x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
-func f16x8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-
-//go:noescape
 func f16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
@@ -117,9 +111,6 @@ func f16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, n
 
 //go:noescape
 func f16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-
-//go:noescape
-func bf16x8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
 func bf16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
@@ -149,9 +140,6 @@ func bf16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, 
 func bf16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
-func bf16dpx8r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-
-//go:noescape
 func bf16dpx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
@@ -179,9 +167,6 @@ func bf16dpx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng
 func bf16dpx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
-func f32x4r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-
-//go:noescape
 func f32x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
@@ -197,9 +182,6 @@ func f32x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk 
 func f32x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
-func f16x4r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-
-//go:noescape
 func f16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
@@ -213,9 +195,6 @@ func f16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk 
 
 //go:noescape
 func f16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-
-//go:noescape
-func bf16x4r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
 func bf16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
