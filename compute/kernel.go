@@ -220,7 +220,7 @@ func (dequantKernel) rows(mm *MatMuler, wi, lo, hi int) error           { return
 func (dequantKernel) rowStep() int                                      { return 1 }
 func (dequantKernel) packed() bool                                      { return false }
 
-// Q8_0 returns the kernel of a weight type whose vec_dot_type is Q8_0.
+// q8_0Kernel returns the kernel of a weight type whose vec_dot_type is Q8_0.
 func q8_0Kernel(dot func([]byte, []blockQ8_0) float32) matKernel {
 	return &blockKernel[blockQ8_0]{acts: q8_0Acts, dot: dot}
 }
