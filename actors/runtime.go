@@ -14,6 +14,7 @@ import (
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/grammar"
 	"github.com/troupe-llm/troupe/model/sample"
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )
@@ -32,6 +33,8 @@ type Runtime struct {
 	cfg     Config
 	owned   []Backend // the backends Start made (Config.NewBackend), closed by Stop
 	devices []Backend // every device's backend, owned or the caller's
+
+	grammars *grammar.Cache // compiled grammars, by kind and source
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -79,7 +82,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		}
 	}
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
-		devices: backends}
+		devices: backends, grammars: grammar.NewCache(grammarCacheSize)}
 	r.idle = sync.NewCond(&r.mu)
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))

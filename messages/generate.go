@@ -30,7 +30,33 @@ type GenerateRequest struct {
 	StopTokenIDs []int32        `msgpack:"stop_token_ids,omitempty"` // extra end tokens
 	IgnoreEOS    bool           `msgpack:"ignore_eos,omitempty"`
 	Priority     int            `msgpack:"priority,omitempty"` // lower runs first, as vLLM
+	// Grammar, when set, constrains every choice's output (structured
+	// output, tool calls): the runtime masks each step's logits with it.
+	Grammar *Grammar `msgpack:"grammar,omitempty"`
+	// SpecialText puts control tokens' text (<tool_call>, [TOOL_CALLS],
+	// <|channel|>, ...) in the output text instead of dropping it, so a
+	// tool-call parser can see them. End-of-generation tokens still end a
+	// choice and are never part of the text.
+	SpecialText bool `msgpack:"special_text,omitempty"`
 }
+
+// Grammar is the source of a constraint on a request's output, compiled by
+// the runtime (model/grammar) and cached by Kind and Source.
+type Grammar struct {
+	Kind string `msgpack:"kind"` // one of the Grammar* kinds
+	// Source is the JSON Schema, the regular expression, the GBNF text, or
+	// the choices as a JSON array of strings; "" for GrammarJSONObject.
+	Source string `msgpack:"source,omitempty"`
+}
+
+// Grammar kinds.
+const (
+	GrammarJSONSchema = "json_schema" // a JSON Schema (OpenAI strict subset and more)
+	GrammarJSONObject = "json_object" // any JSON object
+	GrammarRegex      = "regex"       // a regular expression over the whole output
+	GrammarChoice     = "choice"      // exactly one of a list of strings
+	GrammarGBNF       = "gbnf"        // llama.cpp's grammar format
+)
 
 // Finish reasons, as OpenAI's finish_reason where one exists.
 const (

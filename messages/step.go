@@ -17,6 +17,10 @@ type NewSequence struct {
 type StepRequest struct {
 	SeqID uint64       `msgpack:"seq_id"`
 	New   *NewSequence `msgpack:"new,omitempty"`
+	// Mask, for a sequence under a grammar, is the tokens its next sample
+	// may take (a bitset over the vocabulary, bit id%64 of word id/64); nil
+	// allows every token. It holds until the sequence's next request.
+	Mask []uint64 `msgpack:"mask,omitempty"`
 }
 
 // StepResult is the token sampled for a sequence in a step. Finish is set
@@ -72,6 +76,9 @@ type SampleSpec struct {
 	// Draw numbers this token among the sequence's samples; a seeded draw
 	// depends only on (Seed, Draw), so a recomputed sequence draws the same.
 	Draw uint64 `msgpack:"draw"`
+	// Mask is the sequence's grammar mask (see StepRequest.Mask), applied to
+	// the logits before sampling; nil allows every token.
+	Mask []uint64 `msgpack:"mask,omitempty"`
 }
 
 // StepDone answers a Step: one token per Samples entry, in order, or Err
