@@ -132,6 +132,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /detokenize", s.detokenize)
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
+	s.ollamaRoutes() // Ollama's /api routes (ollama.go)
 	if s.cfg.Pprof {
 		s.mux.HandleFunc("GET /debug/pprof/", s.auth(pprof.Index))
 		s.mux.HandleFunc("GET /debug/pprof/cmdline", s.auth(pprof.Cmdline))

@@ -1,0 +1,360 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/chat"
+)
+
+// Ollama's API (github.com/ollama/ollama, docs/api.md) beside OpenAI's, on
+// the same port: /api/generate and /api/chat run through the same
+// admission, runtime requests, cancellation, limits and metrics as
+// /v1/completions and /v1/chat/completions; /api/tags, /api/show, /api/ps
+// and /api/version describe the one served model. Errors have Ollama's
+// shape, {"error": "..."} (ollamaErrors).
+
+// ollamaVersion is the Ollama release whose API these routes follow, what
+// /api/version answers (clients compare it against the features they use).
+const ollamaVersion = "0.24.0"
+
+// ollamaRoutes adds the /api routes.
+func (s *Server) ollamaRoutes() {
+	m := newOllamaModel(s)
+	for _, r := range []struct {
+		pattern string
+		h       http.HandlerFunc
+	}{
+		{"POST /api/generate", s.admitted(s.ollamaGenerate)},
+		{"POST /api/chat", s.admitted(s.ollamaChat)},
+		{"GET /api/tags", m.tags},
+		{"POST /api/show", m.show},
+		{"GET /api/ps", m.ps},
+		{"GET /api/version", s.ollamaVersion},
+		{"HEAD /api/version", s.ollamaVersion},
+	} {
+		s.mux.HandleFunc(r.pattern, ollamaErrors(s.auth(r.h)))
+	}
+	s.mux.HandleFunc("/api/", ollamaErrors(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("", "no route %s %s", r.Method, r.URL.Path))
+	}))
+}
+
+// ollamaRequest is the body of /api/generate and /api/chat; each reads its
+// own fields. Unknown fields are ignored (truncate and shift among them:
+// troupe never truncates a prompt nor shifts the context; a prompt past the
+// context is a 400).
+type ollamaRequest struct {
+	Model string `json:"model"`
+	// /api/generate
+	Prompt   string          `json:"prompt"`
+	Suffix   string          `json:"suffix"`
+	System   string          `json:"system"`
+	Template string          `json:"template"`
+	Context  []int32         `json:"context"` // deprecated by Ollama; the tokens of an earlier exchange
+	Raw      bool            `json:"raw"`
+	Images   json.RawMessage `json:"images"`
+	// /api/chat
+	Messages []ollamaMessage   `json:"messages"`
+	Tools    []json.RawMessage `json:"tools"`
+	// both
+	Format      json.RawMessage            `json:"format"`
+	Options     map[string]json.RawMessage `json:"options"`
+	Stream      *bool                      `json:"stream"` // default true
+	Think       json.RawMessage            `json:"think"`
+	KeepAlive   json.RawMessage            `json:"keep_alive"` // accepted: troupe keeps its one model loaded
+	Logprobs    bool                       `json:"logprobs"`
+	TopLogprobs int                        `json:"top_logprobs"`
+}
+
+func (r *ollamaRequest) model() string { return r.Model }
+
+// ollamaMessage is a chat message in Ollama's shape.
+type ollamaMessage struct {
+	Role      string           `json:"role"`
+	Content   string           `json:"content"`
+	Thinking  string           `json:"thinking"`
+	Images    json.RawMessage  `json:"images"`
+	ToolCalls []ollamaToolCall `json:"tool_calls"`
+	ToolName  string           `json:"tool_name"`
+}
+
+// ollamaToolCall is an assistant's call: its arguments are a JSON object
+// (OpenAI's are the object's text).
+type ollamaToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// ollamaResponse is an object of a stream, or the whole answer: response
+// is set for /api/generate, message for /api/chat.
+type ollamaResponse struct {
+	Model      string             `json:"model"`
+	CreatedAt  time.Time          `json:"created_at"`
+	Response   *string            `json:"response,omitempty"`
+	Message    *ollamaReply       `json:"message,omitempty"`
+	Done       bool               `json:"done"`
+	DoneReason string             `json:"done_reason,omitempty"`
+	Context    []int32            `json:"context,omitempty"`
+	Logprobs   []chatTokenLogprob `json:"logprobs,omitempty"`
+}
+
+type ollamaReply struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ollamaMetrics are the counters and durations (nanoseconds) of the final
+// object.
+type ollamaMetrics struct {
+	TotalDuration      int64 `json:"total_duration"`
+	LoadDuration       int64 `json:"load_duration"`
+	PromptEvalCount    int   `json:"prompt_eval_count"`
+	PromptEvalDuration int64 `json:"prompt_eval_duration"`
+	EvalCount          int   `json:"eval_count"`
+	EvalDuration       int64 `json:"eval_duration"`
+}
+
+// ollamaFinal is the last object: the response, done, and the metrics.
+type ollamaFinal struct {
+	ollamaResponse
+	ollamaMetrics
+}
+
+// ollamaGenerate serves POST /api/generate.
+func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var req ollamaRequest
+	if !s.readOllama(w, r, &req) {
+		return
+	}
+	if e := req.checkGenerate(); e != nil {
+		writeError(w, e)
+		return
+	}
+	if req.Prompt == "" { // Ollama loads the model and answers at once
+		empty := ""
+		writeJSON(w, http.StatusOK, &ollamaResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Response: &empty, Done: true, DoneReason: "load"})
+		return
+	}
+	kwargs, e := s.ollamaThink(&req)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var prompt []int32
+	switch {
+	case req.Raw || s.template == nil && req.System == "": // Ollama's default template is the prompt alone
+		ids, err := s.rt.TokenizeText(req.Prompt, len(req.Context) == 0, true)
+		if err != nil {
+			writeError(w, badRequest("prompt", "tokenizing the prompt: %v", err))
+			return
+		}
+		prompt = ids
+	default:
+		var msgs []chatMessage
+		if req.System != "" {
+			msgs = append(msgs, chatMessage{Role: "system", Content: contentField{text: req.System, set: true}})
+		}
+		msgs = append(msgs, chatMessage{Role: "user", Content: contentField{text: req.Prompt, set: true}})
+		if prompt, e = s.renderChat(&chatRequest{Messages: msgs, ChatTemplateKwargs: kwargs}); e != nil {
+			writeError(w, e)
+			return
+		}
+		if len(req.Context) > 0 && prompt[0] == s.rt.Model().Tokenizer.BOS() {
+			prompt = prompt[1:] // the context starts the sequence
+		}
+	}
+	prompt = append(append([]int32(nil), req.Context...), prompt...)
+	g, e := s.ollamaGenerateRequest(&req, prompt)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	s.ollamaRun(w, r, &req, g, start, false)
+}
+
+// checkGenerate refuses what /api/generate cannot do.
+func (req *ollamaRequest) checkGenerate() *apiError {
+	switch {
+	case hasValue(req.Images):
+		return badRequest("images", "images are not supported: troupe serves text-only models")
+	case req.Suffix != "":
+		return badRequest("suffix", "%q does not support insert: troupe has no fill-in-the-middle template (send raw: true with the model's FIM tokens)", req.Model)
+	case req.Template != "":
+		return badRequest("template", "template is not supported: troupe renders the model's own chat template (Jinja), or the prompt as given with raw: true")
+	case req.Raw && (req.System != "" || len(req.Context) > 0):
+		return badRequest("raw", "raw mode does not support template, system, or context")
+	}
+	return nil
+}
+
+// ollamaChat serves POST /api/chat. The conversation is rendered with the
+// chat template as /v1/chat/completions renders it.
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var req ollamaRequest
+	if !s.readOllama(w, r, &req) {
+		return
+	}
+	if len(req.Messages) == 0 { // Ollama loads the model and answers at once
+		writeJSON(w, http.StatusOK, &ollamaResponse{Model: req.Model, CreatedAt: time.Now().UTC(),
+			Message: &ollamaReply{Role: "assistant"}, Done: true, DoneReason: "load"})
+		return
+	}
+	kwargs, e := s.ollamaThink(&req)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	cr := &chatRequest{Messages: make([]chatMessage, len(req.Messages)), Tools: req.Tools, ChatTemplateKwargs: kwargs}
+	for i, m := range req.Messages {
+		if hasValue(m.Images) {
+			writeError(w, badRequest("messages", "messages[%d].images: images are not supported: troupe serves text-only models", i))
+			return
+		}
+		cm := chatMessage{Role: m.Role, Content: contentField{text: m.Content, set: true}, Name: m.ToolName}
+		if len(m.ToolCalls) > 0 {
+			calls := make([]chat.ToolCall, len(m.ToolCalls))
+			for k, c := range m.ToolCalls {
+				args := "{}"
+				if hasValue(c.Function.Arguments) {
+					args = string(c.Function.Arguments)
+				}
+				calls[k] = chat.ToolCall{ID: c.ID, Type: "function", Function: chat.FunctionCall{Name: c.Function.Name, Arguments: args}}
+			}
+			cm.ToolCalls, _ = json.Marshal(calls)
+		}
+		cr.Messages[i] = cm
+	}
+	prompt, e := s.renderChat(cr)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	g, e := s.ollamaGenerateRequest(&req, prompt)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	s.ollamaRun(w, r, &req, g, start, true)
+}
+
+// readOllama decodes the body and checks that it names the served model;
+// on failure it has written the error and returns false.
+func (s *Server) readOllama(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
+	e := decodeBody(w, r, s.cfg.MaxBodyBytes, req)
+	if e == nil {
+		e = s.ollamaCheckModel(req.model())
+	}
+	if e != nil {
+		writeError(w, e)
+		return false
+	}
+	return true
+}
+
+// ollamaName is the served model's name as Ollama lists it: with a tag,
+// ":latest" when the served name has none.
+func (s *Server) ollamaName() string {
+	name := s.cfg.ModelName
+	if !strings.Contains(name[strings.LastIndex(name, "/")+1:], ":") {
+		name += ":latest"
+	}
+	return name
+}
+
+// ollamaCheckModel accepts the served model's name, with or without its
+// ":latest" tag; any other is Ollama's 404.
+func (s *Server) ollamaCheckModel(name string) *apiError {
+	switch name {
+	case "":
+		return badRequest("model", "model is required")
+	case s.cfg.ModelName, s.ollamaName():
+		return nil
+	}
+	return notFound("model_not_found", "model '%s' not found", name)
+}
+
+// ollamaThink reads think. Without a reasoning parser troupe cannot return
+// the thinking apart from the answer, so think true (or a level) is a 400;
+// false turns the template's thinking off where it has the switch
+// (enable_thinking, as Qwen3's).
+func (s *Server) ollamaThink(req *ollamaRequest) (map[string]json.RawMessage, *apiError) {
+	think, e := ollamaThink(req.Think)
+	switch {
+	case e != nil:
+		return nil, e
+	case think == nil:
+		return nil, nil
+	case *think:
+		return nil, badRequest("think", "%q does not support thinking: troupe does not separate a model's thinking from its answer yet (send think: false, or leave it out)", req.Model)
+	}
+	return map[string]json.RawMessage{"enable_thinking": json.RawMessage("false")}, nil
+}
+
+// ollamaGenerateRequest makes the runtime request for a prompt: the
+// options, format and logprobs, checked by the runtime.
+func (s *Server) ollamaGenerateRequest(req *ollamaRequest, prompt []int32) (*messages.GenerateRequest, *apiError) {
+	g := &messages.GenerateRequest{Prompt: prompt, N: 1}
+	limits, ignored, e := applyOllamaOptions(req.Options, g)
+	if e != nil {
+		return nil, e
+	}
+	if len(ignored) > 0 {
+		s.cfg.Log.Warn().Strs("options", ignored).Msg("ollama: options ignored (unknown, or not applied by troupe)")
+	}
+	ctxLen := s.rt.MaxModelLen()
+	if limits.numCtx > ctxLen {
+		return nil, badRequest("num_ctx", "option \"num_ctx\" %d exceeds the served context of %d tokens (troupe serve --max-model-len)", limits.numCtx, ctxLen)
+	}
+	if limits.numCtx > 0 {
+		ctxLen = limits.numCtx
+	}
+	if g.MaxTokens, e = maxTokens(nil, "num_predict", "prompt", 0, len(prompt), ctxLen); e != nil {
+		return nil, e
+	}
+	if limits.numPredict > 0 { // more than the context holds: until it is full, as Ollama's
+		g.MaxTokens = min(g.MaxTokens, limits.numPredict)
+	}
+	if g.Grammar, e = ollamaFormat(req.Format); e != nil {
+		return nil, e
+	}
+	if g.Grammar != nil {
+		if err := s.rt.CompileGrammar(g.Grammar); err != nil {
+			e := userError(err)
+			e.Param = strp("format")
+			return nil, e
+		}
+	}
+	if req.Logprobs {
+		if req.TopLogprobs < 0 || req.TopLogprobs > 20 {
+			return nil, badRequest("top_logprobs", "top_logprobs must be between 0 and 20")
+		}
+		g.Sampling.WantLogprob, g.Sampling.Logprobs = true, req.TopLogprobs
+	}
+	if err := s.rt.Check(g); err != nil {
+		return nil, userError(err)
+	}
+	return g, nil
+}
+
+func (s *Server) ollamaVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"version": ollamaVersion})
+}
+
+// hasValue reports whether a raw field holds something other than null or
+// an empty list.
+func hasValue(v json.RawMessage) bool {
+	switch strings.TrimSpace(string(v)) {
+	case "", "null", "[]":
+		return false
+	}
+	return true
+}

@@ -1,0 +1,213 @@
+package server
+
+import (
+	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// Ollama's defaults for the sampling options a request leaves out
+// (api.DefaultOptions): an Ollama client expects them, not OpenAI's.
+const (
+	ollamaTemperature = 0.8
+	ollamaTopK        = 40
+	ollamaTopP        = 0.9
+	ollamaRepeatLastN = 64
+)
+
+// ollamaLimits are what an Ollama request's options set beyond the
+// sampling parameters: the most tokens to generate (num_predict; 0: until
+// the context is full) and the context the request may use (num_ctx; 0:
+// the served context).
+type ollamaLimits struct {
+	numPredict int
+	numCtx     int
+}
+
+// An ollamaOption is one key of Ollama's "options" object: set decodes its
+// JSON value, checks it and applies it.
+type ollamaOption struct {
+	name string
+	set  func(v json.RawMessage, g *messages.GenerateRequest, l *ollamaLimits) *apiError
+}
+
+// ollamaOptions are the options troupe applies, in the order they are
+// applied (repeat_last_n after the penalties, which it may turn off).
+var ollamaOptions = []ollamaOption{
+	{"num_predict", ollamaInt("num_predict", func(n int, _ *messages.GenerateRequest, l *ollamaLimits) *apiError {
+		l.numPredict = max(n, 0) // -1 (infinite) and -2 (fill the context): until the context is full
+		return nil
+	})},
+	{"num_ctx", ollamaInt("num_ctx", func(n int, _ *messages.GenerateRequest, l *ollamaLimits) *apiError {
+		if n < 0 {
+			return badRequest("num_ctx", "option \"num_ctx\" %d must not be negative", n)
+		}
+		l.numCtx = n
+		return nil
+	})},
+	{"temperature", ollamaFloat("temperature", func(x float32, g *messages.GenerateRequest) { g.Sampling.Temperature = x })},
+	{"top_k", ollamaInt("top_k", func(n int, g *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		g.Sampling.TopK = max(n, 0) // <= 0: off, as llama.cpp
+		return nil
+	})},
+	{"top_p", ollamaFloat("top_p", func(x float32, g *messages.GenerateRequest) { g.Sampling.TopP = x })},
+	{"min_p", ollamaFloat("min_p", func(x float32, g *messages.GenerateRequest) { g.Sampling.MinP = x })},
+	{"seed", ollamaInt("seed", func(n int, g *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		g.Sampling.Seed, g.Sampling.HasSeed = uint64(n), n >= 0 // < 0: a random seed, as Ollama's -1
+		if n < 0 {
+			g.Sampling.Seed = 0
+		}
+		return nil
+	})},
+	{"stop", func(v json.RawMessage, g *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		var stop stopField
+		if err := json.Unmarshal(v, &stop); err != nil {
+			return badRequest("stop", "option \"stop\" must be a string or an array of strings")
+		}
+		for _, s := range stop {
+			if len(s) > maxStopBytes {
+				return badRequest("stop", "a stop string of %d bytes; at most %d", len(s), maxStopBytes)
+			}
+		}
+		if len(stop) > maxStopTokenIDs { // Ollama has no limit of 4, as OpenAI's
+			return badRequest("stop", "%d stop strings; at most %d", len(stop), maxStopTokenIDs)
+		}
+		g.Stop = stop
+		return nil
+	}},
+	{"repeat_penalty", ollamaFloat("repeat_penalty", func(x float32, g *messages.GenerateRequest) { g.Sampling.RepetitionPenalty = x })},
+	{"presence_penalty", ollamaFloat("presence_penalty", func(x float32, g *messages.GenerateRequest) { g.Sampling.PresencePenalty = x })},
+	{"frequency_penalty", ollamaFloat("frequency_penalty", func(x float32, g *messages.GenerateRequest) { g.Sampling.FrequencyPenalty = x })},
+	{"repeat_last_n", ollamaInt("repeat_last_n", func(n int, g *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		s := &g.Sampling
+		switch {
+		case n == 0: // llama.cpp and Ollama: the penalties are off
+			s.RepetitionPenalty, s.PresencePenalty, s.FrequencyPenalty, s.PenaltyLastN = 0, 0, 0, 0
+		case n == -1: // the whole context
+			s.PenaltyLastN = 0
+		case n < -1:
+			return badRequest("repeat_last_n", "option \"repeat_last_n\" %d: want -1 (the context), 0 (off) or a window", n)
+		default:
+			s.PenaltyLastN = n
+		}
+		return nil
+	})},
+	{"typical_p", func(v json.RawMessage, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		var x float64
+		if json.Unmarshal(v, &x) != nil {
+			return badRequest("typical_p", "option \"typical_p\" must be a number")
+		}
+		if x != 1 {
+			return badRequest("typical_p", "option \"typical_p\" %v is not supported: troupe has no locally typical sampling (1 turns it off)", x)
+		}
+		return nil
+	}},
+}
+
+// applyOllamaOptions sets g's sampling parameters from a request's options:
+// Ollama's defaults first, then each option given. It returns the limits
+// the options set and the names of the options it ignored, sorted: those
+// unknown to Ollama, which Ollama ignores too, and those Ollama knows and
+// troupe does not apply (num_keep, num_batch, num_gpu, main_gpu, use_mmap,
+// num_thread, draft_num_predict: how Ollama loads a model and runs its
+// batches, set when troupe's server starts, or what it keeps on a context
+// shift, which troupe does not do). A value of the wrong type is a 400, as
+// Ollama's.
+func applyOllamaOptions(opts map[string]json.RawMessage, g *messages.GenerateRequest) (ollamaLimits, []string, *apiError) {
+	g.Sampling = messages.SamplingParams{Temperature: ollamaTemperature, TopK: ollamaTopK, TopP: ollamaTopP,
+		PenaltyLastN: ollamaRepeatLastN}
+	var l ollamaLimits
+	for _, o := range ollamaOptions {
+		v, ok := opts[o.name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if e := o.set(v, g, &l); e != nil {
+			return l, nil, e
+		}
+	}
+	var ignored []string
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		if !slices.ContainsFunc(ollamaOptions, func(o ollamaOption) bool { return o.name == k }) {
+			ignored = append(ignored, k)
+		}
+	}
+	return l, ignored, nil
+}
+
+// ollamaInt is an integer option. A number with a fraction is truncated,
+// as Ollama's (JSON numbers are floats to it).
+func ollamaInt(name string, set func(int, *messages.GenerateRequest, *ollamaLimits) *apiError) func(json.RawMessage, *messages.GenerateRequest, *ollamaLimits) *apiError {
+	return func(v json.RawMessage, g *messages.GenerateRequest, l *ollamaLimits) *apiError {
+		var x float64
+		if json.Unmarshal(v, &x) != nil {
+			return badRequest(name, "option %q must be of type integer", name)
+		}
+		if math.Abs(x) > 1<<53 {
+			return badRequest(name, "option %q %v is out of range", name, x)
+		}
+		return set(int(x), g, l)
+	}
+}
+
+// ollamaFloat is a number option.
+func ollamaFloat(name string, set func(float32, *messages.GenerateRequest)) func(json.RawMessage, *messages.GenerateRequest, *ollamaLimits) *apiError {
+	return func(v json.RawMessage, g *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		var x float64
+		if json.Unmarshal(v, &x) != nil {
+			return badRequest(name, "option %q must be of type float32", name)
+		}
+		if math.Abs(x) > math.MaxFloat32 {
+			return badRequest(name, "option %q %v is out of range", name, x)
+		}
+		set(float32(x), g)
+		return nil
+	}
+}
+
+// ollamaFormat maps Ollama's format, "json" or a JSON schema, to a grammar
+// (nil: free text). Whether a schema compiles is the runtime's to say.
+func ollamaFormat(v json.RawMessage) (*messages.Grammar, *apiError) {
+	if len(v) == 0 || string(v) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		switch s {
+		case "":
+			return nil, nil
+		case "json":
+			return &messages.Grammar{Kind: messages.GrammarJSONObject}, nil
+		}
+		return nil, badRequest("format", "format %q: want \"json\" or a JSON schema object", s)
+	}
+	var schema map[string]json.RawMessage
+	if json.Unmarshal(v, &schema) != nil {
+		return nil, badRequest("format", "format must be \"json\" or a JSON schema object")
+	}
+	return &messages.Grammar{Kind: messages.GrammarJSONSchema, Source: string(v)}, nil
+}
+
+// ollamaThink reads think: absent or null (nil), false, true, or a level
+// ("low", "medium", "high", "max"), which counts as true.
+func ollamaThink(v json.RawMessage) (*bool, *apiError) {
+	if len(v) == 0 || string(v) == "null" {
+		return nil, nil
+	}
+	var b bool
+	if json.Unmarshal(v, &b) == nil {
+		return &b, nil
+	}
+	var level string
+	if json.Unmarshal(v, &level) == nil {
+		switch level {
+		case "low", "medium", "high", "max":
+			b = true
+			return &b, nil
+		}
+	}
+	return nil, badRequest("think", "think must be true, false, \"low\", \"medium\", \"high\" or \"max\", got %s", string(v))
+}

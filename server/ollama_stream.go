@@ -1,0 +1,231 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// ollamaRun launches g and answers with Ollama's objects: a stream of
+// NDJSON lines (the default), or one object with stream false. The final
+// object carries done_reason, the counters and the durations; a failure
+// mid-stream is a {"error": "..."} line, as Ollama's.
+func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRequest, g *messages.GenerateRequest, start time.Time, isChat bool) {
+	launched := time.Now()
+	j, e := s.launch(r.Context(), []*messages.GenerateRequest{g}, start)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	object := func(text string) ollamaResponse {
+		o := ollamaResponse{Model: req.Model, CreatedAt: time.Now().UTC()}
+		if isChat {
+			o.Message = &ollamaReply{Role: "assistant", Content: text}
+		} else {
+			o.Response = &text
+		}
+		return o
+	}
+	stream := req.Stream == nil || *req.Stream
+	var out *ndjson
+	if stream {
+		out = newNDJSON(w)
+	}
+	var (
+		text        bytes.Buffer // the whole answer, when not streaming
+		lp          chatLogprobs
+		generated   []int32
+		queue       time.Duration
+		first, last time.Time
+		finish      string
+	)
+	failed := j.drain(func(_ int, c *messages.OutputChunk) {
+		now := time.Now()
+		if c.QueueNanos > 0 {
+			queue = time.Duration(c.QueueNanos)
+		}
+		if len(c.Tokens) > 0 {
+			if first.IsZero() {
+				first = now
+			}
+			last = now
+		}
+		for _, t := range c.Tokens {
+			generated = append(generated, t.ID)
+		}
+		switch c.FinishReason {
+		case messages.FinishError:
+			if out != nil {
+				out.send(map[string]string{"error": c.Err})
+			}
+			return
+		case messages.FinishCancelled: // the client is gone
+			return
+		case "":
+		default:
+			finish = c.FinishReason
+		}
+		if !stream {
+			text.WriteString(c.Text)
+			if g.Sampling.WantLogprob {
+				s.addChat(&lp, c.Tokens)
+			}
+			return
+		}
+		if c.Text != "" || g.Sampling.WantLogprob && len(c.Tokens) > 0 {
+			o := object(c.Text)
+			if g.Sampling.WantLogprob {
+				var l chatLogprobs
+				s.addChat(&l, c.Tokens)
+				o.Logprobs = l.Content
+			}
+			out.send(&o)
+		}
+	})
+	if r.Context().Err() != nil {
+		return // the client is gone
+	}
+	if failed != nil {
+		if !stream {
+			writeError(w, failed)
+		}
+		return
+	}
+	end := time.Now()
+	f := &ollamaFinal{ollamaResponse: object("")}
+	f.Done, f.DoneReason = true, finish
+	if !stream {
+		f.ollamaResponse = object(text.String())
+		f.Done, f.DoneReason, f.Logprobs = true, finish, lp.Content
+	}
+	if !isChat && !req.Raw {
+		f.Context = append(append([]int32{}, g.Prompt...), generated...)
+	}
+	m := &f.ollamaMetrics
+	m.TotalDuration = end.Sub(start).Nanoseconds()
+	m.LoadDuration = (launched.Sub(start) + queue).Nanoseconds()
+	m.PromptEvalCount, m.EvalCount = j.usage.PromptTokens, j.usage.CompletionTokens
+	prefilled := end // no token: the prompt took until the end
+	if !first.IsZero() {
+		prefilled = first
+		m.EvalDuration = last.Sub(first).Nanoseconds()
+	}
+	m.PromptEvalDuration = max(prefilled.Sub(launched)-queue, 0).Nanoseconds()
+	if stream {
+		out.send(f)
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}
+
+// ndjson writes one JSON object per line, flushed at once (Ollama's
+// streams, application/x-ndjson).
+type ndjson struct {
+	w       http.ResponseWriter
+	f       http.Flusher
+	started bool
+	gone    bool // a write failed: the client went away
+}
+
+func newNDJSON(w http.ResponseWriter) *ndjson {
+	f, _ := w.(http.Flusher)
+	return &ndjson{w: w, f: f}
+}
+
+// send writes v as one line. Once a write fails the client is gone and
+// later lines are dropped; the caller keeps draining its job, which the
+// runtime cancels through the request's context.
+func (n *ndjson) send(v any) {
+	if n.gone {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	if !n.started {
+		n.started = true
+		n.w.Header().Set("Content-Type", "application/x-ndjson")
+		n.w.Header().Set("X-Accel-Buffering", "no")
+		n.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := n.w.Write(append(b, '\n')); err != nil {
+		n.gone = true
+		return
+	}
+	if n.f != nil {
+		n.f.Flush()
+	}
+}
+
+// ollamaErrors gives the errors of next, written in OpenAI's shape by the
+// machinery the routes share (auth, admission, body decoding, the
+// runtime's checks), Ollama's shape: {"error": "message"}, with the same
+// status and headers (Retry-After).
+func ollamaErrors(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ew := &ollamaErrorWriter{ResponseWriter: w}
+		next(ew, r)
+		ew.finish()
+	}
+}
+
+// ollamaErrorWriter holds back a response with an error status and
+// rewrites its body when the handler is done; other responses pass
+// through (and flush, so that streams stream).
+type ollamaErrorWriter struct {
+	http.ResponseWriter
+	status  int // an error status held back; 0: passing through
+	written bool
+	body    bytes.Buffer
+}
+
+func (w *ollamaErrorWriter) WriteHeader(code int) {
+	if !w.written && w.status == 0 && code >= 400 {
+		w.status = code
+		return
+	}
+	w.written = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *ollamaErrorWriter) Write(b []byte) (int, error) {
+	if w.status != 0 {
+		return w.body.Write(b)
+	}
+	w.written = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *ollamaErrorWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
+		f.Flush()
+	}
+}
+
+func (w *ollamaErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *ollamaErrorWriter) finish() {
+	if w.status == 0 {
+		return
+	}
+	var body struct {
+		Error json.RawMessage `json:"error"`
+	}
+	msg := http.StatusText(w.status)
+	if json.Unmarshal(w.body.Bytes(), &body) == nil {
+		var e apiError
+		var s string
+		switch {
+		case json.Unmarshal(body.Error, &s) == nil:
+			msg = s
+		case json.Unmarshal(body.Error, &e) == nil && e.Message != "":
+			msg = e.Message
+		}
+	}
+	w.Header().Del("Content-Length")
+	writeJSON(w.ResponseWriter, w.status, map[string]string{"error": msg})
+}
