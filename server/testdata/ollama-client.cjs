@@ -1,0 +1,78 @@
+// Drives a troupe server with the official npm `ollama` client and prints
+// one JSON object with what it got. Usage:
+//   node ollama-client.cjs BASE_URL MODEL PROMPT N
+// (NODE_PATH must point at the node_modules holding `ollama`). N is the
+// number of tokens to generate greedily from PROMPT.
+// TROUPE_OLLAMA_EMBED=1 adds the embed case (/api/embed, served once the
+// embeddings work is merged; off until then).
+const { Ollama } = require("ollama");
+
+async function main() {
+  const [host, model, prompt, n] = process.argv.slice(2);
+  const client = new Ollama({ host });
+  const options = { num_predict: Number(n), temperature: 0 };
+  const out = {};
+
+  const g = await client.generate({ model, prompt, raw: true, options });
+  out.generate = g.response;
+  out.generateFinal = { done: g.done, done_reason: g.done_reason, eval_count: g.eval_count, prompt_eval_count: g.prompt_eval_count,
+    total_duration: g.total_duration };
+
+  let streamed = "";
+  let parts = 0;
+  let last = null;
+  for await (const part of await client.generate({ model, prompt, raw: true, options, stream: true })) {
+    streamed += part.response;
+    parts++;
+    last = part;
+  }
+  out.generateStreamed = streamed;
+  out.generateParts = parts;
+  out.generateStreamedFinal = { done: last.done, eval_count: last.eval_count };
+
+  const messages = [{ role: "user", content: "Once upon a time" }];
+  const c = await client.chat({ model: model + ":latest", messages, options: { num_predict: 24, temperature: 0 } });
+  out.chat = c.message.content;
+  out.chatRole = c.message.role;
+
+  let chatStreamed = "";
+  for await (const part of await client.chat({ model, messages, options: { num_predict: 24, temperature: 0 }, stream: true })) {
+    chatStreamed += part.message.content;
+  }
+  out.chatStreamed = chatStreamed;
+
+  out.list = (await client.list()).models.map((m) => ({ name: m.name, family: m.details.family }));
+  const show = await client.show({ model });
+  out.show = { family: show.details.family, arch: show.model_info["general.architecture"], capabilities: show.capabilities };
+  out.ps = (await client.ps()).models.map((m) => ({ name: m.name, context_length: m.context_length }));
+  out.version = (await client.version()).version;
+
+  try {
+    await client.generate({ model: "nope", prompt: "x" });
+    out.error = null;
+  } catch (e) {
+    out.error = { name: e.name, status: e.status_code, message: e.error };
+  }
+
+  // A stream the client aborts after its first part: the server must
+  // cancel the request (the Go test checks that nothing is left running).
+  const long = await client.generate({ model, prompt, raw: true, stream: true, options: { num_predict: 400, temperature: 1, seed: 1 } });
+  let aborted = false;
+  try {
+    for await (const part of long) {
+      if (part.done) break;
+      long.abort();
+    }
+  } catch (e) {
+    aborted = e.name === "AbortError";
+  }
+  out.aborted = aborted;
+
+  if (process.env.TROUPE_OLLAMA_EMBED === "1") {
+    const e = await client.embed({ model, input: ["Once upon a time", "The end"] });
+    out.embed = { count: e.embeddings.length, dim: e.embeddings[0].length };
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
