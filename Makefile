@@ -54,6 +54,7 @@ FUZZ_TARGETS := \
 	./model/grammar:FuzzRegex \
 	./server:FuzzRequests \
 	./server:FuzzSSE \
+	./server:FuzzOllamaRequests \
 	./actors:FuzzStopStrings \
 	./actors/cluster:FuzzEnvelope \
 	./server/chat:FuzzRender \

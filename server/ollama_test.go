@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -435,26 +437,57 @@ func TestOllamaAdmission(t *testing.T) {
 	}
 }
 
-// TestOllamaDisconnect: a client that goes away mid-stream leaves no
-// sequence and no block behind.
+// TestOllamaDisconnect: a client that goes away mid-stream, or while it
+// waits for a whole answer, leaves no sequence and no block behind.
 func TestOllamaDisconnect(t *testing.T) {
-	f := newFixture(t, options{})
-	for _, path := range []string{"/api/generate", "/api/chat"} {
-		ctx, cancel := context.WithCancel(context.Background())
-		body := `{"model": "stories", "prompt": "Once upon a time", "messages": [{"role": "user", "content": "Once upon a time"}], "options": {"num_predict": 400, "seed": 1, "temperature": 1}}`
-		req, _ := http.NewRequestWithContext(ctx, "POST", f.url+path, strings.NewReader(body))
+	f := newFixture(t, options{rt: actors.Config{NumBlocks: 64, BlockSize: 16}, wrap: slow(20 * time.Millisecond)})
+	for _, tc := range []struct {
+		path   string
+		stream bool
+	}{{"/api/generate", true}, {"/api/chat", true}, {"/api/generate", false}, {"/api/chat", false}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		body := fmt.Sprintf(`{"model": "stories", "prompt": "Once upon a time", "messages": [{"role": "user", "content": "Once upon a time"}], "stream": %v, "options": {"num_predict": 400, "seed": 1, "repeat_last_n": 0}}`, tc.stream)
+		req, _ := http.NewRequestWithContext(ctx, "POST", f.url+tc.path, strings.NewReader(body))
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(resp.Body)
-		for i := 0; i < 3 && sc.Scan(); i++ {
-			if strings.Contains(sc.Text(), `"done":true`) {
-				t.Fatalf("%s: the stream finished before the client went away; the test proves nothing", path)
+		switch {
+		case err == nil:
+			sc := bufio.NewScanner(resp.Body)
+			for i := 0; i < 3 && sc.Scan(); i++ {
+				if strings.Contains(sc.Text(), `"done":true`) {
+					t.Fatalf("%s: the answer finished before the client went away; the test proves nothing", tc.path)
+				}
 			}
+			cancel()
+			resp.Body.Close()
+		case !tc.stream && errors.Is(err, context.DeadlineExceeded): // it gave up waiting for the whole answer
+		default:
+			t.Fatalf("%s stream %v: %v", tc.path, tc.stream, err)
 		}
 		cancel()
-		resp.Body.Close()
 		f.waitIdle(t)
 	}
+}
+
+// TestOllamaTimeout: on a slow device a request past RequestTimeout is
+// answered 408 in Ollama's shape, or, streaming, ends with an error line
+// and no final object; nothing is left running.
+func TestOllamaTimeout(t *testing.T) {
+	f := newFixture(t, options{rt: actors.Config{NumBlocks: 64, BlockSize: 16},
+		srv: server.Config{RequestTimeout: time.Second}, wrap: slow(50 * time.Millisecond)})
+	long := `"model": "stories", "prompt": "Once upon a time", "options": {"num_predict": 200, "repeat_last_n": 0, "seed": 1}`
+	status, _, objs := ollamaDo(t, "POST", f.url+"/api/generate", `{`+long+`, "stream": false}`)
+	if msg, _ := objs[0]["error"].(string); status != http.StatusRequestTimeout || !strings.Contains(msg, "request-timeout") || len(objs[0]) != 1 {
+		t.Errorf("not streaming: %d %v", status, objs)
+	}
+	status, _, objs = ollamaDo(t, "POST", f.url+"/api/generate", `{`+long+`}`)
+	last := objs[len(objs)-1]
+	if msg, _ := last["error"].(string); status != 200 || !strings.Contains(msg, "request-timeout") || len(objs) < 2 {
+		t.Errorf("streaming: %d, %d objects, the last %v", status, len(objs), last)
+	}
+	for _, o := range objs {
+		if o["done"] == true {
+			t.Errorf("streaming: a final object after the timeout: %v", o)
+		}
+	}
+	f.waitIdle(t)
 }
