@@ -1,5 +1,6 @@
 // Package server is troupe's HTTP front: an OpenAI-compatible API
-// (/v1/completions, /v1/chat/completions, /v1/models) plus /tokenize,
+// (/v1/completions, /v1/chat/completions, /v1/models), Ollama's API beside
+// it (/api/generate, /api/chat, /api/tags, ...: ollama*.go), plus /tokenize,
 // /detokenize, /health and /metrics, over the actor runtime of package
 // actors. It validates requests, renders chat templates (server/chat),
 // streams server-sent events, turns a client that goes away into a Cancel,
