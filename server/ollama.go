@@ -143,7 +143,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, &ollamaResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Response: &empty, Done: true, DoneReason: "load"})
 		return
 	}
-	kwargs, e := s.ollamaThink(&req)
+	kwargs, e := s.thinkKwargs(&req)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -208,7 +208,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 			Message: &ollamaReply{Role: "assistant"}, Done: true, DoneReason: "load"})
 		return
 	}
-	kwargs, e := s.ollamaThink(&req)
+	kwargs, e := s.thinkKwargs(&req)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -282,11 +282,11 @@ func (s *Server) ollamaCheckModel(name string) *apiError {
 	return notFound("model_not_found", "model '%s' not found", name)
 }
 
-// ollamaThink reads think. Without a reasoning parser troupe cannot return
+// thinkKwargs reads think. Without a reasoning parser troupe cannot return
 // the thinking apart from the answer, so think true (or a level) is a 400;
 // false turns the template's thinking off where it has the switch
 // (enable_thinking, as Qwen3's).
-func (s *Server) ollamaThink(req *ollamaRequest) (map[string]json.RawMessage, *apiError) {
+func (s *Server) thinkKwargs(req *ollamaRequest) (map[string]json.RawMessage, *apiError) {
 	think, e := ollamaThink(req.Think)
 	switch {
 	case e != nil:
