@@ -11,15 +11,16 @@ import (
 
 // unprefixed serves each /v1/ route also without the prefix (/models,
 // /chat/completions, ...), as llama-server does: a path that no route of
-// its own matches is tried again with /v1 in front.
+// its own matches is tried again with /v1 in front. (A path with a route
+// of its own for another method, or OPTIONS, stays as it is.)
 func (s *Server) unprefixed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; !strings.HasPrefix(p, "/v1/") && p != "/v1" && s.catchAll(r) {
 			u := *r.URL
 			u.Path, u.RawPath = "/v1"+p, ""
-			r2 := r.Clone(r.Context())
+			r2 := r.WithContext(r.Context())
 			r2.URL = &u
-			if !s.catchAll(r2) {
+			if !s.catchAll(r2) || len(s.allowedMethods(r)) == 0 && len(s.allowedMethods(r2)) > 0 {
 				r = r2
 			}
 		}
@@ -42,7 +43,7 @@ var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, ht
 func (s *Server) allowedMethods(r *http.Request) []string {
 	var out []string
 	for _, m := range probeMethods {
-		r2 := r.Clone(r.Context())
+		r2 := r.WithContext(r.Context()) // a shallow copy
 		r2.Method = m
 		if !s.catchAll(r2) {
 			out = append(out, m)

@@ -24,10 +24,12 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 // parse parses args and turns flag errors and stray arguments into
 // usageErrors of one line with a hint; only -h prints the usage.
 func parse(fs *flag.FlagSet, args []string) error {
-	usage := fs.Usage
-	fs.Usage = func() {} // the flag package calls it on every error
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {} // the flag package prints the error and the usage on every error
+	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	fs.Usage = usage
+	fs.SetOutput(out)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage()
