@@ -19,26 +19,32 @@ var (
 
 // buildVersion is what `troupe --version` and GET /version report.
 func buildVersion() server.VersionInfo {
-	v := server.VersionInfo{Version: version, Commit: commit, GoVersion: runtime.Version(),
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(version, commit, bi)
+}
+
+// versionOf is the version of a build: ver and rev (the -ldflags values)
+// when set, else what bi (nil: none) records, else "dev" and "unknown".
+func versionOf(ver, rev string, bi *debug.BuildInfo) server.VersionInfo {
+	v := server.VersionInfo{Version: ver, Commit: rev, GoVersion: runtime.Version(),
 		ISA: compute.HostISA().String(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	if bi != nil {
 		if v.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			v.Version = bi.Main.Version
 		}
 		if v.Commit == "" {
-			var rev, modified string
+			var modified bool
 			for _, s := range bi.Settings {
 				switch s.Key {
 				case "vcs.revision":
-					rev = s.Value
+					v.Commit = s.Value
 				case "vcs.modified":
-					modified = s.Value
+					modified = s.Value == "true"
 				}
 			}
-			if rev != "" && modified == "true" {
-				rev += "-dirty"
+			if v.Commit != "" && modified {
+				v.Commit += "-dirty"
 			}
-			v.Commit = rev
 		}
 	}
 	if v.Version == "" {
