@@ -128,12 +128,13 @@ func (c *serveConfig) Validate() error {
 		msg = fmt.Sprintf("--block-size %d: want at least 1", c.Runtime.BlockSize)
 	case c.Runtime.MaxModelLen == 1:
 		msg = "-c 1: want at least 2 positions"
-	default:
-		if err := checkSamplingDefaults(&c.Server.Defaults); err != nil {
-			msg = err.Error()
-		}
 	case c.Cluster.Name != "":
 		if err := c.Cluster.Validate(); err != nil {
+			msg = err.Error()
+		}
+	}
+	if msg == "" {
+		if err := checkSamplingDefaults(&c.Server.Defaults); err != nil {
 			msg = err.Error()
 		}
 	}

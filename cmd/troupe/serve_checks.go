@@ -26,7 +26,8 @@ func registerSamplingDefaults(fs *flag.FlagSet, d *server.SamplingDefaults) {
 }
 
 // checkSamplingDefaults checks the defaults against the ranges the API
-// allows a request's own values.
+// allows a request's own values; a negative --seed (random, as run's)
+// becomes no default.
 func checkSamplingDefaults(d *server.SamplingDefaults) error {
 	in := func(flag string, v *float64, lo, hi float64, openLo bool) error {
 		if v != nil && !((*v > lo || !openLo && *v == lo) && *v <= hi) {
