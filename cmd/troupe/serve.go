@@ -174,7 +174,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if c.Preemption == "swap" {
 		rtCfg.Preemption = sched.Swap
 	}
-	log := newLogger(stderr, c.LogFormat)
+	log, console := newLogger(stderr, c.LogFormat)
 	srvCfg.Log = log
 	srvCfg.Version = buildVersion()
 	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr) // before the template: a missing model is said as such
@@ -241,7 +241,11 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	go func() { errc <- httpSrv.Serve(ln) }()
 	srv.Ready()
 	sum := newSummary(srvCfg.ModelName, m, rt.Config(), kind, time.Since(loadStart), "http://"+ln.Addr().String())
-	sum.log(log)
+	if console {
+		sum.log(log.Debug()) // a person reads the line below
+	} else {
+		sum.log(log.Info())
+	}
 	fmt.Fprintln(stdout, sum)
 
 	select {
@@ -335,9 +339,10 @@ func resolveModel(ctx context.Context, spec, cacheDir string, progress io.Writer
 	return hub.Download(ctx, ref, hub.Options{CacheDir: cacheDir, Progress: progress})
 }
 
-// newLogger returns a zerolog logger: console lines on a terminal, JSON
-// otherwise (or as format says).
-func newLogger(w io.Writer, format string) zerolog.Logger {
+// newLogger returns a zerolog logger at info level: console lines on a
+// terminal, JSON otherwise (or as format says), and whether it writes
+// console lines.
+func newLogger(w io.Writer, format string) (zerolog.Logger, bool) {
 	if format == "auto" {
 		format = "json"
 		if f, ok := w.(*os.File); ok {
@@ -349,5 +354,5 @@ func newLogger(w io.Writer, format string) zerolog.Logger {
 	if format == "console" {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
-	return zerolog.New(w).Level(zerolog.InfoLevel).With().Timestamp().Logger()
+	return zerolog.New(w).Level(zerolog.InfoLevel).With().Timestamp().Logger(), format == "console"
 }

@@ -51,8 +51,9 @@ func (s summary) String() string {
 		s.threads, s.device, s.load.Round(time.Millisecond))
 }
 
-func (s summary) log(log zerolog.Logger) {
-	log.Info().Str("addr", s.url).Str("model", s.name).Str("arch", s.arch).Int64("params", s.params).Str("weights", s.weights).
+// log writes the summary's fields to ev, as the "serving" event.
+func (s summary) log(ev *zerolog.Event) {
+	ev.Str("addr", s.url).Str("model", s.name).Str("arch", s.arch).Int64("params", s.params).Str("weights", s.weights).
 		Int("max_model_len", s.ctx).Int("model_context", s.modelCtx).Int("kv_blocks", s.kvBlocks).Int64("kv_bytes", s.kvBytes).
 		Str("kv_cache_type", s.kvType).Int("threads", s.threads).Str("device", s.device).Dur("load", s.load).Msg("serving")
 }
