@@ -1,8 +1,11 @@
 package server
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server/chat"
 )
 
@@ -45,5 +48,44 @@ func TestBuiltinTemplates(t *testing.T) {
 				t.Errorf("without a system message: %q, %v", got, err)
 			}
 		})
+	}
+}
+
+// TestBuiltinTemplatesMatchModels: a built-in template renders as the
+// model templates of its format do (ChatML as SmolLM2's and Qwen2.5's with
+// a system message, gemma as Gemma 2's, phi3 as Phi-3.5's), with and
+// without the generation prompt.
+func TestBuiltinTemplatesMatchModels(t *testing.T) {
+	conv := []chat.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "Hi"}, {Role: "assistant", Content: "Yo"}, {Role: "user", Content: "Q"}}
+	for _, tc := range []struct {
+		builtin, file string
+		msgs          []chat.Message
+	}{
+		{"chatml", "HuggingFaceTB-SmolLM2-135M-Instruct.jinja", conv},
+		{"chatml", "Qwen-Qwen2.5-7B-Instruct.jinja", conv},
+		{"gemma", "google-gemma-2-2b-it.jinja", conv[1:]}, // Gemma's own refuses a system message
+		{"phi3", "microsoft-Phi-3.5-mini-instruct.jinja", conv},
+	} {
+		src, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, err := chat.Parse(string(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		builtin, _ := BuiltinTemplate(tc.builtin)
+		ours, err := chat.Parse(builtin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gen := range []bool{true, false} {
+			o := chat.Options{AddGenerationPrompt: gen, BOSToken: "<s>", EOSToken: "</s>"}
+			want, err1 := model.Render(tc.msgs, o)
+			got, err2 := ours.Render(tc.msgs, o)
+			if err1 != nil || err2 != nil || got != want {
+				t.Errorf("%s (generation prompt %v): %q (%v)\n%s: %q (%v)", tc.builtin, gen, got, err2, tc.file, want, err1)
+			}
+		}
 	}
 }
