@@ -76,16 +76,16 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Cluster.Name, "cluster", "", "join the cluster of this name (with --provider and --advertise): requests are placed on its nodes")
 	fs.StringVar(&c.Cluster.Provider, "provider", "automanaged", "cluster membership: etcd or automanaged")
 	c.Cluster.Etcd = []string{"127.0.0.1:2379"}
-	fs.Var(listFlag{&c.Cluster.Etcd}, "etcd", "etcd endpoints, comma-separated (--provider etcd)")
+	fs.Var(listFlag{&c.Cluster.Etcd}, "etcd", "etcd `endpoints`, comma-separated (--provider etcd)")
 	fs.StringVar(&c.Cluster.Advertise, "advertise", "", "HOST:PORT this node listens on for the other nodes, and is reached at")
 	fs.IntVar(&c.Cluster.AutoManagedPort, "automanaged-port", 0, "this node's automanaged port (--provider automanaged)")
-	fs.Var(listFlag{&c.Cluster.Seeds}, "seeds", "every node's automanaged HOST:PORT, comma-separated (--provider automanaged)")
+	fs.Var(listFlag{&c.Cluster.Seeds}, "seeds", "every node's automanaged `HOST:PORT`s, comma-separated (--provider automanaged)")
 	fs.BoolVar(&c.Server.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ (behind --api-key when set)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
 	fs.DurationVar(&c.Server.RequestTimeout, "request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
 	fs.StringVar(&c.CacheDir, "cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
 	fs.StringVar(&c.LogFormat, "log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
-	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser origins allowed to call the API (CORS), comma-separated; * for any (default: none, same origin only)")
+	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser `origins` allowed to call the API (CORS), comma-separated; * for any (default: none, same origin only)")
 	registerSamplingDefaults(fs, &c.Server.Defaults)
 }
 

@@ -17,12 +17,12 @@ import (
 // them: each is the default of the request field it names, for requests
 // that leave that field out.
 func registerSamplingDefaults(fs *flag.FlagSet, d *server.SamplingDefaults) {
-	fs.Var(optFloat{&d.Temperature}, "temp", "default temperature of requests that send none (default 1, OpenAI's)")
-	fs.Var(optInt{&d.TopK}, "top-k", "default top_k of requests that send none (default off)")
-	fs.Var(optFloat{&d.TopP}, "top-p", "default top_p of requests that send none (default 1: off)")
-	fs.Var(optFloat{&d.MinP}, "min-p", "default min_p of requests that send none (default 0: off)")
-	fs.Var(optFloat{&d.RepetitionPenalty}, "repeat-penalty", "default repetition_penalty of requests that send none (default 1: off)")
-	fs.Var(optInt64{&d.Seed}, "seed", "default seed of requests that send none (default: random; -1: random)")
+	fs.Var(optFloat{&d.Temperature}, "temp", "default `temperature` of requests that send none (default 1, OpenAI's)")
+	fs.Var(optInt{&d.TopK}, "top-k", "default `top_k` of requests that send none (default off)")
+	fs.Var(optFloat{&d.TopP}, "top-p", "default `top_p` of requests that send none (default 1: off)")
+	fs.Var(optFloat{&d.MinP}, "min-p", "default `min_p` of requests that send none (default 0: off)")
+	fs.Var(optFloat{&d.RepetitionPenalty}, "repeat-penalty", "default `repetition_penalty` of requests that send none (default 1: off)")
+	fs.Var(optInt64{&d.Seed}, "seed", "default `seed` of requests that send none (default: random; -1: random)")
 }
 
 // checkSamplingDefaults checks the defaults against the ranges the API
