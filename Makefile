@@ -11,15 +11,26 @@ export TROUPE_TEST_MODELS ?= $(MODELS)
 
 all: build
 
+# The version and commit `troupe --version` and GET /version report.
+VERSION   ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/troupe
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/troupe
 
 # The main job: serve the default model's OpenAI-compatible API on
-# 127.0.0.1:8080 (stories260K from ../shared/models, offline, with SmolLM2's
-# chat template so /v1/chat/completions works too). Ctrl-C drains and exits.
-TEMPLATE  ?= $(MODELS)/templates/HuggingFaceTB-SmolLM2-135M-Instruct.jinja
+# HOST:PORT, 127.0.0.1:8080 unless told (stories260K from ../shared/models,
+# offline; TEMPLATE, when set, is a built-in chat template's name or a Jinja
+# file, else the model's own template is used, or chatml when it has none).
+# Ctrl-C drains and exits.
+#   make run PORT=9000 HOST=0.0.0.0 MODEL=path/to/model.gguf TEMPLATE=llama3
+TEMPLATE  ?=
+HOST      ?= 127.0.0.1
+PORT      ?= 8080
 run: build
-	./$(BIN) serve -m "$(MODEL)" --chat-template "$(TEMPLATE)"
+	@test -e "$(MODEL)" || { echo "make run: no model at $(MODEL): set MODEL=FILE (or MODELS=DIR holding stories260K.gguf)"; exit 2; }
+	./$(BIN) serve -m "$(MODEL)" --host "$(HOST)" --port "$(PORT)" $(if $(TEMPLATE),--chat-template "$(TEMPLATE)")
 
 # Everything CI runs: test data, vet, the suite, the race detector over the
 # concurrent packages, each fuzz target briefly, and a two-minute soak.

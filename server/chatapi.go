@@ -107,10 +107,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	resp := &chatResponse{responseHead: responseHead{ID: newID("chatcmpl-"), Created: start.Unix(), Model: s.cfg.ModelName}}
+	resp := &chatResponse{responseHead: s.head("chatcmpl-", start)}
 	if req.Stream {
 		resp.Object = "chat.completion.chunk"
-		s.streamChat(w, j, resp, lp >= 0, req.StreamOptions)
+		s.streamChat(w, j, resp, lp >= 0, req.StreamOptions, req.TimingsPerToken)
 		return
 	}
 	resp.Object = "chat.completion"
@@ -140,6 +140,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp.Choices, resp.Usage = choices, toUsage(j.usage)
+	if req.TimingsPerToken {
+		resp.Timings = j.timings()
+	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -197,7 +200,7 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, *apiError) {
 	return ids, nil
 }
 
-func (s *Server) streamChat(w http.ResponseWriter, j *job, resp *chatResponse, logprobs bool, so *streamOptions) {
+func (s *Server) streamChat(w http.ResponseWriter, j *job, resp *chatResponse, logprobs bool, so *streamOptions, timings bool) {
 	out := newSSE(w)
 	chunk := func(c chatChoice) *chatResponse {
 		r := *resp
@@ -222,15 +225,15 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, resp *chatResponse, l
 			ch.Logprobs = &chatLogprobs{}
 			s.addChat(ch.Logprobs, c.Tokens)
 		}
-		if c.FinishReason != "" {
-			f := c.FinishReason
-			ch.FinishReason = &f
-		}
-		if ch.Delta.Content != nil || ch.Logprobs != nil || ch.FinishReason != nil {
+		if ch.Delta.Content != nil || ch.Logprobs != nil {
 			out.send(chunk(ch))
+		}
+		if c.FinishReason != "" { // OpenAI's order: the last token, then finish_reason in a chunk of its own
+			f := c.FinishReason
+			out.send(chunk(chatChoice{Index: i, Delta: &chatDelta{}, FinishReason: &f}))
 		}
 	})
 	r := *resp
-	r.Choices, r.Usage = []chatChoice{}, toUsage(j.usage)
-	out.end(so, &r)
+	r.Choices = []chatChoice{}
+	out.end(finalChunk(&r, &r.responseHead, &r.Usage, j, so, timings))
 }

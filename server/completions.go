@@ -47,6 +47,11 @@ type responseHead struct {
 	Object  string `json:"object"`
 	Created int64  `json:"created"`
 	Model   string `json:"model"`
+	// SystemFingerprint names the build and model that made the response.
+	SystemFingerprint string `json:"system_fingerprint"`
+	// Timings (llama-server's, asked for by timings_per_token) is on the
+	// response, or on the stream's last chunk.
+	Timings *timingsJSON `json:"timings,omitempty"`
 }
 
 type completionResponse struct {
@@ -105,7 +110,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	resp := &completionResponse{responseHead: responseHead{ID: newID("cmpl-"), Object: "text_completion", Created: start.Unix(), Model: s.cfg.ModelName}}
+	resp := &completionResponse{responseHead: s.head("cmpl-", start)}
+	resp.Object = "text_completion"
 	choices := make([]completionChoice, len(reqs)*j.n)
 	for i := range choices {
 		choices[i].Index = i
@@ -117,7 +123,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if req.Stream {
-		s.streamCompletions(w, j, resp, choices, req.Echo, req.StreamOptions)
+		s.streamCompletions(w, j, resp, choices, req.Echo, req.StreamOptions, req.TimingsPerToken)
 		return
 	}
 	failed := j.drain(func(i int, c *messages.OutputChunk) {
@@ -139,6 +145,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return // the client is gone
 	}
 	resp.Choices, resp.Usage = choices, toUsage(j.usage)
+	if req.TimingsPerToken {
+		resp.Timings = j.timings()
+	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -174,7 +183,7 @@ func (s *Server) completionPrompts(p *promptField) ([][]int32, []string, *apiErr
 	return out, texts, nil
 }
 
-func (s *Server) streamCompletions(w http.ResponseWriter, j *job, resp *completionResponse, choices []completionChoice, echo bool, so *streamOptions) {
+func (s *Server) streamCompletions(w http.ResponseWriter, j *job, resp *completionResponse, choices []completionChoice, echo bool, so *streamOptions, timings bool) {
 	out := newSSE(w)
 	chunk := func(c completionChoice) *completionResponse {
 		r := *resp
@@ -197,15 +206,15 @@ func (s *Server) streamCompletions(w http.ResponseWriter, j *job, resp *completi
 			ch.Logprobs = &completionLogprobs{}
 			offsets[i] = s.addCompletion(ch.Logprobs, c.Tokens, offsets[i])
 		}
-		if c.FinishReason != "" {
-			f := c.FinishReason
-			ch.FinishReason = &f
-		}
-		if ch.Text != "" || ch.Logprobs != nil || ch.FinishReason != nil {
+		if ch.Text != "" || ch.Logprobs != nil {
 			out.send(chunk(ch))
+		}
+		if c.FinishReason != "" { // OpenAI's order: the last token, then finish_reason in a chunk of its own
+			f := c.FinishReason
+			out.send(chunk(completionChoice{Index: i, FinishReason: &f}))
 		}
 	})
 	r := *resp
-	r.Choices, r.Usage = []completionChoice{}, toUsage(j.usage)
-	out.end(so, &r)
+	r.Choices = []completionChoice{}
+	out.end(finalChunk(&r, &r.responseHead, &r.Usage, j, so, timings))
 }

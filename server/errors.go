@@ -32,6 +32,14 @@ func badRequest(param, format string, args ...any) *apiError {
 		Type: "invalid_request_error", Param: strp(param)}
 }
 
+// tooLong is the 400 of a request that does not fit the context, with
+// OpenAI's code for it.
+func tooLong(param, format string, args ...any) *apiError {
+	e := badRequest(param, format, args...)
+	e.Code = strp("context_length_exceeded")
+	return e
+}
+
 func notFound(code, format string, args ...any) *apiError {
 	return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf(format, args...),
 		Type: "invalid_request_error", Code: strp(code)}

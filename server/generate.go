@@ -28,11 +28,12 @@ type job struct {
 	n       int
 	out     chan choiceChunk
 	usage   messages.Usage
-	first   []time.Time // (choices) when each choice's first token came
-	last    []time.Time // (choices) its latest token
-	finish  []string    // (choices)
-	pending int         // runtime requests not yet done
-	ttft    bool        // observed
+	first   []time.Time   // (choices) when each choice's first token came
+	last    []time.Time   // (choices) its latest token
+	finish  []string      // (choices)
+	pending int           // runtime requests not yet done
+	ttft    bool          // observed
+	queue   time.Duration // the longest a choice waited in the scheduler's queue
 	ctx     context.Context
 }
 
@@ -119,6 +120,7 @@ func (j *job) record(cc choiceChunk) {
 	}
 	i := cc.index
 	if c.QueueNanos > 0 {
+		j.queue = max(j.queue, time.Duration(c.QueueNanos))
 		m.queue.Observe(time.Duration(c.QueueNanos).Seconds())
 	}
 	if len(c.Tokens) > 0 {

@@ -40,6 +40,7 @@ type options struct {
 	rt       actors.Config
 	srv      server.Config
 	notReady bool
+	logTo    io.Writer // the server's log at info level; nil: none
 	noTmpl   bool
 	// wrap, when set, wraps the device: a CPU backend of rt's NumBlocks,
 	// BlockSize and NumHostBlocks (which must be set).
@@ -73,6 +74,9 @@ func newFixture(t testing.TB, o options) *fixture {
 	cfg := o.srv
 	cfg.ModelName = modelName
 	cfg.Log = zerolog.Nop()
+	if o.logTo != nil {
+		cfg.Log = zerolog.New(o.logTo).Level(zerolog.InfoLevel)
+	}
 	if !o.noTmpl && cfg.ChatTemplate == "" {
 		b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", "HuggingFaceTB-SmolLM2-135M-Instruct.jinja"))
 		if err != nil {

@@ -34,6 +34,9 @@ func (w *statusWriter) Flush() {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// quietPaths are logged at debug level only (unless they fail).
+var quietPaths = map[string]bool{"/health": true, "/metrics": true}
+
 // logged logs one line per request: method, path, status, duration, and
 // whether the client went away first.
 func (s *Server) logged(next http.Handler) http.Handler {
@@ -42,8 +45,11 @@ func (s *Server) logged(next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		ev := s.cfg.Log.Info()
-		if sw.status >= 500 {
+		switch {
+		case sw.status >= 500:
 			ev = s.cfg.Log.Error()
+		case quietPaths[r.URL.Path]:
+			ev = s.cfg.Log.Debug() // probes and scrapes: every few seconds, all day
 		}
 		ev.Str("method", r.Method).Str("path", r.URL.Path).Int("status", sw.status).
 			Dur("duration", time.Since(start)).Bool("client_gone", r.Context().Err() != nil).Msg("request")

@@ -31,6 +31,7 @@ type samplingFields struct {
 	RepetitionPenalty *float64           `json:"repetition_penalty"`
 	LogitBias         map[string]float64 `json:"logit_bias"`
 	IgnoreEOS         bool               `json:"ignore_eos"`
+	TimingsPerToken   bool               `json:"timings_per_token"` // llama-server's: add "timings" to the response
 	Priority          int                `json:"priority"`
 	User              string             `json:"user"`
 	constrainedFields
@@ -231,7 +232,7 @@ func (f *samplingFields) toRequest(req *messages.GenerateRequest, logprobs int) 
 // when prompt plus max_tokens exceeds the context.
 func maxTokens(v *int, param, promptParam string, def, promptLen, ctxLen int) (int, *apiError) {
 	if promptLen >= ctxLen {
-		return 0, badRequest(promptParam, "this model's maximum context length is %d tokens, but the prompt has %d tokens, leaving no room to generate", ctxLen, promptLen)
+		return 0, tooLong(promptParam, "this model's maximum context length is %d tokens, but the prompt has %d tokens, leaving no room to generate", ctxLen, promptLen)
 	}
 	if v == nil {
 		if def == 0 {
@@ -243,7 +244,7 @@ func maxTokens(v *int, param, promptParam string, def, promptLen, ctxLen int) (i
 		return 0, badRequest(param, "%s %d must be at least 1", param, *v)
 	}
 	if promptLen+*v > ctxLen {
-		return 0, badRequest(param, "this model's maximum context length is %d tokens; you requested %d tokens (%d in the prompt, %d for the completion)",
+		return 0, tooLong(param, "this model's maximum context length is %d tokens; you requested %d tokens (%d in the prompt, %d for the completion)",
 			ctxLen, promptLen+*v, promptLen, *v)
 	}
 	return *v, nil

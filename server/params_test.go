@@ -13,7 +13,8 @@ import (
 // TestParamsTable: every field of samplingFields is in the params table,
 // or handled by the endpoints (named here), and every entry names a field.
 func TestParamsTable(t *testing.T) {
-	elsewhere := map[string]bool{"model": true, "max_tokens": true, "stream": true, "stream_options": true, "user": true}
+	elsewhere := map[string]bool{"model": true, "max_tokens": true, "stream": true, "stream_options": true, "user": true,
+		"timings_per_token": true}
 	fields := map[string]bool{}
 	typ := reflect.TypeFor[samplingFields]()
 	for _, sf := range reflect.VisibleFields(typ) {

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/pprof"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -50,6 +52,15 @@ type Config struct {
 	Pprof bool
 	// Log receives one line per request and the server's events.
 	Log zerolog.Logger
+	// Version is the build GET /version reports; it also goes into every
+	// response's system_fingerprint.
+	Version VersionInfo
+	// AllowedOrigins are the browser origins CORS lets call the API
+	// ("*": any); none: same-origin only.
+	AllowedOrigins []string
+	// Defaults are the sampling parameters of a request that does not set
+	// them (serve's --temp, --top-k, ...).
+	Defaults SamplingDefaults
 }
 
 // Server serves the OpenAI-compatible API for one runtime.
@@ -62,6 +73,10 @@ type Server struct {
 	tmplErr  error          // why template is nil
 	metrics  *metrics
 	mux      *http.ServeMux
+	// fingerprint is every response's system_fingerprint.
+	fingerprint string
+	// inFlight counts the admitted requests not yet answered (WaitIdle).
+	inFlight atomic.Int64
 }
 
 // askTimeout bounds a handler's question to the front actor.
@@ -86,7 +101,7 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 			*d.v = d.def
 		}
 	}
-	s := &Server{cfg: cfg, rt: rt, system: system, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, rt: rt, system: system, mux: http.NewServeMux(), fingerprint: fingerprint(cfg.Version, cfg.ModelName)}
 	src := cfg.ChatTemplate
 	if src == "" {
 		src = rt.ChatTemplate()
@@ -111,11 +126,29 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 // Ready lets requests in: the model is loaded.
 func (s *Server) Ready() { s.system.Root.Send(s.front, &ready{}) }
 
-// Drain turns new requests away with 503; the ones in flight go on.
+// Drain turns new requests away with 503 and Retry-After; the ones in
+// flight go on (WaitIdle waits for them).
 func (s *Server) Drain() { s.system.Root.Send(s.front, &drain{}) }
 
-// Handler is the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.logged(s.mux) }
+// WaitIdle returns once no admitted request is in flight, or with ctx's
+// error when ctx ends first.
+func (s *Server) WaitIdle(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for s.inFlight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// Handler is the server's HTTP handler: the route table, with every /v1
+// route also served without the prefix, OPTIONS and CORS on every route,
+// and one log line per request.
+func (s *Server) Handler() http.Handler { return s.logged(s.unprefixed(s.cors(s.mux))) }
 
 // HTTPServer is an http.Server for Handler with the Config's timeouts and
 // a 64 KiB bound on request headers.
@@ -128,6 +161,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.admitted(s.completions)))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.admitted(s.chatCompletions)))
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
+	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.modelByID))
+	s.mux.HandleFunc("GET /version", s.version)
 	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("POST /detokenize", s.detokenize)
 	s.mux.HandleFunc("GET /health", s.health)
@@ -176,6 +211,8 @@ func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
 			writeError(w, e)
 			return
 		}
+		s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
 		defer s.system.Root.Send(s.front, &release{})
 		next(w, r)
 	}
@@ -197,14 +234,29 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, req modelRequest) 
 		writeError(w, e)
 		return false
 	}
+	if f, ok := req.(sampled); ok {
+		s.cfg.Defaults.fill(f.sampling())
+	}
 	return true
 }
 
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
-		"id": s.cfg.ModelName, "object": "model", "created": 0, "owned_by": "troupe",
-		"max_model_len": s.rt.MaxModelLen(),
-	}}})
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{s.modelObject()}})
+}
+
+// modelByID serves GET /v1/models/{id} (the SDKs' models.retrieve).
+func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("id"); id != s.cfg.ModelName {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("model"), Code: strp("model_not_found"),
+			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", id, s.cfg.ModelName)})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelObject())
+}
+
+func (s *Server) modelObject() map[string]any {
+	return map[string]any{"id": s.cfg.ModelName, "object": "model", "created": 0, "owned_by": "troupe",
+		"max_model_len": s.rt.MaxModelLen()}
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

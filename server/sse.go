@@ -57,10 +57,11 @@ func (s *sse) write(b []byte) {
 	}
 }
 
-// end sends the usage chunk when the client asked for it, then [DONE].
-func (s *sse) end(so *streamOptions, usage any) {
-	if so != nil && so.IncludeUsage {
-		s.send(usage)
+// end sends the final chunk (usage or timings), when there is one, then
+// [DONE].
+func (s *sse) end(final any) {
+	if final != nil {
+		s.send(final)
 	}
 	s.write([]byte("data: [DONE]\n\n"))
 }

@@ -24,7 +24,7 @@ func FuzzSSE(f *testing.F) {
 		for i, p := range parts {
 			out.send(&completionResponse{Choices: []completionChoice{{Index: i, Text: p}}})
 		}
-		out.end(&streamOptions{IncludeUsage: true}, &completionResponse{Usage: &usageJSON{}})
+		out.end(&completionResponse{Usage: &usageJSON{}})
 
 		body := rec.Body.String()
 		if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream" {

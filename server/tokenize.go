@@ -1,13 +1,20 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 )
 
+// tokenizeRequest is vLLM's: a prompt, or messages rendered with the chat
+// template as /v1/chat/completions renders them.
 type tokenizeRequest struct {
-	Model            string `json:"model"`
-	Prompt           string `json:"prompt"`
-	AddSpecialTokens *bool  `json:"add_special_tokens"`
+	Model               string                     `json:"model"`
+	Prompt              *string                    `json:"prompt"`
+	AddSpecialTokens    *bool                      `json:"add_special_tokens"`
+	Messages            []chatMessage              `json:"messages"`
+	AddGenerationPrompt *bool                      `json:"add_generation_prompt"`
+	Tools               []json.RawMessage          `json:"tools"`
+	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`
 }
 
 func (r *tokenizeRequest) model() string { return r.Model }
@@ -18,10 +25,28 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	if !s.read(w, r, &req) {
 		return
 	}
-	add := req.AddSpecialTokens == nil || *req.AddSpecialTokens
-	ids, err := s.rt.TokenizeText(req.Prompt, add, true)
-	if err != nil {
-		writeError(w, badRequest("prompt", "tokenizing: %v", err))
+	var ids []int32
+	switch {
+	case req.Prompt != nil && req.Messages != nil:
+		writeError(w, badRequest("messages", "give prompt or messages, not both"))
+		return
+	case req.Messages != nil:
+		var e *apiError
+		ids, e = s.renderChat(&chatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerationPrompt,
+			Tools: req.Tools, ChatTemplateKwargs: req.ChatTemplateKwargs})
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+	case req.Prompt != nil:
+		add := req.AddSpecialTokens == nil || *req.AddSpecialTokens
+		var err error
+		if ids, err = s.rt.TokenizeText(*req.Prompt, add, true); err != nil {
+			writeError(w, badRequest("prompt", "tokenizing: %v", err))
+			return
+		}
+	default:
+		writeError(w, badRequest("prompt", "prompt (a string) or messages (a conversation) is required"))
 		return
 	}
 	if ids == nil {

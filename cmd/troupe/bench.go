@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -42,7 +43,7 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	npl := fs.String("npl", "1,4,8,16", "batch sizes, comma-separated: sequences run in parallel")
 	threads := fs.Int("t", 2, "threads of the forward pass")
 	ctxLen := fs.Int("c", 0, "context per sequence (0: npp+ntg)")
-	output := fs.String("output", "text", "output: text (a table) or json (one object per row)")
+	output := outputFlag(fs, "text (a table) or json (one object per row)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	kvType := kvCacheTypeFlag(fs)
 	if err := parse(fs, args); err != nil {
@@ -156,6 +157,15 @@ func jsonRow(r bench.BatchedRow, threads, nCtx int) any {
 	}{threads, nCtx, r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S(),
 		r.PrefillSteps, r.DecodeSteps, perStep(float64(r.DecodeWall)), perStep(float64(r.DecodeForward)),
 		perStep(float64(r.DecodeWall - r.DecodeForward)), r.DecodeOverheadPercent()}
+}
+
+// outputFlag defines -o and --output, the one output flag of every bench
+// subcommand: text (the default) or json, described by what.
+func outputFlag(fs *flag.FlagSet, what string) *string {
+	out := new(string)
+	fs.StringVar(out, "o", "text", "output: "+what)
+	fs.StringVar(out, "output", "text", "output: "+what+" (same as -o)")
+	return out
 }
 
 // startProfile starts a CPU profile into path (none when path is empty) and

@@ -18,7 +18,7 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("n", 128, "tg test: tokens generated one at a time (0: skip)")
 	reps := fs.Int("r", 5, "repetitions of each test")
 	threads := fs.Int("t", 2, "threads of the forward pass")
-	output := fs.String("o", "md", "output: md (llama-bench's table) or json")
+	output := outputFlag(fs, "text (llama-bench's markdown table; md is the same) or json")
 	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	kvType := kvCacheTypeFlag(fs)
 	if err := parse(fs, args); err != nil {
@@ -28,8 +28,8 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *path == "":
 		return usageError{"-m MODEL is required"}
-	case *output != "md" && *output != "json":
-		return usageError{fmt.Sprintf("-o %q: want md or json", *output)}
+	case *output != "text" && *output != "md" && *output != "json":
+		return usageError{fmt.Sprintf("--output %q: want text (or md) or json", *output)}
 	}
 	if err := o.Validate(); err != nil {
 		return usageError{err.Error()}
@@ -86,8 +86,8 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, "| model                          |       size |     params | backend         | threads |            test |                  t/s |")
 	fmt.Fprintln(stdout, "| ------------------------------ | ---------: | ---------: | --------------- | ------: | --------------: | -------------------: |")
 	for _, r := range res {
-		fmt.Fprintf(stdout, "| %-30s | %6.2f MiB | %8.2f B | %-15s | %7d | %15s | %11.2f ± %6.2f |\n",
-			info.Name, float64(info.Bytes)/(1<<20), float64(info.Params)/1e9, backend, *threads, r.Test, r.Mean(), r.Std())
+		fmt.Fprintf(stdout, "| %-30s | %6.2f MiB | %10s | %-15s | %7d | %15s | %11.2f ± %6.2f |\n",
+			info.Name, float64(info.Bytes)/(1<<20), paramCount(info.Params), backend, *threads, r.Test, r.Mean(), r.Std())
 	}
 	fmt.Fprintf(stdout, "\npeak memory (VmHWM) %.1f MiB; KV cache %s, %.2f MiB; %s, %s/%s, %d repetitions after a warm-up\n",
 		float64(peak)/(1<<20), o.KVCache, float64(kvBytes)/(1<<20), runtime.Version(), runtime.GOOS, runtime.GOARCH, *reps)

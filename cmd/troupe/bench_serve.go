@@ -36,7 +36,7 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench serve", stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchServeUsage)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	baseURL := fs.String("url", "http://127.0.0.1:8080", "the server's base URL")
 	model := fs.String("model", "", "the model field of the requests (default: the first model of GET /v1/models)")
@@ -52,7 +52,7 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	apiKey := fs.String("api-key", "", "sent as a Bearer token (default $OPENAI_API_KEY)")
 	goodput := fs.String("goodput", "", "objectives for goodput, METRIC:MS, comma-separated: ttft:300,tpot:50,e2el:2000")
 	ignoreEOS := fs.Bool("ignore-eos", true, `send "ignore_eos": true so each request generates --output-len tokens`)
-	output := fs.String("output", "text", "output: text (vllm bench serve's report) or json (one object, its result keys)")
+	output := outputFlag(fs, "text (vllm bench serve's report) or json (one object, its result keys)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

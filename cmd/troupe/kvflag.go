@@ -16,7 +16,7 @@ func kvCacheTypeFlag(fs *flag.FlagSet) *kv.CacheType {
 
 // kvCacheTypeVar is kvCacheTypeFlag writing into t.
 func kvCacheTypeVar(fs *flag.FlagSet, t *kv.CacheType) {
-	fs.Func("kv-cache-type", "KV cache element type: f16 or q8_0 (llama.cpp's -ctk/-ctv; q8_0 halves its memory again, CPU only) (default f16)",
+	fs.Func("kv-cache-type", "KV cache element `type`: f16 or q8_0 (llama.cpp's -ctk/-ctv; q8_0 halves its memory again, CPU only) (default f16)",
 		func(s string) error {
 			v, err := kv.ParseCacheType(s)
 			*t = v

@@ -22,7 +22,7 @@ func TestKVCacheTypeFlag(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"run bad type", []string{"run", "-m", stories, "-p", "x", "--kv-cache-type", "q4_0"}, 2, `invalid value "q4_0" for flag -kv-cache-type`},
+		{"run bad type", []string{"run", "-m", stories, "-p", "x", "--kv-cache-type", "q4_0"}, 2, `invalid value "q4_0" for flag --kv-cache-type`},
 		{"serve bad type", []string{"serve", "-m", stories, "--kv-cache-type", "f32"}, 2, "-kv-cache-type"},
 		{"bench model bad type", []string{"bench", "model", "-m", stories, "--kv-cache-type", "Q8_0"}, 2, "want one of f16, q8_0"},
 		{"bench batched bad type", []string{"bench", "batched", "-m", stories, "--kv-cache-type", ""}, 2, "-kv-cache-type"},

@@ -43,6 +43,10 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintln(stdout, versionLine(buildVersion()))
+		return 0
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "troupe: unknown command %q (run 'troupe help')\n", args[0])
@@ -56,10 +60,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "troupe %s: %s\n", args[0], ue.msg)
+		fmt.Fprintf(stderr, "troupe %s: %s\n", args[0], strings.TrimPrefix(ue.msg, args[0]+": "))
 		return 2
 	default:
-		fmt.Fprintf(stderr, "troupe %s: %s\n", args[0], oneLine(err.Error()))
+		// An error of the package of the same name (bench: ...) names it once.
+		fmt.Fprintf(stderr, "troupe %s: %s\n", args[0], strings.TrimPrefix(oneLine(err.Error()), args[0]+": "))
 		return 1
 	}
 }
@@ -74,28 +79,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'troupe <command> -h' for its flags.")
+	fmt.Fprintln(w, "\nRun 'troupe <command> --help' for its flags, 'troupe --version' for the build.")
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
-
-// newFlags returns a FlagSet whose errors come back as usageErrors.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("troupe "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parse parses args and turns flag errors and stray arguments into usageErrors.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	return nil
-}

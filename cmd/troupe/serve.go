@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,7 +39,7 @@ type serveConfig struct {
 	CacheDir         string // download cache for hf:// models; "": $TROUPE_CACHE, else the user cache dir
 	Host             string
 	Port             int    // 0: any free port
-	ChatTemplateFile string // a Jinja file read into Server.ChatTemplate; "": the model's
+	ChatTemplateFile string // a built-in template's name or a Jinja file, read into Server.ChatTemplate; "": the model's, else chatml
 	Preemption       string // recompute or swap: Runtime.Preemption
 	Device           string // auto, cpu or cuda: Runtime.NewBackend
 	LogFormat        string // auto, console or json
@@ -59,7 +58,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Port, "port", 8080, "port to listen on (0: any free port)")
 	fs.StringVar(&c.Server.APIKey, "api-key", "", "require this key as a Bearer token on /v1 routes (default $TROUPE_API_KEY)")
 	fs.StringVar(&c.Server.ModelName, "served-model-name", "", "the model id clients use (default: the file or directory name)")
-	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a Jinja chat template file, instead of the model's")
+	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a built-in chat template ("+strings.Join(server.BuiltinTemplateNames(), ", ")+
+		") or a Jinja file, instead of the model's (default: the model's, else "+server.FallbackTemplate+")")
 	fs.IntVar(&c.Runtime.Workers, "t", 2, "threads per device")
 	fs.IntVar(&c.Runtime.Devices, "devices", 1, "device replicas")
 	fs.StringVar(&c.Device, "device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
@@ -76,15 +76,17 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Cluster.Name, "cluster", "", "join the cluster of this name (with --provider and --advertise): requests are placed on its nodes")
 	fs.StringVar(&c.Cluster.Provider, "provider", "automanaged", "cluster membership: etcd or automanaged")
 	c.Cluster.Etcd = []string{"127.0.0.1:2379"}
-	fs.Var(listFlag{&c.Cluster.Etcd}, "etcd", "etcd endpoints, comma-separated (--provider etcd)")
+	fs.Var(listFlag{&c.Cluster.Etcd}, "etcd", "etcd `endpoints`, comma-separated (--provider etcd)")
 	fs.StringVar(&c.Cluster.Advertise, "advertise", "", "HOST:PORT this node listens on for the other nodes, and is reached at")
 	fs.IntVar(&c.Cluster.AutoManagedPort, "automanaged-port", 0, "this node's automanaged port (--provider automanaged)")
-	fs.Var(listFlag{&c.Cluster.Seeds}, "seeds", "every node's automanaged HOST:PORT, comma-separated (--provider automanaged)")
+	fs.Var(listFlag{&c.Cluster.Seeds}, "seeds", "every node's automanaged `HOST:PORT`s, comma-separated (--provider automanaged)")
 	fs.BoolVar(&c.Server.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ (behind --api-key when set)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
 	fs.DurationVar(&c.Server.RequestTimeout, "request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
 	fs.StringVar(&c.CacheDir, "cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
 	fs.StringVar(&c.LogFormat, "log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
+	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser `origins` allowed to call the API (CORS), comma-separated; * for any (default: none, same origin only)")
+	registerSamplingDefaults(fs, &c.Server.Defaults)
 }
 
 // fromEnv fills what the flags left empty from the environment: the model
@@ -120,8 +122,19 @@ func (c *serveConfig) Validate() error {
 		msg = fmt.Sprintf("--shutdown-grace %v is negative", c.ShutdownGrace)
 	case c.Server.RequestTimeout < 0:
 		msg = fmt.Sprintf("--request-timeout %v is negative", c.Server.RequestTimeout)
+	case c.Runtime.MaxModelLen < 0 || c.Runtime.NumBlocks < 0 || c.Runtime.MaxNumSeqs < 0 || c.Runtime.MaxNumBatchedTokens < 0 || c.Runtime.NumHostBlocks < 0:
+		msg = "-c, --num-kv-blocks, --max-num-seqs, --max-num-batched-tokens and --swap-blocks must not be negative"
+	case c.Runtime.BlockSize < 1:
+		msg = fmt.Sprintf("--block-size %d: want at least 1", c.Runtime.BlockSize)
+	case c.Runtime.MaxModelLen == 1:
+		msg = "-c 1: want at least 2 positions"
 	case c.Cluster.Name != "":
 		if err := c.Cluster.Validate(); err != nil {
+			msg = err.Error()
+		}
+	}
+	if msg == "" {
+		if err := checkSamplingDefaults(&c.Server.Defaults); err != nil {
 			msg = err.Error()
 		}
 	}
@@ -161,17 +174,14 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if c.Preemption == "swap" {
 		rtCfg.Preemption = sched.Swap
 	}
-	if c.ChatTemplateFile != "" {
-		b, err := os.ReadFile(c.ChatTemplateFile)
-		if err != nil {
-			return fmt.Errorf("--chat-template: %w", err)
-		}
-		srvCfg.ChatTemplate = string(b)
-	}
-	log := newLogger(stderr, c.LogFormat)
+	log, console := newLogger(stderr, c.LogFormat)
 	srvCfg.Log = log
-	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
+	srvCfg.Version = buildVersion()
+	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr) // before the template: a missing model is said as such
 	if err != nil {
+		return err
+	}
+	if srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {
 		return err
 	}
 	if srvCfg.ModelName == "" {
@@ -190,12 +200,16 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		return err
 	}
 	defer ln.Close() // the one Close: every return below (after Shutdown it is closed already)
-	log.Info().Str("model", local).Str("device", kind).Str("addr", ln.Addr().String()).Msg("loading")
+	log.Debug().Str("model", local).Str("device", kind).Str("addr", ln.Addr().String()).Msg("loading")
+	loadStart := time.Now()
 	m, err := model.Open(local)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	if err := c.checkModel(&m.Config); err != nil {
+		return err
+	}
 	devices := backend.NewSelector(m, kind)
 	rtCfg.NewBackend = devices.New
 	rt, err := actors.Start(system, m, rtCfg)
@@ -203,7 +217,13 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		return err
 	}
 	if err := devices.Fallback(); err != nil {
+		kind = backend.DeviceCPU
 		log.Info().Str("why", fallbackWhy(err)).Msg("--device auto: CUDA is not usable here; running on the CPU")
+	}
+	if srvCfg.ChatTemplate == "" && rt.ChatTemplate() == "" {
+		srvCfg.ChatTemplate, _ = server.BuiltinTemplate(server.FallbackTemplate)
+		log.Warn().Str("chat_template", server.FallbackTemplate).
+			Msg("the model has no chat template; /v1/chat/completions uses the built-in " + server.FallbackTemplate + " (choose one with --chat-template)")
 	}
 	if c.Cluster.Name != "" {
 		if node, err = cluster.Start(system, rt, c.Cluster); err != nil {
@@ -220,11 +240,13 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
 	srv.Ready()
-	cfg := rt.Config()
-	log.Info().Str("addr", "http://"+ln.Addr().String()).Str("model", srvCfg.ModelName).Int("max_model_len", cfg.MaxModelLen).
-		Int("kv_blocks", cfg.NumBlocks).Str("kv_cache_type", cfg.KVCacheType.String()).
-		Int64("kv_bytes", cfg.KVCacheBytes(&m.Config)).Int("max_num_seqs", cfg.MaxNumSeqs).Msg("serving")
-	fmt.Fprintf(stdout, "troupe: serving %s on http://%s\n", srvCfg.ModelName, ln.Addr())
+	sum := newSummary(srvCfg.ModelName, m, rt.Config(), kind, time.Since(loadStart), "http://"+ln.Addr().String())
+	if console {
+		sum.log(log.Debug()) // a person reads the line below
+	} else {
+		sum.log(log.Info())
+	}
+	fmt.Fprintln(stdout, sum)
 
 	select {
 	case err := <-errc:
@@ -239,26 +261,27 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	return nil
 }
 
-// drain stops a serving server: new requests get 503, those in flight get
-// grace to finish; then the runtime stops, which cancels what still runs,
-// and each handler answers its request before the HTTP server closes.
+// drain stops a serving server: new requests get 503 with Retry-After
+// (the listener stays open), those in flight get grace to finish; then
+// the runtime stops, which cancels what still runs, and each handler
+// answers its request before the HTTP server closes.
 func drain(log zerolog.Logger, grace time.Duration, srv *server.Server, httpSrv *http.Server, rt *actors.Runtime) {
 	log.Info().Dur("grace", grace).Msg("draining")
 	srv.Drain()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := httpSrv.Shutdown(shutdownCtx); errors.Is(err, context.DeadlineExceeded) {
+	if srv.WaitIdle(graceCtx) != nil {
 		// Cancel what still runs: each request is answered 503 (an error
 		// event, then [DONE], on a stream), never cut off silently.
 		log.Warn().Int("requests", rt.NumRequests()).Msg("requests still running after the grace period; cancelling them")
 		if err := rt.Stop(5 * time.Second); err != nil {
 			log.Warn().Err(err).Msg("stopping the runtime")
 		}
-		answered, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if httpSrv.Shutdown(answered) != nil {
-			httpSrv.Close()
-		}
+	}
+	answered, cancelAnswered := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelAnswered()
+	if httpSrv.Shutdown(answered) != nil {
+		httpSrv.Close()
 	}
 	if err := rt.Stop(5 * time.Second); err != nil {
 		log.Warn().Err(err).Msg("stopping the runtime")
@@ -316,9 +339,10 @@ func resolveModel(ctx context.Context, spec, cacheDir string, progress io.Writer
 	return hub.Download(ctx, ref, hub.Options{CacheDir: cacheDir, Progress: progress})
 }
 
-// newLogger returns a zerolog logger: console lines on a terminal, JSON
-// otherwise (or as format says).
-func newLogger(w io.Writer, format string) zerolog.Logger {
+// newLogger returns a zerolog logger at info level: console lines on a
+// terminal, JSON otherwise (or as format says), and whether it writes
+// console lines.
+func newLogger(w io.Writer, format string) (zerolog.Logger, bool) {
 	if format == "auto" {
 		format = "json"
 		if f, ok := w.(*os.File); ok {
@@ -330,5 +354,5 @@ func newLogger(w io.Writer, format string) zerolog.Logger {
 	if format == "console" {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
-	return zerolog.New(w).With().Timestamp().Logger()
+	return zerolog.New(w).Level(zerolog.InfoLevel).With().Timestamp().Logger(), format == "console"
 }

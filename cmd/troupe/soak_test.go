@@ -46,7 +46,8 @@ func TestSoak(t *testing.T) {
 	const numBlocks = 48
 	url, cmd, logs := serve(t, bin, nil, "-m", filepath.Join(models, "stories260K.gguf"),
 		"--chat-template", filepath.Join(models, "templates", "HuggingFaceTB-SmolLM2-135M-Instruct.jinja"),
-		"--max-num-seqs", "8", "--num-kv-blocks", strconv.Itoa(numBlocks), "--max-queue", "512", "--pprof")
+		"--max-num-seqs", "8", "--num-kv-blocks", strconv.Itoa(numBlocks), "-c", strconv.Itoa(numBlocks*16), // a pool of one context: serve refuses less
+		"--max-queue", "512", "--pprof")
 	c := &soakClient{url: url, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 
 	reqs := soakRequests()

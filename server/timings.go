@@ -1,0 +1,79 @@
+package server
+
+import (
+	"time"
+)
+
+// head is the start of a response (and of each of its chunks) to a request
+// that came in at start.
+func (s *Server) head(idPrefix string, start time.Time) responseHead {
+	return responseHead{ID: newID(idPrefix), Created: start.Unix(), Model: s.cfg.ModelName, SystemFingerprint: s.fingerprint}
+}
+
+// timingsJSON is llama-server's "timings" object, with troupe's queue_ms:
+// a request asks for it with "timings_per_token": true. Times are in
+// milliseconds from when the server read the request: queue_ms in the
+// scheduler's queue (the longest of its choices), prompt_ms from then to
+// the first token (the prefill of the prompt tokens not found cached),
+// predicted_ms from the first token to the last.
+type timingsJSON struct {
+	QueueMs             float64 `json:"queue_ms"`
+	CacheN              int     `json:"cache_n"`
+	PromptN             int     `json:"prompt_n"`
+	PromptMs            float64 `json:"prompt_ms"`
+	PromptPerTokenMs    float64 `json:"prompt_per_token_ms"`
+	PromptPerSecond     float64 `json:"prompt_per_second"`
+	PredictedN          int     `json:"predicted_n"`
+	PredictedMs         float64 `json:"predicted_ms"`
+	PredictedPerTokenMs float64 `json:"predicted_per_token_ms"`
+	PredictedPerSecond  float64 `json:"predicted_per_second"`
+}
+
+// timings is the job's timings once it is drained.
+func (j *job) timings() *timingsJSON {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+	per := func(n int, d time.Duration) (perToken, perSecond float64) {
+		if n == 0 || d <= 0 {
+			return 0, 0
+		}
+		return ms(d) / float64(n), float64(n) / d.Seconds()
+	}
+	var first, last time.Time
+	for i := range j.first {
+		if f := j.first[i]; !f.IsZero() && (first.IsZero() || f.Before(first)) {
+			first = f
+		}
+		if l := j.last[i]; l.After(last) {
+			last = l
+		}
+	}
+	t := &timingsJSON{QueueMs: ms(j.queue), CacheN: j.usage.CachedTokens, PromptN: j.usage.PromptTokens - j.usage.CachedTokens,
+		PredictedN: j.usage.CompletionTokens}
+	if first.IsZero() {
+		return t
+	}
+	prompt := max(first.Sub(j.start)-j.queue, 0)
+	gen := last.Sub(first)
+	t.PromptMs, t.PredictedMs = ms(prompt), ms(gen)
+	t.PromptPerTokenMs, t.PromptPerSecond = per(t.PromptN, prompt)
+	t.PredictedPerTokenMs, t.PredictedPerSecond = per(t.PredictedN, gen)
+	return t
+}
+
+// finalChunk is a stream's last chunk before [DONE], chunk (whose head and
+// usage fields are given): the usage when the client asked for it with
+// stream_options, and the timings when it asked with timings_per_token;
+// nil when it asked for neither.
+func finalChunk(chunk any, head *responseHead, usage **usageJSON, j *job, so *streamOptions, timings bool) any {
+	wantUsage := so != nil && so.IncludeUsage
+	if wantUsage {
+		*usage = toUsage(j.usage)
+	}
+	if timings {
+		head.Timings = j.timings()
+	}
+	if !wantUsage && !timings {
+		return nil
+	}
+	return chunk
+}
