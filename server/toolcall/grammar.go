@@ -34,14 +34,19 @@ type Calls struct {
 // model/grammar's subset is its *grammar.UnsupportedError; a format
 // without a grammar is ErrNoGrammar.
 func Grammar(f Format, c Calls) (string, error) {
-	shape, ok := shapes[f]
+	var b strings.Builder
+	sh, ok := shapes[f]
+	x, isXML := xmlShapes[f]
+	if isXML {
+		sh, ok = shape{sep: x.sep}, true
+		b.WriteString(xmlText)
+	}
 	if !ok {
 		return "", fmt.Errorf("%w %q", ErrNoGrammar, f)
 	}
 	if f == Mistral && !strings.Contains(c.Template, "[ARGS]") {
-		shape = mistralNemo
+		sh = mistralNemo
 	}
-	var b strings.Builder
 	var alts []string
 	for i, t := range c.Tools {
 		if c.Name != "" && t.Name != c.Name {
@@ -49,6 +54,17 @@ func Grammar(f Format, c Calls) (string, error) {
 		}
 		if !isName(t.Name) {
 			return "", fmt.Errorf("toolcall: tool %q: a name of letters, digits and _-.:/ is needed", t.Name)
+		}
+		rule := "call-" + strconv.Itoa(i)
+		prefix := "t" + strconv.Itoa(i) + "-"
+		if isXML {
+			call, err := xmlCall(&b, x, t, prefix)
+			if err != nil {
+				return "", fmt.Errorf("toolcall: tool %q: %w", t.Name, err)
+			}
+			fmt.Fprintf(&b, "%s ::= %s\n", rule, call)
+			alts = append(alts, rule)
+			continue
 		}
 		params := []byte(t.Parameters)
 		if len(params) == 0 || string(params) == "null" {
@@ -58,12 +74,10 @@ func Grammar(f Format, c Calls) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("toolcall: tool %q: parameters: %w", t.Name, err)
 		}
-		prefix := "t" + strconv.Itoa(i) + "-"
 		if err := prefixRules(&b, src, prefix); err != nil {
 			return "", fmt.Errorf("toolcall: tool %q: %w", t.Name, err)
 		}
-		rule := "call-" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "%s ::= %s\n", rule, shape.call(t.Name, prefix+"root"))
+		fmt.Fprintf(&b, "%s ::= %s\n", rule, sh.call(t.Name, prefix+"root"))
 		alts = append(alts, rule)
 	}
 	if len(alts) == 0 {
@@ -74,10 +88,10 @@ func Grammar(f Format, c Calls) (string, error) {
 	}
 	fmt.Fprintf(&b, "call ::= %s\n", strings.Join(alts, " | "))
 	calls := "call"
-	if c.Parallel && !shape.single {
-		calls = "call (" + cat(lit(shape.sep), "call") + ")*"
+	if c.Parallel && !sh.single {
+		calls = "call (" + cat(lit(sh.sep), "call") + ")*"
 	}
-	fmt.Fprintf(&b, "root ::= %s\n", cat(lit(shape.open), calls, lit(shape.close)))
+	fmt.Fprintf(&b, "root ::= %s\n", cat(lit(sh.open), calls, lit(sh.close)))
 	return b.String(), nil
 }
 

@@ -46,9 +46,18 @@ func sample(t *testing.T, g *grammar.Grammar, v *grammar.Vocab, rng *rand.Rand) 
 				if c >= ' ' && c < 0x7f || c == '\n' {
 					ascii = append(ascii, byte(c))
 				}
-				if strings.IndexByte(`"}]`, byte(c)) >= 0 {
+				if strings.IndexByte(`"}]</`, byte(c)) >= 0 {
 					closing = append(closing, byte(c))
 				}
+			}
+		}
+		if len(out) > 150 && rng.IntN(3) > 0 { // head for the end: closing bytes, none of the last two again
+			if c, ok := closer(mask, out); ok {
+				if err := m.AcceptBytes([]byte{c}); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, c)
+				continue
 			}
 		}
 		pick := allowed
@@ -75,6 +84,17 @@ func sample(t *testing.T, g *grammar.Grammar, v *grammar.Vocab, rng *rand.Rand) 
 	return ""
 }
 
+// closer is the first byte of "\n</\"}]" the mask allows that is not
+// one of the last two bytes of out.
+func closer(mask []uint64, out []byte) (byte, bool) {
+	for _, c := range []byte("\n</\"}]") {
+		if grammar.Allowed(mask, int32(c)) && c != out[len(out)-1] && c != out[len(out)-2] {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
 // TestGrammarParses: every output of a format's tool-call grammar parses
 // as calls of the offered tools, arguments valid JSON objects with the
 // required keys; named: only that tool; not parallel: one call.
@@ -92,6 +112,12 @@ func TestGrammarParses(t *testing.T) {
 		f        Format
 		template string
 	}{{Mistral, "[ARGS]"}}
+	for f := range xmlShapes {
+		formats = append(formats, struct {
+			f        Format
+			template string
+		}{f, ""})
+	}
 	for f := range shapes {
 		formats = append(formats, struct {
 			f        Format
@@ -139,6 +165,13 @@ func TestGrammarParses(t *testing.T) {
 						}
 						if name != "" && call.Name != name {
 							t.Fatalf("%s: call of %q, want only %q: %q", fc.f, call.Name, name, out)
+						}
+						if u, ok := args["unit"]; ok && string(u) != `"C"` && string(u) != `"F"` {
+							t.Fatalf("%s: unit %s: %q", fc.f, u, out)
+						}
+						var days int
+						if d, ok := args["days"]; ok && (json.Unmarshal(d, &days) != nil || days < 1 || days > 14) {
+							t.Fatalf("%s: days %s: %q", fc.f, d, out)
 						}
 						for _, k := range required[call.Name] {
 							if _, ok := args[k]; !ok {
