@@ -113,7 +113,8 @@ func (s *Server) toolParser(t *chatTools, g *messages.GenerateRequest, prompt, g
 	if g.Grammar != nil {
 		return nil, badRequest("tool_choice", "tool_choice %s and %s both constrain the output; set one of them", t.choiceText(), grammarParam)
 	}
-	src, err := toolcall.Grammar(s.toolFormat, toolcall.Calls{Tools: t.tools, Name: t.name, Parallel: t.parallel, Template: s.templateSrc})
+	src, err := toolcall.Grammar(s.toolFormat, toolcall.Calls{Tools: t.tools, Name: t.name, Parallel: t.parallel,
+		Template: s.templateSrc, ReasoningOpen: p.ReasoningOpen})
 	if err != nil {
 		if errors.Is(err, toolcall.ErrNoGrammar) {
 			return nil, badRequest("tool_choice", "tool_choice %s is not supported for the %s tool-call format (no grammar for its calls yet); use \"auto\"", t.choiceText(), s.toolFormat)
@@ -124,7 +125,6 @@ func (s *Server) toolParser(t *chatTools, g *messages.GenerateRequest, prompt, g
 	if e := s.checkGrammar(g.Grammar, "tools"); e != nil {
 		return nil, e
 	}
-	p.ReasoningOpen = false // the grammar starts with a call
 	return p, nil
 }
 

@@ -25,6 +25,10 @@ type Calls struct {
 	// Template is the chat template's source, for formats whose syntax
 	// changed between versions (mistral's [ARGS]).
 	Template string
+	// ReasoningOpen: the prompt opened a reasoning block (see
+	// PromptOpensReasoning), which the output must close before its calls.
+	// Otherwise a format with reasoning may write a reasoning block first.
+	ReasoningOpen bool
 }
 
 // Grammar returns a GBNF grammar (llama.cpp's format, for model/grammar)
@@ -91,8 +95,51 @@ func Grammar(f Format, c Calls) (string, error) {
 	if c.Parallel && !sh.single {
 		calls = "call (" + cat(lit(sh.sep), "call") + ")*"
 	}
-	fmt.Fprintf(&b, "root ::= %s\n", cat(lit(sh.open), calls, lit(sh.close)))
+	think := reasoningRule(&b, f, c.ReasoningOpen)
+	fmt.Fprintf(&b, "root ::= %s\n", cat(think, lit(sh.open), calls, lit(sh.close)))
 	return b.String(), nil
+}
+
+// reasoningRule writes the rules of the reasoning a format lets the model
+// write before its calls and returns its GBNF: the block, optional, or,
+// when the prompt opened it, its rest and its end.
+func reasoningRule(b *strings.Builder, f Format, open bool) string {
+	if f == OpenAI { // harmony: an analysis message first
+		b.WriteString(textWithout("think-text", "<|"))
+		return `("<|channel|>analysis<|message|>" think-text "<|end|><|start|>assistant")?`
+	}
+	d := f.def()
+	if !d.reasoning || d.thinkStart == "" {
+		return ""
+	}
+	end := ""
+	for _, bl := range d.blocks {
+		if bl.modes == inReasoning {
+			end = bl.start
+		}
+	}
+	if len(end) < 2 {
+		return ""
+	}
+	b.WriteString(textWithout("think-text", end[:2]))
+	b.WriteString("think-space ::= [ \t\n]{0,4}\n")
+	if open {
+		return cat("think-text", lit(end), "think-space")
+	}
+	return "(" + cat(lit(d.thinkStart), "think-text", lit(end), "think-space") + ")?"
+}
+
+// textWithout is the rule name ::= any text without the two bytes stop.
+func textWithout(name, stop string) string {
+	return fmt.Sprintf("%s ::= ([^%s] | %s [^%s])*\n", name, classChar(stop[0]), lit(stop[:1]), classChar(stop[1]))
+}
+
+// classChar is c as written inside a GBNF character class.
+func classChar(c byte) string {
+	if strings.IndexByte(`\"[]-^`, c) >= 0 {
+		return `\` + string(c)
+	}
+	return string(c)
 }
 
 // shape is how a format writes its calls: open, the calls separated by

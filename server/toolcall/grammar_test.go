@@ -52,7 +52,7 @@ func sample(t *testing.T, g *grammar.Grammar, v *grammar.Vocab, rng *rand.Rand) 
 			}
 		}
 		if len(out) > 150 && rng.IntN(3) > 0 { // head for the end: closing bytes, none of the last two again
-			if c, ok := closer(mask, out); ok {
+			if c, ok := closer(mask, out, rng); ok {
 				if err := m.AcceptBytes([]byte{c}); err != nil {
 					t.Fatal(err)
 				}
@@ -84,10 +84,20 @@ func sample(t *testing.T, g *grammar.Grammar, v *grammar.Vocab, rng *rand.Rand) 
 	return ""
 }
 
-// closer is the first byte of "\n</\"}]" the mask allows that is not
-// one of the last two bytes of out.
-func closer(mask []uint64, out []byte) (byte, bool) {
-	for _, c := range []byte("\n</\"}]") {
+// closer picks a byte that heads for the end: after "<" or "[" the second
+// byte of a closing marker ("</", "<|", "[/"), else one of "\n<\"}][" the
+// mask allows that is not one of the last two bytes of out.
+func closer(mask []uint64, out []byte, rng *rand.Rand) (byte, bool) {
+	b := []byte("\n<\"}][")
+	rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+	order := string(b)
+	switch out[len(out)-1] {
+	case '<':
+		order = "/|" + order
+	case '[':
+		order = "/" + order
+	}
+	for _, c := range []byte(order) {
 		if grammar.Allowed(mask, int32(c)) && c != out[len(out)-1] && c != out[len(out)-2] {
 			return c, true
 		}
@@ -131,10 +141,12 @@ func TestGrammarParses(t *testing.T) {
 		return strings.Compare(string(a.f)+a.template, string(b.f)+b.template)
 	})
 	required := map[string][]string{"get_weather": {"city"}, "search": {"q", "opts"}}
+	reasoned := map[Format]int{}
 	for _, fc := range formats {
 		for _, name := range []string{"", "search"} {
-			for _, parallel := range []bool{false, true} {
-				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, Template: fc.template}
+			for k, parallel := range []bool{false, true} {
+				open := k == 1 && name == "" // the prompt opened reasoning
+				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, Template: fc.template, ReasoningOpen: open}
 				src, err := Grammar(fc.f, c)
 				if err != nil {
 					t.Fatalf("%s: %v", fc.f, err)
@@ -144,13 +156,16 @@ func TestGrammarParses(t *testing.T) {
 					t.Fatalf("%s %q: %v\n%s", fc.f, fc.template, err, src)
 				}
 				rng := rand.New(rand.NewPCG(1, uint64(len(name))))
-				p := &Parser{Format: fc.f, Tools: grammarTools}
+				p := &Parser{Format: fc.f, Tools: grammarTools, ReasoningOpen: open}
 				multi := 0
 				for range 30 {
 					out := sample(t, g, v, rng)
 					r := p.Parse(out)
-					if r.Content != "" || r.Reasoning != "" || len(r.Calls) == 0 {
+					if r.Content != "" || len(r.Calls) == 0 {
 						t.Fatalf("%s %q name %q: %q parses to %+v", fc.f, fc.template, name, out, r)
+					}
+					if r.Reasoning != "" {
+						reasoned[fc.f]++
 					}
 					if len(r.Calls) > 1 {
 						multi++
@@ -184,6 +199,11 @@ func TestGrammarParses(t *testing.T) {
 					t.Errorf("%s %q: no sample had parallel calls", fc.f, fc.template)
 				}
 			}
+		}
+	}
+	for _, fc := range formats {
+		if d := fc.f.def(); (d.reasoning && d.thinkStart != "" || fc.f == OpenAI) && reasoned[fc.f] == 0 {
+			t.Errorf("%s: no sample reasoned first", fc.f)
 		}
 	}
 }
