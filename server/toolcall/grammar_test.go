@@ -146,7 +146,8 @@ func TestGrammarParses(t *testing.T) {
 		for _, name := range []string{"", "search"} {
 			for k, parallel := range []bool{false, true} {
 				open := k == 1 && name == "" // the prompt opened reasoning
-				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, Template: fc.template, ReasoningOpen: open}
+				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, ReasoningOpen: open,
+					Template: fc.template + " <think> [THINK] <|START_THINKING|>"} // the templates of reasoning models
 				src, err := Grammar(fc.f, c)
 				if err != nil {
 					t.Fatalf("%s: %v", fc.f, err)
@@ -230,5 +231,26 @@ func TestGrammarErrors(t *testing.T) {
 	var ue *grammar.UnsupportedError
 	if !errors.As(err, &ue) {
 		t.Errorf("an unsupported schema: error %v, want a *grammar.UnsupportedError", err)
+	}
+}
+
+// TestGrammarReasoning: reasoning before the calls only where the template
+// knows it, and closed first when the prompt opened it.
+func TestGrammarReasoning(t *testing.T) {
+	for _, c := range []struct {
+		calls Calls
+		want  string // in root's rule, "" for no reasoning
+	}{
+		{Calls{Tools: grammarTools}, ""},
+		{Calls{Tools: grammarTools, Template: "{{ '<think>' }}"}, `root ::= ("<think>" think-text "</think>" think-space)?`},
+		{Calls{Tools: grammarTools, ReasoningOpen: true}, `root ::= think-text "</think>" think-space call`},
+	} {
+		src, err := Grammar(Hermes, c.calls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want == "" && strings.Contains(src, "think") || c.want != "" && !strings.Contains(src, c.want) {
+			t.Errorf("%+v: grammar\n%s\nwant %q", c.calls, src, c.want)
+		}
 	}
 }
