@@ -70,12 +70,12 @@ func TestConstrainedEndToEnd(t *testing.T) {
 		for _, c := range run("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Weather?"}], `+sampling+`,
 			"tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
 				"properties": {"unit": {"enum": ["C", "F"]}}, "required": ["unit"]}}},
-				{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}}],
+				{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}, "additionalProperties": false}}}],
 			"parallel_tool_calls": false, "tool_choice": `+toolChoice+`}`) {
 			calls := c.Message.ToolCalls
 			if c.FinishReason != "tool_calls" || len(calls) != 1 || !slices.Contains([]string{"get_weather", "get_time"}, calls[0].Function.Name) ||
 				toolChoice != `"required"` && calls[0].Function.Name != "get_time" || !json.Valid([]byte(calls[0].Function.Arguments)) {
-				t.Errorf("tool_choice %s: %+v (finish %s)", toolChoice, c.Message, c.FinishReason)
+				t.Errorf("tool_choice %s: %q, calls %+v (finish %s)", toolChoice, *c.Message.Content, c.Message.ToolCalls, c.FinishReason)
 			}
 		}
 	}
