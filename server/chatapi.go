@@ -213,6 +213,7 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 			o.Extra[k] = v
 		}
 	}
+	s.toolVariables(&o, req.Tools)
 	if req.AddGenerationPrompt != nil {
 		o.AddGenerationPrompt = *req.AddGenerationPrompt
 	}
