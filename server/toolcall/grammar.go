@@ -43,7 +43,7 @@ func Grammar(f Format, c Calls) (string, error) {
 	sh, ok := shapes[f]
 	x, isXML := xmlShapes[f]
 	if isXML {
-		sh, ok = shape{sep: x.sep}, true
+		sh, ok = shape{open: x.listOpen, sep: x.sep, close: x.listClose}, true
 		b.WriteString(xmlText)
 	}
 	if !ok {
