@@ -16,7 +16,7 @@
 //
 // Grammar writes the GBNF of a format's calls from the tools' JSON
 // schemas (model/grammar's converter), for tool_choice "required" or a
-// named function: output under it always parses (gemma4 has none yet).
+// named function: output under it always parses.
 //
 // Concurrency: a Parser is read-only after construction and safe to share;
 // a Stream belongs to one goroutine.

@@ -46,6 +46,10 @@ func Grammar(f Format, c Calls) (string, error) {
 		sh, ok = shape{open: x.listOpen, sep: x.sep, close: x.listClose}, true
 		b.WriteString(xmlText)
 	}
+	if f == Gemma4 {
+		sh, ok = shape{}, true
+		b.WriteString(gemmaRules)
+	}
 	if !ok {
 		return "", fmt.Errorf("%w %q", ErrNoGrammar, f)
 	}
@@ -62,8 +66,14 @@ func Grammar(f Format, c Calls) (string, error) {
 		}
 		rule := "call-" + strconv.Itoa(i)
 		prefix := "t" + strconv.Itoa(i) + "-"
-		if isXML {
-			call, err := xmlCall(&b, x, t, prefix)
+		if isXML || f == Gemma4 {
+			var call string
+			var err error
+			if isXML {
+				call, err = xmlCall(&b, x, t, prefix)
+			} else {
+				call, err = (&gemmaConv{b: &b, prefix: prefix}).call(t)
+			}
 			if err != nil {
 				return "", fmt.Errorf("toolcall: tool %q: %w", t.Name, err)
 			}
