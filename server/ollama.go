@@ -163,7 +163,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			msgs = append(msgs, chatMessage{Role: "system", Content: contentField{text: req.System, set: true}})
 		}
 		msgs = append(msgs, chatMessage{Role: "user", Content: contentField{text: req.Prompt, set: true}})
-		if prompt, e = s.renderChat(&chatRequest{Messages: msgs, ChatTemplateKwargs: kwargs}); e != nil {
+		if prompt, _, e = s.renderChat(&chatRequest{Messages: msgs, ChatTemplateKwargs: kwargs}); e != nil {
 			writeError(w, e)
 			return
 		}
@@ -233,7 +233,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		cr.Messages[i] = cm
 	}
-	prompt, e := s.renderChat(cr)
+	prompt, _, e := s.renderChat(cr)
 	if e != nil {
 		writeError(w, e)
 		return

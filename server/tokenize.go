@@ -32,7 +32,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	case req.Messages != nil:
 		var e *apiError
-		ids, e = s.renderChat(&chatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerationPrompt,
+		ids, _, e = s.renderChat(&chatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerationPrompt,
 			Tools: req.Tools, ChatTemplateKwargs: req.ChatTemplateKwargs})
 		if e != nil {
 			writeError(w, e)

@@ -24,6 +24,7 @@ import (
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/hub"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
 // DefaultModel is what `troupe serve` runs with no -m and no $TROUPE_MODEL:
@@ -60,6 +61,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Server.ModelName, "served-model-name", "", "the model id clients use (default: the file or directory name)")
 	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a built-in chat template ("+strings.Join(server.BuiltinTemplateNames(), ", ")+
 		") or a Jinja file, instead of the model's (default: the model's, else "+server.FallbackTemplate+")")
+	fs.StringVar(&c.Server.ToolCallParser, "tool-call-parser", "", "the model's tool-call format (hermes, llama3_json, mistral, openai, ...; default: detected from the chat template)")
 	fs.IntVar(&c.Runtime.Workers, "t", 2, "threads per device")
 	fs.IntVar(&c.Runtime.Devices, "devices", 1, "device replicas")
 	fs.StringVar(&c.Device, "device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
@@ -128,6 +130,10 @@ func (c *serveConfig) Validate() error {
 		msg = fmt.Sprintf("--block-size %d: want at least 1", c.Runtime.BlockSize)
 	case c.Runtime.MaxModelLen == 1:
 		msg = "-c 1: want at least 2 positions"
+	case c.Server.ToolCallParser != "":
+		if _, err := toolcall.Lookup(c.Server.ToolCallParser); err != nil {
+			msg = "--tool-call-parser: " + strings.TrimPrefix(err.Error(), "toolcall: ")
+		}
 	case c.Cluster.Name != "":
 		if err := c.Cluster.Validate(); err != nil {
 			msg = err.Error()
