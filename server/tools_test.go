@@ -310,7 +310,8 @@ func TestToolCallsStream(t *testing.T) {
 		`{"tool_calls":[{"index":0,"id":"ID","type":"function","function":{"name":"get_weather","arguments":""}}]}`,
 		`{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\": \"Paris\"}"}}]}`,
 		`{"tool_calls":[{"index":1,"id":"ID","type":"function","function":{"name":"get_weather","arguments":""}}]}`,
-		`{"tool_calls":[{"index":1,"function":{"arguments":"{\"city\": \"Paris\"}"}}]} finish=tool_calls`,
+		`{"tool_calls":[{"index":1,"function":{"arguments":"{\"city\": \"Paris\"}"}}]}`,
+		`{} finish=tool_calls`, // OpenAI's order: finish_reason in a chunk of its own
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("deltas:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
