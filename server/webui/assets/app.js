@@ -267,9 +267,10 @@ function pushPoint(name, v) {
   if (s.length > sparkLength) s.shift();
   const max = Math.max(1e-9, ...s.filter(x => x !== null));
   const pts = [];
+  const offset = sparkLength - s.length; // the newest point at the right edge
   s.forEach((x, i) => {
     if (x === null) return; // no observation in that interval
-    pts.push((i * 120 / (sparkLength - 1)).toFixed(1) + ',' + (29 - 28 * x / max).toFixed(1));
+    pts.push(((offset + i) * 120 / (sparkLength - 1)).toFixed(1) + ',' + (29 - 28 * x / max).toFixed(1));
   });
   $('spark-' + name).querySelector('polyline').setAttribute('points', pts.join(' '));
 }
