@@ -272,9 +272,6 @@ func (s *Server) liveSource() func() *liveReading {
 // until the client goes away or the server drains.
 func (s *Server) liveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	// The stream outlives the server's ReadTimeout, which is meant for
-	// reading the request: past it the connection would be cut.
-	_ = rc.SetReadDeadline(time.Time{})
 	ch := make(chan []byte, 4)
 	s.system.Root.Send(s.front, &subscribe{ch: ch})
 	defer s.system.Root.Send(s.front, &unsubscribe{ch: ch})
