@@ -325,13 +325,19 @@ func TestBrowser(t *testing.T) {
 	}
 	shoot("stopped")
 
+	// The conversation and the key outlive a reload (localStorage).
+	run("reload", chromedp.Reload(), chromedp.WaitVisible(css("#prompt")))
+	waitJS("the conversation after a reload", `document.querySelectorAll('#messages .msg').length === 4 &&
+		document.querySelector('#conv-list li.active .open').textContent === `+strconv.Quote(prompt)+` &&
+		document.getElementById('system').value === `+strconv.Quote(system)+` && document.getElementById('live-status').textContent === 'live'`)
+
 	// Load: the live view's counters move.
-	ts.delay.Store(int64(5 * time.Millisecond))
+	ts.delay.Store(int64(25 * time.Millisecond)) // the load lasts several of the live view's intervals
 	run("the live tab", chromedp.Click(css("#tab-live")), chromedp.WaitVisible(css("#live-devices")))
 	waitJS("the device row, the chat hidden", `document.getElementById('d0-steps') !== null && document.getElementById('chat-view').offsetParent === null`)
 	before, _ := strconv.Atoi(text("#live-sampled"))
 	stepsBefore, _ := strconv.Atoi(text("#d0-steps"))
-	const clients, loadTokens = 4, 48
+	const clients, loadTokens = 4, 64
 	var wg sync.WaitGroup
 	var loaded atomic.Int64
 	for i := range clients {
