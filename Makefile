@@ -40,6 +40,7 @@ testdata:
 	./scripts/testdata-npm.sh
 	./scripts/testdata-etcd.sh
 	./scripts/testdata-clang.sh
+	./scripts/testdata-chromium.sh
 
 vet:
 	$(GO) vet ./...

@@ -45,6 +45,7 @@ type deviceSlot struct {
 	timer    *time.Timer    // window trigger, nil when not armed
 	timerGen uint64
 	dead     bool
+	counts   messages.DeviceStats // the step counters of Stats.Devices
 }
 
 // seqEntry is what the batcher keeps of a sequence besides its sched.Seq.
@@ -263,6 +264,10 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 	d.step = step
 	b.stats.Steps++
 	b.stats.StepTokens += int64(len(step.Tokens))
+	d.counts.Steps++
+	d.counts.StepTokens += int64(len(step.Tokens))
+	d.counts.StepSeqs += int64(len(step.BlockTables))
+	d.counts.Samples += int64(len(step.Samples))
 	ctx.Send(d.pid, step)
 }
 
@@ -289,6 +294,7 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 	step := d.step
 	d.step = nil
 	b.stats.ForwardNanos += done.ForwardNanos
+	d.counts.ForwardNanos += done.ForwardNanos
 	if done.Err != "" || len(done.Tokens) != len(step.Samples) {
 		b.failStep(ctx, d, fmt.Sprintf("device %d: step failed: %s", d.index, done.Err))
 		return
@@ -406,8 +412,16 @@ func (b *batcher) onStopping() {
 
 func (b *batcher) snapshot() *messages.Stats {
 	st := b.stats
-	for _, d := range b.devices {
+	st.Devices = make([]messages.DeviceStats, len(b.devices))
+	for i, d := range b.devices {
 		d.sched.Stats(&st)
+		var one messages.Stats
+		d.sched.Stats(&one)
+		ds := d.counts
+		ds.Running, ds.Waiting, ds.Swapped = one.Running, one.Waiting, one.Swapped
+		ds.NumBlocks, ds.NumFreeBlocks, ds.NumCachedBlocks = one.NumBlocks, one.NumFreeBlocks, one.NumCachedBlocks
+		ds.Preemptions, ds.Dead = one.Preemptions, d.dead
+		st.Devices[i] = ds
 	}
 	return &st
 }

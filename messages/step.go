@@ -144,4 +144,21 @@ type Stats struct {
 	Rejected                   int64 // sequences that could never fit
 	DeviceRestarts             int64
 	HostBlocks, FreeHostBlocks int
+	NumCachedBlocks            int           // free blocks still holding a cached prefix
+	Devices                    []DeviceStats // (devices) each device's part, in device order
+}
+
+// DeviceStats is one device's part of a Stats snapshot: its schedule, its
+// KV blocks, and counters of the steps it ran (a reader takes rates and
+// means from the differences between two snapshots).
+type DeviceStats struct {
+	Running, Waiting, Swapped                 int
+	NumBlocks, NumFreeBlocks, NumCachedBlocks int // free includes cached
+	Preemptions                               int64
+	Steps                                     int64 // micro-batches run
+	StepTokens                                int64 // tokens computed by those steps
+	StepSeqs                                  int64 // sequences in those steps, summed
+	Samples                                   int64 // tokens sampled (one per sequence-step that produced a token)
+	ForwardNanos                              int64 // time in forward passes and sampling
+	Dead                                      bool  // stopped after repeated failures
 }

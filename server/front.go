@@ -22,18 +22,23 @@ type admitted struct{ Err *apiError }
 type front struct {
 	behavior actor.Behavior
 	inFlight int
-	limit    int // running plus waiting requests admitted at most
+	limit    int  // running plus waiting requests admitted at most
+	live     live // the live view's listeners (live.go)
 }
 
-func newFront(limit int) actor.Producer {
+func newFront(limit int, readLive func() *liveReading) actor.Producer {
 	return func() actor.Actor {
-		f := &front{behavior: actor.NewBehavior(), limit: limit}
+		f := &front{behavior: actor.NewBehavior(), limit: limit, live: live{read: readLive}}
 		f.behavior.Become(f.loading)
 		return f
 	}
 }
 
-func (f *front) Receive(ctx actor.Context) { f.behavior.Receive(ctx) }
+func (f *front) Receive(ctx actor.Context) {
+	if !f.live.receive(ctx, f.inFlight) {
+		f.behavior.Receive(ctx)
+	}
+}
 
 // loading: the model is not served yet.
 func (f *front) loading(ctx actor.Context) {

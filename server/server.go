@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/chat"
 	"github.com/troupe-llm/troupe/server/toolcall"
+	"github.com/troupe-llm/troupe/server/webui"
 )
 
 // Config sets up a Server.
@@ -56,6 +57,8 @@ type Config struct {
 	// Pprof serves Go's profiles under /debug/pprof/ (an admin surface: off
 	// by default, behind APIKey when one is set).
 	Pprof bool
+	// NoWebUI turns the web page at / off (GET /v1/live stays).
+	NoWebUI bool
 	// Log receives one line per request and the server's events.
 	Log zerolog.Logger
 	// Version is the build GET /version reports; it also goes into every
@@ -135,7 +138,7 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	}
 	s.metrics = newMetrics(cfg.ModelName, system, rt, cfg.Cluster)
 	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)
-	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit)), "http-front-")
+	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit, s.liveSource())), "http-front-")
 	s.routes()
 	return s, nil
 }
@@ -191,6 +194,11 @@ func (s *Server) routes() {
 		s.mux.HandleFunc("GET /debug/pprof/profile", s.auth(pprof.Profile))
 		s.mux.HandleFunc("GET /debug/pprof/symbol", s.auth(pprof.Symbol))
 		s.mux.HandleFunc("GET /debug/pprof/trace", s.auth(pprof.Trace))
+	}
+	s.mux.HandleFunc("GET /v1/live", s.auth(s.liveEvents))
+	if !s.cfg.NoWebUI {
+		s.mux.Handle("GET /{$}", webui.Handler())
+		s.mux.Handle("GET /webui/", webui.Handler())
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("", "no route %s %s", r.Method, r.URL.Path))

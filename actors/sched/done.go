@@ -114,6 +114,7 @@ func (s *Scheduler) Stats(st *messages.Stats) {
 	b := s.blocks.Stats()
 	st.NumBlocks += b.NumBlocks
 	st.NumFreeBlocks += b.NumFreeBlocks
+	st.NumCachedBlocks += b.NumCachedBlocks
 	st.PrefixQueries += b.PrefixQueries
 	st.PrefixHits += b.PrefixHits
 	st.Preemptions += s.preemptions

@@ -54,8 +54,8 @@ func TestServeFlags(t *testing.T) {
 				MaxModelLen: 1024, NumBlocks: 100, BlockSize: 32, NumHostBlocks: 50, NoPrefixCaching: true}
 		}},
 		{[]string{"--api-key", "k", "--served-model-name", "n", "--max-queue", "-1", "--pprof", "--request-timeout", "0",
-			"--tool-call-parser", "hermes"}, func(c *serveConfig) {
-			c.Server = server.Config{APIKey: "k", ModelName: "n", MaxQueue: -1, Pprof: true, ToolCallParser: "hermes"}
+			"--tool-call-parser", "hermes", "--no-webui"}, func(c *serveConfig) {
+			c.Server = server.Config{APIKey: "k", ModelName: "n", MaxQueue: -1, Pprof: true, ToolCallParser: "hermes", NoWebUI: true}
 		}},
 		{[]string{"--cluster", "c", "--provider", "etcd", "--etcd", "a:1, b:2,", "--advertise", "h:3", "--automanaged-port", "4",
 			"--seeds", "s:5,t:6"}, func(c *serveConfig) {
