@@ -42,6 +42,8 @@ type Config struct {
 	QKVBias    bool // q/k/v projections have biases (qwen2)
 	QKNorm     bool // per-head RMS norms on q and k before rope (qwen3)
 	TiedOutput bool // the output projection is the token embedding
+
+	Pooling Pooling // the file's pooling of embeddings (<arch>.pooling_type); PoolingNone when it has none
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.

@@ -62,6 +62,8 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 		}
 	}
 
+	m.storeHidden(s, b) // embeddings: see embed.go
+
 	// Final norm of the rows that need logits, gathered, then the output head.
 	r := 0
 	for i, want := range b.Logits {

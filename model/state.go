@@ -24,6 +24,7 @@ type State struct {
 	gate   []float32           // (tokens, ffn)
 	up     []float32           // (tokens, ffn)
 	xo     []float32           // (logit rows, dim) normed rows that need logits
+	hidden []float32           // (hidden rows, dim) ForwardHidden's output, nil otherwise
 	slots  []int32             // (tokens) cache slot of each batch token
 	rope   []float32           // (tokens, rope_dim) cos and sin of each token's rope angles
 	scores [][]float32         // (workers) g·(head_dim + 2·context): f16 q, softmax weights and rescales of g heads (attnGroup)

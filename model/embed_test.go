@@ -1,0 +1,229 @@
+package model_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// embedRef is one file of testdata/embed, made by scripts/embed-ref.sh
+// with llama.cpp's llama-embedding.
+type embedRef struct {
+	Model     string `json:"model"`
+	Pooling   string `json:"pooling"`
+	Normalize int    `json:"normalize"`
+	Inputs    []struct {
+		Text      string    `json:"text"`
+		Tokens    []int32   `json:"tokens"`
+		Embedding []float32 `json:"embedding"`
+	} `json:"inputs"`
+}
+
+var embedModels = map[string]string{
+	"stories260K":              "stories260K.gguf",
+	"synth-llama-tiny256-Q8_0": "synthetic/synth-llama-tiny256-Q8_0.gguf",
+}
+
+// cosine is the cosine similarity of a and b, in float64.
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// embedAll computes the pooled, normalized embedding of each sequence, the
+// sequences split into steps of at most chunk tokens, every sequence's next
+// chunk in the same step (chunk <= 0: each sequence whole, all in one step).
+func embedAll(t *testing.T, m *model.Model, seqs [][]int32, p model.Pooling, norm, chunk int) [][]float32 {
+	t.Helper()
+	c := &m.Config
+	const bs = 16
+	total := 0
+	for _, s := range seqs {
+		total += (len(s) + bs - 1) / bs
+	}
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), BlockSize: bs, NumBlocks: total})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := kv.NewPool(total)
+	var b model.Batch
+	poolers := make([]model.Pooler, len(seqs))
+	for i, s := range seqs {
+		table, err := pool.Grow(nil, len(s), bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.BlockTables = append(b.BlockTables, table)
+		poolers[i].Type = p
+	}
+	st := model.NewState(c, 2)
+	done := make([]int, len(seqs))
+	for {
+		b.Tokens, b.Positions, b.Seq, b.Logits, b.Hidden = nil, nil, nil, nil, nil
+		for i, s := range seqs {
+			end := len(s)
+			if chunk > 0 {
+				end = min(end, done[i]+chunk)
+			}
+			for pos := done[i]; pos < end; pos++ {
+				b.Add(s[pos], int32(pos), int32(i), false)
+				b.Hidden = append(b.Hidden, true)
+			}
+		}
+		if len(b.Tokens) == 0 {
+			break
+		}
+		hidden := make([]float32, len(b.Tokens)*c.Dim)
+		if err := m.ForwardHidden(st, &b, cache, nil, hidden); err != nil {
+			t.Fatal(err)
+		}
+		for r := range b.Tokens {
+			i := b.Seq[r]
+			poolers[i].Add(int(b.Positions[r]), hidden[r*c.Dim:(r+1)*c.Dim])
+			done[i] = int(b.Positions[r]) + 1
+		}
+	}
+	out := make([][]float32, len(seqs))
+	for i := range poolers {
+		out[i] = poolers[i].Result()
+		model.Normalize(out[i], norm)
+	}
+	return out
+}
+
+// TestEmbedParity checks pooled embeddings against llama.cpp's
+// llama-embedding (testdata/embed): cosine >= 0.9999 per input.
+func TestEmbedParity(t *testing.T) {
+	files, _ := filepath.Glob("testdata/embed/*.json")
+	if len(files) == 0 {
+		t.Fatal("no references in testdata/embed (scripts/embed-ref.sh makes them)")
+	}
+	opened := map[string]*model.Model{}
+	defer func() {
+		for _, m := range opened {
+			m.Close()
+		}
+	}()
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ref embedRef
+			if err := json.Unmarshal(raw, &ref); err != nil {
+				t.Fatal(err)
+			}
+			rel, ok := embedModels[ref.Model]
+			if !ok {
+				t.Fatalf("no model file known for %q", ref.Model)
+			}
+			m := opened[rel]
+			if m == nil {
+				if m, _, err = model.LoadGGUF(testmodels.Path(t, rel)); err != nil {
+					t.Fatal(err)
+				}
+				opened[rel] = m
+			}
+			p, err := model.ParsePooling(ref.Pooling)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seqs [][]int32
+			for _, in := range ref.Inputs {
+				seqs = append(seqs, in.Tokens)
+			}
+			got := embedAll(t, m, seqs, p, ref.Normalize, 0)
+			worst := 1.0
+			for i, in := range ref.Inputs {
+				cos := cosine(got[i], in.Embedding)
+				worst = min(worst, cos)
+				if !(cos >= 0.9999) {
+					t.Errorf("input %d (%q): cosine %.6f with llama-embedding, want >= 0.9999", i, in.Text, cos)
+				}
+			}
+			t.Logf("%d inputs, lowest cosine %.7f", len(ref.Inputs), worst)
+		})
+	}
+}
+
+// TestEmbedBatchInvariance checks that an embedding is the same bit for bit
+// computed alone and whole, alone in chunks, and beside other sequences in
+// chunks of another size.
+func TestEmbedBatchInvariance(t *testing.T) {
+	m, _, err := model.LoadGGUF(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	seq := []int32{1, 291, 376, 400, 428, 352, 303, 267, 265, 282, 295, 433, 269, 394, 261, 370, 352, 266, 268, 388, 426}
+	others := [][]int32{{1, 403, 407, 261, 378}, {1, 317, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317}}
+	for _, p := range []model.Pooling{model.PoolingMean, model.PoolingCLS, model.PoolingLast} {
+		alone := embedAll(t, m, [][]int32{seq}, p, 2, 0)[0]
+		for _, tc := range []struct {
+			name  string
+			seqs  [][]int32
+			chunk int
+		}{
+			{"alone in chunks of 7", [][]int32{seq}, 7},
+			{"batched whole", append([][]int32{others[0]}, seq, others[1]), 0},
+			{"batched in chunks of 5", append([][]int32{others[1]}, seq, others[0]), 5},
+		} {
+			i := slices.IndexFunc(tc.seqs, func(s []int32) bool { return len(s) == len(seq) && s[1] == seq[1] })
+			got := embedAll(t, m, tc.seqs, p, 2, tc.chunk)[i]
+			if !slices.Equal(got, alone) {
+				t.Errorf("%s pooling, %s: embedding differs from the sequence alone (cosine %.9f)", p, tc.name, cosine(got, alone))
+			}
+		}
+	}
+}
+
+func TestParsePooling(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want model.Pooling
+		err  bool
+	}{{"", model.PoolingNone, false}, {"mean", model.PoolingMean, false}, {"cls", model.PoolingCLS, false},
+		{"last", model.PoolingLast, false}, {"rank", 0, true}, {"max", 0, true}} {
+		got, err := model.ParsePooling(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParsePooling(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	for _, tc := range []struct {
+		norm int
+		in   []float32
+		want []float32
+	}{
+		{-1, []float32{3, 4}, []float32{3, 4}},
+		{2, []float32{3, 4}, []float32{0.6, 0.8}},
+		{1, []float32{1, -3}, []float32{0.25, -0.75}},
+		{0, []float32{1, -2}, []float32{16380, -32760}},
+		{2, []float32{0, 0}, []float32{0, 0}},
+	} {
+		v := slices.Clone(tc.in)
+		model.Normalize(v, tc.norm)
+		for i := range v {
+			if math.Abs(float64(v[i]-tc.want[i])) > 1e-6*max(1, math.Abs(float64(tc.want[i]))) {
+				t.Errorf("Normalize(%v, %d) = %v, want %v", tc.in, tc.norm, v, tc.want)
+				break
+			}
+		}
+	}
+}
