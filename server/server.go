@@ -128,6 +128,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.admitted(s.completions)))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.admitted(s.chatCompletions)))
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
+	// Embeddings (embed.go, embed_ollama.go).
+	s.mux.HandleFunc("POST /v1/embeddings", s.auth(s.admitted(s.embeddings)))
+	s.mux.HandleFunc("POST /api/embed", s.auth(s.admitted(s.ollamaEmbed)))
+	s.mux.HandleFunc("POST /api/embeddings", s.auth(s.admitted(s.ollamaEmbeddings)))
 	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("POST /detokenize", s.detokenize)
 	s.mux.HandleFunc("GET /health", s.health)
