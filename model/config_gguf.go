@@ -43,6 +43,7 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	c.QKVBias = arch == "qwen2"
 	c.QKNorm = arch == "qwen3"
 	c.Pooling = Pooling(r.int("pooling_type", 0))
+	bertConfig(c, r)
 	if r.err != nil {
 		return nil, r.err
 	}

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // embedRef is one file of testdata/embed, made by scripts/embed-ref.sh
@@ -30,6 +33,45 @@ type embedRef struct {
 var embedModels = map[string]string{
 	"stories260K":              "stories260K.gguf",
 	"synth-llama-tiny256-Q8_0": "synthetic/synth-llama-tiny256-Q8_0.gguf",
+	"bert-tiny-F16":            "synth:bert-tiny",
+	"nomic-bert-tiny-F16":      "synth:nomic-bert-tiny",
+}
+
+// embedModelPath is the file of one of embedModels: a shared model, or an
+// encoder synthesized here as scripts/embed-ref.sh does (troupe synth,
+// seed 1, F16, the bge vocabulary).
+func embedModelPath(t *testing.T, rel string) string {
+	t.Helper()
+	shape, ok := strings.CutPrefix(rel, "synth:")
+	if !ok {
+		return testmodels.Path(t, rel)
+	}
+	return synthEncoder(t, shape)
+}
+
+// synthEncoder writes the F16 encoder of shape (seed 1) into a temporary
+// directory.
+func synthEncoder(t *testing.T, shape string) string {
+	t.Helper()
+	s, ok := synth.LookupShape(shape)
+	ft, _ := synth.LookupFileType("F16")
+	if !ok {
+		t.Fatalf("no shape %q", shape)
+	}
+	vf, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-bert-bge.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	path := filepath.Join(t.TempDir(), shape+".gguf")
+	var buf bytes.Buffer
+	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // cosine is the cosine similarity of a and b, in float64.
@@ -133,7 +175,7 @@ func TestEmbedParity(t *testing.T) {
 			}
 			m := opened[rel]
 			if m == nil {
-				if m, _, err = model.LoadGGUF(testmodels.Path(t, rel)); err != nil {
+				if m, _, err = model.LoadGGUF(embedModelPath(t, rel)); err != nil {
 					t.Fatal(err)
 				}
 				opened[rel] = m
@@ -224,6 +266,40 @@ func TestNormalize(t *testing.T) {
 				t.Errorf("Normalize(%v, %d) = %v, want %v", tc.in, tc.norm, v, tc.want)
 				break
 			}
+		}
+	}
+}
+
+// TestEncoderBatch checks that an encoder's embedding is the same bit for
+// bit alone and beside other sequences, and that a sequence split over
+// batches is refused (its tokens attend to all of it).
+func TestEncoderBatch(t *testing.T) {
+	for _, shape := range []string{"bert-tiny", "nomic-bert-tiny"} {
+		m, _, err := model.LoadGGUF(synthEncoder(t, shape))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if !m.Config.Encoder {
+			t.Fatalf("%s: not an encoder", shape)
+		}
+		seq := []int32{101, 1996, 2210, 3899, 2743, 2000, 1996, 2380, 1012, 102}
+		others := [][]int32{{101, 7592, 102}, {101, 2023, 2003, 1037, 2936, 6251, 2007, 2062, 19204, 2015, 1999, 2009, 1012, 102}}
+		p, _ := m.EmbedPooling(model.PoolingNone)
+		alone := embedAll(t, m, [][]int32{seq}, p, 2, 0)[0]
+		got := embedAll(t, m, [][]int32{others[0], seq, others[1]}, p, 2, 0)[1]
+		if !slices.Equal(got, alone) {
+			t.Errorf("%s: batched embedding differs from alone (cosine %.9f)", shape, cosine(got, alone))
+		}
+		c := &m.Config
+		cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), BlockSize: 16, NumBlocks: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := model.Batch{BlockTables: [][]int32{{0}}}
+		b.Add(seq[3], 3, 0, false)
+		if err := m.Forward(model.NewState(c, 1), &b, cache, nil); err == nil {
+			t.Errorf("%s: a batch holding part of a sequence was computed", shape)
 		}
 	}
 }
