@@ -132,6 +132,7 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 		return
 	}
 	q.NoPrefixCache = n.Embed != nil // an embedding pools every token
+	q.Whole = n.Embed != nil && n.Embed.Whole
 	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs, added: time.Now()}
 	b.maybeDispatch(ctx, d)
 }

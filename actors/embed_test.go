@@ -1,11 +1,13 @@
 package actors_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,7 +15,10 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // embedRef reads one of model's embedding references (scripts/embed-ref.sh).
@@ -161,5 +166,97 @@ func TestEmbedUnsupportedBackend(t *testing.T) {
 	rt := start(t, m, actors.Config{Backends: []actors.Backend{noHidden{cpu}}})
 	if _, _, err := rt.Embed(context.Background(), [][]int32{{1, 2}}, actors.EmbedOptions{}); !errors.Is(err, actors.ErrNoEmbeddings) {
 		t.Errorf("error %v, want ErrNoEmbeddings", err)
+	}
+}
+
+// synthEncoder writes the F16 encoder of shape (seed 1, the bge
+// vocabulary: scripts/embed-ref.sh's) into a temporary directory and opens it.
+func synthEncoder(t *testing.T, shape string) *model.Model {
+	t.Helper()
+	s, _ := synth.LookupShape(shape)
+	ft, _ := synth.LookupFileType("F16")
+	vf, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-bert-bge.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	var buf bytes.Buffer
+	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), shape+".gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestEmbedEncoder serves a BERT encoder: its tokenizer and embeddings
+// match llama.cpp's, each input runs whole (never chunked) and the same
+// beside others, an input past the step budget and any generation are
+// refused.
+func TestEmbedEncoder(t *testing.T) {
+	noLeaks(t)
+	m := synthEncoder(t, "bert-tiny")
+	raw, err := os.ReadFile("../model/testdata/embed/bert-tiny-F16-cls.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Inputs []struct {
+			Text      string    `json:"text"`
+			Tokens    []int32   `json:"tokens"`
+			Embedding []float32 `json:"embedding"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	rt := start(t, m, actors.Config{MaxNumBatchedTokens: 40})
+	var inputs [][]int32
+	for i, in := range ref.Inputs {
+		ids, err := rt.Tokenize(in.Text)
+		if err != nil || !slices.Equal(ids, in.Tokens) {
+			t.Errorf("input %d: tokens %v (%v), llama-tokenize %v", i, ids, err, in.Tokens)
+		}
+		inputs = append(inputs, in.Tokens)
+	}
+	alone := make([][]float32, len(inputs))
+	for i, in := range inputs {
+		got, _, err := rt.Embed(context.Background(), [][]int32{in}, actors.EmbedOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = got[0]
+		if c := cosine(got[0], ref.Inputs[i].Embedding); !(c >= 0.9999) {
+			t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 3 { // together they exceed a step's 40 tokens: some wait for the next step
+		wg.Go(func() {
+			got, _, err := rt.Embed(context.Background(), inputs, actors.EmbedOptions{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range got {
+				if !slices.Equal(got[i], alone[i]) {
+					t.Errorf("input %d: batched embedding differs from alone", i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if _, _, err := rt.Embed(context.Background(), [][]int32{make([]int32, 41)}, actors.EmbedOptions{}); !errors.Is(err, actors.ErrInvalidRequest) {
+		t.Errorf("input past the step budget: error %v, want ErrInvalidRequest", err)
+	}
+	if _, err := rt.Stream(context.Background(), greedy(inputs[0], 4)); !errors.Is(err, actors.ErrInvalidRequest) {
+		t.Errorf("generation on an encoder: error %v, want ErrInvalidRequest", err)
 	}
 }

@@ -6,6 +6,9 @@ package messages
 // (Finish FinishStop, Embedding set), and its blocks are freed at once.
 type EmbedParams struct {
 	Pooling string `msgpack:"pooling"` // "mean", "cls" or "last" (model.Pooling's names)
+	// Whole computes the sequence in one step, never in chunks (an
+	// encoder's tokens attend to all of it).
+	Whole bool `msgpack:"whole,omitempty"`
 }
 
 // EmbedSpec says that the rows of one sequence in a Step are an embedding's:

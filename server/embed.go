@@ -173,3 +173,15 @@ func base64Floats(v []float32) string {
 	}
 	return base64.StdEncoding.EncodeToString(b)
 }
+
+// generation refuses a generation route with a 400 when the served model is
+// an encoder (embeddings only).
+func (s *Server) generation(next http.HandlerFunc) http.HandlerFunc {
+	c := &s.rt.Model().Config
+	if !c.Encoder {
+		return next
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, badRequest("model", "the served model %q (%s) computes embeddings only; use /v1/embeddings or /api/embed", s.cfg.ModelName, c.Arch))
+	}
+}

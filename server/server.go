@@ -125,8 +125,8 @@ func (s *Server) HTTPServer() *http.Server {
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("POST /v1/completions", s.auth(s.admitted(s.completions)))
-	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.admitted(s.chatCompletions)))
+	s.mux.HandleFunc("POST /v1/completions", s.auth(s.generation(s.admitted(s.completions))))
+	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.generation(s.admitted(s.chatCompletions))))
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	// Embeddings (embed.go, embed_ollama.go).
 	s.mux.HandleFunc("POST /v1/embeddings", s.auth(s.admitted(s.embeddings)))

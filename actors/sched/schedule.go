@@ -134,6 +134,9 @@ func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
 	}
 	start := max(cached, q.NumComputed) // NumComputed > 0 only when Swapped
 	n := min(len(q.Tokens)-start, budget)
+	if q.Whole && start+n < len(q.Tokens) {
+		return false
+	}
 	got, err := 0, error(nil)
 	if q.NoPrefixCache {
 		err = s.blocks.AllocateFresh(q.ID, q.Tokens, start+n)

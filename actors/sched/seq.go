@@ -40,6 +40,9 @@ type Seq struct {
 	// NoPrefixCache computes every token, none taken from the prefix cache
 	// (an embedding pools every token's hidden state).
 	NoPrefixCache bool
+	// Whole computes the sequence in one step or not at all (an encoder's
+	// tokens attend to all of it); it waits for a step with the budget.
+	Whole bool
 
 	arrival  uint64  // Add order: FCFS within a priority
 	step     uint64  // the Schedule call that last gave it a chunk
