@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/kv"
@@ -138,19 +139,38 @@ func layerNorm(dst, x, w, b []float32, eps float32) {
 	}
 }
 
-// gelu is ggml's GELU on the CPU: the tanh approximation, looked up through
-// f16 (its table maps each f16 input to the f16 of the result), identity
-// past ±10.
-func gelu(x []float32) {
+// geluF32 is ggml's tanh approximation of GELU in float32.
+func geluF32(h float32) float32 {
 	const sqrt2OverPi, coefA = 0.79788456080286535587989211986876, 0.044715
-	for i, v := range x {
-		switch {
-		case v <= -10:
-			x[i] = 0
-		case v >= 10:
-		default:
-			h := compute.RoundF16(v)
-			x[i] = compute.RoundF16(0.5 * h * (1 + float32(math.Tanh(float64(sqrt2OverPi*h*(1+coefA*h*h))))))
+	return 0.5 * h * (1 + float32(math.Tanh(float64(sqrt2OverPi*h*(1+coefA*h*h)))))
+}
+
+// geluTable maps each f16 value (by its bits) to the f16 of its GELU, as
+// ggml's table_gelu_f16; built once, read only.
+var geluTable = sync.OnceValue(func() *[1 << 16]float32 {
+	t := new([1 << 16]float32)
+	for i := range t {
+		t[i] = compute.RoundF16(geluF32(compute.FP16ToFP32(uint16(i))))
+	}
+	return t
+})
+
+// gelu is ggml's GELU on the CPU: the input rounded to f16 and looked up in
+// geluTable, 0 at or below -10, the identity at or above 10.
+func gelu(x []float32) {
+	t := geluTable()
+	var bits [256]uint16
+	for lo := 0; lo < len(x); lo += len(bits) {
+		xs := x[lo:min(len(x), lo+len(bits))]
+		compute.F16s(bits[:len(xs)], xs)
+		for i, v := range xs {
+			switch {
+			case v <= -10:
+				xs[i] = 0
+			case v >= 10:
+			default:
+				xs[i] = t[bits[i]]
+			}
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -300,6 +301,31 @@ func TestEncoderBatch(t *testing.T) {
 		b.Add(seq[3], 3, 0, false)
 		if err := m.Forward(model.NewState(c, 1), &b, cache, nil); err == nil {
 			t.Errorf("%s: a batch holding part of a sequence was computed", shape)
+		}
+	}
+}
+
+// TestGELU checks the table GELU against its definition: the input and the
+// result rounded to f16, 0 and the identity past ±10.
+func TestGELU(t *testing.T) {
+	in := []float32{-12, -10, -9.99, -3, -1, -0.5, -1e-3, 0, 1e-3, 0.3, 0.5, 1, 2.5, 9.99, 10, 15}
+	for i := range 1000 {
+		in = append(in, float32(i-500)/37)
+	}
+	got := slices.Clone(in)
+	model.GELU(got)
+	for i, v := range in {
+		want := v
+		switch {
+		case v <= -10:
+			want = 0
+		case v >= 10:
+		default:
+			h := float64(compute.RoundF16(v))
+			want = compute.RoundF16(float32(0.5 * h * (1 + math.Tanh(0.7978845608028654*h*(1+0.044715*h*h)))))
+		}
+		if math.Abs(float64(got[i]-want)) > 2e-3*math.Abs(float64(want))+1e-5 { // f16 steps; the far negative tail cancels
+			t.Errorf("gelu(%g) = %g, want %g", v, got[i], want)
 		}
 	}
 }
