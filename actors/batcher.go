@@ -126,13 +126,16 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 		return
 	}
 	n := req.New
-	q, err := d.sched.Add(kv.SeqID(req.SeqID), n.Prompt, n.MaxTokens, n.Priority)
+	var err error
+	if n.Embed != nil { // embed.go
+		_, err = d.sched.AddEmbedding(kv.SeqID(req.SeqID), n.Prompt, n.Priority, n.Embed.Whole)
+	} else {
+		_, err = d.sched.Add(kv.SeqID(req.SeqID), n.Prompt, n.MaxTokens, n.Priority)
+	}
 	if err != nil {
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: err.Error()})
 		return
 	}
-	q.NoPrefixCache = n.Embed != nil // an embedding pools every token
-	q.Whole = n.Embed != nil && n.Embed.Whole
 	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs, added: time.Now()}
 	b.maybeDispatch(ctx, d)
 }

@@ -132,8 +132,8 @@ func (r *Runtime) checkEmbed(inputs [][]int32, opts EmbedOptions) (model.Pooling
 		switch {
 		case len(in) == 0:
 			return 0, bad("input %d is empty", i)
-		case len(in) >= r.cfg.MaxModelLen:
-			return 0, bad("input %d has %d tokens; the context holds %d, one position kept free", i, len(in), r.cfg.MaxModelLen)
+		case len(in) > r.cfg.MaxModelLen:
+			return 0, bad("input %d has %d tokens; the context holds %d", i, len(in), r.cfg.MaxModelLen)
 		case r.model.Config.Encoder && len(in) > r.cfg.MaxNumBatchedTokens:
 			return 0, bad("input %d has %d tokens; an encoder computes an input in one step, of at most %d tokens (--max-num-batched-tokens)", i, len(in), r.cfg.MaxNumBatchedTokens)
 		case (len(in)+r.cfg.BlockSize-1)/r.cfg.BlockSize > r.cfg.NumBlocks:
@@ -190,7 +190,7 @@ func (e *embedRequest) onStarted(ctx actor.Context) {
 	ctx.Watch(e.rt.batcher)
 	e.left = len(e.inputs)
 	for i, in := range e.inputs {
-		n := &messages.NewSequence{Prompt: in, MaxTokens: 1, Priority: e.priority,
+		n := &messages.NewSequence{Prompt: in, Priority: e.priority,
 			Embed: &messages.EmbedParams{Pooling: e.pooling, Whole: e.rt.model.Config.Encoder}}
 		ctx.Request(e.rt.batcher, &messages.StepRequest{SeqID: e.ids[i], New: n})
 	}

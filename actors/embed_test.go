@@ -131,7 +131,7 @@ func TestEmbedErrors(t *testing.T) {
 	noLeaks(t)
 	m := openModel(t, "stories260K.gguf")
 	rt := start(t, m, actors.Config{MaxModelLen: 64})
-	long := make([]int32, 64)
+	long := make([]int32, 65)
 	for _, tc := range []struct {
 		name   string
 		inputs [][]int32
@@ -146,6 +146,13 @@ func TestEmbedErrors(t *testing.T) {
 		if _, _, err := rt.Embed(context.Background(), tc.inputs, tc.opts); !errors.Is(err, actors.ErrInvalidRequest) {
 			t.Errorf("%s: error %v, want ErrInvalidRequest", tc.name, err)
 		}
+	}
+	full := make([]int32, 64) // fills the context: nothing is generated after it
+	for i := range full {
+		full[i] = int32(1 + i)
+	}
+	if _, _, err := rt.Embed(context.Background(), [][]int32{full}, actors.EmbedOptions{}); err != nil {
+		t.Errorf("an input filling the context: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

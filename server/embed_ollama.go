@@ -124,7 +124,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 // truncate cuts inputs longer than the context to fit it (Ollama's
 // truncate, the default), or refuses them.
 func (s *Server) truncate(inputs [][]int32, truncate bool) *apiError {
-	limit := s.rt.MaxModelLen() - 1 // a sequence keeps one position free
+	limit := s.rt.MaxModelLen()
 	for i, in := range inputs {
 		if len(in) <= limit {
 			continue
