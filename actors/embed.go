@@ -134,6 +134,8 @@ func (r *Runtime) checkEmbed(inputs [][]int32, opts EmbedOptions) (model.Pooling
 			return 0, bad("input %d is empty", i)
 		case len(in) > r.cfg.MaxModelLen:
 			return 0, bad("input %d has %d tokens; the context holds %d", i, len(in), r.cfg.MaxModelLen)
+		case r.model.Config.Arch == "bert" && len(in) > r.model.Config.ContextLen:
+			return 0, bad("input %d has %d tokens; the model's position embeddings cover %d", i, len(in), r.model.Config.ContextLen)
 		case r.model.Config.Encoder && len(in) > r.cfg.MaxNumBatchedTokens:
 			return 0, bad("input %d has %d tokens; an encoder computes an input in one step, of at most %d tokens (--max-num-batched-tokens)", i, len(in), r.cfg.MaxNumBatchedTokens)
 		case (len(in)+r.cfg.BlockSize-1)/r.cfg.BlockSize > r.cfg.NumBlocks:
