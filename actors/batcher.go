@@ -127,7 +127,13 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 		return
 	}
 	n := req.New
-	if _, err := d.sched.Add(kv.SeqID(req.SeqID), n.Prompt, n.MaxTokens, n.Priority); err != nil {
+	var err error
+	if n.Embed != nil { // embed.go
+		_, err = d.sched.AddEmbedding(kv.SeqID(req.SeqID), n.Prompt, n.Priority, n.Embed.Whole)
+	} else {
+		_, err = d.sched.Add(kv.SeqID(req.SeqID), n.Prompt, n.MaxTokens, n.Priority)
+	}
+	if err != nil {
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: err.Error()})
 		return
 	}
@@ -251,6 +257,7 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 			e.queued = max(now.Sub(e.added), 1)
 		}
 		step.BlockTables = append(step.BlockTables, slices.Clone(d.sched.BlockTable(q)))
+		b.embedSpec(step, i, uint64(q.ID))
 		for pos := c.Start; pos < c.End; pos++ {
 			step.Tokens = append(step.Tokens, q.Tokens[pos])
 			step.Positions = append(step.Positions, int32(pos))
@@ -311,7 +318,7 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 	}
 	stop := func(q *sched.Seq, tok int32) bool {
 		e := b.seqs[uint64(q.ID)]
-		return tok < 0 || (!e.new.IgnoreEOS && b.isEOG(tok)) || slices.Contains(e.stopIDs, tok)
+		return tok < 0 || (!e.new.IgnoreEOS && b.isEOG(tok)) || slices.Contains(e.stopIDs, tok) || e.new.Embed != nil
 	}
 	b.sampled = sampled
 	b.outcomes = d.sched.Done(sampled, stop, b.outcomes[:0])
@@ -323,6 +330,9 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 		res := &messages.StepResult{SeqID: id, Token: done.Tokens[r], Finish: o.Finish}
 		if done.Errs != nil && done.Errs[r] != "" {
 			res.Finish, res.Err = messages.FinishError, done.Errs[r]
+		}
+		if r < len(done.Embeddings) {
+			res.Embedding = done.Embeddings[r]
 		}
 		if !e.notified {
 			e.notified, res.NumCachedTokens, res.QueueNanos = true, o.Seq.NumCachedTokens, e.queued.Nanoseconds()

@@ -47,6 +47,9 @@ type Config struct {
 	// KVCacheType is the element type of the KV cache (f16, the zero
 	// value, or q8_0: CPU devices only).
 	KVCacheType kv.CacheType
+	// Pooling is how Embed pools an input's token states when its caller
+	// does not say; model.PoolingNone: the model file's, else mean.
+	Pooling model.Pooling
 	// Backends, when set, are the devices (one per entry) instead of the
 	// ones NewBackend would make: a test's, or any other. The caller closes
 	// them.

@@ -24,6 +24,7 @@ type device struct {
 	greedy   []bool                     // (n_logits) rows a GreedyBackend picks itself
 	ids      []int32                    // (n_logits) its picks; -1: sample from logits
 	samplers map[uint64]*sample.Sampler // per sequence, reseeded per draw
+	emb      embedState                 // embedding sequences (embed.go)
 }
 
 // newDevice returns the producer of device index over backend. The backend
@@ -73,6 +74,7 @@ func (d *device) onStep(ctx actor.Context, step *messages.Step) {
 		done.Err = err.Error()
 	} else {
 		done.Tokens, done.Errs = d.sample(step)
+		done.Embeddings = d.pooled(step)
 	}
 	done.ForwardNanos = time.Since(start).Nanoseconds()
 	ctx.Send(ctx.Parent(), done)
@@ -89,6 +91,9 @@ func (d *device) forward(step *messages.Step) error {
 		d.logits = make([]float32, n*vocab)
 	}
 	d.ids = d.ids[:0]
+	if len(step.Embeds) > 0 { // embeddings: see embed.go
+		return d.forwardHidden(step, d.logits[:n*vocab])
+	}
 	if gb, ok := d.backend.(GreedyBackend); ok {
 		d.greedy = d.greedy[:0]
 		for _, spec := range step.Samples {
@@ -152,6 +157,7 @@ func (d *device) sampler(spec messages.SampleSpec) (*sample.Sampler, error) {
 func (d *device) onFree(msg *messages.Free) {
 	for _, id := range msg.SeqIDs {
 		delete(d.samplers, id)
+		delete(d.emb.poolers, id)
 	}
 }
 

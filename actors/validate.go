@@ -43,6 +43,9 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 	bad := func(param, format string, args ...any) error {
 		return &RequestError{Param: param, Msg: fmt.Sprintf(format, args...)}
 	}
+	if c := &r.model.Config; c.Encoder {
+		return bad("", "the served model (%s) computes embeddings only; generation needs a decoder model: use /v1/embeddings or /api/embed", c.Arch)
+	}
 	switch {
 	case len(req.Prompt) == 0:
 		return bad("prompt", "empty prompt")

@@ -130,13 +130,29 @@ func NewBlockManager(numBlocks, blockSize int, prefixCaching bool) *BlockManager
 // On error nothing changes: ErrSeqExists, ErrOutOfBlocks. A prompt that
 // needs more than NumBlocks blocks never fits; reject it rather than wait.
 func (m *BlockManager) AllocateUpTo(id SeqID, tokens []int32, numTokens int) (numCachedTokens int, err error) {
+	return m.allocate(id, tokens, numTokens, true)
+}
+
+// AllocateFresh is AllocateUpTo without the cache lookup: no block is
+// shared, every position is computed (an embedding needs every token's
+// hidden state), and no query is counted. The blocks it fills are
+// registered for sharing as usual.
+func (m *BlockManager) AllocateFresh(id SeqID, tokens []int32, numTokens int) error {
+	_, err := m.allocate(id, tokens, numTokens, false)
+	return err
+}
+
+func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens int, lookup bool) (numCachedTokens int, err error) {
 	if _, ok := m.seqs[id]; ok {
 		return 0, fmt.Errorf("kv: allocate seq %d: %w", id, ErrSeqExists)
 	}
 	if len(tokens) == 0 {
 		return 0, fmt.Errorf("kv: allocate seq %d: empty prompt", id)
 	}
-	m.hits = m.lookup(tokens, m.hits[:0])
+	m.hits = m.hits[:0]
+	if lookup {
+		m.hits = m.lookup(tokens, m.hits)
+	}
 	hits := m.hits
 	numCachedTokens = len(hits) * m.blockSize
 	covered := min(max(numTokens, numCachedTokens+1), len(tokens))
@@ -151,7 +167,7 @@ func (m *BlockManager) AllocateUpTo(id SeqID, tokens []int32, numTokens int) (nu
 	s.numTokens = numCachedTokens
 	m.seqs[id] = s
 	m.appendTokens(s, tokens[numCachedTokens:covered])
-	if m.prefixCaching {
+	if m.prefixCaching && lookup {
 		m.prefixQueries += int64(len(tokens))
 		m.prefixHits += int64(numCachedTokens)
 	}

@@ -9,6 +9,7 @@ type NewSequence struct {
 	Sampling     SamplingParams `msgpack:"sampling"`
 	StopTokenIDs []int32        `msgpack:"stop_token_ids,omitempty"`
 	IgnoreEOS    bool           `msgpack:"ignore_eos,omitempty"`
+	Embed        *EmbedParams   `msgpack:"embed,omitempty"` // an embedding, not a generation
 }
 
 // StepRequest says a sequence is ready for its next step: the first one
@@ -35,6 +36,9 @@ type StepResult struct {
 	QueueNanos      int64  `msgpack:"queue_nanos,omitempty"`       // time from entering the schedule to first running (first result)
 	Finish          string `msgpack:"finish,omitempty"`
 	Err             string `msgpack:"err,omitempty"`
+	// Embedding is an embedding sequence's pooled final hidden state, not
+	// normalized (its only result, Finish FinishStop; Token means nothing).
+	Embedding []float32 `msgpack:"embedding,omitempty"`
 }
 
 // Preemption modes.
@@ -58,12 +62,13 @@ type Preempted struct {
 // sample it. Batcher -> device.
 type Step struct {
 	StepID      uint64       `msgpack:"step_id"`
-	Tokens      []int32      `msgpack:"tokens"`       // (n_tokens)
-	Positions   []int32      `msgpack:"positions"`    // (n_tokens)
-	Seq         []int32      `msgpack:"seq"`          // (n_tokens) index into BlockTables
-	BlockTables [][]int32    `msgpack:"block_tables"` // (n_seqs) (blocks)
-	Logits      []bool       `msgpack:"logits"`       // (n_tokens)
-	Samples     []SampleSpec `msgpack:"samples"`      // (n_logits)
+	Tokens      []int32      `msgpack:"tokens"`           // (n_tokens)
+	Positions   []int32      `msgpack:"positions"`        // (n_tokens)
+	Seq         []int32      `msgpack:"seq"`              // (n_tokens) index into BlockTables
+	BlockTables [][]int32    `msgpack:"block_tables"`     // (n_seqs) (blocks)
+	Logits      []bool       `msgpack:"logits"`           // (n_tokens)
+	Samples     []SampleSpec `msgpack:"samples"`          // (n_logits)
+	Embeds      []EmbedSpec  `msgpack:"embeds,omitempty"` // the embedding sequences among BlockTables
 }
 
 // SampleSpec is how to sample one row of a Step's logits.
@@ -90,6 +95,9 @@ type StepDone struct {
 	Errs         []string `msgpack:"errs,omitempty"`
 	Err          string   `msgpack:"err,omitempty"`
 	ForwardNanos int64    `msgpack:"forward_nanos"` // time in the forward pass and sampling
+	// Embeddings, when not nil, holds per Samples entry the pooled state of
+	// an embedding sequence (nil for the others).
+	Embeddings [][]float32 `msgpack:"embeddings,omitempty"`
 }
 
 // BlockCopy copies one block, all layers, from Src to Dst.

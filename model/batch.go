@@ -13,6 +13,7 @@ type Batch struct {
 	Seq         []int32   // (n_tokens) index into BlockTables
 	BlockTables [][]int32 // (n_seqs) (blocks) physical kv.Cache blocks of each sequence
 	Logits      []bool    // (n_tokens) rows whose logits are wanted
+	Hidden      []bool    // (n_tokens) rows whose final hidden states are wanted (ForwardHidden); nil: none
 }
 
 // NumLogits is the number of rows with Logits set.
@@ -29,7 +30,7 @@ func (b *Batch) NumLogits() int {
 // Reset empties the batch, keeping its storage.
 func (b *Batch) Reset() {
 	b.Tokens, b.Positions, b.Seq, b.Logits = b.Tokens[:0], b.Positions[:0], b.Seq[:0], b.Logits[:0]
-	b.BlockTables = b.BlockTables[:0]
+	b.BlockTables, b.Hidden = b.BlockTables[:0], b.Hidden[:0]
 }
 
 // Add appends one token.

@@ -7,7 +7,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "bert", "nomic-bert"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -42,6 +42,9 @@ type Config struct {
 	QKVBias    bool // q/k/v projections have biases (qwen2)
 	QKNorm     bool // per-head RMS norms on q and k before rope (qwen3)
 	TiedOutput bool // the output projection is the token embedding
+
+	Pooling Pooling // the file's pooling of embeddings (<arch>.pooling_type); PoolingNone when it has none
+	Encoder bool    // a BERT-family encoder (bert.go): embeddings only, whole sequences
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.

@@ -42,6 +42,8 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	c.RopeNeox = arch == "qwen2" || arch == "qwen3"
 	c.QKVBias = arch == "qwen2"
 	c.QKNorm = arch == "qwen3"
+	c.Pooling = Pooling(r.int("pooling_type", 0))
+	bertConfig(c, r)
 	if r.err != nil {
 		return nil, r.err
 	}

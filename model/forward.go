@@ -20,6 +20,9 @@ import (
 // per-row arithmetic: matrix products per (row, weight row), attention per
 // (token, head) over the cached positions in order.
 func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) error {
+	if m.bert != nil {
+		return m.bertForward(s, b, cache, logits) // an encoder: bert.go
+	}
 	c := &m.Config
 	if cache.Layers != c.Layers || cache.KVDim != c.KVDim() {
 		return fmt.Errorf("model: cache has %d layers of kv dim %d, model needs %d of %d", cache.Layers, cache.KVDim, c.Layers, c.KVDim())
@@ -61,6 +64,8 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 			return err
 		}
 	}
+
+	m.storeHidden(s, b) // embeddings: see embed.go
 
 	// Final norm of the rows that need logits, gathered, then the output head.
 	r := 0
@@ -222,7 +227,7 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		q := s.q[i*qDim+h0*hd : i*qDim+(h0+g)*hd]
 		out := s.att[i*qDim+h0*hd : i*qDim+(h0+g)*hd]
 		table := b.BlockTables[b.Seq[i]]
-		n := int(b.Positions[i]) + 1
+		n := s.attended(b, i)
 		switch cache.Type {
 		case kv.F16:
 			compute.RoundF16s(q16[:g*hd], q)

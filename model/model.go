@@ -18,6 +18,8 @@ type Model struct {
 	// Tokenizer is set by Open; LoadGGUF and LoadSafetensors leave it nil.
 	Tokenizer *tokenizer.Tokenizer
 
+	bert *bertWeights // an encoder's weights (bert.go); nil for a decoder
+
 	closer io.Closer // the mapped file(s) the weights point into
 }
 
@@ -47,6 +49,9 @@ func fromGGUF(f *gguf.File) (*Model, error) {
 	c, err := configFromGGUF(f)
 	if err != nil {
 		return nil, err
+	}
+	if c.Encoder {
+		return encoderFromGGUF(f, c, f.Path, f)
 	}
 	w, err := loadWeights(f, c)
 	if err != nil {

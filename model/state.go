@@ -24,6 +24,9 @@ type State struct {
 	gate   []float32           // (tokens, ffn)
 	up     []float32           // (tokens, ffn)
 	xo     []float32           // (logit rows, dim) normed rows that need logits
+	hidden []float32           // (hidden rows, dim) ForwardHidden's output, nil otherwise
+	qkv    []float32           // (tokens, 3*dim) an encoder's fused q, k, v (bert.go)
+	encLen []int32             // (n_seqs) an encoder's sequence lengths: attention is bidirectional; nil otherwise
 	slots  []int32             // (tokens) cache slot of each batch token
 	rope   []float32           // (tokens, rope_dim) cos and sin of each token's rope angles
 	scores [][]float32         // (workers) g·(head_dim + 2·context): f16 q, softmax weights and rescales of g heads (attnGroup)

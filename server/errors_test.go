@@ -58,7 +58,7 @@ func TestBadRequests(t *testing.T) {
 		{"no messages", "/v1/chat/completions", `{"messages": []}`, 400, "messages"},
 		{"image part", "/v1/chat/completions", `{"messages": [{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages.content"},
 		{"unknown model", "/v1/completions", `{"model": "gpt-9", "prompt": "x"}`, 404, ""},
-		{"unknown route", "/v1/embeddings", `{"input": "x"}`, 404, ""},
+		{"unknown route", "/v1/audio/speech", `{"input": "x"}`, 404, ""},
 		{"body too large", "/v1/completions", `{"prompt": "` + strings.Repeat("a", 20000) + `"}`, 413, ""},
 		{"stop_token_ids out of range", "/v1/completions", `{"prompt": "x", "stop_token_ids": [99999]}`, 400, "stop_token_ids"},
 		{"detokenize out of range", "/detokenize", `{"tokens": [1, -5]}`, 400, ""},

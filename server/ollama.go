@@ -34,6 +34,8 @@ func (s *Server) ollamaRoutes() {
 		{"POST /api/show", m.show},
 		{"GET /api/ps", m.ps},
 		{"GET /api/version", s.ollamaVersion},
+		{"POST /api/embed", s.admitted(s.ollamaEmbed)}, // embed_ollama.go
+		{"POST /api/embeddings", s.admitted(s.ollamaEmbeddings)},
 		{"HEAD /api/version", s.ollamaVersion},
 	} {
 		s.mux.HandleFunc(r.pattern, ollamaErrors(s.auth(r.h)))

@@ -11,14 +11,9 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
-// ollamaClientEmbed turns on the embed case of ollama-client.cjs: /api/embed
-// comes with the embeddings work (issue 19, item 2). The lead turns it on
-// once both are merged.
-const ollamaClientEmbed = false
-
 // TestNodeOllamaClient drives the /api routes with the official npm ollama
 // client: generate and chat, streamed and not, list, show, ps, version, an
-// unknown model, a stream the client aborts; greedy output equals
+// unknown model, a stream the client aborts, embed; greedy output equals
 // llama.cpp's.
 func TestNodeOllamaClient(t *testing.T) {
 	mods := filepath.Dir(testmodels.NPMPackage(t, "ollama"))
@@ -26,9 +21,6 @@ func TestNodeOllamaClient(t *testing.T) {
 	rc := loadCases(t)[0]
 	cmd := exec.Command("node", "testdata/ollama-client.cjs", f.url, modelName, rc.Prompt, strconv.Itoa(len(rc.GreedyIDs)))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
-	if ollamaClientEmbed {
-		cmd.Env = append(cmd.Env, "TROUPE_OLLAMA_EMBED=1")
-	}
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
@@ -98,7 +90,7 @@ func TestNodeOllamaClient(t *testing.T) {
 	if !got.Aborted {
 		t.Error("the aborted stream did not end with an AbortError")
 	}
-	if ollamaClientEmbed && (got.Embed == nil || got.Embed.Count != 2 || got.Embed.Dim == 0) {
+	if got.Embed == nil || got.Embed.Count != 2 || got.Embed.Dim != f.m.Config.Dim {
 		t.Errorf("embed %+v", got.Embed)
 	}
 	f.waitIdle(t)

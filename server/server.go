@@ -178,11 +178,12 @@ func (s *Server) HTTPServer() *http.Server {
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("POST /v1/completions", s.auth(s.admitted(s.completions)))
-	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.admitted(s.chatCompletions)))
+	s.mux.HandleFunc("POST /v1/completions", s.auth(s.generation(s.admitted(s.completions))))
+	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.generation(s.admitted(s.chatCompletions))))
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.modelByID))
 	s.mux.HandleFunc("GET /version", s.version)
+	s.mux.HandleFunc("POST /v1/embeddings", s.auth(s.admitted(s.embeddings))) // embed.go
 	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("POST /detokenize", s.detokenize)
 	s.mux.HandleFunc("GET /health", s.health)

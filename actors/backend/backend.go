@@ -94,6 +94,9 @@ func tryCUDA(m *model.Model, device int, c actors.BackendConfig) (actors.Backend
 
 // newCUDA makes device's CUDA backend on GPU device modulo the GPU count.
 func newCUDA(m *model.Model, device int, c actors.BackendConfig) (actors.Backend, error) {
+	if m.Config.Encoder {
+		return nil, fmt.Errorf("backend: %s (an encoder) runs on the CPU device only", m.Config.Arch)
+	}
 	n, err := cuda.DeviceCount()
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)

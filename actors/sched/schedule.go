@@ -128,10 +128,21 @@ func (s *Scheduler) preempt(q *Seq, p *Plan) {
 // admit gives waiting sequence q device blocks and its first chunk in p, if
 // the blocks are there.
 func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
-	cached := s.blocks.NumCachedTokens(q.Tokens)
+	cached := 0
+	if !q.NoPrefixCache {
+		cached = s.blocks.NumCachedTokens(q.Tokens)
+	}
 	start := max(cached, q.NumComputed) // NumComputed > 0 only when Swapped
 	n := min(len(q.Tokens)-start, budget)
-	got, err := s.blocks.AllocateUpTo(q.ID, q.Tokens, start+n)
+	if q.Whole && start+n < len(q.Tokens) {
+		return false
+	}
+	got, err := 0, error(nil)
+	if q.NoPrefixCache {
+		err = s.blocks.AllocateFresh(q.ID, q.Tokens, start+n)
+	} else {
+		got, err = s.blocks.AllocateUpTo(q.ID, q.Tokens, start+n)
+	}
 	if err != nil {
 		return false
 	}

@@ -37,6 +37,12 @@ type Seq struct {
 	// Ready is set while the sequence wants its next step; a step that
 	// samples a token for it clears it until Ready is called again.
 	Ready bool
+	// NoPrefixCache computes every token, none taken from the prefix cache
+	// (an embedding pools every token's hidden state).
+	NoPrefixCache bool
+	// Whole computes the sequence in one step or not at all (an encoder's
+	// tokens attend to all of it); it waits for a step with the budget.
+	Whole bool
 
 	arrival  uint64  // Add order: FCFS within a priority
 	step     uint64  // the Schedule call that last gave it a chunk

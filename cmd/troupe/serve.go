@@ -71,6 +71,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Runtime.NumBlocks, "num-kv-blocks", 0, "KV blocks per device (0: sized from the context and max-num-seqs)")
 	fs.IntVar(&c.Runtime.BlockSize, "block-size", 16, "tokens per KV block")
 	kvCacheTypeVar(fs, &c.Runtime.KVCacheType)
+	poolingVar(fs, &c.Runtime.Pooling)
 	fs.StringVar(&c.Preemption, "preemption", "recompute", "preemption mode: recompute or swap")
 	fs.IntVar(&c.Runtime.NumHostBlocks, "swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
 	fs.BoolVar(&c.Runtime.NoPrefixCaching, "no-prefix-caching", false, "turn automatic prefix caching off")

@@ -6,7 +6,7 @@ import "slices"
 // Write.
 type Shape struct {
 	Name     string
-	Arch     string // "llama" or "qwen2"
+	Arch     string // "llama", "qwen2", "bert" or "nomic-bert"
 	Dim      int    // embedding length
 	Layers   int
 	Heads    int
@@ -33,6 +33,15 @@ var Shapes = []Shape{
 		Vocab: 49152, Context: 8192, RopeBase: 100000, NormEps: 1e-5, Tied: true},
 	{Name: "smollm2-360m", Arch: "llama", Dim: 960, Layers: 32, Heads: 15, KVHeads: 5, FFN: 2560,
 		Vocab: 49152, Context: 8192, RopeBase: 100000, NormEps: 1e-5, Tied: true},
+	// Encoders (embeddings only; model/synth/bert.go), with a WordPiece --vocab.
+	{Name: "bge-small", Arch: "bert", Dim: 384, Layers: 12, Heads: 12, KVHeads: 12, FFN: 1536,
+		Vocab: 30522, Context: 512, NormEps: 1e-12},
+	{Name: "bert-tiny", Arch: "bert", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 512,
+		Vocab: 30522, Context: 128, NormEps: 1e-12},
+	{Name: "nomic-embed-text", Arch: "nomic-bert", Dim: 768, Layers: 12, Heads: 12, KVHeads: 12, FFN: 3072,
+		Vocab: 30522, Context: 2048, RopeBase: 1000, NormEps: 1e-12},
+	{Name: "nomic-bert-tiny", Arch: "nomic-bert", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 256,
+		Vocab: 30522, Context: 128, RopeBase: 1000, NormEps: 1e-12},
 }
 
 // LookupShape returns the shape called name.

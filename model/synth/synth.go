@@ -171,6 +171,9 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 // rows per worker. It returns the number of tokens in the vocabulary.
 func Write(w io.Writer, o Options) (int, error) {
 	s := o.Shape
+	if isEncoder(s) {
+		return writeBERT(w, o) // bert.go
+	}
 	tokens, ok := o.Vocab.Strings("tokenizer.ggml.tokens")
 	if !ok || len(tokens) == 0 {
 		return 0, fmt.Errorf("synth: %s has no tokenizer.ggml.tokens", o.Vocab.Path)

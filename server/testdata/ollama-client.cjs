@@ -3,8 +3,6 @@
 //   node ollama-client.cjs BASE_URL MODEL PROMPT N
 // (NODE_PATH must point at the node_modules holding `ollama`). N is the
 // number of tokens to generate greedily from PROMPT.
-// TROUPE_OLLAMA_EMBED=1 adds the embed case (/api/embed, served once the
-// embeddings work is merged; off until then).
 const { Ollama } = require("ollama");
 
 async function main() {
@@ -68,10 +66,8 @@ async function main() {
   }
   out.aborted = aborted;
 
-  if (process.env.TROUPE_OLLAMA_EMBED === "1") {
-    const e = await client.embed({ model, input: ["Once upon a time", "The end"] });
-    out.embed = { count: e.embeddings.length, dim: e.embeddings[0].length };
-  }
+  const e = await client.embed({ model, input: ["Once upon a time", "The end"] });
+  out.embed = { count: e.embeddings.length, dim: e.embeddings[0].length };
   console.log(JSON.stringify(out));
 }
 

@@ -1,0 +1,269 @@
+package actors_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
+)
+
+// embedRef reads one of model's embedding references (scripts/embed-ref.sh).
+func embedRef(t *testing.T, name string) (tokens [][]int32, want [][]float32) {
+	t.Helper()
+	raw, err := os.ReadFile("../model/testdata/embed/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Inputs []struct {
+			Tokens    []int32   `json:"tokens"`
+			Embedding []float32 `json:"embedding"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range ref.Inputs {
+		tokens, want = append(tokens, in.Tokens), append(want, in.Embedding)
+	}
+	return tokens, want
+}
+
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// mixRecorder is the CPU backend, counting the steps in which embedding
+// rows and generation rows ran together.
+type mixRecorder struct {
+	*backend.CPU
+	mixed atomic.Int64
+}
+
+func (r *mixRecorder) ForwardHidden(b *model.Batch, logits, hidden []float32) error {
+	if slices.Contains(b.Hidden, false) {
+		r.mixed.Add(1)
+	}
+	return r.CPU.ForwardHidden(b, logits, hidden)
+}
+
+// TestEmbedRuntime checks Runtime.Embed against llama-embedding's
+// references, and that an embedding is the same bit for bit alone, beside
+// generation in the same steps (small token budget: chunked), and again
+// once its prefix is cached.
+func TestEmbedRuntime(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	for _, pool := range []model.Pooling{model.PoolingMean, model.PoolingLast, model.PoolingCLS} {
+		t.Run(pool.String(), func(t *testing.T) {
+			tokens, want := embedRef(t, "stories260K-"+pool.String())
+			opts := actors.EmbedOptions{Pooling: pool}
+			rt := start(t, m, actors.Config{})
+			alone := make([][]float32, len(tokens))
+			for i, in := range tokens {
+				got, usage, err := rt.Embed(context.Background(), [][]int32{in}, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if usage.PromptTokens != len(in) {
+					t.Errorf("usage %+v, want %d prompt tokens", usage, len(in))
+				}
+				alone[i] = got[0]
+				if c := cosine(got[0], want[i]); !(c >= 0.9999) {
+					t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
+				}
+			}
+
+			cpu, err := backend.NewCPU(m, 64, 16, 0, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &mixRecorder{CPU: cpu}
+			rt2 := start(t, m, actors.Config{Backends: []actors.Backend{rec}, MaxNumBatchedTokens: 24})
+			cases := loadCases(t, "stories260K")
+			var wg sync.WaitGroup
+			for _, c := range cases {
+				wg.Go(func() { run(t, rt2, greedy(c.PromptIDs, 24)) })
+			}
+			for round := range 2 { // the second time, the prefixes are cached
+				var got [][]float32
+				wg.Go(func() {
+					var err error
+					if got, _, err = rt2.Embed(context.Background(), tokens, opts); err != nil {
+						t.Error(err)
+					}
+				})
+				wg.Wait()
+				for i := range got {
+					if !slices.Equal(got[i], alone[i]) {
+						t.Errorf("round %d, input %d: batched embedding differs from alone (cosine %.9f)", round, i, cosine(got[i], alone[i]))
+					}
+				}
+			}
+			if rec.mixed.Load() == 0 {
+				t.Error("no step mixed embedding and generation rows")
+			}
+		})
+	}
+}
+
+func TestEmbedErrors(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	rt := start(t, m, actors.Config{MaxModelLen: 64})
+	long := make([]int32, 65)
+	for _, tc := range []struct {
+		name   string
+		inputs [][]int32
+		opts   actors.EmbedOptions
+	}{
+		{"no inputs", nil, actors.EmbedOptions{}},
+		{"empty input", [][]int32{{1, 2}, {}}, actors.EmbedOptions{}},
+		{"longer than the context", [][]int32{long}, actors.EmbedOptions{}},
+		{"id outside the vocabulary", [][]int32{{1, 100000}}, actors.EmbedOptions{}},
+		{"rank pooling", [][]int32{{1, 2}}, actors.EmbedOptions{Pooling: model.PoolingRank}},
+	} {
+		if _, _, err := rt.Embed(context.Background(), tc.inputs, tc.opts); !errors.Is(err, actors.ErrInvalidRequest) {
+			t.Errorf("%s: error %v, want ErrInvalidRequest", tc.name, err)
+		}
+	}
+	full := make([]int32, 64) // fills the context: nothing is generated after it
+	for i := range full {
+		full[i] = int32(1 + i)
+	}
+	if _, _, err := rt.Embed(context.Background(), [][]int32{full}, actors.EmbedOptions{}); err != nil {
+		t.Errorf("an input filling the context: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := rt.Embed(ctx, [][]int32{{1, 2, 3}}, actors.EmbedOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: error %v, want context.Canceled", err)
+	}
+}
+
+// noHidden is a backend that cannot compute hidden states.
+type noHidden struct{ actors.Backend }
+
+func TestEmbedUnsupportedBackend(t *testing.T) {
+	m := openModel(t, "stories260K.gguf")
+	cpu, err := backend.NewCPU(m, 64, 16, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := start(t, m, actors.Config{Backends: []actors.Backend{noHidden{cpu}}})
+	if _, _, err := rt.Embed(context.Background(), [][]int32{{1, 2}}, actors.EmbedOptions{}); !errors.Is(err, actors.ErrNoEmbeddings) {
+		t.Errorf("error %v, want ErrNoEmbeddings", err)
+	}
+}
+
+// synthEncoder writes the F16 encoder of shape (seed 1, the bge
+// vocabulary: scripts/embed-ref.sh's) into a temporary directory and opens it.
+func synthEncoder(t *testing.T, shape string) *model.Model {
+	t.Helper()
+	s, _ := synth.LookupShape(shape)
+	ft, _ := synth.LookupFileType("F16")
+	vf, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-bert-bge.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	var buf bytes.Buffer
+	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), shape+".gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestEmbedEncoder serves a BERT encoder: its tokenizer and embeddings
+// match llama.cpp's, each input runs whole (never chunked) and the same
+// beside others, an input past the step budget and any generation are
+// refused.
+func TestEmbedEncoder(t *testing.T) {
+	noLeaks(t)
+	m := synthEncoder(t, "bert-tiny")
+	raw, err := os.ReadFile("../model/testdata/embed/bert-tiny-F16-cls.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Inputs []struct {
+			Text      string    `json:"text"`
+			Tokens    []int32   `json:"tokens"`
+			Embedding []float32 `json:"embedding"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	rt := start(t, m, actors.Config{MaxNumBatchedTokens: 40})
+	var inputs [][]int32
+	for i, in := range ref.Inputs {
+		ids, err := rt.Tokenize(in.Text)
+		if err != nil || !slices.Equal(ids, in.Tokens) {
+			t.Errorf("input %d: tokens %v (%v), llama-tokenize %v", i, ids, err, in.Tokens)
+		}
+		inputs = append(inputs, in.Tokens)
+	}
+	alone := make([][]float32, len(inputs))
+	for i, in := range inputs {
+		got, _, err := rt.Embed(context.Background(), [][]int32{in}, actors.EmbedOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = got[0]
+		if c := cosine(got[0], ref.Inputs[i].Embedding); !(c >= 0.9999) {
+			t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 3 { // together they exceed a step's 40 tokens: some wait for the next step
+		wg.Go(func() {
+			got, _, err := rt.Embed(context.Background(), inputs, actors.EmbedOptions{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range got {
+				if !slices.Equal(got[i], alone[i]) {
+					t.Errorf("input %d: batched embedding differs from alone", i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if _, _, err := rt.Embed(context.Background(), [][]int32{make([]int32, 41)}, actors.EmbedOptions{}); !errors.Is(err, actors.ErrInvalidRequest) {
+		t.Errorf("input past the step budget: error %v, want ErrInvalidRequest", err)
+	}
+	if _, err := rt.Stream(context.Background(), greedy(inputs[0], 4)); !errors.Is(err, actors.ErrInvalidRequest) {
+		t.Errorf("generation on an encoder: error %v, want ErrInvalidRequest", err)
+	}
+}

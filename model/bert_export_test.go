@@ -1,0 +1,4 @@
+package model
+
+// GELU is gelu, for the tests of package model_test.
+var GELU = gelu

@@ -1,0 +1,116 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
+	"github.com/troupe-llm/troupe/server"
+)
+
+// encoderServer serves a synthesized bert-tiny (seed 1, F16, the bge
+// vocabulary: scripts/embed-ref.sh's) and returns its URL.
+func encoderServer(t *testing.T) string {
+	t.Helper()
+	s, _ := synth.LookupShape("bert-tiny")
+	ft, _ := synth.LookupFileType("F16")
+	vf, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-bert-bge.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	var buf bytes.Buffer
+	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bert-tiny.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	t.Cleanup(sys.Shutdown)
+	rt, err := actors.Start(sys, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(sys, rt, server.Config{ModelName: "bge", Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		if err := rt.Stop(5 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	srv.Ready()
+	return ts.URL
+}
+
+// TestEncoderServe: a BERT model serves embeddings (equal to llama.cpp's,
+// its own cls pooling) and answers the generation routes 400.
+func TestEncoderServe(t *testing.T) {
+	url := encoderServer(t)
+	raw, err := os.ReadFile("../model/testdata/embed/bert-tiny-F16-cls.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct{ Inputs []embedCase }
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, in := range ref.Inputs {
+		texts = append(texts, in.Text)
+	}
+	body, _ := json.Marshal(map[string]any{"input": texts})
+	resp, b := post(t, url+"/v1/embeddings", string(body))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var r embeddingsResp
+	if err := json.Unmarshal(b, &r); err != nil || len(r.Data) != len(texts) {
+		t.Fatalf("%d embeddings (%v): %s", len(r.Data), err, b)
+	}
+	for i, d := range r.Data {
+		if c := cosine(vector(t, d.Embedding), ref.Inputs[i].Embedding); !(c >= 0.9999) {
+			t.Errorf("input %d: cosine %.6f with llama-embedding", i, c)
+		}
+	}
+	for _, route := range []string{"/v1/completions", "/v1/chat/completions"} {
+		resp, b := post(t, url+route, `{"prompt":"hi","messages":[{"role":"user","content":"hi"}]}`)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "embeddings only") {
+			t.Errorf("%s: status %d: %s; want 400 saying embeddings only", route, resp.StatusCode, b)
+		}
+	}
+	resp, b = post(t, url+"/api/embed", fmt.Sprintf(`{"model":"bge","input":%q}`, texts[0]))
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/api/embed: status %d: %s", resp.StatusCode, b)
+	}
+}
