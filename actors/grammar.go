@@ -43,6 +43,7 @@ type GrammarStats struct {
 	Compiles     int64 // grammars compiled (or found cached) on the compiler's goroutines
 	CompileNanos int64 // their time
 	CacheHits    int64 // compile requests answered from the cache at once
+	VocabNanos   int64 // building the matchers' vocabularies (once each)
 	Masks        int64 // token masks computed for sequences
 	MaskHits     int64 // of them, copied from the grammar's per-state cache
 	MaskNanos    int64 // their time (on the sequences' goroutines)
@@ -50,13 +51,13 @@ type GrammarStats struct {
 
 // grammarCounters are GrammarStats as the actors update them.
 type grammarCounters struct {
-	compiles, compileNanos, cacheHits, masks, maskHits, maskNanos atomic.Int64
+	compiles, compileNanos, cacheHits, vocabNanos, masks, maskHits, maskNanos atomic.Int64
 }
 
 // GrammarStats returns the grammar counters.
 func (r *Runtime) GrammarStats() GrammarStats {
 	c := &r.grammarStats
-	return GrammarStats{Compiles: c.compiles.Load(), CompileNanos: c.compileNanos.Load(), CacheHits: c.cacheHits.Load(),
+	return GrammarStats{Compiles: c.compiles.Load(), CompileNanos: c.compileNanos.Load(), CacheHits: c.cacheHits.Load(), VocabNanos: c.vocabNanos.Load(),
 		Masks: c.masks.Load(), MaskHits: c.maskHits.Load(), MaskNanos: c.maskNanos.Load()}
 }
 
@@ -82,6 +83,8 @@ func (r *Runtime) grammar(g *messages.Grammar) (*grammar.Grammar, error) {
 func (r *Runtime) grammarVocab(special bool) (*grammar.Vocab, error) {
 	gv := &r.vocabs[vocabIndex(special)]
 	gv.once.Do(func() {
+		start := time.Now()
+		defer func() { r.grammarStats.vocabNanos.Add(time.Since(start).Nanoseconds()) }()
 		n := max(r.model.Config.VocabSize, r.tok.VocabSize())
 		pieces := make([][]byte, n)
 		var eog []int32
