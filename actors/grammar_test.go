@@ -388,6 +388,13 @@ func TestGrammarVocabulary(t *testing.T) {
 			t.Errorf("EOS pushed: %q (%v) did not end at the first token that could end it", r.text[0], ids)
 		}
 	}
+	// Under IgnoreEOS the end of generation is never allowed: the output
+	// goes on to max_tokens.
+	r = run(t, rt, &messages.GenerateRequest{Prompt: prompt, MaxTokens: 12, IgnoreEOS: true, Grammar: &messages.Grammar{Kind: messages.GrammarRegex, Source: `[a-z]{3}[a-z]*`},
+		Sampling: messages.SamplingParams{Temperature: 1, Seed: 1, HasSeed: true, LogitBias: eos}})
+	if r.finish[0] != messages.FinishLength || len(r.ids[0]) != 12 || !regexp.MustCompile(`^[a-z]{3,}$`).MatchString(r.text[0]) {
+		t.Errorf("EOS pushed, ignored: %q (%d tokens) finish %q %s", r.text[0], len(r.ids[0]), r.finish[0], r.errs[0])
+	}
 }
 
 // TestGrammarGreedyOnGPU: greedy requests under a grammar on the CUDA
