@@ -35,7 +35,11 @@ func (r *Runtime) CompileGrammar(g *messages.Grammar) error {
 	if err != nil {
 		return fmt.Errorf("actors: compiling a grammar: %w", err)
 	}
-	return res.(*grammarCompiled).err
+	c, ok := res.(*grammarCompiled)
+	if !ok { // the compiler has stopped (a dead letter's answer)
+		return ErrStopped
+	}
+	return c.err
 }
 
 // GrammarStats counts the runtime's grammar work since it started.
