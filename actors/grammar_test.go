@@ -430,3 +430,23 @@ func TestGrammarGreedyOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileGrammarStopped: after Stop, CompileGrammar says so.
+func TestCompileGrammarStopped(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	rt, err := actors.Start(newSystem(t), m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &messages.Grammar{Kind: messages.GrammarRegex, Source: "a+"}
+	if err := rt.CompileGrammar(g); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Stop(timeout); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.CompileGrammar(g); !errors.Is(err, actors.ErrStopped) {
+		t.Errorf("after Stop: %v, want ErrStopped", err)
+	}
+}
