@@ -88,7 +88,13 @@ func (r *Runtime) grammarVocab(special bool) (*grammar.Vocab, error) {
 	gv := &r.vocabs[vocabIndex(special)]
 	gv.once.Do(func() {
 		start := time.Now()
-		defer func() { r.grammarStats.vocabNanos.Add(time.Since(start).Nanoseconds()) }()
+		defer func() {
+			if p := recover(); p != nil { // built, as an error: never asked for again
+				gv.v, gv.err = nil, fmt.Errorf("%w: building the grammar vocabulary: %v", ErrInvalidRequest, p)
+			}
+			gv.built.Store(true)
+			r.grammarStats.vocabNanos.Add(time.Since(start).Nanoseconds())
+		}()
 		n := max(r.model.Config.VocabSize, r.tok.VocabSize())
 		pieces := make([][]byte, n)
 		var eog []int32
@@ -102,7 +108,6 @@ func (r *Runtime) grammarVocab(special bool) (*grammar.Vocab, error) {
 			}
 		}
 		gv.v, gv.err = grammar.NewVocab(pieces, eog...)
-		gv.built.Store(true)
 	})
 	return gv.v, gv.err
 }

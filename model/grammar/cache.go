@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"container/list"
+	"fmt"
 	"sync"
 )
 
@@ -46,7 +47,14 @@ func (c *Cache) Get(key string, compile func() (*Grammar, error)) (*Grammar, err
 	}
 	c.mu.Unlock()
 
-	e.g, e.err = compile()
+	func() {
+		defer func() { // a compile that panics is an error, and never leaves its waiters hanging
+			if p := recover(); p != nil {
+				e.g, e.err = nil, fmt.Errorf("grammar: the compiler failed: %v", p)
+			}
+		}()
+		e.g, e.err = compile()
+	}()
 	close(e.done)
 	if e.err != nil {
 		c.mu.Lock()

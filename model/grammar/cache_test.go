@@ -3,6 +3,7 @@ package grammar
 import (
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,5 +69,24 @@ func TestConcurrentMatchers(t *testing.T) {
 	wg.Wait()
 	if g.m.gen == 0 {
 		t.Fatal("no automaton reset happened; the test needs some")
+	}
+}
+
+// TestCachePanic: a compile that panics is an error for its caller, is not
+// kept, and a later Get of the key compiles again instead of waiting.
+func TestCachePanic(t *testing.T) {
+	c := NewCache(4)
+	if _, err := c.Get("k", func() (*Grammar, error) { panic("boom") }); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("err %v, want the panic", err)
+	}
+	g, err := c.Get("k", func() (*Grammar, error) { return FromRegex("a") })
+	if err != nil || g == nil {
+		t.Fatalf("after the panic: %v", err)
+	}
+	if got, ok := c.Peek("k"); !ok || got != g {
+		t.Errorf("Peek: %v %v", got, ok)
+	}
+	if _, ok := c.Peek("missing"); ok {
+		t.Error("Peek found a key never compiled")
 	}
 }
