@@ -13,8 +13,13 @@ import (
 )
 
 // grammarCacheSize is the compiled grammars a runtime keeps (by kind and
-// source), least recently used out first.
-const grammarCacheSize = 256
+// source), least recently used out first, and grammarCacheBytes the memory
+// their automata and mask caches may hold (each grammar alone is bounded
+// by model/grammar's limits).
+const (
+	grammarCacheSize  = 256
+	grammarCacheBytes = 1 << 30
+)
 
 // compileTimeout bounds CompileGrammar's wait for the compiler actor. A
 // compile is bounded by model/grammar's limits, well below it.
