@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Bounds of the automaton a grammar grows while it is used.
@@ -55,9 +56,9 @@ type machine struct {
 	work                    int // spent in the current operation, up to maxWork
 	cuts                    int // cycles cut in closures so far
 
-	masks     map[int32][]uint64
-	maskVocab *Vocab
-	maskSize  int
+	masks     map[maskKey][]uint64 // computed masks, by vocabulary and state
+	maskSize  int                  // their bytes, up to maskBytes
+	size      atomic.Int64         // bytes of the automaton and masks, roughly (read without the lock)
 	scratch   []int32
 	inClosure map[int32]bool
 }
@@ -77,12 +78,28 @@ func (m *machine) reset() {
 	m.closures = map[int32][]int32{}
 	m.states = []state{{}} // dead
 	m.stateIdx = map[string]int32{"": dead}
-	m.masks, m.maskSize = map[int32][]uint64{}, 0
+	m.masks, m.maskSize = map[maskKey][]uint64{}, 0
 	m.inClosure = map[int32]bool{}
 	m.start = -1
 	m.err = nil
 	m.gen++
 }
+
+// Rough sizes of the automaton's parts, for Grammar.Bytes.
+const (
+	nodeBytes  = 64   // a node and its index entry
+	stateBytes = 1200 // a state's transitions, stacks and index entry
+)
+
+// measure records the automaton's size. The caller holds m.mu.
+func (m *machine) measure() {
+	m.size.Store(int64(m.maskSize + nodeBytes*len(m.nodes) + stateBytes*len(m.states)))
+}
+
+// Bytes is roughly the memory the grammar's automaton and mask cache hold
+// now (they grow as matchers use it, up to the package's bounds). It is
+// safe to call at any time, and never waits.
+func (g *Grammar) Bytes() int64 { return g.m.size.Load() }
 
 // startState returns the initial state, computing it once.
 func (m *machine) startState() (int32, error) {

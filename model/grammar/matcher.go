@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -60,6 +61,7 @@ func (m *Matcher) sync() {
 // lock.
 func (m *Matcher) retry(op func() error) error {
 	mc := m.g.m
+	defer mc.measure()
 	for attempt := 0; ; attempt++ {
 		mc.work = 0
 		if m.gen != mc.gen {
@@ -134,21 +136,33 @@ func (m *Matcher) AcceptBytes(b []byte) error {
 // bit per token id: bit i%64 of dst[i/64]. End-of-generation tokens are set
 // only where the grammar may end; after the end nothing is allowed.
 func (m *Matcher) Mask(dst []uint64) error {
-	if m.v == nil || len(dst) < m.v.MaskWords() {
-		return fmt.Errorf("grammar: mask of %d words for a vocabulary needing %d", len(dst), m.v.MaskWords())
+	_, err := m.FillMask(dst)
+	return err
+}
+
+// FillMask is Mask, and reports whether the mask came from the grammar's
+// cache (the state was seen before, by this matcher or another one over
+// the same vocabulary) rather than from a walk of the token trie.
+func (m *Matcher) FillMask(dst []uint64) (cached bool, err error) {
+	if m.v == nil {
+		return false, fmt.Errorf("grammar: a mask needs a matcher over a vocabulary")
+	}
+	if len(dst) < m.v.MaskWords() {
+		return false, fmt.Errorf("grammar: mask of %d words for a vocabulary needing %d", len(dst), m.v.MaskWords())
 	}
 	dst = dst[:m.v.MaskWords()]
 	if m.ended {
 		clear(dst)
-		return nil
+		return true, nil
 	}
 	mc := m.g.m
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
-	return m.retry(func() error {
-		mc.mask(m.v, m.state, dst)
+	err = m.retry(func() error {
+		cached = mc.mask(m.v, m.state, dst)
 		return nil
 	})
+	return cached, err
 }
 
 // CanEnd reports whether the input so far is a complete sentence of the
@@ -182,14 +196,38 @@ func Allowed(mask []uint64, tok int32) bool { return mask[tok>>6]&(1<<(tok&63)) 
 // (logits has one entry per token of the vocabulary the mask was made for).
 func MaskLogits(logits []float32, mask []uint64) {
 	negInf := float32(math.Inf(-1))
-	for w, bitsW := range mask {
-		if bitsW == ^uint64(0) {
-			continue
-		}
+	var kept [64]float32
+	for w, allowed := range mask {
 		base := w * 64
-		for b := range 64 {
-			if i := base + b; i < len(logits) && bitsW&(1<<b) == 0 {
-				logits[i] = negInf
+		if base >= len(logits) {
+			return
+		}
+		row := logits[base:min(base+64, len(logits))]
+		switch {
+		case allowed == ^uint64(0):
+		case bits.OnesCount64(allowed) < 32: // few allowed: keep them, fill the row
+			n := 0
+			for a := allowed; a != 0; a &= a - 1 {
+				if i := bits.TrailingZeros64(a); i < len(row) {
+					kept[n] = row[i]
+					n++
+				}
+			}
+			for i := range row {
+				row[i] = negInf
+			}
+			n = 0
+			for a := allowed; a != 0; a &= a - 1 {
+				if i := bits.TrailingZeros64(a); i < len(row) {
+					row[i] = kept[n]
+					n++
+				}
+			}
+		default:
+			for banned := ^allowed; banned != 0; banned &= banned - 1 {
+				if i := bits.TrailingZeros64(banned); i < len(row) {
+					row[i] = negInf
+				}
 			}
 		}
 	}
