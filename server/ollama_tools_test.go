@@ -276,7 +276,7 @@ func TestOllamaCapabilities(t *testing.T) {
 		{"HuggingFaceTB-SmolLM2-135M-Instruct.jinja", []string{"completion"}},
 		{qwen25, []string{"completion", "tools"}},
 		{"mistralai-Mistral-Nemo-Instruct-2407.jinja", []string{"completion", "tools"}},
-		{"fireworks-ai-llama-3-firefunction-v2.jinja", []string{"completion", "tools"}},     // tools in its own variable
+		{"fireworks-ai-llama-3-firefunction-v2.jinja", []string{"completion", "tools"}},        // tools in its own variable
 		{"NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", []string{"completion", "tools"}}, // fails without tools
 		{r1Distill, []string{"completion", "thinking"}},
 		{qwen3, []string{"completion", "tools", "thinking"}},
