@@ -236,7 +236,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 			writeError(w, badRequest("messages", "messages[%d].images: images are not supported: troupe serves text-only models", i))
 			return
 		}
-		cm := chatMessage{Role: m.Role, Content: contentField{text: m.Content, set: true}, Name: m.ToolName, ToolCallID: m.ToolCallID}
+		cm := chatMessage{Role: m.Role, Content: contentField{text: m.Content, set: true}, Name: m.ToolName, ToolCallID: m.ToolCallID, stringContent: true}
 		if len(m.ToolCalls) > 0 {
 			calls := make([]chat.ToolCall, len(m.ToolCalls))
 			for k, c := range m.ToolCalls {

@@ -165,6 +165,21 @@ func TestOllamaToolCalls(t *testing.T) {
 		}
 	}
 
+	// The same with Qwen3's template, which reads the content of the
+	// assistant's message as a string: Ollama's is "", never None.
+	q := newScripted(t, qwen3, server.Config{})
+	q.say(messages.FinishStop, "It is 18 C.")
+	status, _, objs = ollamaDo(t, "POST", q.url+"/api/chat", `{"model": "stories", "stream": false, `+weatherTools+`, "messages": [
+		{"role": "user", "content": "Weather in Paris?"},
+		{"role": "assistant", "content": "", "thinking": "Paris.", "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+		{"role": "tool", "content": "18 C", "tool_name": "get_weather"}]}`)
+	if status != 200 {
+		t.Fatalf("history, qwen3: status %d: %v", status, objs)
+	}
+	if p := q.text(q.last(t).Prompt); !strings.Contains(p, "<tool_call>\n"+`{"name": "get_weather", "arguments": {"city": "Paris"}}`) {
+		t.Errorf("history, qwen3: the conversation renders as %q", p)
+	}
+
 	// What the tools cannot be: a 400 in Ollama's shape.
 	status, _, objs = ollamaDo(t, "POST", s.url+"/api/chat", ollamaChatBody(`, "tools": [{"type": "retrieval"}]`))
 	if msg, _ := objs[0]["error"].(string); status != 400 || !strings.Contains(msg, "retrieval") {
