@@ -19,6 +19,9 @@ type chatMessage struct {
 	Name       string          `json:"name"`
 	ToolCalls  json.RawMessage `json:"tool_calls"`
 	ToolCallID string          `json:"tool_call_id"`
+	// stringContent: an empty content is "", not None, beside tool calls
+	// (Ollama's messages).
+	stringContent bool
 }
 
 type chatRequest struct {
@@ -199,7 +202,7 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 		default:
 			return nil, "", badRequest("messages", "messages[%d].role %q is not one of system, user, assistant, tool", i, m.Role)
 		}
-		msgs[i] = chat.Message{Role: m.Role, Content: m.Content.text, Name: m.Name, ToolCallID: m.ToolCallID}
+		msgs[i] = chat.Message{Role: m.Role, Content: m.Content.text, Name: m.Name, ToolCallID: m.ToolCallID, StringContent: m.stringContent}
 		calls, err := readToolCalls(m.ToolCalls)
 		if err != nil {
 			return nil, "", badRequest("messages", "messages[%d].tool_calls: %v", i, err)

@@ -29,7 +29,7 @@ func (s *Server) ollamaRoutes() {
 		h       http.HandlerFunc
 	}{
 		{"POST /api/generate", s.admitted(s.ollamaGenerate)},
-		{"POST /api/chat", s.admitted(s.ollamaChat)},
+		{"POST /api/chat", s.admitted(func(w http.ResponseWriter, r *http.Request) { s.ollamaChat(w, r, m) })},
 		{"GET /api/tags", m.tags},
 		{"POST /api/show", m.show},
 		{"GET /api/ps", m.ps},
@@ -76,19 +76,23 @@ func (r *ollamaRequest) model() string { return r.Model }
 
 // ollamaMessage is a chat message in Ollama's shape.
 type ollamaMessage struct {
-	Role      string           `json:"role"`
-	Content   string           `json:"content"`
-	Thinking  string           `json:"thinking"`
-	Images    json.RawMessage  `json:"images"`
-	ToolCalls []ollamaToolCall `json:"tool_calls"`
-	ToolName  string           `json:"tool_name"`
+	Role       string           `json:"role"`
+	Content    string           `json:"content"`
+	Thinking   string           `json:"thinking"` // not rendered: troupe's templates see no reasoning of past turns
+	Images     json.RawMessage  `json:"images"`
+	ToolCalls  []ollamaToolCall `json:"tool_calls"`
+	ToolName   string           `json:"tool_name"`
+	ToolCallID string           `json:"tool_call_id"`
 }
 
-// ollamaToolCall is an assistant's call: its arguments are a JSON object
-// (OpenAI's are the object's text).
+// ollamaToolCall is a call, an assistant's or the model's: its arguments
+// are a JSON object (OpenAI's are the object's text). Answers carry the
+// id and index as Ollama's do (api.ToolCall); its docs/api.md shows the
+// function's name and arguments.
 type ollamaToolCall struct {
-	ID       string `json:"id"`
+	ID       string `json:"id,omitempty"`
 	Function struct {
+		Index     int             `json:"index"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"function"`
@@ -100,6 +104,7 @@ type ollamaResponse struct {
 	Model      string             `json:"model"`
 	CreatedAt  time.Time          `json:"created_at"`
 	Response   *string            `json:"response,omitempty"`
+	Thinking   string             `json:"thinking,omitempty"` // /api/generate's
 	Message    *ollamaReply       `json:"message,omitempty"`
 	Done       bool               `json:"done"`
 	DoneReason string             `json:"done_reason,omitempty"`
@@ -107,9 +112,13 @@ type ollamaResponse struct {
 	Logprobs   []chatTokenLogprob `json:"logprobs,omitempty"`
 }
 
+// ollamaReply is the assistant's message, or a piece of it in a stream:
+// content, thinking, or whole tool calls.
 type ollamaReply struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string           `json:"role"`
+	Content   string           `json:"content"`
+	Thinking  string           `json:"thinking,omitempty"`
+	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
 }
 
 // ollamaMetrics are the counters and durations (nanoseconds) of the final
@@ -151,6 +160,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var prompt []int32
+	text := req.Prompt
 	switch {
 	case req.Raw || s.template == nil && req.System == "": // Ollama's default template is the prompt alone
 		ids, err := s.rt.TokenizeText(req.Prompt, len(req.Context) == 0, true)
@@ -165,7 +175,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			msgs = append(msgs, chatMessage{Role: "system", Content: contentField{text: req.System, set: true}})
 		}
 		msgs = append(msgs, chatMessage{Role: "user", Content: contentField{text: req.Prompt, set: true}})
-		if prompt, _, e = s.renderChat(&chatRequest{Messages: msgs, ChatTemplateKwargs: kwargs}); e != nil {
+		if prompt, text, e = s.renderChat(&chatRequest{Messages: msgs, ChatTemplateKwargs: kwargs}); e != nil {
 			writeError(w, e)
 			return
 		}
@@ -179,7 +189,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s.ollamaRun(w, r, &req, g, start, false)
+	parser, e := s.ollamaParser(nil, g, text)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	s.ollamaRun(w, r, &req, g, parser, start, false)
 }
 
 // checkGenerate refuses what /api/generate cannot do.
@@ -198,8 +213,10 @@ func (req *ollamaRequest) checkGenerate() *apiError {
 }
 
 // ollamaChat serves POST /api/chat. The conversation is rendered with the
-// chat template as /v1/chat/completions renders it.
-func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+// chat template as /v1/chat/completions renders it; with tools, the
+// model's calls come back in message.tool_calls (Ollama has no
+// tool_choice: it is "auto").
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaModel) {
 	start := time.Now()
 	var req ollamaRequest
 	if !s.readOllama(w, r, &req) {
@@ -221,7 +238,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 			writeError(w, badRequest("messages", "messages[%d].images: images are not supported: troupe serves text-only models", i))
 			return
 		}
-		cm := chatMessage{Role: m.Role, Content: contentField{text: m.Content, set: true}, Name: m.ToolName}
+		cm := chatMessage{Role: m.Role, Content: contentField{text: m.Content, set: true}, Name: m.ToolName, ToolCallID: m.ToolCallID, stringContent: true}
 		if len(m.ToolCalls) > 0 {
 			calls := make([]chat.ToolCall, len(m.ToolCalls))
 			for k, c := range m.ToolCalls {
@@ -235,7 +252,16 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		cr.Messages[i] = cm
 	}
-	prompt, _, e := s.renderChat(cr)
+	tools, e := readTools(cr)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if len(tools.tools) > 0 && !om.tools {
+		writeError(w, badRequest("tools", "%q does not support tools", req.Model))
+		return
+	}
+	prompt, text, e := s.renderChat(cr)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -245,7 +271,12 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s.ollamaRun(w, r, &req, g, start, true)
+	parser, e := s.ollamaParser(tools, g, text)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	s.ollamaRun(w, r, &req, g, parser, start, true)
 }
 
 // readOllama decodes the body and checks that it names the served model;
@@ -282,23 +313,6 @@ func (s *Server) ollamaCheckModel(name string) *apiError {
 		return nil
 	}
 	return notFound("model_not_found", "model '%s' not found", name)
-}
-
-// thinkKwargs reads think. Without a reasoning parser troupe cannot return
-// the thinking apart from the answer, so think true (or a level) is a 400;
-// false turns the template's thinking off where it has the switch
-// (enable_thinking, as Qwen3's).
-func (s *Server) thinkKwargs(req *ollamaRequest) (map[string]json.RawMessage, *apiError) {
-	think, e := ollamaThink(req.Think)
-	switch {
-	case e != nil:
-		return nil, e
-	case think == nil:
-		return nil, nil
-	case *think:
-		return nil, badRequest("think", "%q does not support thinking: troupe does not separate a model's thinking from its answer yet (send think: false, or leave it out)", req.Model)
-	}
-	return map[string]json.RawMessage{"enable_thinking": json.RawMessage("false")}, nil
 }
 
 // ollamaGenerateRequest makes the runtime request for a prompt: the

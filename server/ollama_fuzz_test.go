@@ -5,16 +5,21 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/server"
 )
 
 // FuzzOllamaRequests posts arbitrary bodies to Ollama's routes: the server
 // never panics, never answers 5xx to a client's bytes, and every error is
 // Ollama's {"error": "..."}, whole or as a stream's line. The context is
-// short, so no input runs long.
+// short, so no input runs long. A second server, with Qwen3's template, runs
+// the output through the tool-call and reasoning parser.
 func FuzzOllamaRequests(f *testing.F) {
 	for _, seed := range []string{
 		`{"model": "stories", "prompt": "Once upon a time", "options": {"num_predict": 4}}`,
@@ -24,14 +29,24 @@ func FuzzOllamaRequests(f *testing.F) {
 		`{"model": "stories", "prompt": "x", "context": [1, 2, 3], "format": "json", "logprobs": true, "top_logprobs": 2, "options": {"num_predict": 2}}`,
 		`{"model": "stories", "prompt": "x", "format": {"type": "object"}, "options": {"num_ctx": 40, "num_predict": -1, "top_k": -5}}`,
 		`{"model": "stories", "verbose": true}`,
+		`{"model": "stories", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}], "think": "high"}`,
 	} {
 		f.Add(0, []byte(seed))
+		f.Add(4, []byte(seed)) // the second server's /api/chat
 	}
 	fx := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}})
-	h := fx.srv.Handler()
+	// A second server whose template has tools and thinking: its output
+	// goes through the tool-call parser.
+	qwen3, err := os.ReadFile(filepath.Join(testmodels.Dir(f), "templates-more", "Qwen-Qwen3-0.6B.jinja"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	fq := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}, srv: server.Config{ChatTemplate: string(qwen3)}})
+	handlers := []http.Handler{fx.srv.Handler(), fq.srv.Handler()}
 	paths := []string{"/api/generate", "/api/chat", "/api/show"}
 	f.Fuzz(func(t *testing.T, route int, body []byte) {
 		path := paths[uint(route)%uint(len(paths))]
+		h := handlers[uint(route)/uint(len(paths))%2]
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(body)))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -3,12 +3,16 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
 // ollamaModel describes the served model as Ollama's /api/tags, /api/show
@@ -25,6 +29,10 @@ type ollamaModel struct {
 	details ollamaDetails
 	info    map[string]any // model_info: GGUF-style keys of the hyperparameters
 	tmpl    string         // the chat template's source
+	// tools: the template renders tools and troupe knows its calls'
+	// format (Ollama's "tools" capability); thinking: it reasons apart
+	// from its answer ("thinking").
+	tools, thinking bool
 }
 
 type ollamaDetails struct {
@@ -39,7 +47,8 @@ type ollamaDetails struct {
 func newOllamaModel(s *Server) *ollamaModel {
 	m := s.rt.Model()
 	c := m.Config
-	om := &ollamaModel{s: s, tmpl: s.cfg.ChatTemplate}
+	om := &ollamaModel{s: s, tmpl: s.cfg.ChatTemplate, thinking: s.ollamaThinks()}
+	om.tools = s.toolFormat != toolcall.None && s.rendersTools()
 	if om.tmpl == "" {
 		om.tmpl = s.rt.ChatTemplate()
 	}
@@ -172,6 +181,40 @@ func (m *ollamaModel) show(w http.ResponseWriter, r *http.Request) {
 		"modified_at":  m.modified,
 		"details":      m.details,
 		"model_info":   m.info,
-		"capabilities": []string{"completion"},
+		"capabilities": m.capabilities(),
 	})
+}
+
+// capabilities are the model's, named as Ollama names them.
+func (m *ollamaModel) capabilities() []string {
+	caps := []string{"completion"}
+	if m.tools {
+		caps = append(caps, "tools")
+	}
+	if m.thinking {
+		caps = append(caps, "thinking")
+	}
+	return caps
+}
+
+// rendersTools reports whether the chat template shows the model the
+// tools it is offered: a conversation renders with a tool, and otherwise
+// than without one (some tool-use templates fail without tools).
+func (s *Server) rendersTools() bool {
+	if s.template == nil {
+		return false
+	}
+	bos, eos := s.rt.SpecialTokens()
+	render := func(tools []json.RawMessage) (string, error) {
+		o := chat.Options{AddGenerationPrompt: true, BOSToken: bos, EOSToken: eos}
+		for _, t := range tools {
+			o.Tools = append(o.Tools, t)
+		}
+		s.toolVariables(&o, tools)
+		return s.template.Render([]chat.Message{{Role: "user", Content: "Hello"}}, o)
+	}
+	plain, errPlain := render(nil)
+	with, err := render([]json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+		"parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city"}}, "required": ["city"]}}}`)})
+	return err == nil && (errPlain != nil || with != plain)
 }

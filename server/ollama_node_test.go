@@ -5,21 +5,37 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server"
 )
 
 // TestNodeOllamaClient drives the /api routes with the official npm ollama
 // client: generate and chat, streamed and not, list, show, ps, version, an
 // unknown model, a stream the client aborts, embed; greedy output equals
-// llama.cpp's.
+// llama.cpp's. On a second server, whose template has tools and thinking
+// and whose output is scripted: a tool call, streamed and not, the answer
+// to the tool's result, thinking on generate.
 func TestNodeOllamaClient(t *testing.T) {
 	mods := filepath.Dir(testmodels.NPMPackage(t, "ollama"))
 	f := newFixture(t, options{})
 	rc := loadCases(t)[0]
-	cmd := exec.Command("node", "testdata/ollama-client.cjs", f.url, modelName, rc.Prompt, strconv.Itoa(len(rc.GreedyIDs)))
+	ts := newScripted(t, qwen3, server.Config{})
+	ts.srv.Script(func(req *messages.GenerateRequest) ([]string, string) {
+		switch p := ts.text(req.Prompt); {
+		case strings.Contains(p, "<tool_response>\n18 C in Paris\n</tool_response>"):
+			return []string{"<think>\nThe tool answered.\n</think>\n\n", "It is 18 C", " in Paris."}, messages.FinishStop
+		case strings.Contains(p, "<tools>"):
+			return []string{"<think>\nParis is in France.\n</think>\n\n", "<tool_call>\n{\"name\": \"get_weather\", ", `"arguments": {"city": "Paris"}}` + "\n</tool_call>"}, messages.FinishStop
+		}
+		return []string{"<think>\nA greeting.\n</think>\n\n", "Hello!"}, messages.FinishStop
+	})
+	cmd := exec.Command("node", "testdata/ollama-client.cjs", f.url, modelName, rc.Prompt, strconv.Itoa(len(rc.GreedyIDs)), ts.url)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
 	out, err := cmd.Output()
 	if err != nil {
@@ -55,6 +71,15 @@ func TestNodeOllamaClient(t *testing.T) {
 		}
 		Aborted bool
 		Embed   *struct{ Count, Dim int }
+
+		ToolChat         toolAnswer
+		ToolChatStreamed struct {
+			toolAnswer
+			Parts int
+		}
+		ToolFollow    struct{ Thinking, Content string }
+		ThinkGenerate struct{ Thinking, Response string }
+		ToolShow      []string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -90,8 +115,53 @@ func TestNodeOllamaClient(t *testing.T) {
 	if !got.Aborted {
 		t.Error("the aborted stream did not end with an AbortError")
 	}
+	call := `{"function":{"arguments":{"city":"Paris"},"index":0,"name":"get_weather"},"id":"call_"}` // keys sorted
+	for _, a := range []struct {
+		name string
+		toolAnswer
+	}{{"tool call", got.ToolChat}, {"tool call, streamed", got.ToolChatStreamed.toolAnswer}} {
+		if a.Thinking != "Paris is in France." || a.Content != "" || len(a.Calls) != 1 || a.calls() != call {
+			t.Errorf("%s: thinking %q, content %q, calls %s; want thinking, no content, %s", a.name, a.Thinking, a.Content, a.calls(), call)
+		}
+	}
+	if got.ToolChat.DoneReason != "stop" || got.ToolChatStreamed.Parts < 3 {
+		t.Errorf("tool call: done_reason %q; streamed in %d parts", got.ToolChat.DoneReason, got.ToolChatStreamed.Parts)
+	}
+	if got.ToolFollow.Thinking != "The tool answered." || got.ToolFollow.Content != "It is 18 C in Paris." {
+		t.Errorf("after the tool's answer: %+v", got.ToolFollow)
+	}
+	if got.ThinkGenerate.Thinking != "A greeting." || got.ThinkGenerate.Response != "Hello!" {
+		t.Errorf("generate with think: %+v", got.ThinkGenerate)
+	}
+	if !slices.Equal(got.ToolShow, []string{"completion", "tools", "thinking"}) {
+		t.Errorf("capabilities %v", got.ToolShow)
+	}
 	if got.Embed == nil || got.Embed.Count != 2 || got.Embed.Dim != f.m.Config.Dim {
 		t.Errorf("embed %+v", got.Embed)
 	}
 	f.waitIdle(t)
+}
+
+// toolAnswer is a message with tool calls, as the npm client returns it.
+type toolAnswer struct {
+	Thinking, Content string
+	Calls             []json.RawMessage
+	DoneReason        string `json:"done_reason"`
+}
+
+// calls writes the calls compactly, each id "call_" when it is one.
+func (a toolAnswer) calls() string {
+	var out []string
+	for _, c := range a.Calls {
+		var call map[string]any
+		if json.Unmarshal(c, &call) != nil {
+			return string(c)
+		}
+		if id, _ := call["id"].(string); strings.HasPrefix(id, "call_") {
+			call["id"] = "call_"
+		}
+		b, _ := json.Marshal(call)
+		out = append(out, string(b))
+	}
+	return strings.Join(out, ",")
 }

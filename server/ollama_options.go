@@ -192,22 +192,21 @@ func ollamaFormat(v json.RawMessage) (*messages.Grammar, *apiError) {
 }
 
 // ollamaThink reads think: absent or null (nil), false, true, or a level
-// ("low", "medium", "high", "max"), which counts as true.
-func ollamaThink(v json.RawMessage) (*bool, *apiError) {
+// ("low", "medium", "high", "max"), which counts as true and is returned.
+func ollamaThink(v json.RawMessage) (think *bool, level string, e *apiError) {
 	if len(v) == 0 || string(v) == "null" {
-		return nil, nil
+		return nil, "", nil
 	}
 	var b bool
 	if json.Unmarshal(v, &b) == nil {
-		return &b, nil
+		return &b, "", nil
 	}
-	var level string
 	if json.Unmarshal(v, &level) == nil {
 		switch level {
 		case "low", "medium", "high", "max":
 			b = true
-			return &b, nil
+			return &b, level, nil
 		}
 	}
-	return nil, badRequest("think", "think must be true, false, \"low\", \"medium\", \"high\" or \"max\", got %s", string(v))
+	return nil, "", badRequest("think", "think must be true, false, \"low\", \"medium\", \"high\" or \"max\", got %s", string(v))
 }

@@ -123,16 +123,16 @@ func TestOllamaFormat(t *testing.T) {
 func TestOllamaThink(t *testing.T) {
 	for _, tc := range []struct {
 		v    string
-		want string // "nil", "true", "false" or "error"
-	}{{``, "nil"}, {`null`, "nil"}, {`false`, "false"}, {`true`, "true"}, {`"low"`, "true"}, {`"medium"`, "true"},
-		{`"high"`, "true"}, {`"max"`, "true"}, {`"ultra"`, "error"}, {`1`, "error"}} {
-		b, e := ollamaThink(json.RawMessage(tc.v))
+		want string // "nil", "true", "false", "true LEVEL" or "error"
+	}{{``, "nil"}, {`null`, "nil"}, {`false`, "false"}, {`true`, "true"}, {`"low"`, "true low"}, {`"medium"`, "true medium"},
+		{`"high"`, "true high"}, {`"max"`, "true max"}, {`"ultra"`, "error"}, {`"High"`, "error"}, {`1`, "error"}} {
+		b, level, e := ollamaThink(json.RawMessage(tc.v))
 		got := "nil"
 		switch {
 		case e != nil:
 			got = "error"
 		case b != nil && *b:
-			got = "true"
+			got = strings.TrimSpace("true " + level)
 		case b != nil:
 			got = "false"
 		}

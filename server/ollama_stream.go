@@ -7,34 +7,36 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
 // ollamaRun launches g and answers with Ollama's objects: a stream of
 // NDJSON lines (the default), or one object with stream false. The final
 // object carries done_reason, the counters and the durations; a failure
-// mid-stream is a {"error": "..."} line, as Ollama's.
-func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRequest, g *messages.GenerateRequest, start time.Time, isChat bool) {
+// mid-stream is a {"error": "..."} line, as Ollama's. With a parser the
+// output is split into content, thinking and tool calls; a stream sends
+// each call whole, in an object of its own.
+func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRequest, g *messages.GenerateRequest, parser *toolcall.Parser, start time.Time, isChat bool) {
 	launched := time.Now()
 	j, e := s.launch(r.Context(), []*messages.GenerateRequest{g}, start)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	object := func(text string) ollamaResponse {
+	object := func(p ollamaPart) ollamaResponse {
 		o := ollamaResponse{Model: req.Model, CreatedAt: time.Now().UTC()}
 		if isChat {
-			o.Message = &ollamaReply{Role: "assistant", Content: text}
+			o.Message = &ollamaReply{Role: "assistant", Content: p.content, Thinking: p.thinking, ToolCalls: p.calls}
 		} else {
-			o.Response = &text
+			o.Response, o.Thinking = &p.content, p.thinking
 		}
 		return o
 	}
 	stream := req.Stream == nil || *req.Stream
-	var out *ndjson
-	if stream {
-		out = newNDJSON(w)
-	}
 	var (
+		out         *ndjson
+		parts       *toolcall.Stream
+		ncalls      int
 		text        bytes.Buffer // the whole answer, when not streaming
 		lp          chatLogprobs
 		generated   []int32
@@ -42,6 +44,12 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 		first, last time.Time
 		finish      string
 	)
+	if stream {
+		out = newNDJSON(w)
+		if parser != nil {
+			parts = parser.NewStream()
+		}
+	}
 	failed := j.drain(func(_ int, c *messages.OutputChunk) {
 		now := time.Now()
 		if c.QueueNanos > 0 {
@@ -75,9 +83,23 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 			}
 			return
 		}
-		if c.Text != "" || g.Sampling.WantLogprob && len(c.Tokens) > 0 {
-			o := object(c.Text)
-			if g.Sampling.WantLogprob {
+		var ps []ollamaPart
+		switch {
+		case parts != nil:
+			ds := parts.Write(c.Text)
+			if c.FinishReason != "" {
+				ds = append(ds, parts.Close()...)
+			}
+			ps = ollamaParts(ds, &ncalls)
+		case c.Text != "":
+			ps = []ollamaPart{{content: c.Text}}
+		}
+		if len(ps) == 0 && g.Sampling.WantLogprob && len(c.Tokens) > 0 {
+			ps = []ollamaPart{{}} // the logprobs of text held back
+		}
+		for i, p := range ps {
+			o := object(p)
+			if i == len(ps)-1 && g.Sampling.WantLogprob {
 				var l chatLogprobs
 				s.addChat(&l, c.Tokens)
 				o.Logprobs = l.Content
@@ -95,12 +117,20 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 		return
 	}
 	end := time.Now()
-	f := &ollamaFinal{ollamaResponse: object("")}
-	f.Done, f.DoneReason = true, finish
+	f := &ollamaFinal{ollamaResponse: object(ollamaPart{})}
 	if !stream {
-		f.ollamaResponse = object(text.String())
-		f.Done, f.DoneReason, f.Logprobs = true, finish, lp.Content
+		whole := ollamaPart{content: text.String()}
+		if parser != nil {
+			res := parser.Parse(whole.content)
+			whole = ollamaPart{content: res.Content, thinking: res.Reasoning}
+			if len(res.Calls) > 0 {
+				whole.calls = ollamaCalls(res.Calls, 0)
+			}
+		}
+		f.ollamaResponse = object(whole)
+		f.Logprobs = lp.Content
 	}
+	f.Done, f.DoneReason = true, finish
 	if !isChat && !req.Raw {
 		f.Context = append(append([]int32{}, g.Prompt...), generated...)
 	}

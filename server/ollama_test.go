@@ -246,6 +246,73 @@ func TestOllamaFields(t *testing.T) {
 	}
 }
 
+// TestOllamaThinkingFields: the fields of answers with thinking and tool
+// calls (a template that has both, its output scripted): message.thinking
+// and message.tool_calls, /api/generate's thinking, each with its type. A
+// call has the fields of Ollama's api.ToolCall (api/types.go): id, and its
+// function's index, name and arguments, an object (docs/api.md shows the
+// name and arguments).
+func TestOllamaThinkingFields(t *testing.T) {
+	s := newScripted(t, "../templates-more/Qwen-Qwen3-0.6B.jinja", server.Config{})
+	genChunk := map[string]string{"model": tString, "created_at": tTime, "response": tString, "done": tBool}
+	chatChunk := map[string]string{"model": tString, "created_at": tTime, "message": tObject, "done": tBool}
+	genFinal := withFields(genChunk, ollamaMetricFields, map[string]string{"context": tIntList})
+	chatFinal := withFields(chatChunk, ollamaMetricFields)
+	msg := func(fields ...string) map[string]map[string]string {
+		m := withFields(ollamaMessageFields)
+		for _, f := range fields {
+			m[f] = map[string]string{"thinking": tString, "tool_calls": tArray}[f]
+		}
+		return map[string]map[string]string{"message": m}
+	}
+	thinking := map[string]string{"thinking": tString}
+	checkCalls := func(where string, o map[string]any) {
+		m, _ := o["message"].(map[string]any)
+		calls, _ := m["tool_calls"].([]any)
+		for i, c := range calls {
+			call, _ := c.(map[string]any)
+			w := fmt.Sprintf("%s: tool_calls[%d]", where, i)
+			checkFields(t, w, call, map[string]string{"id": tString, "function": tObject},
+				map[string]map[string]string{"function": {"index": tInt, "name": tString, "arguments": tObject}})
+		}
+	}
+	const thought = "<think>\nParis.\n</think>\n\n"
+	chat := `{"model": "stories", "messages": [{"role": "user", "content": "Weather in Paris?"}], ` + weatherTools
+	gen := `{"model": "stories", "prompt": "Weather in Paris?"`
+	for _, tc := range []struct {
+		name, path, body string
+		pieces           []string
+		objects          []map[string]string // the fields of each object, in order
+		nested           []map[string]map[string]string
+	}{
+		{"chat", "/api/chat", chat + `, "stream": false}`, []string{thought, weatherCall},
+			[]map[string]string{chatFinal}, []map[string]map[string]string{msg("thinking", "tool_calls")}},
+		{"chat stream", "/api/chat", chat + `}`, []string{thought, "Let me check. ", weatherCall},
+			[]map[string]string{chatChunk, chatChunk, chatChunk, chatFinal},
+			[]map[string]map[string]string{msg("thinking"), msg(), msg("tool_calls"), msg()}},
+		{"generate", "/api/generate", gen + `, "stream": false}`, []string{thought, "Sunny."},
+			[]map[string]string{withFields(genFinal, thinking)}, nil},
+		{"generate stream", "/api/generate", gen + `}`, []string{thought, "Sunny."},
+			[]map[string]string{withFields(genChunk, thinking), genChunk, genFinal}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s.say("stop", tc.pieces...)
+			status, _, objs := ollamaDo(t, "POST", s.url+tc.path, tc.body)
+			if status != http.StatusOK || len(objs) != len(tc.objects) {
+				t.Fatalf("status %d, %d objects, want %d: %v", status, len(objs), len(tc.objects), objs)
+			}
+			for i, o := range objs {
+				var nested map[string]map[string]string
+				if tc.nested != nil {
+					nested = tc.nested[i]
+				}
+				checkFields(t, fmt.Sprintf("object %d", i), o, tc.objects[i], nested)
+				checkCalls(fmt.Sprintf("object %d", i), o)
+			}
+		})
+	}
+}
+
 // ollamaText posts a generate or chat request and returns its whole text
 // and last object, streamed (the text joined) or not.
 func ollamaText(t *testing.T, url, path, body string) (string, map[string]any) {
@@ -362,8 +429,9 @@ func TestOllamaErrors(t *testing.T) {
 		{"top_p out of range", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"top_p": 2}}`, 400, "top_p"},
 		{"images", "/api/generate", `{"model": "stories", "prompt": "x", "images": ["iVBORw0KGgo="]}`, 400, "images are not supported"},
 		{"chat images", "/api/chat", `{"model": "stories", "messages": [{"role": "user", "content": "x", "images": ["iVBORw0KGgo="]}]}`, 400, "images are not supported"},
-		{"think", "/api/chat", `{"model": "stories", "messages": [{"role": "user", "content": "x"}], "think": true}`, 400, "does not support thinking"},
-		{"think level", "/api/generate", `{"model": "stories", "prompt": "x", "think": "high"}`, 400, "does not support thinking"},
+		{"think", "/api/chat", `{"model": "stories", "messages": [{"role": "user", "content": "x"}], "think": true}`, 400, `"stories" does not support thinking`},
+		{"think level", "/api/generate", `{"model": "stories", "prompt": "x", "think": "high"}`, 400, `"stories" does not support thinking`},
+		{"tools", "/api/chat", `{"model": "stories", "messages": [{"role": "user", "content": "x"}], ` + weatherTools + `}`, 400, `"stories" does not support tools`},
 		{"think bad", "/api/generate", `{"model": "stories", "prompt": "x", "think": "very"}`, 400, "think must be"},
 		{"format string", "/api/generate", `{"model": "stories", "prompt": "x", "format": "xml"}`, 400, `format "xml"`},
 		{"format type", "/api/generate", `{"model": "stories", "prompt": "x", "format": 5}`, 400, "format must be"},

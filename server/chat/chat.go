@@ -17,6 +17,9 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant's calls
 	ToolCallID string     `json:"tool_call_id,omitempty"` // the call a tool message answers
+	// StringContent renders an empty Content as "" beside tool calls too,
+	// where it is otherwise None (Ollama's messages always have a string).
+	StringContent bool `json:"-"`
 }
 
 // ToolCall is one function call of an assistant message.

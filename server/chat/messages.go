@@ -11,7 +11,7 @@ func messageValues(messages []Message, objectArgs bool) (list, error) {
 	for i, m := range messages {
 		d := dict{}
 		d.set("role", m.Role)
-		if m.Content == "" && len(m.ToolCalls) > 0 {
+		if m.Content == "" && len(m.ToolCalls) > 0 && !m.StringContent {
 			d.set("content", none)
 		} else {
 			d.set("content", m.Content)

@@ -1,8 +1,11 @@
 // Drives a troupe server with the official npm `ollama` client and prints
 // one JSON object with what it got. Usage:
-//   node ollama-client.cjs BASE_URL MODEL PROMPT N
+//   node ollama-client.cjs BASE_URL MODEL PROMPT N [TOOLS_URL]
 // (NODE_PATH must point at the node_modules holding `ollama`). N is the
-// number of tokens to generate greedily from PROMPT.
+// number of tokens to generate greedily from PROMPT. TOOLS_URL is a server
+// whose template has tools and thinking (its output scripted by the Go
+// test): a tool call, streamed and not, the conversation that follows it,
+// and thinking on generate.
 const { Ollama } = require("ollama");
 
 async function main() {
@@ -65,6 +68,34 @@ async function main() {
     aborted = e.name === "AbortError";
   }
   out.aborted = aborted;
+
+  const toolsHost = process.argv[6];
+  if (toolsHost) {
+    const tc = new Ollama({ host: toolsHost });
+    const tools = [{ type: "function", function: { name: "get_weather", description: "Weather in a city",
+      parameters: { type: "object", properties: { city: { type: "string", description: "The city" } }, required: ["city"] } } }];
+    const ask = [{ role: "user", content: "Weather in Paris?" }];
+    const r = await tc.chat({ model, messages: ask, tools });
+    out.toolChat = { thinking: r.message.thinking, content: r.message.content, calls: r.message.tool_calls, done_reason: r.done_reason };
+
+    const streamed = { thinking: "", content: "", calls: [], parts: 0 };
+    for await (const part of await tc.chat({ model, messages: ask, tools, stream: true })) {
+      streamed.thinking += part.message.thinking || "";
+      streamed.content += part.message.content;
+      streamed.calls.push(...(part.message.tool_calls || []));
+      streamed.parts++;
+    }
+    out.toolChatStreamed = streamed;
+
+    // The conversation goes on: the client sends the call back, then the tool's answer.
+    const city = r.message.tool_calls[0].function.arguments.city;
+    const follow = await tc.chat({ model, tools, messages: [...ask, r.message, { role: "tool", content: `18 C in ${city}`, tool_name: "get_weather" }] });
+    out.toolFollow = { thinking: follow.message.thinking, content: follow.message.content };
+
+    const g = await tc.generate({ model, prompt: "Hello", think: true });
+    out.thinkGenerate = { thinking: g.thinking, response: g.response };
+    out.toolShow = (await tc.show({ model })).capabilities;
+  }
 
   const e = await client.embed({ model, input: ["Once upon a time", "The end"] });
   out.embed = { count: e.embeddings.length, dim: e.embeddings[0].length };
