@@ -7,7 +7,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "gemma2", "gemma3"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -42,6 +42,18 @@ type Config struct {
 	QKVBias    bool // q/k/v projections have biases (qwen2)
 	QKNorm     bool // per-head RMS norms on q and k before rope (qwen3)
 	TiedOutput bool // the output projection is the token embedding
+
+	// Gemma's extras (gemma.go); zero elsewhere.
+	EmbedScale    float32 // token embeddings are multiplied by it (√dim); 0: not scaled
+	QueryScale    float32 // q is multiplied by it before attention, whose softmax scale is then 1; 0: 1/√head_dim in the softmax
+	PostNorms     bool    // RMS norms on the attention and FFN outputs before each residual add
+	GeGLU         bool    // feed-forward activation gelu(gate)·up, not silu(gate)·up
+	SlidingWindow int     // positions a sliding-window layer attends to, its own included
+	SWALayers     []bool  // (layers) the layers that attend through the window; nil: none
+	RopeBaseSWA   float32 // freq_base of the sliding-window layers
+	RopeScaleSWA  float32 // freq_scale of the sliding-window layers
+	AttnSoftcap   float32 // attention scores become c·tanh(s/c) (gemma2); 0: none
+	FinalSoftcap  float32 // logits become c·tanh(l/c); 0: none
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.
@@ -69,5 +81,5 @@ func (c *Config) Validate() error {
 	case !(c.NormEps > 0), !(c.RopeBase > 0), !(c.RopeScale > 0):
 		return fmt.Errorf("model: norm eps %g, rope base %g and rope scale %g must be positive", c.NormEps, c.RopeBase, c.RopeScale)
 	}
-	return nil
+	return c.validateGemma()
 }

@@ -27,6 +27,8 @@ type LayerWeights struct {
 	FFNNorm             []float32       // (dim)
 	Gate, Up            *compute.Tensor // (ffn, dim)
 	Down                *compute.Tensor // (dim, ffn)
+
+	AttnPostNorm, FFNPostNorm []float32 // (dim); nil unless Config.PostNorms (Gemma)
 }
 
 // TensorSource gives tensors by their GGUF name ("blk.0.attn_q.weight").
@@ -69,6 +71,10 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 		lw.Gate = l.matrix(p+"ffn_gate.weight", c.Dim, c.FFNDim)
 		lw.Up = l.matrix(p+"ffn_up.weight", c.Dim, c.FFNDim)
 		lw.Down = l.matrix(p+"ffn_down.weight", c.FFNDim, c.Dim)
+		if c.PostNorms {
+			lw.AttnPostNorm = l.vector(p+"post_attention_norm.weight", c.Dim)
+			lw.FFNPostNorm = l.vector(p+"post_ffw_norm.weight", c.Dim)
+		}
 	}
 	if l.err != nil {
 		return nil, l.err

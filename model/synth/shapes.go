@@ -18,6 +18,19 @@ type Shape struct {
 	NormEps  float32
 	Tied     bool // output shares token_embd
 	QKVBias  bool // qwen2: biases on q, k and v
+
+	// Gemma (Arch "gemma3"): q/k norms and post norms always.
+	HeadDim    int // key/value length when not Dim/Heads; 0: Dim/Heads
+	Window     int // sliding_window
+	SWAPattern int // sliding_window_pattern written when not 0 (llama.cpp's default for gemma3 is 6)
+}
+
+// headDim is the shape's values per head.
+func (s Shape) headDim() int {
+	if s.HeadDim > 0 {
+		return s.HeadDim
+	}
+	return s.Dim / s.Heads
 }
 
 // Shapes are the sizes troupe can synthesise, from each model's
@@ -33,6 +46,12 @@ var Shapes = []Shape{
 		Vocab: 49152, Context: 8192, RopeBase: 100000, NormEps: 1e-5, Tied: true},
 	{Name: "smollm2-360m", Arch: "llama", Dim: 960, Layers: 32, Heads: 15, KVHeads: 5, FFN: 2560,
 		Vocab: 49152, Context: 8192, RopeBase: 100000, NormEps: 1e-5, Tied: true},
+	{Name: "gemma3-1b", Arch: "gemma3", Dim: 1152, Layers: 26, Heads: 4, KVHeads: 1, HeadDim: 256, FFN: 6912,
+		Vocab: 262144, Context: 32768, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Window: 512},
+	// gemma3-tiny is for tests: head dim ≠ dim/heads, grouped KV heads, a
+	// window of 16 and one global layer of four.
+	{Name: "gemma3-tiny", Arch: "gemma3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 96, FFN: 768,
+		Vocab: 512, Context: 2048, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Window: 16, SWAPattern: 4},
 }
 
 // LookupShape returns the shape called name.

@@ -117,7 +117,8 @@ type matrix struct {
 
 // tensors lists the model's tensors in llama.cpp's order.
 func tensors(s Shape, ft FileType, vocab int) []matrix {
-	qDim, kvDim := s.Dim, s.KVHeads*(s.Dim/s.Heads)
+	qDim, kvDim := s.Heads*s.headDim(), s.KVHeads*s.headDim()
+	gemma := s.Arch == "gemma3"
 	m := []matrix{{name: "token_embd.weight", kind: "token_embd", cols: s.Dim, rows: vocab}}
 	if s.Tied {
 		m[0].kind = "output"
@@ -137,13 +138,25 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 				matrix{name: p + "attn_k.bias", cols: kvDim},
 				matrix{name: p + "attn_v.bias", cols: kvDim})
 		}
+		if gemma {
+			m = append(m,
+				matrix{name: p + "attn_q_norm.weight", cols: s.headDim(), fill: 1},
+				matrix{name: p + "attn_k_norm.weight", cols: s.headDim(), fill: 1})
+		}
 		m = append(m,
-			matrix{name: p + "attn_output.weight", kind: "attn_output", cols: qDim, rows: s.Dim},
+			matrix{name: p + "attn_output.weight", kind: "attn_output", cols: qDim, rows: s.Dim})
+		if gemma {
+			m = append(m, matrix{name: p + "post_attention_norm.weight", cols: s.Dim, fill: 1})
+		}
+		m = append(m,
 			matrix{name: p + "ffn_norm.weight", cols: s.Dim, fill: 1},
 			matrix{name: p + "ffn_gate.weight", kind: "ffn_gate", cols: s.Dim, rows: s.FFN},
 			matrix{name: p + "ffn_up.weight", kind: "ffn_up", cols: s.Dim, rows: s.FFN},
 			matrix{name: p + "ffn_down.weight", kind: "ffn_down", cols: s.FFN, rows: s.Dim},
 		)
+		if gemma {
+			m = append(m, matrix{name: p + "post_ffw_norm.weight", cols: s.Dim, fill: 1})
+		}
 		for i := first; i < len(m); i++ {
 			m[i].layer = l
 		}
@@ -188,7 +201,17 @@ func Write(w io.Writer, o Options) (int, error) {
 	gw.SetKV(a+".attention.head_count_kv", uint32(s.KVHeads))
 	gw.SetKV(a+".rope.freq_base", s.RopeBase)
 	gw.SetKV(a+".attention.layer_norm_rms_epsilon", s.NormEps)
-	gw.SetKV(a+".rope.dimension_count", uint32(s.Dim/s.Heads))
+	gw.SetKV(a+".rope.dimension_count", uint32(s.headDim()))
+	if s.HeadDim > 0 {
+		gw.SetKV(a+".attention.key_length", uint32(s.HeadDim))
+		gw.SetKV(a+".attention.value_length", uint32(s.HeadDim))
+	}
+	if s.Window > 0 {
+		gw.SetKV(a+".attention.sliding_window", uint32(s.Window))
+	}
+	if s.SWAPattern > 0 {
+		gw.SetKV(a+".attention.sliding_window_pattern", uint32(s.SWAPattern))
+	}
 	gw.SetKV(a+".vocab_size", uint32(vocab))
 	gw.SetKV("general.file_type", o.Type.ID)
 	gw.SetKV("general.quantization_version", uint32(2))
