@@ -1,9 +1,6 @@
 package compute
 
-import (
-	"math"
-	"sync"
-)
+import "sync"
 
 // geluF16 is ggml's ggml_table_gelu_f16: for every half h, the half nearest
 // gelu(float(h)) (tanh approximation), built on first use.
@@ -24,11 +21,8 @@ func geluTanh(x float32) float32 {
 	)
 	// GCC contracts 1 + (coefA·x)·x into one fused multiply-add.
 	inner := sqrt2OverPi * x * fma32(coefA*x, x, 1)
-	return 0.5 * x * (1 + Tanh32(inner))
+	return 0.5 * x * (1 + Tanhf(inner))
 }
-
-// Tanh32 is tanhf: tanh of a float32, rounded to float32.
-func Tanh32(x float32) float32 { return float32(math.Tanh(float64(x))) }
 
 // GeGLU computes dst[i] = gelu(gate[i]) * up[i], the GeGLU activation of
 // Gemma's feed-forward block, as ggml_vec_geglu_f32 does on the CPU
@@ -53,6 +47,6 @@ func GeGLU(dst, gate, up []float32) {
 func SoftCap(x []float32, c float32) {
 	inv := 1 / c
 	for i, v := range x {
-		x[i] = Tanh32(v*inv) * c
+		x[i] = Tanhf(v*inv) * c
 	}
 }

@@ -23,6 +23,7 @@ var gemmaModels = []struct {
 }{
 	// Q8_0: ggml's integer dot products; 0.0000% measured.
 	{"synth-gemma3-tiny-Q8_0", "gemma3-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
+	{"synth-gemma2-tiny-Q8_0", "gemma2-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 }
 
 // synthModel writes the named test model into a temporary directory with

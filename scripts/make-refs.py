@@ -26,6 +26,7 @@ N_GEN = 48
 # name: (shape, type, vocab file, seed)
 MODELS = {
     "synth-gemma3-tiny-Q8_0": ("gemma3-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
+    "synth-gemma2-tiny-Q8_0": ("gemma2-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
 }
 
 

@@ -19,10 +19,12 @@ type Shape struct {
 	Tied     bool // output shares token_embd
 	QKVBias  bool // qwen2: biases on q, k and v
 
-	// Gemma (Arch "gemma3"): q/k norms and post norms always.
-	HeadDim    int // key/value length when not Dim/Heads; 0: Dim/Heads
-	Window     int // sliding_window
-	SWAPattern int // sliding_window_pattern written when not 0 (llama.cpp's default for gemma3 is 6)
+	// Gemma (Arch "gemma2", "gemma3"): post norms always, q/k norms in gemma3.
+	HeadDim     int     // key/value length when not Dim/Heads; 0: Dim/Heads
+	Window      int     // sliding_window
+	SWAPattern  int     // sliding_window_pattern written when not 0 (llama.cpp's default: gemma3 6, gemma2 2)
+	AttnSoftcap float32 // attn_logit_softcapping written when not 0 (gemma2's default 50)
+	FinalCap    float32 // final_logit_softcapping written when not 0 (gemma2's default 30)
 }
 
 // headDim is the shape's values per head.
@@ -52,6 +54,11 @@ var Shapes = []Shape{
 	// window of 16 and one global layer of four.
 	{Name: "gemma3-tiny", Arch: "gemma3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 96, FFN: 768,
 		Vocab: 512, Context: 2048, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Window: 16, SWAPattern: 4},
+	// gemma2-tiny is for tests: every other layer local (window 16), caps
+	// small enough to bend random weights' scores and logits.
+	{Name: "gemma2-tiny", Arch: "gemma2", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 96, FFN: 768,
+		Vocab: 512, Context: 2048, RopeBase: 10000, NormEps: 1e-6, Tied: true, Window: 16,
+		AttnSoftcap: 0.5, FinalCap: 0.5},
 }
 
 // LookupShape returns the shape called name.

@@ -118,7 +118,7 @@ type matrix struct {
 // tensors lists the model's tensors in llama.cpp's order.
 func tensors(s Shape, ft FileType, vocab int) []matrix {
 	qDim, kvDim := s.Heads*s.headDim(), s.KVHeads*s.headDim()
-	gemma := s.Arch == "gemma3"
+	gemma := s.Arch == "gemma2" || s.Arch == "gemma3"
 	m := []matrix{{name: "token_embd.weight", kind: "token_embd", cols: s.Dim, rows: vocab}}
 	if s.Tied {
 		m[0].kind = "output"
@@ -138,7 +138,7 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 				matrix{name: p + "attn_k.bias", cols: kvDim},
 				matrix{name: p + "attn_v.bias", cols: kvDim})
 		}
-		if gemma {
+		if s.Arch == "gemma3" {
 			m = append(m,
 				matrix{name: p + "attn_q_norm.weight", cols: s.headDim(), fill: 1},
 				matrix{name: p + "attn_k_norm.weight", cols: s.headDim(), fill: 1})
@@ -211,6 +211,12 @@ func Write(w io.Writer, o Options) (int, error) {
 	}
 	if s.SWAPattern > 0 {
 		gw.SetKV(a+".attention.sliding_window_pattern", uint32(s.SWAPattern))
+	}
+	if s.AttnSoftcap > 0 {
+		gw.SetKV(a+".attn_logit_softcapping", s.AttnSoftcap)
+	}
+	if s.FinalCap > 0 {
+		gw.SetKV(a+".final_logit_softcapping", s.FinalCap)
 	}
 	gw.SetKV(a+".vocab_size", uint32(vocab))
 	gw.SetKV("general.file_type", o.Type.ID)
