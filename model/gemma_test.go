@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/synth"
@@ -64,25 +65,31 @@ func synthModel(t *testing.T, shape, typ, vocab string, seed uint64) *model.Mode
 }
 
 // TestGemmaParity compares troupe's teacher-forced logits of the Gemma test
-// models with llama.cpp's on four prompts, and the greedy continuation where
-// the reference's smallest top-1 lead is comfortable.
+// models with llama.cpp's on four prompts, with an F16 and with a Q8_0 KV
+// cache, and the greedy continuation where the reference's smallest top-1
+// lead is comfortable.
 func TestGemmaParity(t *testing.T) {
 	for _, g := range gemmaModels {
-		t.Run(g.name, func(t *testing.T) {
-			m := synthModel(t, g.shape, g.typ, g.vocab, g.seed)
-			for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", g.name)) {
-				ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
-				got := teacherForced(t, m, len(rc.PromptIDs), ids)
-				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
-				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, g.bound*100)
-				if worst > g.bound {
-					t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, g.bound)
+		m := synthModel(t, g.shape, g.typ, g.vocab, g.seed)
+		for _, kc := range []struct {
+			typ kv.CacheType
+			dir string
+		}{{kv.F16, ""}, {kv.Q8_0, "kv-q8_0"}} {
+			t.Run(g.name+"/"+kc.typ.String(), func(t *testing.T) {
+				for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", g.name, kc.dir)) {
+					ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
+					got := teacherForcedKV(t, m, kc.typ, len(rc.PromptIDs), ids, false)
+					worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
+					t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, g.bound*100)
+					if worst > g.bound {
+						t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, g.bound)
+					}
+					if rc.GreedyMinGap > 0.005 {
+						checkGreedy(t, ci, rc, got)
+					}
 				}
-				if rc.GreedyMinGap > 0.005 {
-					checkGreedy(t, ci, rc, got)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -6,7 +6,8 @@ so the test can write the same bytes again), then ref-dump (scripts/ref-dump.cpp
 built against a llama.cpp build as its header says) gives llama.cpp's
 tokenization, greedy continuation and teacher-forced logits of the four
 prompts of ../shared/reference, written as model/testdata/reference/<name>/caseN.json
-and caseN.logits in that directory's layout.
+and caseN.logits in that directory's layout; with a Q8_0 KV cache too, into
+<name>/kv-q8_0/.
 
 Run from the repository root after `go build -o bin/troupe ./cmd/troupe`:
 
@@ -39,9 +40,12 @@ def main():
             path = os.path.join(tmp, name + ".gguf")
             subprocess.run(["bin/troupe", "synth", "--shape", shape, "--type", typ, "--vocab", vocab,
                             "--seed", str(seed), "-t", "1", "-o", path], check=True)
-            for i, prompt in enumerate(PROMPTS):
-                base = os.path.join(out_dir, "case%d" % i)
-                res = subprocess.run([ref_dump, path, prompt, str(N_GEN), base], check=True,
+            for i, (prompt, kv) in enumerate((p, kv) for kv in ("f16", "q8_0") for p in PROMPTS):
+                i %= len(PROMPTS)
+                d = out_dir if kv == "f16" else os.path.join(out_dir, "kv-" + kv)
+                os.makedirs(d, exist_ok=True)
+                base = os.path.join(d, "case%d" % i)
+                res = subprocess.run([ref_dump, path, prompt, str(N_GEN), base, kv], check=True,
                                      capture_output=True, text=True)
                 lines = dict(l.split(" ", 1) for l in res.stdout.strip().split("\n"))
                 prompt_ids = [int(x) for x in lines["prompt_ids"].split()]
@@ -61,7 +65,7 @@ def main():
                 with open(base + ".json", "w") as f:
                     json.dump(case, f, indent=1)
                     f.write("\n")
-                print(name, i, case["logit_rows"], "rows, min gap", case["greedy_min_gap"])
+                print(name, kv, i, case["logit_rows"], "rows, min gap", case["greedy_min_gap"])
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@
 //	g++ -O2 -o /tmp/ref-dump scripts/ref-dump.cpp -I$L/include -I$L/ggml/include \
 //	    -L$L/build/bin -lllama -lggml -lggml-base -Wl,-rpath,$L/build/bin
 //
-// Run: ref-dump MODEL PROMPT N OUT
+// Run: ref-dump MODEL PROMPT N OUT [q8_0] (q8_0: a Q8_0 KV cache instead)
 #include "llama.h"
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +21,8 @@
 #include <string>
 #include <vector>
 int main(int argc, char **argv) {
-    if (argc != 5) { fprintf(stderr, "usage: ref-dump MODEL PROMPT N OUT\n"); return 2; }
+    if (argc != 5 && argc != 6) { fprintf(stderr, "usage: ref-dump MODEL PROMPT N OUT [q8_0]\n"); return 2; }
+    bool q8 = argc == 6 && strcmp(argv[5], "q8_0") == 0;
     const char *path = argv[1], *prompt = argv[2];
     int nGen = atoi(argv[3]);
     std::string out = argv[4];
@@ -35,8 +36,8 @@ int main(int argc, char **argv) {
     cp.n_ctx = 256; cp.n_batch = 256; cp.n_ubatch = 256;
     cp.n_threads = 2; cp.n_threads_batch = 2;
     cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
-    cp.type_k = GGML_TYPE_F16;
-    cp.type_v = GGML_TYPE_F16;
+    cp.type_k = q8 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
+    cp.type_v = q8 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
     llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) return 1;
     int nv = llama_vocab_n_tokens(vocab);
