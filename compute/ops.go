@@ -65,8 +65,9 @@ func RopeApply(x, cs []float32, neox bool) {
 
 // SiLUMul computes dst[i] = silu(gate[i]) * up[i], the SwiGLU activation, as
 // ggml_vec_swiglu_f32 does on AVX512: x/(1 + e^-x) with ggml_v_expf's
-// polynomial for whole groups of 16 values, expf for the rest. Call it on
-// one row at a time: which values take which path depends on the row length.
+// polynomial for whole groups of 16 values, glibc's expf (Expf) for the
+// rest. Call it on one row at a time: which values take which path depends
+// on the row length.
 func SiLUMul(dst, gate, up []float32) {
 	n16 := len(gate) - len(gate)%16
 	if !siluMul16(dst, gate, up, n16) {
@@ -74,7 +75,7 @@ func SiLUMul(dst, gate, up []float32) {
 	}
 	for i := n16; i < len(gate); i++ {
 		g := gate[i]
-		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+		dst[i] = g / (1 + Expf(-g)) * up[i]
 	}
 }
 
