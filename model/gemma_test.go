@@ -116,3 +116,31 @@ func TestGemmaBatchInvariance(t *testing.T) {
 		})
 	}
 }
+
+// TestParityEnv compares any GGUF file (TROUPE_REF_MODEL) with llama.cpp
+// references made by `scripts/make-refs.py --model` (TROUPE_REF_DIR), e.g.
+// the gemma3-1b shape from `troupe synth`, at the exact bound; skipped
+// unless both are set.
+func TestParityEnv(t *testing.T) {
+	path, dir := os.Getenv("TROUPE_REF_MODEL"), os.Getenv("TROUPE_REF_DIR")
+	if path == "" || dir == "" {
+		t.Skip("TROUPE_REF_MODEL and TROUPE_REF_DIR are not set")
+	}
+	m, _, err := model.LoadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for ci, rc := range testmodels.CasesIn(t, dir) {
+		ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
+		got := teacherForcedKV(t, m, kv.F16, len(rc.PromptIDs), ids, false)
+		worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
+		t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%%, greedy min gap %.4f", ci, rc.LogitRows, worstAbs, worst*100, rc.GreedyMinGap)
+		if worst > 1e-4 {
+			t.Errorf("case %d: max |Δ|/std %.6f exceeds 1e-4", ci, worst)
+		}
+		if rc.GreedyMinGap > 0.005 {
+			checkGreedy(t, ci, rc, got)
+		}
+	}
+}
