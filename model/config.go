@@ -7,7 +7,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3", "gemma2", "gemma3"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "smollm3", "phi3"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -54,6 +54,13 @@ type Config struct {
 	RopeScaleSWA  float32 // freq_scale of the sliding-window layers
 	AttnSoftcap   float32 // attention scores become c·tanh(s/c) (gemma2); 0: none
 	FinalSoftcap  float32 // logits become c·tanh(l/c); 0: none
+
+	NoRopeLayers []bool // (layers) layers whose q and k are not rotated (smollm3); nil: none
+
+	// Phi-3's extras (phi3.go); zero elsewhere.
+	FusedQKV       bool    // q, k and v are one matrix (attn_qkv)
+	FusedGateUp    bool    // gate and up are one matrix (ffn_up, gate rows first)
+	RopeAttnFactor float32 // rope cosines and sines are multiplied by it (LongRoPE); 0: 1
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.
@@ -80,6 +87,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("model: implausible size: dim %d, ffn %d, %d heads of %d, %d layers", c.Dim, c.FFNDim, c.Heads, c.HeadDim, c.Layers)
 	case !(c.NormEps > 0), !(c.RopeBase > 0), !(c.RopeScale > 0):
 		return fmt.Errorf("model: norm eps %g, rope base %g and rope scale %g must be positive", c.NormEps, c.RopeBase, c.RopeScale)
+	}
+	if c.NoRopeLayers != nil && len(c.NoRopeLayers) != c.Layers {
+		return fmt.Errorf("model: %d no-rope layer flags for %d layers", len(c.NoRopeLayers), c.Layers)
 	}
 	return c.validateGemma()
 }

@@ -50,6 +50,7 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 		if c.swaRope() {
 			compute.RopeTable(s.ropeSWA[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBaseSWA, c.RopeScaleSWA, c.RopeFactors)
 		}
+		scaleRope(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], c.RopeAttnFactor)
 	}
 
 	w := m.Weights
@@ -115,12 +116,15 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 		if c.window(l) > 0 && c.swaRope() {
 			cs = s.ropeSWA[i*c.RopeDim : (i+1)*c.RopeDim]
 		}
+		rope := c.NoRopeLayers == nil || !c.NoRopeLayers[l]
 		for h := range c.Heads {
 			qh := q[h*hd : (h+1)*hd]
 			if c.QKNorm {
 				compute.RMSNorm(qh, qh, lw.QNorm, c.NormEps)
 			}
-			compute.RopeApply(qh, cs, c.RopeNeox)
+			if rope {
+				compute.RopeApply(qh, cs, c.RopeNeox)
+			}
 			if c.QueryScale != 0 {
 				scale(qh, c.QueryScale)
 			}
@@ -130,7 +134,9 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 			if c.QKNorm {
 				compute.RMSNorm(kh, kh, lw.KNorm, c.NormEps)
 			}
-			compute.RopeApply(kh, cs, c.RopeNeox)
+			if rope {
+				compute.RopeApply(kh, cs, c.RopeNeox)
+			}
 		}
 		if nk > 0 {
 			rotate(q, nk)

@@ -33,6 +33,8 @@ N_GEN = 48
 MODELS = {
     "synth-gemma3-tiny-Q8_0": ("gemma3-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
     "synth-gemma2-tiny-Q8_0": ("gemma2-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
+    "synth-smollm3-tiny-Q8_0": ("smollm3-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
+    "synth-phi4-tiny-Q8_0": ("phi4-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
 }
 
 
