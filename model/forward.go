@@ -48,7 +48,7 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 		s.slots[i] = int32(slot)
 		compute.RopeTable(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBase, c.RopeScale, c.RopeFactors)
 		if c.swaRope() {
-			compute.RopeTable(s.ropeSWA[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBaseSWA, c.RopeScaleSWA, c.RopeFactors)
+			compute.RopeTable(s.ropeL[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBaseSWA, c.RopeScaleSWA, c.RopeFactors)
 		}
 		scaleRope(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], c.RopeAttnFactor)
 	}
@@ -114,7 +114,7 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 		}
 		cs := s.rope[i*c.RopeDim : (i+1)*c.RopeDim]
 		if c.window(l) > 0 && c.swaRope() {
-			cs = s.ropeSWA[i*c.RopeDim : (i+1)*c.RopeDim]
+			cs = s.ropeL[i*c.RopeDim : (i+1)*c.RopeDim]
 		}
 		rope := c.NoRopeLayers == nil || !c.NoRopeLayers[l]
 		for h := range c.Heads {

@@ -15,20 +15,20 @@ type State struct {
 	maxTokens int
 	mm        *compute.MatMuler
 
-	x       []float32           // (tokens, dim) residual stream
-	xb      []float32           // (tokens, dim) normed input of a block
-	q       []float32           // (tokens, heads*head_dim)
-	k, v    []float32           // (tokens, kv_dim)
-	att     []float32           // (tokens, heads*head_dim) attention output
-	ob      []float32           // (tokens, dim) projection output
-	gate    []float32           // (tokens, ffn)
-	up      []float32           // (tokens, ffn)
-	xo      []float32           // (logit rows, dim) normed rows that need logits
-	slots   []int32             // (tokens) cache slot of each batch token
-	rope    []float32           // (tokens, rope_dim) cos and sin of each token's rope angles
-	ropeSWA []float32           // (tokens, rope_dim) the same for sliding-window layers with their own rope (Gemma 3)
-	scores  [][]float32         // (workers) g·(head_dim + 2·context): f16 q, softmax weights and rescales of g heads (attnGroup)
-	q8      []compute.Q8_0Query // (workers) one head's q as Q8_0 (a Q8_0 KV cache)
+	x      []float32           // (tokens, dim) residual stream
+	xb     []float32           // (tokens, dim) normed input of a block
+	q      []float32           // (tokens, heads*head_dim)
+	k, v   []float32           // (tokens, kv_dim)
+	att    []float32           // (tokens, heads*head_dim) attention output
+	ob     []float32           // (tokens, dim) projection output
+	gate   []float32           // (tokens, ffn)
+	up     []float32           // (tokens, ffn)
+	xo     []float32           // (logit rows, dim) normed rows that need logits
+	slots  []int32             // (tokens) cache slot of each batch token
+	rope   []float32           // (tokens, rope_dim) cos and sin of each token's rope angles
+	ropeL  []float32           // (tokens, rope_dim) the same for local (sliding-window) layers with their own rope (Gemma 3)
+	scores [][]float32         // (workers) g·(head_dim + 2·context): f16 q, softmax weights and rescales of g heads (attnGroup)
+	q8     []compute.Q8_0Query // (workers) one head's q as Q8_0 (a Q8_0 KV cache)
 
 	attn    attnJob        // the attention call in flight
 	attnRun []func()       // (workers) goroutine bodies, built on first use
@@ -74,8 +74,8 @@ func (s *State) reserve(c *Config, tokens, maxPos int) {
 		s.rope = make([]float32, tokens*c.RopeDim)
 		s.maxTokens = tokens
 	}
-	if c.swaRope() && len(s.ropeSWA) < s.maxTokens*c.RopeDim {
-		s.ropeSWA = make([]float32, s.maxTokens*c.RopeDim)
+	if c.swaRope() && len(s.ropeL) < s.maxTokens*c.RopeDim {
+		s.ropeL = make([]float32, s.maxTokens*c.RopeDim)
 	}
 	if len(s.q8) != s.workers {
 		s.q8 = make([]compute.Q8_0Query, s.workers)
