@@ -76,6 +76,10 @@ func TestArchConfig(t *testing.T) {
 			}},
 		{"gemma3 27B query scale", "gemma3", map[string]any{"block_count": uint32(62), "attention.key_length": uint32(8)}, nil,
 			func(c *Config) bool { return c.QueryScale == 1/sqrtf(16) && c.HeadDim == 8 }},
+		{"gemma2 27B query scale", "gemma2", map[string]any{"block_count": uint32(46), "attention.key_length": uint32(8)}, nil,
+			func(c *Config) bool { return c.QueryScale == 1/sqrtf(16) && len(c.SWALayers) == 46 }},
+		{"gemma2 not 27B", "gemma2", map[string]any{"block_count": uint32(62), "attention.key_length": uint32(8)}, nil,
+			func(c *Config) bool { return c.QueryScale == 1/sqrtf(8) }},
 		{"smollm3", "smollm3", nil, nil,
 			func(c *Config) bool {
 				return slices.Equal(c.NoRopeLayers, []bool{false, false, false, true, false, false}) && !c.RopeNeox

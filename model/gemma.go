@@ -15,7 +15,7 @@ import (
 //   - GeGLU (tanh gelu) in the feed-forward block (Config.GeGLU);
 //   - per-head q/k norms (gemma3), neox rope;
 //   - q scaled by 1/√head_dim in float32 before attention, whose softmax
-//     scale is then 1 (Config.QueryScale; 1/√(dim/heads) for the 27B);
+//     scale is then 1 (Config.QueryScale; 1/√(dim/heads) for the 27Bs);
 //   - sliding-window layers interleaved with global ones: of every
 //     `sliding_window_pattern` layers (gemma3: 6, gemma2: 2) all but the last
 //     attend only to the last `sliding_window` positions, and (gemma3) rope
@@ -31,8 +31,11 @@ func gemmaConfig(r *ggufKeys, c *Config) {
 	c.EmbedScale = sqrtf(float32(c.Dim))
 	c.PostNorms, c.GeGLU = true, true
 	c.QKNorm = c.Arch == "gemma3"
-	// 1.0f/sqrtf(n): two float32 roundings, as llama.cpp computes it.
-	if c.Layers == 62 && c.Heads > 0 { // the 27B: query_pre_attn_scalar = dim/heads
+	// 1.0f/sqrtf(n): two float32 roundings, as llama.cpp computes it. The
+	// 27B models (gemma3: 62 layers, gemma2: 46) have query_pre_attn_scalar
+	// = dim/heads; the others the head dim.
+	big := c.Arch == "gemma3" && c.Layers == 62 || c.Arch == "gemma2" && c.Layers == 46
+	if big && c.Heads > 0 {
 		c.QueryScale = 1 / sqrtf(float32(c.Dim/c.Heads))
 	} else if c.HeadDim > 0 {
 		c.QueryScale = 1 / sqrtf(float32(c.HeadDim))
