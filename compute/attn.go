@@ -120,14 +120,11 @@ func F16s(dst []uint16, src []float32) {
 	}
 }
 
-// Exp sets x[i] = float32(e^x[i]), four values at a time in assembly where
-// the CPU has AVX2: float64 arithmetic rounded once, which equals
-// float32(math.Exp(float64(v))) except where the float64 results of the two
-// straddle a float32 rounding boundary (about one value in 2^28: see
-// TestExp).
+// Exp sets x[i] = Expf(x[i]), glibc's expf as ggml's flash attention
+// calls it, four values at a time in assembly where the CPU has AVX2.
 func Exp(x []float32) {
 	for i := expInPlace(x); i < len(x); i++ {
-		x[i] = float32(math.Exp(float64(x[i])))
+		x[i] = Expf(x[i])
 	}
 }
 

@@ -1,147 +1,106 @@
 #include "textflag.h"
 
-// func expF64AVX2(x *float32, n int)
-// x[i] = float32(e^x[i]) for n values (a multiple of 4), computed in
-// float64 (reduction by ln 2 in two parts, Taylor series to degree 13,
-// |error| ~1e-16 relative) and rounded once to float32: the same value as
-// float32(math.Exp(float64(x))) but where the float64 results straddle a
-// float32 rounding boundary (about one value in 2^28). Arguments below
-// -104 give 0 (as they would: e^-104 is under half the least float32);
-// NaN stays NaN.
-TEXT ·expF64AVX2(SB), NOSPLIT, $0-16
+// func expfAVX2(x *float32, n int)
+// x[i] = expf(x[i]) for n values (a multiple of 4): glibc's expf (x86-64,
+// FMA; see Expf) four lanes at a time in float64: z = x·32/ln2, k its
+// nearest integer (by adding 1.5·2^52), r = z − k, s = 2^(k/32) from a
+// 32-entry table and the exponent bits, y = s·((C0·r + C1)·r² + (C2·r + 1)),
+// rounded to float32. Arguments are first clamped to [−104, 89], where
+// the formula gives glibc's 0 and +Inf; NaN stays NaN. Bit for bit Expf,
+// which TestExp checks.
+TEXT ·expfAVX2(SB), NOSPLIT, $0-16
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	SHRQ $2, CX
-	JZ edone
-	VMOVUPD eClamp<>(SB), Y5
-eloop:
+	JZ done
+	LEAQ efTab<>(SB), DX
+	VBROADCASTSD efLo<>(SB), Y8
+	VBROADCASTSD efHi<>(SB), Y9
+	VBROADCASTSD efInvLn2N<>(SB), Y10
+	VBROADCASTSD efShift<>(SB), Y11
+	VBROADCASTSD efC0<>(SB), Y12
+	VBROADCASTSD efC1<>(SB), Y13
+	VBROADCASTSD efC2<>(SB), Y14
+	VBROADCASTSD efOne<>(SB), Y15
+	VPBROADCASTQ efMask<>(SB), Y7
+loop:
 	VCVTPS2PD (SI), Y0
-	VMAXPD Y0, Y5, Y0
-	VMULPD eLog2e<>(SB), Y0, Y1
-	VROUNDPD $0, Y1, Y1
-	VMOVAPD Y0, Y2
-	VFNMADD231PD eLn2hi<>(SB), Y1, Y2
-	VFNMADD231PD eLn2lo<>(SB), Y1, Y2
-	VMOVUPD eC13<>(SB), Y3
-	VFMADD213PD eC12<>(SB), Y2, Y3
-	VFMADD213PD eC11<>(SB), Y2, Y3
-	VFMADD213PD eC10<>(SB), Y2, Y3
-	VFMADD213PD eC9<>(SB), Y2, Y3
-	VFMADD213PD eC8<>(SB), Y2, Y3
-	VFMADD213PD eC7<>(SB), Y2, Y3
-	VFMADD213PD eC6<>(SB), Y2, Y3
-	VFMADD213PD eC5<>(SB), Y2, Y3
-	VFMADD213PD eC4<>(SB), Y2, Y3
-	VFMADD213PD eC3<>(SB), Y2, Y3
-	VFMADD213PD eC2<>(SB), Y2, Y3
-	VFMADD213PD eC1<>(SB), Y2, Y3
-	VFMADD213PD eC0<>(SB), Y2, Y3
-	VCVTPD2DQY Y1, X4
-	VPMOVSXDQ X4, Y4
-	VPADDQ eBias<>(SB), Y4, Y4
-	VPSLLQ $52, Y4, Y4
-	VMULPD Y4, Y3, Y3
-	VCVTPD2PSY Y3, X3
-	VMOVUPS X3, (SI)
+	VMAXPD Y0, Y8, Y0
+	VMINPD Y0, Y9, Y0
+	VMULPD Y10, Y0, Y1
+	VADDPD Y11, Y1, Y2
+	VSUBPD Y11, Y2, Y3
+	VSUBPD Y3, Y1, Y1
+	VPAND Y7, Y2, Y4
+	VPCMPEQQ Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPGATHERQQ Y5, (DX)(Y4*8), Y6
+	VPSLLQ $47, Y2, Y2
+	VPADDQ Y2, Y6, Y6
+	VMOVAPD Y12, Y3
+	VFMADD213PD Y13, Y1, Y3
+	VMULPD Y1, Y1, Y4
+	VMOVAPD Y14, Y0
+	VFMADD213PD Y15, Y1, Y0
+	VFMADD231PD Y4, Y3, Y0
+	VMULPD Y6, Y0, Y0
+	VCVTPD2PSY Y0, X0
+	VMOVUPS X0, (SI)
 	ADDQ $16, SI
 	DECQ CX
-	JNZ eloop
-edone:
+	JNZ loop
+done:
 	VZEROUPPER
 	RET
 
-DATA eLog2e<>+0(SB)/8, $0x3ff71547652b82fe
-DATA eLog2e<>+8(SB)/8, $0x3ff71547652b82fe
-DATA eLog2e<>+16(SB)/8, $0x3ff71547652b82fe
-DATA eLog2e<>+24(SB)/8, $0x3ff71547652b82fe
-GLOBL eLog2e<>(SB), RODATA|NOPTR, $32
-DATA eClamp<>+0(SB)/8, $0xc05a000000000000
-DATA eClamp<>+8(SB)/8, $0xc05a000000000000
-DATA eClamp<>+16(SB)/8, $0xc05a000000000000
-DATA eClamp<>+24(SB)/8, $0xc05a000000000000
-GLOBL eClamp<>(SB), RODATA|NOPTR, $32
-DATA eLn2hi<>+0(SB)/8, $0x3fe62e42fee00000
-DATA eLn2hi<>+8(SB)/8, $0x3fe62e42fee00000
-DATA eLn2hi<>+16(SB)/8, $0x3fe62e42fee00000
-DATA eLn2hi<>+24(SB)/8, $0x3fe62e42fee00000
-GLOBL eLn2hi<>(SB), RODATA|NOPTR, $32
-DATA eLn2lo<>+0(SB)/8, $0x3dea39ef35793c76
-DATA eLn2lo<>+8(SB)/8, $0x3dea39ef35793c76
-DATA eLn2lo<>+16(SB)/8, $0x3dea39ef35793c76
-DATA eLn2lo<>+24(SB)/8, $0x3dea39ef35793c76
-GLOBL eLn2lo<>(SB), RODATA|NOPTR, $32
-DATA eC0<>+0(SB)/8, $0x3ff0000000000000
-DATA eC0<>+8(SB)/8, $0x3ff0000000000000
-DATA eC0<>+16(SB)/8, $0x3ff0000000000000
-DATA eC0<>+24(SB)/8, $0x3ff0000000000000
-GLOBL eC0<>(SB), RODATA|NOPTR, $32
-DATA eC1<>+0(SB)/8, $0x3ff0000000000000
-DATA eC1<>+8(SB)/8, $0x3ff0000000000000
-DATA eC1<>+16(SB)/8, $0x3ff0000000000000
-DATA eC1<>+24(SB)/8, $0x3ff0000000000000
-GLOBL eC1<>(SB), RODATA|NOPTR, $32
-DATA eC2<>+0(SB)/8, $0x3fe0000000000000
-DATA eC2<>+8(SB)/8, $0x3fe0000000000000
-DATA eC2<>+16(SB)/8, $0x3fe0000000000000
-DATA eC2<>+24(SB)/8, $0x3fe0000000000000
-GLOBL eC2<>(SB), RODATA|NOPTR, $32
-DATA eC3<>+0(SB)/8, $0x3fc5555555555555
-DATA eC3<>+8(SB)/8, $0x3fc5555555555555
-DATA eC3<>+16(SB)/8, $0x3fc5555555555555
-DATA eC3<>+24(SB)/8, $0x3fc5555555555555
-GLOBL eC3<>(SB), RODATA|NOPTR, $32
-DATA eC4<>+0(SB)/8, $0x3fa5555555555555
-DATA eC4<>+8(SB)/8, $0x3fa5555555555555
-DATA eC4<>+16(SB)/8, $0x3fa5555555555555
-DATA eC4<>+24(SB)/8, $0x3fa5555555555555
-GLOBL eC4<>(SB), RODATA|NOPTR, $32
-DATA eC5<>+0(SB)/8, $0x3f81111111111111
-DATA eC5<>+8(SB)/8, $0x3f81111111111111
-DATA eC5<>+16(SB)/8, $0x3f81111111111111
-DATA eC5<>+24(SB)/8, $0x3f81111111111111
-GLOBL eC5<>(SB), RODATA|NOPTR, $32
-DATA eC6<>+0(SB)/8, $0x3f56c16c16c16c17
-DATA eC6<>+8(SB)/8, $0x3f56c16c16c16c17
-DATA eC6<>+16(SB)/8, $0x3f56c16c16c16c17
-DATA eC6<>+24(SB)/8, $0x3f56c16c16c16c17
-GLOBL eC6<>(SB), RODATA|NOPTR, $32
-DATA eC7<>+0(SB)/8, $0x3f2a01a01a01a01a
-DATA eC7<>+8(SB)/8, $0x3f2a01a01a01a01a
-DATA eC7<>+16(SB)/8, $0x3f2a01a01a01a01a
-DATA eC7<>+24(SB)/8, $0x3f2a01a01a01a01a
-GLOBL eC7<>(SB), RODATA|NOPTR, $32
-DATA eC8<>+0(SB)/8, $0x3efa01a01a01a01a
-DATA eC8<>+8(SB)/8, $0x3efa01a01a01a01a
-DATA eC8<>+16(SB)/8, $0x3efa01a01a01a01a
-DATA eC8<>+24(SB)/8, $0x3efa01a01a01a01a
-GLOBL eC8<>(SB), RODATA|NOPTR, $32
-DATA eC9<>+0(SB)/8, $0x3ec71de3a556c734
-DATA eC9<>+8(SB)/8, $0x3ec71de3a556c734
-DATA eC9<>+16(SB)/8, $0x3ec71de3a556c734
-DATA eC9<>+24(SB)/8, $0x3ec71de3a556c734
-GLOBL eC9<>(SB), RODATA|NOPTR, $32
-DATA eC10<>+0(SB)/8, $0x3e927e4fb7789f5c
-DATA eC10<>+8(SB)/8, $0x3e927e4fb7789f5c
-DATA eC10<>+16(SB)/8, $0x3e927e4fb7789f5c
-DATA eC10<>+24(SB)/8, $0x3e927e4fb7789f5c
-GLOBL eC10<>(SB), RODATA|NOPTR, $32
-DATA eC11<>+0(SB)/8, $0x3e5ae64567f544e4
-DATA eC11<>+8(SB)/8, $0x3e5ae64567f544e4
-DATA eC11<>+16(SB)/8, $0x3e5ae64567f544e4
-DATA eC11<>+24(SB)/8, $0x3e5ae64567f544e4
-GLOBL eC11<>(SB), RODATA|NOPTR, $32
-DATA eC12<>+0(SB)/8, $0x3e21eed8eff8d898
-DATA eC12<>+8(SB)/8, $0x3e21eed8eff8d898
-DATA eC12<>+16(SB)/8, $0x3e21eed8eff8d898
-DATA eC12<>+24(SB)/8, $0x3e21eed8eff8d898
-GLOBL eC12<>(SB), RODATA|NOPTR, $32
-DATA eC13<>+0(SB)/8, $0x3de6124613a86d09
-DATA eC13<>+8(SB)/8, $0x3de6124613a86d09
-DATA eC13<>+16(SB)/8, $0x3de6124613a86d09
-DATA eC13<>+24(SB)/8, $0x3de6124613a86d09
-GLOBL eC13<>(SB), RODATA|NOPTR, $32
-DATA eBias<>+0(SB)/8, $1023
-DATA eBias<>+8(SB)/8, $1023
-DATA eBias<>+16(SB)/8, $1023
-DATA eBias<>+24(SB)/8, $1023
-GLOBL eBias<>(SB), RODATA|NOPTR, $32
+DATA efTab<>+0(SB)/8, $0x3ff0000000000000
+DATA efTab<>+8(SB)/8, $0x3fefd9b0d3158574
+DATA efTab<>+16(SB)/8, $0x3fefb5586cf9890f
+DATA efTab<>+24(SB)/8, $0x3fef9301d0125b51
+DATA efTab<>+32(SB)/8, $0x3fef72b83c7d517b
+DATA efTab<>+40(SB)/8, $0x3fef54873168b9aa
+DATA efTab<>+48(SB)/8, $0x3fef387a6e756238
+DATA efTab<>+56(SB)/8, $0x3fef1e9df51fdee1
+DATA efTab<>+64(SB)/8, $0x3fef06fe0a31b715
+DATA efTab<>+72(SB)/8, $0x3feef1a7373aa9cb
+DATA efTab<>+80(SB)/8, $0x3feedea64c123422
+DATA efTab<>+88(SB)/8, $0x3feece086061892d
+DATA efTab<>+96(SB)/8, $0x3feebfdad5362a27
+DATA efTab<>+104(SB)/8, $0x3feeb42b569d4f82
+DATA efTab<>+112(SB)/8, $0x3feeab07dd485429
+DATA efTab<>+120(SB)/8, $0x3feea47eb03a5585
+DATA efTab<>+128(SB)/8, $0x3feea09e667f3bcd
+DATA efTab<>+136(SB)/8, $0x3fee9f75e8ec5f74
+DATA efTab<>+144(SB)/8, $0x3feea11473eb0187
+DATA efTab<>+152(SB)/8, $0x3feea589994cce13
+DATA efTab<>+160(SB)/8, $0x3feeace5422aa0db
+DATA efTab<>+168(SB)/8, $0x3feeb737b0cdc5e5
+DATA efTab<>+176(SB)/8, $0x3feec49182a3f090
+DATA efTab<>+184(SB)/8, $0x3feed503b23e255d
+DATA efTab<>+192(SB)/8, $0x3feee89f995ad3ad
+DATA efTab<>+200(SB)/8, $0x3feeff76f2fb5e47
+DATA efTab<>+208(SB)/8, $0x3fef199bdd85529c
+DATA efTab<>+216(SB)/8, $0x3fef3720dcef9069
+DATA efTab<>+224(SB)/8, $0x3fef5818dcfba487
+DATA efTab<>+232(SB)/8, $0x3fef7c97337b9b5f
+DATA efTab<>+240(SB)/8, $0x3fefa4afa2a490da
+DATA efTab<>+248(SB)/8, $0x3fefd0765b6e4540
+GLOBL efTab<>(SB), RODATA|NOPTR, $256
+DATA efLo<>+0(SB)/8, $0xc05a000000000000
+GLOBL efLo<>(SB), RODATA|NOPTR, $8
+DATA efHi<>+0(SB)/8, $0x4056400000000000
+GLOBL efHi<>(SB), RODATA|NOPTR, $8
+DATA efInvLn2N<>+0(SB)/8, $0x40471547652b82fe
+GLOBL efInvLn2N<>(SB), RODATA|NOPTR, $8
+DATA efShift<>+0(SB)/8, $0x4338000000000000
+GLOBL efShift<>(SB), RODATA|NOPTR, $8
+DATA efC0<>+0(SB)/8, $0x3ebc6af84b912394
+GLOBL efC0<>(SB), RODATA|NOPTR, $8
+DATA efC1<>+0(SB)/8, $0x3f2ebfce50fac4f3
+GLOBL efC1<>(SB), RODATA|NOPTR, $8
+DATA efC2<>+0(SB)/8, $0x3f962e42ff0c52d6
+GLOBL efC2<>(SB), RODATA|NOPTR, $8
+DATA efOne<>+0(SB)/8, $0x3ff0000000000000
+GLOBL efOne<>(SB), RODATA|NOPTR, $8
+DATA efMask<>+0(SB)/8, $0x000000000000001f
+GLOBL efMask<>(SB), RODATA|NOPTR, $8

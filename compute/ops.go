@@ -23,8 +23,8 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 // nRot/2) may be nil; only the first nRot values of a head are rotated.
 //
 // The arithmetic is ggml's rope_f32 on x86: theta in float32, multiplied by
-// theta_scale = powf(base, -2/nRot) at each step; cosf/sinf of the float32
-// angle; and the rotation with the FMA contraction GCC applies to
+// theta_scale = powf(base, -2/nRot) at each step; glibc's cosf/sinf of the
+// float32 angle (Cosf, Sinf: not always the correctly rounded values); and the rotation with the FMA contraction GCC applies to
 // x0*cos - x1*sin and x0*sin + x1*cos.
 
 // RopeTable writes the cosines and sines of position pos's len(cs)/2 angles
@@ -40,7 +40,7 @@ func RopeTable(cs []float32, pos int, base, scale float32, factors []float32) {
 			t /= factors[i]
 		}
 		t = scale * t
-		cs[2*i], cs[2*i+1] = float32(math.Cos(float64(t))), float32(math.Sin(float64(t)))
+		cs[2*i], cs[2*i+1] = Cosf(t), Sinf(t)
 		theta *= thetaScale
 	}
 }
@@ -65,8 +65,9 @@ func RopeApply(x, cs []float32, neox bool) {
 
 // SiLUMul computes dst[i] = silu(gate[i]) * up[i], the SwiGLU activation, as
 // ggml_vec_swiglu_f32 does on AVX512: x/(1 + e^-x) with ggml_v_expf's
-// polynomial for whole groups of 16 values, expf for the rest. Call it on
-// one row at a time: which values take which path depends on the row length.
+// polynomial for whole groups of 16 values, glibc's expf (Expf) for the
+// rest. Call it on one row at a time: which values take which path depends
+// on the row length.
 func SiLUMul(dst, gate, up []float32) {
 	n16 := len(gate) - len(gate)%16
 	if !siluMul16(dst, gate, up, n16) {
@@ -74,7 +75,7 @@ func SiLUMul(dst, gate, up []float32) {
 	}
 	for i := n16; i < len(gate); i++ {
 		g := gate[i]
-		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+		dst[i] = g / (1 + Expf(-g)) * up[i]
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3", "bert", "nomic-bert"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "smollm3", "phi3", "bert", "nomic-bert"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -45,6 +45,25 @@ type Config struct {
 
 	Pooling Pooling // the file's pooling of embeddings (<arch>.pooling_type); PoolingNone when it has none
 	Encoder bool    // a BERT-family encoder (bert.go): embeddings only, whole sequences
+
+	// Gemma's extras (gemma.go); zero elsewhere.
+	EmbedScale    float32 // token embeddings are multiplied by it (√dim); 0: not scaled
+	QueryScale    float32 // q is multiplied by it before attention, whose softmax scale is then 1; 0: 1/√head_dim in the softmax
+	PostNorms     bool    // RMS norms on the attention and FFN outputs before each residual add
+	GeGLU         bool    // feed-forward activation gelu(gate)·up, not silu(gate)·up
+	SlidingWindow int     // positions a sliding-window layer attends to, its own included
+	SWALayers     []bool  // (layers) the layers that attend through the window; nil: none
+	RopeBaseSWA   float32 // freq_base of the sliding-window layers
+	RopeScaleSWA  float32 // freq_scale of the sliding-window layers
+	AttnSoftcap   float32 // attention scores become c·tanh(s/c) (gemma2); 0: none
+	FinalSoftcap  float32 // logits become c·tanh(l/c); 0: none
+
+	NoRopeLayers []bool // (layers) layers whose q and k are not rotated (smollm3); nil: none
+
+	// Phi-3's extras (phi3.go); zero elsewhere.
+	FusedQKV       bool    // q, k and v are one matrix (attn_qkv)
+	FusedGateUp    bool    // gate and up are one matrix (ffn_up, gate rows first)
+	RopeAttnFactor float32 // rope cosines and sines are multiplied by it (LongRoPE); 0: 1
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.
@@ -72,5 +91,8 @@ func (c *Config) Validate() error {
 	case !(c.NormEps > 0), !(c.RopeBase > 0), !(c.RopeScale > 0):
 		return fmt.Errorf("model: norm eps %g, rope base %g and rope scale %g must be positive", c.NormEps, c.RopeBase, c.RopeScale)
 	}
-	return nil
+	if c.NoRopeLayers != nil && len(c.NoRopeLayers) != c.Layers {
+		return fmt.Errorf("model: %d no-rope layer flags for %d layers", len(c.NoRopeLayers), c.Layers)
+	}
+	return c.validateGemma()
 }

@@ -36,14 +36,23 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 		if factor := r.float("rope.scaling.factor", 1); factor > 0 {
 			c.RopeScale = float32(1 / factor)
 		}
-	} else if typ != "" && typ != "none" {
+	} else if typ != "" && typ != "none" && !(arch == "phi3" && typ == "longrope") {
 		return nil, fmt.Errorf("model: %s: rope scaling %q is not supported (troupe supports linear and llama3)", f.Path, typ)
 	}
-	c.RopeNeox = arch == "qwen2" || arch == "qwen3"
+	c.RopeNeox = arch == "qwen2" || arch == "qwen3" || isGemma(arch)
 	c.QKVBias = arch == "qwen2"
 	c.QKNorm = arch == "qwen3"
 	c.Pooling = Pooling(r.int("pooling_type", 0))
 	bertConfig(c, r)
+	if isGemma(arch) {
+		gemmaConfig(r, c)
+	}
+	if arch == "smollm3" {
+		smollm3Config(c)
+	}
+	if arch == "phi3" {
+		phi3Config(f, r, c)
+	}
 	if r.err != nil {
 		return nil, r.err
 	}

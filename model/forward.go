@@ -50,6 +50,10 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 		slot, _ := cache.Slot(b.BlockTables[b.Seq[i]], int(b.Positions[i])) // checked by validate
 		s.slots[i] = int32(slot)
 		compute.RopeTable(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBase, c.RopeScale, c.RopeFactors)
+		if c.swaRope() {
+			compute.RopeTable(s.ropeL[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBaseSWA, c.RopeScaleSWA, c.RopeFactors)
+		}
+		scaleRope(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], c.RopeAttnFactor)
 	}
 
 	w := m.Weights
@@ -57,6 +61,9 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 	for i, tok := range b.Tokens {
 		if err := compute.Dequantize(w.TokEmbd.Type, w.TokEmbd.Row(int(tok)), s.x[i*dim:(i+1)*dim]); err != nil {
 			return fmt.Errorf("model: embedding: %w", err)
+		}
+		if c.EmbedScale != 0 {
+			scale(s.x[i*dim:(i+1)*dim], c.EmbedScale)
 		}
 	}
 	for l := range w.Layers {
@@ -75,7 +82,13 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 			r++
 		}
 	}
-	return s.mm.MatMul(logits, s.xo, nOut, w.Output)
+	if err := s.mm.MatMul(logits, s.xo, nOut, w.Output); err != nil {
+		return err
+	}
+	if c.FinalSoftcap != 0 {
+		compute.SoftCap(logits[:nOut*c.VocabSize], c.FinalSoftcap)
+	}
+	return nil
 }
 
 // layer runs transformer block l over the n tokens of the batch.
@@ -105,19 +118,30 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 			compute.Add(v, lw.VBias)
 		}
 		cs := s.rope[i*c.RopeDim : (i+1)*c.RopeDim]
+		if c.window(l) > 0 && c.swaRope() {
+			cs = s.ropeL[i*c.RopeDim : (i+1)*c.RopeDim]
+		}
+		rope := c.NoRopeLayers == nil || !c.NoRopeLayers[l]
 		for h := range c.Heads {
 			qh := q[h*hd : (h+1)*hd]
 			if c.QKNorm {
 				compute.RMSNorm(qh, qh, lw.QNorm, c.NormEps)
 			}
-			compute.RopeApply(qh, cs, c.RopeNeox)
+			if rope {
+				compute.RopeApply(qh, cs, c.RopeNeox)
+			}
+			if c.QueryScale != 0 {
+				scale(qh, c.QueryScale)
+			}
 		}
 		for h := range c.KVHeads {
 			kh := k[h*hd : (h+1)*hd]
 			if c.QKNorm {
 				compute.RMSNorm(kh, kh, lw.KNorm, c.NormEps)
 			}
-			compute.RopeApply(kh, cs, c.RopeNeox)
+			if rope {
+				compute.RopeApply(kh, cs, c.RopeNeox)
+			}
 		}
 		if nk > 0 {
 			rotate(q, nk)
@@ -133,6 +157,7 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
 		return err
 	}
+	postNorm(c, s.ob, lw.AttnPostNorm, n)
 	compute.Add(s.x[:n*dim], s.ob[:n*dim])
 
 	// Feed-forward: norm, SwiGLU, down projection.
@@ -147,11 +172,16 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	}
 	for i := range n { // per row: ggml's swiglu works row by row
 		g, u := s.gate[i*c.FFNDim:(i+1)*c.FFNDim], s.up[i*c.FFNDim:(i+1)*c.FFNDim]
-		compute.SiLUMul(g, g, u)
+		if c.GeGLU {
+			compute.GeGLU(g, g, u)
+		} else {
+			compute.SiLUMul(g, g, u)
+		}
 	}
 	if err := s.mm.MatMul(s.ob, s.gate, n, lw.Down); err != nil {
 		return err
 	}
+	postNorm(c, s.ob, lw.FFNPostNorm, n)
 	compute.Add(s.x[:n*dim], s.ob[:n*dim])
 	return nil
 }
@@ -216,6 +246,10 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 	hd, qDim, group, kvDim := c.HeadDim, c.Heads*c.HeadDim, c.Heads/c.KVHeads, c.KVDim()
 	gMax, perKV := attnGroup(c), groupsPerKVHead(c)
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if c.QueryScale != 0 { // q was scaled already
+		scale = 1
+	}
+	window := c.window(l)
 	bs, rowBytes := cache.BlockSize, cache.RowBytes()
 	ctx := (len(scratch)/gMax - hd) / 2
 	q16, vs, ms := scratch[:gMax*hd], scratch[gMax*hd:gMax*(hd+ctx)], scratch[gMax*(hd+ctx):gMax*(hd+2*ctx)]
@@ -228,34 +262,42 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		out := s.att[i*qDim+h0*hd : i*qDim+(h0+g)*hd]
 		table := b.BlockTables[b.Seq[i]]
 		n := s.attended(b, i)
+		j1 := 0 // the first position attended to: the window's start
+		if window > 0 {
+			j1 = max(0, n-window)
+		}
 		switch cache.Type {
 		case kv.F16:
 			compute.RoundF16s(q16[:g*hd], q)
-			for j0 := 0; j0 < n; j0 += bs {
+			for j0 := j1; j0 < n; j0 = nextBlock(j0, bs) {
 				kb, _ := cache.BlockF16(l, int(table[j0/bs]))
-				compute.DotRowsGroup(vs[j0:], ctx, q16[:g*hd], g, kb[kvOff:], kvDim, min(bs, n-j0))
+				compute.DotRowsGroup(vs[j0:], ctx, q16[:g*hd], g, kb[kvOff+j0%bs*kvDim:], kvDim, min(nextBlock(j0, bs), n)-j0)
 			}
 		case kv.Q8_0:
 			q8.Set(q)
-			for j0 := 0; j0 < n; j0 += bs {
+			for j0 := j1; j0 < n; j0 = nextBlock(j0, bs) {
 				kb, _ := cache.Block(l, int(table[j0/bs]))
-				compute.DotRowsQ8_0Group(vs[j0:], ctx, q8, g, kb[kvOff8:], rowBytes, min(bs, n-j0))
+				compute.DotRowsQ8_0Group(vs[j0:], ctx, q8, g, kb[kvOff8+j0%bs*rowBytes:], rowBytes, min(nextBlock(j0, bs), n)-j0)
 			}
 		}
 		var S [compute.MaxAttnGroup]float32
 		for e := range g {
-			S[e] = compute.OnlineSoftmax(vs[e*ctx:e*ctx+n], ms[e*ctx:e*ctx+n], scale)
+			v := vs[e*ctx+j1 : e*ctx+n]
+			if c.AttnSoftcap != 0 { // ggml: scale/c, then c·tanh
+				compute.SoftCap(v, c.AttnSoftcap)
+			}
+			S[e] = compute.OnlineSoftmax(v, ms[e*ctx+j1:e*ctx+n], scale)
 		}
 		clear(out)
-		for j0 := 0; j0 < n; j0 += bs {
-			rows := min(bs, n-j0)
+		for j0 := j1; j0 < n; j0 = nextBlock(j0, bs) {
+			rows := min(nextBlock(j0, bs), n) - j0
 			switch cache.Type {
 			case kv.F16:
 				_, vb := cache.BlockF16(l, int(table[j0/bs]))
-				compute.VKQRowsF16Group(out, g, vb[kvOff:], kvDim, ms[j0:], vs[j0:], ctx, rows)
+				compute.VKQRowsF16Group(out, g, vb[kvOff+j0%bs*kvDim:], kvDim, ms[j0:], vs[j0:], ctx, rows)
 			case kv.Q8_0:
 				_, vb := cache.Block(l, int(table[j0/bs]))
-				compute.VKQRowsQ8_0Group(out, g, vb[kvOff8:], rowBytes, ms[j0:], vs[j0:], ctx, rows)
+				compute.VKQRowsQ8_0Group(out, g, vb[kvOff8+j0%bs*rowBytes:], rowBytes, ms[j0:], vs[j0:], ctx, rows)
 			}
 		}
 		for e := range g {

@@ -96,52 +96,57 @@ var invCases = []invCase{
 func TestBatchInvariance(t *testing.T) {
 	for _, im := range invarianceModels {
 		t.Run(strings.TrimSuffix(filepath.Base(im.rel), ".gguf"), func(t *testing.T) {
-			m := openInvariance(t, testmodels.Path(t, im.rel))
-			vocab := m.Config.VocabSize
-			rng := rand.New(rand.NewPCG(1, uint64(len(im.rel))))
-			// One State per worker count, reused from case to case as the
-			// runtime reuses its own.
-			states := map[int]*model.State{1: model.NewState(&m.Config, 1), 2: model.NewState(&m.Config, 2)}
+			batchInvariance(t, openInvariance(t, testmodels.Path(t, im.rel)), uint64(len(im.rel)), im.allCases)
+		})
+	}
+}
 
-			// Stream A: a prompt, then greedy tokens decoded one per step,
-			// on 1 worker (the reference runs on 2).
-			n := invLenShort
-			if im.allCases {
-				n = invLen
-			}
-			gen := &invSeq{ids: randomTokens(rng, invPrompt, vocab), total: n, prompt: invPrompt, chunk: invPrompt}
-			runInvariance(t, m, states[1], []*invSeq{gen}, false, 0)
-			alone := &invSeq{ids: gen.ids, total: n, prompt: n, chunk: n}
-			runInvariance(t, m, states[2], []*invSeq{alone}, false, 0)
-			a := stream{ids: gen.ids, ref: alone.rows}
-			// Stream B: other tokens, checked only with allCases.
-			b := stream{ids: randomTokens(rng, n, vocab)}
-			if im.allCases {
-				bs := &invSeq{ids: b.ids, total: n, prompt: n, chunk: n}
-				runInvariance(t, m, states[2], []*invSeq{bs}, false, 0)
-				b.ref = bs.rows
-			}
+// batchInvariance runs TestBatchInvariance's cases on m (all of them when
+// allCases, else the short ones), with random streams seeded by seed.
+func batchInvariance(t *testing.T, m *model.Model, seed uint64, allCases bool) {
+	vocab := m.Config.VocabSize
+	rng := rand.New(rand.NewPCG(1, seed))
+	// One State per worker count, reused from case to case as the
+	// runtime reuses its own.
+	states := map[int]*model.State{1: model.NewState(&m.Config, 1), 2: model.NewState(&m.Config, 2)}
 
-			t.Run("decode-workers1", func(t *testing.T) {
-				// Recompute preemption: prompt and generated tokens
-				// prefilled again must give the rows the decode steps gave.
-				checkInvariance(t, []*invSeq{gen}, alone.rows, vocab)
-			})
-			for ci, tc := range invCases {
-				if !tc.short && !im.allCases {
-					continue
-				}
-				t.Run(tc.name, func(t *testing.T) {
-					prompt := tc.prompt
-					if prompt == 0 {
-						prompt = n
-					}
-					target := &invSeq{ids: a.ids, ref: a.ref, total: n, prompt: prompt, chunk: tc.chunk}
-					seqs := append([]*invSeq{target}, otherSeqs(tc.others, a, b)...)
-					runInvariance(t, m, states[tc.workers], seqs, tc.interleave, uint64(ci))
-					checkInvariance(t, seqs, nil, vocab)
-				})
+	// Stream A: a prompt, then greedy tokens decoded one per step,
+	// on 1 worker (the reference runs on 2).
+	n := invLenShort
+	if allCases {
+		n = invLen
+	}
+	gen := &invSeq{ids: randomTokens(rng, invPrompt, vocab), total: n, prompt: invPrompt, chunk: invPrompt}
+	runInvariance(t, m, states[1], []*invSeq{gen}, false, 0)
+	alone := &invSeq{ids: gen.ids, total: n, prompt: n, chunk: n}
+	runInvariance(t, m, states[2], []*invSeq{alone}, false, 0)
+	a := stream{ids: gen.ids, ref: alone.rows}
+	// Stream B: other tokens, checked only with allCases.
+	b := stream{ids: randomTokens(rng, n, vocab)}
+	if allCases {
+		bs := &invSeq{ids: b.ids, total: n, prompt: n, chunk: n}
+		runInvariance(t, m, states[2], []*invSeq{bs}, false, 0)
+		b.ref = bs.rows
+	}
+
+	t.Run("decode-workers1", func(t *testing.T) {
+		// Recompute preemption: prompt and generated tokens
+		// prefilled again must give the rows the decode steps gave.
+		checkInvariance(t, []*invSeq{gen}, alone.rows, vocab)
+	})
+	for ci, tc := range invCases {
+		if !tc.short && !allCases {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			prompt := tc.prompt
+			if prompt == 0 {
+				prompt = n
 			}
+			target := &invSeq{ids: a.ids, ref: a.ref, total: n, prompt: prompt, chunk: tc.chunk}
+			seqs := append([]*invSeq{target}, otherSeqs(tc.others, a, b)...)
+			runInvariance(t, m, states[tc.workers], seqs, tc.interleave, uint64(ci))
+			checkInvariance(t, seqs, nil, vocab)
 		})
 	}
 }

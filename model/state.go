@@ -29,6 +29,7 @@ type State struct {
 	encLen []int32             // (n_seqs) an encoder's sequence lengths: attention is bidirectional; nil otherwise
 	slots  []int32             // (tokens) cache slot of each batch token
 	rope   []float32           // (tokens, rope_dim) cos and sin of each token's rope angles
+	ropeL  []float32           // (tokens, rope_dim) the same for local (sliding-window) layers with their own rope (Gemma 3)
 	scores [][]float32         // (workers) g·(head_dim + 2·context): f16 q, softmax weights and rescales of g heads (attnGroup)
 	q8     []compute.Q8_0Query // (workers) one head's q as Q8_0 (a Q8_0 KV cache)
 
@@ -75,6 +76,9 @@ func (s *State) reserve(c *Config, tokens, maxPos int) {
 		s.slots = make([]int32, tokens)
 		s.rope = make([]float32, tokens*c.RopeDim)
 		s.maxTokens = tokens
+	}
+	if c.swaRope() && len(s.ropeL) < s.maxTokens*c.RopeDim {
+		s.ropeL = make([]float32, s.maxTokens*c.RopeDim)
 	}
 	if len(s.q8) != s.workers {
 		s.q8 = make([]compute.Q8_0Query, s.workers)

@@ -27,6 +27,8 @@ type LayerWeights struct {
 	FFNNorm             []float32       // (dim)
 	Gate, Up            *compute.Tensor // (ffn, dim)
 	Down                *compute.Tensor // (dim, ffn)
+
+	AttnPostNorm, FFNPostNorm []float32 // (dim); nil unless Config.PostNorms (Gemma)
 }
 
 // TensorSource gives tensors by their GGUF name ("blk.0.attn_q.weight").
@@ -52,9 +54,12 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 		p := fmt.Sprintf("blk.%d.", i)
 		lw := &w.Layers[i]
 		lw.AttnNorm = l.vector(p+"attn_norm.weight", c.Dim)
-		lw.Q = l.matrix(p+"attn_q.weight", c.Dim, qDim)
-		lw.K = l.matrix(p+"attn_k.weight", c.Dim, kvDim)
-		lw.V = l.matrix(p+"attn_v.weight", c.Dim, kvDim)
+		l.loadFused(lw, p, c)
+		if !c.FusedQKV {
+			lw.Q = l.matrix(p+"attn_q.weight", c.Dim, qDim)
+			lw.K = l.matrix(p+"attn_k.weight", c.Dim, kvDim)
+			lw.V = l.matrix(p+"attn_v.weight", c.Dim, kvDim)
+		}
 		lw.O = l.matrix(p+"attn_output.weight", qDim, c.Dim)
 		if c.QKVBias {
 			lw.QBias = l.vector(p+"attn_q.bias", qDim)
@@ -66,9 +71,15 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 			lw.KNorm = l.vector(p+"attn_k_norm.weight", c.HeadDim)
 		}
 		lw.FFNNorm = l.vector(p+"ffn_norm.weight", c.Dim)
-		lw.Gate = l.matrix(p+"ffn_gate.weight", c.Dim, c.FFNDim)
-		lw.Up = l.matrix(p+"ffn_up.weight", c.Dim, c.FFNDim)
+		if !c.FusedGateUp {
+			lw.Gate = l.matrix(p+"ffn_gate.weight", c.Dim, c.FFNDim)
+			lw.Up = l.matrix(p+"ffn_up.weight", c.Dim, c.FFNDim)
+		}
 		lw.Down = l.matrix(p+"ffn_down.weight", c.FFNDim, c.Dim)
+		if c.PostNorms {
+			lw.AttnPostNorm = l.vector(p+"post_attention_norm.weight", c.Dim)
+			lw.FFNPostNorm = l.vector(p+"post_ffw_norm.weight", c.Dim)
+		}
 	}
 	if l.err != nil {
 		return nil, l.err

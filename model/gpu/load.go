@@ -89,6 +89,10 @@ func Load(m *model.Model, dev *cuda.Device, cc Config) (g *Model, err error) {
 	case c.HeadDim > 256:
 		return nil, fmt.Errorf("gpu: head dim %d > 256 is not supported by the attention kernel", c.HeadDim)
 	}
+	if c.PostNorms || c.SWALayers != nil || c.AttnSoftcap != 0 || c.FinalSoftcap != 0 || c.EmbedScale != 0 || c.NoRopeLayers != nil ||
+		c.QueryScale != 0 || (c.RopeAttnFactor != 0 && c.RopeAttnFactor != 1) {
+		return nil, fmt.Errorf("gpu: %s models run on the CPU only", c.Arch)
+	}
 	if need, free, ok := fits(m, dev, cc); !ok {
 		return nil, fmt.Errorf("gpu: the model and its KV cache need %.2f GiB, %s has %.2f GiB free", gib(need), dev.Name(), gib(free))
 	}

@@ -18,6 +18,34 @@ type Shape struct {
 	NormEps  float32
 	Tied     bool // output shares token_embd
 	QKVBias  bool // qwen2: biases on q, k and v
+
+	// Gemma (Arch "gemma2", "gemma3"): post norms always, q/k norms in gemma3.
+	HeadDim     int     // key/value length when not Dim/Heads; 0: Dim/Heads
+	Window      int     // sliding_window
+	SWAPattern  int     // sliding_window_pattern written when not 0 (llama.cpp's default: gemma3 6, gemma2 2)
+	AttnSoftcap float32 // attn_logit_softcapping written when not 0 (gemma2's default 50)
+	FinalCap    float32 // final_logit_softcapping written when not 0 (gemma2's default 30)
+
+	// Phi-3 (Arch "phi3"): fused attn_qkv and gate/up (ffn_up) always.
+	RopeDim    int     // rope.dimension_count when not the head dim (Phi-4-mini's partial rotary)
+	LongRope   bool    // rope_factors_short/long tensors, rope.scaling.attn_factor and original_context_length
+	AttnFactor float32 // rope.scaling.attn_factor with LongRope
+}
+
+// ropeDim is the shape's rotated values per head.
+func (s Shape) ropeDim() int {
+	if s.RopeDim > 0 {
+		return s.RopeDim
+	}
+	return s.headDim()
+}
+
+// headDim is the shape's values per head.
+func (s Shape) headDim() int {
+	if s.HeadDim > 0 {
+		return s.HeadDim
+	}
+	return s.Dim / s.Heads
 }
 
 // Shapes are the sizes troupe can synthesise, from each model's
@@ -42,6 +70,35 @@ var Shapes = []Shape{
 		Vocab: 30522, Context: 2048, RopeBase: 1000, NormEps: 1e-12},
 	{Name: "nomic-bert-tiny", Arch: "nomic-bert", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 256,
 		Vocab: 30522, Context: 128, RopeBase: 1000, NormEps: 1e-12},
+	{Name: "gemma3-1b", Arch: "gemma3", Dim: 1152, Layers: 26, Heads: 4, KVHeads: 1, HeadDim: 256, FFN: 6912,
+		Vocab: 262144, Context: 32768, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Window: 512},
+	// gemma3-tiny is for tests: head dim ≠ dim/heads, grouped KV heads, a
+	// window of 16 and one global layer of four.
+	{Name: "gemma3-tiny", Arch: "gemma3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 96, FFN: 768,
+		Vocab: 512, Context: 2048, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Window: 16, SWAPattern: 4},
+	// gemma2-tiny is for tests: every other layer local (window 16), caps
+	// small enough to bend random weights' scores and logits.
+	{Name: "gemma2-tiny", Arch: "gemma2", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 96, FFN: 768,
+		Vocab: 512, Context: 2048, RopeBase: 10000, NormEps: 1e-6, Tied: true, Window: 16,
+		AttnSoftcap: 0.5, FinalCap: 0.5},
+	{Name: "smollm3-3b", Arch: "smollm3", Dim: 2048, Layers: 36, Heads: 16, KVHeads: 4, FFN: 11008,
+		Vocab: 128256, Context: 65536, RopeBase: 5000000, NormEps: 1e-6, Tied: true},
+	{Name: "phi4-mini", Arch: "phi3", Dim: 3072, Layers: 32, Heads: 24, KVHeads: 8, HeadDim: 128, RopeDim: 96,
+		FFN: 8192, Vocab: 200064, Context: 131072, RopeBase: 10000, NormEps: 1e-5, Tied: true,
+		LongRope: true, AttnFactor: 1.1902381},
+	{Name: "phi3.5-mini", Arch: "phi3", Dim: 3072, Layers: 32, Heads: 32, KVHeads: 32, FFN: 8192,
+		Vocab: 32064, Context: 131072, RopeBase: 10000, NormEps: 1e-5, LongRope: true, AttnFactor: 1.1902381},
+	// phi4-tiny is for tests: Phi-4-mini's layout (GQA, partial rotary,
+	// tied output, LongRoPE) at dim 256. (llama.cpp gives special tokens of
+	// a file whose general.name says "phi3" or "phi-3" attributes by their
+	// text, and fails to load one whose vocabulary lacks them: give the
+	// phi3.5-mini shape the phi-3 vocabulary.)
+	{Name: "phi4-tiny", Arch: "phi3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, RopeDim: 48,
+		FFN: 768, Vocab: 512, Context: 131072, RopeBase: 10000, NormEps: 1e-5, Tied: true,
+		LongRope: true, AttnFactor: 1.1902381},
+	// smollm3-tiny is for tests: layer 3 of 4 without rope.
+	{Name: "smollm3-tiny", Arch: "smollm3", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768,
+		Vocab: 512, Context: 2048, RopeBase: 10000, NormEps: 1e-6, Tied: true},
 }
 
 // LookupShape returns the shape called name.

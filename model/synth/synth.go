@@ -117,33 +117,58 @@ type matrix struct {
 
 // tensors lists the model's tensors in llama.cpp's order.
 func tensors(s Shape, ft FileType, vocab int) []matrix {
-	qDim, kvDim := s.Dim, s.KVHeads*(s.Dim/s.Heads)
+	qDim, kvDim := s.Heads*s.headDim(), s.KVHeads*s.headDim()
+	gemma := s.Arch == "gemma2" || s.Arch == "gemma3"
+	fused := s.Arch == "phi3"
 	m := []matrix{{name: "token_embd.weight", kind: "token_embd", cols: s.Dim, rows: vocab}}
 	if s.Tied {
 		m[0].kind = "output"
 	}
+	if s.LongRope {
+		m = append(m,
+			matrix{name: "rope_factors_long.weight", cols: s.ropeDim() / 2, fill: 5},
+			matrix{name: "rope_factors_short.weight", cols: s.ropeDim() / 2, fill: 1.5})
+	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		first := len(m)
-		m = append(m,
-			matrix{name: p + "attn_norm.weight", cols: s.Dim, fill: 1},
-			matrix{name: p + "attn_q.weight", kind: "attn_q", cols: s.Dim, rows: qDim},
-			matrix{name: p + "attn_k.weight", kind: "attn_k", cols: s.Dim, rows: kvDim},
-			matrix{name: p + "attn_v.weight", kind: "attn_v", cols: s.Dim, rows: kvDim},
-		)
+		m = append(m, matrix{name: p + "attn_norm.weight", cols: s.Dim, fill: 1})
+		if fused {
+			m = append(m, matrix{name: p + "attn_qkv.weight", kind: "attn_qkv", cols: s.Dim, rows: qDim + 2*kvDim})
+		} else {
+			m = append(m,
+				matrix{name: p + "attn_q.weight", kind: "attn_q", cols: s.Dim, rows: qDim},
+				matrix{name: p + "attn_k.weight", kind: "attn_k", cols: s.Dim, rows: kvDim},
+				matrix{name: p + "attn_v.weight", kind: "attn_v", cols: s.Dim, rows: kvDim})
+		}
 		if s.QKVBias {
 			m = append(m,
 				matrix{name: p + "attn_q.bias", cols: qDim},
 				matrix{name: p + "attn_k.bias", cols: kvDim},
 				matrix{name: p + "attn_v.bias", cols: kvDim})
 		}
+		if s.Arch == "gemma3" {
+			m = append(m,
+				matrix{name: p + "attn_q_norm.weight", cols: s.headDim(), fill: 1},
+				matrix{name: p + "attn_k_norm.weight", cols: s.headDim(), fill: 1})
+		}
 		m = append(m,
-			matrix{name: p + "attn_output.weight", kind: "attn_output", cols: qDim, rows: s.Dim},
-			matrix{name: p + "ffn_norm.weight", cols: s.Dim, fill: 1},
-			matrix{name: p + "ffn_gate.weight", kind: "ffn_gate", cols: s.Dim, rows: s.FFN},
-			matrix{name: p + "ffn_up.weight", kind: "ffn_up", cols: s.Dim, rows: s.FFN},
-			matrix{name: p + "ffn_down.weight", kind: "ffn_down", cols: s.FFN, rows: s.Dim},
-		)
+			matrix{name: p + "attn_output.weight", kind: "attn_output", cols: qDim, rows: s.Dim})
+		if gemma {
+			m = append(m, matrix{name: p + "post_attention_norm.weight", cols: s.Dim, fill: 1})
+		}
+		m = append(m, matrix{name: p + "ffn_norm.weight", cols: s.Dim, fill: 1})
+		if fused {
+			m = append(m, matrix{name: p + "ffn_up.weight", kind: "ffn_up", cols: s.Dim, rows: 2 * s.FFN})
+		} else {
+			m = append(m,
+				matrix{name: p + "ffn_gate.weight", kind: "ffn_gate", cols: s.Dim, rows: s.FFN},
+				matrix{name: p + "ffn_up.weight", kind: "ffn_up", cols: s.Dim, rows: s.FFN})
+		}
+		m = append(m, matrix{name: p + "ffn_down.weight", kind: "ffn_down", cols: s.FFN, rows: s.Dim})
+		if gemma {
+			m = append(m, matrix{name: p + "post_ffw_norm.weight", cols: s.Dim, fill: 1})
+		}
 		for i := first; i < len(m); i++ {
 			m[i].layer = l
 		}
@@ -191,7 +216,27 @@ func Write(w io.Writer, o Options) (int, error) {
 	gw.SetKV(a+".attention.head_count_kv", uint32(s.KVHeads))
 	gw.SetKV(a+".rope.freq_base", s.RopeBase)
 	gw.SetKV(a+".attention.layer_norm_rms_epsilon", s.NormEps)
-	gw.SetKV(a+".rope.dimension_count", uint32(s.Dim/s.Heads))
+	gw.SetKV(a+".rope.dimension_count", uint32(s.ropeDim()))
+	if s.LongRope {
+		gw.SetKV(a+".rope.scaling.attn_factor", s.AttnFactor)
+		gw.SetKV(a+".rope.scaling.original_context_length", uint32(4096))
+	}
+	if s.HeadDim > 0 {
+		gw.SetKV(a+".attention.key_length", uint32(s.HeadDim))
+		gw.SetKV(a+".attention.value_length", uint32(s.HeadDim))
+	}
+	if s.Window > 0 {
+		gw.SetKV(a+".attention.sliding_window", uint32(s.Window))
+	}
+	if s.SWAPattern > 0 {
+		gw.SetKV(a+".attention.sliding_window_pattern", uint32(s.SWAPattern))
+	}
+	if s.AttnSoftcap > 0 {
+		gw.SetKV(a+".attn_logit_softcapping", s.AttnSoftcap)
+	}
+	if s.FinalCap > 0 {
+		gw.SetKV(a+".final_logit_softcapping", s.FinalCap)
+	}
 	gw.SetKV(a+".vocab_size", uint32(vocab))
 	gw.SetKV("general.file_type", o.Type.ID)
 	gw.SetKV("general.quantization_version", uint32(2))
