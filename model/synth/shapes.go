@@ -30,6 +30,7 @@ type Shape struct {
 	RopeDim    int     // rope.dimension_count when not the head dim (Phi-4-mini's partial rotary)
 	LongRope   bool    // rope_factors_short/long tensors, rope.scaling.attn_factor and original_context_length
 	AttnFactor float32 // rope.scaling.attn_factor with LongRope
+	OrigCtx    int     // rope.scaling.original_context_length with LongRope; 0: 4096
 }
 
 // ropeDim is the shape's rotated values per head.
@@ -87,6 +88,11 @@ var Shapes = []Shape{
 	{Name: "phi4-tiny", Arch: "phi3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, RopeDim: 48,
 		FFN: 768, Vocab: 512, Context: 131072, RopeBase: 10000, NormEps: 1e-5, Tied: true,
 		LongRope: true, AttnFactor: 1.1902381},
+	// phi4-tiny-long is phi4-tiny trained at 128 positions, so a context
+	// of more (llama.cpp's n_ctx) takes LongRoPE's long factors.
+	{Name: "phi4-tiny-long", Arch: "phi3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, RopeDim: 48,
+		FFN: 768, Vocab: 512, Context: 131072, RopeBase: 10000, NormEps: 1e-5, Tied: true,
+		LongRope: true, AttnFactor: 1.1902381, OrigCtx: 128},
 	// smollm3-tiny is for tests: layer 3 of 4 without rope.
 	{Name: "smollm3-tiny", Arch: "smollm3", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768,
 		Vocab: 512, Context: 2048, RopeBase: 10000, NormEps: 1e-6, Tied: true},
