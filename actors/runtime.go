@@ -61,6 +61,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	m.SetContextLen(cfg.MaxModelLen) // LongRoPE's factors for this context, as llama.cpp's n_ctx_seq
 	backends := cfg.Backends
 	var owned []Backend // made here, closed by Stop
 	if len(backends) == 0 {

@@ -64,6 +64,11 @@ type Config struct {
 	FusedQKV       bool    // q, k and v are one matrix (attn_qkv)
 	FusedGateUp    bool    // gate and up are one matrix (ffn_up, gate rows first)
 	RopeAttnFactor float32 // rope cosines and sines are multiplied by it (LongRoPE); 0: 1
+
+	// LongRoPE's two factor sets (phi3_longrope.go); RopeFactors is one of
+	// them, the short by default, as Model.SetContextLen chooses.
+	RopeFactorsShort, RopeFactorsLong []float32
+	RopeOrigContext                   int // longer contexts take the long factors
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.

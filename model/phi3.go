@@ -17,8 +17,8 @@ import (
 //     frequency divisors (rope_factors_short or _long) and cos/sin scaled by
 //     rope.scaling.attn_factor. llama.cpp takes the long factors when its
 //     context is longer than rope.scaling.original_context_length; troupe
-//     takes the short ones (its forward does not know the serving context),
-//     so the two agree for contexts up to that length (4096);
+//     loads the short ones and Model.SetContextLen chooses as llama.cpp
+//     does (phi3_longrope.go; actors.Start calls it with max_model_len);
 //   - q scaled by 1/√head_dim in float32 before attention (Config.QueryScale).
 
 // phi3Config reads Phi-3's keys and tensors into c (errors stay in r).
@@ -38,6 +38,7 @@ func phi3Config(f *gguf.File, r *ggufKeys, c *Config) {
 			r.err = fmt.Errorf("model: %s: rope_factors_short.weight: %w", f.Path, err)
 		}
 	}
+	phi3LongRope(f, r, c)
 }
 
 // scaleRope multiplies a rope table's cosines and sines by f, as ggml's

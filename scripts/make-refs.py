@@ -35,6 +35,8 @@ MODELS = {
     "synth-gemma2-tiny-Q8_0": ("gemma2-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
     "synth-smollm3-tiny-Q8_0": ("smollm3-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
     "synth-phi4-tiny-Q8_0": ("phi4-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
+    # original context 128 < ref-dump's n_ctx 256: LongRoPE's long factors
+    "synth-phi4-tiny-long-Q8_0": ("phi4-tiny-long", "Q8_0", "../shared/models/stories260K.gguf", 1),
 }
 
 

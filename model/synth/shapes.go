@@ -30,6 +30,7 @@ type Shape struct {
 	RopeDim    int     // rope.dimension_count when not the head dim (Phi-4-mini's partial rotary)
 	LongRope   bool    // rope_factors_short/long tensors, rope.scaling.attn_factor and original_context_length
 	AttnFactor float32 // rope.scaling.attn_factor with LongRope
+	OrigCtx    int     // rope.scaling.original_context_length with LongRope; 0: 4096
 }
 
 // ropeDim is the shape's rotated values per head.
@@ -96,6 +97,22 @@ var Shapes = []Shape{
 	{Name: "phi4-tiny", Arch: "phi3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, RopeDim: 48,
 		FFN: 768, Vocab: 512, Context: 131072, RopeBase: 10000, NormEps: 1e-5, Tied: true,
 		LongRope: true, AttnFactor: 1.1902381},
+	// phi4-mini-l4, phi3.5-mini-l4 and smollm3-3b-l4 are those shapes'
+	// first 4 layers: every real width (head dim 128 with Phi-4-mini's
+	// rope on 96 of it and 3 query heads per KV head; Phi-3.5's head dim
+	// 96) in a file that references can be made for on a small machine.
+	{Name: "phi4-mini-l4", Arch: "phi3", Dim: 3072, Layers: 4, Heads: 24, KVHeads: 8, HeadDim: 128, RopeDim: 96,
+		FFN: 8192, Vocab: 200064, Context: 131072, RopeBase: 10000, NormEps: 1e-5, Tied: true,
+		LongRope: true, AttnFactor: 1.1902381},
+	{Name: "phi3.5-mini-l4", Arch: "phi3", Dim: 3072, Layers: 4, Heads: 32, KVHeads: 32, FFN: 8192,
+		Vocab: 32064, Context: 131072, RopeBase: 10000, NormEps: 1e-5, LongRope: true, AttnFactor: 1.1902381},
+	{Name: "smollm3-3b-l4", Arch: "smollm3", Dim: 2048, Layers: 4, Heads: 16, KVHeads: 4, FFN: 11008,
+		Vocab: 128256, Context: 65536, RopeBase: 5000000, NormEps: 1e-6, Tied: true},
+	// phi4-tiny-long is phi4-tiny trained at 128 positions, so a context
+	// of more (llama.cpp's n_ctx) takes LongRoPE's long factors.
+	{Name: "phi4-tiny-long", Arch: "phi3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, RopeDim: 48,
+		FFN: 768, Vocab: 512, Context: 131072, RopeBase: 10000, NormEps: 1e-5, Tied: true,
+		LongRope: true, AttnFactor: 1.1902381, OrigCtx: 128},
 	// smollm3-tiny is for tests: layer 3 of 4 without rope.
 	{Name: "smollm3-tiny", Arch: "smollm3", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768,
 		Vocab: 512, Context: 2048, RopeBase: 10000, NormEps: 1e-6, Tied: true},

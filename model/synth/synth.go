@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -219,7 +220,7 @@ func Write(w io.Writer, o Options) (int, error) {
 	gw.SetKV(a+".rope.dimension_count", uint32(s.ropeDim()))
 	if s.LongRope {
 		gw.SetKV(a+".rope.scaling.attn_factor", s.AttnFactor)
-		gw.SetKV(a+".rope.scaling.original_context_length", uint32(4096))
+		gw.SetKV(a+".rope.scaling.original_context_length", uint32(cmp.Or(s.OrigCtx, 4096)))
 	}
 	if s.HeadDim > 0 {
 		gw.SetKV(a+".attention.key_length", uint32(s.HeadDim))

@@ -1,0 +1,63 @@
+package actors_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
+)
+
+// TestStartLongRope checks that Start gives a LongRoPE model the rope
+// factors llama.cpp takes for the runtime's context: phi4-tiny-long
+// (original context 128) takes its long factors when a sequence may use
+// more positions, its short ones otherwise.
+func TestStartLongRope(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "phi4-tiny-long.gguf")
+	writeSynth(t, path, "phi4-tiny-long")
+	for _, tc := range []struct {
+		maxLen int
+		long   bool
+	}{{256, true}, {128, false}, {0, true}} { // 0: the model's context, 131072
+		m, err := model.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		start(t, m, actors.Config{MaxModelLen: tc.maxLen, NumBlocks: 64, Devices: 1})
+		c := &m.Config
+		if got := slices.Equal(c.RopeFactors, c.RopeFactorsLong); got != tc.long || c.RopeFactors == nil {
+			t.Errorf("max_model_len %d: long factors %v, want %v", tc.maxLen, got, tc.long)
+		}
+	}
+}
+
+// writeSynth writes the named synth shape, Q8_0, with stories260K's vocabulary.
+func writeSynth(t *testing.T, path, shape string) {
+	t.Helper()
+	s, _ := synth.LookupShape(shape)
+	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	ft, _ := synth.LookupFileType("Q8_0")
+	if _, err := synth.Write(bw, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
