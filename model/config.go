@@ -7,7 +7,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -42,6 +42,13 @@ type Config struct {
 	QKVBias    bool // q/k/v projections have biases (qwen2)
 	QKNorm     bool // per-head RMS norms on q and k before rope (qwen3)
 	TiedOutput bool // the output projection is the token embedding
+
+	// Mixture of experts (moe.go); zero for dense models.
+	Experts      int  // n_expert: expert FFNs per layer
+	ExpertsUsed  int  // n_expert_used: the experts (top-k) each token is routed to
+	ExpertFFNDim int  // n_ff_exp: hidden width of one expert
+	SharedFFNDim int  // n_ff_shexp: hidden width of the shared expert (qwen2moe); 0: none
+	NormTopK     bool // the top-k routing weights are divided by their sum (qwen3moe)
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.
@@ -69,5 +76,5 @@ func (c *Config) Validate() error {
 	case !(c.NormEps > 0), !(c.RopeBase > 0), !(c.RopeScale > 0):
 		return fmt.Errorf("model: norm eps %g, rope base %g and rope scale %g must be positive", c.NormEps, c.RopeBase, c.RopeScale)
 	}
-	return nil
+	return c.validateMoE()
 }

@@ -39,9 +39,12 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	} else if typ != "" && typ != "none" {
 		return nil, fmt.Errorf("model: %s: rope scaling %q is not supported (troupe supports linear and llama3)", f.Path, typ)
 	}
-	c.RopeNeox = arch == "qwen2" || arch == "qwen3"
-	c.QKVBias = arch == "qwen2"
-	c.QKNorm = arch == "qwen3"
+	c.RopeNeox = arch == "qwen2" || arch == "qwen3" || isMoE(arch)
+	c.QKVBias = arch == "qwen2" || arch == "qwen2moe"
+	c.QKNorm = arch == "qwen3" || arch == "qwen3moe"
+	if isMoE(arch) {
+		moeConfig(r, c)
+	}
 	if r.err != nil {
 		return nil, r.err
 	}

@@ -27,9 +27,16 @@ func ReferenceDir(t testing.TB) string { return filepath.Join(Dir(t), "..", "ref
 // Cases reads every reference case of the named model; none is a failure.
 func Cases(t testing.TB, name string) []*Case {
 	t.Helper()
+	return CasesIn(t, filepath.Join(ReferenceDir(t), name))
+}
+
+// CasesIn reads every reference case in dir (case0.json, case0.logits, …);
+// none is a failure.
+func CasesIn(t testing.TB, dir string) []*Case {
+	t.Helper()
 	var cases []*Case
 	for i := 0; ; i++ {
-		base := filepath.Join(ReferenceDir(t), name, "case"+strconv.Itoa(i))
+		base := filepath.Join(dir, "case"+strconv.Itoa(i))
 		raw, err := os.ReadFile(base + ".json")
 		if os.IsNotExist(err) {
 			break
@@ -55,7 +62,7 @@ func Cases(t testing.TB, name string) []*Case {
 		cases = append(cases, rc)
 	}
 	if len(cases) == 0 {
-		t.Fatalf("no reference cases for %s", name)
+		t.Fatalf("no reference cases in %s", dir)
 	}
 	return cases
 }

@@ -52,6 +52,9 @@ func useMoreBits(layer, n int) bool {
 // other matrix; gqa is the model's query heads per KV head.
 func (ft FileType) TensorType(kind string, layer, nLayers, ncols, gqa int) compute.DType {
 	t := ft.Base
+	if kind == "ffn_gate_inp" {
+		return compute.F32 // llama-quantize leaves the MoE routers as they are
+	}
 	if t == compute.F32 || t == compute.F16 || t == compute.BF16 {
 		return t // not quantized: every matrix in the file's type
 	}
@@ -110,6 +113,7 @@ type matrix struct {
 	kind        string
 	layer       int
 	cols, rows  int
+	experts     int     // 3-D expert tensors: experts matrices of rows×cols; 0: none
 	fill        float32 // vectors: values are fill ± 1%; matrices: N(0, 0.02²)
 	typ         compute.DType
 	seedPerName uint64
@@ -117,7 +121,7 @@ type matrix struct {
 
 // tensors lists the model's tensors in llama.cpp's order.
 func tensors(s Shape, ft FileType, vocab int) []matrix {
-	qDim, kvDim := s.Dim, s.KVHeads*(s.Dim/s.Heads)
+	qDim, kvDim := s.Heads*s.headDim(), s.KVHeads*s.headDim()
 	m := []matrix{{name: "token_embd.weight", kind: "token_embd", cols: s.Dim, rows: vocab}}
 	if s.Tied {
 		m[0].kind = "output"
@@ -144,6 +148,9 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 			matrix{name: p + "ffn_up.weight", kind: "ffn_up", cols: s.Dim, rows: s.FFN},
 			matrix{name: p + "ffn_down.weight", kind: "ffn_down", cols: s.FFN, rows: s.Dim},
 		)
+		if s.Experts > 0 { // experts in place of the dense FFN
+			m = append(m[:len(m)-3], moeTensors(s, p)...)
+		}
 		for i := first; i < len(m); i++ {
 			m[i].layer = l
 		}
@@ -188,7 +195,12 @@ func Write(w io.Writer, o Options) (int, error) {
 	gw.SetKV(a+".attention.head_count_kv", uint32(s.KVHeads))
 	gw.SetKV(a+".rope.freq_base", s.RopeBase)
 	gw.SetKV(a+".attention.layer_norm_rms_epsilon", s.NormEps)
-	gw.SetKV(a+".rope.dimension_count", uint32(s.Dim/s.Heads))
+	gw.SetKV(a+".rope.dimension_count", uint32(s.headDim()))
+	if s.HeadDim > 0 {
+		gw.SetKV(a+".attention.key_length", uint32(s.HeadDim))
+		gw.SetKV(a+".attention.value_length", uint32(s.HeadDim))
+	}
+	setMoEKV(gw, s)
 	gw.SetKV(a+".vocab_size", uint32(vocab))
 	gw.SetKV("general.file_type", o.Type.ID)
 	gw.SetKV("general.quantization_version", uint32(2))
@@ -203,6 +215,9 @@ func Write(w io.Writer, o Options) (int, error) {
 		shape := []int{m.cols}
 		if m.rows > 0 {
 			shape = append(shape, m.rows)
+		}
+		if m.experts > 0 {
+			shape = append(shape, m.experts)
 		}
 		if err := gw.AddTensorFunc(m.name, m.typ, shape, func(out io.Writer) error {
 			return writeRows(out, m, o.Seed, workers)
@@ -223,7 +238,7 @@ const rowChunk = 64
 // spread over the workers. Row r's values come from its own generator, so
 // the bytes do not depend on the number of workers.
 func writeRows(out io.Writer, m matrix, seed uint64, workers int) error {
-	rows := max(1, m.rows)
+	rows := max(1, m.rows) * max(1, m.experts)
 	rb, err := m.typ.RowSize(m.cols)
 	if err != nil {
 		return err
