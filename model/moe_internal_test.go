@@ -101,3 +101,31 @@ func loadSynthMoE(t *testing.T, shape string) *Model {
 	t.Cleanup(func() { m.Close() })
 	return m
 }
+
+// TestMoEConfigValidate checks that implausible expert counts are refused
+// with an error.
+func TestMoEConfigValidate(t *testing.T) {
+	base := Config{Arch: "qwen3moe", Dim: 64, Layers: 1, Heads: 4, KVHeads: 2, HeadDim: 16, FFNDim: 96, VocabSize: 32,
+		NormEps: 1e-6, RopeDim: 16, RopeBase: 1e6, RopeScale: 1, Experts: 8, ExpertsUsed: 2, ExpertFFNDim: 32}
+	if err := base.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(c *Config)
+	}{
+		{"no experts", func(c *Config) { c.Experts = 0 }},
+		{"more used than experts", func(c *Config) { c.ExpertsUsed = 9 }},
+		{"none used", func(c *Config) { c.ExpertsUsed = 0 }},
+		{"no expert width", func(c *Config) { c.ExpertFFNDim = 0 }},
+		{"experts on a dense arch", func(c *Config) { c.Arch = "qwen3" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.edit(&c)
+			if err := c.Validate(); err == nil {
+				t.Errorf("%+v: no error", c)
+			}
+		})
+	}
+}
