@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/troupe-llm/troupe/compute"
 )
@@ -46,12 +47,15 @@ type moeScratch struct {
 	order   []int32   // (tokens·used) token·used+slot entries grouped by expert, tokens in order
 	start   []int     // (experts+1) each expert's run in order
 	next    []int     // (experts) where each expert's next entry goes
-	xg      []float32 // (tokens, dim) the gathered inputs of one expert
-	gate    []float32 // (tokens, max(expert_ffn, shared_ffn))
-	up      []float32 // (tokens, max(expert_ffn, shared_ffn))
-	yg      []float32 // (tokens, dim) one expert's outputs for its gathered rows
-	ys      []float32 // (tokens, used, dim) each token's expert outputs in top-k order
-	shared  []float32 // (tokens) the shared expert's gate logits
+	main    expertBuf // buffers of the experts run on State.mm, and of the shared expert
+
+	small   []int32        // the step's experts run by the workers (moe_run.go)
+	workers []expertWorker // (State workers)
+	run     []func()       // (State workers) the workers' goroutine bodies, built once
+	job     expertJob      // the layer the workers run
+	wg      sync.WaitGroup // the workers in flight
+	ys      []float32      // (tokens, used, dim) each token's expert outputs in top-k order
+	shared  []float32      // (tokens) the shared expert's gate logits
 
 	// expertRuns counts the expert FFNs run (one per expert per layer per
 	// step that routes a token to it), for tests.
@@ -204,25 +208,8 @@ func (m *Model) moeFFN(s *State, l, n int) error {
 		ms.next[e]++
 	}
 
-	// Each routed expert: gather its rows, SwiGLU FFN, scatter the outputs.
-	ff := c.ExpertFFNDim
-	for e := range E {
-		run := ms.order[ms.start[e]:ms.start[e+1]]
-		if len(run) == 0 {
-			continue // not read
-		}
-		rows := len(run)
-		for g, r := range run {
-			i := int(r) / K
-			copy(ms.xg[g*dim:(g+1)*dim], s.xb[i*dim:(i+1)*dim])
-		}
-		if err := m.swiglu(s, ms.xg, rows, ff, w.Gate[e], w.Up[e], w.Down[e]); err != nil {
-			return err
-		}
-		ms.expertRuns++
-		for g, r := range run {
-			copy(ms.ys[int(r)*dim:(int(r)+1)*dim], ms.yg[g*dim:(g+1)*dim])
-		}
+	if err := m.runExperts(s, w, n); err != nil {
+		return err
 	}
 
 	// Weighted sum per token in top-k order, as ggml multiplies each
@@ -258,7 +245,7 @@ func (m *Model) sharedExpert(s *State, w *MoEWeights, n int) error {
 	if err := s.mm.MatMul(ms.shared, s.xb, n, w.SharedRouter); err != nil {
 		return err
 	}
-	if err := m.swiglu(s, s.xb, n, c.SharedFFNDim, w.SharedGate, w.SharedUp, w.SharedDown); err != nil {
+	if err := swiglu(s.mm, &ms.main, s.xb, n, c.SharedFFNDim, w.SharedGate, w.SharedUp, w.SharedDown); err != nil {
 		return err
 	}
 	for i := range n {
@@ -267,7 +254,7 @@ func (m *Model) sharedExpert(s *State, w *MoEWeights, n int) error {
 		if x != 0 {
 			g = x / (1 + float32(math.Exp(float64(-x)))) / x
 		}
-		out, y := s.ob[i*dim:(i+1)*dim], ms.yg[i*dim:(i+1)*dim]
+		out, y := s.ob[i*dim:(i+1)*dim], ms.main.yg[i*dim:(i+1)*dim]
 		for d := range out {
 			out[d] += float32(y[d] * g)
 		}
@@ -275,20 +262,20 @@ func (m *Model) sharedExpert(s *State, w *MoEWeights, n int) error {
 	return nil
 }
 
-// swiglu computes down(silu(gate·x) ⊙ up·x) for the rows of x into s.moe.yg.
-func (m *Model) swiglu(s *State, x []float32, rows, ff int, gate, up, down *compute.Tensor) error {
-	ms := &s.moe
-	if err := s.mm.MatMul(ms.gate, x, rows, gate); err != nil {
+// swiglu computes down(silu(gate·x) ⊙ up·x) for the rows of x into b.yg,
+// with mm.
+func swiglu(mm *compute.MatMuler, b *expertBuf, x []float32, rows, ff int, gate, up, down *compute.Tensor) error {
+	if err := mm.MatMul(b.gate, x, rows, gate); err != nil {
 		return err
 	}
-	if err := s.mm.MatMul(ms.up, x, rows, up); err != nil {
+	if err := mm.MatMul(b.up, x, rows, up); err != nil {
 		return err
 	}
 	for g := range rows { // per row, as ggml's swiglu
-		gr, ur := ms.gate[g*ff:(g+1)*ff], ms.up[g*ff:(g+1)*ff]
+		gr, ur := b.gate[g*ff:(g+1)*ff], b.up[g*ff:(g+1)*ff]
 		compute.SiLUMul(gr, gr, ur)
 	}
-	return s.mm.MatMul(ms.yg, ms.gate, rows, down)
+	return mm.MatMul(b.yg, b.gate, rows, down)
 }
 
 // softmax turns p into its softmax as ggml_soft_max does on the CPU: the
@@ -337,10 +324,7 @@ func (ms *moeScratch) reserve(c *Config, n int) {
 		ms.sel = make([]int32, n*K)
 		ms.weights = make([]float32, n*K)
 		ms.order = make([]int32, n*K)
-		ms.xg = make([]float32, n*c.Dim)
-		ms.gate = make([]float32, n*ff)
-		ms.up = make([]float32, n*ff)
-		ms.yg = make([]float32, n*c.Dim)
+		ms.main.reserve(n, c.Dim, ff)
 		ms.ys = make([]float32, n*K*c.Dim)
 		ms.shared = make([]float32, n)
 	}
