@@ -7,7 +7,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "smollm3", "phi3", "bert", "nomic-bert"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2", "gemma3", "smollm3", "phi3", "bert", "nomic-bert"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -69,6 +69,13 @@ type Config struct {
 	// them, the short by default, as Model.SetContextLen chooses.
 	RopeFactorsShort, RopeFactorsLong []float32
 	RopeOrigContext                   int // longer contexts take the long factors
+
+	// Mixture of experts (moe.go); zero for dense models.
+	Experts      int  // n_expert: expert FFNs per layer
+	ExpertsUsed  int  // n_expert_used: the experts (top-k) each token is routed to
+	ExpertFFNDim int  // n_ff_exp: hidden width of one expert
+	SharedFFNDim int  // n_ff_shexp: hidden width of the shared expert (qwen2moe); 0: none
+	NormTopK     bool // the top-k routing weights are divided by their sum (qwen3moe)
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.
@@ -99,5 +106,8 @@ func (c *Config) Validate() error {
 	if c.NoRopeLayers != nil && len(c.NoRopeLayers) != c.Layers {
 		return fmt.Errorf("model: %d no-rope layer flags for %d layers", len(c.NoRopeLayers), c.Layers)
 	}
-	return c.validateGemma()
+	if err := c.validateGemma(); err != nil {
+		return err
+	}
+	return c.validateMoE()
 }

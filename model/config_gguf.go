@@ -39,9 +39,9 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	} else if typ != "" && typ != "none" && !(arch == "phi3" && typ == "longrope") {
 		return nil, fmt.Errorf("model: %s: rope scaling %q is not supported (troupe supports linear and llama3)", f.Path, typ)
 	}
-	c.RopeNeox = arch == "qwen2" || arch == "qwen3" || isGemma(arch)
-	c.QKVBias = arch == "qwen2"
-	c.QKNorm = arch == "qwen3"
+	c.RopeNeox = arch == "qwen2" || arch == "qwen3" || isMoE(arch) || isGemma(arch)
+	c.QKVBias = arch == "qwen2" || arch == "qwen2moe"
+	c.QKNorm = arch == "qwen3" || arch == "qwen3moe"
 	c.Pooling = Pooling(r.int("pooling_type", 0))
 	bertConfig(c, r)
 	if isGemma(arch) {
@@ -52,6 +52,9 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	}
 	if arch == "phi3" {
 		phi3Config(f, r, c)
+	}
+	if isMoE(arch) {
+		moeConfig(r, c)
 	}
 	if r.err != nil {
 		return nil, r.err

@@ -164,6 +164,9 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	for i := range n {
 		compute.RMSNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], lw.FFNNorm, c.NormEps)
 	}
+	if lw.MoE != nil {
+		return m.moeFFN(s, l, n)
+	}
 	if err := s.mm.MatMul(s.gate, s.xb, n, lw.Gate); err != nil {
 		return err
 	}

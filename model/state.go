@@ -32,6 +32,7 @@ type State struct {
 	ropeL  []float32           // (tokens, rope_dim) the same for local (sliding-window) layers with their own rope (Gemma 3)
 	scores [][]float32         // (workers) g·(head_dim + 2·context): f16 q, softmax weights and rescales of g heads (attnGroup)
 	q8     []compute.Q8_0Query // (workers) one head's q as Q8_0 (a Q8_0 KV cache)
+	moe    moeScratch          // the expert FFNs' buffers (moe.go)
 
 	attn    attnJob        // the attention call in flight
 	attnRun []func()       // (workers) goroutine bodies, built on first use

@@ -27,6 +27,7 @@ type LayerWeights struct {
 	FFNNorm             []float32       // (dim)
 	Gate, Up            *compute.Tensor // (ffn, dim)
 	Down                *compute.Tensor // (dim, ffn)
+	MoE                 *MoEWeights     // experts in place of Gate, Up, Down; nil for a dense layer (moe.go)
 
 	AttnPostNorm, FFNPostNorm []float32 // (dim); nil unless Config.PostNorms (Gemma)
 }
@@ -71,6 +72,10 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 			lw.KNorm = l.vector(p+"attn_k_norm.weight", c.HeadDim)
 		}
 		lw.FFNNorm = l.vector(p+"ffn_norm.weight", c.Dim)
+		if c.Experts > 0 {
+			lw.MoE = l.moe(p, c)
+			continue
+		}
 		if !c.FusedGateUp {
 			lw.Gate = l.matrix(p+"ffn_gate.weight", c.Dim, c.FFNDim)
 			lw.Up = l.matrix(p+"ffn_up.weight", c.Dim, c.FFNDim)
@@ -88,6 +93,7 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 	for i := range w.Layers {
 		lw := &w.Layers[i]
 		mats = append(mats, lw.Q, lw.K, lw.V, lw.O, lw.Gate, lw.Up, lw.Down)
+		mats = append(mats, lw.MoE.matrices()...)
 	}
 	// Packed weights are a copy: let the mapped originals leave resident
 	// memory (they are read again from the file if ever touched). The

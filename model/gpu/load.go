@@ -88,6 +88,8 @@ func Load(m *model.Model, dev *cuda.Device, cc Config) (g *Model, err error) {
 		return nil, fmt.Errorf("gpu: cache of %d blocks of %d tokens (%d on the host)", cc.NumBlocks, cc.BlockSize, cc.NumHostBlocks)
 	case c.HeadDim > 256:
 		return nil, fmt.Errorf("gpu: head dim %d > 256 is not supported by the attention kernel", c.HeadDim)
+	case c.Experts > 0:
+		return nil, fmt.Errorf("gpu: %s (mixture of experts) runs on the CPU only", c.Arch)
 	}
 	if c.PostNorms || c.SWALayers != nil || c.AttnSoftcap != 0 || c.FinalSoftcap != 0 || c.EmbedScale != 0 || c.NoRopeLayers != nil ||
 		c.QueryScale != 0 || (c.RopeAttnFactor != 0 && c.RopeAttnFactor != 1) {

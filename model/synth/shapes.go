@@ -31,6 +31,12 @@ type Shape struct {
 	LongRope   bool    // rope_factors_short/long tensors, rope.scaling.attn_factor and original_context_length
 	AttnFactor float32 // rope.scaling.attn_factor with LongRope
 	OrigCtx    int     // rope.scaling.original_context_length with LongRope; 0: 4096
+
+	// Mixture of experts (Arch "qwen2moe", "qwen3moe"; moe.go).
+	Experts     int // expert_count
+	ExpertsUsed int // expert_used_count
+	ExpertFFN   int // expert_feed_forward_length
+	SharedFFN   int // expert_shared_feed_forward_length (qwen2moe)
 }
 
 // ropeDim is the shape's rotated values per head.
@@ -116,6 +122,17 @@ var Shapes = []Shape{
 	// smollm3-tiny is for tests: layer 3 of 4 without rope.
 	{Name: "smollm3-tiny", Arch: "smollm3", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768,
 		Vocab: 512, Context: 2048, RopeBase: 10000, NormEps: 1e-6, Tied: true},
+	// qwen3-30b-a3b-l6 is Qwen3-30B-A3B with 6 of its 48 layers, to fit in
+	// memory: the speed of a token through those layers is the model's
+	// over 8.
+	{Name: "qwen3-30b-a3b-l6", Arch: "qwen3moe", Dim: 2048, Layers: 6, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 6144,
+		Vocab: 151936, Context: 40960, RopeBase: 1000000, NormEps: 1e-6, Experts: 128, ExpertsUsed: 8, ExpertFFN: 768},
+	// qwen3moe-tiny and qwen2moe-tiny are for tests: 8 experts, top 2
+	// (qwen2moe: and a shared expert).
+	{Name: "qwen3moe-tiny", Arch: "qwen3moe", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768,
+		Vocab: 512, Context: 2048, RopeBase: 1000000, NormEps: 1e-6, Experts: 8, ExpertsUsed: 2, ExpertFFN: 256},
+	{Name: "qwen2moe-tiny", Arch: "qwen2moe", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768, QKVBias: true,
+		Vocab: 512, Context: 2048, RopeBase: 1000000, NormEps: 1e-6, Experts: 8, ExpertsUsed: 2, ExpertFFN: 256, SharedFFN: 512},
 }
 
 // LookupShape returns the shape called name.

@@ -53,6 +53,9 @@ func useMoreBits(layer, n int) bool {
 // other matrix; gqa is the model's query heads per KV head.
 func (ft FileType) TensorType(kind string, layer, nLayers, ncols, gqa int) compute.DType {
 	t := ft.Base
+	if kind == "ffn_gate_inp" {
+		return compute.F32 // llama-quantize leaves the MoE routers as they are
+	}
 	if t == compute.F32 || t == compute.F16 || t == compute.BF16 {
 		return t // not quantized: every matrix in the file's type
 	}
@@ -111,6 +114,7 @@ type matrix struct {
 	kind        string
 	layer       int
 	cols, rows  int
+	experts     int     // 3-D expert tensors: experts matrices of rows×cols; 0: none
 	fill        float32 // vectors: values are fill ± 1%; matrices: N(0, 0.02²)
 	typ         compute.DType
 	seedPerName uint64
@@ -167,6 +171,9 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 				matrix{name: p + "ffn_up.weight", kind: "ffn_up", cols: s.Dim, rows: s.FFN})
 		}
 		m = append(m, matrix{name: p + "ffn_down.weight", kind: "ffn_down", cols: s.FFN, rows: s.Dim})
+		if s.Experts > 0 { // experts in place of the dense FFN
+			m = append(m[:len(m)-3], moeTensors(s, p)...)
+		}
 		if gemma {
 			m = append(m, matrix{name: p + "post_ffw_norm.weight", cols: s.Dim, fill: 1})
 		}
@@ -238,6 +245,7 @@ func Write(w io.Writer, o Options) (int, error) {
 	if s.FinalCap > 0 {
 		gw.SetKV(a+".final_logit_softcapping", s.FinalCap)
 	}
+	setMoEKV(gw, s)
 	gw.SetKV(a+".vocab_size", uint32(vocab))
 	gw.SetKV("general.file_type", o.Type.ID)
 	gw.SetKV("general.quantization_version", uint32(2))
@@ -252,6 +260,9 @@ func Write(w io.Writer, o Options) (int, error) {
 		shape := []int{m.cols}
 		if m.rows > 0 {
 			shape = append(shape, m.rows)
+		}
+		if m.experts > 0 {
+			shape = append(shape, m.experts)
 		}
 		if err := gw.AddTensorFunc(m.name, m.typ, shape, func(out io.Writer) error {
 			return writeRows(out, m, o.Seed, workers)
@@ -272,7 +283,7 @@ const rowChunk = 64
 // spread over the workers. Row r's values come from its own generator, so
 // the bytes do not depend on the number of workers.
 func writeRows(out io.Writer, m matrix, seed uint64, workers int) error {
-	rows := max(1, m.rows)
+	rows := max(1, m.rows) * max(1, m.experts)
 	rb, err := m.typ.RowSize(m.cols)
 	if err != nil {
 		return err

@@ -1,0 +1,126 @@
+package model_test
+
+import (
+	"bufio"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
+)
+
+// moeModels are the mixture-of-experts files `troupe synth` writes for
+// tests, with llama.cpp's references in testdata/reference/<name> (made by
+// scripts/make-refs-moe.py, which lists the same shapes, types, vocabularies
+// and seeds) and the bound of their teacher-forced logits.
+var moeModels = []struct {
+	name, shape, typ, vocab string
+	seed                    uint64
+	bound                   float64
+}{
+	{"synth-qwen3moe-tiny-Q8_0", "qwen3moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
+	{"synth-qwen2moe-tiny-Q8_0", "qwen2moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
+}
+
+// writeSynth writes a test model with troupe synth into a temporary
+// directory, the bytes scripts/make-refs-moe.py gave llama.cpp, and
+// returns its path.
+func writeSynth(t *testing.T, shape, typ, vocab string, seed uint64) string {
+	t.Helper()
+	s, ok := synth.LookupShape(shape)
+	ft, okType := synth.LookupFileType(typ)
+	if !ok || !okType {
+		t.Fatalf("no shape %q or type %q", shape, typ)
+	}
+	vf, err := gguf.Open(testmodels.Path(t, vocab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	path := filepath.Join(t.TempDir(), shape+"-"+typ+".gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	if _, err := synth.Write(bw, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestMoEParity compares troupe's teacher-forced logits of the MoE test
+// models with llama.cpp's on four prompts, and the greedy continuation
+// where the reference's smallest top-1 lead is comfortable.
+func TestMoEParity(t *testing.T) {
+	for _, g := range moeModels {
+		t.Run(g.name, func(t *testing.T) {
+			m := openInvariance(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
+			for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", g.name)) {
+				ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
+				got := teacherForced(t, m, len(rc.PromptIDs), ids)
+				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
+				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, g.bound*100)
+				if worst > g.bound {
+					t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, g.bound)
+				}
+				if rc.GreedyMinGap > 0.005 {
+					nv, p := rc.NVocab, len(rc.PromptIDs)
+					for k, want := range rc.GreedyIDs {
+						if best, _ := testmodels.Top2(got[(p-1+k)*nv : (p+k)*nv]); int32(best) != want {
+							t.Errorf("case %d: greedy token %d is %d, llama.cpp %d", ci, k, best, want)
+							break
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMoEBatchInvariance runs the short cases of TestBatchInvariance on the
+// MoE test models: the target stream decoded alone, prefilled in chunks
+// among other sequences, and shuffled among 16 others (so that experts
+// gather rows of many sequences), on 1 and 2 workers.
+func TestMoEBatchInvariance(t *testing.T) {
+	for _, g := range moeModels {
+		t.Run(g.name, func(t *testing.T) {
+			m := openInvariance(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
+			vocab, n := m.Config.VocabSize, invLenShort
+			rng := rand.New(rand.NewPCG(1, g.seed))
+			states := map[int]*model.State{1: model.NewState(&m.Config, 1), 2: model.NewState(&m.Config, 2)}
+			gen := &invSeq{ids: randomTokens(rng, invPrompt, vocab), total: n, prompt: invPrompt, chunk: invPrompt}
+			runInvariance(t, m, states[1], []*invSeq{gen}, false, 0)
+			alone := &invSeq{ids: gen.ids, total: n, prompt: n, chunk: n}
+			runInvariance(t, m, states[2], []*invSeq{alone}, false, 0)
+			checkInvariance(t, []*invSeq{gen}, alone.rows, vocab)
+			a, b := stream{ids: gen.ids, ref: alone.rows}, stream{ids: randomTokens(rng, n, vocab)}
+			for ci, tc := range []invCase{
+				{name: "chunk7", workers: 2, chunk: 7},
+				{name: "mixed3-chunk7", workers: 2, chunk: 7, others: 3},
+				{name: "mixed16-interleaved-workers1", workers: 1, prompt: 13, chunk: 5, others: 16, interleave: true},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					prompt := tc.prompt
+					if prompt == 0 {
+						prompt = n
+					}
+					target := &invSeq{ids: a.ids, ref: a.ref, total: n, prompt: prompt, chunk: tc.chunk}
+					seqs := append([]*invSeq{target}, otherSeqs(tc.others, a, b)...)
+					runInvariance(t, m, states[tc.workers], seqs, tc.interleave, uint64(ci))
+					checkInvariance(t, seqs, nil, vocab)
+				})
+			}
+		})
+	}
+}
