@@ -51,6 +51,7 @@ type floatFunc func(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, 
 type floatKernel struct {
 	step  int  // elements per step: 16, or 32 for BF16
 	dp    bool // BF16 by VDPBF16PS: the activations stay bf16 (dotBF16DP's arithmetic)
+	xh    bool // F16 against activations kept as f16 (dotFloat's arithmetic)
 	rnMax int  // activation rows per call, at most floatRN
 	// main[rn] runs rm[rn] weight rows per group, one[rn] one.
 	rm        [floatRN + 1]int
@@ -61,14 +62,19 @@ type floatKernel struct {
 // k+floatPad values apart: x as is for F32; rounded to f16 for F16; for
 // BF16 rounded to bf16 and, per step of 32, split into the 16 odd elements
 // then the 16 even ones (bf16Split), or kept as bf16 in mm.xh for VDPBF16PS
-// (2·floatPad values apart; the result is then nil).
+// (2·floatPad values apart; the result is then nil); F16's likewise kept as
+// f16 in mm.xh for the f16h kernels.
 func (mm *MatMuler) floatActs(x []float32, m, k int, t DType, fk *floatKernel) []float32 {
 	ld := k + floatPad
-	if fk != nil && fk.dp {
+	if fk != nil && (fk.dp || fk.xh) {
 		ldh := k + 2*floatPad
 		xh := grow(&mm.xh, m*ldh)
 		for r := range m {
-			toBF16(x[r*k:(r+1)*k], xh[r*ldh:r*ldh+k])
+			if fk.dp {
+				toBF16(x[r*k:(r+1)*k], xh[r*ldh:r*ldh+k])
+			} else {
+				toF16(x[r*k:(r+1)*k], xh[r*ldh:r*ldh+k])
+			}
 		}
 		return nil
 	}
@@ -120,7 +126,7 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 	}
 	var xb []byte // the activations as the kernels read them
 	xs := ld * 4
-	if fk.dp {
+	if fk.dp || fk.xh {
 		ld = k + 2*floatPad
 		xs = ld * 2
 		xb = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mm.xh))), m*xs)
@@ -156,6 +162,8 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 					var x float32
 					if fk.dp {
 						x = BF16ToFP32(mm.xh[t*ld+i])
+					} else if fk.xh {
+						x = FP16ToFP32(mm.xh[t*ld+i])
 					} else {
 						x = j.x[t*ld+i]
 					}

@@ -29,14 +29,17 @@ func floatIndex(t DType) int {
 	return 0
 }
 
-// floatKernels512 holds the AVX512 kernels: F32, F16, BF16, BF16 by VDPBF16PS.
+// floatKernels512 holds the AVX512 kernels: F32, F16 against f16
+// activations, BF16, BF16 by VDPBF16PS. (F16 against float32 activations,
+// f16x*, is the arithmetic with twice the activation bytes; the f16h
+// kernels were 0.x faster.)
 var floatKernels512 = [...]*floatKernel{
 	{step: 16, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
 		main: [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x4r2AVX512, f32x4r3AVX512, f32x4r4AVX512, f32x4r5AVX512},
 		one:  [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x1r2AVX512, f32x1r3AVX512, f32x1r4AVX512, f32x1r5AVX512}},
-	{step: 16, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, f16x1r1AVX512, f16x4r2AVX512, f16x4r3AVX512, f16x4r4AVX512, f16x4r5AVX512},
-		one:  [floatRN + 1]floatFunc{nil, f16x1r1AVX512, f16x1r2AVX512, f16x1r3AVX512, f16x1r4AVX512, f16x1r5AVX512}},
+	{step: 16, dp: false, xh: true, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, f16hx1r1AVX512, f16hx4r2AVX512, f16hx4r3AVX512, f16hx4r4AVX512, f16hx4r5AVX512},
+		one:  [floatRN + 1]floatFunc{nil, f16hx1r1AVX512, f16hx1r2AVX512, f16hx1r3AVX512, f16hx1r4AVX512, f16hx1r5AVX512}},
 	{step: 32, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
 		main: [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x4r2AVX512, bf16x4r3AVX512, bf16x4r4AVX512, bf16x4r5AVX512},
 		one:  [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x1r2AVX512, bf16x1r3AVX512, bf16x1r4AVX512, bf16x1r5AVX512}},
@@ -167,6 +170,33 @@ func bf16dpx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng
 func bf16dpx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
+func f16hx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
 func f32x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
@@ -215,6 +245,9 @@ func bf16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk
 func roundF16AVX2(x, dst *float32, n int)
 
 //go:noescape
+func toF16AVX2(x *float32, dst *uint16, n int)
+
+//go:noescape
 func toBF16AVX512(x *float32, dst *uint16, n int)
 
 // roundF16 rounds x to f16 values into dst (FP32ToFP16 and back; a NaN may
@@ -228,6 +261,21 @@ func roundF16(x, dst []float32) {
 		}
 	}
 	roundRowF16(x[n:], dst[n:])
+}
+
+// toF16 converts x to f16 into dst, as FP32ToFP16 (a NaN may keep other
+// payload bits).
+func toF16(x []float32, dst []uint16) {
+	n := 0
+	if hostISA >= AVX2 {
+		n = len(x) &^ 7
+		if n > 0 {
+			toF16AVX2(&x[0], &dst[0], n)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		dst[i] = FP32ToFP16(x[i])
+	}
 }
 
 // toBF16 converts x to bf16 into dst, as FP32ToBF16.
