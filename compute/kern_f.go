@@ -30,7 +30,7 @@ import (
 // references the assembly is tested against bit for bit.
 
 // floatRN is the most activation rows a float kernel takes at once.
-const floatRN = 5
+const floatRN = 6
 
 // floatPad is how many values longer than k a row of prepared activations
 // is: rows a power of two bytes apart would all fall in the same L1 cache

@@ -34,18 +34,18 @@ func floatIndex(t DType) int {
 // f16x*, is the arithmetic with twice the activation bytes; the f16h
 // kernels were 0.x faster.)
 var floatKernels512 = [...]*floatKernel{
-	{step: 16, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x4r2AVX512, f32x4r3AVX512, f32x4r4AVX512, f32x4r5AVX512},
-		one:  [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x1r2AVX512, f32x1r3AVX512, f32x1r4AVX512, f32x1r5AVX512}},
-	{step: 16, dp: false, xh: true, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, f16hx1r1AVX512, f16hx4r2AVX512, f16hx4r3AVX512, f16hx4r4AVX512, f16hx4r5AVX512},
-		one:  [floatRN + 1]floatFunc{nil, f16hx1r1AVX512, f16hx1r2AVX512, f16hx1r3AVX512, f16hx1r4AVX512, f16hx1r5AVX512}},
-	{step: 32, dp: false, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x4r2AVX512, bf16x4r3AVX512, bf16x4r4AVX512, bf16x4r5AVX512},
-		one:  [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x1r2AVX512, bf16x1r3AVX512, bf16x1r4AVX512, bf16x1r5AVX512}},
-	{step: 32, dp: true, rnMax: 5, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4},
-		main: [floatRN + 1]floatFunc{nil, bf16dpx1r1AVX512, bf16dpx4r2AVX512, bf16dpx4r3AVX512, bf16dpx4r4AVX512, bf16dpx4r5AVX512},
-		one:  [floatRN + 1]floatFunc{nil, bf16dpx1r1AVX512, bf16dpx1r2AVX512, bf16dpx1r3AVX512, bf16dpx1r4AVX512, bf16dpx1r5AVX512}},
+	{step: 16, dp: false, rnMax: 6, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x4r2AVX512, f32x4r3AVX512, f32x4r4AVX512, f32x4r5AVX512, f32x4r6AVX512},
+		one:  [floatRN + 1]floatFunc{nil, f32x1r1AVX512, f32x1r2AVX512, f32x1r3AVX512, f32x1r4AVX512, f32x1r5AVX512, f32x1r6AVX512}},
+	{step: 16, dp: false, xh: true, rnMax: 6, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, f16hx1r1AVX512, f16hx4r2AVX512, f16hx4r3AVX512, f16hx4r4AVX512, f16hx4r5AVX512, f16hx4r6AVX512},
+		one:  [floatRN + 1]floatFunc{nil, f16hx1r1AVX512, f16hx1r2AVX512, f16hx1r3AVX512, f16hx1r4AVX512, f16hx1r5AVX512, f16hx1r6AVX512}},
+	{step: 32, dp: false, rnMax: 6, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x4r2AVX512, bf16x4r3AVX512, bf16x4r4AVX512, bf16x4r5AVX512, bf16x4r6AVX512},
+		one:  [floatRN + 1]floatFunc{nil, bf16x1r1AVX512, bf16x1r2AVX512, bf16x1r3AVX512, bf16x1r4AVX512, bf16x1r5AVX512, bf16x1r6AVX512}},
+	{step: 32, dp: true, rnMax: 6, rm: [floatRN + 1]int{0, 1, 4, 4, 4, 4, 4},
+		main: [floatRN + 1]floatFunc{nil, bf16dpx1r1AVX512, bf16dpx4r2AVX512, bf16dpx4r3AVX512, bf16dpx4r4AVX512, bf16dpx4r5AVX512, bf16dpx4r6AVX512},
+		one:  [floatRN + 1]floatFunc{nil, bf16dpx1r1AVX512, bf16dpx1r2AVX512, bf16dpx1r3AVX512, bf16dpx1r4AVX512, bf16dpx1r5AVX512, bf16dpx1r6AVX512}},
 }
 
 // floatKernels256 holds the AVX2 kernels: F32, F16, BF16.
@@ -195,6 +195,36 @@ func f16hx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, 
 
 //go:noescape
 func f16hx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f32x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func bf16dpx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+
+//go:noescape
+func f16hx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
 
 //go:noescape
 func f32x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)

@@ -151,7 +151,10 @@ def kernel(kind, isa, rm, rn):
     halves = 1 if wide else 2
     acc = {}
     xreg = rm + 1
-    nxt = xreg + (rn if wide else 1)
+    # Activation registers: one per row where the 32 allow it (4 x 6 has
+    # three, used in turn).
+    nx = min(rn, 32 - xreg - rm * rn) if wide else 1
+    nxt = xreg + nx
     for i in range(rm):
         for j in range(rn):
             for h in range(halves):
@@ -186,7 +189,7 @@ def kernel(kind, isa, rm, rn):
                 else:
                     body += load_w256(kind, p, h, i, f'Y{i}', mask)
             for j in range(rn):
-                x = xreg + j if wide else xreg
+                x = xreg + j % nx
                 if kind.xh:
                     body.append(f'VCVTPH2PS {x_addr(j, xoff + 16 * h)}, {V}{x}')
                 else:
@@ -224,15 +227,15 @@ def kernel(kind, isa, rm, rn):
     return '\n'.join(out)
 
 
-# (ISA, largest RN, RM for each RN): AVX-512 runs eight weight rows against
-# one activation row (eight FMA chains for decode) and four against two to
-# five (4 + 5 + 20 registers: each loaded vector used four or five times);
-# AVX2 four against one, two against two or three.
+# (ISA, RM for each RN): AVX-512 runs one weight row against one activation
+# row and four against two to six (4 + 3 + 24 registers at six: each loaded
+# vector used four to six times, llamafile's 4 x 6 tile); AVX2 one against
+# one, two against two or three.
 SHAPES = {
     # One activation row (decode) takes the one-row kernel: a tile of
     # weight rows streams that many rows at once, and on this Zen 5 F16
     # decode ran 10-16% faster one row at a time (A/B, same minute).
-    'AVX512': {rn: (1 if rn == 1 else 4) for rn in range(1, 6)},
+    'AVX512': {rn: (1 if rn == 1 else 4) for rn in range(1, 7)},
     'AVX2': {1: 1, 2: 2, 3: 2},
 }
 
