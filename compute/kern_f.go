@@ -44,8 +44,9 @@ const floatChunkBytes = 64 << 10
 
 // floatFunc is a float kernel (see kern_f_amd64.s): ng groups of RM weight
 // rows, ws bytes apart, against RN activation rows, xs bytes apart, over nk
-// steps; output (i, j) of group g at out + 4·(g·RM + i) + j·os bytes.
-type floatFunc func(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+// steps; output (i, j) of group g at out + 4·(g·RM + i) + j·os bytes. Its
+// first npf steps prefetch a cache line each, from pf on, into L2.
+type floatFunc func(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 // floatKernel is the assembly for one float weight type on one ISA.
 type floatKernel struct {
@@ -138,18 +139,32 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 	for r0 := lo; r0 < hi; r0 += chunk {
 		nr := min(chunk, hi-r0)
 		// As few calls as rnMax allows, their rows balanced (16 rows are
-		// four calls of 4, not three of 5 and one of 1): every output's
-		// arithmetic is the same whatever its call.
+		// three calls of 6, 5 and 5, not two of 6 and one of 4): every
+		// output's arithmetic is the same whatever its call.
 		calls := (m + fk.rnMax - 1) / fk.rnMax
-		for t := 0; t < m; calls-- {
-			rn := (m - t + calls - 1) / calls
+		// The first call reads the chunk from memory; the others, which
+		// find it in L2, prefetch the next chunk, a share each, so that
+		// memory and arithmetic overlap (batched decode).
+		pf, lines, share := 0, 0, 0 // pf: a byte offset in w.Data
+		if next := r0 + nr; calls > 1 && next < hi {
+			pf, lines = next*rb, min(chunk, hi-next)*rb/64
+			share = (lines + calls - 2) / (calls - 1)
+		}
+		for t, c := 0, 0; t < m; c++ {
+			rn := (m - t + calls - c - 1) / (calls - c)
 			rm := fk.rm[rn]
 			ng := nr / rm
+			wr := &w.Data[r0*rb]
+			pfp, npf := wr, 0
+			if c > 0 && lines > 0 {
+				pfp, npf = &w.Data[pf], min(share, lines)
+				pf, lines = pf+64*npf, lines-npf
+			}
 			if ng > 0 {
-				fk.main[rn](&w.Data[r0*rb], rb, &xb[t*xs], xs, &j.out[t*n+r0], n*4, ng, nk)
+				fk.main[rn](wr, rb, &xb[t*xs], xs, &j.out[t*n+r0], n*4, ng, nk, pfp, npf)
 			}
 			if r := r0 + ng*rm; r < r0+nr {
-				fk.one[rn](&w.Data[r*rb], rb, &xb[t*xs], xs, &j.out[t*n+r], n*4, r0+nr-r, nk)
+				fk.one[rn](&w.Data[r*rb], rb, &xb[t*xs], xs, &j.out[t*n+r], n*4, r0+nr-r, nk, wr, 0)
 			}
 			t += rn
 		}

@@ -62,214 +62,214 @@ var floatKernels256 = [...]*floatKernel{
 }
 
 //go:noescape
-func f32x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16dpx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16dpx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16hx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16hx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f32x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f32x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func f16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func f16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
-func bf16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+func bf16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
 func roundF16AVX2(x, dst *float32, n int)

@@ -5,11 +5,13 @@
 // Kernels for float weights (F32, F16, BF16, read as stored) against
 // float32 activations. Every kernel has the signature
 //
-//	func k(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+//	func k(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 //
 // and computes ng groups of RM weight rows (row i of group g at
 // w + (g·RM + i)·ws) against RN activation rows (row j at x + j·xs), writing
-// output (i, j) of group g at out + 4·(g·RM + i) + j·os. The name says RM
+// output (i, j) of group g at out + 4·(g·RM + i) + j·os. Meanwhile the
+// first npf steps each prefetch one cache line into L2, from pf on: the
+// weight rows the next call will read from memory. The name says RM
 // and RN: f16x4r5AVX512 is F16, four weight rows, five activation rows.
 //
 // Each output is one 16-lane float32 sum (see kern_f.go): over nk steps,
@@ -183,8 +185,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r1AVX512(SB), NOSPLIT, $0-64
+// func f32x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -193,6 +195,11 @@ TEXT ·f32x1r1AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -208,6 +215,11 @@ step:
 	VFMADD231PS Z2, Z0, Z3
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -228,8 +240,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x4r2AVX512(SB), NOSPLIT, $0-64
+// func f32x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x4r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -238,6 +250,11 @@ TEXT ·f32x4r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -274,6 +291,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, R8
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -357,8 +379,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r2AVX512(SB), NOSPLIT, $0-64
+// func f32x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -367,6 +389,11 @@ TEXT ·f32x1r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -385,6 +412,11 @@ step:
 	VFMADD231PS Z3, Z0, Z5
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -414,8 +446,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x4r3AVX512(SB), NOSPLIT, $0-64
+// func f32x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x4r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -424,6 +456,11 @@ TEXT ·f32x4r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -469,6 +506,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, R8
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -588,8 +630,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r3AVX512(SB), NOSPLIT, $0-64
+// func f32x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -598,6 +640,11 @@ TEXT ·f32x1r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -619,6 +666,11 @@ step:
 	VFMADD231PS Z4, Z0, Z7
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -657,8 +709,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x4r4AVX512(SB), NOSPLIT, $0-64
+// func f32x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x4r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -667,6 +719,11 @@ TEXT ·f32x4r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -724,6 +781,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -881,8 +943,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r4AVX512(SB), NOSPLIT, $0-64
+// func f32x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -891,6 +953,11 @@ TEXT ·f32x1r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -918,6 +985,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -967,8 +1039,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x4r5AVX512(SB), NOSPLIT, $0-64
+// func f32x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x4r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -977,6 +1049,11 @@ TEXT ·f32x4r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -1043,6 +1120,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -1236,8 +1318,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r5AVX512(SB), NOSPLIT, $0-64
+// func f32x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -1246,6 +1328,11 @@ TEXT ·f32x1r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -1276,6 +1363,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -1334,8 +1426,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x4r6AVX512(SB), NOSPLIT, $0-64
+// func f32x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x4r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -1344,6 +1436,11 @@ TEXT ·f32x4r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -1419,6 +1516,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -1648,8 +1750,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r6AVX512(SB), NOSPLIT, $0-64
+// func f32x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -1658,6 +1760,11 @@ TEXT ·f32x1r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -1691,6 +1798,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -1758,8 +1870,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r1AVX512(SB), NOSPLIT, $0-64
+// func f16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -1768,6 +1880,11 @@ TEXT ·f16x1r1AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -1783,6 +1900,11 @@ step:
 	VFMADD231PS Z2, Z0, Z3
 	ADDQ $32, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -1803,8 +1925,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x4r2AVX512(SB), NOSPLIT, $0-64
+// func f16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x4r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -1813,6 +1935,11 @@ TEXT ·f16x4r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -1849,6 +1976,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $32, R8
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -1932,8 +2064,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r2AVX512(SB), NOSPLIT, $0-64
+// func f16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -1942,6 +2074,11 @@ TEXT ·f16x1r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -1960,6 +2097,11 @@ step:
 	VFMADD231PS Z3, Z0, Z5
 	ADDQ $32, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -1989,8 +2131,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x4r3AVX512(SB), NOSPLIT, $0-64
+// func f16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x4r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -1999,6 +2141,11 @@ TEXT ·f16x4r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -2044,6 +2191,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $32, R8
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -2163,8 +2315,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r3AVX512(SB), NOSPLIT, $0-64
+// func f16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -2173,6 +2325,11 @@ TEXT ·f16x1r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -2194,6 +2351,11 @@ step:
 	VFMADD231PS Z4, Z0, Z7
 	ADDQ $32, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -2232,8 +2394,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x4r4AVX512(SB), NOSPLIT, $0-64
+// func f16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x4r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -2242,6 +2404,11 @@ TEXT ·f16x4r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -2299,6 +2466,11 @@ step:
 	ADDQ $32, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -2456,8 +2628,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r4AVX512(SB), NOSPLIT, $0-64
+// func f16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -2466,6 +2638,11 @@ TEXT ·f16x1r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -2493,6 +2670,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -2542,8 +2724,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x4r5AVX512(SB), NOSPLIT, $0-64
+// func f16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x4r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -2552,6 +2734,11 @@ TEXT ·f16x4r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -2618,6 +2805,11 @@ step:
 	ADDQ $32, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -2811,8 +3003,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r5AVX512(SB), NOSPLIT, $0-64
+// func f16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -2821,6 +3013,11 @@ TEXT ·f16x1r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -2851,6 +3048,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -2909,8 +3111,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x4r6AVX512(SB), NOSPLIT, $0-64
+// func f16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x4r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -2919,6 +3121,11 @@ TEXT ·f16x4r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -2994,6 +3201,11 @@ step:
 	ADDQ $32, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -3223,8 +3435,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r6AVX512(SB), NOSPLIT, $0-64
+// func f16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -3233,6 +3445,11 @@ TEXT ·f16x1r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -3266,6 +3483,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -3333,8 +3555,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r1AVX512(SB), NOSPLIT, $0-64
+// func bf16x1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -3343,6 +3565,11 @@ TEXT ·bf16x1r1AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z1, Z1, Z1
 	VPSLLD $16, Z1, Z1
 	TESTQ BX, BX
@@ -3363,6 +3590,11 @@ step:
 	VFMADD231PS Z2, Z0, Z3
 	ADDQ $64, SI
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -3383,8 +3615,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x4r2AVX512(SB), NOSPLIT, $0-64
+// func bf16x4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x4r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -3393,6 +3625,11 @@ TEXT ·bf16x4r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z4, Z4, Z4
 	VPSLLD $16, Z4, Z4
 	TESTQ BX, BX
@@ -3445,6 +3682,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, R8
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -3528,8 +3770,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r2AVX512(SB), NOSPLIT, $0-64
+// func bf16x1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -3538,6 +3780,11 @@ TEXT ·bf16x1r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z1, Z1, Z1
 	VPSLLD $16, Z1, Z1
 	TESTQ BX, BX
@@ -3563,6 +3810,11 @@ step:
 	VFMADD231PS Z3, Z0, Z5
 	ADDQ $64, SI
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -3592,8 +3844,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x4r3AVX512(SB), NOSPLIT, $0-64
+// func bf16x4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x4r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -3602,6 +3854,11 @@ TEXT ·bf16x4r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z4, Z4, Z4
 	VPSLLD $16, Z4, Z4
 	TESTQ BX, BX
@@ -3668,6 +3925,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, R8
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -3787,8 +4049,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r3AVX512(SB), NOSPLIT, $0-64
+// func bf16x1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -3797,6 +4059,11 @@ TEXT ·bf16x1r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z1, Z1, Z1
 	VPSLLD $16, Z1, Z1
 	TESTQ BX, BX
@@ -3827,6 +4094,11 @@ step:
 	VFMADD231PS Z4, Z0, Z7
 	ADDQ $64, SI
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -3865,8 +4137,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x4r4AVX512(SB), NOSPLIT, $0-64
+// func bf16x4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x4r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -3875,6 +4147,11 @@ TEXT ·bf16x4r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z4, Z4, Z4
 	VPSLLD $16, Z4, Z4
 	TESTQ BX, BX
@@ -3958,6 +4235,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $128, DX
 	ADDQ $128, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -4115,8 +4397,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r4AVX512(SB), NOSPLIT, $0-64
+// func bf16x1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -4125,6 +4407,11 @@ TEXT ·bf16x1r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z1, Z1, Z1
 	VPSLLD $16, Z1, Z1
 	TESTQ BX, BX
@@ -4163,6 +4450,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $128, DX
 	ADDQ $128, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -4212,8 +4504,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x4r5AVX512(SB), NOSPLIT, $0-64
+// func bf16x4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x4r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -4222,6 +4514,11 @@ TEXT ·bf16x4r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z4, Z4, Z4
 	VPSLLD $16, Z4, Z4
 	TESTQ BX, BX
@@ -4319,6 +4616,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $128, DX
 	ADDQ $128, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -4512,8 +4814,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r5AVX512(SB), NOSPLIT, $0-64
+// func bf16x1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -4522,6 +4824,11 @@ TEXT ·bf16x1r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z1, Z1, Z1
 	VPSLLD $16, Z1, Z1
 	TESTQ BX, BX
@@ -4565,6 +4872,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $128, DX
 	ADDQ $128, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -4623,8 +4935,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x4r6AVX512(SB), NOSPLIT, $0-64
+// func bf16x4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x4r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -4633,6 +4945,11 @@ TEXT ·bf16x4r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z4, Z4, Z4
 	VPSLLD $16, Z4, Z4
 	TESTQ BX, BX
@@ -4744,6 +5061,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $128, DX
 	ADDQ $128, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -4973,8 +5295,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r6AVX512(SB), NOSPLIT, $0-64
+// func bf16x1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -4983,6 +5305,11 @@ TEXT ·bf16x1r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z1, Z1, Z1
 	VPSLLD $16, Z1, Z1
 	TESTQ BX, BX
@@ -5031,6 +5358,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $128, DX
 	ADDQ $128, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5098,8 +5430,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx1r1AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -5108,6 +5440,11 @@ TEXT ·bf16dpx1r1AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5123,6 +5460,11 @@ step:
 	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xda // VDPBF16PS Z2, Z0, Z3
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5143,8 +5485,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx4r2AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx4r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -5153,6 +5495,11 @@ TEXT ·bf16dpx4r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5189,6 +5536,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, R8
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5272,8 +5624,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx1r2AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx1r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -5282,6 +5634,11 @@ TEXT ·bf16dpx1r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5300,6 +5657,11 @@ step:
 	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xeb // VDPBF16PS Z3, Z0, Z5
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5329,8 +5691,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx4r3AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx4r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -5339,6 +5701,11 @@ TEXT ·bf16dpx4r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5384,6 +5751,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, R8
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5503,8 +5875,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx1r3AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx1r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -5513,6 +5885,11 @@ TEXT ·bf16dpx1r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5534,6 +5911,11 @@ step:
 	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xfc // VDPBF16PS Z4, Z0, Z7
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5572,8 +5954,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx4r4AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx4r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -5582,6 +5964,11 @@ TEXT ·bf16dpx4r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5639,6 +6026,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5796,8 +6188,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx1r4AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx1r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -5806,6 +6198,11 @@ TEXT ·bf16dpx1r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5833,6 +6230,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5882,8 +6284,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx4r5AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx4r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -5892,6 +6294,11 @@ TEXT ·bf16dpx4r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5958,6 +6365,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -6151,8 +6563,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx1r5AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx1r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -6161,6 +6573,11 @@ TEXT ·bf16dpx1r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -6191,6 +6608,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -6249,8 +6671,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx4r6AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx4r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -6259,6 +6681,11 @@ TEXT ·bf16dpx4r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -6334,6 +6761,11 @@ step:
 	ADDQ $64, R8
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -6563,8 +6995,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16dpx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16dpx1r6AVX512(SB), NOSPLIT, $0-64
+// func bf16dpx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16dpx1r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -6573,6 +7005,11 @@ TEXT ·bf16dpx1r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -6606,6 +7043,11 @@ step:
 	ADDQ $64, SI
 	ADDQ $64, DX
 	ADDQ $64, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -6673,8 +7115,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx1r1AVX512(SB), NOSPLIT, $0-64
+// func f16hx1r1AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -6683,6 +7125,11 @@ TEXT ·f16hx1r1AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -6698,6 +7145,11 @@ step:
 	VFMADD231PS Z2, Z0, Z3
 	ADDQ $32, SI
 	ADDQ $32, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -6718,8 +7170,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx4r2AVX512(SB), NOSPLIT, $0-64
+// func f16hx4r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx4r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -6728,6 +7180,11 @@ TEXT ·f16hx4r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -6764,6 +7221,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $32, R8
 	ADDQ $32, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -6847,8 +7309,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx1r2AVX512(SB), NOSPLIT, $0-64
+// func f16hx1r2AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx1r2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -6857,6 +7319,11 @@ TEXT ·f16hx1r2AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -6875,6 +7342,11 @@ step:
 	VFMADD231PS Z3, Z0, Z5
 	ADDQ $32, SI
 	ADDQ $32, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -6904,8 +7376,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx4r3AVX512(SB), NOSPLIT, $0-64
+// func f16hx4r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx4r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -6914,6 +7386,11 @@ TEXT ·f16hx4r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -6959,6 +7436,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $32, R8
 	ADDQ $32, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -7078,8 +7560,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx1r3AVX512(SB), NOSPLIT, $0-64
+// func f16hx1r3AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx1r3AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -7088,6 +7570,11 @@ TEXT ·f16hx1r3AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -7109,6 +7596,11 @@ step:
 	VFMADD231PS Z4, Z0, Z7
 	ADDQ $32, SI
 	ADDQ $32, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -7147,8 +7639,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx4r4AVX512(SB), NOSPLIT, $0-64
+// func f16hx4r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx4r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -7157,6 +7649,11 @@ TEXT ·f16hx4r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -7214,6 +7711,11 @@ step:
 	ADDQ $32, R8
 	ADDQ $32, DX
 	ADDQ $32, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -7371,8 +7873,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx1r4AVX512(SB), NOSPLIT, $0-64
+// func f16hx1r4AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx1r4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -7381,6 +7883,11 @@ TEXT ·f16hx1r4AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -7408,6 +7915,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $32, DX
 	ADDQ $32, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -7457,8 +7969,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx4r5AVX512(SB), NOSPLIT, $0-64
+// func f16hx4r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx4r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -7467,6 +7979,11 @@ TEXT ·f16hx4r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -7533,6 +8050,11 @@ step:
 	ADDQ $32, R8
 	ADDQ $32, DX
 	ADDQ $32, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -7726,8 +8248,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx1r5AVX512(SB), NOSPLIT, $0-64
+// func f16hx1r5AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx1r5AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -7736,6 +8258,11 @@ TEXT ·f16hx1r5AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -7766,6 +8293,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $32, DX
 	ADDQ $32, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -7824,8 +8356,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx4r6AVX512(SB), NOSPLIT, $0-64
+// func f16hx4r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx4r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -7834,6 +8366,11 @@ TEXT ·f16hx4r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -7909,6 +8446,11 @@ step:
 	ADDQ $32, R8
 	ADDQ $32, DX
 	ADDQ $32, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8138,8 +8680,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16hx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16hx1r6AVX512(SB), NOSPLIT, $0-64
+// func f16hx1r6AVX512(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16hx1r6AVX512(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8148,6 +8690,11 @@ TEXT ·f16hx1r6AVX512(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8181,6 +8728,11 @@ step:
 	ADDQ $32, SI
 	ADDQ $32, DX
 	ADDQ $32, R11
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8248,8 +8800,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r1AVX2(SB), NOSPLIT, $0-64
+// func f32x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r1AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8258,6 +8810,11 @@ TEXT ·f32x1r1AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8277,6 +8834,11 @@ step:
 	VFMADD231PS Y2, Y0, Y4
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8296,8 +8858,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x2r2AVX2(SB), NOSPLIT, $0-64
+// func f32x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x2r2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8306,6 +8868,11 @@ TEXT ·f32x2r2AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8341,6 +8908,11 @@ step:
 	VFMADD231PS Y3, Y1, Y11
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8384,8 +8956,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r2AVX2(SB), NOSPLIT, $0-64
+// func f32x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8394,6 +8966,11 @@ TEXT ·f32x1r2AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8419,6 +8996,11 @@ step:
 	VFMADD231PS Y2, Y0, Y6
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8446,8 +9028,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x2r3AVX2(SB), NOSPLIT, $0-64
+// func f32x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x2r3AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8456,6 +9038,11 @@ TEXT ·f32x2r3AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8501,6 +9088,11 @@ step:
 	VFMADD231PS Y3, Y1, Y15
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8560,8 +9152,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f32x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f32x1r3AVX2(SB), NOSPLIT, $0-64
+// func f32x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f32x1r3AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8570,6 +9162,11 @@ TEXT ·f32x1r3AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8601,6 +9198,11 @@ step:
 	VFMADD231PS Y2, Y0, Y8
 	ADDQ $64, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8636,8 +9238,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r1AVX2(SB), NOSPLIT, $0-64
+// func f16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r1AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8646,6 +9248,11 @@ TEXT ·f16x1r1AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8665,6 +9272,11 @@ step:
 	VFMADD231PS Y2, Y0, Y4
 	ADDQ $32, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8684,8 +9296,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x2r2AVX2(SB), NOSPLIT, $0-64
+// func f16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x2r2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8694,6 +9306,11 @@ TEXT ·f16x2r2AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8729,6 +9346,11 @@ step:
 	VFMADD231PS Y3, Y1, Y11
 	ADDQ $32, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8772,8 +9394,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r2AVX2(SB), NOSPLIT, $0-64
+// func f16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8782,6 +9404,11 @@ TEXT ·f16x1r2AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8807,6 +9434,11 @@ step:
 	VFMADD231PS Y2, Y0, Y6
 	ADDQ $32, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8834,8 +9466,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x2r3AVX2(SB), NOSPLIT, $0-64
+// func f16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x2r3AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8844,6 +9476,11 @@ TEXT ·f16x2r3AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8889,6 +9526,11 @@ step:
 	VFMADD231PS Y3, Y1, Y15
 	ADDQ $32, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8948,8 +9590,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func f16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·f16x1r3AVX2(SB), NOSPLIT, $0-64
+// func f16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·f16x1r3AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -8958,6 +9600,11 @@ TEXT ·f16x1r3AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -8989,6 +9636,11 @@ step:
 	VFMADD231PS Y2, Y0, Y8
 	ADDQ $32, SI
 	ADDQ $64, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -9024,8 +9676,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r1AVX2(SB), NOSPLIT, $0-64
+// func bf16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r1AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -9034,6 +9686,11 @@ TEXT ·bf16x1r1AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPCMPEQD Y1, Y1, Y1
 	VPSLLD $16, Y1, Y1
 	TESTQ BX, BX
@@ -9063,6 +9720,11 @@ step:
 	VFMADD231PS Y2, Y0, Y4
 	ADDQ $64, SI
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -9082,8 +9744,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x2r2AVX2(SB), NOSPLIT, $0-64
+// func bf16x2r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x2r2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -9092,6 +9754,11 @@ TEXT ·bf16x2r2AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPCMPEQD Y2, Y2, Y2
 	VPSLLD $16, Y2, Y2
 	TESTQ BX, BX
@@ -9149,6 +9816,11 @@ step:
 	VFMADD231PS Y3, Y1, Y11
 	ADDQ $64, SI
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -9192,8 +9864,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r2AVX2(SB), NOSPLIT, $0-64
+// func bf16x1r2AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -9202,6 +9874,11 @@ TEXT ·bf16x1r2AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPCMPEQD Y1, Y1, Y1
 	VPSLLD $16, Y1, Y1
 	TESTQ BX, BX
@@ -9241,6 +9918,11 @@ step:
 	VFMADD231PS Y2, Y0, Y6
 	ADDQ $64, SI
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -9268,8 +9950,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x2r3AVX2(SB), NOSPLIT, $0-64
+// func bf16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x2r3AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -9278,6 +9960,11 @@ TEXT ·bf16x2r3AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPCMPEQD Y2, Y2, Y2
 	VPSLLD $16, Y2, Y2
 	TESTQ BX, BX
@@ -9351,6 +10038,11 @@ step:
 	VFMADD231PS Y3, Y1, Y15
 	ADDQ $64, SI
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -9410,8 +10102,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
-TEXT ·bf16x1r3AVX2(SB), NOSPLIT, $0-64
+// func bf16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+TEXT ·bf16x1r3AVX2(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), AX
 	MOVQ ws+8(FP), R10
 	MOVQ x+16(FP), R15
@@ -9420,6 +10112,11 @@ TEXT ·bf16x1r3AVX2(SB), NOSPLIT, $0-64
 	MOVQ os+40(FP), R13
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
+	MOVQ pf+64(FP), R9
+	MOVQ npf+72(FP), CX
+	SHLQ $6, CX
+	ADDQ R9, CX
+	MOVQ CX, npf+72(FP)
 	VPCMPEQD Y1, Y1, Y1
 	VPSLLD $16, Y1, Y1
 	TESTQ BX, BX
@@ -9469,6 +10166,11 @@ step:
 	VFMADD231PS Y2, Y0, Y8
 	ADDQ $64, SI
 	ADDQ $128, DX
+	CMPQ R9, npf+72(FP)
+	JAE nopf
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+nopf:
 	DECQ CX
 	JNZ step
 reduce:
