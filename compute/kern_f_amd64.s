@@ -10,8 +10,9 @@
 // and computes ng groups of RM weight rows (row i of group g at
 // w + (g·RM + i)·ws) against RN activation rows (row j at x + j·xs), writing
 // output (i, j) of group g at out + 4·(g·RM + i) + j·os. Meanwhile the
-// first npf steps each prefetch one cache line into L2, from pf on: the
-// weight rows the next call will read from memory. The name says RM
+// first npf steps prefetch a cache line each into L2, from pf on: weight
+// rows a later call will read from memory. (RN = 1 kernels ignore pf and
+// npf.) The name says RM
 // and RN: f16x4r5AVX512 is F16, four weight rows, five activation rows.
 //
 // Each output is one 16-lane float32 sum (see kern_f.go): over nk steps,
@@ -196,10 +197,6 @@ TEXT ·f32x1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
 	MOVQ pf+64(FP), R9
-	MOVQ npf+72(FP), CX
-	SHLQ $6, CX
-	ADDQ R9, CX
-	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -215,11 +212,6 @@ step:
 	VFMADD231PS Z2, Z0, Z3
 	ADDQ $64, SI
 	ADDQ $64, DX
-	CMPQ R9, npf+72(FP)
-	JAE nopf
-	PREFETCHT1 (R9)
-	ADDQ $64, R9
-nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -1881,10 +1873,6 @@ TEXT ·f16hx1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
 	MOVQ pf+64(FP), R9
-	MOVQ npf+72(FP), CX
-	SHLQ $6, CX
-	ADDQ R9, CX
-	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -1900,11 +1888,6 @@ step:
 	VFMADD231PS Z2, Z0, Z3
 	ADDQ $32, SI
 	ADDQ $32, DX
-	CMPQ R9, npf+72(FP)
-	JAE nopf
-	PREFETCHT1 (R9)
-	ADDQ $64, R9
-nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -3566,10 +3549,6 @@ TEXT ·bf16x1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
 	MOVQ pf+64(FP), R9
-	MOVQ npf+72(FP), CX
-	SHLQ $6, CX
-	ADDQ R9, CX
-	MOVQ CX, npf+72(FP)
 	VPTERNLOGD $0xff, Z1, Z1, Z1
 	VPSLLD $16, Z1, Z1
 	TESTQ BX, BX
@@ -3590,11 +3569,6 @@ step:
 	VFMADD231PS Z2, Z0, Z3
 	ADDQ $64, SI
 	ADDQ $128, DX
-	CMPQ R9, npf+72(FP)
-	JAE nopf
-	PREFETCHT1 (R9)
-	ADDQ $64, R9
-nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -5441,10 +5415,6 @@ TEXT ·bf16dpx1r1AVX512(SB), NOSPLIT, $0-80
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
 	MOVQ pf+64(FP), R9
-	MOVQ npf+72(FP), CX
-	SHLQ $6, CX
-	ADDQ R9, CX
-	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -5460,11 +5430,6 @@ step:
 	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xda // VDPBF16PS Z2, Z0, Z3
 	ADDQ $64, SI
 	ADDQ $64, DX
-	CMPQ R9, npf+72(FP)
-	JAE nopf
-	PREFETCHT1 (R9)
-	ADDQ $64, R9
-nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -7126,10 +7091,6 @@ TEXT ·f32x1r1AVX2(SB), NOSPLIT, $0-80
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
 	MOVQ pf+64(FP), R9
-	MOVQ npf+72(FP), CX
-	SHLQ $6, CX
-	ADDQ R9, CX
-	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -7149,11 +7110,6 @@ step:
 	VFMADD231PS Y2, Y0, Y4
 	ADDQ $64, SI
 	ADDQ $64, DX
-	CMPQ R9, npf+72(FP)
-	JAE nopf
-	PREFETCHT1 (R9)
-	ADDQ $64, R9
-nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -7564,10 +7520,6 @@ TEXT ·f16x1r1AVX2(SB), NOSPLIT, $0-80
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
 	MOVQ pf+64(FP), R9
-	MOVQ npf+72(FP), CX
-	SHLQ $6, CX
-	ADDQ R9, CX
-	MOVQ CX, npf+72(FP)
 	TESTQ BX, BX
 	JZ done
 group:
@@ -7587,11 +7539,6 @@ step:
 	VFMADD231PS Y2, Y0, Y4
 	ADDQ $32, SI
 	ADDQ $64, DX
-	CMPQ R9, npf+72(FP)
-	JAE nopf
-	PREFETCHT1 (R9)
-	ADDQ $64, R9
-nopf:
 	DECQ CX
 	JNZ step
 reduce:
@@ -8002,10 +7949,6 @@ TEXT ·bf16x1r1AVX2(SB), NOSPLIT, $0-80
 	MOVQ ng+48(FP), BX
 	MOVQ nk+56(FP), R14
 	MOVQ pf+64(FP), R9
-	MOVQ npf+72(FP), CX
-	SHLQ $6, CX
-	ADDQ R9, CX
-	MOVQ CX, npf+72(FP)
 	VPCMPEQD Y1, Y1, Y1
 	VPSLLD $16, Y1, Y1
 	TESTQ BX, BX
@@ -8035,11 +7978,6 @@ step:
 	VFMADD231PS Y2, Y0, Y4
 	ADDQ $64, SI
 	ADDQ $128, DX
-	CMPQ R9, npf+72(FP)
-	JAE nopf
-	PREFETCHT1 (R9)
-	ADDQ $64, R9
-nopf:
 	DECQ CX
 	JNZ step
 reduce:
