@@ -18,10 +18,11 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkMatMulFloat measures MatMul on TinyLlama-sized float weights
-// (F32, F16, BF16; k = 2048; n = 2048 and 5632) for a decode step (m = 1)
-// batched decode (m = 16) and prefill chunks (m = 64, 512), on two workers, with the kernels MatMul
-// picks on this machine. GFLOP/cpu-s divides by the CPU time the process
-// used rather than the wall time: steadier on a shared machine.
+// (F32, F16, BF16; k = 2048; n = 2048 and 5632) for a decode step (m = 1),
+// a batched decode step (m = 16) and prefill chunks (m = 64, 512), on two
+// workers, with the kernels MatMul picks on this machine. GFLOP/cpu-s
+// divides by the CPU time the process used rather than the wall time:
+// steadier on a shared machine.
 func BenchmarkMatMulFloat(b *testing.B) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	const k = 2048
