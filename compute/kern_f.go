@@ -30,7 +30,7 @@ import (
 // references the assembly is tested against bit for bit.
 
 // floatRN is the most activation rows a float kernel takes at once.
-const floatRN = 5
+const floatRN = 6
 
 // floatPad is how many values longer than k a row of prepared activations
 // is: rows a power of two bytes apart would all fall in the same L1 cache
@@ -44,13 +44,16 @@ const floatChunkBytes = 64 << 10
 
 // floatFunc is a float kernel (see kern_f_amd64.s): ng groups of RM weight
 // rows, ws bytes apart, against RN activation rows, xs bytes apart, over nk
-// steps; output (i, j) of group g at out + 4·(g·RM + i) + j·os bytes.
-type floatFunc func(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int)
+// steps; output (i, j) of group g at out + 4·(g·RM + i) + j·os bytes. Its
+// first npf steps prefetch a cache line each, from pf on, into L2. (Two a
+// step, to cover F32's whole next chunk at m = 16, was 15% slower.)
+type floatFunc func(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 // floatKernel is the assembly for one float weight type on one ISA.
 type floatKernel struct {
 	step  int  // elements per step: 16, or 32 for BF16
 	dp    bool // BF16 by VDPBF16PS: the activations stay bf16 (dotBF16DP's arithmetic)
+	xh    bool // F16 against activations kept as f16 (dotFloat's arithmetic)
 	rnMax int  // activation rows per call, at most floatRN
 	// main[rn] runs rm[rn] weight rows per group, one[rn] one.
 	rm        [floatRN + 1]int
@@ -61,14 +64,19 @@ type floatKernel struct {
 // k+floatPad values apart: x as is for F32; rounded to f16 for F16; for
 // BF16 rounded to bf16 and, per step of 32, split into the 16 odd elements
 // then the 16 even ones (bf16Split), or kept as bf16 in mm.xh for VDPBF16PS
-// (2·floatPad values apart; the result is then nil).
+// (2·floatPad values apart; the result is then nil); F16's likewise kept as
+// f16 in mm.xh for the f16h kernels.
 func (mm *MatMuler) floatActs(x []float32, m, k int, t DType, fk *floatKernel) []float32 {
 	ld := k + floatPad
-	if fk != nil && fk.dp {
+	if fk != nil && (fk.dp || fk.xh) {
 		ldh := k + 2*floatPad
 		xh := grow(&mm.xh, m*ldh)
 		for r := range m {
-			toBF16(x[r*k:(r+1)*k], xh[r*ldh:r*ldh+k])
+			if fk.dp {
+				toBF16(x[r*k:(r+1)*k], xh[r*ldh:r*ldh+k])
+			} else {
+				toF16(x[r*k:(r+1)*k], xh[r*ldh:r*ldh+k])
+			}
 		}
 		return nil
 	}
@@ -120,7 +128,7 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 	}
 	var xb []byte // the activations as the kernels read them
 	xs := ld * 4
-	if fk.dp {
+	if fk.dp || fk.xh {
 		ld = k + 2*floatPad
 		xs = ld * 2
 		xb = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mm.xh))), m*xs)
@@ -132,18 +140,32 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 	for r0 := lo; r0 < hi; r0 += chunk {
 		nr := min(chunk, hi-r0)
 		// As few calls as rnMax allows, their rows balanced (16 rows are
-		// four calls of 4, not three of 5 and one of 1): every output's
-		// arithmetic is the same whatever its call.
+		// three calls of 6, 5 and 5, not two of 6 and one of 4): every
+		// output's arithmetic is the same whatever its call.
 		calls := (m + fk.rnMax - 1) / fk.rnMax
-		for t := 0; t < m; calls-- {
-			rn := (m - t + calls - 1) / calls
+		// The first call reads the chunk from memory; the others, which
+		// find it in L2, prefetch the next chunk, a share each, so that
+		// memory and arithmetic overlap (batched decode).
+		pf, lines, share := 0, 0, 0 // pf: a byte offset in w.Data
+		if next := r0 + nr; calls > 1 && next < hi {
+			pf, lines = next*rb, min(chunk, hi-next)*rb/64
+			share = (lines + calls - 2) / (calls - 1)
+		}
+		for t, c := 0, 0; t < m; c++ {
+			rn := (m - t + calls - c - 1) / (calls - c)
 			rm := fk.rm[rn]
 			ng := nr / rm
+			wr := &w.Data[r0*rb]
+			pfp, npf := wr, 0
+			if c > 0 && lines > 0 {
+				pfp, npf = &w.Data[pf], min(share, lines)
+				pf, lines = pf+64*npf, lines-npf
+			}
 			if ng > 0 {
-				fk.main[rn](&w.Data[r0*rb], rb, &xb[t*xs], xs, &j.out[t*n+r0], n*4, ng, nk)
+				fk.main[rn](wr, rb, &xb[t*xs], xs, &j.out[t*n+r0], n*4, ng, nk, pfp, npf)
 			}
 			if r := r0 + ng*rm; r < r0+nr {
-				fk.one[rn](&w.Data[r*rb], rb, &xb[t*xs], xs, &j.out[t*n+r], n*4, r0+nr-r, nk)
+				fk.one[rn](&w.Data[r*rb], rb, &xb[t*xs], xs, &j.out[t*n+r], n*4, r0+nr-r, nk, wr, 0)
 			}
 			t += rn
 		}
@@ -156,6 +178,8 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 					var x float32
 					if fk.dp {
 						x = BF16ToFP32(mm.xh[t*ld+i])
+					} else if fk.xh {
+						x = FP16ToFP32(mm.xh[t*ld+i])
 					} else {
 						x = j.x[t*ld+i]
 					}

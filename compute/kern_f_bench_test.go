@@ -18,17 +18,18 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkMatMulFloat measures MatMul on TinyLlama-sized float weights
-// (F32, F16, BF16; k = 2048; n = 2048 and 5632) for a decode step (m = 1)
-// and a prefill chunk (m = 64), on two workers, with the kernels MatMul
-// picks on this machine. GFLOP/cpu-s divides by the CPU time the process
-// used rather than the wall time: steadier on a shared machine.
+// (F32, F16, BF16; k = 2048; n = 2048 and 5632) for a decode step (m = 1),
+// a batched decode step (m = 16) and prefill chunks (m = 64, 512), on two
+// workers, with the kernels MatMul picks on this machine. GFLOP/cpu-s
+// divides by the CPU time the process used rather than the wall time:
+// steadier on a shared machine.
 func BenchmarkMatMulFloat(b *testing.B) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	const k = 2048
 	for _, typ := range []DType{F32, F16, BF16} {
 		for _, n := range []int{2048, 5632} {
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
-			for _, m := range []int{1, 64, 512} {
+			for _, m := range []int{1, 16, 64, 512} {
 				x, out := randomActs(rng, m*k), make([]float32, m*n)
 				b.Run(fmt.Sprintf("%v/n%d/m%d", typ, n, m), func(b *testing.B) {
 					mm := NewMatMuler(2)

@@ -17,3 +17,10 @@ func toBF16(x []float32, dst []uint16) {
 
 // bf16Split is bf16SplitRef.
 func bf16Split(x, dst []float32) { bf16SplitRef(x, dst) }
+
+// toF16 converts x to f16 into dst.
+func toF16(x []float32, dst []uint16) {
+	for i, v := range x {
+		dst[i] = FP32ToFP16(v)
+	}
+}
