@@ -420,7 +420,10 @@ func BenchmarkRequest(b *testing.B) {
 // whose grain stopped (this node still caches its old address) reaches a
 // new activation.
 func TestPassivation(t *testing.T) {
-	defer cluster.SetGrainIdle(100 * time.Millisecond)()
+	// Long enough that no grain stops while the round's eight requests run
+	// one after the other (on a loaded 2-core machine 100 ms was not).
+	const idle = 1500 * time.Millisecond
+	defer cluster.SetGrainIdle(idle)()
 	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +449,7 @@ func TestPassivation(t *testing.T) {
 			}
 		}
 		busy := numActors(nodes[0].sys) + numActors(nodes[1].sys)
-		time.Sleep(300 * time.Millisecond) // every grain stops
+		time.Sleep(idle + 500*time.Millisecond) // every grain stops
 		if idle := numActors(nodes[0].sys) + numActors(nodes[1].sys); idle >= busy {
 			t.Errorf("round %d: %d actors after the requests, %d when idle: the grains did not stop", round, busy, idle)
 		}
