@@ -29,6 +29,7 @@ testdata:
 	./scripts/testdata-npm.sh
 	./scripts/testdata-etcd.sh
 	./scripts/testdata-clang.sh
+	./scripts/testdata-schemas.sh
 
 vet:
 	$(GO) vet ./...
