@@ -55,6 +55,7 @@ FUZZ_TARGETS := \
 	./model/grammar:FuzzRegex \
 	./server:FuzzRequests \
 	./server:FuzzSSE \
+	./server:FuzzStructured \
 	./actors:FuzzStopStrings \
 	./actors/cluster:FuzzEnvelope \
 	./server/chat:FuzzRender \
