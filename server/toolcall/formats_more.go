@@ -104,10 +104,10 @@ func functionTag(s string, final bool) (int, status, outcome) {
 	if !strings.HasPrefix(args, "{") {
 		return n, failed, outcome{}
 	}
-	// The closing tag is optional; wait until it is there or cannot be.
-	rest := s[n:]
+	// The closing tag is optional, after space; wait until it is there or cannot be.
+	rest := strings.TrimLeftFunc(s[n:], unicode.IsSpace)
 	if strings.HasPrefix(rest, end) {
-		n += len(end)
+		n = len(s) - len(rest) + len(end)
 	} else if strings.HasPrefix(end, rest) && !final {
 		return 0, needMore, outcome{}
 	}

@@ -1,0 +1,181 @@
+package toolcall
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/model/grammar"
+)
+
+var grammarTools = []Tool{
+	{Name: "get_weather", Parameters: json.RawMessage(`{"type": "object", "properties": {
+		"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 14},
+		"unit": {"enum": ["C", "F"]}}, "required": ["city"], "additionalProperties": false}`)},
+	{Name: "search", Parameters: json.RawMessage(`{"type": "object", "properties": {"q": {"type": "string"},
+		"opts": {"$ref": "#/$defs/opts"}}, "required": ["q", "opts"],
+		"$defs": {"opts": {"type": "object", "properties": {"limit": {"type": "integer"}}, "required": ["limit"]}}}`)},
+	{Name: "now"}, // no parameters
+}
+
+// sample walks a grammar byte by byte at random (a vocabulary of the 256
+// bytes and an end token), preferring to close strings and brackets so
+// that the walk ends.
+func sample(t *testing.T, g *grammar.Grammar, v *grammar.Vocab, rng *rand.Rand) string {
+	t.Helper()
+	m, err := g.NewMatcher(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask := make([]uint64, v.MaskWords())
+	var out []byte
+	for len(out) < 4000 {
+		if m.CanEnd() && (rng.IntN(2) == 0 || len(out) > 300) {
+			return string(out)
+		}
+		if err := m.Mask(mask); err != nil {
+			t.Fatal(err)
+		}
+		var allowed, ascii, closing []byte
+		for c := range 256 {
+			if grammar.Allowed(mask, int32(c)) {
+				allowed = append(allowed, byte(c))
+				if c >= ' ' && c < 0x7f || c == '\n' {
+					ascii = append(ascii, byte(c))
+				}
+				if strings.IndexByte(`"}]`, byte(c)) >= 0 {
+					closing = append(closing, byte(c))
+				}
+			}
+		}
+		pick := allowed
+		switch {
+		case rng.IntN(4) == 0:
+		case len(closing) > 0 && rng.IntN(3) == 0:
+			pick = closing
+		case len(ascii) > 0:
+			pick = ascii
+		}
+		if len(pick) == 0 && m.CanEnd() {
+			return string(out)
+		}
+		if len(pick) == 0 {
+			t.Fatalf("the grammar allows nothing after %q", out)
+		}
+		c := pick[rng.IntN(len(pick))]
+		if err := m.AcceptBytes([]byte{c}); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	t.Fatalf("no end after %q", out)
+	return ""
+}
+
+// TestGrammarParses: every output of a format's tool-call grammar parses
+// as calls of the offered tools, arguments valid JSON objects with the
+// required keys; named: only that tool; not parallel: one call.
+func TestGrammarParses(t *testing.T) {
+	pieces := make([][]byte, 257)
+	for c := range 256 {
+		pieces[c] = []byte{byte(c)}
+	}
+	pieces[256] = []byte("</s>")
+	v, err := grammar.NewVocab(pieces, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	formats := []struct {
+		f        Format
+		template string
+	}{{Mistral, "[ARGS]"}}
+	for f := range shapes {
+		formats = append(formats, struct {
+			f        Format
+			template string
+		}{f, ""})
+	}
+	slices.SortFunc(formats, func(a, b struct {
+		f        Format
+		template string
+	}) int {
+		return strings.Compare(string(a.f)+a.template, string(b.f)+b.template)
+	})
+	required := map[string][]string{"get_weather": {"city"}, "search": {"q", "opts"}}
+	for _, fc := range formats {
+		for _, name := range []string{"", "search"} {
+			for _, parallel := range []bool{false, true} {
+				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, Template: fc.template}
+				src, err := Grammar(fc.f, c)
+				if err != nil {
+					t.Fatalf("%s: %v", fc.f, err)
+				}
+				g, err := grammar.Compile(src)
+				if err != nil {
+					t.Fatalf("%s %q: %v\n%s", fc.f, fc.template, err, src)
+				}
+				rng := rand.New(rand.NewPCG(1, uint64(len(name))))
+				p := &Parser{Format: fc.f, Tools: grammarTools}
+				multi := 0
+				for range 30 {
+					out := sample(t, g, v, rng)
+					r := p.Parse(out)
+					if r.Content != "" || r.Reasoning != "" || len(r.Calls) == 0 {
+						t.Fatalf("%s %q name %q: %q parses to %+v", fc.f, fc.template, name, out, r)
+					}
+					if len(r.Calls) > 1 {
+						multi++
+						if !parallel {
+							t.Fatalf("%s: %d calls without parallel: %q", fc.f, len(r.Calls), out)
+						}
+					}
+					for _, call := range r.Calls {
+						var args map[string]json.RawMessage
+						if err := json.Unmarshal([]byte(call.Arguments), &args); err != nil {
+							t.Fatalf("%s: arguments %q of %q: %v", fc.f, call.Arguments, out, err)
+						}
+						if name != "" && call.Name != name {
+							t.Fatalf("%s: call of %q, want only %q: %q", fc.f, call.Name, name, out)
+						}
+						for _, k := range required[call.Name] {
+							if _, ok := args[k]; !ok {
+								t.Fatalf("%s: call of %q without %q: %q", fc.f, call.Name, k, out)
+							}
+						}
+					}
+				}
+				if parallel && !shapes[fc.f].single && multi == 0 {
+					t.Errorf("%s %q: no sample had parallel calls", fc.f, fc.template)
+				}
+			}
+		}
+	}
+}
+
+func TestGrammarErrors(t *testing.T) {
+	for _, c := range []struct {
+		f    Format
+		c    Calls
+		want string
+	}{
+		{Gemma4, Calls{Tools: grammarTools}, "no grammar"},
+		{None, Calls{Tools: grammarTools}, "no grammar"},
+		{Hermes, Calls{Tools: grammarTools, Name: "nope"}, `no tool named "nope"`},
+		{Hermes, Calls{}, "no tools"},
+		{Hermes, Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}`)}}}, "not"},
+		{Hermes, Calls{Tools: []Tool{{Name: "a b"}}}, `tool "a b"`},
+	} {
+		_, err := Grammar(c.f, c.c)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %+v: error %v, want one containing %q", c.f, c.c, err, c.want)
+		}
+	}
+	_, err := Grammar(Hermes, Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{"type": "object", "patternProperties": {"a": {}}}`)}}})
+	var ue *grammar.UnsupportedError
+	if !errors.As(err, &ue) {
+		t.Errorf("an unsupported schema: error %v, want a *grammar.UnsupportedError", err)
+	}
+}
