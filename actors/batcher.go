@@ -53,6 +53,7 @@ type seqEntry struct {
 	dev      *deviceSlot
 	new      *messages.NewSequence
 	stopIDs  []int32
+	mask     []uint64      // grammar mask of the next sample (the latest request's); nil: none
 	notified bool          // NumCachedTokens sent with the first result
 	added    time.Time     // entered the schedule
 	queued   time.Duration // from added to first running; 0 until then
@@ -109,8 +110,11 @@ func (b *batcher) onStarted(ctx actor.Context) {
 
 func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 	if req.New == nil {
-		if e, ok := b.seqs[req.SeqID]; ok && e.dev.sched.Ready(kv.SeqID(req.SeqID)) {
-			b.maybeDispatch(ctx, e.dev)
+		if e, ok := b.seqs[req.SeqID]; ok {
+			e.mask = req.Mask
+			if e.dev.sched.Ready(kv.SeqID(req.SeqID)) {
+				b.maybeDispatch(ctx, e.dev)
+			}
 		}
 		return
 	}
@@ -130,7 +134,7 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: err.Error()})
 		return
 	}
-	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs, added: time.Now()}
+	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs, mask: req.Mask, added: time.Now()}
 	b.maybeDispatch(ctx, d)
 }
 
@@ -267,10 +271,12 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 }
 
 // sampleSpec says how to sample q's next token: its parameters, the history
-// its penalties look at, and its draw number.
+// its penalties look at, its draw number, and its grammar mask (the latest
+// the sequence sent, so a preempted sequence resumes under the right one).
 func (b *batcher) sampleSpec(q *sched.Seq) messages.SampleSpec {
-	p := &b.seqs[uint64(q.ID)].new.Sampling
-	spec := messages.SampleSpec{SeqID: uint64(q.ID), Params: p, Draw: uint64(q.NumOutput())}
+	e := b.seqs[uint64(q.ID)]
+	p := &e.new.Sampling
+	spec := messages.SampleSpec{SeqID: uint64(q.ID), Params: p, Draw: uint64(q.NumOutput()), Mask: e.mask}
 	if p.RepetitionPenalty != 0 && p.RepetitionPenalty != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
 		h := q.Tokens
 		if p.PenaltyLastN > 0 && len(h) > p.PenaltyLastN {

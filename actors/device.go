@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/grammar"
 	"github.com/troupe-llm/troupe/model/sample"
 )
 
@@ -92,7 +93,7 @@ func (d *device) forward(step *messages.Step) error {
 	if gb, ok := d.backend.(GreedyBackend); ok {
 		d.greedy = d.greedy[:0]
 		for _, spec := range step.Samples {
-			d.greedy = append(d.greedy, SampleParams(spec.Params).Argmax())
+			d.greedy = append(d.greedy, spec.Mask == nil && SampleParams(spec.Params).Argmax()) // a masked row is sampled here
 			d.ids = append(d.ids, -1)
 		}
 		return gb.ForwardGreedy(b, d.greedy, d.logits[:n*vocab], d.ids)
@@ -123,8 +124,16 @@ func (d *device) sample(step *messages.Step) ([]messages.Token, []string) {
 			fail(r, err)
 			continue
 		}
+		row := d.logits[r*vocab : (r+1)*vocab]
+		if spec.Mask != nil {
+			if len(spec.Mask) < (vocab+63)/64 {
+				fail(r, fmt.Errorf("grammar mask of %d words for a vocabulary of %d", len(spec.Mask), vocab))
+				continue
+			}
+			grammar.MaskLogits(row, spec.Mask)
+		}
 		s.Reseed(sample.DrawSeed(spec.Params.Seed, spec.Draw))
-		tok, err := s.Sample(d.logits[r*vocab:(r+1)*vocab], spec.History)
+		tok, err := s.Sample(row, spec.History)
 		if err != nil {
 			fail(r, err)
 			continue

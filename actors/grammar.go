@@ -3,33 +3,122 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 
 // grammarCacheSize is the compiled grammars a runtime keeps (by kind and
 // source), least recently used out first.
 const grammarCacheSize = 256
 
+// compileTimeout bounds CompileGrammar's wait for the compiler actor. A
+// compile is bounded by model/grammar's limits, well below it.
+const compileTimeout = time.Minute
+
 // CompileGrammar compiles g, or finds it in the runtime's cache, so that a
 // front end can answer a bad schema, pattern or grammar with a 400 before
-// it admits the request. The error wraps ErrInvalidRequest.
+// it admits the request. The compile runs on the compiler actor's
+// goroutines. The error wraps ErrInvalidRequest.
 func (r *Runtime) CompileGrammar(g *messages.Grammar) error {
-	_, err := r.grammar(g)
-	return err
+	r.mu.Lock()
+	stopped := r.stopped
+	r.mu.Unlock()
+	if stopped {
+		return ErrStopped
+	}
+	res, err := r.system.Root.RequestFuture(r.compiler, &compileGrammar{grammar: g}, compileTimeout).Result()
+	if err != nil {
+		return fmt.Errorf("actors: compiling a grammar: %w", err)
+	}
+	return res.(*grammarCompiled).err
 }
 
+// GrammarStats counts the runtime's grammar work since it started.
+type GrammarStats struct {
+	Compiles     int64 // grammars compiled (or found cached) on the compiler's goroutines
+	CompileNanos int64 // their time
+	CacheHits    int64 // compile requests answered from the cache at once
+	VocabNanos   int64 // building the matchers' vocabularies (once each)
+	Masks        int64 // token masks computed for sequences
+	MaskHits     int64 // of them, copied from the grammar's per-state cache
+	MaskNanos    int64 // their time (on the sequences' goroutines)
+}
+
+// grammarCounters are GrammarStats as the actors update them.
+type grammarCounters struct {
+	compiles, compileNanos, cacheHits, vocabNanos, masks, maskHits, maskNanos atomic.Int64
+}
+
+// GrammarStats returns the grammar counters.
+func (r *Runtime) GrammarStats() GrammarStats {
+	c := &r.grammarStats
+	return GrammarStats{Compiles: c.compiles.Load(), CompileNanos: c.compileNanos.Load(), CacheHits: c.cacheHits.Load(), VocabNanos: c.vocabNanos.Load(),
+		Masks: c.masks.Load(), MaskHits: c.maskHits.Load(), MaskNanos: c.maskNanos.Load()}
+}
+
+func grammarKey(g *messages.Grammar) string { return g.Kind + "\x00" + g.Source }
+
 // grammar returns g compiled, from the runtime's cache when it is there.
+// Only the compiler's goroutines call it.
 func (r *Runtime) grammar(g *messages.Grammar) (*grammar.Grammar, error) {
-	c, err := r.grammars.Get(g.Kind+"\x00"+g.Source, func() (*grammar.Grammar, error) { return compileGrammar(g) })
+	c, err := r.grammars.Get(grammarKey(g), func() (*grammar.Grammar, error) { return r.compileFn(g) })
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidRequest, g.Kind, err)
 	}
 	return c, nil
 }
 
-func compileGrammar(g *messages.Grammar) (*grammar.Grammar, error) {
+// grammarVocab returns the vocabulary grammar matchers run over, built
+// once: every token's bytes as the output text holds them, so control
+// tokens (whose text the output drops) are never allowed, unless special
+// (SpecialText: their text is in the output, so a grammar may ask for
+// <tool_call> or [TOOL_CALLS]). Unknown tokens are never allowed; the
+// end-of-generation tokens are the tokenizer's. It is as wide as the
+// model's logits rows.
+func (r *Runtime) grammarVocab(special bool) (*grammar.Vocab, error) {
+	gv := &r.vocabs[vocabIndex(special)]
+	gv.once.Do(func() {
+		start := time.Now()
+		defer func() { r.grammarStats.vocabNanos.Add(time.Since(start).Nanoseconds()) }()
+		n := max(r.model.Config.VocabSize, r.tok.VocabSize())
+		pieces := make([][]byte, n)
+		var eog []int32
+		for id := range int32(r.tok.VocabSize()) {
+			if r.tok.IsEOG(id) {
+				eog = append(eog, id)
+				continue
+			}
+			if r.tok.TokenType(id) != tokenizer.TypeUnknown && id != r.tok.UNK() {
+				pieces[id] = r.tok.TokenPiece(id, special)
+			}
+		}
+		gv.v, gv.err = grammar.NewVocab(pieces, eog...)
+		gv.built.Store(true)
+	})
+	return gv.v, gv.err
+}
+
+func vocabIndex(special bool) int {
+	if special {
+		return 1
+	}
+	return 0
+}
+
+// lazyVocab is a grammar vocabulary built on first use.
+type lazyVocab struct {
+	once  sync.Once
+	built atomic.Bool // once has run
+	v     *grammar.Vocab
+	err   error
+}
+
+func compileSource(g *messages.Grammar) (*grammar.Grammar, error) {
 	switch g.Kind {
 	case messages.GrammarJSONSchema:
 		return grammar.FromJSONSchema([]byte(g.Source))

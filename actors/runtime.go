@@ -23,7 +23,7 @@ import (
 var ErrStopped = errors.New("runtime stopped")
 
 // Runtime is troupe running inside an actor system: a batcher actor and its
-// device actors, serving generation requests. Its methods are safe for
+// device actors, and a grammar compiler actor, serving generation requests. Its methods are safe for
 // concurrent use.
 type Runtime struct {
 	system  *actor.ActorSystem
@@ -34,7 +34,11 @@ type Runtime struct {
 	owned   []Backend // the backends Start made (Config.NewBackend), closed by Stop
 	devices []Backend // every device's backend, owned or the caller's
 
-	grammars *grammar.Cache // compiled grammars, by kind and source
+	compiler     *actor.PID     // compiles grammars off the step (compiler.go)
+	grammars     *grammar.Cache // compiled grammars, by kind and source
+	compileFn    func(*messages.Grammar) (*grammar.Grammar, error)
+	vocabs       [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
+	grammarStats grammarCounters
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -82,11 +86,12 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		}
 	}
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
-		devices: backends, grammars: grammar.NewCache(grammarCacheSize)}
+		devices: backends, grammars: grammar.NewCache(grammarCacheSize), compileFn: compileSource}
 	r.idle = sync.NewCond(&r.mu)
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
+	r.compiler = system.Root.SpawnPrefix(actor.PropsFromProducer(newCompiler(r)), "grammar-compiler-")
 	return r, nil
 }
 
@@ -216,6 +221,9 @@ func (r *Runtime) Stop(timeout time.Duration) error {
 	r.mu.Unlock()
 	if err := r.system.Root.StopFuture(r.batcher).Wait(); err != nil {
 		return fmt.Errorf("actors: stopping the batcher: %w", err)
+	}
+	if err := r.system.Root.StopFuture(r.compiler).Wait(); err != nil {
+		return fmt.Errorf("actors: stopping the grammar compiler: %w", err)
 	}
 	if err := closeBackends(r.owned); err != nil { // their device actors stopped with the batcher
 		return err

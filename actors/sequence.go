@@ -13,13 +13,23 @@ import (
 // schedule, turns each sampled token into text (holding back what could
 // still become a stop string), stops on a stop string, and asks for the next
 // step until the batcher or a stop ends it. It reports to its request.
+//
+// A sequence under a grammar first waits for the compiler (vLLM's
+// WAITING_FOR_FSM): only with the compiled grammar does it enter the
+// schedule, with the mask of its first token. Each sampled token then
+// advances its matcher, and each step request carries the next mask; the
+// grammar reaching its end finishes the choice with "stop".
 type sequence struct {
 	id      uint64
 	index   int
+	rt      *Runtime
 	batcher *actor.PID
 	new     *messages.NewSequence
 	stop    stopText
 	dec     *tokenizer.Decoder
+	grammar *messages.Grammar // nil: unconstrained
+	special bool              // SpecialText: control tokens' text is output
+	fsm     *constraint       // the grammar's state, once compiled
 
 	cached      int   // NumCachedTokens, from the first result
 	queue       int64 // QueueNanos from the first result, until sent
@@ -32,8 +42,8 @@ func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index in
 		n := &messages.NewSequence{Prompt: req.Prompt, MaxTokens: req.MaxTokens, Priority: req.Priority,
 			Sampling: req.Sampling, StopTokenIDs: req.StopTokenIDs, IgnoreEOS: req.IgnoreEOS}
 		n.Sampling.Seed = seqSeed(req.Sampling.Seed, index)
-		return &sequence{id: id, index: index, batcher: rt.batcher, new: n, stop: stopText{stops: req.Stop},
-			dec: tokenizer.NewStreamDecoder(rt.tok)}
+		return &sequence{id: id, index: index, rt: rt, batcher: rt.batcher, new: n, stop: stopText{stops: req.Stop},
+			dec: tokenizer.NewStreamDecoder(rt.tok), grammar: req.Grammar, special: req.SpecialText}
 	}
 }
 
@@ -41,7 +51,13 @@ func (s *sequence) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		ctx.Watch(s.batcher)
+		if s.grammar != nil { // WAITING_FOR_FSM
+			ctx.Request(s.rt.compiler, &compileGrammar{grammar: s.grammar, vocab: true, special: s.special})
+			return
+		}
 		ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, New: s.new})
+	case *grammarCompiled:
+		s.onCompiled(ctx, msg)
 	case *messages.StepResult:
 		s.onStepResult(ctx, msg)
 	case *messages.Preempted:
@@ -51,6 +67,31 @@ func (s *sequence) Receive(ctx actor.Context) {
 	case *actor.Terminated: // the batcher is gone
 		s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: "the batcher stopped"})
 	}
+}
+
+// onCompiled ends WAITING_FOR_FSM: the sequence enters the schedule with
+// its first mask, or ends with the compile's error.
+func (s *sequence) onCompiled(ctx actor.Context, res *grammarCompiled) {
+	if s.done || s.fsm != nil {
+		return
+	}
+	err := res.err
+	if err == nil {
+		s.fsm, err = newConstraint(res, s.new.IgnoreEOS, &s.rt.grammarStats)
+	}
+	var mask []uint64
+	if err == nil {
+		if s.fsm.m.Done() { // the grammar matches only the empty output
+			s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishStop})
+			return
+		}
+		mask, err = s.fsm.mask()
+	}
+	if err != nil {
+		s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: err.Error()})
+		return
+	}
+	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, New: s.new, Mask: mask})
 }
 
 func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
@@ -65,26 +106,56 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 	}
 	out := &messages.SequenceOutput{FinishReason: res.Finish, Err: res.Err}
 	var piece string
+	var grammarDone bool
+	var grammarErr error
 	if res.Finish != messages.FinishError && res.Finish != messages.FinishStop {
 		out.Tokens = []messages.Token{res.Token}
-		piece = s.dec.Add(res.Token.ID)
+		piece = s.decode(res.Token.ID)
+		if s.fsm != nil && res.Finish == "" {
+			grammarDone, grammarErr = s.fsm.accept(res.Token.ID)
+		}
 	}
-	if res.Finish != "" {
+	final := res.Finish != "" || grammarDone || grammarErr != nil
+	if final {
 		piece += s.dec.Flush()
 	}
 	var stopped bool
-	if out.Text, stopped = s.stop.add(piece, res.Finish != ""); stopped {
+	out.Text, stopped = s.stop.add(piece, final)
+	switch {
+	case stopped:
 		out.FinishReason, out.Err = messages.FinishStop, ""
-		if res.Finish == "" {
-			ctx.Send(s.batcher, &messages.Cancel{SeqID: s.id, Reason: "stop string"})
+	case grammarErr != nil:
+		out.FinishReason, out.Err = messages.FinishError, grammarErr.Error()
+	case grammarDone:
+		out.FinishReason = messages.FinishStop
+	}
+	var mask []uint64
+	if out.FinishReason == "" && s.fsm != nil {
+		if mask, grammarErr = s.fsm.mask(); grammarErr != nil {
+			out.FinishReason, out.Err = messages.FinishError, grammarErr.Error()
 		}
 	}
 	if out.FinishReason != "" {
+		if res.Finish == "" { // the batcher still holds it: a stop string or the grammar ended it
+			ctx.Send(s.batcher, &messages.Cancel{SeqID: s.id, Reason: "stopped by the sequence"})
+		}
 		s.end(ctx, out)
 		return
 	}
 	s.emit(ctx, out)
-	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id})
+	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: mask})
+}
+
+// decode turns a token into text. Control tokens have none, unless the
+// request asks for their text (SpecialText): then they end any character
+// held incomplete and add their text.
+func (s *sequence) decode(id int32) string {
+	if s.special && len(s.rt.tok.TokenPiece(id, false)) == 0 {
+		if p := s.rt.tok.TokenPiece(id, true); len(p) > 0 {
+			return s.dec.Flush() + string(p)
+		}
+	}
+	return s.dec.Add(id)
 }
 
 // stopText finds stop strings in a choice's text as it streams in, holding

@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -27,6 +28,10 @@ type BatchedOptions struct {
 	ContextLen int          // positions per sequence (Config.MaxModelLen); 0: PP+TG
 	Seed       uint64       // of the random prompt token ids
 	KVCache    kv.CacheType // element type of the KV cache (-ctk/-ctv); the zero value is F16
+	// Grammar, when set, constrains every request (structured output): the
+	// runtime masks each sampled row. It must not end within TG tokens
+	// (end-of-generation tokens are ignored, so masked off).
+	Grammar *messages.Grammar
 
 	// System is the actor system the runtimes run in; nil: Batched makes
 	// one that logs nothing and shuts it down when it returns.
@@ -75,7 +80,21 @@ type BatchedRow struct {
 
 	Generated int   // tokens the requests received: B*TG
 	Computed  int64 // tokens the steps computed: B*(PP+TG-1), the last sampled token is never fed back
+
+	// Under a grammar: its compile (in the warm-up, on the compiler
+	// actor) and the masks of the timed run, one per sampled token.
+	Grammar     bool
+	CompileTime time.Duration
+	Masks       int64         // masks computed
+	MaskHits    int64         // of them, from the grammar's per-state cache
+	MaskTime    time.Duration // their time, on the sequences' goroutines
 }
+
+// MaskCost is the mean time of a mask.
+func (r BatchedRow) MaskCost() time.Duration { return r.MaskTime / time.Duration(max(r.Masks, 1)) }
+
+// MaskHitRate is the fraction of masks that came from the cache.
+func (r BatchedRow) MaskHitRate() float64 { return float64(r.MaskHits) / float64(max(r.Masks, 1)) }
 
 // SPP is the prefill speed in prompt tokens per second.
 func (r BatchedRow) SPP() float64 { return float64(r.B*r.PP) / r.TPP.Seconds() }
@@ -181,7 +200,7 @@ func batchedRow(ctx context.Context, sys *actor.ActorSystem, m *model.Model, o B
 		}
 		return ps
 	}
-	if _, err := submit(ctx, rt, prompts(), 2); err != nil {
+	if _, err := submit(ctx, rt, prompts(), 2, o.Grammar); err != nil {
 		return BatchedRow{}, fmt.Errorf("warm-up: %w", err)
 	}
 	// The batcher counts a step's device time when the step is done, before
@@ -191,7 +210,8 @@ func batchedRow(ctx context.Context, sys *actor.ActorSystem, m *model.Model, o B
 		return BatchedRow{}, err
 	}
 	be.take()
-	run, err := submit(ctx, rt, prompts(), o.TG)
+	g0 := rt.GrammarStats()
+	run, err := submit(ctx, rt, prompts(), o.TG, o.Grammar)
 	if err != nil {
 		return BatchedRow{}, err
 	}
@@ -199,5 +219,11 @@ func batchedRow(ctx context.Context, sys *actor.ActorSystem, m *model.Model, o B
 	if err != nil {
 		return BatchedRow{}, err
 	}
-	return run.row(o, b, s0, s1, be.take())
+	g1 := rt.GrammarStats()
+	row, err := run.row(o, b, s0, s1, be.take())
+	if o.Grammar != nil {
+		row.Grammar, row.CompileTime = true, time.Duration(g0.CompileNanos)
+		row.Masks, row.MaskHits, row.MaskTime = g1.Masks-g0.Masks, g1.MaskHits-g0.MaskHits, time.Duration(g1.MaskNanos-g0.MaskNanos)
+	}
+	return row, err
 }

@@ -25,16 +25,16 @@ type batchRun struct {
 }
 
 // submit sends one greedy request per prompt, all at once, each for
-// maxTokens tokens regardless of end-of-generation tokens, and waits for
-// all of them.
-func submit(ctx context.Context, rt *actors.Runtime, prompts [][]int32, maxTokens int) (*batchRun, error) {
+// maxTokens tokens regardless of end-of-generation tokens (under g when it
+// is set), and waits for all of them.
+func submit(ctx context.Context, rt *actors.Runtime, prompts [][]int32, maxTokens int, g *messages.Grammar) (*batchRun, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run := &batchRun{reqs: make([]reqRun, len(prompts))}
 	var wg sync.WaitGroup
 	run.start = time.Now()
 	for i, p := range prompts {
-		ch, err := rt.Stream(ctx, &messages.GenerateRequest{Prompt: p, MaxTokens: maxTokens, IgnoreEOS: true})
+		ch, err := rt.Stream(ctx, &messages.GenerateRequest{Prompt: p, MaxTokens: maxTokens, IgnoreEOS: true, Grammar: g})
 		if err != nil {
 			cancel()
 			wg.Wait()
@@ -51,6 +51,9 @@ func submit(ctx context.Context, rt *actors.Runtime, prompts [][]int32, maxToken
 				r.tokens += len(c.Tokens)
 				if c.FinishReason == messages.FinishError || c.FinishReason == messages.FinishCancelled {
 					r.err = fmt.Errorf("request %s: %s: %s", c.RequestID, c.FinishReason, c.Err)
+				}
+				if c.FinishReason == messages.FinishStop && g != nil {
+					r.err = fmt.Errorf("request %s: the grammar ended after %d tokens, before %d: give one whose output goes on longer", c.RequestID, r.tokens, maxTokens)
 				}
 				if c.Done {
 					r.done, r.usage = now, c.Usage

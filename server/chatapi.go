@@ -3,12 +3,14 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
 type chatMessage struct {
@@ -21,19 +23,26 @@ type chatMessage struct {
 
 type chatRequest struct {
 	samplingFields
-	Messages            []chatMessage              `json:"messages"`
-	MaxCompletionTokens *int                       `json:"max_completion_tokens"`
-	Logprobs            bool                       `json:"logprobs"`
-	TopLogprobs         *int                       `json:"top_logprobs"`
-	Tools               []json.RawMessage          `json:"tools"`
-	ToolChoice          json.RawMessage            `json:"tool_choice"`
-	AddGenerationPrompt *bool                      `json:"add_generation_prompt"`
-	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`
+	Messages            []chatMessage     `json:"messages"`
+	MaxCompletionTokens *int              `json:"max_completion_tokens"`
+	Logprobs            bool              `json:"logprobs"`
+	TopLogprobs         *int              `json:"top_logprobs"`
+	Tools               []json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage   `json:"tool_choice"`
+	ParallelToolCalls   *bool             `json:"parallel_tool_calls"`
+	AddGenerationPrompt *bool             `json:"add_generation_prompt"`
+	// ContinueFinalMessage (vLLM's) leaves the last message open for the
+	// model to continue (an assistant prefill); add_generation_prompt
+	// is then false.
+	ContinueFinalMessage bool                       `json:"continue_final_message"`
+	ChatTemplateKwargs   map[string]json.RawMessage `json:"chat_template_kwargs"`
 }
 
 type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCallJSON `json:"tool_calls,omitempty"`
 }
 
 type chatChoice struct {
@@ -45,8 +54,11 @@ type chatChoice struct {
 }
 
 type chatResult struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"` // null when the message is only tool calls
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCallJSON `json:"tool_calls,omitempty"`
+	text             string         // the output before it is parsed
 }
 
 type chatResponse struct {
@@ -76,17 +88,27 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
 		return
 	}
-	if e := checkToolChoice(req.ToolChoice); e != nil {
+	tools, e := readTools(&req)
+	if e != nil {
 		writeError(w, e)
 		return
 	}
-	prompt, e := s.renderChat(&req)
+	prompt, text, e := s.renderChat(&req)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
 	g := &messages.GenerateRequest{Prompt: prompt}
 	if e := req.toRequest(g, lp); e != nil {
+		writeError(w, e)
+		return
+	}
+	if e := s.checkGrammar(g.Grammar, req.grammarParam); e != nil {
+		writeError(w, e)
+		return
+	}
+	parser, e := s.toolParser(tools, g, text, req.grammarParam)
+	if e != nil {
 		writeError(w, e)
 		return
 	}
@@ -110,7 +132,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	resp := &chatResponse{responseHead: responseHead{ID: newID("chatcmpl-"), Created: start.Unix(), Model: s.cfg.ModelName}}
 	if req.Stream {
 		resp.Object = "chat.completion.chunk"
-		s.streamChat(w, j, resp, lp >= 0, req.StreamOptions)
+		s.streamChat(w, j, resp, lp >= 0, req.StreamOptions, parser, tools.parallel)
 		return
 	}
 	resp.Object = "chat.completion"
@@ -123,7 +145,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	failed := j.drain(func(i int, c *messages.OutputChunk) {
 		ch := &choices[i]
-		ch.Message.Content += c.Text
+		ch.Message.text += c.Text
 		if ch.Logprobs != nil {
 			s.addChat(ch.Logprobs, c.Tokens)
 		}
@@ -139,35 +161,46 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() != nil {
 		return
 	}
+	for i := range choices {
+		m := choices[i].Message
+		if parser == nil {
+			m.Content = &m.text
+			continue
+		}
+		m.Content, m.ReasoningContent, m.ToolCalls = toolResult(parser, m.text, tools.parallel)
+		if f := choices[i].FinishReason; f != nil {
+			*f = toolFinish(*f, len(m.ToolCalls) > 0)
+		}
+	}
 	resp.Choices, resp.Usage = choices, toUsage(j.usage)
 	writeJSON(w, http.StatusOK, resp)
 }
 
 // renderChat renders the conversation with the chat template and tokenizes
 // it. BOS is added only when the template did not write it.
-func (s *Server) renderChat(req *chatRequest) ([]int32, *apiError) {
+func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 	if s.template == nil {
 		if errors.Is(s.tmplErr, chat.ErrNoTemplate) {
-			return nil, badRequest("messages", "this model has no chat template; start the server with --chat-template FILE, or use /v1/completions")
+			return nil, "", badRequest("messages", "this model has no chat template; start the server with --chat-template FILE, or use /v1/completions")
 		}
-		return nil, badRequest("messages", "%v", s.tmplErr)
+		return nil, "", badRequest("messages", "%v", s.tmplErr)
 	}
 	if len(req.Messages) == 0 {
-		return nil, badRequest("messages", "messages must not be empty")
+		return nil, "", badRequest("messages", "messages must not be empty")
 	}
 	msgs := make([]chat.Message, len(req.Messages))
 	for i, m := range req.Messages {
 		switch m.Role {
 		case "system", "user", "assistant", "tool", "developer":
 		default:
-			return nil, badRequest("messages", "messages[%d].role %q is not one of system, user, assistant, tool", i, m.Role)
+			return nil, "", badRequest("messages", "messages[%d].role %q is not one of system, user, assistant, tool", i, m.Role)
 		}
 		msgs[i] = chat.Message{Role: m.Role, Content: m.Content.text, Name: m.Name, ToolCallID: m.ToolCallID}
-		if len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null" {
-			if err := json.Unmarshal(m.ToolCalls, &msgs[i].ToolCalls); err != nil {
-				return nil, badRequest("messages", "messages[%d].tool_calls: expected a list of tool calls", i)
-			}
+		calls, err := readToolCalls(m.ToolCalls)
+		if err != nil {
+			return nil, "", badRequest("messages", "messages[%d].tool_calls: %v", i, err)
 		}
+		msgs[i].ToolCalls = calls
 	}
 	bos, eos := s.rt.SpecialTokens()
 	o := chat.Options{AddGenerationPrompt: true, BOSToken: bos, EOSToken: eos}
@@ -183,21 +216,60 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, *apiError) {
 	if req.AddGenerationPrompt != nil {
 		o.AddGenerationPrompt = *req.AddGenerationPrompt
 	}
+	if req.ContinueFinalMessage {
+		if req.AddGenerationPrompt != nil && *req.AddGenerationPrompt {
+			return nil, "", badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
+		}
+		o.AddGenerationPrompt, o.ContinueFinalMessage = false, true
+	}
 	text, err := s.template.Render(msgs, o)
 	if err != nil {
-		return nil, badRequest("messages", "chat template: %v", err)
+		return nil, "", badRequest("messages", "chat template: %v", err)
 	}
 	ids, err := s.rt.TokenizeText(text, bos == "" || !strings.HasPrefix(text, bos), true)
 	if err != nil {
-		return nil, badRequest("messages", "tokenizing the conversation: %v", err)
+		return nil, "", badRequest("messages", "tokenizing the conversation: %v", err)
 	}
 	if len(ids) == 0 {
-		return nil, badRequest("messages", "the rendered conversation is empty")
+		return nil, "", badRequest("messages", "the rendered conversation is empty")
 	}
-	return ids, nil
+	return ids, text, nil
 }
 
-func (s *Server) streamChat(w http.ResponseWriter, j *job, resp *chatResponse, logprobs bool, so *streamOptions) {
+// readToolCalls reads an assistant message's tool_calls; a call's
+// arguments may be JSON text (OpenAI's) or an object.
+func readToolCalls(raw json.RawMessage) ([]chat.ToolCall, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var calls []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &calls); err != nil {
+		return nil, errors.New("expected a list of tool calls")
+	}
+	out := make([]chat.ToolCall, len(calls))
+	for i, c := range calls {
+		args := string(c.Function.Arguments)
+		if isNull(c.Function.Arguments) {
+			args = "{}"
+		} else if err := json.Unmarshal(c.Function.Arguments, &args); err != nil && c.Function.Arguments[0] != '{' {
+			return nil, fmt.Errorf("call %d: arguments must be JSON text or an object", i)
+		}
+		out[i] = chat.ToolCall{ID: c.ID, Type: c.Type, Function: chat.FunctionCall{Name: c.Function.Name, Arguments: args}}
+	}
+	return out, nil
+}
+
+// streamChat streams the choices' deltas. With a tool-call parser each
+// choice's text goes through its own toolcall.Stream: content, reasoning,
+// and each call as its id and name, then its arguments.
+func (s *Server) streamChat(w http.ResponseWriter, j *job, resp *chatResponse, logprobs bool, so *streamOptions, parser *toolcall.Parser, parallel bool) {
 	out := newSSE(w)
 	chunk := func(c chatChoice) *chatResponse {
 		r := *resp
@@ -205,6 +277,7 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, resp *chatResponse, l
 		return &r
 	}
 	empty := ""
+	var streams []*toolcall.Stream
 	for i := range j.n {
 		out.send(chunk(chatChoice{Index: i, Delta: &chatDelta{Role: "assistant", Content: &empty}}))
 	}
@@ -213,21 +286,41 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, resp *chatResponse, l
 			out.send(errorEvent(c.Err))
 			return
 		}
-		ch := chatChoice{Index: i, Delta: &chatDelta{}}
-		if c.Text != "" {
+		var deltas []*chatDelta
+		switch {
+		case parser != nil:
+			for len(streams) <= i {
+				streams = append(streams, parser.NewStream())
+			}
+			ds := streams[i].Write(c.Text)
+			if c.FinishReason != "" {
+				ds = append(ds, streams[i].Close()...)
+			}
+			deltas = toolDeltas(ds, parallel)
+		case c.Text != "":
 			text := c.Text
-			ch.Delta.Content = &text
+			deltas = []*chatDelta{{Content: &text}}
+		}
+		last := chatChoice{Index: i, Delta: &chatDelta{}}
+		if n := len(deltas); n > 0 {
+			for _, d := range deltas[:n-1] {
+				out.send(chunk(chatChoice{Index: i, Delta: d}))
+			}
+			last.Delta = deltas[n-1]
 		}
 		if logprobs && len(c.Tokens) > 0 {
-			ch.Logprobs = &chatLogprobs{}
-			s.addChat(ch.Logprobs, c.Tokens)
+			last.Logprobs = &chatLogprobs{}
+			s.addChat(last.Logprobs, c.Tokens)
 		}
 		if c.FinishReason != "" {
 			f := c.FinishReason
-			ch.FinishReason = &f
+			if parser != nil {
+				f = toolFinish(f, streams[i].Finished())
+			}
+			last.FinishReason = &f
 		}
-		if ch.Delta.Content != nil || ch.Logprobs != nil || ch.FinishReason != nil {
-			out.send(chunk(ch))
+		if len(deltas) > 0 || last.Logprobs != nil || last.FinishReason != nil {
+			out.send(chunk(last))
 		}
 	})
 	r := *resp

@@ -86,6 +86,12 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			writeError(w, e)
 			return
 		}
+		if len(reqs) == 0 {
+			if e := s.checkGrammar(g.Grammar, req.grammarParam); e != nil {
+				writeError(w, e)
+				return
+			}
+		}
 		if g.MaxTokens, e = maxTokens(req.MaxTokens, "max_tokens", "prompt", 16, len(p), s.rt.MaxModelLen()); e != nil {
 			writeError(w, e)
 			return

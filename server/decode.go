@@ -139,7 +139,8 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 }
 
 // contentField is a chat message's content: a string, or a list of parts of
-// which only {"type":"text"} parts are supported (their texts are joined).
+// which only {"type":"text"} parts are supported (their texts are joined
+// with "\n").
 type contentField struct {
 	text string
 	set  bool
@@ -160,12 +161,14 @@ func (c *contentField) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &parts); err != nil {
 		return &fieldError{"messages.content", "expected a string or a list of content parts"}
 	}
-	for _, p := range parts {
+	texts := make([]string, len(parts))
+	for i, p := range parts {
 		if p.Type != "text" {
 			return &fieldError{"messages.content", fmt.Sprintf("content part type %q is not supported (text only)", p.Type)}
 		}
-		c.text += p.Text
+		texts[i] = p.Text
 	}
+	c.text = strings.Join(texts, "\n") // as vLLM and llama-server join them
 	c.set = true
 	return nil
 }

@@ -22,6 +22,10 @@ func FuzzRequests(f *testing.F) {
 		`{"prompt": "x", "temperature": 1e308, "top_p": -0, "seed": -1, "max_tokens": 2}`,
 		`{"tokens": [1, 2, 3]}`,
 		`{"prompt": "\u0000\ud800", "add_special_tokens": false}`,
+		`{"prompt": "x", "max_tokens": 3, "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/b"}}, "$defs": {"b": {"type": "integer"}}}}}}`,
+		`{"prompt": "x", "max_tokens": 3, "structured_outputs": {"regex": "(a|b)+[0-9]{2,}"}, "guided_choice": ["x"]}`,
+		`{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}], "tool_choice": "required"}`,
+		`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Once"}], "continue_final_message": true, "grammar": "root ::= [a-z]{1,3}"}`,
 	} {
 		f.Add(0, []byte(seed))
 	}

@@ -56,6 +56,9 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 		if s.cfg.Cluster != nil {
 			stream = s.cfg.Cluster.Stream
 		}
+		if s.scripted != nil {
+			stream = s.scripted
+		}
 		ch, err := stream(ctx, req)
 		if err != nil {
 			cancel()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -137,14 +136,7 @@ var params = []param{
 		req.Priority = f.Priority
 		return nil
 	}},
-	{"response_format", applyResponseFormat},
-	notYet("structured_outputs", func(f *samplingFields) json.RawMessage { return f.StructuredOutputs }),
-	notYet("guided_json", func(f *samplingFields) json.RawMessage { return f.GuidedJSON }),
-	notYet("guided_regex", func(f *samplingFields) json.RawMessage { return f.GuidedRegex }),
-	notYet("guided_choice", func(f *samplingFields) json.RawMessage { return f.GuidedChoice }),
-	notYet("guided_grammar", func(f *samplingFields) json.RawMessage { return f.GuidedGrammar }),
-	notYet("grammar", func(f *samplingFields) json.RawMessage { return f.Grammar }),
-	notYet("json_schema", func(f *samplingFields) json.RawMessage { return f.JSONSchema }),
+	{"response_format", applyConstraint}, // and the other constrainedFields
 }
 
 // span is a range of a number parameter: [lo, hi], or (lo, hi] when open.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
 // Config sets up a Server.
@@ -26,6 +29,10 @@ type Config struct {
 	APIKey string
 	// ChatTemplate overrides the model's own chat template (Jinja source).
 	ChatTemplate string
+	// ToolCallParser names the tool-call format of the model's output
+	// (toolcall.Lookup: hermes, llama3_json, mistral, ...); "": detected
+	// from the chat template.
+	ToolCallParser string
 	// MaxBodyBytes bounds a request body; 0: 8 MiB.
 	MaxBodyBytes int64
 	// MaxQueue bounds the requests admitted beyond those the runtime can
@@ -60,6 +67,12 @@ type Server struct {
 	front    *actor.PID
 	template *chat.Template // nil: no template
 	tmplErr  error          // why template is nil
+	// templateSrc is the chat template's source; toolFormat the format
+	// of the model's tool calls (toolcall.None: not parsed).
+	templateSrc string
+	toolFormat  toolcall.Format
+	// scripted, set by tests only, answers requests in place of the runtime.
+	scripted func(context.Context, *messages.GenerateRequest) (<-chan *messages.OutputChunk, error)
 	metrics  *metrics
 	mux      *http.ServeMux
 }
@@ -100,6 +113,11 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 		s.tmplErr = fmt.Errorf("the model's chat template does not parse: %w", err)
 	} else {
 		s.template = t
+	}
+	s.templateSrc = src
+	var err error
+	if s.toolFormat, err = toolFormat(cfg.ToolCallParser, src); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.metrics = newMetrics(cfg.ModelName, system, rt, cfg.Cluster)
 	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)

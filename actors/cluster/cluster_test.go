@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"testing"
@@ -237,10 +238,14 @@ func numActors(sys *actor.ActorSystem) int {
 	return n
 }
 
+// failoverRegex constrains some of TestFailover's requests: it never ends.
+const failoverRegex = `[a-z ,.]*`
+
 // TestFailover kills a node (as a crash: connections drop) while requests
 // from another node run on it. Each request completes, on the nodes left,
 // with exactly the tokens one node gives alone and no token twice, greedy
-// or sampled (with a seed: each choice draws the same tokens again).
+// or sampled (with a seed: each choice draws the same tokens again), under
+// a grammar or not.
 func TestFailover(t *testing.T) {
 	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
@@ -262,6 +267,9 @@ func TestFailover(t *testing.T) {
 		if i%3 == 0 {
 			req.Sampling = messages.SamplingParams{Temperature: 1, TopK: 40, Seed: uint64(i), HasSeed: true}
 		}
+		if i%3 != 1 && i%2 == 0 { // the rerun's matcher goes over the tokens the client had again
+			req.Grammar = &messages.Grammar{Kind: messages.GrammarRegex, Source: failoverRegex}
+		}
 		ch, err := nodes[0].node.Stream(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
@@ -272,7 +280,7 @@ func TestFailover(t *testing.T) {
 	nodes[1].node.Kill()
 	nodes[1].node = nil
 	for i, r := range runs {
-		got, _, finish := collect(t, r.ch, max(r.req.N, 1))
+		got, text, finish := collect(t, r.ch, max(r.req.N, 1))
 		alone, err := nodes[0].rt.Stream(context.Background(), r.req)
 		if err != nil {
 			t.Fatal(err)
@@ -281,6 +289,9 @@ func TestFailover(t *testing.T) {
 		for c := range want {
 			if !slices.Equal(got[c], want[c]) || finish[c] != messages.FinishLength {
 				t.Errorf("request %d choice %d (%s): %v\nalone: %v", i, c, finish[c], got[c], want[c])
+			}
+			if r.req.Grammar != nil && !regexp.MustCompile(`^(?:`+failoverRegex+`)$`).MatchString(text[c]) {
+				t.Errorf("request %d choice %d: %q does not match its grammar", i, c, text[c])
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/troupe-llm/troupe/bench"
+	"github.com/troupe-llm/troupe/messages"
 )
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
@@ -45,7 +46,12 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	output := fs.String("output", "text", "output: text (a table) or json (one object per row)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	kvType := kvCacheTypeFlag(fs)
+	schemaPath := fs.String("json-schema", "", "also decode each batch under this JSON schema (structured output), right after the same batch unconstrained, and compare")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	schema, err := readSchema(*schemaPath)
+	if err != nil {
 		return err
 	}
 	pl, err := parseSizes(*npl)
@@ -92,8 +98,19 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	var rows []bench.BatchedRow
 	enc := json.NewEncoder(stdout)
-	for _, b := range pl { // a row at a time, so each is shown as soon as it is measured
-		o.PL = []int{b}
+	type run struct {
+		b int
+		g *messages.Grammar
+	}
+	var runs []run // per batch size: unconstrained, then under the schema
+	for _, b := range pl {
+		runs = append(runs, run{b, nil})
+		if schema != nil {
+			runs = append(runs, run{b, schema})
+		}
+	}
+	for _, rn := range runs { // a row at a time, so each is shown as soon as it is measured
+		o.PL, o.Grammar = []int{rn.b}, rn.g
 		got, err := bench.Batched(ctx, m, o)
 		if err != nil {
 			return err
@@ -106,13 +123,20 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 			}
 			continue
 		}
-		if _, err := fmt.Fprintf(stdout, "| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n",
-			r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S()); err != nil {
+		mark := ""
+		if r.Grammar {
+			mark = " schema"
+		}
+		if _, err := fmt.Fprintf(stdout, "| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |%s\n",
+			r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S(), mark); err != nil {
 			return err
 		}
 	}
 	if *output == "json" {
 		return nil
+	}
+	if schema != nil {
+		printSchemaRows(stdout, *schemaPath, rows)
 	}
 	fmt.Fprintln(stdout, "\nS_TG = B*(TG-1)/T_TG: the first token of each sequence comes from the prefill step")
 	fmt.Fprintln(stdout, "(llama-batched-bench decodes TG steps after its prefill and counts B*TG).")
@@ -153,9 +177,43 @@ func jsonRow(r bench.BatchedRow, threads, nCtx int) any {
 		ForwardMs    float64 `json:"decode_forward_ms"`
 		OverheadMs   float64 `json:"decode_overhead_ms"`
 		OverheadPct  float64 `json:"decode_overhead_pct"`
+		Grammar      bool    `json:"json_schema,omitempty"`
+		CompileMs    float64 `json:"compile_ms,omitempty"`
+		Masks        int64   `json:"masks,omitempty"`
+		MaskHits     int64   `json:"mask_hits,omitempty"`
+		MaskNs       int64   `json:"mask_ns,omitempty"`
 	}{threads, nCtx, r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S(),
 		r.PrefillSteps, r.DecodeSteps, perStep(float64(r.DecodeWall)), perStep(float64(r.DecodeForward)),
-		perStep(float64(r.DecodeWall - r.DecodeForward)), r.DecodeOverheadPercent()}
+		perStep(float64(r.DecodeWall - r.DecodeForward)), r.DecodeOverheadPercent(),
+		r.Grammar, r.CompileTime.Seconds() * 1e3, r.Masks, r.MaskHits, r.MaskCost().Nanoseconds()}
+}
+
+// readSchema reads --json-schema's file (nil when none is named).
+func readSchema(path string) (*messages.Grammar, error) {
+	if path == "" {
+		return nil, nil
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--json-schema: %w", err)
+	}
+	return &messages.Grammar{Kind: messages.GrammarJSONSchema, Source: string(src)}, nil
+}
+
+// printSchemaRows compares each batch under the schema with the same batch
+// unconstrained (the row before it), and reports the masks' cost.
+func printSchemaRows(w io.Writer, path string, rows []bench.BatchedRow) {
+	fmt.Fprintf(w, "\nUnder the JSON schema %s, each batch right after the same batch unconstrained:\n", path)
+	fmt.Fprintln(w, "|    B | S_TG free t/s | S_TG schema t/s | ratio | compile ms |  masks | cache hits | µs per mask |")
+	fmt.Fprintln(w, "|------|---------------|-----------------|-------|------------|--------|------------|-------------|")
+	for i := 1; i < len(rows); i++ {
+		free, r := rows[i-1], rows[i]
+		if !r.Grammar || free.Grammar {
+			continue
+		}
+		fmt.Fprintf(w, "| %4d | %13.2f | %15.2f | %5.3f | %10.2f | %6d | %9.1f%% | %11.2f |\n", r.B, free.STG(), r.STG(), r.STG()/free.STG(),
+			r.CompileTime.Seconds()*1e3, r.Masks, 100*r.MaskHitRate(), r.MaskCost().Seconds()*1e6)
+	}
 }
 
 // startProfile starts a CPU profile into path (none when path is empty) and

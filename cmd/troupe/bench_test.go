@@ -101,3 +101,30 @@ func TestBenchUsage(t *testing.T) {
 		t.Errorf("unknown flag: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestBenchBatchedSchema: --json-schema measures each batch size twice,
+// unconstrained then under the schema, and compares them with the masks'
+// cost: one mask per generated token.
+func TestBenchBatchedSchema(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	args := []string{"bench", "batched", "-m", stories, "-npp", "8", "-ntg", "6", "-npl", "2", "--json-schema", "../../bench/testdata/inventory.schema.json"}
+	out, errOut, code := troupe(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Logf("\n%s", out)
+	for _, want := range []string{
+		"|     8 |      6 |    2 |     28 |",
+		"| schema\n",
+		"|    B | S_TG free t/s | S_TG schema t/s | ratio | compile ms |  masks | cache hits | µs per mask |\n",
+		"|    2 |",
+		"|     12 |", // masks: 2 sequences x 6 tokens
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if _, errOut, code := troupe(t, append(args[:len(args)-1], "no-such.json")...); code == 0 || !strings.Contains(errOut, "--json-schema") {
+		t.Errorf("a missing schema file: exit %d: %s", code, errOut)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/hub"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
 // DefaultModel is what `troupe serve` runs with no -m and no $TROUPE_MODEL:
@@ -60,6 +61,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Server.APIKey, "api-key", "", "require this key as a Bearer token on /v1 routes (default $TROUPE_API_KEY)")
 	fs.StringVar(&c.Server.ModelName, "served-model-name", "", "the model id clients use (default: the file or directory name)")
 	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a Jinja chat template file, instead of the model's")
+	fs.StringVar(&c.Server.ToolCallParser, "tool-call-parser", "", "the model's tool-call format (hermes, llama3_json, mistral, openai, ...; default: detected from the chat template)")
 	fs.IntVar(&c.Runtime.Workers, "t", 2, "threads per device")
 	fs.IntVar(&c.Runtime.Devices, "devices", 1, "device replicas")
 	fs.StringVar(&c.Device, "device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
@@ -120,6 +122,10 @@ func (c *serveConfig) Validate() error {
 		msg = fmt.Sprintf("--shutdown-grace %v is negative", c.ShutdownGrace)
 	case c.Server.RequestTimeout < 0:
 		msg = fmt.Sprintf("--request-timeout %v is negative", c.Server.RequestTimeout)
+	case c.Server.ToolCallParser != "":
+		if _, err := toolcall.Lookup(c.Server.ToolCallParser); err != nil {
+			msg = "--tool-call-parser: " + strings.TrimPrefix(err.Error(), "toolcall: ")
+		}
 	case c.Cluster.Name != "":
 		if err := c.Cluster.Validate(); err != nil {
 			msg = err.Error()

@@ -53,8 +53,9 @@ func TestServeFlags(t *testing.T) {
 			c.Runtime = actors.Config{Workers: 4, Devices: 2, MaxNumSeqs: 8, MaxNumBatchedTokens: 256,
 				MaxModelLen: 1024, NumBlocks: 100, BlockSize: 32, NumHostBlocks: 50, NoPrefixCaching: true}
 		}},
-		{[]string{"--api-key", "k", "--served-model-name", "n", "--max-queue", "-1", "--pprof", "--request-timeout", "0"}, func(c *serveConfig) {
-			c.Server = server.Config{APIKey: "k", ModelName: "n", MaxQueue: -1, Pprof: true}
+		{[]string{"--api-key", "k", "--served-model-name", "n", "--max-queue", "-1", "--pprof", "--request-timeout", "0",
+			"--tool-call-parser", "hermes"}, func(c *serveConfig) {
+			c.Server = server.Config{APIKey: "k", ModelName: "n", MaxQueue: -1, Pprof: true, ToolCallParser: "hermes"}
 		}},
 		{[]string{"--cluster", "c", "--provider", "etcd", "--etcd", "a:1, b:2,", "--advertise", "h:3", "--automanaged-port", "4",
 			"--seeds", "s:5,t:6"}, func(c *serveConfig) {
@@ -117,6 +118,7 @@ func TestServeValidate(t *testing.T) {
 		{[]string{"--device", "tpu"}, "--device"},
 		{[]string{"--shutdown-grace", "-1s"}, "--shutdown-grace"},
 		{[]string{"--request-timeout", "-1s"}, "--request-timeout"},
+		{[]string{"--tool-call-parser", "pythonic_v9"}, "--tool-call-parser"},
 		{[]string{"--cluster", "c"}, "advertise"},
 		{[]string{"--cluster", "c", "--advertise", "127.0.0.1:1", "--provider", "zk"}, "provider"},
 	} {

@@ -65,3 +65,25 @@ func (c *Cache) Len() int {
 	defer c.mu.Unlock()
 	return c.lru.Len()
 }
+
+// Peek returns the grammar compiled under key when it is cached and its
+// compile has finished without error; it never compiles or waits.
+func (c *Cache) Peek(key string) (*Grammar, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*cacheEntry)
+	select {
+	case <-e.done:
+		if e.err != nil {
+			return nil, false
+		}
+		c.lru.MoveToFront(el)
+		return e.g, true
+	default:
+		return nil, false
+	}
+}

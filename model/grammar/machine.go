@@ -55,9 +55,8 @@ type machine struct {
 	work                    int // spent in the current operation, up to maxWork
 	cuts                    int // cycles cut in closures so far
 
-	masks     map[int32][]uint64
-	maskVocab *Vocab
-	maskSize  int
+	masks     map[maskKey][]uint64 // computed masks, by vocabulary and state
+	maskSize  int                  // their bytes, up to maskBytes
 	scratch   []int32
 	inClosure map[int32]bool
 }
@@ -77,7 +76,7 @@ func (m *machine) reset() {
 	m.closures = map[int32][]int32{}
 	m.states = []state{{}} // dead
 	m.stateIdx = map[string]int32{"": dead}
-	m.masks, m.maskSize = map[int32][]uint64{}, 0
+	m.masks, m.maskSize = map[maskKey][]uint64{}, 0
 	m.inClosure = map[int32]bool{}
 	m.start = -1
 	m.err = nil

@@ -134,21 +134,33 @@ func (m *Matcher) AcceptBytes(b []byte) error {
 // bit per token id: bit i%64 of dst[i/64]. End-of-generation tokens are set
 // only where the grammar may end; after the end nothing is allowed.
 func (m *Matcher) Mask(dst []uint64) error {
-	if m.v == nil || len(dst) < m.v.MaskWords() {
-		return fmt.Errorf("grammar: mask of %d words for a vocabulary needing %d", len(dst), m.v.MaskWords())
+	_, err := m.FillMask(dst)
+	return err
+}
+
+// FillMask is Mask, and reports whether the mask came from the grammar's
+// cache (the state was seen before, by this matcher or another one over
+// the same vocabulary) rather than from a walk of the token trie.
+func (m *Matcher) FillMask(dst []uint64) (cached bool, err error) {
+	if m.v == nil {
+		return false, fmt.Errorf("grammar: a mask needs a matcher over a vocabulary")
+	}
+	if len(dst) < m.v.MaskWords() {
+		return false, fmt.Errorf("grammar: mask of %d words for a vocabulary needing %d", len(dst), m.v.MaskWords())
 	}
 	dst = dst[:m.v.MaskWords()]
 	if m.ended {
 		clear(dst)
-		return nil
+		return true, nil
 	}
 	mc := m.g.m
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
-	return m.retry(func() error {
-		mc.mask(m.v, m.state, dst)
+	err = m.retry(func() error {
+		cached = mc.mask(m.v, m.state, dst)
 		return nil
 	})
+	return cached, err
 }
 
 // CanEnd reports whether the input so far is a complete sentence of the

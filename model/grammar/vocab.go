@@ -94,6 +94,9 @@ func (v *Vocab) MaskWords() int { return (len(v.pieces) + 63) / 64 }
 // Piece returns the bytes of token id.
 func (v *Vocab) Piece(id int32) []byte { return v.pieces[id] }
 
+// EOG returns the end-of-generation ids; the caller must not modify them.
+func (v *Vocab) EOG() []int32 { return v.eog }
+
 // IsEOG reports whether id ends generation.
 func (v *Vocab) IsEOG(id int32) bool { return slices.Contains(v.eog, id) }
 
@@ -127,23 +130,29 @@ func (m *machine) computeMask(v *Vocab, s int32, dst []uint64) {
 	}
 }
 
-// mask writes the allowed tokens of state s, from the cache when it can.
-// The caller holds m.mu.
-func (m *machine) mask(v *Vocab, s int32, dst []uint64) {
-	if m.maskVocab != v {
-		m.masks, m.maskVocab, m.maskSize = map[int32][]uint64{}, v, 0
-	}
-	if c, ok := m.masks[s]; ok {
+// maskKey names a cached mask: a state's allowed tokens in one vocabulary
+// (a runtime has one or two: control tokens' text dropped, or kept).
+type maskKey struct {
+	v *Vocab
+	s int32
+}
+
+// mask writes the allowed tokens of state s, from the cache when it can,
+// and reports whether it did. The caller holds m.mu.
+func (m *machine) mask(v *Vocab, s int32, dst []uint64) (cached bool) {
+	k := maskKey{v, s}
+	if c, ok := m.masks[k]; ok {
 		copy(dst, c)
-		return
+		return true
 	}
 	m.computeMask(v, s, dst)
 	if m.err != nil {
-		return
+		return false
 	}
 	if m.maskSize+8*len(dst) > maskBytes {
-		m.masks, m.maskSize = map[int32][]uint64{}, 0
+		m.masks, m.maskSize = map[maskKey][]uint64{}, 0
 	}
-	m.masks[s] = slices.Clone(dst)
+	m.masks[k] = slices.Clone(dst)
 	m.maskSize += 8 * len(dst)
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
@@ -34,7 +35,11 @@ type FunctionCall struct {
 // Options are the template's variables besides the messages.
 type Options struct {
 	AddGenerationPrompt bool
-	BOSToken, EOSToken  string
+	// ContinueFinalMessage leaves the last message open: the prompt ends
+	// with its content, for the model to continue it (transformers'
+	// continue_final_message; AddGenerationPrompt must be false).
+	ContinueFinalMessage bool
+	BOSToken, EOSToken   string
 	// Tools are the request's tool definitions, each JSON-decoded or, to
 	// keep the key order a template's tojson prints, a json.RawMessage.
 	// Nil renders tools as None.
@@ -93,7 +98,32 @@ func (t *Template) Render(messages []Message, o Options) (string, error) {
 	if t == nil {
 		return "", ErrNoTemplate
 	}
-	return t.render(messages, o, t.objectArguments)
+	if o.ContinueFinalMessage && o.AddGenerationPrompt {
+		return "", errors.New("chat: continue_final_message and add_generation_prompt cannot both be set")
+	}
+	out, err := t.render(messages, o, t.objectArguments)
+	if err != nil || !o.ContinueFinalMessage || len(messages) == 0 {
+		return out, err
+	}
+	return continueFinal(out, messages[len(messages)-1].Content)
+}
+
+// continueFinal cuts a rendered chat after the final message's content, as
+// transformers' apply_chat_template does for continue_final_message: at
+// the last place the content (stripped of space) appears, keeping the
+// content's leading space trimmed but its trailing space when the template
+// kept it.
+func continueFinal(out, final string) (string, error) {
+	stripped := strings.TrimSpace(final)
+	i := strings.LastIndex(out, stripped)
+	if i < 0 {
+		return "", errors.New("chat: continue_final_message: the final message does not appear in the rendered chat")
+	}
+	lead := strings.TrimLeftFunc(final, unicode.IsSpace)
+	if strings.HasPrefix(out[i:], lead) {
+		return out[:i+len(lead)], nil
+	}
+	return out[:i+len(stripped)], nil
 }
 
 func (t *Template) render(messages []Message, o Options, objectArgs bool) (out string, err error) {

@@ -25,6 +25,10 @@ type Calls struct {
 	// Template is the chat template's source, for formats whose syntax
 	// changed between versions (mistral's [ARGS]).
 	Template string
+	// ReasoningOpen: the prompt opened a reasoning block (see
+	// PromptOpensReasoning), which the output must close before its calls.
+	// Otherwise a format with reasoning may write a reasoning block first.
+	ReasoningOpen bool
 }
 
 // Grammar returns a GBNF grammar (llama.cpp's format, for model/grammar)
@@ -34,14 +38,19 @@ type Calls struct {
 // model/grammar's subset is its *grammar.UnsupportedError; a format
 // without a grammar is ErrNoGrammar.
 func Grammar(f Format, c Calls) (string, error) {
-	shape, ok := shapes[f]
+	var b strings.Builder
+	sh, ok := shapes[f]
+	x, isXML := xmlShapes[f]
+	if isXML {
+		sh, ok = shape{sep: x.sep}, true
+		b.WriteString(xmlText)
+	}
 	if !ok {
 		return "", fmt.Errorf("%w %q", ErrNoGrammar, f)
 	}
 	if f == Mistral && !strings.Contains(c.Template, "[ARGS]") {
-		shape = mistralNemo
+		sh = mistralNemo
 	}
-	var b strings.Builder
 	var alts []string
 	for i, t := range c.Tools {
 		if c.Name != "" && t.Name != c.Name {
@@ -49,6 +58,17 @@ func Grammar(f Format, c Calls) (string, error) {
 		}
 		if !isName(t.Name) {
 			return "", fmt.Errorf("toolcall: tool %q: a name of letters, digits and _-.:/ is needed", t.Name)
+		}
+		rule := "call-" + strconv.Itoa(i)
+		prefix := "t" + strconv.Itoa(i) + "-"
+		if isXML {
+			call, err := xmlCall(&b, x, t, prefix)
+			if err != nil {
+				return "", fmt.Errorf("toolcall: tool %q: %w", t.Name, err)
+			}
+			fmt.Fprintf(&b, "%s ::= %s\n", rule, call)
+			alts = append(alts, rule)
+			continue
 		}
 		params := []byte(t.Parameters)
 		if len(params) == 0 || string(params) == "null" {
@@ -58,12 +78,10 @@ func Grammar(f Format, c Calls) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("toolcall: tool %q: parameters: %w", t.Name, err)
 		}
-		prefix := "t" + strconv.Itoa(i) + "-"
 		if err := prefixRules(&b, src, prefix); err != nil {
 			return "", fmt.Errorf("toolcall: tool %q: %w", t.Name, err)
 		}
-		rule := "call-" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "%s ::= %s\n", rule, shape.call(t.Name, prefix+"root"))
+		fmt.Fprintf(&b, "%s ::= %s\n", rule, sh.call(t.Name, prefix+"root"))
 		alts = append(alts, rule)
 	}
 	if len(alts) == 0 {
@@ -74,11 +92,54 @@ func Grammar(f Format, c Calls) (string, error) {
 	}
 	fmt.Fprintf(&b, "call ::= %s\n", strings.Join(alts, " | "))
 	calls := "call"
-	if c.Parallel && !shape.single {
-		calls = "call (" + cat(lit(shape.sep), "call") + ")*"
+	if c.Parallel && !sh.single {
+		calls = "call (" + cat(lit(sh.sep), "call") + ")*"
 	}
-	fmt.Fprintf(&b, "root ::= %s\n", cat(lit(shape.open), calls, lit(shape.close)))
+	think := reasoningRule(&b, f, c.ReasoningOpen)
+	fmt.Fprintf(&b, "root ::= %s\n", cat(think, lit(sh.open), calls, lit(sh.close)))
 	return b.String(), nil
+}
+
+// reasoningRule writes the rules of the reasoning a format lets the model
+// write before its calls and returns its GBNF: the block, optional, or,
+// when the prompt opened it, its rest and its end.
+func reasoningRule(b *strings.Builder, f Format, open bool) string {
+	if f == OpenAI { // harmony: an analysis message first
+		b.WriteString(textWithout("think-text", "<|"))
+		return `("<|channel|>analysis<|message|>" think-text "<|end|><|start|>assistant")?`
+	}
+	d := f.def()
+	if !d.reasoning || d.thinkStart == "" {
+		return ""
+	}
+	end := ""
+	for _, bl := range d.blocks {
+		if bl.modes == inReasoning {
+			end = bl.start
+		}
+	}
+	if len(end) < 2 {
+		return ""
+	}
+	b.WriteString(textWithout("think-text", end[:2]))
+	b.WriteString("think-space ::= [ \t\n]{0,4}\n")
+	if open {
+		return cat("think-text", lit(end), "think-space")
+	}
+	return "(" + cat(lit(d.thinkStart), "think-text", lit(end), "think-space") + ")?"
+}
+
+// textWithout is the rule name ::= any text without the two bytes stop.
+func textWithout(name, stop string) string {
+	return fmt.Sprintf("%s ::= ([^%s] | %s [^%s])*\n", name, classChar(stop[0]), lit(stop[:1]), classChar(stop[1]))
+}
+
+// classChar is c as written inside a GBNF character class.
+func classChar(c byte) string {
+	if strings.IndexByte(`\"[]-^`, c) >= 0 {
+		return `\` + string(c)
+	}
+	return string(c)
 }
 
 // shape is how a format writes its calls: open, the calls separated by

@@ -46,9 +46,18 @@ func sample(t *testing.T, g *grammar.Grammar, v *grammar.Vocab, rng *rand.Rand) 
 				if c >= ' ' && c < 0x7f || c == '\n' {
 					ascii = append(ascii, byte(c))
 				}
-				if strings.IndexByte(`"}]`, byte(c)) >= 0 {
+				if strings.IndexByte(`"}]</`, byte(c)) >= 0 {
 					closing = append(closing, byte(c))
 				}
+			}
+		}
+		if len(out) > 150 && rng.IntN(3) > 0 { // head for the end: closing bytes, none of the last two again
+			if c, ok := closer(mask, out, rng); ok {
+				if err := m.AcceptBytes([]byte{c}); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, c)
+				continue
 			}
 		}
 		pick := allowed
@@ -75,6 +84,27 @@ func sample(t *testing.T, g *grammar.Grammar, v *grammar.Vocab, rng *rand.Rand) 
 	return ""
 }
 
+// closer picks a byte that heads for the end: after "<" or "[" the second
+// byte of a closing marker ("</", "<|", "[/"), else one of "\n<\"}][" the
+// mask allows that is not one of the last two bytes of out.
+func closer(mask []uint64, out []byte, rng *rand.Rand) (byte, bool) {
+	b := []byte("\n<\"}][")
+	rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+	order := string(b)
+	switch out[len(out)-1] {
+	case '<':
+		order = "/|" + order
+	case '[':
+		order = "/" + order
+	}
+	for _, c := range []byte(order) {
+		if grammar.Allowed(mask, int32(c)) && c != out[len(out)-1] && c != out[len(out)-2] {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
 // TestGrammarParses: every output of a format's tool-call grammar parses
 // as calls of the offered tools, arguments valid JSON objects with the
 // required keys; named: only that tool; not parallel: one call.
@@ -92,6 +122,12 @@ func TestGrammarParses(t *testing.T) {
 		f        Format
 		template string
 	}{{Mistral, "[ARGS]"}}
+	for f := range xmlShapes {
+		formats = append(formats, struct {
+			f        Format
+			template string
+		}{f, ""})
+	}
 	for f := range shapes {
 		formats = append(formats, struct {
 			f        Format
@@ -105,10 +141,12 @@ func TestGrammarParses(t *testing.T) {
 		return strings.Compare(string(a.f)+a.template, string(b.f)+b.template)
 	})
 	required := map[string][]string{"get_weather": {"city"}, "search": {"q", "opts"}}
+	reasoned := map[Format]int{}
 	for _, fc := range formats {
 		for _, name := range []string{"", "search"} {
-			for _, parallel := range []bool{false, true} {
-				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, Template: fc.template}
+			for k, parallel := range []bool{false, true} {
+				open := k == 1 && name == "" // the prompt opened reasoning
+				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, Template: fc.template, ReasoningOpen: open}
 				src, err := Grammar(fc.f, c)
 				if err != nil {
 					t.Fatalf("%s: %v", fc.f, err)
@@ -118,13 +156,16 @@ func TestGrammarParses(t *testing.T) {
 					t.Fatalf("%s %q: %v\n%s", fc.f, fc.template, err, src)
 				}
 				rng := rand.New(rand.NewPCG(1, uint64(len(name))))
-				p := &Parser{Format: fc.f, Tools: grammarTools}
+				p := &Parser{Format: fc.f, Tools: grammarTools, ReasoningOpen: open}
 				multi := 0
 				for range 30 {
 					out := sample(t, g, v, rng)
 					r := p.Parse(out)
-					if r.Content != "" || r.Reasoning != "" || len(r.Calls) == 0 {
+					if r.Content != "" || len(r.Calls) == 0 {
 						t.Fatalf("%s %q name %q: %q parses to %+v", fc.f, fc.template, name, out, r)
+					}
+					if r.Reasoning != "" {
+						reasoned[fc.f]++
 					}
 					if len(r.Calls) > 1 {
 						multi++
@@ -140,6 +181,13 @@ func TestGrammarParses(t *testing.T) {
 						if name != "" && call.Name != name {
 							t.Fatalf("%s: call of %q, want only %q: %q", fc.f, call.Name, name, out)
 						}
+						if u, ok := args["unit"]; ok && string(u) != `"C"` && string(u) != `"F"` {
+							t.Fatalf("%s: unit %s: %q", fc.f, u, out)
+						}
+						var days int
+						if d, ok := args["days"]; ok && (json.Unmarshal(d, &days) != nil || days < 1 || days > 14) {
+							t.Fatalf("%s: days %s: %q", fc.f, d, out)
+						}
 						for _, k := range required[call.Name] {
 							if _, ok := args[k]; !ok {
 								t.Fatalf("%s: call of %q without %q: %q", fc.f, call.Name, k, out)
@@ -151,6 +199,11 @@ func TestGrammarParses(t *testing.T) {
 					t.Errorf("%s %q: no sample had parallel calls", fc.f, fc.template)
 				}
 			}
+		}
+	}
+	for _, fc := range formats {
+		if d := fc.f.def(); (d.reasoning && d.thinkStart != "" || fc.f == OpenAI) && reasoned[fc.f] == 0 {
+			t.Errorf("%s: no sample reasoned first", fc.f)
 		}
 	}
 }

@@ -1,0 +1,15 @@
+package actors
+
+import (
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/grammar"
+)
+
+// SetGrammarCompiler replaces how r compiles a grammar source (a test
+// holds or fails a compile with it). Call it before any request.
+func SetGrammarCompiler(r *Runtime, f func(*messages.Grammar) (*grammar.Grammar, error)) {
+	r.compileFn = f
+}
+
+// CompileSource is the runtime's own compile of a grammar source.
+var CompileSource = compileSource
