@@ -117,24 +117,27 @@ func TestStructuredGoClient(t *testing.T) {
 		tools = append(tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: name,
 			Parameters: toolSchemas[name].(map[string]any), Strict: openai.Bool(true)}))
 	}
+	required := openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}
 	for _, tc := range []struct {
 		name   string
 		choice openai.ChatCompletionToolChoiceOptionUnionParam
 		want   []string
 	}{
-		{"required", openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}, []string{"get_weather", "search"}},
+		{"required", required, []string{"get_weather", "search"}},
 		{"named", openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "get_weather"}), []string{"get_weather"}},
 	} {
 		t.Run("tools "+tc.name, func(t *testing.T) {
 			p := base
-			p.Tools, p.ToolChoice = tools, tc.choice
+			// One call: with parallel calls allowed a tiny model rarely
+			// stops calling before max_tokens (the parallel case below).
+			p.Tools, p.ToolChoice, p.ParallelToolCalls = tools, tc.choice, openai.Bool(false)
 			res, err := c.Chat.Completions.New(ctx, p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ch := res.Choices[0]
-			if ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) == 0 {
-				t.Fatalf("finish %q, %d tool calls, content %q", ch.FinishReason, len(ch.Message.ToolCalls), ch.Message.Content)
+			if ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) != 1 {
+				t.Fatalf("finish %q, %d tool calls, content %q; want one call", ch.FinishReason, len(ch.Message.ToolCalls), ch.Message.Content)
 			}
 			for _, call := range ch.Message.ToolCalls {
 				if call.ID == "" || call.Type != "function" || !slices.Contains(tc.want, call.Function.Name) {
@@ -182,8 +185,8 @@ func TestStructuredGoClient(t *testing.T) {
 			if err := stream.Err(); err != nil {
 				t.Fatal(err)
 			}
-			if finish != "tool_calls" || len(calls) == 0 {
-				t.Fatalf("streamed: finish %q, %d calls", finish, len(calls))
+			if finish != "tool_calls" || len(calls) != 1 {
+				t.Fatalf("streamed: finish %q, %d calls; want one", finish, len(calls))
 			}
 			for _, cl := range calls {
 				if !slices.Contains(tc.want, cl.name) {
@@ -196,6 +199,39 @@ func TestStructuredGoClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStructuredGoClientParallel: with parallel tool calls allowed (the
+// default), every call the server returns, also when max_tokens cut the
+// output, has an id, a tool's name and arguments that validate.
+func TestStructuredGoClientParallel(t *testing.T) {
+	url := serveStructured(t)
+	c := openai.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	v := compileSchema(t, "get_weather", schemaMap(t, goWeatherSchema))
+	res, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: structuredModel,
+		Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Once upon a time")},
+		MaxTokens: openai.Int(300), Temperature: openai.Float(1), Seed: openai.Int(5),
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: "get_weather", Parameters: schemaMap(t, goWeatherSchema), Strict: openai.Bool(true)})},
+		ToolChoice: openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := res.Choices[0]
+	if (ch.FinishReason != "tool_calls" && ch.FinishReason != "length") || len(ch.Message.ToolCalls) == 0 {
+		t.Fatalf("finish %q, %d tool calls, content %q", ch.FinishReason, len(ch.Message.ToolCalls), ch.Message.Content)
+	}
+	ids := map[string]bool{}
+	for _, call := range ch.Message.ToolCalls {
+		if call.ID == "" || ids[call.ID] || call.Function.Name != "get_weather" {
+			t.Errorf("call %+v: want a new id and get_weather", call)
+		}
+		ids[call.ID] = true
+		if why := checkJSON(v, call.Function.Arguments); why != "" {
+			t.Errorf("arguments %q %s", call.Function.Arguments, why)
+		}
+	}
+	t.Logf("%d calls, finish %q", len(ch.Message.ToolCalls), ch.FinishReason)
 }
 
 // streamText reads a streamed chat completion's content and finish reason.

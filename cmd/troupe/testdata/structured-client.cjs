@@ -89,16 +89,18 @@ async function main() {
 
   const tools = [zodFunction({ name: "get_weather", parameters: Weather }), zodFunction({ name: "search", parameters: Search })];
   const named = { type: "function", function: { name: "search" } };
+  // One call each: with parallel calls allowed, a tiny model rarely stops
+  // calling before max_tokens (TestStructuredGoClient covers that case).
   out.toolsRequired = await attempt(async () => message(await client.chat.completions.parse({
-    model, messages, temperature: 1, seed: 5, max_tokens: maxTokens, tools, tool_choice: "required" })));
+    model, messages, temperature: 1, seed: 5, max_tokens: maxTokens, tools, tool_choice: "required", parallel_tool_calls: false })));
   out.toolsNamed = await attempt(async () => message(await client.chat.completions.parse({
-    model, messages, temperature: 1, seed: 6, max_tokens: maxTokens, tools, tool_choice: named })));
+    model, messages, temperature: 1, seed: 6, max_tokens: maxTokens, tools, tool_choice: named, parallel_tool_calls: false })));
   out.toolsRequiredStream = await attempt(async () => {
-    const s = client.chat.completions.stream({ model, messages, temperature: 1, seed: 7, max_tokens: maxTokens, tools, tool_choice: "required" });
+    const s = client.chat.completions.stream({ model, messages, temperature: 1, seed: 7, max_tokens: maxTokens, tools, tool_choice: "required", parallel_tool_calls: false });
     return message(await s.finalChatCompletion());
   });
-  out.toolsNamedRaw = await attempt(() => rawToolStream(client, { model, messages, temperature: 1, seed: 8, max_tokens: maxTokens, tools, tool_choice: named }));
-  out.toolsRequiredRaw = await attempt(() => rawToolStream(client, { model, messages, temperature: 1, seed: 9, max_tokens: maxTokens, tools, tool_choice: "required" }));
+  out.toolsNamedRaw = await attempt(() => rawToolStream(client, { model, messages, temperature: 1, seed: 8, max_tokens: maxTokens, tools, tool_choice: named, parallel_tool_calls: false }));
+  out.toolsRequiredRaw = await attempt(() => rawToolStream(client, { model, messages, temperature: 1, seed: 9, max_tokens: maxTokens, tools, tool_choice: "required", parallel_tool_calls: false }));
 
   // A response_format type that does not exist is a 400 (issue 18).
   out.badFormat = await attempt(async () => client.chat.completions.create({
