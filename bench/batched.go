@@ -85,6 +85,7 @@ type BatchedRow struct {
 	// actor) and the masks of the timed run, one per sampled token.
 	Grammar     bool
 	CompileTime time.Duration
+	VocabTime   time.Duration // building the matchers' vocabulary (once per runtime)
 	Masks       int64         // masks computed
 	MaskHits    int64         // of them, from the grammar's per-state cache
 	MaskTime    time.Duration // their time, on the sequences' goroutines
@@ -222,7 +223,7 @@ func batchedRow(ctx context.Context, sys *actor.ActorSystem, m *model.Model, o B
 	g1 := rt.GrammarStats()
 	row, err := run.row(o, b, s0, s1, be.take())
 	if o.Grammar != nil {
-		row.Grammar, row.CompileTime = true, time.Duration(g0.CompileNanos)
+		row.Grammar, row.CompileTime, row.VocabTime = true, time.Duration(g0.CompileNanos), time.Duration(g0.VocabNanos)
 		row.Masks, row.MaskHits, row.MaskTime = g1.Masks-g0.Masks, g1.MaskHits-g0.MaskHits, time.Duration(g1.MaskNanos-g0.MaskNanos)
 	}
 	return row, err

@@ -177,7 +177,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 }
 
 // renderChat renders the conversation with the chat template and tokenizes
-// it. BOS is added only when the template did not write it.
+// it, returning the ids and the text. BOS is added only when the template
+// did not write it.
 func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 	if s.template == nil {
 		if errors.Is(s.tmplErr, chat.ErrNoTemplate) {
@@ -213,6 +214,7 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 			o.Extra[k] = v
 		}
 	}
+	s.toolVariables(&o, req.Tools)
 	if req.AddGenerationPrompt != nil {
 		o.AddGenerationPrompt = *req.AddGenerationPrompt
 	}

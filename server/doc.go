@@ -2,8 +2,10 @@
 // (/v1/completions, /v1/chat/completions, /v1/models) plus /tokenize,
 // /detokenize, /health and /metrics, over the actor runtime of package
 // actors. It validates requests, renders chat templates (server/chat),
-// streams server-sent events, turns a client that goes away into a Cancel,
-// and keeps Prometheus metrics named after vLLM's.
+// maps structured-output fields to grammars and tool calls to and from the
+// model's format (server/toolcall), streams server-sent events, turns a
+// client that goes away into a Cancel, and keeps Prometheus metrics named
+// after vLLM's.
 //
 // The front actor (front.go) holds the server's state machine, loading ->
 // ready -> draining, and its admission count; handlers ask it before they

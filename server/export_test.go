@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -33,3 +35,6 @@ func (s *Server) Script(fn func(req *messages.GenerateRequest) (pieces []string,
 		return ch, nil
 	}
 }
+
+// System is the actor system the server runs in.
+func (s *Server) System() *actor.ActorSystem { return s.system }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/chat"
 	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
@@ -16,6 +18,30 @@ func toolFormat(name, template string) (toolcall.Format, error) {
 		return toolcall.Detect(template), nil
 	}
 	return toolcall.Lookup(name)
+}
+
+// toolVariables sets the template variables besides tools that a format's
+// templates read, as llama.cpp does: firefunction v2's functions (the
+// tools as indented JSON) and datetime. chat_template_kwargs win.
+func (s *Server) toolVariables(o *chat.Options, tools []json.RawMessage) {
+	if s.toolFormat != toolcall.FireFunction2 {
+		return
+	}
+	functions := ""
+	if len(tools) > 0 {
+		b, err := json.MarshalIndent(tools, "", "  ")
+		if err == nil {
+			functions = string(b)
+		}
+	}
+	if o.Extra == nil {
+		o.Extra = map[string]any{}
+	}
+	for k, v := range map[string]string{"functions": functions, "datetime": time.Now().UTC().Format("Jan 02 2006 15:04:05 GMT")} {
+		if _, ok := o.Extra[k]; !ok {
+			o.Extra[k] = v
+		}
+	}
 }
 
 // chatTools is what a chat request's tools, tool_choice and

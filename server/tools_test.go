@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
 // scripted is a fixture whose generations are scripted: each request is
@@ -68,6 +70,12 @@ const weatherTools = `"tools": [
 	{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
 		"parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
 	{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}}]`
+
+// describedTools are weatherTools with the descriptions some templates require.
+const describedTools = `"tools": [
+	{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+		"parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city"}}, "required": ["city"]}}},
+	{"type": "function", "function": {"name": "get_time", "description": "The time", "parameters": {"type": "object", "properties": {}}}}]`
 
 const userHi = `"messages": [{"role": "user", "content": "Weather in Paris?"}]`
 
@@ -387,5 +395,56 @@ func TestChatRendering(t *testing.T) {
 	closed := prompt(`{"messages": [{"role": "user", "content": "Tell a story"}, {"role": "assistant", "content": "Once upon"}], "add_generation_prompt": false}`)
 	if !strings.HasSuffix(strings.TrimSpace(closed), "Once upon<|im_end|>") {
 		t.Errorf("closed: the prompt ends %q", closed[max(0, len(closed)-40):])
+	}
+}
+
+// TestToolTemplates: with every shared chat template that teaches a
+// tool-call format, tools render and tool_choice "required" gets a grammar
+// the runtime compiles (a 400 for the formats without one).
+func TestToolTemplates(t *testing.T) {
+	dir := testmodels.Dir(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "templates", "*.jinja"))
+	more, _ := filepath.Glob(filepath.Join(dir, "templates-more", "*.jinja"))
+	files = append(files, more...)
+	if len(files) < 30 {
+		t.Fatalf("%d templates in %s", len(files), dir)
+	}
+	f := newFixture(t, options{})
+	grammars := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		format := toolcall.Detect(string(b))
+		if format == toolcall.None {
+			continue
+		}
+		srv, err := server.New(f.srv.System(), f.rt, server.Config{ModelName: modelName, ChatTemplate: string(b)})
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(file), err)
+		}
+		var got *messages.GenerateRequest
+		srv.Script(func(req *messages.GenerateRequest) ([]string, string) { got = req; return nil, messages.FinishStop })
+		srv.Ready()
+		ts := httptest.NewServer(srv.Handler())
+		resp, body := post(t, ts.URL+"/v1/chat/completions", `{`+userHi+`, `+describedTools+`, "tool_choice": "required"}`)
+		ts.Close()
+		switch {
+		case resp.StatusCode == 400 && strings.Contains(string(body), "not supported for the "+string(format)):
+		case resp.StatusCode == 400 && strings.Contains(string(body), "maximum context length"): // rendered, too long for stories260K
+		case filepath.Base(file) == "llama-cpp-deepseek-r1.jinja" && strings.Contains(string(body), "generator is not JSON serializable"):
+			// written for llama.cpp's minja: jinja2 (and so transformers and vLLM) cannot tojson a map() either
+		case resp.StatusCode != 200:
+			t.Errorf("%s (%s): %d %s", filepath.Base(file), format, resp.StatusCode, body)
+		case got.Grammar == nil || got.Grammar.Kind != messages.GrammarGBNF || !got.SpecialText:
+			t.Errorf("%s (%s): grammar %+v, SpecialText %v", filepath.Base(file), format, got.Grammar, got.SpecialText)
+		default:
+			grammars++
+		}
+	}
+	t.Logf("%d templates, %d with a tool-call grammar", len(files), grammars)
+	if grammars < 15 {
+		t.Errorf("only %d templates got a grammar", grammars)
 	}
 }

@@ -116,7 +116,7 @@ func TestBenchBatchedSchema(t *testing.T) {
 	for _, want := range []string{
 		"|     8 |      6 |    2 |     28 |",
 		"| schema\n",
-		"|    B | S_TG free t/s | S_TG schema t/s | ratio | compile ms |  masks | cache hits | µs per mask |\n",
+		"|    B | S_TG free t/s | S_TG schema t/s | ratio | compile ms | vocab ms |  masks | cache hits | µs per mask |\n",
 		"|    2 |",
 		"|     12 |", // masks: 2 sequences x 6 tokens
 	} {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -194,14 +195,38 @@ func Allowed(mask []uint64, tok int32) bool { return mask[tok>>6]&(1<<(tok&63)) 
 // (logits has one entry per token of the vocabulary the mask was made for).
 func MaskLogits(logits []float32, mask []uint64) {
 	negInf := float32(math.Inf(-1))
-	for w, bitsW := range mask {
-		if bitsW == ^uint64(0) {
-			continue
-		}
+	var kept [64]float32
+	for w, allowed := range mask {
 		base := w * 64
-		for b := range 64 {
-			if i := base + b; i < len(logits) && bitsW&(1<<b) == 0 {
-				logits[i] = negInf
+		if base >= len(logits) {
+			return
+		}
+		row := logits[base:min(base+64, len(logits))]
+		switch {
+		case allowed == ^uint64(0):
+		case bits.OnesCount64(allowed) < 32: // few allowed: keep them, fill the row
+			n := 0
+			for a := allowed; a != 0; a &= a - 1 {
+				if i := bits.TrailingZeros64(a); i < len(row) {
+					kept[n] = row[i]
+					n++
+				}
+			}
+			for i := range row {
+				row[i] = negInf
+			}
+			n = 0
+			for a := allowed; a != 0; a &= a - 1 {
+				if i := bits.TrailingZeros64(a); i < len(row) {
+					row[i] = kept[n]
+					n++
+				}
+			}
+		default:
+			for banned := ^allowed; banned != 0; banned &= banned - 1 {
+				if i := bits.TrailingZeros64(banned); i < len(row) {
+					row[i] = negInf
+				}
 			}
 		}
 	}

@@ -2,7 +2,9 @@ package grammar
 
 import (
 	"errors"
+	"math"
 	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -198,4 +200,61 @@ func TestMaskByteLevelBPE(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkMasks(t, g, v, `{"name": "Zoë 日本", "emails": ["a.b@c.de"], "address": null, "role": "user"}`, 9)
+}
+
+// TestMaskLogits: every logit whose bit is clear becomes -Inf and every
+// other keeps its value, over masks of whole, empty and mixed words and a
+// row that ends inside a word.
+func TestMaskLogits(t *testing.T) {
+	for _, n := range []int{1, 63, 64, 65, 200} {
+		for seed := range uint64(4) {
+			r := rand.New(rand.NewPCG(seed, uint64(n)))
+			mask := make([]uint64, (n+63)/64)
+			for i := range mask {
+				switch r.IntN(3) {
+				case 0:
+					mask[i] = ^uint64(0)
+				case 1:
+					mask[i] = 0
+				default:
+					mask[i] = r.Uint64()
+				}
+			}
+			logits := make([]float32, n)
+			for i := range logits {
+				logits[i] = float32(i) + 0.5
+			}
+			MaskLogits(logits, mask)
+			for i, l := range logits {
+				allowed := mask[i/64]&(1<<(i%64)) != 0
+				if allowed != Allowed(mask, int32(i)) || (allowed && l != float32(i)+0.5) || (!allowed && !math.IsInf(float64(l), -1)) {
+					t.Fatalf("n %d seed %d: logit %d is %v, allowed %v", n, seed, i, l, allowed)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkMaskLogits masks a 32000-token row with a sparse mask (a few
+// hundred tokens allowed, as inside a JSON structure) and a dense one (a
+// JSON string's contents).
+func BenchmarkMaskLogits(b *testing.B) {
+	logits := make([]float32, 32000)
+	for _, tc := range []struct {
+		name string
+		p    float64 // chance a token is allowed
+	}{{"sparse", 0.01}, {"dense", 0.97}} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			mask := make([]uint64, 500)
+			for i := range 32000 {
+				if r.Float64() < tc.p {
+					mask[i/64] |= 1 << (i % 64)
+				}
+			}
+			for b.Loop() {
+				MaskLogits(logits, mask)
+			}
+		})
+	}
 }

@@ -14,6 +14,10 @@
 // text. Calls are emitted whole, once their end is seen, so that a
 // malformed or truncated call can still come back as content.
 //
+// Grammar writes the GBNF of a format's calls from the tools' JSON
+// schemas (model/grammar's converter), for tool_choice "required" or a
+// named function: output under it always parses.
+//
 // Concurrency: a Parser is read-only after construction and safe to share;
 // a Stream belongs to one goroutine.
 package toolcall

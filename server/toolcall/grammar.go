@@ -27,7 +27,8 @@ type Calls struct {
 	Template string
 	// ReasoningOpen: the prompt opened a reasoning block (see
 	// PromptOpensReasoning), which the output must close before its calls.
-	// Otherwise a format with reasoning may write a reasoning block first.
+	// Otherwise a format with reasoning may write a reasoning block first
+	// when Template has its marker.
 	ReasoningOpen bool
 }
 
@@ -42,8 +43,12 @@ func Grammar(f Format, c Calls) (string, error) {
 	sh, ok := shapes[f]
 	x, isXML := xmlShapes[f]
 	if isXML {
-		sh, ok = shape{sep: x.sep}, true
+		sh, ok = shape{open: x.listOpen, sep: x.sep, close: x.listClose}, true
 		b.WriteString(xmlText)
+	}
+	if f == Gemma4 {
+		sh, ok = shape{}, true
+		b.WriteString(gemmaRules)
 	}
 	if !ok {
 		return "", fmt.Errorf("%w %q", ErrNoGrammar, f)
@@ -61,8 +66,14 @@ func Grammar(f Format, c Calls) (string, error) {
 		}
 		rule := "call-" + strconv.Itoa(i)
 		prefix := "t" + strconv.Itoa(i) + "-"
-		if isXML {
-			call, err := xmlCall(&b, x, t, prefix)
+		if isXML || f == Gemma4 {
+			var call string
+			var err error
+			if isXML {
+				call, err = xmlCall(&b, x, t, prefix)
+			} else {
+				call, err = (&gemmaConv{b: &b, prefix: prefix}).call(t)
+			}
 			if err != nil {
 				return "", fmt.Errorf("toolcall: tool %q: %w", t.Name, err)
 			}
@@ -95,15 +106,16 @@ func Grammar(f Format, c Calls) (string, error) {
 	if c.Parallel && !sh.single {
 		calls = "call (" + cat(lit(sh.sep), "call") + ")*"
 	}
-	think := reasoningRule(&b, f, c.ReasoningOpen)
+	think := reasoningRule(&b, f, c.ReasoningOpen, c.Template)
 	fmt.Fprintf(&b, "root ::= %s\n", cat(think, lit(sh.open), calls, lit(sh.close)))
 	return b.String(), nil
 }
 
 // reasoningRule writes the rules of the reasoning a format lets the model
-// write before its calls and returns its GBNF: the block, optional, or,
-// when the prompt opened it, its rest and its end.
-func reasoningRule(b *strings.Builder, f Format, open bool) string {
+// write before its calls and returns its GBNF: the block, optional, where
+// the chat template knows it (a model that does not reason would only
+// ramble in it), or, when the prompt opened it, its rest and its end.
+func reasoningRule(b *strings.Builder, f Format, open bool, template string) string {
 	if f == OpenAI { // harmony: an analysis message first
 		b.WriteString(textWithout("think-text", "<|"))
 		return `("<|channel|>analysis<|message|>" think-text "<|end|><|start|>assistant")?`
@@ -118,11 +130,11 @@ func reasoningRule(b *strings.Builder, f Format, open bool) string {
 			end = bl.start
 		}
 	}
-	if len(end) < 2 {
+	if len(end) < 2 || !open && !strings.Contains(template, d.thinkStart) {
 		return ""
 	}
 	b.WriteString(textWithout("think-text", end[:2]))
-	b.WriteString("think-space ::= [ \t\n]{0,4}\n")
+	b.WriteString(`think-space ::= [ \t\n]{0,4}` + "\n")
 	if open {
 		return cat("think-text", lit(end), "think-space")
 	}

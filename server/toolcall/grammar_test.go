@@ -3,6 +3,7 @@ package toolcall
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -85,17 +86,16 @@ func sample(t *testing.T, g *grammar.Grammar, v *grammar.Vocab, rng *rand.Rand) 
 }
 
 // closer picks a byte that heads for the end: after "<" or "[" the second
-// byte of a closing marker ("</", "<|", "[/"), else one of "\n<\"}][" the
+// byte of a closing marker ("</", "<|", "<c", "[/"), else one of "\n<\"}][" the
 // mask allows that is not one of the last two bytes of out.
 func closer(mask []uint64, out []byte, rng *rand.Rand) (byte, bool) {
 	b := []byte("\n<\"}][")
 	rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
 	order := string(b)
-	switch out[len(out)-1] {
-	case '<':
-		order = "/|" + order
-	case '[':
-		order = "/" + order
+	if c := out[len(out)-1]; c == '<' || c == '[' {
+		second := []byte("/|c")
+		rng.Shuffle(len(second), func(i, j int) { second[i], second[j] = second[j], second[i] })
+		order = string(second) + order
 	}
 	for _, c := range []byte(order) {
 		if grammar.Allowed(mask, int32(c)) && c != out[len(out)-1] && c != out[len(out)-2] {
@@ -122,7 +122,7 @@ func TestGrammarParses(t *testing.T) {
 		f        Format
 		template string
 	}{{Mistral, "[ARGS]"}}
-	for f := range xmlShapes {
+	for _, f := range append([]Format{Gemma4}, slices.Collect(maps.Keys(xmlShapes))...) {
 		formats = append(formats, struct {
 			f        Format
 			template string
@@ -146,7 +146,8 @@ func TestGrammarParses(t *testing.T) {
 		for _, name := range []string{"", "search"} {
 			for k, parallel := range []bool{false, true} {
 				open := k == 1 && name == "" // the prompt opened reasoning
-				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, Template: fc.template, ReasoningOpen: open}
+				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, ReasoningOpen: open,
+					Template: fc.template + " <think> [THINK] <|START_THINKING|>"} // the templates of reasoning models
 				src, err := Grammar(fc.f, c)
 				if err != nil {
 					t.Fatalf("%s: %v", fc.f, err)
@@ -214,7 +215,7 @@ func TestGrammarErrors(t *testing.T) {
 		c    Calls
 		want string
 	}{
-		{Gemma4, Calls{Tools: grammarTools}, "no grammar"},
+		{Gemma4, Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{"type": "object", "properties": {"a": {"type": "tuple"}}}`)}}}, "tuple"},
 		{None, Calls{Tools: grammarTools}, "no grammar"},
 		{Hermes, Calls{Tools: grammarTools, Name: "nope"}, `no tool named "nope"`},
 		{Hermes, Calls{}, "no tools"},
@@ -230,5 +231,26 @@ func TestGrammarErrors(t *testing.T) {
 	var ue *grammar.UnsupportedError
 	if !errors.As(err, &ue) {
 		t.Errorf("an unsupported schema: error %v, want a *grammar.UnsupportedError", err)
+	}
+}
+
+// TestGrammarReasoning: reasoning before the calls only where the template
+// knows it, and closed first when the prompt opened it.
+func TestGrammarReasoning(t *testing.T) {
+	for _, c := range []struct {
+		calls Calls
+		want  string // in root's rule, "" for no reasoning
+	}{
+		{Calls{Tools: grammarTools}, ""},
+		{Calls{Tools: grammarTools, Template: "{{ '<think>' }}"}, `root ::= ("<think>" think-text "</think>" think-space)?`},
+		{Calls{Tools: grammarTools, ReasoningOpen: true}, `root ::= think-text "</think>" think-space call`},
+	} {
+		src, err := Grammar(Hermes, c.calls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want == "" && strings.Contains(src, "think") || c.want != "" && !strings.Contains(src, c.want) {
+			t.Errorf("%+v: grammar\n%s\nwant %q", c.calls, src, c.want)
+		}
 	}
 }

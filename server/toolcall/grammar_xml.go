@@ -15,14 +15,18 @@ import (
 // parameter of type "string" is its text, others JSON. Their grammar
 // writes the schema's properties in its order, the required ones always,
 // string values as text without "</" (an enum's values as written),
-// others as JSON valid under the property's schema.
+// others as JSON valid under the property's schema. LFM2 writes Python
+// calls, f(k=v, ...): its values are JSON (which Python literals read).
 
-// xmlShape is how an XML format writes a call around its parameters.
+// xmlShape is how a format writes a call around its parameters.
 type xmlShape struct {
 	open  func(name string) string // GBNF before the parameters
 	param func(key, value string) string
+	psep  string // between parameters ("" for none)
 	close string
-	sep   string
+	// listOpen, sep and listClose surround the calls and separate them.
+	listOpen, sep, listClose string
+	json                     bool // every value JSON, strings too
 }
 
 var xmlShapes = map[Format]xmlShape{
@@ -41,6 +45,14 @@ var xmlShapes = map[Format]xmlShape{
 		},
 		close: "</tool_call>",
 		sep:   "\n",
+	},
+	LFM2: {
+		open:     func(name string) string { return lit(name + "(") },
+		param:    func(key, value string) string { return cat(lit(key+"="), value) },
+		psep:     ", ",
+		close:    ")",
+		listOpen: "<|tool_call_start|>[", sep: ", ", listClose: "]<|tool_call_end|>",
+		json: true,
 	},
 }
 
@@ -66,27 +78,59 @@ func xmlCall(b *strings.Builder, x xmlShape, t Tool, prefix string) (string, err
 	if err != nil {
 		return "", fmt.Errorf("parameters.properties: %v", err)
 	}
-	items := []string{x.open(t.Name)}
+	var req, opt []string // the parameters' GBNF
 	for k, key := range keys {
 		if !isName(key) {
 			return "", fmt.Errorf("parameter %q: a name of letters, digits and _-.:/ is needed", key)
 		}
-		value, err := xmlValueRule(b, props[k], params, prefix+"p"+strconv.Itoa(k)+"-")
+		value, err := xmlValueRule(b, props[k], params, prefix+"p"+strconv.Itoa(k)+"-", x.json)
 		if err != nil {
 			return "", fmt.Errorf("parameter %q: %w", key, err)
 		}
-		p := x.param(key, value)
-		if !contains(schema.Required, key) {
-			p = "(" + p + ")?"
+		if contains(schema.Required, key) {
+			req = append(req, x.param(key, value))
+		} else {
+			opt = append(opt, x.param(key, value))
 		}
-		items = append(items, p)
 	}
-	items = append(items, lit(x.close))
-	return cat(items...), nil
+	return cat(x.open(t.Name), paramList(req, opt, x.psep), lit(x.close)), nil
+}
+
+// paramList is the required parameters in order, then any of the optional
+// ones, in order, separated by sep.
+func paramList(req, opt []string, sep string) string {
+	if sep == "" {
+		items := req
+		for _, o := range opt {
+			items = append(items, "("+o+")?")
+		}
+		return cat(items...)
+	}
+	s := lit(sep)
+	if len(req) > 0 {
+		items := []string{strings.Join(req, " "+s+" ")}
+		for _, o := range opt {
+			items = append(items, "("+cat(s, o)+")?")
+		}
+		return cat(items...)
+	}
+	if len(opt) == 0 {
+		return ""
+	}
+	// None required: the first one present, then any of those after it.
+	var alts []string
+	for i, o := range opt {
+		items := []string{o}
+		for _, after := range opt[i+1:] {
+			items = append(items, "("+cat(s, after)+")?")
+		}
+		alts = append(alts, cat(items...))
+	}
+	return "(" + strings.Join(alts, " | ") + ")?"
 }
 
 // xmlValueRule returns the GBNF of one parameter's value.
-func xmlValueRule(b *strings.Builder, prop, root json.RawMessage, prefix string) (string, error) {
+func xmlValueRule(b *strings.Builder, prop, root json.RawMessage, prefix string, asJSON bool) (string, error) {
 	var s struct {
 		Type json.RawMessage   `json:"type"`
 		Enum []json.RawMessage `json:"enum"`
@@ -97,7 +141,7 @@ func xmlValueRule(b *strings.Builder, prop, root json.RawMessage, prefix string)
 	}
 	var one string
 	typed := json.Unmarshal(s.Type, &one) == nil
-	if len(s.Enum) > 0 && (!typed || one == "string") {
+	if len(s.Enum) > 0 && (!typed || one == "string") && !asJSON {
 		var alts []string
 		for _, e := range s.Enum {
 			var v string
@@ -111,7 +155,7 @@ func xmlValueRule(b *strings.Builder, prop, root json.RawMessage, prefix string)
 			return "(" + strings.Join(alts, " | ") + ")", nil
 		}
 	}
-	if typed && one == "string" {
+	if typed && one == "string" && !asJSON {
 		return "xml-text", nil
 	}
 	src, err := grammar.JSONSchemaGBNF(withDefs(prop, root, s.Defs == nil))
