@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/server"
 )
 
 // structuredBody builds a request body carrying src as the constraint of
@@ -88,7 +89,7 @@ func FuzzStructured(f *testing.F) {
 		f.Add(seed.kind, seed.src, uint8(0))
 		f.Add(seed.kind, seed.src, uint8(3))
 	}
-	fx := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}})
+	fx := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}, srv: server.Config{ToolCallParser: "hermes"}})
 	h := fx.srv.Handler()
 	f.Fuzz(func(t *testing.T, kind int, src string, mode uint8) {
 		chat, stream := mode&1 != 0, mode&2 != 0
@@ -102,23 +103,23 @@ func FuzzStructured(f *testing.F) {
 		start := time.Now()
 		h.ServeHTTP(rec, req)
 		if d := time.Since(start); d > 20*time.Second { // a hang guard: the machine is shared
-			t.Fatalf("%s %q: %v", name, src, d)
+			t.Fatalf("%s %.300q: %v", name, src, d)
 		}
 		if rec.Code >= 500 {
-			t.Fatalf("%s %q: status %d: %s", name, src, rec.Code, rec.Body.String())
+			t.Fatalf("%s %.300q: status %d: %.500s", name, src, rec.Code, rec.Body.String())
 		}
 		if rec.Code >= 400 {
 			var e struct {
 				Error *struct{ Message, Type string } `json:"error"`
 			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == nil || e.Error.Message == "" {
-				t.Fatalf("%s %q: status %d without an OpenAI error: %s", name, src, rec.Code, rec.Body.String())
+				t.Fatalf("%s %.300q: status %d without an OpenAI error: %.500s", name, src, rec.Code, rec.Body.String())
 			}
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		if ms.HeapInuse > 4<<30 {
-			t.Fatalf("%s %q: heap in use %d MiB after the request", name, src, ms.HeapInuse>>20)
+			t.Fatalf("%s %.300q: heap in use %d MiB after the request", name, src, ms.HeapInuse>>20)
 		}
 	})
 }
@@ -127,7 +128,7 @@ func FuzzStructured(f *testing.F) {
 // a 400 whose message says why, through each field that carries them,
 // streamed or not.
 func TestStructuredRefused(t *testing.T) {
-	fx := newFixture(t, options{rt: actors.Config{MaxModelLen: 48}})
+	fx := newFixture(t, options{rt: actors.Config{MaxModelLen: 48}, srv: server.Config{ToolCallParser: "hermes"}})
 	h := fx.srv.Handler()
 	for _, tt := range []struct {
 		kinds []int // structuredBody kinds
