@@ -59,7 +59,8 @@ FUZZ_TARGETS := \
 	./actors:FuzzStopStrings \
 	./actors/cluster:FuzzEnvelope \
 	./server/chat:FuzzRender \
-	./server/toolcall:FuzzParse
+	./server/toolcall:FuzzParse \
+	./server/toolcall:FuzzGrammar
 
 # CI's bound is a count of executions, not a duration: with a duration, Go
 # 1.26's fuzz coordinator can fail a target with a bare "context deadline

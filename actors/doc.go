@@ -8,12 +8,15 @@
 //	request  (request.go)   one client request: spawns a sequence per choice,
 //	                        relays their output, counts usage
 //	sequence (sequence.go)  one choice: asks the batcher for steps, decodes
-//	                        text, stops on stop strings
+//	                        text, stops on stop strings; under a grammar, waits
+//	                        for it, then sends each step's token mask
 //	batcher  (batcher.go)   the schedule (actors/sched) of each device: fires a
 //	                        micro-batch on the size or window trigger; preempts,
 //	                        swaps, re-queues a failed device's step
 //	device   (device.go)    a Backend's weights and KV blocks: block copies,
 //	                        forward pass, sampling
+//	compiler (compiler.go)  compiles grammars (model/grammar) on goroutines of
+//	                        its own, cached: nothing else ever compiles
 //
 // A device runs a Backend, the interface defined here; the CPU and CUDA
 // backends are in package actors/backend, and a program chooses them through
@@ -26,5 +29,5 @@
 // Concurrency: each actor's state is touched only by its Receive. The
 // Runtime's methods are safe for concurrent use. Nothing inside an actor
 // blocks on another actor: futures are used only at the edge (Runtime.Stats,
-// Runtime.Stop).
+// Runtime.Stop, Runtime.CompileGrammar).
 package actors

@@ -13,8 +13,13 @@ import (
 )
 
 // grammarCacheSize is the compiled grammars a runtime keeps (by kind and
-// source), least recently used out first.
-const grammarCacheSize = 256
+// source), least recently used out first, and grammarCacheBytes the memory
+// their automata and mask caches may hold (each grammar alone is bounded
+// by model/grammar's limits).
+const (
+	grammarCacheSize  = 256
+	grammarCacheBytes = 1 << 30
+)
 
 // compileTimeout bounds CompileGrammar's wait for the compiler actor. A
 // compile is bounded by model/grammar's limits, well below it.
@@ -35,7 +40,11 @@ func (r *Runtime) CompileGrammar(g *messages.Grammar) error {
 	if err != nil {
 		return fmt.Errorf("actors: compiling a grammar: %w", err)
 	}
-	return res.(*grammarCompiled).err
+	c, ok := res.(*grammarCompiled)
+	if !ok { // the compiler has stopped (a dead letter's answer)
+		return ErrStopped
+	}
+	return c.err
 }
 
 // GrammarStats counts the runtime's grammar work since it started.
@@ -84,7 +93,13 @@ func (r *Runtime) grammarVocab(special bool) (*grammar.Vocab, error) {
 	gv := &r.vocabs[vocabIndex(special)]
 	gv.once.Do(func() {
 		start := time.Now()
-		defer func() { r.grammarStats.vocabNanos.Add(time.Since(start).Nanoseconds()) }()
+		defer func() {
+			if p := recover(); p != nil { // built, as an error: never asked for again
+				gv.v, gv.err = nil, fmt.Errorf("%w: building the grammar vocabulary: %v", ErrInvalidRequest, p)
+			}
+			gv.built.Store(true)
+			r.grammarStats.vocabNanos.Add(time.Since(start).Nanoseconds())
+		}()
 		n := max(r.model.Config.VocabSize, r.tok.VocabSize())
 		pieces := make([][]byte, n)
 		var eog []int32
@@ -98,7 +113,6 @@ func (r *Runtime) grammarVocab(special bool) (*grammar.Vocab, error) {
 			}
 		}
 		gv.v, gv.err = grammar.NewVocab(pieces, eog...)
-		gv.built.Store(true)
 	})
 	return gv.v, gv.err
 }

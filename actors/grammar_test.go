@@ -367,6 +367,13 @@ func TestGrammarVocabulary(t *testing.T) {
 	if r.finish[0] != messages.FinishError || !strings.Contains(r.errs[0], "no token") {
 		t.Errorf("json_object without braces in the vocabulary: %q finish %q %s", r.text[0], r.finish[0], r.errs[0])
 	}
+	// Stuck after some output: the choice ends with what it had, even text
+	// held back for a stop string.
+	r = run(t, rt, &messages.GenerateRequest{Prompt: prompt, MaxTokens: 10, Stop: []string{"ab"},
+		Grammar: &messages.Grammar{Kind: messages.GrammarRegex, Source: `a\{`}})
+	if r.finish[0] != messages.FinishError || !strings.Contains(r.errs[0], "no token") || r.text[0] != "a" {
+		t.Errorf("no brace after a: %q finish %q %s", r.text[0], r.finish[0], r.errs[0])
+	}
 	// With the end of generation pushed hard: letters must come first
 	// (EOS is masked off before the third one), then EOS ends the output
 	// at the first token where the grammar may end.
@@ -421,5 +428,25 @@ func TestGrammarGreedyOnGPU(t *testing.T) {
 				t.Errorf("%s: choice %d: %q %v", gc.name, i, r.text[i], err)
 			}
 		}
+	}
+}
+
+// TestCompileGrammarStopped: after Stop, CompileGrammar says so.
+func TestCompileGrammarStopped(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	rt, err := actors.Start(newSystem(t), m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &messages.Grammar{Kind: messages.GrammarRegex, Source: "a+"}
+	if err := rt.CompileGrammar(g); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Stop(timeout); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.CompileGrammar(g); !errors.Is(err, actors.ErrStopped) {
+		t.Errorf("after Stop: %v, want ErrStopped", err)
 	}
 }

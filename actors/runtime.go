@@ -86,7 +86,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		}
 	}
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
-		devices: backends, grammars: grammar.NewCache(grammarCacheSize), compileFn: compileSource}
+		devices: backends, grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource}
 	r.idle = sync.NewCond(&r.mu)
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))

@@ -115,6 +115,10 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 			grammarDone, grammarErr = s.fsm.accept(res.Token.ID)
 		}
 	}
+	var mask []uint64
+	if s.fsm != nil && res.Finish == "" && !grammarDone && grammarErr == nil {
+		mask, grammarErr = s.fsm.mask()
+	}
 	final := res.Finish != "" || grammarDone || grammarErr != nil
 	if final {
 		piece += s.dec.Flush()
@@ -128,12 +132,6 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		out.FinishReason, out.Err = messages.FinishError, grammarErr.Error()
 	case grammarDone:
 		out.FinishReason = messages.FinishStop
-	}
-	var mask []uint64
-	if out.FinishReason == "" && s.fsm != nil {
-		if mask, grammarErr = s.fsm.mask(); grammarErr != nil {
-			out.FinishReason, out.Err = messages.FinishError, grammarErr.Error()
-		}
 	}
 	if out.FinishReason != "" {
 		if res.Finish == "" { // the batcher still holds it: a stop string or the grammar ended it

@@ -251,7 +251,15 @@ func TestFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	var killed *actors.Runtime
+	t.Cleanup(func() { // after the nodes' cleanups
+		// The killed node's runtime is never stopped: its requests run
+		// on, on the model's memory, until they end (or its actors do).
+		for deadline := time.Now().Add(10 * time.Second); killed != nil && killed.NumRequests() > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		m.Close()
+	})
 	nodes := startNodes(t, m, 3)
 	type running struct {
 		req *messages.GenerateRequest
@@ -278,7 +286,7 @@ func TestFailover(t *testing.T) {
 	}
 	before := nodes[0].node.Stats()
 	nodes[1].node.Kill()
-	nodes[1].node = nil
+	nodes[1].node, killed = nil, nodes[1].rt
 	for i, r := range runs {
 		got, text, finish := collect(t, r.ch, max(r.req.N, 1))
 		alone, err := nodes[0].rt.Stream(context.Background(), r.req)

@@ -2,17 +2,21 @@ package grammar
 
 import (
 	"container/list"
+	"fmt"
 	"sync"
 )
 
 // Cache keeps compiled grammars by key (a source's kind and text), least
-// recently used out first. Concurrent Gets of one key compile once; an
+// recently used out first: at most size of them, and, as Get and Peek
+// find, at most maxBytes of automata and masks (Grammar.Bytes; they grow
+// as the grammars are used). Concurrent Gets of one key compile once; an
 // error is not kept. It is safe for concurrent use.
 type Cache struct {
-	mu      sync.Mutex
-	max     int
-	entries map[string]*list.Element
-	lru     *list.List // of *cacheEntry, most recent first
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	entries  map[string]*list.Element
+	lru      *list.List // of *cacheEntry, most recent first
 }
 
 type cacheEntry struct {
@@ -22,9 +26,44 @@ type cacheEntry struct {
 	err  error
 }
 
-// NewCache returns a cache of at most size grammars (at least 1).
-func NewCache(size int) *Cache {
-	return &Cache{max: max(size, 1), entries: map[string]*list.Element{}, lru: list.New()}
+// NewCache returns a cache of at most size grammars (at least 1) and
+// maxBytes of their memory (0: no bound but size).
+func NewCache(size int, maxBytes int64) *Cache {
+	return &Cache{max: max(size, 1), maxBytes: maxBytes, entries: map[string]*list.Element{}, lru: list.New()}
+}
+
+// trim drops the least recently used grammars, but the most recent, while
+// their memory is over maxBytes. The caller holds c.mu.
+func (c *Cache) trim() {
+	if c.maxBytes <= 0 {
+		return
+	}
+	var total int64
+	for el := c.lru.Front(); el != nil; el = el.Next() {
+		if e := el.Value.(*cacheEntry); e.isDone() && e.g != nil {
+			total += e.g.Bytes()
+		}
+	}
+	for el := c.lru.Back(); total > c.maxBytes && el != nil && el != c.lru.Front(); {
+		prev := el.Prev()
+		if e := el.Value.(*cacheEntry); e.isDone() {
+			if e.g != nil {
+				total -= e.g.Bytes()
+			}
+			c.lru.Remove(el)
+			delete(c.entries, e.key)
+		}
+		el = prev
+	}
+}
+
+func (e *cacheEntry) isDone() bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Get returns the grammar cached under key, or compiles it with compile.
@@ -39,6 +78,7 @@ func (c *Cache) Get(key string, compile func() (*Grammar, error)) (*Grammar, err
 	}
 	e := &cacheEntry{key: key, done: make(chan struct{})}
 	c.entries[key] = c.lru.PushFront(e)
+	c.trim()
 	for c.lru.Len() > c.max {
 		old := c.lru.Back()
 		c.lru.Remove(old)
@@ -46,7 +86,14 @@ func (c *Cache) Get(key string, compile func() (*Grammar, error)) (*Grammar, err
 	}
 	c.mu.Unlock()
 
-	e.g, e.err = compile()
+	func() {
+		defer func() { // a compile that panics is an error, and never leaves its waiters hanging
+			if p := recover(); p != nil {
+				e.g, e.err = nil, fmt.Errorf("grammar: the compiler failed: %v", p)
+			}
+		}()
+		e.g, e.err = compile()
+	}()
 	close(e.done)
 	if e.err != nil {
 		c.mu.Lock()
@@ -76,14 +123,10 @@ func (c *Cache) Peek(key string) (*Grammar, bool) {
 		return nil, false
 	}
 	e := el.Value.(*cacheEntry)
-	select {
-	case <-e.done:
-		if e.err != nil {
-			return nil, false
-		}
-		c.lru.MoveToFront(el)
-		return e.g, true
-	default:
+	if !e.isDone() || e.err != nil {
 		return nil, false
 	}
+	c.lru.MoveToFront(el)
+	c.trim()
+	return e.g, true
 }

@@ -3,13 +3,14 @@ package grammar
 import (
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 )
 
 func TestCache(t *testing.T) {
-	c := NewCache(2)
+	c := NewCache(2, 0)
 	var compiles atomic.Int32
 	get := func(src string) (*Grammar, error) {
 		return c.Get("gbnf:"+src, func() (*Grammar, error) {
@@ -68,5 +69,68 @@ func TestConcurrentMatchers(t *testing.T) {
 	wg.Wait()
 	if g.m.gen == 0 {
 		t.Fatal("no automaton reset happened; the test needs some")
+	}
+}
+
+// TestCachePanic: a compile that panics is an error for its caller, is not
+// kept, and a later Get of the key compiles again instead of waiting.
+func TestCachePanic(t *testing.T) {
+	c := NewCache(4, 0)
+	if _, err := c.Get("k", func() (*Grammar, error) { panic("boom") }); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("err %v, want the panic", err)
+	}
+	g, err := c.Get("k", func() (*Grammar, error) { return FromRegex("a") })
+	if err != nil || g == nil {
+		t.Fatalf("after the panic: %v", err)
+	}
+	if got, ok := c.Peek("k"); !ok || got != g {
+		t.Errorf("Peek: %v %v", got, ok)
+	}
+	if _, ok := c.Peek("missing"); ok {
+		t.Error("Peek found a key never compiled")
+	}
+}
+
+// TestCacheBytes: grammars whose automata and masks grow past the cache's
+// memory bound are dropped, least recently used first, never the one just
+// used; Bytes grows as a matcher works.
+func TestCacheBytes(t *testing.T) {
+	v := testVocab(t)
+	c := NewCache(10, 1)
+	mask := make([]uint64, v.MaskWords())
+	var gs []*Grammar
+	for _, src := range []string{"[a-z]+", "[0-9]+", "(ab)+"} {
+		g, err := c.Get(src, func() (*Grammar, error) { return FromRegex(src) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := g.NewMatcher(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Mask(mask); err != nil {
+			t.Fatal(err)
+		}
+		if g.Bytes() < 8*int64(len(mask)) {
+			t.Errorf("%s: %d bytes after a mask of %d words", src, g.Bytes(), len(mask))
+		}
+		gs = append(gs, g)
+	}
+	// Each Get trimmed the ones before it (1 byte allowed): only the last is kept.
+	if c.Len() != 1 {
+		t.Errorf("%d grammars kept, want 1", c.Len())
+	}
+	if g, ok := c.Peek("(ab)+"); !ok || g != gs[2] {
+		t.Error("the grammar used last was dropped")
+	}
+	if _, ok := c.Peek("[a-z]+"); ok {
+		t.Error("a grammar past the bound was kept")
+	}
+	big := NewCache(10, 1<<40)
+	for _, src := range []string{"[a-z]+", "[0-9]+"} {
+		big.Get(src, func() (*Grammar, error) { return FromRegex(src) })
+	}
+	if big.Len() != 2 {
+		t.Errorf("within the bound: %d grammars kept, want 2", big.Len())
 	}
 }

@@ -23,5 +23,7 @@
 // and automaton states are bounded; a grammar past them is an error
 // (ErrTooComplex), never a hang. Left recursion that would grow the stacks
 // (a ::= a "x") is refused, as in llama.cpp; cycles that come back to the
-// same stack (( [x]* )*) are cut, as llama.cpp's seen set does.
+// same stack (( [x]* )*) are cut, as llama.cpp's seen set does. A Cache
+// of compiled grammars bounds their number and, roughly, their memory
+// (Grammar.Bytes).
 package grammar

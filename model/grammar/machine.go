@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Bounds of the automaton a grammar grows while it is used.
@@ -57,6 +58,7 @@ type machine struct {
 
 	masks     map[maskKey][]uint64 // computed masks, by vocabulary and state
 	maskSize  int                  // their bytes, up to maskBytes
+	size      atomic.Int64         // bytes of the automaton and masks, roughly (read without the lock)
 	scratch   []int32
 	inClosure map[int32]bool
 }
@@ -82,6 +84,22 @@ func (m *machine) reset() {
 	m.err = nil
 	m.gen++
 }
+
+// Rough sizes of the automaton's parts, for Grammar.Bytes.
+const (
+	nodeBytes  = 64   // a node and its index entry
+	stateBytes = 1200 // a state's transitions, stacks and index entry
+)
+
+// measure records the automaton's size. The caller holds m.mu.
+func (m *machine) measure() {
+	m.size.Store(int64(m.maskSize + nodeBytes*len(m.nodes) + stateBytes*len(m.states)))
+}
+
+// Bytes is roughly the memory the grammar's automaton and mask cache hold
+// now (they grow as matchers use it, up to the package's bounds). It is
+// safe to call at any time, and never waits.
+func (g *Grammar) Bytes() int64 { return g.m.size.Load() }
 
 // startState returns the initial state, computing it once.
 func (m *machine) startState() (int32, error) {

@@ -61,6 +61,7 @@ func (m *Matcher) sync() {
 // lock.
 func (m *Matcher) retry(op func() error) error {
 	mc := m.g.m
+	defer mc.measure()
 	for attempt := 0; ; attempt++ {
 		mc.work = 0
 		if m.gen != mc.gen {

@@ -3,6 +3,8 @@ package toolcall
 import (
 	"strings"
 	"testing"
+
+	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // BenchmarkStream feeds a 2 KB answer and a 2 KB call in 4-byte deltas
@@ -46,4 +48,23 @@ func BenchmarkStreamLongCall(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(out))/1024, "KB")
+}
+
+// BenchmarkGrammar writes and compiles the grammar of three tools' calls,
+// per format (what a tool_choice "required" request costs the first time;
+// the runtime caches the compiled grammar by its source).
+func BenchmarkGrammar(b *testing.B) {
+	for _, f := range []Format{Hermes, Qwen3Coder, Mistral, Gemma4} {
+		b.Run(string(f), func(b *testing.B) {
+			for b.Loop() {
+				src, err := Grammar(f, Calls{Tools: grammarTools, Parallel: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := grammar.Compile(src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

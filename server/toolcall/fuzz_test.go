@@ -1,8 +1,14 @@
 package toolcall
 
 import (
+	"encoding/json"
+	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // FuzzParse: no output crashes a parser, and a stream fed the output in
@@ -47,6 +53,33 @@ func FuzzParse(f *testing.F) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s open=%v: stream %+v, Parse %+v", form, open, got, want)
 			}
+		}
+	})
+}
+
+// FuzzGrammar: no tool schema crashes Grammar or the compiler, and where
+// the schema alone compiles, a JSON format's grammar of its calls does too
+// (or is too complex: a 400 for the request).
+func FuzzGrammar(f *testing.F) {
+	for _, t := range grammarTools {
+		f.Add(uint8(0), string(t.Parameters))
+	}
+	f.Add(uint8(1), `{"type": "object", "properties": {"a": {"type": ["object", "object", "array"], "properties": {"b": {"type": ["object", "object"]}}, "items": {"enum": [1, "x", null]}}}}`)
+	f.Add(uint8(2), `{"properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}, "required": ["a", "a"]}`)
+	formats := append([]Format{Gemma4, None}, slices.Sorted(maps.Keys(xmlShapes))...)
+	formats = append(formats, slices.Sorted(maps.Keys(shapes))...)
+	f.Fuzz(func(t *testing.T, which uint8, params string) {
+		form := formats[int(which)%len(formats)]
+		src, err := Grammar(form, Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(params)}}, Parallel: which&1 == 1})
+		if err != nil {
+			return
+		}
+		_, err = grammar.Compile(src)
+		if _, jsonShaped := shapes[form]; !jsonShaped || err == nil || errors.Is(err, grammar.ErrTooComplex) {
+			return
+		}
+		if _, serr := grammar.FromJSONSchema([]byte(params)); serr == nil { // the schema alone compiles
+			t.Fatalf("%s %q: the grammar does not compile: %v\n%s", form, params, err, src)
 		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // Gemma 4 writes a call as <|tool_call>call:NAME{key:value,...}<tool_call|>,
@@ -32,8 +34,12 @@ g-obj ::= "{" (g-key ":" g-any ("," g-key ":" g-any)*)? "}"
 g-arr ::= "[" (g-any ("," g-any)*)? "]"
 `
 
-// gemmaMaxDepth bounds the schema nesting followed; deeper values are any value.
-const gemmaMaxDepth = 16
+// gemmaMaxDepth bounds the schema nesting followed, deeper values are any
+// value; gemmaMaxRules bounds the rules one tool's schema makes.
+const (
+	gemmaMaxDepth = 16
+	gemmaMaxRules = 4096
+)
 
 // call returns the GBNF of one call of t.
 func (g *gemmaConv) call(t Tool) (string, error) {
@@ -87,7 +93,12 @@ func (g *gemmaConv) value(raw json.RawMessage, depth int) (string, error) {
 		return "g-any", nil
 	}
 	var alts []string
+	seen := map[string]bool{}
 	for _, t := range types {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
 		switch t {
 		case "string":
 			alts = append(alts, "g-str")
@@ -113,7 +124,11 @@ func (g *gemmaConv) value(raw json.RawMessage, depth int) (string, error) {
 					return "", err
 				}
 			}
-			alts = append(alts, g.rule(`"[" (`+item+` ("," `+item+`)*)? "]"`))
+			arr, err := g.rule(`"[" (` + item + ` ("," ` + item + `)*)? "]"`)
+			if err != nil {
+				return "", err
+			}
+			alts = append(alts, arr)
 		default:
 			return "", fmt.Errorf("type %q", t)
 		}
@@ -158,15 +173,17 @@ func (g *gemmaConv) object(raw json.RawMessage, depth int, args bool) (string, e
 			opt = append(opt, item)
 		}
 	}
-	return g.rule(cat(lit("{"), paramList(req, opt, ","), lit("}"))), nil
+	return g.rule(cat(lit("{"), paramList(req, opt, ","), lit("}")))
 }
 
 // rule writes body as a new rule and returns its name.
-func (g *gemmaConv) rule(body string) string {
-	g.n++
+func (g *gemmaConv) rule(body string) (string, error) {
+	if g.n++; g.n > gemmaMaxRules {
+		return "", fmt.Errorf("the schema: %w", grammar.ErrTooComplex)
+	}
 	name := g.prefix + "v" + strconv.Itoa(g.n)
 	fmt.Fprintf(g.b, "%s ::= %s\n", name, body)
-	return name
+	return name, nil
 }
 
 // gemmaLiteral is a JSON value (an enum's, a const) as Gemma 4 writes it.

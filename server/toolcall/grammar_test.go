@@ -159,7 +159,7 @@ func TestGrammarParses(t *testing.T) {
 				rng := rand.New(rand.NewPCG(1, uint64(len(name))))
 				p := &Parser{Format: fc.f, Tools: grammarTools, ReasoningOpen: open}
 				multi := 0
-				for range 30 {
+				for range 12 {
 					out := sample(t, g, v, rng)
 					r := p.Parse(out)
 					if r.Content != "" || len(r.Calls) == 0 {
