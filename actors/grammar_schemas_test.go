@@ -215,6 +215,11 @@ var knownBugs = map[string]string{
 	// exclusion or an UnsupportedError.
 	"suite/draft6/oneOf#1": "oneOf compiled as anyOf",
 	"suite/draft7/oneOf#1": "oneOf compiled as anyOf",
+	// model/grammar does not percent-decode a $ref's fragment before
+	// reading it as a JSON pointer: "#/percent%25field" names the property
+	// "percent%field" (RFC 6901 section 6), refused as not resolving.
+	"suite/draft6/ref#3": "$ref fragment not percent-decoded",
+	"suite/draft7/ref#3": "$ref fragment not percent-decoded",
 }
 
 // checkCounts fails a run where more than 5% of the choices of bounded
@@ -254,13 +259,19 @@ func TestSchemaCorpus(t *testing.T) {
 	own := ownSchemas(t)
 	suite, rep := suiteSchemas(t)
 	corpus := append(own, suite...)
-	if len(corpus) < 50 && len(suite) > 0 {
+	if len(corpus) < 50 {
 		t.Fatalf("%d schemas in the corpus, want at least 50", len(corpus))
 	}
 	t.Logf("JSON Schema Test Suite (draft 6, 7): %d schemas, %d compiled, %d unsupported, %d too complex, %d other errors; %d sampled",
 		rep.total, rep.compiled, rep.unsupported, rep.tooComplex, len(rep.other), len(suite))
-	for _, o := range rep.other {
-		t.Logf("  refused: %s", o)
+	// A valid schema refused without an UnsupportedError naming what is
+	// missing is a bug of the compiler.
+	for name, err := range rep.other {
+		if bug := knownBugs[name]; bug != "" {
+			t.Logf("known bug (%s): %s: %s", bug, name, err)
+			continue
+		}
+		t.Errorf("%s: refused without naming an unsupported feature: %s", name, err)
 	}
 
 	var jobs []corpusJob
