@@ -164,7 +164,11 @@ func collect(t *testing.T, ch <-chan *messages.OutputChunk, n int) (ids [][]int3
 				finish[c.Index] = c.FinishReason
 			}
 		case <-timeout:
-			t.Fatal("the stream did not end in 30 s")
+			lens := make([]int, n)
+			for i := range ids {
+				lens[i] = len(ids[i])
+			}
+			t.Fatalf("the stream did not end in 30 s: the choices have %v tokens, finished %q", lens, finish)
 		}
 	}
 }
@@ -288,6 +292,7 @@ func TestFailover(t *testing.T) {
 	nodes[1].node.Kill()
 	nodes[1].node, killed = nil, nodes[1].rt
 	for i, r := range runs {
+		t.Logf("request %d: n %d, grammar %v, seeded %v", i, r.req.N, r.req.Grammar != nil, r.req.Sampling.HasSeed)
 		got, text, finish := collect(t, r.ch, max(r.req.N, 1))
 		alone, err := nodes[0].rt.Stream(context.Background(), r.req)
 		if err != nil {
