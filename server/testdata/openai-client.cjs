@@ -38,6 +38,13 @@ async function main() {
   out.chatStreamed = chatStreamed;
   out.role = role;
 
+  // embeddings.create asks for base64 unless told, and decodes it.
+  const inputs = ["Once upon a time", "The end"];
+  const eb = await client.embeddings.create({ model: "stories", input: inputs });
+  const ef = await client.embeddings.create({ model: "stories", input: inputs, encoding_format: "float" });
+  out.embeddings = { base64: eb.data.map((d) => Array.from(d.embedding)), float: ef.data.map((d) => d.embedding),
+    promptTokens: eb.usage.prompt_tokens };
+
   try {
     await client.completions.create({ model: "stories", prompt: "x", temperature: 9 });
     out.error = null;
