@@ -27,7 +27,9 @@ const compileTimeout = time.Minute
 
 // CompileGrammar compiles g, or finds it in the runtime's cache, so that a
 // front end can answer a bad schema, pattern or grammar with a 400 before
-// it admits the request. The compile runs on the compiler actor's
+// it admits the request. A compile includes the grammar's first mask over
+// the runtime's vocabulary (firstMask), so a grammar too complex to mask
+// is refused here too. The compile runs on the compiler actor's
 // goroutines. The error wraps ErrInvalidRequest.
 func (r *Runtime) CompileGrammar(g *messages.Grammar) error {
 	r.mu.Lock()
