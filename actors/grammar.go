@@ -27,7 +27,9 @@ const compileTimeout = time.Minute
 
 // CompileGrammar compiles g, or finds it in the runtime's cache, so that a
 // front end can answer a bad schema, pattern or grammar with a 400 before
-// it admits the request. The compile runs on the compiler actor's
+// it admits the request. A compile includes the grammar's first mask over
+// the runtime's vocabulary (firstMask), so a grammar too complex to mask
+// is refused here too. The compile runs on the compiler actor's
 // goroutines. The error wraps ErrInvalidRequest.
 func (r *Runtime) CompileGrammar(g *messages.Grammar) error {
 	r.mu.Lock()
@@ -75,11 +77,37 @@ func grammarKey(g *messages.Grammar) string { return g.Kind + "\x00" + g.Source 
 // grammar returns g compiled, from the runtime's cache when it is there.
 // Only the compiler's goroutines call it.
 func (r *Runtime) grammar(g *messages.Grammar) (*grammar.Grammar, error) {
-	c, err := r.grammars.Get(grammarKey(g), func() (*grammar.Grammar, error) { return r.compileFn(g) })
+	c, err := r.grammars.Get(grammarKey(g), func() (*grammar.Grammar, error) {
+		c, err := r.compileFn(g)
+		if err != nil {
+			return nil, err
+		}
+		return c, r.firstMask(c)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidRequest, g.Kind, err)
 	}
 	return c, nil
+}
+
+// firstMask computes c's first mask over the runtime's vocabulary (then
+// cached in c), so that a grammar whose masks pass model/grammar's work
+// bound from the start (root ::= ("a" | "") repeated 3000 times) is
+// refused with the compile, a 400 at admission, not when its sequence
+// starts. A later state past the bound ends its choice with an error.
+func (r *Runtime) firstMask(c *grammar.Grammar) error {
+	v, err := r.grammarVocab(false)
+	if err != nil {
+		return err
+	}
+	m, err := c.NewMatcher(v)
+	if err != nil {
+		return err
+	}
+	if err := m.Mask(make([]uint64, v.MaskWords())); err != nil {
+		return fmt.Errorf("the first token mask: %w", err)
+	}
+	return nil
 }
 
 // grammarVocab returns the vocabulary grammar matchers run over, built

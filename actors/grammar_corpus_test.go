@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,10 +153,39 @@ func validate(s *jsonschema.Schema, out string) string {
 	if err != nil {
 		return "does not parse: " + err.Error()
 	}
+	if !ratsOK(inst) {
+		return "" // the validator cannot judge it (see ratsOK)
+	}
 	if err := s.Validate(inst); err != nil {
 		return "does not validate: " + err.Error()
 	}
 	return ""
+}
+
+// ratsOK reports whether every number of a parsed document is one that
+// math/big reads: santhosh-tekuri/jsonschema v6.0.3 dereferences a nil
+// *big.Rat (a panic) on a number such as 987E3652172509, valid JSON whose
+// exponent big.Rat.SetString refuses, and the number grammar allows 16
+// exponent digits, as llama.cpp's does.
+func ratsOK(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		_, ok := new(big.Rat).SetString(string(x))
+		return ok
+	case []any:
+		for _, e := range x {
+			if !ratsOK(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if !ratsOK(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // median of ds (sorted in place).

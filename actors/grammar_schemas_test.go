@@ -76,7 +76,6 @@ type corpusJob struct {
 type corpusCounts struct {
 	jobs, inexpressible     int // grammars run; skipped as no walk of the vocabulary finishes them
 	stop, length, dead, bad int // choices: finished; cut by max_tokens; at a dead end of the vocabulary; wrong
-	known                   int // wrong, by a known bug (knownBugs)
 	openJobs, openLength    int // of which open grammars and their choices cut
 	cut                     map[string]int
 }
@@ -87,8 +86,8 @@ func (n corpusCounts) String() string {
 		cut = append(cut, fmt.Sprintf("%s %d", name, c))
 	}
 	slices.Sort(cut)
-	return fmt.Sprintf("%d grammars run (%d open; %d not expressible in the vocabulary), x %d choices: %d finished (stop), %d cut by max_tokens %d (%d of open grammars) [%s], %d at a dead end, %d wrong, %d wrong by a known bug",
-		n.jobs, n.openJobs, n.inexpressible, corpusN, n.stop, n.length, corpusMaxTokens, n.openLength, strings.Join(cut, ", "), n.dead, n.bad, n.known)
+	return fmt.Sprintf("%d grammars run (%d open; %d not expressible in the vocabulary), x %d choices: %d finished (stop), %d cut by max_tokens %d (%d of open grammars) [%s], %d at a dead end, %d wrong",
+		n.jobs, n.openJobs, n.inexpressible, corpusN, n.stop, n.length, corpusMaxTokens, n.openLength, strings.Join(cut, ", "), n.dead, n.bad)
 }
 
 // expressible reports whether some uniformly random walk over v's tokens
@@ -186,40 +185,12 @@ func runCorpus(t *testing.T, rt *actors.Runtime, jobs []corpusJob) corpusCounts 
 				continue
 			}
 			if why := j.check(o.text); why != "" {
-				if bug := knownBugs[j.name]; bug != "" {
-					t.Logf("known bug (%s): %s choice %d: output %q %s", bug, j.name, c, o.text, why)
-					n.known++
-					continue
-				}
 				t.Errorf("%s choice %d: output %q %s", j.name, c, o.text, why)
 				n.bad++
 			}
 		}
 	}
 	return n
-}
-
-// knownBugs are the corpus grammars whose wrong outputs are known bugs of
-// model/grammar, logged rather than failed (with the bug) until fixed.
-var knownBugs = map[string]string{
-	// model/grammar compiles a string format (email, hostname, ...) beside
-	// minLength/maxLength and drops the length: emails of 70 characters
-	// under maxLength 40. It should bound the format or refuse the pair
-	// with an UnsupportedError, as it does for pattern.
-	"email":         "format ignores maxLength",
-	"hostname":      "format ignores maxLength",
-	"object-person": "format ignores maxLength",
-	// model/grammar compiles oneOf as anyOf: an output that matches two
-	// branches fails oneOf. Overlapping branches ({"type": "string",
-	// "oneOf": [{"minLength": 2}, {"maxLength": 4}]}) need either
-	// exclusion or an UnsupportedError.
-	"suite/draft6/oneOf#1": "oneOf compiled as anyOf",
-	"suite/draft7/oneOf#1": "oneOf compiled as anyOf",
-	// model/grammar does not percent-decode a $ref's fragment before
-	// reading it as a JSON pointer: "#/percent%25field" names the property
-	// "percent%field" (RFC 6901 section 6), refused as not resolving.
-	"suite/draft6/ref#3": "$ref fragment not percent-decoded",
-	"suite/draft7/ref#3": "$ref fragment not percent-decoded",
 }
 
 // checkCounts fails a run where more than 5% of the choices of bounded
@@ -267,10 +238,6 @@ func TestSchemaCorpus(t *testing.T) {
 	// A valid schema refused without an UnsupportedError naming what is
 	// missing is a bug of the compiler.
 	for name, err := range rep.other {
-		if bug := knownBugs[name]; bug != "" {
-			t.Logf("known bug (%s): %s: %s", bug, name, err)
-			continue
-		}
 		t.Errorf("%s: refused without naming an unsupported feature: %s", name, err)
 	}
 

@@ -143,10 +143,6 @@ func TestSchemaCorpusWalk(t *testing.T) {
 				continue
 			}
 			if why := validate(val, out); why != "" {
-				if bug := knownBugs[sc.name]; bug != "" {
-					t.Logf("known bug (%s): %s: %q %s", bug, sc.name, out, why)
-					continue
-				}
 				t.Errorf("%s: %q %s", sc.name, out, why)
 			}
 		}

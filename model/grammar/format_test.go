@@ -36,6 +36,11 @@ func TestFormats(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %q: %v", f, out, err)
 			}
+			// formatLengths bound every string of the format.
+			b := formatLengths[f]
+			if n := len(strings.TrimSpace(out)) - 2; n < b[0] || b[1] >= 0 && n > b[1] {
+				t.Errorf("%s: %q: %d characters, outside formatLengths %v", f, out, n, b)
+			}
 		}
 		if finished < 100 {
 			t.Errorf("%s: %d of 200 samples finished", f, finished)

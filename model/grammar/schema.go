@@ -41,7 +41,7 @@ func JSONObject() (*Grammar, error) { return FromJSONSchema([]byte(`{"type": "ob
 // maxItems, string with minLength, maxLength, pattern and the formats date,
 // time, date-time, uuid, email, hostname, ipv4, uri, byte (base64), integer with minimum, maximum and
 // their exclusive forms, number with minimum 0, boolean, null, enum, const,
-// anyOf, oneOf, $ref to #/$defs/... or #/definitions/..., and annotations.
+// anyOf, oneOf (with branches provably disjoint: see oneOfDisjoint), $ref to #/$defs/... or #/definitions/..., and annotations.
 // Anything else is an *UnsupportedError naming it.
 func JSONSchemaGBNF(schema []byte) (string, error) {
 	if len(schema) > MaxSourceBytes {
@@ -227,10 +227,19 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 			if !ok || len(list) == 0 {
 				return "", fmt.Errorf("json schema: at %q: %s must be a non-empty array", path, k)
 			}
-			alts := make([]string, len(list))
+			branches := make([]any, len(list))
 			for i, x := range list {
+				branches[i] = mergeSiblings(o, k, x)
+			}
+			if k == "oneOf" {
+				if err := c.oneOfDisjoint(branches, path); err != nil {
+					return "", err
+				}
+			}
+			alts := make([]string, len(list))
+			for i, x := range branches {
 				var err error
-				if alts[i], err = c.visit(mergeSiblings(o, k, x), name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
+				if alts[i], err = c.visit(x, name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
 					return "", err
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,7 +188,16 @@ func (c *schemaConv) resolve(ref, path string) (any, error) {
 		return nil, &UnsupportedError{path, fmt.Sprintf("remote $ref %q", ref)}
 	}
 	target := c.root
-	for _, seg := range strings.Split(strings.TrimPrefix(ref, "#"), "/")[1:] {
+	// The fragment is a JSON pointer in a URI: percent-decoded first, then
+	// ~1 and ~0 (RFC 6901 sections 4 and 6).
+	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
+	if err != nil {
+		return nil, fmt.Errorf("json schema: at %q: $ref %q does not resolve: %v", path, ref, err)
+	}
+	if frag != "" && !strings.HasPrefix(frag, "/") {
+		return nil, &UnsupportedError{path, fmt.Sprintf("$ref %q to an anchor", ref)}
+	}
+	for _, seg := range strings.Split(frag, "/")[1:] {
 		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
 		switch t := target.(type) {
 		case *object:

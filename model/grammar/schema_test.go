@@ -76,6 +76,13 @@ var testSchemas = []string{
 	`{"type": "object", "properties": {"clé \"ü\"": {"const": 1}, "日本": {"type": "null"}}, "required": ["clé \"ü\"", "日本"]}`,
 	`{"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 3}]}`,
 	`{"oneOf": [{"type": "object", "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}}, "required": ["kind", "r"]}, {"type": "object", "properties": {"kind": {"const": "square"}, "side": {"type": "integer", "minimum": 1}}, "required": ["kind", "side"]}]}`,
+	`{"oneOf": [{"type": "string", "maxLength": 3}, {"type": "integer"}, {"type": "null"}]}`,
+	`{"oneOf": [{"enum": ["a", 1, [1, 2]]}, {"enum": ["b", 1.5, [2, 1]]}, {"const": {"x": 1, "y": 2}}]}`,
+	`{"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "oneOf": [{"properties": {"kind": {"enum": ["a", "b"]}}, "required": ["kind"]}, {"properties": {"kind": {"$ref": "#/$defs/c"}}, "required": ["kind"]}], "$defs": {"c": {"const": "c"}}}`,
+	`{"$defs": {"percent%field": {"type": "integer"}, "a~b/c": {"type": "null"}, "sp ace": {"const": 1}}, "type": "object", "properties": {"p": {"$ref": "#/$defs/percent%25field"}, "q": {"$ref": "#/$defs/a~0b~1c"}, "r": {"$ref": "#/$defs/sp%20ace"}}, "required": ["p", "q", "r"]}`,
+	`{"type": "string", "format": "uuid", "minLength": 36, "maxLength": 36}`,
+	`{"type": "string", "format": "email", "minLength": 1, "maxLength": 200}`,
+	`{"type": "string", "format": "date", "maxLength": 10}`,
 	`{"$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"], "additionalProperties": false}}, "type": "array", "items": {"$ref": "#/$defs/point"}, "maxItems": 3}`,
 	`{"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2}}, "required": ["v"]}}, "$ref": "#/$defs/node"}`,
 	`{"definitions": {"s": {"type": "string", "maxLength": 4}}, "type": "object", "properties": {"a": {"$ref": "#/definitions/s"}, "b": {"$ref": "#/definitions/s"}}, "required": ["a", "b"]}`,
@@ -162,6 +169,19 @@ func TestSchemaUnsupported(t *testing.T) {
 		{`{"type": "array", "uniqueItems": true}`, `keyword "uniqueItems"`},
 		{`{"type": "object", "minProperties": 1}`, `keyword "minProperties"`},
 		{`false`, "the schema false"},
+		{`{"type": "string", "format": "email", "maxLength": 40}`, `format "email" with minLength/maxLength`},
+		{`{"type": "string", "format": "hostname", "minLength": 2}`, `format "hostname" with minLength/maxLength`},
+		{`{"type": "string", "format": "uri", "maxLength": 2000}`, `format "uri" with minLength/maxLength`},
+		{`{"type": "string", "format": "date", "maxLength": 9}`, `format "date" with minLength/maxLength`},
+		{`{"type": "string", "oneOf": [{"minLength": 2}, {"maxLength": 4}]}`, "oneOf with overlapping branches 0 and 1"},
+		{`{"oneOf": [{"type": "integer"}, {"type": "number"}]}`, "oneOf with overlapping branches"},
+		{`{"oneOf": [{"type": "string"}, {"type": "null"}, {"const": "x"}]}`, "oneOf with overlapping branches 0 and 2"},
+		{`{"oneOf": [{"const": 1}, {"enum": [2, 1.0]}]}`, "oneOf with overlapping branches"},
+		{`{"oneOf": [{"const": {"a": 1, "b": [2]}}, {"const": {"b": [2.0], "a": 1}}]}`, "oneOf with overlapping branches"},
+		{`{"oneOf": [{"type": "object", "properties": {"k": {"const": "a"}}, "required": ["k"]}, {"type": "object", "properties": {"k": {"enum": ["b", "a"]}}, "required": ["k"]}]}`, "oneOf with overlapping branches"},
+		{`{"oneOf": [{"type": "object", "properties": {"k": {"const": "a"}}, "required": ["k"]}, {"type": "object", "properties": {"k": {"const": "b"}}}]}`, "oneOf with overlapping branches"},
+		{`{"oneOf": [{"type": "object", "properties": {"k": {"const": "a"}}, "required": ["k"]}, {"properties": {"k": {"const": "b"}}, "required": ["k"]}, {"type": "string"}]}`, "oneOf with overlapping branches 1 and 2"},
+		{`{"$defs": {"a": {}}, "$ref": "#a"}`, "to an anchor"},
 	}
 	for _, tt := range tests {
 		_, err := FromJSONSchema([]byte(tt.schema))
@@ -170,7 +190,7 @@ func TestSchemaUnsupported(t *testing.T) {
 			t.Errorf("%s: error %v, want an UnsupportedError naming %s", tt.schema, err, tt.feature)
 		}
 	}
-	for _, bad := range []string{`{"type": "string", "maxLength": -1}`, `{"$ref": "#/$defs/missing"}`, `{"enum": []}`, `{`, `{"type": "integer", "minimum": 5, "maximum": 1}`} {
+	for _, bad := range []string{`{"type": "string", "maxLength": -1}`, `{"$ref": "#/$defs/missing"}`, `{"$defs": {"percent%field": {}}, "$ref": "#/$defs/percent%field"}`, `{"$defs": {"a": {}}, "$ref": "#/$defs/%zz"}`, `{"$defs": {"a/b": {}}, "$ref": "#/$defs/a/b"}`, `{"enum": []}`, `{`, `{"type": "integer", "minimum": 5, "maximum": 1}`} {
 		if _, err := FromJSONSchema([]byte(bad)); err == nil {
 			t.Errorf("%s: compiled, want an error", bad)
 		}

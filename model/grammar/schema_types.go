@@ -189,6 +189,9 @@ func (c *schemaConv) array(o *object, name, path string) (string, error) {
 
 func (c *schemaConv) str(o *object, name, path string) (string, error) {
 	if f, ok := o.get("format"); ok {
+		if err := formatLength(o, f, path); err != nil {
+			return "", err
+		}
 		switch f {
 		case "date", "time", "date-time", "email", "hostname", "ipv4", "uri", "byte":
 			return `"\"" ` + c.primitive(f.(string)) + ` "\"" space`, nil
@@ -228,6 +231,40 @@ func (c *schemaConv) str(o *object, name, path string) (string, error) {
 	}
 	c.primitive("json-char")
 	return `"\"" ` + repetition("json-char", lo, hi, "") + ` "\"" space`, nil
+}
+
+// formatLengths are the shortest and longest strings (in characters, all
+// ASCII) of each format's rule; a longest of -1 is unbounded or not worked
+// out.
+var formatLengths = map[string][2]int{
+	"date": {10, 10}, "time": {9, 18}, "date-time": {20, 29}, "uuid": {36, 36},
+	"email": {3, 187}, "hostname": {1, 123}, "ipv4": {7, 15}, "uri": {5, -1}, "byte": {0, 260},
+}
+
+// formatLength refuses a format beside minLength/maxLength unless every
+// string of the format's rule already has a length within them: the
+// lengths are not intersected with the format.
+func formatLength(o *object, f any, path string) error {
+	if !has(o, "minLength", "maxLength") {
+		return nil
+	}
+	fs, _ := f.(string)
+	bounds, known := formatLengths[fs]
+	if !known {
+		return nil // refused as an unknown format
+	}
+	lo, _, err := intOf(o, "minLength", path)
+	if err != nil {
+		return err
+	}
+	hi, hasHi, err := intOf(o, "maxLength", path)
+	if err != nil {
+		return err
+	}
+	if lo > bounds[0] || hasHi && (bounds[1] < 0 || bounds[1] > hi) {
+		return &UnsupportedError{path, fmt.Sprintf("format %q with minLength/maxLength", fs)}
+	}
+	return nil
 }
 
 // notStrings is a GBNF expression for the contents of a JSON string other
