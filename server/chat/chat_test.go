@@ -45,9 +45,12 @@ type golden struct {
 	} `json:"constructs"`
 }
 
-func loadGolden(t *testing.T) *golden {
+func loadGolden(t *testing.T) *golden { return loadGoldenFile(t, "golden.json") }
+
+// loadGoldenFile reads testdata/name, a file of chat-template-golden.py's.
+func loadGoldenFile(t *testing.T, name string) *golden {
 	t.Helper()
-	data, err := os.ReadFile("testdata/golden.json")
+	data, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +58,32 @@ func loadGolden(t *testing.T) *golden {
 	if err := json.Unmarshal(data, &g); err != nil {
 		t.Fatal(err)
 	}
-	if len(g.Cases) == 0 {
-		t.Fatal("golden.json has no cases")
+	if len(g.Cases) == 0 || len(g.Templates) == 0 {
+		t.Fatalf("%s has no cases", name)
 	}
 	return &g
+}
+
+// options are the render options of conversation conv, as Python's
+// rendering had them.
+func (g *golden) options(conv string, now time.Time) Options {
+	c := g.Conversations[conv]
+	o := Options{
+		AddGenerationPrompt: c.AddGenerationPrompt,
+		BOSToken:            g.BOSToken,
+		EOSToken:            g.EOSToken,
+		Now:                 func() time.Time { return now },
+	}
+	for _, tool := range c.Tools {
+		o.Tools = append(o.Tools, tool)
+	}
+	if c.Kwargs != nil {
+		o.Extra = map[string]any{}
+		for k, v := range c.Kwargs {
+			o.Extra[k] = v
+		}
+	}
+	return o
 }
 
 // checkRendering compares Render's result with Python's: the same text, or
@@ -107,25 +132,7 @@ func TestGolden(t *testing.T) {
 			if tpl == nil {
 				t.Fatal("template did not parse")
 			}
-			conv := g.Conversations[c.Conversation]
-			o := Options{
-				AddGenerationPrompt: conv.AddGenerationPrompt,
-				BOSToken:            g.BOSToken,
-				EOSToken:            g.EOSToken,
-				Now:                 func() time.Time { return now },
-			}
-			if conv.Tools != nil {
-				for _, tool := range conv.Tools {
-					o.Tools = append(o.Tools, tool)
-				}
-			}
-			if conv.Kwargs != nil {
-				o.Extra = map[string]any{}
-				for k, v := range conv.Kwargs {
-					o.Extra[k] = v
-				}
-			}
-			got, err := tpl.Render(conv.Messages, o)
+			got, err := tpl.Render(g.Conversations[c.Conversation].Messages, g.options(c.Conversation, now))
 			checkRendering(t, got, err, c.Expected, c.Error)
 			matched++
 		})
