@@ -1,7 +1,6 @@
 package model_test
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,8 +8,6 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // synthRefModels are the files `troupe synth` writes for tests of the
@@ -34,31 +31,7 @@ var synthRefModels = []struct {
 // troupe synth, the bytes scripts/make-refs.py gave llama.cpp, and loads it.
 func synthModel(t *testing.T, shape, typ, vocab string, seed uint64) *model.Model {
 	t.Helper()
-	s, ok := synth.LookupShape(shape)
-	ft, okType := synth.LookupFileType(typ)
-	if !ok || !okType {
-		t.Fatalf("no shape %q or type %q", shape, typ)
-	}
-	vf, err := gguf.Open(testmodels.Path(t, vocab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	path := filepath.Join(t.TempDir(), shape+"-"+typ+".gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	if _, err := synth.Write(bw, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSynth(t, shape, typ, vocab, seed)
 	m, _, err := model.LoadGGUF(path)
 	if err != nil {
 		t.Fatal(err)
