@@ -25,6 +25,11 @@ const (
 // compile is bounded by model/grammar's limits, well below it.
 const compileTimeout = time.Minute
 
+// JSONSchemaGBNF writes a JSON Schema as GBNF (model/grammar's converter),
+// for front ends that build grammars around schemas (tool calls) without
+// importing model packages.
+func (r *Runtime) JSONSchemaGBNF(schema []byte) (string, error) { return grammar.JSONSchemaGBNF(schema) }
+
 // CompileGrammar compiles g, or finds it in the runtime's cache, so that a
 // front end can answer a bad schema, pattern or grammar with a 400 before
 // it admits the request. A compile includes the grammar's first mask over

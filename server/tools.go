@@ -140,7 +140,7 @@ func (s *Server) toolParser(t *chatTools, g *messages.GenerateRequest, prompt, g
 		return nil, badRequest("tool_choice", "tool_choice %s and %s both constrain the output; set one of them", t.choiceText(), grammarParam)
 	}
 	src, err := toolcall.Grammar(s.toolFormat, toolcall.Calls{Tools: t.tools, Name: t.name, Parallel: t.parallel,
-		Template: s.templateSrc, ReasoningOpen: p.ReasoningOpen})
+		Template: s.templateSrc, ReasoningOpen: p.ReasoningOpen, SchemaGBNF: s.rt.JSONSchemaGBNF})
 	if err != nil {
 		if errors.Is(err, toolcall.ErrNoGrammar) {
 			return nil, badRequest("tool_choice", "tool_choice %s is not supported for the %s tool-call format (no grammar for its calls yet); use \"auto\"", t.choiceText(), s.toolFormat)

@@ -57,7 +57,7 @@ func BenchmarkGrammar(b *testing.B) {
 	for _, f := range []Format{Hermes, Qwen3Coder, Mistral, Gemma4} {
 		b.Run(string(f), func(b *testing.B) {
 			for b.Loop() {
-				src, err := Grammar(f, Calls{Tools: grammarTools, Parallel: true})
+				src, err := Grammar(f, withGBNF(Calls{Tools: grammarTools, Parallel: true}))
 				if err != nil {
 					b.Fatal(err)
 				}

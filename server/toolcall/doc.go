@@ -15,7 +15,8 @@
 // malformed or truncated call can still come back as content.
 //
 // Grammar writes the GBNF of a format's calls from the tools' JSON
-// schemas (model/grammar's converter), for tool_choice "required" or a
+// schemas (Calls.SchemaGBNF: model/grammar's converter, which the server
+// passes from the runtime), for tool_choice "required" or a
 // named function: output under it always parses.
 //
 // Concurrency: a Parser is read-only after construction and safe to share;

@@ -70,7 +70,7 @@ func FuzzGrammar(f *testing.F) {
 	formats = append(formats, slices.Sorted(maps.Keys(shapes))...)
 	f.Fuzz(func(t *testing.T, which uint8, params string) {
 		form := formats[int(which)%len(formats)]
-		src, err := Grammar(form, Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(params)}}, Parallel: which&1 == 1})
+		src, err := Grammar(form, withGBNF(Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(params)}}, Parallel: which&1 == 1}))
 		if err != nil {
 			return
 		}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // ErrNoGrammar: the format's calls cannot be written as a grammar (yet).
@@ -30,14 +28,19 @@ type Calls struct {
 	// Otherwise a format with reasoning may write a reasoning block first
 	// when Template has its marker.
 	ReasoningOpen bool
+	// SchemaGBNF writes the GBNF of a JSON Schema: model/grammar's
+	// JSONSchemaGBNF, which the server reaches through the runtime
+	// (actors.Runtime.JSONSchemaGBNF), as the front end imports no model
+	// package. Required for the JSON-argument formats.
+	SchemaGBNF func(schema []byte) (string, error)
 }
 
 // Grammar returns a GBNF grammar (llama.cpp's format, for model/grammar)
 // of outputs that are only tool calls in format f, each call's arguments
 // valid under its tool's parameters schema, so that the output always
 // parses (tool_choice "required" or a named function). A schema outside
-// model/grammar's subset is its *grammar.UnsupportedError; a format
-// without a grammar is ErrNoGrammar.
+// model/grammar's subset is SchemaGBNF's error (its UnsupportedError); a
+// format without a grammar is ErrNoGrammar.
 func Grammar(f Format, c Calls) (string, error) {
 	var b strings.Builder
 	sh, ok := shapes[f]
@@ -70,7 +73,7 @@ func Grammar(f Format, c Calls) (string, error) {
 			var call string
 			var err error
 			if isXML {
-				call, err = xmlCall(&b, x, t, prefix)
+				call, err = xmlCall(&b, x, t, prefix, c.schemaGBNF)
 			} else {
 				call, err = (&gemmaConv{b: &b, prefix: prefix}).call(t)
 			}
@@ -85,7 +88,7 @@ func Grammar(f Format, c Calls) (string, error) {
 		if len(params) == 0 || string(params) == "null" {
 			params = []byte(`{"type": "object"}`)
 		}
-		src, err := grammar.JSONSchemaGBNF(params)
+		src, err := c.schemaGBNF(params)
 		if err != nil {
 			return "", fmt.Errorf("toolcall: tool %q: parameters: %w", t.Name, err)
 		}
@@ -329,4 +332,12 @@ func ToolsFromJSON(defs []json.RawMessage) ([]Tool, error) {
 		tools = append(tools, Tool{Name: def.Function.Name, Parameters: p})
 	}
 	return tools, nil
+}
+
+// schemaGBNF is c.SchemaGBNF, or an error when the caller gave none.
+func (c *Calls) schemaGBNF(schema []byte) (string, error) {
+	if c.SchemaGBNF == nil {
+		return "", errors.New("toolcall: Calls.SchemaGBNF is not set")
+	}
+	return c.SchemaGBNF(schema)
 }

@@ -2,11 +2,10 @@ package toolcall
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // Gemma 4 writes a call as <|tool_call>call:NAME{key:value,...}<tool_call|>,
@@ -176,10 +175,14 @@ func (g *gemmaConv) object(raw json.RawMessage, depth int, args bool) (string, e
 	return g.rule(cat(lit("{"), paramList(req, opt, ","), lit("}")))
 }
 
+// ErrTooComplex: a schema needs more rules than a gemma4 call grammar may
+// have (gemmaMaxRules).
+var ErrTooComplex = errors.New("grammar too complex")
+
 // rule writes body as a new rule and returns its name.
 func (g *gemmaConv) rule(body string) (string, error) {
 	if g.n++; g.n > gemmaMaxRules {
-		return "", fmt.Errorf("the schema: %w", grammar.ErrTooComplex)
+		return "", fmt.Errorf("the schema: %w", ErrTooComplex)
 	}
 	name := g.prefix + "v" + strconv.Itoa(g.n)
 	fmt.Fprintf(g.b, "%s ::= %s\n", name, body)

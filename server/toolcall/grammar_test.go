@@ -148,7 +148,7 @@ func TestGrammarParses(t *testing.T) {
 				open := k == 1 && name == "" // the prompt opened reasoning
 				c := Calls{Tools: grammarTools, Name: name, Parallel: parallel, ReasoningOpen: open,
 					Template: fc.template + " <think> [THINK] <|START_THINKING|>"} // the templates of reasoning models
-				src, err := Grammar(fc.f, c)
+				src, err := Grammar(fc.f, withGBNF(c))
 				if err != nil {
 					t.Fatalf("%s: %v", fc.f, err)
 				}
@@ -222,12 +222,12 @@ func TestGrammarErrors(t *testing.T) {
 		{Hermes, Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}`)}}}, "not"},
 		{Hermes, Calls{Tools: []Tool{{Name: "a b"}}}, `tool "a b"`},
 	} {
-		_, err := Grammar(c.f, c.c)
+		_, err := Grammar(c.f, withGBNF(c.c))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: error %v, want one containing %q", c.f, c.c, err, c.want)
 		}
 	}
-	_, err := Grammar(Hermes, Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{"type": "object", "patternProperties": {"a": {}}}`)}}})
+	_, err := Grammar(Hermes, withGBNF(Calls{Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{"type": "object", "patternProperties": {"a": {}}}`)}}}))
 	var ue *grammar.UnsupportedError
 	if !errors.As(err, &ue) {
 		t.Errorf("an unsupported schema: error %v, want a *grammar.UnsupportedError", err)
@@ -245,7 +245,7 @@ func TestGrammarReasoning(t *testing.T) {
 		{Calls{Tools: grammarTools, Template: "{{ '<think>' }}"}, `root ::= ("<think>" think-text "</think>" think-space)?`},
 		{Calls{Tools: grammarTools, ReasoningOpen: true}, `root ::= think-text "</think>" think-space call`},
 	} {
-		src, err := Grammar(Hermes, c.calls)
+		src, err := Grammar(Hermes, withGBNF(c.calls))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,4 +253,11 @@ func TestGrammarReasoning(t *testing.T) {
 			t.Errorf("%+v: grammar\n%s\nwant %q", c.calls, src, c.want)
 		}
 	}
+}
+
+// withGBNF gives c model/grammar's converter, as the server gives it the
+// runtime's.
+func withGBNF(c Calls) Calls {
+	c.SchemaGBNF = grammar.JSONSchemaGBNF
+	return c
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // The XML formats (qwen3_coder, glm45) write each parameter as bare text
@@ -61,7 +59,7 @@ const xmlText = `xml-text ::= ([^<] | "<" [^/])*` + "\n"
 
 // xmlCall writes the rules of one tool's call in shape x, prefixed, and
 // returns the call's GBNF.
-func xmlCall(b *strings.Builder, x xmlShape, t Tool, prefix string) (string, error) {
+func xmlCall(b *strings.Builder, x xmlShape, t Tool, prefix string, schemaGBNF func([]byte) (string, error)) (string, error) {
 	params := bytes.TrimSpace(t.Parameters)
 	var schema struct {
 		Properties json.RawMessage            `json:"properties"`
@@ -83,7 +81,7 @@ func xmlCall(b *strings.Builder, x xmlShape, t Tool, prefix string) (string, err
 		if !isName(key) {
 			return "", fmt.Errorf("parameter %q: a name of letters, digits and _-.:/ is needed", key)
 		}
-		value, err := xmlValueRule(b, props[k], params, prefix+"p"+strconv.Itoa(k)+"-", x.json)
+		value, err := xmlValueRule(b, props[k], params, prefix+"p"+strconv.Itoa(k)+"-", x.json, schemaGBNF)
 		if err != nil {
 			return "", fmt.Errorf("parameter %q: %w", key, err)
 		}
@@ -130,7 +128,7 @@ func paramList(req, opt []string, sep string) string {
 }
 
 // xmlValueRule returns the GBNF of one parameter's value.
-func xmlValueRule(b *strings.Builder, prop, root json.RawMessage, prefix string, asJSON bool) (string, error) {
+func xmlValueRule(b *strings.Builder, prop, root json.RawMessage, prefix string, asJSON bool, schemaGBNF func([]byte) (string, error)) (string, error) {
 	var s struct {
 		Type json.RawMessage   `json:"type"`
 		Enum []json.RawMessage `json:"enum"`
@@ -158,7 +156,7 @@ func xmlValueRule(b *strings.Builder, prop, root json.RawMessage, prefix string,
 	if typed && one == "string" && !asJSON {
 		return "xml-text", nil
 	}
-	src, err := grammar.JSONSchemaGBNF(withDefs(prop, root, s.Defs == nil))
+	src, err := schemaGBNF(withDefs(prop, root, s.Defs == nil))
 	if err != nil {
 		return "", err
 	}
