@@ -7,7 +7,7 @@ BIN       := bin/troupe
 
 export TROUPE_TEST_MODELS ?= $(MODELS)
 
-.PHONY: all build run test test-go test-race vet fuzz fuzz-short soak soak-short bench bench-compare testdata clean
+.PHONY: all build run test test-go test-race vet fuzz fuzz-short soak soak-short bench bench-compare bench-mmap testdata clean
 
 all: build
 
@@ -38,6 +38,7 @@ test: testdata vet test-go test-race fuzz-short soak-short
 
 testdata:
 	./scripts/testdata-npm.sh
+	./scripts/testdata-vocab.sh
 	./scripts/testdata-etcd.sh
 	./scripts/testdata-clang.sh
 	./scripts/testdata-chromium.sh
@@ -69,6 +70,7 @@ FUZZ_TARGETS := \
 	./server:FuzzSSE \
 	./server:FuzzOllamaRequests \
 	./server:FuzzStructured \
+	./server:FuzzHarmonyChat \
 	./actors:FuzzStopStrings \
 	./actors/cluster:FuzzEnvelope \
 	./server/chat:FuzzRender \
@@ -106,8 +108,8 @@ bench:
 # type, else by the llama.cpp build's llama-quantize from the F16 file.
 #   make bench-compare LLAMA_CPP=/path/to/llama.cpp/build/bin [BENCH_TYPES="Q4_0 F16"]
 BENCH_MODELS ?= $(HOME)/.cache/troupe-bench
-BENCH_TYPES  ?= F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_M Q4_K_M Q5_K_M Q6_K IQ4_NL IQ4_XS
-SYNTH_TYPES  := F32 F16 BF16 Q8_0 Q4_0 Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K
+BENCH_TYPES  ?= F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_M Q4_K_M Q5_K_M Q6_K IQ4_NL IQ4_XS MXFP4
+SYNTH_TYPES  := F32 F16 BF16 Q8_0 Q4_0 Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K MXFP4
 bench-compare: build
 	@test -n "$(LLAMA_CPP)" || { echo "make bench-compare: set LLAMA_CPP to a llama.cpp build's bin directory"; exit 2; }
 	@mkdir -p "$(BENCH_MODELS)"
@@ -118,6 +120,18 @@ bench-compare: build
 		mv "$$f.tmp" "$$f"; }; \
 	for t in $(BENCH_TYPES); do synth $$t; done
 	LLAMA_CPP="$(LLAMA_CPP)" TROUPE=./$(BIN) bench/compare.sh $(foreach t,$(BENCH_TYPES),"$(BENCH_MODELS)/tinyllama-1.1b-$(t).gguf")
+
+# A mixture of experts run under cgroup memory limits below its size, so
+# that its experts come from the mapped file (bench/mmap.sh: needs root and
+# a cgroup v1 memory controller, else it says so and skips); with LLAMA_CPP
+# set, llama-bench runs under the same limits. The model is made once.
+#   make bench-mmap [LLAMA_CPP=/path/to/llama.cpp/build/bin] [MMAP_LIMITS="3G 1.5G 1G"]
+MMAP_MODEL  ?= $(BENCH_MODELS)/qwen3-30b-a3b-l6-Q4_K_M.gguf
+MMAP_LIMITS ?= 3G 1.5G 1G
+bench-mmap: build
+	@test -f "$(MMAP_MODEL)" || { mkdir -p "$(dir $(MMAP_MODEL))" && ./$(BIN) synth --shape qwen3-30b-a3b-l6 --type Q4_K_M \
+		--vocab "$(MODELS)/vocab/ggml-vocab-llama-spm.gguf" -o "$(MMAP_MODEL).tmp" && mv "$(MMAP_MODEL).tmp" "$(MMAP_MODEL)"; }
+	LLAMA_CPP="$(LLAMA_CPP)" TROUPE=./$(BIN) bench/mmap.sh "$(MMAP_MODEL)" $(MMAP_LIMITS)
 
 clean:
 	rm -rf bin

@@ -41,6 +41,16 @@ type GreedyBackend interface {
 	ForwardGreedy(b *model.Batch, greedy []bool, logits []float32, ids []int32) error
 }
 
+// WindowBackend is a Backend whose attention reads, for a token at position
+// p, only positions from kv.WindowStart(p, KVWindow()) on, so the batcher
+// frees the blocks behind that window (they become kv.NoBlock in the block
+// tables it sends). KVWindow is 0 when some layer attends to every position.
+// A Backend without it keeps every block of a sequence.
+type WindowBackend interface {
+	Backend
+	KVWindow() int
+}
+
 // BackendConfig is the shape of the backend Config.NewBackend makes for a
 // device, with Config's defaults filled in.
 type BackendConfig struct {

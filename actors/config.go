@@ -125,5 +125,8 @@ func (c Config) schedConfig(be Backend) sched.Config {
 	if be != nil {
 		sc.NumBlocks, sc.BlockSize, sc.NumHostBlocks = be.NumBlocks(), be.BlockSize(), be.NumHostBlocks()
 	}
+	if wb, ok := be.(WindowBackend); ok {
+		sc.Window = wb.KVWindow()
+	}
 	return sc
 }

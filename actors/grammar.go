@@ -28,7 +28,9 @@ const compileTimeout = time.Minute
 // JSONSchemaGBNF writes a JSON Schema as GBNF (model/grammar's converter),
 // for front ends that build grammars around schemas (tool calls) without
 // importing model packages.
-func (r *Runtime) JSONSchemaGBNF(schema []byte) (string, error) { return grammar.JSONSchemaGBNF(schema) }
+func (r *Runtime) JSONSchemaGBNF(schema []byte) (string, error) {
+	return grammar.JSONSchemaGBNF(schema)
+}
 
 // CompileGrammar compiles g, or finds it in the runtime's cache, so that a
 // front end can answer a bad schema, pattern or grammar with a 400 before

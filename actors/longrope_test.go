@@ -1,8 +1,6 @@
 package actors_test
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -47,17 +45,8 @@ func writeSynth(t *testing.T, path, shape string) {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
 	ft, _ := synth.LookupFileType("Q8_0")
-	if _, err := synth.Write(bw, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
+	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -81,7 +81,9 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 	if req.MaxTokens > 0 {
 		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
 	}
-	if need := (maxLen - 1 + r.cfg.BlockSize - 1) / r.cfg.BlockSize; need > r.cfg.NumBlocks {
+	sc := r.cfg.schedConfig(nil)
+	sc.Window = r.kvWindow() // window.go
+	if need := sc.BlocksNeeded(maxLen); need > r.cfg.NumBlocks {
 		return bad("", "%d tokens need %d KV blocks; a device has %d", maxLen-1, need, r.cfg.NumBlocks)
 	}
 	return nil

@@ -201,6 +201,9 @@ func DescribeModel(m *model.Model) ModelInfo {
 		for _, t := range []*compute.Tensor{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
 			add(t, true)
 		}
+		for _, t := range l.MoE.Matrices() { // the experts and routers of a mixture of experts
+			add(t, true)
+		}
 	}
 	var top compute.DType
 	for t, n := range count {

@@ -10,6 +10,8 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 	Q8_0: {AVX2: q8_0AVX2, AVX512VNNI: q8_0VNNI},
 
 	IQ4_NL: {AVX2: iq4_nlAVX2, AVX512VNNI: iq4_nlVNNI},
+
+	MXFP4: {AVX2: mxfp4AVX2, AVX512VNNI: mxfp4VNNI},
 }
 
 var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{

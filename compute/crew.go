@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 )
@@ -12,16 +13,19 @@ import (
 // it parks, so the next product of a forward pass
 // usually finds it awake; a parked helper is woken through its channel,
 // and one parked for idleExit exits (the next job starts it again), so an
-// unused MatMuler holds no goroutines. The caller runs share 0 itself,
-// then spins for the others' shares for up to waitSpin (longer than shares
-// differ on a quiet machine: a parked caller costs a wake-up per product)
-// and then parks (on a loaded machine, where a helper's thread may wait for
+// unused MatMuler holds no goroutines. The shares are claimed, caller and
+// helpers alike, from a counter in the job word: the caller runs shares
+// until none is left unclaimed (so a helper that has not yet woken, or
+// whose thread waits for a CPU on a loaded machine, loses its share to the
+// caller rather than making it wait), then spins for the shares in flight
+// for up to waitSpin (longer than shares differ on a quiet machine: a
+// parked caller costs a wake-up per product) and then parks (on a loaded machine, where a helper's thread may wait for
 // a CPU, a caller spinning on would take it).
 type crew struct {
-	job     atomic.Uint64 // seq<<16 | shares of the latest job; helpers start when it moves
+	job     atomic.Uint64 // seq<<32 | shares<<16 | claimed of the latest job; helpers start when seq moves
 	left    atomic.Int32  // shares of the job in flight not yet finished
 	share   func(wi int)  // the job's body, read by its helpers
-	helpers []helper      // helper i runs share i+1
+	helpers []helper      // (at most shares−1 of them are woken per job)
 
 	// The caller spins for the helpers' shares like a helper for a job,
 	// then parks: waiting says so, and the helper that finishes the last
@@ -61,8 +65,9 @@ func newCrew(helpers int) *crew {
 	return c
 }
 
-// run runs share(0..shares-1) (shares ≤ len(helpers)+1), share 0 on the
-// calling goroutine, and returns when all have finished. One job at a time.
+// run runs share(0..shares-1) (shares ≤ len(helpers)+1), each share once,
+// on the calling goroutine or a helper, and returns when all have finished.
+// One job at a time.
 func (c *crew) run(shares int, share func(wi int)) {
 	if shares == 1 {
 		share(0)
@@ -70,8 +75,8 @@ func (c *crew) run(shares int, share func(wi int)) {
 	}
 	prev := c.job.Load()
 	c.share = share
-	c.left.Store(int32(shares - 1))
-	c.job.Store((prev>>16+1)<<16 | uint64(shares)) // publishes share to the helpers
+	c.left.Store(int32(shares))
+	c.job.Store((prev>>32+1)<<32 | uint64(shares)<<16) // publishes share to the helpers
 	for i := range shares - 1 {
 		h := &c.helpers[i]
 		switch {
@@ -81,7 +86,8 @@ func (c *crew) run(shares int, share func(wi int)) {
 			go c.loop(i+1, h, prev)
 		}
 	}
-	share(0)
+	for c.claimRun() {
+	}
 	var since time.Time
 	for spins := 0; c.left.Load() != 0; spins++ {
 		if spins%256 != 255 {
@@ -101,23 +107,40 @@ func (c *crew) run(shares int, share func(wi int)) {
 	}
 }
 
-// loop is helper wi's goroutine: run share wi of each job after seen that
-// has one; park when idle; exit when idle for idleExit.
+// claimRun claims a share of the latest job and runs it, and reports
+// whether there was one to claim. The share's body is read after the claim:
+// the job cannot finish, and the next one replace it, before the share is
+// run.
+func (c *crew) claimRun() bool {
+	for {
+		job := c.job.Load()
+		claimed, shares := int(job&0xffff), int(job>>16&0xffff)
+		if claimed >= shares {
+			return false
+		}
+		if c.job.CompareAndSwap(job, job+1) {
+			c.share(claimed)
+			if c.left.Add(-1) == 0 && c.waiting.Load() {
+				select {
+				case c.done <- struct{}{}:
+				default:
+				}
+			}
+			return true
+		}
+	}
+}
+
+// loop is helper wi's goroutine: claim and run shares of each job after
+// seen; park when idle; exit when idle for idleExit.
 func (c *crew) loop(wi int, h *helper, seen uint64) {
 	idle := time.NewTimer(idleExit)
 	idle.Stop()
 	var since time.Time // when this spell of spinning began
 	for spins := 0; ; spins++ {
-		if job := c.job.Load(); job != seen {
+		if job := c.job.Load(); job>>32 != seen>>32 {
 			seen, spins, since = job, 0, time.Time{}
-			if wi < int(job&0xffff) {
-				c.share(wi)
-				if c.left.Add(-1) == 0 && c.waiting.Load() {
-					select {
-					case c.done <- struct{}{}:
-					default:
-					}
-				}
+			for c.claimRun() {
 			}
 			continue
 		}
@@ -131,7 +154,7 @@ func (c *crew) loop(wi int, h *helper, seen uint64) {
 			continue
 		}
 		h.state.Store(parked)
-		if c.job.Load() != seen { // a job came before the caller could see parked
+		if c.job.Load()>>32 != seen>>32 { // a job came before the caller could see parked
 			if !h.state.CompareAndSwap(parked, running) {
 				<-h.wake // the caller took the move: take its token
 			}
@@ -150,4 +173,21 @@ func (c *crew) loop(wi int, h *helper, seen uint64) {
 		}
 		spins, since = 0, time.Time{}
 	}
+}
+
+// Workers returns how many goroutines mm splits its work over.
+func (mm *MatMuler) Workers() int { return mm.workers }
+
+// Parallel runs f(0..shares-1) (1 ≤ shares ≤ Workers()) on mm's crew, each
+// once, on the calling goroutine or a helper, and returns when all have
+// finished. It lets a
+// caller run its own shares of work between products on the helpers that
+// the products leave spinning, rather than on goroutines of its own that
+// would wait for a CPU those helpers hold. f must not call mm's methods.
+// Build f once: a func value made per call allocates.
+func (mm *MatMuler) Parallel(shares int, f func(wi int)) {
+	if shares < 1 || shares > mm.workers {
+		panic(fmt.Sprintf("compute: Parallel: %d shares on %d workers", shares, mm.workers))
+	}
+	mm.crew.run(shares, f)
 }

@@ -58,3 +58,37 @@ func TestCrewIdleExit(t *testing.T) {
 		}
 	}
 }
+
+// TestParallel checks that MatMuler.Parallel runs each share once, then
+// that the crew still runs products, and that a share count out of range
+// is refused.
+func TestParallel(t *testing.T) {
+	mm := NewMatMuler(3)
+	var ran [3]atomic.Int32
+	share := func(wi int) { ran[wi].Add(1) }
+	for shares := 1; shares <= 3; shares++ {
+		for i := range ran {
+			ran[i].Store(0)
+		}
+		mm.Parallel(shares, share)
+		for i := range ran {
+			if want := int32(min(1, max(0, shares-i))); ran[i].Load() != want {
+				t.Fatalf("%d shares: share %d ran %d times, want %d", shares, i, ran[i].Load(), want)
+			}
+		}
+		w := &Tensor{Name: "w", Type: F32, Shape: []int{4, 6}, Data: make([]byte, 4*6*4)}
+		if err := mm.MatMul(make([]float32, 6), make([]float32, 4), 1, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, shares := range []int{0, 4} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Parallel(%d) on 3 workers did not panic", shares)
+				}
+			}()
+			mm.Parallel(shares, share)
+		}()
+	}
+}

@@ -25,6 +25,8 @@ const (
 
 	IQ4_NL DType = 20 // 4-bit indices into a non-linear table (see iq4.go)
 	IQ4_XS DType = 23
+
+	MXFP4 DType = 39 // 4-bit E2M1 codes with a power-of-two block scale (see mxfp4.go)
 )
 
 // QK_K is the number of values in a K-quant super-block.
@@ -59,6 +61,8 @@ var traits = [...]typeTraits{
 
 	IQ4_NL: {"IQ4_NL", 32, 2 + 16, dequantIQ4NL, q8_0Kernel(vecDotIQ4NL)},
 	IQ4_XS: {"IQ4_XS", QK_K, 2 + 2 + QK_K/64 + QK_K/2, dequantIQ4XS, q8_KKernel(vecDotIQ4XS, nil)},
+
+	MXFP4: {"MXFP4", 32, 1 + 16, dequantMXFP4, q8_0Kernel(vecDotMXFP4)},
 }
 
 // Known reports whether t is a type troupe knows the layout of.

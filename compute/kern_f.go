@@ -117,6 +117,12 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 	w, m := j.w, j.m
 	k, n, rb := w.Cols(), w.Rows(), w.RowBytes()
 	ld := k + floatPad
+	if mm.GGMLBatch && m == 1 && w.Type == F32 { // ggml's one-row path (kern_f_ggml.go)
+		for r := lo; r < hi; r++ {
+			j.out[r] = dotF32Vec(w.Row(r), j.x[:k])
+		}
+		return
+	}
 	if fk == nil {
 		for t := range m {
 			x := j.x[t*ld : t*ld+k]

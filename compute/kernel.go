@@ -148,6 +148,9 @@ type blockKernel[B actBlock] struct {
 func (k *blockKernel[B]) bind(t *Tensor, isa ISA) matKernel {
 	b := *k
 	b.asm = asmFor[B](t.Type).best(isa)
+	if t.InPlace && b.asm != nil && b.asm.pack != nil {
+		b.asm = inPlaceFor[B](t.Type).best(isa) // nil: the Go reference
+	}
 	if b.asm != nil && b.asm.pack != nil {
 		b.p = b.asm.pack(t)
 	}

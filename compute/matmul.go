@@ -38,6 +38,9 @@ type MatMuler struct {
 	// does, to reproduce its logits bit for bit. A row's result then
 	// depends on how many rows share the call and where it sits among them.
 	// When false (the default), every row takes the one-row (gemv) kernel.
+	// It also gives a call of one row by F32 weights ggml_vec_dot_f32's
+	// order (llamafile's sgemm, whose order F32 takes otherwise, takes
+	// only calls of two rows or more).
 	GGMLBatch bool
 
 	workers int

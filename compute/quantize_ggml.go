@@ -15,7 +15,7 @@ import (
 // QuantizeRow writes len(x) values of x into dst in type t: len(x) must be a
 // whole number of t's blocks and dst exactly t.RowSize(len(x)) bytes.
 // Supported: F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K,
-// IQ4_NL, IQ4_XS.
+// IQ4_NL, IQ4_XS, MXFP4.
 func QuantizeRow(t DType, x []float32, dst []byte) error {
 	size, err := t.RowSize(len(x))
 	if err != nil {
@@ -73,6 +73,10 @@ func QuantizeRow(t DType, x []float32, dst []byte) error {
 		for i := range len(x) / QK_K {
 			quantizeIQ4XS((*[QK_K]float32)(x[QK_K*i:]), (*[136]byte)(dst[136*i:]))
 		}
+	case MXFP4:
+		for i := range len(x) / 32 {
+			quantizeMXFP4((*[32]float32)(x[32*i:]), (*[17]byte)(dst[17*i:]))
+		}
 	default:
 		return fmt.Errorf("quantize: no quantizer for %s", t)
 	}
@@ -82,7 +86,7 @@ func QuantizeRow(t DType, x []float32, dst []byte) error {
 // CanQuantize reports whether QuantizeRow supports t.
 func CanQuantize(t DType) bool {
 	switch t {
-	case F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS:
+	case F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4:
 		return true
 	}
 	return false

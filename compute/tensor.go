@@ -10,6 +10,11 @@ type Tensor struct {
 	Shape []int
 	Data  []byte // len(Data) == Rows() * RowBytes()
 
+	// InPlace keeps the kernels reading Data where it lies (the mapped
+	// file, paged in by the OS as it is touched) instead of a packed copy;
+	// set before the first MatMul or Prepare (inplace.go).
+	InPlace bool
+
 	bound bindSlot // the kernel MatMul uses for this tensor, bound on first use or by Prepare
 }
 

@@ -57,7 +57,7 @@ type BlockManager struct {
 	hits  []int32     // scratch: blocks matched by lookup
 	spare []*seqState // freed sequence states, for reuse
 
-	prefixQueries, prefixHits, evictions int64
+	prefixQueries, prefixHits, evictions, windowFreed int64
 }
 
 // block is the bookkeeping of one physical block.
@@ -73,8 +73,15 @@ type block struct {
 }
 
 type seqState struct {
-	table     []int32 // block_table: physical block of each block_size positions
+	table     []int32 // block_table: physical block of each block_size positions; NoBlock before the window
 	numTokens int
+	dead      int // leading table entries freed by FreeBefore (NoBlock)
+	// The chain hash and content id of the last full block, the parent of
+	// the next one to fill (its block may have been freed since).
+	lastHash, lastCID uint64
+	// unchained: the content id of a freed leading block is unknown (the
+	// table was allocated without it), so no later block is registered.
+	unchained bool
 }
 
 // BlockStats is a snapshot of a BlockManager's state and counters.
@@ -88,6 +95,9 @@ type BlockStats struct {
 	// and prefix_cache_hits).
 	PrefixQueries, PrefixHits int64
 	Evictions                 int64 // cached free blocks reused for new content
+	// WindowFreed counts blocks FreeBefore took out of block tables (they
+	// fell behind every layer's sliding window).
+	WindowFreed int64
 }
 
 // NewBlockManager returns a manager of blocks 0..numBlocks-1 of blockSize
@@ -130,19 +140,22 @@ func NewBlockManager(numBlocks, blockSize int, prefixCaching bool) *BlockManager
 // On error nothing changes: ErrSeqExists, ErrOutOfBlocks. A prompt that
 // needs more than NumBlocks blocks never fits; reject it rather than wait.
 func (m *BlockManager) AllocateUpTo(id SeqID, tokens []int32, numTokens int) (numCachedTokens int, err error) {
-	return m.allocate(id, tokens, numTokens, true)
+	return m.allocate(id, tokens, numTokens, 0, true)
 }
 
-// AllocateFresh is AllocateUpTo without the cache lookup: no block is
-// shared, every position is computed (an embedding needs every token's
-// hidden state), and no query is counted. The blocks it fills are
-// registered for sharing as usual.
-func (m *BlockManager) AllocateFresh(id SeqID, tokens []int32, numTokens int) error {
-	_, err := m.allocate(id, tokens, numTokens, false)
+// AllocateFresh is AllocateFrom without the cache lookup: no block is
+// shared, every position from from's block on is computed (an embedding
+// needs every token's hidden state), and no query is counted. The blocks it
+// fills are registered for sharing as usual when from is 0.
+func (m *BlockManager) AllocateFresh(id SeqID, tokens []int32, numTokens, from int) error {
+	_, err := m.allocate(id, tokens, numTokens, from, false)
 	return err
 }
 
-func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens int, lookup bool) (numCachedTokens int, err error) {
+// allocate builds a new table whose blocks wholly before position from are
+// left out (NoBlock): cache hits there are not shared, and no block is
+// taken for them.
+func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens, from int, lookup bool) (numCachedTokens int, err error) {
 	if _, ok := m.seqs[id]; ok {
 		return 0, fmt.Errorf("kv: allocate seq %d: %w", id, ErrSeqExists)
 	}
@@ -156,17 +169,30 @@ func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens int, lookup 
 	hits := m.hits
 	numCachedTokens = len(hits) * m.blockSize
 	covered := min(max(numTokens, numCachedTokens+1), len(tokens))
-	if need, free := m.needFor(hits, covered), m.NumFreeBlocks(); need > free {
+	dead := min(max(from, 0)/m.blockSize, (covered-1)/m.blockSize) // never the block of the last position
+	live := hits[min(dead, len(hits)):]
+	if need, free := m.needFor(live, covered)-dead, m.NumFreeBlocks(); need > free {
 		return 0, fmt.Errorf("kv: allocate seq %d: %w: need %d blocks, %d free", id, ErrOutOfBlocks, need, free)
 	}
 	s := m.newSeq(m.numBlocksFor(covered))
-	for _, b := range hits {
+	s.lastHash, s.lastCID, s.unchained = RootHash, 0, false
+	for range dead {
+		s.table = append(s.table, NoBlock)
+	}
+	s.dead = dead
+	if n := len(hits); n > 0 {
+		s.lastHash, s.lastCID = m.blocks[hits[n-1]].hash, m.blocks[hits[n-1]].cid
+	}
+	for _, b := range live {
 		m.share(b)
 		s.table = append(s.table, b)
 	}
-	s.numTokens = numCachedTokens
+	// Positions before the first live block that no hit covers have no
+	// content id to chain to: nothing after them is registered.
+	s.numTokens = max(numCachedTokens, dead*m.blockSize)
+	s.unchained = dead > len(hits)
 	m.seqs[id] = s
-	m.appendTokens(s, tokens[numCachedTokens:covered])
+	m.appendTokens(s, tokens[s.numTokens:covered])
 	if m.prefixCaching && lookup {
 		m.prefixQueries += int64(len(tokens))
 		m.prefixHits += int64(numCachedTokens)
@@ -237,8 +263,8 @@ func (m *BlockManager) appendTokens(s *seqState, tokens []int32) {
 		m.tokens[int(last)*m.blockSize+int(blk.n)] = token
 		blk.n++
 		s.numTokens++
-		if m.prefixCaching && int(blk.n) == m.blockSize {
-			m.register(last, s.table[:len(s.table)-1])
+		if m.prefixCaching && !s.unchained && int(blk.n) == m.blockSize {
+			m.register(last, s)
 		}
 	}
 }
@@ -250,16 +276,17 @@ func (m *BlockManager) Free(id SeqID) error {
 	if !ok {
 		return fmt.Errorf("kv: free seq %d: %w", id, ErrUnknownSeq)
 	}
-	for i := len(s.table) - 1; i >= 0; i-- { // last block first: evicted first
+	for i := len(s.table) - 1; i >= s.dead; i-- { // last block first: evicted first
 		m.release(s.table[i])
 	}
 	delete(m.seqs, id)
-	s.table, s.numTokens = s.table[:0], 0
+	s.table, s.numTokens, s.dead = s.table[:0], 0, 0
 	m.spare = append(m.spare, s)
 	return nil
 }
 
-// BlockTable returns the block table of id, nil if unknown. The slice belongs
+// BlockTable returns the block table of id, nil if unknown; entries freed by
+// FreeBefore are NoBlock. The slice belongs
 // to the manager: read it, copy it before it leaves the actor, and do not
 // keep it past the next call that changes id.
 func (m *BlockManager) BlockTable(id SeqID) []int32 {
@@ -300,6 +327,7 @@ func (m *BlockManager) Stats() BlockStats {
 		NumBlocks: m.numBlocks, NumFreeBlocks: m.NumFreeBlocks(),
 		NumCachedBlocks: m.free.len[freeCached], NumSeqs: len(m.seqs),
 		PrefixQueries: m.prefixQueries, PrefixHits: m.prefixHits, Evictions: m.evictions,
+		WindowFreed: m.windowFreed,
 	}
 }
 

@@ -14,7 +14,7 @@ func TestAllocateFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := m.Stats()
-	if err := m.AllocateFresh(2, p, len(p)); err != nil {
+	if err := m.AllocateFresh(2, p, len(p), 0); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, m)
@@ -27,7 +27,7 @@ func TestAllocateFresh(t *testing.T) {
 	if st := m.Stats(); st.PrefixQueries != before.PrefixQueries || st.PrefixHits != before.PrefixHits {
 		t.Errorf("AllocateFresh counted a query: %+v, before %+v", st, before)
 	}
-	if err := m.AllocateFresh(2, p, len(p)); err == nil {
+	if err := m.AllocateFresh(2, p, len(p), 0); err == nil {
 		t.Error("AllocateFresh of an allocated id succeeded")
 	}
 	// Both owners gone, the prefix is still found.

@@ -19,7 +19,11 @@ func (m *BlockManager) check() error {
 		if len(s.table) != m.numBlocksFor(s.numTokens) {
 			return fmt.Errorf("seq %d: %d blocks for %d tokens", id, len(s.table), s.numTokens)
 		}
-		for i, b := range s.table {
+		if NumFreed(s.table) != s.dead || slices.Contains(s.table[s.dead:], NoBlock) || s.dead >= len(s.table) {
+			return fmt.Errorf("seq %d: %d blocks freed, table %v", id, s.dead, s.table)
+		}
+		for i, b := range s.table[s.dead:] {
+			i += s.dead
 			refs[b]++
 			if want := min(m.blockSize, s.numTokens-i*m.blockSize); int(m.blocks[b].n) != want {
 				return fmt.Errorf("seq %d block %d (#%d) holds %d tokens, want %d", id, b, i, m.blocks[b].n, want)
@@ -94,7 +98,10 @@ func (m *BlockManager) check() error {
 // every operation it checks the manager's invariants and that every block of
 // every table holds exactly its sequence's prefix, so a wrong hit or a
 // shared block written to is caught. The weak hashes force collisions,
-// within a block and across parents.
+// within a block and across parents. With window, tables also lose their
+// leading blocks as a sliding window passes them (FreeBefore) and are
+// allocated without them (AllocateFrom): a later block must still register
+// under its whole prefix, and a hit must still hold the hitting prefix.
 func TestModelCheck(t *testing.T) {
 	const (
 		ops       = 10000
@@ -106,11 +113,16 @@ func TestModelCheck(t *testing.T) {
 		name   string
 		prefix bool
 		hash   func(uint64, []int32) uint64
+		window bool
 	}{
-		{"fnv", true, nil},
-		{"2-bit hash", true, func(p uint64, t []int32) uint64 { return BlockHash(p, t) & 3 }},
-		{"hash ignores the parent", true, func(_ uint64, t []int32) uint64 { return BlockHash(RootHash, t) & 7 }},
-		{"no prefix caching", false, nil},
+		{"fnv", true, nil, false},
+		{"2-bit hash", true, func(p uint64, t []int32) uint64 { return BlockHash(p, t) & 3 }, false},
+		{"hash ignores the parent", true, func(_ uint64, t []int32) uint64 { return BlockHash(RootHash, t) & 7 }, false},
+		{"no prefix caching", false, nil, false},
+		{"window/fnv", true, nil, true},
+		{"window/2-bit hash", true, func(p uint64, t []int32) uint64 { return BlockHash(p, t) & 3 }, true},
+		{"window/hash ignores the parent", true, func(_ uint64, t []int32) uint64 { return BlockHash(RootHash, t) & 7 }, true},
+		{"window/no prefix caching", false, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -166,14 +178,18 @@ func TestModelCheck(t *testing.T) {
 						p = cat(d[:1+rng.IntN(len(d))], randTokens(rng.IntN(6)))
 					}
 					id := nextID
-					can := canAllocate(m, p)
+					from := 0
+					if tc.window { // positions before from are behind the window (or come from a swap-in)
+						from = rng.IntN(len(p))
+					}
+					can := canAllocateFrom(m, p, from)
 					lookedUp := m.NumCachedTokens(p)
 					upTo, numTokens := rng.IntN(2) == 0, rng.IntN(len(p)+2) // chunked prefill
 					if !upTo {
 						numTokens = len(p) + rng.IntN(2) // the whole prompt
 					}
 					before = takeSnapshot(m)
-					cached, err := m.AllocateUpTo(id, p, numTokens)
+					cached, err := m.AllocateFrom(id, p, numTokens, from)
 					if !upTo && can != (err == nil) || upTo && can && err != nil { // a chunk takes no more than the prompt
 						fail(op, "canAllocate %v, AllocateUpTo error %v", can, err)
 					}
@@ -208,7 +224,15 @@ func TestModelCheck(t *testing.T) {
 						count["allocate up to"]++
 					}
 					table := m.BlockTable(id)
-					for i := cached / bs; i < len(table); i++ { // compute the rest
+					if dead := NumFreed(table); dead != min(from, len(p)-1, max(numTokens, cached+1)-1)/bs {
+						fail(op, "AllocateFrom(%d) from %d: %d blocks left out of %v", numTokens, from, dead, table)
+					} else if dead > 0 {
+						count["allocate from"]++
+						if m.seqs[id].unchained {
+							count["unchained"]++
+						}
+					}
+					for i := max(cached/bs, NumFreed(table)); i < len(table); i++ { // compute (or swap in) the rest
 						device[table[i]] = slices.Clone(p[:min(len(p), (i+1)*bs)])
 					}
 					seqs[id], ids = p, append(ids, id)
@@ -218,7 +242,7 @@ func TestModelCheck(t *testing.T) {
 					}
 					if cached > 0 {
 						count["hit"]++
-						if m.blocks[table[0]].ref > 1 {
+						if b := table[NumFreed(table)]; b != NoBlock && m.blocks[b].ref > 1 {
 							count["in-use hit"]++
 						}
 					}
@@ -277,6 +301,19 @@ func TestModelCheck(t *testing.T) {
 					forget(id)
 					count["free"]++
 				}
+				if tc.window && len(ids) > 0 && rng.IntN(3) == 0 { // a step ran: the window moves on
+					id := pick()
+					n, dead := m.NumTokens(id), NumFreed(m.BlockTable(id))
+					pos := rng.IntN(n + 2)
+					freed, err := m.FreeBefore(id, pos)
+					if want := max(dead, min(pos, n-1)/bs); err != nil || freed != want-dead || NumFreed(m.BlockTable(id)) != want ||
+						m.NumLiveBlocks(id) != len(m.BlockTable(id))-want {
+						fail(op, "FreeBefore(%d) of %d tokens: freed %d (%v), table %v, want %d freed", pos, n, freed, err, m.BlockTable(id), want)
+					}
+					if freed > 0 {
+						count["window free"]++
+					}
+				}
 				if err := m.check(); err != nil {
 					fail(op, "%v", err)
 				}
@@ -286,6 +323,9 @@ func TestModelCheck(t *testing.T) {
 						fail(op, "seq %d: %d tokens, model has %d", id, m.NumTokens(id), len(p))
 					}
 					for i, b := range table {
+						if b == NoBlock {
+							continue
+						}
 						want := p[:min(len(p), (i+1)*bs)]
 						if !slices.Equal(device[b], want) {
 							fail(op, "seq %d block #%d (%d) holds the K/V of %v, want %v", id, i, b, device[b], want)
@@ -311,6 +351,12 @@ func TestModelCheck(t *testing.T) {
 				"append decode", "append failed", "free", "reset"}
 			if tc.prefix {
 				want = append(want, "hit", "in-use hit")
+			}
+			if tc.window {
+				want = append(want, "allocate from", "window free")
+				if tc.prefix {
+					want = append(want, "unchained")
+				}
 			}
 			for _, k := range want {
 				if count[k] == 0 {

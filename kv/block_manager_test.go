@@ -38,8 +38,16 @@ func allocate(m *BlockManager, id SeqID, tokens []int32) (numCachedTokens int, e
 // canAllocate reports whether allocate of tokens would succeed now, counting
 // the blocks it would share: the all-or-nothing check of AllocateUpTo, made
 // from the outside.
-func canAllocate(m *BlockManager, tokens []int32) bool {
-	return len(tokens) > 0 && m.needFor(m.lookup(tokens, nil), len(tokens)) <= m.NumFreeBlocks()
+func canAllocate(m *BlockManager, tokens []int32) bool { return canAllocateFrom(m, tokens, 0) }
+
+// canAllocateFrom is canAllocate for AllocateFrom(id, tokens, len(tokens),
+// from): the blocks wholly before from are neither taken nor shared.
+func canAllocateFrom(m *BlockManager, tokens []int32, from int) bool {
+	if len(tokens) == 0 {
+		return false
+	}
+	hits, dead := m.lookup(tokens, nil), min(from, len(tokens)-1)/m.blockSize
+	return m.needFor(hits[min(dead, len(hits)):], len(tokens))-dead <= m.NumFreeBlocks()
 }
 
 // appendToken adds one decode token.

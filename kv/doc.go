@@ -10,7 +10,10 @@
 //     first chunk, AppendTokens for later chunks and decode tokens, Free), and
 //     automatic prefix caching: full blocks are found by a chain hash of the
 //     prefix they end (BlockHash), shared and reference counted, and kept
-//     after Free until evicted, least recently freed first.
+//     after Free until evicted, least recently freed first. For a model
+//     whose every layer has a sliding window, FreeBefore frees a sequence's
+//     blocks behind it (NoBlock entries; WindowStart gives the bound) and
+//     AllocateFrom leaves them out of a new table.
 //   - Pool: a plain free list of block ids, for tests and tools that run
 //     sequences without the runtime.
 //

@@ -46,10 +46,11 @@ func (p *Pool) Grow(table []int32, numTokens, blockSize int) ([]int32, error) {
 	return table, nil
 }
 
-// Release returns the blocks of table to the pool.
+// Release returns the blocks of table to the pool; NoBlock entries are
+// skipped.
 func (p *Pool) Release(table []int32) {
 	for _, b := range table {
-		if p.used[b] {
+		if b >= 0 && p.used[b] {
 			p.used[b] = false
 			p.free = append(p.free, b)
 		}

@@ -45,24 +45,24 @@ func (m *BlockManager) lookup(tokens []int32, hits []int32) []int32 {
 	return hits
 }
 
-// register hashes the full block b, whose predecessors in its table are
-// prev, and makes it findable by later lookups. If a registered block already
+// register hashes the full block b, the last block of s's table, and makes
+// it findable by later lookups. Its parent is s's previous full block, known
+// by the hash and content id s kept (that block may have been freed for a
+// sliding window since). If a registered block already
 // holds the same prefix, b is a duplicate: it takes that block's content id
 // (so blocks after it chain to the registered one) and stays unregistered. A
 // registered block with the same hash but another prefix (a collision, or a
 // block whose parent was evicted) loses its entry to b.
-func (m *BlockManager) register(b int32, prev []int32) {
-	parentHash, parentCID := RootHash, uint64(0)
-	if n := len(prev); n > 0 {
-		p := &m.blocks[prev[n-1]]
-		parentHash, parentCID = p.hash, p.cid
-	}
+func (m *BlockManager) register(b int32, s *seqState) {
+	parentHash, parentCID := s.lastHash, s.lastCID
 	blk := &m.blocks[b]
 	blk.hash = m.hash(parentHash, m.blockTokens(b))
 	blk.parentCID = parentCID
+	s.lastHash = blk.hash
 	if e, ok := m.cached[blk.hash]; ok {
 		if m.blocks[e].parentCID == parentCID && slices.Equal(m.blockTokens(e), m.blockTokens(b)) {
 			blk.cid = m.blocks[e].cid
+			s.lastCID = blk.cid
 			return
 		}
 		m.uncache(e)
@@ -71,6 +71,7 @@ func (m *BlockManager) register(b int32, prev []int32) {
 	blk.cid = m.nextCID
 	blk.cached = true
 	m.cached[blk.hash] = b
+	s.lastCID = blk.cid
 }
 
 // uncache removes the registration of block b. A cached free block becomes a

@@ -43,7 +43,7 @@ var every = []any{
 	&GetStats{},
 	&Stats{Running: 1, Waiting: 2, Swapped: 3, NumBlocks: 4, NumFreeBlocks: 5, KVCacheUsage: 0.5, PrefixQueries: 6,
 		PrefixHits: 7, Preemptions: 8, SwapOuts: 9, SwapIns: 10, Steps: 11, StepTokens: 16, ForwardNanos: 17, Rejected: 12, DeviceRestarts: 13, HostBlocks: 14, FreeHostBlocks: 15,
-		NumCachedBlocks: 18, Devices: []DeviceStats{{Running: 1, Waiting: 2, Swapped: 3, NumBlocks: 4, NumFreeBlocks: 2, NumCachedBlocks: 1,
+		NumCachedBlocks: 18, WindowFreedBlocks: 19, Devices: []DeviceStats{{Running: 1, Waiting: 2, Swapped: 3, NumBlocks: 4, NumFreeBlocks: 2, NumCachedBlocks: 1,
 			Preemptions: 5, Steps: 6, StepTokens: 7, StepSeqs: 8, Samples: 9, ForwardNanos: 10, Dead: true}}},
 }
 

@@ -153,6 +153,7 @@ type Stats struct {
 	DeviceRestarts             int64
 	HostBlocks, FreeHostBlocks int
 	NumCachedBlocks            int           // free blocks still holding a cached prefix
+	WindowFreedBlocks          int64         // blocks freed behind every layer's sliding window
 	Devices                    []DeviceStats // (devices) each device's part, in device order
 }
 

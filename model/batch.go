@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/troupe-llm/troupe/kv"
+)
 
 // Batch is one flattened, ragged micro-batch: the tokens of several
 // sequences, prefill chunks and decode steps mixed. Token i of the batch
@@ -61,9 +65,19 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 		if pos < 0 || int(pos)/blockSize >= len(b.BlockTables[s]) {
 			return fmt.Errorf("model: batch token %d: position %d not covered by %d blocks of %d", i, pos, len(b.BlockTables[s]), blockSize)
 		}
+		// Blocks freed behind a sliding window (kv.NoBlock) lead the table;
+		// the first one this token attends to must be there.
+		if from := c.KVKeepFrom(int(pos)); b.BlockTables[s][from/blockSize] == kv.NoBlock {
+			return fmt.Errorf("model: batch token %d: position %d attends from position %d, whose block was freed", i, pos, from)
+		}
 	}
 	for s, table := range b.BlockTables {
+		live := false
 		for _, blk := range table {
+			if blk == kv.NoBlock && !live {
+				continue
+			}
+			live = true
 			if blk < 0 || int(blk) >= numBlocks {
 				return fmt.Errorf("model: sequence %d: block %d outside the cache (%d blocks)", s, blk, numBlocks)
 			}

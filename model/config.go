@@ -7,7 +7,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2", "gemma3", "smollm3", "phi3", "bert", "nomic-bert"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2", "gemma3", "smollm3", "phi3", "gpt-oss", "bert", "nomic-bert"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -76,6 +76,13 @@ type Config struct {
 	ExpertFFNDim int  // n_ff_exp: hidden width of one expert
 	SharedFFNDim int  // n_ff_shexp: hidden width of the shared expert (qwen2moe); 0: none
 	NormTopK     bool // the top-k routing weights are divided by their sum (qwen3moe)
+
+	// gpt-oss's extras (gptoss.go); zero elsewhere.
+	OBias       bool  // the attention output projection has a bias
+	AttnSinks   bool  // each head's softmax has one more logit, a learned sink (attn_sinks)
+	SoftmaxTopK bool  // the routing weights are a softmax over the top-k router logits alone
+	ExpertOAI   bool  // router and experts have biases; experts use swiglu_oai
+	RopeYaRN    *YaRN // YaRN rope scaling; nil when unused
 }
 
 // KVDim is the width of one token's keys (and of its values) in one layer.
@@ -107,6 +114,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("model: %d no-rope layer flags for %d layers", len(c.NoRopeLayers), c.Layers)
 	}
 	if err := c.validateGemma(); err != nil {
+		return err
+	}
+	if err := c.validateYaRN(); err != nil {
 		return err
 	}
 	return c.validateMoE()

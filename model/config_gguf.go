@@ -36,7 +36,7 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 		if factor := r.float("rope.scaling.factor", 1); factor > 0 {
 			c.RopeScale = float32(1 / factor)
 		}
-	} else if typ != "" && typ != "none" && !(arch == "phi3" && typ == "longrope") {
+	} else if typ != "" && typ != "none" && !(arch == "phi3" && typ == "longrope") && !(arch == "gpt-oss" && typ == "yarn") {
 		return nil, fmt.Errorf("model: %s: rope scaling %q is not supported (troupe supports linear and llama3)", f.Path, typ)
 	}
 	c.RopeNeox = arch == "qwen2" || arch == "qwen3" || isMoE(arch) || isGemma(arch)
@@ -55,6 +55,9 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	}
 	if isMoE(arch) {
 		moeConfig(r, c)
+	}
+	if arch == "gpt-oss" {
+		gptossConfig(r, c)
 	}
 	if r.err != nil {
 		return nil, r.err

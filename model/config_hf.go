@@ -114,6 +114,11 @@ func (h hfNames) Tensor(name string) (*compute.Tensor, error) {
 
 // LoadSafetensors opens a Hugging Face model directory.
 func LoadSafetensors(dir string) (*Model, *safetensors.Model, error) {
+	return LoadSafetensorsWith(dir, LoadOptions{})
+}
+
+// LoadSafetensorsWith is LoadSafetensors with load options.
+func LoadSafetensorsWith(dir string, o LoadOptions) (*Model, *safetensors.Model, error) {
 	st, err := safetensors.Open(dir)
 	if err != nil {
 		return nil, nil, err
@@ -126,7 +131,7 @@ func LoadSafetensors(dir string) (*Model, *safetensors.Model, error) {
 	c, err := configFromHF(h, st)
 	if err == nil {
 		var w *Weights
-		if w, err = loadWeights(hfNames{st}, c); err == nil {
+		if w, err = loadWeights(hfNames{st}, c, o); err == nil {
 			return &Model{Config: *c, Weights: w, Path: dir, closer: st}, st, nil
 		}
 	}

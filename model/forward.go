@@ -49,9 +49,9 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 	for i := range n {
 		slot, _ := cache.Slot(b.BlockTables[b.Seq[i]], int(b.Positions[i])) // checked by validate
 		s.slots[i] = int32(slot)
-		compute.RopeTable(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBase, c.RopeScale, c.RopeFactors)
+		c.ropeTable(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBase, c.RopeScale)
 		if c.swaRope() {
-			compute.RopeTable(s.ropeL[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBaseSWA, c.RopeScaleSWA, c.RopeFactors)
+			c.ropeTable(s.ropeL[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBaseSWA, c.RopeScaleSWA)
 		}
 		scaleRope(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], c.RopeAttnFactor)
 	}
@@ -157,6 +157,9 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
 		return err
 	}
+	if lw.OBias != nil {
+		addRowBias(s.ob, lw.OBias, n)
+	}
 	postNorm(c, s.ob, lw.AttnPostNorm, n)
 	compute.Add(s.x[:n*dim], s.ob[:n*dim])
 
@@ -191,27 +194,20 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 
 // attention computes causal attention for every (token, head) of the batch,
 // reading keys and values through the block tables; work is split across
-// the State's workers, whose bodies are built once (no allocation per call),
-// in items of one token and up to attnGroup(c) heads that share a KV head.
+// the State's workers (s.mm's crew, whose helpers are spinning from the q,
+// k, v products), with a body built once (no allocation per call), in items
+// of one token and up to attnGroup(c) heads that share a KV head.
 func (m *Model) attention(s *State, b *Batch, cache *kv.Cache, l, n int) {
 	items := n * m.Config.KVHeads * groupsPerKVHead(&m.Config)
 	workers := min(s.workers, items)
 	s.attn = attnJob{m: m, b: b, cache: cache, l: l, items: items, per: (items + workers - 1) / workers}
-	if s.attnRun == nil {
-		s.attnRun = make([]func(), s.workers)
-		for wi := range s.attnRun {
-			s.attnRun[wi] = func() {
-				defer s.attnWG.Done()
-				j := &s.attn
-				j.m.attendRange(s, j.b, j.cache, j.l, wi*j.per, min(j.items, (wi+1)*j.per), s.scores[wi], &s.q8[wi])
-			}
+	if s.attnShare == nil {
+		s.attnShare = func(wi int) {
+			j := &s.attn
+			j.m.attendRange(s, j.b, j.cache, j.l, wi*j.per, min(j.items, (wi+1)*j.per), s.scores[wi], &s.q8[wi])
 		}
 	}
-	s.attnWG.Add(workers)
-	for wi := range workers {
-		go s.attnRun[wi]()
-	}
-	s.attnWG.Wait()
+	s.mm.Parallel(workers, s.attnShare)
 	s.attn = attnJob{}
 }
 
@@ -253,6 +249,10 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		scale = 1
 	}
 	window := c.window(l)
+	var sinks []float32 // (heads) gpt-oss's sink logits, or nil
+	if c.AttnSinks {
+		sinks = m.Weights.Layers[l].Sinks
+	}
 	bs, rowBytes := cache.BlockSize, cache.RowBytes()
 	ctx := (len(scratch)/gMax - hd) / 2
 	q16, vs, ms := scratch[:gMax*hd], scratch[gMax*hd:gMax*(hd+ctx)], scratch[gMax*(hd+ctx):gMax*(hd+2*ctx)]
@@ -283,11 +283,14 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 				compute.DotRowsQ8_0Group(vs[j0:], ctx, q8, g, kb[kvOff8+j0%bs*rowBytes:], rowBytes, min(nextBlock(j0, bs), n)-j0)
 			}
 		}
-		var S [compute.MaxAttnGroup]float32
+		var S, M [compute.MaxAttnGroup]float32
 		for e := range g {
 			v := vs[e*ctx+j1 : e*ctx+n]
 			if c.AttnSoftcap != 0 { // ggml: scale/c, then c·tanh
 				compute.SoftCap(v, c.AttnSoftcap)
+			}
+			if sinks != nil {
+				M[e] = maxScaled(v, scale)
 			}
 			S[e] = compute.OnlineSoftmax(v, ms[e*ctx+j1:e*ctx+n], scale)
 		}
@@ -304,6 +307,9 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 			}
 		}
 		for e := range g {
+			if sinks != nil { // gptoss.go
+				S[e] = attnSink(out[e*hd:(e+1)*hd], S[e], M[e], sinks[h0+e])
+			}
 			var inv float32
 			if S[e] != 0 {
 				inv = 1 / S[e]

@@ -32,12 +32,15 @@ func (m *Model) Close() error {
 }
 
 // LoadGGUF opens a GGUF model file.
-func LoadGGUF(path string) (*Model, *gguf.File, error) {
+func LoadGGUF(path string) (*Model, *gguf.File, error) { return LoadGGUFWith(path, LoadOptions{}) }
+
+// LoadGGUFWith is LoadGGUF with load options.
+func LoadGGUFWith(path string, o LoadOptions) (*Model, *gguf.File, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := fromGGUF(f)
+	m, err := fromGGUF(f, o)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -45,7 +48,7 @@ func LoadGGUF(path string) (*Model, *gguf.File, error) {
 	return m, f, nil
 }
 
-func fromGGUF(f *gguf.File) (*Model, error) {
+func fromGGUF(f *gguf.File, o LoadOptions) (*Model, error) {
 	c, err := configFromGGUF(f)
 	if err != nil {
 		return nil, err
@@ -53,7 +56,7 @@ func fromGGUF(f *gguf.File) (*Model, error) {
 	if c.Encoder {
 		return encoderFromGGUF(f, c, f.Path, f)
 	}
-	w, err := loadWeights(f, c)
+	w, err := loadWeights(f, c, o)
 	if err != nil {
 		return nil, fmt.Errorf("model: %s: %w", f.Path, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/troupe-llm/troupe/compute"
 )
@@ -37,6 +36,11 @@ type MoEWeights struct {
 	SharedGate   *compute.Tensor // (shared_ffn, dim)
 	SharedUp     *compute.Tensor // (shared_ffn, dim)
 	SharedDown   *compute.Tensor // (dim, shared_ffn)
+
+	// Biases (gpt-oss, Config.ExpertOAI; gptoss.go); nil elsewhere.
+	RouterBias       []float32 // (experts)
+	GateBias, UpBias []float32 // (experts, expert_ffn)
+	DownBias         []float32 // (experts, dim)
 }
 
 // moeScratch holds a step's routing and the experts' activations.
@@ -51,9 +55,8 @@ type moeScratch struct {
 
 	small   []int32        // the step's experts run by the workers (moe_run.go)
 	workers []expertWorker // (State workers)
-	run     []func()       // (State workers) the workers' goroutine bodies, built once
+	share   func(wi int)   // worker wi's body (runWorker), built once
 	job     expertJob      // the layer the workers run
-	wg      sync.WaitGroup // the workers in flight
 	ys      []float32      // (tokens, used, dim) each token's expert outputs in top-k order
 	shared  []float32      // (tokens) the shared expert's gate logits
 
@@ -66,7 +69,7 @@ type moeScratch struct {
 }
 
 // isMoE reports whether arch is a mixture-of-experts architecture.
-func isMoE(arch string) bool { return arch == "qwen2moe" || arch == "qwen3moe" }
+func isMoE(arch string) bool { return arch == "qwen2moe" || arch == "qwen3moe" || arch == "gpt-oss" }
 
 // moeConfig reads the experts' hyperparameters (llama.cpp's defaults: an
 // expert's width n_ff/n_expert_used, the shared expert's n_ff).
@@ -113,6 +116,9 @@ func (l *loader) moe(p string, c *Config) *MoEWeights {
 		Up:     l.experts(p+"ffn_up_exps.weight", c.Dim, c.ExpertFFNDim, c.Experts),
 		Down:   l.experts(p+"ffn_down_exps.weight", c.ExpertFFNDim, c.Dim, c.Experts),
 	}
+	if c.ExpertOAI {
+		l.expertBiases(w, p, c)
+	}
 	if c.SharedFFNDim > 0 {
 		if t := l.tensor(p + "ffn_gate_inp_shexp.weight"); t != nil {
 			if t.Elems() != c.Dim {
@@ -147,8 +153,9 @@ func (l *loader) experts(name string, cols, rows, n int) []*compute.Tensor {
 	return views
 }
 
-// matrices lists w's matrices for compute.Prepare (none when w is nil).
-func (w *MoEWeights) matrices() []*compute.Tensor {
+// Matrices lists w's matrices (none when w is nil): compute.Prepare binds
+// them, bench counts them.
+func (w *MoEWeights) Matrices() []*compute.Tensor {
 	if w == nil {
 		return nil
 	}
@@ -172,11 +179,19 @@ func (m *Model) moeFFN(s *State, l, n int) error {
 	}
 	for i := range n {
 		p := ms.probs[i*E : (i+1)*E]
-		softmax(p)
+		if w.RouterBias != nil {
+			compute.Add(p, w.RouterBias)
+		}
+		if !c.SoftmaxTopK {
+			softmax(p)
+		}
 		topK(ms.sel[i*K:(i+1)*K], p)
 		wt := ms.weights[i*K : (i+1)*K]
 		for j, e := range ms.sel[i*K : (i+1)*K] {
 			wt[j] = p[e]
+		}
+		if c.SoftmaxTopK { // gpt-oss: a softmax over the chosen logits alone
+			softmax(wt)
 		}
 		if c.NormTopK {
 			var sum float64 // ggml_sum_rows: a float64 sum in order, rounded
@@ -208,6 +223,7 @@ func (m *Model) moeFFN(s *State, l, n int) error {
 		ms.next[e]++
 	}
 
+	w.prefetch(ms.start) // prefetch.go
 	if err := m.runExperts(s, w, n); err != nil {
 		return err
 	}
@@ -260,6 +276,15 @@ func (m *Model) sharedExpert(s *State, w *MoEWeights, n int) error {
 		}
 	}
 	return nil
+}
+
+// expertFFN runs expert e of w over the rows gathered in b.xg into
+// b.yg, with mm.
+func (m *Model) expertFFN(mm *compute.MatMuler, b *expertBuf, rows int, w *MoEWeights, e int) error {
+	if w.GateBias != nil {
+		return oaiExpert(mm, b, rows, &m.Config, w, e) // gptoss.go
+	}
+	return swiglu(mm, b, b.xg, rows, m.Config.ExpertFFNDim, w.Gate[e], w.Up[e], w.Down[e])
 }
 
 // swiglu computes down(silu(gate·x) ⊙ up·x) for the rows of x into b.yg,

@@ -1,8 +1,6 @@
 package model
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -80,18 +78,7 @@ func loadSynthMoE(t *testing.T, shape string) *Model {
 	}
 	defer vf.Close()
 	path := filepath.Join(t.TempDir(), shape+".gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	if _, err := synth.Write(bw, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	m, _, err := LoadGGUF(path)

@@ -84,12 +84,7 @@ func (m *Model) runExperts(s *State, w *MoEWeights, n int) error {
 		acc += ms.start[e+1] - ms.start[e]
 	}
 	ms.job = expertJob{m: m, w: w}
-	ms.wg.Add(s.workers - 1)
-	for wi := 1; wi < s.workers; wi++ {
-		go ms.run[wi]()
-	}
-	ms.runWorker(s, 0)
-	ms.wg.Wait()
+	s.mm.Parallel(s.workers, ms.share)
 	ms.job = expertJob{}
 	for i := range ms.workers {
 		if err := ms.workers[i].err; err != nil {
@@ -99,19 +94,17 @@ func (m *Model) runExperts(s *State, w *MoEWeights, n int) error {
 	return nil
 }
 
-// setupWorkers makes the workers' MatMulers, buffers and goroutine bodies
-// once per State (and grows the buffers to the step).
+// setupWorkers makes the workers' MatMulers, buffers and shared body once
+// per State (and grows the buffers to the step). The workers are s.mm's
+// crew (compute.MatMuler.Parallel): its helpers are spinning from the
+// router's product, so a share starts at once.
 func (ms *moeScratch) setupWorkers(s *State, c *Config) {
 	if len(ms.workers) != s.workers {
 		ms.workers = make([]expertWorker, s.workers)
-		ms.run = make([]func(), s.workers)
 		for wi := range ms.workers {
 			ms.workers[wi].mm = compute.NewMatMuler(1)
-			ms.run[wi] = func() {
-				defer ms.wg.Done()
-				ms.runWorker(s, wi)
-			}
 		}
+		ms.share = func(wi int) { ms.runWorker(s, wi) }
 	}
 	for wi := range ms.workers {
 		ms.workers[wi].buf.reserve(bigExpert, c.Dim, c.ExpertFFNDim)
@@ -139,7 +132,7 @@ func (m *Model) runExpert(mm *compute.MatMuler, b *expertBuf, s *State, w *MoEWe
 		i := int(r) / K
 		copy(b.xg[g*dim:(g+1)*dim], s.xb[i*dim:(i+1)*dim])
 	}
-	if err := swiglu(mm, b, b.xg, len(run), c.ExpertFFNDim, w.Gate[e], w.Up[e], w.Down[e]); err != nil {
+	if err := m.expertFFN(mm, b, len(run), w, e); err != nil {
 		return err
 	}
 	for g, r := range run {

@@ -1,9 +1,7 @@
 package model_test
 
 import (
-	"bufio"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -24,6 +22,7 @@ var moeModels = []struct {
 }{
 	{"synth-qwen3moe-tiny-Q8_0", "qwen3moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-qwen2moe-tiny-Q8_0", "qwen2moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
+	{"synth-qwen3moe-tiny-MXFP4_MOE", "qwen3moe-tiny", "MXFP4_MOE", "stories260K.gguf", 1, 1e-4},
 }
 
 // writeSynth writes a test model with troupe synth into a temporary
@@ -42,18 +41,7 @@ func writeSynth(t *testing.T, shape, typ, vocab string, seed uint64) string {
 	}
 	defer vf.Close()
 	path := filepath.Join(t.TempDir(), shape+"-"+typ+".gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	if _, err := synth.Write(bw, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -10,12 +10,15 @@ import (
 
 // Open loads a model and its tokenizer from a GGUF file or a Hugging Face
 // safetensors directory.
-func Open(path string) (*Model, error) {
+func Open(path string) (*Model, error) { return OpenWith(path, LoadOptions{}) }
+
+// OpenWith is Open with load options.
+func OpenWith(path string, o LoadOptions) (*Model, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	if isDir(path) {
-		m, st, err := LoadSafetensors(path)
+		m, st, err := LoadSafetensorsWith(path, o)
 		if err != nil {
 			return nil, err
 		}
@@ -36,7 +39,7 @@ func Open(path string) (*Model, error) {
 		}
 		return m, m.attachTokenizer(v)
 	}
-	m, f, err := LoadGGUF(path)
+	m, f, err := LoadGGUFWith(path, o)
 	if err != nil {
 		return nil, err
 	}

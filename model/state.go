@@ -1,8 +1,6 @@
 package model
 
 import (
-	"sync"
-
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/kv"
 )
@@ -34,9 +32,8 @@ type State struct {
 	q8     []compute.Q8_0Query // (workers) one head's q as Q8_0 (a Q8_0 KV cache)
 	moe    moeScratch          // the expert FFNs' buffers (moe.go)
 
-	attn    attnJob        // the attention call in flight
-	attnRun []func()       // (workers) goroutine bodies, built on first use
-	attnWG  sync.WaitGroup // the attention workers in flight
+	attn      attnJob      // the attention call in flight
+	attnShare func(wi int) // worker wi's share of it, built on first use
 }
 
 // attnJob is one attention call as its workers see it.

@@ -14,6 +14,10 @@ type Weights struct {
 	OutputNorm []float32       // (dim)
 	Output     *compute.Tensor // (vocab, dim); TokEmbd when tied
 	Layers     []LayerWeights
+
+	// Repack is how the matrices were bound: RepackAll, RepackDense or
+	// RepackNone (repack.go).
+	Repack Repack
 }
 
 // LayerWeights are one transformer block's parameters.
@@ -30,6 +34,9 @@ type LayerWeights struct {
 	MoE                 *MoEWeights     // experts in place of Gate, Up, Down; nil for a dense layer (moe.go)
 
 	AttnPostNorm, FFNPostNorm []float32 // (dim); nil unless Config.PostNorms (Gemma)
+
+	OBias []float32 // (dim) the attention output's bias; nil unless Config.OBias (gpt-oss)
+	Sinks []float32 // (heads) attention sink logits; nil unless Config.AttnSinks (gpt-oss)
 }
 
 // TensorSource gives tensors by their GGUF name ("blk.0.attn_q.weight").
@@ -38,7 +45,7 @@ type TensorSource interface {
 }
 
 // loadWeights reads every tensor the Config calls for and checks its shape.
-func loadWeights(src TensorSource, c *Config) (*Weights, error) {
+func loadWeights(src TensorSource, c *Config, o LoadOptions) (*Weights, error) {
 	l := &loader{src: src}
 	w := &Weights{
 		TokEmbd:    l.matrix("token_embd.weight", c.Dim, c.VocabSize),
@@ -71,7 +78,8 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 			lw.QNorm = l.vector(p+"attn_q_norm.weight", c.HeadDim)
 			lw.KNorm = l.vector(p+"attn_k_norm.weight", c.HeadDim)
 		}
-		lw.FFNNorm = l.vector(p+"ffn_norm.weight", c.Dim)
+		lw.FFNNorm = l.vector(p+ffnNormName(c), c.Dim)
+		l.gptoss(lw, p, c)
 		if c.Experts > 0 {
 			lw.MoE = l.moe(p, c)
 			continue
@@ -93,8 +101,9 @@ func loadWeights(src TensorSource, c *Config) (*Weights, error) {
 	for i := range w.Layers {
 		lw := &w.Layers[i]
 		mats = append(mats, lw.Q, lw.K, lw.V, lw.O, lw.Gate, lw.Up, lw.Down)
-		mats = append(mats, lw.MoE.matrices()...)
+		mats = append(mats, lw.MoE.Matrices()...)
 	}
+	w.Repack = applyRepack(o, w, mats)
 	// Packed weights are a copy: let the mapped originals leave resident
 	// memory (they are read again from the file if ever touched). The
 	// embedding stays, as every token looks rows up in it.

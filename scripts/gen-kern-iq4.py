@@ -125,10 +125,11 @@ def loop_start(label, rows, accs):
 # IQ4_NL panels (Q4_0's layout: 144 bytes a panel block, eight f16 scales
 # then four 32-byte chunks of four bytes per row).
 
-def load_nl(tbl):
+def load_nl(tbl, scales=None):
     # Scales to Y8; Y0..Y3 the low nibbles of chunks 0..3 (values 4c..4c+3),
-    # Y4..Y7 the high nibbles (values 16+4c..16+4c+3), looked up in tbl.
-    return q.load_q4_0() + [f'VPSHUFB Y{c}, {tbl}, Y{c}' for c in range(8)]
+    # Y4..Y7 the high nibbles (values 16+4c..16+4c+3), looked up in tbl
+    # (scales: q.load_q4_0's).
+    return q.load_q4_0(scales) + [f'VPSHUFB Y{c}, {tbl}, Y{c}' for c in range(8)]
 
 
 dot_vnni = q.dot_vnni
@@ -146,24 +147,26 @@ def dot_avx2(r, f, i, t):
     return s
 
 
-def nl_kernel(name, rows, avx2):
+def nl_kernel(name, rows, avx2, tables=('iq4s', 'iq4u'), scales=None):
+    # tables: the signed and unsigned (v + 128) lookup tables; scales:
+    # q.load_q4_0's (gen-kern-mxfp4.py's panels).
     out, body = prologue(name, 256 if avx2 else 0, 'blockQ8_0')
     if avx2:
         body.append('VMOVDQU ones16<>(SB), Y15')
     else:
-        body.append('VMOVDQU iq4u<>(SB), Y13')
+        body.append(f'VMOVDQU {tables[1]}<>(SB), Y13')
     body += ['TESTQ R8, R8', 'JZ done']
     out += ['\t' + x for x in body]
     out += loop_start('panel', rows, ACC[:rows])
     out.append('block:')
     if avx2:
-        body = ['VMOVDQU iq4s<>(SB), Y13'] + load_nl('Y13')
+        body = [f'VMOVDQU {tables[0]}<>(SB), Y13'] + load_nl('Y13', scales)
         body += [f'VMOVDQU Y{c}, {32 * c}(SP)' for c in range(8)]
         body += [f'VPABSB Y{c}, Y{c}' for c in range(8)]
         for j in range(rows):
             body += dot_avx2(ACT[j], ACC[j], 'Y13', 'Y14')
     else:
-        body = load_nl('Y13')
+        body = load_nl('Y13', scales)
         for j in range(rows):
             body += dot_vnni(ACT[j], ACC[j], f'Y{16 + 2 * j}', f'Y{17 + 2 * j}', f'Y{24 + j}')
     body.append('ADDQ $144, SI')
@@ -307,4 +310,5 @@ def main():
     print(xs_kernel8('iq4_xsRowsX8VNNI'))
 
 
-main()
+if __name__ == '__main__':
+    main()

@@ -46,10 +46,12 @@ GLOBL ones16<>(SB), RODATA|NOPTR, $32
 '''
 
 
-def load_q4_0():
+def load_q4_0(scales=None):
     # Scales to Y8; Y0..Y3 the low nibbles of chunks 0..3 (values 4c..4c+3),
     # Y4..Y7 the high nibbles (values 16+4c..16+4c+3), as unsigned bytes.
-    s = ['VCVTPH2PS (SI), Y8']
+    # scales(addr, dst), if given, loads the panel block's 16 bytes of
+    # scales at addr into dst in place of eight f16 (gen-kern-mxfp4.py's).
+    s = scales('(SI)', 'Y8') if scales else ['VCVTPH2PS (SI), Y8']
     s += [f'VMOVDQU {16 + 32 * c}(SI), Y{c}' for c in range(4)]
     s += [f'VPSRLW $4, Y{c}, Y{c + 4}' for c in range(4)]
     s += [f'VPAND nibmask<>(SB), Y{c}, Y{c}' for c in range(8)]
@@ -193,14 +195,14 @@ def start8(name, label):
     return out + ['\t' + x for x in body] + ['block:']
 
 
-def kernel8z(name, table=None):
+def kernel8z(name, table=None, scales=None):
     # Eight activation rows on 512-bit vectors: two panels a step, panel p
     # in the low half of each vector and panel p+1 in the high half, so
     # every output lane takes the operations of the 256-bit kernels (the
     # same bits); their sixteen outputs are contiguous. An odd last panel
     # takes a 256-bit loop. R15 holds a panel's bytes (nb·144). With table
     # (a 32-byte symbol, IQ4_NL's), each nibble is looked up in it (VPSHUFB,
-    # Z31) as gen-kern-iq4.py's panels are.
+    # Z31) as gen-kern-iq4.py's panels are; scales is load_q4_0's.
     addrs = ADDRS8
     accs = ['Z' + a[1:] for a in ACCS8]
     out = prologue(name, False)
@@ -214,7 +216,10 @@ def kernel8z(name, table=None):
              'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
     out += ['\t' + x for x in body]
     out.append('pblock:')
-    body = ['VCVTPH2PS (SI), Y8', 'VCVTPH2PS (SI)(R15*1), Y30', 'VINSERTF64X4 $1, Y30, Z8, Z8']
+    if scales:
+        body = scales('(SI)', 'Y8') + scales('(SI)(R15*1)', 'Y30') + ['VINSERTF64X4 $1, Y30, Z8, Z8']
+    else:
+        body = ['VCVTPH2PS (SI), Y8', 'VCVTPH2PS (SI)(R15*1), Y30', 'VINSERTF64X4 $1, Y30, Z8, Z8']
     for c in range(4):
         body += [f'VMOVDQU {16 + 32 * c}(SI), Y{c}', f'VINSERTI64X4 $1, {16 + 32 * c}(SI)(R15*1), Z{c}, Z{c}']
     body += [f'VPSRLW $4, Z{c}, Z{c + 4}' for c in range(4)]
@@ -245,7 +250,7 @@ def kernel8z(name, table=None):
              'LEAQ (R14)(R10*1), AX', 'MOVQ R9, CX']
     out += ['\t' + x for x in body]
     out.append('sblock:')
-    body = load_q4_0()
+    body = load_q4_0(scales)
     if table:
         body += [f'VPSHUFB Y{c}, Y31, Y{c}' for c in range(8)]
     for j in range(8):

@@ -30,6 +30,8 @@ N_GEN = 48
 MODELS = {
     "synth-qwen3moe-tiny-Q8_0": ("qwen3moe-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
     "synth-qwen2moe-tiny-Q8_0": ("qwen2moe-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
+    # MXFP4 experts, every other matrix Q8_0 (llama.cpp's MXFP4_MOE)
+    "synth-qwen3moe-tiny-MXFP4_MOE": ("qwen3moe-tiny", "MXFP4_MOE", "../shared/models/stories260K.gguf", 1),
 }
 
 

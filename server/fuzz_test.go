@@ -26,6 +26,7 @@ func FuzzRequests(f *testing.F) {
 		`{"prompt": "x", "max_tokens": 3, "structured_outputs": {"regex": "(a|b)+[0-9]{2,}"}, "guided_choice": ["x"]}`,
 		`{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}], "tool_choice": "required"}`,
 		`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Once"}], "continue_final_message": true, "grammar": "root ::= [a-z]{1,3}"}`,
+		`{"messages": [{"role": "developer", "content": "d"}, {"role": "user", "content": "hi"}, {"role": "assistant", "content": null, "reasoning_content": "r", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "tool", "content": "x"}], "reasoning_effort": "high", "chat_template_kwargs": {"reasoning_effort": "high"}, "max_tokens": 2}`,
 	} {
 		f.Add(0, []byte(seed))
 	}

@@ -32,6 +32,7 @@ type metrics struct {
 
 	running, waiting, swapped, kvUsage, freeBlocks *prometheus.Desc
 	prefixQueries, prefixHits, preemptions         *prometheus.Desc
+	windowFreed                                    *prometheus.Desc
 	processes                                      *prometheus.Desc
 
 	cluster                                   *cluster.Node // nil: none
@@ -77,6 +78,7 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 	m.prefixQueries = desc("prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.")
 	m.prefixHits = desc("prefix_cache_hits_total", "Prompt tokens found in the prefix cache.")
 	m.preemptions = desc("num_preemptions_total", "Sequences preempted.")
+	m.windowFreed = desc("kv_window_freed_blocks_total", "KV blocks freed behind a sliding window every layer uses (0 unless all layers are windowed).")
 	m.members = desc("cluster_members", "Nodes in the cluster, as this node sees it.")
 	m.placements = prometheus.NewDesc("troupe:cluster_placements_total", "Requests this node placed, by where they ran (local: this node).",
 		[]string{"where"}, labels)
@@ -91,7 +93,7 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 }
 
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions, m.processes} {
+	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions, m.windowFreed, m.processes} {
 		ch <- d
 	}
 	if m.cluster != nil {
@@ -119,6 +121,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	count(m.prefixQueries, float64(st.PrefixQueries))
 	count(m.prefixHits, float64(st.PrefixHits))
 	count(m.preemptions, float64(st.Preemptions))
+	count(m.windowFreed, float64(st.WindowFreedBlocks))
 	n := 0
 	for _, pids := range m.system.ProcessRegistry.LocalPIDs.LocalPIDs {
 		n += pids.Count()

@@ -78,7 +78,7 @@ func (r *ollamaRequest) model() string { return r.Model }
 type ollamaMessage struct {
 	Role       string           `json:"role"`
 	Content    string           `json:"content"`
-	Thinking   string           `json:"thinking"` // not rendered: troupe's templates see no reasoning of past turns
+	Thinking   string           `json:"thinking"` // an assistant's reasoning: rendered as chat's reasoning_content
 	Images     json.RawMessage  `json:"images"`
 	ToolCalls  []ollamaToolCall `json:"tool_calls"`
 	ToolName   string           `json:"tool_name"`
@@ -238,7 +238,8 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 			writeError(w, badRequest("messages", "messages[%d].images: images are not supported: troupe serves text-only models", i))
 			return
 		}
-		cm := chatMessage{Role: m.Role, Content: contentField{text: m.Content, set: true}, Name: m.ToolName, ToolCallID: m.ToolCallID, stringContent: true}
+		cm := chatMessage{Role: m.Role, Content: contentField{text: m.Content, set: true}, Name: m.ToolName, ToolCallID: m.ToolCallID,
+			ReasoningContent: m.Thinking, stringContent: true}
 		if len(m.ToolCalls) > 0 {
 			calls := make([]chat.ToolCall, len(m.ToolCalls))
 			for k, c := range m.ToolCalls {
@@ -346,6 +347,11 @@ func (s *Server) ollamaGenerateRequest(req *ollamaRequest, prompt []int32) (*mes
 		if err := s.rt.CompileGrammar(g.Grammar); err != nil {
 			e := userError(err)
 			e.Param = strp("format")
+			return nil, e
+		}
+	}
+	if !req.Raw {
+		if e := s.harmonyAnswer(g, "format"); e != nil {
 			return nil, e
 		}
 	}

@@ -59,7 +59,7 @@ func (s *Server) thinkKwargs(req *ollamaRequest) (map[string]json.RawMessage, *a
 // ollamaParser returns the parser of a request's output, nil when the
 // output is all content: a model that does not think, asked for no tools
 // (or whose template has no tool-call format troupe knows). With tools the
-// parser reads calls; without, only the reasoning (calls are content).
+// parser reads calls; without, only the reasoning (reasoning.go).
 // prompt is the rendered prompt's text: where it opens the reasoning block
 // the output begins inside it, unless a format constrains the output from
 // its first token.
@@ -73,12 +73,7 @@ func (s *Server) ollamaParser(tools *chatTools, g *messages.GenerateRequest, pro
 			return p, e
 		}
 	}
-	if !s.ollamaThinks() {
-		return nil, nil
-	}
-	g.SpecialText = true // the parser must see the markers
-	return &toolcall.Parser{Format: s.toolFormat, NoCalls: true,
-		ReasoningOpen: g.Grammar == nil && toolcall.PromptOpensReasoning(s.toolFormat, prompt)}, nil
+	return s.reasoningParser(g, prompt), nil
 }
 
 // ollamaCalls writes calls as Ollama does: an id, and the function's

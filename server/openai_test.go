@@ -273,3 +273,26 @@ func toInt64(ids []int32) []int64 {
 	}
 	return out
 }
+
+// weatherParams is a chat request with one user message and a get_weather
+// tool taking a city, as the tool-call tests send it through openai-go.
+func weatherParams() openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{Model: modelName, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather",
+			Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}})}}
+}
+
+// accumulate streams params through oc and returns what openai-go's
+// accumulator made of the chunks.
+func accumulate(t *testing.T, oc openai.Client, params openai.ChatCompletionNewParams) openai.ChatCompletionAccumulator {
+	t.Helper()
+	stream := oc.Chat.Completions.NewStreaming(context.Background(), params)
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return acc
+}

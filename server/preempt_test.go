@@ -56,4 +56,8 @@ func TestPreemptionUsage(t *testing.T) {
 	if got := f.metric(t, "troupe:request_preempted_total"); got != float64(preempted) {
 		t.Errorf("troupe:request_preempted_total %v, want %d", got, preempted)
 	}
+	// stories260K's layers have no sliding window: nothing is freed behind one.
+	if got := f.metric(t, "troupe:kv_window_freed_blocks_total"); got != 0 {
+		t.Errorf("troupe:kv_window_freed_blocks_total %v for a model without windows", got)
+	}
 }

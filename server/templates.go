@@ -54,6 +54,66 @@ var builtinTemplates = map[string]string{
 {%- endfor %}
 {%- if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{%- endif %}`,
 
+	// Gemma 3 instruct: google/gemma-3-*-it's own template (tokenizer_config.json),
+	// which folds a system message into the first user turn and raises when
+	// the roles do not alternate.
+	"gemma3": `{{ bos_token }}
+{%- if messages[0]['role'] == 'system' -%}
+    {%- if messages[0]['content'] is string -%}
+        {%- set first_user_prefix = messages[0]['content'] + '
+
+' -%}
+    {%- else -%}
+        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '
+
+' -%}
+    {%- endif -%}
+    {%- set loop_messages = messages[1:] -%}
+{%- else -%}
+    {%- set first_user_prefix = "" -%}
+    {%- set loop_messages = messages -%}
+{%- endif -%}
+{%- for message in loop_messages -%}
+    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}
+        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}
+    {%- endif -%}
+    {%- if (message['role'] == 'assistant') -%}
+        {%- set role = "model" -%}
+    {%- else -%}
+        {%- set role = message['role'] -%}
+    {%- endif -%}
+    {{ '<start_of_turn>' + role + '
+' + (first_user_prefix if loop.first else "") }}
+    {%- if message['content'] is string -%}
+        {{ message['content'] | trim }}
+    {%- elif message['content'] is iterable -%}
+        {%- for item in message['content'] -%}
+            {%- if item['type'] == 'image' -%}
+                {{ '<start_of_image>' }}
+            {%- elif item['type'] == 'text' -%}
+                {{ item['text'] | trim }}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- else -%}
+        {{ raise_exception("Invalid content type") }}
+    {%- endif -%}
+    {{ '<end_of_turn>
+' }}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{'<start_of_turn>model
+'}}
+{%- endif -%}
+`,
+
+	// Phi-4 (14B), as llama.cpp's built-in phi4.
+	"phi4": `{%- for message in messages %}{{ '<|im_start|>' + message['role'] + '<|im_sep|>' + message['content'] + '<|im_end|>' }}{%- endfor %}
+{%- if add_generation_prompt %}{{ '<|im_start|>assistant<|im_sep|>' }}{%- endif %}`,
+
+	// Phi-4-mini instruct without tools: Phi-3's tags without the newlines.
+	"phi4-mini": `{%- for message in messages %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{%- endfor %}
+{%- if add_generation_prompt %}{{ '<|assistant|>' }}{%- else %}{{ eos_token }}{%- endif %}`,
+
 	// Phi-3 and Phi-3.5 instruct.
 	"phi3": `{%- for message in messages %}{{ '<|' + message['role'] + '|>\n' + message['content'] + '<|end|>\n' }}{%- endfor %}
 {%- if add_generation_prompt %}{{ '<|assistant|>\n' }}{%- else %}{{ eos_token }}{%- endif %}`,

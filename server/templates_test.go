@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,9 +22,13 @@ func TestBuiltinTemplates(t *testing.T) {
 		"llama3": "<s><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>" +
 			"<|start_header_id|>assistant<|end_header_id|>\n\nYo<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nQ<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
 		"mistral": "<s>[INST] S\n\nHi [/INST]Yo</s>[INST] Q [/INST]",
-		"phi3":    "<|system|>\nS<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nYo<|end|>\n<|user|>\nQ<|end|>\n<|assistant|>\n",
-		"vicuna":  "S\nUSER: Hi\nASSISTANT: Yo</s>\nUSER: Q\nASSISTANT:",
-		"zephyr":  "<|system|>\nS</s>\n<|user|>\nHi</s>\n<|assistant|>\nYo</s>\n<|user|>\nQ</s>\n<|assistant|>\n",
+		"gemma3":  "<s><start_of_turn>user\nS\n\nHi<end_of_turn>\n<start_of_turn>model\nYo<end_of_turn>\n<start_of_turn>user\nQ<end_of_turn>\n<start_of_turn>model\n",
+		"phi4": "<|im_start|>system<|im_sep|>S<|im_end|><|im_start|>user<|im_sep|>Hi<|im_end|><|im_start|>assistant<|im_sep|>Yo<|im_end|>" +
+			"<|im_start|>user<|im_sep|>Q<|im_end|><|im_start|>assistant<|im_sep|>",
+		"phi4-mini": "<|system|>S<|end|><|user|>Hi<|end|><|assistant|>Yo<|end|><|user|>Q<|end|><|assistant|>",
+		"phi3":      "<|system|>\nS<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nYo<|end|>\n<|user|>\nQ<|end|>\n<|assistant|>\n",
+		"vicuna":    "S\nUSER: Hi\nASSISTANT: Yo</s>\nUSER: Q\nASSISTANT:",
+		"zephyr":    "<|system|>\nS</s>\n<|user|>\nHi</s>\n<|assistant|>\nYo</s>\n<|user|>\nQ</s>\n<|assistant|>\n",
 	}
 	names := BuiltinTemplateNames()
 	if len(names) != len(want) {
@@ -87,5 +92,24 @@ func TestBuiltinTemplatesMatchModels(t *testing.T) {
 				t.Errorf("%s (generation prompt %v): %q (%v)\n%s: %q (%v)", tc.builtin, gen, got, err2, tc.file, want, err1)
 			}
 		}
+	}
+}
+
+// TestBuiltinGemma3IsGolden: the gemma3 built-in is Gemma 3's own template,
+// the one server/chat's golden-families.json renders as jinja2 does.
+func TestBuiltinGemma3IsGolden(t *testing.T) {
+	data, err := os.ReadFile("chat/testdata/golden-families.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Templates map[string]struct{ Source string } `json:"templates"`
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	want := g.Templates["google-gemma-3-it"].Source
+	if got, _ := BuiltinTemplate("gemma3"); want == "" || got != want {
+		t.Errorf("the gemma3 built-in differs from golden-families.json's Gemma 3 template")
 	}
 }

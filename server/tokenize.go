@@ -15,6 +15,7 @@ type tokenizeRequest struct {
 	AddGenerationPrompt *bool                      `json:"add_generation_prompt"`
 	Tools               []json.RawMessage          `json:"tools"`
 	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`
+	ReasoningEffort     *string                    `json:"reasoning_effort"`
 }
 
 func (r *tokenizeRequest) model() string { return r.Model }
@@ -33,7 +34,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	case req.Messages != nil:
 		var e *apiError
 		ids, _, e = s.renderChat(&chatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerationPrompt,
-			Tools: req.Tools, ChatTemplateKwargs: req.ChatTemplateKwargs})
+			Tools: req.Tools, ChatTemplateKwargs: req.ChatTemplateKwargs, ReasoningEffort: req.ReasoningEffort})
 		if e != nil {
 			writeError(w, e)
 			return

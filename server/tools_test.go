@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
@@ -32,7 +30,7 @@ type scripted struct {
 
 // newScripted starts a fixture over the chat template file (in
 // ../shared/models/templates) that answers with s.pieces.
-func newScripted(t *testing.T, template string, cfg server.Config) *scripted {
+func newScripted(t testing.TB, template string, cfg server.Config) *scripted {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", template))
 	if err != nil {
@@ -318,19 +316,8 @@ func TestToolCallsStream(t *testing.T) {
 	}
 
 	// The official client accumulates them into the same message.
-	ctx := context.Background()
-	params := openai.ChatCompletionNewParams{Model: modelName, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
-		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather",
-			Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}})}}
-	oc := client(s.fixture)
-	stream := oc.Chat.Completions.NewStreaming(ctx, params)
-	var acc openai.ChatCompletionAccumulator
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	ctx, params, oc := context.Background(), weatherParams(), client(s.fixture)
+	acc := accumulate(t, oc, params)
 	if m := acc.Choices[0].Message; len(m.ToolCalls) != 2 || m.ToolCalls[1].Function.Name != "get_weather" || m.ToolCalls[1].Function.Arguments != `{"city": "Paris"}` ||
 		acc.Choices[0].FinishReason != "tool_calls" || m.Content != "Sure." {
 		t.Errorf("accumulated %+v finish %q", m, acc.Choices[0].FinishReason)
@@ -346,14 +333,7 @@ func TestToolCallsStream(t *testing.T) {
 	// Malformed: streamed as content.
 	bad := "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": }\n</tool_call>"
 	s.say(messages.FinishStop, bad[:15], bad[15:])
-	stream = oc.Chat.Completions.NewStreaming(ctx, params)
-	acc = openai.ChatCompletionAccumulator{}
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc = accumulate(t, oc, params)
 	if m := acc.Choices[0].Message; m.Content != bad || len(m.ToolCalls) != 0 || acc.Choices[0].FinishReason != "stop" {
 		t.Errorf("malformed, streamed: %+v finish %q", m, acc.Choices[0].FinishReason)
 	}

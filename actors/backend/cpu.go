@@ -9,7 +9,7 @@ import (
 	"github.com/troupe-llm/troupe/model"
 )
 
-var _ actors.Backend = (*CPU)(nil)
+var _ actors.WindowBackend = (*CPU)(nil)
 
 // CPU runs a model.Model on the CPU over a kv.Cache, with a second,
 // bounded kv.Cache as its host tier for swapped-out blocks.
@@ -51,6 +51,9 @@ func NewCPUWithCache(m *model.Model, t kv.CacheType, numBlocks, blockSize, numHo
 func (b *CPU) Forward(batch *model.Batch, logits []float32) error {
 	return b.m.Forward(b.state, batch, b.cache, logits)
 }
+
+// KVWindow is the model's: model.Forward reads only each layer's window.
+func (b *CPU) KVWindow() int { return b.m.Config.KVWindow() }
 
 func (b *CPU) VocabSize() int     { return b.m.Config.VocabSize }
 func (b *CPU) DeviceKind() string { return DeviceCPU }

@@ -34,6 +34,12 @@ type Config struct {
 	NoPrefixCaching     bool
 	Preemption          Preemption
 	NumHostBlocks       int // host-tier blocks for Swap
+	// Window, when not 0, says every layer of the model attends only to the
+	// last Window positions (model.Config.KVWindow): after each step a
+	// sequence's blocks wholly before kv.WindowStart(NumComputed, Window)
+	// are freed, and a sequence needs only the blocks of one window and one
+	// step at a time.
+	Window int
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -64,6 +70,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sched: num_blocks %d < 1", c.NumBlocks)
 	case c.BlockSize < 1:
 		return fmt.Errorf("sched: block_size %d < 1", c.BlockSize)
+	case c.Window < 0:
+		return fmt.Errorf("sched: window %d < 0", c.Window)
 	case c.NumHostBlocks < 0:
 		return fmt.Errorf("sched: num_host_blocks %d < 0", c.NumHostBlocks)
 	case c.Preemption != Recompute && c.Preemption != Swap:

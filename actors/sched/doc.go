@@ -20,6 +20,11 @@
 //     can be the sequence itself.
 //   - A sequence that could never fit (longer than the model's context, or
 //     needing more blocks than the device has) is rejected by Add.
+//   - When every layer of the model has a sliding window (Config.Window,
+//     vLLM's sliding-window manager and llama.cpp's SWA cache), the blocks
+//     a sequence's next token can no longer attend to are freed after each
+//     step and left out when it is admitted again or swapped back in, so it
+//     needs the blocks of one window and one step (Config.BlocksNeeded).
 //
 // A Scheduler is not safe for concurrent use; the batcher actor owns one per
 // device. One plan is in flight at a time: Schedule, then Done or Fail.

@@ -29,6 +29,7 @@ func (s *Scheduler) Done(sampled []int32, stop func(q *Seq, tok int32) bool, out
 			continue // finished (cancelled) while in flight
 		}
 		q.NumComputed = c.End
+		s.freeBehindWindow(q)
 		if !c.Logits {
 			continue
 		}
@@ -115,6 +116,7 @@ func (s *Scheduler) Stats(st *messages.Stats) {
 	st.NumBlocks += b.NumBlocks
 	st.NumFreeBlocks += b.NumFreeBlocks
 	st.NumCachedBlocks += b.NumCachedBlocks
+	st.WindowFreedBlocks += b.WindowFreed
 	st.PrefixQueries += b.PrefixQueries
 	st.PrefixHits += b.PrefixHits
 	st.Preemptions += s.preemptions

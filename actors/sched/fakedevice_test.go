@@ -11,7 +11,8 @@ import (
 // The fake model. A position's simulated K/V is a hash chained over the
 // tokens up to it (mix), so it stands for the whole prefix, as a real K/V
 // does; the next token is a hash of every K/V the step reads through the
-// block table. A wrong block table, a wrong prefix hit, a lost or misdirected
+// block table: with a sliding window (Config.Window), the K/V of the
+// positions in the window of the last one. A wrong block table, a wrong prefix hit, a lost or misdirected
 // swap copy or a stale block changes what is read, and is caught.
 
 const kvSeed uint64 = 0x9e3779b97f4a7c15
@@ -34,7 +35,8 @@ func kvChain(tokens []int32) []uint64 {
 	return v
 }
 
-// nextToken is the fake model's next token after the K/V vals.
+// nextToken is the fake model's next token after the K/V vals (those the
+// last position attends to).
 func nextToken(vals []uint64, vocab int) int32 {
 	h := uint64(14695981039346656037)
 	for _, v := range vals {
@@ -45,12 +47,13 @@ func nextToken(vals []uint64, vocab int) int32 {
 }
 
 // generate is what a sequence produces alone: tokens after prompt until eos
-// (not output) or maxLen tokens in all.
-func generate(prompt []int32, maxLen, vocab int, eos int32) (out []int32, finish string) {
+// (not output) or maxLen tokens in all, reading the last window positions (0:
+// all).
+func generate(prompt []int32, maxLen, vocab, window int, eos int32) (out []int32, finish string) {
 	tokens := slices.Clone(prompt)
 	vals := kvChain(tokens)
 	for {
-		tok := nextToken(vals, vocab)
+		tok := nextToken(vals[kv.WindowStart(len(vals)-1, window):], vocab)
 		if tok == eos {
 			return out, messages.FinishStop
 		}
@@ -66,6 +69,7 @@ func generate(prompt []int32, maxLen, vocab int, eos int32) (out []int32, finish
 // K/V written into it by the chunks of a plan or copied by SwapOut/SwapIn.
 type device struct {
 	bs, vocab int
+	window    int        // Config.Window: a token reads the positions from kv.WindowStart
 	kv, host  [][]uint64 // (num_blocks)(block_size), (num_host_blocks)(block_size)
 	dirtyKV   []int32    // device blocks the last plan wrote
 	dirtyHost []int32    // host blocks the last plan wrote
@@ -73,7 +77,7 @@ type device struct {
 }
 
 func newDevice(cfg Config, vocab int) *device {
-	d := &device{bs: cfg.BlockSize, vocab: vocab, poison: 0xbad}
+	d := &device{bs: cfg.BlockSize, vocab: vocab, window: cfg.Window, poison: 0xbad}
 	d.kv = make([][]uint64, cfg.NumBlocks)
 	for i := range d.kv {
 		d.kv[i] = make([]uint64, cfg.BlockSize)
@@ -120,6 +124,16 @@ func (d *device) run(s *Scheduler, p *Plan) ([]int32, error) {
 		for pos := c.Start; pos < c.End; pos += d.bs - pos%d.bs {
 			d.dirtyKV = append(d.dirtyKV, t[pos/d.bs])
 		}
+		// Every token of the chunk reads its window; the first reads from
+		// furthest back, and the chain below reads position Start-1.
+		from := kv.WindowStart(c.Start, d.window)
+		if c.Start > 0 {
+			from = min(from, c.Start-1)
+		}
+		if n := kv.NumFreed(t); n*d.bs > from || slices.Contains(t[n:], kv.NoBlock) {
+			return nil, fmt.Errorf("seq %d: chunk [%d:%d] reads from position %d, its table %v has freed blocks",
+				c.Seq.ID, c.Start, c.End, from, t)
+		}
 	}
 	// Forward writes a layer's K/V before it attends, so a chunk may read
 	// what another chunk of the step writes: compute to a fixed point. Two
@@ -148,24 +162,26 @@ func (d *device) run(s *Scheduler, p *Plan) ([]int32, error) {
 	}
 	var sampled []int32
 	for i, c := range p.Chunks {
+		from := kv.WindowStart(c.End-1, d.window)
 		vals := make([]uint64, c.End)
-		for pos := range vals {
+		for pos := from; pos < c.End; pos++ {
 			vals[pos] = d.read(tables[i], pos)
 		}
-		if err := d.verify(c.Seq.ID, c.Seq.Tokens[:c.End], vals, "chunk"); err != nil {
+		if err := d.verify(c.Seq.ID, c.Seq.Tokens[:c.End], vals, from, "chunk"); err != nil {
 			return nil, err
 		}
 		if c.Logits {
-			sampled = append(sampled, nextToken(vals, d.vocab))
+			sampled = append(sampled, nextToken(vals[from:], d.vocab))
 		}
 	}
 	return sampled, nil
 }
 
-// verify compares the K/V vals read for tokens with what they should be.
-func (d *device) verify(id kv.SeqID, tokens []int32, vals []uint64, what string) error {
+// verify compares the K/V vals read for tokens, from position from on, with
+// what they should be.
+func (d *device) verify(id kv.SeqID, tokens []int32, vals []uint64, from int, what string) error {
 	want := kvChain(tokens)
-	for pos := range vals {
+	for pos := from; pos < len(vals); pos++ {
 		if vals[pos] != want[pos] {
 			return fmt.Errorf("seq %d (%s): position %d of %d reads a wrong K/V", id, what, pos, len(tokens))
 		}

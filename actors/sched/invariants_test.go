@@ -3,13 +3,17 @@ package sched
 import (
 	"fmt"
 	"slices"
+
+	"github.com/troupe-llm/troupe/kv"
 )
 
 // check returns the first broken invariant of s, with the device's content:
 //   - every sequence is in the list of its status, once; lists are sorted;
 //   - a running sequence holds a table covering NumComputed tokens between
 //     steps (at least that many with a plan in flight), and the device holds
-//     the K/V of those tokens; waiting ones hold nothing;
+//     the K/V of those tokens; with a window, exactly the blocks wholly
+//     before kv.WindowStart(NumComputed) are freed, and only the K/V from
+//     there on is held; waiting ones hold nothing;
 //   - a swapped sequence holds host blocks for NumComputed tokens with their
 //     K/V, no host block is held twice, and the host pool counts the rest;
 //   - a device block is held by two tables only as the same full block of
@@ -54,14 +58,22 @@ func check(s *Scheduler, d *device) error {
 				return fmt.Errorf("seq %d running: %d of %d tokens computed, table covers %d, in flight %v",
 					id, q.NumComputed, len(q.Tokens), n, s.inFlight)
 			}
+			from := kv.WindowStart(q.NumComputed, s.cfg.Window)
+			if dead := kv.NumFreed(table); dead != from/bs || slices.Contains(table[dead:], kv.NoBlock) {
+				return fmt.Errorf("seq %d running with %d computed, window %d: %d blocks freed of %v, want %d",
+					id, q.NumComputed, s.cfg.Window, dead, table, from/bs)
+			}
 			vals := make([]uint64, q.NumComputed)
-			for pos := range vals {
+			for pos := from; pos < len(vals); pos++ {
 				vals[pos] = d.read(table, pos)
 			}
-			if err := d.verify(id, q.Tokens[:q.NumComputed], vals, "running"); err != nil {
+			if err := d.verify(id, q.Tokens[:q.NumComputed], vals, from, "running"); err != nil {
 				return err
 			}
 			for i, b := range table {
+				if b == kv.NoBlock {
+					continue
+				}
 				h, ok := held[b]
 				if !ok {
 					held[b] = holder{q, i}
@@ -84,14 +96,19 @@ func check(s *Scheduler, d *device) error {
 				if q.NumComputed < 1 || len(q.host) != (q.NumComputed+bs-1)/bs {
 					return fmt.Errorf("seq %d swapped: %d computed in host blocks %v", id, q.NumComputed, q.host)
 				}
+				from, dead := kv.WindowStart(q.NumComputed, s.cfg.Window), kv.NumFreed(q.host)
+				if dead != from/bs || slices.Contains(q.host[dead:], kv.NoBlock) {
+					return fmt.Errorf("seq %d swapped with %d computed, window %d: host table %v, want %d freed",
+						id, q.NumComputed, s.cfg.Window, q.host, from/bs)
+				}
 				vals := make([]uint64, q.NumComputed)
-				for pos := range vals {
+				for pos := from; pos < len(vals); pos++ {
 					vals[pos] = d.host[q.host[pos/bs]][pos%bs]
 				}
-				if err := d.verify(id, q.Tokens[:q.NumComputed], vals, "swapped"); err != nil {
+				if err := d.verify(id, q.Tokens[:q.NumComputed], vals, from, "swapped"); err != nil {
 					return err
 				}
-				for _, h := range q.host {
+				for _, h := range q.host[dead:] {
 					if hostHeld[h] {
 						return fmt.Errorf("host block %d held twice", h)
 					}
@@ -107,7 +124,7 @@ func check(s *Scheduler, d *device) error {
 	}
 	pending := 0
 	for _, h := range s.plan.hostRelease {
-		pending += len(h)
+		pending += len(h) - kv.NumFreed(h)
 	}
 	if len(hostHeld)+pending+s.host.NumFree() != s.cfg.NumHostBlocks {
 		return fmt.Errorf("%d host blocks held + %d to release + %d free != %d",
@@ -151,7 +168,7 @@ func (h *harness) checkPlan(p *Plan, was map[*Seq]Seq, decoders []*Seq) error {
 			return fmt.Errorf("seq %d (was %v) preempted as %v", q.ID, was[q].Status, q.Status)
 		}
 		if q.Status == Swapped {
-			swappedOut += len(q.host)
+			swappedOut += len(q.host) - kv.NumFreed(q.host)
 		}
 		h.preempted[q] = true
 	}

@@ -31,6 +31,9 @@ func TestModelCheck(t *testing.T) {
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 0x5eed))
 		cfg := randomConfig(rng)
+		if run%2 == 1 { // a model whose every layer has a sliding window (the same draws otherwise)
+			cfg.Window = 2 + run/2%11
+		}
 		var count map[string]int
 		t.Run(fmt.Sprintf("%d", run), func(t *testing.T) {
 			count = modelRun(t, rng, cfg)
@@ -49,6 +52,7 @@ func TestModelCheck(t *testing.T) {
 		"swap fallback", "swap in", "self-preempt", "cancel waiting", "cancel running", "cancel swapped",
 		"cancel in flight", "re-add in flight", "id reused", "fail", "fail requeued",
 		"finish stop", "finish length", "resume",
+		"window free", "window long", "window hit", "window swap", "window swap in",
 	} {
 		if total[k] == 0 {
 			t.Errorf("no %q in %d runs", k, runs)
@@ -149,8 +153,7 @@ func modelRun(t *testing.T, rng *rand.Rand, cfg Config) map[string]int {
 			if maxTokens > 0 {
 				maxLen = min(maxLen, len(p)+maxTokens)
 			}
-			never := len(p) == 0 || len(p) >= cfg.MaxModelLen ||
-				(maxLen-1+cfg.BlockSize-1)/cfg.BlockSize > cfg.NumBlocks
+			never := len(p) == 0 || len(p) >= cfg.MaxModelLen || cfg.BlocksNeeded(maxLen) > cfg.NumBlocks
 			exists := h.s.Get(id) != nil
 			load := h.s.Load()
 			q, err := h.s.Add(id, p, maxTokens, prio)
@@ -169,7 +172,10 @@ func modelRun(t *testing.T, rng *rand.Rand, cfg Config) map[string]int {
 			case err != nil:
 				fatalf("Add of %d tokens, max len %d: %v", len(p), maxLen, err)
 			default:
-				out, finish := generate(p, maxLen, vocab, eos)
+				if (maxLen-1+cfg.BlockSize-1)/cfg.BlockSize > cfg.NumBlocks {
+					count["window long"]++ // fits only because its old blocks are freed
+				}
+				out, finish := generate(p, maxLen, vocab, cfg.Window, eos)
 				refs[q] = ref{out, finish}
 				h.names[id] = fmt.Sprintf("s%d", id)
 				count["add"]++
@@ -223,11 +229,17 @@ func modelRun(t *testing.T, rng *rand.Rand, cfg Config) map[string]int {
 			h.s.Stats(&after)
 			if after.PrefixHits > st.PrefixHits {
 				count["hit"]++
+				if cfg.Window > 0 {
+					count["window hit"]++
+				}
 			}
 			for _, q := range p.Preempted {
 				count["preempt "+map[Status]string{Swapped: "swap", Waiting: "recompute"}[q.Status]]++
 				if q.Status == Waiting && cfg.Preemption == Swap {
 					count["swap fallback"]++
+				}
+				if q.Status == Swapped && kv.NumFreed(q.host) > 0 {
+					count["window swap"]++
 				}
 				for _, o := range h.s.running { // victims are the lowest, newest first
 					if !before(o, q) {
@@ -243,6 +255,11 @@ func modelRun(t *testing.T, rng *rand.Rand, cfg Config) map[string]int {
 			}
 			if len(p.Resumed) > 0 {
 				count["resume"]++
+			}
+			for _, q := range p.Resumed {
+				if len(p.SwapIn) > 0 && kv.NumFreed(h.s.BlockTable(q)) > 0 {
+					count["window swap in"]++
+				}
 			}
 			for _, c := range p.Chunks {
 				if !c.Logits {
@@ -263,7 +280,7 @@ func modelRun(t *testing.T, rng *rand.Rand, cfg Config) map[string]int {
 							if err != nil {
 								fatalf("Add in flight: %v", err)
 							}
-							out, finish := generate(p, maxLen, vocab, eos)
+							out, finish := generate(p, maxLen, vocab, cfg.Window, eos)
 							refs[n] = ref{out, finish}
 							h.check()
 							count["re-add in flight"]++
@@ -279,7 +296,12 @@ func modelRun(t *testing.T, rng *rand.Rand, cfg Config) map[string]int {
 				}
 				break
 			}
-			for _, o := range h.done() {
+			freed := h.s.blocks.Stats().WindowFreed
+			out := h.done()
+			if h.s.blocks.Stats().WindowFreed > freed {
+				count["window free"]++
+			}
+			for _, o := range out {
 				q, want := o.Seq, refs[o.Seq]
 				n := q.NumOutput()
 				switch o.Finish {

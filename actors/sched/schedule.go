@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -109,9 +110,12 @@ func (s *Scheduler) preempt(q *Seq, p *Plan) {
 	s.running = remove(s.running, q)
 	s.preemptions++
 	if s.cfg.Preemption == Swap && q.NumComputed > 0 {
-		if host, err := s.host.Grow(nil, q.NumComputed, s.cfg.BlockSize); err == nil {
-			for i, b := range table[:len(host)] {
-				p.SwapOut = append(p.SwapOut, messages.BlockCopy{Src: b, Dst: host[i]})
+		// Blocks freed behind the window (leading kv.NoBlock) stay so in the
+		// host table: only the live ones are copied.
+		dead := kv.NumFreed(table)
+		if host, err := s.host.Grow(table[:dead:dead], q.NumComputed, s.cfg.BlockSize); err == nil {
+			for i, b := range table[dead:len(host)] {
+				p.SwapOut = append(p.SwapOut, messages.BlockCopy{Src: b, Dst: host[dead+i]})
 			}
 			q.host, q.Status = host, Swapped
 			s.swapOuts++
@@ -137,11 +141,14 @@ func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
 	if q.Whole && start+n < len(q.Tokens) {
 		return false
 	}
-	got, err := 0, error(nil)
+	// Blocks wholly before the first computed token's window are left out
+	// (hits there are not shared); a swapped sequence's host table has none
+	// of them either.
+	got, err, from := 0, error(nil), kv.WindowStart(start, s.cfg.Window)
 	if q.NoPrefixCache {
-		err = s.blocks.AllocateFresh(q.ID, q.Tokens, start+n)
+		err = s.blocks.AllocateFresh(q.ID, q.Tokens, start+n, from)
 	} else {
-		got, err = s.blocks.AllocateUpTo(q.ID, q.Tokens, start+n)
+		got, err = s.blocks.AllocateFrom(q.ID, q.Tokens, start+n, from)
 	}
 	if err != nil {
 		return false
@@ -152,7 +159,9 @@ func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
 	if q.Status == Swapped {
 		table := s.blocks.BlockTable(q.ID)
 		for i := cached / s.cfg.BlockSize; i*s.cfg.BlockSize < q.NumComputed; i++ {
-			p.SwapIn = append(p.SwapIn, messages.BlockCopy{Src: q.host[i], Dst: table[i]})
+			if table[i] != kv.NoBlock {
+				p.SwapIn = append(p.SwapIn, messages.BlockCopy{Src: q.host[i], Dst: table[i]})
+			}
 		}
 		p.hostRelease = append(p.hostRelease, q.host)
 		q.host = nil

@@ -86,7 +86,7 @@ func (s *Scheduler) Add(id kv.SeqID, prompt []int32, maxTokens, priority int) (*
 	if maxTokens > 0 {
 		maxLen = min(maxLen, len(prompt)+maxTokens)
 	}
-	blocksNeeded := (maxLen - 1 + s.cfg.BlockSize - 1) / s.cfg.BlockSize // the last sampled token is never computed
+	blocksNeeded := s.cfg.BlocksNeeded(maxLen)
 	switch {
 	case len(prompt) == 0:
 		s.rejected++

@@ -50,6 +50,7 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	output := outputFlag(fs, "text (a table) or json (one object per row)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	kvType := kvCacheTypeFlag(fs)
+	repack := repackFlag(fs)
 	schemaPath := fs.String("json-schema", "", "also decode each batch under this JSON schema (structured output), right after the same batch unconstrained, and compare")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -75,7 +76,7 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	case *output != "text" && *output != "json":
 		return usageError{fmt.Sprintf("--output %q: want text or json", *output)}
 	}
-	m, err := openModel(*path)
+	m, err := openModelWith(*path, *repack)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 	output := outputFlag(fs, "text (llama-bench's markdown table; md is the same) or json")
 	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	kvType := kvCacheTypeFlag(fs)
+	repack := repackFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -34,11 +35,12 @@ func benchModel(args []string, stdout, stderr io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	m, err := openModel(*path)
+	m, err := openModelWith(*path, *repack)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	noteRepack(stderr, m)
 	stopProfile, err := startProfile(*profile)
 	if err != nil {
 		return err

@@ -38,6 +38,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	output := fs.String("output", "text", "output: text (streamed) or json")
 	noSpecial := fs.Bool("no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
 	kvType := kvCacheTypeFlag(fs)
+	repack := repackFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := actors.SampleParams(&params).Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	m, err := openModel(*path)
+	m, err := openModelWith(*path, *repack)
 	if err != nil {
 		return err
 	}

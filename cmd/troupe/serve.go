@@ -45,6 +45,7 @@ type serveConfig struct {
 	Device           string // auto, cpu or cuda: Runtime.NewBackend
 	LogFormat        string // auto, console or json
 	ShutdownGrace    time.Duration
+	Repack           model.Repack // --repack, --no-repack: which weights are repacked at load
 
 	Runtime actors.Config  // NewBackend is set when serving
 	Server  server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
@@ -71,6 +72,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Runtime.NumBlocks, "num-kv-blocks", 0, "KV blocks per device (0: sized from the context and max-num-seqs)")
 	fs.IntVar(&c.Runtime.BlockSize, "block-size", 16, "tokens per KV block")
 	kvCacheTypeVar(fs, &c.Runtime.KVCacheType)
+	repackVar(fs, &c.Repack)
 	poolingVar(fs, &c.Runtime.Pooling)
 	fs.StringVar(&c.Preemption, "preemption", "recompute", "preemption mode: recompute or swap")
 	fs.IntVar(&c.Runtime.NumHostBlocks, "swap-blocks", 0, "host-tier KV blocks for swap (0: as many as num-kv-blocks)")
@@ -210,7 +212,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	defer ln.Close() // the one Close: every return below (after Shutdown it is closed already)
 	log.Debug().Str("model", local).Str("device", kind).Str("addr", ln.Addr().String()).Msg("loading")
 	loadStart := time.Now()
-	m, err := model.Open(local)
+	m, err := model.OpenWith(local, model.LoadOptions{Repack: c.Repack})
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 
@@ -17,6 +15,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("synth", stderr)
 	shape := fs.String("shape", "", "model shape (see --list)")
 	typ := fs.String("type", "Q4_0", "file type: "+fileTypeNames())
+	expertType := fs.String("expert-type", "", "type of a mixture of experts' expert tensors, a ggml type name such as Q8_0 or F16 (default: --type's choice)")
 	vocab := fs.String("vocab", "", "a GGUF file whose tokenizer (tokenizer.* keys) the model gets (required)")
 	out := fs.String("o", "", "output GGUF file (required)")
 	seed := fs.Uint64("seed", 1, "seed of the random weights")
@@ -54,20 +53,8 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("synth: --vocab: %w", err)
 	}
 	defer vf.Close()
-	f, err := os.Create(*out)
+	n, err := synth.WriteFile(*out, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: *seed, Workers: *threads, ExpertType: *expertType})
 	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	n, err := synth.Write(bw, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: *seed, Workers: *threads})
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(*out)
 		return err
 	}
 	note := ""

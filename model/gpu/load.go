@@ -92,7 +92,7 @@ func Load(m *model.Model, dev *cuda.Device, cc Config) (g *Model, err error) {
 		return nil, fmt.Errorf("gpu: %s (mixture of experts) runs on the CPU only", c.Arch)
 	}
 	if c.PostNorms || c.SWALayers != nil || c.AttnSoftcap != 0 || c.FinalSoftcap != 0 || c.EmbedScale != 0 || c.NoRopeLayers != nil ||
-		c.QueryScale != 0 || (c.RopeAttnFactor != 0 && c.RopeAttnFactor != 1) {
+		c.QueryScale != 0 || (c.RopeAttnFactor != 0 && c.RopeAttnFactor != 1) || c.RopeYaRN != nil || c.AttnSinks || c.OBias {
 		return nil, fmt.Errorf("gpu: %s models run on the CPU only", c.Arch)
 	}
 	if need, free, ok := fits(m, dev, cc); !ok {

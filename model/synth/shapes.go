@@ -37,6 +37,9 @@ type Shape struct {
 	ExpertsUsed int // expert_used_count
 	ExpertFFN   int // expert_feed_forward_length
 	SharedFFN   int // expert_shared_feed_forward_length (qwen2moe)
+
+	// gpt-oss (Arch "gpt-oss"; gptoss.go): biases, sinks, YaRN.
+	YaRN float32 // rope.scaling.factor of YaRN scaling, with OrigCtx; 0: none
 }
 
 // ropeDim is the shape's rotated values per head.
@@ -131,6 +134,20 @@ var Shapes = []Shape{
 	// (qwen2moe: and a shared expert).
 	{Name: "qwen3moe-tiny", Arch: "qwen3moe", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768,
 		Vocab: 512, Context: 2048, RopeBase: 1000000, NormEps: 1e-6, Experts: 8, ExpertsUsed: 2, ExpertFFN: 256},
+	// gpt-oss-20b, and its first 4 layers (gpt-oss-20b-l4) for references
+	// at real widths on a small machine. The real experts are MXFP4; these
+	// take --type's.
+	{Name: "gpt-oss-20b", Arch: "gpt-oss", Dim: 2880, Layers: 24, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, QKVBias: true,
+		Vocab: 201088, Context: 131072, RopeBase: 150000, NormEps: 1e-5, Window: 128,
+		Experts: 32, ExpertsUsed: 4, ExpertFFN: 2880, YaRN: 32, OrigCtx: 4096},
+	{Name: "gpt-oss-20b-l4", Arch: "gpt-oss", Dim: 2880, Layers: 4, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, QKVBias: true,
+		Vocab: 201088, Context: 131072, RopeBase: 150000, NormEps: 1e-5, Window: 128,
+		Experts: 32, ExpertsUsed: 4, ExpertFFN: 2880, YaRN: 32, OrigCtx: 4096},
+	// gpt-oss-tiny is for tests: gpt-oss's layout (q wider than dim, 4 query
+	// heads per KV head, top 4 of 8 experts, YaRN) with a window of 16.
+	{Name: "gpt-oss-tiny", Arch: "gpt-oss", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, HeadDim: 64, FFN: 256, QKVBias: true,
+		Vocab: 512, Context: 131072, RopeBase: 150000, NormEps: 1e-5, Window: 16,
+		Experts: 8, ExpertsUsed: 4, ExpertFFN: 256, YaRN: 32, OrigCtx: 4096},
 	{Name: "qwen2moe-tiny", Arch: "qwen2moe", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768, QKVBias: true,
 		Vocab: 512, Context: 2048, RopeBase: 1000000, NormEps: 1e-6, Experts: 8, ExpertsUsed: 2, ExpertFFN: 256, SharedFFN: 512},
 }

@@ -1,11 +1,13 @@
 package synth
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +31,7 @@ var FileTypes = []FileType{
 	{"Q4_K_S", 14, compute.Q4_K}, {"Q4_K_M", 15, compute.Q4_K},
 	{"Q5_K_S", 16, compute.Q5_K}, {"Q5_K_M", 17, compute.Q5_K}, {"Q6_K", 18, compute.Q6_K},
 	{"IQ4_NL", 25, compute.IQ4_NL}, {"IQ4_XS", 30, compute.IQ4_XS},
+	{"MXFP4_MOE", 38, compute.MXFP4}, {"MXFP4", 38, compute.MXFP4}, // see mxfp4.go
 }
 
 // LookupFileType returns the file type called name ("Q4_K_M").
@@ -55,6 +58,9 @@ func (ft FileType) TensorType(kind string, layer, nLayers, ncols, gqa int) compu
 	t := ft.Base
 	if kind == "ffn_gate_inp" {
 		return compute.F32 // llama-quantize leaves the MoE routers as they are
+	}
+	if ft.isMXFP4() {
+		return ft.mxfp4Type(kind, false)
 	}
 	if t == compute.F32 || t == compute.F16 || t == compute.BF16 {
 		return t // not quantized: every matrix in the file's type
@@ -105,6 +111,10 @@ type Options struct {
 	Vocab   *gguf.File // the tokenizer.* keys are copied from it
 	Seed    uint64
 	Workers int // goroutines that generate and quantize rows (at least 1)
+
+	// ExpertType, when set, is the type of a mixture of experts' 3-D expert
+	// tensors (a ggml type name, e.g. "F16"), in place of Type's choice.
+	ExpertType string
 }
 
 // matrix is one tensor to write: name, kind (see TensorType), layer, and
@@ -177,6 +187,9 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 		if gemma {
 			m = append(m, matrix{name: p + "post_ffw_norm.weight", cols: s.Dim, fill: 1})
 		}
+		if s.Arch == "gpt-oss" {
+			m = append(m[:first], gptossLayer(s, p)...)
+		}
 		for i := first; i < len(m); i++ {
 			m[i].layer = l
 		}
@@ -190,11 +203,36 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 		h.Write([]byte(m[i].name))
 		m[i].seedPerName = h.Sum64()
 		m[i].typ = compute.F32
-		if m[i].rows > 0 {
+		if m[i].rows > 0 && m[i].kind != "bias" {
 			m[i].typ = ft.TensorType(m[i].kind, m[i].layer, s.Layers, m[i].cols, s.Heads/s.KVHeads)
+		}
+		if m[i].experts > 0 && ft.isMXFP4() {
+			m[i].typ = ft.mxfp4Type(m[i].kind, true)
 		}
 	}
 	return m
+}
+
+// WriteFile writes Write's model to a new file at path (through a buffer),
+// and removes what it wrote if anything fails.
+func WriteFile(path string, o Options) (int, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, fmt.Errorf("synth: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	n, err := Write(bw, o)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return 0, err
+	}
+	return n, nil
 }
 
 // Write writes a GGUF model of o.Shape with random weights (seeded, the
@@ -229,6 +267,11 @@ func Write(w io.Writer, o Options) (int, error) {
 		gw.SetKV(a+".rope.scaling.attn_factor", s.AttnFactor)
 		gw.SetKV(a+".rope.scaling.original_context_length", uint32(cmp.Or(s.OrigCtx, 4096)))
 	}
+	if s.YaRN > 0 {
+		gw.SetKV(a+".rope.scaling.type", "yarn")
+		gw.SetKV(a+".rope.scaling.factor", s.YaRN)
+		gw.SetKV(a+".rope.scaling.original_context_length", uint32(cmp.Or(s.OrigCtx, 4096)))
+	}
 	if s.HeadDim > 0 {
 		gw.SetKV(a+".attention.key_length", uint32(s.HeadDim))
 		gw.SetKV(a+".attention.value_length", uint32(s.HeadDim))
@@ -256,7 +299,14 @@ func Write(w io.Writer, o Options) (int, error) {
 		}
 	}
 	workers := max(1, o.Workers)
+	expertType, ok := compute.ParseDType(o.ExpertType)
+	if o.ExpertType != "" && !ok {
+		return 0, fmt.Errorf("synth: expert type %q: not a ggml type name", o.ExpertType)
+	}
 	for _, m := range tensors(s, o.Type, vocab) {
+		if m.experts > 0 && o.ExpertType != "" {
+			m.typ = expertType
+		}
 		shape := []int{m.cols}
 		if m.rows > 0 {
 			shape = append(shape, m.rows)

@@ -10,6 +10,12 @@ import (
 // gpt2HFPattern is the regex of a ByteLevel pre-tokenizer with use_regex.
 const gpt2HFPattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 
+// gpt4oHFPattern is o200k's regex as its tokenizer.json writes it (GPT-4o,
+// gpt-oss), in a Split that keeps the matches and removes what lies between
+// them (behavior Removed, invert true): the pattern matches every
+// character, so that is the usual split.
+const gpt4oHFPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
 // hfBytePre sets v.Pre (or v.PreRegexes) from a byte-level pre-tokenizer:
 // its Split, Digits and ByteLevel steps, in order, become a regex list, which
 // is named when it is one llama.cpp knows.
@@ -19,7 +25,9 @@ func hfBytePre(v *Vocab, pre *hfComponent) error {
 		switch p.Type {
 		case "Sequence":
 		case "Split":
-			if p.Invert || p.Behavior != "Isolated" {
+			isolated := !p.Invert && p.Behavior == "Isolated"
+			o200k := p.Invert && p.Behavior == "Removed" && p.Pattern.Regex != nil && *p.Pattern.Regex == gpt4oHFPattern
+			if !isolated && !o200k {
 				return fmt.Errorf("tokenizer.json: Split with behavior %q, invert %v: %w", p.Behavior, p.Invert, ErrUnsupported)
 			}
 			switch {
@@ -49,6 +57,8 @@ func hfBytePre(v *Vocab, pre *hfComponent) error {
 		v.Pre = "qwen2"
 	case slices.Equal(patterns, []string{gpt2HFPattern}):
 		v.Pre = "gpt-2"
+	case slices.Equal(patterns, []string{gpt4oHFPattern}):
+		v.Pre = "gpt-4o" // llama.cpp's form of the pattern, as for Llama 3's and Qwen2's
 	case slices.Equal(patterns, []string{`\p{N}`, gpt2HFPattern}):
 		v.Pre = "starcoder"
 	case len(patterns) == 0:

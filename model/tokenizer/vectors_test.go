@@ -49,9 +49,14 @@ func readVectors(t testing.TB, rel string) []vector {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return parseVectors(t, rel, splitCases(string(inp)), out)
+}
+
+// splitCases cuts an .inp file into its cases.
+func splitCases(inp string) []string {
 	const sep = "\n__ggml_vocab_test__\n"
 	var texts []string
-	for s := string(inp); s != ""; {
+	for s := inp; s != ""; {
 		i := strings.Index(s, sep)
 		if i < 0 {
 			texts = append(texts, s)
@@ -60,9 +65,15 @@ func readVectors(t testing.TB, rel string) []vector {
 		texts = append(texts, s[:i])
 		s = s[i+len(sep):]
 	}
+	return texts
+}
+
+// parseVectors pairs texts with out's lines of ids.
+func parseVectors(t testing.TB, name string, texts []string, out []byte) []vector {
+	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) != len(texts) {
-		t.Fatalf("%s: %d cases but %d lines of ids", rel, len(texts), len(lines))
+		t.Fatalf("%s: %d cases but %d lines of ids", name, len(texts), len(lines))
 	}
 	vs := make([]vector, len(texts))
 	for i, text := range texts {
@@ -70,7 +81,7 @@ func readVectors(t testing.TB, rel string) []vector {
 		for _, f := range strings.Fields(lines[i]) {
 			id, err := strconv.Atoi(f)
 			if err != nil {
-				t.Fatalf("%s.out line %d: %v", rel, i+1, err)
+				t.Fatalf("%s.out line %d: %v", name, i+1, err)
 			}
 			vs[i].ids = append(vs[i].ids, int32(id))
 		}

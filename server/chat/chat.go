@@ -17,6 +17,10 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant's calls
 	ToolCallID string     `json:"tool_call_id,omitempty"` // the call a tool message answers
+	// Reasoning is an assistant's reasoning (reasoning_content on the
+	// wire). Set, the template sees it as both reasoning_content (Qwen3's
+	// templates read it) and thinking (gpt-oss's).
+	Reasoning string `json:"reasoning_content,omitempty"`
 	// StringContent renders an empty Content as "" beside tool calls too,
 	// where it is otherwise None (Ollama's messages always have a string).
 	StringContent bool `json:"-"`
@@ -53,6 +57,10 @@ type Options struct {
 	Extra map[string]any
 	// Now is strftime_now's clock; time.Now when nil.
 	Now func() time.Time
+	// ToolDescriptions gives a tool's function without a description an
+	// empty one, as llama.cpp's Jinja renders a missing one, where jinja2
+	// raises (a server sets it where NeedsToolDescription).
+	ToolDescriptions bool
 }
 
 // Template is a parsed chat template, safe for concurrent Render calls.
@@ -61,6 +69,13 @@ type Template struct {
 	// objectArguments: the template renders a tool call's arguments only
 	// as an object (it applies tojson to them), so they are decoded.
 	objectArguments bool
+	// stringContent: the template fails on an assistant message with tool
+	// calls whose content is None and renders it with "" (gpt-oss's and
+	// Qwen3's test `"x" in message.content`).
+	stringContent bool
+	// toolDescription: the template fails on a tool without a description
+	// and renders it with an empty one (gpt-oss's).
+	toolDescription bool
 }
 
 // Parse parses a Jinja chat template (tokenizer_config.json's chat_template,
@@ -85,7 +100,7 @@ func Parse(src string) (t *Template, err error) {
 		return nil, fmt.Errorf("chat: parse template: %w", err)
 	}
 	t = &Template{tpl: tpl}
-	t.objectArguments = !t.rendersArguments(false) && t.rendersArguments(true)
+	t.probe()
 	return t, nil
 }
 
@@ -148,6 +163,9 @@ func (t *Template) render(messages []Message, o Options, objectArgs bool) (out s
 	tools, err := toolValues(o.Tools)
 	if err != nil {
 		return "", err
+	}
+	if o.ToolDescriptions {
+		describeTools(tools)
 	}
 	vars["messages"] = msgs
 	vars["tools"] = tools

@@ -1,6 +1,9 @@
 package chat
 
 import (
+	"encoding/json"
+	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -52,6 +55,59 @@ func runGolden(t *testing.T, name string) (rendered int) {
 				t.Fatal(err)
 			}
 			got, err := tpl.Render(g.Conversations[c.Conversation].Messages, g.options(c.Conversation, now))
+			checkRendering(t, got, err, c.Expected, c.Error)
+		})
+	}
+	return rendered
+}
+
+// runGoldenProbed is runGolden for the files whose templates also carry
+// Python's probes: each template's object arguments and string content
+// (the server's NeedsStringContent) must be what Python found, and the
+// messages carry "" for a None content where the template needs it, as
+// the server passes them. It returns how many cases render, per template.
+func runGoldenProbed(t *testing.T, name string) map[string]int {
+	g := loadGoldenFile(t, name)
+	data, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes struct {
+		Templates map[string]struct {
+			StringContent bool `json:"string_content"`
+		} `json:"templates"`
+	}
+	if err := json.Unmarshal(data, &probes); err != nil {
+		t.Fatal(err)
+	}
+	now, err := time.Parse("2006-01-02T15:04:05", g.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed := map[string]*Template{}
+	for name, src := range g.Templates {
+		tpl, err := Parse(src.Source)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if tpl.objectArguments != src.ObjectArguments || tpl.NeedsStringContent() != probes.Templates[name].StringContent {
+			t.Errorf("%s: object arguments %v, string content %v; Python's probes found %v, %v", name,
+				tpl.objectArguments, tpl.NeedsStringContent(), src.ObjectArguments, probes.Templates[name].StringContent)
+		}
+		parsed[name] = tpl
+	}
+	rendered := map[string]int{}
+	for _, c := range g.Cases {
+		if c.Error == "" {
+			rendered[c.Template]++
+		}
+		t.Run(c.Template+"/"+c.Conversation, func(t *testing.T) {
+			tpl := parsed[c.Template]
+			msgs := slices.Clone(g.Conversations[c.Conversation].Messages)
+			for i := range msgs {
+				msgs[i].StringContent = tpl.NeedsStringContent()
+			}
+			got, err := tpl.Render(msgs, g.options(c.Conversation, now))
 			checkRendering(t, got, err, c.Expected, c.Error)
 		})
 	}

@@ -154,7 +154,9 @@ func (s *scanner) step(final bool) {
 		n, st, out := b.scan(s.buf[s.pos:], final)
 		s.pending = st == needMore
 		if st == done && len(out.calls) > 0 && s.noCalls {
-			st = failed
+			if st = failed; s.f.dropCalls {
+				st, out.calls = done, nil
+			}
 		}
 		switch st {
 		case needMore:

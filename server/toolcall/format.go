@@ -38,6 +38,7 @@ type format struct {
 	reasoning  bool          // the format has a reasoning block
 	thinkStart string        // the marker that opens it, for PromptOpensReasoning
 	newID      func() string // the ids the format's templates accept; nil: NewCallID
+	dropCalls  bool          // with NoCalls a call is dropped, not read as text (harmony's would be markup)
 }
 
 var formats = map[Format]*format{}

@@ -18,6 +18,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(string(fx.format), fx.in, []byte{3, 1, 7})
 	}
 	f.Add("openai", "<|start|><|channel|><|message|><|call|>", []byte{1})
+	for _, hc := range harmonyCases {
+		f.Add("openai", hc.in, []byte{5, 2, 11})
+	}
 	f.Add("mistral", "[TOOL_CALLS][TOOL_CALLS]a[CALL_ID][ARGS]", []byte{2})
 	f.Fuzz(func(t *testing.T, name, text string, split []byte) {
 		form, err := Lookup(name)

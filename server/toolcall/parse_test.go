@@ -230,8 +230,8 @@ func TestMarkers(t *testing.T) {
 			t.Errorf("%s: no markers", f)
 		}
 		for _, b := range f.def().blocks {
-			if b.start == "{" || b.start == ";" || b.start == "<|call|>" || b.start == "<|return|>" {
-				continue // JSON at the start (llama3), and gpt-oss's stop tokens end the text
+			if b.start == "{" || b.start == ";" || b.start == "<|call|>" || b.start == "<|return|>" || b.start == " to=" {
+				continue // JSON at the start (llama3), gpt-oss's stop tokens end the text, its recipient is text
 			}
 			found := false
 			for _, m := range ms {

@@ -168,6 +168,22 @@ function messageElement(msg) {
 
 function fillMessage(div, msg) {
   const body = div.querySelector('.body');
+  if (msg.reasoning) { // reasoning_content: shown apart, folded once the answer starts
+    let think = div.querySelector('.thinking');
+    if (!think) {
+      think = document.createElement('details');
+      think.className = 'thinking';
+      think.append(document.createElement('summary'), document.createElement('div'));
+      think.querySelector('summary').textContent = 'thinking';
+      think.open = true;
+      div.insertBefore(think, body);
+    }
+    think.lastElementChild.textContent = msg.reasoning;
+    if (msg.content && !think.dataset.folded) {
+      think.open = false;
+      think.dataset.folded = '1';
+    }
+  }
   if (msg.role === 'assistant') body.innerHTML = renderMarkdown(msg.content); // escaped by renderMarkdown
   else body.textContent = msg.content;
   const notes = [];
@@ -229,6 +245,7 @@ async function send(text) {
       if (chunk.error) throw new Error(chunk.error.message);
       for (const c of chunk.choices || []) {
         if (c.delta && c.delta.content) reply.content += c.delta.content;
+        if (c.delta && c.delta.reasoning_content) reply.reasoning = (reply.reasoning || '') + c.delta.reasoning_content;
         if (c.finish_reason) reply.finish = c.finish_reason;
       }
       if (chunk.usage) reply.usage = chunk.usage;
