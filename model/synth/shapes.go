@@ -125,9 +125,11 @@ var Shapes = []Shape{
 	// smollm3-tiny is for tests: layer 3 of 4 without rope.
 	{Name: "smollm3-tiny", Arch: "smollm3", Dim: 256, Layers: 4, Heads: 8, KVHeads: 2, FFN: 768,
 		Vocab: 512, Context: 2048, RopeBase: 10000, NormEps: 1e-6, Tied: true},
-	// qwen3-30b-a3b-l6 is Qwen3-30B-A3B with 6 of its 48 layers, to fit in
-	// memory: the speed of a token through those layers is the model's
-	// over 8.
+	// qwen3-30b-a3b is Qwen3-30B-A3B (17.8 GB in Q4_K_M); qwen3-30b-a3b-l6
+	// is it with 6 of its 48 layers, to fit in memory: the speed of a token
+	// through those layers is the model's over 8.
+	{Name: "qwen3-30b-a3b", Arch: "qwen3moe", Dim: 2048, Layers: 48, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 6144,
+		Vocab: 151936, Context: 40960, RopeBase: 1000000, NormEps: 1e-6, Experts: 128, ExpertsUsed: 8, ExpertFFN: 768},
 	{Name: "qwen3-30b-a3b-l6", Arch: "qwen3moe", Dim: 2048, Layers: 6, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 6144,
 		Vocab: 151936, Context: 40960, RopeBase: 1000000, NormEps: 1e-6, Experts: 128, ExpertsUsed: 8, ExpertFFN: 768},
 	// qwen3moe-tiny and qwen2moe-tiny are for tests: 8 experts, top 2
