@@ -30,25 +30,7 @@ func gptossModel(t *testing.T) *model.Model {
 // 0 with a Q8_0 cache turns into a 0.4% change in its last row.)
 func TestGptOssParity(t *testing.T) {
 	m := gptossModel(t)
-	for _, kc := range []struct {
-		typ kv.CacheType
-		dir string
-	}{{kv.F16, ""}, {kv.Q8_0, "kv-q8_0"}} {
-		t.Run(kc.typ.String(), func(t *testing.T) {
-			for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", gptossTiny, kc.dir)) {
-				ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
-				got := teacherForcedKV(t, m, kc.typ, len(rc.PromptIDs), ids, true)
-				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
-				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit 0.010%%)", ci, rc.LogitRows, worstAbs, worst*100)
-				if worst > 1e-4 {
-					t.Errorf("case %d: max |Δ|/std %.6f exceeds 0.0001", ci, worst)
-				}
-				if rc.GreedyMinGap > 0.005 {
-					checkGreedy(t, ci, rc, got)
-				}
-			}
-		})
-	}
+	refParity(t, m, gptossTiny, 1e-4, true)
 }
 
 // TestGptOssBatchInvariance runs all of TestBatchInvariance's cases on

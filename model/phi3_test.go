@@ -26,25 +26,7 @@ func TestPhi3LongRope(t *testing.T) {
 		t.Error("a LongRoPE model loads with other than its short factors")
 	}
 	m.SetContextLen(256)
-	for _, kc := range []struct {
-		typ kv.CacheType
-		dir string
-	}{{kv.F16, ""}, {kv.Q8_0, "kv-q8_0"}} {
-		t.Run(kc.typ.String(), func(t *testing.T) {
-			for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", name, kc.dir)) {
-				ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
-				got := teacherForcedKV(t, m, kc.typ, len(rc.PromptIDs), ids, false)
-				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
-				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%%", ci, rc.LogitRows, worstAbs, worst*100)
-				if worst > 1e-4 { // Q8_0: 0.0000% measured
-					t.Errorf("case %d: max |Δ|/std %.6f exceeds 1e-4", ci, worst)
-				}
-				if rc.GreedyMinGap > 0.005 {
-					checkGreedy(t, ci, rc, got)
-				}
-			}
-		})
-	}
+	refParity(t, m, name, 1e-4, false) // Q8_0: 0.0000% measured
 	t.Run("short", func(t *testing.T) {
 		m.SetContextLen(128)
 		defer m.SetContextLen(256)

@@ -42,31 +42,42 @@ func synthModel(t *testing.T, shape, typ, vocab string, seed uint64) *model.Mode
 	return m
 }
 
-// TestSynthParity compares troupe's teacher-forced logits of these models with llama.cpp's on four prompts, with an F16 and with a Q8_0 KV
-// cache, and the greedy continuation where the reference's smallest top-1
-// lead is comfortable.
+// TestSynthParity compares troupe's teacher-forced logits of these models
+// with llama.cpp's (refParity).
 func TestSynthParity(t *testing.T) {
 	for _, g := range synthRefModels {
-		m := synthModel(t, g.shape, g.typ, g.vocab, g.seed)
-		for _, kc := range []struct {
-			typ kv.CacheType
-			dir string
-		}{{kv.F16, ""}, {kv.Q8_0, "kv-q8_0"}} {
-			t.Run(g.name+"/"+kc.typ.String(), func(t *testing.T) {
-				for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", g.name, kc.dir)) {
-					ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
-					got := teacherForcedKV(t, m, kc.typ, len(rc.PromptIDs), ids, false)
-					worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
-					t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, g.bound*100)
-					if worst > g.bound {
-						t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, g.bound)
-					}
-					if rc.GreedyMinGap > 0.005 {
-						checkGreedy(t, ci, rc, got)
-					}
+		t.Run(g.name, func(t *testing.T) {
+			refParity(t, synthModel(t, g.shape, g.typ, g.vocab, g.seed), g.name, g.bound, false)
+		})
+	}
+}
+
+// refParity compares m's teacher-forced logits with llama.cpp's references
+// in testdata/reference/name on four prompts, with an F16 and with a Q8_0
+// KV cache (the references of its kv-q8_0 folder), at bound (max |Δ| over
+// the row's std), and the greedy continuation where the reference's
+// smallest top-1 lead is comfortable. ggml: State.MatchGGMLBatching (for a
+// mixture of experts' F32 router).
+func refParity(t *testing.T, m *model.Model, name string, bound float64, ggml bool) {
+	t.Helper()
+	for _, kc := range []struct {
+		typ kv.CacheType
+		dir string
+	}{{kv.F16, ""}, {kv.Q8_0, "kv-q8_0"}} {
+		t.Run(kc.typ.String(), func(t *testing.T) {
+			for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", name, kc.dir)) {
+				ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
+				got := teacherForcedKV(t, m, kc.typ, len(rc.PromptIDs), ids, ggml)
+				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
+				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, bound*100)
+				if worst > bound {
+					t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, bound)
 				}
-			})
-		}
+				if rc.GreedyMinGap > 0.005 {
+					checkGreedy(t, ci, rc, got)
+				}
+			}
+		})
 	}
 }
 
