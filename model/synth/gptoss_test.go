@@ -1,13 +1,10 @@
 package synth_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/synth"
@@ -17,25 +14,10 @@ import (
 // expert tensors take F16, the rest the file type's, the biases stay f32,
 // and troupe loads it; an unknown expert type is an error.
 func TestWriteExpertType(t *testing.T) {
-	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
+	vf := stories260K(t)
 	s, _ := synth.LookupShape("gpt-oss-tiny")
 	ft, _ := synth.LookupFileType("Q8_0")
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = synth.Write(f, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2, ExpertType: "F16"})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, _ := writeTemp(t, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2, ExpertType: "F16"})
 	g, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)

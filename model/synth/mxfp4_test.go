@@ -1,13 +1,10 @@
 package synth_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/synth"
 )
@@ -17,11 +14,7 @@ import (
 // routers F32) on a mixture-of-experts shape, and the dense MXFP4 (every
 // matrix MXFP4 but the output) on a dense and an MoE shape.
 func TestWriteMXFP4(t *testing.T) {
-	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
+	vf := stories260K(t)
 	moe, _ := synth.LookupShape("qwen3moe-tiny")
 	for _, tc := range []struct {
 		typ   string
@@ -58,18 +51,7 @@ func TestWriteMXFP4(t *testing.T) {
 			if !ok || ft.ID != 38 {
 				t.Fatalf("file type %q: %+v, %v", tc.typ, ft, ok)
 			}
-			path := filepath.Join(t.TempDir(), "m.gguf")
-			f, err := os.Create(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = synth.Write(f, synth.Options{Shape: tc.shape, Type: ft, Vocab: vf, Seed: 1, Workers: 2})
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			path, _ := writeTemp(t, synth.Options{Shape: tc.shape, Type: ft, Vocab: vf, Seed: 1, Workers: 2})
 			g, err := gguf.Open(path)
 			if err != nil {
 				t.Fatal(err)

@@ -3,7 +3,6 @@ package synth_test
 import (
 	"bytes"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,32 +19,43 @@ import (
 var tiny = synth.Shape{Name: "tiny", Arch: "llama", Dim: 512, Layers: 8, Heads: 8, KVHeads: 2, FFN: 640,
 	Vocab: 512, Context: 256, RopeBase: 10000, NormEps: 1e-5}
 
-// TestWrite writes tiny models in several types with stories260K's
-// vocabulary, opens each with troupe and runs a forward pass (finite
-// logits), and checks the tensor types llama-quantize would choose.
-func TestWrite(t *testing.T) {
+// stories260K opens the GGUF file whose tokenizer the tests' models take.
+func stories260K(t *testing.T) *gguf.File {
+	t.Helper()
 	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer vf.Close()
+	t.Cleanup(func() { vf.Close() })
+	return vf
+}
+
+// writeTemp writes the model o describes into t's temporary directory and
+// returns its path and the tokens of its vocabulary.
+func writeTemp(t *testing.T, o synth.Options) (string, int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	n, err := synth.WriteFile(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, n
+}
+
+// TestWrite writes tiny models in several types with stories260K's
+// vocabulary, opens each with troupe and runs a forward pass (finite
+// logits), and checks the tensor types llama-quantize would choose.
+func TestWrite(t *testing.T) {
+	vf := stories260K(t)
 	for _, name := range []string{"Q4_K_M", "Q8_0", "F16", "IQ4_XS", "IQ4_NL"} {
 		t.Run(name, func(t *testing.T) {
 			ft, ok := synth.LookupFileType(name)
 			if !ok {
 				t.Fatal("unknown type")
 			}
-			path := filepath.Join(t.TempDir(), "m.gguf")
-			f, err := os.Create(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := synth.Write(f, synth.Options{Shape: tiny, Type: ft, Vocab: vf, Seed: 3, Workers: 2})
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil || n != 512 {
-				t.Fatalf("Write: %d tokens, %v", n, err)
+			path, n := writeTemp(t, synth.Options{Shape: tiny, Type: ft, Vocab: vf, Seed: 3, Workers: 2})
+			if n != 512 {
+				t.Fatalf("Write: %d tokens", n)
 			}
 			m, err := model.Open(path)
 			if err != nil {
@@ -122,11 +132,7 @@ func TestWrite(t *testing.T) {
 // TestWriteDeterministic checks that the bytes depend on the seed and not
 // on the number of workers.
 func TestWriteDeterministic(t *testing.T) {
-	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
+	vf := stories260K(t)
 	ft, _ := synth.LookupFileType("Q4_0")
 	write := func(seed uint64, workers int) []byte {
 		var buf bytes.Buffer
