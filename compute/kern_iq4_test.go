@@ -24,23 +24,7 @@ func TestIQ4Kernels(t *testing.T) {
 				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
 				x := edgeActs(rng, shape.m, k)
 				for _, isa := range hostISAs() {
-					got := iq4Outputs(typ, isa, w, x, shape.m)
-					for t0 := range shape.m {
-						one := iq4Outputs(typ, isa, w, x[t0*k:(t0+1)*k], 1)
-						xq := quantizedRow(typ, x[t0*k:(t0+1)*k])
-						for r := range shape.n {
-							g := got[t0*shape.n+r]
-							if math.IsNaN(float64(g)) {
-								continue // left to the reference kernels
-							}
-							if math.Float32bits(one[r]) != math.Float32bits(g) {
-								t.Fatalf("%v: row %d act %d: alone %g, batched %g", isa, r, t0, one[r], g)
-							}
-							if want := vecDot(typ, false, w.Row(r), xq); math.Float32bits(g) != math.Float32bits(want) {
-								t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
-							}
-						}
-					}
+					checkRows(t, isa, typ, w, x, shape.m, false, func(x []float32, m int) []float32 { return iq4Outputs(typ, isa, w, x, m) })
 				}
 			})
 		}

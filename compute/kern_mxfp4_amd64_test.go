@@ -2,7 +2,6 @@ package compute
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -27,24 +26,7 @@ func TestMXFP4InPlaceKernels(t *testing.T) {
 				if pk == nil {
 					continue
 				}
-				got := panelOutputs(pk, w, x, shape.m)
-				for t0 := range shape.m {
-					one := panelOutputs(pk, w, x[t0*k:(t0+1)*k], 1)
-					xq := quantizedRow(MXFP4, x[t0*k:(t0+1)*k])
-					for r := range shape.n {
-						g := got[t0*shape.n+r]
-						if math.Float32bits(one[r]) != math.Float32bits(g) {
-							t.Fatalf("%v: row %d act %d: alone %g, batched %g", isa, r, t0, one[r], g)
-						}
-						want := vecDot(MXFP4, false, w.Row(r), xq)
-						if math.IsNaN(float64(want)) && math.IsNaN(float64(g)) {
-							continue
-						}
-						if math.Float32bits(g) != math.Float32bits(want) {
-							t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
-						}
-					}
-				}
+				checkRows(t, isa, MXFP4, w, x, shape.m, true, func(x []float32, m int) []float32 { return panelOutputs(pk, w, x, m) })
 			}
 		})
 	}

@@ -35,6 +35,39 @@ func panelOutputs(pk *panelKernel[blockQ8_0], w *Tensor, x []float32, m int) []f
 	return out
 }
 
+// checkRows checks a kernel's outputs for the m activation rows of x
+// (outputs(x, m): m×n values) bit for bit against each row run alone and
+// against the Go block dot product of typ, and returns how many outputs
+// it checked. An output the kernel leaves NaN is left to the reference
+// kernels unless every is set: then a NaN must be the reference's.
+func checkRows(t *testing.T, isa ISA, typ DType, w *Tensor, x []float32, m int, every bool, outputs func(x []float32, m int) []float32) int {
+	t.Helper()
+	k, n := w.Cols(), w.Rows()
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || every && math.IsNaN(float64(a)) && math.IsNaN(float64(b))
+	}
+	got := outputs(x, m)
+	checked := 0
+	for t0 := range m {
+		one := outputs(x[t0*k:(t0+1)*k], 1)
+		xq := quantizedRow(typ, x[t0*k:(t0+1)*k])
+		for r := range n {
+			g := got[t0*n+r]
+			if !every && math.IsNaN(float64(g)) {
+				continue // left to the reference kernels
+			}
+			if !same(one[r], g) {
+				t.Fatalf("%v: row %d act %d: alone %g, batched %g", isa, r, t0, one[r], g)
+			}
+			if want := vecDot(typ, false, w.Row(r), xq); !same(g, want) {
+				t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
+			}
+			checked++
+		}
+	}
+	return checked
+}
+
 // edgeActs returns m random activation rows of k values, the first at ±1
 // (every quant ±127) and the third, if any, all zero.
 func edgeActs(rng *rand.Rand, m, k int) []float32 {

@@ -207,25 +207,7 @@ func TestMXFP4Kernels(t *testing.T) {
 			x := edgeActs(rng, shape.m, k)
 			for _, isa := range hostISAs() {
 				pk := panelKernelFor(MXFP4, isa)
-				got := panelOutputs(pk, w, x, shape.m)
-				checked := 0
-				for t0 := range shape.m {
-					one := panelOutputs(pk, w, x[t0*k:(t0+1)*k], 1)
-					xq := quantizedRow(MXFP4, x[t0*k:(t0+1)*k])
-					for r := range shape.n {
-						g := got[t0*shape.n+r]
-						if math.IsNaN(float64(g)) {
-							continue // left to the reference kernels
-						}
-						if math.Float32bits(one[r]) != math.Float32bits(g) {
-							t.Fatalf("%v: row %d act %d: alone %g, batched %g", isa, r, t0, one[r], g)
-						}
-						if want := vecDot(MXFP4, false, w.Row(r), xq); math.Float32bits(g) != math.Float32bits(want) {
-							t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
-						}
-						checked++
-					}
-				}
+				checked := checkRows(t, isa, MXFP4, w, x, shape.m, false, func(x []float32, m int) []float32 { return panelOutputs(pk, w, x, m) })
 				if checked < shape.m*(shape.n/panelRows*panelRows)/2 {
 					t.Fatalf("%v: only %d outputs checked", isa, checked)
 				}
