@@ -76,6 +76,18 @@ func copyReq(r *messages.GenerateRequest) *messages.GenerateRequest {
 // concurrently submits every request at once and returns their results.
 func concurrently(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) []*result {
 	t.Helper()
+	chans := streamAll(t, rt, reqs)
+	var res []*result
+	for _, ch := range chans {
+		res = append(res, collect(t, ch, 1))
+	}
+	return res
+}
+
+// streamAll submits every request at once (copies: the runtime takes
+// their prompts) and returns their streams.
+func streamAll(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) []<-chan *messages.OutputChunk {
+	t.Helper()
 	var chans []<-chan *messages.OutputChunk
 	for _, req := range reqs {
 		ch, err := rt.Stream(context.Background(), copyReq(req))
@@ -84,11 +96,7 @@ func concurrently(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateReq
 		}
 		chans = append(chans, ch)
 	}
-	var res []*result
-	for _, ch := range chans {
-		res = append(res, collect(t, ch, 1))
-	}
-	return res
+	return chans
 }
 
 // sameAsAlone compares concurrent results with the requests run alone.

@@ -1,7 +1,6 @@
 package actors_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -75,14 +74,7 @@ func windowRequests() []*messages.GenerateRequest {
 // they are all sent, and returns each request's ids.
 func runAll(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest, then ...func()) [][]int32 {
 	t.Helper()
-	var chans []<-chan *messages.OutputChunk
-	for _, req := range reqs {
-		ch, err := rt.Stream(context.Background(), copyReq(req))
-		if err != nil {
-			t.Fatal(err)
-		}
-		chans = append(chans, ch)
-	}
+	chans := streamAll(t, rt, reqs)
 	for _, f := range then {
 		f()
 	}
