@@ -105,10 +105,9 @@ func closer(mask []uint64, out []byte, rng *rand.Rand) (byte, bool) {
 	return 0, false
 }
 
-// TestGrammarParses: every output of a format's tool-call grammar parses
-// as calls of the offered tools, arguments valid JSON objects with the
-// required keys; named: only that tool; not parallel: one call.
-func TestGrammarParses(t *testing.T) {
+// byteVocab is a vocabulary of the 256 bytes and an end token "</s>".
+func byteVocab(t *testing.T) *grammar.Vocab {
+	t.Helper()
 	pieces := make([][]byte, 257)
 	for c := range 256 {
 		pieces[c] = []byte{byte(c)}
@@ -118,6 +117,14 @@ func TestGrammarParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return v
+}
+
+// TestGrammarParses: every output of a format's tool-call grammar parses
+// as calls of the offered tools, arguments valid JSON objects with the
+// required keys; named: only that tool; not parallel: one call.
+func TestGrammarParses(t *testing.T) {
+	v := byteVocab(t)
 	formats := []struct {
 		f        Format
 		template string

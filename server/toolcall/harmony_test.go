@@ -195,15 +195,7 @@ func TestAnswerGrammar(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)
 	}
-	pieces := make([][]byte, 257)
-	for c := range 256 {
-		pieces[c] = []byte{byte(c)}
-	}
-	pieces[256] = []byte("</s>")
-	v, err := grammar.NewVocab(pieces, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := byteVocab(t)
 	accepts := func(out string) bool {
 		m, err := g.NewMatcher(v)
 		if err != nil {
