@@ -270,17 +270,7 @@ func streamChunks(t *testing.T, url, body string) []chunk {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 	var out []chunk
-	for _, ev := range strings.Split(strings.TrimSpace(string(b)), "\n\n") {
-		data := strings.TrimPrefix(ev, "data: ")
-		if data == "[DONE]" {
-			break
-		}
-		var c chunk
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			t.Fatalf("event %q: %v", ev, err)
-		}
-		out = append(out, c)
-	}
+	eachChunk(t, b, func(c *chunk) { out = append(out, *c) })
 	return out
 }
 

@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -66,31 +64,23 @@ func harmonyPost(t *testing.T, s *scripted, body string, stream bool) harmonyCha
 		}
 		return h
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
 	var args []string
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		var chunk struct {
-			Choices []struct {
-				Delta struct {
-					Role             string
-					Content          *string
-					ReasoningContent *string `json:"reasoning_content"`
-					ToolCalls        []struct {
-						Index    int
-						ID       string
-						Function struct{ Name, Arguments string }
-					} `json:"tool_calls"`
-				}
-				FinishReason *string `json:"finish_reason"`
+	type chunk struct {
+		Choices []struct {
+			Delta struct {
+				Role             string
+				Content          *string
+				ReasoningContent *string `json:"reasoning_content"`
+				ToolCalls        []struct {
+					Index    int
+					ID       string
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
 			}
+			FinishReason *string `json:"finish_reason"`
 		}
-		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-			t.Fatal(err)
-		}
+	}
+	eachChunk(t, b, func(chunk *chunk) {
 		for _, c := range chunk.Choices {
 			d := c.Delta
 			switch {
@@ -114,7 +104,7 @@ func harmonyPost(t *testing.T, s *scripted, body string, stream bool) harmonyCha
 				h.finish = *c.FinishReason
 			}
 		}
-	}
+	})
 	for i := range h.calls {
 		h.calls[i] += " " + args[i]
 	}

@@ -270,21 +270,13 @@ func TestToolCallsStream(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 	var got []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || data == "[DONE]" {
-			continue
+	type chunk struct {
+		Choices []struct {
+			Delta        json.RawMessage
+			FinishReason *string `json:"finish_reason"`
 		}
-		var chunk struct {
-			Choices []struct {
-				Delta        json.RawMessage
-				FinishReason *string `json:"finish_reason"`
-			}
-		}
-		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-			t.Fatal(err)
-		}
+	}
+	eachChunk(t, b, func(chunk *chunk) {
 		for _, c := range chunk.Choices {
 			d := string(c.Delta)
 			if c.FinishReason != nil {
@@ -292,7 +284,7 @@ func TestToolCallsStream(t *testing.T) {
 			}
 			got = append(got, d)
 		}
-	}
+	})
 	idRe := func(s string) string { // ids are random
 		if i := strings.Index(s, `"id":"call_`); i >= 0 {
 			return s[:i] + `"id":"ID"` + s[i+len(`"id":"call_`)+24+1:]
@@ -427,5 +419,23 @@ func TestToolTemplates(t *testing.T) {
 	t.Logf("%d templates, %d with a tool-call grammar", len(files), grammars)
 	if grammars < 15 {
 		t.Errorf("only %d templates got a grammar", grammars)
+	}
+}
+
+// eachChunk decodes each "data: " line of the event stream b but the
+// last [DONE] into a new T and passes it to f.
+func eachChunk[T any](t *testing.T, b []byte, f func(*T)) {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		v := new(T)
+		if err := json.Unmarshal([]byte(data), v); err != nil {
+			t.Fatal(err)
+		}
+		f(v)
 	}
 }
