@@ -196,23 +196,31 @@ func (c *consoleLog) take() []string {
 	return e
 }
 
+// startBrowser starts chromium (headless, a window of w×h) and returns
+// its context, closed when the test ends: start it after the test server,
+// whose shutdown waits for the browser's open streams.
+func startBrowser(t *testing.T, w, h int) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox,
+		chromedp.WindowSize(w, h), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(bctx); err != nil { // starts the browser, without a deadline
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return bctx
+}
+
 // TestBrowser drives the page in headless chromium: the key, a greedy chat
 // equal to the API's, the stop button, the live view under load, the
 // markdown renderer's escaping; no console errors; screenshots saved.
 func TestBrowser(t *testing.T) {
-	exe := chromium(t)
 	ts := newTestServer(t, server.Config{APIKey: apiKey})
+	bctx := startBrowser(t, 1280, 860) // closed before the server (its streams end first)
 	shots := artifacts(t)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(bctx); err != nil { // starts the browser, without a deadline
-		t.Fatalf("starting chromium: %v", err)
-	}
 	var console consoleLog
 	go console.read(bctx)
 	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)

@@ -15,17 +15,8 @@ import (
 // the chat route is given a stream of such deltas, as the server sends
 // them for a reasoning model (stories260K does not reason).
 func TestBrowserThinking(t *testing.T) {
-	exe := chromium(t)
 	ts := newTestServer(t, server.Config{})
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.WindowSize(1000, 700), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
+	bctx := startBrowser(t, 1000, 700)
 	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
 	defer cancel()
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
