@@ -54,24 +54,9 @@ func TestMoEParity(t *testing.T) {
 	for _, g := range moeModels {
 		t.Run(g.name, func(t *testing.T) {
 			m := openInvariance(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
-			for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", g.name)) {
-				ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
-				got := teacherForced(t, m, len(rc.PromptIDs), ids)
-				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
-				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, g.bound*100)
-				if worst > g.bound {
-					t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, g.bound)
-				}
-				if rc.GreedyMinGap > 0.005 {
-					nv, p := rc.NVocab, len(rc.PromptIDs)
-					for k, want := range rc.GreedyIDs {
-						if best, _ := testmodels.Top2(got[(p-1+k)*nv : (p+k)*nv]); int32(best) != want {
-							t.Errorf("case %d: greedy token %d is %d, llama.cpp %d", ci, k, best, want)
-							break
-						}
-					}
-				}
-			}
+			checkCases(t, filepath.Join("testdata", "reference", g.name), g.bound, func(promptLen int, ids []int32) []float32 {
+				return teacherForced(t, m, promptLen, ids)
+			})
 		})
 	}
 }

@@ -65,19 +65,29 @@ func refParity(t *testing.T, m *model.Model, name string, bound float64, ggml bo
 		dir string
 	}{{kv.F16, ""}, {kv.Q8_0, "kv-q8_0"}} {
 		t.Run(kc.typ.String(), func(t *testing.T) {
-			for ci, rc := range testmodels.CasesIn(t, filepath.Join("testdata", "reference", name, kc.dir)) {
-				ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
-				got := teacherForcedKV(t, m, kc.typ, len(rc.PromptIDs), ids, ggml)
-				worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
-				t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, bound*100)
-				if worst > bound {
-					t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, bound)
-				}
-				if rc.GreedyMinGap > 0.005 {
-					checkGreedy(t, ci, rc, got)
-				}
-			}
+			checkCases(t, filepath.Join("testdata", "reference", name, kc.dir), bound, func(promptLen int, ids []int32) []float32 {
+				return teacherForcedKV(t, m, kc.typ, promptLen, ids, ggml)
+			})
 		})
+	}
+}
+
+// checkCases compares the teacher-forced logits that logits gives for each
+// reference case in dir (its prompt and greedy ids) with llama.cpp's, at
+// bound, and the greedy continuation where the lead is comfortable.
+func checkCases(t *testing.T, dir string, bound float64, logits func(promptLen int, ids []int32) []float32) {
+	t.Helper()
+	for ci, rc := range testmodels.CasesIn(t, dir) {
+		ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
+		got := logits(len(rc.PromptIDs), ids)
+		worst, worstAbs := testmodels.CompareLogits(t, ci, rc, got)
+		t.Logf("case %d: %d rows, max |Δ| %.5f, max |Δ|/std %.4f%% (limit %.3f%%)", ci, rc.LogitRows, worstAbs, worst*100, bound*100)
+		if worst > bound {
+			t.Errorf("case %d: max |Δ|/std %.6f exceeds %.6f", ci, worst, bound)
+		}
+		if rc.GreedyMinGap > 0.005 {
+			checkGreedy(t, ci, rc, got)
+		}
 	}
 }
 
