@@ -83,7 +83,7 @@ func (c *crew) run(shares int, share func(wi int)) {
 		case h.state.CompareAndSwap(parked, running):
 			h.wake <- struct{}{}
 		case h.state.CompareAndSwap(gone, running):
-			go c.loop(i+1, h, prev)
+			go c.loop(h, prev)
 		}
 	}
 	for c.claimRun() {
@@ -131,9 +131,9 @@ func (c *crew) claimRun() bool {
 	}
 }
 
-// loop is helper wi's goroutine: claim and run shares of each job after
+// loop is a helper's goroutine: claim and run shares of each job after
 // seen; park when idle; exit when idle for idleExit.
-func (c *crew) loop(wi int, h *helper, seen uint64) {
+func (c *crew) loop(h *helper, seen uint64) {
 	idle := time.NewTimer(idleExit)
 	idle.Stop()
 	var since time.Time // when this spell of spinning began

@@ -15,7 +15,7 @@ func dotF32Vec(w []byte, x []float32) float32 {
 	for c := 0; c < k0; c += 64 {
 		for j := range 4 {
 			for l := range 16 {
-				acc[j][l] = fma32(wf[c+16*j+l], x[c+16*j+l], acc[j][l])
+				acc[j][l] = fmaExact32(wf[c+16*j+l], x[c+16*j+l], acc[j][l])
 			}
 		}
 	}
@@ -23,21 +23,9 @@ func dotF32Vec(w []byte, x []float32) float32 {
 	for l := range 16 {
 		sum[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l])
 	}
-	s := reduce16(&sum)
+	s := sumLanes(&sum) // _mm512_reduce_add_ps
 	for i := k0; i < k; i++ {
-		s = fma32(x[i], wf[i], s)
+		s = fmaExact32(x[i], wf[i], s)
 	}
 	return s
-}
-
-// reduce16 is _mm512_reduce_add_ps: lane i plus lane i+8, then i+4, i+2,
-// i+1.
-func reduce16(a *[16]float32) float32 {
-	v := *a
-	for h := 8; h >= 1; h /= 2 {
-		for i := range h {
-			v[i] += v[i+h]
-		}
-	}
-	return v[0]
 }

@@ -81,8 +81,9 @@ func bestIndexMXFP4(x, d float32) uint8 {
 	return uint8(best)
 }
 
-// log2f is log2 of a float32 rounded to float32 (glibc's log2f; the two
-// agree on every value whose floor matters, see TestMXFP4Exponent).
+// log2f is log2 of a float32 rounded to float32, as glibc's log2f gives
+// it (correctly rounded) except where rounding float64's log2 to float32
+// rounds twice; that the two floors agree on every float32 is not tested.
 func log2f(x float32) float32 { return float32(math.Log2(float64(x))) }
 
 // quantizeMXFP4 is ggml's quantize_row_mxfp4_ref for one block: e =
