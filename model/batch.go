@@ -54,6 +54,7 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 		return fmt.Errorf("model: batch of %d tokens has %d positions, %d sequence indexes, %d logit flags",
 			n, len(b.Positions), len(b.Seq), len(b.Logits))
 	}
+	window := c.KVWindow()
 	for i := range n {
 		tok, pos, s := b.Tokens[i], b.Positions[i], b.Seq[i]
 		if tok < 0 || int(tok) >= c.VocabSize {
@@ -67,7 +68,7 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 		}
 		// Blocks freed behind a sliding window (kv.NoBlock) lead the table;
 		// the first one this token attends to must be there.
-		if from := c.KVKeepFrom(int(pos)); b.BlockTables[s][from/blockSize] == kv.NoBlock {
+		if from := kv.WindowStart(int(pos), window); b.BlockTables[s][from/blockSize] == kv.NoBlock {
 			return fmt.Errorf("model: batch token %d: position %d attends from position %d, whose block was freed", i, pos, from)
 		}
 	}

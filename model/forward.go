@@ -157,9 +157,7 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
 		return err
 	}
-	if lw.OBias != nil {
-		addRowBias(s.ob, lw.OBias, n)
-	}
+	addBias(s.ob, n, lw.OBias)
 	postNorm(c, s.ob, lw.AttnPostNorm, n)
 	compute.Add(s.x[:n*dim], s.ob[:n*dim])
 

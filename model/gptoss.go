@@ -72,14 +72,6 @@ func (l *loader) expertBiases(w *MoEWeights, p string, c *Config) {
 	w.DownBias = l.vector(p+"ffn_down_exps.bias", c.Experts*c.Dim)
 }
 
-// addRowBias adds bias to each of the rows of x.
-func addRowBias(x, bias []float32, rows int) {
-	n := len(bias)
-	for r := range rows {
-		compute.Add(x[r*n:(r+1)*n], bias)
-	}
-}
-
 // attnSink folds head h's sink logit s into its attention output out (the
 // positions' unnormalized weighted values), whose weights sum to S with
 // running max M, as ggml's flash attention does after the last position:
@@ -135,12 +127,12 @@ func oaiExpert(mm *compute.MatMuler, b *expertBuf, rows int, c *Config, w *MoEWe
 	if err := mm.MatMul(b.up, b.xg, rows, w.Up[e]); err != nil {
 		return err
 	}
-	addRowBias(b.up, w.UpBias[e*ff:(e+1)*ff], rows)
-	addRowBias(b.gate, w.GateBias[e*ff:(e+1)*ff], rows)
+	addBias(b.up, rows, w.UpBias[e*ff:(e+1)*ff])
+	addBias(b.gate, rows, w.GateBias[e*ff:(e+1)*ff])
 	swigluOAI(b.gate[:rows*ff], b.up[:rows*ff])
 	if err := mm.MatMul(b.yg, b.gate, rows, w.Down[e]); err != nil {
 		return err
 	}
-	addRowBias(b.yg, w.DownBias[e*dim:(e+1)*dim], rows)
+	addBias(b.yg, rows, w.DownBias[e*dim:(e+1)*dim])
 	return nil
 }

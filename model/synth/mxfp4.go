@@ -12,11 +12,10 @@ import "github.com/troupe-llm/troupe/compute"
 func (ft FileType) isMXFP4() bool { return ft.Base == compute.MXFP4 }
 
 // mxfp4Type is the type of a matrix of kind (see TensorType) in an MXFP4
-// file type; expert is whether it is a 3-D expert tensor.
+// file type; expert is whether it is a 3-D expert tensor. (Routers are
+// F32 in every file type: TensorType returns before it asks.)
 func (ft FileType) mxfp4Type(kind string, expert bool) compute.DType {
 	switch {
-	case kind == "ffn_gate_inp":
-		return compute.F32
 	case expert:
 		return compute.MXFP4
 	case kind == "output" || ft.Name == "MXFP4_MOE":
