@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
@@ -153,7 +152,10 @@ func TestWindowFree(t *testing.T) {
 				g.hold()
 				cfg.Backends = []actors.Backend{windowGate{g}}
 				rt := start(t, m, cfg)
-				got = runAll(t, rt, reqs, func() { waitQueued(t, rt, len(reqs)); g.free() })
+				got = runAll(t, rt, reqs, func() {
+					pollStats(t, rt, "every request at the batcher", func(st *messages.Stats) bool { return st.Running+st.Waiting == len(reqs) })
+					g.free()
+				})
 				sameIDs(t, got, want)
 				checkWindowStats(t, rt, cfg, tc.preempted)
 			})
@@ -199,23 +201,6 @@ func checkWindowStats(t *testing.T, rt *actors.Runtime, cfg actors.Config, preem
 type windowGate struct{ *gate }
 
 func (w windowGate) KVWindow() int { return w.Backend.(actors.WindowBackend).KVWindow() }
-
-// waitQueued waits until the batcher holds n sequences, running or waiting.
-func waitQueued(t *testing.T, rt *actors.Runtime, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(gateWait); ; time.Sleep(time.Millisecond) {
-		st, err := rt.Stats(timeout)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Running+st.Waiting == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d running and %d waiting, want %d in all", st.Running, st.Waiting, n)
-		}
-	}
-}
 
 // watchTables is a CPU backend that checks the block tables of every step
 // before it runs it: a table must have exactly the blocks wholly before its

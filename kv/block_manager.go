@@ -175,7 +175,7 @@ func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens, from int, l
 		return 0, fmt.Errorf("kv: allocate seq %d: %w: need %d blocks, %d free", id, ErrOutOfBlocks, need, free)
 	}
 	s := m.newSeq(m.numBlocksFor(covered))
-	s.lastHash, s.lastCID, s.unchained = RootHash, 0, false
+	s.lastHash, s.lastCID = RootHash, 0
 	for range dead {
 		s.table = append(s.table, NoBlock)
 	}
