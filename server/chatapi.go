@@ -234,7 +234,7 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 		}
 	}
 	s.toolVariables(&o, req.Tools)
-	if e := setReasoningEffort(&o, req.ReasoningEffort); e != nil {
+	if e := s.setReasoningEffort(&o, req.ReasoningEffort); e != nil {
 		return nil, "", e
 	}
 	if req.AddGenerationPrompt != nil {

@@ -246,8 +246,8 @@ func TestHarmonyConversation(t *testing.T) {
 }
 
 // TestReasoningEffort: reasoning_effort (low, medium or high, as vLLM
-// takes it) reaches gpt-oss's template as its variable; any other value
-// is a 400 naming it; chat_template_kwargs may set it too, with the same
+// takes it) reaches gpt-oss's template as its variable; any other value,
+// or the field on a template without reasoning levels, is a 400 naming it; chat_template_kwargs may set it too, with the same
 // value, and alone.
 func TestReasoningEffort(t *testing.T) {
 	s := newScripted(t, gptOSS, server.Config{})
@@ -295,11 +295,11 @@ func TestReasoningEffort(t *testing.T) {
 	if json.Unmarshal(b, &tok); resp.StatusCode != 200 || !strings.Contains(s.text(tok.Tokens), "Reasoning: high") {
 		t.Errorf("/tokenize: %d %s", resp.StatusCode, b)
 	}
-	// Another template does not read it: accepted, as vLLM and llama-server do.
+	// Another template does not read it: a 400 naming it, never ignored.
 	q := newScripted(t, qwen25, server.Config{})
 	q.say(messages.FinishStop, "ok")
-	if resp, b := post(t, q.url+"/v1/chat/completions", `{`+userHi+`, "reasoning_effort": "low"}`); resp.StatusCode != 200 {
-		t.Errorf("qwen2.5 with reasoning_effort: %d %s", resp.StatusCode, b)
+	if resp, b := post(t, q.url+"/v1/chat/completions", `{`+userHi+`, "reasoning_effort": "low"}`); resp.StatusCode != 400 || !strings.Contains(string(b), `"param":"reasoning_effort"`) {
+		t.Errorf("qwen2.5 with reasoning_effort: %d %s; want a 400 naming reasoning_effort", resp.StatusCode, b)
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/chat"
@@ -36,15 +37,19 @@ func (s *Server) reasoningParser(g *messages.GenerateRequest, prompt string) *to
 }
 
 // setReasoningEffort sets the template variable reasoning_effort from the
-// request's field, for every template, as vLLM and llama-server do (only
-// gpt-oss's reads it). One value per variable: chat_template_kwargs may
-// name it too, with the same value.
-func setReasoningEffort(o *chat.Options, effort *string) *apiError {
+// request's field (gpt-oss's template reads it). A template that does not
+// read it cannot honour it: a 400, as OpenAI answers for a model without
+// reasoning levels, rather than a field silently ignored. One value per
+// variable: chat_template_kwargs may name it too, with the same value.
+func (s *Server) setReasoningEffort(o *chat.Options, effort *string) *apiError {
 	if effort == nil {
 		return nil
 	}
 	if !reasoningEfforts[*effort] {
 		return badRequest("reasoning_effort", `reasoning_effort %q: want "low", "medium" or "high"`, *effort)
+	}
+	if !strings.Contains(s.templateSrc, "reasoning_effort") {
+		return badRequest("reasoning_effort", "reasoning_effort: the model's chat template has no reasoning levels")
 	}
 	if o.Extra == nil {
 		o.Extra = map[string]any{}
