@@ -47,7 +47,7 @@ type ollamaDetails struct {
 func newOllamaModel(s *Server) *ollamaModel {
 	m := s.rt.Model()
 	c := m.Config
-	om := &ollamaModel{s: s, tmpl: s.cfg.ChatTemplate, thinking: s.ollamaThinks()}
+	om := &ollamaModel{s: s, tmpl: s.cfg.ChatTemplate, thinking: s.thinks}
 	om.tools = s.toolFormat != toolcall.None && s.rendersTools()
 	if om.tmpl == "" {
 		om.tmpl = s.rt.ChatTemplate()

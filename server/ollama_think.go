@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/chat"
 	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
@@ -15,16 +16,16 @@ import (
 // reasoning the format marks (<think>, gpt-oss's analysis channel, ...)
 // comes back in message.thinking (/api/chat) or thinking (/api/generate).
 
-// ollamaThinks reports whether the served chat template teaches its model
-// to reason apart from its answer: its tool-call format has a reasoning
-// block and the template holds the block's marker. This is Ollama's
-// "thinking" capability.
-func (s *Server) ollamaThinks() bool {
-	if s.template == nil {
+// templateThinks reports whether a chat template (src, parsed or nil)
+// teaches its model to reason apart from its answer: its tool-call format f
+// has a reasoning block and the template holds the block's marker. This is
+// Ollama's "thinking" capability (Server.thinks).
+func templateThinks(t *chat.Template, src string, f toolcall.Format) bool {
+	if t == nil {
 		return false
 	}
-	marker, ok := s.toolFormat.ReasoningMarker()
-	return ok && strings.Contains(s.templateSrc, marker)
+	marker, ok := f.ReasoningMarker()
+	return ok && strings.Contains(src, marker)
 }
 
 // thinkKwargs reads think, as Ollama does: a model that thinks thinks
@@ -35,13 +36,12 @@ func (s *Server) ollamaThinks() bool {
 // it (gpt-oss's), and otherwise counts as true.
 func (s *Server) thinkKwargs(req *ollamaRequest) (map[string]json.RawMessage, *apiError) {
 	think, level, e := ollamaThink(req.Think)
-	thinks := s.ollamaThinks()
 	switch {
 	case e != nil:
 		return nil, e
-	case !thinks && think != nil && *think:
+	case !s.thinks && think != nil && *think:
 		return nil, badRequest("think", "%q does not support thinking", req.Model)
-	case !thinks && think == nil:
+	case !s.thinks && think == nil:
 		return nil, nil
 	case think != nil && !*think:
 		return map[string]json.RawMessage{"enable_thinking": json.RawMessage("false")}, nil
@@ -66,10 +66,7 @@ func (s *Server) thinkKwargs(req *ollamaRequest) (map[string]json.RawMessage, *a
 func (s *Server) ollamaParser(tools *chatTools, g *messages.GenerateRequest, prompt string) (*toolcall.Parser, *apiError) {
 	if tools != nil && len(tools.tools) > 0 {
 		p, e := s.toolParser(tools, g, prompt, "format")
-		if p != nil && g.Grammar != nil {
-			p.ReasoningOpen = false
-		}
-		if p != nil || e != nil || !s.ollamaThinks() {
+		if p != nil || e != nil || !s.thinks {
 			return p, e
 		}
 	}

@@ -28,7 +28,7 @@ var reasoningEfforts = map[string]bool{"low": true, "medium": true, "high": true
 // grammar constrains the output from its first token: it then does not
 // begin inside a reasoning block the prompt opened.
 func (s *Server) reasoningParser(g *messages.GenerateRequest, prompt string) *toolcall.Parser {
-	if !s.ollamaThinks() {
+	if !s.thinks {
 		return nil
 	}
 	g.SpecialText = true // the parser must see the markers
@@ -94,7 +94,7 @@ func (s *Server) harmonyMessage(m *chat.Message) {
 // as they are: the whole output is then the answer. The request's grammar
 // has been checked (param names it).
 func (s *Server) harmonyAnswer(g *messages.GenerateRequest, param string) *apiError {
-	if g.Grammar == nil || s.toolFormat != toolcall.OpenAI || !s.ollamaThinks() {
+	if g.Grammar == nil || s.toolFormat != toolcall.OpenAI || !s.thinks {
 		return nil
 	}
 	var schema []byte

@@ -84,6 +84,8 @@ type Server struct {
 	// of the model's tool calls (toolcall.None: not parsed).
 	templateSrc string
 	toolFormat  toolcall.Format
+	// thinks: the template reasons apart from its answer (templateThinks).
+	thinks bool
 	// scripted, set by tests only, answers requests in place of the runtime.
 	scripted func(context.Context, *messages.GenerateRequest) (<-chan *messages.OutputChunk, error)
 	metrics  *metrics
@@ -136,6 +138,7 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	if s.toolFormat, err = toolFormat(cfg.ToolCallParser, src); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	s.thinks = templateThinks(s.template, src, s.toolFormat)
 	s.metrics = newMetrics(cfg.ModelName, system, rt, cfg.Cluster)
 	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)
 	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit, s.liveSource())), "http-front-")

@@ -130,8 +130,11 @@ func (s *Server) toolParser(t *chatTools, g *messages.GenerateRequest, prompt, g
 		}
 		return nil, nil
 	}
+	// A grammar (response_format) constrains the output from its first
+	// token: it then does not begin inside a reasoning block the prompt
+	// opened (as reasoningParser).
 	p := &toolcall.Parser{Format: s.toolFormat, Tools: t.tools,
-		ReasoningOpen: toolcall.PromptOpensReasoning(s.toolFormat, prompt)}
+		ReasoningOpen: g.Grammar == nil && toolcall.PromptOpensReasoning(s.toolFormat, prompt)}
 	g.SpecialText = true
 	if !t.forced() {
 		return p, nil

@@ -48,7 +48,11 @@ func registerHarmony() {
 func harmonyMessage(start string) block {
 	return block{start: start, modes: inAny, scan: func(s string, final bool) (int, status, outcome) {
 		m := strings.Index(s, "<|message|>")
-		if bad := headerBreak(s[len(start):]); bad >= 0 && (m < 0 || len(start)+bad < m) {
+		header := s // only the header can break (not a call's body after it)
+		if m >= 0 {
+			header = s[:m]
+		}
+		if headerBreak(header[len(start):]) >= 0 {
 			return len(start), failed, outcome{} // a message's end or a line before the header's end
 		}
 		if m < 0 || m > maxHarmonyHeader {
