@@ -130,3 +130,17 @@ func (c Config) schedConfig(be Backend) sched.Config {
 	}
 	return sc
 }
+
+// commonKVWindow is the sliding window behind which every device frees a
+// sequence's blocks (WindowBackend), 0 when some device keeps them all.
+func commonKVWindow(backends []Backend) int {
+	w := 0
+	for i, be := range backends {
+		wb, ok := be.(WindowBackend)
+		if !ok || wb.KVWindow() == 0 || i > 0 && wb.KVWindow() != w {
+			return 0
+		}
+		w = wb.KVWindow()
+	}
+	return w
+}

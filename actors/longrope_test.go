@@ -18,7 +18,8 @@ import (
 // more positions, its short ones otherwise.
 func TestStartLongRope(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "phi4-tiny-long.gguf")
-	writeSynth(t, path, "phi4-tiny-long")
+	s, _ := synth.LookupShape("phi4-tiny-long")
+	writeSynth(t, path, s, 1)
 	for _, tc := range []struct {
 		maxLen int
 		long   bool
@@ -36,17 +37,17 @@ func TestStartLongRope(t *testing.T) {
 	}
 }
 
-// writeSynth writes the named synth shape, Q8_0, with stories260K's vocabulary.
-func writeSynth(t *testing.T, path, shape string) {
+// writeSynth writes shape, Q8_0, with stories260K's vocabulary and the
+// given seed, to path.
+func writeSynth(t *testing.T, path string, shape synth.Shape, seed uint64) {
 	t.Helper()
-	s, _ := synth.LookupShape(shape)
 	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer vf.Close()
 	ft, _ := synth.LookupFileType("Q8_0")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 1}); err != nil {
+	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
 }

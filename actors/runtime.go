@@ -33,6 +33,9 @@ type Runtime struct {
 	cfg     Config
 	owned   []Backend // the backends Start made (Config.NewBackend), closed by Stop
 	devices []Backend // every device's backend, owned or the caller's
+	// kvWindow is the window behind which every device frees blocks
+	// (commonKVWindow), for the admission check (validate.go).
+	kvWindow int
 
 	compiler     *actor.PID     // compiles grammars off the step (compiler.go)
 	grammars     *grammar.Cache // compiled grammars, by kind and source
@@ -87,7 +90,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		}
 	}
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
-		devices: backends, grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource}
+		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource}
 	r.idle = sync.NewCond(&r.mu)
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))

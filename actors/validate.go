@@ -82,7 +82,7 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
 	}
 	sc := r.cfg.schedConfig(nil)
-	sc.Window = r.kvWindow() // window.go
+	sc.Window = r.kvWindow
 	if need := sc.BlocksNeeded(maxLen); need > r.cfg.NumBlocks {
 		return bad("", "%d tokens need %d KV blocks; a device has %d", maxLen-1, need, r.cfg.NumBlocks)
 	}

@@ -9,11 +9,9 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/synth"
 )
 
@@ -31,16 +29,8 @@ var (
 // synthModel writes shape with stories260K's vocabulary and opens it.
 func synthModel(t *testing.T, shape synth.Shape) *model.Model {
 	t.Helper()
-	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	ft, _ := synth.LookupFileType("Q8_0")
 	path := filepath.Join(t.TempDir(), shape.Name+".gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 7, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
+	writeSynth(t, path, shape, 7)
 	m, err := model.Open(path)
 	if err != nil {
 		t.Fatal(err)
