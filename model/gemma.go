@@ -55,11 +55,16 @@ func gemmaConfig(r *ggufKeys, c *Config) {
 		c.FinalSoftcap = float32(r.float("final_logit_softcapping", 0))
 	}
 	c.RopeBaseSWA = float32(r.float("rope.freq_base_swa", float64(c.RopeBaseSWA)))
-	period = r.int("attention.sliding_window_pattern", period)
-	if c.SlidingWindow > 0 && c.Layers > 0 {
+	c.setSWAPattern(r.int("attention.sliding_window_pattern", period))
+}
+
+// setSWAPattern marks the sliding-window layers when c has a window: in
+// each period of layers all but the last (llama_hparams::set_swa_pattern;
+// 0 makes every layer local).
+func (c *Config) setSWAPattern(period int) {
+	if c.SlidingWindow > 0 && c.Layers > 0 && c.Layers <= 1024 {
 		c.SWALayers = make([]bool, c.Layers)
 		for l := range c.SWALayers {
-			// llama_hparams::set_swa_pattern: 0 makes every layer local.
 			c.SWALayers[l] = period == 0 || l%period < period-1
 		}
 	}

@@ -35,15 +35,9 @@ func gptossConfig(r *ggufKeys, c *Config) {
 		yarnConfig(r, c)
 	}
 	c.SlidingWindow = r.int("attention.sliding_window", -1)
-	period := r.int("attention.sliding_window_pattern", 2)
 	c.RopeBaseSWA = float32(r.float("rope.freq_base_swa", float64(c.RopeBase)))
 	c.RopeScaleSWA = c.RopeScale
-	if c.SlidingWindow > 0 && c.Layers > 0 && c.Layers <= 1024 {
-		c.SWALayers = make([]bool, c.Layers)
-		for l := range c.SWALayers {
-			c.SWALayers[l] = period == 0 || l%period < period-1 // llama_hparams::set_swa_pattern
-		}
-	}
+	c.setSWAPattern(r.int("attention.sliding_window_pattern", 2))
 }
 
 // ffnNormName is the name of a layer's FFN norm in the file.
