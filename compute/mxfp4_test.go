@@ -224,11 +224,7 @@ func BenchmarkMatMulMXFP4(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const k, n = 2048, 2048
 	for _, typ := range []DType{MXFP4, IQ4_NL, Q4_0} {
-		data := randomWeights(rng, typ, n, k)
-		if typ == MXFP4 {
-			data = randomMXFP4(rng, n, k)
-		}
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: data}
+		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
 		for _, m := range []int{1, 64} {
 			x := randomActs(rng, m*k)
 			out := make([]float32, m*n)

@@ -18,8 +18,12 @@ var scaleOffsets = map[DType][]int{
 var dotTypes = []DType{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS}
 
 // randomWeights returns rows×k values of typ: random quant bytes with every
-// scale field a random finite half of magnitude up to about 1/4.
+// scale field a random finite half of magnitude up to about 1/4 (MXFP4:
+// randomMXFP4's blocks).
 func randomWeights(rng *rand.Rand, typ DType, rows, k int) []byte {
+	if typ == MXFP4 { // E8M0 scales near 1, and edge ones (randomMXFP4)
+		return randomMXFP4(rng, rows, k)
+	}
 	size, err := typ.RowSize(k)
 	if err != nil {
 		panic(err)
