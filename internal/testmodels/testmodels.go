@@ -77,14 +77,32 @@ func missing(t testing.TB, format string, args ...any) {
 // ~/.cache/troupe-npm), or ends the test when it is missing.
 func NPMPackage(t testing.TB, pkg string) string {
 	t.Helper()
-	dir := os.Getenv("TROUPE_NPM_DIR")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "troupe-npm")
-	}
+	dir := npmDir()
 	p := filepath.Join(dir, "node_modules", filepath.FromSlash(pkg))
 	if _, err := os.Stat(filepath.Join(p, "package.json")); err != nil {
 		missing(t, "npm package %s not installed in %s (run scripts/testdata-npm.sh)", pkg, dir)
+	}
+	return p
+}
+
+// npmDir is where scripts/testdata-npm.sh installs: $TROUPE_NPM_DIR, or
+// ~/.cache/troupe-npm.
+func npmDir() string {
+	if dir := os.Getenv("TROUPE_NPM_DIR"); dir != "" {
+		return dir
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "troupe-npm")
+}
+
+// NPMVocab returns the path of the vocab GGUF ggml-vocab-NAME.gguf that
+// scripts/testdata-vocab.sh writes beside the npm packages, or ends the
+// test when it is missing (a failure under CI=true).
+func NPMVocab(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(npmDir(), "vocab", "ggml-vocab-"+name+".gguf")
+	if _, err := os.Stat(p); err != nil {
+		missing(t, "%s missing: run scripts/testdata-npm.sh and scripts/testdata-vocab.sh", p)
 	}
 	return p
 }

@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,25 +24,6 @@ import (
 // add_space_prefix=false; the SentencePiece scores are rebuilt from
 // tokenizer.json's merge order (tokenizer.model is not shipped), which keeps
 // their order but not their values (see scripts/vocab-gguf.py).
-
-// familyVocab returns the path of a vocab file scripts/testdata-vocab.sh
-// writes, or ends the test when it is missing (a failure under CI).
-func familyVocab(t *testing.T, name string) string {
-	t.Helper()
-	dir := os.Getenv("TROUPE_NPM_DIR")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "troupe-npm")
-	}
-	p := filepath.Join(dir, "vocab", "ggml-vocab-"+name+".gguf")
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s missing (run scripts/testdata-npm.sh and scripts/testdata-vocab.sh)", p)
-		}
-		t.Skipf("%s missing: run scripts/testdata-npm.sh and scripts/testdata-vocab.sh (skipped outside CI)", p)
-	}
-	return p
-}
 
 // familyVocabData reads a family vocab file's Vocab.
 func familyVocabData(t *testing.T, path string) *Vocab {
@@ -118,7 +98,7 @@ func TestFamilyVocabVectors(t *testing.T) {
 		{"gpt-oss", "gpt2", func(v *Vocab) { v.Pre = "llama-bpe" }, 199998, 200002, 199999, 199999, []int32{199999, 200002, 200012}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := familyVocab(t, tc.name)
+			path := testmodels.NPMVocab(t, tc.name)
 			v := familyVocabData(t, path)
 			if v.Model != tc.model {
 				t.Fatalf("Model = %q, want %q", v.Model, tc.model)
@@ -209,7 +189,7 @@ func TestFamilyVocabRandom(t *testing.T) {
 	}
 	for _, name := range []string{"gemma3", "gpt-oss"} {
 		t.Run(name, func(t *testing.T) {
-			tok, err := New(familyVocabData(t, familyVocab(t, name)))
+			tok, err := New(familyVocabData(t, testmodels.NPMVocab(t, name)))
 			if err != nil {
 				t.Fatal(err)
 			}
