@@ -11,14 +11,12 @@ package compute
 // fit in memory runs, reading each routed expert from the file as needed.
 
 // inPlaceFor returns weight type t's in-place assembly against activation
-// blocks B, or nil.
+// blocks B, or nil (there is none against Q8_1).
 func inPlaceFor[B actBlock](t DType) *isaKernels[B] {
 	var ks any
 	switch any((*B)(nil)).(type) {
 	case *blockQ8_0:
 		ks = inPlaceQ8_0[t]
-	case *blockQ8_1:
-		ks = inPlaceQ8_1[t]
 	case *blockQ8_K:
 		ks = inPlaceQ8_K[t]
 	}

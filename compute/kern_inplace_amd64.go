@@ -31,7 +31,6 @@ var (
 	inPlaceQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 		MXFP4: {AVX2: mxfp4InPlaceAVX2, AVX512VNNI: mxfp4InPlaceVNNI}, // kern_mxfp4_amd64.go
 	}
-	inPlaceQ8_1 = map[DType]*isaKernels[blockQ8_1]{}
 	inPlaceQ8_K = map[DType]*isaKernels[blockQ8_K]{
 		Q4_K: {AVX2: {x1: q4_KInPlaceX1AVX2}, AVX512VNNI: {x1: q4_KInPlaceX1VNNI, x4: q4_KInPlaceX4VNNI}},
 		Q5_K: {AVX2: {x1: q5_KInPlaceX1AVX2}, AVX512VNNI: {x1: q5_KInPlaceX1VNNI, x4: q5_KInPlaceX4VNNI}},

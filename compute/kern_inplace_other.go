@@ -5,6 +5,5 @@ package compute
 // This build has no assembly kernels, so none to read weights in place.
 var (
 	inPlaceQ8_0 map[DType]*isaKernels[blockQ8_0]
-	inPlaceQ8_1 map[DType]*isaKernels[blockQ8_1]
 	inPlaceQ8_K map[DType]*isaKernels[blockQ8_K]
 )
