@@ -1,10 +1,6 @@
 package compute
 
-import (
-	"os"
-
-	"golang.org/x/sys/cpu"
-)
+import "os"
 
 // ISA is an instruction set level a kernel family is written for.
 type ISA int
@@ -20,7 +16,19 @@ const (
 	// bit); VNNI replaces three instructions per int8 dot step with one,
 	// and EVEX gives sixteen more registers.
 	AVX512VNNI
+	// NEON is arm64's Advanced SIMD, which every arm64 CPU has.
+	NEON
+	// DotProd adds ARMv8.2's SDOT/UDOT to NEON.
+	DotProd
+	// I8MM adds ARMv8.6's SMMLA/UMMLA to DotProd.
+	I8MM
+
+	numISA // the number of levels: isaKernels' length
 )
+
+// An architecture's levels are contiguous and ordered, each running what
+// the one below runs: amd64's from AVX2 up, arm64's from NEON up. baseISA
+// (cpu_$GOARCH.go) is the lowest of this architecture's.
 
 func (i ISA) String() string {
 	switch i {
@@ -28,35 +36,46 @@ func (i ISA) String() string {
 		return "avx2"
 	case AVX512VNNI:
 		return "avx512vnni"
+	case NEON:
+		return "neon"
+	case DotProd:
+		return "dotprod"
+	case I8MM:
+		return "i8mm"
 	}
 	return "generic"
 }
 
-// hostISA is the best level this CPU runs, lowered by TROUPE_CPU=generic or
-// TROUPE_CPU=avx2 (for comparisons and tests); set once at start-up.
-var hostISA = detectISA(os.Getenv("TROUPE_CPU"))
+// hostISA is the best level this CPU runs, lowered by TROUPE_CPU (generic,
+// or a lower level's name: avx2 on amd64; neon or dotprod on arm64) for
+// comparisons and tests; set once at start-up.
+var hostISA = lowerISA(detectISA(), os.Getenv("TROUPE_CPU"))
 
-func detectISA(override string) ISA {
-	best := Generic
-	x := cpu.X86
-	if hasAsm && x.HasAVX2 && x.HasFMA && x.HasOSXSAVE {
-		best = AVX2
-		if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI {
-			best = AVX512VNNI
-		}
-	}
-	switch override {
-	case "generic":
+// lowerISA returns best lowered to the level override names, when it is
+// one of this architecture's.
+func lowerISA(best ISA, override string) ISA {
+	if override == "generic" {
 		return Generic
-	case "avx2":
-		return min(best, AVX2)
+	}
+	for l := baseISA; l < best && l > Generic; l++ {
+		if l.String() == override {
+			return l
+		}
 	}
 	return best
 }
 
-// hostBF16 reports whether this CPU has AVX512_BF16's VDPBF16PS, which the
-// BF16 weight kernels use at the AVX512VNNI level (see kern_f.go).
-var hostBF16 = cpu.X86.HasAVX512BF16
+// hostLevels lists the ISA levels this machine runs kernels for, best first.
+func hostLevels() []ISA {
+	var isas []ISA
+	for isa := hostISA; isa > Generic && isa >= baseISA; isa-- {
+		isas = append(isas, isa)
+	}
+	return isas
+}
+
+// x86 reports whether i is one of amd64's SIMD levels.
+func (i ISA) x86() bool { return i == AVX2 || i == AVX512VNNI }
 
 // HostISA reports the instruction set level the kernels use on this machine.
 func HostISA() ISA { return hostISA }

@@ -103,7 +103,7 @@ var (
 
 // isaKernels holds a weight type's assembly per ISA level (nil where there
 // is none).
-type isaKernels[B actBlock] [AVX512VNNI + 1]*panelKernel[B]
+type isaKernels[B actBlock] [numISA]*panelKernel[B]
 
 // asmFor returns weight type t's assembly against activation blocks B, or
 // nil (asm_amd64.go).
@@ -126,7 +126,7 @@ func (ks *isaKernels[B]) best(isa ISA) *panelKernel[B] {
 	if ks == nil {
 		return nil
 	}
-	for l := isa; l > Generic; l-- {
+	for l := isa; l > Generic && l >= baseISA; l-- {
 		if ks[l] != nil {
 			return ks[l]
 		}
