@@ -55,6 +55,9 @@ func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
 	if len(schema) > MaxSourceBytes {
 		return "", fmt.Errorf("json schema: %d bytes: %w", len(schema), ErrTooComplex)
 	}
+	if err := v.spend(0, len(schema), ""); err != nil { // its parse (many schemas, as a tool's properties with the $defs beside each)
+		return "", err
+	}
 	root, err := parseOrdered(schema)
 	if err != nil {
 		return "", fmt.Errorf("json schema: %w", err)
