@@ -106,7 +106,7 @@ func (c *compiler) Receive(ctx actor.Context) {
 }
 
 func (c *compiler) onCompile(ctx actor.Context, msg *compileGrammar) {
-	if msg.grammar == nil {
+	if msg.grammar == nil && msg.build == nil {
 		ctx.Respond(&grammarCompiled{err: fmt.Errorf("%w: no grammar", ErrInvalidRequest)})
 		return
 	}
