@@ -82,3 +82,32 @@ func TestSchemaWorkAPI(t *testing.T) {
 		})
 	}
 }
+
+// TestGrammarFailsMidway: a grammar whose masks pass model/grammar's work
+// bound only some tokens in (after "xxxxxxx": stories260K has no "xx"
+// token) ends its choice with an error naming it; with nothing sent yet
+// (not streamed) that is a 400 naming the grammar's field, not a 500.
+func TestGrammarFailsMidway(t *testing.T) {
+	f := newFixture(t, options{})
+	src := `root ::= "xxxxxxxx" ` + strings.Repeat(`("a" | "") `, 3000)
+	body, _ := json.Marshal(map[string]any{"prompt": "Once", "max_tokens": 20, "grammar": src})
+	resp, b := post(t, f.url+"/v1/completions", string(body))
+	var e struct {
+		Error struct {
+			Message string
+			Type    string
+			Param   *string
+		}
+	}
+	json.Unmarshal(b, &e)
+	if resp.StatusCode != 400 || e.Error.Param == nil || *e.Error.Param != "grammar" || !strings.Contains(e.Error.Message, "too complex") {
+		t.Fatalf("%d %s; want a 400 about grammar saying too complex", resp.StatusCode, b)
+	}
+	// Streamed, the text before the error has been sent: the choice ends
+	// with an error event naming the grammar.
+	body, _ = json.Marshal(map[string]any{"prompt": "Once", "max_tokens": 20, "grammar": src, "stream": true})
+	resp, b = post(t, f.url+"/v1/completions", string(body))
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "too complex") || strings.Count(string(b), `"text":"x"`) == 0 {
+		t.Fatalf("stream: %d %s; want the x's, then an error event saying too complex", resp.StatusCode, b)
+	}
+}
