@@ -23,5 +23,7 @@ func CompileSource(g *messages.Grammar) (*grammar.Grammar, error) {
 // SetGrammarCompilerContext is SetGrammarCompiler for a compile that
 // watches its context.
 func SetGrammarCompilerContext(r *Runtime, f func(context.Context, *messages.Grammar) (*grammar.Grammar, error)) {
-	r.compileFn = func(ctx context.Context, g *messages.Grammar, _ *grammarCounters) (*grammar.Grammar, error) { return f(ctx, g) }
+	r.compileFn = func(ctx context.Context, g *messages.Grammar, _ *grammarCounters) (*grammar.Grammar, error) {
+		return f(ctx, g)
+	}
 }

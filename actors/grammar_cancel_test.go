@@ -32,7 +32,9 @@ func TestCompileAbandoned(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- rt.CompileGrammarContext(ctx, &messages.Grammar{Kind: messages.GrammarRegex, Source: "held"}) }()
+	go func() {
+		done <- rt.CompileGrammarContext(ctx, &messages.Grammar{Kind: messages.GrammarRegex, Source: "held"})
+	}()
 	<-entered
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/troupe-llm/troupe/actors"
