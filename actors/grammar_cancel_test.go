@@ -104,17 +104,15 @@ func TestBuildGrammar(t *testing.T) {
 	if !errors.Is(err, actors.ErrInvalidRequest) || !errors.Is(err, boom) {
 		t.Errorf("a failed build: %v", err)
 	}
-	var props []string
-	for i := range 1000 {
-		props = append(props, fmt.Sprintf(`"p%d": {"type": "string", "maxLength": 9}`, i))
+	// Refs that fan out 16 ways under oneOf: past the work bound.
+	var defs []string
+	for i := range 8 {
+		refs := strings.Repeat(fmt.Sprintf(`{"$ref": "#/$defs/d%d"}, `, i+1), 15) + fmt.Sprintf(`{"$ref": "#/$defs/d%d"}`, i+1)
+		defs = append(defs, fmt.Sprintf(`"d%d": {"anyOf": [%s]}`, i, refs))
 	}
-	wide := []byte(`{"type": "object", "properties": {` + strings.Join(props, ", ") + `}}`)
+	fan := `{"$defs": {` + strings.Join(defs, ", ") + `, "d8": {"type": "string"}}, "oneOf": [{"$ref": "#/$defs/d0"}, {"type": "integer"}]}`
 	_, err = rt.BuildGrammar(context.Background(), func(schemaGBNF func([]byte) (string, error)) (string, error) {
-		for { // one budget for all of a build's conversions
-			if _, err := schemaGBNF(wide); err != nil {
-				return "", err
-			}
-		}
+		return schemaGBNF([]byte(fan))
 	})
 	if !errors.Is(err, actors.ErrInvalidRequest) || !errors.Is(err, grammar.ErrTooComplex) {
 		t.Errorf("a build past the work bound: %v", err)
