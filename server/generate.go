@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // choiceChunk is an output chunk of one choice, with the choice's index in
@@ -35,6 +34,7 @@ type job struct {
 	ttft    bool          // observed
 	queue   time.Duration // the longest a choice waited in the scheduler's queue
 	ctx     context.Context
+	failed  *apiError // the latest choice's failure, as drain reports it
 }
 
 // launch submits every request and merges their chunks. An invalid request
@@ -168,6 +168,7 @@ func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiErr
 		} else if c.FinishReason == messages.FinishError {
 			failed = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: c.Err}
 		}
+		j.failed = failed
 		fn(cc.index, c)
 	}
 	return failed
@@ -179,9 +180,5 @@ func (j *job) timeout() *apiError {
 		Message: fmt.Sprintf("the request ran past the server's limit of %v (--request-timeout)", j.s.cfg.RequestTimeout)}
 }
 
-// newID returns prefix followed by 24 random hex digits.
-func newID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
+// newID is pipeline.NewID.
+func newID(prefix string) string { return pipeline.NewID(prefix) }
