@@ -118,7 +118,9 @@ func TestResponsesBadInput(t *testing.T) {
 		{"effort", `{"input": "Hi", "reasoning": {"effort": "high"}}`, "reasoning.effort"},
 	} {
 		resp, b := post(t, s.url+"/v1/responses", tc.body)
-		var e struct{ Error struct{ Type, Message, Param string } }
+		var e struct {
+			Error struct{ Type, Message, Param string }
+		}
 		if json.Unmarshal(b, &e) != nil || resp.StatusCode != 400 || e.Error.Param != tc.param || e.Error.Type != "invalid_request_error" {
 			t.Errorf("%s: %d %s", tc.name, resp.StatusCode, b)
 		}

@@ -139,6 +139,7 @@ func (s *Server) toolParser(t *chatTools, g *messages.GenerateRequest, prompt, g
 	if !t.forced() {
 		return p, nil
 	}
+	p.CallsOnly = true
 	if g.Grammar != nil {
 		return nil, badRequest("tool_choice", "tool_choice %s and %s both constrain the output; set one of them", t.choiceText(), grammarParam)
 	}
