@@ -81,14 +81,14 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	}
 	if g.Grammar != nil {
 		param = req.Constraint.Param
-		if e := s.checkGrammar(g.Grammar, param); e != nil {
+		if e := s.checkGrammar(ctx, g.Grammar, param); e != nil {
 			return nil, e
 		}
-		if e := s.harmonyAnswer(g, param); e != nil {
+		if e := s.harmonyAnswer(ctx, g, param); e != nil {
 			return nil, e
 		}
 	}
-	parser, e := s.toolParser(tools, g, text, param)
+	parser, e := s.toolParser(ctx, tools, g, text, param)
 	if e != nil {
 		return nil, e
 	}
