@@ -106,11 +106,11 @@ func (c *compiler) Receive(ctx actor.Context) {
 }
 
 func (c *compiler) onCompile(ctx actor.Context, msg *compileGrammar) {
-	if msg.grammar == nil {
+	w := &waiter{pid: ctx.Sender(), msg: msg}
+	if msg.build == nil && msg.grammar == nil {
 		ctx.Respond(&grammarCompiled{err: fmt.Errorf("%w: no grammar", ErrInvalidRequest)})
 		return
 	}
-	w := &waiter{pid: ctx.Sender(), msg: msg}
 	if msg.build != nil {
 		c.waiting = append(c.waiting, w)
 		c.enqueue(compileJob{build: msg.build})
