@@ -202,10 +202,8 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 	}
 	msgs := make([]chat.Message, len(req.Messages))
 	for i, m := range req.Messages {
-		switch m.Role {
-		case "system", "user", "assistant", "tool", "developer":
-		default:
-			return nil, "", badRequest("messages", "messages[%d].role %q is not one of system, user, assistant, tool", i, m.Role)
+		if e := checkRole(i, m.Role); e != nil {
+			return nil, "", e
 		}
 		msgs[i] = chat.Message{Role: m.Role, Content: m.Content.text, Name: m.Name, ToolCallID: m.ToolCallID,
 			StringContent: m.stringContent, Reasoning: m.messageReasoning()}
@@ -218,6 +216,15 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 	in := renderInput{msgs: msgs, tools: req.Tools, kwargs: req.ChatTemplateKwargs, effort: req.ReasoningEffort,
 		addGenerationPrompt: req.AddGenerationPrompt, continueFinal: req.ContinueFinalMessage}
 	return s.render(&in)
+}
+
+// checkRole refuses a role the chat routes do not know.
+func checkRole(i int, role string) *apiError {
+	switch role {
+	case "system", "user", "assistant", "tool", "developer":
+		return nil
+	}
+	return badRequest("messages", "messages[%d].role %q is not one of system, user, assistant, tool", i, role)
 }
 
 // noTemplate is the error of a chat request to a model without a usable

@@ -51,16 +51,18 @@ func (s *Server) pipelineRender(req *pipeline.Request) ([]int32, string, *apiErr
 }
 
 // openAITool is a tool as chat templates read it: OpenAI's
-// {"type": "function", "function": {...}}.
+// {"type": "function", "function": {"name", "description", "parameters"}},
+// in that order (a template's tojson prints the keys as they come).
 func openAITool(t pipeline.Tool) json.RawMessage {
-	f := map[string]any{"name": t.Name}
-	if t.Description != "" {
-		f["description"] = t.Description
+	type function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
 	}
-	if len(t.Parameters) > 0 {
-		f["parameters"] = t.Parameters
-	}
-	b, _ := json.Marshal(map[string]any{"type": "function", "function": f}) // plain values: cannot fail
+	b, _ := json.Marshal(struct { // plain values: cannot fail
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}{"function", function{t.Name, t.Description, t.Parameters}})
 	return b
 }
 
