@@ -110,35 +110,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if e := s.checkGrammar(r.Context(), g.Grammar, req.grammarParam); e != nil {
-		writeError(w, e)
-		return
-	}
-	if e := s.harmonyAnswer(r.Context(), g, req.grammarParam); e != nil {
-		writeError(w, e)
-		return
-	}
-	parser, e := s.toolParser(r.Context(), tools, g, text, req.grammarParam)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	if parser == nil {
-		parser = s.reasoningParser(g, text)
-	}
 	limit, param := req.MaxCompletionTokens, "max_completion_tokens"
 	if limit == nil {
 		limit, param = req.MaxTokens, "max_tokens"
 	}
-	if g.MaxTokens, e = maxTokens(limit, param, "messages", 0, len(prompt), s.rt.MaxModelLen()); e != nil {
-		writeError(w, e)
-		return
-	}
-	if err := s.rt.Check(g); err != nil {
-		writeError(w, userError(err))
-		return
-	}
-	j, e := s.launch(r.Context(), []*messages.GenerateRequest{g}, start)
+	j, parser, e := s.startGeneration(r.Context(), &generation{g: g, text: text, grammarParam: req.grammarParam, tools: tools, chat: true,
+		maxTokens: limit, maxParam: param, promptParam: "messages"}, start)
 	if e != nil {
 		writeError(w, e)
 		return

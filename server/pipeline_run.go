@@ -75,37 +75,18 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	if e := f.toRequest(g, lp); e != nil {
 		return nil, e
 	}
-	param := ""
+	gen := &generation{g: g, text: text, tools: tools, chat: req.Messages != nil, maxTokens: req.Sampling.MaxTokens,
+		maxParam: "max_tokens", promptParam: "messages"}
+	if req.Prompt != nil {
+		gen.promptParam = "prompt"
+	}
 	if g.Grammar, e = pipelineGrammar(req.Constraint); e != nil {
 		return nil, e
 	}
 	if g.Grammar != nil {
-		param = req.Constraint.Param
-		if e := s.checkGrammar(ctx, g.Grammar, param); e != nil {
-			return nil, e
-		}
-		if e := s.harmonyAnswer(ctx, g, param); e != nil {
-			return nil, e
-		}
+		gen.grammarParam = req.Constraint.Param
 	}
-	parser, e := s.toolParser(ctx, tools, g, text, param)
-	if e != nil {
-		return nil, e
-	}
-	if parser == nil && req.Messages != nil {
-		parser = s.reasoningParser(g, text)
-	}
-	promptParam := "messages"
-	if req.Prompt != nil {
-		promptParam = "prompt"
-	}
-	if g.MaxTokens, e = maxTokens(req.Sampling.MaxTokens, "max_tokens", promptParam, 0, len(prompt), s.rt.MaxModelLen()); e != nil {
-		return nil, e
-	}
-	if err := s.rt.Check(g); err != nil {
-		return nil, userError(err)
-	}
-	j, e := s.launch(ctx, []*messages.GenerateRequest{g}, start)
+	j, parser, e := s.startGeneration(ctx, gen, start)
 	if e != nil {
 		return nil, e
 	}
