@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
@@ -119,16 +118,9 @@ func errorBody(e *pipeline.Error) any {
 }
 
 // writeError writes e in Anthropic's shape with its status.
-func writeError(w http.ResponseWriter, e *pipeline.Error) {
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", itoa(e.RetryAfter))
-	}
-	writeJSON(w, e.Status(), errorBody(e))
-}
+func writeError(w http.ResponseWriter, e *pipeline.Error) { pipeline.WriteError(w, e, errorBody(e)) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) { pipeline.WriteJSON(w, status, v) }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // newID is pipeline.NewID.
 func newID(prefix string) string { return pipeline.NewID(prefix) }

@@ -9,15 +9,30 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // FieldError is a field whose value has none of the JSON shapes it
-// allows; a decoder's UnmarshalJSON returns it to name the field.
+// allows; a decoder's UnmarshalJSON returns it (or any error with these
+// methods) to name the field.
 type FieldError struct{ Field, Msg string }
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// FieldName is the field at fault.
+func (e *FieldError) FieldName() string { return e.Field }
+
+// Reason is what is wrong with it.
+func (e *FieldError) Reason() string { return e.Msg }
+
+// fieldErr is an error naming the field of a body at fault.
+type fieldErr interface {
+	error
+	FieldName() string
+	Reason() string
+}
 
 // Decode reads a JSON request body of at most maxBytes into v. Unknown
 // fields are left to the caller; a known field of the wrong type is an
@@ -50,10 +65,10 @@ func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any, embed
 func jsonError(err error, embedded []string) *Error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
-	var fieldErr *FieldError
+	var fe fieldErr
 	switch {
-	case errors.As(err, &fieldErr):
-		return Errorf(fieldErr.Field, "%s: %s", fieldErr.Field, fieldErr.Msg)
+	case errors.As(err, &fe):
+		return Errorf(fe.FieldName(), "%s: %s", fe.FieldName(), fe.Reason())
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		field := typeErr.Field
 		for _, e := range embedded {
@@ -110,6 +125,15 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WriteError writes body, a dialect's shape of e, with e's status (and
+// Retry-After when e has one).
+func WriteError(w http.ResponseWriter, e *Error, body any) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	WriteJSON(w, e.Status(), body)
 }
 
 // SSE writes server-sent events, each flushed at once. Once a write fails

@@ -190,10 +190,7 @@ func errorCode(e *pipeline.Error) string {
 
 // writeError writes e in OpenAI's shape: {"error": {message, type, param, code}}.
 func writeError(w http.ResponseWriter, e *pipeline.Error) {
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(e.RetryAfter))
-	}
-	pipeline.WriteJSON(w, e.Status(), map[string]any{"error": map[string]any{"message": e.Message, "type": errorTypes[e.Kind],
+	pipeline.WriteError(w, e, map[string]any{"error": map[string]any{"message": e.Message, "type": errorTypes[e.Kind],
 		"param": nilIfEmpty(e.Param), "code": nilIfEmpty(errorCode(e))}})
 }
 
