@@ -14,7 +14,9 @@ import (
 func TestStoreBounds(t *testing.T) {
 	now := time.Unix(1000, 0)
 	s := NewStore(StoreConfig{MaxResponses: 2, MaxAge: time.Minute, MaxBytes: 1000, Now: func() time.Time { return now }})
-	msg := func(n int) []pipeline.Message { return []pipeline.Message{{Role: pipeline.User, Content: strings.Repeat("x", n)}} }
+	msg := func(n int) []pipeline.Message {
+		return []pipeline.Message{{Role: pipeline.User, Content: strings.Repeat("x", n)}}
+	}
 	for _, id := range []string{"a", "b", "c"} {
 		s.put(&response{ID: id}, msg(10))
 		now = now.Add(10 * time.Second)
