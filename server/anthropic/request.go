@@ -95,7 +95,7 @@ func (r *request) toPipeline(count bool, thinks bool) (*pipeline.Request, *pipel
 		return nil, pipeline.Errorf(r.unknown[0], "%s: this field is not supported", r.unknown[0])
 	}
 	p := &pipeline.Request{ParallelToolCalls: true,
-		Names: map[string]string{"stop": "stop_sequences", "thinking": "thinking", "response_format": "", "reasoning_effort": "thinking"}}
+		Names: map[string]string{"stop": "stop_sequences", "reasoning_effort": "thinking"}}
 	if !count {
 		if r.MaxTokens == nil {
 			return nil, pipeline.Errorf("max_tokens", "max_tokens: Field required")
