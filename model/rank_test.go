@@ -1,7 +1,6 @@
 package model_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // rankRef is one file of testdata/rerank, made by scripts/rerank-ref.sh
@@ -37,30 +34,11 @@ var rankVocabs = map[string]string{
 	"qwen3-reranker-tiny": "stories260K.gguf",
 }
 
-// SynthReranker writes shape (a reranker) as scripts/rerank-ref.sh does
-// (F16, seed 1, its vocabulary) into a temporary directory and opens it
-// with its tokenizer.
+// synthReranker writes shape (a reranker) as scripts/rerank-ref.sh does
+// (F16, seed 1, its vocabulary) and opens it with its tokenizer.
 func synthReranker(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	s, ok := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("F16")
-	if !ok {
-		t.Fatalf("no shape %q", shape)
-	}
-	vf, err := gguf.Open(testmodels.Path(t, rankVocabs[shape]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), shape+".gguf")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Open(path)
+	m, err := model.Open(synthFile(t, shape, rankVocabs[shape]))
 	if err != nil {
 		t.Fatal(err)
 	}
