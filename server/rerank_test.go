@@ -190,6 +190,8 @@ func TestRerankBadInput(t *testing.T) {
 	checkAPIError(t, resp, b, http.StatusNotFound, "", "other")
 	resp, b = post(t, url+"/v1/embeddings", `{"input": "a"}`)
 	checkAPIError(t, resp, b, http.StatusBadRequest, "", "reranker")
+	resp, b = post(t, url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}]}`)
+	checkAPIError(t, resp, b, http.StatusBadRequest, "model", "/v1/rerank")
 }
 
 // TestRerankNotReranker: a model that is not a reranker answers /v1/rerank
