@@ -5,9 +5,11 @@
 // doc [EOS], each where the vocabulary adds it, EOS falling back to SEP),
 // decoded alone with embeddings on and rank pooling (CPU, 2 threads,
 // llama.cpp's default context parameters otherwise), and prints one JSON
-// line: {"query", "document", "tokens", "scores"} where scores are the
-// n_cls_out values llama_get_embeddings_seq gives (llama-server's
-// relevance_score is the first).
+// line: {"query", "document", "tokens", "scores", "pooled"} where scores
+// are the n_cls_out values llama_get_embeddings_seq gives (llama-server's
+// relevance_score is the first) and pooled is the final hidden state the
+// classification head read (the sequence decoded again with last pooling
+// for qwen3, cls otherwise; not normalized).
 //
 // Build against a llama.cpp build (not part of troupe; never commit one):
 //
@@ -79,7 +81,12 @@ int main(int argc, char **argv) {
     cp.embeddings = true;
     cp.pooling_type = LLAMA_POOLING_TYPE_RANK;
     llama_context *ctx = llama_init_from_model(model, cp);
-    if (!ctx) { fprintf(stderr, "rerank-dump: cannot make a context\n"); return 1; }
+    char arch[64] = "";
+    llama_model_meta_val_str(model, "general.architecture", arch, sizeof arch);
+    cp.pooling_type = std::string(arch) == "qwen3" ? LLAMA_POOLING_TYPE_LAST : LLAMA_POOLING_TYPE_CLS;
+    llama_context *pctx = llama_init_from_model(model, cp);
+    if (!ctx || !pctx) { fprintf(stderr, "rerank-dump: cannot make a context\n"); return 1; }
+    int n_embd = llama_model_n_embd(model);
     int n_out = (int)llama_model_n_cls_out(model);
     std::string line;
     while (std::getline(std::cin, line)) {
@@ -95,16 +102,22 @@ int main(int argc, char **argv) {
         b.n_tokens = (int)toks.size();
         if (llama_decode(ctx, b) < 0) { fprintf(stderr, "rerank-dump: decode failed\n"); return 1; }
         const float *e = llama_get_embeddings_seq(ctx, 0);
-        if (!e) { fprintf(stderr, "rerank-dump: no sequence embedding\n"); return 1; }
+        llama_memory_clear(llama_get_memory(pctx), true);
+        if (llama_decode(pctx, b) < 0) { fprintf(stderr, "rerank-dump: decode failed\n"); return 1; }
+        const float *h = llama_get_embeddings_seq(pctx, 0);
+        if (!e || !h) { fprintf(stderr, "rerank-dump: no sequence embedding\n"); return 1; }
         printf("{\"query\":"); json_string(q);
         printf(",\"document\":"); json_string(d);
         printf(",\"tokens\":[");
         for (size_t i = 0; i < toks.size(); i++) printf(i ? ",%d" : "%d", toks[i]);
         printf("],\"scores\":[");
         for (int i = 0; i < n_out; i++) printf(i ? ",%.9g" : "%.9g", e[i]);
+        printf("],\"pooled\":[");
+        for (int i = 0; i < n_embd; i++) printf(i ? ",%.9g" : "%.9g", h[i]);
         printf("]}\n");
         llama_batch_free(b);
     }
+    llama_free(pctx);
     llama_free(ctx);
     llama_model_free(model);
     return 0;

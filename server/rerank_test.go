@@ -98,7 +98,7 @@ func TestRerankServe(t *testing.T) {
 				for k, res := range r.Results {
 					seen = append(seen, res.Index)
 					want := scores[q][res.Index]
-					if d := math.Abs(float64(res.RelevanceScore - want)); d > max(1e-4, 1e-3*math.Abs(float64(want))) {
+					if d := math.Abs(float64(res.RelevanceScore - want)); !(d <= 1e-3*max(1, math.Abs(float64(want)))) {
 						t.Errorf("document %d: score %.7f, llama.cpp %.7f", res.Index, res.RelevanceScore, want)
 					}
 					if k > 0 && res.RelevanceScore > r.Results[k-1].RelevanceScore {
