@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/troupe-llm/troupe/model"
 )
 
 // Rerank: POST /v1/rerank (also /rerank, /v1/reranking and /reranking, as
@@ -191,11 +189,7 @@ func (s *Server) rerankScores(ctx context.Context, inputs [][]int32) ([]float32,
 			return nil, 0, &apiError{Status: http.StatusRequestTimeout, Type: "timeout_error", Code: strp("request_timeout"),
 				Message: fmt.Sprintf("the request ran past the server's limit of %v (--request-timeout)", s.cfg.RequestTimeout)}
 		}
-		e := userError(err)
-		if errors.Is(err, model.ErrNotReranker) {
-			e.Status = http.StatusBadRequest
-		}
-		return nil, 0, e
+		return nil, 0, userError(err)
 	}
 	s.metrics.promptTokens.Add(float64(usage.PromptTokens))
 	s.metrics.e2e.Observe(time.Since(start).Seconds())
