@@ -204,6 +204,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.modelByID))
 	s.mux.HandleFunc("GET /version", s.version)
 	s.mux.HandleFunc("POST /v1/embeddings", s.auth(s.admitted(s.embeddings))) // embed.go
+	s.rerankRoutes()                                                          // rerank.go
 	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("POST /detokenize", s.detokenize)
 	s.mux.HandleFunc("GET /health", s.health)
