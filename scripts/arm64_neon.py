@@ -131,3 +131,99 @@ def str_s(t, n, off=0):
 
 def prfm_pldl2keep(n):
     return word(0xF9800000 | n << 5 | 2, f'prfm pldl2keep, [x{n}]')
+
+
+def dup_s(d, n):
+    """DUP Vd.4S, Vn.S[0]."""
+    return word(0x4E040400 | n << 5 | d, f'dup v{d}.4s, v{n}.s[0]')
+
+
+def fcvtns4s(d, n):
+    return word(0x4E21A800 | n << 5 | d, f'fcvtns v{d}.4s, v{n}.4s')
+
+
+def sqxtn_h(d, n):
+    return word(0x0E614800 | n << 5 | d, f'sqxtn v{d}.4h, v{n}.4s')
+
+
+def sqxtn2_h(d, n):
+    return word(0x4E614800 | n << 5 | d, f'sqxtn2 v{d}.8h, v{n}.4s')
+
+
+def sqxtn_b(d, n):
+    return word(0x0E214800 | n << 5 | d, f'sqxtn v{d}.8b, v{n}.8h')
+
+
+def sqxtn2_b(d, n):
+    return word(0x4E214800 | n << 5 | d, f'sqxtn2 v{d}.16b, v{n}.8h')
+
+
+def fmaxv(d, n):
+    return word(0x6E30F800 | n << 5 | d, f'fmaxv s{d}, v{n}.4s')
+
+
+def saddlp_h(d, n):
+    return word(0x4E202800 | n << 5 | d, f'saddlp v{d}.8h, v{n}.16b')
+
+
+def sadalp_h(d, n):
+    return word(0x4E206800 | n << 5 | d, f'sadalp v{d}.8h, v{n}.16b')
+
+
+def saddlv_s(d, n):
+    return word(0x4E703800 | n << 5 | d, f'saddlv s{d}, v{n}.8h')
+
+
+def fdiv_s(d, n, m):
+    return word(0x1E201800 | m << 16 | n << 5 | d, f'fdiv s{d}, s{n}, s{m}')
+
+
+def fmul_s(d, n, m):
+    return word(0x1E200800 | m << 16 | n << 5 | d, f'fmul s{d}, s{n}, s{m}')
+
+
+def fabs_s(d, n):
+    return word(0x1E20C000 | n << 5 | d, f'fabs s{d}, s{n}')
+
+
+def fcmp_s(n, m):
+    return word(0x1E202000 | m << 16 | n << 5, f'fcmp s{n}, s{m}')
+
+
+def fcvt_h_s(d, n):
+    return word(0x1E23C000 | n << 5 | d, f'fcvt h{d}, s{n}')
+
+
+def fcvt_s_h(d, n):
+    return word(0x1EE24000 | n << 5 | d, f'fcvt s{d}, h{n}')
+
+
+def fmov_s_w(d, n):
+    return word(0x1E270000 | n << 5 | d, f'fmov s{d}, w{n}')
+
+
+def fmov_w_s(d, n):
+    return word(0x1E260000 | n << 5 | d, f'fmov w{d}, s{n}')
+
+
+def scvtf_s_w(d, n):
+    return word(0x1E220000 | n << 5 | d, f'scvtf s{d}, w{n}')
+
+
+def stur_q(t, n, off):
+    """STUR Qt, [Xn, #off] (-256 ≤ off < 256)."""
+    return word(0x3C800000 | (off & 0x1ff) << 12 | n << 5 | t, f'stur q{t}, [x{n}, #{off}]')
+
+
+def ldr_s_post(t, n, inc):
+    """LDR St, [Xn], #inc."""
+    return word(0xBC400400 | (inc & 0x1ff) << 12 | n << 5 | t, f'ldr s{t}, [x{n}], #{inc}')
+
+
+def fmaxnm4s(d, n, m):
+    """FMAXNM: a NaN operand loses to a number (Go's `a > amax` scan)."""
+    return word(_rrr(0x4E20C400, d, n, m), f'fmaxnm v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def fmaxnmv(d, n):
+    return word(0x6E30C800 | n << 5 | d, f'fmaxnmv s{d}, v{n}.4s')
