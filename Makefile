@@ -69,15 +69,18 @@ ARM64_RUN_compute ?= .
 ARM64_RUN_model   ?= Parity|Invariance|KVCache|MXFP4|Window
 ARM64_RUN_actors  ?= Smoke|BatchInvariance|Preemption|PrefixCache|Swap
 QEMU_AARCH64     ?= qemu-aarch64
+# The aarch64 dynamic loader for the binaries that have one (actors' test
+# links the CUDA loader's dlopen): Debian's libc6-arm64-cross.
+ARM64_SYSROOT    ?= /usr/aarch64-linux-gnu
 test-arm64:
 	@command -v $(QEMU_AARCH64) >/dev/null || { echo "make test-arm64: $(QEMU_AARCH64) not found (Debian: apt-get install qemu-user)"; exit 2; }
 	@set -e; dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
-	for p in $(ARM64_PKGS); do GOOS=linux GOARCH=arm64 $(GO) test -c -o "$$dir/$$p.test" ./$$p; done; \
+	for p in $(ARM64_PKGS); do CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) test -c -o "$$dir/$$p.test" ./$$p; done; \
 	for c in $(ARM64_CPUS); do cpu=$${c%%:*}; level=$${c##*:}; \
 		for p in $(ARM64_PKGS); do \
 			case $$p in compute) run='$(ARM64_RUN_compute)';; model) run='$(ARM64_RUN_model)';; actors) run='$(ARM64_RUN_actors)';; *) run=.;; esac; \
 			echo "qemu-aarch64 -cpu $$cpu ($$level): $$p -run '$$run'"; start=$$(date +%s); \
-			(cd $$p && TROUPE_WANT_ISA=$$level $(QEMU_AARCH64) -cpu $$cpu "$$dir/$$p.test" -test.count=1 -test.timeout 30m -test.run "$$run|TestWantISA"); \
+			(cd $$p && TROUPE_WANT_ISA=$$level $(QEMU_AARCH64) -L $(ARM64_SYSROOT) -cpu $$cpu "$$dir/$$p.test" -test.count=1 -test.timeout 30m -test.run "$$run|TestWantISA"); \
 			echo "  $$p on $$cpu: $$(( $$(date +%s) - start )) s"; \
 		done; \
 	done
