@@ -23,6 +23,7 @@ GGML = {
     'f16': ('vec.s', 'ggml_vec_dot_f16', 32),
     'bf16': ('vec.s', 'ggml_vec_dot_bf16', 1),
     'q8_0': ('quants.s', 'quantize_row_q8_0', 32),
+    'attn': ('vec.s', 'ggml_vec_dot_f16', 32),  # the f16 KV cache's key dot product
 }
 VECTOR = re.compile(r'^\s*(fmla|fmul|fadd|sdot|smmla|fcvt\w*|fmax\w*|fabs|fcvtns|sqxtn2?|saddl\w*)\s.*v\d+\.\d*[bhsd]')
 BRANCH = re.compile(r'^\s*(b\.\w+|b|bl|bne|beq|bgt|blt|bge|ble|bhi|bls|cbnz|cbz|tbnz|tbz|ret)\b')

@@ -1,0 +1,5 @@
+//go:build !amd64 && !arm64
+
+package compute
+
+func dotRows64Asm(q *float32, k *uint16, stride, n, hd int, out *float32) { panic("no assembly") }
