@@ -6,6 +6,10 @@
 // dotRowsGeneric): per row, four 16-lane float32 FMA accumulators (sum[a]
 // takes values 64c + 16a + l), each in four V registers; then sum0 + sum2,
 // sum1 + sum3, their sum, the upper 8 lanes onto the lower 8, and hsum8.
+//
+// f16sNEON and roundF16sNEON convert to f16 by FCVTN (to nearest even, as
+// FP32ToFP16; a NaN stays a NaN, maybe with other payload bits), and back by
+// FCVTL.
 // Go's assembler lacks these vector instructions: they are WORDs, each with
 // its GNU spelling (scripts/arm64_neon.py encodes them).
 
@@ -123,5 +127,45 @@ chunk:
 	ADD R2, R1
 	SUBS $1, R3
 	BNE row
+done:
+	RET
+
+// func f16sNEON(dst *uint16, src *float32, n int)
+TEXT ·f16sNEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD n+16(FP), R2
+	LSR $3, R2
+	CBZ R2, done
+loop:
+	WORD $0xad400420 // ldp q0, q1, [x1, #0]
+	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	WORD $0x4e216822 // fcvtn2 v2.8h, v1.4s
+	WORD $0x3d800002 // str q2, [x0, #0]
+	ADD $16, R0
+	ADD $32, R1
+	SUBS $1, R2
+	BNE loop
+done:
+	RET
+
+// func roundF16sNEON(dst *float32, src *float32, n int)
+TEXT ·roundF16sNEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD n+16(FP), R2
+	LSR $3, R2
+	CBZ R2, done
+loop:
+	WORD $0xad400420 // ldp q0, q1, [x1, #0]
+	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	WORD $0x4e216822 // fcvtn2 v2.8h, v1.4s
+	WORD $0x0e217840 // fcvtl v0.4s, v2.4h
+	WORD $0x4e217841 // fcvtl2 v1.4s, v2.8h
+	WORD $0xad000400 // stp q0, q1, [x0, #0]
+	ADD $32, R0
+	ADD $32, R1
+	SUBS $1, R2
+	BNE loop
 done:
 	RET

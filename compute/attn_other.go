@@ -22,10 +22,6 @@ func groupKernelsQ8(g, hd int) (dotGroupQ8Func, vkqGroupQ8Func) { return nil, ni
 
 func maxGroup(hd int) int { return 1 }
 
-func roundF16sAsm(dst, src []float32) int { return 0 }
-
-func f16sAsm(dst []uint16, src []float32) int { return 0 }
-
 func softmaxScan(vs, ms []float32, scale float32) { softmaxScanGeneric(vs, ms, scale) }
 
 func softmaxSum(vs, ms []float32) float32 { return softmaxSumGeneric(vs, ms) }

@@ -89,15 +89,13 @@ func bf16x2r3NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk
 //go:noescape
 func bf16x1r3NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
-// roundF16 rounds x to f16 values into dst.
-func roundF16(x, dst []float32) { roundRowF16(x, dst) }
+// roundF16 rounds x to f16 values into dst (FP32ToFP16 and back; a NaN may
+// keep other payload bits), eight at a time by NEON.
+func roundF16(x, dst []float32) { RoundF16s(dst[:len(x)], x) }
 
-// toF16 converts x to f16 into dst.
-func toF16(x []float32, dst []uint16) {
-	for i, v := range x {
-		dst[i] = FP32ToFP16(v)
-	}
-}
+// toF16 converts x to f16 into dst, as FP32ToFP16 (a NaN may keep other
+// payload bits), eight at a time by NEON.
+func toF16(x []float32, dst []uint16) { F16s(dst[:len(x)], x) }
 
 // toBF16 converts x to bf16 into dst.
 func toBF16(x []float32, dst []uint16) {

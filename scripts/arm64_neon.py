@@ -227,3 +227,9 @@ def fmaxnm4s(d, n, m):
 
 def fmaxnmv(d, n):
     return word(0x6E30C800 | n << 5 | d, f'fmaxnmv s{d}, v{n}.4s')
+
+
+def stp_q(t1, t2, n, off=0):
+    """STP Qt1, Qt2, [Xn, #off] (off a multiple of 16)."""
+    imm7 = (off // 16) & 0x7f
+    return word(0xAD000000 | imm7 << 15 | t2 << 10 | n << 5 | t1, f'stp q{t1}, q{t2}, [x{n}, #{off}]')
