@@ -13,3 +13,8 @@ func SetGrammarCompiler(r *Runtime, f func(*messages.Grammar) (*grammar.Grammar,
 
 // CompileSource is the runtime's own compile of a grammar source.
 var CompileSource = compileSource
+
+// GrammarVocab is the vocabulary the runtime's grammar matchers run over
+// for a model with tokenizer tok and logits rows n wide (special: control
+// tokens' text allowed).
+var GrammarVocab = vocabOf
