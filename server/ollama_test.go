@@ -582,7 +582,7 @@ func (s *signalDevice) Forward(b *model.Batch, logits []float32) error {
 // and no final object; nothing is left running.
 func TestOllamaTimeout(t *testing.T) {
 	f := newFixture(t, options{rt: actors.Config{NumBlocks: 64, BlockSize: 16},
-		srv: server.Config{RequestTimeout: time.Second}, wrap: slow(50 * time.Millisecond)})
+		srv: server.Config{RequestTimeout: 3 * time.Second}, wrap: slow(50 * time.Millisecond)})
 	long := `"model": "stories", "prompt": "Once upon a time", "options": {"num_predict": 200, "repeat_last_n": 0, "seed": 1}`
 	status, _, objs := ollamaDo(t, "POST", f.url+"/api/generate", `{`+long+`, "stream": false}`)
 	if msg, _ := objs[0]["error"].(string); status != http.StatusRequestTimeout || !strings.Contains(msg, "request-timeout") || len(objs[0]) != 1 {
