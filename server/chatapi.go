@@ -110,15 +110,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if e := s.checkGrammar(g.Grammar, req.grammarParam); e != nil {
+	if e := s.checkGrammar(r.Context(), g.Grammar, req.grammarParam); e != nil {
 		writeError(w, e)
 		return
 	}
-	if e := s.harmonyAnswer(g, req.grammarParam); e != nil {
+	if e := s.harmonyAnswer(r.Context(), g, req.grammarParam); e != nil {
 		writeError(w, e)
 		return
 	}
-	parser, e := s.toolParser(tools, g, text, req.grammarParam)
+	parser, e := s.toolParser(r.Context(), tools, g, text, req.grammarParam)
 	if e != nil {
 		writeError(w, e)
 		return
