@@ -24,3 +24,11 @@ func CompileSource(g *messages.Grammar) (*grammar.Grammar, error) {
 // for a model with tokenizer tok and logits rows n wide (special: control
 // tokens' text allowed).
 var GrammarVocab = vocabOf
+
+// SetGrammarCompilerContext is SetGrammarCompiler for a compile that
+// watches its context.
+func SetGrammarCompilerContext(r *Runtime, f func(context.Context, *messages.Grammar) (*grammar.Grammar, error)) {
+	r.compileFn = func(ctx context.Context, g *messages.Grammar, _ *grammarCounters) (*grammar.Grammar, error) {
+		return f(ctx, g)
+	}
+}
