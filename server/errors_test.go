@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/server"
@@ -172,6 +171,5 @@ func TestAdmission(t *testing.T) {
 		t.Errorf("while busy: %d, Retry-After %q: %s", r.StatusCode, r.Header.Get("Retry-After"), b)
 	}
 	cancel()
-	time.Sleep(20 * time.Millisecond)
 	busy.waitIdle(t)
 }
