@@ -97,7 +97,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if g.MaxTokens, e = maxTokens(req.MaxTokens, "max_tokens", "prompt", 16, len(p), s.rt.MaxModelLen()); e != nil {
+		if g.MaxTokens, e = maxTokens(req.MaxTokens, "max_tokens", "prompt", req.defaultMax(16), len(p), s.rt.MaxModelLen()); e != nil {
 			writeError(w, e)
 			return
 		}

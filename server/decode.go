@@ -40,7 +40,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *
 		case errors.As(err, &fieldErr):
 			return badRequest(fieldErr.field, "%s: %s", fieldErr.field, fieldErr.msg)
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			field := strings.TrimPrefix(typeErr.Field, "samplingFields.") // the embedded struct shared by the endpoints
+			field := typeErr.Field
+			for _, embedded := range []string{"samplingFields.", "constrainedFields.", "llamaFields."} { // shared by the endpoints
+				field = strings.Replace(field, embedded, "", 1)
+			}
 			return badRequest(field, "%s: expected %s, got JSON %s", field, jsonKind(typeErr.Type.String()), typeErr.Value)
 		case errors.As(err, &typeErr):
 			return badRequest("", "expected a JSON object, got JSON %s", typeErr.Value)
