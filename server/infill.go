@@ -160,7 +160,9 @@ func (s *Server) infillPrompt(field string, in infillInput) ([]int32, *apiError)
 			return nil, badRequest("input_extra", "input_extra[%d] must have a \"text\" string", i)
 		}
 	}
-	enc := func(text string, parseSpecial bool) ([]int32, error) { return s.rt.TokenizeText(text, false, parseSpecial) }
+	enc := func(text string, parseSpecial bool) ([]int32, error) {
+		return s.rt.TokenizeText(text, false, parseSpecial)
+	}
 	ids, err := fimPrompt(fim, s.rt.PrependsBOS(), s.rt.MaxModelLen(), enc, in)
 	if err != nil {
 		return nil, badRequest(field, "tokenizing the infill prompt: %v", err)
