@@ -1,6 +1,9 @@
 package actors
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestStopTextOptions checks include_stop_str_in_output (the stop string
 // ends the text) and min_tokens' off switch (no stop string looked for, and
@@ -53,5 +56,23 @@ func TestAndMask(t *testing.T) {
 		t.Error("nothing in common: want the grammar's")
 	case andMask([]uint64{0b0100}, nil)[0] != 0b0100:
 		t.Error("no ban: want the grammar's")
+	}
+}
+
+// TestPastDeadline checks t_max_predict_ms as llama-server applies it: past
+// the deadline, a piece with a newline ends the choice; one without does
+// not; no deadline never does. The clock is set, not waited on.
+func TestPastDeadline(t *testing.T) {
+	past := time.Now().Add(-time.Hour)
+	s := &sequence{maxPredict: time.Second, genStart: past}
+	switch {
+	case !s.pastDeadline("a\nb"):
+		t.Error("past the deadline with a newline: not ended")
+	case s.pastDeadline("ab"):
+		t.Error("past the deadline without a newline: ended")
+	case (&sequence{maxPredict: time.Hour, genStart: time.Now()}).pastDeadline("\n"):
+		t.Error("before the deadline: ended")
+	case (&sequence{genStart: past}).pastDeadline("\n"):
+		t.Error("no deadline: ended")
 	}
 }
