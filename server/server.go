@@ -17,7 +17,9 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/anthropic"
 	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/responses"
 	"github.com/troupe-llm/troupe/server/toolcall"
 	"github.com/troupe-llm/troupe/server/webui"
 )
@@ -79,6 +81,9 @@ type Config struct {
 	// Defaults are the sampling parameters of a request that does not set
 	// them (serve's --temp, --top-k, ...).
 	Defaults SamplingDefaults
+	// Responses bounds the store of /v1/responses (how many responses, for
+	// how long); zero fields take its defaults.
+	Responses responses.StoreConfig
 }
 
 // Server serves the OpenAI-compatible API for one runtime.
@@ -103,6 +108,8 @@ type Server struct {
 	fingerprint string
 	// inFlight counts the admitted requests not yet answered (WaitIdle).
 	inFlight atomic.Int64
+	// responses serves /v1/responses and holds its store.
+	responses *responses.Handler
 }
 
 // askTimeout bounds a handler's question to the front actor.
@@ -203,6 +210,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.ollamaRoutes() // Ollama's /api routes (ollama.go)
+	anthropic.New(s).Register(s.mux)
+	s.responses = responses.New(s, s.cfg.Responses)
+	s.responses.Register(s.mux)
 	if s.cfg.Pprof {
 		s.mux.HandleFunc("GET /debug/pprof/", s.auth(pprof.Index))
 		s.mux.HandleFunc("GET /debug/pprof/cmdline", s.auth(pprof.Cmdline))
@@ -241,21 +251,34 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 // draining, 429 when the queue is full) and tells it when the request is done.
 func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		res, err := s.system.Root.RequestFuture(s.front, &admit{}, askTimeout).Result()
-		if err != nil {
-			writeError(w, unavailable("the server did not answer in time"))
-			return
-		}
-		if e := res.(*admitted).Err; e != nil {
-			s.metrics.rejected(e.Status)
+		if e := s.admit(); e != nil {
 			writeError(w, e)
 			return
 		}
-		s.inFlight.Add(1)
-		defer s.inFlight.Add(-1)
-		defer s.system.Root.Send(s.front, &release{})
+		defer s.release()
 		next(w, r)
 	}
+}
+
+// admit asks the front actor to let a request in; once it has, release
+// must follow when the request is done.
+func (s *Server) admit() *apiError {
+	res, err := s.system.Root.RequestFuture(s.front, &admit{}, askTimeout).Result()
+	if err != nil {
+		return unavailable("the server did not answer in time")
+	}
+	if e := res.(*admitted).Err; e != nil {
+		s.metrics.rejected(e.Status)
+		return e
+	}
+	s.inFlight.Add(1)
+	return nil
+}
+
+// release tells the front actor an admitted request is done.
+func (s *Server) release() {
+	s.system.Root.Send(s.front, &release{})
+	s.inFlight.Add(-1)
 }
 
 // modelRequest is a request body naming the model it is for.
