@@ -52,8 +52,12 @@ func (r *Runtime) NumRequests() int {
 	return len(r.requests)
 }
 
+// FIMTokens are a vocabulary's fill-in-the-middle tokens (model/tokenizer's,
+// named here so that front ends need not import it).
+type FIMTokens = tokenizer.FIMTokens
+
 // FIMTokens returns the vocabulary's fill-in-the-middle tokens.
-func (r *Runtime) FIMTokens() tokenizer.FIMTokens { return r.tok.Vocab().FIM }
+func (r *Runtime) FIMTokens() FIMTokens { return r.tok.Vocab().FIM }
 
 // PrependsBOS returns the BOS token when the vocabulary prepends it to a
 // prompt encoded with special tokens, -1 otherwise.

@@ -3,7 +3,7 @@ package server
 import (
 	"strings"
 
-	"github.com/troupe-llm/troupe/model/tokenizer"
+	"github.com/troupe-llm/troupe/actors"
 )
 
 // Fill-in-the-middle prompts, built as llama-server's format_prompt_infill
@@ -49,7 +49,7 @@ type fimEncoder func(text string, parseSpecial bool) ([]int32, error)
 
 // fimPrompt builds the token sequence for in, given the vocabulary's FIM
 // tokens, the BOS token to prepend (-1: none) and the context length.
-func fimPrompt(fim tokenizer.FIMTokens, bos int32, nCtx int, enc fimEncoder, in infillInput) ([]int32, error) {
+func fimPrompt(fim actors.FIMTokens, bos int32, nCtx int, enc fimEncoder, in infillInput) ([]int32, error) {
 	prefix, err := enc(in.prefix, false)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func fimPrompt(fim tokenizer.FIMTokens, bos int32, nCtx int, enc fimEncoder, in 
 // fimExtra is the extra context: the repo header and each chunk under its
 // file name when the vocabulary has FIM_REP and FIM_SEP, else each chunk
 // after a snippet separator.
-func fimExtra(fim tokenizer.FIMTokens, enc fimEncoder, chunks []infillChunk) ([]int32, error) {
+func fimExtra(fim actors.FIMTokens, enc fimEncoder, chunks []infillChunk) ([]int32, error) {
 	var out []int32
 	add := func(special int32, text string) error {
 		if special >= 0 {
@@ -129,7 +129,7 @@ func fimExtra(fim tokenizer.FIMTokens, enc fimEncoder, chunks []infillChunk) ([]
 
 // infillUnsupported is llama-server's reason a model cannot fill in the
 // middle ("" when it can).
-func infillUnsupported(fim tokenizer.FIMTokens) string {
+func infillUnsupported(fim actors.FIMTokens) string {
 	var missing []string
 	for _, t := range []struct {
 		id   int32

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/troupe-llm/troupe/model/tokenizer"
+	"github.com/troupe-llm/troupe/actors"
 )
 
 // TestFIMPrompt checks the token sequences fimPrompt builds against
@@ -28,12 +28,12 @@ func TestFIMPrompt(t *testing.T) {
 	cat := func(parts ...[]int32) []int32 { return slices.Concat(parts...) }
 	one := func(id int32) []int32 { return []int32{id} }
 	str := func(s string) *string { return &s }
-	qwen := tokenizer.FIMTokens{Pre: 1, Suf: 2, Mid: 3, Pad: 4, Rep: 5, Sep: 6, Set: true}
-	plain := tokenizer.FIMTokens{Pre: 1, Suf: 2, Mid: 3, Pad: -1, Rep: -1, Sep: -1, Set: true}
+	qwen := actors.FIMTokens{Pre: 1, Suf: 2, Mid: 3, Pad: 4, Rep: 5, Sep: 6, Set: true}
+	plain := actors.FIMTokens{Pre: 1, Suf: 2, Mid: 3, Pad: -1, Rep: -1, Sep: -1, Set: true}
 	extra := []infillChunk{{Filename: str("a.go"), Text: str("X")}, {Text: str("Y")}}
 	tests := []struct {
 		name string
-		fim  tokenizer.FIMTokens
+		fim  actors.FIMTokens
 		bos  int32
 		nCtx int
 		in   infillInput
@@ -76,7 +76,7 @@ func TestFIMPrompt(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("long: %d tokens, want %d", len(got), len(want))
 	}
-	if infillUnsupported(plain) != "" || infillUnsupported(tokenizer.FIMTokens{Pre: 1, Suf: -1, Mid: -1, Set: true}) == "" {
+	if infillUnsupported(plain) != "" || infillUnsupported(actors.FIMTokens{Pre: 1, Suf: -1, Mid: -1, Set: true}) == "" {
 		t.Error("infillUnsupported")
 	}
 }
