@@ -1,6 +1,10 @@
 package actors
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/troupe-llm/troupe/model/tokenizer"
+)
 
 // The model facts and tokenizer services a front end needs, so that it does
 // not import package model (see the package graph in DESIGN.md).
@@ -46,4 +50,20 @@ func (r *Runtime) NumRequests() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.requests)
+}
+
+// FIMTokens are a vocabulary's fill-in-the-middle tokens (model/tokenizer's,
+// named here so that front ends need not import it).
+type FIMTokens = tokenizer.FIMTokens
+
+// FIMTokens returns the vocabulary's fill-in-the-middle tokens.
+func (r *Runtime) FIMTokens() FIMTokens { return r.tok.Vocab().FIM }
+
+// PrependsBOS returns the BOS token when the vocabulary prepends it to a
+// prompt encoded with special tokens, -1 otherwise.
+func (r *Runtime) PrependsBOS() int32 {
+	if v := r.tok.Vocab(); v.AddBOS && v.BOS >= 0 {
+		return v.BOS
+	}
+	return -1
 }

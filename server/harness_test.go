@@ -45,11 +45,17 @@ type options struct {
 	// wrap, when set, wraps the device: a CPU backend of rt's NumBlocks,
 	// BlockSize and NumHostBlocks (which must be set).
 	wrap func(actors.Backend) actors.Backend
+	// model, when set, is the GGUF to serve instead of stories260K.
+	model string
 }
 
 func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
+	path := o.model
+	if path == "" {
+		path = testmodels.Path(t, "stories260K.gguf")
+	}
+	m, err := model.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

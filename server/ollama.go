@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -163,6 +164,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var prompt []int32
 	text := req.Prompt
 	switch {
+	case req.Suffix != "": // fill in the middle (infill.go)
+		if prompt, e = s.infillPrompt("suffix", infillInput{prefix: req.Prompt, suffix: req.Suffix}); e != nil {
+			e.Message = fmt.Sprintf("%q does not support insert: %s", req.Model, e.Message) // Ollama's words
+			writeError(w, e)
+			return
+		}
 	case req.Raw || s.template == nil && req.System == "": // Ollama's default template is the prompt alone
 		ids, err := s.rt.TokenizeText(req.Prompt, len(req.Context) == 0, true)
 		if err != nil {
@@ -203,8 +210,8 @@ func (req *ollamaRequest) checkGenerate() *apiError {
 	switch {
 	case hasValue(req.Images):
 		return badRequest("images", "images are not supported: troupe serves text-only models")
-	case req.Suffix != "":
-		return badRequest("suffix", "%q does not support insert: troupe has no fill-in-the-middle template (send raw: true with the model's FIM tokens)", req.Model)
+	case req.Suffix != "" && (req.Raw || req.System != "" || len(req.Context) > 0):
+		return badRequest("suffix", "suffix (fill in the middle) does not go with raw, system or context")
 	case req.Template != "":
 		return badRequest("template", "template is not supported: troupe renders the model's own chat template (Jinja), or the prompt as given with raw: true")
 	case req.Raw && (req.System != "" || len(req.Context) > 0):

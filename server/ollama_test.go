@@ -426,7 +426,8 @@ func TestOllamaErrors(t *testing.T) {
 		{"option type", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"temperature": "hot"}}`, 400, `option "temperature" must be of type float32`},
 		{"int option type", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"num_predict": "many"}}`, 400, `option "num_predict" must be of type integer`},
 		{"stop type", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"stop": [1]}}`, 400, `option "stop"`},
-		{"typical_p", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"typical_p": 0.5}}`, 400, "typical_p"},
+		{"typical_p", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"typical_p": 1.5}}`, 400, "typical_p"},
+		{"mirostat", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"mirostat": 2}}`, 400, "mirostat"},
 		{"top_p out of range", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"top_p": 2}}`, 400, "top_p"},
 		{"images", "/api/generate", `{"model": "stories", "prompt": "x", "images": ["iVBORw0KGgo="]}`, 400, "images are not supported"},
 		{"chat images", "/api/chat", `{"model": "stories", "messages": [{"role": "user", "content": "x", "images": ["iVBORw0KGgo="]}]}`, 400, "images are not supported"},
@@ -464,7 +465,7 @@ func TestOllamaErrors(t *testing.T) {
 	}
 	// Accepted, as Ollama's: unknown options (ignored), think false,
 	// keep_alive, format "json" and a schema, logprobs.
-	for _, extra := range []string{`, "options": {"mirostat": 2, "num_gpu": 1}`, `, "think": false`, `, "keep_alive": "5m"`, `, "keep_alive": 0`,
+	for _, extra := range []string{`, "options": {"mirostat": 0, "num_gpu": 1}`, `, "options": {"typical_p": 0.5}`, `, "think": false`, `, "keep_alive": "5m"`, `, "keep_alive": 0`,
 		`, "format": "json"`, `, "format": {"type": "object", "properties": {"a": {"type": "integer"}}}`, `, "logprobs": true, "top_logprobs": 2`} {
 		status, _, objs := ollamaDo(t, "POST", f.url+"/api/generate", gen(extra))
 		if status != 200 {

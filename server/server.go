@@ -200,6 +200,7 @@ func (s *Server) HTTPServer() *http.Server {
 func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.generation(s.admitted(s.completions))))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.generation(s.admitted(s.chatCompletions))))
+	s.mux.HandleFunc("POST /infill", s.auth(s.generation(s.admitted(s.infill)))) // infill_route.go
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.modelByID))
 	s.mux.HandleFunc("GET /version", s.version)
