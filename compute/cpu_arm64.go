@@ -5,7 +5,7 @@ import "golang.org/x/sys/cpu"
 // hasAsm reports whether this build has the assembly kernels. False until
 // the arm64 kernels land: every level's tables are empty, so detectISA's
 // level only names the CPU.
-const hasAsm = false
+const hasAsm = true
 
 // baseISA is this architecture's lowest SIMD level.
 const baseISA = NEON

@@ -93,6 +93,9 @@ func TestInPlaceAsmTable(t *testing.T) {
 			{Q4_0, true, false},
 			{MXFP4, true, true},
 		} {
+			if !isa.x86() && missingKernel(t, isa, c.typ, c.typ != F16 && !hasKernel(c.typ, isa)) {
+				continue
+			}
 			if got := repacks(c.typ, isa); got != c.repacks {
 				t.Errorf("%v on %v: repacks %v, want %v", c.typ, isa, got, c.repacks)
 			}
@@ -101,6 +104,12 @@ func TestInPlaceAsmTable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hasKernel reports whether integer weight type t has assembly on isa.
+func hasKernel(t DType, isa ISA) bool {
+	return asmFor[blockQ8_0](t).best(isa) != nil || asmFor[blockQ8_1](t).best(isa) != nil ||
+		asmFor[blockQ8_K](t).best(isa) != nil
 }
 
 // BenchmarkInPlace compares a Q4_K expert-sized product read in place with

@@ -1,0 +1,18 @@
+package compute
+
+// The arm64 assembly for each weight type, per ISA level (NEON, DotProd,
+// I8MM): the kernel of the highest level the CPU runs is bound to a tensor
+// (kernel.go); a level without an entry takes the one below. A type
+// without an entry runs its Go block dot product.
+
+var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
+	Q4_0: {NEON: q4_0NEON, DotProd: q4_0DotProd},
+	Q8_0: {NEON: q8_0NEON, DotProd: q8_0DotProd},
+}
+
+var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{}
+
+var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{}
+
+// q4_KRowsVNNI is amd64's; nil here.
+var q4_KRowsVNNI *panelKernel[blockQ8_K]
