@@ -12,7 +12,9 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 
 var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{}
 
-var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{}
+var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
+	Q6_K: {DotProd: q6_KDotProdK},
+}
 
 // q4_KRowsVNNI is amd64's; nil here.
 var q4_KRowsVNNI *panelKernel[blockQ8_K]

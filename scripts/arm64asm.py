@@ -392,3 +392,67 @@ def header(script, what):
 
 {what}
 '''
+
+
+# Widening, 16-bit products and shifts (the K-quant kernels).
+
+def sxtl_h(d, n):
+    """SXTL Vd.8H, Vn.8B (SSHLL #0)."""
+    return word(two(0x0F08A400, d, n), f'sxtl v{d}.8h, v{n}.8b')
+
+
+def sxtl2_h(d, n):
+    """SXTL2 Vd.8H, Vn.16B."""
+    return word(two(0x4F08A400, d, n), f'sxtl2 v{d}.8h, v{n}.16b')
+
+
+def sxtl_s(d, n):
+    """SXTL Vd.4S, Vn.4H."""
+    return word(two(0x0F10A400, d, n), f'sxtl v{d}.4s, v{n}.4h')
+
+
+def sxtl2_s(d, n):
+    """SXTL2 Vd.4S, Vn.8H."""
+    return word(two(0x4F10A400, d, n), f'sxtl2 v{d}.4s, v{n}.8h')
+
+
+def smull_s(d, n, m):
+    """SMULL Vd.4S, Vn.4H, Vm.4H."""
+    return word(three(0x0E60C000, d, n, m), f'smull v{d}.4s, v{n}.4h, v{m}.4h')
+
+
+def smull2_s(d, n, m):
+    """SMULL2 Vd.4S, Vn.8H, Vm.8H."""
+    return word(three(0x4E60C000, d, n, m), f'smull2 v{d}.4s, v{n}.8h, v{m}.8h')
+
+
+def shl_s(d, n, s):
+    """SHL Vd.4S, Vn.4S, #s."""
+    return word(0x4F005400 | (32 + s) << 16 | _r(n) << 5 | _r(d), f'shl v{d}.4s, v{n}.4s, #{s}')
+
+
+def shl_b(d, n, s):
+    """SHL Vd.16B, Vn.16B, #s."""
+    return word(0x4F005400 | (8 + s) << 16 | _r(n) << 5 | _r(d), f'shl v{d}.16b, v{n}.16b, #{s}')
+
+
+def neg_s(d, n):
+    """NEG Vd.4S, Vn.4S."""
+    return word(two(0x6EA0B800, d, n), f'neg v{d}.4s, v{n}.4s')
+
+
+def sub_s(d, n, m):
+    """SUB Vd.4S, Vn.4S, Vm.4S."""
+    return word(three(0x6EA08400, d, n, m), f'sub v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def mla_s_el(d, n, m, i):
+    """MLA Vd.4S, Vn.4S, Vm.S[i]."""
+    enc = 0x6F800000 | (i & 1) << 21 | _r(m) << 16 | (i >> 1) << 11 | _r(n) << 5 | _r(d)
+    return word(enc, f'mla v{d}.4s, v{n}.4s, v{m}.s[{i}]')
+
+
+def ldr_h(t, n, off):
+    """LDR Ht, [Xn, #off] (off even)."""
+    assert off % 2 == 0 and 0 <= off < 8192
+    return word(0x7D400000 | (off // 2) << 10 | _r(n) << 5 | _r(t), f'ldr h{t}, [x{n}, #{off}]')

@@ -1,0 +1,135 @@
+#!/bin/sh
+# arm64-mca-quant.sh: static throughput of troupe's arm64 integer kernels
+# beside llama.cpp's, from llvm-mca, in cycles per 32-value block (per
+# 256-value super-block for the K-quants) of one weight row against one
+# activation row. No arm64 machine is needed, and none measured these
+# figures: they are llvm-mca's scheduling models.
+#
+# Usage: bench/arm64-mca-quant.sh [llama.cpp source dir]   (default /work/peer/llama.cpp)
+#   MCA=llvm-mca CC=aarch64-linux-gnu-gcc AS=aarch64-linux-gnu-as
+#   CPUS="neoverse-n1 neoverse-v1 apple-m1"   (llvm-mca -mcpu names)
+#
+# It first assembles every instruction of compute/*_arm64.s that carries a
+# "// gnu:" spelling with $AS and checks that the WORD the generator wrote is
+# that instruction's encoding. Then, for each kernel's inner loop (the
+# generator's GNU spellings between its label and the branch back), llvm-mca
+# gives cycles per iteration, divided by the weight-row × activation-row
+# blocks the iteration covers; llama.cpp's ggml_vec_dot_* are compiled from
+# ggml/src/ggml-cpu/arch/arm/quants.c with $CC -O3 (-march=armv8-a for the
+# NEON rows, armv8.2-a+dotprod for the dotprod rows) and their largest loop
+# taken the same way (two blocks an iteration for Q4_0 and Q8_0). Prints a
+# markdown table (the README's "Integer kernels" table under "## ARM64").
+#
+# On a Mac or an arm64 server, the same loops run for real with
+# `go test -bench 'MatMulQ$' -run '^$' ./compute` beside llama.cpp's
+# `llama-bench` on the same GGUF.
+set -eu
+cd "$(dirname "$0")/.."
+LLAMA=${1:-/work/peer/llama.cpp}
+MCA=${MCA:-llvm-mca}
+CC=${CC:-aarch64-linux-gnu-gcc}
+AS=${AS:-aarch64-linux-gnu-as}
+CPUS=${CPUS:-neoverse-n1 neoverse-v1 apple-m1}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for march in armv8-a armv8.2-a+dotprod; do
+	"$CC" -O3 -march="$march" -I"$LLAMA/ggml/include" -I"$LLAMA/ggml/src" -I"$LLAMA/ggml/src/ggml-cpu" \
+		-S "$LLAMA/ggml/src/ggml-cpu/arch/arm/quants.c" -o "$tmp/llama-$march.s"
+done
+
+exec python3 - "$tmp" "$MCA" "$AS" "$CPUS" <<'EOF'
+import re, subprocess, sys, glob, os
+
+tmp, mca, asm, cpus = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+
+# 1. Every WORD's encoding against the assembler's.
+words = {}
+for f in sorted(glob.glob('compute/*_arm64.s')):
+    for line in open(f):
+        m = re.search(r'WORD \$0x([0-9a-f]{8}) // gnu: (.*)$', line)
+        if m:
+            words[m.group(2).strip()] = m.group(1)
+ins = sorted(words)
+open(f'{tmp}/w.s', 'w').write('\n'.join(ins) + '\n')
+subprocess.run([asm, '-march=armv8.6-a+dotprod+i8mm+fp16', f'{tmp}/w.s', '-o', f'{tmp}/w.o'], check=True)
+dump = subprocess.run(['aarch64-linux-gnu-objdump', '-d', f'{tmp}/w.o'], check=True, capture_output=True, text=True).stdout
+encs = [l.split('\t')[1].strip() for l in dump.splitlines() if re.match(r'\s+[0-9a-f]+:\t', l)]
+bad = [(i, words[i], e) for i, e in zip(ins, encs) if words[i] != e]
+if len(encs) != len(ins) or bad:
+    sys.exit(f'encoding mismatch: {bad[:5]} ({len(encs)} of {len(ins)})')
+print(f'<!-- {len(ins)} distinct WORD encodings checked against {asm} -->')
+
+
+def troupe_loop(func, label):
+    # The GNU spellings of func's loop at label, up to the branch back.
+    text = ''.join(open(f).read() for f in glob.glob('compute/*_arm64.s'))
+    body = text.split(f'TEXT ·{func}(SB)')[1].split('TEXT ')[0]
+    loop = body.split(f'\n{label}:\n')[1]
+    out = [f'{label}:']
+    for line in loop.splitlines():
+        m = re.search(r'// gnu: (.*)$', line)
+        if m:
+            out.append(m.group(1))
+            if m.group(1).startswith('b.') and m.group(1).endswith(' ' + label):
+                return '\n'.join(out) + '\n'
+    raise SystemExit(f'{func}: no loop at {label}')
+
+
+def llama_loop(sfile, func):
+    # The loop (label to backward branch, no calls) of func with the most
+    # vector instructions: the SIMD main loop, not the scalar tail.
+    text = open(sfile).read()
+    body = text.split(f'\n{func}:\n')[1].split(f'.size\t{func},')[0]
+    lines = [l.strip() for l in body.splitlines()]
+    labels = {l[:-1]: i for i, l in enumerate(lines) if re.match(r'^\.L\w+:$', l)}
+    best = None
+    for j, l in enumerate(lines):
+        m = re.match(r'^(b\.?(?:eq|ne|lt|le|gt|ge|hi|hs|lo|ls|cc|cs|mi|pl)?|cbnz|cbz|tbnz|tbz)\s+(?:.*,\s*)?(\.L\w+)$', l)
+        if m and m.group(2) in labels and labels[m.group(2)] < j:
+            i = labels[m.group(2)]
+            span = [x for x in lines[i:j + 1] if x and not x.startswith('.') or x.endswith(':')]
+            if any(x.startswith('bl\t') for x in span):
+                continue
+            vec = sum(1 for x in span if re.search(r'\bv\d+\.', x))
+            if vec and (best is None or vec > best[0]):
+                best = (vec, span)
+    best = best[1]
+    return '\n'.join(x for x in best if not re.match(r'^\.(cfi|p2align|loc)', x)) + '\n'
+
+
+def cycles(loop, cpu):
+    open(f'{tmp}/loop.s', 'w').write(loop)
+    r = subprocess.run([mca, '-mtriple=aarch64', f'-mcpu={cpu}', '-iterations=300', f'{tmp}/loop.s'],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f'{mca} -mcpu={cpu}: {r.stderr}')
+    it = int(re.search(r'Iterations:\s+(\d+)', r.stdout).group(1))
+    cyc = int(re.search(r'Total Cycles:\s+(\d+)', r.stdout).group(1))
+    return cyc / it
+
+
+# (type, level, troupe kernel, its loop label, row-blocks an iteration,
+#  llama.cpp function, its -march, blocks an iteration)
+ROWS = [
+    ('Q4_0', 'neon', 'q4_0x1NEON', 'block', 8, 'ggml_vec_dot_q4_0_q8_0', 'armv8-a', 2),
+    ('Q4_0', 'dotprod', 'q4_0x1DotProd', 'block', 8, 'ggml_vec_dot_q4_0_q8_0', 'armv8.2-a+dotprod', 2),
+    ('Q4_0', 'dotprod', 'q4_0x4DotProd', 'block', 32, 'ggml_vec_dot_q4_0_q8_0', 'armv8.2-a+dotprod', 2),
+    ('Q8_0', 'neon', 'q8_0x1NEON', 'qblock', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8-a', 2),
+    ('Q8_0', 'neon', 'q8_0x4NEON', 'block', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8-a', 2),
+    ('Q8_0', 'dotprod', 'q8_0x1DotProd', 'qblock', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8.2-a+dotprod', 2),
+    ('Q8_0', 'dotprod', 'q8_0x4DotProd', 'block', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8.2-a+dotprod', 2),
+]
+
+print('| type | level | troupe kernel | CPU model | troupe cycles/block | llama.cpp cycles/block | ratio |')
+print('|---|---|---|---|---|---|---|')
+worst = 0
+for typ, level, func, label, rb, lfunc, march, lb in ROWS:
+    ours = troupe_loop(func, label)
+    theirs = llama_loop(f'{tmp}/llama-{march}.s', lfunc)
+    for cpu in cpus:
+        t, l = cycles(ours, cpu) / rb, cycles(theirs, cpu) / lb
+        worst = max(worst, t / l)
+        print(f'| {typ} | {level} | {func} | {cpu} | {t:.2f} | {l:.2f} | {t / l:.2f}x |')
+print(f'\nworst ratio {worst:.2f}x (target ≤ 1.10x)', file=sys.stderr)
+EOF

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q6_K
+with SDOT).
+
+Run from the repository root: python3 scripts/gen-kern-k-arm64.py > compute/kern_k_arm64.s
+"""
+import sys
+
+sys.dont_write_bytecode = True
+import arm64asm as a  # noqa: E402
+
+WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K: d
+// f32 at 0, qs[256] at 4, bsums int16[16] at 260; 292 bytes), with the
+// signature of kern_k_amd64.s's
+//
+//	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+//
+// np weight rows as stored, output r at 4r, one activation row.
+//
+// Q6_K (q6_K*, 210-byte blocks: ql[128], qh[64], scales int8[16], d f16):
+// ggml_vec_dot_q6_K_q8_K's x86 lanes, as vecDotQ6_K. Lane l (0..7) of a
+// super-block is Σ sc[p/16]·u_p·x_p over the positions p with
+// (p mod 32)/4 = l (u the unsigned 6-bit quant), minus
+// 32·(bsums[2l]·sc[2l] + bsums[2l+1]·sc[2l+1]): one SDOT per sixteen
+// quants (they share a scale) and an MLA by the scale; then
+// acc_l = fma(float(lane_l), d_x·d_w, acc_l) and at the end hsum8. The
+// integers are exact, so the float operations are the reference's.
+//
+// Every instruction carries its GNU spelling ("// gnu: ..."; see
+// scripts/arm64asm.py).'''
+
+M0F, M30 = 30, 29
+S = [24, 25, 26, 27]  # sixteen scales as int32
+SC16 = [22, 23]  # the scales as int16
+L = [20, 21]  # lane sums 0-3, 4-7
+F = [18, 19]  # float lanes
+Q = [0, 1, 2, 3]  # ql of a half
+H = [4, 5]  # qh of a half
+X = [6, 7]  # a group's activations
+LO, HI, W, I = 8, 9, 10, 11
+
+
+def correction():
+    # L = −32·(bsums·sc summed in pairs): lanes 0-3 from bsums 0..7, 4-7
+    # from 8..15; activation pointer x7 at the block.
+    s = [a.ldr_q(31, 0, 192), a.sxtl_h(SC16[0], 31), a.sxtl2_h(SC16[1], 31),
+         a.sxtl_s(S[0], SC16[0]), a.sxtl2_s(S[1], SC16[0]), a.sxtl_s(S[2], SC16[1]), a.sxtl2_s(S[3], SC16[1]),
+         a.addi(10, 7, 260), a.ld1(12, 2, 10, post=False),
+         a.smull_s(14, 12, SC16[0]), a.smull2_s(15, 12, SC16[0]), a.smull_s(16, 13, SC16[1]),
+         a.smull2_s(17, 13, SC16[1]), a.addp_s(14, 14, 15), a.addp_s(16, 16, 17)]
+    s += [a.shl_s(14, 14, 5), a.shl_s(16, 16, 5), a.neg_s(L[0], 14), a.neg_s(L[1], 16)]
+    return s
+
+
+def group(g, k, h):
+    # The sixteen quants h of group g (the half's part k): unpacked into W,
+    # multiplied with the activations X[h] into I, added to lane sums L[h]
+    # times scale 2g+h.
+    q = Q[h] if k in (0, 2) else Q[2 + h]
+    s = []
+    if k < 2:
+        s.append(a.and16(LO, q, M0F))
+    else:
+        s.append(a.ushr_b(LO, q, 4))
+    if k == 0:
+        s += [a.shl_b(HI, H[h], 4), a.and16(HI, HI, M30)]
+    elif k == 1:
+        s += [a.shl_b(HI, H[h], 2), a.and16(HI, HI, M30)]
+    elif k == 2:
+        s += [a.and16(HI, H[h], M30)]
+    else:
+        s += [a.ushr_b(HI, H[h], 2), a.and16(HI, HI, M30)]
+    j = 2 * g + h
+    s += [a.orr16(W, LO, HI), a.movi_b(I, 0), a.sdot(I, W, X[h]), a.mla_s_el(L[h], I, S[j // 4], j % 4)]
+    return s
+
+
+def q6_k_kernel(name):
+    out = a.prologue(name, 'blockQ8_K')
+    body = [a.movi_b(M0F, 0x0f), a.movi_b(M30, 0x30), a.cbz(5, 'done')]
+    body.append('row:')
+    body += [a.movi_b(F[0], 0), a.movi_b(F[1], 0), a.mov(7, 1), a.mov(11, 6)]
+    body.append('block:')
+    body += correction() + [a.addi(9, 7, 4)]
+    for n in range(2):
+        body += [a.ldr_q(Q[i], 0, 64 * n + 16 * i) for i in range(4)]
+        body += [a.ldr_q(H[i], 0, 128 + 32 * n + 16 * i) for i in range(2)]
+        for k in range(4):
+            g = 4 * n + k
+            body.append(a.ld1(X[0], 2, 9))
+            for h in range(2):
+                body += group(g, k, h)
+    # acc += float(L)·(d_x·d_w).
+    body += [a.ldr_h(31, 0, 208), a.fcvt_sh(31, 31), a.ldr_s(28, 7, 0), a.fmul_ss(31, 31, 28),
+             a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 31, 0), a.fmla_el(F[1], L[1], 31, 0),
+             a.addi(0, 0, 210), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
+    body += [a.fadd(F[0], F[0], F[1]), a.ext16(F[1], F[0], F[0], 8), a.fadd2(F[0], F[0], F[1]),
+             a.faddp_s(F[0], F[0]), a.str_s_post(F[0], 3, 4), a.subs1(5), a.bne('row')]
+    out += a.indent(body)
+    return '\n'.join(out + ['done:', '\tRET', ''])
+
+
+def main():
+    print(a.header('scripts/gen-kern-k-arm64.py', WHAT))
+    print(q6_k_kernel('q6_KDotProd'))
+
+
+if __name__ == '__main__':
+    main()
