@@ -13,6 +13,7 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{}
 
 var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
+	Q4_K: {DotProd: q4_KDotProdK},
 	Q6_K: {DotProd: q6_KDotProdK},
 }
 

@@ -6,8 +6,14 @@ package compute
 // scripts/gen-kern-k-arm64.py).
 
 //go:noescape
+func q4_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q6_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-// q6_KDotProdK runs Q6_K rows as stored (no packing), one activation row
+// The K-quant kernels read rows as stored (no packing), one activation row
 // at a time.
-var q6_KDotProdK = &panelKernel[blockQ8_K]{x1: q6_KDotProd}
+var (
+	q4_KDotProdK = &panelKernel[blockQ8_K]{x1: q4_KDotProd}
+	q6_KDotProdK = &panelKernel[blockQ8_K]{x1: q6_KDotProd}
+)

@@ -456,3 +456,54 @@ def ldr_h(t, n, off):
     """LDR Ht, [Xn, #off] (off even)."""
     assert off % 2 == 0 and 0 <= off < 8192
     return word(0x7D400000 | (off // 2) << 10 | _r(n) << 5 | _r(t), f'ldr h{t}, [x{n}, #{off}]')
+
+
+def addv_s(d, n):
+    """ADDV Sd, Vn.4S: the sum of the four lanes."""
+    return word(two(0x4EB1B800, d, n), f'addv s{d}, v{n}.4s')
+
+
+def scvtf_ss(d, n):
+    """SCVTF Sd, Sn (an int32 in lane 0 to float)."""
+    return word(two(0x5E21D800, d, n), f'scvtf s{d}, s{n}')
+
+
+def fmadd_s(d, n, m, acc):
+    """FMADD Sd, Sn, Sm, Sa: n·m + a, fused."""
+    return word(0x1F000000 | _r(m) << 16 | _r(acc) << 10 | _r(n) << 5 | _r(d), f'fmadd s{d}, s{n}, s{m}, s{acc}')
+
+
+def fsub_ss(d, n, m):
+    """FSUB Sd, Sn, Sm."""
+    return word(three(0x1E203800, d, n, m), f'fsub s{d}, s{n}, s{m}')
+
+
+def ins_s(d, i, n):
+    """MOV Vd.S[i], Wn."""
+    return word(0x4E001C00 | (i << 3 | 4) << 16 | _r(n) << 5 | _r(d), f'mov v{d}.s[{i}], w{n}')
+
+
+def hsum8_store(f, ptr):
+    """hsum8 of the float lanes f (0-3) and f+1 (4-7), as ggml's
+    hsum_float_8: (f + f+1) = r0..r3, then (r0+r2) + (r1+r3); stored at
+    ptr, post-incremented by 4. Clobbers f and f+1."""
+    return [fadd(f, f, f + 1), ext16(f + 1, f, f, 8), fadd2(f, f, f + 1), faddp_s(f, f), str_s_post(f, ptr, 4)]
+
+
+# 32-bit scalar instructions in Go syntax.
+
+def ldrw(t, n, off):
+    return go(f'MOVWU {off}(R{n}), R{t}', f'ldr w{t}, [x{n}, #{off}]')
+
+
+def lsrw(d, n, s):
+    return go(f'LSRW ${s}, R{n}, R{d}', f'lsr w{d}, w{n}, #{s}')
+
+
+def andw(d, n, imm):
+    return go(f'ANDW ${imm:#x}, R{n}, R{d}', f'and w{d}, w{n}, #{imm:#x}')
+
+
+def orrw_lsl(d, n, m, s):
+    """d = n | m<<s."""
+    return go(f'ORRW R{m}<<{s}, R{n}, R{d}', f'orr w{d}, w{n}, w{m}, lsl #{s}')

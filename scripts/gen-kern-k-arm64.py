@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q6_K
-with SDOT).
+"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q4_K and Q6_K with SDOT).
 
 Run from the repository root: python3 scripts/gen-kern-k-arm64.py > compute/kern_k_arm64.s
 """
@@ -16,6 +15,12 @@ WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K:
 //	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 //
 // np weight rows as stored, output r at 4r, one activation row.
+//
+// Q4_K (q4_K*, 144-byte blocks: d f16, dmin f16, scales[12], qs[128]):
+// the repacked q4_K_8x8 gemv's sequential order, as vecDotQ4_K: per
+// super-block isum = Σ_j sc_j·Σ(sub-block j of u·x) and imin = Σ_j
+// mins_j·(bsums[2j] + bsums[2j+1]), exact; acc = fma(float(isum), d_w·d_x,
+// acc), accMin = fma(float(imin), dmin_w·d_x, accMin); output acc − accMin.
 //
 // Q6_K (q6_K*, 210-byte blocks: ql[128], qh[64], scales int8[16], d f16):
 // ggml_vec_dot_q6_K_q8_K's x86 lanes, as vecDotQ6_K. Lane l (0..7) of a
@@ -94,14 +99,65 @@ def q6_k_kernel(name):
     body += [a.ldr_h(31, 0, 208), a.fcvt_sh(31, 31), a.ldr_s(28, 7, 0), a.fmul_ss(31, 31, 28),
              a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 31, 0), a.fmla_el(F[1], L[1], 31, 0),
              a.addi(0, 0, 210), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
-    body += [a.fadd(F[0], F[0], F[1]), a.ext16(F[1], F[0], F[0], 8), a.fadd2(F[0], F[0], F[1]),
-             a.faddp_s(F[0], F[0]), a.str_s_post(F[0], 3, 4), a.subs1(5), a.bne('row')]
+    body += a.hsum8_store(F[0], 3) + [a.subs1(5), a.bne('row')]
+    out += a.indent(body)
+    return '\n'.join(out + ['done:', '\tRET', ''])
+
+
+def q4_k_scales():
+    # The block's eight 6-bit scales and mins (scales[12] at x0+4), unpacked
+    # as ggml does with 32-bit words: scales to v26's low eight bytes, mins
+    # to v27's; then the scales as int16 (v22) and int32 (v24: 0-3, v25:
+    # 4-7), the mins as int16 (v23).
+    s = [a.ldrw(12, 0, 4), a.ldrw(13, 0, 8), a.ldrw(14, 0, 12),
+         a.lsrw(16, 14, 4), a.andw(16, 16, 0x0f0f0f0f), a.lsrw(17, 13, 6), a.andw(17, 17, 0x03030303),
+         a.orrw_lsl(15, 16, 17, 4),  # mins 4-7
+         a.andw(9, 13, 0x3f3f3f3f),  # mins 0-3
+         a.lsrw(17, 12, 6), a.andw(17, 17, 0x03030303), a.andw(16, 14, 0x0f0f0f0f),
+         a.orrw_lsl(13, 16, 17, 4),  # scales 4-7
+         a.andw(12, 12, 0x3f3f3f3f),  # scales 0-3
+         a.ins_s(26, 0, 12), a.ins_s(26, 1, 13), a.ins_s(27, 0, 9), a.ins_s(27, 1, 15),
+         a.sxtl_h(22, 26), a.sxtl_h(23, 27), a.sxtl_s(24, 22), a.sxtl2_s(25, 22)]
+    return s
+
+
+def q4_k_mins():
+    # imin = Σ mins[j]·(bsums[2j] + bsums[2j+1]) in lane 0 of v14.
+    return [a.addi(10, 7, 260), a.ld1(12, 2, 10, post=False), a.addp_h(12, 12, 13),
+            a.smull_s(14, 12, 23), a.smull2_s(15, 12, 23), a.add_s(14, 14, 15), a.addv_s(14, 14)]
+
+
+def q4_k_kernel(name):
+    # Q4_K rows as stored: isum = Σ_j sc_j·(sub-block j's dot), one SDOT
+    # pair per sub-block and an MLA by its scale into v20, summed by ADDV;
+    # then acc = fma(float(isum), d_w·d_x, acc) and accMin =
+    # fma(float(imin), dmin_w·d_x, accMin) (scalars s18, s19), output
+    # acc − accMin (vecDotQ4_K's order).
+    out = a.prologue(name, 'blockQ8_K')
+    body = [a.movi_b(M0F, 0x0f), a.cbz(5, 'done')]
+    body.append('row:')
+    body += [a.movi_b(18, 0), a.movi_b(19, 0), a.mov(7, 1), a.mov(11, 6)]
+    body.append('block:')
+    body += q4_k_scales() + q4_k_mins() + [a.addi(9, 7, 4), a.movi_b(20, 0)]
+    for c in range(4):
+        body += [a.ldr_q(0, 0, 16 + 32 * c), a.ldr_q(1, 0, 32 + 32 * c), a.and16(2, 0, M0F), a.and16(3, 1, M0F),
+                 a.ushr_b(4, 0, 4), a.ushr_b(5, 1, 4)]
+        for h in range(2):
+            j = 2 * c + h
+            body += [a.ld1(6, 2, 9), a.movi_b(11, 0), a.sdot(11, 2 + 2 * h, 6), a.sdot(11, 3 + 2 * h, 7),
+                     a.mla_s_el(20, 11, 24 + j // 4, j % 4)]
+    body += [a.ldr_s(28, 7, 0), a.ldr_h(29, 0, 0), a.ldr_h(16, 0, 2), a.fcvt_sh(29, 29), a.fcvt_sh(16, 16),
+             a.fmul_ss(29, 29, 28), a.fmul_ss(16, 16, 28), a.addv_s(20, 20), a.scvtf_ss(20, 20), a.scvtf_ss(14, 14),
+             a.fmadd_s(18, 20, 29, 18), a.fmadd_s(19, 14, 16, 19),
+             a.addi(0, 0, 144), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
+    body += [a.fsub_ss(18, 18, 19), a.str_s_post(18, 3, 4), a.subs1(5), a.bne('row')]
     out += a.indent(body)
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
 def main():
     print(a.header('scripts/gen-kern-k-arm64.py', WHAT))
+    print(q4_k_kernel('q4_KDotProd'))
     print(q6_k_kernel('q6_KDotProd'))
 
 

@@ -157,13 +157,6 @@ def lanes_finish(i, d, f):
     return [a.scvtf(i, i), a.scvtf(i + 1, i + 1), a.fmla_el(f, i, d, 0), a.fmla_el(f + 1, i + 1, d, 0)]
 
 
-def hsum_store(f, ptr):
-    # hsum8: (f + f+1) = r0..r3, then (r0+r2) + (r1+r3); stored at ptr
-    # (post-incremented by 4). Clobbers f, f+1.
-    return [a.fadd(f, f, f + 1), a.ext16(f + 1, f, f, 8), a.fadd2(f, f, f + 1), a.faddp_s(f, f),
-            a.str_s_post(f, ptr, 4)]
-
-
 def q8_0_rows_kernel(name, lanes):
     # One activation row (x7), weight rows four at a time (x12..x15, row
     # stride x16 = nb·34), then one at a time. Per weight row k: weights
@@ -185,7 +178,7 @@ def q8_0_rows_kernel(name, lanes):
         body += lanes(w, 28, w + 3) + lanes_finish(w + 3, w + 2, w + 5)
     body += [a.subs1(11), a.bne('qblock')]
     for k in range(4):
-        body += hsum_store(7 * k + 5, 3)
+        body += a.hsum8_store(7 * k + 5, 3)
     body += [a.mov(0, 15), a.subsi(5, 4), a.b('quad')]
     body.append('single:')
     body += [a.cbz(5, 'done'), a.movi_b(5, 0), a.movi_b(6, 0), a.mov(7, 1), a.mov(11, 6)]
@@ -194,7 +187,7 @@ def q8_0_rows_kernel(name, lanes):
              a.fmul_ss(2, 2, 30)]
     body += lanes(0, 28, 3) + lanes_finish(3, 2, 5)
     body += [a.subs1(11), a.bne('sblock')]
-    body += hsum_store(5, 3) + [a.subs1(5), a.b('single')]
+    body += a.hsum8_store(5, 3) + [a.subs1(5), a.b('single')]
     out += a.indent(body)
     return '\n'.join(out + ['done:', '\tRET', ''])
 
@@ -219,7 +212,7 @@ def q8_0_x4_kernel(name, lanes):
     body += [a.subs1(11), a.bne('block')]
     body.append(a.mov(12, 3))
     for j in range(4):
-        body += hsum_store(8 + 7 * j, 12)[:-1] + [a.str_s(8 + 7 * j, 12)]
+        body += a.hsum8_store(8 + 7 * j, 12)[:-1] + [a.str_s(8 + 7 * j, 12)]
         if j < 3:
             body.append(a.add(12, 12, 4))
     body += [a.addi(3, 3, 4), a.subs1(5), a.bne('row')]
