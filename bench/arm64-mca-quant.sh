@@ -17,7 +17,8 @@
 # blocks the iteration covers; llama.cpp's ggml_vec_dot_* are compiled from
 # ggml/src/ggml-cpu/arch/arm/quants.c with $CC -O3 (-march=armv8-a for the
 # NEON rows, armv8.2-a+dotprod for the dotprod rows) and their largest loop
-# taken the same way (two blocks an iteration for Q4_0 and Q8_0). Prints a
+# taken the same way (two blocks an iteration for Q4_0 and Q8_0, one
+# super-block for the K-quants). Prints a
 # markdown table (the README's "Integer kernels" table under "## ARM64").
 #
 # On a Mac or an arm64 server, the same loops run for real with
@@ -119,6 +120,10 @@ ROWS = [
     ('Q8_0', 'neon', 'q8_0x4NEON', 'block', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8-a', 2),
     ('Q8_0', 'dotprod', 'q8_0x1DotProd', 'qblock', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8.2-a+dotprod', 2),
     ('Q8_0', 'dotprod', 'q8_0x4DotProd', 'block', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8.2-a+dotprod', 2),
+    ('Q4_K', 'neon', 'q4_KNEON', 'block', 1, 'ggml_vec_dot_q4_K_q8_K', 'armv8-a', 1),
+    ('Q6_K', 'neon', 'q6_KNEON', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8-a', 1),
+    ('Q4_K', 'dotprod', 'q4_KDotProd', 'block', 1, 'ggml_vec_dot_q4_K_q8_K', 'armv8.2-a+dotprod', 1),
+    ('Q6_K', 'dotprod', 'q6_KDotProd', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8.2-a+dotprod', 1),
 ]
 
 print('| type | level | troupe kernel | CPU model | troupe cycles/block | llama.cpp cycles/block | ratio |')

@@ -13,8 +13,8 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{}
 
 var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
-	Q4_K: {DotProd: q4_KDotProdK},
-	Q6_K: {DotProd: q6_KDotProdK},
+	Q4_K: {NEON: q4_KNEONK, DotProd: q4_KDotProdK},
+	Q6_K: {NEON: q6_KNEONK, DotProd: q6_KDotProdK},
 }
 
 // q4_KRowsVNNI is amd64's; nil here.

@@ -11,9 +11,17 @@ func q4_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int
 //go:noescape
 func q6_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
+//go:noescape
+func q4_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q6_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
 // The K-quant kernels read rows as stored (no packing), one activation row
 // at a time.
 var (
 	q4_KDotProdK = &panelKernel[blockQ8_K]{x1: q4_KDotProd}
 	q6_KDotProdK = &panelKernel[blockQ8_K]{x1: q6_KDotProd}
+	q4_KNEONK    = &panelKernel[blockQ8_K]{x1: q4_KNEON}
+	q6_KNEONK    = &panelKernel[blockQ8_K]{x1: q6_KNEON}
 )

@@ -507,3 +507,24 @@ def andw(d, n, imm):
 def orrw_lsl(d, n, m, s):
     """d = n | m<<s."""
     return go(f'ORRW R{m}<<{s}, R{n}, R{d}', f'orr w{d}, w{n}, w{m}, lsl #{s}')
+
+
+def dot16(i, w, x, neon):
+    """i (4 int32 lanes) = the four-byte dot products of 16 weight bytes w
+    with 16 activation bytes x (lane l: bytes 4l..4l+3): one SDOT, or
+    without dotprod SMULL and SMULL2 (w is clobbered), ADDP of the 16-bit
+    products in pairs (|w·x| <= 128·127 each, so a pair fits) and SADDLP."""
+    if not neon:
+        return [movi_b(i, 0), sdot(i, w, x)]
+    return [smull(i, w, x), smull2(w, w, x), addp_h(i, i, w), saddlp(i, i)]
+
+
+def dot32(i, w0, w1, x0, x1, neon):
+    """i (4 int32 lanes) summing to the dot product of 32 weight bytes
+    (w0, w1) with 32 activation bytes (x0, x1), lanes in no particular
+    order (only their sum is defined): two SDOTs, or without
+    dotprod four SMULL/SMLAL into 16-bit lanes (each at most four products
+    of |w| < 16 and |x| <= 128) and SADDLP."""
+    if not neon:
+        return [movi_b(i, 0), sdot(i, w0, x0), sdot(i, w1, x1)]
+    return [smull(i, w0, x0), smlal2(i, w0, x0), smlal(i, w1, x1), smlal2(i, w1, x1), saddlp(i, i)]

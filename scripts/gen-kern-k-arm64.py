@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q4_K and Q6_K with SDOT).
+"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q4_K and Q6_K; SDOT where the CPU has dotprod).
 
 Run from the repository root: python3 scripts/gen-kern-k-arm64.py > compute/kern_k_arm64.s
 """
@@ -57,7 +57,7 @@ def correction():
     return s
 
 
-def group(g, k, h):
+def group(g, k, h, neon):
     # The sixteen quants h of group g (the half's part k): unpacked into W,
     # multiplied with the activations X[h] into I, added to lane sums L[h]
     # times scale 2g+h.
@@ -76,11 +76,11 @@ def group(g, k, h):
     else:
         s += [a.ushr_b(HI, H[h], 2), a.and16(HI, HI, M30)]
     j = 2 * g + h
-    s += [a.orr16(W, LO, HI), a.movi_b(I, 0), a.sdot(I, W, X[h]), a.mla_s_el(L[h], I, S[j // 4], j % 4)]
+    s += [a.orr16(W, LO, HI)] + a.dot16(I, W, X[h], neon) + [a.mla_s_el(L[h], I, S[j // 4], j % 4)]
     return s
 
 
-def q6_k_kernel(name):
+def q6_k_kernel(name, neon):
     out = a.prologue(name, 'blockQ8_K')
     body = [a.movi_b(M0F, 0x0f), a.movi_b(M30, 0x30), a.cbz(5, 'done')]
     body.append('row:')
@@ -94,7 +94,7 @@ def q6_k_kernel(name):
             g = 4 * n + k
             body.append(a.ld1(X[0], 2, 9))
             for h in range(2):
-                body += group(g, k, h)
+                body += group(g, k, h, neon)
     # acc += float(L)·(d_x·d_w).
     body += [a.ldr_h(31, 0, 208), a.fcvt_sh(31, 31), a.ldr_s(28, 7, 0), a.fmul_ss(31, 31, 28),
              a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 31, 0), a.fmla_el(F[1], L[1], 31, 0),
@@ -127,7 +127,7 @@ def q4_k_mins():
             a.smull_s(14, 12, 23), a.smull2_s(15, 12, 23), a.add_s(14, 14, 15), a.addv_s(14, 14)]
 
 
-def q4_k_kernel(name):
+def q4_k_kernel(name, neon):
     # Q4_K rows as stored: isum = Σ_j sc_j·(sub-block j's dot), one SDOT
     # pair per sub-block and an MLA by its scale into v20, summed by ADDV;
     # then acc = fma(float(isum), d_w·d_x, acc) and accMin =
@@ -144,8 +144,8 @@ def q4_k_kernel(name):
                  a.ushr_b(4, 0, 4), a.ushr_b(5, 1, 4)]
         for h in range(2):
             j = 2 * c + h
-            body += [a.ld1(6, 2, 9), a.movi_b(11, 0), a.sdot(11, 2 + 2 * h, 6), a.sdot(11, 3 + 2 * h, 7),
-                     a.mla_s_el(20, 11, 24 + j // 4, j % 4)]
+            body += [a.ld1(6, 2, 9)] + a.dot32(11, 2 + 2 * h, 3 + 2 * h, 6, 7, neon)
+            body.append(a.mla_s_el(20, 11, 24 + j // 4, j % 4))
     body += [a.ldr_s(28, 7, 0), a.ldr_h(29, 0, 0), a.ldr_h(16, 0, 2), a.fcvt_sh(29, 29), a.fcvt_sh(16, 16),
              a.fmul_ss(29, 29, 28), a.fmul_ss(16, 16, 28), a.addv_s(20, 20), a.scvtf_ss(20, 20), a.scvtf_ss(14, 14),
              a.fmadd_s(18, 20, 29, 18), a.fmadd_s(19, 14, 16, 19),
@@ -157,8 +157,9 @@ def q4_k_kernel(name):
 
 def main():
     print(a.header('scripts/gen-kern-k-arm64.py', WHAT))
-    print(q4_k_kernel('q4_KDotProd'))
-    print(q6_k_kernel('q6_KDotProd'))
+    for level, neon in (('DotProd', False), ('NEON', True)):
+        print(q4_k_kernel(f'q4_K{level}', neon))
+        print(q6_k_kernel(f'q6_K{level}', neon))
 
 
 if __name__ == '__main__':
