@@ -7,7 +7,8 @@
 #
 # Usage: bench/arm64-mca-quant.sh [llama.cpp source dir]   (default /work/peer/llama.cpp)
 #   MCA=llvm-mca CC=aarch64-linux-gnu-gcc AS=aarch64-linux-gnu-as
-#   CPUS="neoverse-n1 neoverse-v1 apple-m1"   (llvm-mca -mcpu names)
+#   CPUS="neoverse-n1 apple-m1"   (llvm-mca -mcpu names; LLVM 14 schedules every
+#   Neoverse with its Cortex-A57 model: with LLVM 16 or later add neoverse-v2)
 #
 # It first assembles every instruction of compute/*_arm64.s that carries a
 # "// gnu:" spelling with $AS and checks that the WORD the generator wrote is
@@ -30,7 +31,7 @@ LLAMA=${1:-/work/peer/llama.cpp}
 MCA=${MCA:-llvm-mca}
 CC=${CC:-aarch64-linux-gnu-gcc}
 AS=${AS:-aarch64-linux-gnu-as}
-CPUS=${CPUS:-neoverse-n1 neoverse-v1 apple-m1}
+CPUS=${CPUS:-neoverse-n1 apple-m1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -77,26 +78,39 @@ def troupe_loop(func, label):
     raise SystemExit(f'{func}: no loop at {label}')
 
 
-def llama_loop(sfile, func):
+def llama_loop(sfile, func, inner):
     # The loop (label to backward branch, no calls) of func with the most
-    # vector instructions: the SIMD main loop, not the scalar tail.
+    # vector instructions: the SIMD main loop, not the scalar tail. A loop
+    # nested in it (one GCC did not unroll) is written out inner times, its
+    # label and branch back dropped, so that an iteration is a whole one.
     text = open(sfile).read()
     body = text.split(f'\n{func}:\n')[1].split(f'.size\t{func},')[0]
     lines = [l.strip() for l in body.splitlines()]
+    lines = [l for l in lines if l and not re.match(r'^\.(cfi|p2align|loc|align)', l)]
     labels = {l[:-1]: i for i, l in enumerate(lines) if re.match(r'^\.L\w+:$', l)}
-    best = None
+    loops = []
     for j, l in enumerate(lines):
         m = re.match(r'^(b\.?(?:eq|ne|lt|le|gt|ge|hi|hs|lo|ls|cc|cs|mi|pl)?|cbnz|cbz|tbnz|tbz)\s+(?:.*,\s*)?(\.L\w+)$', l)
         if m and m.group(2) in labels and labels[m.group(2)] < j:
-            i = labels[m.group(2)]
-            span = [x for x in lines[i:j + 1] if x and not x.startswith('.') or x.endswith(':')]
-            if any(x.startswith('bl\t') for x in span):
-                continue
-            vec = sum(1 for x in span if re.search(r'\bv\d+\.', x))
-            if vec and (best is None or vec > best[0]):
-                best = (vec, span)
-    best = best[1]
-    return '\n'.join(x for x in best if not re.match(r'^\.(cfi|p2align|loc)', x)) + '\n'
+            loops.append((labels[m.group(2)], j))
+    best = None
+    for i, j in loops:
+        span = lines[i:j + 1]
+        if any(x.startswith('bl\t') for x in span):
+            continue
+        vec = sum(1 for x in span if re.search(r'\bv\d+\.', x))
+        if vec and (best is None or vec > best[0]):
+            best = (vec, i, j)
+    _, i, j = best
+    nested = [(k, m) for k, m in loops if i < k and m < j]
+    if nested and inner == 1:
+        raise SystemExit(f'{func}: a nested loop; give its trip count')
+    out, p = [], i
+    for k, m in sorted(nested):
+        out += lines[p:k] + lines[k + 1:m] * inner
+        p = m + 1
+    out += lines[p:j + 1]
+    return '\n'.join(out) + '\n'
 
 
 def cycles(loop, cpu):
@@ -111,7 +125,7 @@ def cycles(loop, cpu):
 
 
 # (type, level, troupe kernel, its loop label, row-blocks an iteration,
-#  llama.cpp function, its -march, blocks an iteration)
+#  llama.cpp function, its -march, blocks an iteration[, inner loop trips])
 ROWS = [
     ('Q4_0', 'neon', 'q4_0x1NEON', 'block', 8, 'ggml_vec_dot_q4_0_q8_0', 'armv8-a', 2),
     ('Q4_0', 'dotprod', 'q4_0x1DotProd', 'block', 8, 'ggml_vec_dot_q4_0_q8_0', 'armv8.2-a+dotprod', 2),
@@ -121,7 +135,7 @@ ROWS = [
     ('Q8_0', 'dotprod', 'q8_0x1DotProd', 'qblock', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8.2-a+dotprod', 2),
     ('Q8_0', 'dotprod', 'q8_0x4DotProd', 'block', 4, 'ggml_vec_dot_q8_0_q8_0', 'armv8.2-a+dotprod', 2),
     ('Q4_K', 'neon', 'q4_KNEON', 'block', 1, 'ggml_vec_dot_q4_K_q8_K', 'armv8-a', 1),
-    ('Q6_K', 'neon', 'q6_KNEON', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8-a', 1),
+    ('Q6_K', 'neon', 'q6_KNEON', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8-a', 1, 2),
     ('Q4_K', 'dotprod', 'q4_KDotProd', 'block', 1, 'ggml_vec_dot_q4_K_q8_K', 'armv8.2-a+dotprod', 1),
     ('Q6_K', 'dotprod', 'q6_KDotProd', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8.2-a+dotprod', 1),
 ]
@@ -129,9 +143,9 @@ ROWS = [
 print('| type | level | troupe kernel | CPU model | troupe cycles/block | llama.cpp cycles/block | ratio |')
 print('|---|---|---|---|---|---|---|')
 worst = 0
-for typ, level, func, label, rb, lfunc, march, lb in ROWS:
+for typ, level, func, label, rb, lfunc, march, lb, *inner in ROWS:
     ours = troupe_loop(func, label)
-    theirs = llama_loop(f'{tmp}/llama-{march}.s', lfunc)
+    theirs = llama_loop(f'{tmp}/llama-{march}.s', lfunc, inner[0] if inner else 1)
     for cpu in cpus:
         t, l = cycles(ours, cpu) / rb, cycles(theirs, cpu) / lb
         worst = max(worst, t / l)

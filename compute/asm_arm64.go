@@ -7,10 +7,14 @@ package compute
 
 var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 	Q4_0: {NEON: q4_0NEON, DotProd: q4_0DotProd},
+	Q5_0: {NEON: q5_0NEON, DotProd: q5_0DotProd},
 	Q8_0: {NEON: q8_0NEON, DotProd: q8_0DotProd},
 }
 
-var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{}
+var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{
+	Q4_1: {NEON: q4_1NEON, DotProd: q4_1DotProd},
+	Q5_1: {NEON: q5_1NEON, DotProd: q5_1DotProd},
+}
 
 var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
 	Q4_K: {NEON: q4_KNEONK, DotProd: q4_KDotProdK},

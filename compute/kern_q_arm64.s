@@ -386,7 +386,7 @@ TEXT ·q8_0x1DotProd(SB), NOSPLIT, $0-56
 	MOVD $34, R17 // gnu: mov x17, #34
 	MUL R17, R6, R16 // gnu: mul x16, x6, x17
 	CBZ R5, done // gnu: cbz x5, done
-quad:
+group:
 	CMP $4, R5 // gnu: cmp x5, #4
 	BLT single // gnu: b.lt single
 	WORD $0x4f00e405 // gnu: movi v5.16b, #0x0
@@ -403,7 +403,7 @@ quad:
 	ADD R16, R14, R15 // gnu: add x15, x14, x16
 	MOVD R1, R7 // gnu: mov x7, x1
 	MOVD R6, R11 // gnu: mov x11, x6
-qblock:
+gblock:
 	WORD $0xbc4084fe // gnu: ldr s30, [x7], #8
 	WORD $0x4cdfa0fc // gnu: ld1 {v28.16b, v29.16b}, [x7], #32
 	WORD $0x7c402582 // gnu: ldr h2, [x12], #2
@@ -411,8 +411,8 @@ qblock:
 	WORD $0x1ee24042 // gnu: fcvt s2, h2
 	WORD $0x1e3e0842 // gnu: fmul s2, s2, s30
 	WORD $0x4f00e403 // gnu: movi v3.16b, #0x0
-	WORD $0x4f00e404 // gnu: movi v4.16b, #0x0
 	WORD $0x4e9c9403 // gnu: sdot v3.4s, v0.16b, v28.16b
+	WORD $0x4f00e404 // gnu: movi v4.16b, #0x0
 	WORD $0x4e9d9424 // gnu: sdot v4.4s, v1.16b, v29.16b
 	WORD $0x4e21d863 // gnu: scvtf v3.4s, v3.4s
 	WORD $0x4e21d884 // gnu: scvtf v4.4s, v4.4s
@@ -423,8 +423,8 @@ qblock:
 	WORD $0x1ee24129 // gnu: fcvt s9, h9
 	WORD $0x1e3e0929 // gnu: fmul s9, s9, s30
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
-	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
 	WORD $0x4e9c94ea // gnu: sdot v10.4s, v7.16b, v28.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
 	WORD $0x4e9d950b // gnu: sdot v11.4s, v8.16b, v29.16b
 	WORD $0x4e21d94a // gnu: scvtf v10.4s, v10.4s
 	WORD $0x4e21d96b // gnu: scvtf v11.4s, v11.4s
@@ -435,8 +435,8 @@ qblock:
 	WORD $0x1ee24210 // gnu: fcvt s16, h16
 	WORD $0x1e3e0a10 // gnu: fmul s16, s16, s30
 	WORD $0x4f00e411 // gnu: movi v17.16b, #0x0
-	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
 	WORD $0x4e9c95d1 // gnu: sdot v17.4s, v14.16b, v28.16b
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
 	WORD $0x4e9d95f2 // gnu: sdot v18.4s, v15.16b, v29.16b
 	WORD $0x4e21da31 // gnu: scvtf v17.4s, v17.4s
 	WORD $0x4e21da52 // gnu: scvtf v18.4s, v18.4s
@@ -447,15 +447,15 @@ qblock:
 	WORD $0x1ee242f7 // gnu: fcvt s23, h23
 	WORD $0x1e3e0af7 // gnu: fmul s23, s23, s30
 	WORD $0x4f00e418 // gnu: movi v24.16b, #0x0
-	WORD $0x4f00e419 // gnu: movi v25.16b, #0x0
 	WORD $0x4e9c96b8 // gnu: sdot v24.4s, v21.16b, v28.16b
+	WORD $0x4f00e419 // gnu: movi v25.16b, #0x0
 	WORD $0x4e9d96d9 // gnu: sdot v25.4s, v22.16b, v29.16b
 	WORD $0x4e21db18 // gnu: scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // gnu: scvtf v25.4s, v25.4s
 	WORD $0x4f97131a // gnu: fmla v26.4s, v24.4s, v23.s[0]
 	WORD $0x4f97133b // gnu: fmla v27.4s, v25.4s, v23.s[0]
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
-	BNE qblock // gnu: b.ne qblock
+	BNE gblock // gnu: b.ne gblock
 	WORD $0x4e26d4a5 // gnu: fadd v5.4s, v5.4s, v6.4s
 	WORD $0x6e0540a6 // gnu: ext v6.16b, v5.16b, v5.16b, #8
 	WORD $0x0e26d4a5 // gnu: fadd v5.2s, v5.2s, v6.2s
@@ -478,7 +478,7 @@ qblock:
 	WORD $0xbc00447a // gnu: str s26, [x3], #4
 	MOVD R15, R0 // gnu: mov x0, x15
 	SUBS $4, R5, R5 // gnu: subs x5, x5, #4
-	B quad // gnu: b quad
+	B group // gnu: b group
 single:
 	CBZ R5, done // gnu: cbz x5, done
 	WORD $0x4f00e405 // gnu: movi v5.16b, #0x0
@@ -493,8 +493,8 @@ sblock:
 	WORD $0x1ee24042 // gnu: fcvt s2, h2
 	WORD $0x1e3e0842 // gnu: fmul s2, s2, s30
 	WORD $0x4f00e403 // gnu: movi v3.16b, #0x0
-	WORD $0x4f00e404 // gnu: movi v4.16b, #0x0
 	WORD $0x4e9c9403 // gnu: sdot v3.4s, v0.16b, v28.16b
+	WORD $0x4f00e404 // gnu: movi v4.16b, #0x0
 	WORD $0x4e9d9424 // gnu: sdot v4.4s, v1.16b, v29.16b
 	WORD $0x4e21d863 // gnu: scvtf v3.4s, v3.4s
 	WORD $0x4e21d884 // gnu: scvtf v4.4s, v4.4s
@@ -544,9 +544,9 @@ block:
 	WORD $0x4cdfa0e3 // gnu: ld1 {v3.16b, v4.16b}, [x7], #32
 	WORD $0x1e2208a5 // gnu: fmul s5, s5, s2
 	WORD $0x4f00e406 // gnu: movi v6.16b, #0x0
+	WORD $0x4e809466 // gnu: sdot v6.4s, v3.16b, v0.16b
 	WORD $0x4f00e407 // gnu: movi v7.16b, #0x0
-	WORD $0x4e839406 // gnu: sdot v6.4s, v0.16b, v3.16b
-	WORD $0x4e849427 // gnu: sdot v7.4s, v1.16b, v4.16b
+	WORD $0x4e819487 // gnu: sdot v7.4s, v4.16b, v1.16b
 	WORD $0x4e21d8c6 // gnu: scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // gnu: scvtf v7.4s, v7.4s
 	WORD $0x4f8510c8 // gnu: fmla v8.4s, v6.4s, v5.s[0]
@@ -555,9 +555,9 @@ block:
 	WORD $0x4cdfa10a // gnu: ld1 {v10.16b, v11.16b}, [x8], #32
 	WORD $0x1e22098c // gnu: fmul s12, s12, s2
 	WORD $0x4f00e40d // gnu: movi v13.16b, #0x0
+	WORD $0x4e80954d // gnu: sdot v13.4s, v10.16b, v0.16b
 	WORD $0x4f00e40e // gnu: movi v14.16b, #0x0
-	WORD $0x4e8a940d // gnu: sdot v13.4s, v0.16b, v10.16b
-	WORD $0x4e8b942e // gnu: sdot v14.4s, v1.16b, v11.16b
+	WORD $0x4e81956e // gnu: sdot v14.4s, v11.16b, v1.16b
 	WORD $0x4e21d9ad // gnu: scvtf v13.4s, v13.4s
 	WORD $0x4e21d9ce // gnu: scvtf v14.4s, v14.4s
 	WORD $0x4f8c11af // gnu: fmla v15.4s, v13.4s, v12.s[0]
@@ -566,9 +566,9 @@ block:
 	WORD $0x4cdfa131 // gnu: ld1 {v17.16b, v18.16b}, [x9], #32
 	WORD $0x1e220a73 // gnu: fmul s19, s19, s2
 	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x4e809634 // gnu: sdot v20.4s, v17.16b, v0.16b
 	WORD $0x4f00e415 // gnu: movi v21.16b, #0x0
-	WORD $0x4e919414 // gnu: sdot v20.4s, v0.16b, v17.16b
-	WORD $0x4e929435 // gnu: sdot v21.4s, v1.16b, v18.16b
+	WORD $0x4e819655 // gnu: sdot v21.4s, v18.16b, v1.16b
 	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
 	WORD $0x4f931296 // gnu: fmla v22.4s, v20.4s, v19.s[0]
@@ -577,9 +577,9 @@ block:
 	WORD $0x4cdfa158 // gnu: ld1 {v24.16b, v25.16b}, [x10], #32
 	WORD $0x1e220b5a // gnu: fmul s26, s26, s2
 	WORD $0x4f00e41b // gnu: movi v27.16b, #0x0
+	WORD $0x4e80971b // gnu: sdot v27.4s, v24.16b, v0.16b
 	WORD $0x4f00e41c // gnu: movi v28.16b, #0x0
-	WORD $0x4e98941b // gnu: sdot v27.4s, v0.16b, v24.16b
-	WORD $0x4e99943c // gnu: sdot v28.4s, v1.16b, v25.16b
+	WORD $0x4e81973c // gnu: sdot v28.4s, v25.16b, v1.16b
 	WORD $0x4e21db7b // gnu: scvtf v27.4s, v27.4s
 	WORD $0x4e21db9c // gnu: scvtf v28.4s, v28.4s
 	WORD $0x4f9a137d // gnu: fmla v29.4s, v27.4s, v26.s[0]
@@ -628,7 +628,7 @@ TEXT ·q8_0x1NEON(SB), NOSPLIT, $0-56
 	MOVD $34, R17 // gnu: mov x17, #34
 	MUL R17, R6, R16 // gnu: mul x16, x6, x17
 	CBZ R5, done // gnu: cbz x5, done
-quad:
+group:
 	CMP $4, R5 // gnu: cmp x5, #4
 	BLT single // gnu: b.lt single
 	WORD $0x4f00e405 // gnu: movi v5.16b, #0x0
@@ -645,7 +645,7 @@ quad:
 	ADD R16, R14, R15 // gnu: add x15, x14, x16
 	MOVD R1, R7 // gnu: mov x7, x1
 	MOVD R6, R11 // gnu: mov x11, x6
-qblock:
+gblock:
 	WORD $0xbc4084fe // gnu: ldr s30, [x7], #8
 	WORD $0x4cdfa0fc // gnu: ld1 {v28.16b, v29.16b}, [x7], #32
 	WORD $0x7c402582 // gnu: ldr h2, [x12], #2
@@ -713,7 +713,7 @@ qblock:
 	WORD $0x4f97131a // gnu: fmla v26.4s, v24.4s, v23.s[0]
 	WORD $0x4f97133b // gnu: fmla v27.4s, v25.4s, v23.s[0]
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
-	BNE qblock // gnu: b.ne qblock
+	BNE gblock // gnu: b.ne gblock
 	WORD $0x4e26d4a5 // gnu: fadd v5.4s, v5.4s, v6.4s
 	WORD $0x6e0540a6 // gnu: ext v6.16b, v5.16b, v5.16b, #8
 	WORD $0x0e26d4a5 // gnu: fadd v5.2s, v5.2s, v6.2s
@@ -736,7 +736,7 @@ qblock:
 	WORD $0xbc00447a // gnu: str s26, [x3], #4
 	MOVD R15, R0 // gnu: mov x0, x15
 	SUBS $4, R5, R5 // gnu: subs x5, x5, #4
-	B quad // gnu: b quad
+	B group // gnu: b group
 single:
 	CBZ R5, done // gnu: cbz x5, done
 	WORD $0x4f00e405 // gnu: movi v5.16b, #0x0
@@ -805,12 +805,12 @@ block:
 	WORD $0xbc4084e5 // gnu: ldr s5, [x7], #8
 	WORD $0x4cdfa0e3 // gnu: ld1 {v3.16b, v4.16b}, [x7], #32
 	WORD $0x1e2208a5 // gnu: fmul s5, s5, s2
-	WORD $0x0e23c006 // gnu: smull v6.8h, v0.8b, v3.8b
-	WORD $0x4e23c003 // gnu: smull2 v3.8h, v0.16b, v3.16b
+	WORD $0x0e20c066 // gnu: smull v6.8h, v3.8b, v0.8b
+	WORD $0x4e20c063 // gnu: smull2 v3.8h, v3.16b, v0.16b
 	WORD $0x4e63bcc6 // gnu: addp v6.8h, v6.8h, v3.8h
 	WORD $0x4e6028c6 // gnu: saddlp v6.4s, v6.8h
-	WORD $0x0e24c027 // gnu: smull v7.8h, v1.8b, v4.8b
-	WORD $0x4e24c024 // gnu: smull2 v4.8h, v1.16b, v4.16b
+	WORD $0x0e21c087 // gnu: smull v7.8h, v4.8b, v1.8b
+	WORD $0x4e21c084 // gnu: smull2 v4.8h, v4.16b, v1.16b
 	WORD $0x4e64bce7 // gnu: addp v7.8h, v7.8h, v4.8h
 	WORD $0x4e6028e7 // gnu: saddlp v7.4s, v7.8h
 	WORD $0x4e21d8c6 // gnu: scvtf v6.4s, v6.4s
@@ -820,12 +820,12 @@ block:
 	WORD $0xbc40850c // gnu: ldr s12, [x8], #8
 	WORD $0x4cdfa10a // gnu: ld1 {v10.16b, v11.16b}, [x8], #32
 	WORD $0x1e22098c // gnu: fmul s12, s12, s2
-	WORD $0x0e2ac00d // gnu: smull v13.8h, v0.8b, v10.8b
-	WORD $0x4e2ac00a // gnu: smull2 v10.8h, v0.16b, v10.16b
+	WORD $0x0e20c14d // gnu: smull v13.8h, v10.8b, v0.8b
+	WORD $0x4e20c14a // gnu: smull2 v10.8h, v10.16b, v0.16b
 	WORD $0x4e6abdad // gnu: addp v13.8h, v13.8h, v10.8h
 	WORD $0x4e6029ad // gnu: saddlp v13.4s, v13.8h
-	WORD $0x0e2bc02e // gnu: smull v14.8h, v1.8b, v11.8b
-	WORD $0x4e2bc02b // gnu: smull2 v11.8h, v1.16b, v11.16b
+	WORD $0x0e21c16e // gnu: smull v14.8h, v11.8b, v1.8b
+	WORD $0x4e21c16b // gnu: smull2 v11.8h, v11.16b, v1.16b
 	WORD $0x4e6bbdce // gnu: addp v14.8h, v14.8h, v11.8h
 	WORD $0x4e6029ce // gnu: saddlp v14.4s, v14.8h
 	WORD $0x4e21d9ad // gnu: scvtf v13.4s, v13.4s
@@ -835,12 +835,12 @@ block:
 	WORD $0xbc408533 // gnu: ldr s19, [x9], #8
 	WORD $0x4cdfa131 // gnu: ld1 {v17.16b, v18.16b}, [x9], #32
 	WORD $0x1e220a73 // gnu: fmul s19, s19, s2
-	WORD $0x0e31c014 // gnu: smull v20.8h, v0.8b, v17.8b
-	WORD $0x4e31c011 // gnu: smull2 v17.8h, v0.16b, v17.16b
+	WORD $0x0e20c234 // gnu: smull v20.8h, v17.8b, v0.8b
+	WORD $0x4e20c231 // gnu: smull2 v17.8h, v17.16b, v0.16b
 	WORD $0x4e71be94 // gnu: addp v20.8h, v20.8h, v17.8h
 	WORD $0x4e602a94 // gnu: saddlp v20.4s, v20.8h
-	WORD $0x0e32c035 // gnu: smull v21.8h, v1.8b, v18.8b
-	WORD $0x4e32c032 // gnu: smull2 v18.8h, v1.16b, v18.16b
+	WORD $0x0e21c255 // gnu: smull v21.8h, v18.8b, v1.8b
+	WORD $0x4e21c252 // gnu: smull2 v18.8h, v18.16b, v1.16b
 	WORD $0x4e72beb5 // gnu: addp v21.8h, v21.8h, v18.8h
 	WORD $0x4e602ab5 // gnu: saddlp v21.4s, v21.8h
 	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
@@ -850,12 +850,12 @@ block:
 	WORD $0xbc40855a // gnu: ldr s26, [x10], #8
 	WORD $0x4cdfa158 // gnu: ld1 {v24.16b, v25.16b}, [x10], #32
 	WORD $0x1e220b5a // gnu: fmul s26, s26, s2
-	WORD $0x0e38c01b // gnu: smull v27.8h, v0.8b, v24.8b
-	WORD $0x4e38c018 // gnu: smull2 v24.8h, v0.16b, v24.16b
+	WORD $0x0e20c31b // gnu: smull v27.8h, v24.8b, v0.8b
+	WORD $0x4e20c318 // gnu: smull2 v24.8h, v24.16b, v0.16b
 	WORD $0x4e78bf7b // gnu: addp v27.8h, v27.8h, v24.8h
 	WORD $0x4e602b7b // gnu: saddlp v27.4s, v27.8h
-	WORD $0x0e39c03c // gnu: smull v28.8h, v1.8b, v25.8b
-	WORD $0x4e39c039 // gnu: smull2 v25.8h, v1.16b, v25.16b
+	WORD $0x0e21c33c // gnu: smull v28.8h, v25.8b, v1.8b
+	WORD $0x4e21c339 // gnu: smull2 v25.8h, v25.16b, v1.16b
 	WORD $0x4e79bf9c // gnu: addp v28.8h, v28.8h, v25.8h
 	WORD $0x4e602b9c // gnu: saddlp v28.4s, v28.8h
 	WORD $0x4e21db7b // gnu: scvtf v27.4s, v27.4s

@@ -483,11 +483,31 @@ def ins_s(d, i, n):
     return word(0x4E001C00 | (i << 3 | 4) << 16 | _r(n) << 5 | _r(d), f'mov v{d}.s[{i}], w{n}')
 
 
+def hsum8(f):
+    """hsum8 of the float lanes f (0-3) and f+1 (4-7) into lane 0 of f, as
+    ggml's hsum_float_8: (f + f+1) = r0..r3, then (r0+r2) + (r1+r3).
+    Clobbers f+1."""
+    return [fadd(f, f, f + 1), ext16(f + 1, f, f, 8), fadd2(f, f, f + 1), faddp_s(f, f)]
+
+
 def hsum8_store(f, ptr):
-    """hsum8 of the float lanes f (0-3) and f+1 (4-7), as ggml's
-    hsum_float_8: (f + f+1) = r0..r3, then (r0+r2) + (r1+r3); stored at
-    ptr, post-incremented by 4. Clobbers f and f+1."""
-    return [fadd(f, f, f + 1), ext16(f + 1, f, f, 8), fadd2(f, f, f + 1), faddp_s(f, f), str_s_post(f, ptr, 4)]
+    """hsum8(f) stored at ptr, post-incremented by 4."""
+    return hsum8(f) + [str_s_post(f, ptr, 4)]
+
+
+def tbl(d, n, m):
+    """TBL Vd.16B, {Vn.16B}, Vm.16B."""
+    return word(three(0x4E000000, d, n, m), f'tbl v{d}.16b, {{v{n}.16b}}, v{m}.16b')
+
+
+def cmtst(d, n, m):
+    """CMTST Vd.16B, Vn.16B, Vm.16B: 0xff where n & m is not zero."""
+    return word(three(0x4E208C00, d, n, m), f'cmtst v{d}.16b, v{n}.16b, v{m}.16b')
+
+
+def bic16(d, n, m):
+    """BIC Vd.16B, Vn.16B, Vm.16B: n & ~m."""
+    return word(three(0x4E601C00, d, n, m), f'bic v{d}.16b, v{n}.16b, v{m}.16b')
 
 
 # 32-bit scalar instructions in Go syntax.

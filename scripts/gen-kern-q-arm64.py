@@ -8,6 +8,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import arm64lanes  # noqa: E402
 
 WHAT = '''// Kernels for Q4_0 and Q8_0 weights against Q8_0 activation blocks on
 // arm64 (blockQ8_0: d f32 at 0, corr i32 at 4, qs at 8; 40 bytes), the
@@ -135,64 +136,10 @@ def q4_0_kernel(name, rows, dot):
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
-# Q8_0 rows. Lanes of one weight row against one activation row: weights
-# (32 bytes) in w, w+1; activations in x, x+1; d_w·d_x in lane 0 of d; the
-# lane sums in i, i+1 (lanes 0-3, 4-7); float accumulators f, f+1.
+# Q8_0 rows: the x1 kernels are arm64lanes.py's; the x4 kernels take four
+# activation rows against one weight row at a time.
 
-def lanes_sdot(w, x, i):
-    return [a.movi_b(i, 0), a.movi_b(i + 1, 0), a.sdot(i, w, x), a.sdot(i + 1, w + 1, x + 1)]
-
-
-def lanes_neon(w, x, i):
-    # Per 16 bytes: SMULL/SMULL2 (products fit int16), ADDP (pairs: at most
-    # 2·128·127), SADDLP (fours). Clobbers w (free once read).
-    s = []
-    for h in range(2):
-        s += [a.smull(i + h, w + h, x + h), a.smull2(w + h, w + h, x + h), a.addp_h(i + h, i + h, w + h),
-              a.saddlp(i + h, i + h)]
-    return s
-
-
-def lanes_finish(i, d, f):
-    return [a.scvtf(i, i), a.scvtf(i + 1, i + 1), a.fmla_el(f, i, d, 0), a.fmla_el(f + 1, i + 1, d, 0)]
-
-
-def q8_0_rows_kernel(name, lanes):
-    # One activation row (x7), weight rows four at a time (x12..x15, row
-    # stride x16 = nb·34), then one at a time. Per weight row k: weights
-    # v7k, v7k+1, scale v7k+2, lane sums v7k+3, v7k+4, accumulators v7k+5,
-    # v7k+6; activations v28, v29, d_x v30.
-    out = a.prologue(name, 'blockQ8_0')
-    body = a.muli(16, 6, 34, 17) + [a.cbz(5, 'done')]
-    body.append('quad:')
-    body += [a.cmpi(5, 4), a.blt('single')]
-    for k in range(4):
-        body += [a.movi_b(7 * k + 5, 0), a.movi_b(7 * k + 6, 0)]
-    body += [a.mov(12, 0), a.add(13, 12, 16), a.add(14, 13, 16), a.add(15, 14, 16), a.mov(7, 1), a.mov(11, 6)]
-    body.append('qblock:')
-    body += [a.ldr_s_post(30, 7, 8), a.ld1(28, 2, 7)]
-    for k in range(4):
-        w = 7 * k
-        body += [a.ldr_h_post(w + 2, 12 + k, 2), a.ld1(w, 2, 12 + k), a.fcvt_sh(w + 2, w + 2),
-                 a.fmul_ss(w + 2, w + 2, 30)]
-        body += lanes(w, 28, w + 3) + lanes_finish(w + 3, w + 2, w + 5)
-    body += [a.subs1(11), a.bne('qblock')]
-    for k in range(4):
-        body += a.hsum8_store(7 * k + 5, 3)
-    body += [a.mov(0, 15), a.subsi(5, 4), a.b('quad')]
-    body.append('single:')
-    body += [a.cbz(5, 'done'), a.movi_b(5, 0), a.movi_b(6, 0), a.mov(7, 1), a.mov(11, 6)]
-    body.append('sblock:')
-    body += [a.ldr_s_post(30, 7, 8), a.ld1(28, 2, 7), a.ldr_h_post(2, 0, 2), a.ld1(0, 2, 0), a.fcvt_sh(2, 2),
-             a.fmul_ss(2, 2, 30)]
-    body += lanes(0, 28, 3) + lanes_finish(3, 2, 5)
-    body += [a.subs1(11), a.bne('sblock')]
-    body += a.hsum8_store(5, 3) + [a.subs1(5), a.b('single')]
-    out += a.indent(body)
-    return '\n'.join(out + ['done:', '\tRET', ''])
-
-
-def q8_0_x4_kernel(name, lanes):
+def q8_0_x4_kernel(name, neon):
     # Four activation rows (x7..x10), one weight row at a time. Weights v0,
     # v1, d_w v2; per activation row j: activations v3+7j, v4+7j, scale
     # v5+7j, lane sums v6+7j, v7+7j, accumulators v8+7j, v9+7j.
@@ -207,12 +154,15 @@ def q8_0_x4_kernel(name, lanes):
     for j in range(4):
         v = 3 + 7 * j
         body += [a.ldr_s_post(v + 2, ACTP[j], 8), a.ld1(v, 2, ACTP[j]), a.fmul_ss(v + 2, v + 2, 2)]
-        body += lanes_x4(lanes, v)
-        body += lanes_finish(v + 3, v + 2, v + 5)
+        # The weights are shared: dot16 clobbers the activations instead
+        # (without dotprod), the products being the same.
+        body += a.dot16(v + 3, v, 0, neon) + a.dot16(v + 4, v + 1, 1, neon)
+        body += [a.scvtf(v + 3, v + 3), a.scvtf(v + 4, v + 4), a.fmla_el(v + 5, v + 3, v + 2, 0),
+                 a.fmla_el(v + 6, v + 4, v + 2, 0)]
     body += [a.subs1(11), a.bne('block')]
     body.append(a.mov(12, 3))
     for j in range(4):
-        body += a.hsum8_store(8 + 7 * j, 12)[:-1] + [a.str_s(8 + 7 * j, 12)]
+        body += a.hsum8(8 + 7 * j) + [a.str_s(8 + 7 * j, 12)]
         if j < 3:
             body.append(a.add(12, 12, 4))
     body += [a.addi(3, 3, 4), a.subs1(5), a.bne('row')]
@@ -220,27 +170,15 @@ def q8_0_x4_kernel(name, lanes):
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
-def lanes_x4(lanes, v):
-    # Lane sums of weights v0, v1 against activations v, v+1 into v+3, v+4.
-    if lanes is lanes_sdot:
-        return lanes_sdot(0, v, v + 3)
-    # NEON: the activations are clobbered instead of the shared weights.
-    s = []
-    for h in range(2):
-        s += [a.smull(v + 3 + h, h, v + h), a.smull2(v + h, h, v + h), a.addp_h(v + 3 + h, v + 3 + h, v + h),
-              a.saddlp(v + 3 + h, v + 3 + h)]
-    return s
-
-
 def main():
     print(a.header('scripts/gen-kern-q-arm64.py', WHAT))
     for rows in (1, 4):
         print(q4_0_kernel(f'q4_0x{rows}DotProd', rows, q4_0_dot_sdot))
     print(q4_0_kernel('q4_0x1NEON', 1, q4_0_dot_neon))
-    print(q8_0_rows_kernel('q8_0x1DotProd', lanes_sdot))
-    print(q8_0_x4_kernel('q8_0x4DotProd', lanes_sdot))
-    print(q8_0_rows_kernel('q8_0x1NEON', lanes_neon))
-    print(q8_0_x4_kernel('q8_0x4NEON', lanes_neon))
+    print(arm64lanes.rows_kernel('q8_0x1DotProd', arm64lanes.TYPES['q8_0'], 'blockQ8_0', False))
+    print(q8_0_x4_kernel('q8_0x4DotProd', False))
+    print(arm64lanes.rows_kernel('q8_0x1NEON', arm64lanes.TYPES['q8_0'], 'blockQ8_0', True))
+    print(q8_0_x4_kernel('q8_0x4NEON', True))
 
 
 if __name__ == '__main__':
