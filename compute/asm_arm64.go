@@ -9,6 +9,8 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 	Q4_0: {NEON: q4_0NEON, DotProd: q4_0DotProd},
 	Q5_0: {NEON: q5_0NEON, DotProd: q5_0DotProd},
 	Q8_0: {NEON: q8_0NEON, DotProd: q8_0DotProd},
+
+	IQ4_NL: {DotProd: iq4_nlDotProd},
 }
 
 var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{
