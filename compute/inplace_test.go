@@ -74,7 +74,7 @@ func testInPlaceMatMul(t *testing.T) {
 }
 
 // TestInPlaceAsmTable checks which types run assembly when read in place on
-// each ISA: Q4_K and Q5_K by their in-place kernels (on arm64 Q4_K's row
+// each ISA: Q4_K and Q5_K by their in-place kernels (on arm64 their row
 // kernels), Q6_K and Q8_0 by their row kernels, which read the file's
 // layout anyway.
 func TestInPlaceAsmTable(t *testing.T) {
@@ -95,7 +95,7 @@ func TestInPlaceAsmTable(t *testing.T) {
 		{MXFP4, true, true},
 	}
 	if !hostISA.x86() { // arm64: the K-quant kernels read rows as stored
-		table[0].repacks = false
+		table[0].repacks, table[1].repacks = false, false
 	}
 	for _, isa := range hostISAs() {
 		for _, c := range table {

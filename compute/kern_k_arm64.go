@@ -9,6 +9,12 @@ package compute
 func q4_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q5_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q6_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -21,6 +27,8 @@ func q6_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 // at a time.
 var (
 	q4_KDotProdK = &panelKernel[blockQ8_K]{x1: q4_KDotProd}
+	q5_KDotProdK = &panelKernel[blockQ8_K]{x1: q5_KDotProd}
+	q5_KNEONK    = &panelKernel[blockQ8_K]{x1: q5_KNEON}
 	q6_KDotProdK = &panelKernel[blockQ8_K]{x1: q6_KDotProd}
 	q4_KNEONK    = &panelKernel[blockQ8_K]{x1: q4_KNEON}
 	q6_KNEONK    = &panelKernel[blockQ8_K]{x1: q6_KNEON}

@@ -16,6 +16,12 @@
 // mins_j·(bsums[2j] + bsums[2j+1]), exact; acc = fma(float(isum), d_w·d_x,
 // acc), accMin = fma(float(imin), dmin_w·d_x, accMin); output acc − accMin.
 //
+// Q5_K (q5_K*, 176-byte blocks: d, dmin, scales[12], qh[32], qs[128]):
+// ggml_vec_dot_q5_K_q8_K's x86 lanes, as vecDotQ5_K: lane l sums
+// sc_j·w·x over sub-blocks j and positions (p mod 32)/4 = l; acc_l =
+// fma(float(lane_l), d_x·d_w, acc_l); summs = fma(−d_x·dmin_w,
+// float(imin), summs); output hsum8(acc) + summs.
+//
 // Q6_K (q6_K*, 210-byte blocks: ql[128], qh[64], scales int8[16], d f16):
 // ggml_vec_dot_q6_K_q8_K's x86 lanes, as vecDotQ6_K. Lane l (0..7) of a
 // super-block is Σ sc[p/16]·u_p·x_p over the positions p with
@@ -157,6 +163,213 @@ block:
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
 	BNE block // gnu: b.ne block
 	WORD $0x1e333a52 // gnu: fsub s18, s18, s19
+	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE row // gnu: b.ne row
+done:
+	RET
+
+// func q5_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·q5_KDotProd(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
+	WORD $0x4f00e610 // gnu: movi v16.16b, #0x10
+	CBZ R5, done // gnu: cbz x5, done
+row:
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	WORD $0x4f00e411 // gnu: movi v17.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	MOVWU 4(R0), R12 // gnu: ldr w12, [x0, #4]
+	MOVWU 8(R0), R13 // gnu: ldr w13, [x0, #8]
+	MOVWU 12(R0), R14 // gnu: ldr w14, [x0, #12]
+	LSRW $4, R14, R16 // gnu: lsr w16, w14, #4
+	ANDW $0xf0f0f0f, R16, R16 // gnu: and w16, w16, #0xf0f0f0f
+	LSRW $6, R13, R17 // gnu: lsr w17, w13, #6
+	ANDW $0x3030303, R17, R17 // gnu: and w17, w17, #0x3030303
+	ORRW R17<<4, R16, R15 // gnu: orr w15, w16, w17, lsl #4
+	ANDW $0x3f3f3f3f, R13, R9 // gnu: and w9, w13, #0x3f3f3f3f
+	LSRW $6, R12, R17 // gnu: lsr w17, w12, #6
+	ANDW $0x3030303, R17, R17 // gnu: and w17, w17, #0x3030303
+	ANDW $0xf0f0f0f, R14, R16 // gnu: and w16, w14, #0xf0f0f0f
+	ORRW R17<<4, R16, R13 // gnu: orr w13, w16, w17, lsl #4
+	ANDW $0x3f3f3f3f, R12, R12 // gnu: and w12, w12, #0x3f3f3f3f
+	WORD $0x4e041d9a // gnu: mov v26.s[0], w12
+	WORD $0x4e0c1dba // gnu: mov v26.s[1], w13
+	WORD $0x4e041d3b // gnu: mov v27.s[0], w9
+	WORD $0x4e0c1dfb // gnu: mov v27.s[1], w15
+	WORD $0x0f08a756 // gnu: sxtl v22.8h, v26.8b
+	WORD $0x0f08a777 // gnu: sxtl v23.8h, v27.8b
+	WORD $0x0f10a6d8 // gnu: sxtl v24.4s, v22.4h
+	WORD $0x4f10a6d9 // gnu: sxtl2 v25.4s, v22.8h
+	ADD $260, R7, R10 // gnu: add x10, x7, #260
+	WORD $0x4c40a14c // gnu: ld1 {v12.16b, v13.16b}, [x10]
+	WORD $0x4e6dbd8c // gnu: addp v12.8h, v12.8h, v13.8h
+	WORD $0x0e77c18e // gnu: smull v14.4s, v12.4h, v23.4h
+	WORD $0x4e77c18f // gnu: smull2 v15.4s, v12.8h, v23.8h
+	WORD $0x4eaf85ce // gnu: add v14.4s, v14.4s, v15.4s
+	WORD $0x4eb1b9ce // gnu: addv s14, v14.4s
+	ADD $4, R7, R9 // gnu: add x9, x7, #4
+	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x4f00e415 // gnu: movi v21.16b, #0x0
+	WORD $0x3dc00404 // gnu: ldr q4, [x0, #16]
+	WORD $0x3dc00805 // gnu: ldr q5, [x0, #32]
+	WORD $0x3dc00c00 // gnu: ldr q0, [x0, #48]
+	WORD $0x3dc01001 // gnu: ldr q1, [x0, #64]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x4f0c548a // gnu: shl v10.16b, v4.16b, #4
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f980174 // gnu: mla v20.4s, v11.4s, v24.s[0]
+	WORD $0x4e3e1c23 // gnu: and v3.16b, v1.16b, v30.16b
+	WORD $0x4f0c54aa // gnu: shl v10.16b, v5.16b, #4
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
+	WORD $0x6f980175 // gnu: mla v21.4s, v11.4s, v24.s[0]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4f0b548a // gnu: shl v10.16b, v4.16b, #3
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6fb80174 // gnu: mla v20.4s, v11.4s, v24.s[1]
+	WORD $0x6f0c0423 // gnu: ushr v3.16b, v1.16b, #4
+	WORD $0x4f0b54aa // gnu: shl v10.16b, v5.16b, #3
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
+	WORD $0x6fb80175 // gnu: mla v21.4s, v11.4s, v24.s[1]
+	WORD $0x3dc01400 // gnu: ldr q0, [x0, #80]
+	WORD $0x3dc01801 // gnu: ldr q1, [x0, #96]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x4f0a548a // gnu: shl v10.16b, v4.16b, #2
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f980974 // gnu: mla v20.4s, v11.4s, v24.s[2]
+	WORD $0x4e3e1c23 // gnu: and v3.16b, v1.16b, v30.16b
+	WORD $0x4f0a54aa // gnu: shl v10.16b, v5.16b, #2
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
+	WORD $0x6f980975 // gnu: mla v21.4s, v11.4s, v24.s[2]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4f09548a // gnu: shl v10.16b, v4.16b, #1
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6fb80974 // gnu: mla v20.4s, v11.4s, v24.s[3]
+	WORD $0x6f0c0423 // gnu: ushr v3.16b, v1.16b, #4
+	WORD $0x4f0954aa // gnu: shl v10.16b, v5.16b, #1
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
+	WORD $0x6fb80975 // gnu: mla v21.4s, v11.4s, v24.s[3]
+	WORD $0x3dc01c00 // gnu: ldr q0, [x0, #112]
+	WORD $0x3dc02001 // gnu: ldr q1, [x0, #128]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x4e301c8a // gnu: and v10.16b, v4.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f990174 // gnu: mla v20.4s, v11.4s, v25.s[0]
+	WORD $0x4e3e1c23 // gnu: and v3.16b, v1.16b, v30.16b
+	WORD $0x4e301caa // gnu: and v10.16b, v5.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
+	WORD $0x6f990175 // gnu: mla v21.4s, v11.4s, v25.s[0]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x6f0f048a // gnu: ushr v10.16b, v4.16b, #1
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6fb90174 // gnu: mla v20.4s, v11.4s, v25.s[1]
+	WORD $0x6f0c0423 // gnu: ushr v3.16b, v1.16b, #4
+	WORD $0x6f0f04aa // gnu: ushr v10.16b, v5.16b, #1
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
+	WORD $0x6fb90175 // gnu: mla v21.4s, v11.4s, v25.s[1]
+	WORD $0x3dc02400 // gnu: ldr q0, [x0, #144]
+	WORD $0x3dc02801 // gnu: ldr q1, [x0, #160]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0e048a // gnu: ushr v10.16b, v4.16b, #2
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f990974 // gnu: mla v20.4s, v11.4s, v25.s[2]
+	WORD $0x4e3e1c23 // gnu: and v3.16b, v1.16b, v30.16b
+	WORD $0x6f0e04aa // gnu: ushr v10.16b, v5.16b, #2
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
+	WORD $0x6f990975 // gnu: mla v21.4s, v11.4s, v25.s[2]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x6f0d048a // gnu: ushr v10.16b, v4.16b, #3
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6fb90974 // gnu: mla v20.4s, v11.4s, v25.s[3]
+	WORD $0x6f0c0423 // gnu: ushr v3.16b, v1.16b, #4
+	WORD $0x6f0d04aa // gnu: ushr v10.16b, v5.16b, #3
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
+	WORD $0x6fb90975 // gnu: mla v21.4s, v11.4s, v25.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d40001d // gnu: ldr h29, [x0, #0]
+	WORD $0x7d40041f // gnu: ldr h31, [x0, #2]
+	WORD $0x1ee243bd // gnu: fcvt s29, h29
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1e3c0bbd // gnu: fmul s29, s29, s28
+	WORD $0x1e3f8b9f // gnu: fnmul s31, s28, s31
+	WORD $0x5e21d9ce // gnu: scvtf s14, s14
+	WORD $0x1f0e47f1 // gnu: fmadd s17, s31, s14, s17
+	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
+	WORD $0x4f9d1292 // gnu: fmla v18.4s, v20.4s, v29.s[0]
+	WORD $0x4f9d12b3 // gnu: fmla v19.4s, v21.4s, v29.s[0]
+	ADD $176, R0, R0 // gnu: add x0, x0, #176
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	WORD $0x4e33d652 // gnu: fadd v18.4s, v18.4s, v19.4s
+	WORD $0x6e124253 // gnu: ext v19.16b, v18.16b, v18.16b, #8
+	WORD $0x0e33d652 // gnu: fadd v18.2s, v18.2s, v19.2s
+	WORD $0x7e30da52 // gnu: faddp s18, v18.2s
+	WORD $0x1e312a52 // gnu: fadd s18, s18, s17
 	WORD $0xbc004472 // gnu: str s18, [x3], #4
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
 	BNE row // gnu: b.ne row
@@ -496,6 +709,245 @@ block:
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
 	BNE block // gnu: b.ne block
 	WORD $0x1e333a52 // gnu: fsub s18, s18, s19
+	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE row // gnu: b.ne row
+done:
+	RET
+
+// func q5_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·q5_KNEON(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
+	WORD $0x4f00e610 // gnu: movi v16.16b, #0x10
+	CBZ R5, done // gnu: cbz x5, done
+row:
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	WORD $0x4f00e411 // gnu: movi v17.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	MOVWU 4(R0), R12 // gnu: ldr w12, [x0, #4]
+	MOVWU 8(R0), R13 // gnu: ldr w13, [x0, #8]
+	MOVWU 12(R0), R14 // gnu: ldr w14, [x0, #12]
+	LSRW $4, R14, R16 // gnu: lsr w16, w14, #4
+	ANDW $0xf0f0f0f, R16, R16 // gnu: and w16, w16, #0xf0f0f0f
+	LSRW $6, R13, R17 // gnu: lsr w17, w13, #6
+	ANDW $0x3030303, R17, R17 // gnu: and w17, w17, #0x3030303
+	ORRW R17<<4, R16, R15 // gnu: orr w15, w16, w17, lsl #4
+	ANDW $0x3f3f3f3f, R13, R9 // gnu: and w9, w13, #0x3f3f3f3f
+	LSRW $6, R12, R17 // gnu: lsr w17, w12, #6
+	ANDW $0x3030303, R17, R17 // gnu: and w17, w17, #0x3030303
+	ANDW $0xf0f0f0f, R14, R16 // gnu: and w16, w14, #0xf0f0f0f
+	ORRW R17<<4, R16, R13 // gnu: orr w13, w16, w17, lsl #4
+	ANDW $0x3f3f3f3f, R12, R12 // gnu: and w12, w12, #0x3f3f3f3f
+	WORD $0x4e041d9a // gnu: mov v26.s[0], w12
+	WORD $0x4e0c1dba // gnu: mov v26.s[1], w13
+	WORD $0x4e041d3b // gnu: mov v27.s[0], w9
+	WORD $0x4e0c1dfb // gnu: mov v27.s[1], w15
+	WORD $0x0f08a756 // gnu: sxtl v22.8h, v26.8b
+	WORD $0x0f08a777 // gnu: sxtl v23.8h, v27.8b
+	WORD $0x0f10a6d8 // gnu: sxtl v24.4s, v22.4h
+	WORD $0x4f10a6d9 // gnu: sxtl2 v25.4s, v22.8h
+	ADD $260, R7, R10 // gnu: add x10, x7, #260
+	WORD $0x4c40a14c // gnu: ld1 {v12.16b, v13.16b}, [x10]
+	WORD $0x4e6dbd8c // gnu: addp v12.8h, v12.8h, v13.8h
+	WORD $0x0e77c18e // gnu: smull v14.4s, v12.4h, v23.4h
+	WORD $0x4e77c18f // gnu: smull2 v15.4s, v12.8h, v23.8h
+	WORD $0x4eaf85ce // gnu: add v14.4s, v14.4s, v15.4s
+	WORD $0x4eb1b9ce // gnu: addv s14, v14.4s
+	ADD $4, R7, R9 // gnu: add x9, x7, #4
+	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x4f00e415 // gnu: movi v21.16b, #0x0
+	WORD $0x3dc00404 // gnu: ldr q4, [x0, #16]
+	WORD $0x3dc00805 // gnu: ldr q5, [x0, #32]
+	WORD $0x3dc00c00 // gnu: ldr q0, [x0, #48]
+	WORD $0x3dc01001 // gnu: ldr q1, [x0, #64]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x4f0c548a // gnu: shl v10.16b, v4.16b, #4
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980174 // gnu: mla v20.4s, v11.4s, v24.s[0]
+	WORD $0x4e3e1c23 // gnu: and v3.16b, v1.16b, v30.16b
+	WORD $0x4f0c54aa // gnu: shl v10.16b, v5.16b, #4
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x0e27c06b // gnu: smull v11.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd6b // gnu: addp v11.8h, v11.8h, v3.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980175 // gnu: mla v21.4s, v11.4s, v24.s[0]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4f0b548a // gnu: shl v10.16b, v4.16b, #3
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80174 // gnu: mla v20.4s, v11.4s, v24.s[1]
+	WORD $0x6f0c0423 // gnu: ushr v3.16b, v1.16b, #4
+	WORD $0x4f0b54aa // gnu: shl v10.16b, v5.16b, #3
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x0e27c06b // gnu: smull v11.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd6b // gnu: addp v11.8h, v11.8h, v3.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80175 // gnu: mla v21.4s, v11.4s, v24.s[1]
+	WORD $0x3dc01400 // gnu: ldr q0, [x0, #80]
+	WORD $0x3dc01801 // gnu: ldr q1, [x0, #96]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x4f0a548a // gnu: shl v10.16b, v4.16b, #2
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980974 // gnu: mla v20.4s, v11.4s, v24.s[2]
+	WORD $0x4e3e1c23 // gnu: and v3.16b, v1.16b, v30.16b
+	WORD $0x4f0a54aa // gnu: shl v10.16b, v5.16b, #2
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x0e27c06b // gnu: smull v11.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd6b // gnu: addp v11.8h, v11.8h, v3.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980975 // gnu: mla v21.4s, v11.4s, v24.s[2]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4f09548a // gnu: shl v10.16b, v4.16b, #1
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80974 // gnu: mla v20.4s, v11.4s, v24.s[3]
+	WORD $0x6f0c0423 // gnu: ushr v3.16b, v1.16b, #4
+	WORD $0x4f0954aa // gnu: shl v10.16b, v5.16b, #1
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x0e27c06b // gnu: smull v11.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd6b // gnu: addp v11.8h, v11.8h, v3.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80975 // gnu: mla v21.4s, v11.4s, v24.s[3]
+	WORD $0x3dc01c00 // gnu: ldr q0, [x0, #112]
+	WORD $0x3dc02001 // gnu: ldr q1, [x0, #128]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x4e301c8a // gnu: and v10.16b, v4.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990174 // gnu: mla v20.4s, v11.4s, v25.s[0]
+	WORD $0x4e3e1c23 // gnu: and v3.16b, v1.16b, v30.16b
+	WORD $0x4e301caa // gnu: and v10.16b, v5.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x0e27c06b // gnu: smull v11.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd6b // gnu: addp v11.8h, v11.8h, v3.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990175 // gnu: mla v21.4s, v11.4s, v25.s[0]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x6f0f048a // gnu: ushr v10.16b, v4.16b, #1
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90174 // gnu: mla v20.4s, v11.4s, v25.s[1]
+	WORD $0x6f0c0423 // gnu: ushr v3.16b, v1.16b, #4
+	WORD $0x6f0f04aa // gnu: ushr v10.16b, v5.16b, #1
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x0e27c06b // gnu: smull v11.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd6b // gnu: addp v11.8h, v11.8h, v3.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90175 // gnu: mla v21.4s, v11.4s, v25.s[1]
+	WORD $0x3dc02400 // gnu: ldr q0, [x0, #144]
+	WORD $0x3dc02801 // gnu: ldr q1, [x0, #160]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0e048a // gnu: ushr v10.16b, v4.16b, #2
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990974 // gnu: mla v20.4s, v11.4s, v25.s[2]
+	WORD $0x4e3e1c23 // gnu: and v3.16b, v1.16b, v30.16b
+	WORD $0x6f0e04aa // gnu: ushr v10.16b, v5.16b, #2
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x0e27c06b // gnu: smull v11.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd6b // gnu: addp v11.8h, v11.8h, v3.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990975 // gnu: mla v21.4s, v11.4s, v25.s[2]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x6f0d048a // gnu: ushr v10.16b, v4.16b, #3
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c42 // gnu: orr v2.16b, v2.16b, v10.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90974 // gnu: mla v20.4s, v11.4s, v25.s[3]
+	WORD $0x6f0c0423 // gnu: ushr v3.16b, v1.16b, #4
+	WORD $0x6f0d04aa // gnu: ushr v10.16b, v5.16b, #3
+	WORD $0x4e301d4a // gnu: and v10.16b, v10.16b, v16.16b
+	WORD $0x4eaa1c63 // gnu: orr v3.16b, v3.16b, v10.16b
+	WORD $0x0e27c06b // gnu: smull v11.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd6b // gnu: addp v11.8h, v11.8h, v3.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90975 // gnu: mla v21.4s, v11.4s, v25.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d40001d // gnu: ldr h29, [x0, #0]
+	WORD $0x7d40041f // gnu: ldr h31, [x0, #2]
+	WORD $0x1ee243bd // gnu: fcvt s29, h29
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1e3c0bbd // gnu: fmul s29, s29, s28
+	WORD $0x1e3f8b9f // gnu: fnmul s31, s28, s31
+	WORD $0x5e21d9ce // gnu: scvtf s14, s14
+	WORD $0x1f0e47f1 // gnu: fmadd s17, s31, s14, s17
+	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
+	WORD $0x4f9d1292 // gnu: fmla v18.4s, v20.4s, v29.s[0]
+	WORD $0x4f9d12b3 // gnu: fmla v19.4s, v21.4s, v29.s[0]
+	ADD $176, R0, R0 // gnu: add x0, x0, #176
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	WORD $0x4e33d652 // gnu: fadd v18.4s, v18.4s, v19.4s
+	WORD $0x6e124253 // gnu: ext v19.16b, v18.16b, v18.16b, #8
+	WORD $0x0e33d652 // gnu: fadd v18.2s, v18.2s, v19.2s
+	WORD $0x7e30da52 // gnu: faddp s18, v18.2s
+	WORD $0x1e312a52 // gnu: fadd s18, s18, s17
 	WORD $0xbc004472 // gnu: str s18, [x3], #4
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
 	BNE row // gnu: b.ne row

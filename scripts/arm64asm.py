@@ -548,3 +548,8 @@ def dot32(i, w0, w1, x0, x1, neon):
     if not neon:
         return [movi_b(i, 0), sdot(i, w0, x0), sdot(i, w1, x1)]
     return [smull(i, w0, x0), smlal2(i, w0, x0), smlal(i, w1, x1), smlal2(i, w1, x1), saddlp(i, i)]
+
+
+def fnmul_ss(d, n, m):
+    """FNMUL Sd, Sn, Sm: −(n·m)."""
+    return word(three(0x1E208800, d, n, m), f'fnmul s{d}, s{n}, s{m}')

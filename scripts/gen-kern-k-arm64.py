@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q4_K and Q6_K; SDOT where the CPU has dotprod).
+"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q4_K, Q5_K and Q6_K; SDOT where the CPU has dotprod).
 
 Run from the repository root: python3 scripts/gen-kern-k-arm64.py > compute/kern_k_arm64.s
 """
@@ -21,6 +21,12 @@ WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K:
 // super-block isum = Σ_j sc_j·Σ(sub-block j of u·x) and imin = Σ_j
 // mins_j·(bsums[2j] + bsums[2j+1]), exact; acc = fma(float(isum), d_w·d_x,
 // acc), accMin = fma(float(imin), dmin_w·d_x, accMin); output acc − accMin.
+//
+// Q5_K (q5_K*, 176-byte blocks: d, dmin, scales[12], qh[32], qs[128]):
+// ggml_vec_dot_q5_K_q8_K's x86 lanes, as vecDotQ5_K: lane l sums
+// sc_j·w·x over sub-blocks j and positions (p mod 32)/4 = l; acc_l =
+// fma(float(lane_l), d_x·d_w, acc_l); summs = fma(−d_x·dmin_w,
+// float(imin), summs); output hsum8(acc) + summs.
 //
 // Q6_K (q6_K*, 210-byte blocks: ql[128], qh[64], scales int8[16], d f16):
 // ggml_vec_dot_q6_K_q8_K's x86 lanes, as vecDotQ6_K. Lane l (0..7) of a
@@ -155,10 +161,54 @@ def q4_k_kernel(name, neon):
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
+def fifth_bit(t, h, b):
+    # t = 0x10 where bit b of the qh bytes h is set (v16 holds 0x10s).
+    if b < 4:
+        s = [a.shl_b(t, h, 4 - b)]
+    elif b > 4:
+        s = [a.ushr_b(t, h, b - 4)]
+    else:
+        return [a.and16(t, h, 16)]
+    return s + [a.and16(t, t, 16)]
+
+
+def q5_k_kernel(name, neon):
+    # Q5_K rows as stored: vecDotQ5_K's lanes. Sub-block j (32 positions)
+    # is chunk j/2's low (j even) or high nibbles plus 16 where bit j of qh
+    # is set; each sixteen quants give four lanes (dot16) added to the lane
+    # sums v20 (lanes 0-3) and v21 (4-7) times scale j. The mins' term
+    # fma(−d_x·dmin_w, float(imin), summs) goes to s17.
+    out = a.prologue(name, 'blockQ8_K')
+    body = [a.movi_b(M0F, 0x0f), a.movi_b(16, 0x10), a.cbz(5, 'done')]
+    body.append('row:')
+    body += [a.movi_b(F[0], 0), a.movi_b(F[1], 0), a.movi_b(17, 0), a.mov(7, 1), a.mov(11, 6)]
+    body.append('block:')
+    body += q4_k_scales() + q4_k_mins() + [a.addi(9, 7, 4), a.movi_b(L[0], 0), a.movi_b(L[1], 0),
+                                           a.ldr_q(4, 0, 16), a.ldr_q(5, 0, 32)]
+    for c in range(4):
+        body += [a.ldr_q(0, 0, 48 + 32 * c), a.ldr_q(1, 0, 64 + 32 * c)]
+        for hi in range(2):
+            j = 2 * c + hi
+            body.append(a.ld1(6, 2, 9))
+            for h in range(2):
+                w = 2 + h
+                body.append(a.ushr_b(w, h, 4) if hi else a.and16(w, h, M0F))
+                body += fifth_bit(10, 4 + h, j) + [a.orr16(w, w, 10)]
+                body += a.dot16(11, w, 6 + h, neon) + [a.mla_s_el(L[h], 11, 24 + j // 4, j % 4)]
+    body += [a.ldr_s(28, 7, 0), a.ldr_h(29, 0, 0), a.ldr_h(31, 0, 2), a.fcvt_sh(29, 29), a.fcvt_sh(31, 31),
+             a.fmul_ss(29, 29, 28), a.fnmul_ss(31, 28, 31), a.scvtf_ss(14, 14), a.fmadd_s(17, 31, 14, 17),
+             a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 29, 0), a.fmla_el(F[1], L[1], 29, 0),
+             a.addi(0, 0, 176), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
+    body += a.hsum8(F[0]) + [a.fadd_ss(F[0], F[0], 17), a.str_s_post(F[0], 3, 4), a.subs1(5), a.bne('row')]
+    out += a.indent(body)
+    return '\n'.join(out + ['done:', '\tRET', ''])
+
+
 def main():
     print(a.header('scripts/gen-kern-k-arm64.py', WHAT))
     for level, neon in (('DotProd', False), ('NEON', True)):
         print(q4_k_kernel(f'q4_K{level}', neon))
+        print(q5_k_kernel(f'q5_K{level}', neon))
         print(q6_k_kernel(f'q6_K{level}', neon))
 
 
