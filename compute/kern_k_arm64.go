@@ -6,6 +6,12 @@ package compute
 // scripts/gen-kern-k-arm64.py).
 
 //go:noescape
+func q2_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q2_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -26,6 +32,8 @@ func q6_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 // The K-quant kernels read rows as stored (no packing), one activation row
 // at a time.
 var (
+	q2_KDotProdK = &panelKernel[blockQ8_K]{x1: q2_KDotProd}
+	q2_KNEONK    = &panelKernel[blockQ8_K]{x1: q2_KNEON}
 	q4_KDotProdK = &panelKernel[blockQ8_K]{x1: q4_KDotProd}
 	q5_KDotProdK = &panelKernel[blockQ8_K]{x1: q5_KDotProd}
 	q5_KNEONK    = &panelKernel[blockQ8_K]{x1: q5_KNEON}

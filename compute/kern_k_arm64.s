@@ -10,6 +10,12 @@
 //
 // np weight rows as stored, output r at 4r, one activation row.
 //
+// Q2_K (q2_K*, 84-byte blocks: scales[16], qs[64], d f16, dmin f16): the
+// repacked q2_K_8x8 gemv's sequential order, as vecDotQ2_K: isum = Σ_j
+// sc_j·(sub-block j's dot) and imin = Σ_j min_j·bsums[j] per super-block,
+// acc = fma(float(isum), d_w·d_x, acc), accMin = fma(float(imin),
+// dmin_w·d_x, accMin); output acc − accMin.
+//
 // Q4_K (q4_K*, 144-byte blocks: d f16, dmin f16, scales[12], qs[128]):
 // the repacked q4_K_8x8 gemv's sequential order, as vecDotQ4_K: per
 // super-block isum = Σ_j sc_j·Σ(sub-block j of u·x) and imin = Σ_j
@@ -33,6 +39,158 @@
 //
 // Every instruction carries its GNU spelling ("// gnu: ..."; see
 // scripts/arm64asm.py).
+
+// func q2_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·q2_KDotProd(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
+	WORD $0x4f00e47d // gnu: movi v29.16b, #0x3
+	CBZ R5, done // gnu: cbz x5, done
+row:
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	WORD $0x3dc0001f // gnu: ldr q31, [x0, #0]
+	WORD $0x4e3e1ff5 // gnu: and v21.16b, v31.16b, v30.16b
+	WORD $0x6f0c07ff // gnu: ushr v31.16b, v31.16b, #4
+	WORD $0x0f08a7f6 // gnu: sxtl v22.8h, v31.8b
+	WORD $0x4f08a7f7 // gnu: sxtl2 v23.8h, v31.16b
+	WORD $0x0f08a6b0 // gnu: sxtl v16.8h, v21.8b
+	WORD $0x4f08a6b1 // gnu: sxtl2 v17.8h, v21.16b
+	WORD $0x0f10a618 // gnu: sxtl v24.4s, v16.4h
+	WORD $0x4f10a619 // gnu: sxtl2 v25.4s, v16.8h
+	WORD $0x0f10a63a // gnu: sxtl v26.4s, v17.4h
+	WORD $0x4f10a63b // gnu: sxtl2 v27.4s, v17.8h
+	ADD $260, R7, R10 // gnu: add x10, x7, #260
+	WORD $0x4c40a14c // gnu: ld1 {v12.16b, v13.16b}, [x10]
+	WORD $0x0e76c18e // gnu: smull v14.4s, v12.4h, v22.4h
+	WORD $0x4e76c18f // gnu: smull2 v15.4s, v12.8h, v22.8h
+	WORD $0x0e77c1b0 // gnu: smull v16.4s, v13.4h, v23.4h
+	WORD $0x4e77c1b1 // gnu: smull2 v17.4s, v13.8h, v23.8h
+	WORD $0x4eaf85ce // gnu: add v14.4s, v14.4s, v15.4s
+	WORD $0x4eb18610 // gnu: add v16.4s, v16.4s, v17.4s
+	WORD $0x4eb085ce // gnu: add v14.4s, v14.4s, v16.4s
+	WORD $0x4eb1b9ce // gnu: addv s14, v14.4s
+	ADD $4, R7, R9 // gnu: add x9, x7, #4
+	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x3dc00400 // gnu: ldr q0, [x0, #16]
+	WORD $0x3dc00801 // gnu: ldr q1, [x0, #32]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3d1c02 // gnu: and v2.16b, v0.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f980174 // gnu: mla v20.4s, v11.4s, v24.s[0]
+	WORD $0x4e3d1c22 // gnu: and v2.16b, v1.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fb80174 // gnu: mla v20.4s, v11.4s, v24.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0e0402 // gnu: ushr v2.16b, v0.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f980974 // gnu: mla v20.4s, v11.4s, v24.s[2]
+	WORD $0x6f0e0422 // gnu: ushr v2.16b, v1.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fb80974 // gnu: mla v20.4s, v11.4s, v24.s[3]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f990174 // gnu: mla v20.4s, v11.4s, v25.s[0]
+	WORD $0x6f0c0422 // gnu: ushr v2.16b, v1.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fb90174 // gnu: mla v20.4s, v11.4s, v25.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0a0402 // gnu: ushr v2.16b, v0.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f990974 // gnu: mla v20.4s, v11.4s, v25.s[2]
+	WORD $0x6f0a0422 // gnu: ushr v2.16b, v1.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fb90974 // gnu: mla v20.4s, v11.4s, v25.s[3]
+	WORD $0x3dc00c00 // gnu: ldr q0, [x0, #48]
+	WORD $0x3dc01001 // gnu: ldr q1, [x0, #64]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3d1c02 // gnu: and v2.16b, v0.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f9a0174 // gnu: mla v20.4s, v11.4s, v26.s[0]
+	WORD $0x4e3d1c22 // gnu: and v2.16b, v1.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fba0174 // gnu: mla v20.4s, v11.4s, v26.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0e0402 // gnu: ushr v2.16b, v0.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f9a0974 // gnu: mla v20.4s, v11.4s, v26.s[2]
+	WORD $0x6f0e0422 // gnu: ushr v2.16b, v1.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fba0974 // gnu: mla v20.4s, v11.4s, v26.s[3]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f9b0174 // gnu: mla v20.4s, v11.4s, v27.s[0]
+	WORD $0x6f0c0422 // gnu: ushr v2.16b, v1.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fbb0174 // gnu: mla v20.4s, v11.4s, v27.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0a0402 // gnu: ushr v2.16b, v0.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f9b0974 // gnu: mla v20.4s, v11.4s, v27.s[2]
+	WORD $0x6f0a0422 // gnu: ushr v2.16b, v1.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fbb0974 // gnu: mla v20.4s, v11.4s, v27.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d40a01f // gnu: ldr h31, [x0, #80]
+	WORD $0x7d40a410 // gnu: ldr h16, [x0, #82]
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1ee24210 // gnu: fcvt s16, h16
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
+	WORD $0x1e3c0a10 // gnu: fmul s16, s16, s28
+	WORD $0x4eb1ba94 // gnu: addv s20, v20.4s
+	WORD $0x5e21da94 // gnu: scvtf s20, s20
+	WORD $0x5e21d9ce // gnu: scvtf s14, s14
+	WORD $0x1f1f4a92 // gnu: fmadd s18, s20, s31, s18
+	WORD $0x1f104dd3 // gnu: fmadd s19, s14, s16, s19
+	ADD $84, R0, R0 // gnu: add x0, x0, #84
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	WORD $0x1e333a52 // gnu: fsub s18, s18, s19
+	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE row // gnu: b.ne row
+done:
+	RET
 
 // func q4_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 TEXT ·q4_KDotProd(SB), NOSPLIT, $0-56
@@ -558,6 +716,190 @@ block:
 	WORD $0x6e124253 // gnu: ext v19.16b, v18.16b, v18.16b, #8
 	WORD $0x0e33d652 // gnu: fadd v18.2s, v18.2s, v19.2s
 	WORD $0x7e30da52 // gnu: faddp s18, v18.2s
+	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE row // gnu: b.ne row
+done:
+	RET
+
+// func q2_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·q2_KNEON(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
+	WORD $0x4f00e47d // gnu: movi v29.16b, #0x3
+	CBZ R5, done // gnu: cbz x5, done
+row:
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	WORD $0x3dc0001f // gnu: ldr q31, [x0, #0]
+	WORD $0x4e3e1ff5 // gnu: and v21.16b, v31.16b, v30.16b
+	WORD $0x6f0c07ff // gnu: ushr v31.16b, v31.16b, #4
+	WORD $0x0f08a7f6 // gnu: sxtl v22.8h, v31.8b
+	WORD $0x4f08a7f7 // gnu: sxtl2 v23.8h, v31.16b
+	WORD $0x0f08a6b0 // gnu: sxtl v16.8h, v21.8b
+	WORD $0x4f08a6b1 // gnu: sxtl2 v17.8h, v21.16b
+	WORD $0x0f10a618 // gnu: sxtl v24.4s, v16.4h
+	WORD $0x4f10a619 // gnu: sxtl2 v25.4s, v16.8h
+	WORD $0x0f10a63a // gnu: sxtl v26.4s, v17.4h
+	WORD $0x4f10a63b // gnu: sxtl2 v27.4s, v17.8h
+	ADD $260, R7, R10 // gnu: add x10, x7, #260
+	WORD $0x4c40a14c // gnu: ld1 {v12.16b, v13.16b}, [x10]
+	WORD $0x0e76c18e // gnu: smull v14.4s, v12.4h, v22.4h
+	WORD $0x4e76c18f // gnu: smull2 v15.4s, v12.8h, v22.8h
+	WORD $0x0e77c1b0 // gnu: smull v16.4s, v13.4h, v23.4h
+	WORD $0x4e77c1b1 // gnu: smull2 v17.4s, v13.8h, v23.8h
+	WORD $0x4eaf85ce // gnu: add v14.4s, v14.4s, v15.4s
+	WORD $0x4eb18610 // gnu: add v16.4s, v16.4s, v17.4s
+	WORD $0x4eb085ce // gnu: add v14.4s, v14.4s, v16.4s
+	WORD $0x4eb1b9ce // gnu: addv s14, v14.4s
+	ADD $4, R7, R9 // gnu: add x9, x7, #4
+	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x3dc00400 // gnu: ldr q0, [x0, #16]
+	WORD $0x3dc00801 // gnu: ldr q1, [x0, #32]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3d1c02 // gnu: and v2.16b, v0.16b, v29.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980174 // gnu: mla v20.4s, v11.4s, v24.s[0]
+	WORD $0x4e3d1c22 // gnu: and v2.16b, v1.16b, v29.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80174 // gnu: mla v20.4s, v11.4s, v24.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0e0402 // gnu: ushr v2.16b, v0.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980974 // gnu: mla v20.4s, v11.4s, v24.s[2]
+	WORD $0x6f0e0422 // gnu: ushr v2.16b, v1.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80974 // gnu: mla v20.4s, v11.4s, v24.s[3]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990174 // gnu: mla v20.4s, v11.4s, v25.s[0]
+	WORD $0x6f0c0422 // gnu: ushr v2.16b, v1.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90174 // gnu: mla v20.4s, v11.4s, v25.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0a0402 // gnu: ushr v2.16b, v0.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990974 // gnu: mla v20.4s, v11.4s, v25.s[2]
+	WORD $0x6f0a0422 // gnu: ushr v2.16b, v1.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90974 // gnu: mla v20.4s, v11.4s, v25.s[3]
+	WORD $0x3dc00c00 // gnu: ldr q0, [x0, #48]
+	WORD $0x3dc01001 // gnu: ldr q1, [x0, #64]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4e3d1c02 // gnu: and v2.16b, v0.16b, v29.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f9a0174 // gnu: mla v20.4s, v11.4s, v26.s[0]
+	WORD $0x4e3d1c22 // gnu: and v2.16b, v1.16b, v29.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fba0174 // gnu: mla v20.4s, v11.4s, v26.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0e0402 // gnu: ushr v2.16b, v0.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f9a0974 // gnu: mla v20.4s, v11.4s, v26.s[2]
+	WORD $0x6f0e0422 // gnu: ushr v2.16b, v1.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fba0974 // gnu: mla v20.4s, v11.4s, v26.s[3]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f9b0174 // gnu: mla v20.4s, v11.4s, v27.s[0]
+	WORD $0x6f0c0422 // gnu: ushr v2.16b, v1.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fbb0174 // gnu: mla v20.4s, v11.4s, v27.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x6f0a0402 // gnu: ushr v2.16b, v0.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f9b0974 // gnu: mla v20.4s, v11.4s, v27.s[2]
+	WORD $0x6f0a0422 // gnu: ushr v2.16b, v1.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fbb0974 // gnu: mla v20.4s, v11.4s, v27.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d40a01f // gnu: ldr h31, [x0, #80]
+	WORD $0x7d40a410 // gnu: ldr h16, [x0, #82]
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1ee24210 // gnu: fcvt s16, h16
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
+	WORD $0x1e3c0a10 // gnu: fmul s16, s16, s28
+	WORD $0x4eb1ba94 // gnu: addv s20, v20.4s
+	WORD $0x5e21da94 // gnu: scvtf s20, s20
+	WORD $0x5e21d9ce // gnu: scvtf s14, s14
+	WORD $0x1f1f4a92 // gnu: fmadd s18, s20, s31, s18
+	WORD $0x1f104dd3 // gnu: fmadd s19, s14, s16, s19
+	ADD $84, R0, R0 // gnu: add x0, x0, #84
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	WORD $0x1e333a52 // gnu: fsub s18, s18, s19
 	WORD $0xbc004472 // gnu: str s18, [x3], #4
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
 	BNE row // gnu: b.ne row

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q4_K, Q5_K and Q6_K; SDOT where the CPU has dotprod).
+"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q2_K, Q4_K, Q5_K and Q6_K; SDOT where the CPU has dotprod).
 
 Run from the repository root: python3 scripts/gen-kern-k-arm64.py > compute/kern_k_arm64.s
 """
@@ -15,6 +15,12 @@ WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K:
 //	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 //
 // np weight rows as stored, output r at 4r, one activation row.
+//
+// Q2_K (q2_K*, 84-byte blocks: scales[16], qs[64], d f16, dmin f16): the
+// repacked q2_K_8x8 gemv's sequential order, as vecDotQ2_K: isum = Σ_j
+// sc_j·(sub-block j's dot) and imin = Σ_j min_j·bsums[j] per super-block,
+// acc = fma(float(isum), d_w·d_x, acc), accMin = fma(float(imin),
+// dmin_w·d_x, accMin); output acc − accMin.
 //
 // Q4_K (q4_K*, 144-byte blocks: d f16, dmin f16, scales[12], qs[128]):
 // the repacked q4_K_8x8 gemv's sequential order, as vecDotQ4_K: per
@@ -161,6 +167,47 @@ def q4_k_kernel(name, neon):
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
+def q2_k_kernel(name, neon):
+    # Q2_K rows as stored (84-byte blocks: scales[16] (scale | min<<4),
+    # qs[64], d f16, dmin f16): vecDotQ2_K's sequential order, one FMA per
+    # super-block. Sub-block j (16 values) is qs half j/8 (32 bytes), its
+    # 16-byte part j%2, bits 2·((j%8)/2); dot16 gives four lanes, added to
+    # v20 times scale j (v24..v27 as int32) and summed by ADDV at the end.
+    # imin = Σ_j min_j·bsums[j] (v14).
+    out = a.prologue(name, 'blockQ8_K')
+    body = [a.movi_b(M0F, 0x0f), a.movi_b(M30, 0x03), a.cbz(5, 'done')]
+    body.append('row:')
+    body += [a.movi_b(18, 0), a.movi_b(19, 0), a.mov(7, 1), a.mov(11, 6)]
+    body.append('block:')
+    # Scales (low nibbles) to v24..v27 as int32, mins (high) to v22, v23 as
+    # int16; imin from the bsums (v12, v13).
+    body += [a.ldr_q(31, 0, 0), a.and16(21, 31, M0F), a.ushr_b(31, 31, 4),
+             a.sxtl_h(22, 31), a.sxtl2_h(23, 31), a.sxtl_h(16, 21), a.sxtl2_h(17, 21),
+             a.sxtl_s(24, 16), a.sxtl2_s(25, 16), a.sxtl_s(26, 17), a.sxtl2_s(27, 17),
+             a.addi(10, 7, 260), a.ld1(12, 2, 10, post=False),
+             a.smull_s(14, 12, 22), a.smull2_s(15, 12, 22), a.smull_s(16, 13, 23), a.smull2_s(17, 13, 23),
+             a.add_s(14, 14, 15), a.add_s(16, 16, 17), a.add_s(14, 14, 16), a.addv_s(14, 14),
+             a.addi(9, 7, 4), a.movi_b(20, 0)]
+    for n in range(2):
+        body += [a.ldr_q(0, 0, 16 + 32 * n), a.ldr_q(1, 0, 32 + 32 * n)]
+        for sh in range(4):
+            body.append(a.ld1(6, 2, 9))
+            for h in range(2):
+                j = 8 * n + 2 * sh + h
+                if sh:
+                    body += [a.ushr_b(2, h, 2 * sh), a.and16(2, 2, M30)]
+                else:
+                    body.append(a.and16(2, h, M30))
+                body += a.dot16(11, 2, 6 + h, neon) + [a.mla_s_el(20, 11, 24 + j // 4, j % 4)]
+    body += [a.ldr_s(28, 7, 0), a.ldr_h(31, 0, 80), a.ldr_h(16, 0, 82), a.fcvt_sh(31, 31), a.fcvt_sh(16, 16),
+             a.fmul_ss(31, 31, 28), a.fmul_ss(16, 16, 28), a.addv_s(20, 20), a.scvtf_ss(20, 20), a.scvtf_ss(14, 14),
+             a.fmadd_s(18, 20, 31, 18), a.fmadd_s(19, 14, 16, 19),
+             a.addi(0, 0, 84), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
+    body += [a.fsub_ss(18, 18, 19), a.str_s_post(18, 3, 4), a.subs1(5), a.bne('row')]
+    out += a.indent(body)
+    return '\n'.join(out + ['done:', '\tRET', ''])
+
+
 def fifth_bit(t, h, b):
     # t = 0x10 where bit b of the qh bytes h is set (v16 holds 0x10s).
     if b < 4:
@@ -207,6 +254,7 @@ def q5_k_kernel(name, neon):
 def main():
     print(a.header('scripts/gen-kern-k-arm64.py', WHAT))
     for level, neon in (('DotProd', False), ('NEON', True)):
+        print(q2_k_kernel(f'q2_K{level}', neon))
         print(q4_k_kernel(f'q4_K{level}', neon))
         print(q5_k_kernel(f'q5_K{level}', neon))
         print(q6_k_kernel(f'q6_K{level}', neon))
