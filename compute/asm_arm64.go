@@ -23,6 +23,8 @@ var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
 	Q4_K: {NEON: q4_KNEONK, DotProd: q4_KDotProdK},
 	Q5_K: {NEON: q5_KNEONK, DotProd: q5_KDotProdK},
 	Q6_K: {NEON: q6_KNEONK, DotProd: q6_KDotProdK},
+
+	IQ4_XS: {NEON: iq4_xsNEON, DotProd: iq4_xsDotProd},
 }
 
 // q4_KRowsVNNI is amd64's; nil here.

@@ -9,6 +9,9 @@
 // acc) over the blocks in order (the repacked iq4_nl_8x8 gemv's order, as
 // vecDotIQ4NL).
 //
+// IQ4_XS (iq4_xsX1*): rows as stored against Q8_K activation blocks, one
+// activation row; ggml_vec_dot_iq4_xs_q8_K's x86 lanes (vecDotIQ4XS).
+//
 // Every instruction carries its GNU spelling ("// gnu: ..."; see
 // scripts/arm64asm.py).
 
@@ -16,6 +19,14 @@
 DATA iq4nl<>+0(SB)/8, $0xf6eaddcfbfad9881
 DATA iq4nl<>+8(SB)/8, $0x7159453526190d01
 GLOBL iq4nl<>(SB), RODATA|NOPTR, $16
+
+// kvalues_iq4nl, then the int16 shifts 0, −2, ..., −14 that bring each
+// IQ4_XS sub-block's two high scale bits down.
+DATA iq4xs<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA iq4xs<>+8(SB)/8, $0x7159453526190d01
+DATA iq4xs<>+16(SB)/8, $0xfffafffcfffe0000
+DATA iq4xs<>+24(SB)/8, $0xfff2fff4fff6fff8
+GLOBL iq4xs<>(SB), RODATA|NOPTR, $32
 
 // func iq4_nlX1DotProd(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 TEXT ·iq4_nlX1DotProd(SB), NOSPLIT, $0-56
@@ -293,6 +304,352 @@ block:
 	ADD $32, R3, R3 // gnu: add x3, x3, #32
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
 	BNE panel // gnu: b.ne panel
+done:
+	RET
+
+// func iq4_xsX1DotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·iq4_xsX1DotProd(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	MOVD $iq4xs<>(SB), R17 // gnu: adr x17, iq4xs
+	WORD $0x4c40a23a // gnu: ld1 {v26.16b, v27.16b}, [x17]
+	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
+	WORD $0x4f00e47d // gnu: movi v29.16b, #0x3
+	WORD $0x4f01e417 // gnu: movi v23.16b, #0x20
+	CBZ R5, done // gnu: cbz x5, done
+row:
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	WORD $0xbd40041f // gnu: ldr s31, [x0, #4]
+	WORD $0x4e3e1ff6 // gnu: and v22.16b, v31.16b, v30.16b
+	WORD $0x6f0c07ff // gnu: ushr v31.16b, v31.16b, #4
+	WORD $0x4e1f3ad6 // gnu: zip1 v22.16b, v22.16b, v31.16b
+	ADD $2, R0, R10 // gnu: add x10, x0, #2
+	WORD $0x4d40c550 // gnu: ld1r {v16.8h}, [x10]
+	WORD $0x6e7b4610 // gnu: ushl v16.8h, v16.8h, v27.8h
+	WORD $0x4e3d1e10 // gnu: and v16.16b, v16.16b, v29.16b
+	WORD $0x0e212a10 // gnu: xtn v16.8b, v16.8h
+	WORD $0x4f0c5610 // gnu: shl v16.16b, v16.16b, #4
+	WORD $0x4eb01ed6 // gnu: orr v22.16b, v22.16b, v16.16b
+	WORD $0x6e3786d6 // gnu: sub v22.16b, v22.16b, v23.16b
+	WORD $0x0f08a6d6 // gnu: sxtl v22.8h, v22.8b
+	WORD $0x0f10a6d8 // gnu: sxtl v24.4s, v22.4h
+	WORD $0x4f10a6d9 // gnu: sxtl2 v25.4s, v22.8h
+	ADD $4, R7, R9 // gnu: add x9, x7, #4
+	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x4f00e415 // gnu: movi v21.16b, #0x0
+	WORD $0x3cc08000 // gnu: ldur q0, [x0, #8]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f980174 // gnu: mla v20.4s, v11.4s, v24.s[0]
+	WORD $0x4f00e40c // gnu: movi v12.16b, #0x0
+	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
+	WORD $0x6f980195 // gnu: mla v21.4s, v12.4s, v24.s[0]
+	WORD $0x3cc18000 // gnu: ldur q0, [x0, #24]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6fb80174 // gnu: mla v20.4s, v11.4s, v24.s[1]
+	WORD $0x4f00e40c // gnu: movi v12.16b, #0x0
+	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
+	WORD $0x6fb80195 // gnu: mla v21.4s, v12.4s, v24.s[1]
+	WORD $0x3cc28000 // gnu: ldur q0, [x0, #40]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f980974 // gnu: mla v20.4s, v11.4s, v24.s[2]
+	WORD $0x4f00e40c // gnu: movi v12.16b, #0x0
+	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
+	WORD $0x6f980995 // gnu: mla v21.4s, v12.4s, v24.s[2]
+	WORD $0x3cc38000 // gnu: ldur q0, [x0, #56]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6fb80974 // gnu: mla v20.4s, v11.4s, v24.s[3]
+	WORD $0x4f00e40c // gnu: movi v12.16b, #0x0
+	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
+	WORD $0x6fb80995 // gnu: mla v21.4s, v12.4s, v24.s[3]
+	WORD $0x3cc48000 // gnu: ldur q0, [x0, #72]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f990174 // gnu: mla v20.4s, v11.4s, v25.s[0]
+	WORD $0x4f00e40c // gnu: movi v12.16b, #0x0
+	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
+	WORD $0x6f990195 // gnu: mla v21.4s, v12.4s, v25.s[0]
+	WORD $0x3cc58000 // gnu: ldur q0, [x0, #88]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6fb90174 // gnu: mla v20.4s, v11.4s, v25.s[1]
+	WORD $0x4f00e40c // gnu: movi v12.16b, #0x0
+	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
+	WORD $0x6fb90195 // gnu: mla v21.4s, v12.4s, v25.s[1]
+	WORD $0x3cc68000 // gnu: ldur q0, [x0, #104]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f990974 // gnu: mla v20.4s, v11.4s, v25.s[2]
+	WORD $0x4f00e40c // gnu: movi v12.16b, #0x0
+	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
+	WORD $0x6f990995 // gnu: mla v21.4s, v12.4s, v25.s[2]
+	WORD $0x3cc78000 // gnu: ldur q0, [x0, #120]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6fb90974 // gnu: mla v20.4s, v11.4s, v25.s[3]
+	WORD $0x4f00e40c // gnu: movi v12.16b, #0x0
+	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
+	WORD $0x6fb90995 // gnu: mla v21.4s, v12.4s, v25.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d400011 // gnu: ldr h17, [x0, #0]
+	WORD $0x1ee24231 // gnu: fcvt s17, h17
+	WORD $0x1e3c0a31 // gnu: fmul s17, s17, s28
+	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
+	WORD $0x4f911292 // gnu: fmla v18.4s, v20.4s, v17.s[0]
+	WORD $0x4f9112b3 // gnu: fmla v19.4s, v21.4s, v17.s[0]
+	ADD $136, R0, R0 // gnu: add x0, x0, #136
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	WORD $0x4e33d652 // gnu: fadd v18.4s, v18.4s, v19.4s
+	WORD $0x6e124253 // gnu: ext v19.16b, v18.16b, v18.16b, #8
+	WORD $0x0e33d652 // gnu: fadd v18.2s, v18.2s, v19.2s
+	WORD $0x7e30da52 // gnu: faddp s18, v18.2s
+	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE row // gnu: b.ne row
+done:
+	RET
+
+// func iq4_xsX1NEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·iq4_xsX1NEON(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	MOVD $iq4xs<>(SB), R17 // gnu: adr x17, iq4xs
+	WORD $0x4c40a23a // gnu: ld1 {v26.16b, v27.16b}, [x17]
+	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
+	WORD $0x4f00e47d // gnu: movi v29.16b, #0x3
+	WORD $0x4f01e417 // gnu: movi v23.16b, #0x20
+	CBZ R5, done // gnu: cbz x5, done
+row:
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	WORD $0xbd40041f // gnu: ldr s31, [x0, #4]
+	WORD $0x4e3e1ff6 // gnu: and v22.16b, v31.16b, v30.16b
+	WORD $0x6f0c07ff // gnu: ushr v31.16b, v31.16b, #4
+	WORD $0x4e1f3ad6 // gnu: zip1 v22.16b, v22.16b, v31.16b
+	ADD $2, R0, R10 // gnu: add x10, x0, #2
+	WORD $0x4d40c550 // gnu: ld1r {v16.8h}, [x10]
+	WORD $0x6e7b4610 // gnu: ushl v16.8h, v16.8h, v27.8h
+	WORD $0x4e3d1e10 // gnu: and v16.16b, v16.16b, v29.16b
+	WORD $0x0e212a10 // gnu: xtn v16.8b, v16.8h
+	WORD $0x4f0c5610 // gnu: shl v16.16b, v16.16b, #4
+	WORD $0x4eb01ed6 // gnu: orr v22.16b, v22.16b, v16.16b
+	WORD $0x6e3786d6 // gnu: sub v22.16b, v22.16b, v23.16b
+	WORD $0x0f08a6d6 // gnu: sxtl v22.8h, v22.8b
+	WORD $0x0f10a6d8 // gnu: sxtl v24.4s, v22.4h
+	WORD $0x4f10a6d9 // gnu: sxtl2 v25.4s, v22.8h
+	ADD $4, R7, R9 // gnu: add x9, x7, #4
+	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x4f00e415 // gnu: movi v21.16b, #0x0
+	WORD $0x3cc08000 // gnu: ldur q0, [x0, #8]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980174 // gnu: mla v20.4s, v11.4s, v24.s[0]
+	WORD $0x0e27c06c // gnu: smull v12.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd8c // gnu: addp v12.8h, v12.8h, v3.8h
+	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
+	WORD $0x6f980195 // gnu: mla v21.4s, v12.4s, v24.s[0]
+	WORD $0x3cc18000 // gnu: ldur q0, [x0, #24]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80174 // gnu: mla v20.4s, v11.4s, v24.s[1]
+	WORD $0x0e27c06c // gnu: smull v12.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd8c // gnu: addp v12.8h, v12.8h, v3.8h
+	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
+	WORD $0x6fb80195 // gnu: mla v21.4s, v12.4s, v24.s[1]
+	WORD $0x3cc28000 // gnu: ldur q0, [x0, #40]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980974 // gnu: mla v20.4s, v11.4s, v24.s[2]
+	WORD $0x0e27c06c // gnu: smull v12.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd8c // gnu: addp v12.8h, v12.8h, v3.8h
+	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
+	WORD $0x6f980995 // gnu: mla v21.4s, v12.4s, v24.s[2]
+	WORD $0x3cc38000 // gnu: ldur q0, [x0, #56]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80974 // gnu: mla v20.4s, v11.4s, v24.s[3]
+	WORD $0x0e27c06c // gnu: smull v12.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd8c // gnu: addp v12.8h, v12.8h, v3.8h
+	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
+	WORD $0x6fb80995 // gnu: mla v21.4s, v12.4s, v24.s[3]
+	WORD $0x3cc48000 // gnu: ldur q0, [x0, #72]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990174 // gnu: mla v20.4s, v11.4s, v25.s[0]
+	WORD $0x0e27c06c // gnu: smull v12.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd8c // gnu: addp v12.8h, v12.8h, v3.8h
+	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
+	WORD $0x6f990195 // gnu: mla v21.4s, v12.4s, v25.s[0]
+	WORD $0x3cc58000 // gnu: ldur q0, [x0, #88]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90174 // gnu: mla v20.4s, v11.4s, v25.s[1]
+	WORD $0x0e27c06c // gnu: smull v12.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd8c // gnu: addp v12.8h, v12.8h, v3.8h
+	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
+	WORD $0x6fb90195 // gnu: mla v21.4s, v12.4s, v25.s[1]
+	WORD $0x3cc68000 // gnu: ldur q0, [x0, #104]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990974 // gnu: mla v20.4s, v11.4s, v25.s[2]
+	WORD $0x0e27c06c // gnu: smull v12.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd8c // gnu: addp v12.8h, v12.8h, v3.8h
+	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
+	WORD $0x6f990995 // gnu: mla v21.4s, v12.4s, v25.s[2]
+	WORD $0x3cc78000 // gnu: ldur q0, [x0, #120]
+	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
+	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90974 // gnu: mla v20.4s, v11.4s, v25.s[3]
+	WORD $0x0e27c06c // gnu: smull v12.8h, v3.8b, v7.8b
+	WORD $0x4e27c063 // gnu: smull2 v3.8h, v3.16b, v7.16b
+	WORD $0x4e63bd8c // gnu: addp v12.8h, v12.8h, v3.8h
+	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
+	WORD $0x6fb90995 // gnu: mla v21.4s, v12.4s, v25.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d400011 // gnu: ldr h17, [x0, #0]
+	WORD $0x1ee24231 // gnu: fcvt s17, h17
+	WORD $0x1e3c0a31 // gnu: fmul s17, s17, s28
+	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
+	WORD $0x4f911292 // gnu: fmla v18.4s, v20.4s, v17.s[0]
+	WORD $0x4f9112b3 // gnu: fmla v19.4s, v21.4s, v17.s[0]
+	ADD $136, R0, R0 // gnu: add x0, x0, #136
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	WORD $0x4e33d652 // gnu: fadd v18.4s, v18.4s, v19.4s
+	WORD $0x6e124253 // gnu: ext v19.16b, v18.16b, v18.16b, #8
+	WORD $0x0e33d652 // gnu: fadd v18.2s, v18.2s, v19.2s
+	WORD $0x7e30da52 // gnu: faddp s18, v18.2s
+	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE row // gnu: b.ne row
 done:
 	RET
 

@@ -553,3 +553,23 @@ def dot32(i, w0, w1, x0, x1, neon):
 def fnmul_ss(d, n, m):
     """FNMUL Sd, Sn, Sm: −(n·m)."""
     return word(three(0x1E208800, d, n, m), f'fnmul s{d}, s{n}, s{m}')
+
+
+def zip1_b(d, n, m):
+    """ZIP1 Vd.16B, Vn.16B, Vm.16B: n0, m0, n1, m1, ..."""
+    return word(three(0x4E003800, d, n, m), f'zip1 v{d}.16b, v{n}.16b, v{m}.16b')
+
+
+def ushl_h(d, n, m):
+    """USHL Vd.8H, Vn.8H, Vm.8H (negative counts shift right)."""
+    return word(three(0x6E604400, d, n, m), f'ushl v{d}.8h, v{n}.8h, v{m}.8h')
+
+
+def xtn_b(d, n):
+    """XTN Vd.8B, Vn.8H."""
+    return word(two(0x0E212800, d, n), f'xtn v{d}.8b, v{n}.8h')
+
+
+def ld1r_h_noinc(t, n):
+    """LD1R {Vt.8H}, [Xn]."""
+    return word(0x4D40C400 | _r(n) << 5 | _r(t), f'ld1r {{v{t}.8h}}, [x{n}]')
