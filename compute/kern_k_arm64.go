@@ -12,6 +12,12 @@ func q2_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int
 func q2_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q3_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q3_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -34,6 +40,8 @@ func q6_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 var (
 	q2_KDotProdK = &panelKernel[blockQ8_K]{x1: q2_KDotProd}
 	q2_KNEONK    = &panelKernel[blockQ8_K]{x1: q2_KNEON}
+	q3_KDotProdK = &panelKernel[blockQ8_K]{x1: q3_KDotProd}
+	q3_KNEONK    = &panelKernel[blockQ8_K]{x1: q3_KNEON}
 	q4_KDotProdK = &panelKernel[blockQ8_K]{x1: q4_KDotProd}
 	q5_KDotProdK = &panelKernel[blockQ8_K]{x1: q5_KDotProd}
 	q5_KNEONK    = &panelKernel[blockQ8_K]{x1: q5_KNEON}

@@ -16,6 +16,10 @@
 // acc = fma(float(isum), d_w·d_x, acc), accMin = fma(float(imin),
 // dmin_w·d_x, accMin); output acc − accMin.
 //
+// Q3_K (q3_K*, 110-byte blocks: hmask[32], qs[64], scales[12], d f16):
+// ggml_vec_dot_q3_K_q8_K's x86 lanes, as vecDotQ3_K (lane l sums
+// sc_j·w·x over the sub-blocks j and positions (p mod 32)/4 = l).
+//
 // Q4_K (q4_K*, 144-byte blocks: d f16, dmin f16, scales[12], qs[128]):
 // the repacked q4_K_8x8 gemv's sequential order, as vecDotQ4_K: per
 // super-block isum = Σ_j sc_j·Σ(sub-block j of u·x) and imin = Σ_j
@@ -39,6 +43,12 @@
 //
 // Every instruction carries its GNU spelling ("// gnu: ..."; see
 // scripts/arm64asm.py).
+
+// Per byte of a 16-byte vector holding Q3_K's last scale word four times:
+// the shift (0, −2, −4, −6) that brings scale j's two high bits down.
+DATA q3shift<>+0(SB)/8, $0xfefefefe00000000
+DATA q3shift<>+8(SB)/8, $0xfafafafafcfcfcfc
+GLOBL q3shift<>(SB), RODATA|NOPTR, $16
 
 // func q2_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 TEXT ·q2_KDotProd(SB), NOSPLIT, $0-56
@@ -186,6 +196,216 @@ block:
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
 	BNE block // gnu: b.ne block
 	WORD $0x1e333a52 // gnu: fsub s18, s18, s19
+	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE row // gnu: b.ne row
+done:
+	RET
+
+// func q3_KDotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·q3_KDotProd(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	MOVD $q3shift<>(SB), R17 // gnu: adr x17, q3shift
+	WORD $0x3dc0022a // gnu: ldr q10, [x17, #0]
+	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
+	WORD $0x4f00e47d // gnu: movi v29.16b, #0x3
+	WORD $0x4f00e489 // gnu: movi v9.16b, #0x4
+	WORD $0x4f01e40c // gnu: movi v12.16b, #0x20
+	CBZ R5, done // gnu: cbz x5, done
+row:
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	WORD $0xfd40300d // gnu: ldr d13, [x0, #96]
+	WORD $0x4e3e1dae // gnu: and v14.16b, v13.16b, v30.16b
+	WORD $0x6f0c05ad // gnu: ushr v13.16b, v13.16b, #4
+	WORD $0x4ecd39ce // gnu: zip1 v14.2d, v14.2d, v13.2d
+	WORD $0xbd40680f // gnu: ldr s15, [x0, #104]
+	WORD $0x4e0405ef // gnu: dup v15.4s, v15.s[0]
+	WORD $0x6e2a45ef // gnu: ushl v15.16b, v15.16b, v10.16b
+	WORD $0x4e3d1def // gnu: and v15.16b, v15.16b, v29.16b
+	WORD $0x4f0c55ef // gnu: shl v15.16b, v15.16b, #4
+	WORD $0x4eaf1dce // gnu: orr v14.16b, v14.16b, v15.16b
+	WORD $0x6e2c85ce // gnu: sub v14.16b, v14.16b, v12.16b
+	WORD $0x0f08a5d0 // gnu: sxtl v16.8h, v14.8b
+	WORD $0x4f08a5d1 // gnu: sxtl2 v17.8h, v14.16b
+	WORD $0x0f10a618 // gnu: sxtl v24.4s, v16.4h
+	WORD $0x4f10a619 // gnu: sxtl2 v25.4s, v16.8h
+	WORD $0x0f10a63a // gnu: sxtl v26.4s, v17.4h
+	WORD $0x4f10a63b // gnu: sxtl2 v27.4s, v17.8h
+	WORD $0x3dc00004 // gnu: ldr q4, [x0, #0]
+	WORD $0x3dc00405 // gnu: ldr q5, [x0, #16]
+	ADD $4, R7, R9 // gnu: add x9, x7, #4
+	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x4f00e415 // gnu: movi v21.16b, #0x0
+	WORD $0x3dc00800 // gnu: ldr q0, [x0, #32]
+	WORD $0x3dc00c01 // gnu: ldr q1, [x0, #48]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e428 // gnu: movi v8.16b, #0x1
+	WORD $0x4e3d1c02 // gnu: and v2.16b, v0.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f980174 // gnu: mla v20.4s, v11.4s, v24.s[0]
+	WORD $0x4e3d1c22 // gnu: and v2.16b, v1.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fb80175 // gnu: mla v21.4s, v11.4s, v24.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e448 // gnu: movi v8.16b, #0x2
+	WORD $0x6f0e0402 // gnu: ushr v2.16b, v0.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f980974 // gnu: mla v20.4s, v11.4s, v24.s[2]
+	WORD $0x6f0e0422 // gnu: ushr v2.16b, v1.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fb80975 // gnu: mla v21.4s, v11.4s, v24.s[3]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e488 // gnu: movi v8.16b, #0x4
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f990174 // gnu: mla v20.4s, v11.4s, v25.s[0]
+	WORD $0x6f0c0422 // gnu: ushr v2.16b, v1.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fb90175 // gnu: mla v21.4s, v11.4s, v25.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e508 // gnu: movi v8.16b, #0x8
+	WORD $0x6f0a0402 // gnu: ushr v2.16b, v0.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f990974 // gnu: mla v20.4s, v11.4s, v25.s[2]
+	WORD $0x6f0a0422 // gnu: ushr v2.16b, v1.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fb90975 // gnu: mla v21.4s, v11.4s, v25.s[3]
+	WORD $0x3dc01000 // gnu: ldr q0, [x0, #64]
+	WORD $0x3dc01401 // gnu: ldr q1, [x0, #80]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e608 // gnu: movi v8.16b, #0x10
+	WORD $0x4e3d1c02 // gnu: and v2.16b, v0.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f9a0174 // gnu: mla v20.4s, v11.4s, v26.s[0]
+	WORD $0x4e3d1c22 // gnu: and v2.16b, v1.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fba0175 // gnu: mla v21.4s, v11.4s, v26.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f01e408 // gnu: movi v8.16b, #0x20
+	WORD $0x6f0e0402 // gnu: ushr v2.16b, v0.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f9a0974 // gnu: mla v20.4s, v11.4s, v26.s[2]
+	WORD $0x6f0e0422 // gnu: ushr v2.16b, v1.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fba0975 // gnu: mla v21.4s, v11.4s, v26.s[3]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f02e408 // gnu: movi v8.16b, #0x40
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f9b0174 // gnu: mla v20.4s, v11.4s, v27.s[0]
+	WORD $0x6f0c0422 // gnu: ushr v2.16b, v1.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fbb0175 // gnu: mla v21.4s, v11.4s, v27.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f04e408 // gnu: movi v8.16b, #0x80
+	WORD $0x6f0a0402 // gnu: ushr v2.16b, v0.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
+	WORD $0x6f9b0974 // gnu: mla v20.4s, v11.4s, v27.s[2]
+	WORD $0x6f0a0422 // gnu: ushr v2.16b, v1.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
+	WORD $0x4e87944b // gnu: sdot v11.4s, v2.16b, v7.16b
+	WORD $0x6fbb0975 // gnu: mla v21.4s, v11.4s, v27.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d40d81f // gnu: ldr h31, [x0, #108]
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
+	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
+	WORD $0x4f9f1292 // gnu: fmla v18.4s, v20.4s, v31.s[0]
+	WORD $0x4f9f12b3 // gnu: fmla v19.4s, v21.4s, v31.s[0]
+	ADD $110, R0, R0 // gnu: add x0, x0, #110
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	WORD $0x4e33d652 // gnu: fadd v18.4s, v18.4s, v19.4s
+	WORD $0x6e124253 // gnu: ext v19.16b, v18.16b, v18.16b, #8
+	WORD $0x0e33d652 // gnu: fadd v18.2s, v18.2s, v19.2s
+	WORD $0x7e30da52 // gnu: faddp s18, v18.2s
 	WORD $0xbc004472 // gnu: str s18, [x3], #4
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
 	BNE row // gnu: b.ne row
@@ -900,6 +1120,248 @@ block:
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
 	BNE block // gnu: b.ne block
 	WORD $0x1e333a52 // gnu: fsub s18, s18, s19
+	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE row // gnu: b.ne row
+done:
+	RET
+
+// func q3_KNEON(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·q3_KNEON(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	MOVD $q3shift<>(SB), R17 // gnu: adr x17, q3shift
+	WORD $0x3dc0022a // gnu: ldr q10, [x17, #0]
+	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
+	WORD $0x4f00e47d // gnu: movi v29.16b, #0x3
+	WORD $0x4f00e489 // gnu: movi v9.16b, #0x4
+	WORD $0x4f01e40c // gnu: movi v12.16b, #0x20
+	CBZ R5, done // gnu: cbz x5, done
+row:
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	WORD $0xfd40300d // gnu: ldr d13, [x0, #96]
+	WORD $0x4e3e1dae // gnu: and v14.16b, v13.16b, v30.16b
+	WORD $0x6f0c05ad // gnu: ushr v13.16b, v13.16b, #4
+	WORD $0x4ecd39ce // gnu: zip1 v14.2d, v14.2d, v13.2d
+	WORD $0xbd40680f // gnu: ldr s15, [x0, #104]
+	WORD $0x4e0405ef // gnu: dup v15.4s, v15.s[0]
+	WORD $0x6e2a45ef // gnu: ushl v15.16b, v15.16b, v10.16b
+	WORD $0x4e3d1def // gnu: and v15.16b, v15.16b, v29.16b
+	WORD $0x4f0c55ef // gnu: shl v15.16b, v15.16b, #4
+	WORD $0x4eaf1dce // gnu: orr v14.16b, v14.16b, v15.16b
+	WORD $0x6e2c85ce // gnu: sub v14.16b, v14.16b, v12.16b
+	WORD $0x0f08a5d0 // gnu: sxtl v16.8h, v14.8b
+	WORD $0x4f08a5d1 // gnu: sxtl2 v17.8h, v14.16b
+	WORD $0x0f10a618 // gnu: sxtl v24.4s, v16.4h
+	WORD $0x4f10a619 // gnu: sxtl2 v25.4s, v16.8h
+	WORD $0x0f10a63a // gnu: sxtl v26.4s, v17.4h
+	WORD $0x4f10a63b // gnu: sxtl2 v27.4s, v17.8h
+	WORD $0x3dc00004 // gnu: ldr q4, [x0, #0]
+	WORD $0x3dc00405 // gnu: ldr q5, [x0, #16]
+	ADD $4, R7, R9 // gnu: add x9, x7, #4
+	WORD $0x4f00e414 // gnu: movi v20.16b, #0x0
+	WORD $0x4f00e415 // gnu: movi v21.16b, #0x0
+	WORD $0x3dc00800 // gnu: ldr q0, [x0, #32]
+	WORD $0x3dc00c01 // gnu: ldr q1, [x0, #48]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e428 // gnu: movi v8.16b, #0x1
+	WORD $0x4e3d1c02 // gnu: and v2.16b, v0.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980174 // gnu: mla v20.4s, v11.4s, v24.s[0]
+	WORD $0x4e3d1c22 // gnu: and v2.16b, v1.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80175 // gnu: mla v21.4s, v11.4s, v24.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e448 // gnu: movi v8.16b, #0x2
+	WORD $0x6f0e0402 // gnu: ushr v2.16b, v0.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f980974 // gnu: mla v20.4s, v11.4s, v24.s[2]
+	WORD $0x6f0e0422 // gnu: ushr v2.16b, v1.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb80975 // gnu: mla v21.4s, v11.4s, v24.s[3]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e488 // gnu: movi v8.16b, #0x4
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990174 // gnu: mla v20.4s, v11.4s, v25.s[0]
+	WORD $0x6f0c0422 // gnu: ushr v2.16b, v1.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90175 // gnu: mla v21.4s, v11.4s, v25.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e508 // gnu: movi v8.16b, #0x8
+	WORD $0x6f0a0402 // gnu: ushr v2.16b, v0.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f990974 // gnu: mla v20.4s, v11.4s, v25.s[2]
+	WORD $0x6f0a0422 // gnu: ushr v2.16b, v1.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fb90975 // gnu: mla v21.4s, v11.4s, v25.s[3]
+	WORD $0x3dc01000 // gnu: ldr q0, [x0, #64]
+	WORD $0x3dc01401 // gnu: ldr q1, [x0, #80]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f00e608 // gnu: movi v8.16b, #0x10
+	WORD $0x4e3d1c02 // gnu: and v2.16b, v0.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f9a0174 // gnu: mla v20.4s, v11.4s, v26.s[0]
+	WORD $0x4e3d1c22 // gnu: and v2.16b, v1.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fba0175 // gnu: mla v21.4s, v11.4s, v26.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f01e408 // gnu: movi v8.16b, #0x20
+	WORD $0x6f0e0402 // gnu: ushr v2.16b, v0.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f9a0974 // gnu: mla v20.4s, v11.4s, v26.s[2]
+	WORD $0x6f0e0422 // gnu: ushr v2.16b, v1.16b, #2
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fba0975 // gnu: mla v21.4s, v11.4s, v26.s[3]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f02e408 // gnu: movi v8.16b, #0x40
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f9b0174 // gnu: mla v20.4s, v11.4s, v27.s[0]
+	WORD $0x6f0c0422 // gnu: ushr v2.16b, v1.16b, #4
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fbb0175 // gnu: mla v21.4s, v11.4s, v27.s[1]
+	WORD $0x4cdfa126 // gnu: ld1 {v6.16b, v7.16b}, [x9], #32
+	WORD $0x4f04e408 // gnu: movi v8.16b, #0x80
+	WORD $0x6f0a0402 // gnu: ushr v2.16b, v0.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288c83 // gnu: cmtst v3.16b, v4.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
+	WORD $0x4e26c042 // gnu: smull2 v2.8h, v2.16b, v6.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6f9b0974 // gnu: mla v20.4s, v11.4s, v27.s[2]
+	WORD $0x6f0a0422 // gnu: ushr v2.16b, v1.16b, #6
+	WORD $0x4e3d1c42 // gnu: and v2.16b, v2.16b, v29.16b
+	WORD $0x4e288ca3 // gnu: cmtst v3.16b, v5.16b, v8.16b
+	WORD $0x4e631d23 // gnu: bic v3.16b, v9.16b, v3.16b
+	WORD $0x6e238442 // gnu: sub v2.16b, v2.16b, v3.16b
+	WORD $0x0e27c04b // gnu: smull v11.8h, v2.8b, v7.8b
+	WORD $0x4e27c042 // gnu: smull2 v2.8h, v2.16b, v7.16b
+	WORD $0x4e62bd6b // gnu: addp v11.8h, v11.8h, v2.8h
+	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
+	WORD $0x6fbb0975 // gnu: mla v21.4s, v11.4s, v27.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d40d81f // gnu: ldr h31, [x0, #108]
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
+	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
+	WORD $0x4f9f1292 // gnu: fmla v18.4s, v20.4s, v31.s[0]
+	WORD $0x4f9f12b3 // gnu: fmla v19.4s, v21.4s, v31.s[0]
+	ADD $110, R0, R0 // gnu: add x0, x0, #110
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	WORD $0x4e33d652 // gnu: fadd v18.4s, v18.4s, v19.4s
+	WORD $0x6e124253 // gnu: ext v19.16b, v18.16b, v18.16b, #8
+	WORD $0x0e33d652 // gnu: fadd v18.2s, v18.2s, v19.2s
+	WORD $0x7e30da52 // gnu: faddp s18, v18.2s
 	WORD $0xbc004472 // gnu: str s18, [x3], #4
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
 	BNE row // gnu: b.ne row

@@ -573,3 +573,14 @@ def xtn_b(d, n):
 def ld1r_h_noinc(t, n):
     """LD1R {Vt.8H}, [Xn]."""
     return word(0x4D40C400 | _r(n) << 5 | _r(t), f'ld1r {{v{t}.8h}}, [x{n}]')
+
+
+def ushl_b(d, n, m):
+    """USHL Vd.16B, Vn.16B, Vm.16B (negative counts shift right)."""
+    return word(three(0x6E204400, d, n, m), f'ushl v{d}.16b, v{n}.16b, v{m}.16b')
+
+
+def ldr_d(t, n, off):
+    """LDR Dt, [Xn, #off] (off a multiple of 8)."""
+    assert off % 8 == 0 and 0 <= off < 32768
+    return word(0xFD400000 | (off // 8) << 10 | _r(n) << 5 | _r(t), f'ldr d{t}, [x{n}, #{off}]')

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q2_K, Q4_K, Q5_K and Q6_K; SDOT where the CPU has dotprod).
+"""Writes compute/kern_k_arm64.s: the K-quant row kernels for arm64 (Q2_K to Q6_K; SDOT where the CPU has dotprod).
 
 Run from the repository root: python3 scripts/gen-kern-k-arm64.py > compute/kern_k_arm64.s
 """
@@ -21,6 +21,10 @@ WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K:
 // sc_j·(sub-block j's dot) and imin = Σ_j min_j·bsums[j] per super-block,
 // acc = fma(float(isum), d_w·d_x, acc), accMin = fma(float(imin),
 // dmin_w·d_x, accMin); output acc − accMin.
+//
+// Q3_K (q3_K*, 110-byte blocks: hmask[32], qs[64], scales[12], d f16):
+// ggml_vec_dot_q3_K_q8_K's x86 lanes, as vecDotQ3_K (lane l sums
+// sc_j·w·x over the sub-blocks j and positions (p mod 32)/4 = l).
 //
 // Q4_K (q4_K*, 144-byte blocks: d f16, dmin f16, scales[12], qs[128]):
 // the repacked q4_K_8x8 gemv's sequential order, as vecDotQ4_K: per
@@ -208,6 +212,46 @@ def q2_k_kernel(name, neon):
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
+def q3_k_kernel(name, neon):
+    # Q3_K rows as stored (110-byte blocks: hmask[32], qs[64], scales[12],
+    # d f16): vecDotQ3_K's lanes. Sixteen 6-bit scales − 32 as int32 in
+    # v24..v27 (low four bits: the nibbles of bytes 0-7, ZIP1; high two:
+    # bytes of the last word shifted by USHL with q3shift); sub-block j (16
+    # values) is Q2_K's two bits minus 4 where hmask bit (j/2) of its byte
+    # is clear (CMTST, BIC, SUB); dot16 and an MLA by scale j into the lane
+    # sums v20 (lanes 0-3) and v21 (4-7); acc_l = fma(float(lane_l),
+    # d_x·d_w, acc_l); hsum8 at the end.
+    out = a.prologue(name, 'blockQ8_K')
+    body = [a.go('MOVD $q3shift<>(SB), R17', 'adr x17, q3shift'), a.ldr_q(10, 17, 0), a.movi_b(M0F, 0x0f),
+            a.movi_b(29, 0x03), a.movi_b(9, 4), a.movi_b(12, 32), a.cbz(5, 'done')]
+    body.append('row:')
+    body += [a.movi_b(F[0], 0), a.movi_b(F[1], 0), a.mov(7, 1), a.mov(11, 6)]
+    body.append('block:')
+    body += [a.ldr_d(13, 0, 96), a.and16(14, 13, M0F), a.ushr_b(13, 13, 4), a.zip1_d(14, 14, 13),
+             a.ldr_s(15, 0, 104), a.dup_s(15, 15, 0), a.ushl_b(15, 15, 10), a.and16(15, 15, 29), a.shl_b(15, 15, 4),
+             a.orr16(14, 14, 15), a.sub_b(14, 14, 12), a.sxtl_h(16, 14), a.sxtl2_h(17, 14),
+             a.sxtl_s(24, 16), a.sxtl2_s(25, 16), a.sxtl_s(26, 17), a.sxtl2_s(27, 17),
+             a.ldr_q(4, 0, 0), a.ldr_q(5, 0, 16), a.addi(9 + 0, 7, 4), a.movi_b(L[0], 0), a.movi_b(L[1], 0)]
+    for n in range(2):
+        body += [a.ldr_q(0, 0, 32 + 32 * n), a.ldr_q(1, 0, 48 + 32 * n)]
+        for sh in range(4):
+            body += [a.ld1(6, 2, 9), a.movi_b(8, 1 << (4 * n + sh))]
+            for h in range(2):
+                j = 8 * n + 2 * sh + h
+                if sh:
+                    body += [a.ushr_b(2, h, 2 * sh), a.and16(2, 2, 29)]
+                else:
+                    body.append(a.and16(2, h, 29))
+                body += [a.cmtst(3, 4 + h, 8), a.bic16(3, 9, 3), a.sub_b(2, 2, 3)]
+                body += a.dot16(11, 2, 6 + h, neon) + [a.mla_s_el(L[h], 11, 24 + j // 4, j % 4)]
+    body += [a.ldr_s(28, 7, 0), a.ldr_h(31, 0, 108), a.fcvt_sh(31, 31), a.fmul_ss(31, 31, 28),
+             a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 31, 0), a.fmla_el(F[1], L[1], 31, 0),
+             a.addi(0, 0, 110), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
+    body += a.hsum8_store(F[0], 3) + [a.subs1(5), a.bne('row')]
+    out += a.indent(body)
+    return '\n'.join(out + ['done:', '\tRET', ''])
+
+
 def fifth_bit(t, h, b):
     # t = 0x10 where bit b of the qh bytes h is set (v16 holds 0x10s).
     if b < 4:
@@ -251,10 +295,20 @@ def q5_k_kernel(name, neon):
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
+Q3_SHIFT = '''// Per byte of a 16-byte vector holding Q3_K's last scale word four times:
+// the shift (0, −2, −4, −6) that brings scale j's two high bits down.
+DATA q3shift<>+0(SB)/8, $0xfefefefe00000000
+DATA q3shift<>+8(SB)/8, $0xfafafafafcfcfcfc
+GLOBL q3shift<>(SB), RODATA|NOPTR, $16
+'''
+
+
 def main():
     print(a.header('scripts/gen-kern-k-arm64.py', WHAT))
+    print(Q3_SHIFT)
     for level, neon in (('DotProd', False), ('NEON', True)):
         print(q2_k_kernel(f'q2_K{level}', neon))
+        print(q3_k_kernel(f'q3_K{level}', neon))
         print(q4_k_kernel(f'q4_K{level}', neon))
         print(q5_k_kernel(f'q5_K{level}', neon))
         print(q6_k_kernel(f'q6_K{level}', neon))
