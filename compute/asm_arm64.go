@@ -11,6 +11,8 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 	Q8_0: {NEON: q8_0NEON, DotProd: q8_0DotProd},
 
 	IQ4_NL: {DotProd: iq4_nlDotProd},
+
+	MXFP4: {NEON: mxfp4NEON, DotProd: mxfp4DotProd},
 }
 
 var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{

@@ -584,3 +584,13 @@ def ldr_d(t, n, off):
     """LDR Dt, [Xn, #off] (off a multiple of 8)."""
     assert off % 8 == 0 and 0 <= off < 32768
     return word(0xFD400000 | (off // 8) << 10 | _r(n) << 5 | _r(t), f'ldr d{t}, [x{n}, #{off}]')
+
+
+def shll_s(d, n):
+    """SHLL Vd.4S, Vn.4H, #16 (bf16 to f32: the low four)."""
+    return word(two(0x2E613800, d, n), f'shll v{d}.4s, v{n}.4h, #16')
+
+
+def shll2_s(d, n):
+    """SHLL2 Vd.4S, Vn.8H, #16 (bf16 to f32: the high four)."""
+    return word(two(0x6E613800, d, n), f'shll2 v{d}.4s, v{n}.8h, #16')

@@ -14,13 +14,15 @@ import arm64asm as a
 MASK = 31  # v31: 0x0f bytes
 
 
-def q4_0_load(table):
+def q4_0_load(table, bf16=False):
     # The panel block at x0 (144 bytes): f16 scales to v17 (rows 0-3) and
     # v18 (rows 4-7) as f32; low nibbles of chunk c in v8+2c (rows 0-3) and
     # v9+2c (rows 4-7), high nibbles in v2c and v2c+1. With table (a
     # 16-byte symbol, whose address x17 holds), each nibble is replaced by
     # its entry (TBL; v31 holds the table, the mask is set again each block).
-    s = [a.ldr_q_post(16, 0, 16), a.ld1(0, 4, 0), a.ld1(4, 4, 0), a.fcvtl(17, 16), a.fcvtl2(18, 16)]
+    # With bf16 the scales are bf16 (MXFP4's panels), widened by SHLL.
+    cvt = [a.shll_s(17, 16), a.shll2_s(18, 16)] if bf16 else [a.fcvtl(17, 16), a.fcvtl2(18, 16)]
+    s = [a.ldr_q_post(16, 0, 16), a.ld1(0, 4, 0), a.ld1(4, 4, 0)] + cvt
     if table:
         s.append(a.movi_b(MASK, 0x0f))
     s += [a.and16(8 + i, i, MASK) for i in range(8)]
@@ -95,9 +97,10 @@ def act_pointers(rows):
     return s
 
 
-def q4_0_kernel(name, rows, dot, table=None):
+def q4_0_kernel(name, rows, dot, table=None, bf16=False):
     """A panel kernel for rows activation rows (1 or 4); dot is
-    q4_0_dot_sdot or (one row) q4_0_dot_neon; table as q4_0_load's."""
+    q4_0_dot_sdot or (one row) q4_0_dot_neon; table and bf16 as
+    q4_0_load's."""
     out = a.prologue(name, 'blockQ8_0')
     body = [a.movi_b(MASK, 0x0f), a.cbz(5, 'done')]
     if table:
@@ -107,7 +110,7 @@ def q4_0_kernel(name, rows, dot, table=None):
         body += [a.movi_b(f, 0) for f in acc(j)]
     body += act_pointers(rows) + [a.mov(11, 6)]
     body.append('block:')
-    body += q4_0_load(table)
+    body += q4_0_load(table, bf16)
     for j in range(rows):
         body += dot(j)
     body += [a.subs1(11), a.bne('block')]
