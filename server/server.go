@@ -65,8 +65,17 @@ type Config struct {
 	// response's system_fingerprint.
 	Version VersionInfo
 	// AllowedOrigins are the browser origins CORS lets call the API
-	// ("*": any); none: same-origin only.
+	// ("*": any); none: same-origin only. A request with a body from any
+	// other origin must declare it JSON (hostcheck.go).
 	AllowedOrigins []string
+	// BindHost is the address the server listens on (serve's --host); with
+	// AllowedHosts it decides which Host headers are answered (hostcheck.go:
+	// newHostPolicy). "": not known, no check unless AllowedHosts is set.
+	BindHost string
+	// AllowedHosts are Host names answered besides localhost, IP literals
+	// and this machine's name ("*": any; ".example.com": the domain and its
+	// subdomains).
+	AllowedHosts []string
 	// Defaults are the sampling parameters of a request that does not set
 	// them (serve's --temp, --top-k, ...).
 	Defaults SamplingDefaults
@@ -170,8 +179,9 @@ func (s *Server) WaitIdle(ctx context.Context) error {
 
 // Handler is the server's HTTP handler: the route table, with every /v1
 // route also served without the prefix, OPTIONS and CORS on every route,
-// and one log line per request.
-func (s *Server) Handler() http.Handler { return s.logged(s.unprefixed(s.cors(s.mux))) }
+// the Host and cross-site guards (hostcheck.go), and one log line per
+// request.
+func (s *Server) Handler() http.Handler { return s.logged(s.guarded(s.unprefixed(s.cors(s.mux)))) }
 
 // HTTPServer is an http.Server for Handler with the Config's timeouts and
 // a 64 KiB bound on request headers.

@@ -92,6 +92,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.CacheDir, "cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
 	fs.StringVar(&c.LogFormat, "log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
 	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser `origins` allowed to call the API (CORS), comma-separated; * for any (default: none, same origin only)")
+	fs.Var(listFlag{&c.Server.AllowedHosts}, "allowed-hosts", "Host `names` answered besides localhost, IP addresses and this machine's name, comma-separated; * for any, .example.com for a domain (default: checked only when --host is loopback)")
 	registerSamplingDefaults(fs, &c.Server.Defaults)
 }
 
@@ -187,6 +188,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	log, console := newLogger(stderr, c.LogFormat)
 	srvCfg.Log = log
 	srvCfg.Version = buildVersion()
+	srvCfg.BindHost = c.Host
 	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr) // before the template: a missing model is said as such
 	if err != nil {
 		return err
