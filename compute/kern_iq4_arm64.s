@@ -443,13 +443,13 @@ block:
 	WORD $0x4e87946c // gnu: sdot v12.4s, v3.16b, v7.16b
 	WORD $0x6fb90995 // gnu: mla v21.4s, v12.4s, v25.s[3]
 	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
-	WORD $0x7d400011 // gnu: ldr h17, [x0, #0]
-	WORD $0x1ee24231 // gnu: fcvt s17, h17
-	WORD $0x1e3c0a31 // gnu: fmul s17, s17, s28
+	WORD $0x7d40001f // gnu: ldr h31, [x0, #0]
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
 	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
-	WORD $0x4f911292 // gnu: fmla v18.4s, v20.4s, v17.s[0]
-	WORD $0x4f9112b3 // gnu: fmla v19.4s, v21.4s, v17.s[0]
+	WORD $0x4f9f1292 // gnu: fmla v18.4s, v20.4s, v31.s[0]
+	WORD $0x4f9f12b3 // gnu: fmla v19.4s, v21.4s, v31.s[0]
 	ADD $136, R0, R0 // gnu: add x0, x0, #136
 	ADD $292, R7, R7 // gnu: add x7, x7, #292
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
@@ -632,13 +632,13 @@ block:
 	WORD $0x4e60298c // gnu: saddlp v12.4s, v12.8h
 	WORD $0x6fb90995 // gnu: mla v21.4s, v12.4s, v25.s[3]
 	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
-	WORD $0x7d400011 // gnu: ldr h17, [x0, #0]
-	WORD $0x1ee24231 // gnu: fcvt s17, h17
-	WORD $0x1e3c0a31 // gnu: fmul s17, s17, s28
+	WORD $0x7d40001f // gnu: ldr h31, [x0, #0]
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
 	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
-	WORD $0x4f911292 // gnu: fmla v18.4s, v20.4s, v17.s[0]
-	WORD $0x4f9112b3 // gnu: fmla v19.4s, v21.4s, v17.s[0]
+	WORD $0x4f9f1292 // gnu: fmla v18.4s, v20.4s, v31.s[0]
+	WORD $0x4f9f12b3 // gnu: fmla v19.4s, v21.4s, v31.s[0]
 	ADD $136, R0, R0 // gnu: add x0, x0, #136
 	ADD $292, R7, R7 // gnu: add x7, x7, #292
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1

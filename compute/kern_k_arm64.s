@@ -525,16 +525,16 @@ block:
 	WORD $0x4e8794ab // gnu: sdot v11.4s, v5.16b, v7.16b
 	WORD $0x6fb90974 // gnu: mla v20.4s, v11.4s, v25.s[3]
 	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
-	WORD $0x7d40001d // gnu: ldr h29, [x0, #0]
+	WORD $0x7d40001f // gnu: ldr h31, [x0, #0]
 	WORD $0x7d400410 // gnu: ldr h16, [x0, #2]
-	WORD $0x1ee243bd // gnu: fcvt s29, h29
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
 	WORD $0x1ee24210 // gnu: fcvt s16, h16
-	WORD $0x1e3c0bbd // gnu: fmul s29, s29, s28
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
 	WORD $0x1e3c0a10 // gnu: fmul s16, s16, s28
 	WORD $0x4eb1ba94 // gnu: addv s20, v20.4s
 	WORD $0x5e21da94 // gnu: scvtf s20, s20
 	WORD $0x5e21d9ce // gnu: scvtf s14, s14
-	WORD $0x1f1d4a92 // gnu: fmadd s18, s20, s29, s18
+	WORD $0x1f1f4a92 // gnu: fmadd s18, s20, s31, s18
 	WORD $0x1f104dd3 // gnu: fmadd s19, s14, s16, s19
 	ADD $144, R0, R0 // gnu: add x0, x0, #144
 	ADD $292, R7, R7 // gnu: add x7, x7, #292
@@ -727,18 +727,19 @@ block:
 	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
 	WORD $0x6fb90975 // gnu: mla v21.4s, v11.4s, v25.s[3]
 	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
-	WORD $0x7d40001d // gnu: ldr h29, [x0, #0]
 	WORD $0x7d40041f // gnu: ldr h31, [x0, #2]
-	WORD $0x1ee243bd // gnu: fcvt s29, h29
 	WORD $0x1ee243ff // gnu: fcvt s31, h31
-	WORD $0x1e3c0bbd // gnu: fmul s29, s29, s28
 	WORD $0x1e3f8b9f // gnu: fnmul s31, s28, s31
 	WORD $0x5e21d9ce // gnu: scvtf s14, s14
 	WORD $0x1f0e47f1 // gnu: fmadd s17, s31, s14, s17
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d40001f // gnu: ldr h31, [x0, #0]
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
 	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
-	WORD $0x4f9d1292 // gnu: fmla v18.4s, v20.4s, v29.s[0]
-	WORD $0x4f9d12b3 // gnu: fmla v19.4s, v21.4s, v29.s[0]
+	WORD $0x4f9f1292 // gnu: fmla v18.4s, v20.4s, v31.s[0]
+	WORD $0x4f9f12b3 // gnu: fmla v19.4s, v21.4s, v31.s[0]
 	ADD $176, R0, R0 // gnu: add x0, x0, #176
 	ADD $292, R7, R7 // gnu: add x7, x7, #292
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
@@ -920,9 +921,9 @@ block:
 	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
 	WORD $0x4e87954b // gnu: sdot v11.4s, v10.16b, v7.16b
 	WORD $0x6fbb0975 // gnu: mla v21.4s, v11.4s, v27.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
 	WORD $0x7d41a01f // gnu: ldr h31, [x0, #208]
 	WORD $0x1ee243ff // gnu: fcvt s31, h31
-	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
 	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
 	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
@@ -1497,16 +1498,16 @@ block:
 	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
 	WORD $0x6fb90974 // gnu: mla v20.4s, v11.4s, v25.s[3]
 	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
-	WORD $0x7d40001d // gnu: ldr h29, [x0, #0]
+	WORD $0x7d40001f // gnu: ldr h31, [x0, #0]
 	WORD $0x7d400410 // gnu: ldr h16, [x0, #2]
-	WORD $0x1ee243bd // gnu: fcvt s29, h29
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
 	WORD $0x1ee24210 // gnu: fcvt s16, h16
-	WORD $0x1e3c0bbd // gnu: fmul s29, s29, s28
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
 	WORD $0x1e3c0a10 // gnu: fmul s16, s16, s28
 	WORD $0x4eb1ba94 // gnu: addv s20, v20.4s
 	WORD $0x5e21da94 // gnu: scvtf s20, s20
 	WORD $0x5e21d9ce // gnu: scvtf s14, s14
-	WORD $0x1f1d4a92 // gnu: fmadd s18, s20, s29, s18
+	WORD $0x1f1f4a92 // gnu: fmadd s18, s20, s31, s18
 	WORD $0x1f104dd3 // gnu: fmadd s19, s14, s16, s19
 	ADD $144, R0, R0 // gnu: add x0, x0, #144
 	ADD $292, R7, R7 // gnu: add x7, x7, #292
@@ -1731,18 +1732,19 @@ block:
 	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
 	WORD $0x6fb90975 // gnu: mla v21.4s, v11.4s, v25.s[3]
 	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
-	WORD $0x7d40001d // gnu: ldr h29, [x0, #0]
 	WORD $0x7d40041f // gnu: ldr h31, [x0, #2]
-	WORD $0x1ee243bd // gnu: fcvt s29, h29
 	WORD $0x1ee243ff // gnu: fcvt s31, h31
-	WORD $0x1e3c0bbd // gnu: fmul s29, s29, s28
 	WORD $0x1e3f8b9f // gnu: fnmul s31, s28, s31
 	WORD $0x5e21d9ce // gnu: scvtf s14, s14
 	WORD $0x1f0e47f1 // gnu: fmadd s17, s31, s14, s17
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
+	WORD $0x7d40001f // gnu: ldr h31, [x0, #0]
+	WORD $0x1ee243ff // gnu: fcvt s31, h31
+	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
 	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s
-	WORD $0x4f9d1292 // gnu: fmla v18.4s, v20.4s, v29.s[0]
-	WORD $0x4f9d12b3 // gnu: fmla v19.4s, v21.4s, v29.s[0]
+	WORD $0x4f9f1292 // gnu: fmla v18.4s, v20.4s, v31.s[0]
+	WORD $0x4f9f12b3 // gnu: fmla v19.4s, v21.4s, v31.s[0]
 	ADD $176, R0, R0 // gnu: add x0, x0, #176
 	ADD $292, R7, R7 // gnu: add x7, x7, #292
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
@@ -1956,9 +1958,9 @@ block:
 	WORD $0x4e6abd6b // gnu: addp v11.8h, v11.8h, v10.8h
 	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
 	WORD $0x6fbb0975 // gnu: mla v21.4s, v11.4s, v27.s[3]
+	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
 	WORD $0x7d41a01f // gnu: ldr h31, [x0, #208]
 	WORD $0x1ee243ff // gnu: fcvt s31, h31
-	WORD $0xbd4000fc // gnu: ldr s28, [x7, #0]
 	WORD $0x1e3c0bff // gnu: fmul s31, s31, s28
 	WORD $0x4e21da94 // gnu: scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // gnu: scvtf v21.4s, v21.4s

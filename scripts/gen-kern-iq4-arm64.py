@@ -10,6 +10,7 @@ import sys
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
 import arm64panel as panel  # noqa: E402
+import arm64rows as rows  # noqa: E402
 
 WHAT = '''// IQ4_NL panel kernels against Q8_0 activation blocks on arm64, with the
 // signature and panels of kern_q_arm64.s's Q4_0 kernels (IQ4_NL shares
@@ -47,27 +48,18 @@ def iq4_xs_kernel(name, neon):
     # lanes 4-7) looked up in kvalues (v26, TBL), dot16 against the
     # activations, added by MLA times ls into v20 and v21; acc_l =
     # fma(float(lane_l), d_w·d_x, acc_l) (v18, v19); hsum8 at the end.
-    out = a.prologue(name, 'blockQ8_K')
-    body = [a.go('MOVD $iq4xs<>(SB), R17', 'adr x17, iq4xs'), a.ld1(26, 2, 17, post=False),
-            a.movi_b(30, 0x0f), a.movi_b(29, 0x03), a.movi_b(23, 32), a.cbz(5, 'done')]
-    body.append('row:')
-    body += [a.movi_b(18, 0), a.movi_b(19, 0), a.mov(7, 1), a.mov(11, 6)]
-    body.append('block:')
-    body += [a.ldr_s(31, 0, 4), a.and16(22, 31, 30), a.ushr_b(31, 31, 4), a.zip1_b(22, 22, 31),
+    consts = [a.go('MOVD $iq4xs<>(SB), R17', 'adr x17, iq4xs'), a.ld1(26, 2, 17, post=False),
+              a.movi_b(30, 0x0f), a.movi_b(29, 0x03), a.movi_b(23, 32)]
+    block = [a.ldr_s(31, 0, 4), a.and16(22, 31, 30), a.ushr_b(31, 31, 4), a.zip1_b(22, 22, 31),
              a.addi(10, 0, 2), a.ld1r_h_noinc(16, 10), a.ushl_h(16, 16, 27), a.and16(16, 16, 29), a.xtn_b(16, 16),
              a.shl_b(16, 16, 4), a.orr16(22, 22, 16), a.sub_b(22, 22, 23), a.sxtl_h(22, 22),
              a.sxtl_s(24, 22), a.sxtl2_s(25, 22), a.addi(9, 7, 4), a.movi_b(20, 0), a.movi_b(21, 0)]
     for ib in range(8):
-        body += [a.ldur_q(0, 0, 8 + 16 * ib), a.and16(2, 0, 30), a.ushr_b(3, 0, 4), a.tbl(2, 26, 2),
-                 a.tbl(3, 26, 3), a.ld1(6, 2, 9)]
+        block += [a.ldur_q(0, 0, 8 + 16 * ib), a.and16(2, 0, 30), a.ushr_b(3, 0, 4), a.tbl(2, 26, 2),
+                  a.tbl(3, 26, 3), a.ld1(6, 2, 9)]
         for h in range(2):
-            body += a.dot16(11 + h, 2 + h, 6 + h, neon) + [a.mla_s_el(20 + h, 11 + h, 24 + ib // 4, ib % 4)]
-    body += [a.ldr_s(28, 7, 0), a.ldr_h(17, 0, 0), a.fcvt_sh(17, 17), a.fmul_ss(17, 17, 28),
-             a.scvtf(20, 20), a.scvtf(21, 21), a.fmla_el(18, 20, 17, 0), a.fmla_el(19, 21, 17, 0),
-             a.addi(0, 0, 136), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
-    body += a.hsum8_store(18, 3) + [a.subs1(5), a.bne('row')]
-    out += a.indent(body)
-    return '\n'.join(out + ['done:', '\tRET', ''])
+            block += a.dot16(11 + h, 2 + h, 6 + h, neon) + [a.mla_s_el(20 + h, 11 + h, 24 + ib // 4, ib % 4)]
+    return rows.rows_kernel(name, consts, rows.LANES_ZERO, block + rows.lanes_tail(0), 136, rows.LANES_FINISH)
 
 
 def main():

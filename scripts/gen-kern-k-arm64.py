@@ -7,6 +7,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import arm64rows as rows  # noqa: E402
 
 WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K: d
 // f32 at 0, qs[256] at 4, bsums int16[16] at 260; 292 bytes), with the
@@ -53,8 +54,8 @@ WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K:
 M0F, M30 = 30, 29
 S = [24, 25, 26, 27]  # sixteen scales as int32
 SC16 = [22, 23]  # the scales as int16
-L = [20, 21]  # lane sums 0-3, 4-7
-F = [18, 19]  # float lanes
+L = rows.L  # lane sums 0-3, 4-7
+F = rows.F  # float lanes
 Q = [0, 1, 2, 3]  # ql of a half
 H = [4, 5]  # qh of a half
 X = [6, 7]  # a group's activations
@@ -97,27 +98,17 @@ def group(g, k, h, neon):
 
 
 def q6_k_kernel(name, neon):
-    out = a.prologue(name, 'blockQ8_K')
-    body = [a.movi_b(M0F, 0x0f), a.movi_b(M30, 0x30), a.cbz(5, 'done')]
-    body.append('row:')
-    body += [a.movi_b(F[0], 0), a.movi_b(F[1], 0), a.mov(7, 1), a.mov(11, 6)]
-    body.append('block:')
-    body += correction() + [a.addi(9, 7, 4)]
+    block = correction() + [a.addi(9, 7, 4)]
     for n in range(2):
-        body += [a.ldr_q(Q[i], 0, 64 * n + 16 * i) for i in range(4)]
-        body += [a.ldr_q(H[i], 0, 128 + 32 * n + 16 * i) for i in range(2)]
+        block += [a.ldr_q(Q[i], 0, 64 * n + 16 * i) for i in range(4)]
+        block += [a.ldr_q(H[i], 0, 128 + 32 * n + 16 * i) for i in range(2)]
         for k in range(4):
             g = 4 * n + k
-            body.append(a.ld1(X[0], 2, 9))
+            block.append(a.ld1(X[0], 2, 9))
             for h in range(2):
-                body += group(g, k, h, neon)
-    # acc += float(L)·(d_x·d_w).
-    body += [a.ldr_h(31, 0, 208), a.fcvt_sh(31, 31), a.ldr_s(28, 7, 0), a.fmul_ss(31, 31, 28),
-             a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 31, 0), a.fmla_el(F[1], L[1], 31, 0),
-             a.addi(0, 0, 210), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
-    body += a.hsum8_store(F[0], 3) + [a.subs1(5), a.bne('row')]
-    out += a.indent(body)
-    return '\n'.join(out + ['done:', '\tRET', ''])
+                block += group(g, k, h, neon)
+    return rows.rows_kernel(name, [a.movi_b(M0F, 0x0f), a.movi_b(M30, 0x30)], rows.LANES_ZERO,
+                            block + rows.lanes_tail(208), 210, rows.LANES_FINISH)
 
 
 def q4_k_scales():
@@ -149,26 +140,16 @@ def q4_k_kernel(name, neon):
     # then acc = fma(float(isum), d_w·d_x, acc) and accMin =
     # fma(float(imin), dmin_w·d_x, accMin) (scalars s18, s19), output
     # acc − accMin (vecDotQ4_K's order).
-    out = a.prologue(name, 'blockQ8_K')
-    body = [a.movi_b(M0F, 0x0f), a.cbz(5, 'done')]
-    body.append('row:')
-    body += [a.movi_b(18, 0), a.movi_b(19, 0), a.mov(7, 1), a.mov(11, 6)]
-    body.append('block:')
-    body += q4_k_scales() + q4_k_mins() + [a.addi(9, 7, 4), a.movi_b(20, 0)]
+    block = q4_k_scales() + q4_k_mins() + [a.addi(9, 7, 4), a.movi_b(20, 0)]
     for c in range(4):
-        body += [a.ldr_q(0, 0, 16 + 32 * c), a.ldr_q(1, 0, 32 + 32 * c), a.and16(2, 0, M0F), a.and16(3, 1, M0F),
-                 a.ushr_b(4, 0, 4), a.ushr_b(5, 1, 4)]
+        block += [a.ldr_q(0, 0, 16 + 32 * c), a.ldr_q(1, 0, 32 + 32 * c), a.and16(2, 0, M0F), a.and16(3, 1, M0F),
+                  a.ushr_b(4, 0, 4), a.ushr_b(5, 1, 4)]
         for h in range(2):
             j = 2 * c + h
-            body += [a.ld1(6, 2, 9)] + a.dot32(11, 2 + 2 * h, 3 + 2 * h, 6, 7, neon)
-            body.append(a.mla_s_el(20, 11, 24 + j // 4, j % 4))
-    body += [a.ldr_s(28, 7, 0), a.ldr_h(29, 0, 0), a.ldr_h(16, 0, 2), a.fcvt_sh(29, 29), a.fcvt_sh(16, 16),
-             a.fmul_ss(29, 29, 28), a.fmul_ss(16, 16, 28), a.addv_s(20, 20), a.scvtf_ss(20, 20), a.scvtf_ss(14, 14),
-             a.fmadd_s(18, 20, 29, 18), a.fmadd_s(19, 14, 16, 19),
-             a.addi(0, 0, 144), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
-    body += [a.fsub_ss(18, 18, 19), a.str_s_post(18, 3, 4), a.subs1(5), a.bne('row')]
-    out += a.indent(body)
-    return '\n'.join(out + ['done:', '\tRET', ''])
+            block += [a.ld1(6, 2, 9)] + a.dot32(11, 2 + 2 * h, 3 + 2 * h, 6, 7, neon)
+            block.append(a.mla_s_el(20, 11, 24 + j // 4, j % 4))
+    return rows.rows_kernel(name, [a.movi_b(M0F, 0x0f)], rows.SEQ_ZERO, block + rows.seq_tail(0, 2), 144,
+                            rows.SEQ_FINISH)
 
 
 def q2_k_kernel(name, neon):
@@ -178,14 +159,9 @@ def q2_k_kernel(name, neon):
     # 16-byte part j%2, bits 2·((j%8)/2); dot16 gives four lanes, added to
     # v20 times scale j (v24..v27 as int32) and summed by ADDV at the end.
     # imin = Σ_j min_j·bsums[j] (v14).
-    out = a.prologue(name, 'blockQ8_K')
-    body = [a.movi_b(M0F, 0x0f), a.movi_b(M30, 0x03), a.cbz(5, 'done')]
-    body.append('row:')
-    body += [a.movi_b(18, 0), a.movi_b(19, 0), a.mov(7, 1), a.mov(11, 6)]
-    body.append('block:')
     # Scales (low nibbles) to v24..v27 as int32, mins (high) to v22, v23 as
     # int16; imin from the bsums (v12, v13).
-    body += [a.ldr_q(31, 0, 0), a.and16(21, 31, M0F), a.ushr_b(31, 31, 4),
+    block = [a.ldr_q(31, 0, 0), a.and16(21, 31, M0F), a.ushr_b(31, 31, 4),
              a.sxtl_h(22, 31), a.sxtl2_h(23, 31), a.sxtl_h(16, 21), a.sxtl2_h(17, 21),
              a.sxtl_s(24, 16), a.sxtl2_s(25, 16), a.sxtl_s(26, 17), a.sxtl2_s(27, 17),
              a.addi(10, 7, 260), a.ld1(12, 2, 10, post=False),
@@ -193,23 +169,18 @@ def q2_k_kernel(name, neon):
              a.add_s(14, 14, 15), a.add_s(16, 16, 17), a.add_s(14, 14, 16), a.addv_s(14, 14),
              a.addi(9, 7, 4), a.movi_b(20, 0)]
     for n in range(2):
-        body += [a.ldr_q(0, 0, 16 + 32 * n), a.ldr_q(1, 0, 32 + 32 * n)]
+        block += [a.ldr_q(0, 0, 16 + 32 * n), a.ldr_q(1, 0, 32 + 32 * n)]
         for sh in range(4):
-            body.append(a.ld1(6, 2, 9))
+            block.append(a.ld1(6, 2, 9))
             for h in range(2):
                 j = 8 * n + 2 * sh + h
                 if sh:
-                    body += [a.ushr_b(2, h, 2 * sh), a.and16(2, 2, M30)]
+                    block += [a.ushr_b(2, h, 2 * sh), a.and16(2, 2, M30)]
                 else:
-                    body.append(a.and16(2, h, M30))
-                body += a.dot16(11, 2, 6 + h, neon) + [a.mla_s_el(20, 11, 24 + j // 4, j % 4)]
-    body += [a.ldr_s(28, 7, 0), a.ldr_h(31, 0, 80), a.ldr_h(16, 0, 82), a.fcvt_sh(31, 31), a.fcvt_sh(16, 16),
-             a.fmul_ss(31, 31, 28), a.fmul_ss(16, 16, 28), a.addv_s(20, 20), a.scvtf_ss(20, 20), a.scvtf_ss(14, 14),
-             a.fmadd_s(18, 20, 31, 18), a.fmadd_s(19, 14, 16, 19),
-             a.addi(0, 0, 84), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
-    body += [a.fsub_ss(18, 18, 19), a.str_s_post(18, 3, 4), a.subs1(5), a.bne('row')]
-    out += a.indent(body)
-    return '\n'.join(out + ['done:', '\tRET', ''])
+                    block.append(a.and16(2, h, M30))
+                block += a.dot16(11, 2, 6 + h, neon) + [a.mla_s_el(20, 11, 24 + j // 4, j % 4)]
+    return rows.rows_kernel(name, [a.movi_b(M0F, 0x0f), a.movi_b(M30, 0x03)], rows.SEQ_ZERO,
+                            block + rows.seq_tail(80, 82), 84, rows.SEQ_FINISH)
 
 
 def q3_k_kernel(name, neon):
@@ -221,35 +192,26 @@ def q3_k_kernel(name, neon):
     # is clear (CMTST, BIC, SUB); dot16 and an MLA by scale j into the lane
     # sums v20 (lanes 0-3) and v21 (4-7); acc_l = fma(float(lane_l),
     # d_x·d_w, acc_l); hsum8 at the end.
-    out = a.prologue(name, 'blockQ8_K')
-    body = [a.go('MOVD $q3shift<>(SB), R17', 'adr x17, q3shift'), a.ldr_q(10, 17, 0), a.movi_b(M0F, 0x0f),
-            a.movi_b(29, 0x03), a.movi_b(9, 4), a.movi_b(12, 32), a.cbz(5, 'done')]
-    body.append('row:')
-    body += [a.movi_b(F[0], 0), a.movi_b(F[1], 0), a.mov(7, 1), a.mov(11, 6)]
-    body.append('block:')
-    body += [a.ldr_d(13, 0, 96), a.and16(14, 13, M0F), a.ushr_b(13, 13, 4), a.zip1_d(14, 14, 13),
+    consts = [a.go('MOVD $q3shift<>(SB), R17', 'adr x17, q3shift'), a.ldr_q(10, 17, 0), a.movi_b(M0F, 0x0f),
+              a.movi_b(29, 0x03), a.movi_b(9, 4), a.movi_b(12, 32)]
+    block = [a.ldr_d(13, 0, 96), a.and16(14, 13, M0F), a.ushr_b(13, 13, 4), a.zip1_d(14, 14, 13),
              a.ldr_s(15, 0, 104), a.dup_s(15, 15, 0), a.ushl_b(15, 15, 10), a.and16(15, 15, 29), a.shl_b(15, 15, 4),
              a.orr16(14, 14, 15), a.sub_b(14, 14, 12), a.sxtl_h(16, 14), a.sxtl2_h(17, 14),
              a.sxtl_s(24, 16), a.sxtl2_s(25, 16), a.sxtl_s(26, 17), a.sxtl2_s(27, 17),
-             a.ldr_q(4, 0, 0), a.ldr_q(5, 0, 16), a.addi(9 + 0, 7, 4), a.movi_b(L[0], 0), a.movi_b(L[1], 0)]
+             a.ldr_q(4, 0, 0), a.ldr_q(5, 0, 16), a.addi(9, 7, 4), a.movi_b(L[0], 0), a.movi_b(L[1], 0)]
     for n in range(2):
-        body += [a.ldr_q(0, 0, 32 + 32 * n), a.ldr_q(1, 0, 48 + 32 * n)]
+        block += [a.ldr_q(0, 0, 32 + 32 * n), a.ldr_q(1, 0, 48 + 32 * n)]
         for sh in range(4):
-            body += [a.ld1(6, 2, 9), a.movi_b(8, 1 << (4 * n + sh))]
+            block += [a.ld1(6, 2, 9), a.movi_b(8, 1 << (4 * n + sh))]
             for h in range(2):
                 j = 8 * n + 2 * sh + h
                 if sh:
-                    body += [a.ushr_b(2, h, 2 * sh), a.and16(2, 2, 29)]
+                    block += [a.ushr_b(2, h, 2 * sh), a.and16(2, 2, 29)]
                 else:
-                    body.append(a.and16(2, h, 29))
-                body += [a.cmtst(3, 4 + h, 8), a.bic16(3, 9, 3), a.sub_b(2, 2, 3)]
-                body += a.dot16(11, 2, 6 + h, neon) + [a.mla_s_el(L[h], 11, 24 + j // 4, j % 4)]
-    body += [a.ldr_s(28, 7, 0), a.ldr_h(31, 0, 108), a.fcvt_sh(31, 31), a.fmul_ss(31, 31, 28),
-             a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 31, 0), a.fmla_el(F[1], L[1], 31, 0),
-             a.addi(0, 0, 110), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
-    body += a.hsum8_store(F[0], 3) + [a.subs1(5), a.bne('row')]
-    out += a.indent(body)
-    return '\n'.join(out + ['done:', '\tRET', ''])
+                    block.append(a.and16(2, h, 29))
+                block += [a.cmtst(3, 4 + h, 8), a.bic16(3, 9, 3), a.sub_b(2, 2, 3)]
+                block += a.dot16(11, 2, 6 + h, neon) + [a.mla_s_el(L[h], 11, 24 + j // 4, j % 4)]
+    return rows.rows_kernel(name, consts, rows.LANES_ZERO, block + rows.lanes_tail(108), 110, rows.LANES_FINISH)
 
 
 def fifth_bit(t, h, b):
@@ -269,30 +231,23 @@ def q5_k_kernel(name, neon):
     # is set; each sixteen quants give four lanes (dot16) added to the lane
     # sums v20 (lanes 0-3) and v21 (4-7) times scale j. The mins' term
     # fma(−d_x·dmin_w, float(imin), summs) goes to s17.
-    out = a.prologue(name, 'blockQ8_K')
-    body = [a.movi_b(M0F, 0x0f), a.movi_b(16, 0x10), a.cbz(5, 'done')]
-    body.append('row:')
-    body += [a.movi_b(F[0], 0), a.movi_b(F[1], 0), a.movi_b(17, 0), a.mov(7, 1), a.mov(11, 6)]
-    body.append('block:')
-    body += q4_k_scales() + q4_k_mins() + [a.addi(9, 7, 4), a.movi_b(L[0], 0), a.movi_b(L[1], 0),
-                                           a.ldr_q(4, 0, 16), a.ldr_q(5, 0, 32)]
+    block = q4_k_scales() + q4_k_mins() + [a.addi(9, 7, 4), a.movi_b(L[0], 0), a.movi_b(L[1], 0),
+                                            a.ldr_q(4, 0, 16), a.ldr_q(5, 0, 32)]
     for c in range(4):
-        body += [a.ldr_q(0, 0, 48 + 32 * c), a.ldr_q(1, 0, 64 + 32 * c)]
+        block += [a.ldr_q(0, 0, 48 + 32 * c), a.ldr_q(1, 0, 64 + 32 * c)]
         for hi in range(2):
             j = 2 * c + hi
-            body.append(a.ld1(6, 2, 9))
+            block.append(a.ld1(6, 2, 9))
             for h in range(2):
                 w = 2 + h
-                body.append(a.ushr_b(w, h, 4) if hi else a.and16(w, h, M0F))
-                body += fifth_bit(10, 4 + h, j) + [a.orr16(w, w, 10)]
-                body += a.dot16(11, w, 6 + h, neon) + [a.mla_s_el(L[h], 11, 24 + j // 4, j % 4)]
-    body += [a.ldr_s(28, 7, 0), a.ldr_h(29, 0, 0), a.ldr_h(31, 0, 2), a.fcvt_sh(29, 29), a.fcvt_sh(31, 31),
-             a.fmul_ss(29, 29, 28), a.fnmul_ss(31, 28, 31), a.scvtf_ss(14, 14), a.fmadd_s(17, 31, 14, 17),
-             a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 29, 0), a.fmla_el(F[1], L[1], 29, 0),
-             a.addi(0, 0, 176), a.addi(7, 7, 292), a.subs1(11), a.bne('block')]
-    body += a.hsum8(F[0]) + [a.fadd_ss(F[0], F[0], 17), a.str_s_post(F[0], 3, 4), a.subs1(5), a.bne('row')]
-    out += a.indent(body)
-    return '\n'.join(out + ['done:', '\tRET', ''])
+                block.append(a.ushr_b(w, h, 4) if hi else a.and16(w, h, M0F))
+                block += fifth_bit(10, 4 + h, j) + [a.orr16(w, w, 10)]
+                block += a.dot16(11, w, 6 + h, neon) + [a.mla_s_el(L[h], 11, 24 + j // 4, j % 4)]
+    # The mins' term: summs (s17) = fma(−d_x·dmin_w, float(imin), summs).
+    block += [a.ldr_s(28, 7, 0), a.ldr_h(31, 0, 2), a.fcvt_sh(31, 31), a.fnmul_ss(31, 28, 31), a.scvtf_ss(14, 14),
+              a.fmadd_s(17, 31, 14, 17)] + rows.lanes_tail(0)
+    return rows.rows_kernel(name, [a.movi_b(M0F, 0x0f), a.movi_b(16, 0x10)], rows.LANES_ZERO + [a.movi_b(17, 0)],
+                            block, 176, a.hsum8(F[0]) + [a.fadd_ss(F[0], F[0], 17), a.str_s_post(F[0], 3, 4)])
 
 
 Q3_SHIFT = '''// Per byte of a 16-byte vector holding Q3_K's last scale word four times:
