@@ -94,9 +94,8 @@ func TestInPlaceAsmTable(t *testing.T) {
 		{Q4_0, true, false},
 		{MXFP4, true, true},
 	}
-	if !hostISA.x86() { // arm64: the K-quant kernels read rows as stored; no in-place MXFP4 kernel yet
+	if !hostISA.x86() { // arm64: the K-quant kernels read rows as stored
 		table[0].repacks, table[1].repacks = false, false
-		table[6].inAsm = false
 	}
 	for _, isa := range hostISAs() {
 		for _, c := range table {
