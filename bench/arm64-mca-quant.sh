@@ -145,6 +145,8 @@ ROWS = [
     ('MXFP4', 'neon', 'mxfp4X1NEON', 'block', 8, 'ggml_vec_dot_mxfp4_q8_0', 'armv8-a', 2),
     ('MXFP4', 'dotprod', 'mxfp4X1DotProd', 'block', 8, 'ggml_vec_dot_mxfp4_q8_0', 'armv8.2-a+dotprod', 2),
     ('MXFP4', 'dotprod', 'mxfp4X4DotProd', 'block', 32, 'ggml_vec_dot_mxfp4_q8_0', 'armv8.2-a+dotprod', 2),
+    ('MXFP4', 'neon', 'mxfp4InPlaceX1NEON', 'qblock', 4, 'ggml_vec_dot_mxfp4_q8_0', 'armv8-a', 2),
+    ('MXFP4', 'dotprod', 'mxfp4InPlaceX1DotProd', 'qblock', 4, 'ggml_vec_dot_mxfp4_q8_0', 'armv8.2-a+dotprod', 2),
     ('Q2_K', 'neon', 'q2_KNEON', 'block', 1, 'ggml_vec_dot_q2_K_q8_K', 'armv8-a', 1),
     ('Q2_K', 'dotprod', 'q2_KDotProd', 'block', 1, 'ggml_vec_dot_q2_K_q8_K', 'armv8.2-a+dotprod', 1),
     ('Q3_K', 'neon', 'q3_KNEON', 'block', 1, 'ggml_vec_dot_q3_K_q8_K', 'armv8-a', 1),

@@ -3,7 +3,8 @@
 #include "textflag.h"
 
 // MXFP4 rows read in place (17-byte blocks: e8m0 scale, qs[16]) against
-// Q8_0 activation blocks on arm64, one activation row, output r at 4r:
+// Q8_0 activation blocks on arm64, one activation row, output r at 4r
+// (four weight rows a step, then one at a time):
 // per block sumi = Σ kvalues_mxfp4[nibble]·q exact (TBL, then SDOT or
 // SMULL/SMLAL into 16-bit lanes), acc = fma(float(sumi), e8m0Half(e)·d_x,
 // acc) in the blocks' order (vecDotMXFP4's, the panel kernels'):
@@ -31,38 +32,142 @@ TEXT ·mxfp4InPlaceX1DotProd(SB), NOSPLIT, $0-56
 	WORD $0x3dc0023a // gnu: ldr q26, [x17, #0]
 	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
 	MOVW $0x00200000, R16 // gnu: mov w16, #0x200000
+	MOVD $17, R17 // gnu: mov x17, #17
+	MUL R17, R6, R17 // gnu: mul x17, x6, x17
 	CBZ R5, done // gnu: cbz x5, done
-row:
-	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+quad:
+	CMP $4, R5 // gnu: cmp x5, #4
+	BLT single // gnu: b.lt single
+	WORD $0x4f00e404 // gnu: movi v4.16b, #0x0
+	WORD $0x4f00e409 // gnu: movi v9.16b, #0x0
+	WORD $0x4f00e40e // gnu: movi v14.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	MOVD R0, R12 // gnu: mov x12, x0
+	ADD R17, R12, R13 // gnu: add x13, x12, x17
+	ADD R17, R13, R14 // gnu: add x14, x13, x17
+	ADD R17, R14, R15 // gnu: add x15, x14, x17
 	MOVD R1, R7 // gnu: mov x7, x1
 	MOVD R6, R11 // gnu: mov x11, x6
-block:
-	MOVBU.P 1(R0), R12 // gnu: ldrb w12, [x0], #1
-	WORD $0x3cc10400 // gnu: ldr q0, [x0], #16
-	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
-	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
-	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
-	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+qblock:
 	WORD $0xbc4084fc // gnu: ldr s28, [x7], #8
-	WORD $0x4cdfa0e6 // gnu: ld1 {v6.16b, v7.16b}, [x7], #32
-	WORD $0x4f00e40b // gnu: movi v11.16b, #0x0
-	WORD $0x4e86944b // gnu: sdot v11.4s, v2.16b, v6.16b
-	WORD $0x4e87946b // gnu: sdot v11.4s, v3.16b, v7.16b
-	WORD $0x4eb1b96b // gnu: addv s11, v11.4s
-	WORD $0x5e21d96b // gnu: scvtf s11, s11
-	SUBW $1, R12, R13 // gnu: sub w13, w12, #1
-	LSLW $23, R13, R13 // gnu: lsl w13, w13, #23
-	LSLW R12, R16, R14 // gnu: lsl w14, w16, w12
-	CMPW $2, R12 // gnu: cmp w12, #2
-	CSELW LO, R14, R13, R13 // gnu: csel w13, w14, w13, lo
-	FMOVS R13, F29 // gnu: fmov s29, w13
-	WORD $0x1e3c0bbd // gnu: fmul s29, s29, s28
-	WORD $0x1f1d4972 // gnu: fmadd s18, s11, s29, s18
+	WORD $0x4cdfa0f8 // gnu: ld1 {v24.16b, v25.16b}, [x7], #32
+	MOVBU.P 1(R12), R19 // gnu: ldrb w19, [x12], #1
+	WORD $0x3cc10580 // gnu: ldr q0, [x12], #16
+	WORD $0x4e3e1c01 // gnu: and v1.16b, v0.16b, v30.16b
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e010341 // gnu: tbl v1.16b, {v26.16b}, v1.16b
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4f00e403 // gnu: movi v3.16b, #0x0
+	WORD $0x4e989423 // gnu: sdot v3.4s, v1.16b, v24.16b
+	WORD $0x4e999443 // gnu: sdot v3.4s, v2.16b, v25.16b
+	WORD $0x4eb1b863 // gnu: addv s3, v3.4s
+	WORD $0x5e21d863 // gnu: scvtf s3, s3
+	SUBW $1, R19, R23 // gnu: sub w23, w19, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R19, R16, R24 // gnu: lsl w24, w16, w19
+	CMPW $2, R19 // gnu: cmp w19, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F20 // gnu: fmov s20, w23
+	WORD $0x1e3c0a94 // gnu: fmul s20, s20, s28
+	WORD $0x1f141064 // gnu: fmadd s4, s3, s20, s4
+	MOVBU.P 1(R13), R20 // gnu: ldrb w20, [x13], #1
+	WORD $0x3cc105a5 // gnu: ldr q5, [x13], #16
+	WORD $0x4e3e1ca6 // gnu: and v6.16b, v5.16b, v30.16b
+	WORD $0x6f0c04a7 // gnu: ushr v7.16b, v5.16b, #4
+	WORD $0x4e060346 // gnu: tbl v6.16b, {v26.16b}, v6.16b
+	WORD $0x4e070347 // gnu: tbl v7.16b, {v26.16b}, v7.16b
+	WORD $0x4f00e408 // gnu: movi v8.16b, #0x0
+	WORD $0x4e9894c8 // gnu: sdot v8.4s, v6.16b, v24.16b
+	WORD $0x4e9994e8 // gnu: sdot v8.4s, v7.16b, v25.16b
+	WORD $0x4eb1b908 // gnu: addv s8, v8.4s
+	WORD $0x5e21d908 // gnu: scvtf s8, s8
+	SUBW $1, R20, R23 // gnu: sub w23, w20, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R20, R16, R24 // gnu: lsl w24, w16, w20
+	CMPW $2, R20 // gnu: cmp w20, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F21 // gnu: fmov s21, w23
+	WORD $0x1e3c0ab5 // gnu: fmul s21, s21, s28
+	WORD $0x1f152509 // gnu: fmadd s9, s8, s21, s9
+	MOVBU.P 1(R14), R21 // gnu: ldrb w21, [x14], #1
+	WORD $0x3cc105ca // gnu: ldr q10, [x14], #16
+	WORD $0x4e3e1d4b // gnu: and v11.16b, v10.16b, v30.16b
+	WORD $0x6f0c054c // gnu: ushr v12.16b, v10.16b, #4
+	WORD $0x4e0b034b // gnu: tbl v11.16b, {v26.16b}, v11.16b
+	WORD $0x4e0c034c // gnu: tbl v12.16b, {v26.16b}, v12.16b
+	WORD $0x4f00e40d // gnu: movi v13.16b, #0x0
+	WORD $0x4e98956d // gnu: sdot v13.4s, v11.16b, v24.16b
+	WORD $0x4e99958d // gnu: sdot v13.4s, v12.16b, v25.16b
+	WORD $0x4eb1b9ad // gnu: addv s13, v13.4s
+	WORD $0x5e21d9ad // gnu: scvtf s13, s13
+	SUBW $1, R21, R23 // gnu: sub w23, w21, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R21, R16, R24 // gnu: lsl w24, w16, w21
+	CMPW $2, R21 // gnu: cmp w21, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F22 // gnu: fmov s22, w23
+	WORD $0x1e3c0ad6 // gnu: fmul s22, s22, s28
+	WORD $0x1f1639ae // gnu: fmadd s14, s13, s22, s14
+	MOVBU.P 1(R15), R22 // gnu: ldrb w22, [x15], #1
+	WORD $0x3cc105ef // gnu: ldr q15, [x15], #16
+	WORD $0x4e3e1df0 // gnu: and v16.16b, v15.16b, v30.16b
+	WORD $0x6f0c05f1 // gnu: ushr v17.16b, v15.16b, #4
+	WORD $0x4e100350 // gnu: tbl v16.16b, {v26.16b}, v16.16b
+	WORD $0x4e110351 // gnu: tbl v17.16b, {v26.16b}, v17.16b
+	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+	WORD $0x4e989612 // gnu: sdot v18.4s, v16.16b, v24.16b
+	WORD $0x4e999632 // gnu: sdot v18.4s, v17.16b, v25.16b
+	WORD $0x4eb1ba52 // gnu: addv s18, v18.4s
+	WORD $0x5e21da52 // gnu: scvtf s18, s18
+	SUBW $1, R22, R23 // gnu: sub w23, w22, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R22, R16, R24 // gnu: lsl w24, w16, w22
+	CMPW $2, R22 // gnu: cmp w22, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F23 // gnu: fmov s23, w23
+	WORD $0x1e3c0af7 // gnu: fmul s23, s23, s28
+	WORD $0x1f174e53 // gnu: fmadd s19, s18, s23, s19
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
-	BNE block // gnu: b.ne block
-	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	BNE qblock // gnu: b.ne qblock
+	WORD $0xbc004464 // gnu: str s4, [x3], #4
+	WORD $0xbc004469 // gnu: str s9, [x3], #4
+	WORD $0xbc00446e // gnu: str s14, [x3], #4
+	WORD $0xbc004473 // gnu: str s19, [x3], #4
+	MOVD R15, R0 // gnu: mov x0, x15
+	SUBS $4, R5, R5 // gnu: subs x5, x5, #4
+	B quad // gnu: b quad
+single:
+	CBZ R5, done // gnu: cbz x5, done
+	WORD $0x4f00e404 // gnu: movi v4.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+sblock:
+	WORD $0xbc4084fc // gnu: ldr s28, [x7], #8
+	WORD $0x4cdfa0f8 // gnu: ld1 {v24.16b, v25.16b}, [x7], #32
+	MOVBU.P 1(R0), R19 // gnu: ldrb w19, [x0], #1
+	WORD $0x3cc10400 // gnu: ldr q0, [x0], #16
+	WORD $0x4e3e1c01 // gnu: and v1.16b, v0.16b, v30.16b
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e010341 // gnu: tbl v1.16b, {v26.16b}, v1.16b
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x4f00e403 // gnu: movi v3.16b, #0x0
+	WORD $0x4e989423 // gnu: sdot v3.4s, v1.16b, v24.16b
+	WORD $0x4e999443 // gnu: sdot v3.4s, v2.16b, v25.16b
+	WORD $0x4eb1b863 // gnu: addv s3, v3.4s
+	WORD $0x5e21d863 // gnu: scvtf s3, s3
+	SUBW $1, R19, R23 // gnu: sub w23, w19, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R19, R16, R24 // gnu: lsl w24, w16, w19
+	CMPW $2, R19 // gnu: cmp w19, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F20 // gnu: fmov s20, w23
+	WORD $0x1e3c0a94 // gnu: fmul s20, s20, s28
+	WORD $0x1f141064 // gnu: fmadd s4, s3, s20, s4
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE sblock // gnu: b.ne sblock
+	WORD $0xbc004464 // gnu: str s4, [x3], #4
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
-	BNE row // gnu: b.ne row
+	B single // gnu: b single
 done:
 	RET
 
@@ -79,40 +184,152 @@ TEXT ·mxfp4InPlaceX1NEON(SB), NOSPLIT, $0-56
 	WORD $0x3dc0023a // gnu: ldr q26, [x17, #0]
 	WORD $0x4f00e5fe // gnu: movi v30.16b, #0xf
 	MOVW $0x00200000, R16 // gnu: mov w16, #0x200000
+	MOVD $17, R17 // gnu: mov x17, #17
+	MUL R17, R6, R17 // gnu: mul x17, x6, x17
 	CBZ R5, done // gnu: cbz x5, done
-row:
-	WORD $0x4f00e412 // gnu: movi v18.16b, #0x0
+quad:
+	CMP $4, R5 // gnu: cmp x5, #4
+	BLT single // gnu: b.lt single
+	WORD $0x4f00e404 // gnu: movi v4.16b, #0x0
+	WORD $0x4f00e409 // gnu: movi v9.16b, #0x0
+	WORD $0x4f00e40e // gnu: movi v14.16b, #0x0
+	WORD $0x4f00e413 // gnu: movi v19.16b, #0x0
+	MOVD R0, R12 // gnu: mov x12, x0
+	ADD R17, R12, R13 // gnu: add x13, x12, x17
+	ADD R17, R13, R14 // gnu: add x14, x13, x17
+	ADD R17, R14, R15 // gnu: add x15, x14, x17
 	MOVD R1, R7 // gnu: mov x7, x1
 	MOVD R6, R11 // gnu: mov x11, x6
-block:
-	MOVBU.P 1(R0), R12 // gnu: ldrb w12, [x0], #1
-	WORD $0x3cc10400 // gnu: ldr q0, [x0], #16
-	WORD $0x4e3e1c02 // gnu: and v2.16b, v0.16b, v30.16b
-	WORD $0x6f0c0403 // gnu: ushr v3.16b, v0.16b, #4
-	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
-	WORD $0x4e030343 // gnu: tbl v3.16b, {v26.16b}, v3.16b
+qblock:
 	WORD $0xbc4084fc // gnu: ldr s28, [x7], #8
-	WORD $0x4cdfa0e6 // gnu: ld1 {v6.16b, v7.16b}, [x7], #32
-	WORD $0x0e26c04b // gnu: smull v11.8h, v2.8b, v6.8b
-	WORD $0x4e26804b // gnu: smlal2 v11.8h, v2.16b, v6.16b
-	WORD $0x0e27806b // gnu: smlal v11.8h, v3.8b, v7.8b
-	WORD $0x4e27806b // gnu: smlal2 v11.8h, v3.16b, v7.16b
-	WORD $0x4e60296b // gnu: saddlp v11.4s, v11.8h
-	WORD $0x4eb1b96b // gnu: addv s11, v11.4s
-	WORD $0x5e21d96b // gnu: scvtf s11, s11
-	SUBW $1, R12, R13 // gnu: sub w13, w12, #1
-	LSLW $23, R13, R13 // gnu: lsl w13, w13, #23
-	LSLW R12, R16, R14 // gnu: lsl w14, w16, w12
-	CMPW $2, R12 // gnu: cmp w12, #2
-	CSELW LO, R14, R13, R13 // gnu: csel w13, w14, w13, lo
-	FMOVS R13, F29 // gnu: fmov s29, w13
-	WORD $0x1e3c0bbd // gnu: fmul s29, s29, s28
-	WORD $0x1f1d4972 // gnu: fmadd s18, s11, s29, s18
+	WORD $0x4cdfa0f8 // gnu: ld1 {v24.16b, v25.16b}, [x7], #32
+	MOVBU.P 1(R12), R19 // gnu: ldrb w19, [x12], #1
+	WORD $0x3cc10580 // gnu: ldr q0, [x12], #16
+	WORD $0x4e3e1c01 // gnu: and v1.16b, v0.16b, v30.16b
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e010341 // gnu: tbl v1.16b, {v26.16b}, v1.16b
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x0e38c023 // gnu: smull v3.8h, v1.8b, v24.8b
+	WORD $0x4e388023 // gnu: smlal2 v3.8h, v1.16b, v24.16b
+	WORD $0x0e398043 // gnu: smlal v3.8h, v2.8b, v25.8b
+	WORD $0x4e398043 // gnu: smlal2 v3.8h, v2.16b, v25.16b
+	WORD $0x4e602863 // gnu: saddlp v3.4s, v3.8h
+	WORD $0x4eb1b863 // gnu: addv s3, v3.4s
+	WORD $0x5e21d863 // gnu: scvtf s3, s3
+	SUBW $1, R19, R23 // gnu: sub w23, w19, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R19, R16, R24 // gnu: lsl w24, w16, w19
+	CMPW $2, R19 // gnu: cmp w19, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F20 // gnu: fmov s20, w23
+	WORD $0x1e3c0a94 // gnu: fmul s20, s20, s28
+	WORD $0x1f141064 // gnu: fmadd s4, s3, s20, s4
+	MOVBU.P 1(R13), R20 // gnu: ldrb w20, [x13], #1
+	WORD $0x3cc105a5 // gnu: ldr q5, [x13], #16
+	WORD $0x4e3e1ca6 // gnu: and v6.16b, v5.16b, v30.16b
+	WORD $0x6f0c04a7 // gnu: ushr v7.16b, v5.16b, #4
+	WORD $0x4e060346 // gnu: tbl v6.16b, {v26.16b}, v6.16b
+	WORD $0x4e070347 // gnu: tbl v7.16b, {v26.16b}, v7.16b
+	WORD $0x0e38c0c8 // gnu: smull v8.8h, v6.8b, v24.8b
+	WORD $0x4e3880c8 // gnu: smlal2 v8.8h, v6.16b, v24.16b
+	WORD $0x0e3980e8 // gnu: smlal v8.8h, v7.8b, v25.8b
+	WORD $0x4e3980e8 // gnu: smlal2 v8.8h, v7.16b, v25.16b
+	WORD $0x4e602908 // gnu: saddlp v8.4s, v8.8h
+	WORD $0x4eb1b908 // gnu: addv s8, v8.4s
+	WORD $0x5e21d908 // gnu: scvtf s8, s8
+	SUBW $1, R20, R23 // gnu: sub w23, w20, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R20, R16, R24 // gnu: lsl w24, w16, w20
+	CMPW $2, R20 // gnu: cmp w20, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F21 // gnu: fmov s21, w23
+	WORD $0x1e3c0ab5 // gnu: fmul s21, s21, s28
+	WORD $0x1f152509 // gnu: fmadd s9, s8, s21, s9
+	MOVBU.P 1(R14), R21 // gnu: ldrb w21, [x14], #1
+	WORD $0x3cc105ca // gnu: ldr q10, [x14], #16
+	WORD $0x4e3e1d4b // gnu: and v11.16b, v10.16b, v30.16b
+	WORD $0x6f0c054c // gnu: ushr v12.16b, v10.16b, #4
+	WORD $0x4e0b034b // gnu: tbl v11.16b, {v26.16b}, v11.16b
+	WORD $0x4e0c034c // gnu: tbl v12.16b, {v26.16b}, v12.16b
+	WORD $0x0e38c16d // gnu: smull v13.8h, v11.8b, v24.8b
+	WORD $0x4e38816d // gnu: smlal2 v13.8h, v11.16b, v24.16b
+	WORD $0x0e39818d // gnu: smlal v13.8h, v12.8b, v25.8b
+	WORD $0x4e39818d // gnu: smlal2 v13.8h, v12.16b, v25.16b
+	WORD $0x4e6029ad // gnu: saddlp v13.4s, v13.8h
+	WORD $0x4eb1b9ad // gnu: addv s13, v13.4s
+	WORD $0x5e21d9ad // gnu: scvtf s13, s13
+	SUBW $1, R21, R23 // gnu: sub w23, w21, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R21, R16, R24 // gnu: lsl w24, w16, w21
+	CMPW $2, R21 // gnu: cmp w21, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F22 // gnu: fmov s22, w23
+	WORD $0x1e3c0ad6 // gnu: fmul s22, s22, s28
+	WORD $0x1f1639ae // gnu: fmadd s14, s13, s22, s14
+	MOVBU.P 1(R15), R22 // gnu: ldrb w22, [x15], #1
+	WORD $0x3cc105ef // gnu: ldr q15, [x15], #16
+	WORD $0x4e3e1df0 // gnu: and v16.16b, v15.16b, v30.16b
+	WORD $0x6f0c05f1 // gnu: ushr v17.16b, v15.16b, #4
+	WORD $0x4e100350 // gnu: tbl v16.16b, {v26.16b}, v16.16b
+	WORD $0x4e110351 // gnu: tbl v17.16b, {v26.16b}, v17.16b
+	WORD $0x0e38c212 // gnu: smull v18.8h, v16.8b, v24.8b
+	WORD $0x4e388212 // gnu: smlal2 v18.8h, v16.16b, v24.16b
+	WORD $0x0e398232 // gnu: smlal v18.8h, v17.8b, v25.8b
+	WORD $0x4e398232 // gnu: smlal2 v18.8h, v17.16b, v25.16b
+	WORD $0x4e602a52 // gnu: saddlp v18.4s, v18.8h
+	WORD $0x4eb1ba52 // gnu: addv s18, v18.4s
+	WORD $0x5e21da52 // gnu: scvtf s18, s18
+	SUBW $1, R22, R23 // gnu: sub w23, w22, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R22, R16, R24 // gnu: lsl w24, w16, w22
+	CMPW $2, R22 // gnu: cmp w22, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F23 // gnu: fmov s23, w23
+	WORD $0x1e3c0af7 // gnu: fmul s23, s23, s28
+	WORD $0x1f174e53 // gnu: fmadd s19, s18, s23, s19
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
-	BNE block // gnu: b.ne block
-	WORD $0xbc004472 // gnu: str s18, [x3], #4
+	BNE qblock // gnu: b.ne qblock
+	WORD $0xbc004464 // gnu: str s4, [x3], #4
+	WORD $0xbc004469 // gnu: str s9, [x3], #4
+	WORD $0xbc00446e // gnu: str s14, [x3], #4
+	WORD $0xbc004473 // gnu: str s19, [x3], #4
+	MOVD R15, R0 // gnu: mov x0, x15
+	SUBS $4, R5, R5 // gnu: subs x5, x5, #4
+	B quad // gnu: b quad
+single:
+	CBZ R5, done // gnu: cbz x5, done
+	WORD $0x4f00e404 // gnu: movi v4.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+sblock:
+	WORD $0xbc4084fc // gnu: ldr s28, [x7], #8
+	WORD $0x4cdfa0f8 // gnu: ld1 {v24.16b, v25.16b}, [x7], #32
+	MOVBU.P 1(R0), R19 // gnu: ldrb w19, [x0], #1
+	WORD $0x3cc10400 // gnu: ldr q0, [x0], #16
+	WORD $0x4e3e1c01 // gnu: and v1.16b, v0.16b, v30.16b
+	WORD $0x6f0c0402 // gnu: ushr v2.16b, v0.16b, #4
+	WORD $0x4e010341 // gnu: tbl v1.16b, {v26.16b}, v1.16b
+	WORD $0x4e020342 // gnu: tbl v2.16b, {v26.16b}, v2.16b
+	WORD $0x0e38c023 // gnu: smull v3.8h, v1.8b, v24.8b
+	WORD $0x4e388023 // gnu: smlal2 v3.8h, v1.16b, v24.16b
+	WORD $0x0e398043 // gnu: smlal v3.8h, v2.8b, v25.8b
+	WORD $0x4e398043 // gnu: smlal2 v3.8h, v2.16b, v25.16b
+	WORD $0x4e602863 // gnu: saddlp v3.4s, v3.8h
+	WORD $0x4eb1b863 // gnu: addv s3, v3.4s
+	WORD $0x5e21d863 // gnu: scvtf s3, s3
+	SUBW $1, R19, R23 // gnu: sub w23, w19, #1
+	LSLW $23, R23, R23 // gnu: lsl w23, w23, #23
+	LSLW R19, R16, R24 // gnu: lsl w24, w16, w19
+	CMPW $2, R19 // gnu: cmp w19, #2
+	CSELW LO, R24, R23, R23 // gnu: csel w23, w24, w23, lo
+	FMOVS R23, F20 // gnu: fmov s20, w23
+	WORD $0x1e3c0a94 // gnu: fmul s20, s20, s28
+	WORD $0x1f141064 // gnu: fmadd s4, s3, s20, s4
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE sblock // gnu: b.ne sblock
+	WORD $0xbc004464 // gnu: str s4, [x3], #4
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
-	BNE row // gnu: b.ne row
+	B single // gnu: b single
 done:
 	RET
 
