@@ -19,3 +19,11 @@ func SetGrammarCompiler(r *Runtime, f func(*messages.Grammar) (*grammar.Grammar,
 func CompileSource(g *messages.Grammar) (*grammar.Grammar, error) {
 	return compileSource(context.Background(), g, &grammarCounters{})
 }
+
+// SetGrammarCompilerContext is SetGrammarCompiler for a compile that
+// watches its context.
+func SetGrammarCompilerContext(r *Runtime, f func(context.Context, *messages.Grammar) (*grammar.Grammar, error)) {
+	r.compileFn = func(ctx context.Context, g *messages.Grammar, _ *grammarCounters) (*grammar.Grammar, error) {
+		return f(ctx, g)
+	}
+}

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -141,6 +142,9 @@ func (r *Runtime) grammar(ctx context.Context, g *messages.Grammar) (*grammar.Gr
 		return c, r.firstMask(c)
 	})
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errCompileTimeout) { // abandoned: not the grammar's fault
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidRequest, g.Kind, ctx.Err())
+		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidRequest, g.Kind, err)
 	}
 	return c, nil

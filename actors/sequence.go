@@ -88,7 +88,7 @@ func (s *sequence) onCompiled(ctx actor.Context, res *grammarCompiled) {
 		mask, err = s.fsm.mask()
 	}
 	if err != nil {
-		s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: err.Error()})
+		s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: err.Error(), Invalid: grammarFault(err)})
 		return
 	}
 	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, New: s.new, Mask: mask})
@@ -129,7 +129,7 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 	case stopped:
 		out.FinishReason, out.Err = messages.FinishStop, ""
 	case grammarErr != nil:
-		out.FinishReason, out.Err = messages.FinishError, grammarErr.Error()
+		out.FinishReason, out.Err, out.Invalid = messages.FinishError, grammarErr.Error(), grammarFault(grammarErr)
 	case grammarDone:
 		out.FinishReason = messages.FinishStop
 	}

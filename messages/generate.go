@@ -103,8 +103,12 @@ type OutputChunk struct {
 	Text         string  `msgpack:"text,omitempty"`
 	FinishReason string  `msgpack:"finish_reason,omitempty"`
 	Err          string  `msgpack:"err,omitempty"`
-	Done         bool    `msgpack:"done,omitempty"`
-	Usage        *Usage  `msgpack:"usage,omitempty"`
+	// Invalid, with FinishError, says the request is at fault, not the
+	// server: its grammar passed a bound some tokens in (a 400 when
+	// nothing has been sent yet).
+	Invalid bool   `msgpack:"invalid,omitempty"`
+	Done    bool   `msgpack:"done,omitempty"`
+	Usage   *Usage `msgpack:"usage,omitempty"`
 	// QueueNanos, on a choice's first chunk, is how long it waited in the
 	// scheduler's queue before it first ran.
 	QueueNanos int64 `msgpack:"queue_nanos,omitempty"`
@@ -121,6 +125,7 @@ type SequenceOutput struct {
 	Text            string  `msgpack:"text,omitempty"`
 	FinishReason    string  `msgpack:"finish_reason,omitempty"`
 	Err             string  `msgpack:"err,omitempty"`
+	Invalid         bool    `msgpack:"invalid,omitempty"`           // the request's fault (see OutputChunk.Invalid)
 	NumCachedTokens int     `msgpack:"num_cached_tokens,omitempty"` // prompt tokens found cached
 	QueueNanos      int64   `msgpack:"queue_nanos,omitempty"`       // time it waited to be scheduled (first output)
 	Preemptions     int     `msgpack:"preemptions,omitempty"`       // times it was preempted since its previous output

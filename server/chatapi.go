@@ -143,6 +143,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	j.grammarParam = req.grammarParam
+	if tools.forced() {
+		j.grammarParam = "tools"
+	}
 	resp := &chatResponse{responseHead: s.head("chatcmpl-", start)}
 	if req.Stream {
 		resp.Object = "chat.completion.chunk"

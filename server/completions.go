@@ -116,6 +116,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	j.grammarParam = req.grammarParam
 	resp := &completionResponse{responseHead: s.head("cmpl-", start)}
 	resp.Object = "text_completion"
 	choices := make([]completionChoice, len(reqs)*j.n)

@@ -35,6 +35,9 @@ type job struct {
 	ttft    bool          // observed
 	queue   time.Duration // the longest a choice waited in the scheduler's queue
 	ctx     context.Context
+	// grammarParam is the request field its grammar comes from, which a
+	// choice's grammar error names (choiceError).
+	grammarParam string
 }
 
 // launch submits every request and merges their chunks. An invalid request
@@ -166,7 +169,7 @@ func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiErr
 				c.FinishReason, c.Err = messages.FinishError, failed.Message
 			}
 		} else if c.FinishReason == messages.FinishError {
-			failed = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: c.Err}
+			failed = j.choiceError(c)
 		}
 		fn(cc.index, c)
 	}
