@@ -67,7 +67,7 @@ func (r ModelResult) Std() float64 {
 	m := r.Mean()
 	var s float64
 	for _, v := range r.TPS {
-		s += (v - m) * (v - m)
+		s += float64((v - m) * (v - m)) // explicit conversion: no fused multiply-add, as amd64 computes it
 	}
 	return math.Sqrt(s / float64(len(r.TPS)-1))
 }

@@ -200,7 +200,7 @@ func OnlineSoftmax(vs, ms []float32, scale float32) float32 {
 func softmaxScanGeneric(vs, ms []float32, scale float32) {
 	M := float32(math.Inf(-1))
 	for j, sc := range vs {
-		sc *= scale
+		sc = float32(sc * scale) // explicit conversion: no fused multiply-add, as amd64 computes it
 		if sc > M {
 			vs[j], ms[j] = M-sc, 0
 			M = sc

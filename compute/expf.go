@@ -30,7 +30,7 @@ func Expf(x float32) float32 {
 		}
 	}
 	xd := float64(x)
-	z := invLn2N * xd
+	z := float64(invLn2N * xd) // explicit conversion: no fused multiply-add, as amd64 computes it
 	kd := z + shift
 	ki := math.Float64bits(kd)
 	kd -= shift

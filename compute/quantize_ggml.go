@@ -134,8 +134,9 @@ func quantizeQ4_0Ref(x *[32]float32, y *[18]byte) {
 	}
 	storeF16(y[0:], d)
 	for j := range 16 {
-		x0 := x[j] * id
-		x1 := x[16+j] * id
+		// Explicit conversions: no fused multiply-add, as amd64 computes it.
+		x0 := float32(x[j] * id)
+		x1 := float32(x[16+j] * id)
 		q0 := min(15, uint8(int8(x0+8.5)))
 		q1 := min(15, uint8(int8(x1+8.5)))
 		y[2+j] = q0 | q1<<4
@@ -154,8 +155,8 @@ func quantizeQ5_0Ref(x *[32]float32, y *[22]byte) {
 	storeF16(y[0:], d)
 	var qh uint32
 	for j := range 16 {
-		q0 := min(31, uint8(int8(x[j]*id+16.5)))
-		q1 := min(31, uint8(int8(x[16+j]*id+16.5)))
+		q0 := min(31, uint8(int8(float32(x[j]*id)+16.5)))
+		q1 := min(31, uint8(int8(float32(x[16+j]*id)+16.5)))
 		y[6+j] = q0&0xf | (q1&0xf)<<4
 		qh |= uint32(q0&0x10) >> 4 << j
 		qh |= uint32(q1&0x10) >> 4 << (j + 16)

@@ -109,7 +109,7 @@ func quantizeIQ4(x []float32, dh, q4 []byte, scalesH []byte, scalesL []byte, sca
 			id = 1 / d
 		}
 		for ib := range scales {
-			l := max(-32, min(31, nearestInt(id*scales[ib])))
+			l := max(-32, min(31, nearestInt(float32(id*scales[ib]))))
 			dl := d * float32(l)
 			var idl float32
 			if dl != 0 {

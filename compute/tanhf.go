@@ -82,10 +82,10 @@ func expm1f(x float32) float32 {
 		return x
 	}
 	hfx := 0.5 * x
-	hxs := x * hfx
+	hxs := float32(x * hfx) // explicit conversion: no fused multiply-add, as amd64 computes it
 	r1 := 1 + float32(hxs*(q1+float32(hxs*(q2+float32(hxs*(q3+float32(hxs*(q4+float32(hxs*q5)))))))))
 	t := 3 - float32(r1*hfx)
-	e := hxs * ((r1 - t) / (6 - float32(x*t)))
+	e := float32(hxs * ((r1 - t) / (6 - float32(x*t))))
 	if k == 0 {
 		return x - (float32(x*e) - hxs)
 	}

@@ -135,14 +135,15 @@ func layerNorm(dst, x, w, b []float32, eps float32) {
 	}
 	scale := float32(1 / math.Sqrt(sum2/float64(len(x))+float64(eps)))
 	for i := range dst {
-		dst[i] = dst[i]*scale*w[i] + b[i]
+		// Explicit conversion: no fused multiply-add, as amd64 computes it.
+		dst[i] = float32(dst[i]*scale*w[i]) + b[i]
 	}
 }
 
 // geluF32 is ggml's tanh approximation of GELU in float32.
 func geluF32(h float32) float32 {
 	const sqrt2OverPi, coefA = 0.79788456080286535587989211986876, 0.044715
-	return 0.5 * h * (1 + float32(math.Tanh(float64(sqrt2OverPi*h*(1+coefA*h*h)))))
+	return 0.5 * h * (1 + float32(math.Tanh(float64(sqrt2OverPi*h*(1+float32(coefA*h*h))))))
 }
 
 // geluTable maps each f16 value (by its bits) to the f16 of its GELU, as

@@ -35,9 +35,9 @@ func yarnConfig(r *ggufKeys, c *Config) {
 	factor := 1 / c.RopeScale
 	attn := float32(1)
 	if factor > 1 { // get_mscale(factor, 1)
-		attn = float32(0.1)*compute.Logf(factor) + 1
+		attn = float32(float32(0.1)*compute.Logf(factor)) + 1
 	}
-	attn *= 1 / (1 + float32(0.1)*compute.Logf(factor))
+	attn *= 1 / (1 + float32(float32(0.1)*compute.Logf(factor)))
 	y.AttnFactor = attn * float32(r.float("rope.scaling.attn_factor", 1))
 	c.RopeYaRN = y
 }
@@ -83,7 +83,7 @@ func yarnTable(cs []float32, pos int, base, freqScale float32, factors []float32
 		interp := freqScale * extrap
 		t := interp
 		if y.ExtFactor != 0 {
-			mix := yarnRamp(low, high, 2*i) * y.ExtFactor
+			mix := float32(yarnRamp(low, high, 2*i) * y.ExtFactor)
 			t = fma32(interp, 1-mix, float32(extrap*mix))
 		}
 		cs[2*i], cs[2*i+1] = compute.Cosf(t)*mscale, compute.Sinf(t)*mscale

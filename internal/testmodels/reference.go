@@ -72,10 +72,10 @@ func StdDev(row []float32) float64 {
 	var s, s2 float64
 	for _, v := range row {
 		s += float64(v)
-		s2 += float64(v) * float64(v)
+		s2 += float64(float64(v) * float64(v)) // explicit conversion: no fused multiply-add, as amd64 computes it
 	}
 	n := float64(len(row))
-	return math.Sqrt(s2/n - (s/n)*(s/n))
+	return math.Sqrt(s2/n - float64((s/n)*(s/n)))
 }
 
 // Top2 is a row's largest value's index and its lead over the second.

@@ -66,7 +66,7 @@ func (s *Sampler) typicalP(cand []candidate, sorted bool, keep int) []candidate 
 	var entropy float32
 	for _, c := range cand {
 		if c.p > 0 {
-			entropy += -c.p * float32(math.Log(float64(c.p)))
+			entropy += float32(-c.p * float32(math.Log(float64(c.p)))) // explicit conversion: no fused multiply-add, as amd64 computes it
 		}
 	}
 	type scored struct {

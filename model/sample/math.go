@@ -83,9 +83,10 @@ func expNeg(x float64) float64 {
 	if x < -700 {
 		return 0
 	}
-	y := x * math.Log2E
+	// Explicit conversions: no fused multiply-add, as amd64 computes it.
+	y := float64(x * math.Log2E)
 	t := y + shift
 	f := y - (t - shift)
-	p := 1 + f*(c1+f*(c2+f*(c3+f*(c4+f*(c5+f*(c6+f*c7))))))
+	p := 1 + float64(f*(c1+float64(f*(c2+float64(f*(c3+float64(f*(c4+float64(f*(c5+float64(f*(c6+float64(f*c7)))))))))))))
 	return p * math.Float64frombits(math.Float64bits(t)<<52+1023<<52)
 }

@@ -28,7 +28,7 @@ func topPSorted(cand []candidate, max, p float32) []candidate {
 		cand[i].p = float32(expNeg(float64(cand[i].logit - max)))
 		total += float64(cand[i].p)
 	}
-	target := float64(p) * total
+	target := float64(float64(p) * total) // explicit conversion: no fused multiply-add, as amd64 computes it
 	var cum float64
 	for i, c := range cand {
 		cum += float64(c.p)
@@ -53,7 +53,7 @@ func topP(dst []candidate, l []float32, max, p float32) []candidate {
 		mass[bucket(max, x)] += w
 		total += w
 	}
-	target := float64(p) * total
+	target := float64(float64(p) * total)
 	last, before := 0, 0.0 // the run ends in bucket last; the buckets before it hold mass before
 	for before+mass[last] < target && last < topPBuckets-1 {
 		before += mass[last]

@@ -81,7 +81,7 @@ func binary(op string, a, b any) (any, error) {
 		if ints {
 			return asInt(a) - floorDiv(asInt(a), asInt(b))*asInt(b), nil
 		}
-		return fa - math.Floor(fa/fb)*fb, nil
+		return fa - float64(math.Floor(fa/fb)*fb), nil // explicit conversion: no fused multiply-add, as amd64 computes it
 	}
 	return nil, typeError("unsupported operator %s", op)
 }
