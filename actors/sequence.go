@@ -127,7 +127,7 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 	out.Text, stopped = s.stop.add(piece, final)
 	switch {
 	case stopped:
-		out.FinishReason, out.Err = messages.FinishStop, ""
+		out.FinishReason, out.Err, out.StopString = messages.FinishStop, "", s.stop.matched
 	case grammarErr != nil:
 		out.FinishReason, out.Err, out.Invalid = messages.FinishError, grammarErr.Error(), grammarFault(grammarErr)
 	case grammarDone:
@@ -159,8 +159,9 @@ func (s *sequence) decode(id int32) string {
 // stopText finds stop strings in a choice's text as it streams in, holding
 // back what could still become one.
 type stopText struct {
-	stops []string
-	held  string // text not yet sent: it could start a stop string
+	stops   []string
+	held    string // text not yet sent: it could start a stop string
+	matched string // the stop string that ended the text; "": none yet
 }
 
 // add appends a piece of text and returns what may be sent now. When the
@@ -168,8 +169,8 @@ type stopText struct {
 // one and stopped; final (no more text will come) sends all that is held.
 func (s *stopText) add(piece string, final bool) (out string, stopped bool) {
 	s.held += piece
-	if i := s.stopAt(); i >= 0 {
-		out, s.held = s.held[:i], ""
+	if i, st := s.stopAt(); i >= 0 {
+		out, s.held, s.matched = s.held[:i], "", st
 		return out, true
 	}
 	keep := 0
@@ -180,15 +181,16 @@ func (s *stopText) add(piece string, final bool) (out string, stopped bool) {
 	return out, false
 }
 
-// stopAt returns where the first stop string starts in the held text, or -1.
-func (s *stopText) stopAt() int {
-	at := -1
+// stopAt returns where the first stop string starts in the held text, or
+// -1, and which stop string it is.
+func (s *stopText) stopAt() (int, string) {
+	at, which := -1, ""
 	for _, st := range s.stops {
 		if i := strings.Index(s.held, st); i >= 0 && (at < 0 || i < at) {
-			at = i
+			at, which = i, st
 		}
 	}
-	return at
+	return at, which
 }
 
 // heldBack returns the length of the longest end of the held text that is
