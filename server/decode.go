@@ -17,12 +17,11 @@ import (
 // valid UTF-8 is a 400: decoding it would put U+FFFD in place of the bad
 // bytes, and the model would see text the client never sent.
 func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *apiError {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, maxBytes), r.ContentLength, maxBytes)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
-			Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Code: strp("request_too_large")}
+		return bodyTooLarge(tooBig.Limit)
 	case err != nil:
 		return badRequest("", "reading the request body: %v", err)
 	}
@@ -51,6 +50,25 @@ func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *
 		}
 	}
 	return nil
+}
+
+// bodyTooLarge is the 413 of a body over limit bytes.
+func bodyTooLarge(limit int64) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+		Message: fmt.Sprintf("request body is larger than %d bytes", limit), Code: strp("request_too_large")}
+}
+
+// readBody reads body into one buffer of its declared length (io.ReadAll
+// would grow it by copies, holding up to twice the body meanwhile).
+func readBody(body io.Reader, length, maxBytes int64) ([]byte, error) {
+	if length < 0 || length > maxBytes {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, length) // net/http ends the body at its Content-Length
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // invalidUTF8 returns the offset of the first byte of b that is not part

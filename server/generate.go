@@ -40,6 +40,7 @@ type job struct {
 // launch submits every request and merges their chunks. An invalid request
 // cancels those already submitted.
 func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, start time.Time) (*job, *apiError) {
+	holdOf(ctx).release() // the prompts are tokenized: the body's budget goes back (promptbound.go)
 	n := max(reqs[0].N, 1)
 	j := &job{s: s, start: start, n: n, out: make(chan choiceChunk, 64), pending: len(reqs),
 		first: make([]time.Time, n*len(reqs)), last: make([]time.Time, n*len(reqs)), finish: make([]string, n*len(reqs))}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/cluster"
@@ -37,6 +38,10 @@ type Config struct {
 	ToolCallParser string
 	// MaxBodyBytes bounds a request body; 0: 8 MiB.
 	MaxBodyBytes int64
+	// MaxBodyBytesInFlight bounds the request-body bytes being read, decoded
+	// and tokenized at once, all requests together (promptbound.go); a
+	// request waits for its share. 0: 2 x MaxBodyBytes.
+	MaxBodyBytesInFlight int64
 	// MaxQueue bounds the requests admitted beyond those the runtime can
 	// run at once (its MaxNumSeqs per device); past it, 429 with
 	// Retry-After. 0: 256; negative: no queue at all.
@@ -103,6 +108,10 @@ type Server struct {
 	fingerprint string
 	// inFlight counts the admitted requests not yet answered (WaitIdle).
 	inFlight atomic.Int64
+	// budget bounds the body bytes in flight; maxTokenBytes is
+	// Runtime.MaxTokenBytes (promptbound.go).
+	budget        *bodyBudget
+	maxTokenBytes int
 }
 
 // askTimeout bounds a handler's question to the front actor.
@@ -116,6 +125,9 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 8 << 20
 	}
+	if cfg.MaxBodyBytesInFlight <= 0 {
+		cfg.MaxBodyBytesInFlight = 2 * cfg.MaxBodyBytes
+	}
 	if cfg.MaxQueue == 0 {
 		cfg.MaxQueue = 256
 	}
@@ -127,7 +139,9 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 			*d.v = d.def
 		}
 	}
-	s := &Server{cfg: cfg, rt: rt, system: system, mux: http.NewServeMux(), fingerprint: fingerprint(cfg.Version, cfg.ModelName)}
+	s := &Server{cfg: cfg, rt: rt, system: system, mux: http.NewServeMux(), fingerprint: fingerprint(cfg.Version, cfg.ModelName),
+		budget:        &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxBodyBytesInFlight), size: cfg.MaxBodyBytesInFlight},
+		maxTokenBytes: rt.MaxTokenBytes()}
 	src := cfg.ChatTemplate
 	if src == "" {
 		src = rt.ChatTemplate()
@@ -197,8 +211,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.modelByID))
 	s.mux.HandleFunc("GET /version", s.version)
 	s.mux.HandleFunc("POST /v1/embeddings", s.auth(s.admitted(s.embeddings))) // embed.go
-	s.mux.HandleFunc("POST /tokenize", s.tokenize)
-	s.mux.HandleFunc("POST /detokenize", s.detokenize)
+	s.mux.HandleFunc("POST /tokenize", s.auth(s.admitted(s.tokenize)))
+	s.mux.HandleFunc("POST /detokenize", s.auth(s.admitted(s.detokenize)))
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.ollamaRoutes() // Ollama's /api routes (ollama.go)
@@ -219,8 +233,9 @@ func (s *Server) routes() {
 	})
 }
 
-// auth checks the API key, when one is set (the /v1 routes and the
-// profiles; /health, /metrics and the tokenizer routes are open, as vLLM's).
+// auth checks the API key, when one is set (the /v1 and /api routes, the
+// tokenizer routes and the profiles; /health, /metrics and /version are
+// open, as vLLM's).
 func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 	if s.cfg.APIKey == "" {
 		return next
@@ -253,6 +268,8 @@ func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
 		s.inFlight.Add(1)
 		defer s.inFlight.Add(-1)
 		defer s.system.Root.Send(s.front, &release{})
+		r, hold := s.budget.withBodyHold(r)
+		defer hold.release()
 		next(w, r)
 	}
 }
@@ -263,7 +280,7 @@ type modelRequest interface{ model() string }
 // read decodes the body into req and checks it names the served model (or
 // none); on failure it has written the error and returns false.
 func (s *Server) read(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
-	e := decodeBody(w, r, s.cfg.MaxBodyBytes, req)
+	e := s.decodeBudgeted(w, r, req)
 	if e == nil {
 		if name := req.model(); name != "" && name != s.cfg.ModelName {
 			e = notFound("model_not_found", "the model %q does not exist; this server serves %q", name, s.cfg.ModelName)
