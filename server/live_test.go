@@ -54,8 +54,8 @@ func openLive(t *testing.T, url string, header ...string) *liveStream {
 	return ls
 }
 
-// next returns the next event, failing the test after 3s or at the end of
-// the stream.
+// next returns the next event, failing the test after 30s (a busy
+// machine) or at the end of the stream.
 func (ls *liveStream) next(t *testing.T) map[string]any {
 	t.Helper()
 	select {
@@ -67,8 +67,8 @@ func (ls *liveStream) next(t *testing.T) map[string]any {
 			t.Fatalf("bad event: %v", bad)
 		}
 		return ev
-	case <-time.After(3 * time.Second):
-		t.Fatal("no live event in 3s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no live event in 30s")
 	}
 	return nil
 }
@@ -133,5 +133,35 @@ func TestLive(t *testing.T) {
 		case <-deadline:
 			t.Fatal("the live stream outlived the drain")
 		}
+	}
+}
+
+// TestLiveListenersCapped: past Config.MaxLiveListeners open streams,
+// GET /v1/live is a 429 in OpenAI's shape; a stream that ends makes room.
+func TestLiveListenersCapped(t *testing.T) {
+	f := newFixture(t, options{srv: server.Config{MaxLiveListeners: 2}})
+	a, b := openLive(t, f.url), openLive(t, f.url)
+	for _, ls := range []*liveStream{a, b} {
+		if ls.resp.StatusCode != 200 {
+			t.Fatalf("status %d, want 200", ls.resp.StatusCode)
+		}
+	}
+	resp, body := do(t, http.MethodGet, f.url+"/v1/live")
+	if resp.StatusCode != 429 || errorCode(body) != "rate_limit_exceeded" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a third listener: status %d %s, want 429 rate_limit_exceeded with Retry-After", resp.StatusCode, body)
+	}
+	a.resp.Body.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c := openLive(t, f.url)
+		if c.resp.StatusCode == 200 {
+			c.next(t)
+			return
+		}
+		c.resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("a listener closed 30s ago, and a new one still gets %d", c.resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -57,6 +57,7 @@ func TestOllamaOptions(t *testing.T) {
 		{name: "ignored", opts: `{"num_gpu": 1, "mirostat": 2, "num_thread": 8, "temperature": 0.5}`,
 			want: with(func(s *messages.SamplingParams) { s.Temperature = 0.5 }), ignored: []string{"mirostat", "num_gpu", "num_thread"}},
 		{name: "temperature type", opts: `{"temperature": "hot"}`, err: `option "temperature" must be of type float32`},
+		{name: "temperature negative", opts: `{"temperature": -3}`, err: `option "temperature" -3 must not be negative`},
 		{name: "top_k type", opts: `{"top_k": true}`, err: `option "top_k" must be of type integer`},
 		{name: "seed huge", opts: `{"seed": 1e300}`, err: `option "seed"`},
 		{name: "float huge", opts: `{"top_p": 1e300}`, err: `option "top_p"`},

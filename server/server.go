@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -64,6 +65,9 @@ type Config struct {
 	Pprof bool
 	// NoWebUI turns the web page at / off (GET /v1/live stays).
 	NoWebUI bool
+	// MaxLiveListeners bounds the GET /v1/live streams open at once; past
+	// it, 429. 0: 64.
+	MaxLiveListeners int
 	// Log receives one line per request and the server's events.
 	Log zerolog.Logger
 	// Version is the build GET /version reports; it also goes into every
@@ -128,6 +132,9 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	if cfg.MaxBodyBytesInFlight <= 0 {
 		cfg.MaxBodyBytesInFlight = 2 * cfg.MaxBodyBytes
 	}
+	if cfg.MaxLiveListeners <= 0 {
+		cfg.MaxLiveListeners = 64
+	}
 	if cfg.MaxQueue == 0 {
 		cfg.MaxQueue = 256
 	}
@@ -164,7 +171,7 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	s.thinks = templateThinks(s.template, src, s.toolFormat)
 	s.metrics = newMetrics(cfg.ModelName, system, rt, cfg.Cluster)
 	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)
-	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit, s.liveSource())), "http-front-")
+	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit, cfg.MaxLiveListeners, s.liveSource())), "http-front-")
 	s.routes()
 	return s, nil
 }
@@ -240,9 +247,13 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 	if s.cfg.APIKey == "" {
 		return next
 	}
-	want := []byte("Bearer " + s.cfg.APIKey)
+	want := sha256.Sum256([]byte("Bearer " + s.cfg.APIKey))
 	return func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		// Compared as hashes, of equal length whatever was sent: a
+		// byte compare would take less time for a header whose length
+		// differs from the key's, and so tell its length.
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			writeError(w, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error",
 				Code: strp("invalid_api_key"), Message: "missing or incorrect API key (Authorization: Bearer KEY)"})
 			return
