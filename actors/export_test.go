@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"context"
+
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model/grammar"
 )
@@ -8,8 +10,12 @@ import (
 // SetGrammarCompiler replaces how r compiles a grammar source (a test
 // holds or fails a compile with it). Call it before any request.
 func SetGrammarCompiler(r *Runtime, f func(*messages.Grammar) (*grammar.Grammar, error)) {
-	r.compileFn = f
+	r.compileFn = func(_ context.Context, g *messages.Grammar, _ *grammarCounters) (*grammar.Grammar, error) {
+		return f(g)
+	}
 }
 
 // CompileSource is the runtime's own compile of a grammar source.
-var CompileSource = compileSource
+func CompileSource(g *messages.Grammar) (*grammar.Grammar, error) {
+	return compileSource(context.Background(), g, &grammarCounters{})
+}

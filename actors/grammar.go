@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -25,35 +26,73 @@ const (
 // compile is bounded by model/grammar's limits, well below it.
 const compileTimeout = time.Minute
 
-// JSONSchemaGBNF writes a JSON Schema as GBNF (model/grammar's converter),
-// for front ends that build grammars around schemas (tool calls) without
-// importing model packages.
-func (r *Runtime) JSONSchemaGBNF(schema []byte) (string, error) {
-	return grammar.JSONSchemaGBNF(schema)
+// CompileGrammar is CompileGrammarContext without a context.
+func (r *Runtime) CompileGrammar(g *messages.Grammar) error {
+	return r.CompileGrammarContext(context.Background(), g)
 }
 
-// CompileGrammar compiles g, or finds it in the runtime's cache, so that a
-// front end can answer a bad schema, pattern or grammar with a 400 before
-// it admits the request. A compile includes the grammar's first mask over
-// the runtime's vocabulary (firstMask), so a grammar too complex to mask
-// is refused here too. The compile runs on the compiler actor's
-// goroutines. The error wraps ErrInvalidRequest.
-func (r *Runtime) CompileGrammar(g *messages.Grammar) error {
+// CompileGrammarContext compiles g, or finds it in the runtime's cache, so
+// that a front end can answer a bad schema, pattern or grammar with a 400
+// before it admits the request. A compile includes the grammar's first
+// mask over the runtime's vocabulary (firstMask), so a grammar too complex
+// to mask is refused here too. The compile runs on the compiler actor's
+// goroutines, bounded by compileTimeout; when ctx ends first (the client
+// went away) the call returns ctx's error and the compile stops unless
+// another asker waits for it. The compile's error wraps ErrInvalidRequest.
+func (r *Runtime) CompileGrammarContext(ctx context.Context, g *messages.Grammar) error {
+	_, err := r.askCompiler(ctx, &compileGrammar{grammar: g})
+	return err
+}
+
+// BuildGrammar builds a grammar source on the compiler actor's goroutines,
+// as CompileGrammarContext compiles one: build returns GBNF, given a JSON
+// Schema converter (model/grammar's, all its conversions under one work
+// budget and ctx), so that a front end's grammar around schemas (the
+// tool-call grammar of tool_choice "required") is bounded like any other.
+// The source is then compiled (and cached, for the request's sequences).
+// A build or compile error wraps ErrInvalidRequest and build's error.
+func (r *Runtime) BuildGrammar(ctx context.Context, build func(schemaGBNF func([]byte) (string, error)) (string, error)) (*messages.Grammar, error) {
+	res, err := r.askCompiler(ctx, &compileGrammar{build: &buildJob{fn: build}})
+	if err != nil {
+		return nil, err
+	}
+	return &messages.Grammar{Kind: messages.GrammarGBNF, Source: res.source}, nil
+}
+
+// askCompiler sends msg to the compiler and waits for its answer, or for
+// ctx to end (then the compiler is told, so that the job stops).
+func (r *Runtime) askCompiler(ctx context.Context, msg *compileGrammar) (*grammarCompiled, error) {
 	r.mu.Lock()
 	stopped := r.stopped
 	r.mu.Unlock()
 	if stopped {
-		return ErrStopped
+		return nil, ErrStopped
 	}
-	res, err := r.system.Root.RequestFuture(r.compiler, &compileGrammar{grammar: g}, compileTimeout).Result()
-	if err != nil {
-		return fmt.Errorf("actors: compiling a grammar: %w", err)
+	f := r.system.Root.RequestFuture(r.compiler, msg, compileTimeout+time.Second)
+	type answer struct {
+		res any
+		err error
 	}
-	c, ok := res.(*grammarCompiled)
+	done := make(chan answer, 1)
+	go func() {
+		res, err := f.Result()
+		done <- answer{res, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		r.system.Root.Send(r.compiler, &abandonCompile{asker: f.PID()})
+		return nil, fmt.Errorf("actors: compiling a grammar: %w", context.Cause(ctx))
+	}
+	if a.err != nil {
+		return nil, fmt.Errorf("actors: compiling a grammar: %w", a.err)
+	}
+	c, ok := a.res.(*grammarCompiled)
 	if !ok { // the compiler has stopped (a dead letter's answer)
-		return ErrStopped
+		return nil, ErrStopped
 	}
-	return c.err
+	return c, c.err
 }
 
 // GrammarStats counts the runtime's grammar work since it started.
@@ -65,29 +104,39 @@ type GrammarStats struct {
 	Masks        int64 // token masks computed for sequences
 	MaskHits     int64 // of them, copied from the grammar's per-state cache
 	MaskNanos    int64 // their time (on the sequences' goroutines)
+	SchemaNodes  int64 // JSON Schema nodes visited by conversions (grammar.Work)
+	SchemaBytes  int64 // bytes of rules they built
 }
 
 // grammarCounters are GrammarStats as the actors update them.
 type grammarCounters struct {
 	compiles, compileNanos, cacheHits, vocabNanos, masks, maskHits, maskNanos atomic.Int64
+	schemaNodes, schemaBytes                                                  atomic.Int64
+}
+
+// addWork counts a schema converter's work.
+func (c *grammarCounters) addWork(w grammar.Work) {
+	c.schemaNodes.Add(w.Nodes)
+	c.schemaBytes.Add(w.Bytes)
 }
 
 // GrammarStats returns the grammar counters.
 func (r *Runtime) GrammarStats() GrammarStats {
 	c := &r.grammarStats
 	return GrammarStats{Compiles: c.compiles.Load(), CompileNanos: c.compileNanos.Load(), CacheHits: c.cacheHits.Load(), VocabNanos: c.vocabNanos.Load(),
-		Masks: c.masks.Load(), MaskHits: c.maskHits.Load(), MaskNanos: c.maskNanos.Load()}
+		Masks: c.masks.Load(), MaskHits: c.maskHits.Load(), MaskNanos: c.maskNanos.Load(),
+		SchemaNodes: c.schemaNodes.Load(), SchemaBytes: c.schemaBytes.Load()}
 }
 
 func grammarKey(g *messages.Grammar) string { return g.Kind + "\x00" + g.Source }
 
-// grammar returns g compiled, from the runtime's cache when it is there.
-// Only the compiler's goroutines call it.
-func (r *Runtime) grammar(g *messages.Grammar) (*grammar.Grammar, error) {
+// grammar returns g compiled, from the runtime's cache when it is there,
+// stopping when ctx ends. Only the compiler's goroutines call it.
+func (r *Runtime) grammar(ctx context.Context, g *messages.Grammar) (*grammar.Grammar, error) {
 	c, err := r.grammars.Get(grammarKey(g), func() (*grammar.Grammar, error) {
-		c, err := r.compileFn(g)
+		c, err := r.compileFn(ctx, g, &r.grammarStats)
 		if err != nil {
-			return nil, err
+			return nil, timedOut(ctx, err)
 		}
 		return c, r.firstMask(c)
 	})
@@ -96,6 +145,11 @@ func (r *Runtime) grammar(g *messages.Grammar) (*grammar.Grammar, error) {
 	}
 	return c, nil
 }
+
+// compileFunc compiles a grammar source under ctx, counting a schema
+// conversion's work in stats (Runtime.compileFn: compileSource, or a
+// test's).
+type compileFunc func(ctx context.Context, g *messages.Grammar, stats *grammarCounters) (*grammar.Grammar, error)
 
 // firstMask computes c's first mask over the runtime's vocabulary (then
 // cached in c), so that a grammar whose masks pass model/grammar's work
@@ -167,10 +221,14 @@ type lazyVocab struct {
 	err   error
 }
 
-func compileSource(g *messages.Grammar) (*grammar.Grammar, error) {
+// compileSource compiles a grammar of any kind (a compileFunc).
+func compileSource(ctx context.Context, g *messages.Grammar, stats *grammarCounters) (*grammar.Grammar, error) {
 	switch g.Kind {
 	case messages.GrammarJSONSchema:
-		return grammar.FromJSONSchema([]byte(g.Source))
+		conv := grammar.NewConverter(ctx)
+		c, err := conv.FromJSONSchema([]byte(g.Source))
+		stats.addWork(conv.Work())
+		return c, err
 	case messages.GrammarJSONObject:
 		return grammar.JSONObject()
 	case messages.GrammarRegex:
@@ -182,7 +240,7 @@ func compileSource(g *messages.Grammar) (*grammar.Grammar, error) {
 		}
 		return grammar.FromChoices(choices)
 	case messages.GrammarGBNF:
-		return grammar.Compile(g.Source)
+		return grammar.CompileContext(ctx, g.Source)
 	}
 	return nil, fmt.Errorf("unknown grammar kind %q", g.Kind)
 }

@@ -39,7 +39,7 @@ type Runtime struct {
 
 	compiler     *actor.PID     // compiles grammars off the step (compiler.go)
 	grammars     *grammar.Cache // compiled grammars, by kind and source
-	compileFn    func(*messages.Grammar) (*grammar.Grammar, error)
+	compileFn    compileFunc
 	vocabs       [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
 	grammarStats grammarCounters
 

@@ -110,15 +110,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if e := s.checkGrammar(g.Grammar, req.grammarParam); e != nil {
+	if e := s.checkGrammar(r.Context(), g.Grammar, req.grammarParam); e != nil {
 		writeError(w, e)
 		return
 	}
-	if e := s.harmonyAnswer(g, req.grammarParam); e != nil {
+	if e := s.harmonyAnswer(r.Context(), g, req.grammarParam); e != nil {
 		writeError(w, e)
 		return
 	}
-	parser, e := s.toolParser(tools, g, text, req.grammarParam)
+	parser, e := s.toolParser(r.Context(), tools, g, text, req.grammarParam)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -247,7 +247,14 @@ func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 		o.AddGenerationPrompt, o.ContinueFinalMessage = false, true
 	}
 	text, err := s.template.Render(msgs, o)
-	if err != nil {
+	var budget *chat.BudgetError
+	switch {
+	case errors.As(err, &budget):
+		// The model file's template is at fault, not the request.
+		s.cfg.Log.Error().Str("resource", budget.Resource).Int64("limit", budget.Limit).
+			Msg("the model's chat template exceeded its render budget: the template in the model file (or --chat-template) is broken or hostile")
+		return nil, "", internal(fmt.Errorf("the model's chat template exceeded its %s budget rendering this conversation; the template in the model file is at fault, not the request", budget.Resource))
+	case err != nil:
 		return nil, "", badRequest("messages", "chat template: %v", err)
 	}
 	ids, err := s.tokenizeText(text, bos == "" || !strings.HasPrefix(text, bos))

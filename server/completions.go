@@ -92,7 +92,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if len(reqs) == 0 {
-			if e := s.checkGrammar(g.Grammar, req.grammarParam); e != nil {
+			if e := s.checkGrammar(r.Context(), g.Grammar, req.grammarParam); e != nil {
 				writeError(w, e)
 				return
 			}

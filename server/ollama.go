@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -184,7 +185,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	prompt = append(append([]int32(nil), req.Context...), prompt...)
-	g, e := s.ollamaGenerateRequest(&req, prompt)
+	g, e := s.ollamaGenerateRequest(r.Context(), &req, prompt)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -267,7 +268,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 		writeError(w, e)
 		return
 	}
-	g, e := s.ollamaGenerateRequest(&req, prompt)
+	g, e := s.ollamaGenerateRequest(r.Context(), &req, prompt)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -318,7 +319,7 @@ func (s *Server) ollamaCheckModel(name string) *apiError {
 
 // ollamaGenerateRequest makes the runtime request for a prompt: the
 // options, format and logprobs, checked by the runtime.
-func (s *Server) ollamaGenerateRequest(req *ollamaRequest, prompt []int32) (*messages.GenerateRequest, *apiError) {
+func (s *Server) ollamaGenerateRequest(ctx context.Context, req *ollamaRequest, prompt []int32) (*messages.GenerateRequest, *apiError) {
 	g := &messages.GenerateRequest{Prompt: prompt, N: 1}
 	limits, ignored, e := applyOllamaOptions(req.Options, g)
 	if e != nil {
@@ -344,14 +345,14 @@ func (s *Server) ollamaGenerateRequest(req *ollamaRequest, prompt []int32) (*mes
 		return nil, e
 	}
 	if g.Grammar != nil {
-		if err := s.rt.CompileGrammar(g.Grammar); err != nil {
+		if err := s.rt.CompileGrammarContext(ctx, g.Grammar); err != nil {
 			e := userError(err)
 			e.Param = strp("format")
 			return nil, e
 		}
 	}
 	if !req.Raw {
-		if e := s.harmonyAnswer(g, "format"); e != nil {
+		if e := s.harmonyAnswer(ctx, g, "format"); e != nil {
 			return nil, e
 		}
 	}

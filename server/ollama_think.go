@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -64,8 +65,8 @@ func (s *Server) thinkKwargs(req *ollamaRequest) (map[string]json.RawMessage, *a
 // the output begins inside it, unless a format constrains the output from
 // its first token.
 func (s *Server) ollamaParser(tools *chatTools, g *messages.GenerateRequest, prompt string) (*toolcall.Parser, *apiError) {
-	if tools != nil && len(tools.tools) > 0 {
-		p, e := s.toolParser(tools, g, prompt, "format")
+	if tools != nil && len(tools.tools) > 0 { // tool_choice is "auto": no grammar to build, no context needed
+		p, e := s.toolParser(context.Background(), tools, g, prompt, "format")
 		if p != nil || e != nil || !s.thinks {
 			return p, e
 		}

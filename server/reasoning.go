@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -93,7 +94,7 @@ func (s *Server) harmonyMessage(m *chat.Message) {
 // reads the JSON as the content. Regex, choice and GBNF constraints stay
 // as they are: the whole output is then the answer. The request's grammar
 // has been checked (param names it).
-func (s *Server) harmonyAnswer(g *messages.GenerateRequest, param string) *apiError {
+func (s *Server) harmonyAnswer(ctx context.Context, g *messages.GenerateRequest, param string) *apiError {
 	if g.Grammar == nil || s.toolFormat != toolcall.OpenAI || !s.thinks {
 		return nil
 	}
@@ -106,17 +107,17 @@ func (s *Server) harmonyAnswer(g *messages.GenerateRequest, param string) *apiEr
 	default:
 		return nil
 	}
-	answer, err := s.rt.JSONSchemaGBNF(schema)
+	answer, err := s.rt.BuildGrammar(ctx, func(schemaGBNF func([]byte) (string, error)) (string, error) {
+		answer, err := schemaGBNF(schema)
+		if err != nil {
+			return "", err
+		}
+		src, _, err := toolcall.AnswerGrammar(s.toolFormat, answer)
+		return src, err
+	})
 	if err != nil {
-		return badRequest(param, "%s: %v", param, err)
+		return grammarError(err, param)
 	}
-	src, ok, err := toolcall.AnswerGrammar(s.toolFormat, answer)
-	switch {
-	case err != nil:
-		return badRequest(param, "%s: %v", param, err)
-	case !ok:
-		return nil
-	}
-	g.Grammar = &messages.Grammar{Kind: messages.GrammarGBNF, Source: src}
-	return s.checkGrammar(g.Grammar, param)
+	g.Grammar = answer
+	return nil
 }

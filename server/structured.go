@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -228,11 +229,17 @@ func structuredOutputs(name string, v json.RawMessage) (*messages.Grammar, *apiE
 // checkGrammar has the runtime compile the request's grammar (cached), so
 // that a schema outside the subset, a bad regex or GBNF is a 400 naming
 // the field and the problem before the request is admitted.
-func (s *Server) checkGrammar(g *messages.Grammar, param string) *apiError {
+// The compile stops when ctx ends (the client went away).
+func (s *Server) checkGrammar(ctx context.Context, g *messages.Grammar, param string) *apiError {
 	if g == nil {
 		return nil
 	}
-	err := s.rt.CompileGrammar(g)
+	return grammarError(s.rt.CompileGrammarContext(ctx, g), param)
+}
+
+// grammarError is the API error of a grammar's compile or build: a 400
+// naming param when the grammar is at fault (too complex included).
+func grammarError(err error, param string) *apiError {
 	switch {
 	case err == nil:
 		return nil

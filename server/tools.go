@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,7 +121,7 @@ func (t *chatTools) forced() bool { return t.choice == "required" || t.choice ==
 // tokens' text (SpecialText), for the parser to see the markers. With
 // tool_choice "required" or a named function the output is constrained by
 // a grammar of the format's calls, so that it parses.
-func (s *Server) toolParser(t *chatTools, g *messages.GenerateRequest, prompt, grammarParam string) (*toolcall.Parser, *apiError) {
+func (s *Server) toolParser(ctx context.Context, t *chatTools, g *messages.GenerateRequest, prompt, grammarParam string) (*toolcall.Parser, *apiError) {
 	if t.choice == "none" {
 		return nil, nil
 	}
@@ -142,19 +143,23 @@ func (s *Server) toolParser(t *chatTools, g *messages.GenerateRequest, prompt, g
 	if g.Grammar != nil {
 		return nil, badRequest("tool_choice", "tool_choice %s and %s both constrain the output; set one of them", t.choiceText(), grammarParam)
 	}
-	src, err := toolcall.Grammar(s.toolFormat, toolcall.Calls{Tools: t.tools, Name: t.name, Parallel: t.parallel,
-		Template: s.templateSrc, ReasoningOpen: p.ReasoningOpen, SchemaGBNF: s.rt.JSONSchemaGBNF})
-	if err != nil {
-		if errors.Is(err, toolcall.ErrNoGrammar) {
-			return nil, badRequest("tool_choice", "tool_choice %s is not supported for the %s tool-call format (no grammar for its calls yet); use \"auto\"", t.choiceText(), s.toolFormat)
-		}
-		return nil, badRequest("tools", "%v", err)
+	// The grammar, with its schemas' conversions, is built and compiled on
+	// the runtime's compiler, bounded and stopped with the request.
+	calls, err := s.rt.BuildGrammar(ctx, func(schemaGBNF func([]byte) (string, error)) (string, error) {
+		return toolcall.Grammar(s.toolFormat, toolcall.Calls{Tools: t.tools, Name: t.name, Parallel: t.parallel,
+			Template: s.templateSrc, ReasoningOpen: p.ReasoningOpen, SchemaGBNF: schemaGBNF})
+	})
+	var te *toolcall.ToolError
+	switch {
+	case err == nil:
+		g.Grammar = calls
+		return p, nil
+	case errors.Is(err, toolcall.ErrNoGrammar):
+		return nil, badRequest("tool_choice", "tool_choice %s is not supported for the %s tool-call format (no grammar for its calls yet); use \"auto\"", t.choiceText(), s.toolFormat)
+	case errors.As(err, &te):
+		return nil, grammarError(err, fmt.Sprintf("tools[%d].function.parameters", te.Index))
 	}
-	g.Grammar = &messages.Grammar{Kind: messages.GrammarGBNF, Source: src}
-	if e := s.checkGrammar(g.Grammar, "tools"); e != nil {
-		return nil, e
-	}
-	return p, nil
+	return nil, grammarError(err, "tools")
 }
 
 func (t *chatTools) choiceText() string {

@@ -8,9 +8,10 @@ import (
 
 // Cache keeps compiled grammars by key (a source's kind and text), least
 // recently used out first: at most size of them, and, as Get and Peek
-// find, at most maxBytes of automata and masks (Grammar.Bytes; they grow
-// as the grammars are used). Concurrent Gets of one key compile once; an
-// error is not kept. It is safe for concurrent use.
+// find, at most maxBytes of grammars and keys (Grammar.Bytes: compiled
+// rules, automata and masks; the automata grow as the grammars are
+// used). Concurrent Gets of one key compile once; an error is not kept. It
+// is safe for concurrent use.
 type Cache struct {
 	mu       sync.Mutex
 	max      int
@@ -40,21 +41,29 @@ func (c *Cache) trim() {
 	}
 	var total int64
 	for el := c.lru.Front(); el != nil; el = el.Next() {
-		if e := el.Value.(*cacheEntry); e.isDone() && e.g != nil {
-			total += e.g.Bytes()
+		if e := el.Value.(*cacheEntry); e.isDone() {
+			total += e.bytes()
 		}
 	}
 	for el := c.lru.Back(); total > c.maxBytes && el != nil && el != c.lru.Front(); {
 		prev := el.Prev()
 		if e := el.Value.(*cacheEntry); e.isDone() {
-			if e.g != nil {
-				total -= e.g.Bytes()
-			}
+			total -= e.bytes()
 			c.lru.Remove(el)
 			delete(c.entries, e.key)
 		}
 		el = prev
 	}
+}
+
+// bytes is the memory a finished entry holds: its grammar (Grammar.Bytes:
+// the compiled rules, automaton and masks) and its key (the source).
+func (e *cacheEntry) bytes() int64 {
+	n := int64(len(e.key)) + 128
+	if e.g != nil {
+		n += e.g.Bytes()
+	}
+	return n
 }
 
 func (e *cacheEntry) isDone() bool {

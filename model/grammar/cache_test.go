@@ -2,7 +2,9 @@ package grammar
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,5 +134,59 @@ func TestCacheBytes(t *testing.T) {
 	}
 	if big.Len() != 2 {
 		t.Errorf("within the bound: %d grammars kept, want 2", big.Len())
+	}
+}
+
+// TestCacheFloodHeap: a flood of large distinct grammars, each used a
+// little, leaves the heap (measured after a GC) grown by about the cache's
+// byte bound, not by every grammar: Grammar.Bytes counts what a grammar
+// really holds (its compiled rules too, not only its automaton).
+func TestCacheFloodHeap(t *testing.T) {
+	v := smallVocab(t)
+	mask := make([]uint64, v.MaskWords())
+	const bound = 4 << 20
+	c := NewCache(256, bound)
+	heap := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	base := heap()
+	var sum int64
+	for i := range 12 {
+		var b strings.Builder
+		b.WriteString("root ::= ")
+		for j := 0; b.Len() < 128<<10; j++ {
+			fmt.Fprintf(&b, `"w%dx%d" [a-z]? `, i, j)
+		}
+		src := b.String()
+		g, err := c.Get(src, func() (*Grammar, error) { return Compile(src) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := g.NewMatcher(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range []byte(fmt.Sprintf("w%dx0", i)) {
+			if err := m.Mask(mask); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Accept(int32(tok)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sum += g.Bytes()
+	}
+	grown := heap() - base
+	runtime.KeepAlive(c)
+	t.Logf("heap grown %d KiB with %d grammars kept of 12 (%d KiB by Bytes in all), bound %d KiB", grown>>10, c.Len(), sum>>10, bound>>10)
+	if limit := int64(bound)*3/2 + 2<<20; grown > limit {
+		t.Errorf("the heap grew %d KiB across the flood, over %d KiB for a cache bound of %d KiB", grown>>10, limit>>10, bound>>10)
+	}
+	if sum < 2*bound {
+		t.Errorf("the flood is %d bytes by Grammar.Bytes: too small to test a bound of %d (or Bytes undercounts)", sum, bound)
 	}
 }

@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -42,12 +44,23 @@ type Grammar struct {
 
 // Compile compiles GBNF source (llama.cpp's grammar format, without token
 // references). The start rule is root.
-func Compile(src string) (*Grammar, error) {
-	rules, root, err := parse(src)
+func Compile(src string) (*Grammar, error) { return CompileContext(context.Background(), src) }
+
+// CompileContext is Compile stopping with the context's error once ctx
+// ends.
+func CompileContext(ctx context.Context, src string) (*Grammar, error) {
+	g, _, err := compile(ctx, src)
+	return g, err
+}
+
+// compile is CompileContext, with the lowering's work for the tests.
+func compile(ctx context.Context, src string) (*Grammar, *lowerer, error) {
+	rules, root, err := parse(ctx, src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	l := &lowerer{g: &Grammar{root: int32(root)}, classIdx: map[byteClass]int32{}, csRule: map[string]int32{}}
+	l := &lowerer{g: &Grammar{root: int32(root)}, classIdx: map[byteClass]int32{}, csRule: map[string]int32{},
+		lowered: map[*cset]*loweredClass{}, byRanges: map[string]*loweredClass{}}
 	l.g.rules = make([][]int32, len(rules))
 	l.g.names = make([]string, len(rules))
 	for i, r := range rules {
@@ -68,16 +81,19 @@ func Compile(src string) (*Grammar, error) {
 		l.g.rules[l.pending[i].id] = starts
 	}
 	if len(l.g.elems) > 4*maxSymbols {
-		return nil, fmt.Errorf("grammar: %d elements after lowering: %w", len(l.g.elems), ErrTooComplex)
+		return nil, nil, fmt.Errorf("grammar: %d elements after lowering: %w", len(l.g.elems), ErrTooComplex)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("grammar: %w", context.Cause(ctx))
 	}
 	if !l.g.pruneUnproductive() {
-		return nil, fmt.Errorf("grammar: the root rule matches no string")
+		return nil, nil, fmt.Errorf("grammar: the root rule matches no string")
 	}
 	if name, ok := l.g.leftRecursive(); ok {
-		return nil, fmt.Errorf("grammar: rule %q is left-recursive", name)
+		return nil, nil, fmt.Errorf("grammar: rule %q is left-recursive", name)
 	}
 	l.g.m = newMachine(l.g)
-	return l.g, nil
+	return l.g, l, nil
 }
 
 type lowerer struct {
@@ -85,6 +101,12 @@ type lowerer struct {
 	classIdx map[byteClass]int32
 	csRule   map[string]int32
 	pending  []classRule
+	// Each distinct character class is lowered once: a class repeated
+	// ({n} copies the same *cset) by its pointer, one written again by its
+	// ranges.
+	lowered  map[*cset]*loweredClass
+	byRanges map[string]*loweredClass
+	lowers   int // classes lowered to UTF-8 sequences (distinct ones)
 }
 
 // classRule is a rule for a character class, emitted after the others (an
@@ -124,14 +146,15 @@ func (l *lowerer) byteElem(c byteClass) elem {
 // sequences inline when there is one, else a reference to a rule with one
 // alternative per sequence shape.
 func (l *lowerer) class(cs *cset) {
-	seqs := utf8Seqs(normalize(cs))
+	lc := l.lower(cs)
+	seqs := lc.seqs
 	if len(seqs) == 1 {
 		for _, c := range seqs[0] {
 			l.g.elems = append(l.g.elems, l.byteElem(c))
 		}
 		return
 	}
-	key := fmt.Sprint(seqs)
+	key := lc.key
 	id, ok := l.csRule[key]
 	if !ok {
 		id = int32(len(l.g.rules))
@@ -142,6 +165,55 @@ func (l *lowerer) class(cs *cset) {
 		l.pending = append(l.pending, classRule{id, seqs})
 	}
 	l.g.elems = append(l.g.elems, elem{eRef, id})
+}
+
+// loweredClass is a character class as UTF-8 byte-class sequences, and
+// their key (classKey).
+type loweredClass struct {
+	seqs [][]byteClass
+	key  string
+}
+
+// lower returns cs lowered, once per distinct class.
+func (l *lowerer) lower(cs *cset) *loweredClass {
+	if lc, ok := l.lowered[cs]; ok {
+		return lc
+	}
+	ranges := normalize(cs)
+	rk := rangesKey(ranges)
+	lc, ok := l.byRanges[rk]
+	if !ok {
+		seqs := utf8Seqs(ranges)
+		lc = &loweredClass{seqs: seqs, key: classKey(seqs)}
+		l.byRanges[rk] = lc
+		l.lowers++
+	}
+	l.lowered[cs] = lc
+	return lc
+}
+
+// rangesKey is a map key of normalized ranges.
+func rangesKey(r []rng) string {
+	b := make([]byte, 0, 8*len(r))
+	for _, x := range r {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x.lo))
+		b = binary.LittleEndian.AppendUint32(b, uint32(x.hi))
+	}
+	return string(b)
+}
+
+// classKey is a map key of byte-class sequences.
+func classKey(seqs [][]byteClass) string {
+	var b []byte
+	for _, seq := range seqs {
+		b = append(b, byte(len(seq)))
+		for _, c := range seq {
+			for _, w := range c {
+				b = binary.LittleEndian.AppendUint64(b, w)
+			}
+		}
+	}
+	return string(b)
 }
 
 // normalize returns the sorted, merged, positive ranges of cs, surrogates

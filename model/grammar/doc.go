@@ -19,11 +19,15 @@
 // Concurrency: a Grammar and a Vocab are safe for concurrent use (the shared
 // automaton is behind a mutex). A Matcher belongs to one goroutine.
 //
-// Limits: sources, rule sizes, repetition counts, nesting, stacks per state
-// and automaton states are bounded; a grammar past them is an error
-// (ErrTooComplex), never a hang. Left recursion that would grow the stacks
+// Limits: sources, rule sizes, repetition counts, nesting, stacks per state,
+// automaton states and bytes are bounded; a grammar past them is an error
+// (ErrTooComplex), never a hang. A JSON Schema is converted under a
+// Converter's work budget (schema nodes visited, rule bytes built; each
+// node converted once), and a character class is lowered once however
+// often it is repeated. CompileContext and a Converter stop when their
+// context ends. Left recursion that would grow the stacks
 // (a ::= a "x") is refused, as in llama.cpp; cycles that come back to the
 // same stack (( [x]* )*) are cut, as llama.cpp's seen set does. A Cache
-// of compiled grammars bounds their number and, roughly, their memory
-// (Grammar.Bytes).
+// of compiled grammars bounds their number and their memory
+// (Grammar.Bytes: compiled rules, automaton and masks), keys included.
 package grammar

@@ -16,6 +16,10 @@ const (
 	maxDepth  = 1 << 16 // stack depth
 	maxWork   = 1 << 21 // stacks expanded or stepped in one Accept or Mask
 	maskBytes = 64 << 20
+	// maxAutomatonBytes bounds the automaton's memory (nodes, closures,
+	// states; masks apart, under maskBytes): past it the automaton is
+	// reset, as past the other bounds.
+	maxAutomatonBytes = 192 << 20
 )
 
 // A stack is a node: its top position and the node below (0 is the empty
@@ -58,15 +62,18 @@ type machine struct {
 
 	masks     map[maskKey][]uint64 // computed masks, by vocabulary and state
 	maskSize  int                  // their bytes, up to maskBytes
-	size      atomic.Int64         // bytes of the automaton and masks, roughly (read without the lock)
+	bytes     int                  // the automaton's bytes (see the *Bytes constants), up to maxAutomatonBytes
+	static    int                  // the compiled grammar's bytes (Grammar.staticBytes)
+	size      atomic.Int64         // static + bytes + maskSize (read without the lock)
 	scratch   []int32
 	inClosure map[int32]bool
 }
 
 func newMachine(g *Grammar) *machine {
-	m := &machine{g: g, limitNodes: maxNodes, limitStates: maxStates}
+	m := &machine{g: g, limitNodes: maxNodes, limitStates: maxStates, static: g.staticBytes()}
 	m.reset()
 	m.gen = 0
+	m.measure()
 	return m
 }
 
@@ -79,27 +86,54 @@ func (m *machine) reset() {
 	m.states = []state{{}} // dead
 	m.stateIdx = map[string]int32{"": dead}
 	m.masks, m.maskSize = map[maskKey][]uint64{}, 0
+	m.bytes = 0
 	m.inClosure = map[int32]bool{}
 	m.start = -1
 	m.err = nil
 	m.gen++
 }
 
-// Rough sizes of the automaton's parts, for Grammar.Bytes.
+// Sizes of the automaton's parts, for Grammar.Bytes: Go's slices and maps
+// hold up to about twice what they use, which these include.
 const (
-	nodeBytes  = 64   // a node and its index entry
-	stateBytes = 1200 // a state's transitions, stacks and index entry
+	nodeBytes      = 64   // a node and its index entry
+	closureBytes   = 96   // a memoized closure's entry, besides 8 bytes a stack
+	stateBytes     = 160  // a state and its index entry, besides 16 bytes a stack
+	nextBytes      = 1024 // a state's transitions, once it has any
+	maskEntryBytes = 96   // a cached mask's entry, besides its words
 )
 
-// measure records the automaton's size. The caller holds m.mu.
-func (m *machine) measure() {
-	m.size.Store(int64(m.maskSize + nodeBytes*len(m.nodes) + stateBytes*len(m.states)))
+// charge adds n bytes to the automaton and fails past maxAutomatonBytes.
+// The caller holds m.mu.
+func (m *machine) charge(n int) {
+	m.bytes += n
+	if m.bytes > maxAutomatonBytes {
+		m.fail("automaton past %d bytes", maxAutomatonBytes)
+	}
 }
 
-// Bytes is roughly the memory the grammar's automaton and mask cache hold
-// now (they grow as matchers use it, up to the package's bounds). It is
-// safe to call at any time, and never waits.
+// measure records the grammar's size. The caller holds m.mu.
+func (m *machine) measure() {
+	m.size.Store(int64(m.static + m.bytes + m.maskSize))
+}
+
+// Bytes is the memory the grammar holds now: its compiled rules, and its
+// automaton and mask cache, which grow as matchers use it, up to the
+// package's bounds. It is safe to call at any time, and never waits.
 func (g *Grammar) Bytes() int64 { return g.m.size.Load() }
+
+// staticBytes is the memory of the compiled grammar: its elements, rules,
+// classes and rule names.
+func (g *Grammar) staticBytes() int {
+	n := 256 + 8*cap(g.elems) + 32*cap(g.classes) + 24*cap(g.rules) + 16*cap(g.names)
+	for _, r := range g.rules {
+		n += 16 + 4*cap(r) // an allocation's rounding and header
+	}
+	for _, name := range g.names {
+		n += 8 + len(name)
+	}
+	return n
+}
 
 // startState returns the initial state, computing it once.
 func (m *machine) startState() (int32, error) {
@@ -137,6 +171,7 @@ func (m *machine) push(pos, parent int32) int32 {
 	id := int32(len(m.nodes))
 	m.nodes = append(m.nodes, node{pos, parent, d})
 	m.nodeIdx[key] = id
+	m.charge(nodeBytes)
 	return id
 }
 
@@ -212,6 +247,7 @@ func (m *machine) closure(n int32) []int32 {
 	out = slices.Compact(out)
 	if m.err == nil && m.cuts == cuts { // a closure cut short by a cycle is right only for its root
 		m.closures[n] = out
+		m.charge(closureBytes + 8*len(out))
 	}
 	return out
 }
@@ -246,6 +282,7 @@ func (m *machine) intern(stacks []int32) int32 {
 	id := int32(len(m.states))
 	m.states = append(m.states, st)
 	m.stateIdx[string(key)] = id
+	m.charge(stateBytes + 16*len(stacks))
 	return id
 }
 
@@ -261,6 +298,7 @@ func (m *machine) step(s int32, b byte) int32 {
 		for i := range st.next {
 			st.next[i] = unknown
 		}
+		m.charge(nextBytes)
 	}
 	if m.spend(len(st.stacks)) {
 		return dead

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -55,6 +56,8 @@ func (e *SyntaxError) Error() string {
 }
 
 type parser struct {
+	ctx   context.Context
+	next  int // nsyms at which ctx is looked at next
 	src   string
 	i     int
 	rules []*prule
@@ -65,11 +68,11 @@ type parser struct {
 }
 
 // parse reads GBNF source into rules; the rule named root is returned too.
-func parse(src string) (rules []*prule, root int, err error) {
+func parse(ctx context.Context, src string) (rules []*prule, root int, err error) {
 	if len(src) > MaxSourceBytes {
 		return nil, 0, fmt.Errorf("grammar: source of %d bytes over %d: %w", len(src), MaxSourceBytes, ErrTooComplex)
 	}
-	p := &parser{src: src, ids: map[string]int{}}
+	p := &parser{ctx: ctx, src: src, ids: map[string]int{}}
 	defer func() {
 		if r := recover(); r != nil {
 			pe, ok := r.(parseError)
@@ -217,6 +220,12 @@ func (p *parser) count(n int) {
 	p.nsyms += n
 	if p.nsyms > maxSymbols {
 		p.tooComplex("more than %d symbols", maxSymbols)
+	}
+	if p.nsyms >= p.next {
+		p.next = p.nsyms + ctxCheckEvery
+		if p.ctx.Err() != nil {
+			panic(parseError{fmt.Errorf("grammar: %w", context.Cause(p.ctx))})
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -44,14 +45,24 @@ func JSONObject() (*Grammar, error) { return FromJSONSchema([]byte(`{"type": "ob
 // anyOf, oneOf (with branches provably disjoint: see oneOfDisjoint), $ref to #/$defs/... or #/definitions/..., and annotations.
 // Anything else is an *UnsupportedError naming it.
 func JSONSchemaGBNF(schema []byte) (string, error) {
+	return NewConverter(context.Background()).JSONSchemaGBNF(schema)
+}
+
+// JSONSchemaGBNF converts a schema as the package's JSONSchemaGBNF does,
+// charging v's budget. Each schema node is converted once (memoized by
+// node), so the work is about linear in the schema's size.
+func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
 	if len(schema) > MaxSourceBytes {
 		return "", fmt.Errorf("json schema: %d bytes: %w", len(schema), ErrTooComplex)
+	}
+	if err := v.spend(0, len(schema), ""); err != nil { // its parse (many schemas, as a tool's properties with the $defs beside each)
+		return "", err
 	}
 	root, err := parseOrdered(schema)
 	if err != nil {
 		return "", fmt.Errorf("json schema: %w", err)
 	}
-	c := &schemaConv{root: root, rules: map[string]string{}, refs: map[string]string{}}
+	c := &schemaConv{v: v, root: root, rules: map[string]string{}, refs: map[string]string{}, memo: map[*object]string{}}
 	c.addRule("space", `| " " | "\n" [ \t]{0,20}`)
 	name, err := c.visit(root, "root", "")
 	if err != nil {
@@ -59,6 +70,9 @@ func JSONSchemaGBNF(schema []byte) (string, error) {
 	}
 	if name != "root" {
 		c.addRule("root", name)
+	}
+	if c.err != nil {
+		return "", c.err
 	}
 	var b strings.Builder
 	for _, n := range c.order {
@@ -68,11 +82,14 @@ func JSONSchemaGBNF(schema []byte) (string, error) {
 }
 
 type schemaConv struct {
+	v     *Converter
 	root  any
 	rules map[string]string
 	order []string
-	refs  map[string]string // $ref -> rule name
+	refs  map[string]string  // $ref -> rule name
+	memo  map[*object]string // schema node converted -> its rule
 	size  int
+	err   error // the budget spent (sticky)
 }
 
 // Primitive rules, as llama.cpp's PRIMITIVE_RULES (values end with space).
@@ -123,6 +140,9 @@ func (c *schemaConv) primitive(name string) string {
 
 // addRule adds name ::= body; a name taken by another body gets a suffix.
 func (c *schemaConv) addRule(name, body string) string {
+	if err := c.v.spend(0, len(body), name); err != nil && c.err == nil {
+		c.err = err
+	}
 	name = invalidRuleChars.ReplaceAllString(name, "-")
 	key := name
 	for i := 1; ; i++ {
@@ -155,10 +175,39 @@ var unsupported = map[string]bool{
 }
 
 // visit returns the rule (or primitive) matching schema s, named after name.
+// A node of the parsed schema is converted once: its rule does not depend
+// on where the node is reached from (the type-list copies and merged
+// branches made on the way are new nodes, but their children are the
+// schema's own, so each is converted once too).
 func (c *schemaConv) visit(s any, name, path string) (string, error) {
 	if strings.Count(path, "/") > 64 || c.size > MaxSourceBytes {
 		return "", fmt.Errorf("json schema: at %q: %w", path, ErrTooComplex)
 	}
+	if c.err != nil {
+		return "", c.err
+	}
+	if err := c.v.spend(1, 0, path); err != nil {
+		return "", err
+	}
+	if o, ok := s.(*object); ok {
+		if rule, ok := c.memo[o]; ok {
+			return rule, nil
+		}
+		rule, err := c.visitNode(s, name, path)
+		if err == nil {
+			err = c.err
+		}
+		if err != nil {
+			return "", err
+		}
+		c.memo[o] = rule
+		return rule, nil
+	}
+	return c.visitNode(s, name, path)
+}
+
+// visitNode converts one schema node (visit without the memo).
+func (c *schemaConv) visitNode(s any, name, path string) (string, error) {
 	name = invalidRuleChars.ReplaceAllString(name, "-")
 	if b, ok := s.(bool); ok {
 		if !b {

@@ -46,6 +46,9 @@ func (c *schemaConv) oneOfDisjoint(branches []any, path string) error {
 	for i, b := range branches {
 		shapes[i] = c.shapeOf(b, 0)
 	}
+	if c.err != nil { // the walk spent the budget: its shapes are cut short
+		return c.err
+	}
 	for i := range shapes {
 		for j := i + 1; j < len(shapes); j++ {
 			if !disjoint(shapes[i], shapes[j]) {
@@ -91,7 +94,11 @@ func overlaps(a, b map[string]bool) bool {
 // shapeOf returns a shape holding every instance s accepts.
 func (c *schemaConv) shapeOf(s any, depth int) shape {
 	all := shape{types: tAny}
-	if depth > 16 {
+	if depth > 16 || c.err != nil {
+		return all
+	}
+	if err := c.v.spend(1, 0, "oneOf"); err != nil { // refs and branches can fan out
+		c.err = err
 		return all
 	}
 	if b, ok := s.(bool); ok {

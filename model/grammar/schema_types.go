@@ -100,7 +100,9 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 			b.WriteString(` "," space ( `)
 		}
 		// rest(ks, optFirst) is ks[0]'s pair (after a comma when optFirst,
-		// and then optional) followed by a rule for the rest.
+		// and then optional) followed by a rule for the rest; the rules of
+		// the suffixes after the first are built once each (restRule).
+		restRule := map[int]string{} // len(ks) -> a rule of rest(ks, true)
 		var rest func(ks []string, optFirst bool) string
 		rest = func(ks []string, optFirst bool) string {
 			kv := kvs[ks[0]]
@@ -114,7 +116,12 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 				res = `( "," space ` + kv + ` )?`
 			}
 			if len(ks) > 1 {
-				res += " " + c.addRule(name+"-"+ks[0]+"-rest", rest(ks[1:], true))
+				next, ok := restRule[len(ks)-1]
+				if !ok {
+					next = c.addRule(name+"-"+ks[0]+"-rest", rest(ks[1:], true))
+					restRule[len(ks)-1] = next
+				}
+				res += " " + next
 			}
 			return res
 		}

@@ -149,10 +149,10 @@ func (m *machine) mask(v *Vocab, s int32, dst []uint64) (cached bool) {
 	if m.err != nil {
 		return false
 	}
-	if m.maskSize+8*len(dst) > maskBytes {
+	if m.maskSize+maskEntryBytes+8*len(dst) > maskBytes {
 		m.masks, m.maskSize = map[maskKey][]uint64{}, 0
 	}
 	m.masks[k] = slices.Clone(dst)
-	m.maskSize += 8 * len(dst)
+	m.maskSize += maskEntryBytes + 8*len(dst)
 	return false
 }

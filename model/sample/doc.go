@@ -1,11 +1,19 @@
 // Package sample picks the next token from a row of logits: logit bias,
-// repetition/presence/frequency penalties, greedy argmax or top-k, top-p,
-// min-p and temperature followed by a seeded draw, and the log-probabilities
-// the OpenAI API reports. The order of the steps and their semantics follow
-// llama.cpp's default sampler chain:
+// repetition/presence/frequency penalties, DRY, greedy argmax or top-k,
+// typical-p, top-p, min-p, XTC and temperature followed by a seeded draw,
+// and the log-probabilities the OpenAI API reports. The order of the steps
+// and their semantics follow llama.cpp's default sampler chain:
 //
-//	logit bias → penalties → greedy argmax
-//	                       → top-k → top-p → min-p → temperature → softmax → draw
+//	logit bias → penalties → DRY → greedy argmax
+//	      → top-k → typical-p → top-p → min-p → XTC → temperature → softmax → draw
+//
+// Without typical-p, XTC or min_keep, top-k/top-p/min-p take fast paths that
+// avoid sorting the vocabulary (truncate.go, topp.go); with them, the general
+// chain (chain.go) follows llama.cpp step by step in float32. XTC's coin comes
+// from a Mersenne Twister seeded as llama.cpp's, so the same seed drops the
+// same tokens; the final draw uses this package's own generator, so the
+// token drawn from the survivors is not llama.cpp's. Greedy sampling
+// (temperature <= 0) skips truncation altogether, XTC included.
 //
 // Sampling is deterministic: the same Params (with HasSeed), the same logits
 // and the same histories give the same tokens, call after call. Nothing in

@@ -58,6 +58,36 @@ type Params struct {
 	// llama.cpp's default of 64 is the caller's to apply.
 	PenaltyLastN int
 
+	// MinKeep is the fewest tokens typical-p, top-p, min-p and XTC may
+	// leave (llama.cpp's min_keep); 0 or 1 means at least one.
+	MinKeep int
+	// TypicalP is locally typical sampling's mass: keep the tokens whose
+	// surprise is closest to the distribution's entropy until their
+	// probability adds up to more than TypicalP. 0 or 1 disables it.
+	TypicalP float32
+	// XTCProbability is the chance, per token, that XTC ("exclude top
+	// choices") runs: it then drops every token whose probability is at
+	// least XTCThreshold except the least likely of them. 0 disables it, as
+	// does a threshold above 0.5.
+	XTCProbability float32
+	XTCThreshold   float32
+
+	// DRY ("don't repeat yourself") penalizes a token that would extend a
+	// run of tokens already seen earlier in the window by
+	// DryMultiplier * DryBase^(run length - DryAllowedLength), for runs of
+	// at least DryAllowedLength. DryMultiplier 0 or DryBase < 1 disables it.
+	DryMultiplier    float32
+	DryBase          float32
+	DryAllowedLength int
+	// DryPenaltyLastN is how many of the most recent history tokens DRY
+	// looks at: 0 disables it, -1 means the whole history.
+	DryPenaltyLastN int
+	// DryBreakers are the sequence breakers as token sequences in text
+	// order: a head token and the tokens that follow it (llama.cpp's
+	// processed breakers; see DryBreakerSequences). A run never extends
+	// across one, and a single-token breaker is never penalized.
+	DryBreakers [][]int32
+
 	// LogitBias is added to the logits of the given tokens; -Inf bans a
 	// token. New copies it, so later changes to the map have no effect.
 	LogitBias map[int32]float32
@@ -97,6 +127,11 @@ func (p Params) Validate() error {
 		{"repetition_penalty", p.RepetitionPenalty},
 		{"presence_penalty", p.PresencePenalty},
 		{"frequency_penalty", p.FrequencyPenalty},
+		{"typical_p", p.TypicalP},
+		{"xtc_probability", p.XTCProbability},
+		{"xtc_threshold", p.XTCThreshold},
+		{"dry_multiplier", p.DryMultiplier},
+		{"dry_base", p.DryBase},
 	}
 	for _, f := range finite {
 		if !isFinite(f.v) {
@@ -112,6 +147,20 @@ func (p Params) Validate() error {
 		return fmt.Errorf("%w: repetition_penalty %v is negative", ErrInvalidParams, p.RepetitionPenalty)
 	case p.PenaltyLastN < 0:
 		return fmt.Errorf("%w: penalty_last_n %d is negative", ErrInvalidParams, p.PenaltyLastN)
+	case p.TypicalP < 0 || p.TypicalP > 1:
+		return fmt.Errorf("%w: typical_p %v is outside [0, 1]", ErrInvalidParams, p.TypicalP)
+	case p.XTCProbability < 0 || p.XTCProbability > 1:
+		return fmt.Errorf("%w: xtc_probability %v is outside [0, 1]", ErrInvalidParams, p.XTCProbability)
+	case p.XTCThreshold < 0 || p.XTCThreshold > 1:
+		return fmt.Errorf("%w: xtc_threshold %v is outside [0, 1]", ErrInvalidParams, p.XTCThreshold)
+	case p.MinKeep < 0:
+		return fmt.Errorf("%w: min_keep %d is negative", ErrInvalidParams, p.MinKeep)
+	case p.DryMultiplier < 0:
+		return fmt.Errorf("%w: dry_multiplier %v is negative", ErrInvalidParams, p.DryMultiplier)
+	case p.DryAllowedLength < 0:
+		return fmt.Errorf("%w: dry_allowed_length %d is negative", ErrInvalidParams, p.DryAllowedLength)
+	case p.DryPenaltyLastN < -1:
+		return fmt.Errorf("%w: dry_penalty_last_n %d: want -1 (the whole history), 0 (off) or a window", ErrInvalidParams, p.DryPenaltyLastN)
 	case p.Logprobs < 0 || p.Logprobs > MaxLogprobs:
 		return fmt.Errorf("%w: logprobs %d is outside [0, %d]", ErrInvalidParams, p.Logprobs, MaxLogprobs)
 	}
@@ -138,7 +187,7 @@ func (p Params) Validate() error {
 // logprobs), so a device holding the logits may pick the token itself.
 // Sample still reports rows with a NaN, +Inf or only -Inf as errors.
 func (p Params) Argmax() bool {
-	return p.greedy() && len(p.LogitBias) == 0 && !p.penalties() && !p.logprobs()
+	return p.greedy() && len(p.LogitBias) == 0 && !p.penalties() && !p.dry() && !p.logprobs()
 }
 
 func (p Params) greedy() bool     { return p.Temperature <= 0 }
@@ -150,6 +199,19 @@ func (p Params) repetition() bool { return p.RepetitionPenalty != 0 && p.Repetit
 func (p Params) penalties() bool {
 	return p.repetition() || p.PresencePenalty != 0 || p.FrequencyPenalty != 0
 }
+
+func (p Params) typical() bool { return p.TypicalP > 0 && p.TypicalP < 1 }
+func (p Params) xtc() bool     { return p.XTCProbability > 0 && p.XTCThreshold <= 0.5 }
+
+// dry reports whether DRY runs (llama.cpp: multiplier != 0, base >= 1,
+// window != 0).
+func (p Params) dry() bool {
+	return p.DryMultiplier != 0 && p.DryBase >= 1 && p.DryPenaltyLastN != 0
+}
+
+// chain reports whether truncation needs llama.cpp's general chain (typical,
+// XTC, min_keep), which sorts the candidates, rather than the fast paths.
+func (p Params) chain() bool { return p.typical() || p.xtc() || p.MinKeep > 1 }
 
 func (p Params) logprobs() bool { return p.WantLogprob || p.Logprobs > 0 }
 

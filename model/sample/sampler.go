@@ -39,6 +39,10 @@ type Sampler struct {
 	cand   []candidate    // (vocab, or TopK) tokens that survive truncation
 	lpCand []candidate    // (Logprobs) most likely tokens, for Token.Top
 	top    []TokenLogprob // (Logprobs) what Token.Top returns
+
+	dryCounts []int32         // (DRY window) repeat counts
+	dryMax    map[int32]int32 // token -> longest run it would extend
+	xtc       xtcCoin         // XTC's own random stream, as llama.cpp's
 }
 
 type tokenBias struct {
@@ -65,6 +69,10 @@ func New(p Params) (*Sampler, error) {
 		seed = rand.Uint64()
 	}
 	s.rng.Seed(seed, pcgStream)
+	s.xtc.seed = uint32(seed)
+	if s.p.dry() {
+		s.dryMax = make(map[int32]int32)
+	}
 	return s, nil
 }
 
@@ -99,7 +107,12 @@ func (s *Sampler) Sample(logits []float32, history []int32) (Token, error) {
 	}
 	tok := Token{ID: int32(best)}
 	if !s.p.greedy() {
-		tok.ID = s.draw(s.truncate(l, l[best]), l[best])
+		if s.p.chain() {
+			cand := s.chainTruncate(l)
+			tok.ID = s.draw(cand, maxLogit(cand))
+		} else {
+			tok.ID = s.draw(s.truncate(l, l[best]), l[best])
+		}
 	}
 	if s.p.logprobs() {
 		s.fillLogprobs(&tok, l, l[best])
@@ -107,10 +120,10 @@ func (s *Sampler) Sample(logits []float32, history []int32) (Token, error) {
 	return tok, nil
 }
 
-// adjust applies logit bias, then the penalties, and returns the adjusted
+// adjust applies logit bias, then the penalties, then DRY, and returns the adjusted
 // logits: logits itself when there is nothing to apply, else s.logits.
 func (s *Sampler) adjust(logits []float32, history []int32) []float32 {
-	if len(s.bias) == 0 && !s.p.penalties() {
+	if len(s.bias) == 0 && !s.p.penalties() && !s.p.dry() {
 		return logits
 	}
 	n := len(logits)
@@ -124,6 +137,9 @@ func (s *Sampler) adjust(logits []float32, history []int32) []float32 {
 	}
 	if s.p.penalties() {
 		s.penalize(l, history)
+	}
+	if s.p.dry() {
+		s.dryPenalize(l, history)
 	}
 	return l
 }
@@ -189,6 +205,15 @@ func (s *Sampler) fillLogprobs(tok *Token, l []float32, max float32) {
 	tok.Top = top
 }
 
+// maxLogit is the largest logit of cand (not empty).
+func maxLogit(cand []candidate) float32 {
+	mx := cand[0].logit
+	for _, c := range cand[1:] {
+		mx = max(mx, c.logit)
+	}
+	return mx
+}
+
 // uniform returns a random float64 in [0, 1).
 func (s *Sampler) uniform() float64 {
 	return float64(s.rng.Uint64()>>11) * 0x1p-53
@@ -199,6 +224,15 @@ func (s *Sampler) uniform() float64 {
 // token, so a sequence recomputed after preemption, or moved to another
 // device, draws the same tokens.
 func (s *Sampler) Reseed(seed uint64) { s.rng.Seed(seed, pcgStream) }
+
+// Seek prepares draw number draw (0 for a sequence's first token) of a
+// sequence seeded with seed: it reseeds the draw's random stream with
+// DrawSeed(seed, draw), and moves XTC's stream to its draw'th coin, so that
+// both depend on (seed, draw) alone, whatever Sample calls came before.
+func (s *Sampler) Seek(seed, draw uint64) {
+	s.Reseed(DrawSeed(seed, draw))
+	s.xtc.seek(uint32(seed), draw)
+}
 
 // DrawSeed mixes a sequence's seed with the number of its draw (splitmix64).
 func DrawSeed(seed, draw uint64) uint64 {

@@ -144,12 +144,20 @@ func continueFinal(out, final string) (string, error) {
 	return out[:i+len(stripped)], nil
 }
 
-func (t *Template) render(messages []Message, o Options, objectArgs bool) (out string, err error) {
+func (t *Template) render(messages []Message, o Options, objectArgs bool) (string, error) {
+	out, _, err := t.renderBudget(messages, o, objectArgs)
+	return out, err
+}
+
+// renderBudget is render, returning also the budget the render had left.
+func (t *Template) renderBudget(messages []Message, o Options, objectArgs bool) (out string, bud *budget, err error) {
 	vars := map[string]any{}
+	input := 0 // bytes
 	for k, v := range o.Extra {
 		if vars[k], err = toPy(v); err != nil {
-			return "", fmt.Errorf("chat: chat_template_kwargs %q: %w", k, err)
+			return "", bud, fmt.Errorf("chat: chat_template_kwargs %q: %w", k, err)
 		}
+		input += deepSize(vars[k])
 	}
 	var raised *TemplateError
 	now := o.Now
@@ -158,11 +166,11 @@ func (t *Template) render(messages []Message, o Options, objectArgs bool) (out s
 	}
 	msgs, err := messageValues(messages, objectArgs)
 	if err != nil {
-		return "", err
+		return "", bud, err
 	}
 	tools, err := toolValues(o.Tools)
 	if err != nil {
-		return "", err
+		return "", bud, err
 	}
 	if o.ToolDescriptions {
 		describeTools(tools)
@@ -181,20 +189,30 @@ func (t *Template) render(messages []Message, o Options, objectArgs bool) (out s
 		return exec.AsValue(strftime(now(), pyStr(unwrap(va.First()))))
 	})
 
+	bud = newBudget(input + deepSize(msgs) + deepSize(tools))
 	defer func() {
 		if p := recover(); p != nil {
+			if se, ok := p.(*sizeError); ok {
+				out, err = "", bud.tooBig(se)
+				if !errors.As(err, new(*BudgetError)) {
+					err = renderError(err)
+				}
+				return
+			}
 			out, err = "", fmt.Errorf("chat: render: %v", p)
 		}
 	}()
-	vars[budgetVar] = &budget{steps: maxSteps}
+	bud.install(vars)
 	var b strings.Builder
-	err = t.tpl.Execute(&cappedWriter{w: &b}, exec.NewContext(vars))
+	err = t.tpl.Execute(&cappedWriter{w: &b, b: bud}, exec.NewContext(vars))
 	out = b.String()
 	switch {
+	case bud.err != nil:
+		return "", bud, bud.err
 	case raised != nil:
-		return "", raised
+		return "", bud, raised
 	case err != nil:
-		return "", renderError(err)
+		return "", bud, renderError(err)
 	}
-	return out, nil
+	return out, bud, nil
 }

@@ -43,6 +43,9 @@ func newEnvironment() *exec.Environment {
 	for name, f := range operatorFilters {
 		ours[name] = filter(f)
 	}
+	for name, f := range getters {
+		ours[name] = getter(f)
+	}
 	filters.Update(exec.NewFilterSet(ours))
 
 	tests := map[string]exec.TestFunction{}

@@ -13,8 +13,27 @@ import (
 type pyFunc func(in any, args []any, kwargs map[string]any) (any, error)
 
 // filter adapts f to gonja: errors in the input pass through, a returned
-// error becomes gonja's error value.
+// error becomes gonja's error value, and the call is charged to the
+// render's budget (what it read and what it built).
 func filter(f pyFunc) exec.FilterFunction {
+	return adapt(f, func(b *budget, in any, args []any, out any) error {
+		if isStr(in) {
+			in = nil // charged before the call
+		}
+		return b.spendValue(in, args, out)
+	})
+}
+
+// getter adapts an attribute or item access: it builds nothing (but a
+// string's characters, to index one) and its result may be a method,
+// whose calls are charged.
+func getter(f pyFunc) exec.FilterFunction {
+	return adapt(f, func(*budget, any, []any, any) error { return nil })
+}
+
+// adapt is filter and getter: f's call with the arguments unwrapped, its
+// cost charged by spend.
+func adapt(f pyFunc, spend func(b *budget, in any, args []any, out any) error) exec.FilterFunction {
 	return func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 		if in.IsError() {
 			return in
@@ -27,19 +46,41 @@ func filter(f pyFunc) exec.FilterFunction {
 		for k, v := range params.KwArgs {
 			kwargs[k] = unwrap(v)
 		}
+		b := budgetOf(e.Environment.Context)
+		if b != nil && isStr(unwrap(in)) {
+			// a string is read before the call: its cost is known
+			if err := b.spend(size(unwrap(in)), 0); err != nil {
+				return exec.AsValue(err)
+			}
+		}
 		out, err := f(unwrap(in), args, kwargs)
-		if err != nil {
+		if b == nil {
+			return exec.AsValue(out)
+		} else if err != nil {
+			return exec.AsValue(b.checked(err))
+		}
+		for _, v := range kwargs {
+			args = append(args, v)
+		}
+		if err := spend(b, unwrap(in), args, out); err != nil {
 			return exec.AsValue(err)
+		}
+		if m, ok := out.(fn); ok {
+			return exec.AsValue(b.charged(m))
 		}
 		return exec.AsValue(out)
 	}
 }
 
+// getters are a.b and a[b] (see operatorFilters).
+var getters = map[string]pyFunc{
+	"__getattr": func(in any, args []any, _ map[string]any) (any, error) { return getattr(in, args[0].(string)) },
+	"__getitem": func(in any, args []any, _ map[string]any) (any, error) { return getitem(in, args[0]) },
+}
+
 // operatorFilters carry the expressions rewrite.go takes away from gonja's
 // evaluator: a.b, a[b], a + b, a ~ b, comparisons, literals and printing.
 var operatorFilters = map[string]pyFunc{
-	"__getattr": func(in any, args []any, _ map[string]any) (any, error) { return getattr(in, args[0].(string)) },
-	"__getitem": func(in any, args []any, _ map[string]any) (any, error) { return getitem(in, args[0]) },
 	"__op": func(in any, args []any, _ map[string]any) (any, error) {
 		op, right := args[0].(string), args[1]
 		if (in == nil || right == nil) && op != "==" && op != "!=" {
@@ -89,6 +130,9 @@ var pyFilters = map[string]pyFunc{
 		}
 		switch ind := arg(args, kw, 1, "indent", none).(type) {
 		case int:
+			if err := repeatLen(1, ind); err != nil {
+				return nil, err
+			}
 			s := strings.Repeat(" ", max(ind, 0))
 			o.indent, o.itemSep = &s, ","
 		case string:
@@ -129,14 +173,11 @@ var pyFilters = map[string]pyFunc{
 			}
 		}
 		sep := pyStr(arg(args, kw, 0, "d", ""))
-		if err := repeatLen(len(sep), len(items)); err != nil {
+		parts, err := joinParts(items, sep, pyStr)
+		if err != nil {
 			return nil, err
 		}
-		parts := make([]string, len(items))
-		for i, it := range items {
-			parts[i] = pyStr(it)
-		}
-		return checkSize(strings.Join(parts, sep), nil)
+		return strings.Join(parts, sep), nil
 	},
 	"default": defaultFilter,
 	"d":       defaultFilter,

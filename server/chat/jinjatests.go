@@ -19,6 +19,11 @@ func test(t pyTest) exec.TestFunction {
 		for i, a := range params.Args {
 			args[i] = unwrap(a)
 		}
+		if b := budgetOf(e.Environment.Context); b != nil {
+			if err := b.spendValue(unwrap(in), args, nil); err != nil {
+				return false, err
+			}
+		}
 		return t(unwrap(in), args)
 	}
 }

@@ -108,7 +108,8 @@ func (t *Template) probe() {
 	renders := func(msgs []Message, o Options, objectArgs bool) (ok, limit bool) {
 		_, err := t.render(msgs, o, objectArgs)
 		var re *RenderError
-		limit = errors.As(err, &re) && (strings.HasPrefix(re.Msg, "RuntimeError: ") || strings.HasPrefix(re.Msg, "MemoryError: "))
+		limit = errors.As(err, new(*BudgetError)) ||
+			errors.As(err, &re) && (strings.HasPrefix(re.Msg, "RuntimeError: ") || strings.HasPrefix(re.Msg, "MemoryError: "))
 		return err == nil, limit
 	}
 	call := func(stringContent bool) (ok, limit bool) { // the probe call, its arguments as text or as an object

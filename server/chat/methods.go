@@ -211,7 +211,11 @@ func strMethod(s, name string) func([]any, map[string]any) (any, error) {
 	case "replace":
 		return func(args []any, kw map[string]any) (any, error) {
 			count, _ := arg(args, kw, 2, "count", -1).(int)
-			return strings.Replace(s, pyStr(arg(args, kw, 0, "old", "")), pyStr(arg(args, kw, 1, "new", "")), count), nil
+			old, new := pyStr(arg(args, kw, 0, "old", "")), pyStr(arg(args, kw, 1, "new", ""))
+			if err := replacedLen(s, old, new, count); err != nil {
+				return nil, err
+			}
+			return strings.Replace(s, old, new, count), nil
 		}
 	case "find", "rfind", "count":
 		return func(args []any, kw map[string]any) (any, error) {
@@ -230,12 +234,14 @@ func strMethod(s, name string) func([]any, map[string]any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			parts := make([]string, len(items))
 			for i, it := range items {
 				if !isStr(it) {
 					return nil, typeError("sequence item %d: expected str instance, %s found", i, typeName(it))
 				}
-				parts[i] = pyStr(it)
+			}
+			parts, err := joinParts(items, s, pyStr)
+			if err != nil {
+				return nil, err
 			}
 			return strings.Join(parts, s), nil
 		}
@@ -382,12 +388,13 @@ func title(s string) string { return cases.Title(language.Und, cases.NoLower).St
 // other lower-cased.
 func strTitle(s string) string {
 	var b strings.Builder
+	lo, ti := cases.Lower(language.Und), cases.Title(language.Und, cases.NoLower) // once: making one costs a µs
 	prevLetter := false
 	for _, r := range s {
 		if prevLetter {
-			b.WriteString(lower(string(r)))
+			b.WriteString(lo.String(string(r)))
 		} else {
-			b.WriteString(title(string(r)))
+			b.WriteString(ti.String(string(r)))
 		}
 		prevLetter = unicode.IsLetter(r)
 	}

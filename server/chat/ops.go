@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
@@ -103,7 +104,11 @@ func getitem(obj, key any) (any, error) {
 		if v, ok := o.lookup(key); ok {
 			return v, nil
 		}
-	case string, markup, list, tuple, []any, exec.ValuesList, generator:
+	case string, markup:
+		if i, ok := key.(int); ok {
+			return runeAt(pyStr(o), i), nil
+		}
+	case list, tuple, []any, exec.ValuesList, generator:
 		if i, ok := key.(int); ok {
 			if _, isGen := o.(generator); isGen {
 				return nil, typeError("'generator' object is not subscriptable")
@@ -122,6 +127,24 @@ func getitem(obj, key any) (any, error) {
 		return getattr(obj, s)
 	}
 	return nil, nil
+}
+
+// runeAt is s[i] in Python (i counts code points, from the end when
+// negative), or Undefined past either end; it builds nothing.
+func runeAt(s string, i int) any {
+	if i < 0 {
+		i += utf8.RuneCountInString(s)
+	}
+	if i < 0 {
+		return nil
+	}
+	for _, r := range s {
+		if i == 0 {
+			return string(r)
+		}
+		i--
+	}
+	return nil
 }
 
 // sequence returns the items of a str (its characters), list or tuple.

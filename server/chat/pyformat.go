@@ -155,7 +155,11 @@ func braceFormat(format string, args []any, kwargs map[string]any) (string, erro
 				return "", &pyError{"KeyError", strRepr(field)}
 			}
 		}
-		b.WriteString(pyStr(v))
+		if s := pyStr(v); b.Len()+len(s) <= maxString {
+			b.WriteString(s)
+		} else {
+			return "", tooLong(b.Len() + len(s))
+		}
 	}
 	return b.String(), nil
 }

@@ -21,13 +21,18 @@ type jsonOptions struct {
 }
 
 // dumpJSON is Python's json.dumps with opts.
-func dumpJSON(x any, opts jsonOptions) (string, error) {
+func dumpJSON(x any, opts jsonOptions) (any, error) {
 	var b strings.Builder
-	err := writeJSON(&b, x, opts, 0)
-	return b.String(), err
+	if err := writeJSON(&b, x, opts, 0); err != nil {
+		return "", err
+	}
+	return checkSize(b.String(), nil)
 }
 
 func writeJSON(b *strings.Builder, x any, o jsonOptions, depth int) error {
+	if b.Len() > maxString {
+		return tooLong(b.Len())
+	}
 	switch v := unwrap(x).(type) {
 	case *noneType:
 		b.WriteString("null")

@@ -37,6 +37,7 @@ func pyStr(x any) string {
 				b.WriteString(", ")
 			}
 			b.WriteString(strRepr(k) + ": " + pyRepr(v.vals[k]))
+			boundedRepr(b.Len())
 		}
 		b.WriteString("}>")
 		return b.String()
@@ -74,6 +75,7 @@ func pyRepr(x any) string {
 			}
 			val, _ := v.lookup(k)
 			b.WriteString(pyRepr(k) + ": " + pyRepr(val))
+			boundedRepr(b.Len())
 		}
 		b.WriteByte('}')
 		return b.String()
@@ -82,8 +84,11 @@ func pyRepr(x any) string {
 	}
 	if items, ok := sequence(x); ok && !isStr(x) {
 		parts := make([]string, len(items))
+		n := 0
 		for i, it := range items {
 			parts[i] = pyRepr(it)
+			n += len(parts[i]) + 2
+			boundedRepr(n)
 		}
 		if _, ok := x.(tuple); ok {
 			if len(parts) == 1 {

@@ -71,7 +71,16 @@ func (s *macroStmt) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) 
 		if out.IsError() {
 			return out
 		}
-		return exec.AsValue(out.String())
+		s := out.String()
+		if b := budgetOf(r.Environment.Context); b != nil {
+			if len(s) > maxString {
+				return exec.AsValue(b.tooBig(&sizeError{len(s)}))
+			}
+			if err := b.spend(len(s), len(s)); err != nil {
+				return exec.AsValue(err)
+			}
+		}
+		return exec.AsValue(s)
 	}))
 	return nil
 }
@@ -98,7 +107,7 @@ func (s *setStmt) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) er
 	case s.body != nil:
 		var out strings.Builder
 		sub := r.Inherit()
-		sub.Output = &cappedWriter{w: &out}
+		sub.Output = capped(r, &out)
 		if err := sub.ExecuteWrapper(s.body); err != nil {
 			return err
 		}

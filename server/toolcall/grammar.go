@@ -11,6 +11,17 @@ import (
 // ErrNoGrammar: the format's calls cannot be written as a grammar (yet).
 var ErrNoGrammar = errors.New("toolcall: no grammar for this format")
 
+// ToolError is a tool whose calls Grammar could not write: a bad name, or
+// parameters outside model/grammar's subset or past its work bound. Index
+// is the tool's place in Calls.Tools.
+type ToolError struct {
+	Index int
+	Err   error
+}
+
+func (e *ToolError) Error() string { return e.Err.Error() }
+func (e *ToolError) Unwrap() error { return e.Err }
+
 // Calls says which calls a Grammar allows.
 type Calls struct {
 	Tools []Tool
@@ -65,7 +76,7 @@ func Grammar(f Format, c Calls) (string, error) {
 			continue
 		}
 		if !isName(t.Name) {
-			return "", fmt.Errorf("toolcall: tool %q: a name of letters, digits and _-.:/ is needed", t.Name)
+			return "", &ToolError{i, fmt.Errorf("toolcall: tool %q: a name of letters, digits and _-.:/ is needed", t.Name)}
 		}
 		rule := "call-" + strconv.Itoa(i)
 		prefix := "t" + strconv.Itoa(i) + "-"
@@ -78,7 +89,7 @@ func Grammar(f Format, c Calls) (string, error) {
 				call, err = (&gemmaConv{b: &b, prefix: prefix}).call(t)
 			}
 			if err != nil {
-				return "", fmt.Errorf("toolcall: tool %q: %w", t.Name, err)
+				return "", &ToolError{i, fmt.Errorf("toolcall: tool %q: %w", t.Name, err)}
 			}
 			fmt.Fprintf(&b, "%s ::= %s\n", rule, call)
 			alts = append(alts, rule)
@@ -90,10 +101,10 @@ func Grammar(f Format, c Calls) (string, error) {
 		}
 		src, err := c.schemaGBNF(params)
 		if err != nil {
-			return "", fmt.Errorf("toolcall: tool %q: parameters: %w", t.Name, err)
+			return "", &ToolError{i, fmt.Errorf("toolcall: tool %q: parameters: %w", t.Name, err)}
 		}
 		if err := prefixRules(&b, src, prefix); err != nil {
-			return "", fmt.Errorf("toolcall: tool %q: %w", t.Name, err)
+			return "", &ToolError{i, fmt.Errorf("toolcall: tool %q: %w", t.Name, err)}
 		}
 		fmt.Fprintf(&b, "%s ::= %s\n", rule, sh.call(t.Name, prefix+"root"))
 		alts = append(alts, rule)
