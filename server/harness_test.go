@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,6 +46,9 @@ type options struct {
 	// wrap, when set, wraps the device: a CPU backend of rt's NumBlocks,
 	// BlockSize and NumHostBlocks (which must be set).
 	wrap func(actors.Backend) actors.Backend
+	// connState, when set, sees the server's connections (http.Server's
+	// ConnState), to shape their sockets.
+	connState func(net.Conn, http.ConnState)
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -90,6 +94,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config = srv.HTTPServer() // the timeouts troupe serve runs with
+	ts.Config.ConnState = o.connState
 	ts.Start()
 	t.Cleanup(func() {
 		ts.Close()

@@ -51,11 +51,22 @@ type Config struct {
 	// token; past it the request is cancelled and answered 408 (an error
 	// event when streaming). 0: no limit.
 	RequestTimeout time.Duration
+	// WriteStallTimeout bounds each write of a response (a per-write
+	// deadline; streamwrite.go): a client that reads nothing for that long
+	// has its request cancelled, which frees its sequences and admission
+	// slot. A request thus lasts at most RequestTimeout plus one
+	// WriteStallTimeout. 0: 30s.
+	WriteStallTimeout time.Duration
+	// MaxQueuedOutputBytes bounds the output a request holds waiting to be
+	// written to its client; past it the request is cancelled (408
+	// output_backlog, or an error event). 0: 4 MiB.
+	MaxQueuedOutputBytes int
 	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound how long a client
 	// may take to send its headers, its whole request, and how long an idle
 	// connection stays open (slow clients cannot hold connections forever);
-	// 0: 10s, 60s, 120s. There is no write timeout: a stream may rightly
-	// run for minutes (RequestTimeout bounds it).
+	// 0: 10s, 60s, 120s. There is no timeout on a whole response: a stream
+	// may rightly run for minutes (RequestTimeout bounds it, and
+	// WriteStallTimeout each write).
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 	// Cluster, when set, places each request on a node of the cluster
 	// (this one included) instead of running it on this node's runtime.
@@ -132,6 +143,12 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	if cfg.MaxBodyBytesInFlight <= 0 {
 		cfg.MaxBodyBytesInFlight = 2 * cfg.MaxBodyBytes
 	}
+	if cfg.WriteStallTimeout <= 0 {
+		cfg.WriteStallTimeout = 30 * time.Second
+	}
+	if cfg.MaxQueuedOutputBytes <= 0 {
+		cfg.MaxQueuedOutputBytes = 4 << 20
+	}
 	if cfg.MaxLiveListeners <= 0 {
 		cfg.MaxLiveListeners = 64
 	}
@@ -200,9 +217,11 @@ func (s *Server) WaitIdle(ctx context.Context) error {
 
 // Handler is the server's HTTP handler: the route table, with every /v1
 // route also served without the prefix, OPTIONS and CORS on every route,
-// the Host and cross-site guards (hostcheck.go), and one log line per
-// request.
-func (s *Server) Handler() http.Handler { return s.logged(s.guarded(s.unprefixed(s.cors(s.mux)))) }
+// the Host and cross-site guards (hostcheck.go), a bound on each write
+// (streamwrite.go), and one log line per request.
+func (s *Server) Handler() http.Handler {
+	return s.logged(s.stallBounded(s.guarded(s.unprefixed(s.cors(s.mux)))))
+}
 
 // HTTPServer is an http.Server for Handler with the Config's timeouts and
 // a 64 KiB bound on request headers.
