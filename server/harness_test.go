@@ -129,6 +129,12 @@ func post(t testing.TB, url, body string, header ...string) (*http.Response, []b
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and returns the response, its body read.
+func roundTrip(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
