@@ -7,7 +7,7 @@ BIN       := bin/troupe
 
 export TROUPE_TEST_MODELS ?= $(MODELS)
 
-.PHONY: all build run test test-go test-race vet fuzz fuzz-short soak soak-short bench bench-compare bench-mmap testdata clean
+.PHONY: all build run test test-go test-race vet cross test-arm64 dist fuzz fuzz-short soak soak-short bench bench-compare bench-mmap testdata clean
 
 all: build
 
@@ -34,7 +34,7 @@ run: build
 
 # Everything CI runs: test data, vet, the suite, the race detector over the
 # concurrent packages, each fuzz target briefly, and a two-minute soak.
-test: testdata vet test-go test-race fuzz-short soak-short
+test: testdata vet cross test-go test-arm64 test-race fuzz-short soak-short
 
 testdata:
 	./scripts/testdata-npm.sh
@@ -43,9 +43,60 @@ testdata:
 	./scripts/testdata-clang.sh
 	./scripts/testdata-chromium.sh
 	./scripts/testdata-schemas.sh
+	./scripts/testdata-qemu.sh
 
 vet:
 	$(GO) vet ./...
+
+# The other platforms troupe ships build: arm64 for linux and darwin (the
+# NEON kernels; vet checks their frames against the Go declarations), and
+# riscv64 for the portable Go kernels every other GOARCH runs.
+cross:
+	GOOS=linux GOARCH=arm64 $(GO) build ./...
+	GOOS=linux GOARCH=arm64 $(GO) vet ./compute
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	GOOS=linux GOARCH=riscv64 $(GO) build ./...
+
+# The arm64 kernels under qemu-aarch64 (Debian's qemu-user), once per ISA
+# level, bit for bit against the Go reference: the test binaries are
+# cross-compiled and run in their package's directory with each CPU model of
+# ARM64_CPUS (model:level; TestWantISA checks that the kernels run at that
+# level). ARM64_RUN_<pkg> narrows a package to the tests that reach the
+# kernels, as emulation is 10-50x slower than native: the whole compute
+# package, model's llama.cpp parity and batch invariance on the small
+# models, actors' smoke and prefix-cache runs (TestPreemption alone took
+# 12 minutes under qemu on a loaded 2-CPU machine).
+ARM64_CPUS       ?= cortex-a72:neon neoverse-n1:dotprod max:i8mm
+ARM64_PKGS       ?= compute model actors
+ARM64_RUN_compute ?= .
+ARM64_RUN_model   ?= ^TestLogitParityGGUF$$|^TestBatchInvariance$$|^TestSynthParity$$|^TestMoEParity$$
+ARM64_RUN_actors  ?= ^TestSmoke$$|^TestPrefixCache$$
+QEMU_AARCH64     ?= qemu-aarch64
+# The aarch64 dynamic loader for the binaries that have one (actors' test
+# links the CUDA loader's dlopen): Debian's libc6-arm64-cross.
+ARM64_SYSROOT    ?= /usr/aarch64-linux-gnu
+test-arm64:
+	@command -v $(QEMU_AARCH64) >/dev/null || { echo "make test-arm64: $(QEMU_AARCH64) not found (Debian: apt-get install qemu-user)"; exit 2; }
+	@set -e; dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+	for p in $(ARM64_PKGS); do CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) test -c -o "$$dir/$$p.test" ./$$p; done; \
+	for c in $(ARM64_CPUS); do cpu=$${c%%:*}; level=$${c##*:}; \
+		for p in $(ARM64_PKGS); do \
+			case $$p in compute) run='$(ARM64_RUN_compute)';; model) run='$(ARM64_RUN_model)';; actors) run='$(ARM64_RUN_actors)';; *) run=.;; esac; \
+			echo "qemu-aarch64 -cpu $$cpu ($$level): $$p -run '$$run'"; start=$$(date +%s); \
+			(cd $$p && TROUPE_WANT_ISA=$$level $(QEMU_AARCH64) -L $(ARM64_SYSROOT) -cpu $$cpu "$$dir/$$p.test" -test.count=1 -test.timeout 30m -test.run "$$run|TestWantISA"); \
+			echo "  $$p on $$cpu: $$(( $$(date +%s) - start )) s"; \
+		done; \
+	done
+
+# Release binaries, CGO off: linux/amd64, linux/arm64, darwin/arm64 into
+# dist/troupe-VERSION-OS-ARCH.
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
+dist:
+	@mkdir -p dist
+	@set -e; for p in $(DIST_PLATFORMS); do os=$${p%%/*}; arch=$${p##*/}; \
+		out=dist/troupe-$(VERSION)-$$os-$$arch; echo "$$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o "$$out" ./cmd/troupe; \
+	done
 
 test-go:
 	$(GO) test -count=1 -timeout 15m ./...
@@ -134,4 +185,4 @@ bench-mmap: build
 	LLAMA_CPP="$(LLAMA_CPP)" TROUPE=./$(BIN) bench/mmap.sh "$(MMAP_MODEL)" $(MMAP_LIMITS)
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -106,7 +106,7 @@ func (c *compiler) Receive(ctx actor.Context) {
 }
 
 func (c *compiler) onCompile(ctx actor.Context, msg *compileGrammar) {
-	if msg.grammar == nil {
+	if msg.grammar == nil && msg.build == nil {
 		ctx.Respond(&grammarCompiled{err: fmt.Errorf("%w: no grammar", ErrInvalidRequest)})
 		return
 	}
@@ -225,11 +225,14 @@ func (c *compiler) onDone(ctx actor.Context, msg *jobDone) {
 	if b := msg.job.build; b != nil {
 		b.done = true
 	}
+	// A job stopped as abandoned (context.Canceled) fails none of those who
+	// came to wait for it since: they are scheduled again below.
+	failed := msg.err != nil && msg.job.isGrammar && !errors.Is(msg.err, context.Canceled)
 	left := c.waiting[:0]
 	for _, w := range c.waiting {
 		g := w.msg.grammar
 		switch res := c.ready(w); {
-		case msg.err != nil && msg.job.isGrammar && msg.job.kind == g.Kind && msg.job.source == g.Source:
+		case failed && g != nil && msg.job.kind == g.Kind && msg.job.source == g.Source:
 			ctx.Send(w.pid, &grammarCompiled{err: msg.err})
 		case res != nil:
 			ctx.Send(w.pid, res)

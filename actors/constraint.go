@@ -20,6 +20,13 @@ type constraint struct {
 // errNoToken is a grammar state that no token of the vocabulary continues.
 var errNoToken = errors.New("grammar: no token of the vocabulary can continue the output here")
 
+// grammarFault reports a sequence's grammar error that is the request's
+// fault: its grammar did not compile, passed a bound of model/grammar, or
+// allows no token of the model's vocabulary.
+func grammarFault(err error) bool {
+	return errors.Is(err, ErrInvalidRequest) || errors.Is(err, grammar.ErrTooComplex) || errors.Is(err, errNoToken)
+}
+
 func newConstraint(res *grammarCompiled, ignoreEOS bool, stats *grammarCounters) (*constraint, error) {
 	m, err := res.grammar.NewMatcher(res.vocab)
 	if err != nil {

@@ -60,20 +60,38 @@ func (r *Runtime) Embed(ctx context.Context, inputs [][]int32, opts EmbedOptions
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	out, err := r.pooled(ctx, inputs, pool, opts.Priority)
+	if err != nil {
 		return nil, nil, err
+	}
+	usage := &messages.Usage{}
+	for i, v := range out {
+		usage.PromptTokens += len(inputs[i])
+		if !opts.Raw {
+			model.Normalize(v, 2)
+		}
+	}
+	return out, usage, nil
+}
+
+// pooled runs each input (checked) as a prefill-only sequence in the
+// batcher's schedule and returns the pooled final hidden states, not
+// normalized.
+func (r *Runtime) pooled(ctx context.Context, inputs [][]int32, pool model.Pooling, priority int) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	done := make(chan embedDone, 1)
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
-		return nil, nil, ErrStopped
+		return nil, ErrStopped
 	}
 	ids := make([]uint64, len(inputs))
 	for i := range ids {
 		ids[i] = r.nextSeq.Add(1)
 	}
-	e := &embedRequest{rt: r, inputs: inputs, ids: ids, pooling: pool.String(), priority: opts.Priority,
+	e := &embedRequest{rt: r, inputs: inputs, ids: ids, pooling: pool.String(), priority: priority,
 		out: make([][]float32, len(inputs)), done: done}
 	pid := r.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return e }), "embed-")
 	r.requests[pid] = struct{}{}
@@ -88,17 +106,7 @@ func (r *Runtime) Embed(ctx context.Context, inputs [][]int32, opts EmbedOptions
 			res.err = ctx.Err()
 		}
 	}
-	if res.err != nil {
-		return nil, nil, res.err
-	}
-	usage := &messages.Usage{}
-	for i, v := range res.out {
-		usage.PromptTokens += len(inputs[i])
-		if !opts.Raw {
-			model.Normalize(v, 2)
-		}
-	}
-	return res.out, usage, nil
+	return res.out, res.err
 }
 
 // EmbedPooling is the pooling Embed uses for opts: opts.Pooling, else
@@ -112,42 +120,52 @@ func (r *Runtime) EmbedPooling(opts EmbedOptions) (model.Pooling, error) {
 }
 
 func (r *Runtime) checkEmbed(inputs [][]int32, opts EmbedOptions) (model.Pooling, error) {
-	bad := func(format string, args ...any) error {
-		return &RequestError{Param: "input", Msg: fmt.Sprintf(format, args...)}
-	}
 	pool, err := r.EmbedPooling(opts)
 	if err != nil {
 		return 0, &RequestError{Msg: err.Error()}
 	}
+	if err := r.checkPooledInputs(inputs, "input", "input"); err != nil {
+		return 0, err
+	}
+	return pool, nil
+}
+
+// checkPooledInputs checks that the devices compute hidden states and that
+// every input fits: param names the request's field, what an input in the
+// messages ("input": "input 3 is empty").
+func (r *Runtime) checkPooledInputs(inputs [][]int32, param, what string) error {
+	bad := func(format string, args ...any) error {
+		return &RequestError{Param: param, Msg: fmt.Sprintf(format, args...)}
+	}
 	for i, be := range r.devices {
 		if _, ok := be.(HiddenBackend); !ok {
-			return 0, fmt.Errorf("actors: device %d: %w", i, ErrNoEmbeddings)
+			return fmt.Errorf("actors: device %d: %w", i, ErrNoEmbeddings)
 		}
 	}
 	if len(inputs) == 0 {
-		return 0, bad("no inputs")
+		return bad("no %ss", what)
 	}
-	vocab := r.model.Config.VocabSize
+	c := &r.model.Config
 	for i, in := range inputs {
 		switch {
 		case len(in) == 0:
-			return 0, bad("input %d is empty", i)
+			return bad("%s %d is empty", what, i)
 		case len(in) > r.cfg.MaxModelLen:
-			return 0, bad("input %d has %d tokens; the context holds %d", i, len(in), r.cfg.MaxModelLen)
-		case r.model.Config.Arch == "bert" && len(in) > r.model.Config.ContextLen:
-			return 0, bad("input %d has %d tokens; the model's position embeddings cover %d", i, len(in), r.model.Config.ContextLen)
-		case r.model.Config.Encoder && len(in) > r.cfg.MaxNumBatchedTokens:
-			return 0, bad("input %d has %d tokens; an encoder computes an input in one step, of at most %d tokens (--max-num-batched-tokens)", i, len(in), r.cfg.MaxNumBatchedTokens)
+			return bad("%s %d has %d tokens; the context holds %d", what, i, len(in), r.cfg.MaxModelLen)
+		case c.Arch == "bert" && len(in) > c.ContextLen:
+			return bad("%s %d has %d tokens; the model's position embeddings cover %d", what, i, len(in), c.ContextLen)
+		case c.Encoder && len(in) > r.cfg.MaxNumBatchedTokens:
+			return bad("%s %d has %d tokens; an encoder computes an input in one step, of at most %d tokens (--max-num-batched-tokens)", what, i, len(in), r.cfg.MaxNumBatchedTokens)
 		case (len(in)+r.cfg.BlockSize-1)/r.cfg.BlockSize > r.cfg.NumBlocks:
-			return 0, bad("input %d has %d tokens, more than a device's %d KV blocks hold", i, len(in), r.cfg.NumBlocks)
+			return bad("%s %d has %d tokens, more than a device's %d KV blocks hold", what, i, len(in), r.cfg.NumBlocks)
 		}
 		for j, id := range in {
-			if id < 0 || int(id) >= vocab {
-				return 0, bad("input %d, token %d: id %d is outside the vocabulary (%d)", i, j, id, vocab)
+			if id < 0 || int(id) >= c.VocabSize {
+				return bad("%s %d, token %d: id %d is outside the vocabulary (%d)", what, i, j, id, c.VocabSize)
 			}
 		}
 	}
-	return pool, nil
+	return nil
 }
 
 // embedDone is an embedRequest's answer to Embed.

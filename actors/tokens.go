@@ -75,3 +75,19 @@ func (r *Runtime) MaxTokenBytes() int {
 	}
 	return longest
 }
+
+// FIMTokens are a vocabulary's fill-in-the-middle tokens (model/tokenizer's,
+// named here so that front ends need not import it).
+type FIMTokens = tokenizer.FIMTokens
+
+// FIMTokens returns the vocabulary's fill-in-the-middle tokens.
+func (r *Runtime) FIMTokens() FIMTokens { return r.tok.Vocab().FIM }
+
+// PrependsBOS returns the BOS token when the vocabulary prepends it to a
+// prompt encoded with special tokens, -1 otherwise.
+func (r *Runtime) PrependsBOS() int32 {
+	if v := r.tok.Vocab(); v.AddBOS && v.BOS >= 0 {
+		return v.BOS
+	}
+	return -1
+}

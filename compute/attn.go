@@ -25,7 +25,7 @@ func DotRows(out, q []float32, rows []uint16, stride, n int) {
 	_ = rows[(n-1)*stride+hd-1]
 	_ = out[n-1]
 	switch {
-	case hostISA.x86() && hd%64 == 0 && hd > 0:
+	case hostISA > Generic && hd%64 == 0 && hd > 0: // amd64's and arm64's levels
 		dotRows64Asm(&q[0], &rows[0], stride*2, n, hd, &out[0])
 	case hostISA.x86() && hd%8 == 0 && hd > 0 && hd < 64:
 		dotRowsAsm(&q[0], &rows[0], stride*2, n, hd, &out[0])

@@ -6,8 +6,6 @@ func dotRowsAsm(q *float32, k *uint16, stride, n, hd int, out *float32) { panic(
 
 func vkqRowsAsm(out *float32, v *uint16, stride, n, hd int, ms, vs *float32) { panic("no assembly") }
 
-func dotRows64Asm(q *float32, k *uint16, stride, n, hd int, out *float32) { panic("no assembly") }
-
 type (
 	dotGroupFunc func(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 	vkqGroupFunc func(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
@@ -23,10 +21,6 @@ type (
 func groupKernelsQ8(g, hd int) (dotGroupQ8Func, vkqGroupQ8Func) { return nil, nil }
 
 func maxGroup(hd int) int { return 1 }
-
-func roundF16sAsm(dst, src []float32) int { return 0 }
-
-func f16sAsm(dst []uint16, src []float32) int { return 0 }
 
 func softmaxScan(vs, ms []float32, scale float32) { softmaxScanGeneric(vs, ms, scale) }
 

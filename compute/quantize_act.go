@@ -86,7 +86,7 @@ func quantizeRowQ8_0(x []float32, y []blockQ8_0) { quantizeRowQ8_0Corr(x, y, 0) 
 // quantizeRowQ8_0Corr is quantizeRowQ8_0 that also sets each block's corr
 // to c·Σqs (see panelKernel.corr).
 func quantizeRowQ8_0Corr(x []float32, y []blockQ8_0, c int32) {
-	if hostISA >= AVX2 && len(y) > 0 {
+	if hostISA > Generic && len(y) > 0 {
 		_ = x[len(y)*32-1]
 		quantizeQ8_0Asm(x, y, c)
 		return
@@ -115,7 +115,7 @@ func quantizeRowQ8_0Generic(x []float32, y []blockQ8_0) {
 // d = amax/127. It runs the assembly version where there is one (the same
 // bits).
 func quantizeRowQ8_1(x []float32, y []blockQ8_1) {
-	if hostISA >= AVX2 && len(y) > 0 {
+	if hostISA > Generic && len(y) > 0 {
 		_ = x[len(y)*32-1]
 		quantizeQ8_1Asm(x, y)
 		return
@@ -151,7 +151,7 @@ func quantizeRowQ8_1Generic(x []float32, y []blockQ8_1) {
 //
 // It runs the assembly version where there is one (the same bits).
 func quantizeRowQ8_K(x []float32, y []blockQ8_K) {
-	if hostISA >= AVX2 && len(y) > 0 {
+	if hostISA > Generic && len(y) > 0 {
 		_ = x[len(y)*QK_K-1]
 		quantizeQ8_KAsm(x, y)
 		for i := range y {

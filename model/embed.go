@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -58,6 +59,8 @@ func (m *Model) EmbedPooling(want Pooling) (Pooling, error) {
 		return PoolingMean, nil
 	case PoolingMean, PoolingCLS, PoolingLast:
 		return p, nil
+	case PoolingRank:
+		return 0, errors.New("model: this model is a reranker (rank pooling): it scores query-document pairs (rerank), it makes no embeddings")
 	}
 	return 0, fmt.Errorf("model: %s pooling is not supported", p)
 }

@@ -53,13 +53,19 @@ func embedModelPath(t *testing.T, rel string) string {
 // synthEncoder writes the F16 encoder of shape (seed 1) into a temporary
 // directory.
 func synthEncoder(t *testing.T, shape string) string {
+	return synthFile(t, shape, "vocab/ggml-vocab-bert-bge.gguf")
+}
+
+// synthFile writes shape in F16 (seed 1) with the tokenizer of vocab (a
+// file under the test models) into a temporary directory.
+func synthFile(t *testing.T, shape, vocab string) string {
 	t.Helper()
 	s, ok := synth.LookupShape(shape)
 	ft, _ := synth.LookupFileType("F16")
 	if !ok {
 		t.Fatalf("no shape %q", shape)
 	}
-	vf, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-bert-bge.gguf"))
+	vf, err := gguf.Open(testmodels.Path(t, vocab))
 	if err != nil {
 		t.Fatal(err)
 	}

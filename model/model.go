@@ -19,6 +19,7 @@ type Model struct {
 	Tokenizer *tokenizer.Tokenizer
 
 	bert *bertWeights // an encoder's weights (bert.go); nil for a decoder
+	rank *rankHead    // a reranker's classification head (rank.go); nil for others
 
 	closer io.Closer // the mapped file(s) the weights point into
 }
@@ -53,14 +54,21 @@ func fromGGUF(f *gguf.File, o LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	var m *Model
 	if c.Encoder {
-		return encoderFromGGUF(f, c, f.Path, f)
+		m, err = encoderFromGGUF(f, c, f.Path, f)
+	} else if w, werr := loadWeights(f, c, o); werr != nil {
+		err = fmt.Errorf("model: %s: %w", f.Path, werr)
+	} else {
+		m = &Model{Config: *c, Weights: w, Path: f.Path, closer: f}
 	}
-	w, err := loadWeights(f, c, o)
+	if err == nil {
+		err = m.loadRankHead(f)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("model: %s: %w", f.Path, err)
+		return nil, err
 	}
-	return &Model{Config: *c, Weights: w, Path: f.Path, closer: f}, nil
+	return m, nil
 }
 
 // isDir reports whether path is a directory.

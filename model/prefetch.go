@@ -2,8 +2,9 @@ package model
 
 import (
 	"os"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // prefetch asks the OS to start reading the pages of the step's routed
@@ -32,5 +33,5 @@ func willNeed(b []byte) {
 	page := os.Getpagesize()
 	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) % uintptr(page)) // into its first page
 	lo := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), -off)
-	_ = syscall.Madvise(unsafe.Slice((*byte)(lo), off+len(b)), syscall.MADV_WILLNEED)
+	_ = unix.Madvise(unsafe.Slice((*byte)(lo), off+len(b)), unix.MADV_WILLNEED)
 }

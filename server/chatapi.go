@@ -110,38 +110,19 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if e := s.checkGrammar(r.Context(), g.Grammar, req.grammarParam); e != nil {
-		writeError(w, e)
-		return
-	}
-	if e := s.harmonyAnswer(r.Context(), g, req.grammarParam); e != nil {
-		writeError(w, e)
-		return
-	}
-	parser, e := s.toolParser(r.Context(), tools, g, text, req.grammarParam)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	if parser == nil {
-		parser = s.reasoningParser(g, text)
-	}
 	limit, param := req.MaxCompletionTokens, "max_completion_tokens"
 	if limit == nil {
 		limit, param = req.MaxTokens, "max_tokens"
 	}
-	if g.MaxTokens, e = maxTokens(limit, param, "messages", 0, len(prompt), s.rt.MaxModelLen()); e != nil {
-		writeError(w, e)
-		return
-	}
-	if err := s.rt.Check(g); err != nil {
-		writeError(w, userError(err))
-		return
-	}
-	j, e := s.launch(r.Context(), []*messages.GenerateRequest{g}, start)
+	j, parser, e := s.startGeneration(r.Context(), &generation{g: g, text: text, grammarParam: req.grammarParam, tools: tools, chat: true,
+		maxTokens: limit, maxParam: param, promptParam: "messages"}, start)
 	if e != nil {
 		writeError(w, e)
 		return
+	}
+	j.grammarParam = req.grammarParam
+	if tools.forced() {
+		j.grammarParam = "tools"
 	}
 	resp := &chatResponse{responseHead: s.head("chatcmpl-", start)}
 	if req.Stream {
@@ -198,50 +179,91 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 // did not write it.
 func (s *Server) renderChat(req *chatRequest) ([]int32, string, *apiError) {
 	if s.template == nil {
-		if errors.Is(s.tmplErr, chat.ErrNoTemplate) {
-			return nil, "", badRequest("messages", "this model has no chat template; start the server with --chat-template FILE, or use /v1/completions")
-		}
-		return nil, "", badRequest("messages", "%v", s.tmplErr)
-	}
-	if len(req.Messages) == 0 {
-		return nil, "", badRequest("messages", "messages must not be empty")
+		return nil, "", s.noTemplate()
 	}
 	msgs := make([]chat.Message, len(req.Messages))
 	for i, m := range req.Messages {
-		switch m.Role {
-		case "system", "user", "assistant", "tool", "developer":
-		default:
-			return nil, "", badRequest("messages", "messages[%d].role %q is not one of system, user, assistant, tool", i, m.Role)
+		if e := checkRole(i, m.Role); e != nil {
+			return nil, "", e
 		}
-		msgs[i] = chat.Message{Role: s.templateRole(m.Role), Content: m.Content.text, Name: m.Name, ToolCallID: m.ToolCallID,
-			StringContent: m.stringContent || s.template.NeedsStringContent(), Reasoning: m.messageReasoning()}
+		msgs[i] = chat.Message{Role: m.Role, Content: m.Content.text, Name: m.Name, ToolCallID: m.ToolCallID,
+			StringContent: m.stringContent, Reasoning: m.messageReasoning()}
 		calls, err := readToolCalls(m.ToolCalls)
 		if err != nil {
 			return nil, "", badRequest("messages", "messages[%d].tool_calls: %v", i, err)
 		}
 		msgs[i].ToolCalls = calls
-		s.harmonyMessage(&msgs[i])
+	}
+	in := renderInput{msgs: msgs, tools: req.Tools, kwargs: req.ChatTemplateKwargs, effort: req.ReasoningEffort,
+		addGenerationPrompt: req.AddGenerationPrompt, continueFinal: req.ContinueFinalMessage}
+	return s.render(&in)
+}
+
+// checkRole refuses a role the chat routes do not know.
+func checkRole(i int, role string) *apiError {
+	switch role {
+	case "system", "user", "assistant", "tool", "developer":
+		return nil
+	}
+	return badRequest("messages", "messages[%d].role %q is not one of system, user, assistant, tool", i, role)
+}
+
+// noTemplate is the error of a chat request to a model without a usable
+// chat template.
+func (s *Server) noTemplate() *apiError {
+	if errors.Is(s.tmplErr, chat.ErrNoTemplate) {
+		return badRequest("messages", "this model has no chat template; start the server with --chat-template FILE, or use /v1/completions")
+	}
+	return badRequest("messages", "%v", s.tmplErr)
+}
+
+// renderInput is what a conversation is rendered from, whatever API it
+// came in: the messages (their roles as the API has them), the tools as
+// OpenAI's JSON, the template variables and generation-prompt switches.
+type renderInput struct {
+	msgs                []chat.Message
+	tools               []json.RawMessage
+	kwargs              map[string]json.RawMessage
+	effort              *string
+	addGenerationPrompt *bool
+	continueFinal       bool
+}
+
+// render renders in with the chat template and tokenizes the text.
+func (s *Server) render(in *renderInput) ([]int32, string, *apiError) {
+	if s.template == nil {
+		return nil, "", s.noTemplate()
+	}
+	if len(in.msgs) == 0 {
+		return nil, "", badRequest("messages", "messages must not be empty")
+	}
+	msgs := make([]chat.Message, len(in.msgs))
+	for i, m := range in.msgs {
+		m.Role = s.templateRole(m.Role)
+		m.StringContent = m.StringContent || s.template.NeedsStringContent()
+		s.harmonyMessage(&m)
+		msgs[i] = m
 	}
 	bos, eos := s.rt.SpecialTokens()
 	o := chat.Options{AddGenerationPrompt: true, BOSToken: bos, EOSToken: eos, ToolDescriptions: s.template.NeedsToolDescription()}
-	for _, tool := range req.Tools { // raw, so tojson keeps the client's key order
+	for _, tool := range in.tools { // raw, so tojson keeps the client's key order
 		o.Tools = append(o.Tools, tool)
 	}
-	if len(req.ChatTemplateKwargs) > 0 {
-		o.Extra = make(map[string]any, len(req.ChatTemplateKwargs))
-		for k, v := range req.ChatTemplateKwargs {
+	if len(in.kwargs) > 0 {
+		o.Extra = make(map[string]any, len(in.kwargs))
+		for k, v := range in.kwargs {
 			o.Extra[k] = v
 		}
 	}
-	s.toolVariables(&o, req.Tools)
-	if e := s.setReasoningEffort(&o, req.ReasoningEffort); e != nil {
+	s.toolVariables(&o, in.tools)
+	if e := s.setReasoningEffort(&o, in.effort); e != nil {
 		return nil, "", e
 	}
-	if req.AddGenerationPrompt != nil {
-		o.AddGenerationPrompt = *req.AddGenerationPrompt
+	if in.addGenerationPrompt != nil {
+		o.AddGenerationPrompt = *in.addGenerationPrompt
 	}
-	if req.ContinueFinalMessage {
-		if req.AddGenerationPrompt != nil && *req.AddGenerationPrompt {
+	if in.continueFinal {
+		if in.addGenerationPrompt != nil && *in.addGenerationPrompt {
 			return nil, "", badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
 		}
 		o.AddGenerationPrompt, o.ContinueFinalMessage = false, true

@@ -181,7 +181,11 @@ func (s *Server) generation(next http.HandlerFunc) http.HandlerFunc {
 	if !c.Encoder {
 		return next
 	}
+	use := "computes embeddings only; use /v1/embeddings or /api/embed"
+	if s.rt.Reranker() == nil {
+		use = "reranks only; use /v1/rerank" // rerank.go
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, badRequest("model", "the served model %q (%s) computes embeddings only; use /v1/embeddings or /api/embed", s.cfg.ModelName, c.Arch))
+		writeError(w, badRequest("model", "the served model %q (%s) %s", s.cfg.ModelName, c.Arch, use))
 	}
 }

@@ -29,10 +29,17 @@ import (
 // encoderServer serves a synthesized bert-tiny (seed 1, F16, the bge
 // vocabulary: scripts/embed-ref.sh's) and returns its URL.
 func encoderServer(t *testing.T) string {
+	return synthServer(t, "bert-tiny", "vocab/ggml-vocab-bert-bge.gguf", "bge")
+}
+
+// synthServer serves shape, synthesized with seed 1 in F16 with the
+// tokenizer of vocab (a file under the test models), as name, and returns
+// its URL.
+func synthServer(t *testing.T, shape, vocab, name string) string {
 	t.Helper()
-	s, _ := synth.LookupShape("bert-tiny")
+	s, _ := synth.LookupShape(shape)
 	ft, _ := synth.LookupFileType("F16")
-	vf, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-bert-bge.gguf"))
+	vf, err := gguf.Open(testmodels.Path(t, vocab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +48,7 @@ func encoderServer(t *testing.T) string {
 	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "bert-tiny.gguf")
+	path := filepath.Join(t.TempDir(), shape+".gguf")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +65,7 @@ func encoderServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(sys, rt, server.Config{ModelName: "bge", Log: zerolog.Nop()})
+	srv, err := server.New(sys, rt, server.Config{ModelName: name, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

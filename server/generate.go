@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // choiceChunk is an output chunk of one choice, with the choice's index in
@@ -35,6 +34,10 @@ type job struct {
 	ttft    bool          // observed
 	queue   time.Duration // the longest a choice waited in the scheduler's queue
 	ctx     context.Context
+	// grammarParam is the request field its grammar comes from, which a
+	// choice's grammar error names (choiceError).
+	grammarParam string
+	failed       *apiError // the latest choice's failure, as drain reports it
 }
 
 // launch submits every request and merges their chunks. An invalid request
@@ -175,8 +178,9 @@ func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiErr
 				c.FinishReason, c.Err = messages.FinishError, failed.Message
 			}
 		} else if c.FinishReason == messages.FinishError {
-			failed = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: c.Err}
+			failed = j.choiceError(c)
 		}
+		j.failed = failed
 		fn(cc.index, c)
 	}
 	return failed
@@ -199,9 +203,5 @@ func (j *job) backlog() *apiError {
 		Message: fmt.Sprintf("%v: more than %d bytes of output were waiting to be sent", errOutputBacklog, j.s.cfg.MaxQueuedOutputBytes)}
 }
 
-// newID returns prefix followed by 24 random hex digits.
-func newID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
+// newID is pipeline.NewID.
+func newID(prefix string) string { return pipeline.NewID(prefix) }

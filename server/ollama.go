@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -163,6 +164,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var prompt []int32
 	text := req.Prompt
 	switch {
+	case req.Suffix != "": // fill in the middle (infill.go)
+		if prompt, e = s.infillPrompt("suffix", infillInput{prefix: req.Prompt, suffix: req.Suffix}); e != nil {
+			e.Message = fmt.Sprintf("%q does not support insert: %s", req.Model, e.Message) // Ollama's words
+			writeError(w, e)
+			return
+		}
 	case req.Raw || s.template == nil && req.System == "": // Ollama's default template is the prompt alone
 		ids, err := s.tokenizeText(req.Prompt, len(req.Context) == 0)
 		if err != nil {
@@ -171,12 +178,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		}
 		prompt = ids
 	default:
-		var msgs []chatMessage
+		var msgs []chat.Message
 		if req.System != "" {
-			msgs = append(msgs, chatMessage{Role: "system", Content: contentField{text: req.System, set: true}})
+			msgs = append(msgs, chat.Message{Role: "system", Content: req.System})
 		}
-		msgs = append(msgs, chatMessage{Role: "user", Content: contentField{text: req.Prompt, set: true}})
-		if prompt, text, e = s.renderChat(&chatRequest{Messages: msgs, ChatTemplateKwargs: kwargs}); e != nil {
+		msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
+		if prompt, text, e = s.render(&renderInput{msgs: msgs, kwargs: kwargs}); e != nil {
 			writeError(w, e)
 			return
 		}
@@ -203,8 +210,8 @@ func (req *ollamaRequest) checkGenerate() *apiError {
 	switch {
 	case hasValue(req.Images):
 		return badRequest("images", "images are not supported: troupe serves text-only models")
-	case req.Suffix != "":
-		return badRequest("suffix", "%q does not support insert: troupe has no fill-in-the-middle template (send raw: true with the model's FIM tokens)", req.Model)
+	case req.Suffix != "" && (req.Raw || req.System != "" || len(req.Context) > 0):
+		return badRequest("suffix", "suffix (fill in the middle) does not go with raw, system or context")
 	case req.Template != "":
 		return badRequest("template", "template is not supported: troupe renders the model's own chat template (Jinja), or the prompt as given with raw: true")
 	case req.Raw && (req.System != "" || len(req.Context) > 0):
@@ -233,28 +240,12 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 		writeError(w, e)
 		return
 	}
-	cr := &chatRequest{Messages: make([]chatMessage, len(req.Messages)), Tools: req.Tools, ChatTemplateKwargs: kwargs}
-	for i, m := range req.Messages {
-		if hasValue(m.Images) {
-			writeError(w, badRequest("messages", "messages[%d].images: images are not supported: troupe serves text-only models", i))
-			return
-		}
-		cm := chatMessage{Role: m.Role, Content: contentField{text: m.Content, set: true}, Name: m.ToolName, ToolCallID: m.ToolCallID,
-			ReasoningContent: m.Thinking, stringContent: true}
-		if len(m.ToolCalls) > 0 {
-			calls := make([]chat.ToolCall, len(m.ToolCalls))
-			for k, c := range m.ToolCalls {
-				args := "{}"
-				if hasValue(c.Function.Arguments) {
-					args = string(c.Function.Arguments)
-				}
-				calls[k] = chat.ToolCall{ID: c.ID, Type: "function", Function: chat.FunctionCall{Name: c.Function.Name, Arguments: args}}
-			}
-			cm.ToolCalls, _ = json.Marshal(calls)
-		}
-		cr.Messages[i] = cm
+	msgs, e := ollamaMessages(req.Messages)
+	if e != nil {
+		writeError(w, e)
+		return
 	}
-	tools, e := readTools(cr)
+	tools, e := readTools(&chatRequest{Tools: req.Tools})
 	if e != nil {
 		writeError(w, e)
 		return
@@ -263,7 +254,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 		writeError(w, badRequest("tools", "%q does not support tools", req.Model))
 		return
 	}
-	prompt, text, e := s.renderChat(cr)
+	prompt, text, e := s.render(&renderInput{msgs: msgs, tools: req.Tools, kwargs: kwargs})
 	if e != nil {
 		writeError(w, e)
 		return
@@ -279,6 +270,30 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 		return
 	}
 	s.ollamaRun(w, r, &req, g, parser, start, true)
+}
+
+// ollamaMessages are Ollama's messages as the chat template's: a call's
+// arguments (an object) as its JSON text, the content always a string.
+func ollamaMessages(in []ollamaMessage) ([]chat.Message, *apiError) {
+	msgs := make([]chat.Message, len(in))
+	for i, m := range in {
+		if hasValue(m.Images) {
+			return nil, badRequest("messages", "messages[%d].images: images are not supported: troupe serves text-only models", i)
+		}
+		if e := checkRole(i, m.Role); e != nil {
+			return nil, e
+		}
+		cm := chat.Message{Role: m.Role, Content: m.Content, Name: m.ToolName, ToolCallID: m.ToolCallID, Reasoning: m.Thinking, StringContent: true}
+		for _, c := range m.ToolCalls {
+			args := "{}"
+			if hasValue(c.Function.Arguments) {
+				args = string(c.Function.Arguments)
+			}
+			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{ID: c.ID, Type: "function", Function: chat.FunctionCall{Name: c.Function.Name, Arguments: args}})
+		}
+		msgs[i] = cm
+	}
+	return msgs, nil
 }
 
 // readOllama decodes the body and checks that it names the served model;

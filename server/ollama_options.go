@@ -95,16 +95,29 @@ var ollamaOptions = []ollamaOption{
 		}
 		return nil
 	})},
-	{"typical_p", func(v json.RawMessage, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
-		var x float64
-		if json.Unmarshal(v, &x) != nil {
-			return badRequest("typical_p", "option \"typical_p\" must be a number")
+	{"typical_p", ollamaFloat("typical_p", func(x float32, g *messages.GenerateRequest) { g.Sampling.TypicalP = x })},
+	{"mirostat", ollamaInt("mirostat", func(n int, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		if n != 0 {
+			return badRequest("mirostat", "mirostat %d is not supported: troupe has no mirostat sampler (0 turns it off)", n)
 		}
-		if x != 1 {
-			return badRequest("typical_p", "option \"typical_p\" %v is not supported: troupe has no locally typical sampling (1 turns it off)", x)
+		return nil
+	})},
+	// Not Ollama's, but refused as on the OpenAI routes rather than ignored.
+	{"best_of", ollamaInt("best_of", func(n int, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		if n != 1 {
+			return badRequest("best_of", "best_of %d is not supported: troupe does not rank candidate completions", n)
+		}
+		return nil
+	})},
+	{"use_beam_search", func(v json.RawMessage, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		if string(v) != "false" {
+			return badRequest("use_beam_search", "use_beam_search is not supported: troupe has no beam search")
 		}
 		return nil
 	}},
+	// Inert while mirostat is 0, as in llama.cpp and Ollama.
+	{"mirostat_tau", ollamaFloat("mirostat_tau", func(float32, *messages.GenerateRequest) {})},
+	{"mirostat_eta", ollamaFloat("mirostat_eta", func(float32, *messages.GenerateRequest) {})},
 }
 
 // applyOllamaOptions sets g's sampling parameters from a request's options:

@@ -23,6 +23,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 		writeError(w, e)
 		return
 	}
+	j.grammarParam = "format"
 	object := func(p ollamaPart) ollamaResponse {
 		o := ollamaResponse{Model: req.Model, CreatedAt: time.Now().UTC()}
 		if isChat {

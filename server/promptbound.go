@@ -152,3 +152,9 @@ func (s *Server) decodeBudgeted(w http.ResponseWriter, r *http.Request, v any) *
 	}
 	return decodeBody(w, r, s.cfg.MaxBodyBytes, v)
 }
+
+// bodyTooLarge is the 413 of a body over limit bytes.
+func bodyTooLarge(limit int64) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+		Message: fmt.Sprintf("request body is larger than %d bytes", limit), Code: strp("request_too_large")}
+}

@@ -19,7 +19,9 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/anthropic"
 	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/responses"
 	"github.com/troupe-llm/troupe/server/toolcall"
 	"github.com/troupe-llm/troupe/server/webui"
 )
@@ -99,6 +101,9 @@ type Config struct {
 	// Defaults are the sampling parameters of a request that does not set
 	// them (serve's --temp, --top-k, ...).
 	Defaults SamplingDefaults
+	// Responses bounds the store of /v1/responses (how many responses, for
+	// how long); zero fields take its defaults.
+	Responses responses.StoreConfig
 }
 
 // Server serves the OpenAI-compatible API for one runtime.
@@ -127,6 +132,8 @@ type Server struct {
 	// Runtime.MaxTokenBytes (promptbound.go).
 	budget        *bodyBudget
 	maxTokenBytes int
+	// responses serves /v1/responses and holds its store.
+	responses *responses.Handler
 }
 
 // askTimeout bounds a handler's question to the front actor.
@@ -233,15 +240,20 @@ func (s *Server) HTTPServer() *http.Server {
 func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.generation(s.admitted(s.completions))))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.generation(s.admitted(s.chatCompletions))))
+	s.mux.HandleFunc("POST /infill", s.auth(s.generation(s.admitted(s.infill)))) // infill_route.go
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.modelByID))
 	s.mux.HandleFunc("GET /version", s.version)
 	s.mux.HandleFunc("POST /v1/embeddings", s.auth(s.admitted(s.embeddings))) // embed.go
+	s.rerankRoutes()                                                          // rerank.go
 	s.mux.HandleFunc("POST /tokenize", s.auth(s.admitted(s.tokenize)))
 	s.mux.HandleFunc("POST /detokenize", s.auth(s.admitted(s.detokenize)))
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.ollamaRoutes() // Ollama's /api routes (ollama.go)
+	anthropic.New(s).Register(s.mux)
+	s.responses = responses.New(s, s.cfg.Responses)
+	s.responses.Register(s.mux)
 	if s.cfg.Pprof {
 		s.mux.HandleFunc("GET /debug/pprof/", s.auth(pprof.Index))
 		s.mux.HandleFunc("GET /debug/pprof/cmdline", s.auth(pprof.Cmdline))
@@ -285,23 +297,36 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 // draining, 429 when the queue is full) and tells it when the request is done.
 func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		res, err := s.system.Root.RequestFuture(s.front, &admit{}, askTimeout).Result()
-		if err != nil {
-			writeError(w, unavailable("the server did not answer in time"))
-			return
-		}
-		if e := res.(*admitted).Err; e != nil {
-			s.metrics.rejected(e.Status)
+		if e := s.admit(); e != nil {
 			writeError(w, e)
 			return
 		}
-		s.inFlight.Add(1)
-		defer s.inFlight.Add(-1)
-		defer s.system.Root.Send(s.front, &release{})
+		defer s.release()
 		r, hold := s.budget.withBodyHold(r)
 		defer hold.release()
 		next(w, r)
 	}
+}
+
+// admit asks the front actor to let a request in; once it has, release
+// must follow when the request is done.
+func (s *Server) admit() *apiError {
+	res, err := s.system.Root.RequestFuture(s.front, &admit{}, askTimeout).Result()
+	if err != nil {
+		return unavailable("the server did not answer in time")
+	}
+	if e := res.(*admitted).Err; e != nil {
+		s.metrics.rejected(e.Status)
+		return e
+	}
+	s.inFlight.Add(1)
+	return nil
+}
+
+// release tells the front actor an admitted request is done.
+func (s *Server) release() {
+	s.system.Root.Send(s.front, &release{})
+	s.inFlight.Add(-1)
 }
 
 // modelRequest is a request body naming the model it is for.

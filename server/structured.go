@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -235,6 +236,17 @@ func (s *Server) checkGrammar(ctx context.Context, g *messages.Grammar, param st
 		return nil
 	}
 	return grammarError(s.rt.CompileGrammarContext(ctx, g), param)
+}
+
+// choiceError is the API error of a choice that failed: a 400 naming the
+// grammar's field when the request's grammar is at fault (it passed a
+// bound some tokens in: c.Invalid), a 500 otherwise. Where output has
+// been sent already (a stream) the choice ends with it as an event.
+func (j *job) choiceError(c *messages.OutputChunk) *apiError {
+	if c.Invalid && j.grammarParam != "" {
+		return badRequest(j.grammarParam, "%s: the grammar failed during generation: %s", j.grammarParam, c.Err)
+	}
+	return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: c.Err}
 }
 
 // grammarError is the API error of a grammar's compile or build: a 400

@@ -140,6 +140,7 @@ func (s *Server) toolParser(ctx context.Context, t *chatTools, g *messages.Gener
 	if !t.forced() {
 		return p, nil
 	}
+	p.CallsOnly = true
 	if g.Grammar != nil {
 		return nil, badRequest("tool_choice", "tool_choice %s and %s both constrain the output; set one of them", t.choiceText(), grammarParam)
 	}

@@ -136,7 +136,7 @@ func TestStructuredBadRequests(t *testing.T) {
 		{"unknown tool_choice", "/v1/chat/completions", chat(weatherTools + `, "tool_choice": "always"`), "tool_choice", "always"},
 		{"tool not a function", "/v1/chat/completions", chat(`"tools": [{"type": "retrieval"}]`), "tools", "retrieval"},
 		{"tool schema feature", "/v1/chat/completions", chat(`"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "patternProperties": {"^a": {}}}}}], "tool_choice": "required"`),
-			"tools", "patternProperties"},
+			"tools[0].function.parameters", "patternProperties"},
 		{"required and a format", "/v1/chat/completions", chat(weatherTools + `, "tool_choice": "required", "response_format": {"type": "json_object"}`), "tool_choice", "response_format"},
 		{"continue and generation prompt", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}], "continue_final_message": true, "add_generation_prompt": true}`,
 			"continue_final_message", "add_generation_prompt"},

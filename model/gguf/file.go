@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
+	"golang.org/x/sys/unix"
 )
 
 // ErrNotFound is wrapped by lookups of a tensor the file does not hold.
@@ -226,7 +227,7 @@ func (f *File) DropPages(b []byte) {
 	lo := (p - base + page - 1) &^ (page - 1)
 	hi := (p - base + uintptr(len(b))) &^ (page - 1)
 	if hi > lo {
-		_ = syscall.Madvise(f.mapped[lo:hi], syscall.MADV_DONTNEED)
+		_ = unix.Madvise(f.mapped[lo:hi], unix.MADV_DONTNEED) // syscall has no Madvise on darwin
 	}
 }
 

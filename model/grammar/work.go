@@ -9,9 +9,11 @@ import (
 // schema nodes visited (a node reached twice counts twice) and the bytes of
 // rule bodies built (a body built twice, even one that dedupes to a rule
 // already there, counts twice). A schema past them is ErrTooComplex.
+// A node is at least 2 bytes of schema ({}), and a real schema's nodes are
+// visited a few times each: 2^18 visits is well past a schema of a few MB.
 const (
-	MaxSchemaNodes = 1 << 20
-	MaxSchemaBytes = 4 * MaxSourceBytes
+	MaxSchemaNodes = 1 << 18
+	MaxSchemaBytes = 2 * MaxSourceBytes
 )
 
 // ctxCheckEvery is how many units of work pass between two looks at a

@@ -55,6 +55,7 @@ func bertTensors(s Shape, ft FileType, vocab int) []matrix {
 			m[i].layer = l
 		}
 	}
+	m = append(m, rankTensors(s)...)
 	for i := range m {
 		h := fnv.New64a()
 		h.Write([]byte(m[i].name))
@@ -83,6 +84,9 @@ func writeBERT(w io.Writer, o Options) (int, error) {
 	pooling := uint32(2) // bge: cls
 	if a == "nomic-bert" {
 		pooling = 1 // nomic-embed-text: mean
+	}
+	if s.Rerank {
+		pooling = poolingRank
 	}
 	gw.SetKV("general.architecture", a)
 	gw.SetKV("general.name", "troupe synthetic "+s.Name)

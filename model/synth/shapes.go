@@ -40,6 +40,10 @@ type Shape struct {
 
 	// gpt-oss (Arch "gpt-oss"; gptoss.go): biases, sinks, YaRN.
 	YaRN float32 // rope.scaling.factor of YaRN scaling, with OrigCtx; 0: none
+
+	// Rerank makes a reranker (Arch "bert" or "qwen3"; rank.go): rank
+	// pooling and a classification head.
+	Rerank bool
 }
 
 // ropeDim is the shape's rotated values per head.
@@ -80,6 +84,17 @@ var Shapes = []Shape{
 		Vocab: 30522, Context: 2048, RopeBase: 1000, NormEps: 1e-12},
 	{Name: "nomic-bert-tiny", Arch: "nomic-bert", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 256,
 		Vocab: 30522, Context: 128, RopeBase: 1000, NormEps: 1e-12},
+	// Rerankers (rank pooling; model/synth/rank.go): bge-reranker's
+	// cross-encoder (its real vocabulary is XLM-R's SentencePiece; these take
+	// a WordPiece --vocab) and Qwen3-Reranker; the -tiny ones are for tests.
+	{Name: "bge-reranker-base", Arch: "bert", Dim: 768, Layers: 12, Heads: 12, KVHeads: 12, FFN: 3072,
+		Vocab: 250002, Context: 512, NormEps: 1e-5, Rerank: true},
+	{Name: "bge-reranker-tiny", Arch: "bert", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 512,
+		Vocab: 250002, Context: 128, NormEps: 1e-5, Rerank: true},
+	{Name: "qwen3-reranker-0.6b", Arch: "qwen3", Dim: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 3072,
+		Vocab: 151669, Context: 40960, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Rerank: true},
+	{Name: "qwen3-reranker-tiny", Arch: "qwen3", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 768,
+		Vocab: 151669, Context: 2048, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Rerank: true},
 	{Name: "gemma3-1b", Arch: "gemma3", Dim: 1152, Layers: 26, Heads: 4, KVHeads: 1, HeadDim: 256, FFN: 6912,
 		Vocab: 262144, Context: 32768, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Window: 512},
 	// gemma3-tiny is for tests: head dim ≠ dim/heads, grouped KV heads, a

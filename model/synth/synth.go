@@ -162,7 +162,7 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 				matrix{name: p + "attn_k.bias", cols: kvDim},
 				matrix{name: p + "attn_v.bias", cols: kvDim})
 		}
-		if s.Arch == "gemma3" {
+		if s.Arch == "gemma3" || s.Arch == "qwen3" {
 			m = append(m,
 				matrix{name: p + "attn_q_norm.weight", cols: s.headDim(), fill: 1},
 				matrix{name: p + "attn_k_norm.weight", cols: s.headDim(), fill: 1})
@@ -198,6 +198,7 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 	if !s.Tied {
 		m = append(m, matrix{name: "output.weight", kind: "output", cols: s.Dim, rows: vocab})
 	}
+	m = append(m, rankTensors(s)...)
 	for i := range m {
 		h := fnv.New64a()
 		h.Write([]byte(m[i].name))
@@ -289,6 +290,7 @@ func Write(w io.Writer, o Options) (int, error) {
 		gw.SetKV(a+".final_logit_softcapping", s.FinalCap)
 	}
 	setMoEKV(gw, s)
+	setRankKV(gw, s)
 	gw.SetKV(a+".vocab_size", uint32(vocab))
 	gw.SetKV("general.file_type", o.Type.ID)
 	gw.SetKV("general.quantization_version", uint32(2))

@@ -268,3 +268,45 @@ func withGBNF(c Calls) Calls {
 	c.SchemaGBNF = grammar.JSONSchemaGBNF
 	return c
 }
+
+// TestGrammarEndsAfterCall: with parallel calls allowed, the output may
+// end after its first whole call (tool_choice "required" must not force a
+// model to chain calls until max_tokens): one call, sampled from the
+// one-call grammar, leaves the parallel grammar able to end.
+func TestGrammarEndsAfterCall(t *testing.T) {
+	v := byteVocab(t)
+	var formats []Format
+	for f := range shapes {
+		formats = append(formats, f)
+	}
+	formats = append(append(formats, Gemma4), slices.Collect(maps.Keys(xmlShapes))...)
+	slices.Sort(formats)
+	for _, f := range formats {
+		compile := func(parallel bool) *grammar.Grammar {
+			src, err := Grammar(f, withGBNF(Calls{Tools: grammarTools, Parallel: parallel, Template: "[ARGS]"}))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			g, err := grammar.Compile(src)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			return g
+		}
+		one, many := compile(false), compile(true)
+		rng := rand.New(rand.NewPCG(2, 3))
+		for range 4 {
+			out := sample(t, one, v, rng)
+			m, err := many.NewMatcher(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.AcceptBytes([]byte(out)); err != nil {
+				t.Fatalf("%s: the parallel grammar refuses one call %q: %v", f, out, err)
+			}
+			if !m.CanEnd() {
+				t.Errorf("%s: cannot end after one whole call %q", f, out)
+			}
+		}
+	}
+}

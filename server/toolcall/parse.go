@@ -39,6 +39,10 @@ type Parser struct {
 	// NoCalls reads calls as content (a request without tools, or with
 	// tool_choice "none"); reasoning is still parsed.
 	NoCalls bool
+	// CallsOnly drops content: the output was constrained to calls
+	// (tool_choice "required" or a named function), so text that is not
+	// a whole call is a call cut short (by max_tokens), never content.
+	CallsOnly bool
 	// Tools are the functions the request offers. The XML formats
 	// (qwen3_coder, glm45) write parameters as bare text: a parameter whose
 	// schema type is "string" stays a string; others are read as JSON
@@ -66,7 +70,7 @@ func (p *Parser) Parse(text string) Result {
 			res.Calls = append(res.Calls, p.finish(*pc.call))
 		case pc.reasoning:
 			r.WriteString(pc.text)
-		default:
+		case !p.CallsOnly:
 			c.WriteString(pc.text)
 		}
 	}

@@ -90,6 +90,7 @@ func (st *Stream) drain(ds []Delta) []Delta {
 			if t := st.reasoning.add(pc.text); t != "" {
 				ds = append(ds, Delta{Reasoning: t})
 			}
+		case st.p.CallsOnly: // a cut call, not content (Parser.CallsOnly)
 		default:
 			if t := st.content.add(pc.text); t != "" {
 				ds = append(ds, Delta{Content: t})

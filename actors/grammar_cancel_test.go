@@ -1,0 +1,120 @@
+package actors_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/grammar"
+)
+
+// TestCompileAbandoned: when the only asker of a compile (or of a build)
+// stops waiting, its call returns the context's error at once and the job
+// on the compiler's goroutine sees its context end; the compiler then
+// serves the next grammar.
+func TestCompileAbandoned(t *testing.T) {
+	noLeaks(t)
+	rt := start(t, openModel(t, "stories260K.gguf"), actors.Config{})
+	entered, stopped := make(chan struct{}, 1), make(chan error, 1)
+	actors.SetGrammarCompilerContext(rt, func(ctx context.Context, g *messages.Grammar) (*grammar.Grammar, error) {
+		if g.Source == "held" {
+			entered <- struct{}{}
+			<-ctx.Done()
+			stopped <- ctx.Err()
+			return nil, ctx.Err()
+		}
+		return actors.CompileSource(g)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- rt.CompileGrammarContext(ctx, &messages.Grammar{Kind: messages.GrammarRegex, Source: "held"})
+	}()
+	<-entered
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("CompileGrammarContext: %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the compile's context ended with %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the abandoned compile was not stopped")
+	}
+
+	// A build: its converter stops with the request.
+	ctx, cancel = context.WithCancel(context.Background())
+	built := make(chan error, 1)
+	go func() {
+		_, err := rt.BuildGrammar(ctx, func(schemaGBNF func([]byte) (string, error)) (string, error) {
+			cancel()
+			for { // converts until the converter sees the context end
+				if _, err := schemaGBNF([]byte(`{"type": "object", "properties": {"a": {"type": "string"}}}`)); err != nil {
+					stopped <- err
+					return "", err
+				}
+			}
+		})
+		built <- err
+	}()
+	if err := <-built; !errors.Is(err, context.Canceled) {
+		t.Fatalf("BuildGrammar: %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the build's converter stopped with %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the abandoned build was not stopped")
+	}
+	if err := rt.CompileGrammar(&messages.Grammar{Kind: messages.GrammarRegex, Source: "[a-z]{3}"}); err != nil {
+		t.Fatalf("the compiler after: %v", err)
+	}
+}
+
+// TestBuildGrammar: a build's source is compiled and cached (the request's
+// sequences find it), its conversions counted; a build error or a schema
+// past the work bound wraps ErrInvalidRequest and the build's error.
+func TestBuildGrammar(t *testing.T) {
+	rt := start(t, openModel(t, "stories260K.gguf"), actors.Config{})
+	before := rt.GrammarStats()
+	g, err := rt.BuildGrammar(context.Background(), func(schemaGBNF func([]byte) (string, error)) (string, error) {
+		return schemaGBNF([]byte(`{"type": ["string", "null"]}`))
+	})
+	if err != nil || g.Kind != messages.GrammarGBNF || !strings.Contains(g.Source, "root ::=") {
+		t.Fatalf("BuildGrammar: %+v, %v", g, err)
+	}
+	after := rt.GrammarStats()
+	if after.SchemaNodes <= before.SchemaNodes || after.Compiles != before.Compiles+1 {
+		t.Errorf("stats before %+v, after %+v: want the schema's nodes and one compile counted", before, after)
+	}
+	if err := rt.CompileGrammar(g); err != nil || rt.GrammarStats().CacheHits != after.CacheHits+1 {
+		t.Errorf("the built grammar is not cached: %v, %+v", err, rt.GrammarStats())
+	}
+	boom := errors.New("boom")
+	_, err = rt.BuildGrammar(context.Background(), func(func([]byte) (string, error)) (string, error) { return "", boom })
+	if !errors.Is(err, actors.ErrInvalidRequest) || !errors.Is(err, boom) {
+		t.Errorf("a failed build: %v", err)
+	}
+	// Refs that fan out 16 ways under oneOf: past the work bound.
+	var defs []string
+	for i := range 8 {
+		refs := strings.Repeat(fmt.Sprintf(`{"$ref": "#/$defs/d%d"}, `, i+1), 15) + fmt.Sprintf(`{"$ref": "#/$defs/d%d"}`, i+1)
+		defs = append(defs, fmt.Sprintf(`"d%d": {"anyOf": [%s]}`, i, refs))
+	}
+	fan := `{"$defs": {` + strings.Join(defs, ", ") + `, "d8": {"type": "string"}}, "oneOf": [{"$ref": "#/$defs/d0"}, {"type": "integer"}]}`
+	_, err = rt.BuildGrammar(context.Background(), func(schemaGBNF func([]byte) (string, error)) (string, error) {
+		return schemaGBNF([]byte(fan))
+	})
+	if !errors.Is(err, actors.ErrInvalidRequest) || !errors.Is(err, grammar.ErrTooComplex) {
+		t.Errorf("a build past the work bound: %v", err)
+	}
+}

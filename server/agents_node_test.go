@@ -1,0 +1,103 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server"
+)
+
+// TestNodeAgentClients drives /v1/responses, /v1/messages and the chat
+// route's tool loop with the official npm clients, unchanged: openai's
+// responses.create and responses.stream (text, tools, json_schema,
+// previous_response_id), chat.completions.runTools with tool_choice
+// required, @openai/agents running a tool loop, and @anthropic-ai/sdk's
+// messages.create, messages.stream, tools and countTokens. The model's
+// output is scripted: a weather call where tools are offered (or forced),
+// an answer once the tool's result is in the conversation.
+func TestNodeAgentClients(t *testing.T) {
+	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
+	for _, pkg := range []string{"@openai/agents", "@anthropic-ai/sdk", "zod"} {
+		testmodels.NPMPackage(t, pkg)
+	}
+	s := newScripted(t, qwen25, server.Config{})
+	s.srv.Script(func(req *messages.GenerateRequest) ([]string, string) {
+		p := s.text(req.Prompt)
+		switch {
+		case req.Grammar != nil && req.Grammar.Kind == messages.GrammarGBNF:
+			return []string{"<tool_call>\n{\"name\": \"get_weather\", ", `"arguments": {"city": "Paris"}}` + "\n</tool_call>"}, messages.FinishStop
+		case req.Grammar != nil:
+			return []string{`{"city": `, `"Paris"}`}, messages.FinishStop
+		case strings.Contains(p, "<tool_response>"):
+			return []string{"It is ", "sunny."}, messages.FinishStop
+		case strings.Contains(p, "<tools>"):
+			return []string{"<tool_call>\n{\"name\": \"get_weather\", ", `"arguments": {"city": "Paris"}}` + "\n</tool_call>"}, messages.FinishStop
+		}
+		return []string{"Hello ", "there."}, messages.FinishStop
+	})
+	cmd := exec.Command("node", "testdata/agents-client.cjs", s.url)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node: %v\n%s", err, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := map[string]string{
+		"responsesText":        `{"id":"*","status":"completed","text":"Hello there."}`,
+		"responsesLoop":        `{"answer":"It is sunny.","call":"get_weather {\"city\": \"Paris\"}"}`,
+		"responsesStream":      `{"deltas":"Hello there.","status":"completed","text":"Hello there."}`,
+		"responsesStreamTools": `{"args":"{\"city\": \"Paris\"}","call":"get_weather {\"city\": \"Paris\"}"}`,
+		"responsesSchema":      `{"city":"Paris"}`,
+		"responsesBad":         `{"error":"*previous_response_id*","status":400}`,
+		"runTools":             `{"calls":3,"finish":"tool_calls"}`,
+		"agent":                `{"calls":1,"final":"It is sunny."}`,
+		"messagesText":         `{"stop":"end_turn","text":"Hello there.","usage":2}`,
+		"messagesStream":       `{"deltas":"Hello there.","stop":"end_turn","text":"Hello there."}`,
+		"messagesTools":        `{"answer":"It is sunny.","call":"get_weather {\"city\":\"Paris\"}","stop":"tool_use"}`,
+		"messagesStreamTool":   `{"call":"get_weather {\"city\":\"Paris\"}","stop":"tool_use"}`,
+		"countTokens":          `*`,
+		"messagesBad":          `{"error":"*image*","status":400}`,
+	}
+	for name, w := range want {
+		b, _ := json.Marshal(got[name])
+		if !match(w, string(b)) {
+			t.Errorf("%s: %s\nwant %s", name, b, w)
+		}
+	}
+	if n, ok := got["countTokens"].(float64); !ok || n < 5 {
+		t.Errorf("countTokens %v", got["countTokens"])
+	}
+}
+
+// match reports whether s matches pattern, whose * matches any text.
+func match(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for i, p := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(s, p)
+		}
+		k := strings.Index(s, p)
+		if k < 0 {
+			return false
+		}
+		s = s[k+len(p):]
+	}
+	return s == ""
+}

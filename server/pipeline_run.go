@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"time"
+
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/pipeline"
+	"github.com/troupe-llm/troupe/server/toolcall"
+)
+
+// Server implements pipeline.Runner: the dialect packages
+// (server/anthropic, server/responses) call it.
+var _ pipeline.Runner = (*Server)(nil)
+
+// Model is the served model's name.
+func (s *Server) Model() string { return s.cfg.ModelName }
+
+// Authorized reports whether key is the API key, or none is set.
+func (s *Server) Authorized(key string) bool {
+	return s.cfg.APIKey == "" || subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.APIKey)) == 1
+}
+
+// MaxBodyBytes bounds a request body (Config.MaxBodyBytes).
+func (s *Server) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
+
+// Thinks reports whether the chat template reasons apart from its answer.
+func (s *Server) Thinks() bool { return s.thinks }
+
+// CountTokens renders and tokenizes req's prompt, as Start would.
+func (s *Server) CountTokens(req *pipeline.Request) (int, *pipeline.Error) {
+	if _, e := pipelineTools(req); e != nil {
+		return 0, toPipelineError(e, req.Names)
+	}
+	ids, _, e := s.pipelineRender(req)
+	if e != nil {
+		return 0, toPipelineError(e, req.Names)
+	}
+	return len(ids), nil
+}
+
+// Start admits req and launches it: the one prologue of every generation
+// route (render, sampling fields, grammar, tools, reasoning, max tokens,
+// the runtime's check).
+func (s *Server) Start(ctx context.Context, req *pipeline.Request) (pipeline.Run, *pipeline.Error) {
+	start := time.Now()
+	if e := s.admit(); e != nil {
+		return nil, toPipelineError(e, req.Names)
+	}
+	run, e := s.prepare(ctx, req, start)
+	if e != nil {
+		s.release()
+		return nil, toPipelineError(e, req.Names)
+	}
+	return run, nil
+}
+
+// prepare is Start once admitted.
+func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.Time) (*pipelineRun, *apiError) {
+	tools, e := pipelineTools(req)
+	if e != nil {
+		return nil, e
+	}
+	prompt, text, e := s.pipelineRender(req)
+	if e != nil {
+		return nil, e
+	}
+	g := &messages.GenerateRequest{Prompt: prompt}
+	lp := -1
+	if req.WantLogprobs {
+		lp = req.Logprobs
+	}
+	f := s.pipelineSampling(&req.Sampling)
+	if e := f.toRequest(g, lp); e != nil {
+		return nil, e
+	}
+	gen := &generation{g: g, text: text, tools: tools, chat: req.Messages != nil, maxTokens: req.Sampling.MaxTokens,
+		maxParam: "max_tokens", promptParam: "messages"}
+	if req.Prompt != nil {
+		gen.promptParam = "prompt"
+	}
+	if g.Grammar, e = pipelineGrammar(req.Constraint); e != nil {
+		return nil, e
+	}
+	if g.Grammar != nil {
+		gen.grammarParam = req.Constraint.Param
+	}
+	j, parser, e := s.startGeneration(ctx, gen, start)
+	if e != nil {
+		return nil, e
+	}
+	return &pipelineRun{s: s, j: j, prompt: len(prompt), parser: parser, parallel: tools.parallel, names: req.Names}, nil
+}
+
+// pipelineRun is a pipeline.Run: a job and the parser of its output.
+type pipelineRun struct {
+	s        *Server
+	j        *job
+	prompt   int
+	parser   *toolcall.Parser // nil: the output is all text
+	parallel bool
+	names    map[string]string
+}
+
+func (r *pipelineRun) PromptTokens() int { return r.prompt }
+
+// Each reads the job to its end, turning each choice's chunks into events
+// through its own toolcall.Stream, then reports the usage, and releases
+// the request's admission.
+func (r *pipelineRun) Each(fn func(*pipeline.Event)) *pipeline.Error {
+	defer r.s.release()
+	var streams []*toolcall.Stream
+	failed := r.j.drain(func(i int, c *messages.OutputChunk) {
+		switch c.FinishReason {
+		case messages.FinishError:
+			fn(&pipeline.Event{Kind: pipeline.Failed, Choice: i, Err: toPipelineError(r.j.failed, r.names)})
+			return
+		case messages.FinishCancelled: // the client is gone
+			return
+		}
+		if r.parser == nil {
+			if c.Text != "" || len(c.Tokens) > 0 {
+				fn(&pipeline.Event{Kind: pipeline.TextDelta, Choice: i, Text: c.Text, Tokens: c.Tokens})
+			}
+		} else {
+			for len(streams) <= i {
+				streams = append(streams, r.parser.NewStream())
+			}
+			ds := streams[i].Write(c.Text)
+			if c.FinishReason != "" {
+				ds = append(ds, streams[i].Close()...)
+			}
+			r.events(i, ds, fn)
+		}
+		if c.FinishReason != "" {
+			reason := pipeline.FinishReason(c.FinishReason)
+			if r.parser != nil {
+				reason = pipeline.FinishReason(toolFinish(c.FinishReason, streams[i].Finished()))
+			}
+			fn(&pipeline.Event{Kind: pipeline.Finish, Choice: i, Finish: reason})
+		}
+	})
+	if failed != nil {
+		return toPipelineError(failed, r.names)
+	}
+	fn(&pipeline.Event{Kind: pipeline.Usage, Usage: r.j.usage})
+	return nil
+}
+
+// events passes a stream's deltas on as events; without parallel calls,
+// calls after the first are dropped.
+func (r *pipelineRun) events(i int, ds []toolcall.Delta, fn func(*pipeline.Event)) {
+	for _, d := range ds {
+		switch {
+		case d.Call != nil:
+			if !r.parallel && d.Call.Index > 0 {
+				continue
+			}
+			cd := &pipeline.CallDelta{Index: d.Call.Index, ID: d.Call.ID, Name: d.Call.Name, Arguments: d.Call.Arguments}
+			kind := pipeline.CallArgs
+			if d.Call.Name != "" {
+				kind = pipeline.CallStart
+			}
+			fn(&pipeline.Event{Kind: kind, Choice: i, Call: cd})
+		case d.Reasoning != "":
+			fn(&pipeline.Event{Kind: pipeline.ReasoningDelta, Choice: i, Text: d.Reasoning})
+		case d.Content != "":
+			fn(&pipeline.Event{Kind: pipeline.TextDelta, Choice: i, Text: d.Content})
+		}
+	}
+}
