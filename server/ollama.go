@@ -171,9 +171,9 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case req.Raw || s.template == nil && req.System == "": // Ollama's default template is the prompt alone
-		ids, err := s.rt.TokenizeText(req.Prompt, len(req.Context) == 0, true)
+		ids, err := s.tokenizeText(req.Prompt, len(req.Context) == 0)
 		if err != nil {
-			writeError(w, badRequest("prompt", "tokenizing the prompt: %v", err))
+			writeError(w, tokenizeError("prompt", "tokenizing the prompt", err))
 			return
 		}
 		prompt = ids
