@@ -289,14 +289,33 @@ func (b *batcher) sampleSpec(q *sched.Seq) messages.SampleSpec {
 	e := b.seqs[uint64(q.ID)]
 	p := &e.new.Sampling
 	spec := messages.SampleSpec{SeqID: uint64(q.ID), Params: p, Draw: uint64(q.NumOutput()), Mask: e.mask}
-	if p.RepetitionPenalty != 0 && p.RepetitionPenalty != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
+	if n, ok := historyWindow(p); ok {
 		h := q.Tokens
-		if p.PenaltyLastN > 0 && len(h) > p.PenaltyLastN {
-			h = h[len(h)-p.PenaltyLastN:]
+		if n > 0 && len(h) > n {
+			h = h[len(h)-n:]
 		}
 		spec.History = slices.Clone(h)
 	}
 	return spec
+}
+
+// historyWindow is how many of a sequence's latest tokens its penalties and
+// DRY look at (0: all of them), and whether they look at any.
+func historyWindow(p *messages.SamplingParams) (n int, ok bool) {
+	penalties := p.RepetitionPenalty != 0 && p.RepetitionPenalty != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0
+	dry := p.DryMultiplier != 0 && p.DryBase >= 1 && p.DryPenaltyLastN != 0
+	switch {
+	case penalties && dry:
+		if p.PenaltyLastN <= 0 || p.DryPenaltyLastN < 0 {
+			return 0, true
+		}
+		return max(p.PenaltyLastN, p.DryPenaltyLastN), true
+	case penalties:
+		return max(p.PenaltyLastN, 0), true
+	case dry:
+		return max(p.DryPenaltyLastN, 0), true
+	}
+	return 0, false
 }
 
 func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {

@@ -137,7 +137,7 @@ func (d *device) sample(step *messages.Step) ([]messages.Token, []string) {
 			}
 			grammar.MaskLogits(row, spec.Mask)
 		}
-		s.Reseed(sample.DrawSeed(spec.Params.Seed, spec.Draw))
+		s.Seek(spec.Params.Seed, spec.Draw)
 		tok, err := s.Sample(row, spec.History)
 		if err != nil {
 			fail(r, err)
@@ -179,5 +179,8 @@ func SampleParams(p *messages.SamplingParams) sample.Params {
 		FrequencyPenalty: p.FrequencyPenalty, PenaltyLastN: p.PenaltyLastN,
 		LogitBias: p.LogitBias, Seed: p.Seed, HasSeed: p.HasSeed,
 		WantLogprob: p.WantLogprob, Logprobs: p.Logprobs,
+		MinKeep: p.MinKeep, TypicalP: p.TypicalP, XTCProbability: p.XTCProbability, XTCThreshold: p.XTCThreshold,
+		DryMultiplier: p.DryMultiplier, DryBase: p.DryBase, DryAllowedLength: p.DryAllowedLength,
+		DryPenaltyLastN: p.DryPenaltyLastN, DryBreakers: p.DryBreakerTokens,
 	}
 }

@@ -20,6 +20,11 @@ func CompileSource(g *messages.Grammar) (*grammar.Grammar, error) {
 	return compileSource(context.Background(), g, &grammarCounters{})
 }
 
+// GrammarVocab is the vocabulary the runtime's grammar matchers run over
+// for a model with tokenizer tok and logits rows n wide (special: control
+// tokens' text allowed).
+var GrammarVocab = vocabOf
+
 // SetGrammarCompilerContext is SetGrammarCompiler for a compile that
 // watches its context.
 func SetGrammarCompilerContext(r *Runtime, f func(context.Context, *messages.Grammar) (*grammar.Grammar, error)) {

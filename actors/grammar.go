@@ -193,21 +193,25 @@ func (r *Runtime) grammarVocab(special bool) (*grammar.Vocab, error) {
 			gv.built.Store(true)
 			r.grammarStats.vocabNanos.Add(time.Since(start).Nanoseconds())
 		}()
-		n := max(r.model.Config.VocabSize, r.tok.VocabSize())
-		pieces := make([][]byte, n)
-		var eog []int32
-		for id := range int32(r.tok.VocabSize()) {
-			if r.tok.IsEOG(id) {
-				eog = append(eog, id)
-				continue
-			}
-			if r.tok.TokenType(id) != tokenizer.TypeUnknown && id != r.tok.UNK() {
-				pieces[id] = r.tok.TokenPiece(id, special)
-			}
-		}
-		gv.v, gv.err = grammar.NewVocab(pieces, eog...)
+		gv.v, gv.err = vocabOf(r.tok, max(r.model.Config.VocabSize, r.tok.VocabSize()), special)
 	})
 	return gv.v, gv.err
+}
+
+// vocabOf is tok's grammar vocabulary, n tokens wide (see grammarVocab).
+func vocabOf(tok *tokenizer.Tokenizer, n int, special bool) (*grammar.Vocab, error) {
+	pieces := make([][]byte, n)
+	var eog []int32
+	for id := range int32(tok.VocabSize()) {
+		if tok.IsEOG(id) {
+			eog = append(eog, id)
+			continue
+		}
+		if tok.TokenType(id) != tokenizer.TypeUnknown && id != tok.UNK() {
+			pieces[id] = tok.TokenPiece(id, special)
+		}
+	}
+	return grammar.NewVocab(pieces, eog...)
 }
 
 func vocabIndex(special bool) int {

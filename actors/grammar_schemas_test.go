@@ -96,7 +96,7 @@ func (n corpusCounts) String() string {
 // at a dead end.
 func expressible(t *testing.T, g *messages.Grammar, v *grammar.Vocab, seed uint64) bool {
 	t.Helper()
-	cg, err := compileKind(g)
+	cg, err := actors.CompileSource(g)
 	if err != nil {
 		t.Fatal(err)
 	}

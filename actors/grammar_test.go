@@ -311,8 +311,12 @@ func TestGrammarCancelWaiting(t *testing.T) {
 	noLeaks(t)
 	m := openModel(t, "stories260K.gguf")
 	rt := start(t, m, actors.Config{})
-	gate := make(chan struct{})
+	gate, compiling := make(chan struct{}), make(chan struct{}, 1)
 	actors.SetGrammarCompiler(rt, func(g *messages.Grammar) (*grammar.Grammar, error) {
+		select {
+		case compiling <- struct{}{}:
+		default:
+		}
 		<-gate
 		return actors.CompileSource(g)
 	})
@@ -322,7 +326,11 @@ func TestGrammarCancelWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	select { // the request waits for its compile
+	case <-compiling:
+	case <-time.After(gateWait):
+		t.Fatal("the grammar never started compiling")
+	}
 	cancel()
 	r := collect(t, ch, 1)
 	if r.finish[0] != messages.FinishCancelled {

@@ -1,33 +1,22 @@
 package actors_test
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/model/grammar"
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 
-// modelVocab is a tokenizer's vocabulary as the grammar matcher sees it.
+// modelVocab is the vocabulary the runtime's grammar matchers run over
+// for a model with tokenizer tok.
 func modelVocab(t testing.TB, tok *tokenizer.Tokenizer) *grammar.Vocab {
 	t.Helper()
-	pieces := make([][]byte, tok.VocabSize())
-	var eog []int32
-	for id := range int32(len(pieces)) {
-		if tok.IsEOG(id) {
-			eog = append(eog, id)
-			pieces[id] = []byte{0} // any non-empty piece: an EOG id is allowed only where the grammar ends
-			continue
-		}
-		pieces[id] = tok.TokenPiece(id, false)
-	}
-	v, err := grammar.NewVocab(pieces, eog...)
+	v, err := actors.GrammarVocab(tok, tok.VocabSize(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,27 +68,6 @@ func walk(t testing.TB, g *grammar.Grammar, v *grammar.Vocab, r *rand.Rand, maxT
 		out.Write(v.Piece(tok))
 	}
 	return out.String(), walkCut
-}
-
-// compileKind compiles g as the runtime does.
-func compileKind(g *messages.Grammar) (*grammar.Grammar, error) {
-	switch g.Kind {
-	case messages.GrammarJSONSchema:
-		return grammar.FromJSONSchema([]byte(g.Source))
-	case messages.GrammarJSONObject:
-		return grammar.JSONObject()
-	case messages.GrammarRegex:
-		return grammar.FromRegex(g.Source)
-	case messages.GrammarChoice:
-		var choices []string
-		if err := json.Unmarshal([]byte(g.Source), &choices); err != nil {
-			return nil, err
-		}
-		return grammar.FromChoices(choices)
-	case messages.GrammarGBNF:
-		return grammar.Compile(g.Source)
-	}
-	return nil, fmt.Errorf("unknown grammar kind %q", g.Kind)
 }
 
 // TestSchemaCorpusWalk samples each corpus schema's grammar without a

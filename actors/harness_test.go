@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"go.uber.org/goleak"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
@@ -63,7 +62,7 @@ func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
 		// A leaked actor holds no goroutine while its mailbox is empty, so
 		// only the registry shows it.
 		n := numActors(sys)
-		for deadline := time.Now().Add(time.Second); n > base && time.Now().Before(deadline); n = numActors(sys) {
+		for deadline := time.Now().Add(gateWait); n > base && time.Now().Before(deadline); n = numActors(sys) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		if n > base { // fewer: a device its supervisor gave up on
@@ -94,9 +93,9 @@ func numActors(sys *actor.ActorSystem) int {
 func checkIdle(t *testing.T, rt *actors.Runtime) {
 	t.Helper()
 	var st *messages.Stats
-	for range 100 { // a cancelled request's last Cancel may still be on its way
+	for deadline := time.Now().Add(gateWait); time.Now().Before(deadline); { // a cancelled request's last Cancel may still be on its way
 		var err error
-		if st, err = rt.Stats(time.Second); err != nil {
+		if st, err = rt.Stats(gateWait); err != nil {
 			t.Fatal(err)
 		}
 		if st.Running+st.Waiting+st.Swapped == 0 && st.NumFreeBlocks == st.NumBlocks && st.FreeHostBlocks == st.HostBlocks {
@@ -108,14 +107,7 @@ func checkIdle(t *testing.T, rt *actors.Runtime) {
 }
 
 // noLeaks checks, at the end of the test, that no goroutine outlived it.
-func noLeaks(t *testing.T) {
-	base := goleak.IgnoreCurrent() // what ran before the test
-	t.Cleanup(func() {
-		goleak.VerifyNone(t, base,
-			// protoactor's dead-letter throttle; it ends by itself after a second
-			goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"))
-	})
-}
+func noLeaks(t *testing.T) { noLeaksSince(t) }
 
 // result is what one request produced.
 type result struct {

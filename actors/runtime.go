@@ -42,6 +42,7 @@ type Runtime struct {
 	compileFn    compileFunc
 	vocabs       [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
 	grammarStats grammarCounters
+	samplingAids samplingAids // DRY breakers and min_tokens masks (samplefields.go)
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -144,6 +145,7 @@ func (r *Runtime) Stream(ctx context.Context, req *messages.GenerateRequest) (<-
 	if !run.Sampling.HasSeed {
 		run.Sampling.Seed, run.Sampling.HasSeed = rand.Uint64(), true
 	}
+	r.prepareSampling(&run.Sampling)
 	ch, sink, done := NewOutputStream(max(run.N, 1))
 	r.mu.Lock()
 	if r.stopped {

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -31,6 +32,12 @@ type sequence struct {
 	special bool              // SpecialText: control tokens' text is output
 	fsm     *constraint       // the grammar's state, once compiled
 
+	minTokens  int           // MinTokens: end tokens banned, stop strings off, until this many
+	ban        []uint64      // the mask that bans end tokens, while under minTokens; nil: none
+	generated  int           // tokens output so far
+	maxPredict time.Duration // MaxPredictNanos; 0: no deadline
+	genStart   time.Time     // when the first token came
+
 	cached      int   // NumCachedTokens, from the first result
 	queue       int64 // QueueNanos from the first result, until sent
 	preemptions int   // Preempted messages since the last output
@@ -42,8 +49,10 @@ func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index in
 		n := &messages.NewSequence{Prompt: req.Prompt, MaxTokens: req.MaxTokens, Priority: req.Priority,
 			Sampling: req.Sampling, StopTokenIDs: req.StopTokenIDs, IgnoreEOS: req.IgnoreEOS}
 		n.Sampling.Seed = seqSeed(req.Sampling.Seed, index)
-		return &sequence{id: id, index: index, rt: rt, batcher: rt.batcher, new: n, stop: stopText{stops: req.Stop},
-			dec: tokenizer.NewStreamDecoder(rt.tok), grammar: req.Grammar, special: req.SpecialText}
+		return &sequence{id: id, index: index, rt: rt, batcher: rt.batcher, new: n,
+			stop: stopText{stops: req.Stop, include: req.IncludeStopStr},
+			dec:  tokenizer.NewStreamDecoder(rt.tok), grammar: req.Grammar, special: req.SpecialText,
+			minTokens: req.MinTokens, maxPredict: time.Duration(req.MaxPredictNanos)}
 	}
 }
 
@@ -51,11 +60,14 @@ func (s *sequence) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		ctx.Watch(s.batcher)
+		if s.minTokens > 0 {
+			s.ban = s.rt.endBanMask(s.new.IgnoreEOS, s.new.StopTokenIDs)
+		}
 		if s.grammar != nil { // WAITING_FOR_FSM
 			ctx.Request(s.rt.compiler, &compileGrammar{grammar: s.grammar, vocab: true, special: s.special})
 			return
 		}
-		ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, New: s.new})
+		ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, New: s.new, Mask: s.stepMask(nil)})
 	case *grammarCompiled:
 		s.onCompiled(ctx, msg)
 	case *messages.StepResult:
@@ -91,7 +103,7 @@ func (s *sequence) onCompiled(ctx actor.Context, res *grammarCompiled) {
 		s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: err.Error(), Invalid: grammarFault(err)})
 		return
 	}
-	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, New: s.new, Mask: mask})
+	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, New: s.new, Mask: s.stepMask(mask)})
 }
 
 func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
@@ -111,6 +123,9 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 	if res.Finish != messages.FinishError && res.Finish != messages.FinishStop {
 		out.Tokens = []messages.Token{res.Token}
 		piece = s.decode(res.Token.ID)
+		if s.generated++; s.generated == 1 {
+			s.genStart = time.Now()
+		}
 		if s.fsm != nil && res.Finish == "" {
 			grammarDone, grammarErr = s.fsm.accept(res.Token.ID)
 		}
@@ -124,6 +139,7 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		piece += s.dec.Flush()
 	}
 	var stopped bool
+	s.stop.off = s.generated < s.minTokens
 	out.Text, stopped = s.stop.add(piece, final)
 	switch {
 	case stopped:
@@ -132,6 +148,9 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		out.FinishReason, out.Err, out.Invalid = messages.FinishError, grammarErr.Error(), grammarFault(grammarErr)
 	case grammarDone:
 		out.FinishReason = messages.FinishStop
+	case out.FinishReason == "" && s.pastDeadline(piece):
+		out.Text += s.stop.flush()
+		out.FinishReason = messages.FinishLength
 	}
 	if out.FinishReason != "" {
 		if res.Finish == "" { // the batcher still holds it: a stop string or the grammar ended it
@@ -141,7 +160,22 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		return
 	}
 	s.emit(ctx, out)
-	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: mask})
+	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(mask)})
+}
+
+// stepMask is the mask of the next sample given the grammar's (nil: none):
+// while under min_tokens, end tokens are banned as well.
+func (s *sequence) stepMask(grammar []uint64) []uint64 {
+	if s.generated >= s.minTokens {
+		return grammar
+	}
+	return andMask(grammar, s.ban)
+}
+
+// pastDeadline reports whether the choice ends on llama-server's
+// t_max_predict_ms: a piece with a newline, after the deadline.
+func (s *sequence) pastDeadline(piece string) bool {
+	return s.maxPredict > 0 && strings.Contains(piece, "\n") && time.Since(s.genStart) > s.maxPredict
 }
 
 // decode turns a token into text. Control tokens have none, unless the
@@ -160,8 +194,17 @@ func (s *sequence) decode(id int32) string {
 // back what could still become one.
 type stopText struct {
 	stops   []string
+	include bool   // IncludeStopStr: the stop string ends the text
+	off     bool   // under min_tokens: no stop string is looked for
 	held    string // text not yet sent: it could start a stop string
 	matched string // the stop string that ended the text; "": none yet
+}
+
+// flush returns the text held back and forgets it.
+func (s *stopText) flush() string {
+	out := s.held
+	s.held = ""
+	return out
 }
 
 // add appends a piece of text and returns what may be sent now. When the
@@ -169,8 +212,15 @@ type stopText struct {
 // one and stopped; final (no more text will come) sends all that is held.
 func (s *stopText) add(piece string, final bool) (out string, stopped bool) {
 	s.held += piece
-	if i, st := s.stopAt(); i >= 0 {
-		out, s.held, s.matched = s.held[:i], "", st
+	if s.off {
+		return s.flush(), false
+	}
+	if i, n := s.stopAt(); i >= 0 {
+		s.matched = s.held[i : i+n]
+		if s.include {
+			i += n
+		}
+		out, s.held = s.held[:i], ""
 		return out, true
 	}
 	keep := 0
@@ -182,15 +232,15 @@ func (s *stopText) add(piece string, final bool) (out string, stopped bool) {
 }
 
 // stopAt returns where the first stop string starts in the held text, or
-// -1, and which stop string it is.
-func (s *stopText) stopAt() (int, string) {
-	at, which := -1, ""
+// -1, and its length (the longest of those starting there).
+func (s *stopText) stopAt() (at, n int) {
+	at = -1
 	for _, st := range s.stops {
-		if i := strings.Index(s.held, st); i >= 0 && (at < 0 || i < at) {
-			at, which = i, st
+		if i := strings.Index(s.held, st); i >= 0 && (at < 0 || i < at || i == at && len(st) > n) {
+			at, n = i, len(st)
 		}
 	}
-	return at, which
+	return at, n
 }
 
 // heldBack returns the length of the longest end of the held text that is

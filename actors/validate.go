@@ -74,6 +74,16 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 			return bad("stop", "stop strings must not be empty")
 		}
 	}
+	switch {
+	case req.MinTokens < 0:
+		return bad("min_tokens", "min_tokens %d is negative", req.MinTokens)
+	case req.MaxTokens > 0 && req.MinTokens > req.MaxTokens:
+		return bad("min_tokens", "min_tokens %d is more than max_tokens %d", req.MinTokens, req.MaxTokens)
+	case req.MaxPredictNanos < 0:
+		return bad("t_max_predict_ms", "t_max_predict_ms is negative")
+	case len(req.Sampling.DryBreakers) > MaxDryBreakers:
+		return bad("dry_sequence_breakers", "%d DRY sequence breakers; at most %d", len(req.Sampling.DryBreakers), MaxDryBreakers)
+	}
 	if err := SampleParams(&req.Sampling).Validate(); err != nil {
 		return bad("", "%v", err)
 	}

@@ -74,25 +74,34 @@ func testInPlaceMatMul(t *testing.T) {
 }
 
 // TestInPlaceAsmTable checks which types run assembly when read in place on
-// each ISA: Q4_K and Q5_K by their in-place kernels, Q6_K and Q8_0 by their row
-// kernels, which read the file's layout anyway.
+// each ISA: Q4_K and Q5_K by their in-place kernels (on arm64 their row
+// kernels), Q6_K and Q8_0 by their row kernels, which read the file's
+// layout anyway.
 func TestInPlaceAsmTable(t *testing.T) {
 	if len(hostISAs()) == 0 {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
+	type want struct {
+		typ            DType
+		repacks, inAsm bool
+	}
+	table := []want{
+		{Q4_K, true, true},
+		{Q5_K, true, true},
+		{Q6_K, false, true},
+		{Q8_0, false, true},
+		{F16, false, true},
+		{Q4_0, true, false},
+		{MXFP4, true, true},
+	}
+	if !hostISA.x86() { // arm64: the K-quant kernels read rows as stored
+		table[0].repacks, table[1].repacks = false, false
+	}
 	for _, isa := range hostISAs() {
-		for _, c := range []struct {
-			typ            DType
-			repacks, inAsm bool
-		}{
-			{Q4_K, true, true},
-			{Q5_K, true, true},
-			{Q6_K, false, true},
-			{Q8_0, false, true},
-			{F16, false, true},
-			{Q4_0, true, false},
-			{MXFP4, true, true},
-		} {
+		for _, c := range table {
+			if !isa.x86() && missingKernel(t, isa, c.typ, c.typ != F16 && !hasKernel(c.typ, isa)) {
+				continue
+			}
 			if got := repacks(c.typ, isa); got != c.repacks {
 				t.Errorf("%v on %v: repacks %v, want %v", c.typ, isa, got, c.repacks)
 			}
@@ -101,6 +110,12 @@ func TestInPlaceAsmTable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hasKernel reports whether integer weight type t has assembly on isa.
+func hasKernel(t DType, isa ISA) bool {
+	return asmFor[blockQ8_0](t).best(isa) != nil || asmFor[blockQ8_1](t).best(isa) != nil ||
+		asmFor[blockQ8_K](t).best(isa) != nil
 }
 
 // BenchmarkInPlace compares a Q4_K expert-sized product read in place with

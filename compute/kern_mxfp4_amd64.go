@@ -1,10 +1,5 @@
 package compute
 
-import (
-	"encoding/binary"
-	"math"
-)
-
 // The MXFP4 panel and in-place kernels of kern_mxfp4_amd64.s.
 
 //go:generate sh -c "cd .. && python3 scripts/gen-kern-mxfp4.py > compute/kern_mxfp4_amd64.s"
@@ -57,22 +52,3 @@ var (
 	mxfp4AVX2 = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true,
 		x1: mxfp4X1AVX2, x4: mxfp4X4AVX2}
 )
-
-// packMXFP4 interleaves whole panels of MXFP4 rows. A panel block is 144
-// bytes: the eight rows' scales 2^(e−128) as bf16 (the float32's upper
-// half: its lower half is zero for every e, so the value is exact), then
-// Q4_0's four 32-byte chunks (see packQ4_0): chunk c holds bytes
-// qs[4c : 4c+4] of each row in turn.
-func packMXFP4(t *Tensor) *packed {
-	const bs = 17
-	return interleave(t, bs, 16+4*32, func(dst []byte, blocks [panelRows][]byte) {
-		for r, b := range blocks {
-			binary.LittleEndian.PutUint16(dst[2*r:], uint16(math.Float32bits(e8m0Half(b[0]))>>16))
-		}
-		for c := range 4 {
-			for r, b := range blocks {
-				binary.LittleEndian.PutUint32(dst[16+32*c+4*r:], binary.LittleEndian.Uint32(b[1+4*c:]))
-			}
-		}
-	})
-}

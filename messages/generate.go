@@ -16,20 +16,45 @@ type SamplingParams struct {
 	HasSeed           bool              `msgpack:"has_seed,omitempty"`
 	WantLogprob       bool              `msgpack:"want_logprob,omitempty"`
 	Logprobs          int               `msgpack:"logprobs,omitempty"` // top alternatives per token
+	MinKeep           int               `msgpack:"min_keep,omitempty"`
+	TypicalP          float32           `msgpack:"typical_p,omitempty"`
+	XTCProbability    float32           `msgpack:"xtc_probability,omitempty"`
+	XTCThreshold      float32           `msgpack:"xtc_threshold,omitempty"`
+	DryMultiplier     float32           `msgpack:"dry_multiplier,omitempty"`
+	DryBase           float32           `msgpack:"dry_base,omitempty"`
+	DryAllowedLength  int               `msgpack:"dry_allowed_length,omitempty"`
+	DryPenaltyLastN   int               `msgpack:"dry_penalty_last_n,omitempty"` // -1: the whole history; 0: DRY off
+	// DryBreakers are DRY's sequence breakers as the client sent them;
+	// DryBreakerTokens the same as token sequences (model/sample's
+	// DryBreakers), filled in by the runtime when it admits the request.
+	DryBreakers      []string  `msgpack:"dry_breakers,omitempty"`
+	DryBreakerTokens [][]int32 `msgpack:"dry_breaker_tokens,omitempty"`
 }
 
 // GenerateRequest asks for completions of one tokenized prompt.
 // Client (HTTP front or embedding API) -> request actor.
 type GenerateRequest struct {
-	RequestID    string         `msgpack:"request_id"`
-	Prompt       []int32        `msgpack:"prompt"`
-	N            int            `msgpack:"n,omitempty"`          // choices; 0 means 1
-	MaxTokens    int            `msgpack:"max_tokens,omitempty"` // per choice; 0: until the context is full
-	Sampling     SamplingParams `msgpack:"sampling"`
-	Stop         []string       `msgpack:"stop,omitempty"`           // stop strings, never part of the output
-	StopTokenIDs []int32        `msgpack:"stop_token_ids,omitempty"` // extra end tokens
-	IgnoreEOS    bool           `msgpack:"ignore_eos,omitempty"`
-	Priority     int            `msgpack:"priority,omitempty"` // lower runs first, as vLLM
+	RequestID string         `msgpack:"request_id"`
+	Prompt    []int32        `msgpack:"prompt"`
+	N         int            `msgpack:"n,omitempty"`          // choices; 0 means 1
+	MaxTokens int            `msgpack:"max_tokens,omitempty"` // per choice; 0: until the context is full
+	Sampling  SamplingParams `msgpack:"sampling"`
+	Stop      []string       `msgpack:"stop,omitempty"` // stop strings, not part of the output unless IncludeStopStr
+	// IncludeStopStr keeps the stop string that ended a choice at the end of
+	// its text (vLLM's include_stop_str_in_output).
+	IncludeStopStr bool `msgpack:"include_stop_str,omitempty"`
+	// MinTokens is the fewest tokens a choice generates before an
+	// end-of-generation token, a stop token or a stop string may end it
+	// (vLLM's min_tokens): until then those tokens are banned and stop
+	// strings are not looked for.
+	MinTokens int `msgpack:"min_tokens,omitempty"`
+	// MaxPredictNanos, when positive, bounds a choice's generation time as
+	// llama-server's t_max_predict_ms: once it has passed and the text
+	// holds a newline, the choice ends with FinishLength.
+	MaxPredictNanos int64   `msgpack:"max_predict_nanos,omitempty"`
+	StopTokenIDs    []int32 `msgpack:"stop_token_ids,omitempty"` // extra end tokens
+	IgnoreEOS       bool    `msgpack:"ignore_eos,omitempty"`
+	Priority        int     `msgpack:"priority,omitempty"` // lower runs first, as vLLM
 	// Grammar, when set, constrains every choice's output (structured
 	// output, tool calls): the runtime masks each step's logits with it.
 	Grammar *Grammar `msgpack:"grammar,omitempty"`

@@ -13,6 +13,9 @@ type completionRequest struct {
 	Prompt   promptField `json:"prompt"`
 	Logprobs *int        `json:"logprobs"`
 	Echo     bool        `json:"echo"`
+	// Suffix is the text after the completion (OpenAI's legacy insert): the
+	// prompt becomes a fill-in-the-middle prompt (infill.go).
+	Suffix *string `json:"suffix"`
 }
 
 type usageJSON struct {
@@ -79,7 +82,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		lp = *req.Logprobs
 	}
-	prompts, texts, e := s.completionPrompts(&req.Prompt)
+	prompts, texts, e := s.completionPrompts(&req.Prompt, req.Suffix)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -97,7 +100,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if g.MaxTokens, e = maxTokens(req.MaxTokens, "max_tokens", "prompt", 16, len(p), s.rt.MaxModelLen()); e != nil {
+		if g.MaxTokens, e = maxTokens(req.MaxTokens, "max_tokens", "prompt", req.defaultMax(16), len(p), s.rt.MaxModelLen()); e != nil {
 			writeError(w, e)
 			return
 		}
@@ -160,9 +163,15 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 
 // completionPrompts tokenizes the prompt field: each text with BOS added as
 // the vocabulary asks and special tokens parsed, or token ids as given.
-func (s *Server) completionPrompts(p *promptField) ([][]int32, []string, *apiError) {
+//
+// With a suffix, each text prompt is the prefix of a fill-in-the-middle
+// prompt whose suffix it is, as llama-server's /infill builds one.
+func (s *Server) completionPrompts(p *promptField, suffix *string) ([][]int32, []string, *apiError) {
 	if len(p.texts)+len(p.ids) == 0 {
 		return nil, nil, badRequest("prompt", "prompt is required")
+	}
+	if suffix != nil {
+		return s.suffixPrompts(p, *suffix)
 	}
 	if len(p.texts)+len(p.ids) > maxPromptsPerReq {
 		return nil, nil, badRequest("prompt", "at most %d prompts per request", maxPromptsPerReq)
@@ -170,9 +179,9 @@ func (s *Server) completionPrompts(p *promptField) ([][]int32, []string, *apiErr
 	var out [][]int32
 	texts := p.texts
 	for _, t := range p.texts {
-		ids, err := s.rt.TokenizeText(t, true, true)
+		ids, err := s.tokenizeText(t, true)
 		if err != nil {
-			return nil, nil, badRequest("prompt", "tokenizing the prompt: %v", err)
+			return nil, nil, tokenizeError("prompt", "tokenizing the prompt", err)
 		}
 		if len(ids) == 0 {
 			return nil, nil, badRequest("prompt", "the prompt is empty")

@@ -14,7 +14,7 @@ import (
 // (clients send extensions); a known field of the wrong type is a 400
 // naming it, an oversized body a 413, a body that is not valid UTF-8 a 400.
 func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *apiError {
-	e := pipeline.Decode(w, r, maxBytes, v, "samplingFields", "constrainedFields")
+	e := pipeline.Decode(w, r, maxBytes, v, "samplingFields", "constrainedFields", "llamaFields")
 	switch {
 	case e == nil:
 		return nil

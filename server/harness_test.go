@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,11 +46,20 @@ type options struct {
 	// wrap, when set, wraps the device: a CPU backend of rt's NumBlocks,
 	// BlockSize and NumHostBlocks (which must be set).
 	wrap func(actors.Backend) actors.Backend
+	// connState, when set, sees the server's connections (http.Server's
+	// ConnState), to shape their sockets.
+	connState func(net.Conn, http.ConnState)
+	// model, when set, is the GGUF to serve instead of stories260K.
+	model string
 }
 
 func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
+	path := o.model
+	if path == "" {
+		path = testmodels.Path(t, "stories260K.gguf")
+	}
+	m, err := model.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +100,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config = srv.HTTPServer() // the timeouts troupe serve runs with
+	ts.Config.ConnState = o.connState
 	ts.Start()
 	t.Cleanup(func() {
 		ts.Close()
@@ -124,6 +135,12 @@ func post(t testing.TB, url, body string, header ...string) (*http.Response, []b
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and returns the response, its body read.
+func roundTrip(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +166,7 @@ func (f *fixture) metric(t testing.TB, name string) float64 {
 // waitIdle waits until /metrics shows no sequence and every block free.
 func (f *fixture) waitIdle(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // generous: a loaded machine under -race
 	for {
 		run, wait := f.metric(t, "troupe:num_requests_running"), f.metric(t, "troupe:num_requests_waiting")
 		usage := f.metric(t, "troupe:kv_cache_usage_perc")

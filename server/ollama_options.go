@@ -48,7 +48,7 @@ var ollamaOptions = []ollamaOption{
 		l.numCtx = n
 		return nil
 	})},
-	{"temperature", ollamaFloat("temperature", func(x float32, g *messages.GenerateRequest) { g.Sampling.Temperature = x })},
+	{"temperature", ollamaNonNegative("temperature", func(x float32, g *messages.GenerateRequest) { g.Sampling.Temperature = x })},
 	{"top_k", ollamaInt("top_k", func(n int, g *messages.GenerateRequest, _ *ollamaLimits) *apiError {
 		g.Sampling.TopK = max(n, 0) // <= 0: off, as llama.cpp
 		return nil
@@ -95,16 +95,29 @@ var ollamaOptions = []ollamaOption{
 		}
 		return nil
 	})},
-	{"typical_p", func(v json.RawMessage, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
-		var x float64
-		if json.Unmarshal(v, &x) != nil {
-			return badRequest("typical_p", "option \"typical_p\" must be a number")
+	{"typical_p", ollamaFloat("typical_p", func(x float32, g *messages.GenerateRequest) { g.Sampling.TypicalP = x })},
+	{"mirostat", ollamaInt("mirostat", func(n int, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		if n != 0 {
+			return badRequest("mirostat", "mirostat %d is not supported: troupe has no mirostat sampler (0 turns it off)", n)
 		}
-		if x != 1 {
-			return badRequest("typical_p", "option \"typical_p\" %v is not supported: troupe has no locally typical sampling (1 turns it off)", x)
+		return nil
+	})},
+	// Not Ollama's, but refused as on the OpenAI routes rather than ignored.
+	{"best_of", ollamaInt("best_of", func(n int, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		if n != 1 {
+			return badRequest("best_of", "best_of %d is not supported: troupe does not rank candidate completions", n)
+		}
+		return nil
+	})},
+	{"use_beam_search", func(v json.RawMessage, _ *messages.GenerateRequest, _ *ollamaLimits) *apiError {
+		if string(v) != "false" {
+			return badRequest("use_beam_search", "use_beam_search is not supported: troupe has no beam search")
 		}
 		return nil
 	}},
+	// Inert while mirostat is 0, as in llama.cpp and Ollama.
+	{"mirostat_tau", ollamaFloat("mirostat_tau", func(float32, *messages.GenerateRequest) {})},
+	{"mirostat_eta", ollamaFloat("mirostat_eta", func(float32, *messages.GenerateRequest) {})},
 }
 
 // applyOllamaOptions sets g's sampling parameters from a request's options:
@@ -165,6 +178,18 @@ func ollamaFloat(name string, set func(float32, *messages.GenerateRequest)) func
 		}
 		set(float32(x), g)
 		return nil
+	}
+}
+
+// ollamaNonNegative is ollamaFloat for an option that must not be negative
+// (temperature: /v1 refuses one below 0 too).
+func ollamaNonNegative(name string, set func(float32, *messages.GenerateRequest)) func(json.RawMessage, *messages.GenerateRequest, *ollamaLimits) *apiError {
+	apply := ollamaFloat(name, set)
+	return func(v json.RawMessage, g *messages.GenerateRequest, l *ollamaLimits) *apiError {
+		if x := 0.0; json.Unmarshal(v, &x) == nil && x < 0 {
+			return badRequest(name, "option %q %v must not be negative", name, x)
+		}
+		return apply(v, g, l)
 	}
 }
 

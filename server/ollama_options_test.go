@@ -52,11 +52,15 @@ func TestOllamaOptions(t *testing.T) {
 		{name: "num_predict infinite", opts: `{"num_predict": -1}`, want: def},
 		{name: "num_predict fill", opts: `{"num_predict": -2}`, want: def},
 		{name: "num_ctx", opts: `{"num_ctx": 1024}`, want: def, limits: ollamaLimits{numCtx: 1024}},
-		{name: "typical_p off", opts: `{"typical_p": 1}`, want: def},
+		{name: "typical_p off", opts: `{"typical_p": 1}`, want: with(func(s *messages.SamplingParams) { s.TypicalP = 1 })},
 		{name: "null", opts: `{"temperature": null}`, want: def},
-		{name: "ignored", opts: `{"num_gpu": 1, "mirostat": 2, "num_thread": 8, "temperature": 0.5}`,
-			want: with(func(s *messages.SamplingParams) { s.Temperature = 0.5 }), ignored: []string{"mirostat", "num_gpu", "num_thread"}},
+		{name: "ignored", opts: `{"num_gpu": 1, "num_thread": 8, "temperature": 0.5}`,
+			want: with(func(s *messages.SamplingParams) { s.Temperature = 0.5 }), ignored: []string{"num_gpu", "num_thread"}},
+		{name: "typical_p", opts: `{"typical_p": 0.7}`, want: with(func(s *messages.SamplingParams) { s.TypicalP = 0.7 })},
+		{name: "mirostat off", opts: `{"mirostat": 0, "mirostat_tau": 5, "mirostat_eta": 0.1}`, want: def},
+		{name: "mirostat", opts: `{"mirostat": 2}`, err: "mirostat 2 is not supported"},
 		{name: "temperature type", opts: `{"temperature": "hot"}`, err: `option "temperature" must be of type float32`},
+		{name: "temperature negative", opts: `{"temperature": -3}`, err: `option "temperature" -3 must not be negative`},
 		{name: "top_k type", opts: `{"top_k": true}`, err: `option "top_k" must be of type integer`},
 		{name: "seed huge", opts: `{"seed": 1e300}`, err: `option "seed"`},
 		{name: "float huge", opts: `{"top_p": 1e300}`, err: `option "top_p"`},
@@ -64,7 +68,7 @@ func TestOllamaOptions(t *testing.T) {
 		{name: "stop too long", opts: `{"stop": "` + strings.Repeat("x", maxStopBytes+1) + `"}`, err: "stop string of"},
 		{name: "num_ctx negative", opts: `{"num_ctx": -5}`, err: "num_ctx"},
 		{name: "repeat_last_n negative", opts: `{"repeat_last_n": -3}`, err: "repeat_last_n"},
-		{name: "typical_p", opts: `{"typical_p": 0.7}`, err: "typical_p"},
+		{name: "typical_p type", opts: `{"typical_p": "x"}`, err: "typical_p"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts map[string]json.RawMessage

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -425,7 +426,8 @@ func TestOllamaErrors(t *testing.T) {
 		{"option type", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"temperature": "hot"}}`, 400, `option "temperature" must be of type float32`},
 		{"int option type", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"num_predict": "many"}}`, 400, `option "num_predict" must be of type integer`},
 		{"stop type", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"stop": [1]}}`, 400, `option "stop"`},
-		{"typical_p", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"typical_p": 0.5}}`, 400, "typical_p"},
+		{"typical_p", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"typical_p": 1.5}}`, 400, "typical_p"},
+		{"mirostat", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"mirostat": 2}}`, 400, "mirostat"},
 		{"top_p out of range", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"top_p": 2}}`, 400, "top_p"},
 		{"images", "/api/generate", `{"model": "stories", "prompt": "x", "images": ["iVBORw0KGgo="]}`, 400, "images are not supported"},
 		{"chat images", "/api/chat", `{"model": "stories", "messages": [{"role": "user", "content": "x", "images": ["iVBORw0KGgo="]}]}`, 400, "images are not supported"},
@@ -463,7 +465,7 @@ func TestOllamaErrors(t *testing.T) {
 	}
 	// Accepted, as Ollama's: unknown options (ignored), think false,
 	// keep_alive, format "json" and a schema, logprobs.
-	for _, extra := range []string{`, "options": {"mirostat": 2, "num_gpu": 1}`, `, "think": false`, `, "keep_alive": "5m"`, `, "keep_alive": 0`,
+	for _, extra := range []string{`, "options": {"mirostat": 0, "num_gpu": 1}`, `, "options": {"typical_p": 0.5}`, `, "think": false`, `, "keep_alive": "5m"`, `, "keep_alive": 0`,
 		`, "format": "json"`, `, "format": {"type": "object", "properties": {"a": {"type": "integer"}}}`, `, "logprobs": true, "top_logprobs": 2`} {
 		status, _, objs := ollamaDo(t, "POST", f.url+"/api/generate", gen(extra))
 		if status != 200 {
@@ -506,34 +508,74 @@ func TestOllamaAdmission(t *testing.T) {
 }
 
 // TestOllamaDisconnect: a client that goes away mid-stream, or while it
-// waits for a whole answer, leaves no sequence and no block behind.
+// waits for a whole answer, leaves no sequence and no block behind. The
+// client leaves once the device has run a step of its request (a gate, not
+// a deadline: the machine's speed does not matter).
 func TestOllamaDisconnect(t *testing.T) {
-	f := newFixture(t, options{rt: actors.Config{NumBlocks: 64, BlockSize: 16}, wrap: slow(20 * time.Millisecond)})
+	stepped := make(chan struct{}, 1)
+	f := newFixture(t, options{rt: actors.Config{NumBlocks: 64, BlockSize: 16}, wrap: func(be actors.Backend) actors.Backend {
+		return &signalDevice{Backend: slow(20 * time.Millisecond)(be), stepped: stepped}
+	}})
 	for _, tc := range []struct {
 		path   string
 		stream bool
 	}{{"/api/generate", true}, {"/api/chat", true}, {"/api/generate", false}, {"/api/chat", false}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		select { // a step of the previous request
+		case <-stepped:
+		default:
+		}
+		ctx, cancel := context.WithCancel(context.Background())
 		body := fmt.Sprintf(`{"model": "stories", "prompt": "Once upon a time", "messages": [{"role": "user", "content": "Once upon a time"}], "stream": %v, "options": {"num_predict": 400, "seed": 1, "repeat_last_n": 0}}`, tc.stream)
 		req, _ := http.NewRequestWithContext(ctx, "POST", f.url+tc.path, strings.NewReader(body))
-		resp, err := http.DefaultClient.Do(req)
-		switch {
-		case err == nil:
-			sc := bufio.NewScanner(resp.Body)
-			for i := 0; i < 3 && sc.Scan(); i++ {
-				if strings.Contains(sc.Text(), `"done":true`) {
-					t.Fatalf("%s: the answer finished before the client went away; the test proves nothing", tc.path)
+		done := make(chan error, 1)
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil && tc.stream {
+				sc := bufio.NewScanner(resp.Body)
+				for i := 0; i < 3 && sc.Scan(); i++ {
+					if strings.Contains(sc.Text(), `"done":true`) {
+						err = fmt.Errorf("the answer finished before the client went away; the test proves nothing")
+					}
 				}
+				resp.Body.Close()
+			} else if err == nil {
+				resp.Body.Close()
+				err = fmt.Errorf("the whole answer came (%d) before the client went away; the test proves nothing", resp.StatusCode)
+			}
+			done <- err
+		}()
+		if tc.stream {
+			if err := <-done; err != nil { // three lines read
+				t.Fatalf("%s stream: %v", tc.path, err)
 			}
 			cancel()
-			resp.Body.Close()
-		case !tc.stream && errors.Is(err, context.DeadlineExceeded): // it gave up waiting for the whole answer
-		default:
-			t.Fatalf("%s stream %v: %v", tc.path, tc.stream, err)
+		} else {
+			select {
+			case <-stepped:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("%s: the request never reached the device", tc.path)
+			}
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("%s: %v; want the client's cancellation", tc.path, err)
+			}
 		}
-		cancel()
 		f.waitIdle(t)
 	}
+}
+
+// signalDevice sends on stepped (without blocking) at each forward step.
+type signalDevice struct {
+	actors.Backend
+	stepped chan struct{}
+}
+
+func (s *signalDevice) Forward(b *model.Batch, logits []float32) error {
+	select {
+	case s.stepped <- struct{}{}:
+	default:
+	}
+	return s.Backend.Forward(b, logits)
 }
 
 // TestOllamaTimeout: on a slow device a request past RequestTimeout is
@@ -541,7 +583,7 @@ func TestOllamaDisconnect(t *testing.T) {
 // and no final object; nothing is left running.
 func TestOllamaTimeout(t *testing.T) {
 	f := newFixture(t, options{rt: actors.Config{NumBlocks: 64, BlockSize: 16},
-		srv: server.Config{RequestTimeout: time.Second}, wrap: slow(50 * time.Millisecond)})
+		srv: server.Config{RequestTimeout: 3 * time.Second}, wrap: slow(50 * time.Millisecond)})
 	long := `"model": "stories", "prompt": "Once upon a time", "options": {"num_predict": 200, "repeat_last_n": 0, "seed": 1}`
 	status, _, objs := ollamaDo(t, "POST", f.url+"/api/generate", `{`+long+`, "stream": false}`)
 	if msg, _ := objs[0]["error"].(string); status != http.StatusRequestTimeout || !strings.Contains(msg, "request-timeout") || len(objs[0]) != 1 {

@@ -34,6 +34,7 @@ type samplingFields struct {
 	Priority          int                `json:"priority"`
 	User              string             `json:"user"`
 	constrainedFields
+	llamaFields
 }
 
 func (f *samplingFields) model() string { return f.Model }
@@ -43,12 +44,13 @@ type streamOptions struct {
 }
 
 // Limits on a request's parameters, each a 400 when exceeded. maxStops is
-// OpenAI's limit on stop strings; the others bound the work and memory one
+// troupe's bound on stop strings (OpenAI's is 4; llama-server and vLLM set
+// none, and editor clients send long lists); the others bound the work and memory one
 // request can ask for (a stop string is matched against each sequence's
 // held-back text, a logit bias is applied at every step). n, and n times
 // the number of prompts, are bounded by actors.MaxN.
 const (
-	maxStops         = 4
+	maxStops         = 256
 	maxStopBytes     = 1024
 	maxStopTokenIDs  = 1024
 	maxLogitBias     = 1024
@@ -140,6 +142,10 @@ var params = []param{
 	{"response_format", applyConstraint}, // and the other constrainedFields
 }
 
+// allParams are params, then llama-server's and vLLM's fields (n_predict
+// first among them: it sets max_tokens, which the caller reads after).
+var allParams = append(slices.Clip(params), llamaParams...)
+
 // span is a range of a number parameter: [lo, hi], or (lo, hi] when open.
 type span struct {
 	lo, hi float64
@@ -204,11 +210,12 @@ func applyLogitBias(f *samplingFields, req *messages.GenerateRequest) *apiError 
 // the request.
 func (f *samplingFields) toRequest(req *messages.GenerateRequest, logprobs int) *apiError {
 	req.Sampling.Temperature, req.Sampling.TopP = 1, 1 // OpenAI's defaults
-	for _, p := range params {
+	for _, p := range allParams {
 		if e := p.apply(f, req); e != nil {
 			return e
 		}
 	}
+	llamaDefaults(f, &req.Sampling)
 	s := &req.Sampling
 	if s.PresencePenalty != 0 || s.FrequencyPenalty != 0 || (s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1) {
 		s.PenaltyLastN = 64 // llama.cpp's window

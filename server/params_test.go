@@ -28,7 +28,7 @@ func TestParamsTable(t *testing.T) {
 		fields[name] = true
 	}
 	inTable := map[string]bool{}
-	for _, p := range params {
+	for _, p := range allParams {
 		if inTable[p.name] {
 			t.Errorf("%s is in the table twice", p.name)
 		}
@@ -75,7 +75,36 @@ func TestToRequest(t *testing.T) {
 		{`{"logit_bias": {"1": -101}}`, -1, messages.GenerateRequest{}, "logit_bias"},
 		{`{"n": 0}`, -1, messages.GenerateRequest{}, "n"},
 		{`{"n": 129}`, -1, messages.GenerateRequest{}, "n"},
-		{`{"stop": ["a", "b", "c", "d", "e"]}`, -1, messages.GenerateRequest{}, "stop"},
+		{`{"stop": ["a", "b", "c", "d", "e"]}`, -1, messages.GenerateRequest{N: 1, Sampling: messages.SamplingParams{Temperature: 1, TopP: 1},
+			Stop: []string{"a", "b", "c", "d", "e"}}, ""},
+		{`{"stop": [` + strings.Repeat(`"s",`, maxStops) + `"s"]}`, -1, messages.GenerateRequest{}, "stop"},
+		// llama-server's and vLLM's fields.
+		{`{"n_predict": 5, "min_tokens": 3, "include_stop_str_in_output": true, "typical_p": 0.5, "min_keep": 2}`, -1,
+			messages.GenerateRequest{N: 1, MinTokens: 3, IncludeStopStr: true,
+				Sampling: messages.SamplingParams{Temperature: 1, TopP: 1, TypicalP: 0.5, MinKeep: 2}}, ""},
+		{`{"dry_multiplier": 0.8}`, -1, messages.GenerateRequest{N: 1, Sampling: messages.SamplingParams{Temperature: 1, TopP: 1,
+			DryMultiplier: 0.8, DryBase: 1.75, DryAllowedLength: 2, DryPenaltyLastN: 64, DryBreakers: []string{"\n", ":", "\"", "*"}}}, ""},
+		{`{"dry_multiplier": 0.8, "dry_base": 2, "dry_allowed_length": 3, "dry_penalty_last_n": -1, "dry_sequence_breakers": ["x"]}`, -1,
+			messages.GenerateRequest{N: 1, Sampling: messages.SamplingParams{Temperature: 1, TopP: 1,
+				DryMultiplier: 0.8, DryBase: 2, DryAllowedLength: 3, DryPenaltyLastN: -1, DryBreakers: []string{"x"}}}, ""},
+		{`{"xtc_probability": 0.5}`, -1, messages.GenerateRequest{N: 1, Sampling: messages.SamplingParams{Temperature: 1, TopP: 1,
+			XTCProbability: 0.5, XTCThreshold: 0.1}}, ""},
+		{`{"xtc_probability": 0.5, "xtc_threshold": 0.2, "mirostat": 0, "mirostat_tau": 5, "best_of": 1, "use_beam_search": false}`, -1,
+			messages.GenerateRequest{N: 1, Sampling: messages.SamplingParams{Temperature: 1, TopP: 1, XTCProbability: 0.5, XTCThreshold: 0.2}}, ""},
+		{`{"n_predict": 0}`, -1, messages.GenerateRequest{}, "n_predict"},
+		{`{"min_tokens": -1}`, -1, messages.GenerateRequest{}, "min_tokens"},
+		{`{"typical_p": 0}`, -1, messages.GenerateRequest{}, "typical_p"},
+		{`{"min_keep": -1}`, -1, messages.GenerateRequest{}, "min_keep"},
+		{`{"xtc_probability": 1.5}`, -1, messages.GenerateRequest{}, "xtc_probability"},
+		{`{"xtc_threshold": -0.1}`, -1, messages.GenerateRequest{}, "xtc_threshold"},
+		{`{"dry_multiplier": -1}`, -1, messages.GenerateRequest{}, "dry_multiplier"},
+		{`{"dry_base": -1}`, -1, messages.GenerateRequest{}, "dry_base"},
+		{`{"dry_allowed_length": -1}`, -1, messages.GenerateRequest{}, "dry_allowed_length"},
+		{`{"dry_penalty_last_n": -2}`, -1, messages.GenerateRequest{}, "dry_penalty_last_n"},
+		{`{"dry_sequence_breakers": []}`, -1, messages.GenerateRequest{}, "dry_sequence_breakers"},
+		{`{"best_of": 2}`, -1, messages.GenerateRequest{}, "best_of"},
+		{`{"use_beam_search": true}`, -1, messages.GenerateRequest{}, "use_beam_search"},
+		{`{"mirostat": 1}`, -1, messages.GenerateRequest{}, "mirostat"},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
 			var f samplingFields

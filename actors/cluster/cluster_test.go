@@ -118,7 +118,7 @@ func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members i
 		nodes = append(nodes, tn)
 		t.Cleanup(func() { tn.stop() })
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for _, tn := range nodes {
 		for tn.node.Stats().Members < members {
 			if time.Now().After(deadline) {
@@ -224,7 +224,7 @@ func TestCluster(t *testing.T) {
 	// on a node (they live on, as virtual actors do).
 	for i, tn := range nodes {
 		n := numActors(tn.sys)
-		for deadline := time.Now().Add(2 * time.Second); n > base[i]+len(reqs) && time.Now().Before(deadline); n = numActors(tn.sys) {
+		for deadline := time.Now().Add(30 * time.Second); n > base[i]+len(reqs) && time.Now().Before(deadline); n = numActors(tn.sys) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if n > base[i]+len(reqs) {
@@ -259,7 +259,7 @@ func TestFailover(t *testing.T) {
 	t.Cleanup(func() { // after the nodes' cleanups
 		// The killed node's runtime is never stopped: its requests run
 		// on, on the model's memory, until they end (or its actors do).
-		for deadline := time.Now().Add(10 * time.Second); killed != nil && killed.NumRequests() > 0 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(30 * time.Second); killed != nil && killed.NumRequests() > 0 && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
 		m.Close()
@@ -355,9 +355,9 @@ func TestOverflow(t *testing.T) {
 		}
 		chans = append(chans, ch)
 		if i == 5 { // wait until the load is gossiped (a fixed 600 ms was sometimes too short)
-			for deadline := time.Now().Add(10 * time.Second); nodes[0].node.MaxWaiting() == 0; time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(30 * time.Second); nodes[0].node.MaxWaiting() == 0; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Fatal("no node's waiting requests were gossiped in 10 s")
+					t.Fatal("no node's waiting requests were gossiped in 30 s")
 				}
 			}
 		}
@@ -449,8 +449,11 @@ func TestPassivation(t *testing.T) {
 			}
 		}
 		busy := numActors(nodes[0].sys) + numActors(nodes[1].sys)
-		time.Sleep(idle + 500*time.Millisecond) // every grain stops
-		if idle := numActors(nodes[0].sys) + numActors(nodes[1].sys); idle >= busy {
+		after := busy
+		for deadline := time.Now().Add(30 * time.Second); after >= busy && time.Now().Before(deadline); after = numActors(nodes[0].sys) + numActors(nodes[1].sys) {
+			time.Sleep(idle / 4) // the grains stop after idle
+		}
+		if idle := after; idle >= busy {
 			t.Errorf("round %d: %d actors after the requests, %d when idle: the grains did not stop", round, busy, idle)
 		}
 	}

@@ -74,7 +74,20 @@ func TestFailoverDiverged(t *testing.T) {
 		}
 		runs = append(runs, running{req, ch})
 	}
-	time.Sleep(150 * time.Millisecond) // some tokens are sent
+	// Some tokens are sent: node 1 has run steps (polled, not a fixed
+	// sleep, which a loaded machine can outlast before the first token).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		st, err := nodes[1].rt.Stats(30 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Steps >= 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 1 ran %d steps in 30 s", st.Steps)
+		}
+	}
 	nodes[1].node.Kill()
 	nodes[1].node = nil
 	diverged := 0
@@ -149,7 +162,7 @@ func TestRefuseMembers(t *testing.T) {
 		{m: m2, cfg: cfg, backend: cpu(m2, backend.DeviceCPU)},
 		{m: m, cfg: cfg, backend: cpu(m, backend.DeviceCPU)},
 	}, cluster.Config{}, 0)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for st := nodes[0].node.Stats(); st.Refused < 2 || st.Members != 2; st = nodes[0].node.Stats() {
 		if time.Now().After(deadline) {
 			t.Fatalf("node 0: %+v; want 2 members refused and 2 left", st)

@@ -172,7 +172,16 @@ func TestClusterServe(t *testing.T) {
 			}()
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // requests in flight on every node
+	// Requests in flight on the node to kill (polled, not a fixed sleep,
+	// which a loaded machine can outlast before any request gets there).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if v, err := scrape(nodes[2].url, "troupe:num_requests_running"); err == nil && v > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no request running on node 2 after 60 s")
+		}
+	}
 	if err := nodes[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

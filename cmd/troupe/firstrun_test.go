@@ -249,7 +249,7 @@ func TestServeDrains(t *testing.T) {
 	<-started
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(`{"prompt": "Hi", "max_tokens": 1}`))
 		if err != nil {
@@ -263,7 +263,7 @@ func TestServeDrains(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("still %d after 10s of draining", resp.StatusCode)
+			t.Fatalf("still %d after 30s of draining", resp.StatusCode)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -200,7 +200,18 @@ func TestShutdownCancels(t *testing.T) {
 		}()
 	}
 	<-started
-	time.Sleep(20 * time.Millisecond) // the plain request is in too
+	// The plain request is in too: more than one request's 8 sequences
+	// (polled, not a fixed sleep, which a loaded machine can outlast).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		run, err1 := scrape(url, "troupe:num_requests_running")
+		wait, err2 := scrape(url, "troupe:num_requests_waiting")
+		if err1 == nil && err2 == nil && run+wait > 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the two requests are not both in after 60 s: %v running, %v waiting (%v %v)", run, wait, err1, err2)
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

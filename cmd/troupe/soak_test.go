@@ -345,7 +345,7 @@ type figures struct{ freeBlocks, goroutines, actors, heap float64 }
 func (c *soakClient) idleFigures(t *testing.T) figures {
 	t.Helper()
 	c.http.CloseIdleConnections()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	var f figures
 	last := -1.0
 	for {

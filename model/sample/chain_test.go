@@ -130,3 +130,40 @@ func TestXTCSeek(t *testing.T) {
 		t.Error("another seed gave the same first coin")
 	}
 }
+
+// TestXTCMatchesLlamaCpp: XTC's decisions over 40 calls on the same seed
+// are llama.cpp's. The golden strings (1: XTC dropped tokens) were printed
+// by llama.cpp b10573's llama_sampler_init_xtc(0.5, 0.1, 1, seed) applied
+// 40 times to probabilities 0.4, 0.3, 0.2, 0.1.
+func TestXTCMatchesLlamaCpp(t *testing.T) {
+	golden := map[uint64]string{
+		0:     "0000000010011101011100010100111011000100",
+		42:    "1001000011111101010011000011101010011110",
+		12345: "0011111000000100010100011111100000000001",
+	}
+	logits := logitsOf([]float32{0.4, 0.3, 0.2, 0.1})
+	for seed, want := range golden {
+		s, err := New(Params{Temperature: 1, XTCProbability: 0.5, XTCThreshold: 0.1, Seed: seed, HasSeed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, 0, len(want))
+		for range len(want) {
+			if len(s.chainTruncate(logits)) == 4 {
+				got = append(got, '0')
+			} else {
+				got = append(got, '1')
+			}
+		}
+		if string(got) != want {
+			t.Errorf("seed %d: %s, want %s", seed, got, want)
+		}
+		// Seek gives coin d whatever came before.
+		for _, d := range []uint64{7, 3, 39} {
+			s.Seek(seed, d)
+			if drop := len(s.chainTruncate(logits)) != 4; drop != (want[d] == '1') {
+				t.Errorf("seed %d: sought coin %d dropped %v, want %c", seed, d, drop, want[d])
+			}
+		}
+	}
+}

@@ -135,12 +135,12 @@ func (s *Sampler) dryPenalize(l []float32, history []int32) {
 func (s *Sampler) dryRepLimit(window []int32) int {
 	n := len(window)
 	for i := 0; i < n; i++ {
+		tails, ok := s.dryTails[window[n-1-i]]
+		if !ok {
+			continue
+		}
 		longest := -1
-		for _, b := range s.p.DryBreakers {
-			if len(b) == 0 || b[0] != window[n-1-i] {
-				continue
-			}
-			tail := b[1:]
+		for _, tail := range tails {
 			if len(tail) <= longest || len(tail) > i {
 				continue
 			}
@@ -203,10 +203,22 @@ func (s *Sampler) dryRepeatCounts(window []int32, limit int) []int32 {
 
 // drySingleBreaker reports whether tok is a breaker by itself.
 func (s *Sampler) drySingleBreaker(tok int32) bool {
-	for _, b := range s.p.DryBreakers {
-		if len(b) == 1 && b[0] == tok {
+	for _, tail := range s.dryTails[tok] {
+		if len(tail) == 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// dryIndex maps each breaker's head token to its tails, as llama.cpp's
+// multimap of processed breakers.
+func dryIndex(breakers [][]int32) map[int32][][]int32 {
+	m := make(map[int32][][]int32)
+	for _, b := range breakers {
+		if len(b) > 0 {
+			m[b[0]] = append(m[b[0]], b[1:])
+		}
+	}
+	return m
 }

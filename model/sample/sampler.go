@@ -40,9 +40,10 @@ type Sampler struct {
 	lpCand []candidate    // (Logprobs) most likely tokens, for Token.Top
 	top    []TokenLogprob // (Logprobs) what Token.Top returns
 
-	dryCounts []int32         // (DRY window) repeat counts
-	dryMax    map[int32]int32 // token -> longest run it would extend
-	xtc       xtcCoin         // XTC's own random stream, as llama.cpp's
+	dryCounts []int32             // (DRY window) repeat counts
+	dryMax    map[int32]int32     // token -> longest run it would extend
+	dryTails  map[int32][][]int32 // breaker head token -> the tokens that follow it
+	xtc       xtcCoin             // XTC's own random stream, as llama.cpp's
 }
 
 type tokenBias struct {
@@ -72,6 +73,7 @@ func New(p Params) (*Sampler, error) {
 	s.xtc.seed = uint32(seed)
 	if s.p.dry() {
 		s.dryMax = make(map[int32]int32)
+		s.dryTails = dryIndex(p.DryBreakers)
 	}
 	return s, nil
 }

@@ -83,6 +83,7 @@ func detectSpecialTokens(meta metadata, v *Vocab) {
 		}
 	}
 
+	v.FIM = FIMTokens{Pre: fimPre, Suf: fimSuf, Mid: fimMid, Pad: fimPad, Rep: fimRep, Sep: fimSep, Set: true}
 	eog := map[int32]bool{}
 	for _, id := range []int32{fimPad, fimRep, fimSep} {
 		if id >= 0 {

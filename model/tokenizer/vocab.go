@@ -36,6 +36,8 @@ type Vocab struct {
 	// EOG is the end-of-generation set: EOS, EOT, EOM and the tokens llama.cpp
 	// recognises as ending a turn (<|eot_id|>, <|im_end|>, <|endoftext|>, ...).
 	EOG []int32
+	// FIM holds the fill-in-the-middle tokens, as llama.cpp reads them.
+	FIM FIMTokens
 
 	AddBOS                  bool // prepend BOS when encoding with special tokens
 	AddEOS                  bool // append EOS when encoding with special tokens
@@ -75,3 +77,19 @@ const (
 	StripLeft  Strip = 1 << iota // remove whitespace before the token
 	StripRight                   // remove whitespace after the token
 )
+
+// FIMTokens are a vocabulary's fill-in-the-middle tokens: from the GGUF keys
+// tokenizer.ggml.fim_{pre,suf,mid,pad,rep,sep}_token_id (and the older
+// prefix/suffix/middle_token_id), else found by their text as llama.cpp's
+// vocabulary load does (<|fim_prefix|>, <fim-prefix>, <PRE>, ...). Each is
+// -1 when the vocabulary has none; a vocabulary not read by FromGGUF or
+// FromHFFiles has the zero value, for which Infill is false.
+type FIMTokens struct {
+	Pre, Suf, Mid, Pad, Rep, Sep int32
+	// Set is true once the ids were looked for (by FromGGUF, FromHFFiles).
+	Set bool
+}
+
+// Infill reports whether the vocabulary can fill in the middle: it has the
+// prefix, suffix and middle tokens.
+func (f FIMTokens) Infill() bool { return f.Set && f.Pre >= 0 && f.Suf >= 0 && f.Mid >= 0 }

@@ -1,0 +1,126 @@
+package actors
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/sample"
+)
+
+// MaxDryBreakers is the most DRY sequence breakers a request may give.
+const MaxDryBreakers = 64
+
+// maxDryCache is how many breaker lists samplingAids keeps processed.
+const maxDryCache = 16
+
+// samplingAids holds what the runtime derives from the vocabulary for the
+// samplers: DRY's breakers as token sequences (a scan of the vocabulary,
+// cached by list), and the end-of-generation tokens min_tokens bans.
+type samplingAids struct {
+	mu  sync.Mutex
+	dry map[string][][]int32 // breaker list (NUL-joined) -> token sequences
+
+	eogOnce sync.Once
+	eog     []int32
+}
+
+// prepareSampling fills in what s needs from the vocabulary: DRY's breaker
+// token sequences, when DRY is on.
+func (r *Runtime) prepareSampling(s *messages.SamplingParams) {
+	if s.DryMultiplier == 0 || s.DryBase < 1 || s.DryPenaltyLastN == 0 || len(s.DryBreakers) == 0 {
+		return
+	}
+	s.DryBreakerTokens = r.dryBreakers(s.DryBreakers)
+}
+
+// dryBreakers returns the token sequences of a breaker list, from the cache
+// when it holds them.
+func (r *Runtime) dryBreakers(breakers []string) [][]int32 {
+	key := strings.Join(breakers, "\x00")
+	a := &r.samplingAids
+	a.mu.Lock()
+	seqs, ok := a.dry[key]
+	a.mu.Unlock()
+	if ok {
+		return seqs
+	}
+	piece := func(id int32) string { return string(r.tok.TokenPiece(id, true)) }
+	encode := func(s string) []int32 {
+		ids, err := r.tok.Encode(s, false, false)
+		if err != nil {
+			return nil // the breaker's rest does not encode: only its head counts
+		}
+		return ids
+	}
+	seqs = sample.DryBreakerSequences(breakers, r.tok.VocabSize(), piece, encode)
+	a.mu.Lock()
+	if a.dry == nil || len(a.dry) >= maxDryCache {
+		a.dry = make(map[string][][]int32)
+	}
+	a.dry[key] = seqs
+	a.mu.Unlock()
+	return seqs
+}
+
+// endBanMask returns the mask a sequence samples under until it has
+// min_tokens tokens: every token but the end-of-generation ones (unless
+// ignoreEOS) and the stop token ids. It is the sequence's to keep; nil when
+// nothing is banned.
+func (r *Runtime) endBanMask(ignoreEOS bool, stopIDs []int32) []uint64 {
+	a := &r.samplingAids
+	a.eogOnce.Do(func() {
+		for id := range int32(r.tok.VocabSize()) {
+			if r.tok.IsEOG(id) {
+				a.eog = append(a.eog, id)
+			}
+		}
+	})
+	var ban []int32
+	if !ignoreEOS {
+		ban = append(ban, a.eog...)
+	}
+	ban = append(ban, stopIDs...)
+	if len(ban) == 0 {
+		return nil
+	}
+	n := r.VocabSize()
+	mask := make([]uint64, (n+63)/64)
+	for i := range mask {
+		mask[i] = ^uint64(0)
+	}
+	if n%64 != 0 {
+		mask[len(mask)-1] = 1<<(n%64) - 1
+	}
+	for _, id := range ban {
+		if id >= 0 && int(id) < n {
+			mask[id/64] &^= 1 << (id % 64)
+		}
+	}
+	return mask
+}
+
+// andMask returns the tokens both masks allow (nil allows every token). It
+// returns grammar unchanged when the two have no token in common: the
+// grammar then wants the output to end, and min_tokens yields to it.
+func andMask(grammar, ban []uint64) []uint64 {
+	switch {
+	case ban == nil:
+		return grammar
+	case grammar == nil:
+		return ban
+	}
+	out := slices.Clone(grammar)
+	any := false
+	for i := range out {
+		if i < len(ban) {
+			out[i] &= ban[i]
+		}
+		any = any || out[i] != 0
+	}
+	if !any {
+		return grammar
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Writes compute/kern_mxfp4_arm64.s: the MXFP4 panel kernels for arm64
+(NEON, and SDOT where the CPU has dotprod).
+
+Run from the repository root: python3 scripts/gen-kern-mxfp4-arm64.py > compute/kern_mxfp4_arm64.s
+"""
+import sys
+
+sys.dont_write_bytecode = True
+import arm64asm as a  # noqa: E402
+import arm64panel as panel  # noqa: E402
+
+WHAT = '''// MXFP4 panel kernels against Q8_0 activation blocks on arm64, with the
+// signature and the panel arithmetic of kern_q_arm64.s's Q4_0 kernels, on
+// packMXFP4's panels (the eight rows' scales 2^(e−128) as bf16, widened
+// exactly by SHLL, then Q4_0's chunks): each nibble is replaced by its
+// signed kvalues_mxfp4 entry (TBL), corr is 0, and per row acc =
+// fma(float(sumi_b), d_w·d_x, acc) over the blocks in order (the repacked
+// mxfp4_8x8 gemv's order, as vecDotMXFP4). Without dotprod the 16-bit
+// SMLAL sums of Q4_0's NEON kernel hold (eight products of at most 12·128).
+//
+// Every instruction carries its GNU spelling ("// gnu: ..."; see
+// scripts/arm64asm.py).
+
+// kvalues_mxfp4 as bytes.
+DATA mxfp4tab<>+0(SB)/8, $0x0c08060403020100
+DATA mxfp4tab<>+8(SB)/8, $0xf4f8fafcfdfeff00
+GLOBL mxfp4tab<>(SB), RODATA|NOPTR, $16'''
+
+
+def main():
+    print(a.header('scripts/gen-kern-mxfp4-arm64.py', WHAT))
+    for rows in (1, 4):
+        print(panel.q4_0_kernel(f'mxfp4X{rows}DotProd', rows, panel.q4_0_dot_sdot, table='mxfp4tab<>', bf16=True))
+    print(panel.q4_0_kernel('mxfp4X1NEON', 1, panel.q4_0_dot_neon, table='mxfp4tab<>', bf16=True))
+
+
+if __name__ == '__main__':
+    main()
