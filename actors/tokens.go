@@ -52,6 +52,30 @@ func (r *Runtime) NumRequests() int {
 	return len(r.requests)
 }
 
+// MaxTokenBytes bounds the bytes of text one token can stand for, so that a
+// text of n bytes (whitespace aside: special tokens may swallow it, and
+// some vocabularies collapse it) becomes at least n / MaxTokenBytes tokens.
+// 0: there is no such bound (WordPiece drops and folds characters; a
+// SentencePiece vocabulary with neither byte tokens nor UNK drops unknown
+// characters).
+func (r *Runtime) MaxTokenBytes() int {
+	v := r.tok.Vocab()
+	if v.Model != "llama" && v.Model != "gpt2" {
+		return 0
+	}
+	longest, bytes := 4, 0 // an unknown character (up to 4 bytes) may become one UNK
+	for id, text := range v.Tokens {
+		longest = max(longest, len(text), len(r.tok.TokenPiece(int32(id), true)))
+		if v.Types != nil && v.Types[id] == tokenizer.TypeByte {
+			bytes++
+		}
+	}
+	if v.Model == "llama" && v.UNK < 0 && bytes < 256 {
+		return 0
+	}
+	return longest
+}
+
 // FIMTokens are a vocabulary's fill-in-the-middle tokens (model/tokenizer's,
 // named here so that front ends need not import it).
 type FIMTokens = tokenizer.FIMTokens

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -88,6 +89,10 @@ type Config struct {
 // KVDim is the width of one token's keys (and of its values) in one layer.
 func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
 
+// positiveFinite reports whether x is a number in (0, +Inf): NaN, zero,
+// negatives and infinities are not.
+func positiveFinite(x float32) bool { return x > 0 && x <= math.MaxFloat32 }
+
 // Validate checks that the hyperparameters describe a model troupe can run.
 func (c *Config) Validate() error {
 	if !slices.Contains(Architectures, c.Arch) {
@@ -107,8 +112,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("model: context length %d outside 0..%d", c.ContextLen, maxContext)
 	case c.Dim > maxWidth || c.FFNDim > maxWidth || c.Heads*c.HeadDim > maxWidth || c.Layers > 1024:
 		return fmt.Errorf("model: implausible size: dim %d, ffn %d, %d heads of %d, %d layers", c.Dim, c.FFNDim, c.Heads, c.HeadDim, c.Layers)
-	case !(c.NormEps > 0), !(c.RopeBase > 0), !(c.RopeScale > 0):
-		return fmt.Errorf("model: norm eps %g, rope base %g and rope scale %g must be positive", c.NormEps, c.RopeBase, c.RopeScale)
+	case !positiveFinite(c.NormEps), !positiveFinite(c.RopeBase), !positiveFinite(c.RopeScale):
+		return fmt.Errorf("model: norm eps %g, rope base %g and rope scale %g must be positive and finite", c.NormEps, c.RopeBase, c.RopeScale)
 	}
 	if c.NoRopeLayers != nil && len(c.NoRopeLayers) != c.Layers {
 		return fmt.Errorf("model: %d no-rope layer flags for %d layers", len(c.NoRopeLayers), c.Layers)

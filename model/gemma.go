@@ -77,8 +77,8 @@ func (c *Config) validateGemma() error {
 		return fmt.Errorf("model: %d sliding-window layer flags for %d layers", len(c.SWALayers), c.Layers)
 	case c.SWALayers != nil && c.SlidingWindow <= 0:
 		return fmt.Errorf("model: sliding-window layers with a window of %d", c.SlidingWindow)
-	case c.SWALayers != nil && (!(c.RopeBaseSWA > 0) || !(c.RopeScaleSWA > 0)):
-		return fmt.Errorf("model: sliding-window rope base %g and scale %g must be positive", c.RopeBaseSWA, c.RopeScaleSWA)
+	case c.SWALayers != nil && (!positiveFinite(c.RopeBaseSWA) || !positiveFinite(c.RopeScaleSWA)):
+		return fmt.Errorf("model: sliding-window rope base %g and scale %g must be positive and finite", c.RopeBaseSWA, c.RopeScaleSWA)
 	case c.AttnSoftcap < 0 || c.FinalSoftcap < 0 || c.EmbedScale < 0 || c.QueryScale < 0:
 		return fmt.Errorf("model: negative soft-cap or scale (%g, %g, %g, %g)", c.AttnSoftcap, c.FinalSoftcap, c.EmbedScale, c.QueryScale)
 	}

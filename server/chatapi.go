@@ -279,9 +279,9 @@ func (s *Server) render(in *renderInput) ([]int32, string, *apiError) {
 	case err != nil:
 		return nil, "", badRequest("messages", "chat template: %v", err)
 	}
-	ids, err := s.rt.TokenizeText(text, bos == "" || !strings.HasPrefix(text, bos), true)
+	ids, err := s.tokenizeText(text, bos == "" || !strings.HasPrefix(text, bos))
 	if err != nil {
-		return nil, "", badRequest("messages", "tokenizing the conversation: %v", err)
+		return nil, "", tokenizeError("messages", "tokenizing the conversation", err)
 	}
 	if len(ids) == 0 {
 		return nil, "", badRequest("messages", "the rendered conversation is empty")

@@ -179,9 +179,9 @@ func (s *Server) completionPrompts(p *promptField, suffix *string) ([][]int32, [
 	var out [][]int32
 	texts := p.texts
 	for _, t := range p.texts {
-		ids, err := s.rt.TokenizeText(t, true, true)
+		ids, err := s.tokenizeText(t, true)
 		if err != nil {
-			return nil, nil, badRequest("prompt", "tokenizing the prompt: %v", err)
+			return nil, nil, tokenizeError("prompt", "tokenizing the prompt", err)
 		}
 		if len(ids) == 0 {
 			return nil, nil, badRequest("prompt", "the prompt is empty")

@@ -26,9 +26,9 @@ type front struct {
 	live     live // the live view's listeners (live.go)
 }
 
-func newFront(limit int, readLive func() *liveReading) actor.Producer {
+func newFront(limit, maxListeners int, readLive func() *liveReading) actor.Producer {
 	return func() actor.Actor {
-		f := &front{behavior: actor.NewBehavior(), limit: limit, live: live{read: readLive}}
+		f := &front{behavior: actor.NewBehavior(), limit: limit, live: live{read: readLive, max: maxListeners}}
 		f.behavior.Become(f.loading)
 		return f
 	}

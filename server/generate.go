@@ -25,7 +25,7 @@ type job struct {
 	s       *Server
 	start   time.Time
 	n       int
-	out     chan choiceChunk
+	out     *outQueue // the chunks on their way to the handler (outqueue.go)
 	usage   messages.Usage
 	first   []time.Time   // (choices) when each choice's first token came
 	last    []time.Time   // (choices) its latest token
@@ -43,8 +43,9 @@ type job struct {
 // launch submits every request and merges their chunks. An invalid request
 // cancels those already submitted.
 func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, start time.Time) (*job, *apiError) {
+	holdOf(ctx).release() // the prompts are tokenized: the body's budget goes back (promptbound.go)
 	n := max(reqs[0].N, 1)
-	j := &job{s: s, start: start, n: n, out: make(chan choiceChunk, 64), pending: len(reqs),
+	j := &job{s: s, start: start, n: n, pending: len(reqs),
 		first: make([]time.Time, n*len(reqs)), last: make([]time.Time, n*len(reqs)), finish: make([]string, n*len(reqs))}
 	// j.ctx ends only when the client goes away or the deadline passes;
 	// ctx also when the job is done.
@@ -53,7 +54,9 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 		ctx, stopTimer = withDeadline(ctx, s.cfg.RequestTimeout)
 	}
 	j.ctx = ctx
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
+	j.out = newOutQueue(s.cfg.MaxQueuedOutputBytes, func() { cancelCause(errOutputBacklog) })
 	var chans []<-chan *messages.OutputChunk
 	for _, req := range reqs {
 		stream := s.rt.Stream
@@ -80,7 +83,7 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 		go func() {
 			defer wg.Done()
 			for c := range ch {
-				j.out <- choiceChunk{index: i*n + c.Index, c: c}
+				j.out.push(choiceChunk{index: i*n + c.Index, c: c})
 			}
 		}()
 	}
@@ -88,7 +91,7 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 		wg.Wait()
 		stopTimer()
 		cancel()
-		close(j.out)
+		j.out.close()
 	}()
 	return j, nil
 }
@@ -152,7 +155,11 @@ func (j *job) record(cc choiceChunk) {
 // request ran past Config.RequestTimeout, or because the runtime is
 // stopping, is passed to fn as failed.
 func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiError) {
-	for cc := range j.out {
+	for {
+		cc, ok := j.out.pop()
+		if !ok {
+			break
+		}
 		j.record(cc)
 		c := cc.c
 		if c.Done {
@@ -162,6 +169,8 @@ func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiErr
 			switch err := j.ctx.Err(); {
 			case errors.Is(context.Cause(j.ctx), context.DeadlineExceeded):
 				failed = j.timeout()
+			case err == nil && j.out.hasOverflowed():
+				failed = j.backlog()
 			case err == nil: // not the client: the runtime is stopping
 				failed = unavailable("the server is shutting down; the request was cancelled")
 			}
@@ -181,6 +190,17 @@ func (j *job) drain(fn func(index int, c *messages.OutputChunk)) (failed *apiErr
 func (j *job) timeout() *apiError {
 	return &apiError{Status: http.StatusRequestTimeout, Type: "timeout_error", Code: strp("request_timeout"),
 		Message: fmt.Sprintf("the request ran past the server's limit of %v (--request-timeout)", j.s.cfg.RequestTimeout)}
+}
+
+// errOutputBacklog is the cause of a job cancelled because its client read
+// its output too slowly (outQueue).
+var errOutputBacklog = errors.New("the client read its output too slowly")
+
+// backlog is the error of a job whose queued output went past
+// Config.MaxQueuedOutputBytes.
+func (j *job) backlog() *apiError {
+	return &apiError{Status: http.StatusRequestTimeout, Type: "timeout_error", Code: strp("output_backlog"),
+		Message: fmt.Sprintf("%v: more than %d bytes of output were waiting to be sent", errOutputBacklog, j.s.cfg.MaxQueuedOutputBytes)}
 }
 
 // newID is pipeline.NewID.

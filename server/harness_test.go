@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,6 +46,9 @@ type options struct {
 	// wrap, when set, wraps the device: a CPU backend of rt's NumBlocks,
 	// BlockSize and NumHostBlocks (which must be set).
 	wrap func(actors.Backend) actors.Backend
+	// connState, when set, sees the server's connections (http.Server's
+	// ConnState), to shape their sockets.
+	connState func(net.Conn, http.ConnState)
 	// model, when set, is the GGUF to serve instead of stories260K.
 	model string
 }
@@ -96,6 +100,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config = srv.HTTPServer() // the timeouts troupe serve runs with
+	ts.Config.ConnState = o.connState
 	ts.Start()
 	t.Cleanup(func() {
 		ts.Close()
@@ -130,6 +135,12 @@ func post(t testing.TB, url, body string, header ...string) (*http.Response, []b
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and returns the response, its body read.
+func roundTrip(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

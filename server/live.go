@@ -24,9 +24,10 @@ const liveInterval = 500 * time.Millisecond
 // The live view's messages. Handler -> front: subscribe, unsubscribe;
 // front -> itself: liveTick; a reading's goroutine -> front: liveReading.
 type (
-	// subscribe adds a listener; the front closes ch when the server
-	// drains (the stream then ends).
+	// subscribe adds a listener, answered with subscribed; the front
+	// closes ch when the server drains (the stream then ends).
 	subscribe   struct{ ch chan []byte }
+	subscribed  struct{ Err *apiError } // nil: added
 	unsubscribe struct{ ch chan []byte }
 	liveTick    struct{}
 )
@@ -46,6 +47,7 @@ type liveReading struct {
 // live is the front actor's part that serves the live view.
 type live struct {
 	read     func() *liveReading // called outside the actor
+	max      int                 // listeners at most (Config.MaxLiveListeners)
 	subs     map[chan []byte]struct{}
 	ticking  bool
 	draining bool
@@ -83,8 +85,15 @@ func (l *live) receive(ctx actor.Context, inFlight int) bool {
 func (l *live) onSubscribe(ctx actor.Context, msg *subscribe) {
 	if l.draining {
 		close(msg.ch)
+		ctx.Respond(&subscribed{})
 		return
 	}
+	if len(l.subs) >= l.max {
+		ctx.Respond(&subscribed{Err: &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: strp("rate_limit_exceeded"),
+			Message: fmt.Sprintf("the live view has its %d listeners already; retry later", l.max), RetryAfter: 5}})
+		return
+	}
+	ctx.Respond(&subscribed{})
 	if l.subs == nil {
 		l.subs = map[chan []byte]struct{}{}
 	}
@@ -157,7 +166,15 @@ func (s *Server) liveSource() func() *liveReading {
 func (s *Server) liveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	ch := make(chan []byte, 4)
-	s.system.Root.Send(s.front, &subscribe{ch: ch})
+	res, err := s.system.Root.RequestFuture(s.front, &subscribe{ch: ch}, askTimeout).Result()
+	if err != nil {
+		writeError(w, unavailable("the server did not answer in time"))
+		return
+	}
+	if e := res.(*subscribed).Err; e != nil {
+		writeError(w, e)
+		return
+	}
 	defer s.system.Root.Send(s.front, &unsubscribe{ch: ch})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -32,6 +32,12 @@ func (w *statusWriter) Flush() {
 	}
 }
 
+// FlushError is Flush with its error, so that a flush that fails (a
+// write deadline passed: streamwrite.go) is seen at once.
+func (w *statusWriter) FlushError() error {
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // quietPaths are logged at debug level only (unless they fail).

@@ -48,7 +48,7 @@ var ollamaOptions = []ollamaOption{
 		l.numCtx = n
 		return nil
 	})},
-	{"temperature", ollamaFloat("temperature", func(x float32, g *messages.GenerateRequest) { g.Sampling.Temperature = x })},
+	{"temperature", ollamaNonNegative("temperature", func(x float32, g *messages.GenerateRequest) { g.Sampling.Temperature = x })},
 	{"top_k", ollamaInt("top_k", func(n int, g *messages.GenerateRequest, _ *ollamaLimits) *apiError {
 		g.Sampling.TopK = max(n, 0) // <= 0: off, as llama.cpp
 		return nil
@@ -178,6 +178,18 @@ func ollamaFloat(name string, set func(float32, *messages.GenerateRequest)) func
 		}
 		set(float32(x), g)
 		return nil
+	}
+}
+
+// ollamaNonNegative is ollamaFloat for an option that must not be negative
+// (temperature: /v1 refuses one below 0 too).
+func ollamaNonNegative(name string, set func(float32, *messages.GenerateRequest)) func(json.RawMessage, *messages.GenerateRequest, *ollamaLimits) *apiError {
+	apply := ollamaFloat(name, set)
+	return func(v json.RawMessage, g *messages.GenerateRequest, l *ollamaLimits) *apiError {
+		if x := 0.0; json.Unmarshal(v, &x) == nil && x < 0 {
+			return badRequest(name, "option %q %v must not be negative", name, x)
+		}
+		return apply(v, g, l)
 	}
 }
 

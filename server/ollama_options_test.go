@@ -60,6 +60,7 @@ func TestOllamaOptions(t *testing.T) {
 		{name: "mirostat off", opts: `{"mirostat": 0, "mirostat_tau": 5, "mirostat_eta": 0.1}`, want: def},
 		{name: "mirostat", opts: `{"mirostat": 2}`, err: "mirostat 2 is not supported"},
 		{name: "temperature type", opts: `{"temperature": "hot"}`, err: `option "temperature" must be of type float32`},
+		{name: "temperature negative", opts: `{"temperature": -3}`, err: `option "temperature" -3 must not be negative`},
 		{name: "top_k type", opts: `{"top_k": true}`, err: `option "top_k" must be of type integer`},
 		{name: "seed huge", opts: `{"seed": 1e300}`, err: `option "seed"`},
 		{name: "float huge", opts: `{"top_p": 1e300}`, err: `option "top_p"`},

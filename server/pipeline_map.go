@@ -19,9 +19,9 @@ import (
 // the chat template, or its prompt text as it is.
 func (s *Server) pipelineRender(req *pipeline.Request) ([]int32, string, *apiError) {
 	if req.Prompt != nil {
-		ids, err := s.rt.TokenizeText(req.Prompt.Text, true, true)
+		ids, err := s.tokenizeText(req.Prompt.Text, true)
 		if err != nil {
-			return nil, "", badRequest("prompt", "tokenizing the prompt: %v", err)
+			return nil, "", tokenizeError("prompt", "tokenizing the prompt", err)
 		}
 		if len(ids) == 0 {
 			return nil, "", badRequest("prompt", "the prompt is empty")

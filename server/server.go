@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/cluster"
@@ -39,6 +41,10 @@ type Config struct {
 	ToolCallParser string
 	// MaxBodyBytes bounds a request body; 0: 8 MiB.
 	MaxBodyBytes int64
+	// MaxBodyBytesInFlight bounds the request-body bytes being read, decoded
+	// and tokenized at once, all requests together (promptbound.go); a
+	// request waits for its share. 0: 2 x MaxBodyBytes.
+	MaxBodyBytesInFlight int64
 	// MaxQueue bounds the requests admitted beyond those the runtime can
 	// run at once (its MaxNumSeqs per device); past it, 429 with
 	// Retry-After. 0: 256; negative: no queue at all.
@@ -47,11 +53,22 @@ type Config struct {
 	// token; past it the request is cancelled and answered 408 (an error
 	// event when streaming). 0: no limit.
 	RequestTimeout time.Duration
+	// WriteStallTimeout bounds each write of a response (a per-write
+	// deadline; streamwrite.go): a client that reads nothing for that long
+	// has its request cancelled, which frees its sequences and admission
+	// slot. A request thus lasts at most RequestTimeout plus one
+	// WriteStallTimeout. 0: 30s.
+	WriteStallTimeout time.Duration
+	// MaxQueuedOutputBytes bounds the output a request holds waiting to be
+	// written to its client; past it the request is cancelled (408
+	// output_backlog, or an error event). 0: 4 MiB.
+	MaxQueuedOutputBytes int
 	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound how long a client
 	// may take to send its headers, its whole request, and how long an idle
 	// connection stays open (slow clients cannot hold connections forever);
-	// 0: 10s, 60s, 120s. There is no write timeout: a stream may rightly
-	// run for minutes (RequestTimeout bounds it).
+	// 0: 10s, 60s, 120s. There is no timeout on a whole response: a stream
+	// may rightly run for minutes (RequestTimeout bounds it, and
+	// WriteStallTimeout each write).
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 	// Cluster, when set, places each request on a node of the cluster
 	// (this one included) instead of running it on this node's runtime.
@@ -61,6 +78,9 @@ type Config struct {
 	Pprof bool
 	// NoWebUI turns the web page at / off (GET /v1/live stays).
 	NoWebUI bool
+	// MaxLiveListeners bounds the GET /v1/live streams open at once; past
+	// it, 429. 0: 64.
+	MaxLiveListeners int
 	// Log receives one line per request and the server's events.
 	Log zerolog.Logger
 	// Version is the build GET /version reports; it also goes into every
@@ -108,6 +128,10 @@ type Server struct {
 	fingerprint string
 	// inFlight counts the admitted requests not yet answered (WaitIdle).
 	inFlight atomic.Int64
+	// budget bounds the body bytes in flight; maxTokenBytes is
+	// Runtime.MaxTokenBytes (promptbound.go).
+	budget        *bodyBudget
+	maxTokenBytes int
 	// responses serves /v1/responses and holds its store.
 	responses *responses.Handler
 }
@@ -123,6 +147,18 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 8 << 20
 	}
+	if cfg.MaxBodyBytesInFlight <= 0 {
+		cfg.MaxBodyBytesInFlight = 2 * cfg.MaxBodyBytes
+	}
+	if cfg.WriteStallTimeout <= 0 {
+		cfg.WriteStallTimeout = 30 * time.Second
+	}
+	if cfg.MaxQueuedOutputBytes <= 0 {
+		cfg.MaxQueuedOutputBytes = 4 << 20
+	}
+	if cfg.MaxLiveListeners <= 0 {
+		cfg.MaxLiveListeners = 64
+	}
 	if cfg.MaxQueue == 0 {
 		cfg.MaxQueue = 256
 	}
@@ -134,7 +170,9 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 			*d.v = d.def
 		}
 	}
-	s := &Server{cfg: cfg, rt: rt, system: system, mux: http.NewServeMux(), fingerprint: fingerprint(cfg.Version, cfg.ModelName)}
+	s := &Server{cfg: cfg, rt: rt, system: system, mux: http.NewServeMux(), fingerprint: fingerprint(cfg.Version, cfg.ModelName),
+		budget:        &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxBodyBytesInFlight), size: cfg.MaxBodyBytesInFlight},
+		maxTokenBytes: rt.MaxTokenBytes()}
 	src := cfg.ChatTemplate
 	if src == "" {
 		src = rt.ChatTemplate()
@@ -157,7 +195,7 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	s.thinks = templateThinks(s.template, src, s.toolFormat)
 	s.metrics = newMetrics(cfg.ModelName, system, rt, cfg.Cluster)
 	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)
-	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit, s.liveSource())), "http-front-")
+	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit, cfg.MaxLiveListeners, s.liveSource())), "http-front-")
 	s.routes()
 	return s, nil
 }
@@ -186,9 +224,11 @@ func (s *Server) WaitIdle(ctx context.Context) error {
 
 // Handler is the server's HTTP handler: the route table, with every /v1
 // route also served without the prefix, OPTIONS and CORS on every route,
-// the Host and cross-site guards (hostcheck.go), and one log line per
-// request.
-func (s *Server) Handler() http.Handler { return s.logged(s.guarded(s.unprefixed(s.cors(s.mux)))) }
+// the Host and cross-site guards (hostcheck.go), a bound on each write
+// (streamwrite.go), and one log line per request.
+func (s *Server) Handler() http.Handler {
+	return s.logged(s.stallBounded(s.guarded(s.unprefixed(s.cors(s.mux)))))
+}
 
 // HTTPServer is an http.Server for Handler with the Config's timeouts and
 // a 64 KiB bound on request headers.
@@ -206,8 +246,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /version", s.version)
 	s.mux.HandleFunc("POST /v1/embeddings", s.auth(s.admitted(s.embeddings))) // embed.go
 	s.rerankRoutes()                                                          // rerank.go
-	s.mux.HandleFunc("POST /tokenize", s.tokenize)
-	s.mux.HandleFunc("POST /detokenize", s.detokenize)
+	s.mux.HandleFunc("POST /tokenize", s.auth(s.admitted(s.tokenize)))
+	s.mux.HandleFunc("POST /detokenize", s.auth(s.admitted(s.detokenize)))
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.ollamaRoutes() // Ollama's /api routes (ollama.go)
@@ -231,16 +271,28 @@ func (s *Server) routes() {
 	})
 }
 
-// auth checks the API key, when one is set (the /v1 routes and the
-// profiles; /health, /metrics and the tokenizer routes are open, as vLLM's).
-func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+// auth checks the API key, when one is set (the /v1 and /api routes, the
+// tokenizer routes and the profiles; /health, /metrics and /version are
+// open, as vLLM's).
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc { return s.authAs(writeError, next) }
+
+// errorWriter writes an error in a dialect's shape: writeError (OpenAI's),
+// writeOllamaError.
+type errorWriter func(http.ResponseWriter, *apiError)
+
+// authAs is auth writing its error with write.
+func (s *Server) authAs(write errorWriter, next http.HandlerFunc) http.HandlerFunc {
 	if s.cfg.APIKey == "" {
 		return next
 	}
-	want := []byte("Bearer " + s.cfg.APIKey)
+	want := sha256.Sum256([]byte("Bearer " + s.cfg.APIKey))
 	return func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			writeError(w, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error",
+		// Compared as hashes, of equal length whatever was sent: a
+		// byte compare would take less time for a header whose length
+		// differs from the key's, and so tell its length.
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			write(w, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error",
 				Code: strp("invalid_api_key"), Message: "missing or incorrect API key (Authorization: Bearer KEY)"})
 			return
 		}
@@ -251,12 +303,19 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 // admitted asks the front actor to let the request in (503 while loading or
 // draining, 429 when the queue is full) and tells it when the request is done.
 func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
+	return s.admittedAs(writeError, next)
+}
+
+// admittedAs is admitted writing its error with write.
+func (s *Server) admittedAs(write errorWriter, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if e := s.admit(); e != nil {
-			writeError(w, e)
+			write(w, e)
 			return
 		}
 		defer s.release()
+		r, hold := s.budget.withBodyHold(r)
+		defer hold.release()
 		next(w, r)
 	}
 }
@@ -288,7 +347,7 @@ type modelRequest interface{ model() string }
 // read decodes the body into req and checks it names the served model (or
 // none); on failure it has written the error and returns false.
 func (s *Server) read(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
-	e := decodeBody(w, r, s.cfg.MaxBodyBytes, req)
+	e := s.decodeBudgeted(w, r, req)
 	if e == nil {
 		if name := req.model(); name != "" && name != s.cfg.ModelName {
 			e = notFound("model_not_found", "the model %q does not exist; this server serves %q", name, s.cfg.ModelName)

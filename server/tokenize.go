@@ -42,8 +42,8 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	case req.Prompt != nil:
 		add := req.AddSpecialTokens == nil || *req.AddSpecialTokens
 		var err error
-		if ids, err = s.rt.TokenizeText(*req.Prompt, add, true); err != nil {
-			writeError(w, badRequest("prompt", "tokenizing: %v", err))
+		if ids, err = s.tokenizeText(*req.Prompt, add); err != nil {
+			writeError(w, tokenizeError("prompt", "tokenizing the prompt", err))
 			return
 		}
 	default:

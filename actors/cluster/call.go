@@ -28,8 +28,9 @@ type call struct {
 	identity string
 	resolved int
 	tried    map[string]bool
-	sent     []progress // per choice: what the client has had
-	seen     []progress // per choice: what the current attempt has produced
+	limits   relayLimits // what a choice may get (relaybound.go)
+	sent     []progress  // per choice: what the client has had
+	seen     []progress  // per choice: what the current attempt has produced
 	ended    bool
 }
 
@@ -62,6 +63,7 @@ func (c *call) Receive(ctx actor.Context) {
 
 func (c *call) onStarted(ctx actor.Context) {
 	c.sent = make([]progress, max(c.req.N, 1))
+	c.limits = c.n.limitsFor(c.req)
 	c.tried = map[string]bool{}
 	first := c.target
 	c.target = nil
@@ -162,6 +164,7 @@ func (c *call) pass(ctx actor.Context, ch *messages.OutputChunk) {
 			c.end(ctx, messages.FinishError, ch.Err)
 			return
 		}
+		c.limits.boundUsage(ch)
 		c.sink(ch)
 		c.ended = true
 		ctx.Stop(ctx.Self())
@@ -188,6 +191,12 @@ func (c *call) pass(ctx actor.Context, ch *messages.OutputChunk) {
 		sent.finished = true
 		c.sink(&messages.OutputChunk{RequestID: c.req.RequestID, Index: ch.Index, FinishReason: messages.FinishError,
 			Err: fmt.Sprintf("cluster: the rerun on node %s, after a node was lost, diverged from the output sent: %v", c.target.Address, err)})
+		return
+	}
+	if why := c.limits.overBound(sent); why != "" {
+		sent.finished = true
+		c.sink(&messages.OutputChunk{RequestID: c.req.RequestID, Index: ch.Index, FinishReason: messages.FinishError,
+			Err: fmt.Sprintf("cluster: node %s sent %s; the choice ends here", c.target.Address, why)})
 		return
 	}
 	if c.attempt > 1 {

@@ -83,6 +83,8 @@ type Node struct {
 	wg      sync.WaitGroup
 
 	placedLocal, placedRemote, overflowed, failovers, diverged atomic.Int64
+
+	relayOnce // the token bound relayed output is checked with (relaybound.go)
 }
 
 // Start joins the cluster with rt as this node's runtime. system must be

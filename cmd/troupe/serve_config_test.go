@@ -34,7 +34,7 @@ func TestServeFlags(t *testing.T) {
 	defaults := serveConfig{
 		Host: "127.0.0.1", Port: 8080, Preemption: "recompute", Device: "auto", LogFormat: "auto", ShutdownGrace: 30 * time.Second,
 		Runtime: actors.Config{Workers: 2, Devices: 1, BlockSize: 16},
-		Server:  server.Config{MaxQueue: 256, RequestTimeout: 10 * time.Minute},
+		Server:  server.Config{MaxQueue: 256, RequestTimeout: 10 * time.Minute, WriteStallTimeout: 30 * time.Second},
 		Cluster: cluster.Config{Provider: "automanaged", Etcd: []string{"127.0.0.1:2379"}},
 	}
 	for _, tc := range []struct {
@@ -42,6 +42,9 @@ func TestServeFlags(t *testing.T) {
 		edit func(c *serveConfig)
 	}{
 		{nil, func(*serveConfig) {}},
+		{[]string{"--responses-max", "10", "--responses-max-age", "5m"}, func(c *serveConfig) {
+			c.Server.Responses.MaxResponses, c.Server.Responses.MaxAge = 10, 5*time.Minute
+		}},
 		{[]string{"-m", "x.gguf", "--cache-dir", "/c", "--host", "0.0.0.0", "--port", "0", "--chat-template", "t.jinja",
 			"--log-format", "json", "--shutdown-grace", "1s", "--preemption", "swap"}, func(c *serveConfig) {
 			c.Model, c.CacheDir, c.Host, c.Port, c.ChatTemplateFile = "x.gguf", "/c", "0.0.0.0", 0, "t.jinja"
@@ -55,7 +58,8 @@ func TestServeFlags(t *testing.T) {
 		}},
 		{[]string{"--api-key", "k", "--served-model-name", "n", "--max-queue", "-1", "--pprof", "--request-timeout", "0",
 			"--tool-call-parser", "hermes", "--no-webui"}, func(c *serveConfig) {
-			c.Server = server.Config{APIKey: "k", ModelName: "n", MaxQueue: -1, Pprof: true, ToolCallParser: "hermes", NoWebUI: true}
+			c.Server = server.Config{APIKey: "k", ModelName: "n", MaxQueue: -1, Pprof: true, ToolCallParser: "hermes", NoWebUI: true,
+				WriteStallTimeout: 30 * time.Second}
 		}},
 		{[]string{"--cluster", "c", "--provider", "etcd", "--etcd", "a:1, b:2,", "--advertise", "h:3", "--automanaged-port", "4",
 			"--seeds", "s:5,t:6"}, func(c *serveConfig) {

@@ -59,6 +59,7 @@ var modules = map[string]string{
 	"gonja":         "github.com/nikolalohinski/gonja/v2",
 	"x/text":        "golang.org/x/text",
 	"x/sys":         "golang.org/x/sys",
+	"x/sync":        "golang.org/x/sync",
 	"gonum":         "gonum.org/v1/gonum",
 	"purego":        "github.com/ebitengine/purego",
 	"regexp2":       "github.com/dlclark/regexp2",
