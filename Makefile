@@ -56,6 +56,10 @@ cross:
 	GOOS=linux GOARCH=arm64 $(GO) vet ./compute
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=linux GOARCH=riscv64 $(GO) build ./...
+	@# No fused multiply-add in our Go code on arm64 (Go may fuse a*b+c there,
+	@# amd64's default build never does): the compiler lists each site it fuses.
+	@fused=$$(GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -gcflags='github.com/troupe-llm/troupe/...=-d=fmahash=vy' ./... 2>&1 | grep '^fmahash triggered' || true); \
+		if [ -n "$$fused" ]; then echo "$$fused"; echo "make cross: the arm64 compiler fuses these multiply-adds: round the product with an explicit conversion (README, ARM64)"; exit 1; fi
 
 # The arm64 kernels under qemu-aarch64 (Debian's qemu-user), bit for bit
 # against the Go reference: the test binaries are cross-compiled and run in
