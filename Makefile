@@ -65,14 +65,15 @@ cross:
 # against the Go reference: the test binaries are cross-compiled and run in
 # their package's directory. compute's kernel tests run once per ISA level
 # (each CPU model of ARM64_CPUS, model:level; TestWantISA checks that the
-# kernels run at that level); model's llama.cpp parity and actors' smoke run
+# kernels run at that level); model's llama.cpp parity (the tiny synthetic
+# models) and actors' smoke run
 # once, at the last (highest) level, as emulation is 10-50x slower than
 # native (TestPreemption alone took 12 minutes under qemu on a loaded
 # 2-CPU machine). ARM64_RUN_<pkg> narrows a package's tests.
 ARM64_CPUS       ?= cortex-a72:neon neoverse-n1:dotprod max:i8mm
 ARM64_PKGS       ?= compute model actors
 ARM64_RUN_compute ?= Kernels|InPlace|VecDot|MatMul|Quantize|Attention|Attn|F16s|ISA|GeneratedAssembly
-ARM64_RUN_model   ?= ^TestLogitParityGGUF$$|^TestSynthParity$$
+ARM64_RUN_model   ?= ^(TestLogitParityGGUF|TestSynthParity)$$/tiny
 ARM64_RUN_actors  ?= ^TestSmoke$$
 QEMU_AARCH64     ?= qemu-aarch64
 # The aarch64 dynamic loader for the binaries that have one (actors' test
