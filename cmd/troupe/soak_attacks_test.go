@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -68,22 +69,24 @@ func soakAttackList() []soakAttack {
 		}},
 		{"4 x 3 MB /tokenize at once", func(ctx context.Context, c *soakClient, iter int) (string, bool) {
 			prompt, _ := json.Marshal(strings.Repeat("Lily and the dog played in the park. ", 3<<20/37))
-			out := make(chan [2]any, 4)
+			type result struct {
+				outcome string
+				ok      bool
+			}
+			out := make(chan result, 4)
 			for range 4 {
 				go func() {
 					o, ok := c.status(ctx, "/tokenize", `{"prompt": `+string(prompt)+`}`, nil, 400, 413, 429)
-					out <- [2]any{o, ok}
+					out <- result{o, ok}
 				}()
 			}
-			outcome, ok := "", true
-			for range 4 {
-				r := <-out
-				outcome = r[0].(string) // the last; an unexpected one wins
-				if !r[1].(bool) {
-					return outcome, false
+			worst := result{ok: true}
+			for range 4 { // the last outcome, or an unexpected one
+				if r := <-out; worst.ok {
+					worst = r
 				}
 			}
-			return outcome, ok
+			return worst.outcome, worst.ok
 		}},
 		{"stalled stream reader", stalledReader},
 		{"cross-site text/plain POST", func(ctx context.Context, c *soakClient, iter int) (string, bool) {
@@ -94,6 +97,25 @@ func soakAttackList() []soakAttack {
 			return c.status(ctx, "/v1/completions", `{"prompt": "Once", "max_tokens": 4}`,
 				map[string]string{"Host": "evil.example"}, 403)
 		}},
+	}
+}
+
+// runSoakAttacks starts one client per attack (added to wg) that runs it
+// until end, paced, and passes each outcome to record.
+func runSoakAttacks(c *soakClient, end time.Time, wg *sync.WaitGroup, record func(name, outcome string, ok bool)) {
+	for _, a := range soakAttackList() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for iter := 0; time.Now().Before(end); iter++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				outcome, ok := a.run(ctx, c, iter)
+				cancel()
+				record(a.name, outcome, ok)
+				// paced, so the cheap refusals do not crowd the log and the CPU
+				time.Sleep(time.Duration(100+rand.IntN(400)) * time.Millisecond)
+			}
+		}()
 	}
 }
 
