@@ -75,7 +75,7 @@ func (r *request) onOutput(ctx actor.Context, out *messages.SequenceOutput) {
 		r.usage.CachedTokens = max(r.usage.CachedTokens, out.NumCachedTokens)
 	}
 	c := &messages.OutputChunk{RequestID: r.req.RequestID, Index: out.Index, Tokens: out.Tokens,
-		Text: out.Text, FinishReason: out.FinishReason, Err: out.Err, Invalid: out.Invalid, QueueNanos: out.QueueNanos}
+		Text: out.Text, FinishReason: out.FinishReason, Err: out.Err, Invalid: out.Invalid, QueueNanos: out.QueueNanos, StopString: out.StopString}
 	if out.FinishReason != "" {
 		c.Preemptions = r.preempted[out.Index]
 	}

@@ -143,7 +143,7 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 	out.Text, stopped = s.stop.add(piece, final)
 	switch {
 	case stopped:
-		out.FinishReason, out.Err = messages.FinishStop, ""
+		out.FinishReason, out.Err, out.StopString = messages.FinishStop, "", s.stop.matched
 	case grammarErr != nil:
 		out.FinishReason, out.Err, out.Invalid = messages.FinishError, grammarErr.Error(), grammarFault(grammarErr)
 	case grammarDone:
@@ -197,6 +197,7 @@ type stopText struct {
 	include bool   // IncludeStopStr: the stop string ends the text
 	off     bool   // under min_tokens: no stop string is looked for
 	held    string // text not yet sent: it could start a stop string
+	matched string // the stop string that ended the text; "": none yet
 }
 
 // flush returns the text held back and forgets it.
@@ -215,6 +216,7 @@ func (s *stopText) add(piece string, final bool) (out string, stopped bool) {
 		return s.flush(), false
 	}
 	if i, n := s.stopAt(); i >= 0 {
+		s.matched = s.held[i : i+n]
 		if s.include {
 			i += n
 		}

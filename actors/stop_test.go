@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,6 +48,9 @@ func FuzzStopStrings(f *testing.F) {
 			if stopped {
 				break
 			}
+		}
+		if stopped && (!slices.Contains(stops, st.matched) || !strings.HasPrefix(strings.Join(ps, ""), sent.String()+st.matched)) {
+			t.Fatalf("stopped on %q after %q: not the stop string found there", st.matched, sent.String())
 		}
 		if sent.String() != want || stopped != wantStop {
 			t.Fatalf("sent %q (stopped %v), want %q (stopped %v)", sent.String(), stopped, want, wantStop)

@@ -140,6 +140,9 @@ type OutputChunk struct {
 	// Preemptions, on a choice's last chunk, is the times that choice lost
 	// its place (see Preempted).
 	Preemptions int `msgpack:"preemptions,omitempty"`
+	// StopString, on a choice's last chunk, is the stop string that ended
+	// it (FinishStop); "" when something else did.
+	StopString string `msgpack:"stop_string,omitempty"`
 }
 
 // SequenceOutput is new output of one sequence. Sequence -> its request.
@@ -154,6 +157,7 @@ type SequenceOutput struct {
 	NumCachedTokens int     `msgpack:"num_cached_tokens,omitempty"` // prompt tokens found cached
 	QueueNanos      int64   `msgpack:"queue_nanos,omitempty"`       // time it waited to be scheduled (first output)
 	Preemptions     int     `msgpack:"preemptions,omitempty"`       // times it was preempted since its previous output
+	StopString      string  `msgpack:"stop_string,omitempty"`       // the stop string that ended it (FinishStop)
 }
 
 // Cancel stops a request or a sequence wherever it is, and frees its blocks

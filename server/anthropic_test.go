@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -108,6 +109,50 @@ func TestAnthropicMessages(t *testing.T) {
 	}
 	if json.Unmarshal(b, &count) != nil || resp.StatusCode != 200 || count.InputTokens < 10 {
 		t.Errorf("count_tokens %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestAnthropicStopSequence: a stop string that ends the output is
+// stop_reason "stop_sequence" with stop_sequence set, whole and streamed;
+// a call's id is toolu_.
+func TestAnthropicStopSequence(t *testing.T) {
+	s := newScripted(t, qwen3, server.Config{})
+	s.say(messages.FinishStop, "Hello", "END", "more")
+	body := `{"model": "stories", "max_tokens": 50, "stop_sequences": ["END", "STOP"], "messages": [{"role": "user", "content": "Hi"}]}`
+	resp, b := post(t, s.url+"/v1/messages", body)
+	var msg struct {
+		StopReason   string  `json:"stop_reason"`
+		StopSequence *string `json:"stop_sequence"`
+		Content      []map[string]any
+	}
+	if err := json.Unmarshal(b, &msg); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if msg.StopReason != "stop_sequence" || msg.StopSequence == nil || *msg.StopSequence != "END" || len(msg.Content) != 1 || msg.Content[0]["text"] != "Hello" {
+		t.Errorf("message %s", b)
+	}
+	_, b = post(t, s.url+"/v1/messages", strings.Replace(body, `"max_tokens": 50`, `"max_tokens": 50, "stream": true`, 1))
+	evs := readEvents(t, b)
+	var delta map[string]any
+	for _, ev := range evs {
+		if ev.name == "message_delta" {
+			delta, _ = ev.data["delta"].(map[string]any)
+		}
+	}
+	if delta["stop_reason"] != "stop_sequence" || delta["stop_sequence"] != "END" {
+		t.Errorf("stream's message_delta %v\n%s", delta, b)
+	}
+	// Without a stop string matched, stop_sequence stays null.
+	s.say(messages.FinishStop, "Hello")
+	_, b = post(t, s.url+"/v1/messages", body)
+	msg.StopSequence = nil
+	if json.Unmarshal(b, &msg) != nil || msg.StopReason != "end_turn" || msg.StopSequence != nil {
+		t.Errorf("no stop: %s", b)
+	}
+	s.say(messages.FinishStop, weatherCall)
+	_, b = post(t, s.url+"/v1/messages", `{"model": "stories", "max_tokens": 50, `+anthropicTools+`, "messages": [{"role": "user", "content": "Weather?"}]}`)
+	if json.Unmarshal(b, &msg) != nil || len(msg.Content) != 1 || !strings.HasPrefix(fmt.Sprint(msg.Content[0]["id"]), "toolu_") {
+		t.Errorf("tool_use id: %s", b)
 	}
 }
 

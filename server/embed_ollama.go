@@ -67,11 +67,11 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !req.Input.set {
-		writeError(w, badRequest("input", "input is required"))
+		writeOllamaError(w, badRequest("input", "input is required"))
 		return
 	}
 	if dim := s.rt.Model().Config.Dim; req.Dimensions != nil && *req.Dimensions != dim {
-		writeError(w, badRequest("dimensions", "this model's embeddings have %d dimensions and cannot be shortened (dimensions %d)", dim, *req.Dimensions))
+		writeOllamaError(w, badRequest("dimensions", "this model's embeddings have %d dimensions and cannot be shortened (dimensions %d)", dim, *req.Dimensions))
 		return
 	}
 	inputs, e := s.embedInputs(req.Input.texts, nil, "input")
@@ -84,7 +84,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		vecs, tokens, e = s.embed(r.Context(), inputs, actors.EmbedOptions{})
 	}
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	if vecs == nil {
@@ -130,7 +130,7 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		vecs, _, e = s.embed(r.Context(), inputs, actors.EmbedOptions{Raw: true})
 	}
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string][]float32{"embedding": vecs[0]})

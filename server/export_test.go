@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -21,6 +22,11 @@ func (s *Server) Script(fn func(req *messages.GenerateRequest) (pieces []string,
 		for i := range n {
 			for k, p := range pieces {
 				c := &messages.OutputChunk{Index: i, Text: p, Tokens: []messages.Token{{ID: 1}}}
+				if slices.Contains(req.Stop, p) { // a piece that is a stop string ends the choice, unsent
+					c.Text, c.FinishReason, c.StopString = "", messages.FinishStop, p
+					ch <- c
+					break
+				}
 				if k == len(pieces)-1 {
 					c.FinishReason = finish
 				}

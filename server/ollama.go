@@ -17,7 +17,8 @@ import (
 // admission, runtime requests, cancellation, limits and metrics as
 // /v1/completions and /v1/chat/completions; /api/tags, /api/show, /api/ps
 // and /api/version describe the one served model. Errors have Ollama's
-// shape, {"error": "..."} (ollamaErrors).
+// shape, {"error": "..."} (writeOllamaError), written by the routes
+// themselves from the typed errors of the machinery they share.
 
 // ollamaVersion is the Ollama release whose API these routes follow, what
 // /api/version answers (clients compare it against the features they use).
@@ -30,21 +31,21 @@ func (s *Server) ollamaRoutes() {
 		pattern string
 		h       http.HandlerFunc
 	}{
-		{"POST /api/generate", s.admitted(s.ollamaGenerate)},
-		{"POST /api/chat", s.admitted(func(w http.ResponseWriter, r *http.Request) { s.ollamaChat(w, r, m) })},
+		{"POST /api/generate", s.admittedAs(writeOllamaError, s.ollamaGenerate)},
+		{"POST /api/chat", s.admittedAs(writeOllamaError, func(w http.ResponseWriter, r *http.Request) { s.ollamaChat(w, r, m) })},
 		{"GET /api/tags", m.tags},
 		{"POST /api/show", m.show},
 		{"GET /api/ps", m.ps},
 		{"GET /api/version", s.ollamaVersion},
-		{"POST /api/embed", s.admitted(s.ollamaEmbed)}, // embed_ollama.go
-		{"POST /api/embeddings", s.admitted(s.ollamaEmbeddings)},
+		{"POST /api/embed", s.admittedAs(writeOllamaError, s.ollamaEmbed)}, // embed_ollama.go
+		{"POST /api/embeddings", s.admittedAs(writeOllamaError, s.ollamaEmbeddings)},
 		{"HEAD /api/version", s.ollamaVersion},
 	} {
-		s.mux.HandleFunc(r.pattern, ollamaErrors(s.auth(r.h)))
+		s.mux.HandleFunc(r.pattern, s.authAs(writeOllamaError, r.h))
 	}
-	s.mux.HandleFunc("/api/", ollamaErrors(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, notFound("", "no route %s %s", r.Method, r.URL.Path))
-	}))
+	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeOllamaError(w, notFound("", "no route %s %s", r.Method, r.URL.Path))
+	})
 }
 
 // ollamaRequest is the body of /api/generate and /api/chat; each reads its
@@ -148,7 +149,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := req.checkGenerate(); e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	if req.Prompt == "" { // Ollama loads the model and answers at once
@@ -158,7 +159,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	kwargs, e := s.thinkKwargs(&req)
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	var prompt []int32
@@ -167,13 +168,13 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	case req.Suffix != "": // fill in the middle (infill.go)
 		if prompt, e = s.infillPrompt("suffix", infillInput{prefix: req.Prompt, suffix: req.Suffix}); e != nil {
 			e.Message = fmt.Sprintf("%q does not support insert: %s", req.Model, e.Message) // Ollama's words
-			writeError(w, e)
+			writeOllamaError(w, e)
 			return
 		}
 	case req.Raw || s.template == nil && req.System == "": // Ollama's default template is the prompt alone
 		ids, err := s.tokenizeText(req.Prompt, len(req.Context) == 0)
 		if err != nil {
-			writeError(w, tokenizeError("prompt", "tokenizing the prompt", err))
+			writeOllamaError(w, tokenizeError("prompt", "tokenizing the prompt", err))
 			return
 		}
 		prompt = ids
@@ -184,7 +185,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		}
 		msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
 		if prompt, text, e = s.render(&renderInput{msgs: msgs, kwargs: kwargs}); e != nil {
-			writeError(w, e)
+			writeOllamaError(w, e)
 			return
 		}
 		if len(req.Context) > 0 && prompt[0] == s.rt.Model().Tokenizer.BOS() {
@@ -194,12 +195,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	prompt = append(append([]int32(nil), req.Context...), prompt...)
 	g, e := s.ollamaGenerateRequest(r.Context(), &req, prompt)
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	parser, e := s.ollamaParser(nil, g, text)
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	s.ollamaRun(w, r, &req, g, parser, start, false)
@@ -237,36 +238,36 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 	}
 	kwargs, e := s.thinkKwargs(&req)
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	msgs, e := ollamaMessages(req.Messages)
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	tools, e := readTools(&chatRequest{Tools: req.Tools})
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	if len(tools.tools) > 0 && !om.tools {
-		writeError(w, badRequest("tools", "%q does not support tools", req.Model))
+		writeOllamaError(w, badRequest("tools", "%q does not support tools", req.Model))
 		return
 	}
 	prompt, text, e := s.render(&renderInput{msgs: msgs, tools: req.Tools, kwargs: kwargs})
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	g, e := s.ollamaGenerateRequest(r.Context(), &req, prompt)
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	parser, e := s.ollamaParser(tools, g, text)
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	s.ollamaRun(w, r, &req, g, parser, start, true)
@@ -304,7 +305,7 @@ func (s *Server) readOllama(w http.ResponseWriter, r *http.Request, req modelReq
 		e = s.ollamaCheckModel(req.model())
 	}
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return false
 	}
 	return true

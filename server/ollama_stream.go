@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -20,7 +21,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 	launched := time.Now()
 	j, e := s.launch(r.Context(), []*messages.GenerateRequest{g}, start)
 	if e != nil {
-		writeError(w, e)
+		writeOllamaError(w, e)
 		return
 	}
 	j.grammarParam = "format"
@@ -113,7 +114,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 	}
 	if failed != nil {
 		if !stream {
-			writeError(w, failed)
+			writeOllamaError(w, failed)
 		}
 		return
 	}
@@ -192,71 +193,11 @@ func (n *ndjson) send(v any) {
 	}
 }
 
-// ollamaErrors gives the errors of next, written in OpenAI's shape by the
-// machinery the routes share (auth, admission, body decoding, the
-// runtime's checks), Ollama's shape: {"error": "message"}, with the same
-// status and headers (Retry-After).
-func ollamaErrors(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ew := &ollamaErrorWriter{ResponseWriter: w}
-		next(ew, r)
-		ew.finish()
+// writeOllamaError writes e in Ollama's shape, {"error": "message"}, with
+// its status and Retry-After.
+func writeOllamaError(w http.ResponseWriter, e *apiError) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(e.RetryAfter))
 	}
-}
-
-// ollamaErrorWriter holds back a response with an error status and
-// rewrites its body when the handler is done; other responses pass
-// through (and flush, so that streams stream).
-type ollamaErrorWriter struct {
-	http.ResponseWriter
-	status  int // an error status held back; 0: passing through
-	written bool
-	body    bytes.Buffer
-}
-
-func (w *ollamaErrorWriter) WriteHeader(code int) {
-	if !w.written && w.status == 0 && code >= 400 {
-		w.status = code
-		return
-	}
-	w.written = true
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *ollamaErrorWriter) Write(b []byte) (int, error) {
-	if w.status != 0 {
-		return w.body.Write(b)
-	}
-	w.written = true
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *ollamaErrorWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
-		f.Flush()
-	}
-}
-
-func (w *ollamaErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *ollamaErrorWriter) finish() {
-	if w.status == 0 {
-		return
-	}
-	var body struct {
-		Error json.RawMessage `json:"error"`
-	}
-	msg := http.StatusText(w.status)
-	if json.Unmarshal(w.body.Bytes(), &body) == nil {
-		var e apiError
-		var s string
-		switch {
-		case json.Unmarshal(body.Error, &s) == nil:
-			msg = s
-		case json.Unmarshal(body.Error, &e) == nil && e.Message != "":
-			msg = e.Message
-		}
-	}
-	w.Header().Del("Content-Length")
-	writeJSON(w.ResponseWriter, w.status, map[string]string{"error": msg})
+	writeJSON(w, e.Status, map[string]string{"error": e.Message})
 }

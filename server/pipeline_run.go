@@ -138,7 +138,7 @@ func (r *pipelineRun) Each(fn func(*pipeline.Event)) *pipeline.Error {
 			if r.parser != nil {
 				reason = pipeline.FinishReason(toolFinish(c.FinishReason, streams[i].Finished()))
 			}
-			fn(&pipeline.Event{Kind: pipeline.Finish, Choice: i, Finish: reason})
+			fn(&pipeline.Event{Kind: pipeline.Finish, Choice: i, Finish: reason, Stop: c.StopString})
 		}
 	})
 	if failed != nil {

@@ -274,7 +274,14 @@ func (s *Server) routes() {
 // auth checks the API key, when one is set (the /v1 and /api routes, the
 // tokenizer routes and the profiles; /health, /metrics and /version are
 // open, as vLLM's).
-func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc { return s.authAs(writeError, next) }
+
+// errorWriter writes an error in a dialect's shape: writeError (OpenAI's),
+// writeOllamaError.
+type errorWriter func(http.ResponseWriter, *apiError)
+
+// authAs is auth writing its error with write.
+func (s *Server) authAs(write errorWriter, next http.HandlerFunc) http.HandlerFunc {
 	if s.cfg.APIKey == "" {
 		return next
 	}
@@ -285,7 +292,7 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 		// differs from the key's, and so tell its length.
 		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
 		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			writeError(w, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error",
+			write(w, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error",
 				Code: strp("invalid_api_key"), Message: "missing or incorrect API key (Authorization: Bearer KEY)"})
 			return
 		}
@@ -296,9 +303,14 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 // admitted asks the front actor to let the request in (503 while loading or
 // draining, 429 when the queue is full) and tells it when the request is done.
 func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
+	return s.admittedAs(writeError, next)
+}
+
+// admittedAs is admitted writing its error with write.
+func (s *Server) admittedAs(write errorWriter, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if e := s.admit(); e != nil {
-			writeError(w, e)
+			write(w, e)
 			return
 		}
 		defer s.release()

@@ -101,6 +101,7 @@ func TestServeRefuses(t *testing.T) {
 		{[]string{"-c", "256", "--num-kv-blocks", "15"}, 2, "want at least 16 blocks"},
 		{[]string{"--block-size", "0"}, 2, "--block-size 0"},
 		{[]string{"--max-num-seqs", "-1"}, 2, "must not be negative"},
+		{[]string{"--responses-max-age", "-1s"}, 2, "--responses-max and --responses-max-age must not be negative"},
 		{[]string{"--swap-blocks", "8"}, 2, "--swap-blocks needs --preemption swap"},
 		{[]string{"--temp", "3"}, 2, "--temp 3: want a number in [0, 2]"},
 		{[]string{"--top-p", "0"}, 2, "--top-p 0"},

@@ -88,6 +88,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Server.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ (behind --api-key when set)")
 	fs.BoolVar(&c.Server.NoWebUI, "no-webui", false, "turn the web page at / off (chat and the live view; GET /v1/live stays)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
+	fs.IntVar(&c.Server.Responses.MaxResponses, "responses-max", 0, "responses /v1/responses keeps for previous_response_id (store: true); past it the oldest go (0: 1024)")
+	fs.DurationVar(&c.Server.Responses.MaxAge, "responses-max-age", 0, "how long /v1/responses keeps a stored response (0: 1h)")
 	fs.DurationVar(&c.Server.RequestTimeout, "request-timeout", 10*time.Minute, "cancel a generation request running longer (408); 0: no limit")
 	fs.DurationVar(&c.Server.WriteStallTimeout, "write-stall-timeout", 30*time.Second, "cancel a request whose client reads none of its response for this long (each write's deadline)")
 	fs.StringVar(&c.CacheDir, "cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
@@ -128,6 +130,8 @@ func (c *serveConfig) Validate() error {
 		msg = fmt.Sprintf("--device %q: want auto, cpu or cuda", c.Device)
 	case c.ShutdownGrace < 0:
 		msg = fmt.Sprintf("--shutdown-grace %v is negative", c.ShutdownGrace)
+	case c.Server.Responses.MaxResponses < 0 || c.Server.Responses.MaxAge < 0:
+		msg = "--responses-max and --responses-max-age must not be negative"
 	case c.Server.WriteStallTimeout <= 0:
 		msg = fmt.Sprintf("--write-stall-timeout %v must be positive", c.Server.WriteStallTimeout)
 	case c.Server.RequestTimeout < 0:

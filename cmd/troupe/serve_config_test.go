@@ -42,6 +42,9 @@ func TestServeFlags(t *testing.T) {
 		edit func(c *serveConfig)
 	}{
 		{nil, func(*serveConfig) {}},
+		{[]string{"--responses-max", "10", "--responses-max-age", "5m"}, func(c *serveConfig) {
+			c.Server.Responses.MaxResponses, c.Server.Responses.MaxAge = 10, 5*time.Minute
+		}},
 		{[]string{"-m", "x.gguf", "--cache-dir", "/c", "--host", "0.0.0.0", "--port", "0", "--chat-template", "t.jinja",
 			"--log-format", "json", "--shutdown-grace", "1s", "--preemption", "swap"}, func(c *serveConfig) {
 			c.Model, c.CacheDir, c.Host, c.Port, c.ChatTemplateFile = "x.gguf", "/c", "0.0.0.0", 0, "t.jinja"

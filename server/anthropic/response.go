@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
@@ -41,8 +42,12 @@ type contentBlock struct {
 // stopReason is Anthropic's name of a finish reason. A stop string is not
 // told apart from the model's end of turn (the runtime does not say which
 // ended the output): both are end_turn.
-func stopReason(f pipeline.FinishReason) string {
-	switch f {
+func stopReason(ev *pipeline.Event) string {
+	switch ev.Finish {
+	case pipeline.FinishStop:
+		if ev.Stop != "" {
+			return "stop_sequence"
+		}
 	case pipeline.FinishLength:
 		return "max_tokens"
 	case pipeline.FinishToolCall:
@@ -82,8 +87,11 @@ func (b *builder) add(msg *response, ev *pipeline.Event) {
 			msg.Content[k].Input = append(msg.Content[k].Input, ev.Call.Arguments...)
 		}
 	case pipeline.Finish:
-		r := stopReason(ev.Finish)
+		r := stopReason(ev)
 		msg.StopReason = &r
+		if ev.Stop != "" && r == "stop_sequence" {
+			msg.StopSequence = &ev.Stop
+		}
 	case pipeline.Usage:
 		msg.Usage.OutputTokens = ev.Usage.CompletionTokens
 		msg.Usage.CacheReadInputTokens = ev.Usage.CachedTokens
@@ -106,10 +114,15 @@ func startBlock(typ string) contentBlock {
 	return contentBlock{Type: typ, Thinking: new(string), Signature: new(string)}
 }
 
-// toolUseID is a call's id as Anthropic writes them.
+// toolUseID is a call's id as Anthropic writes them: toolu_ in place of
+// the server's call_ (toolcall.NewCallID); an id the model wrote itself
+// (Kimi's, Mistral's) is kept, since its template reads it back.
 func toolUseID(id string) string {
-	if id == "" {
+	switch {
+	case id == "":
 		return newID("toolu_")
+	case strings.HasPrefix(id, "call_"):
+		return "toolu_" + strings.TrimPrefix(id, "call_")
 	}
 	return id
 }

@@ -17,6 +17,7 @@ func (h *Handler) stream(w http.ResponseWriter, run pipeline.Run, msg *response)
 	out.Event("ping", map[string]string{"type": "ping"})
 	st := &streamer{out: out, index: -1}
 	stop := "end_turn"
+	var seq *string // the stop sequence that ended the message
 	var u usage
 	failed := run.Each(func(ev *pipeline.Event) {
 		switch ev.Kind {
@@ -35,7 +36,10 @@ func (h *Handler) stream(w http.ResponseWriter, run pipeline.Run, msg *response)
 		case pipeline.CallArgs:
 			st.delta(map[string]string{"type": "input_json_delta", "partial_json": ev.Call.Arguments})
 		case pipeline.Finish:
-			stop = stopReason(ev.Finish)
+			stop = stopReason(ev)
+			if stop == "stop_sequence" {
+				seq = &ev.Stop
+			}
 		case pipeline.Usage:
 			u.InputTokens, u.OutputTokens = ev.Usage.PromptTokens, ev.Usage.CompletionTokens
 			u.CacheReadInputTokens = ev.Usage.CachedTokens
@@ -48,7 +52,7 @@ func (h *Handler) stream(w http.ResponseWriter, run pipeline.Run, msg *response)
 	}
 	st.stop()
 	out.Event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": u})
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": seq}, "usage": u})
 	out.Event("message_stop", map[string]string{"type": "message_stop"})
 }
 

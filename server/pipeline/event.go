@@ -32,8 +32,11 @@ type Event struct {
 	// logprobs when asked.
 	Tokens []messages.Token
 	Finish FinishReason
-	Usage  messages.Usage
-	Err    *Error
+	// Stop, on a Finish event, is the stop string that ended the choice
+	// ("" when something else did).
+	Stop  string
+	Usage messages.Usage
+	Err   *Error
 }
 
 // CallDelta is a piece of the call at Index (0-based): CallStart carries
