@@ -149,6 +149,7 @@ fuzz:
 # The real server under a mixed load for SOAK (make soak SOAK=1h), then
 # checks: no request lost or hung, outputs as on a quiet server, every KV
 # block returned, goroutines and heap back to their level. Prints figures.
+# Issue 28's attacks run beside the load (-args -soak-attacks=false: without).
 SOAK ?= 10m
 soak:
 	$(GO) test -count=1 -timeout 0 -run '^TestSoak$$' -v ./cmd/troupe -args -soak=$(SOAK)
