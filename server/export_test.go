@@ -15,7 +15,7 @@ import (
 // request as the runtime would have seen it, for tests of the mapping,
 // and a deterministic output, for tests of what the server makes of it).
 func (s *Server) Script(fn func(req *messages.GenerateRequest) (pieces []string, finish string)) {
-	s.scripted = func(ctx context.Context, req *messages.GenerateRequest) (<-chan *messages.OutputChunk, error) {
+	var f scriptFunc = func(ctx context.Context, req *messages.GenerateRequest) (<-chan *messages.OutputChunk, error) {
 		pieces, finish := fn(req)
 		n := max(req.N, 1)
 		ch := make(chan *messages.OutputChunk, n*(len(pieces)+1)+1)
@@ -40,6 +40,7 @@ func (s *Server) Script(fn func(req *messages.GenerateRequest) (pieces []string,
 		close(ch)
 		return ch, nil
 	}
+	s.scripted.Store(&f)
 }
 
 // System is the actor system the server runs in.

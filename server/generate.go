@@ -63,8 +63,8 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 		if s.cfg.Cluster != nil {
 			stream = s.cfg.Cluster.Stream
 		}
-		if s.scripted != nil {
-			stream = s.scripted
+		if fn := s.scripted.Load(); fn != nil {
+			stream = *fn
 		}
 		ch, err := stream(ctx, req)
 		if err != nil {

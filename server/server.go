@@ -106,6 +106,9 @@ type Config struct {
 	Responses responses.StoreConfig
 }
 
+// scriptFunc answers a request in place of the runtime (tests only).
+type scriptFunc func(context.Context, *messages.GenerateRequest) (<-chan *messages.OutputChunk, error)
+
 // Server serves the OpenAI-compatible API for one runtime.
 type Server struct {
 	cfg      Config
@@ -121,7 +124,10 @@ type Server struct {
 	// thinks: the template reasons apart from its answer (templateThinks).
 	thinks bool
 	// scripted, set by tests only, answers requests in place of the runtime.
-	scripted func(context.Context, *messages.GenerateRequest) (<-chan *messages.OutputChunk, error)
+	// A test sets it after the server is listening, and its client may be
+	// another process, whose requests give the race detector no ordering:
+	// the atomic is that ordering.
+	scripted atomic.Pointer[scriptFunc]
 	metrics  *metrics
 	mux      *http.ServeMux
 	// fingerprint is every response's system_fingerprint.
