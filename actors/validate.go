@@ -87,6 +87,9 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 	if err := SampleParams(&req.Sampling).Validate(); err != nil {
 		return bad("", "%v", err)
 	}
+	if err := r.checkSpeculative(req.Speculative); err != nil {
+		return err
+	}
 	maxLen := r.cfg.MaxModelLen
 	if req.MaxTokens > 0 {
 		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)

@@ -1,0 +1,147 @@
+package actors_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// ngramOn is a runtime configuration with the n-gram proposer, drafting
+// whatever the batch size (the default backs off past 4 sequences).
+func ngramOn(cfg actors.Config) actors.Config {
+	cfg.Speculative = actors.SpecConfig{Type: actors.SpecNGram, DraftMax: 6, MaxSeqs: -1}
+	return cfg
+}
+
+// quoteWorkload is 16 requests whose prompts quote text back: a reference
+// prompt, its greedy continuation, then the prompt again and part of the
+// continuation, so the model's next tokens repeat what the prompt holds
+// and n-gram drafts are accepted. Most are greedy; some have a stop
+// string, seeded sampling, penalties or logprobs, so each of those paths
+// meets accepted runs.
+func quoteWorkload(cases []*refCase) []*messages.GenerateRequest {
+	var reqs []*messages.GenerateRequest
+	for i := range 16 {
+		c := cases[i%len(cases)]
+		cont := c.GreedyIDs[:min(len(c.GreedyIDs), 24+i)]
+		prompt := slices.Concat(c.PromptIDs, cont, c.PromptIDs, cont[:(i*3)%len(cont)])
+		req := greedy(prompt, 20+(i*7)%29)
+		switch i % 8 {
+		case 1:
+			req.Stop = []string{" the", "."}
+		case 3:
+			req.Sampling = messages.SamplingParams{Temperature: 0.7, Seed: uint64(100 + i), HasSeed: true}
+		case 5:
+			req.Sampling = messages.SamplingParams{RepetitionPenalty: 1.1, PenaltyLastN: 8, WantLogprob: true, Logprobs: 2}
+		case 7:
+			req.Sampling = messages.SamplingParams{Temperature: 1, TopK: 20, Seed: uint64(7 * i), HasSeed: true, WantLogprob: true}
+		}
+		reqs = append(reqs, req)
+	}
+	return reqs
+}
+
+// plainResults runs each request alone without speculation.
+func plainResults(t *testing.T, m *model.Model, reqs []*messages.GenerateRequest) []*result {
+	t.Helper()
+	rt := start(t, m, actors.Config{})
+	var out []*result
+	for _, req := range reqs {
+		out = append(out, run(t, rt, copyReq(req)))
+	}
+	return out
+}
+
+// samePlain compares speculative results with plain ones: ids, text and
+// finish reason, token for token. It returns the draft tokens accepted, by
+// the requests' usage.
+func samePlain(t *testing.T, got, want []*result) (accepted int) {
+	t.Helper()
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.finish[0] == messages.FinishError {
+			t.Errorf("request %d failed: %s", i, g.errs[0])
+		}
+		if !slices.Equal(g.ids[0], w.ids[0]) || g.text[0] != w.text[0] || g.finish[0] != w.finish[0] {
+			t.Errorf("request %d: speculative output differs from plain\n got %v %q %s\nwant %v %q %s",
+				i, g.ids[0], g.text[0], g.finish[0], w.ids[0], w.text[0], w.finish[0])
+		}
+		if g.usage.CompletionTokens != w.usage.CompletionTokens {
+			t.Errorf("request %d: %d completion tokens, plain %d", i, g.usage.CompletionTokens, w.usage.CompletionTokens)
+		}
+		accepted += g.usage.AcceptedDraftTokens
+	}
+	return accepted
+}
+
+// checkSpecStats checks that drafts were accepted, so that a test of equal
+// output cannot pass without speculation, and that the usage and the
+// scheduler agree.
+func checkSpecStats(t *testing.T, rt *actors.Runtime, accepted int) {
+	t.Helper()
+	st, err := rt.Stats(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("drafts %d, draft tokens %d, accepted %d (per position %v), steps %d",
+		st.SpecDrafts, st.SpecDraftTokens, st.SpecAcceptedTokens, st.SpecAcceptedPerPos, st.Steps)
+	if st.SpecAcceptedTokens == 0 || accepted == 0 {
+		t.Fatalf("no draft token was accepted (usage %d, stats %d): the test means nothing", accepted, st.SpecAcceptedTokens)
+	}
+	if int64(accepted) != st.SpecAcceptedTokens {
+		t.Errorf("the requests' usage counts %d accepted draft tokens, the scheduler %d", accepted, st.SpecAcceptedTokens)
+	}
+	if len(st.SpecAcceptedPerPos) == 0 || st.SpecAcceptedPerPos[0] > st.SpecDrafts {
+		t.Errorf("acceptance per position %v of %d drafts", st.SpecAcceptedPerPos, st.SpecDrafts)
+	}
+}
+
+var specModels = []struct{ path, reference string }{
+	{"stories260K.gguf", "stories260K"},
+	{"TinyStories-656K-Q8_0.gguf", "TinyStories-656K-Q8_0"},
+}
+
+// TestSpeculativeIdentical: with the n-gram proposer, every request gives
+// exactly its plain output (greedy, and seeded sampling too: a row draws
+// what plain decoding draws at its position), alone, mixed into a batch of
+// 16 with chunked prefill, and with a KV pool too small for all of them
+// (recompute and swap preemption with drafts in flight); drafts are
+// accepted in each case.
+func TestSpeculativeIdentical(t *testing.T) {
+	noLeaks(t)
+	for _, sm := range specModels {
+		m := openModel(t, sm.path)
+		reqs := quoteWorkload(loadCases(t, sm.reference))
+		want := plainResults(t, m, reqs)
+		t.Run(sm.reference+"/alone", func(t *testing.T) {
+			rt := start(t, m, ngramOn(actors.Config{}))
+			var got []*result
+			for _, req := range reqs {
+				got = append(got, run(t, rt, copyReq(req)))
+			}
+			checkSpecStats(t, rt, samePlain(t, got, want))
+		})
+		t.Run(sm.reference+"/batch16", func(t *testing.T) {
+			rt := start(t, m, ngramOn(actors.Config{MaxNumBatchedTokens: 48}))
+			checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
+		})
+		for _, mode := range []sched.Preemption{sched.Recompute, sched.Swap} {
+			t.Run(fmt.Sprintf("%s/preempt-%s", sm.reference, mode), func(t *testing.T) {
+				rt := start(t, m, ngramOn(actors.Config{NumBlocks: 20, NumHostBlocks: 24, Preemption: mode}))
+				checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
+				st, err := rt.Stats(timeout)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Preemptions == 0 {
+					t.Error("no preemption happened: the pool is not small enough for the test to mean anything")
+				}
+			})
+		}
+	}
+}
