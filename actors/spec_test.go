@@ -125,6 +125,15 @@ func TestSpeculativeIdentical(t *testing.T) {
 				got = append(got, run(t, rt, copyReq(req)))
 			}
 			checkSpecStats(t, rt, samePlain(t, got, want))
+			sampled := 0 // the seeded sampling requests: the residual draw path
+			for i, req := range reqs {
+				if req.Sampling.Temperature > 0 {
+					sampled += got[i].usage.AcceptedDraftTokens
+				}
+			}
+			if sampled == 0 {
+				t.Error("no draft token of a sampled request was accepted: their equality means nothing")
+			}
 		})
 		t.Run(sm.reference+"/batch16", func(t *testing.T) {
 			rt := start(t, m, ngramOn(actors.Config{MaxNumBatchedTokens: 48}))

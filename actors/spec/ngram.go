@@ -33,10 +33,11 @@ func (g NGram) WithDefaults() NGram {
 	return g
 }
 
-// Propose appends to dst up to k tokens to follow tokens (the prompt and
-// the tokens generated so far) and returns it: the continuation of the
-// latest earlier match of the longest suffix of tokens that has one. It
-// appends nothing when no suffix of MinN or more tokens occurred before.
+// Propose appends to dst k tokens to follow tokens (the prompt and the
+// tokens generated so far) and returns it: the continuation of the latest
+// earlier match of the longest suffix of tokens that has one (repeating
+// with the match's period where it reaches the end). It appends nothing
+// when no suffix of MinN or more tokens occurred before.
 func (g NGram) Propose(dst, tokens []int32, k int) []int32 {
 	g = g.WithDefaults()
 	if k <= 0 {
@@ -48,9 +49,24 @@ func (g NGram) Propose(dst, tokens []int32, k int) []int32 {
 		// one token follows it.
 		for i := len(tokens) - n - 1; i >= 0; i-- {
 			if tokens[i+n-1] == suffix[n-1] && slices.Equal(tokens[i:i+n], suffix) {
-				end := min(i+n+k, len(tokens))
-				return append(dst, tokens[i+n:end]...)
+				return appendContinuation(dst, tokens, i+n, k)
 			}
+		}
+	}
+	return dst
+}
+
+// appendContinuation appends k tokens from tokens[from:] to dst. Where
+// they run past the end of tokens, the text is repeating with period
+// len(tokens)-from (its suffix occurred that far back), so the proposal
+// goes on repeating it: its own tokens continue it.
+func appendContinuation(dst, tokens []int32, from, k int) []int32 {
+	start := len(dst)
+	for j := range k {
+		if src := from + j; src < len(tokens) {
+			dst = append(dst, tokens[src])
+		} else {
+			dst = append(dst, dst[start+src-len(tokens)])
 		}
 	}
 	return dst
