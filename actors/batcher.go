@@ -54,6 +54,7 @@ type seqEntry struct {
 	new      *messages.NewSequence
 	stopIDs  []int32
 	mask     []uint64      // grammar mask of the next sample (the latest request's); nil: none
+	dmasks   [][]uint64    // the masks of the samples after the first of a draft's run (StepRequest.DraftMasks)
 	notified bool          // NumCachedTokens sent with the first result
 	added    time.Time     // entered the schedule
 	queued   time.Duration // from added to first running; 0 until then
@@ -112,9 +113,7 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 	if req.New == nil {
 		if e, ok := b.seqs[req.SeqID]; ok {
 			e.mask = req.Mask
-			if q := e.dev.sched.Get(kv.SeqID(req.SeqID)); q != nil && req.Mask == nil && e.new.Embed == nil {
-				q.Draft = req.Draft // see spec.go
-			}
+			b.takeDraft(e, req) // spec.go
 			if e.dev.sched.Ready(kv.SeqID(req.SeqID)) {
 				b.maybeDispatch(ctx, e.dev)
 			}

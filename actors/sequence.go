@@ -140,7 +140,8 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		return
 	}
 	s.emit(ctx, out)
-	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask), Draft: s.propose()})
+	draft, masks := s.propose()
+	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask), Draft: draft, DraftMasks: masks})
 }
 
 // take adds one step's token (none when the batcher ended the sequence on
@@ -201,8 +202,12 @@ func (s *sequence) finish(ctx actor.Context, out *messages.SequenceOutput, batch
 
 // stepMask is the mask of the next sample given the grammar's (nil: none):
 // while under min_tokens, end tokens are banned as well.
-func (s *sequence) stepMask(grammar []uint64) []uint64 {
-	if s.generated >= s.minTokens {
+func (s *sequence) stepMask(grammar []uint64) []uint64 { return s.maskAt(grammar, s.generated) }
+
+// maskAt is the mask of the sample that follows generated tokens, given
+// the grammar's there.
+func (s *sequence) maskAt(grammar []uint64, generated int) []uint64 {
+	if generated >= s.minTokens {
 		return grammar
 	}
 	return andMask(grammar, s.ban)

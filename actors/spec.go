@@ -4,12 +4,27 @@ import (
 	"slices"
 
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 )
 
 // The batcher's part of speculative decoding (see ARCHITECTURE.md): a
 // sequence's draft becomes rows of its run in the step, and the run's
 // samples its StepResult.
+
+// takeDraft keeps the draft of a sequence's step request for its next
+// step: the draft tokens, and the masks of their run when the sequence is
+// masked. A draft whose masks do not match it is dropped.
+func (b *batcher) takeDraft(e *seqEntry, req *messages.StepRequest) {
+	q := e.dev.sched.Get(kv.SeqID(req.SeqID))
+	if q == nil || e.new.Embed != nil {
+		return
+	}
+	q.Draft, e.dmasks = nil, nil
+	if len(req.DraftMasks) == 0 || len(req.DraftMasks) == len(req.Draft) {
+		q.Draft, e.dmasks = req.Draft, req.DraftMasks
+	}
+}
 
 // appendSampleSpecs appends how to sample q's next token and, for each of
 // its first draft draft tokens, the token after it: the parameters, the
@@ -26,6 +41,9 @@ func (b *batcher) appendSampleSpecs(specs []messages.SampleSpec, q *sched.Seq, d
 		spec := messages.SampleSpec{SeqID: uint64(q.ID), Params: p, Draw: uint64(q.NumOutput() + i), Mask: e.mask}
 		if i < draft {
 			spec.Verify, spec.Draft = true, q.Draft[i]
+		}
+		if i > 0 && e.dmasks != nil {
+			spec.Mask = e.dmasks[i-1]
 		}
 		if penalized {
 			h := slices.Concat(q.Tokens, q.Draft[:i])

@@ -40,6 +40,12 @@ func quoteWorkload(cases []*refCase) []*messages.GenerateRequest {
 			req.Sampling = messages.SamplingParams{RepetitionPenalty: 1.1, PenaltyLastN: 8, WantLogprob: true, Logprobs: 2}
 		case 7:
 			req.Sampling = messages.SamplingParams{Temperature: 1, TopK: 20, Seed: uint64(7 * i), HasSeed: true, WantLogprob: true}
+		case 0, 4: // masked: drafts checked by the grammar's matcher, or under min_tokens' ban
+			if i >= 8 {
+				req.Grammar = &messages.Grammar{Kind: messages.GrammarRegex, Source: `[A-Za-z ,.'!]*`}
+			} else if i == 4 {
+				req.MinTokens = 12
+			}
 		}
 		reqs = append(reqs, req)
 	}
@@ -125,14 +131,22 @@ func TestSpeculativeIdentical(t *testing.T) {
 				got = append(got, run(t, rt, copyReq(req)))
 			}
 			checkSpecStats(t, rt, samePlain(t, got, want))
-			sampled := 0 // the seeded sampling requests: the residual draw path
+			// Each path met accepted drafts: seeded sampling (the residual
+			// draw), a grammar, min_tokens.
+			var sampled, masked, banned int
 			for i, req := range reqs {
-				if req.Sampling.Temperature > 0 {
-					sampled += got[i].usage.AcceptedDraftTokens
+				n := got[i].usage.AcceptedDraftTokens
+				switch {
+				case req.Sampling.Temperature > 0:
+					sampled += n
+				case req.Grammar != nil:
+					masked += n
+				case req.MinTokens > 0:
+					banned += n
 				}
 			}
-			if sampled == 0 {
-				t.Error("no draft token of a sampled request was accepted: their equality means nothing")
+			if sampled == 0 || masked == 0 || banned == 0 {
+				t.Errorf("draft tokens accepted: %d for sampled requests, %d under a grammar, %d under min_tokens; want each > 0", sampled, masked, banned)
 			}
 		})
 		t.Run(sm.reference+"/batch16", func(t *testing.T) {

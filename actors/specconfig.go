@@ -102,7 +102,7 @@ func (r *Runtime) checkSpeculative(p *messages.SpeculativeParams) error {
 // most and at least; k 0: none.
 func (r *Runtime) draftLimits(req *messages.GenerateRequest) (k, least int) {
 	c := r.cfg.Speculative
-	if !c.On() || req.Grammar != nil || req.MinTokens > 0 {
+	if !c.On() {
 		return 0, 0
 	}
 	k, least = c.DraftMax, c.DraftMin

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/troupe-llm/troupe/actors/spec"
+	"github.com/troupe-llm/troupe/model/grammar"
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -33,21 +34,57 @@ func (d *draftState) record(tok int32) {
 }
 
 // propose returns the draft to send with the sequence's next step request
-// (nil: none): up to k tokens, dropped when fewer than least, or when the
-// next sample is masked (a grammar or min_tokens: the mask of each draft
-// position would be needed).
-func (s *sequence) propose() []int32 {
+// (nil: none): up to k tokens, dropped when fewer than least. A masked
+// sequence (a grammar, min_tokens) proposes only the tokens its masks
+// allow, with the mask of each sample after the first (see
+// StepRequest.DraftMasks).
+func (s *sequence) propose() ([]int32, [][]uint64) {
 	d := &s.draft
-	if d.k == 0 || s.stepMask(s.mask) != nil {
-		return nil
+	if d.k == 0 {
+		return nil, nil
 	}
 	room := s.rt.cfg.MaxModelLen - len(d.tokens) - 1
 	if s.new.MaxTokens > 0 {
 		room = min(room, s.new.MaxTokens-s.generated-1)
 	}
 	draft := d.ngram.Propose(nil, d.tokens, min(d.k, room))
-	if len(draft) < d.least {
-		return nil
+	var masks [][]uint64
+	if s.fsm != nil || s.generated < s.minTokens {
+		draft, masks = s.checkDraft(draft)
 	}
-	return draft
+	if len(draft) < d.least || len(draft) == 0 {
+		return nil, nil
+	}
+	return draft, masks
+}
+
+// checkDraft returns the longest start of draft whose tokens the
+// sequence's masks allow, a grammar's matcher going over it on a clone,
+// and the mask of the sample after each of those tokens. A token that
+// ends the grammar ends the draft before it.
+func (s *sequence) checkDraft(draft []int32) ([]int32, [][]uint64) {
+	var m *grammar.Matcher
+	if s.fsm != nil {
+		m = s.fsm.m.Clone()
+	}
+	mask := s.stepMask(s.mask)
+	masks := make([][]uint64, 0, len(draft))
+	for j, tok := range draft {
+		if mask != nil && (int(tok>>6) >= len(mask) || mask[tok>>6]&(1<<(tok&63)) == 0) {
+			return draft[:j], masks
+		}
+		var gm []uint64
+		if m != nil {
+			if err := m.Accept(tok); err != nil || m.Done() {
+				return draft[:j], masks
+			}
+			var err error
+			if gm, err = s.fsm.maskOf(m); err != nil {
+				return draft[:j], masks
+			}
+		}
+		mask = s.maskAt(gm, s.generated+j+1)
+		masks = append(masks, mask)
+	}
+	return draft, masks
 }

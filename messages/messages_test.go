@@ -31,7 +31,7 @@ var every = []any{
 	&SequenceOutput{SeqID: 7, Index: 1, Tokens: []Token{{ID: 1}}, Text: "a", FinishReason: FinishError, Err: "boom", Invalid: true, NumCachedTokens: 32, QueueNanos: 6, Preemptions: 1, StopString: "END", Drafted: 4, Accepted: 2},
 	&Cancel{RequestID: "r1", SeqID: 7, Reason: "client gone"},
 	&StepRequest{SeqID: 7, New: &NewSequence{Prompt: []int32{1, 2}, MaxTokens: 5, Priority: 3,
-		Sampling: SamplingParams{Temperature: 1}, StopTokenIDs: []int32{0}, IgnoreEOS: true, Embed: &EmbedParams{Pooling: "mean", Whole: true}}, Mask: []uint64{5, 1 << 63}, Draft: []int32{8, 9}},
+		Sampling: SamplingParams{Temperature: 1}, StopTokenIDs: []int32{0}, IgnoreEOS: true, Embed: &EmbedParams{Pooling: "mean", Whole: true}}, Mask: []uint64{5, 1 << 63}, Draft: []int32{8, 9}, DraftMasks: [][]uint64{{1}, nil}},
 	&StepResult{SeqID: 7, Token: Token{ID: 4, Logprob: -1}, NumCachedTokens: 16, QueueNanos: 7, Finish: FinishLength, Err: "x", Embedding: []float32{0.5, -1},
 		Tokens: []Token{{ID: 4, Logprob: -1}, {ID: 6}}, Drafted: 3, Accepted: 1},
 	&Preempted{SeqID: 7, Mode: ModeSwap},

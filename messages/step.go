@@ -25,8 +25,15 @@ type StepRequest struct {
 	// Draft is up to k tokens the sequence proposes to follow its last one
 	// (speculative decoding). The batcher may schedule fewer, or none; it
 	// verifies them in the next step and answers with the tokens accepted
-	// (StepResult.Tokens). Only for a sequence without a Mask.
+	// (StepResult.Tokens).
 	Draft []int32 `msgpack:"draft,omitempty"`
+	// DraftMasks, for a masked sequence (a grammar, min_tokens), is the
+	// mask of each sample after the first of the run: DraftMasks[i] for
+	// the token after Draft[i], computed by the sequence's matcher as if
+	// Draft[:i+1] were accepted (a nil entry allows every token). nil:
+	// Mask holds for every sample of the run. The sequence proposes only
+	// draft tokens its masks allow.
+	DraftMasks [][]uint64 `msgpack:"draft_masks,omitempty"`
 }
 
 // StepResult is the token sampled for a sequence in a step. Finish is set
