@@ -1,6 +1,7 @@
 package actors_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -166,5 +167,52 @@ func TestSpeculativeIdentical(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSpeculativeRejects: a request's speculative fields out of range, a
+// p_min (no draft model), or speculation asked of a runtime without it are
+// RequestErrors naming the field; "speculative": false is always fine.
+func TestSpeculativeRejects(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	on := start(t, m, ngramOn(actors.Config{}))
+	off := start(t, m, actors.Config{})
+	cases := []struct {
+		rt    *actors.Runtime
+		p     messages.SpeculativeParams
+		param string // "": accepted
+	}{
+		{on, messages.SpeculativeParams{NMax: 4, NMin: 2}, ""},
+		{on, messages.SpeculativeParams{Off: true, NMax: 1000}, ""},
+		{off, messages.SpeculativeParams{Off: true}, ""},
+		{on, messages.SpeculativeParams{NMax: 65}, "speculative.n_max"},
+		{on, messages.SpeculativeParams{NMax: -1}, "speculative.n_max"},
+		{on, messages.SpeculativeParams{NMin: 5, NMax: 4}, "speculative.n_min"},
+		{on, messages.SpeculativeParams{PMin: 0.75}, "speculative.p_min"},
+		{off, messages.SpeculativeParams{NMax: 4}, "speculative"},
+	}
+	for i, tc := range cases {
+		req := greedy([]int32{1, 2, 3}, 4)
+		req.Speculative = &tc.p
+		err := tc.rt.Check(req)
+		var re *actors.RequestError
+		switch {
+		case tc.param == "" && err != nil:
+			t.Errorf("case %d %+v: %v", i, tc.p, err)
+		case tc.param != "" && (!errors.As(err, &re) || re.Param != tc.param):
+			t.Errorf("case %d %+v: %v; want a RequestError about %s", i, tc.p, err, tc.param)
+		}
+	}
+	// A request that asks for fewer draft tokens gets no more.
+	req := quoteWorkload(loadCases(t, "stories260K"))[2]
+	req.Speculative = &messages.SpeculativeParams{NMax: 2}
+	res := run(t, on, req)
+	st, err := on.Stats(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.usage.DraftTokens == 0 || len(st.SpecAcceptedPerPos) > 2 || st.SpecDraftTokens > 2*st.SpecDrafts {
+		t.Errorf("n_max 2: %d draft tokens in %d drafts, acceptance per position %v", st.SpecDraftTokens, st.SpecDrafts, st.SpecAcceptedPerPos)
 	}
 }

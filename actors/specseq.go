@@ -12,6 +12,7 @@ import (
 // far and its proposer. k 0: the sequence does not speculate.
 type draftState struct {
 	k, least int        // most and fewest draft tokens per step
+	cur      int        // the draft length now, in [least, k]: adapted to the recent acceptance
 	ngram    spec.NGram // the proposer
 	tokens   []int32    // prompt, then the tokens output so far
 }
@@ -23,7 +24,21 @@ func newDraftState(rt *Runtime, req *messages.GenerateRequest) draftState {
 	if k == 0 {
 		return draftState{}
 	}
-	return draftState{k: k, least: least, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt)}
+	return draftState{k: k, least: least, cur: k, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt)}
+}
+
+// adapt sets the next draft length from a verified draft's outcome: a
+// draft wholly accepted doubles it (up to k), a rejection sets it to one
+// more than was accepted (at least least), so the rows a step verifies in
+// vain stay few while the proposer is wrong.
+func (d *draftState) adapt(drafted, accepted int) {
+	switch {
+	case drafted == 0:
+	case accepted == drafted:
+		d.cur = min(d.k, 2*d.cur)
+	default:
+		d.cur = max(d.least, accepted+1)
+	}
 }
 
 // record adds an output token.
@@ -47,7 +62,7 @@ func (s *sequence) propose() ([]int32, [][]uint64) {
 	if s.new.MaxTokens > 0 {
 		room = min(room, s.new.MaxTokens-s.generated-1)
 	}
-	draft := d.ngram.Propose(nil, d.tokens, min(d.k, room))
+	draft := d.ngram.Propose(nil, d.tokens, min(d.cur, room))
 	var masks [][]uint64
 	if s.fsm != nil || s.generated < s.minTokens {
 		draft, masks = s.checkDraft(draft)
