@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"github.com/troupe-llm/troupe/actors/spec"
-	"github.com/troupe-llm/troupe/model/grammar"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // draftState is a sequence's side of speculative decoding: its tokens so
