@@ -285,7 +285,6 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 	d.counts.Steps++
 	d.counts.StepTokens += int64(len(step.Tokens))
 	d.counts.StepSeqs += int64(len(step.BlockTables))
-	d.counts.Samples += int64(len(step.Samples))
 	ctx.Send(d.pid, step)
 }
 
@@ -336,6 +335,7 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 	b.outcomes = d.sched.Done(sampled, stop, b.outcomes[:0])
 	var finished []uint64
 	for _, o := range b.outcomes {
+		d.counts.Samples += int64(o.N) // a speculative run gives several
 		res := b.stepResult(done, o)
 		e := b.seqs[res.SeqID]
 		if !e.notified {

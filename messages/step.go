@@ -202,7 +202,7 @@ type DeviceStats struct {
 	Steps                                     int64 // micro-batches run
 	StepTokens                                int64 // tokens computed by those steps
 	StepSeqs                                  int64 // sequences in those steps, summed
-	Samples                                   int64 // tokens sampled (one per sequence-step that produced a token)
+	Samples                                   int64 // tokens sampled (one per sequence-step that produced a token; a speculative run's accepted tokens too)
 	ForwardNanos                              int64 // time in forward passes and sampling
 	Dead                                      bool  // stopped after repeated failures
 }
