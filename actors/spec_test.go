@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -214,5 +216,34 @@ func TestSpeculativeRejects(t *testing.T) {
 	}
 	if res.usage.DraftTokens == 0 || len(st.SpecAcceptedPerPos) > 2 || st.SpecDraftTokens > 2*st.SpecDrafts {
 		t.Errorf("n_max 2: %d draft tokens in %d drafts, acceptance per position %v", st.SpecDraftTokens, st.SpecDrafts, st.SpecAcceptedPerPos)
+	}
+}
+
+// TestSpeculativeDeviceRestart: a device that panics in a step verifying
+// drafts is restarted; the step's sequences are recomputed from their
+// accepted tokens (the draft slots freed with their blocks), and every
+// request still gives its plain output.
+func TestSpeculativeDeviceRestart(t *testing.T) {
+	noLeaksSince(t)
+	m := openModel(t, "stories260K.gguf")
+	reqs := quoteWorkload(loadCases(t, "stories260K"))
+	want := plainResults(t, m, reqs)
+	cpu, err := backend.NewCPU(m, 256, 16, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed atomic.Bool
+	f := &faulty{Backend: cpu, fail: func(_ int64, b *model.Batch) bool {
+		return b.NumLogits() > len(b.BlockTables)+1 && failed.CompareAndSwap(false, true) // a step with drafts
+	}}
+	rt := start(t, m, ngramOn(actors.Config{Backends: []actors.Backend{f}, NumBlocks: 256}))
+	accepted := samePlain(t, concurrently(t, rt, reqs), want)
+	checkSpecStats(t, rt, accepted)
+	st, err := rt.Stats(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DeviceRestarts != 1 || f.panics.Load() != 1 {
+		t.Errorf("%d panics, %d device restarts; want 1 and 1", f.panics.Load(), st.DeviceRestarts)
 	}
 }
