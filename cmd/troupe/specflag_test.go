@@ -48,3 +48,25 @@ func TestSpecFlags(t *testing.T) {
 		t.Errorf("exit %d and %d (%s); speculative text %q, plain %q", code, code2, errOut, spec, plain)
 	}
 }
+
+// TestBenchSpec: `troupe bench spec` prints one row per batch size and
+// mode, with drafts accepted on a prompt that quotes itself back.
+func TestBenchSpec(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	out, errOut, code := troupe(t, "bench", "spec", "-m", stories, "-p", "Once upon a time, there was a little girl named Lily. She loved to play outside.", "-n", "24", "--npl", "1,2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "| 1 |") || strings.HasPrefix(line, "| 2 |") {
+			rows++
+		}
+	}
+	if rows != 4 || !strings.Contains(out, "| 1 | ngram-simple |") {
+		t.Errorf("want 4 rows (2 batch sizes, off and on):\n%s", out)
+	}
+	if _, errOut, code := troupe(t, "bench", "spec", "-m", stories); code != 2 || !strings.Contains(errOut, "-p PROMPT") {
+		t.Errorf("no prompt: exit %d, %q", code, errOut)
+	}
+}
