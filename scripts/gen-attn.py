@@ -45,17 +45,8 @@ SHAPES = [(2, 1), (3, 1), (4, 1), (2, 2)]
 
 def dot(G, C):
     name = f'dotRowsG{G}C{C}'
-    out = [f'''
-// func {name}(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-TEXT ·{name}(SB), NOSPLIT, $0-48
-\tMOVQ q+0(FP), SI
-\tMOVQ k+8(FP), BX
-\tMOVQ kstride+16(FP), R10
-\tMOVQ n+24(FP), CX
-\tMOVQ out+32(FP), DI
-\tMOVQ ostride+40(FP), R11
-\tTESTQ CX, CX
-\tJZ {name}done''']
+    head, body = kerngen.header(name, 'dotGroup', ['SI', 'BX', 'R10', 'CX', 'DI', 'R11'])
+    out = [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done']]
     # query registers: head g, chunk c, quarter a -> Z(16 g C + 4 c + a)... kept below Z24
     qreg = lambda g, c, a: f'Z{(g * C + c) * 4 + a}'
     for g in range(G):
@@ -109,19 +100,8 @@ TEXT ·{name}(SB), NOSPLIT, $0-48
 
 def vkq(G, C):
     name = f'vkqRowsG{G}C{C}'
-    out = [f'''
-// func {name}(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
-TEXT ·{name}(SB), NOSPLIT, $0-56
-\tMOVQ out+0(FP), DI
-\tMOVQ v+8(FP), BX
-\tMOVQ vstride+16(FP), R10
-\tMOVQ n+24(FP), CX
-\tMOVQ ms+32(FP), R8
-\tMOVQ vs+40(FP), R9
-\tMOVQ sstride+48(FP), R11
-\tTESTQ CX, CX
-\tJZ {name}done
-\tVMOVSS attnOne<>(SB), X27''']
+    head, body = kerngen.header(name, 'vkqGroup', ['DI', 'BX', 'R10', 'CX', 'R8', 'R9', 'R11'])
+    out = [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done', 'VMOVSS attnOne<>(SB), X27']]
     acc = lambda g, c, a: f'Z{(g * C + c) * 4 + a}'
     for g in range(G):
         for c in range(C):
@@ -192,17 +172,8 @@ Q8_HEADER = '''
 def dot_q8(G, C):
     name = f'dotRowsQ8G{G}C{C}'
     NB = 2 * C
-    out = [f'''
-// func {name}(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
-TEXT ·{name}(SB), NOSPLIT, $0-48
-\tMOVQ q+0(FP), SI
-\tMOVQ k+8(FP), BX
-\tMOVQ kstride+16(FP), R10
-\tMOVQ n+24(FP), CX
-\tMOVQ out+32(FP), DI
-\tMOVQ ostride+40(FP), R11
-\tTESTQ CX, CX
-\tJZ {name}done''']
+    head, body = kerngen.header(name, 'dotGroupQ8', ['SI', 'BX', 'R10', 'CX', 'DI', 'R11'])
+    out = [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done']]
     optr = ['DI', 'R12', 'R13', 'R8'][:G]
     for g in range(1, G):
         out.append(f'\tLEAQ ({optr[g - 1]})(R11*1), {optr[g]}')
@@ -248,19 +219,8 @@ TEXT ·{name}(SB), NOSPLIT, $0-48
 def vkq_q8(G, C):
     name = f'vkqRowsQ8G{G}C{C}'
     NB = 2 * C
-    out = [f'''
-// func {name}(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
-TEXT ·{name}(SB), NOSPLIT, $0-56
-\tMOVQ out+0(FP), DI
-\tMOVQ v+8(FP), BX
-\tMOVQ vstride+16(FP), R10
-\tMOVQ n+24(FP), CX
-\tMOVQ ms+32(FP), R8
-\tMOVQ vs+40(FP), R9
-\tMOVQ sstride+48(FP), R11
-\tTESTQ CX, CX
-\tJZ {name}done
-\tVMOVSS attnOne<>(SB), X27''']
+    head, body = kerngen.header(name, 'vkqGroupQ8', ['DI', 'BX', 'R10', 'CX', 'R8', 'R9', 'R11'])
+    out = [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done', 'VMOVSS attnOne<>(SB), X27']]
     acc = lambda g, i: f'Z{g * 4 * C + i}'  # head g, 16 values i
     for g in range(G):
         for i in range(4 * C):

@@ -146,11 +146,7 @@ def kernel(kind, isa, rm, rn):
     wide = isa == 'AVX512'
     name = f'{kind.name}x{rm}r{rn}{isa}'
     assert rm <= 6, name  # R9 (W6) holds the prefetch pointer
-    out = [f'// func {name}({kerngen.SIGNATURES["float"]})',
-           f'TEXT ·{name}(SB), NOSPLIT, $0-80']
-    body = [f'MOVQ w+0(FP), {WG}', f'MOVQ ws+8(FP), {WS}', f'MOVQ x+16(FP), {XB}', f'MOVQ xs+24(FP), {XS}',
-            f'MOVQ out+32(FP), {OUT}', f'MOVQ os+40(FP), {OS}', f'MOVQ ng+48(FP), {NG}', f'MOVQ nk+56(FP), {NK}',
-            f'MOVQ pf+64(FP), {PF}']
+    out, body = kerngen.header(name, 'float', [WG, WS, XB, XS, OUT, OS, NG, NK, PF])
     if rn > 1:
         # npf becomes the end of the prefetch range: a compare per step
         # rather than a decrement in memory.

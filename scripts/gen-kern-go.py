@@ -91,8 +91,23 @@ def table(kind, acts, var, sets):
     return out + ['}']
 
 
+def check(units):
+    """Fails on a kernel of a weight type without a section, or a kernel
+    value naming a kernel no generator emits."""
+    names = {k.name for u, _ in units for k in u.kernels}
+    for u, _ in units:
+        for k in u.kernels:
+            if k.wtype not in GROUPS:
+                sys.exit(f'{u.script}: kernel {k.name}: weight type {k.wtype!r} has no section in GROUPS')
+        for s in u.sets:
+            for name in (s.x1, s.x4, s.x8):
+                if name and name not in names:
+                    sys.exit(f'{u.script}: {s.var}: no kernel {name}')
+
+
 def main():
     units = [(kerngen.load(g).build(), out) for g, out in GENERATORS]
+    check(units)
     out = [HEADER.rstrip('\n')]
     for wtype in GROUPS:
         kernels = [k for u, _ in units for k in u.kernels if k.wtype == wtype]

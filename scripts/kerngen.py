@@ -162,13 +162,23 @@ def words(name, values):
 
 # Code.
 
+def params(sig):
+    """The parameter names of signature sig, in order."""
+    return [p.split()[0] for p in SIGNATURES[sig].split(', ')]
+
+
+def header(name, sig, regs, frame=0):
+    """A kernel's comment and TEXT line, and the loads of its first
+    len(regs) arguments into regs (unindented)."""
+    ps = params(sig)
+    head = [f'// func {name}({SIGNATURES[sig]})', f'TEXT ·{name}(SB), NOSPLIT, ${frame}-{8 * len(ps)}']
+    return head, [f'MOVQ {p}+{8 * i}(FP), {r}' for i, (p, r) in enumerate(zip(ps, regs))]
+
+
 def args(name, sig, frame=0):
     """A block-quant kernel's header and argument loads (unindented): w in
     SI, x DX, xs R10, out DI, os R11, np R8, nb R9."""
-    head = [f'// func {name}({SIGNATURES[sig]})', f'TEXT ·{name}(SB), NOSPLIT, ${frame}-56']
-    body = ['MOVQ w+0(FP), SI', 'MOVQ x+8(FP), DX', 'MOVQ xs+16(FP), R10', 'MOVQ out+24(FP), DI',
-            'MOVQ os+32(FP), R11', 'MOVQ np+40(FP), R8', 'MOVQ nb+48(FP), R9']
-    return head, body
+    return header(name, sig, ['SI', 'DX', 'R10', 'DI', 'R11', 'R8', 'R9'], frame)
 
 
 def prologue(name, sig, frame=0, setup=()):
