@@ -130,7 +130,7 @@ func parseOp(line string) (op, error) {
 		if len(args) == 0 {
 			return nil, fmt.Errorf("cached takes prompt=…")
 		}
-		p, err := promptArg(args[0])
+		p, err := datadriven.Tokens(args[0], "prompt")
 		return cached(p, args[1:]...), err
 	case "add":
 		return parseAdd(args)
@@ -143,7 +143,7 @@ func parseAdd(args []string) (op, error) {
 	if len(args) != 4 {
 		return nil, fmt.Errorf("add takes NAME prompt=… max=N prio=N")
 	}
-	p, err := promptArg(args[1])
+	p, err := datadriven.Tokens(args[1], "prompt")
 	if err != nil {
 		return nil, err
 	}
@@ -158,32 +158,4 @@ func parseAdd(args []string) (op, error) {
 		}
 	}
 	return add(args[0], p, n[0], n[1]), nil
-}
-
-// promptArg reads prompt=PARTS: comma-separated parts, each a token or
-// START+N (the N tokens START, START+1, ...); empty: no tokens.
-func promptArg(arg string) ([]int32, error) {
-	v, ok := strings.CutPrefix(arg, "prompt=")
-	if !ok {
-		return nil, fmt.Errorf("%q, want prompt=…", arg)
-	}
-	var p []int32
-	for part := range strings.SplitSeq(v, ",") {
-		if part == "" {
-			continue
-		}
-		start, count, ranged := strings.Cut(part, "+")
-		a, err := strconv.Atoi(start)
-		if err != nil {
-			return nil, fmt.Errorf("prompt part %q: %w", part, err)
-		}
-		n := 1
-		if ranged {
-			if n, err = strconv.Atoi(count); err != nil {
-				return nil, fmt.Errorf("prompt part %q: %w", part, err)
-			}
-		}
-		p = append(p, toks(a, n)...)
-	}
-	return p, nil
 }

@@ -1,6 +1,7 @@
 package datadriven
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,24 @@ func TestRewritten(t *testing.T) {
 	want = strings.Replace(want, "----\nz", "----", 1) + "\n"
 	if got != want {
 		t.Errorf("rewritten:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	for _, tc := range []struct {
+		word, want string
+		err        bool
+	}{
+		{"p=", "[]", false},
+		{"p=5", "[5]", false},
+		{"p=0+3,50,7+2", "[0 1 2 50 7 8]", false},
+		{"q=1", "", true},
+		{"p=x", "", true},
+		{"p=1+-2", "", true},
+	} {
+		got, err := Tokens(tc.word, "p")
+		if (err != nil) != tc.err || (err == nil && fmt.Sprint(got) != tc.want) {
+			t.Errorf("Tokens(%q) = %v, %v; want %s, error %v", tc.word, got, err, tc.want, tc.err)
+		}
 	}
 }
