@@ -68,10 +68,6 @@ def word_masks():
     return '\n'.join(out) + '\n'
 
 
-def prologue(name, frame, typ):
-    return kerngen.args(name, {'blockQ8_0': 'Q8_0', 'blockQ8_K': 'Q8_K'}[typ], frame)
-
-
 epilogue = kerngen.epilogue
 
 
@@ -110,7 +106,7 @@ def dot_avx2(r, f, i, t):
 def nl_kernel(name, rows, avx2, tables=('iq4s', 'iq4u'), scales=None):
     # tables: the signed and unsigned (v + 128) lookup tables; scales:
     # q.load_q4_0's (gen-kern-mxfp4.py's panels).
-    out, body = prologue(name, 256 if avx2 else 0, 'blockQ8_0')
+    out, body = kerngen.args(name, 'Q8_0', 256 if avx2 else 0)
     if avx2:
         body.append('VMOVDQU ones16<>(SB), Y15')
     else:
@@ -165,7 +161,7 @@ def xs_scales():
 
 
 def xs_kernel(name, rows, vnni):
-    out, body = prologue(name, 0, 'blockQ8_K')
+    out, body = kerngen.args(name, 'Q8_K')
     body += ['VMOVDQU iq4s<>(SB), Y3', 'VMOVDQU nibmask<>(SB), Y15', 'TESTQ R8, R8', 'JZ done']
     out += ['\t' + x for x in body]
     out += loop_start('row', rows, XS_FACC[:rows])
@@ -210,7 +206,7 @@ def xs_kernel8(name):
     # temporaries Y5..Y12 (VPSIGNB has no EVEX form).
     facc = [f'Y{16 + j}' for j in range(8)]
     iacc = [f'Y{24 + j}' for j in range(8)]
-    out, body = prologue(name, 0, 'blockQ8_K')
+    out, body = kerngen.args(name, 'Q8_K')
     body += ['VMOVDQU iq4s<>(SB), Y3', 'VMOVDQU nibmask<>(SB), Y15', 'TESTQ R8, R8', 'JZ done']
     out += ['\t' + x for x in body]
     out.append('row:')
