@@ -72,24 +72,13 @@ func (m *Model) qkTransform(s *State, cache *kv.Cache, l, n, nk, nv int) {
 		}
 		for h := range c.Heads {
 			qh := q[h*hd : (h+1)*hd]
-			if f.Has(QKNorm) {
-				compute.RMSNorm(qh, qh, lw.QNorm, c.NormEps)
-			}
-			if rope {
-				compute.RopeApply(qh, cs, c.RopeNeox)
-			}
+			m.normRope(qh, lw.QNorm, cs, rope)
 			if f.Has(QueryScale) {
 				scale(qh, c.QueryScale)
 			}
 		}
 		for h := range c.KVHeads {
-			kh := k[h*hd : (h+1)*hd]
-			if f.Has(QKNorm) {
-				compute.RMSNorm(kh, kh, lw.KNorm, c.NormEps)
-			}
-			if rope {
-				compute.RopeApply(kh, cs, c.RopeNeox)
-			}
+			m.normRope(k[h*hd:(h+1)*hd], lw.KNorm, cs, rope)
 		}
 		if nk > 0 {
 			rotate(q, nk)
@@ -97,6 +86,17 @@ func (m *Model) qkTransform(s *State, cache *kv.Cache, l, n, nk, nv int) {
 			rotate(v, nv)
 		}
 		cache.Store(l, int(s.slots[i]), k, v)
+	}
+}
+
+// normRope applies a head's q or k norm (QKNorm: norm, its weights) and,
+// unless rope is false, its rotation by the cos/sin table cs, in place.
+func (m *Model) normRope(x, norm, cs []float32, rope bool) {
+	if m.Features.Has(QKNorm) {
+		compute.RMSNorm(x, x, norm, m.Config.NormEps)
+	}
+	if rope {
+		compute.RopeApply(x, cs, m.Config.RopeNeox)
 	}
 }
 
