@@ -73,7 +73,7 @@ var featureRules = []struct {
 	{TiedOutput, "tied-output", func(c *Config) bool { return c.TiedOutput }},
 	{EmbedScale, "embed-scale", func(c *Config) bool { return c.EmbedScale != 0 }},
 	{QueryScale, "query-scale", func(c *Config) bool { return c.QueryScale != 0 }},
-	{SlidingWindow, "sliding-window", func(c *Config) bool { return c.SWALayers != nil || c.SlidingWindow != 0 }},
+	{SlidingWindow, "sliding-window", func(c *Config) bool { return c.SWALayers != nil }}, // SlidingWindow is its width
 	{SWARope, "swa-rope", func(c *Config) bool { return c.swaRope() }},
 	{AttnSoftcap, "attn-softcap", func(c *Config) bool { return c.AttnSoftcap != 0 }},
 	{FinalSoftcap, "final-softcap", func(c *Config) bool { return c.FinalSoftcap != 0 }},

@@ -29,18 +29,20 @@ var featureFields = map[string]struct {
 	f   Features
 	set func(c *Config)
 }{
-	"RopeScale":     {RopeScaling, func(c *Config) { c.RopeScale = 0.25 }},
-	"RopeNeox":      {RopeNeox, nil},
-	"RopeFactors":   {RopeFactors, nil},
-	"QKVBias":       {QKVBias, nil},
-	"QKNorm":        {QKNorm, nil},
-	"TiedOutput":    {TiedOutput, nil},
-	"Encoder":       {Encoder, nil},
-	"EmbedScale":    {EmbedScale, nil},
-	"QueryScale":    {QueryScale, nil},
-	"PostNorms":     {PostNorms, nil},
-	"GeGLU":         {GeGLU, nil},
-	"SlidingWindow": {SlidingWindow, nil},
+	"RopeScale":   {RopeScaling, func(c *Config) { c.RopeScale = 0.25 }},
+	"RopeNeox":    {RopeNeox, nil},
+	"RopeFactors": {RopeFactors, nil},
+	"QKVBias":     {QKVBias, nil},
+	"QKNorm":      {QKNorm, nil},
+	"TiedOutput":  {TiedOutput, nil},
+	"Encoder":     {Encoder, nil},
+	"EmbedScale":  {EmbedScale, nil},
+	"QueryScale":  {QueryScale, nil},
+	"PostNorms":   {PostNorms, nil},
+	"GeGLU":       {GeGLU, nil},
+	"SlidingWindow": {SlidingWindow, func(c *Config) {
+		c.SlidingWindow, c.SWALayers, c.RopeBaseSWA, c.RopeScaleSWA = 16, make([]bool, c.Layers), c.RopeBase, c.RopeScale
+	}},
 	"SWALayers": {SlidingWindow, func(c *Config) {
 		c.SWALayers, c.RopeBaseSWA, c.RopeScaleSWA = make([]bool, c.Layers), c.RopeBase, c.RopeScale
 	}},
