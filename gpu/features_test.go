@@ -53,6 +53,7 @@ func TestLoadRefusesFeatures(t *testing.T) {
 			g.Close()
 			t.Fatalf("%s: Load accepted it", tc.shape)
 		}
+		t.Logf("%s: %v", tc.shape, err)
 		if !errors.Is(err, model.ErrUnsupportedFeature) {
 			t.Errorf("%s: error %q does not wrap ErrUnsupportedFeature", tc.shape, err)
 		}
