@@ -182,5 +182,6 @@ func SampleParams(p *messages.SamplingParams) sample.Params {
 		MinKeep: p.MinKeep, TypicalP: p.TypicalP, XTCProbability: p.XTCProbability, XTCThreshold: p.XTCThreshold,
 		DryMultiplier: p.DryMultiplier, DryBase: p.DryBase, DryAllowedLength: p.DryAllowedLength,
 		DryPenaltyLastN: p.DryPenaltyLastN, DryBreakers: p.DryBreakerTokens,
+		Mirostat: p.Mirostat, MirostatTau: p.MirostatTau, MirostatEta: p.MirostatEta,
 	}
 }

@@ -29,6 +29,16 @@ type SamplingParams struct {
 	// DryBreakers), filled in by the runtime when it admits the request.
 	DryBreakers      []string  `msgpack:"dry_breakers,omitempty"`
 	DryBreakerTokens [][]int32 `msgpack:"dry_breaker_tokens,omitempty"`
+	// Mirostat is llama.cpp's mirostat version (1 or 2; 0: off), with its
+	// target surprise tau and learning rate eta (llama.cpp's defaults 5
+	// and 0.1 are the front end's to apply). It replaces the sampler chain
+	// after logit bias and temperature.
+	Mirostat    int     `msgpack:"mirostat,omitempty"`
+	MirostatTau float32 `msgpack:"mirostat_tau,omitempty"`
+	MirostatEta float32 `msgpack:"mirostat_eta,omitempty"`
+	// Infill runs llama.cpp's infill sampler after the truncation samplers
+	// (llama-server's samplers list naming "infill", as llama.vim sends it).
+	Infill bool `msgpack:"infill,omitempty"`
 }
 
 // GenerateRequest asks for completions of one tokenized prompt.

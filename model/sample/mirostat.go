@@ -144,5 +144,6 @@ func powf(x, y float32) float32 { return float32(math.Pow(float64(x), float64(y)
 func mirostatOnly(p Params) Params {
 	p.RepetitionPenalty, p.PresencePenalty, p.FrequencyPenalty = 0, 0, 0
 	p.DryMultiplier, p.TopK, p.TopP, p.MinP, p.TypicalP, p.XTCProbability, p.MinKeep = 0, 0, 0, 0, 0, 0, 0
+	p.Infill = nil
 	return p
 }

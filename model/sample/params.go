@@ -88,6 +88,12 @@ type Params struct {
 	// across one, and a single-token breaker is never penalized.
 	DryBreakers [][]int32
 
+	// Infill, when set, runs llama.cpp's infill sampler (infill.go) on the
+	// vocabulary it describes, after XTC: for fill-in-the-middle, it ends
+	// the output when end-of-generation tokens are likely enough and keeps
+	// few, merged, candidates otherwise. Greedy sampling ignores it.
+	Infill *InfillVocab
+
 	// Mirostat replaces the sampler chain with llama.cpp's mirostat: 1 is
 	// version 1 (its top-k from an estimated Zipf exponent), 2 is version 2
 	// (a cut at surprise mu); 0 turns it off. As in llama-server, only logit
@@ -229,8 +235,8 @@ func (p Params) dry() bool {
 }
 
 // chain reports whether truncation needs llama.cpp's general chain (typical,
-// XTC, min_keep), which sorts the candidates, rather than the fast paths.
-func (p Params) chain() bool { return p.typical() || p.xtc() || p.MinKeep > 1 }
+// XTC, min_keep, infill), which sorts the candidates, rather than the fast paths.
+func (p Params) chain() bool { return p.typical() || p.xtc() || p.MinKeep > 1 || p.Infill != nil }
 
 func (p Params) logprobs() bool { return p.WantLogprob || p.Logprobs > 0 }
 
