@@ -17,13 +17,32 @@ const maxDryCache = 16
 
 // samplingAids holds what the runtime derives from the vocabulary for the
 // samplers: DRY's breakers as token sequences (a scan of the vocabulary,
-// cached by list), and the end-of-generation tokens min_tokens bans.
+// cached by list), the end-of-generation tokens min_tokens bans, and the
+// infill sampler's vocabulary.
 type samplingAids struct {
 	mu  sync.Mutex
 	dry map[string][][]int32 // breaker list (NUL-joined) -> token sequences
 
 	eogOnce sync.Once
 	eog     []int32
+
+	infillOnce sync.Once
+	infill     *sample.InfillVocab // llama.cpp's infill sampler's, built on first use
+}
+
+// infillVocab returns the vocabulary of llama.cpp's infill sampler, built
+// on first use (a pass over the vocabulary, a few bytes per token). The
+// device actors call it.
+func (r *Runtime) infillVocab() *sample.InfillVocab {
+	a := &r.samplingAids
+	a.infillOnce.Do(func() {
+		eot := r.tok.EOT()
+		if eot < 0 {
+			eot = r.tok.EOS()
+		}
+		a.infill = sample.NewInfillVocab(r.tok.VocabSize(), func(id int32) []byte { return r.tok.TokenPiece(id, false) }, r.tok.IsEOG, eot)
+	})
+	return a.infill
 }
 
 // prepareSampling fills in what s needs from the vocabulary: DRY's breaker
