@@ -15,13 +15,7 @@ import (
 // falls), so at temperature 1.5 it gives the greedy output, which the same
 // request without mirostat does not.
 func TestMirostatReachesTheSampler(t *testing.T) {
-	noLeaks(t)
-	m := openModel(t, "stories260K.gguf")
-	rt := start(t, m, actors.Config{})
-	prompt, err := rt.Tokenize("Once upon a time")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, prompt := storiesOnce(t)
 	want := run(t, rt, greedy(prompt, 24)).ids[0]
 	hot := messages.SamplingParams{Temperature: 1.5, Seed: 7, HasSeed: true}
 	if got := run(t, rt, &messages.GenerateRequest{Prompt: prompt, MaxTokens: 24, Sampling: hot}).ids[0]; slices.Equal(got, want) {
@@ -44,13 +38,7 @@ func TestMirostatReachesTheSampler(t *testing.T) {
 // the message and the end marker, forced; without a budget the greedy
 // output goes on otherwise. Bad budgets are refused.
 func TestReasoningBudgetForcesTheEnd(t *testing.T) {
-	noLeaks(t)
-	m := openModel(t, "stories260K.gguf")
-	rt := start(t, m, actors.Config{})
-	prompt, err := rt.Tokenize("Once upon a time")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, prompt := storiesOnce(t)
 	startText, err := rt.Detokenize(prompt[len(prompt)-1:])
 	if err != nil {
 		t.Fatal(err)
@@ -90,4 +78,16 @@ func TestReasoningBudgetForcesTheEnd(t *testing.T) {
 			t.Errorf("budget %+v: %v, want a RequestError for reasoning_budget", bad, err)
 		}
 	}
+}
+
+// storiesOnce starts a runtime on stories260K and tokenizes "Once upon a
+// time" for it.
+func storiesOnce(t *testing.T) (*actors.Runtime, []int32) {
+	noLeaks(t)
+	rt := start(t, openModel(t, "stories260K.gguf"), actors.Config{})
+	prompt, err := rt.Tokenize("Once upon a time")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, prompt
 }
