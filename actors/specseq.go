@@ -55,7 +55,7 @@ func (d *draftState) record(tok int32) {
 // StepRequest.DraftMasks).
 func (s *sequence) propose() ([]int32, [][]uint64) {
 	d := &s.draft
-	if d.k == 0 {
+	if d.k == 0 || s.budget != nil { // the budget's forced tokens would need its state per position
 		return nil, nil
 	}
 	room := s.rt.cfg.MaxModelLen - len(d.tokens) - 1

@@ -90,6 +90,11 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 	if err := r.checkSpeculative(req.Speculative); err != nil {
 		return err
 	}
+	if rb := req.ReasoningBudget; rb != nil {
+		if _, _, _, err := r.reasoningMarkers(rb); err != nil {
+			return err
+		}
+	}
 	maxLen := r.cfg.MaxModelLen
 	if req.MaxTokens > 0 {
 		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
