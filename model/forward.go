@@ -106,7 +106,7 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 		out []float32
 		w   *compute.Tensor
 	}{{s.q, lw.Q}, {s.k, lw.K}, {s.v, lw.V}} {
-		if err := s.mm.MatMul(p.out, s.xb, n, p.w); err != nil {
+		if err := s.matMul(p.out, s.xb, n, p.w, b); err != nil {
 			return err
 		}
 	}
@@ -154,7 +154,7 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	if nv > 0 {
 		rotate(s.att[:n*qDim], nv)
 	}
-	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
+	if err := s.matMul(s.ob, s.att, n, lw.O, b); err != nil {
 		return err
 	}
 	addBias(s.ob, n, lw.OBias)
@@ -168,10 +168,10 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 	if lw.MoE != nil {
 		return m.moeFFN(s, l, n)
 	}
-	if err := s.mm.MatMul(s.gate, s.xb, n, lw.Gate); err != nil {
+	if err := s.matMul(s.gate, s.xb, n, lw.Gate, b); err != nil {
 		return err
 	}
-	if err := s.mm.MatMul(s.up, s.xb, n, lw.Up); err != nil {
+	if err := s.matMul(s.up, s.xb, n, lw.Up, b); err != nil {
 		return err
 	}
 	for i := range n { // per row: ggml's swiglu works row by row
@@ -182,7 +182,7 @@ func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 			compute.SiLUMul(g, g, u)
 		}
 	}
-	if err := s.mm.MatMul(s.ob, s.gate, n, lw.Down); err != nil {
+	if err := s.matMul(s.ob, s.gate, n, lw.Down, b); err != nil {
 		return err
 	}
 	postNorm(c, s.ob, lw.FFNPostNorm, n)
