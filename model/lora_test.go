@@ -21,7 +21,7 @@ var loraIDs = []int32{1, 15, 30, 100, 200, 7, 42, 300, 11, 400, 5, 99}
 
 // writeAdapter writes the random adapter scripts/lora-ref.sh gave
 // llama.cpp (troupe synth --lora-of base --rank --alpha --seed) and opens it.
-func writeAdapter(t *testing.T, base string, rank int, alpha float32, seed uint64) *lora.Adapter {
+func writeAdapter(t testing.TB, base string, rank int, alpha float32, seed uint64) *lora.Adapter {
 	t.Helper()
 	bf, err := gguf.Open(base)
 	if err != nil {
