@@ -115,6 +115,11 @@ func fromFile(f *gguf.File) (*Adapter, error) {
 		case p.A.Rows() != p.B.Cols():
 			return nil, bad("%s: lora_a has rank %d, lora_b %d (lora_a must be [in, rank], lora_b [rank, out])", name, p.A.Rows(), p.B.Cols())
 		}
+		for _, t := range []*compute.Tensor{p.A, p.B} {
+			if _, err := t.Type.RowSize(t.Cols()); err != nil {
+				return nil, bad("%s: %v", t.Name, err)
+			}
+		}
 	}
 	if len(a.Weights) == 0 {
 		return nil, bad("no lora_a/lora_b tensors")
