@@ -8,13 +8,14 @@ import (
 )
 
 // matMul is the product of the batch's n rows of x by w, plus the LoRA
-// updates of each row's adapters (Batch.LoRA): the one hook of the
-// adapters in the forward pass, at each projection of a block.
-func (s *State) matMul(out, x []float32, n int, w *compute.Tensor, b *Batch) error {
+// updates of each row's adapters (Batch.LoRA, as Forward set them in
+// s.loraSeq and s.loraSets): the one hook of the adapters in the forward
+// pass, at each projection of a block.
+func (s *State) matMul(out, x []float32, n int, w *compute.Tensor) error {
 	if err := s.mm.MatMul(out, x, n, w); err != nil {
 		return err
 	}
-	return s.lora.Add(s.mm, out, x, n, w, b.Seq, b.LoRA)
+	return s.lora.Add(s.mm, out, x, n, w, s.loraSeq, s.loraSets)
 }
 
 // CheckAdapter reports whether adapter a can apply to m: the same

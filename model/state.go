@@ -33,6 +33,10 @@ type State struct {
 	q8     []compute.Q8_0Query // (workers) one head's q as Q8_0 (a Q8_0 KV cache)
 	moe    moeScratch          // the expert FFNs' buffers (moe.go)
 	lora   lora.Applier        // the LoRA updates' gathered rows (lora.go)
+	// loraSeq and loraSets are the batch's Seq and LoRA during a Forward
+	// (matMul reads them); loraSets nil: no adapters.
+	loraSeq  []int32
+	loraSets [][]lora.Scaled
 
 	attn      attnJob      // the attention call in flight
 	attnShare func(wi int) // worker wi's share of it, built on first use
