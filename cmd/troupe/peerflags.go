@@ -262,6 +262,9 @@ func peerNames(fs *flag.FlagSet) map[string][]string {
 	return out
 }
 
+// serveListFlags are serve's list flags that vLLM writes space-separated.
+var serveListFlags = []string{"served-model-name", "allowed-origins"}
+
 // joinListArgs rewrites vLLM's space-separated lists (--served-model-name
 // a b) as the comma list troupe's flag takes, so that serve (which takes
 // no positional arguments) reads them.

@@ -12,14 +12,11 @@ import (
 	"github.com/troupe-llm/troupe/kv"
 )
 
-// parsePeer parses serve's flags as serveCmd does (vLLM's space-separated
-// lists joined first).
+// parsePeer parses serve's flags as serveCmd does: vLLM's space-separated
+// lists joined first.
 func parsePeer(t *testing.T, args ...string) (*serveConfig, error) {
 	t.Helper()
-	var c serveConfig
-	fs := newFlags("serve", io.Discard)
-	c.register(fs)
-	return &c, parse(fs, joinListArgs(args, "served-model-name", "allowed-origins"))
+	return parseServe(t, joinListArgs(args, serveListFlags...)...)
 }
 
 // TestPeerFlagAliases: a peer's launch flags set what troupe's own flags

@@ -171,7 +171,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	var c serveConfig
 	fs := newFlags("serve", stderr)
 	c.register(fs)
-	if err := parse(fs, joinListArgs(args, "served-model-name", "allowed-origins")); err != nil {
+	if err := parse(fs, joinListArgs(args, serveListFlags...)); err != nil {
 		return err
 	}
 	c.fromEnv(os.Getenv)

@@ -1,13 +1,12 @@
 package synth
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 
@@ -69,7 +68,10 @@ func WriteLoRA(path string, o LoRAOptions) (int, error) {
 	if n == 0 {
 		return 0, fmt.Errorf("synth: %s has no weights of kinds %s to adapt", o.Base.Path, strings.Join(targets, ", "))
 	}
-	return n, writeGGUF(path, gw)
+	return n, writeFile(path, func(w io.Writer) error {
+		_, err := gw.WriteTo(w)
+		return err
+	})
 }
 
 // loraKind is the kind of a block's weight ("blk.3.attn_q.weight":
@@ -95,25 +97,4 @@ func randomF32(seed uint64, name string, n int, std float64) []byte {
 		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(rng.NormFloat64()*std)))
 	}
 	return out
-}
-
-// writeGGUF writes gw to a new file at path, removing it if anything fails.
-func writeGGUF(path string, gw *gguf.Writer) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	bw := bufio.NewWriter(f)
-	_, err = gw.WriteTo(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("synth: %s: %w", path, err)
-	}
-	return nil
 }
