@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/model/lora"
@@ -17,6 +18,37 @@ func (s *State) matMul(out, x []float32, n int, w *compute.Tensor) error {
 	}
 	return s.lora.Add(s.mm, out, x, n, w, s.loraSeq, s.loraSets)
 }
+
+// setLoRA points the State's matMul at b's adapters: b.LoRA, or the
+// model's own (SetAdapters) for every sequence when b names none.
+func (s *State) setLoRA(m *Model, b *Batch) {
+	s.loraSeq, s.loraSets = b.Seq, b.LoRA
+	if b.LoRA == nil && len(m.adapters) > 0 {
+		s.loraAll = s.loraAll[:0]
+		for range b.BlockTables {
+			s.loraAll = append(s.loraAll, m.adapters)
+		}
+		s.loraSets = s.loraAll
+	}
+}
+
+// SetAdapters makes adapters apply to every sequence of the batches that
+// name none of their own (Batch.LoRA nil), as llama-server's --lora does;
+// each must pass CheckAdapter. Call it before the model is shared: it is
+// not safe while Forward runs. Only the CPU forward pass applies adapters
+// (a GPU backend must not be given a model that has them).
+func (m *Model) SetAdapters(adapters []lora.Scaled) error {
+	for _, a := range adapters {
+		if err := m.CheckAdapter(a.Adapter); err != nil {
+			return err
+		}
+	}
+	m.adapters = slices.Clone(adapters)
+	return nil
+}
+
+// Adapters are the adapters SetAdapters gave the model.
+func (m *Model) Adapters() []lora.Scaled { return m.adapters }
 
 // CheckAdapter reports whether adapter a can apply to m: the same
 // architecture, and only weights the forward pass applies adapters to (a

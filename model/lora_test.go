@@ -221,3 +221,34 @@ func TestLoRABadAdapters(t *testing.T) {
 		t.Errorf("a model opened as an adapter: %v, want ErrAdapter", err)
 	}
 }
+
+// TestLoRAModelAdapters: the model's own adapters (SetAdapters, serve's
+// --lora) apply to every sequence of a batch that names none, as the same
+// adapters named per sequence do; a batch that names its own overrides
+// them.
+func TestLoRAModelAdapters(t *testing.T) {
+	path := filepath.Join(modelsDir(t), "stories260K.gguf")
+	m, _, err := model.LoadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	a := writeAdapter(t, path, 8, 16, 1)
+	base := forwardSeqs(t, m, [][]int32{loraIDs}, nil)[0]
+	set := []lora.Scaled{{Adapter: a, Scale: 0.75}}
+	named := forwardSeqs(t, m, [][]int32{loraIDs, loraIDs[:4]}, [][]lora.Scaled{set, set})
+	if err := m.SetAdapters(set); err != nil {
+		t.Fatal(err)
+	}
+	got := forwardSeqs(t, m, [][]int32{loraIDs, loraIDs[:4]}, nil)
+	if !slices.Equal(got[0], named[0]) || !slices.Equal(got[1], named[1]) {
+		t.Error("the model's adapters give other logits than the same adapters named per sequence")
+	}
+	if none := forwardSeqs(t, m, [][]int32{loraIDs}, [][]lora.Scaled{nil})[0]; !slices.Equal(none, base) {
+		t.Error("a batch naming no adapter for its sequence did not override the model's")
+	}
+	other := writeAdapter(t, filepath.Join(modelsDir(t), "synthetic", "synth-llama-tiny256-Q8_0.gguf"), 4, 8, 1)
+	if err := m.SetAdapters([]lora.Scaled{{Adapter: other, Scale: 1}}); !errors.Is(err, lora.ErrAdapter) {
+		t.Errorf("SetAdapters of another width's adapter: %v", err)
+	}
+}

@@ -37,6 +37,7 @@ type State struct {
 	// (matMul reads them); loraSets nil: no adapters.
 	loraSeq  []int32
 	loraSets [][]lora.Scaled
+	loraAll  [][]lora.Scaled // (n_seqs) the model's adapters for each sequence (setLoRA)
 
 	attn      attnJob      // the attention call in flight
 	attnShare func(wi int) // worker wi's share of it, built on first use

@@ -79,7 +79,8 @@ var peerFlags = []peerFlag{
 	{names: []string{"--hf-repo", "-hf", "--hf-file", "-hff", "--model-url", "-mu"}, peer: "llama-server", why: "use -m hf://OWNER/REPO/FILE.gguf"},
 	{names: []string{"--verbose", "-v", "--log-verbosity", "-lv", "--log-disable"}, peer: "llama-server", why: "use --log-format; troupe logs at info"},
 	{names: []string{"--slots", "--no-slots", "--props"}, peer: "llama-server", why: "no /slots or /props routes"},
-	{names: []string{"--lora", "--lora-scaled", "--lora-init-without-apply"}, peer: "llama-server", why: "LoRA adapters are read and applied by the model (model/lora) but not served yet"},
+	{names: []string{"--lora-scaled"}, peer: "llama-server", alias: "lora"},
+	{names: []string{"--lora-init-without-apply"}, peer: "llama-server", why: "no /lora-adapters routes yet: --lora adapters apply to every request"},
 	{names: []string{"--gpu-memory-utilization"}, peer: "vLLM", why: "use --num-kv-blocks to size the KV pool"},
 	{names: []string{"--swap-space"}, peer: "vLLM", why: "use --preemption swap with --swap-blocks"},
 	{names: []string{"--cpu-offload-gb"}, peer: "vLLM", why: "a model runs wholly on one device (--device)"},
@@ -88,7 +89,7 @@ var peerFlags = []peerFlag{
 	{names: []string{"--enforce-eager"}, peer: "vLLM", why: "there are no CUDA graphs to turn off"},
 	{names: []string{"--tokenizer", "--revision", "--load-format"}, peer: "vLLM", why: "the tokenizer and weights come from -m's file"},
 	{names: []string{"--disable-log-requests", "--disable-log-stats", "--uvicorn-log-level"}, peer: "vLLM", why: "use --log-format; troupe logs one line per request"},
-	{names: []string{"--enable-lora", "--lora-modules", "--max-loras", "--max-lora-rank"}, peer: "vLLM", why: "LoRA adapters are read and applied by the model (model/lora) but not served yet"},
+	{names: []string{"--enable-lora", "--lora-modules", "--max-loras", "--max-lora-rank"}, peer: "vLLM", why: "adapters are not served as model names yet: --lora applies one set to every request"},
 	{names: []string{"--root-path", "--middleware", "--response-role"}, peer: "vLLM", why: "no such setting"},
 }
 

@@ -39,6 +39,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	noSpecial := fs.Bool("no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
 	kvType := kvCacheTypeFlag(fs)
 	repack := repackFlag(fs)
+	var adapters []loraSpec
+	loraVar(fs, &adapters)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -50,7 +52,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	case *threads < 1:
 		return usageError{"-t must be at least 1"}
 	}
-	kind, err := deviceFlag(*deviceKind)
+	device, err := loraDevice(*deviceKind, adapters)
+	if err != nil {
+		return err
+	}
+	kind, err := deviceFlag(device)
 	if err != nil {
 		return err
 	}
@@ -64,6 +70,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	closeAdapters, err := openAdapters(m, adapters)
+	if err != nil {
+		return err
+	}
+	defer closeAdapters()
 	ids, err := m.Tokenizer.Encode(*prompt, !*noSpecial, !*noSpecial)
 	if err != nil {
 		return err

@@ -48,6 +48,7 @@ type serveConfig struct {
 	LogFormat        string // auto, console or json
 	ShutdownGrace    time.Duration
 	Repack           model.Repack // --repack, --no-repack: which weights are repacked at load
+	LoRA             []loraSpec   // --lora: adapters applied to every request
 
 	Runtime actors.Config  // NewBackend is set when serving
 	Server  server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
@@ -99,6 +100,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser `origins` allowed to call the API (CORS) besides the server's own and loopback ones (http://localhost:*, http://127.0.0.1:*, http://[::1]:*), comma-separated; * for any, * within one for a wildcard (https://*.example.com)")
 	fs.Var(listFlag{&c.Server.AllowedHosts}, "allowed-hosts", "Host `names` answered besides localhost, IP addresses and this machine's name, comma-separated; * for any, .example.com for a domain (default: checked only when --host is loopback)")
 	registerSamplingDefaults(fs, &c.Server.Defaults)
+	loraVar(fs, &c.LoRA)
 	registerPeerFlags(fs, c) // last: llama-server's and vLLM's names for the flags above
 }
 
@@ -190,7 +192,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 // clients get 503 rather than a refused connection meanwhile.
 func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error {
 	rtCfg, srvCfg := c.Runtime, c.Server
-	kind, err := deviceFlag(c.Device)
+	device, err := loraDevice(c.Device, c.LoRA)
+	if err != nil {
+		return err
+	}
+	kind, err := deviceFlag(device)
 	if err != nil {
 		return err
 	}
@@ -234,6 +240,11 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if err := c.checkModel(&m.Config); err != nil {
 		return err
 	}
+	closeAdapters, err := openAdapters(m, c.LoRA)
+	if err != nil {
+		return err
+	}
+	defer closeAdapters()
 	devices := backend.NewSelector(m, kind)
 	rtCfg.NewBackend = devices.New
 	rt, err := actors.Start(system, m, rtCfg)
