@@ -3,6 +3,7 @@ package troupe
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -10,24 +11,32 @@ import (
 
 // registerMetrics registers on reg a collector that reads troupe's metrics
 // (the "troupe:" families) from g at each scrape, and returns the function
-// that unregisters it.
+// that takes them off. The collector is unchecked (its families are known
+// only when gathered), and a registry cannot unregister those: once taken
+// off, it stays registered and collects nothing.
 func registerMetrics(reg prometheus.Registerer, g prometheus.Gatherer) (func(), error) {
 	c := &bridge{g: g}
 	if err := reg.Register(c); err != nil {
 		return nil, fmt.Errorf("troupe: registering the metrics: %w", err)
 	}
-	return func() { reg.Unregister(c) }, nil
+	return func() { c.off.Store(true) }, nil
 }
 
 // bridge is an unchecked collector (it describes nothing ahead) over a
-// gatherer's troupe: families.
-type bridge struct{ g prometheus.Gatherer }
+// gatherer's troupe: families; off, it collects nothing.
+type bridge struct {
+	g   prometheus.Gatherer
+	off atomic.Bool
+}
 
 // Describe sends nothing: the families are known only when gathered.
 func (b *bridge) Describe(chan<- *prometheus.Desc) {}
 
 // Collect gathers the troupe: families and sends each sample on.
 func (b *bridge) Collect(ch chan<- prometheus.Metric) {
+	if b.off.Load() {
+		return
+	}
 	mfs, err := b.g.Gather()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(prometheus.NewDesc("troupe:gather_error", "troupe's metrics could not be read.", nil, nil), err)

@@ -35,6 +35,9 @@ type Model struct {
 	closeErr  error
 }
 
+// deadLetterInterval is the actor system's dead-letter throttle interval.
+const deadLetterInterval = 10 * time.Millisecond
+
 // stopTimeout bounds how long Close waits for the runtime's actors.
 const stopTimeout = 10 * time.Second
 
@@ -78,7 +81,11 @@ func (t *Model) start(ctx context.Context, path string, o *options) error {
 			return fmt.Errorf("troupe: WithKVCacheBytes(%d): less than one KV block (%d bytes)", o.kvBytes, perBlock)
 		}
 	}
-	t.system = actor.NewActorSystem(actor.WithLoggerFactory(actorLogger(o.slog)))
+	// A message to an actor that just stopped starts protoactor's
+	// dead-letter throttle, a goroutine that ends after the interval: a
+	// short one lets Close leave nothing behind for long.
+	t.system = actor.NewActorSystem(actor.WithLoggerFactory(actorLogger(o.slog)),
+		actor.WithDeadLetterThrottleInterval(deadLetterInterval))
 	rt, err := actors.Start(t.system, t.m, cfg)
 	if err != nil {
 		return fmt.Errorf("troupe: %w", err)

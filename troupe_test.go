@@ -43,11 +43,9 @@ func scripted(t *testing.T, replies ...string) (*troupe.Model, *troupetest.Scrip
 	s := troupetest.NewScript(troupetest.TinyVocabSize, troupetest.TinyEOS)
 	m := open(t, tinyModel(t), troupe.WithBackend(s))
 	for _, r := range replies {
-		ids, err := m.Runtime().TokenizeText(r, false, false)
-		if err != nil {
+		if err := s.PushText(m.Runtime(), r); err != nil {
 			t.Fatal(err)
 		}
-		s.Push(ids)
 	}
 	return m, s
 }

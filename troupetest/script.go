@@ -1,6 +1,7 @@
 package troupetest
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -48,6 +49,23 @@ func (s *Script) Push(reply []int32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, append([]int32(nil), reply...))
+}
+
+// Tokenizer turns text into token ids (*actors.Runtime is one: a
+// troupe.Model's Runtime()).
+type Tokenizer interface {
+	TokenizeText(text string, addSpecial, parseSpecial bool) ([]int32, error)
+}
+
+// PushText queues a reply given as text, tokenized by tok without special
+// tokens added (those written in it, such as <|im_end|>, are parsed).
+func (s *Script) PushText(tok Tokenizer, text string) error {
+	ids, err := tok.TokenizeText(text, false, true)
+	if err != nil {
+		return fmt.Errorf("troupetest: scripting %q: %w", text, err)
+	}
+	s.Push(ids)
+	return nil
 }
 
 // Started is the number of replies sequences have taken so far.
