@@ -19,8 +19,8 @@ import (
 //
 // It serves one sequence at a time, as a test drives it: a sequence is
 // new when a row with logits does not continue the last one (the next
-// position, fed the token just chosen). A sequence that finds the queue
-// empty ends at once (an empty reply).
+// position, in a sequence with the same first KV block). A sequence that
+// finds the queue empty ends at once (an empty reply).
 type Script struct {
 	vocab int
 	eos   int32
@@ -29,7 +29,7 @@ type Script struct {
 	queue   [][]int32 // replies not yet started
 	reply   []int32   // the current sequence's reply: what is left of it
 	lastPos int32     // the position of the current sequence's last logits row
-	lastTok int32     // the token the current sequence was steered to last; -1: none
+	block   int32     // the current sequence's first KV block; -1: none yet
 	started int       // replies started
 }
 
@@ -39,7 +39,7 @@ var _ actors.Backend = (*Script)(nil)
 // end of turn is eos (for WriteTinyModel's model: vocabulary size 259 and
 // TinyEOS).
 func NewScript(vocabSize int, eos int32) *Script {
-	return &Script{vocab: vocabSize, eos: eos, lastTok: -1}
+	return &Script{vocab: vocabSize, eos: eos, block: -1}
 }
 
 // Push queues a reply: the tokens of one sequence's output, in order
@@ -91,15 +91,20 @@ func (s *Script) Forward(b *model.Batch, logits []float32) error {
 		}
 		row := logits[r*s.vocab : (r+1)*s.vocab]
 		clear(row)
-		row[s.next(b.Positions[i], b.Tokens[i])] = steer
+		block := int32(-1)
+		if bt := b.BlockTables[b.Seq[i]]; len(bt) > 0 {
+			block = bt[0]
+		}
+		row[s.next(b.Positions[i], block)] = steer
 		r++
 	}
 	return nil
 }
 
-// next is the token to steer a logits row at pos, fed tok, to.
-func (s *Script) next(pos, tok int32) int32 {
-	if s.lastTok < 0 || pos != s.lastPos+1 || tok != s.lastTok { // a new sequence
+// next is the token to steer a logits row at pos, of the sequence whose
+// first block is block, to.
+func (s *Script) next(pos, block int32) int32 {
+	if s.block < 0 || pos != s.lastPos+1 || block != s.block { // a new sequence
 		s.reply = nil
 		if len(s.queue) > 0 {
 			s.reply, s.queue = s.queue[0], s.queue[1:]
@@ -110,7 +115,7 @@ func (s *Script) next(pos, tok int32) int32 {
 	if len(s.reply) > 0 {
 		t, s.reply = s.reply[0], s.reply[1:]
 	}
-	s.lastPos, s.lastTok = pos, t
+	s.lastPos, s.block = pos, block
 	return t
 }
 
