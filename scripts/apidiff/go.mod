@@ -1,0 +1,14 @@
+// The apidiff tool `make apicheck` runs, pinned apart from troupe's own
+// dependencies.
+module github.com/troupe-llm/troupe/scripts/apidiff
+
+go 1.26.0
+
+tool golang.org/x/exp/cmd/apidiff
+
+require (
+	golang.org/x/exp v0.0.0-20240808152545-0cdaa3abc0fa // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)
