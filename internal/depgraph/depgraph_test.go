@@ -37,7 +37,9 @@ var allowed = map[string][]string{
 	"messages": {},
 	"kv":       {"compute"},
 	"model":    {"kv", "compute"},
-	"actors":   {"messages", "model", "kv", "compute"},
+	"gpu":      {"model", "kv", "compute"},
+	"hub":      {},
+	"actors":   {"messages", "model", "gpu", "kv", "compute"},
 	"server":   {"actors", "messages"},
 	"cmd":      {"*"},
 	// The embedding API: the facade over the runtime and the pipeline, its
