@@ -3,6 +3,7 @@ package troupe_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/troupe-llm/troupe"
+	"github.com/troupe-llm/troupe/troupetest"
 )
 
 // globals is what a library must leave alone in its host.
@@ -141,39 +143,51 @@ func TestMetricsNotRegisteredByDefault(t *testing.T) {
 	}
 }
 
-// TestCloseCancels: Close cancels a generation in flight, which ends with
-// an error rather than hanging, and frees everything.
-func TestCloseCancels(t *testing.T) {
+// TestCloseInFlight: Close with a generation in flight returns, frees
+// everything, and the generation ends: cancelled (an error), or complete
+// when the runtime had finished it before Close; it never hangs.
+func TestCloseInFlight(t *testing.T) {
 	path := tinyModel(t)
 	noLeaksSince(t)
-	m, err := troupe.Open(context.Background(), path)
+	script := troupetest.NewScript(troupetest.TinyVocabSize, troupetest.TinyEOS)
+	m, err := troupe.Open(context.Background(), path, troupe.WithBackend(script))
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan struct{})
-	done := make(chan error, 1)
+	if err := script.PushText(m.Runtime(), strings.Repeat("word ", 300)); err != nil {
+		t.Fatal(err)
+	}
+	started, closed := make(chan struct{}), make(chan struct{})
+	type result struct {
+		resp *troupe.Response
+		err  error
+	}
+	done := make(chan result, 1)
 	go func() {
 		var once sync.Once
-		_, err := m.ChatStream(context.Background(), &troupe.ChatRequest{Messages: user("Hi"),
-			Sampling: troupe.Sampling{MaxTokens: troupe.Int(1500)}}, func(troupe.Delta) error {
-			once.Do(func() { close(started) })
+		resp, err := m.ChatStream(context.Background(), &troupe.ChatRequest{Messages: user("Hi")}, func(troupe.Delta) error {
+			once.Do(func() { close(started); <-closed }) // hold the reader until Close has returned
 			return nil
 		})
-		done <- err
+		done <- result{resp, err}
 	}()
 	select {
 	case <-started:
-	case err := <-done:
-		t.Fatalf("the generation ended before Close: %v", err)
+	case r := <-done:
+		t.Fatalf("the generation ended before its first piece: %v", r.err)
 	}
 	if err := m.Close(); err != nil {
 		t.Error(err)
 	}
-	if err := <-done; err == nil {
-		t.Error("a generation cut off by Close returned no error")
+	close(closed)
+	if r := <-done; r.err == nil && (r.resp == nil || r.resp.Finish == "") {
+		t.Errorf("a generation cut off by Close returned no error and no finish: %+v", r.resp)
 	}
 	if err := m.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
+	}
+	if _, err := m.Chat(context.Background(), &troupe.ChatRequest{Messages: user("Hi")}); !errors.Is(err, troupe.ErrUnavailable) {
+		t.Errorf("Chat after Close: %v, want ErrUnavailable", err)
 	}
 }
 
