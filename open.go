@@ -42,8 +42,10 @@ const deadLetterInterval = 10 * time.Millisecond
 const stopTimeout = 10 * time.Second
 
 // Open loads the GGUF model at path (a file, or a safetensors checkpoint's
-// folder) and starts its runtime. ctx bounds the loading only; cancel a
-// request's own context to stop it. Close frees everything Open made.
+// folder) and starts its runtime. If ctx ends before the runtime is ready,
+// Open frees what it made and returns ctx's error (reading the file itself
+// is not interrupted); ctx does not outlive Open: each request has its own.
+// Close frees everything Open made.
 func Open(ctx context.Context, path string, opts ...Option) (*Model, error) {
 	var o options
 	for _, opt := range opts {
