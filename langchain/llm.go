@@ -70,12 +70,14 @@ func streamer(ctx context.Context, o *llms.CallOptions) func(troupe.Delta) error
 			return nil // a tool call's piece: the response carries the calls
 		}
 		if o.StreamingReasoningFunc != nil {
-			return o.StreamingReasoningFunc(ctx, []byte(d.Reasoning), []byte(d.Content))
+			if err := o.StreamingReasoningFunc(ctx, []byte(d.Reasoning), []byte(d.Content)); err != nil {
+				return err
+			}
 		}
-		if d.Content == "" {
-			return nil
+		if o.StreamingFunc != nil && d.Content != "" {
+			return o.StreamingFunc(ctx, []byte(d.Content))
 		}
-		return o.StreamingFunc(ctx, []byte(d.Content))
+		return nil
 	}
 }
 
