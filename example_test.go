@@ -119,19 +119,12 @@ func ExampleModel_Chat_tools() {
 
 // Embed returns unit-length vectors, one per text, as wide as the model.
 func ExampleModel_Embed() {
-	dir, _ := os.MkdirTemp("", "troupe")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "tiny.gguf")
-	if err := troupetest.WriteTinyModel(path, 1); err != nil {
-		fmt.Println(err)
-		return
-	}
-	m, err := troupe.Open(context.Background(), path)
+	m, cleanup, err := tinyModelOpen()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer m.Close()
+	defer cleanup()
 	vecs, err := m.Embed(context.Background(), "a cat sat", "on the mat")
 	if err != nil {
 		fmt.Println(err)
@@ -145,20 +138,27 @@ func ExampleModel_Embed() {
 // scriptedModel opens the tiny model on a Script; cleanup closes it and
 // removes the file.
 func scriptedModel() (*troupe.Model, *troupetest.Script, func(), error) {
+	script := troupetest.NewScript(troupetest.TinyVocabSize, troupetest.TinyEOS)
+	m, cleanup, err := tinyModelOpen(troupe.WithBackend(script))
+	return m, script, cleanup, err
+}
+
+// tinyModelOpen writes the tiny model into a new folder and opens it with
+// opts; cleanup closes it and removes the folder.
+func tinyModelOpen(opts ...troupe.Option) (*troupe.Model, func(), error) {
 	dir, err := os.MkdirTemp("", "troupe")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	path := filepath.Join(dir, "tiny.gguf")
 	if err := troupetest.WriteTinyModel(path, 1); err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	script := troupetest.NewScript(troupetest.TinyVocabSize, troupetest.TinyEOS)
-	m, err := troupe.Open(context.Background(), path, troupe.WithBackend(script))
+	m, err := troupe.Open(context.Background(), path, opts...)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return m, script, func() { m.Close(); os.RemoveAll(dir) }, nil
+	return m, func() { m.Close(); os.RemoveAll(dir) }, nil
 }
