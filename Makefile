@@ -7,7 +7,7 @@ BIN       := bin/troupe
 
 export TROUPE_TEST_MODELS ?= $(MODELS)
 
-.PHONY: all build run test test-go test-race vet cross test-arm64 dist fuzz fuzz-short soak soak-short bench bench-compare bench-mmap testdata clean
+.PHONY: all build run test test-go test-race vet cross test-arm64 dist fuzz fuzz-short soak soak-short bench bench-compare bench-mmap testdata clean apicheck apicheck-baseline
 
 all: build
 
@@ -192,3 +192,13 @@ bench-mmap: build
 
 clean:
 	rm -rf bin dist
+
+# Incompatible changes to the stable public packages (API.md: troupe,
+# langchain, troupetest, actors, actors/backend, messages) against the
+# baseline in api/ (golang.org/x/exp/cmd/apidiff, offline once fetched).
+# A deliberate break records a new baseline: make apicheck-baseline.
+apicheck:
+	./scripts/apicheck.sh
+
+apicheck-baseline:
+	./scripts/apicheck.sh -w
