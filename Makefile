@@ -34,7 +34,7 @@ run: build
 
 # Everything CI runs: test data, vet, the suite, the race detector over the
 # concurrent packages, each fuzz target briefly, and a two-minute soak.
-test: testdata vet cross test-go test-arm64 test-race fuzz-short soak-short
+test: testdata vet apicheck cross test-go test-arm64 test-race fuzz-short soak-short
 
 testdata:
 	./scripts/testdata-npm.sh
