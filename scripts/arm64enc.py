@@ -444,3 +444,84 @@ def shll_s(d, n):
 def shll2_s(d, n):
     """SHLL2 Vd.4S, Vn.8H, #16 (bf16 to f32: the high four)."""
     return word(two(0x6E613800, d, n), f'shll2 v{d}.4s, v{n}.8h, #16')
+
+
+def zip1_h(d, n, m):
+    """ZIP1 Vd.8H, Vn.8H, Vm.8H: n0, m0, n1, m1, ..."""
+    return word(three(0x4E403800, d, n, m), f'zip1 v{d}.8h, v{n}.8h, v{m}.8h')
+
+
+def smlal2_s(d, n, m):
+    """SMLAL2 Vd.4S, Vn.8H, Vm.8H."""
+    return word(three(0x4E608000, d, n, m), f'smlal2 v{d}.4s, v{n}.8h, v{m}.8h')
+
+
+def fsub(d, n, m):
+    """FSUB Vd.4S, Vn.4S, Vm.4S."""
+    return word(three(0x4EA0D400, d, n, m), f'fsub v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def st1_s_lane(t, i, n):
+    """ST1 {Vt.S}[i], [Xn]."""
+    assert 0 <= i < 4
+    return word(0x0D008000 | (i >> 1) << 30 | (i & 1) << 12 | _r(n) << 5 | _r(t), f'st1 {{v{t}.s}}[{i}], [x{n}]')
+
+
+def st1_d_lane(t, i, n):
+    """ST1 {Vt.D}[i], [Xn]."""
+    assert 0 <= i < 2
+    return word(0x0D008400 | i << 30 | _r(n) << 5 | _r(t), f'st1 {{v{t}.d}}[{i}], [x{n}]')
+
+
+def fmov_s_one(d):
+    """FMOV Sd, #1.0."""
+    return word(0x1E2E1000 | _r(d), f'fmov s{d}, #1.0')
+
+
+def fcmp_ss(n, m):
+    """FCMP Sn, Sm."""
+    return word(0x1E202000 | _r(m) << 16 | _r(n) << 5, f'fcmp s{n}, s{m}')
+
+
+def fcvtl_d(d, n):
+    """FCVTL Vd.2D, Vn.2S (the low two floats to doubles)."""
+    return word(two(0x0E617800, d, n), f'fcvtl v{d}.2d, v{n}.2s')
+
+
+def fcvtl2_d(d, n):
+    """FCVTL2 Vd.2D, Vn.4S (the high two)."""
+    return word(two(0x4E617800, d, n), f'fcvtl2 v{d}.2d, v{n}.4s')
+
+
+def fadd_d(d, n, m):
+    """FADD Vd.2D, Vn.2D, Vm.2D."""
+    return word(three(0x4E60D400, d, n, m), f'fadd v{d}.2d, v{n}.2d, v{m}.2d')
+
+
+def faddp_d(d, n):
+    """FADDP Dd, Vn.2D: lane 0 + lane 1."""
+    return word(two(0x7E70D800, d, n), f'faddp d{d}, v{n}.2d')
+
+
+def fcvt_sd(d, n):
+    """FCVT Sd, Dn (to nearest even)."""
+    return word(two(0x1E624000, d, n), f'fcvt s{d}, d{n}')
+
+
+def fcvtn(d, n):
+    """FCVTN Vd.4H, Vn.4S (to nearest even)."""
+    return word(two(0x0E216800, d, n), f'fcvtn v{d}.4h, v{n}.4s')
+
+
+def fcvtn2(d, n):
+    """FCVTN2 Vd.8H, Vn.4S."""
+    return word(two(0x4E216800, d, n), f'fcvtn2 v{d}.8h, v{n}.4s')
+
+
+_ST1_OPC = {1: 0b0111, 2: 0b1010, 3: 0b0110, 4: 0b0010}
+
+
+def st1(t, k, n):
+    """ST1 {Vt.16B .. Vt+k-1.16B}, [Xn], #16k."""
+    regs = ', '.join(f'v{(t + i) % 32}.16b' for i in range(k))
+    return word(0x4C9F0000 | _ST1_OPC[k] << 12 | _r(n) << 5 | _r(t), f'st1 {{{regs}}}, [x{n}], #{16 * k}')
