@@ -10,7 +10,7 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 	Q5_0: {NEON: q5_0NEON, DotProd: q5_0DotProd},
 	Q8_0: {NEON: q8_0NEON, DotProd: q8_0DotProd},
 
-	IQ4_NL: {DotProd: iq4_nlDotProd},
+	IQ4_NL: {NEON: iq4_nlNEON, DotProd: iq4_nlDotProd},
 
 	MXFP4: {NEON: mxfp4NEON, DotProd: mxfp4DotProd},
 }

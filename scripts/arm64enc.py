@@ -525,3 +525,8 @@ def st1(t, k, n):
     """ST1 {Vt.16B .. Vt+k-1.16B}, [Xn], #16k."""
     regs = ', '.join(f'v{(t + i) % 32}.16b' for i in range(k))
     return word(0x4C9F0000 | _ST1_OPC[k] << 12 | _r(n) << 5 | _r(t), f'st1 {{{regs}}}, [x{n}], #{16 * k}')
+
+
+def sadalp(d, n):
+    """SADALP Vd.4S, Vn.8H: pairs of int16 added into the int32 lanes of d."""
+    return word(two(0x4E606800, d, n), f'sadalp v{d}.4s, v{n}.8h')
