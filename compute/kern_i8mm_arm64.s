@@ -15,7 +15,7 @@
 // super-block and pair of activation rows j, j' the four integer sums
 // (j·a, j·b, j'·a, j'·b, SMMLA's 2×2 lanes) of each 32-value sub-block s
 // take four SMMLAs (the activations' and the weights' eight-byte groups
-// put side by side by ZIP1/ZIP2 .2d), then isum += sc_s·sum (MLA by
+// put side by side by TRN1/TRN2 .2d), then isum += sc_s·sum (MLA by
 // [sa_s, sb_s, sa_s, sb_s]); imin = Σ_s min_s·(bsums[2s] + bsums[2s+1]).
 // The integers are exact, so the float operations are the x1 kernels'
 // (vecDotQ4_K's order, one FMA per super-block): acc = fma(float(isum),
@@ -143,19 +143,19 @@ block:
 	WORD $0x4e3f1c25 // gnu: and v5.16b, v1.16b, v31.16b
 	WORD $0x4e3f1c46 // gnu: and v6.16b, v2.16b, v31.16b
 	WORD $0x4e3f1c67 // gnu: and v7.16b, v3.16b, v31.16b
-	WORD $0x4ec63888 // gnu: zip1 v8.2d, v4.2d, v6.2d
-	WORD $0x4ec67889 // gnu: zip2 v9.2d, v4.2d, v6.2d
-	WORD $0x4ec738aa // gnu: zip1 v10.2d, v5.2d, v7.2d
-	WORD $0x4ec778ab // gnu: zip2 v11.2d, v5.2d, v7.2d
-	WORD $0x4ed43a8c // gnu: zip1 v12.2d, v20.2d, v20.2d
+	WORD $0x4ec62888 // gnu: trn1 v8.2d, v4.2d, v6.2d
+	WORD $0x4ec66889 // gnu: trn2 v9.2d, v4.2d, v6.2d
+	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
+	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
+	WORD $0x4ed42a8c // gnu: trn1 v12.2d, v20.2d, v20.2d
 	WORD $0x3cc040ed // gnu: ldur q13, [x7, #4]
 	WORD $0x3cc140ee // gnu: ldur q14, [x7, #20]
 	WORD $0x3cc0410f // gnu: ldur q15, [x8, #4]
 	WORD $0x3cc1411c // gnu: ldur q28, [x8, #20]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -166,10 +166,10 @@ block:
 	WORD $0x3cc1412e // gnu: ldur q14, [x9, #20]
 	WORD $0x3cc0414f // gnu: ldur q15, [x10, #4]
 	WORD $0x3cc1415c // gnu: ldur q28, [x10, #20]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -180,19 +180,19 @@ block:
 	WORD $0x6f0c0425 // gnu: ushr v5.16b, v1.16b, #4
 	WORD $0x6f0c0446 // gnu: ushr v6.16b, v2.16b, #4
 	WORD $0x6f0c0467 // gnu: ushr v7.16b, v3.16b, #4
-	WORD $0x4ec63888 // gnu: zip1 v8.2d, v4.2d, v6.2d
-	WORD $0x4ec67889 // gnu: zip2 v9.2d, v4.2d, v6.2d
-	WORD $0x4ec738aa // gnu: zip1 v10.2d, v5.2d, v7.2d
-	WORD $0x4ec778ab // gnu: zip2 v11.2d, v5.2d, v7.2d
-	WORD $0x4ed47a8c // gnu: zip2 v12.2d, v20.2d, v20.2d
+	WORD $0x4ec62888 // gnu: trn1 v8.2d, v4.2d, v6.2d
+	WORD $0x4ec66889 // gnu: trn2 v9.2d, v4.2d, v6.2d
+	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
+	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
+	WORD $0x4ed46a8c // gnu: trn2 v12.2d, v20.2d, v20.2d
 	WORD $0x3cc240ed // gnu: ldur q13, [x7, #36]
 	WORD $0x3cc340ee // gnu: ldur q14, [x7, #52]
 	WORD $0x3cc2410f // gnu: ldur q15, [x8, #36]
 	WORD $0x3cc3411c // gnu: ldur q28, [x8, #52]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -203,10 +203,10 @@ block:
 	WORD $0x3cc3412e // gnu: ldur q14, [x9, #52]
 	WORD $0x3cc2414f // gnu: ldur q15, [x10, #36]
 	WORD $0x3cc3415c // gnu: ldur q28, [x10, #52]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -221,19 +221,19 @@ block:
 	WORD $0x4e3f1c25 // gnu: and v5.16b, v1.16b, v31.16b
 	WORD $0x4e3f1c46 // gnu: and v6.16b, v2.16b, v31.16b
 	WORD $0x4e3f1c67 // gnu: and v7.16b, v3.16b, v31.16b
-	WORD $0x4ec63888 // gnu: zip1 v8.2d, v4.2d, v6.2d
-	WORD $0x4ec67889 // gnu: zip2 v9.2d, v4.2d, v6.2d
-	WORD $0x4ec738aa // gnu: zip1 v10.2d, v5.2d, v7.2d
-	WORD $0x4ec778ab // gnu: zip2 v11.2d, v5.2d, v7.2d
-	WORD $0x4ed53aac // gnu: zip1 v12.2d, v21.2d, v21.2d
+	WORD $0x4ec62888 // gnu: trn1 v8.2d, v4.2d, v6.2d
+	WORD $0x4ec66889 // gnu: trn2 v9.2d, v4.2d, v6.2d
+	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
+	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
+	WORD $0x4ed52aac // gnu: trn1 v12.2d, v21.2d, v21.2d
 	WORD $0x3cc440ed // gnu: ldur q13, [x7, #68]
 	WORD $0x3cc540ee // gnu: ldur q14, [x7, #84]
 	WORD $0x3cc4410f // gnu: ldur q15, [x8, #68]
 	WORD $0x3cc5411c // gnu: ldur q28, [x8, #84]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -244,10 +244,10 @@ block:
 	WORD $0x3cc5412e // gnu: ldur q14, [x9, #84]
 	WORD $0x3cc4414f // gnu: ldur q15, [x10, #68]
 	WORD $0x3cc5415c // gnu: ldur q28, [x10, #84]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -258,19 +258,19 @@ block:
 	WORD $0x6f0c0425 // gnu: ushr v5.16b, v1.16b, #4
 	WORD $0x6f0c0446 // gnu: ushr v6.16b, v2.16b, #4
 	WORD $0x6f0c0467 // gnu: ushr v7.16b, v3.16b, #4
-	WORD $0x4ec63888 // gnu: zip1 v8.2d, v4.2d, v6.2d
-	WORD $0x4ec67889 // gnu: zip2 v9.2d, v4.2d, v6.2d
-	WORD $0x4ec738aa // gnu: zip1 v10.2d, v5.2d, v7.2d
-	WORD $0x4ec778ab // gnu: zip2 v11.2d, v5.2d, v7.2d
-	WORD $0x4ed57aac // gnu: zip2 v12.2d, v21.2d, v21.2d
+	WORD $0x4ec62888 // gnu: trn1 v8.2d, v4.2d, v6.2d
+	WORD $0x4ec66889 // gnu: trn2 v9.2d, v4.2d, v6.2d
+	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
+	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
+	WORD $0x4ed56aac // gnu: trn2 v12.2d, v21.2d, v21.2d
 	WORD $0x3cc640ed // gnu: ldur q13, [x7, #100]
 	WORD $0x3cc740ee // gnu: ldur q14, [x7, #116]
 	WORD $0x3cc6410f // gnu: ldur q15, [x8, #100]
 	WORD $0x3cc7411c // gnu: ldur q28, [x8, #116]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -281,10 +281,10 @@ block:
 	WORD $0x3cc7412e // gnu: ldur q14, [x9, #116]
 	WORD $0x3cc6414f // gnu: ldur q15, [x10, #100]
 	WORD $0x3cc7415c // gnu: ldur q28, [x10, #116]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -299,19 +299,19 @@ block:
 	WORD $0x4e3f1c25 // gnu: and v5.16b, v1.16b, v31.16b
 	WORD $0x4e3f1c46 // gnu: and v6.16b, v2.16b, v31.16b
 	WORD $0x4e3f1c67 // gnu: and v7.16b, v3.16b, v31.16b
-	WORD $0x4ec63888 // gnu: zip1 v8.2d, v4.2d, v6.2d
-	WORD $0x4ec67889 // gnu: zip2 v9.2d, v4.2d, v6.2d
-	WORD $0x4ec738aa // gnu: zip1 v10.2d, v5.2d, v7.2d
-	WORD $0x4ec778ab // gnu: zip2 v11.2d, v5.2d, v7.2d
-	WORD $0x4ed63acc // gnu: zip1 v12.2d, v22.2d, v22.2d
+	WORD $0x4ec62888 // gnu: trn1 v8.2d, v4.2d, v6.2d
+	WORD $0x4ec66889 // gnu: trn2 v9.2d, v4.2d, v6.2d
+	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
+	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
+	WORD $0x4ed62acc // gnu: trn1 v12.2d, v22.2d, v22.2d
 	WORD $0x3cc840ed // gnu: ldur q13, [x7, #132]
 	WORD $0x3cc940ee // gnu: ldur q14, [x7, #148]
 	WORD $0x3cc8410f // gnu: ldur q15, [x8, #132]
 	WORD $0x3cc9411c // gnu: ldur q28, [x8, #148]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -322,10 +322,10 @@ block:
 	WORD $0x3cc9412e // gnu: ldur q14, [x9, #148]
 	WORD $0x3cc8414f // gnu: ldur q15, [x10, #132]
 	WORD $0x3cc9415c // gnu: ldur q28, [x10, #148]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -336,19 +336,19 @@ block:
 	WORD $0x6f0c0425 // gnu: ushr v5.16b, v1.16b, #4
 	WORD $0x6f0c0446 // gnu: ushr v6.16b, v2.16b, #4
 	WORD $0x6f0c0467 // gnu: ushr v7.16b, v3.16b, #4
-	WORD $0x4ec63888 // gnu: zip1 v8.2d, v4.2d, v6.2d
-	WORD $0x4ec67889 // gnu: zip2 v9.2d, v4.2d, v6.2d
-	WORD $0x4ec738aa // gnu: zip1 v10.2d, v5.2d, v7.2d
-	WORD $0x4ec778ab // gnu: zip2 v11.2d, v5.2d, v7.2d
-	WORD $0x4ed67acc // gnu: zip2 v12.2d, v22.2d, v22.2d
+	WORD $0x4ec62888 // gnu: trn1 v8.2d, v4.2d, v6.2d
+	WORD $0x4ec66889 // gnu: trn2 v9.2d, v4.2d, v6.2d
+	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
+	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
+	WORD $0x4ed66acc // gnu: trn2 v12.2d, v22.2d, v22.2d
 	WORD $0x3cca40ed // gnu: ldur q13, [x7, #164]
 	WORD $0x3ccb40ee // gnu: ldur q14, [x7, #180]
 	WORD $0x3cca410f // gnu: ldur q15, [x8, #164]
 	WORD $0x3ccb411c // gnu: ldur q28, [x8, #180]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -359,10 +359,10 @@ block:
 	WORD $0x3ccb412e // gnu: ldur q14, [x9, #180]
 	WORD $0x3cca414f // gnu: ldur q15, [x10, #164]
 	WORD $0x3ccb415c // gnu: ldur q28, [x10, #180]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -377,19 +377,19 @@ block:
 	WORD $0x4e3f1c25 // gnu: and v5.16b, v1.16b, v31.16b
 	WORD $0x4e3f1c46 // gnu: and v6.16b, v2.16b, v31.16b
 	WORD $0x4e3f1c67 // gnu: and v7.16b, v3.16b, v31.16b
-	WORD $0x4ec63888 // gnu: zip1 v8.2d, v4.2d, v6.2d
-	WORD $0x4ec67889 // gnu: zip2 v9.2d, v4.2d, v6.2d
-	WORD $0x4ec738aa // gnu: zip1 v10.2d, v5.2d, v7.2d
-	WORD $0x4ec778ab // gnu: zip2 v11.2d, v5.2d, v7.2d
-	WORD $0x4ed73aec // gnu: zip1 v12.2d, v23.2d, v23.2d
+	WORD $0x4ec62888 // gnu: trn1 v8.2d, v4.2d, v6.2d
+	WORD $0x4ec66889 // gnu: trn2 v9.2d, v4.2d, v6.2d
+	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
+	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
+	WORD $0x4ed72aec // gnu: trn1 v12.2d, v23.2d, v23.2d
 	WORD $0x3ccc40ed // gnu: ldur q13, [x7, #196]
 	WORD $0x3ccd40ee // gnu: ldur q14, [x7, #212]
 	WORD $0x3ccc410f // gnu: ldur q15, [x8, #196]
 	WORD $0x3ccd411c // gnu: ldur q28, [x8, #212]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -400,10 +400,10 @@ block:
 	WORD $0x3ccd412e // gnu: ldur q14, [x9, #212]
 	WORD $0x3ccc414f // gnu: ldur q15, [x10, #196]
 	WORD $0x3ccd415c // gnu: ldur q28, [x10, #212]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -414,19 +414,19 @@ block:
 	WORD $0x6f0c0425 // gnu: ushr v5.16b, v1.16b, #4
 	WORD $0x6f0c0446 // gnu: ushr v6.16b, v2.16b, #4
 	WORD $0x6f0c0467 // gnu: ushr v7.16b, v3.16b, #4
-	WORD $0x4ec63888 // gnu: zip1 v8.2d, v4.2d, v6.2d
-	WORD $0x4ec67889 // gnu: zip2 v9.2d, v4.2d, v6.2d
-	WORD $0x4ec738aa // gnu: zip1 v10.2d, v5.2d, v7.2d
-	WORD $0x4ec778ab // gnu: zip2 v11.2d, v5.2d, v7.2d
-	WORD $0x4ed77aec // gnu: zip2 v12.2d, v23.2d, v23.2d
+	WORD $0x4ec62888 // gnu: trn1 v8.2d, v4.2d, v6.2d
+	WORD $0x4ec66889 // gnu: trn2 v9.2d, v4.2d, v6.2d
+	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
+	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
+	WORD $0x4ed76aec // gnu: trn2 v12.2d, v23.2d, v23.2d
 	WORD $0x3cce40ed // gnu: ldur q13, [x7, #228]
 	WORD $0x3ccf40ee // gnu: ldur q14, [x7, #244]
 	WORD $0x3cce410f // gnu: ldur q15, [x8, #228]
 	WORD $0x3ccf411c // gnu: ldur q28, [x8, #244]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -437,10 +437,10 @@ block:
 	WORD $0x3ccf412e // gnu: ldur q14, [x9, #244]
 	WORD $0x3cce414f // gnu: ldur q15, [x10, #228]
 	WORD $0x3ccf415c // gnu: ldur q28, [x10, #244]
-	WORD $0x4ecf39bd // gnu: zip1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf79ad // gnu: zip2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc39cf // gnu: zip1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc79ce // gnu: zip2 v14.2d, v14.2d, v28.2d
+	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
+	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
+	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
+	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -451,11 +451,11 @@ block:
 	WORD $0xbd400281 // gnu: ldr s1, [x20, #0]
 	WORD $0x4e413802 // gnu: zip1 v2.8h, v0.8h, v1.8h
 	WORD $0x0e217842 // gnu: fcvtl v2.4s, v2.4h
-	WORD $0x4ec23843 // gnu: zip1 v3.2d, v2.2d, v2.2d
-	WORD $0x4ec27844 // gnu: zip2 v4.2d, v2.2d, v2.2d
+	WORD $0x4ec22843 // gnu: trn1 v3.2d, v2.2d, v2.2d
+	WORD $0x4ec26844 // gnu: trn2 v4.2d, v2.2d, v2.2d
 	WORD $0x4d40c8e5 // gnu: ld1r {v5.4s}, [x7]
 	WORD $0x4d40c906 // gnu: ld1r {v6.4s}, [x8]
-	WORD $0x4ec638a5 // gnu: zip1 v5.2d, v5.2d, v6.2d
+	WORD $0x4ec628a5 // gnu: trn1 v5.2d, v5.2d, v6.2d
 	WORD $0x6e25dc66 // gnu: fmul v6.4s, v3.4s, v5.4s
 	WORD $0x6e25dc87 // gnu: fmul v7.4s, v4.4s, v5.4s
 	WORD $0x4e21da10 // gnu: scvtf v16.4s, v16.4s
@@ -464,7 +464,7 @@ block:
 	WORD $0x4e27ce59 // gnu: fmla v25.4s, v18.4s, v7.4s
 	WORD $0x4d40c925 // gnu: ld1r {v5.4s}, [x9]
 	WORD $0x4d40c946 // gnu: ld1r {v6.4s}, [x10]
-	WORD $0x4ec638a5 // gnu: zip1 v5.2d, v5.2d, v6.2d
+	WORD $0x4ec628a5 // gnu: trn1 v5.2d, v5.2d, v6.2d
 	WORD $0x6e25dc66 // gnu: fmul v6.4s, v3.4s, v5.4s
 	WORD $0x6e25dc87 // gnu: fmul v7.4s, v4.4s, v5.4s
 	WORD $0x4e21da31 // gnu: scvtf v17.4s, v17.4s

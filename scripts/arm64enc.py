@@ -530,3 +530,15 @@ def st1(t, k, n):
 def sadalp(d, n):
     """SADALP Vd.4S, Vn.8H: pairs of int16 added into the int32 lanes of d."""
     return word(two(0x4E606800, d, n), f'sadalp v{d}.4s, v{n}.8h')
+
+
+def trn1_d(d, n, m):
+    """TRN1 Vd.2D, Vn.2D, Vm.2D: n0, m0 (ZIP1 .2d's result; LLVM's
+    Cortex-A57 model, which llvm-mca uses for the Neoverse cores, charges
+    ZIP .2d three micro-ops and TRN one)."""
+    return word(three(0x4EC02800, d, n, m), f'trn1 v{d}.2d, v{n}.2d, v{m}.2d')
+
+
+def trn2_d(d, n, m):
+    """TRN2 Vd.2D, Vn.2D, Vm.2D: n1, m1 (ZIP2 .2d's result)."""
+    return word(three(0x4EC06800, d, n, m), f'trn2 v{d}.2d, v{n}.2d, v{m}.2d')

@@ -23,7 +23,7 @@ WHAT = '''// Kernels for i8mm (SMMLA) on arm64, with the signature of the other
 // super-block and pair of activation rows j, j' the four integer sums
 // (j·a, j·b, j'·a, j'·b, SMMLA's 2×2 lanes) of each 32-value sub-block s
 // take four SMMLAs (the activations' and the weights' eight-byte groups
-// put side by side by ZIP1/ZIP2 .2d), then isum += sc_s·sum (MLA by
+// put side by side by TRN1/TRN2 .2d), then isum += sc_s·sum (MLA by
 // [sa_s, sb_s, sa_s, sb_s]); imin = Σ_s min_s·(bsums[2s] + bsums[2s+1]).
 // The integers are exact, so the float operations are the x1 kernels'
 // (vecDotQ4_K's order, one FMA per super-block): acc = fma(float(isum),
@@ -81,13 +81,13 @@ def sub_block(c, h):
         s = [a.and16(4 + i, i, MASK) for i in range(4)]
     else:
         s = [a.ushr_b(4 + i, i, 4) for i in range(4)]
-    s += [a.zip1_d(8, 4, 6), a.zip2_d(9, 4, 6), a.zip1_d(10, 5, 7), a.zip2_d(11, 5, 7)]
-    s.append((a.zip2_d if sb % 2 else a.zip1_d)(12, Z[sb // 2], Z[sb // 2]))
+    s += [a.trn1_d(8, 4, 6), a.trn2_d(9, 4, 6), a.trn1_d(10, 5, 7), a.trn2_d(11, 5, 7)]
+    s.append((a.trn2_d if sb % 2 else a.trn1_d)(12, Z[sb // 2], Z[sb // 2]))
     for p in range(2):
         j, j2 = ACTP[2 * p], ACTP[2 * p + 1]
         off = 4 + 32 * sb
         s += [a.ldur_q(13, j, off), a.ldur_q(14, j, off + 16), a.ldur_q(15, j2, off), a.ldur_q(28, j2, off + 16),
-              a.zip1_d(29, 13, 15), a.zip2_d(13, 13, 15), a.zip1_d(15, 14, 28), a.zip2_d(14, 14, 28),
+              a.trn1_d(29, 13, 15), a.trn2_d(13, 13, 15), a.trn1_d(15, 14, 28), a.trn2_d(14, 14, 28),
               a.movi_b(30, 0), a.smmla(30, 29, 8), a.smmla(30, 13, 9), a.smmla(30, 15, 10), a.smmla(30, 14, 11),
               a.mla_s(ISUM[p], 30, 12)]
     return s
@@ -98,9 +98,9 @@ def tail():
     # db] (v3), DM (v4); per pair DX = [dj, dj, dj', dj'] (v5), then
     # acc = fma(float(isum), DW·DX, acc), accMin = fma(float(imin), DM·DX,
     # accMin).
-    s = [a.ldr_s(0, 0, 0), a.ldr_s(1, RB, 0), a.zip1_h(2, 0, 1), a.fcvtl(2, 2), a.zip1_d(3, 2, 2), a.zip2_d(4, 2, 2)]
+    s = [a.ldr_s(0, 0, 0), a.ldr_s(1, RB, 0), a.zip1_h(2, 0, 1), a.fcvtl(2, 2), a.trn1_d(3, 2, 2), a.trn2_d(4, 2, 2)]
     for p in range(2):
-        s += [a.ld1r_s_noinc(5, ACTP[2 * p]), a.ld1r_s_noinc(6, ACTP[2 * p + 1]), a.zip1_d(5, 5, 6),
+        s += [a.ld1r_s_noinc(5, ACTP[2 * p]), a.ld1r_s_noinc(6, ACTP[2 * p + 1]), a.trn1_d(5, 5, 6),
               a.fmul(6, 3, 5), a.fmul(7, 4, 5), a.scvtf(ISUM[p], ISUM[p]), a.scvtf(IMIN[p], IMIN[p]),
               a.fmla(ACC[p], ISUM[p], 6), a.fmla(ACCM[p], IMIN[p], 7)]
     return s
