@@ -151,6 +151,7 @@ ROWS = [
     ('Q4_1', 'dotprod', 'q4_1x1DotProd', 'gblock', 2, 'ggml_vec_dot_q4_1_q8_1', 'armv8.2-a+dotprod', 2),
     ('Q5_1', 'neon', 'q5_1x1NEON', 'gblock', 2, 'ggml_vec_dot_q5_1_q8_1', 'armv8-a', 2),
     ('Q5_1', 'dotprod', 'q5_1x1DotProd', 'gblock', 2, 'ggml_vec_dot_q5_1_q8_1', 'armv8.2-a+dotprod', 2),
+    ('IQ4_NL', 'neon', 'iq4_nlX1NEON', 'block', 8, 'ggml_vec_dot_iq4_nl_q8_0', 'armv8-a', 2),
     ('IQ4_NL', 'dotprod', 'iq4_nlX1DotProd', 'block', 8, 'ggml_vec_dot_iq4_nl_q8_0', 'armv8.2-a+dotprod', 2),
     ('IQ4_NL', 'dotprod', 'iq4_nlX4DotProd', 'block', 32, 'ggml_vec_dot_iq4_nl_q8_0', 'armv8.2-a+dotprod', 2),
     ('MXFP4', 'neon', 'mxfp4X1NEON', 'block', 8, 'ggml_vec_dot_mxfp4_q8_0', 'armv8-a', 2),

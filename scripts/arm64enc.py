@@ -9,14 +9,25 @@ def _r(n):
     return n
 
 
+class Insn(str):
+    """One instruction: its line in Go's assembly (a WORD or Go syntax,
+    with "// gnu: <GNU spelling>"), also as .go, and its GNU spelling as
+    .gnu (for llvm-mca)."""
+
+    def __new__(cls, line, gnu):
+        obj = super().__new__(cls, line)
+        obj.go, obj.gnu = line, gnu
+        return obj
+
+
 def word(enc, gnu):
     """One instruction as a WORD with its GNU spelling."""
-    return f'WORD ${enc:#010x} // gnu: {gnu}'
+    return Insn(f'WORD ${enc:#010x} // gnu: {gnu}', gnu)
 
 
 def go(text, gnu):
     """One instruction in Go syntax with its GNU spelling."""
-    return f'{text} // gnu: {gnu}'
+    return Insn(f'{text} // gnu: {gnu}', gnu)
 
 
 def three(base, d, n, m):
@@ -288,14 +299,17 @@ def str_s_post(t, n, imm):
     return word(_post(0xBC000400, t, n, imm), f'str s{t}, [x{n}], #{imm}')
 
 
-def str_s(t, n):
-    """STR St, [Xn]."""
-    return word(0xBD000000 | _r(n) << 5 | _r(t), f'str s{t}, [x{n}]')
+def str_s(t, n, off=0):
+    """STR St, [Xn, #off] (off a multiple of 4)."""
+    assert off % 4 == 0 and 0 <= off < 16384
+    return word(0xBD000000 | (off // 4) << 10 | _r(n) << 5 | _r(t), f'str s{t}, [x{n}, #{off}]' if off else f'str s{t}, [x{n}]')
 
 
-def stp_q(t1, t2, n):
-    """STP Qt1, Qt2, [Xn]."""
-    return word(0xAD000000 | _r(t2) << 10 | _r(n) << 5 | _r(t1), f'stp q{t1}, q{t2}, [x{n}]')
+def stp_q(t1, t2, n, off=0):
+    """STP Qt1, Qt2, [Xn, #off] (off a multiple of 16)."""
+    imm7 = (off // 16) & 0x7f
+    return word(0xAD000000 | imm7 << 15 | _r(t2) << 10 | _r(n) << 5 | _r(t1),
+                f'stp q{t1}, q{t2}, [x{n}, #{off}]' if off else f'stp q{t1}, q{t2}, [x{n}]')
 
 
 def sxtl_h(d, n):
@@ -542,3 +556,124 @@ def trn1_d(d, n, m):
 def trn2_d(d, n, m):
     """TRN2 Vd.2D, Vn.2D, Vm.2D: n1, m1 (ZIP2 .2d's result)."""
     return word(three(0x4EC06800, d, n, m), f'trn2 v{d}.2d, v{n}.2d, v{m}.2d')
+
+
+def fmax4s(d, n, m):
+    return word(three(0x4E20F400, d, n, m), f'fmax v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def fabs4s(d, n):
+    return word(0x4EA0F800 | n << 5 | d, f'fabs v{d}.4s, v{n}.4s')
+
+
+def movi_zero(d):
+    return word(0x6F00E400 | d, f'movi v{d}.2d, #0')
+
+
+def movi_2d(d, imm8):
+    """MOVI Vd.2D, #imm: each bit of imm8 a byte of 0x00 or 0xff."""
+    bits = imm8 >> 5 << 16 | (imm8 & 31) << 5
+    val = 0
+    for b in range(8):
+        if imm8 >> b & 1:
+            val |= 0xff << (8 * b)
+    return word(0x6F00E400 | bits | d, f'movi v{d}.2d, #{val:#018x}')
+
+
+def ldr_q_reg(t, n, m):
+    """LDR Qt, [Xn, Xm]."""
+    return word(0x3CE06800 | m << 16 | n << 5 | t, f'ldr q{t}, [x{n}, x{m}]')
+
+
+def ldp_q(t1, t2, n, off=0):
+    """LDP Qt1, Qt2, [Xn, #off] (off a multiple of 16)."""
+    imm7 = (off // 16) & 0x7f
+    return word(0xAD400000 | imm7 << 15 | t2 << 10 | n << 5 | t1, f'ldp q{t1}, q{t2}, [x{n}, #{off}]')
+
+
+def str_q(t, n, off=0):
+    """STR Qt, [Xn, #off] (off a multiple of 16)."""
+    return word(0x3D800000 | (off // 16) << 10 | n << 5 | t, f'str q{t}, [x{n}, #{off}]')
+
+
+def str_d(t, n, off=0):
+    """STR Dt, [Xn, #off] (off a multiple of 8)."""
+    return word(0xFD000000 | (off // 8) << 10 | n << 5 | t, f'str d{t}, [x{n}, #{off}]')
+
+
+def prfm_pldl2keep(n):
+    return word(0xF9800000 | n << 5 | 2, f'prfm pldl2keep, [x{n}]')
+
+
+def fcvtns4s(d, n):
+    return word(0x4E21A800 | n << 5 | d, f'fcvtns v{d}.4s, v{n}.4s')
+
+
+def sqxtn_h(d, n):
+    return word(0x0E614800 | n << 5 | d, f'sqxtn v{d}.4h, v{n}.4s')
+
+
+def sqxtn2_h(d, n):
+    return word(0x4E614800 | n << 5 | d, f'sqxtn2 v{d}.8h, v{n}.4s')
+
+
+def sqxtn_b(d, n):
+    return word(0x0E214800 | n << 5 | d, f'sqxtn v{d}.8b, v{n}.8h')
+
+
+def sqxtn2_b(d, n):
+    return word(0x4E214800 | n << 5 | d, f'sqxtn2 v{d}.16b, v{n}.8h')
+
+
+def fmaxv(d, n):
+    return word(0x6E30F800 | n << 5 | d, f'fmaxv s{d}, v{n}.4s')
+
+
+def saddlp_h(d, n):
+    return word(0x4E202800 | n << 5 | d, f'saddlp v{d}.8h, v{n}.16b')
+
+
+def sadalp_h(d, n):
+    return word(0x4E206800 | n << 5 | d, f'sadalp v{d}.8h, v{n}.16b')
+
+
+def saddlv_s(d, n):
+    return word(0x4E703800 | n << 5 | d, f'saddlv s{d}, v{n}.8h')
+
+
+def fdiv_s(d, n, m):
+    return word(0x1E201800 | m << 16 | n << 5 | d, f'fdiv s{d}, s{n}, s{m}')
+
+
+def fabs_s(d, n):
+    return word(0x1E20C000 | n << 5 | d, f'fabs s{d}, s{n}')
+
+
+def fcvt_h_s(d, n):
+    return word(0x1E23C000 | n << 5 | d, f'fcvt h{d}, s{n}')
+
+
+def fmov_s_w(d, n):
+    return word(0x1E270000 | n << 5 | d, f'fmov s{d}, w{n}')
+
+
+def fmov_w_s(d, n):
+    return word(0x1E260000 | n << 5 | d, f'fmov w{d}, s{n}')
+
+
+def scvtf_s_w(d, n):
+    return word(0x1E220000 | n << 5 | d, f'scvtf s{d}, w{n}')
+
+
+def stur_q(t, n, off):
+    """STUR Qt, [Xn, #off] (-256 ≤ off < 256)."""
+    return word(0x3C800000 | (off & 0x1ff) << 12 | n << 5 | t, f'stur q{t}, [x{n}, #{off}]')
+
+
+def fmaxnm4s(d, n, m):
+    """FMAXNM: a NaN operand loses to a number (Go's `a > amax` scan)."""
+    return word(three(0x4E20C400, d, n, m), f'fmaxnm v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def fmaxnmv(d, n):
+    return word(0x6E30C800 | n << 5 | d, f'fmaxnmv s{d}, v{n}.4s')
