@@ -171,11 +171,13 @@ ROWS = [
     ('Q6_K', 'neon', 'q6_KNEON', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8-a', 1, 2),
     ('Q4_K', 'dotprod', 'q4_KDotProd', 'block', 1, 'ggml_vec_dot_q4_K_q8_K', 'armv8.2-a+dotprod', 1),
     ('Q6_K', 'dotprod', 'q6_KDotProd', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8.2-a+dotprod', 1),
-    # i8mm: q4_KX4I8MM's super-block loop covers two weight rows by four
-    # activation rows; ggml_vec_dot_q4_K_q8_K's i8mm loop (nrc 2) two by
+    # i8mm: the troupe kernels' super-block loop covers two weight rows by
+    # four activation rows (llama.cpp has no i8mm path for Q2_K on arm:
+    # its dotprod vec_dot); ggml_vec_dot_q4_K_q8_K's i8mm loop (nrc 2) two by
     # two; the repacked GEMM's loop over a super-block's four 64-value
     # parts eight weight rows by four activation rows, a quarter
     # super-block (its per-super-block work outside that loop left out).
+    ('Q2_K', 'i8mm', 'q2_KX4I8MM', 'block', 8, 'ggml_vec_dot_q2_K_q8_K', 'armv8.2-a+dotprod+i8mm', 1),
     ('Q4_K', 'i8mm', 'q4_KX4I8MM', 'block', 8, 'ggml_vec_dot_q4_K_q8_K', 'armv8.2-a+dotprod+i8mm', 4, 1, 'smmla'),
     ('Q4_K', 'i8mm', 'q4_KX4I8MM', 'block', 8, 'ggml_gemm_q4_K_8x8_q8_K', 'repack', 8, 2, 'smmla'),
 ]

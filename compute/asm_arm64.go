@@ -21,7 +21,7 @@ var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{
 }
 
 var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
-	Q2_K: {NEON: q2_KNEONK, DotProd: q2_KDotProdK},
+	Q2_K: {NEON: q2_KNEONK, DotProd: q2_KDotProdK, I8MM: q2_KI8MMK},
 	Q3_K: {NEON: q3_KNEONK, DotProd: q3_KDotProdK},
 	Q4_K: {NEON: q4_KNEONK, DotProd: q4_KDotProdK, I8MM: q4_KI8MMK},
 	Q5_K: {NEON: q5_KNEONK, DotProd: q5_KDotProdK},

@@ -6,9 +6,15 @@ package compute
 // scripts/gen-kern-i8mm-arm64.py).
 
 //go:noescape
+func q2_KX4I8MM(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_KX4I8MM(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-// Q4_K on i8mm: four activation rows by SMMLA, two weight rows at a time;
-// one activation row (decode, and the rows left over) by the dotprod
-// kernel. Both read the rows as stored.
-var q4_KI8MMK = &panelKernel[blockQ8_K]{x1: q4_KDotProd, x4: q4_KX4I8MM}
+// Q2_K and Q4_K on i8mm: four activation rows by SMMLA, two weight rows at
+// a time; one activation row (decode, and the rows left over) by the
+// dotprod kernel. Both read the rows as stored.
+var (
+	q2_KI8MMK = &panelKernel[blockQ8_K]{x1: q2_KDotProd, x4: q2_KX4I8MM}
+	q4_KI8MMK = &panelKernel[blockQ8_K]{x1: q4_KDotProd, x4: q4_KX4I8MM}
+)

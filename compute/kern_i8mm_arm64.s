@@ -7,7 +7,7 @@
 //
 //	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 //
-// q4_KX4I8MM: Q4_K rows as stored (144-byte blocks: d f16, dmin f16,
+// q4_KX4I8MM (and q2_KX4I8MM, below): Q4_K rows as stored (144-byte blocks: d f16, dmin f16,
 // scales[12], qs[128]) against four activation rows (blockQ8_K: d f32 at
 // 0, qs[256] at 4, bsums int16[16] at 260; 292 bytes), two weight rows a,
 // b at a time (the last row of an odd np with itself, storing its outputs
@@ -21,6 +21,11 @@
 // (vecDotQ4_K's order, one FMA per super-block): acc = fma(float(isum),
 // d_w·d_x, acc), accMin = fma(float(imin), dmin_w·d_x, accMin), output acc
 // − accMin, four outputs to a vector.
+//
+// q2_KX4I8MM: Q2_K rows as stored (84-byte blocks: scales[16] (scale |
+// min<<4), qs[64], d f16, dmin f16), as q4_KX4I8MM with sixteen 16-value
+// sub-blocks (two SMMLAs each; sub-block j = 8n + 2sh + h is bits 2sh of
+// qs[32n + 16h:]) and imin = Σ_j min_j·bsums[j] (vecDotQ2_K's order).
 //
 // Every instruction carries its GNU spelling ("// gnu: ..."; see
 // scripts/arm64asm.py).
@@ -473,6 +478,539 @@ block:
 	WORD $0x4e27ce7b // gnu: fmla v27.4s, v19.4s, v7.4s
 	ADD $144, R0, R0 // gnu: add x0, x0, #144
 	ADD $144, R20, R20 // gnu: add x20, x20, #144
+	ADD $292, R7, R7 // gnu: add x7, x7, #292
+	ADD $292, R8, R8 // gnu: add x8, x8, #292
+	ADD $292, R9, R9 // gnu: add x9, x9, #292
+	ADD $292, R10, R10 // gnu: add x10, x10, #292
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	CMP $1, R5 // gnu: cmp x5, #1
+	BEQ last // gnu: b.eq last
+	MOVD R3, R12 // gnu: mov x12, x3
+	WORD $0x4eb9d71c // gnu: fsub v28.4s, v24.4s, v25.4s
+	WORD $0x0d00859c // gnu: st1 {v28.d}[0], [x12]
+	ADD R4, R12, R12 // gnu: add x12, x12, x4
+	WORD $0x4d00859c // gnu: st1 {v28.d}[1], [x12]
+	ADD R4, R12, R12 // gnu: add x12, x12, x4
+	WORD $0x4ebbd75c // gnu: fsub v28.4s, v26.4s, v27.4s
+	WORD $0x0d00859c // gnu: st1 {v28.d}[0], [x12]
+	ADD R4, R12, R12 // gnu: add x12, x12, x4
+	WORD $0x4d00859c // gnu: st1 {v28.d}[1], [x12]
+	ADD R25, R0, R0 // gnu: add x0, x0, x25
+	ADD $8, R3, R3 // gnu: add x3, x3, #8
+	SUBS $2, R5, R5 // gnu: subs x5, x5, #2
+	BNE pair // gnu: b.ne pair
+	B done // gnu: b done
+last:
+	MOVD R3, R12 // gnu: mov x12, x3
+	WORD $0x4eb9d71c // gnu: fsub v28.4s, v24.4s, v25.4s
+	WORD $0x0d00819c // gnu: st1 {v28.s}[0], [x12]
+	ADD R4, R12, R12 // gnu: add x12, x12, x4
+	WORD $0x4d00819c // gnu: st1 {v28.s}[2], [x12]
+	ADD R4, R12, R12 // gnu: add x12, x12, x4
+	WORD $0x4ebbd75c // gnu: fsub v28.4s, v26.4s, v27.4s
+	WORD $0x0d00819c // gnu: st1 {v28.s}[0], [x12]
+	ADD R4, R12, R12 // gnu: add x12, x12, x4
+	WORD $0x4d00819c // gnu: st1 {v28.s}[2], [x12]
+done:
+	RET
+
+// func q2_KX4I8MM(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+TEXT ·q2_KX4I8MM(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	WORD $0x4f00e47f // gnu: movi v31.16b, #0x3
+	MOVD $84, R12 // gnu: mov x12, #84
+	MUL R12, R6, R25 // gnu: mul x25, x6, x12
+	CBZ R5, done // gnu: cbz x5, done
+pair:
+	ADD R25, R0, R20 // gnu: add x20, x0, x25
+	CMP $1, R5 // gnu: cmp x5, #1
+	BNE two // gnu: b.ne two
+	MOVD R0, R20 // gnu: mov x20, x0
+two:
+	WORD $0x4f00e418 // gnu: movi v24.16b, #0x0
+	WORD $0x4f00e41a // gnu: movi v26.16b, #0x0
+	WORD $0x4f00e419 // gnu: movi v25.16b, #0x0
+	WORD $0x4f00e41b // gnu: movi v27.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	ADD R2, R7, R8 // gnu: add x8, x7, x2
+	ADD R2, R8, R9 // gnu: add x9, x8, x2
+	ADD R2, R9, R10 // gnu: add x10, x9, x2
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	WORD $0x3dc00000 // gnu: ldr q0, [x0, #0]
+	WORD $0x3dc00281 // gnu: ldr q1, [x20, #0]
+	WORD $0x4f00e5e8 // gnu: movi v8.16b, #0xf
+	WORD $0x4e281c02 // gnu: and v2.16b, v0.16b, v8.16b
+	WORD $0x4e281c23 // gnu: and v3.16b, v1.16b, v8.16b
+	WORD $0x6f0c0400 // gnu: ushr v0.16b, v0.16b, #4
+	WORD $0x6f0c0421 // gnu: ushr v1.16b, v1.16b, #4
+	WORD $0x0f08a404 // gnu: sxtl v4.8h, v0.8b
+	WORD $0x4f08a405 // gnu: sxtl2 v5.8h, v0.16b
+	WORD $0x0f08a426 // gnu: sxtl v6.8h, v1.8b
+	WORD $0x4f08a427 // gnu: sxtl2 v7.8h, v1.16b
+	WORD $0x4e033849 // gnu: zip1 v9.16b, v2.16b, v3.16b
+	WORD $0x4e03784a // gnu: zip2 v10.16b, v2.16b, v3.16b
+	WORD $0x0f08a522 // gnu: sxtl v2.8h, v9.8b
+	WORD $0x4f08a523 // gnu: sxtl2 v3.8h, v9.16b
+	WORD $0x0f10a454 // gnu: sxtl v20.4s, v2.4h
+	WORD $0x4f10a455 // gnu: sxtl2 v21.4s, v2.8h
+	WORD $0x0f10a476 // gnu: sxtl v22.4s, v3.4h
+	WORD $0x4f10a477 // gnu: sxtl2 v23.4s, v3.8h
+	WORD $0x0f08a542 // gnu: sxtl v2.8h, v10.8b
+	WORD $0x4f08a543 // gnu: sxtl2 v3.8h, v10.16b
+	WORD $0x0f10a44c // gnu: sxtl v12.4s, v2.4h
+	WORD $0x4f10a44d // gnu: sxtl2 v13.4s, v2.8h
+	WORD $0x0f10a46e // gnu: sxtl v14.4s, v3.4h
+	WORD $0x4f10a46f // gnu: sxtl2 v15.4s, v3.8h
+	ADD $260, R7, R12 // gnu: add x12, x7, #260
+	WORD $0x4c40a188 // gnu: ld1 {v8.16b, v9.16b}, [x12]
+	WORD $0x0e64c100 // gnu: smull v0.4s, v8.4h, v4.4h
+	WORD $0x4e648100 // gnu: smlal2 v0.4s, v8.8h, v4.8h
+	WORD $0x0e658120 // gnu: smlal v0.4s, v9.4h, v5.4h
+	WORD $0x4e658120 // gnu: smlal2 v0.4s, v9.8h, v5.8h
+	WORD $0x0e66c101 // gnu: smull v1.4s, v8.4h, v6.4h
+	WORD $0x4e668101 // gnu: smlal2 v1.4s, v8.8h, v6.8h
+	WORD $0x0e678121 // gnu: smlal v1.4s, v9.4h, v7.4h
+	WORD $0x4e678121 // gnu: smlal2 v1.4s, v9.8h, v7.8h
+	ADD $260, R8, R12 // gnu: add x12, x8, #260
+	WORD $0x4c40a188 // gnu: ld1 {v8.16b, v9.16b}, [x12]
+	WORD $0x0e64c102 // gnu: smull v2.4s, v8.4h, v4.4h
+	WORD $0x4e648102 // gnu: smlal2 v2.4s, v8.8h, v4.8h
+	WORD $0x0e658122 // gnu: smlal v2.4s, v9.4h, v5.4h
+	WORD $0x4e658122 // gnu: smlal2 v2.4s, v9.8h, v5.8h
+	WORD $0x0e66c103 // gnu: smull v3.4s, v8.4h, v6.4h
+	WORD $0x4e668103 // gnu: smlal2 v3.4s, v8.8h, v6.8h
+	WORD $0x0e678123 // gnu: smlal v3.4s, v9.4h, v7.4h
+	WORD $0x4e678123 // gnu: smlal2 v3.4s, v9.8h, v7.8h
+	WORD $0x4ea1bc00 // gnu: addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea3bc42 // gnu: addp v2.4s, v2.4s, v3.4s
+	WORD $0x4ea2bc12 // gnu: addp v18.4s, v0.4s, v2.4s
+	ADD $260, R9, R12 // gnu: add x12, x9, #260
+	WORD $0x4c40a188 // gnu: ld1 {v8.16b, v9.16b}, [x12]
+	WORD $0x0e64c100 // gnu: smull v0.4s, v8.4h, v4.4h
+	WORD $0x4e648100 // gnu: smlal2 v0.4s, v8.8h, v4.8h
+	WORD $0x0e658120 // gnu: smlal v0.4s, v9.4h, v5.4h
+	WORD $0x4e658120 // gnu: smlal2 v0.4s, v9.8h, v5.8h
+	WORD $0x0e66c101 // gnu: smull v1.4s, v8.4h, v6.4h
+	WORD $0x4e668101 // gnu: smlal2 v1.4s, v8.8h, v6.8h
+	WORD $0x0e678121 // gnu: smlal v1.4s, v9.4h, v7.4h
+	WORD $0x4e678121 // gnu: smlal2 v1.4s, v9.8h, v7.8h
+	ADD $260, R10, R12 // gnu: add x12, x10, #260
+	WORD $0x4c40a188 // gnu: ld1 {v8.16b, v9.16b}, [x12]
+	WORD $0x0e64c102 // gnu: smull v2.4s, v8.4h, v4.4h
+	WORD $0x4e648102 // gnu: smlal2 v2.4s, v8.8h, v4.8h
+	WORD $0x0e658122 // gnu: smlal v2.4s, v9.4h, v5.4h
+	WORD $0x4e658122 // gnu: smlal2 v2.4s, v9.8h, v5.8h
+	WORD $0x0e66c103 // gnu: smull v3.4s, v8.4h, v6.4h
+	WORD $0x4e668103 // gnu: smlal2 v3.4s, v8.8h, v6.8h
+	WORD $0x0e678123 // gnu: smlal v3.4s, v9.4h, v7.4h
+	WORD $0x4e678123 // gnu: smlal2 v3.4s, v9.8h, v7.8h
+	WORD $0x4ea1bc00 // gnu: addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea3bc42 // gnu: addp v2.4s, v2.4s, v3.4s
+	WORD $0x4ea2bc13 // gnu: addp v19.4s, v0.4s, v2.4s
+	WORD $0x4f00e410 // gnu: movi v16.16b, #0x0
+	WORD $0x4f00e411 // gnu: movi v17.16b, #0x0
+	WORD $0x3dc00400 // gnu: ldr q0, [x0, #16]
+	WORD $0x3dc00801 // gnu: ldr q1, [x0, #32]
+	WORD $0x3dc00682 // gnu: ldr q2, [x20, #16]
+	WORD $0x3dc00a83 // gnu: ldr q3, [x20, #32]
+	WORD $0x4e3f1c04 // gnu: and v4.16b, v0.16b, v31.16b
+	WORD $0x4e3f1c45 // gnu: and v5.16b, v2.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ed42a9c // gnu: trn1 v28.2d, v20.2d, v20.2d
+	WORD $0x3cc040fd // gnu: ldur q29, [x7, #4]
+	WORD $0x3cc0411e // gnu: ldur q30, [x8, #4]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc0413d // gnu: ldur q29, [x9, #4]
+	WORD $0x3cc0415e // gnu: ldur q30, [x10, #4]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x4e3f1c24 // gnu: and v4.16b, v1.16b, v31.16b
+	WORD $0x4e3f1c65 // gnu: and v5.16b, v3.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ed46a9c // gnu: trn2 v28.2d, v20.2d, v20.2d
+	WORD $0x3cc140fd // gnu: ldur q29, [x7, #20]
+	WORD $0x3cc1411e // gnu: ldur q30, [x8, #20]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc1413d // gnu: ldur q29, [x9, #20]
+	WORD $0x3cc1415e // gnu: ldur q30, [x10, #20]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0e0404 // gnu: ushr v4.16b, v0.16b, #2
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0e0445 // gnu: ushr v5.16b, v2.16b, #2
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ed52abc // gnu: trn1 v28.2d, v21.2d, v21.2d
+	WORD $0x3cc240fd // gnu: ldur q29, [x7, #36]
+	WORD $0x3cc2411e // gnu: ldur q30, [x8, #36]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc2413d // gnu: ldur q29, [x9, #36]
+	WORD $0x3cc2415e // gnu: ldur q30, [x10, #36]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0e0424 // gnu: ushr v4.16b, v1.16b, #2
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0e0465 // gnu: ushr v5.16b, v3.16b, #2
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ed56abc // gnu: trn2 v28.2d, v21.2d, v21.2d
+	WORD $0x3cc340fd // gnu: ldur q29, [x7, #52]
+	WORD $0x3cc3411e // gnu: ldur q30, [x8, #52]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc3413d // gnu: ldur q29, [x9, #52]
+	WORD $0x3cc3415e // gnu: ldur q30, [x10, #52]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0c0404 // gnu: ushr v4.16b, v0.16b, #4
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0c0445 // gnu: ushr v5.16b, v2.16b, #4
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ed62adc // gnu: trn1 v28.2d, v22.2d, v22.2d
+	WORD $0x3cc440fd // gnu: ldur q29, [x7, #68]
+	WORD $0x3cc4411e // gnu: ldur q30, [x8, #68]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc4413d // gnu: ldur q29, [x9, #68]
+	WORD $0x3cc4415e // gnu: ldur q30, [x10, #68]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0c0424 // gnu: ushr v4.16b, v1.16b, #4
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0c0465 // gnu: ushr v5.16b, v3.16b, #4
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ed66adc // gnu: trn2 v28.2d, v22.2d, v22.2d
+	WORD $0x3cc540fd // gnu: ldur q29, [x7, #84]
+	WORD $0x3cc5411e // gnu: ldur q30, [x8, #84]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc5413d // gnu: ldur q29, [x9, #84]
+	WORD $0x3cc5415e // gnu: ldur q30, [x10, #84]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0a0404 // gnu: ushr v4.16b, v0.16b, #6
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0a0445 // gnu: ushr v5.16b, v2.16b, #6
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ed72afc // gnu: trn1 v28.2d, v23.2d, v23.2d
+	WORD $0x3cc640fd // gnu: ldur q29, [x7, #100]
+	WORD $0x3cc6411e // gnu: ldur q30, [x8, #100]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc6413d // gnu: ldur q29, [x9, #100]
+	WORD $0x3cc6415e // gnu: ldur q30, [x10, #100]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0a0424 // gnu: ushr v4.16b, v1.16b, #6
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0a0465 // gnu: ushr v5.16b, v3.16b, #6
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ed76afc // gnu: trn2 v28.2d, v23.2d, v23.2d
+	WORD $0x3cc740fd // gnu: ldur q29, [x7, #116]
+	WORD $0x3cc7411e // gnu: ldur q30, [x8, #116]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc7413d // gnu: ldur q29, [x9, #116]
+	WORD $0x3cc7415e // gnu: ldur q30, [x10, #116]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x3dc00c00 // gnu: ldr q0, [x0, #48]
+	WORD $0x3dc01001 // gnu: ldr q1, [x0, #64]
+	WORD $0x3dc00e82 // gnu: ldr q2, [x20, #48]
+	WORD $0x3dc01283 // gnu: ldr q3, [x20, #64]
+	WORD $0x4e3f1c04 // gnu: and v4.16b, v0.16b, v31.16b
+	WORD $0x4e3f1c45 // gnu: and v5.16b, v2.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ecc299c // gnu: trn1 v28.2d, v12.2d, v12.2d
+	WORD $0x3cc840fd // gnu: ldur q29, [x7, #132]
+	WORD $0x3cc8411e // gnu: ldur q30, [x8, #132]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc8413d // gnu: ldur q29, [x9, #132]
+	WORD $0x3cc8415e // gnu: ldur q30, [x10, #132]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x4e3f1c24 // gnu: and v4.16b, v1.16b, v31.16b
+	WORD $0x4e3f1c65 // gnu: and v5.16b, v3.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ecc699c // gnu: trn2 v28.2d, v12.2d, v12.2d
+	WORD $0x3cc940fd // gnu: ldur q29, [x7, #148]
+	WORD $0x3cc9411e // gnu: ldur q30, [x8, #148]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cc9413d // gnu: ldur q29, [x9, #148]
+	WORD $0x3cc9415e // gnu: ldur q30, [x10, #148]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0e0404 // gnu: ushr v4.16b, v0.16b, #2
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0e0445 // gnu: ushr v5.16b, v2.16b, #2
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ecd29bc // gnu: trn1 v28.2d, v13.2d, v13.2d
+	WORD $0x3cca40fd // gnu: ldur q29, [x7, #164]
+	WORD $0x3cca411e // gnu: ldur q30, [x8, #164]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cca413d // gnu: ldur q29, [x9, #164]
+	WORD $0x3cca415e // gnu: ldur q30, [x10, #164]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0e0424 // gnu: ushr v4.16b, v1.16b, #2
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0e0465 // gnu: ushr v5.16b, v3.16b, #2
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ecd69bc // gnu: trn2 v28.2d, v13.2d, v13.2d
+	WORD $0x3ccb40fd // gnu: ldur q29, [x7, #180]
+	WORD $0x3ccb411e // gnu: ldur q30, [x8, #180]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3ccb413d // gnu: ldur q29, [x9, #180]
+	WORD $0x3ccb415e // gnu: ldur q30, [x10, #180]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0c0404 // gnu: ushr v4.16b, v0.16b, #4
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0c0445 // gnu: ushr v5.16b, v2.16b, #4
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ece29dc // gnu: trn1 v28.2d, v14.2d, v14.2d
+	WORD $0x3ccc40fd // gnu: ldur q29, [x7, #196]
+	WORD $0x3ccc411e // gnu: ldur q30, [x8, #196]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3ccc413d // gnu: ldur q29, [x9, #196]
+	WORD $0x3ccc415e // gnu: ldur q30, [x10, #196]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0c0424 // gnu: ushr v4.16b, v1.16b, #4
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0c0465 // gnu: ushr v5.16b, v3.16b, #4
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ece69dc // gnu: trn2 v28.2d, v14.2d, v14.2d
+	WORD $0x3ccd40fd // gnu: ldur q29, [x7, #212]
+	WORD $0x3ccd411e // gnu: ldur q30, [x8, #212]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3ccd413d // gnu: ldur q29, [x9, #212]
+	WORD $0x3ccd415e // gnu: ldur q30, [x10, #212]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0a0404 // gnu: ushr v4.16b, v0.16b, #6
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0a0445 // gnu: ushr v5.16b, v2.16b, #6
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ecf29fc // gnu: trn1 v28.2d, v15.2d, v15.2d
+	WORD $0x3cce40fd // gnu: ldur q29, [x7, #228]
+	WORD $0x3cce411e // gnu: ldur q30, [x8, #228]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3cce413d // gnu: ldur q29, [x9, #228]
+	WORD $0x3cce415e // gnu: ldur q30, [x10, #228]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0x6f0a0424 // gnu: ushr v4.16b, v1.16b, #6
+	WORD $0x4e3f1c84 // gnu: and v4.16b, v4.16b, v31.16b
+	WORD $0x6f0a0465 // gnu: ushr v5.16b, v3.16b, #6
+	WORD $0x4e3f1ca5 // gnu: and v5.16b, v5.16b, v31.16b
+	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
+	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
+	WORD $0x4ecf69fc // gnu: trn2 v28.2d, v15.2d, v15.2d
+	WORD $0x3ccf40fd // gnu: ldur q29, [x7, #244]
+	WORD $0x3ccf411e // gnu: ldur q30, [x8, #244]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
+	WORD $0x3ccf413d // gnu: ldur q29, [x9, #244]
+	WORD $0x3ccf415e // gnu: ldur q30, [x10, #244]
+	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
+	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
+	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
+	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
+	WORD $0x4ebc9551 // gnu: mla v17.4s, v10.4s, v28.4s
+	WORD $0xbd405000 // gnu: ldr s0, [x0, #80]
+	WORD $0xbd405281 // gnu: ldr s1, [x20, #80]
+	WORD $0x4e413802 // gnu: zip1 v2.8h, v0.8h, v1.8h
+	WORD $0x0e217842 // gnu: fcvtl v2.4s, v2.4h
+	WORD $0x4ec22843 // gnu: trn1 v3.2d, v2.2d, v2.2d
+	WORD $0x4ec26844 // gnu: trn2 v4.2d, v2.2d, v2.2d
+	WORD $0x4d40c8e5 // gnu: ld1r {v5.4s}, [x7]
+	WORD $0x4d40c906 // gnu: ld1r {v6.4s}, [x8]
+	WORD $0x4ec628a5 // gnu: trn1 v5.2d, v5.2d, v6.2d
+	WORD $0x6e25dc66 // gnu: fmul v6.4s, v3.4s, v5.4s
+	WORD $0x6e25dc87 // gnu: fmul v7.4s, v4.4s, v5.4s
+	WORD $0x4e21da10 // gnu: scvtf v16.4s, v16.4s
+	WORD $0x4e21da52 // gnu: scvtf v18.4s, v18.4s
+	WORD $0x4e26ce18 // gnu: fmla v24.4s, v16.4s, v6.4s
+	WORD $0x4e27ce59 // gnu: fmla v25.4s, v18.4s, v7.4s
+	WORD $0x4d40c925 // gnu: ld1r {v5.4s}, [x9]
+	WORD $0x4d40c946 // gnu: ld1r {v6.4s}, [x10]
+	WORD $0x4ec628a5 // gnu: trn1 v5.2d, v5.2d, v6.2d
+	WORD $0x6e25dc66 // gnu: fmul v6.4s, v3.4s, v5.4s
+	WORD $0x6e25dc87 // gnu: fmul v7.4s, v4.4s, v5.4s
+	WORD $0x4e21da31 // gnu: scvtf v17.4s, v17.4s
+	WORD $0x4e21da73 // gnu: scvtf v19.4s, v19.4s
+	WORD $0x4e26ce3a // gnu: fmla v26.4s, v17.4s, v6.4s
+	WORD $0x4e27ce7b // gnu: fmla v27.4s, v19.4s, v7.4s
+	ADD $84, R0, R0 // gnu: add x0, x0, #84
+	ADD $84, R20, R20 // gnu: add x20, x20, #84
 	ADD $292, R7, R7 // gnu: add x7, x7, #292
 	ADD $292, R8, R8 // gnu: add x8, x8, #292
 	ADD $292, R9, R9 // gnu: add x9, x9, #292

@@ -677,3 +677,13 @@ def fmaxnm4s(d, n, m):
 
 def fmaxnmv(d, n):
     return word(0x6E30C800 | n << 5 | d, f'fmaxnmv s{d}, v{n}.4s')
+
+
+def smlal_s(d, n, m):
+    """SMLAL Vd.4S, Vn.4H, Vm.4H."""
+    return word(three(0x0E608000, d, n, m), f'smlal v{d}.4s, v{n}.4h, v{m}.4h')
+
+
+def zip2_b(d, n, m):
+    """ZIP2 Vd.16B, Vn.16B, Vm.16B: n8, m8, n9, m9, ..."""
+    return word(three(0x4E007800, d, n, m), f'zip2 v{d}.16b, v{n}.16b, v{m}.16b')
