@@ -21,8 +21,8 @@ import (
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/hub"
 	"github.com/troupe-llm/troupe/server"
 	"github.com/troupe-llm/troupe/server/toolcall"
 )

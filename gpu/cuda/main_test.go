@@ -3,7 +3,7 @@ package cuda_test
 import (
 	"testing"
 
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 )
 

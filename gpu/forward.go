@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/model"
 )
 

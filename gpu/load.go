@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -72,6 +72,15 @@ type weights struct {
 	layers     []layerWeights
 }
 
+// Features is what the CUDA forward pass implements: the plain llama
+// transformer with rotate-half or adjacent rope (linear scaling and
+// per-frequency factors, both folded into the rope table the host
+// computes), q/k/v biases and q/k norms, and the matrices a loader has
+// split or shared (fused q/k/v and gate/up, a tied output). Load refuses a
+// model with any other feature of model.Features, by name.
+const Features = model.RopeNeox | model.RopeScaling | model.RopeFactors | model.LongRoPE |
+	model.QKVBias | model.QKNorm | model.FusedQKV | model.FusedGateUp | model.TiedOutput
+
 // kernelTypes maps the weight types the kernels read to their name suffix.
 var kernelTypes = map[compute.DType]string{
 	compute.F32: "f32", compute.F16: "f16", compute.BF16: "bf16",
@@ -83,17 +92,14 @@ var kernelTypes = map[compute.DType]string{
 // the KV cache. m stays the caller's; the Model keeps only its Config.
 func Load(m *model.Model, dev *cuda.Device, cc Config) (g *Model, err error) {
 	c := &m.Config
+	if err := model.CheckFeatures("CUDA", Features, m); err != nil {
+		return nil, fmt.Errorf("gpu: %w (it runs on the CPU only)", err)
+	}
 	switch {
 	case cc.NumBlocks <= 0 || cc.BlockSize <= 0 || cc.NumHostBlocks < 0:
 		return nil, fmt.Errorf("gpu: cache of %d blocks of %d tokens (%d on the host)", cc.NumBlocks, cc.BlockSize, cc.NumHostBlocks)
 	case c.HeadDim > 256:
 		return nil, fmt.Errorf("gpu: head dim %d > 256 is not supported by the attention kernel", c.HeadDim)
-	case c.Experts > 0:
-		return nil, fmt.Errorf("gpu: %s (mixture of experts) runs on the CPU only", c.Arch)
-	}
-	if c.PostNorms || c.SWALayers != nil || c.AttnSoftcap != 0 || c.FinalSoftcap != 0 || c.EmbedScale != 0 || c.NoRopeLayers != nil ||
-		c.QueryScale != 0 || (c.RopeAttnFactor != 0 && c.RopeAttnFactor != 1) || c.RopeYaRN != nil || c.AttnSinks || c.OBias {
-		return nil, fmt.Errorf("gpu: %s models run on the CPU only", c.Arch)
 	}
 	if need, free, ok := fits(m, dev, cc); !ok {
 		return nil, fmt.Errorf("gpu: the model and its KV cache need %.2f GiB, %s has %.2f GiB free", gib(need), dev.Name(), gib(free))

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/hub/hubtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/hub/hubtest"
 )
 
 const repoID = "karpathy/stories260K"

@@ -1,6 +1,6 @@
 // libcuda.cc: a fake libcuda.so.1 for troupe's CUDA test emulator (see
 // emu.h), with libcuda_exec.cc (modules, launches, graphs) and libcuda.h.
-// It exports every driver function compute/cuda binds and runs the work on
+// It exports every driver function gpu/cuda binds and runs the work on
 // the host: "device" memory is host memory, so a CUdeviceptr is a
 // host address; modules are the shared objects libnvrtc.cc builds; every
 // operation runs synchronously when it is queued, so streams and events are

@@ -1,7 +1,7 @@
 // Package gpu runs a model's forward pass on an NVIDIA GPU: the weights in
 // their GGUF types and the paged KV cache (as halves) in device memory, a
 // host tier of pinned memory for swapped-out blocks, and kernels compiled
-// at run time by NVRTC from kernels.cu (compute/cuda loads the driver, so
+// at run time by NVRTC from kernels.cu (gpu/cuda loads the driver, so
 // nothing of CUDA is needed to build or to run without a GPU).
 //
 // A Model has model.Model's Forward contract over its own cache: the same

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"runtime"
 
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 )
 
 // Decode steps are short and many: at batch 1 a step of a 1B model is a few

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/hub/hubtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/hub/hubtest"
 	"github.com/troupe-llm/troupe/model/safetensors"
 )
 

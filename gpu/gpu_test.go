@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
@@ -22,7 +22,7 @@ import (
 
 // These tests run on a CUDA device, or on the CUDA emulator where there is
 // none (see emu_test.go; CI runs them there). Run them on a GPU machine with
-//   go test ./model/gpu -v -run . -bench . -benchtime 20x
+//   go test ./gpu -v -run . -bench . -benchtime 20x
 
 // openDevice returns GPU 0 (or the emulator's device), or skips the test.
 func openDevice(t testing.TB) *cuda.Device {

@@ -1,5 +1,5 @@
 // emu.h: the device side of troupe's CUDA emulator, a TEST emulator that runs
-// CUDA kernels on the CPU so model/gpu's GPU tests run where there is no GPU
+// CUDA kernels on the CPU so gpu's GPU tests run where there is no GPU
 // (internal/cudaemu sets it up).
 //
 // kernels.cu includes it when built with -DTROUPE_EMU (the fake NVRTC in
