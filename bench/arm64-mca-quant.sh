@@ -6,7 +6,7 @@
 # figures: they are llvm-mca's scheduling models.
 #
 # Usage: bench/arm64-mca-quant.sh [llama.cpp source dir]   (default /work/peer/llama.cpp)
-#   MCA=llvm-mca CC=aarch64-linux-gnu-gcc AS=aarch64-linux-gnu-as
+#   MCA=llvm-mca CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ AS=aarch64-linux-gnu-as
 #   CPUS="neoverse-n1 apple-m1"   (llvm-mca -mcpu names; LLVM 14 schedules every
 #   Neoverse with its Cortex-A57 model: with LLVM 16 or later add neoverse-v2)
 #
@@ -30,15 +30,21 @@ cd "$(dirname "$0")/.."
 LLAMA=${1:-/work/peer/llama.cpp}
 MCA=${MCA:-llvm-mca}
 CC=${CC:-aarch64-linux-gnu-gcc}
+CXX=${CXX:-aarch64-linux-gnu-g++}
 AS=${AS:-aarch64-linux-gnu-as}
 CPUS=${CPUS:-neoverse-n1 apple-m1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for march in armv8-a armv8.2-a+dotprod; do
-	"$CC" -O3 -march="$march" -I"$LLAMA/ggml/include" -I"$LLAMA/ggml/src" -I"$LLAMA/ggml/src/ggml-cpu" \
-		-S "$LLAMA/ggml/src/ggml-cpu/arch/arm/quants.c" -o "$tmp/llama-$march.s"
+inc="-I$LLAMA/ggml/include -I$LLAMA/ggml/src -I$LLAMA/ggml/src/ggml-cpu"
+for march in armv8-a armv8.2-a+dotprod armv8.2-a+dotprod+i8mm; do
+	# shellcheck disable=SC2086
+	"$CC" -O3 -march="$march" $inc -S "$LLAMA/ggml/src/ggml-cpu/arch/arm/quants.c" -o "$tmp/llama-$march.s"
 done
+# The repacked GEMMs (C++), for the i8mm rows.
+# shellcheck disable=SC2086
+"$CXX" -std=c++17 -O3 -march=armv8.2-a+dotprod+i8mm $inc \
+	-S "$LLAMA/ggml/src/ggml-cpu/arch/arm/repack.cpp" -o "$tmp/llama-repack.s"
 
 exec python3 - "$tmp" "$MCA" "$AS" "$CPUS" <<'EOF'
 import re, subprocess, sys, glob, os
@@ -78,11 +84,13 @@ def troupe_loop(func, label):
     raise SystemExit(f'{func}: no loop at {label}')
 
 
-def llama_loop(sfile, func, inner):
+def llama_loop(sfile, func, inner=1, want=None):
     # The loop (label to backward branch, no calls) of func with the most
-    # vector instructions: the SIMD main loop, not the scalar tail. A loop
-    # nested in it (one GCC did not unroll) is written out inner times, its
-    # label and branch back dropped, so that an iteration is a whole one.
+    # vector instructions: the SIMD main loop, not the scalar tail; with
+    # want (an instruction), the innermost loop holding it (the i8mm path
+    # beside the dotprod one, or a GEMM's loop over a block's values). A
+    # loop nested in it (one GCC did not unroll) is written out inner times,
+    # its label and branch back dropped, so that an iteration is a whole one.
     text = open(sfile).read()
     body = text.split(f'\n{func}:\n')[1].split(f'.size\t{func},')[0]
     lines = [l.strip() for l in body.splitlines()]
@@ -99,7 +107,10 @@ def llama_loop(sfile, func, inner):
         if any(x.startswith('bl\t') for x in span):
             continue
         vec = sum(1 for x in span if re.search(r'\bv\d+\.', x))
-        if vec and (best is None or vec > best[0]):
+        if want:
+            if any(x.startswith(want + '\t') for x in span) and (best is None or j - i < best[2] - best[1]):
+                best = (vec, i, j)
+        elif vec and (best is None or vec > best[0]):
             best = (vec, i, j)
     _, i, j = best
     nested = [(k, m) for k, m in loops if i < k and m < j]
@@ -115,7 +126,7 @@ def llama_loop(sfile, func, inner):
 
 def cycles(loop, cpu):
     open(f'{tmp}/loop.s', 'w').write(loop)
-    r = subprocess.run([mca, '-mtriple=aarch64', f'-mcpu={cpu}', '-iterations=300', f'{tmp}/loop.s'],
+    r = subprocess.run([mca, '-mtriple=aarch64', f'-mcpu={cpu}', '-mattr=+dotprod,+i8mm', '-iterations=300', f'{tmp}/loop.s'],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f'{mca} -mcpu={cpu}: {r.stderr}')
@@ -140,6 +151,7 @@ ROWS = [
     ('Q4_1', 'dotprod', 'q4_1x1DotProd', 'gblock', 2, 'ggml_vec_dot_q4_1_q8_1', 'armv8.2-a+dotprod', 2),
     ('Q5_1', 'neon', 'q5_1x1NEON', 'gblock', 2, 'ggml_vec_dot_q5_1_q8_1', 'armv8-a', 2),
     ('Q5_1', 'dotprod', 'q5_1x1DotProd', 'gblock', 2, 'ggml_vec_dot_q5_1_q8_1', 'armv8.2-a+dotprod', 2),
+    ('IQ4_NL', 'neon', 'iq4_nlX1NEON', 'block', 8, 'ggml_vec_dot_iq4_nl_q8_0', 'armv8-a', 2),
     ('IQ4_NL', 'dotprod', 'iq4_nlX1DotProd', 'block', 8, 'ggml_vec_dot_iq4_nl_q8_0', 'armv8.2-a+dotprod', 2),
     ('IQ4_NL', 'dotprod', 'iq4_nlX4DotProd', 'block', 32, 'ggml_vec_dot_iq4_nl_q8_0', 'armv8.2-a+dotprod', 2),
     ('MXFP4', 'neon', 'mxfp4X1NEON', 'block', 8, 'ggml_vec_dot_mxfp4_q8_0', 'armv8-a', 2),
@@ -159,17 +171,26 @@ ROWS = [
     ('Q6_K', 'neon', 'q6_KNEON', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8-a', 1, 2),
     ('Q4_K', 'dotprod', 'q4_KDotProd', 'block', 1, 'ggml_vec_dot_q4_K_q8_K', 'armv8.2-a+dotprod', 1),
     ('Q6_K', 'dotprod', 'q6_KDotProd', 'block', 1, 'ggml_vec_dot_q6_K_q8_K', 'armv8.2-a+dotprod', 1),
+    # i8mm: the troupe kernels' super-block loop covers two weight rows by
+    # four activation rows (llama.cpp has no i8mm path for Q2_K on arm:
+    # its dotprod vec_dot); ggml_vec_dot_q4_K_q8_K's i8mm loop (nrc 2) two by
+    # two; the repacked GEMM's loop over a super-block's four 64-value
+    # parts eight weight rows by four activation rows, a quarter
+    # super-block (its per-super-block work outside that loop left out).
+    ('Q2_K', 'i8mm', 'q2_KX4I8MM', 'block', 8, 'ggml_vec_dot_q2_K_q8_K', 'armv8.2-a+dotprod+i8mm', 1),
+    ('Q4_K', 'i8mm', 'q4_KX4I8MM', 'block', 8, 'ggml_vec_dot_q4_K_q8_K', 'armv8.2-a+dotprod+i8mm', 4, 1, 'smmla'),
+    ('Q4_K', 'i8mm', 'q4_KX4I8MM', 'block', 8, 'ggml_gemm_q4_K_8x8_q8_K', 'repack', 8, 2, 'smmla'),
 ]
 
-print('| type | level | troupe kernel | CPU model | troupe cycles/block | llama.cpp cycles/block | ratio |')
-print('|---|---|---|---|---|---|---|')
+print('| type | level | troupe kernel | CPU model | troupe cycles/block | llama.cpp cycles/block | ratio | llama.cpp |')
+print('|---|---|---|---|---|---|---|---|')
 worst = 0
-for typ, level, func, label, rb, lfunc, march, lb, *inner in ROWS:
+for typ, level, func, label, rb, lfunc, march, lb, *opt in ROWS:
     ours = troupe_loop(func, label)
-    theirs = llama_loop(f'{tmp}/llama-{march}.s', lfunc, inner[0] if inner else 1)
+    theirs = llama_loop(f'{tmp}/llama-{march}.s', lfunc, *opt)
     for cpu in cpus:
         t, l = cycles(ours, cpu) / rb, cycles(theirs, cpu) / lb
         worst = max(worst, t / l)
-        print(f'| {typ} | {level} | {func} | {cpu} | {t:.2f} | {l:.2f} | {t / l:.2f}x |')
+        print(f'| {typ} | {level} | {func} | {cpu} | {t:.2f} | {l:.2f} | {t / l:.2f}x | {lfunc} |')
 print(f'\nworst ratio {worst:.2f}x (target ≤ 1.10x)', file=sys.stderr)
 EOF

@@ -43,8 +43,8 @@ for g in "${gens[@]}"; do python3 "$root/scripts/$g" --mca; done >"$tmp/loops.tx
 
 # Every WORD of the generated .s files against binutils.
 for s in "$root"/compute/kern_f_arm64.s "$root"/compute/quantize_act_arm64.s "$root"/compute/attn_arm64.s; do
-	grep -o 'WORD \$0x[0-9a-f]* // .*' "$s" | sort -u >"$tmp/words"
-	sed 's|.* // ||' "$tmp/words" >"$tmp/w.s"
+	grep -o 'WORD \$0x[0-9a-f]* // gnu: .*' "$s" | sort -u >"$tmp/words"
+	sed 's|.* // gnu: ||' "$tmp/words" >"$tmp/w.s"
 	aarch64-linux-gnu-as -march=armv8.2-a+fp16+dotprod "$tmp/w.s" -o "$tmp/w.o"
 	aarch64-linux-gnu-objdump -d "$tmp/w.o" | awk '/^ +[0-9a-f]+:/{print "0x" $2}' >"$tmp/want"
 	sed 's|WORD \$\(0x[0-9a-f]*\) .*|\1|' "$tmp/words" >"$tmp/got"

@@ -10,7 +10,7 @@ var asmQ8_0 = map[DType]*isaKernels[blockQ8_0]{
 	Q5_0: {NEON: q5_0NEON, DotProd: q5_0DotProd},
 	Q8_0: {NEON: q8_0NEON, DotProd: q8_0DotProd},
 
-	IQ4_NL: {DotProd: iq4_nlDotProd},
+	IQ4_NL: {NEON: iq4_nlNEON, DotProd: iq4_nlDotProd},
 
 	MXFP4: {NEON: mxfp4NEON, DotProd: mxfp4DotProd},
 }
@@ -21,9 +21,9 @@ var asmQ8_1 = map[DType]*isaKernels[blockQ8_1]{
 }
 
 var asmQ8_K = map[DType]*isaKernels[blockQ8_K]{
-	Q2_K: {NEON: q2_KNEONK, DotProd: q2_KDotProdK},
+	Q2_K: {NEON: q2_KNEONK, DotProd: q2_KDotProdK, I8MM: q2_KI8MMK},
 	Q3_K: {NEON: q3_KNEONK, DotProd: q3_KDotProdK},
-	Q4_K: {NEON: q4_KNEONK, DotProd: q4_KDotProdK},
+	Q4_K: {NEON: q4_KNEONK, DotProd: q4_KDotProdK, I8MM: q4_KI8MMK},
 	Q5_K: {NEON: q5_KNEONK, DotProd: q5_KDotProdK},
 	Q6_K: {NEON: q6_KNEONK, DotProd: q6_KDotProdK},
 

@@ -27,7 +27,7 @@ func DotRows(out, q []float32, rows []uint16, stride, n int) {
 	switch {
 	case hostISA > Generic && hd%64 == 0 && hd > 0: // amd64's and arm64's levels
 		dotRows64Asm(&q[0], &rows[0], stride*2, n, hd, &out[0])
-	case hostISA.x86() && hd%8 == 0 && hd > 0 && hd < 64:
+	case hostISA > Generic && hd%8 == 0 && hd > 0 && hd < 64: // amd64's and arm64's levels
 		dotRowsAsm(&q[0], &rows[0], stride*2, n, hd, &out[0])
 	default:
 		dotRowsGeneric(out, q, rows, stride, n)
@@ -94,7 +94,7 @@ func VKQRowsF16(out []float32, rows []uint16, stride int, ms, vs []float32) {
 	}
 	_ = rows[(n-1)*stride+hd-1]
 	_ = ms[n-1]
-	if hostISA.x86() && hd%8 == 0 {
+	if hostISA > Generic && hd%8 == 0 {
 		vkqRowsAsm(&out[0], &rows[0], stride*2, n, hd, &ms[0], &vs[0])
 		return
 	}

@@ -11,7 +11,7 @@
 // FP32ToFP16; a NaN stays a NaN, maybe with other payload bits), and back by
 // FCVTL.
 // Go's assembler lacks these vector instructions: they are WORDs, each with
-// its GNU spelling (scripts/arm64_neon.py encodes them).
+// its GNU spelling (scripts/arm64enc.py encodes them).
 
 // func dotRows64NEON(q *float32, k *uint16, stride, n, hd int, out *float32)
 TEXT ·dotRows64NEON(SB), NOSPLIT, $0-48
@@ -24,105 +24,105 @@ TEXT ·dotRows64NEON(SB), NOSPLIT, $0-48
 	LSR $6, R4
 	CBZ R3, done
 row:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
 	MOVD R1, R6
 	MOVD R0, R7
 	MOVD R4, R8
 chunk:
-	WORD $0x3dc000d0 // ldr q16, [x6, #0]
-	WORD $0x3dc000fc // ldr q28, [x7, #0]
-	WORD $0x0e217a14 // fcvtl v20.4s, v16.4h
-	WORD $0x4e3cce80 // fmla v0.4s, v20.4s, v28.4s
-	WORD $0x3dc004fd // ldr q29, [x7, #16]
-	WORD $0x4e217a15 // fcvtl2 v21.4s, v16.8h
-	WORD $0x4e3dcea1 // fmla v1.4s, v21.4s, v29.4s
-	WORD $0x3dc004d1 // ldr q17, [x6, #16]
-	WORD $0x3dc008fe // ldr q30, [x7, #32]
-	WORD $0x0e217a36 // fcvtl v22.4s, v17.4h
-	WORD $0x4e3ecec2 // fmla v2.4s, v22.4s, v30.4s
-	WORD $0x3dc00cff // ldr q31, [x7, #48]
-	WORD $0x4e217a37 // fcvtl2 v23.4s, v17.8h
-	WORD $0x4e3fcee3 // fmla v3.4s, v23.4s, v31.4s
-	WORD $0x3dc008d2 // ldr q18, [x6, #32]
-	WORD $0x3dc010fc // ldr q28, [x7, #64]
-	WORD $0x0e217a58 // fcvtl v24.4s, v18.4h
-	WORD $0x4e3ccf04 // fmla v4.4s, v24.4s, v28.4s
-	WORD $0x3dc014fd // ldr q29, [x7, #80]
-	WORD $0x4e217a59 // fcvtl2 v25.4s, v18.8h
-	WORD $0x4e3dcf25 // fmla v5.4s, v25.4s, v29.4s
-	WORD $0x3dc00cd3 // ldr q19, [x6, #48]
-	WORD $0x3dc018fe // ldr q30, [x7, #96]
-	WORD $0x0e217a7a // fcvtl v26.4s, v19.4h
-	WORD $0x4e3ecf46 // fmla v6.4s, v26.4s, v30.4s
-	WORD $0x3dc01cff // ldr q31, [x7, #112]
-	WORD $0x4e217a7b // fcvtl2 v27.4s, v19.8h
-	WORD $0x4e3fcf67 // fmla v7.4s, v27.4s, v31.4s
-	WORD $0x3dc010d0 // ldr q16, [x6, #64]
-	WORD $0x3dc020fc // ldr q28, [x7, #128]
-	WORD $0x0e217a14 // fcvtl v20.4s, v16.4h
-	WORD $0x4e3cce88 // fmla v8.4s, v20.4s, v28.4s
-	WORD $0x3dc024fd // ldr q29, [x7, #144]
-	WORD $0x4e217a15 // fcvtl2 v21.4s, v16.8h
-	WORD $0x4e3dcea9 // fmla v9.4s, v21.4s, v29.4s
-	WORD $0x3dc014d1 // ldr q17, [x6, #80]
-	WORD $0x3dc028fe // ldr q30, [x7, #160]
-	WORD $0x0e217a36 // fcvtl v22.4s, v17.4h
-	WORD $0x4e3ececa // fmla v10.4s, v22.4s, v30.4s
-	WORD $0x3dc02cff // ldr q31, [x7, #176]
-	WORD $0x4e217a37 // fcvtl2 v23.4s, v17.8h
-	WORD $0x4e3fceeb // fmla v11.4s, v23.4s, v31.4s
-	WORD $0x3dc018d2 // ldr q18, [x6, #96]
-	WORD $0x3dc030fc // ldr q28, [x7, #192]
-	WORD $0x0e217a58 // fcvtl v24.4s, v18.4h
-	WORD $0x4e3ccf0c // fmla v12.4s, v24.4s, v28.4s
-	WORD $0x3dc034fd // ldr q29, [x7, #208]
-	WORD $0x4e217a59 // fcvtl2 v25.4s, v18.8h
-	WORD $0x4e3dcf2d // fmla v13.4s, v25.4s, v29.4s
-	WORD $0x3dc01cd3 // ldr q19, [x6, #112]
-	WORD $0x3dc038fe // ldr q30, [x7, #224]
-	WORD $0x0e217a7a // fcvtl v26.4s, v19.4h
-	WORD $0x4e3ecf4e // fmla v14.4s, v26.4s, v30.4s
-	WORD $0x3dc03cff // ldr q31, [x7, #240]
-	WORD $0x4e217a7b // fcvtl2 v27.4s, v19.8h
-	WORD $0x4e3fcf6f // fmla v15.4s, v27.4s, v31.4s
+	WORD $0x3dc000d0 // gnu: ldr q16, [x6, #0]
+	WORD $0x3dc000fc // gnu: ldr q28, [x7, #0]
+	WORD $0x0e217a14 // gnu: fcvtl v20.4s, v16.4h
+	WORD $0x4e3cce80 // gnu: fmla v0.4s, v20.4s, v28.4s
+	WORD $0x3dc004fd // gnu: ldr q29, [x7, #16]
+	WORD $0x4e217a15 // gnu: fcvtl2 v21.4s, v16.8h
+	WORD $0x4e3dcea1 // gnu: fmla v1.4s, v21.4s, v29.4s
+	WORD $0x3dc004d1 // gnu: ldr q17, [x6, #16]
+	WORD $0x3dc008fe // gnu: ldr q30, [x7, #32]
+	WORD $0x0e217a36 // gnu: fcvtl v22.4s, v17.4h
+	WORD $0x4e3ecec2 // gnu: fmla v2.4s, v22.4s, v30.4s
+	WORD $0x3dc00cff // gnu: ldr q31, [x7, #48]
+	WORD $0x4e217a37 // gnu: fcvtl2 v23.4s, v17.8h
+	WORD $0x4e3fcee3 // gnu: fmla v3.4s, v23.4s, v31.4s
+	WORD $0x3dc008d2 // gnu: ldr q18, [x6, #32]
+	WORD $0x3dc010fc // gnu: ldr q28, [x7, #64]
+	WORD $0x0e217a58 // gnu: fcvtl v24.4s, v18.4h
+	WORD $0x4e3ccf04 // gnu: fmla v4.4s, v24.4s, v28.4s
+	WORD $0x3dc014fd // gnu: ldr q29, [x7, #80]
+	WORD $0x4e217a59 // gnu: fcvtl2 v25.4s, v18.8h
+	WORD $0x4e3dcf25 // gnu: fmla v5.4s, v25.4s, v29.4s
+	WORD $0x3dc00cd3 // gnu: ldr q19, [x6, #48]
+	WORD $0x3dc018fe // gnu: ldr q30, [x7, #96]
+	WORD $0x0e217a7a // gnu: fcvtl v26.4s, v19.4h
+	WORD $0x4e3ecf46 // gnu: fmla v6.4s, v26.4s, v30.4s
+	WORD $0x3dc01cff // gnu: ldr q31, [x7, #112]
+	WORD $0x4e217a7b // gnu: fcvtl2 v27.4s, v19.8h
+	WORD $0x4e3fcf67 // gnu: fmla v7.4s, v27.4s, v31.4s
+	WORD $0x3dc010d0 // gnu: ldr q16, [x6, #64]
+	WORD $0x3dc020fc // gnu: ldr q28, [x7, #128]
+	WORD $0x0e217a14 // gnu: fcvtl v20.4s, v16.4h
+	WORD $0x4e3cce88 // gnu: fmla v8.4s, v20.4s, v28.4s
+	WORD $0x3dc024fd // gnu: ldr q29, [x7, #144]
+	WORD $0x4e217a15 // gnu: fcvtl2 v21.4s, v16.8h
+	WORD $0x4e3dcea9 // gnu: fmla v9.4s, v21.4s, v29.4s
+	WORD $0x3dc014d1 // gnu: ldr q17, [x6, #80]
+	WORD $0x3dc028fe // gnu: ldr q30, [x7, #160]
+	WORD $0x0e217a36 // gnu: fcvtl v22.4s, v17.4h
+	WORD $0x4e3ececa // gnu: fmla v10.4s, v22.4s, v30.4s
+	WORD $0x3dc02cff // gnu: ldr q31, [x7, #176]
+	WORD $0x4e217a37 // gnu: fcvtl2 v23.4s, v17.8h
+	WORD $0x4e3fceeb // gnu: fmla v11.4s, v23.4s, v31.4s
+	WORD $0x3dc018d2 // gnu: ldr q18, [x6, #96]
+	WORD $0x3dc030fc // gnu: ldr q28, [x7, #192]
+	WORD $0x0e217a58 // gnu: fcvtl v24.4s, v18.4h
+	WORD $0x4e3ccf0c // gnu: fmla v12.4s, v24.4s, v28.4s
+	WORD $0x3dc034fd // gnu: ldr q29, [x7, #208]
+	WORD $0x4e217a59 // gnu: fcvtl2 v25.4s, v18.8h
+	WORD $0x4e3dcf2d // gnu: fmla v13.4s, v25.4s, v29.4s
+	WORD $0x3dc01cd3 // gnu: ldr q19, [x6, #112]
+	WORD $0x3dc038fe // gnu: ldr q30, [x7, #224]
+	WORD $0x0e217a7a // gnu: fcvtl v26.4s, v19.4h
+	WORD $0x4e3ecf4e // gnu: fmla v14.4s, v26.4s, v30.4s
+	WORD $0x3dc03cff // gnu: ldr q31, [x7, #240]
+	WORD $0x4e217a7b // gnu: fcvtl2 v27.4s, v19.8h
+	WORD $0x4e3fcf6f // gnu: fmla v15.4s, v27.4s, v31.4s
 	ADD $128, R6
 	ADD $256, R7
 	SUBS $1, R8
 	BNE chunk
-	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
-	WORD $0x4e2cd484 // fadd v4.4s, v4.4s, v12.4s
-	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD $0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
-	WORD $0x4e2dd4a5 // fadd v5.4s, v5.4s, v13.4s
-	WORD $0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	WORD $0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
-	WORD $0x4e2ed4c6 // fadd v6.4s, v6.4s, v14.4s
-	WORD $0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	WORD $0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
-	WORD $0x4e2fd4e7 // fadd v7.4s, v7.4s, v15.4s
-	WORD $0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	WORD $0x4e20d440 // fadd v0.4s, v2.4s, v0.4s
-	WORD $0x4e21d461 // fadd v1.4s, v3.4s, v1.4s
-	WORD $0x4e20d420 // fadd v0.4s, v1.4s, v0.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd0000a0 // str s0, [x5, #0]
+	WORD $0x4e28d400 // gnu: fadd v0.4s, v0.4s, v8.4s
+	WORD $0x4e2cd484 // gnu: fadd v4.4s, v4.4s, v12.4s
+	WORD $0x4e24d400 // gnu: fadd v0.4s, v0.4s, v4.4s
+	WORD $0x4e29d421 // gnu: fadd v1.4s, v1.4s, v9.4s
+	WORD $0x4e2dd4a5 // gnu: fadd v5.4s, v5.4s, v13.4s
+	WORD $0x4e25d421 // gnu: fadd v1.4s, v1.4s, v5.4s
+	WORD $0x4e2ad442 // gnu: fadd v2.4s, v2.4s, v10.4s
+	WORD $0x4e2ed4c6 // gnu: fadd v6.4s, v6.4s, v14.4s
+	WORD $0x4e26d442 // gnu: fadd v2.4s, v2.4s, v6.4s
+	WORD $0x4e2bd463 // gnu: fadd v3.4s, v3.4s, v11.4s
+	WORD $0x4e2fd4e7 // gnu: fadd v7.4s, v7.4s, v15.4s
+	WORD $0x4e27d463 // gnu: fadd v3.4s, v3.4s, v7.4s
+	WORD $0x4e20d440 // gnu: fadd v0.4s, v2.4s, v0.4s
+	WORD $0x4e21d461 // gnu: fadd v1.4s, v3.4s, v1.4s
+	WORD $0x4e20d420 // gnu: fadd v0.4s, v1.4s, v0.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd0000a0 // gnu: str s0, [x5]
 	ADD $4, R5
 	ADD R2, R1
 	SUBS $1, R3
@@ -138,10 +138,10 @@ TEXT ·f16sNEON(SB), NOSPLIT, $0-24
 	LSR $3, R2
 	CBZ R2, done
 loop:
-	WORD $0xad400420 // ldp q0, q1, [x1, #0]
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
-	WORD $0x4e216822 // fcvtn2 v2.8h, v1.4s
-	WORD $0x3d800002 // str q2, [x0, #0]
+	WORD $0xad400420 // gnu: ldp q0, q1, [x1, #0]
+	WORD $0x0e216802 // gnu: fcvtn v2.4h, v0.4s
+	WORD $0x4e216822 // gnu: fcvtn2 v2.8h, v1.4s
+	WORD $0x3d800002 // gnu: str q2, [x0, #0]
 	ADD $16, R0
 	ADD $32, R1
 	SUBS $1, R2
@@ -157,12 +157,12 @@ TEXT ·roundF16sNEON(SB), NOSPLIT, $0-24
 	LSR $3, R2
 	CBZ R2, done
 loop:
-	WORD $0xad400420 // ldp q0, q1, [x1, #0]
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
-	WORD $0x4e216822 // fcvtn2 v2.8h, v1.4s
-	WORD $0x0e217840 // fcvtl v0.4s, v2.4h
-	WORD $0x4e217841 // fcvtl2 v1.4s, v2.8h
-	WORD $0xad000400 // stp q0, q1, [x0, #0]
+	WORD $0xad400420 // gnu: ldp q0, q1, [x1, #0]
+	WORD $0x0e216802 // gnu: fcvtn v2.4h, v0.4s
+	WORD $0x4e216822 // gnu: fcvtn2 v2.8h, v1.4s
+	WORD $0x0e217840 // gnu: fcvtl v0.4s, v2.4h
+	WORD $0x4e217841 // gnu: fcvtl2 v1.4s, v2.8h
+	WORD $0xad000400 // gnu: stp q0, q1, [x0]
 	ADD $32, R0
 	ADD $32, R1
 	SUBS $1, R2

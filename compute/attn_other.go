@@ -2,10 +2,6 @@
 
 package compute
 
-func dotRowsAsm(q *float32, k *uint16, stride, n, hd int, out *float32) { panic("no assembly") }
-
-func vkqRowsAsm(out *float32, v *uint16, stride, n, hd int, ms, vs *float32) { panic("no assembly") }
-
 type (
 	dotGroupFunc func(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 	vkqGroupFunc func(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
@@ -25,7 +21,3 @@ func maxGroup(hd int) int { return 1 }
 func softmaxScan(vs, ms []float32, scale float32) { softmaxScanGeneric(vs, ms, scale) }
 
 func softmaxSum(vs, ms []float32) float32 { return softmaxSumGeneric(vs, ms) }
-
-func vkqRowsQ8_0Asm(out *float32, v *byte, stride, n, nb int, ms, vs *float32) { panic("no assembly") }
-
-func dotRowsQ8_0Asm(out []float32, q []blockQ8_0, rows []byte, stride, n int) bool { return false }

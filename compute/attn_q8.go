@@ -129,7 +129,7 @@ func VKQRowsQ8_0(out []float32, rows []byte, stride int, ms, vs []float32) {
 	}
 	_ = rows[(n-1)*stride+nb*Q8_0BlockBytes-1]
 	_ = ms[n-1]
-	if hostISA.x86() {
+	if hostISA > Generic {
 		vkqRowsQ8_0Asm(&out[0], &rows[0], stride, n, nb, &ms[0], &vs[0])
 		return
 	}

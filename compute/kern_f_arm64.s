@@ -26,7 +26,7 @@
 //     the activations split per step into 16 odd then 16 even elements.
 //
 // Go's assembler lacks these vector instructions: they are WORDs, each with
-// its GNU spelling (scripts/arm64_neon.py encodes them).
+// its GNU spelling (scripts/arm64enc.py encodes them).
 
 // func f32x4r1NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 TEXT ·f32x4r1NEON(SB), NOSPLIT, $0-80
@@ -48,22 +48,22 @@ TEXT ·f32x4r1NEON(SB), NOSPLIT, $0-80
 	MOVD R4, R19
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	ADD R1, R11, R12
@@ -73,82 +73,82 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc001d0 // ldr q16, [x14, #0]
-	WORD $0x3dc00151 // ldr q17, [x10, #0]
-	WORD $0x4e30ce20 // fmla v0.4s, v17.4s, v16.4s
-	WORD $0x3dc00172 // ldr q18, [x11, #0]
-	WORD $0x4e30ce44 // fmla v4.4s, v18.4s, v16.4s
-	WORD $0x3dc00193 // ldr q19, [x12, #0]
-	WORD $0x4e30ce68 // fmla v8.4s, v19.4s, v16.4s
-	WORD $0x3dc001b4 // ldr q20, [x13, #0]
-	WORD $0x4e30ce8c // fmla v12.4s, v20.4s, v16.4s
-	WORD $0x3dc005d0 // ldr q16, [x14, #16]
-	WORD $0x3dc00555 // ldr q21, [x10, #16]
-	WORD $0x4e30cea1 // fmla v1.4s, v21.4s, v16.4s
-	WORD $0x3dc00576 // ldr q22, [x11, #16]
-	WORD $0x4e30cec5 // fmla v5.4s, v22.4s, v16.4s
-	WORD $0x3dc00597 // ldr q23, [x12, #16]
-	WORD $0x4e30cee9 // fmla v9.4s, v23.4s, v16.4s
-	WORD $0x3dc005b8 // ldr q24, [x13, #16]
-	WORD $0x4e30cf0d // fmla v13.4s, v24.4s, v16.4s
-	WORD $0x3dc009d0 // ldr q16, [x14, #32]
-	WORD $0x3dc00959 // ldr q25, [x10, #32]
-	WORD $0x4e30cf22 // fmla v2.4s, v25.4s, v16.4s
-	WORD $0x3dc0097a // ldr q26, [x11, #32]
-	WORD $0x4e30cf46 // fmla v6.4s, v26.4s, v16.4s
-	WORD $0x3dc0099b // ldr q27, [x12, #32]
-	WORD $0x4e30cf6a // fmla v10.4s, v27.4s, v16.4s
-	WORD $0x3dc009bc // ldr q28, [x13, #32]
-	WORD $0x4e30cf8e // fmla v14.4s, v28.4s, v16.4s
-	WORD $0x3dc00dd0 // ldr q16, [x14, #48]
-	WORD $0x3dc00d5d // ldr q29, [x10, #48]
-	WORD $0x4e30cfa3 // fmla v3.4s, v29.4s, v16.4s
-	WORD $0x3dc00d7e // ldr q30, [x11, #48]
-	WORD $0x4e30cfc7 // fmla v7.4s, v30.4s, v16.4s
-	WORD $0x3dc00d9f // ldr q31, [x12, #48]
-	WORD $0x4e30cfeb // fmla v11.4s, v31.4s, v16.4s
-	WORD $0x3dc00db1 // ldr q17, [x13, #48]
-	WORD $0x4e30ce2f // fmla v15.4s, v17.4s, v16.4s
-	ADD $64, R10
-	ADD $64, R11
-	ADD $64, R12
-	ADD $64, R13
-	ADD $64, R14
+	WORD $0x3dc001d0 // gnu: ldr q16, [x14, #0]
+	WORD $0x3dc00151 // gnu: ldr q17, [x10, #0]
+	WORD $0x4e30ce20 // gnu: fmla v0.4s, v17.4s, v16.4s
+	WORD $0x3dc00172 // gnu: ldr q18, [x11, #0]
+	WORD $0x4e30ce44 // gnu: fmla v4.4s, v18.4s, v16.4s
+	WORD $0x3dc00193 // gnu: ldr q19, [x12, #0]
+	WORD $0x4e30ce68 // gnu: fmla v8.4s, v19.4s, v16.4s
+	WORD $0x3dc001b4 // gnu: ldr q20, [x13, #0]
+	WORD $0x4e30ce8c // gnu: fmla v12.4s, v20.4s, v16.4s
+	WORD $0x3dc005d0 // gnu: ldr q16, [x14, #16]
+	WORD $0x3dc00555 // gnu: ldr q21, [x10, #16]
+	WORD $0x4e30cea1 // gnu: fmla v1.4s, v21.4s, v16.4s
+	WORD $0x3dc00576 // gnu: ldr q22, [x11, #16]
+	WORD $0x4e30cec5 // gnu: fmla v5.4s, v22.4s, v16.4s
+	WORD $0x3dc00597 // gnu: ldr q23, [x12, #16]
+	WORD $0x4e30cee9 // gnu: fmla v9.4s, v23.4s, v16.4s
+	WORD $0x3dc005b8 // gnu: ldr q24, [x13, #16]
+	WORD $0x4e30cf0d // gnu: fmla v13.4s, v24.4s, v16.4s
+	WORD $0x3dc009d0 // gnu: ldr q16, [x14, #32]
+	WORD $0x3dc00959 // gnu: ldr q25, [x10, #32]
+	WORD $0x4e30cf22 // gnu: fmla v2.4s, v25.4s, v16.4s
+	WORD $0x3dc0097a // gnu: ldr q26, [x11, #32]
+	WORD $0x4e30cf46 // gnu: fmla v6.4s, v26.4s, v16.4s
+	WORD $0x3dc0099b // gnu: ldr q27, [x12, #32]
+	WORD $0x4e30cf6a // gnu: fmla v10.4s, v27.4s, v16.4s
+	WORD $0x3dc009bc // gnu: ldr q28, [x13, #32]
+	WORD $0x4e30cf8e // gnu: fmla v14.4s, v28.4s, v16.4s
+	WORD $0x3dc00dd0 // gnu: ldr q16, [x14, #48]
+	WORD $0x3dc00d5d // gnu: ldr q29, [x10, #48]
+	WORD $0x4e30cfa3 // gnu: fmla v3.4s, v29.4s, v16.4s
+	WORD $0x3dc00d7e // gnu: ldr q30, [x11, #48]
+	WORD $0x4e30cfc7 // gnu: fmla v7.4s, v30.4s, v16.4s
+	WORD $0x3dc00d9f // gnu: ldr q31, [x12, #48]
+	WORD $0x4e30cfeb // gnu: fmla v11.4s, v31.4s, v16.4s
+	WORD $0x3dc00db1 // gnu: ldr q17, [x13, #48]
+	WORD $0x4e30ce2f // gnu: fmla v15.4s, v17.4s, v16.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R11 // gnu: add x11, x11, #64
+	ADD $64, R12 // gnu: add x12, x12, #64
+	ADD $64, R13 // gnu: add x13, x13, #64
+	ADD $64, R14 // gnu: add x14, x14, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000664 // str s4, [x19, #4]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd000a68 // str s8, [x19, #8]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd000e6c // str s12, [x19, #12]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000664 // gnu: str s4, [x19, #4]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd000a68 // gnu: str s8, [x19, #8]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd000e6c // gnu: str s12, [x19, #12]
 	ADD R22, R0
 	ADD $16, R19
 	SUBS $1, R6
@@ -173,44 +173,44 @@ TEXT ·f32x1r1NEON(SB), NOSPLIT, $0-80
 	MOVD R4, R19
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	MOVD R7, R25
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc001c4 // ldr q4, [x14, #0]
-	WORD $0x3dc00145 // ldr q5, [x10, #0]
-	WORD $0x4e24cca0 // fmla v0.4s, v5.4s, v4.4s
-	WORD $0x3dc005c4 // ldr q4, [x14, #16]
-	WORD $0x3dc00546 // ldr q6, [x10, #16]
-	WORD $0x4e24ccc1 // fmla v1.4s, v6.4s, v4.4s
-	WORD $0x3dc009c4 // ldr q4, [x14, #32]
-	WORD $0x3dc00947 // ldr q7, [x10, #32]
-	WORD $0x4e24cce2 // fmla v2.4s, v7.4s, v4.4s
-	WORD $0x3dc00dc4 // ldr q4, [x14, #48]
-	WORD $0x3dc00d48 // ldr q8, [x10, #48]
-	WORD $0x4e24cd03 // fmla v3.4s, v8.4s, v4.4s
-	ADD $64, R10
-	ADD $64, R14
+	WORD $0x3dc001c4 // gnu: ldr q4, [x14, #0]
+	WORD $0x3dc00145 // gnu: ldr q5, [x10, #0]
+	WORD $0x4e24cca0 // gnu: fmla v0.4s, v5.4s, v4.4s
+	WORD $0x3dc005c4 // gnu: ldr q4, [x14, #16]
+	WORD $0x3dc00546 // gnu: ldr q6, [x10, #16]
+	WORD $0x4e24ccc1 // gnu: fmla v1.4s, v6.4s, v4.4s
+	WORD $0x3dc009c4 // gnu: ldr q4, [x14, #32]
+	WORD $0x3dc00947 // gnu: ldr q7, [x10, #32]
+	WORD $0x4e24cce2 // gnu: fmla v2.4s, v7.4s, v4.4s
+	WORD $0x3dc00dc4 // gnu: ldr q4, [x14, #48]
+	WORD $0x3dc00d48 // gnu: ldr q8, [x10, #48]
+	WORD $0x4e24cd03 // gnu: fmla v3.4s, v8.4s, v4.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R14 // gnu: add x14, x14, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
 	ADD R22, R0
 	ADD $4, R19
 	SUBS $1, R6
@@ -238,30 +238,30 @@ TEXT ·f32x3r2NEON(SB), NOSPLIT, $0-80
 	ADD R5, R19, R20
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
-	WORD $0x6f00e410 // movi v16.2d, #0
-	WORD $0x6f00e411 // movi v17.2d, #0
-	WORD $0x6f00e412 // movi v18.2d, #0
-	WORD $0x6f00e413 // movi v19.2d, #0
-	WORD $0x6f00e414 // movi v20.2d, #0
-	WORD $0x6f00e415 // movi v21.2d, #0
-	WORD $0x6f00e416 // movi v22.2d, #0
-	WORD $0x6f00e417 // movi v23.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
+	WORD $0x6f00e410 // gnu: movi v16.2d, #0
+	WORD $0x6f00e411 // gnu: movi v17.2d, #0
+	WORD $0x6f00e412 // gnu: movi v18.2d, #0
+	WORD $0x6f00e413 // gnu: movi v19.2d, #0
+	WORD $0x6f00e414 // gnu: movi v20.2d, #0
+	WORD $0x6f00e415 // gnu: movi v21.2d, #0
+	WORD $0x6f00e416 // gnu: movi v22.2d, #0
+	WORD $0x6f00e417 // gnu: movi v23.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	ADD R1, R11, R12
@@ -271,104 +271,104 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc001d8 // ldr q24, [x14, #0]
-	WORD $0x3dc001f9 // ldr q25, [x15, #0]
-	WORD $0x3dc0015a // ldr q26, [x10, #0]
-	WORD $0x4e38cf40 // fmla v0.4s, v26.4s, v24.4s
-	WORD $0x4e39cf44 // fmla v4.4s, v26.4s, v25.4s
-	WORD $0x3dc0017b // ldr q27, [x11, #0]
-	WORD $0x4e38cf68 // fmla v8.4s, v27.4s, v24.4s
-	WORD $0x4e39cf6c // fmla v12.4s, v27.4s, v25.4s
-	WORD $0x3dc0019c // ldr q28, [x12, #0]
-	WORD $0x4e38cf90 // fmla v16.4s, v28.4s, v24.4s
-	WORD $0x4e39cf94 // fmla v20.4s, v28.4s, v25.4s
-	WORD $0x3dc005d8 // ldr q24, [x14, #16]
-	WORD $0x3dc005f9 // ldr q25, [x15, #16]
-	WORD $0x3dc0055d // ldr q29, [x10, #16]
-	WORD $0x4e38cfa1 // fmla v1.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa5 // fmla v5.4s, v29.4s, v25.4s
-	WORD $0x3dc0057e // ldr q30, [x11, #16]
-	WORD $0x4e38cfc9 // fmla v9.4s, v30.4s, v24.4s
-	WORD $0x4e39cfcd // fmla v13.4s, v30.4s, v25.4s
-	WORD $0x3dc0059f // ldr q31, [x12, #16]
-	WORD $0x4e38cff1 // fmla v17.4s, v31.4s, v24.4s
-	WORD $0x4e39cff5 // fmla v21.4s, v31.4s, v25.4s
-	WORD $0x3dc009d8 // ldr q24, [x14, #32]
-	WORD $0x3dc009f9 // ldr q25, [x15, #32]
-	WORD $0x3dc0095a // ldr q26, [x10, #32]
-	WORD $0x4e38cf42 // fmla v2.4s, v26.4s, v24.4s
-	WORD $0x4e39cf46 // fmla v6.4s, v26.4s, v25.4s
-	WORD $0x3dc0097b // ldr q27, [x11, #32]
-	WORD $0x4e38cf6a // fmla v10.4s, v27.4s, v24.4s
-	WORD $0x4e39cf6e // fmla v14.4s, v27.4s, v25.4s
-	WORD $0x3dc0099c // ldr q28, [x12, #32]
-	WORD $0x4e38cf92 // fmla v18.4s, v28.4s, v24.4s
-	WORD $0x4e39cf96 // fmla v22.4s, v28.4s, v25.4s
-	WORD $0x3dc00dd8 // ldr q24, [x14, #48]
-	WORD $0x3dc00df9 // ldr q25, [x15, #48]
-	WORD $0x3dc00d5d // ldr q29, [x10, #48]
-	WORD $0x4e38cfa3 // fmla v3.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa7 // fmla v7.4s, v29.4s, v25.4s
-	WORD $0x3dc00d7e // ldr q30, [x11, #48]
-	WORD $0x4e38cfcb // fmla v11.4s, v30.4s, v24.4s
-	WORD $0x4e39cfcf // fmla v15.4s, v30.4s, v25.4s
-	WORD $0x3dc00d9f // ldr q31, [x12, #48]
-	WORD $0x4e38cff3 // fmla v19.4s, v31.4s, v24.4s
-	WORD $0x4e39cff7 // fmla v23.4s, v31.4s, v25.4s
-	ADD $64, R10
-	ADD $64, R11
-	ADD $64, R12
-	ADD $64, R14
-	ADD $64, R15
+	WORD $0x3dc001d8 // gnu: ldr q24, [x14, #0]
+	WORD $0x3dc001f9 // gnu: ldr q25, [x15, #0]
+	WORD $0x3dc0015a // gnu: ldr q26, [x10, #0]
+	WORD $0x4e38cf40 // gnu: fmla v0.4s, v26.4s, v24.4s
+	WORD $0x4e39cf44 // gnu: fmla v4.4s, v26.4s, v25.4s
+	WORD $0x3dc0017b // gnu: ldr q27, [x11, #0]
+	WORD $0x4e38cf68 // gnu: fmla v8.4s, v27.4s, v24.4s
+	WORD $0x4e39cf6c // gnu: fmla v12.4s, v27.4s, v25.4s
+	WORD $0x3dc0019c // gnu: ldr q28, [x12, #0]
+	WORD $0x4e38cf90 // gnu: fmla v16.4s, v28.4s, v24.4s
+	WORD $0x4e39cf94 // gnu: fmla v20.4s, v28.4s, v25.4s
+	WORD $0x3dc005d8 // gnu: ldr q24, [x14, #16]
+	WORD $0x3dc005f9 // gnu: ldr q25, [x15, #16]
+	WORD $0x3dc0055d // gnu: ldr q29, [x10, #16]
+	WORD $0x4e38cfa1 // gnu: fmla v1.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa5 // gnu: fmla v5.4s, v29.4s, v25.4s
+	WORD $0x3dc0057e // gnu: ldr q30, [x11, #16]
+	WORD $0x4e38cfc9 // gnu: fmla v9.4s, v30.4s, v24.4s
+	WORD $0x4e39cfcd // gnu: fmla v13.4s, v30.4s, v25.4s
+	WORD $0x3dc0059f // gnu: ldr q31, [x12, #16]
+	WORD $0x4e38cff1 // gnu: fmla v17.4s, v31.4s, v24.4s
+	WORD $0x4e39cff5 // gnu: fmla v21.4s, v31.4s, v25.4s
+	WORD $0x3dc009d8 // gnu: ldr q24, [x14, #32]
+	WORD $0x3dc009f9 // gnu: ldr q25, [x15, #32]
+	WORD $0x3dc0095a // gnu: ldr q26, [x10, #32]
+	WORD $0x4e38cf42 // gnu: fmla v2.4s, v26.4s, v24.4s
+	WORD $0x4e39cf46 // gnu: fmla v6.4s, v26.4s, v25.4s
+	WORD $0x3dc0097b // gnu: ldr q27, [x11, #32]
+	WORD $0x4e38cf6a // gnu: fmla v10.4s, v27.4s, v24.4s
+	WORD $0x4e39cf6e // gnu: fmla v14.4s, v27.4s, v25.4s
+	WORD $0x3dc0099c // gnu: ldr q28, [x12, #32]
+	WORD $0x4e38cf92 // gnu: fmla v18.4s, v28.4s, v24.4s
+	WORD $0x4e39cf96 // gnu: fmla v22.4s, v28.4s, v25.4s
+	WORD $0x3dc00dd8 // gnu: ldr q24, [x14, #48]
+	WORD $0x3dc00df9 // gnu: ldr q25, [x15, #48]
+	WORD $0x3dc00d5d // gnu: ldr q29, [x10, #48]
+	WORD $0x4e38cfa3 // gnu: fmla v3.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa7 // gnu: fmla v7.4s, v29.4s, v25.4s
+	WORD $0x3dc00d7e // gnu: ldr q30, [x11, #48]
+	WORD $0x4e38cfcb // gnu: fmla v11.4s, v30.4s, v24.4s
+	WORD $0x4e39cfcf // gnu: fmla v15.4s, v30.4s, v25.4s
+	WORD $0x3dc00d9f // gnu: ldr q31, [x12, #48]
+	WORD $0x4e38cff3 // gnu: fmla v19.4s, v31.4s, v24.4s
+	WORD $0x4e39cff7 // gnu: fmla v23.4s, v31.4s, v25.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R11 // gnu: add x11, x11, #64
+	ADD $64, R12 // gnu: add x12, x12, #64
+	ADD $64, R14 // gnu: add x14, x14, #64
+	ADD $64, R15 // gnu: add x15, x15, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd000668 // str s8, [x19, #4]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd00068c // str s12, [x20, #4]
-	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
-	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x6e104211 // ext v17.16b, v16.16b, v16.16b, #8
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x7e30da10 // faddp s16, v16.2s
-	WORD $0xbd000a70 // str s16, [x19, #8]
-	WORD $0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
-	WORD $0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x6e144295 // ext v21.16b, v20.16b, v20.16b, #8
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x7e30da94 // faddp s20, v20.2s
-	WORD $0xbd000a94 // str s20, [x20, #8]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd000668 // gnu: str s8, [x19, #4]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd00068c // gnu: str s12, [x20, #4]
+	WORD $0x4e32d610 // gnu: fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // gnu: fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x6e104211 // gnu: ext v17.16b, v16.16b, v16.16b, #8
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x7e30da10 // gnu: faddp s16, v16.2s
+	WORD $0xbd000a70 // gnu: str s16, [x19, #8]
+	WORD $0x4e36d694 // gnu: fadd v20.4s, v20.4s, v22.4s
+	WORD $0x4e37d6b5 // gnu: fadd v21.4s, v21.4s, v23.4s
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x6e144295 // gnu: ext v21.16b, v20.16b, v20.16b, #8
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x7e30da94 // gnu: faddp s20, v20.2s
+	WORD $0xbd000a94 // gnu: str s20, [x20, #8]
 	ADD R22, R0
 	ADD $12, R19
 	ADD $12, R20
@@ -395,14 +395,14 @@ TEXT ·f32x1r2NEON(SB), NOSPLIT, $0-80
 	ADD R5, R19, R20
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	ADD R3, R14, R15
@@ -410,50 +410,50 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc001c8 // ldr q8, [x14, #0]
-	WORD $0x3dc001e9 // ldr q9, [x15, #0]
-	WORD $0x3dc0014a // ldr q10, [x10, #0]
-	WORD $0x4e28cd40 // fmla v0.4s, v10.4s, v8.4s
-	WORD $0x4e29cd44 // fmla v4.4s, v10.4s, v9.4s
-	WORD $0x3dc005c8 // ldr q8, [x14, #16]
-	WORD $0x3dc005e9 // ldr q9, [x15, #16]
-	WORD $0x3dc0054b // ldr q11, [x10, #16]
-	WORD $0x4e28cd61 // fmla v1.4s, v11.4s, v8.4s
-	WORD $0x4e29cd65 // fmla v5.4s, v11.4s, v9.4s
-	WORD $0x3dc009c8 // ldr q8, [x14, #32]
-	WORD $0x3dc009e9 // ldr q9, [x15, #32]
-	WORD $0x3dc0094c // ldr q12, [x10, #32]
-	WORD $0x4e28cd82 // fmla v2.4s, v12.4s, v8.4s
-	WORD $0x4e29cd86 // fmla v6.4s, v12.4s, v9.4s
-	WORD $0x3dc00dc8 // ldr q8, [x14, #48]
-	WORD $0x3dc00de9 // ldr q9, [x15, #48]
-	WORD $0x3dc00d4d // ldr q13, [x10, #48]
-	WORD $0x4e28cda3 // fmla v3.4s, v13.4s, v8.4s
-	WORD $0x4e29cda7 // fmla v7.4s, v13.4s, v9.4s
-	ADD $64, R10
-	ADD $64, R14
-	ADD $64, R15
+	WORD $0x3dc001c8 // gnu: ldr q8, [x14, #0]
+	WORD $0x3dc001e9 // gnu: ldr q9, [x15, #0]
+	WORD $0x3dc0014a // gnu: ldr q10, [x10, #0]
+	WORD $0x4e28cd40 // gnu: fmla v0.4s, v10.4s, v8.4s
+	WORD $0x4e29cd44 // gnu: fmla v4.4s, v10.4s, v9.4s
+	WORD $0x3dc005c8 // gnu: ldr q8, [x14, #16]
+	WORD $0x3dc005e9 // gnu: ldr q9, [x15, #16]
+	WORD $0x3dc0054b // gnu: ldr q11, [x10, #16]
+	WORD $0x4e28cd61 // gnu: fmla v1.4s, v11.4s, v8.4s
+	WORD $0x4e29cd65 // gnu: fmla v5.4s, v11.4s, v9.4s
+	WORD $0x3dc009c8 // gnu: ldr q8, [x14, #32]
+	WORD $0x3dc009e9 // gnu: ldr q9, [x15, #32]
+	WORD $0x3dc0094c // gnu: ldr q12, [x10, #32]
+	WORD $0x4e28cd82 // gnu: fmla v2.4s, v12.4s, v8.4s
+	WORD $0x4e29cd86 // gnu: fmla v6.4s, v12.4s, v9.4s
+	WORD $0x3dc00dc8 // gnu: ldr q8, [x14, #48]
+	WORD $0x3dc00de9 // gnu: ldr q9, [x15, #48]
+	WORD $0x3dc00d4d // gnu: ldr q13, [x10, #48]
+	WORD $0x4e28cda3 // gnu: fmla v3.4s, v13.4s, v8.4s
+	WORD $0x4e29cda7 // gnu: fmla v7.4s, v13.4s, v9.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R14 // gnu: add x14, x14, #64
+	ADD $64, R15 // gnu: add x15, x15, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
 	ADD R22, R0
 	ADD $4, R19
 	ADD $4, R20
@@ -482,30 +482,30 @@ TEXT ·f32x2r3NEON(SB), NOSPLIT, $0-80
 	ADD R5, R20, R21
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
-	WORD $0x6f00e410 // movi v16.2d, #0
-	WORD $0x6f00e411 // movi v17.2d, #0
-	WORD $0x6f00e412 // movi v18.2d, #0
-	WORD $0x6f00e413 // movi v19.2d, #0
-	WORD $0x6f00e414 // movi v20.2d, #0
-	WORD $0x6f00e415 // movi v21.2d, #0
-	WORD $0x6f00e416 // movi v22.2d, #0
-	WORD $0x6f00e417 // movi v23.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
+	WORD $0x6f00e410 // gnu: movi v16.2d, #0
+	WORD $0x6f00e411 // gnu: movi v17.2d, #0
+	WORD $0x6f00e412 // gnu: movi v18.2d, #0
+	WORD $0x6f00e413 // gnu: movi v19.2d, #0
+	WORD $0x6f00e414 // gnu: movi v20.2d, #0
+	WORD $0x6f00e415 // gnu: movi v21.2d, #0
+	WORD $0x6f00e416 // gnu: movi v22.2d, #0
+	WORD $0x6f00e417 // gnu: movi v23.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	MOVD R2, R14
@@ -515,104 +515,104 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc001d8 // ldr q24, [x14, #0]
-	WORD $0x3dc001f9 // ldr q25, [x15, #0]
-	WORD $0x3dc0021a // ldr q26, [x16, #0]
-	WORD $0x3dc0015b // ldr q27, [x10, #0]
-	WORD $0x4e38cf60 // fmla v0.4s, v27.4s, v24.4s
-	WORD $0x4e39cf64 // fmla v4.4s, v27.4s, v25.4s
-	WORD $0x4e3acf68 // fmla v8.4s, v27.4s, v26.4s
-	WORD $0x3dc0017c // ldr q28, [x11, #0]
-	WORD $0x4e38cf8c // fmla v12.4s, v28.4s, v24.4s
-	WORD $0x4e39cf90 // fmla v16.4s, v28.4s, v25.4s
-	WORD $0x4e3acf94 // fmla v20.4s, v28.4s, v26.4s
-	WORD $0x3dc005d8 // ldr q24, [x14, #16]
-	WORD $0x3dc005f9 // ldr q25, [x15, #16]
-	WORD $0x3dc0061a // ldr q26, [x16, #16]
-	WORD $0x3dc0055d // ldr q29, [x10, #16]
-	WORD $0x4e38cfa1 // fmla v1.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa5 // fmla v5.4s, v29.4s, v25.4s
-	WORD $0x4e3acfa9 // fmla v9.4s, v29.4s, v26.4s
-	WORD $0x3dc0057e // ldr q30, [x11, #16]
-	WORD $0x4e38cfcd // fmla v13.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd1 // fmla v17.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd5 // fmla v21.4s, v30.4s, v26.4s
-	WORD $0x3dc009d8 // ldr q24, [x14, #32]
-	WORD $0x3dc009f9 // ldr q25, [x15, #32]
-	WORD $0x3dc00a1a // ldr q26, [x16, #32]
-	WORD $0x3dc0095f // ldr q31, [x10, #32]
-	WORD $0x4e38cfe2 // fmla v2.4s, v31.4s, v24.4s
-	WORD $0x4e39cfe6 // fmla v6.4s, v31.4s, v25.4s
-	WORD $0x4e3acfea // fmla v10.4s, v31.4s, v26.4s
-	WORD $0x3dc0097b // ldr q27, [x11, #32]
-	WORD $0x4e38cf6e // fmla v14.4s, v27.4s, v24.4s
-	WORD $0x4e39cf72 // fmla v18.4s, v27.4s, v25.4s
-	WORD $0x4e3acf76 // fmla v22.4s, v27.4s, v26.4s
-	WORD $0x3dc00dd8 // ldr q24, [x14, #48]
-	WORD $0x3dc00df9 // ldr q25, [x15, #48]
-	WORD $0x3dc00e1a // ldr q26, [x16, #48]
-	WORD $0x3dc00d5c // ldr q28, [x10, #48]
-	WORD $0x4e38cf83 // fmla v3.4s, v28.4s, v24.4s
-	WORD $0x4e39cf87 // fmla v7.4s, v28.4s, v25.4s
-	WORD $0x4e3acf8b // fmla v11.4s, v28.4s, v26.4s
-	WORD $0x3dc00d7d // ldr q29, [x11, #48]
-	WORD $0x4e38cfaf // fmla v15.4s, v29.4s, v24.4s
-	WORD $0x4e39cfb3 // fmla v19.4s, v29.4s, v25.4s
-	WORD $0x4e3acfb7 // fmla v23.4s, v29.4s, v26.4s
-	ADD $64, R10
-	ADD $64, R11
-	ADD $64, R14
-	ADD $64, R15
-	ADD $64, R16
+	WORD $0x3dc001d8 // gnu: ldr q24, [x14, #0]
+	WORD $0x3dc001f9 // gnu: ldr q25, [x15, #0]
+	WORD $0x3dc0021a // gnu: ldr q26, [x16, #0]
+	WORD $0x3dc0015b // gnu: ldr q27, [x10, #0]
+	WORD $0x4e38cf60 // gnu: fmla v0.4s, v27.4s, v24.4s
+	WORD $0x4e39cf64 // gnu: fmla v4.4s, v27.4s, v25.4s
+	WORD $0x4e3acf68 // gnu: fmla v8.4s, v27.4s, v26.4s
+	WORD $0x3dc0017c // gnu: ldr q28, [x11, #0]
+	WORD $0x4e38cf8c // gnu: fmla v12.4s, v28.4s, v24.4s
+	WORD $0x4e39cf90 // gnu: fmla v16.4s, v28.4s, v25.4s
+	WORD $0x4e3acf94 // gnu: fmla v20.4s, v28.4s, v26.4s
+	WORD $0x3dc005d8 // gnu: ldr q24, [x14, #16]
+	WORD $0x3dc005f9 // gnu: ldr q25, [x15, #16]
+	WORD $0x3dc0061a // gnu: ldr q26, [x16, #16]
+	WORD $0x3dc0055d // gnu: ldr q29, [x10, #16]
+	WORD $0x4e38cfa1 // gnu: fmla v1.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa5 // gnu: fmla v5.4s, v29.4s, v25.4s
+	WORD $0x4e3acfa9 // gnu: fmla v9.4s, v29.4s, v26.4s
+	WORD $0x3dc0057e // gnu: ldr q30, [x11, #16]
+	WORD $0x4e38cfcd // gnu: fmla v13.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd1 // gnu: fmla v17.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd5 // gnu: fmla v21.4s, v30.4s, v26.4s
+	WORD $0x3dc009d8 // gnu: ldr q24, [x14, #32]
+	WORD $0x3dc009f9 // gnu: ldr q25, [x15, #32]
+	WORD $0x3dc00a1a // gnu: ldr q26, [x16, #32]
+	WORD $0x3dc0095f // gnu: ldr q31, [x10, #32]
+	WORD $0x4e38cfe2 // gnu: fmla v2.4s, v31.4s, v24.4s
+	WORD $0x4e39cfe6 // gnu: fmla v6.4s, v31.4s, v25.4s
+	WORD $0x4e3acfea // gnu: fmla v10.4s, v31.4s, v26.4s
+	WORD $0x3dc0097b // gnu: ldr q27, [x11, #32]
+	WORD $0x4e38cf6e // gnu: fmla v14.4s, v27.4s, v24.4s
+	WORD $0x4e39cf72 // gnu: fmla v18.4s, v27.4s, v25.4s
+	WORD $0x4e3acf76 // gnu: fmla v22.4s, v27.4s, v26.4s
+	WORD $0x3dc00dd8 // gnu: ldr q24, [x14, #48]
+	WORD $0x3dc00df9 // gnu: ldr q25, [x15, #48]
+	WORD $0x3dc00e1a // gnu: ldr q26, [x16, #48]
+	WORD $0x3dc00d5c // gnu: ldr q28, [x10, #48]
+	WORD $0x4e38cf83 // gnu: fmla v3.4s, v28.4s, v24.4s
+	WORD $0x4e39cf87 // gnu: fmla v7.4s, v28.4s, v25.4s
+	WORD $0x4e3acf8b // gnu: fmla v11.4s, v28.4s, v26.4s
+	WORD $0x3dc00d7d // gnu: ldr q29, [x11, #48]
+	WORD $0x4e38cfaf // gnu: fmla v15.4s, v29.4s, v24.4s
+	WORD $0x4e39cfb3 // gnu: fmla v19.4s, v29.4s, v25.4s
+	WORD $0x4e3acfb7 // gnu: fmla v23.4s, v29.4s, v26.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R11 // gnu: add x11, x11, #64
+	ADD $64, R14 // gnu: add x14, x14, #64
+	ADD $64, R15 // gnu: add x15, x15, #64
+	ADD $64, R16 // gnu: add x16, x16, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd0002a8 // str s8, [x21, #0]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd00066c // str s12, [x19, #4]
-	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
-	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x6e104211 // ext v17.16b, v16.16b, v16.16b, #8
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x7e30da10 // faddp s16, v16.2s
-	WORD $0xbd000690 // str s16, [x20, #4]
-	WORD $0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
-	WORD $0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x6e144295 // ext v21.16b, v20.16b, v20.16b, #8
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x7e30da94 // faddp s20, v20.2s
-	WORD $0xbd0006b4 // str s20, [x21, #4]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd0002a8 // gnu: str s8, [x21]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd00066c // gnu: str s12, [x19, #4]
+	WORD $0x4e32d610 // gnu: fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // gnu: fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x6e104211 // gnu: ext v17.16b, v16.16b, v16.16b, #8
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x7e30da10 // gnu: faddp s16, v16.2s
+	WORD $0xbd000690 // gnu: str s16, [x20, #4]
+	WORD $0x4e36d694 // gnu: fadd v20.4s, v20.4s, v22.4s
+	WORD $0x4e37d6b5 // gnu: fadd v21.4s, v21.4s, v23.4s
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x6e144295 // gnu: ext v21.16b, v20.16b, v20.16b, #8
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x7e30da94 // gnu: faddp s20, v20.2s
+	WORD $0xbd0006b4 // gnu: str s20, [x21, #4]
 	ADD R22, R0
 	ADD $8, R19
 	ADD $8, R20
@@ -641,18 +641,18 @@ TEXT ·f32x1r3NEON(SB), NOSPLIT, $0-80
 	ADD R5, R20, R21
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	ADD R3, R14, R15
@@ -661,66 +661,66 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc001cc // ldr q12, [x14, #0]
-	WORD $0x3dc001ed // ldr q13, [x15, #0]
-	WORD $0x3dc0020e // ldr q14, [x16, #0]
-	WORD $0x3dc0014f // ldr q15, [x10, #0]
-	WORD $0x4e2ccde0 // fmla v0.4s, v15.4s, v12.4s
-	WORD $0x4e2dcde4 // fmla v4.4s, v15.4s, v13.4s
-	WORD $0x4e2ecde8 // fmla v8.4s, v15.4s, v14.4s
-	WORD $0x3dc005cc // ldr q12, [x14, #16]
-	WORD $0x3dc005ed // ldr q13, [x15, #16]
-	WORD $0x3dc0060e // ldr q14, [x16, #16]
-	WORD $0x3dc00550 // ldr q16, [x10, #16]
-	WORD $0x4e2cce01 // fmla v1.4s, v16.4s, v12.4s
-	WORD $0x4e2dce05 // fmla v5.4s, v16.4s, v13.4s
-	WORD $0x4e2ece09 // fmla v9.4s, v16.4s, v14.4s
-	WORD $0x3dc009cc // ldr q12, [x14, #32]
-	WORD $0x3dc009ed // ldr q13, [x15, #32]
-	WORD $0x3dc00a0e // ldr q14, [x16, #32]
-	WORD $0x3dc00951 // ldr q17, [x10, #32]
-	WORD $0x4e2cce22 // fmla v2.4s, v17.4s, v12.4s
-	WORD $0x4e2dce26 // fmla v6.4s, v17.4s, v13.4s
-	WORD $0x4e2ece2a // fmla v10.4s, v17.4s, v14.4s
-	WORD $0x3dc00dcc // ldr q12, [x14, #48]
-	WORD $0x3dc00ded // ldr q13, [x15, #48]
-	WORD $0x3dc00e0e // ldr q14, [x16, #48]
-	WORD $0x3dc00d52 // ldr q18, [x10, #48]
-	WORD $0x4e2cce43 // fmla v3.4s, v18.4s, v12.4s
-	WORD $0x4e2dce47 // fmla v7.4s, v18.4s, v13.4s
-	WORD $0x4e2ece4b // fmla v11.4s, v18.4s, v14.4s
-	ADD $64, R10
-	ADD $64, R14
-	ADD $64, R15
-	ADD $64, R16
+	WORD $0x3dc001cc // gnu: ldr q12, [x14, #0]
+	WORD $0x3dc001ed // gnu: ldr q13, [x15, #0]
+	WORD $0x3dc0020e // gnu: ldr q14, [x16, #0]
+	WORD $0x3dc0014f // gnu: ldr q15, [x10, #0]
+	WORD $0x4e2ccde0 // gnu: fmla v0.4s, v15.4s, v12.4s
+	WORD $0x4e2dcde4 // gnu: fmla v4.4s, v15.4s, v13.4s
+	WORD $0x4e2ecde8 // gnu: fmla v8.4s, v15.4s, v14.4s
+	WORD $0x3dc005cc // gnu: ldr q12, [x14, #16]
+	WORD $0x3dc005ed // gnu: ldr q13, [x15, #16]
+	WORD $0x3dc0060e // gnu: ldr q14, [x16, #16]
+	WORD $0x3dc00550 // gnu: ldr q16, [x10, #16]
+	WORD $0x4e2cce01 // gnu: fmla v1.4s, v16.4s, v12.4s
+	WORD $0x4e2dce05 // gnu: fmla v5.4s, v16.4s, v13.4s
+	WORD $0x4e2ece09 // gnu: fmla v9.4s, v16.4s, v14.4s
+	WORD $0x3dc009cc // gnu: ldr q12, [x14, #32]
+	WORD $0x3dc009ed // gnu: ldr q13, [x15, #32]
+	WORD $0x3dc00a0e // gnu: ldr q14, [x16, #32]
+	WORD $0x3dc00951 // gnu: ldr q17, [x10, #32]
+	WORD $0x4e2cce22 // gnu: fmla v2.4s, v17.4s, v12.4s
+	WORD $0x4e2dce26 // gnu: fmla v6.4s, v17.4s, v13.4s
+	WORD $0x4e2ece2a // gnu: fmla v10.4s, v17.4s, v14.4s
+	WORD $0x3dc00dcc // gnu: ldr q12, [x14, #48]
+	WORD $0x3dc00ded // gnu: ldr q13, [x15, #48]
+	WORD $0x3dc00e0e // gnu: ldr q14, [x16, #48]
+	WORD $0x3dc00d52 // gnu: ldr q18, [x10, #48]
+	WORD $0x4e2cce43 // gnu: fmla v3.4s, v18.4s, v12.4s
+	WORD $0x4e2dce47 // gnu: fmla v7.4s, v18.4s, v13.4s
+	WORD $0x4e2ece4b // gnu: fmla v11.4s, v18.4s, v14.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R14 // gnu: add x14, x14, #64
+	ADD $64, R15 // gnu: add x15, x15, #64
+	ADD $64, R16 // gnu: add x16, x16, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd0002a8 // str s8, [x21, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd0002a8 // gnu: str s8, [x21]
 	ADD R22, R0
 	ADD $4, R19
 	ADD $4, R20
@@ -750,22 +750,22 @@ TEXT ·f16x4r1NEON(SB), NOSPLIT, $0-80
 	MOVD R4, R19
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	ADD R1, R11, R12
@@ -775,90 +775,90 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc00151 // ldr q17, [x10, #0]
-	WORD $0x3dc00172 // ldr q18, [x11, #0]
-	WORD $0x3dc00193 // ldr q19, [x12, #0]
-	WORD $0x3dc001b4 // ldr q20, [x13, #0]
-	WORD $0x3dc001d0 // ldr q16, [x14, #0]
-	WORD $0x0e217a35 // fcvtl v21.4s, v17.4h
-	WORD $0x4e30cea0 // fmla v0.4s, v21.4s, v16.4s
-	WORD $0x0e217a56 // fcvtl v22.4s, v18.4h
-	WORD $0x4e30cec4 // fmla v4.4s, v22.4s, v16.4s
-	WORD $0x0e217a77 // fcvtl v23.4s, v19.4h
-	WORD $0x4e30cee8 // fmla v8.4s, v23.4s, v16.4s
-	WORD $0x0e217a98 // fcvtl v24.4s, v20.4h
-	WORD $0x4e30cf0c // fmla v12.4s, v24.4s, v16.4s
-	WORD $0x3dc005d0 // ldr q16, [x14, #16]
-	WORD $0x4e217a39 // fcvtl2 v25.4s, v17.8h
-	WORD $0x4e30cf21 // fmla v1.4s, v25.4s, v16.4s
-	WORD $0x4e217a5a // fcvtl2 v26.4s, v18.8h
-	WORD $0x4e30cf45 // fmla v5.4s, v26.4s, v16.4s
-	WORD $0x4e217a7b // fcvtl2 v27.4s, v19.8h
-	WORD $0x4e30cf69 // fmla v9.4s, v27.4s, v16.4s
-	WORD $0x4e217a9c // fcvtl2 v28.4s, v20.8h
-	WORD $0x4e30cf8d // fmla v13.4s, v28.4s, v16.4s
-	WORD $0x3dc00551 // ldr q17, [x10, #16]
-	WORD $0x3dc00572 // ldr q18, [x11, #16]
-	WORD $0x3dc00593 // ldr q19, [x12, #16]
-	WORD $0x3dc005b4 // ldr q20, [x13, #16]
-	WORD $0x3dc009d0 // ldr q16, [x14, #32]
-	WORD $0x0e217a3d // fcvtl v29.4s, v17.4h
-	WORD $0x4e30cfa2 // fmla v2.4s, v29.4s, v16.4s
-	WORD $0x0e217a5e // fcvtl v30.4s, v18.4h
-	WORD $0x4e30cfc6 // fmla v6.4s, v30.4s, v16.4s
-	WORD $0x0e217a7f // fcvtl v31.4s, v19.4h
-	WORD $0x4e30cfea // fmla v10.4s, v31.4s, v16.4s
-	WORD $0x0e217a95 // fcvtl v21.4s, v20.4h
-	WORD $0x4e30ceae // fmla v14.4s, v21.4s, v16.4s
-	WORD $0x3dc00dd0 // ldr q16, [x14, #48]
-	WORD $0x4e217a36 // fcvtl2 v22.4s, v17.8h
-	WORD $0x4e30cec3 // fmla v3.4s, v22.4s, v16.4s
-	WORD $0x4e217a57 // fcvtl2 v23.4s, v18.8h
-	WORD $0x4e30cee7 // fmla v7.4s, v23.4s, v16.4s
-	WORD $0x4e217a78 // fcvtl2 v24.4s, v19.8h
-	WORD $0x4e30cf0b // fmla v11.4s, v24.4s, v16.4s
-	WORD $0x4e217a99 // fcvtl2 v25.4s, v20.8h
-	WORD $0x4e30cf2f // fmla v15.4s, v25.4s, v16.4s
-	ADD $32, R10
-	ADD $32, R11
-	ADD $32, R12
-	ADD $32, R13
-	ADD $64, R14
+	WORD $0x3dc00151 // gnu: ldr q17, [x10, #0]
+	WORD $0x3dc00172 // gnu: ldr q18, [x11, #0]
+	WORD $0x3dc00193 // gnu: ldr q19, [x12, #0]
+	WORD $0x3dc001b4 // gnu: ldr q20, [x13, #0]
+	WORD $0x3dc001d0 // gnu: ldr q16, [x14, #0]
+	WORD $0x0e217a35 // gnu: fcvtl v21.4s, v17.4h
+	WORD $0x4e30cea0 // gnu: fmla v0.4s, v21.4s, v16.4s
+	WORD $0x0e217a56 // gnu: fcvtl v22.4s, v18.4h
+	WORD $0x4e30cec4 // gnu: fmla v4.4s, v22.4s, v16.4s
+	WORD $0x0e217a77 // gnu: fcvtl v23.4s, v19.4h
+	WORD $0x4e30cee8 // gnu: fmla v8.4s, v23.4s, v16.4s
+	WORD $0x0e217a98 // gnu: fcvtl v24.4s, v20.4h
+	WORD $0x4e30cf0c // gnu: fmla v12.4s, v24.4s, v16.4s
+	WORD $0x3dc005d0 // gnu: ldr q16, [x14, #16]
+	WORD $0x4e217a39 // gnu: fcvtl2 v25.4s, v17.8h
+	WORD $0x4e30cf21 // gnu: fmla v1.4s, v25.4s, v16.4s
+	WORD $0x4e217a5a // gnu: fcvtl2 v26.4s, v18.8h
+	WORD $0x4e30cf45 // gnu: fmla v5.4s, v26.4s, v16.4s
+	WORD $0x4e217a7b // gnu: fcvtl2 v27.4s, v19.8h
+	WORD $0x4e30cf69 // gnu: fmla v9.4s, v27.4s, v16.4s
+	WORD $0x4e217a9c // gnu: fcvtl2 v28.4s, v20.8h
+	WORD $0x4e30cf8d // gnu: fmla v13.4s, v28.4s, v16.4s
+	WORD $0x3dc00551 // gnu: ldr q17, [x10, #16]
+	WORD $0x3dc00572 // gnu: ldr q18, [x11, #16]
+	WORD $0x3dc00593 // gnu: ldr q19, [x12, #16]
+	WORD $0x3dc005b4 // gnu: ldr q20, [x13, #16]
+	WORD $0x3dc009d0 // gnu: ldr q16, [x14, #32]
+	WORD $0x0e217a3d // gnu: fcvtl v29.4s, v17.4h
+	WORD $0x4e30cfa2 // gnu: fmla v2.4s, v29.4s, v16.4s
+	WORD $0x0e217a5e // gnu: fcvtl v30.4s, v18.4h
+	WORD $0x4e30cfc6 // gnu: fmla v6.4s, v30.4s, v16.4s
+	WORD $0x0e217a7f // gnu: fcvtl v31.4s, v19.4h
+	WORD $0x4e30cfea // gnu: fmla v10.4s, v31.4s, v16.4s
+	WORD $0x0e217a95 // gnu: fcvtl v21.4s, v20.4h
+	WORD $0x4e30ceae // gnu: fmla v14.4s, v21.4s, v16.4s
+	WORD $0x3dc00dd0 // gnu: ldr q16, [x14, #48]
+	WORD $0x4e217a36 // gnu: fcvtl2 v22.4s, v17.8h
+	WORD $0x4e30cec3 // gnu: fmla v3.4s, v22.4s, v16.4s
+	WORD $0x4e217a57 // gnu: fcvtl2 v23.4s, v18.8h
+	WORD $0x4e30cee7 // gnu: fmla v7.4s, v23.4s, v16.4s
+	WORD $0x4e217a78 // gnu: fcvtl2 v24.4s, v19.8h
+	WORD $0x4e30cf0b // gnu: fmla v11.4s, v24.4s, v16.4s
+	WORD $0x4e217a99 // gnu: fcvtl2 v25.4s, v20.8h
+	WORD $0x4e30cf2f // gnu: fmla v15.4s, v25.4s, v16.4s
+	ADD $32, R10 // gnu: add x10, x10, #32
+	ADD $32, R11 // gnu: add x11, x11, #32
+	ADD $32, R12 // gnu: add x12, x12, #32
+	ADD $32, R13 // gnu: add x13, x13, #32
+	ADD $64, R14 // gnu: add x14, x14, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000664 // str s4, [x19, #4]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd000a68 // str s8, [x19, #8]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd000e6c // str s12, [x19, #12]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000664 // gnu: str s4, [x19, #4]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd000a68 // gnu: str s8, [x19, #8]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd000e6c // gnu: str s12, [x19, #12]
 	ADD R22, R0
 	ADD $16, R19
 	SUBS $1, R6
@@ -883,46 +883,46 @@ TEXT ·f16x1r1NEON(SB), NOSPLIT, $0-80
 	MOVD R4, R19
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	MOVD R7, R25
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc00145 // ldr q5, [x10, #0]
-	WORD $0x3dc001c4 // ldr q4, [x14, #0]
-	WORD $0x0e2178a6 // fcvtl v6.4s, v5.4h
-	WORD $0x4e24ccc0 // fmla v0.4s, v6.4s, v4.4s
-	WORD $0x3dc005c4 // ldr q4, [x14, #16]
-	WORD $0x4e2178a7 // fcvtl2 v7.4s, v5.8h
-	WORD $0x4e24cce1 // fmla v1.4s, v7.4s, v4.4s
-	WORD $0x3dc00545 // ldr q5, [x10, #16]
-	WORD $0x3dc009c4 // ldr q4, [x14, #32]
-	WORD $0x0e2178a8 // fcvtl v8.4s, v5.4h
-	WORD $0x4e24cd02 // fmla v2.4s, v8.4s, v4.4s
-	WORD $0x3dc00dc4 // ldr q4, [x14, #48]
-	WORD $0x4e2178a9 // fcvtl2 v9.4s, v5.8h
-	WORD $0x4e24cd23 // fmla v3.4s, v9.4s, v4.4s
-	ADD $32, R10
-	ADD $64, R14
+	WORD $0x3dc00145 // gnu: ldr q5, [x10, #0]
+	WORD $0x3dc001c4 // gnu: ldr q4, [x14, #0]
+	WORD $0x0e2178a6 // gnu: fcvtl v6.4s, v5.4h
+	WORD $0x4e24ccc0 // gnu: fmla v0.4s, v6.4s, v4.4s
+	WORD $0x3dc005c4 // gnu: ldr q4, [x14, #16]
+	WORD $0x4e2178a7 // gnu: fcvtl2 v7.4s, v5.8h
+	WORD $0x4e24cce1 // gnu: fmla v1.4s, v7.4s, v4.4s
+	WORD $0x3dc00545 // gnu: ldr q5, [x10, #16]
+	WORD $0x3dc009c4 // gnu: ldr q4, [x14, #32]
+	WORD $0x0e2178a8 // gnu: fcvtl v8.4s, v5.4h
+	WORD $0x4e24cd02 // gnu: fmla v2.4s, v8.4s, v4.4s
+	WORD $0x3dc00dc4 // gnu: ldr q4, [x14, #48]
+	WORD $0x4e2178a9 // gnu: fcvtl2 v9.4s, v5.8h
+	WORD $0x4e24cd23 // gnu: fmla v3.4s, v9.4s, v4.4s
+	ADD $32, R10 // gnu: add x10, x10, #32
+	ADD $64, R14 // gnu: add x14, x14, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
 	ADD R22, R0
 	ADD $4, R19
 	SUBS $1, R6
@@ -950,30 +950,30 @@ TEXT ·f16x3r2NEON(SB), NOSPLIT, $0-80
 	ADD R5, R19, R20
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
-	WORD $0x6f00e410 // movi v16.2d, #0
-	WORD $0x6f00e411 // movi v17.2d, #0
-	WORD $0x6f00e412 // movi v18.2d, #0
-	WORD $0x6f00e413 // movi v19.2d, #0
-	WORD $0x6f00e414 // movi v20.2d, #0
-	WORD $0x6f00e415 // movi v21.2d, #0
-	WORD $0x6f00e416 // movi v22.2d, #0
-	WORD $0x6f00e417 // movi v23.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
+	WORD $0x6f00e410 // gnu: movi v16.2d, #0
+	WORD $0x6f00e411 // gnu: movi v17.2d, #0
+	WORD $0x6f00e412 // gnu: movi v18.2d, #0
+	WORD $0x6f00e413 // gnu: movi v19.2d, #0
+	WORD $0x6f00e414 // gnu: movi v20.2d, #0
+	WORD $0x6f00e415 // gnu: movi v21.2d, #0
+	WORD $0x6f00e416 // gnu: movi v22.2d, #0
+	WORD $0x6f00e417 // gnu: movi v23.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	ADD R1, R11, R12
@@ -983,110 +983,110 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc0015a // ldr q26, [x10, #0]
-	WORD $0x3dc0017b // ldr q27, [x11, #0]
-	WORD $0x3dc0019c // ldr q28, [x12, #0]
-	WORD $0x3dc001d8 // ldr q24, [x14, #0]
-	WORD $0x3dc001f9 // ldr q25, [x15, #0]
-	WORD $0x0e217b5d // fcvtl v29.4s, v26.4h
-	WORD $0x4e38cfa0 // fmla v0.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa4 // fmla v4.4s, v29.4s, v25.4s
-	WORD $0x0e217b7e // fcvtl v30.4s, v27.4h
-	WORD $0x4e38cfc8 // fmla v8.4s, v30.4s, v24.4s
-	WORD $0x4e39cfcc // fmla v12.4s, v30.4s, v25.4s
-	WORD $0x0e217b9f // fcvtl v31.4s, v28.4h
-	WORD $0x4e38cff0 // fmla v16.4s, v31.4s, v24.4s
-	WORD $0x4e39cff4 // fmla v20.4s, v31.4s, v25.4s
-	WORD $0x3dc005d8 // ldr q24, [x14, #16]
-	WORD $0x3dc005f9 // ldr q25, [x15, #16]
-	WORD $0x4e217b5d // fcvtl2 v29.4s, v26.8h
-	WORD $0x4e38cfa1 // fmla v1.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa5 // fmla v5.4s, v29.4s, v25.4s
-	WORD $0x4e217b7e // fcvtl2 v30.4s, v27.8h
-	WORD $0x4e38cfc9 // fmla v9.4s, v30.4s, v24.4s
-	WORD $0x4e39cfcd // fmla v13.4s, v30.4s, v25.4s
-	WORD $0x4e217b9f // fcvtl2 v31.4s, v28.8h
-	WORD $0x4e38cff1 // fmla v17.4s, v31.4s, v24.4s
-	WORD $0x4e39cff5 // fmla v21.4s, v31.4s, v25.4s
-	WORD $0x3dc0055a // ldr q26, [x10, #16]
-	WORD $0x3dc0057b // ldr q27, [x11, #16]
-	WORD $0x3dc0059c // ldr q28, [x12, #16]
-	WORD $0x3dc009d8 // ldr q24, [x14, #32]
-	WORD $0x3dc009f9 // ldr q25, [x15, #32]
-	WORD $0x0e217b5d // fcvtl v29.4s, v26.4h
-	WORD $0x4e38cfa2 // fmla v2.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa6 // fmla v6.4s, v29.4s, v25.4s
-	WORD $0x0e217b7e // fcvtl v30.4s, v27.4h
-	WORD $0x4e38cfca // fmla v10.4s, v30.4s, v24.4s
-	WORD $0x4e39cfce // fmla v14.4s, v30.4s, v25.4s
-	WORD $0x0e217b9f // fcvtl v31.4s, v28.4h
-	WORD $0x4e38cff2 // fmla v18.4s, v31.4s, v24.4s
-	WORD $0x4e39cff6 // fmla v22.4s, v31.4s, v25.4s
-	WORD $0x3dc00dd8 // ldr q24, [x14, #48]
-	WORD $0x3dc00df9 // ldr q25, [x15, #48]
-	WORD $0x4e217b5d // fcvtl2 v29.4s, v26.8h
-	WORD $0x4e38cfa3 // fmla v3.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa7 // fmla v7.4s, v29.4s, v25.4s
-	WORD $0x4e217b7e // fcvtl2 v30.4s, v27.8h
-	WORD $0x4e38cfcb // fmla v11.4s, v30.4s, v24.4s
-	WORD $0x4e39cfcf // fmla v15.4s, v30.4s, v25.4s
-	WORD $0x4e217b9f // fcvtl2 v31.4s, v28.8h
-	WORD $0x4e38cff3 // fmla v19.4s, v31.4s, v24.4s
-	WORD $0x4e39cff7 // fmla v23.4s, v31.4s, v25.4s
-	ADD $32, R10
-	ADD $32, R11
-	ADD $32, R12
-	ADD $64, R14
-	ADD $64, R15
+	WORD $0x3dc0015a // gnu: ldr q26, [x10, #0]
+	WORD $0x3dc0017b // gnu: ldr q27, [x11, #0]
+	WORD $0x3dc0019c // gnu: ldr q28, [x12, #0]
+	WORD $0x3dc001d8 // gnu: ldr q24, [x14, #0]
+	WORD $0x3dc001f9 // gnu: ldr q25, [x15, #0]
+	WORD $0x0e217b5d // gnu: fcvtl v29.4s, v26.4h
+	WORD $0x4e38cfa0 // gnu: fmla v0.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa4 // gnu: fmla v4.4s, v29.4s, v25.4s
+	WORD $0x0e217b7e // gnu: fcvtl v30.4s, v27.4h
+	WORD $0x4e38cfc8 // gnu: fmla v8.4s, v30.4s, v24.4s
+	WORD $0x4e39cfcc // gnu: fmla v12.4s, v30.4s, v25.4s
+	WORD $0x0e217b9f // gnu: fcvtl v31.4s, v28.4h
+	WORD $0x4e38cff0 // gnu: fmla v16.4s, v31.4s, v24.4s
+	WORD $0x4e39cff4 // gnu: fmla v20.4s, v31.4s, v25.4s
+	WORD $0x3dc005d8 // gnu: ldr q24, [x14, #16]
+	WORD $0x3dc005f9 // gnu: ldr q25, [x15, #16]
+	WORD $0x4e217b5d // gnu: fcvtl2 v29.4s, v26.8h
+	WORD $0x4e38cfa1 // gnu: fmla v1.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa5 // gnu: fmla v5.4s, v29.4s, v25.4s
+	WORD $0x4e217b7e // gnu: fcvtl2 v30.4s, v27.8h
+	WORD $0x4e38cfc9 // gnu: fmla v9.4s, v30.4s, v24.4s
+	WORD $0x4e39cfcd // gnu: fmla v13.4s, v30.4s, v25.4s
+	WORD $0x4e217b9f // gnu: fcvtl2 v31.4s, v28.8h
+	WORD $0x4e38cff1 // gnu: fmla v17.4s, v31.4s, v24.4s
+	WORD $0x4e39cff5 // gnu: fmla v21.4s, v31.4s, v25.4s
+	WORD $0x3dc0055a // gnu: ldr q26, [x10, #16]
+	WORD $0x3dc0057b // gnu: ldr q27, [x11, #16]
+	WORD $0x3dc0059c // gnu: ldr q28, [x12, #16]
+	WORD $0x3dc009d8 // gnu: ldr q24, [x14, #32]
+	WORD $0x3dc009f9 // gnu: ldr q25, [x15, #32]
+	WORD $0x0e217b5d // gnu: fcvtl v29.4s, v26.4h
+	WORD $0x4e38cfa2 // gnu: fmla v2.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa6 // gnu: fmla v6.4s, v29.4s, v25.4s
+	WORD $0x0e217b7e // gnu: fcvtl v30.4s, v27.4h
+	WORD $0x4e38cfca // gnu: fmla v10.4s, v30.4s, v24.4s
+	WORD $0x4e39cfce // gnu: fmla v14.4s, v30.4s, v25.4s
+	WORD $0x0e217b9f // gnu: fcvtl v31.4s, v28.4h
+	WORD $0x4e38cff2 // gnu: fmla v18.4s, v31.4s, v24.4s
+	WORD $0x4e39cff6 // gnu: fmla v22.4s, v31.4s, v25.4s
+	WORD $0x3dc00dd8 // gnu: ldr q24, [x14, #48]
+	WORD $0x3dc00df9 // gnu: ldr q25, [x15, #48]
+	WORD $0x4e217b5d // gnu: fcvtl2 v29.4s, v26.8h
+	WORD $0x4e38cfa3 // gnu: fmla v3.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa7 // gnu: fmla v7.4s, v29.4s, v25.4s
+	WORD $0x4e217b7e // gnu: fcvtl2 v30.4s, v27.8h
+	WORD $0x4e38cfcb // gnu: fmla v11.4s, v30.4s, v24.4s
+	WORD $0x4e39cfcf // gnu: fmla v15.4s, v30.4s, v25.4s
+	WORD $0x4e217b9f // gnu: fcvtl2 v31.4s, v28.8h
+	WORD $0x4e38cff3 // gnu: fmla v19.4s, v31.4s, v24.4s
+	WORD $0x4e39cff7 // gnu: fmla v23.4s, v31.4s, v25.4s
+	ADD $32, R10 // gnu: add x10, x10, #32
+	ADD $32, R11 // gnu: add x11, x11, #32
+	ADD $32, R12 // gnu: add x12, x12, #32
+	ADD $64, R14 // gnu: add x14, x14, #64
+	ADD $64, R15 // gnu: add x15, x15, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd000668 // str s8, [x19, #4]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd00068c // str s12, [x20, #4]
-	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
-	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x6e104211 // ext v17.16b, v16.16b, v16.16b, #8
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x7e30da10 // faddp s16, v16.2s
-	WORD $0xbd000a70 // str s16, [x19, #8]
-	WORD $0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
-	WORD $0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x6e144295 // ext v21.16b, v20.16b, v20.16b, #8
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x7e30da94 // faddp s20, v20.2s
-	WORD $0xbd000a94 // str s20, [x20, #8]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd000668 // gnu: str s8, [x19, #4]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd00068c // gnu: str s12, [x20, #4]
+	WORD $0x4e32d610 // gnu: fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // gnu: fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x6e104211 // gnu: ext v17.16b, v16.16b, v16.16b, #8
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x7e30da10 // gnu: faddp s16, v16.2s
+	WORD $0xbd000a70 // gnu: str s16, [x19, #8]
+	WORD $0x4e36d694 // gnu: fadd v20.4s, v20.4s, v22.4s
+	WORD $0x4e37d6b5 // gnu: fadd v21.4s, v21.4s, v23.4s
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x6e144295 // gnu: ext v21.16b, v20.16b, v20.16b, #8
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x7e30da94 // gnu: faddp s20, v20.2s
+	WORD $0xbd000a94 // gnu: str s20, [x20, #8]
 	ADD R22, R0
 	ADD $12, R19
 	ADD $12, R20
@@ -1113,14 +1113,14 @@ TEXT ·f16x1r2NEON(SB), NOSPLIT, $0-80
 	ADD R5, R19, R20
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	ADD R3, R14, R15
@@ -1128,52 +1128,52 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc0014a // ldr q10, [x10, #0]
-	WORD $0x3dc001c8 // ldr q8, [x14, #0]
-	WORD $0x3dc001e9 // ldr q9, [x15, #0]
-	WORD $0x0e21794b // fcvtl v11.4s, v10.4h
-	WORD $0x4e28cd60 // fmla v0.4s, v11.4s, v8.4s
-	WORD $0x4e29cd64 // fmla v4.4s, v11.4s, v9.4s
-	WORD $0x3dc005c8 // ldr q8, [x14, #16]
-	WORD $0x3dc005e9 // ldr q9, [x15, #16]
-	WORD $0x4e21794c // fcvtl2 v12.4s, v10.8h
-	WORD $0x4e28cd81 // fmla v1.4s, v12.4s, v8.4s
-	WORD $0x4e29cd85 // fmla v5.4s, v12.4s, v9.4s
-	WORD $0x3dc0054a // ldr q10, [x10, #16]
-	WORD $0x3dc009c8 // ldr q8, [x14, #32]
-	WORD $0x3dc009e9 // ldr q9, [x15, #32]
-	WORD $0x0e21794d // fcvtl v13.4s, v10.4h
-	WORD $0x4e28cda2 // fmla v2.4s, v13.4s, v8.4s
-	WORD $0x4e29cda6 // fmla v6.4s, v13.4s, v9.4s
-	WORD $0x3dc00dc8 // ldr q8, [x14, #48]
-	WORD $0x3dc00de9 // ldr q9, [x15, #48]
-	WORD $0x4e21794e // fcvtl2 v14.4s, v10.8h
-	WORD $0x4e28cdc3 // fmla v3.4s, v14.4s, v8.4s
-	WORD $0x4e29cdc7 // fmla v7.4s, v14.4s, v9.4s
-	ADD $32, R10
-	ADD $64, R14
-	ADD $64, R15
+	WORD $0x3dc0014a // gnu: ldr q10, [x10, #0]
+	WORD $0x3dc001c8 // gnu: ldr q8, [x14, #0]
+	WORD $0x3dc001e9 // gnu: ldr q9, [x15, #0]
+	WORD $0x0e21794b // gnu: fcvtl v11.4s, v10.4h
+	WORD $0x4e28cd60 // gnu: fmla v0.4s, v11.4s, v8.4s
+	WORD $0x4e29cd64 // gnu: fmla v4.4s, v11.4s, v9.4s
+	WORD $0x3dc005c8 // gnu: ldr q8, [x14, #16]
+	WORD $0x3dc005e9 // gnu: ldr q9, [x15, #16]
+	WORD $0x4e21794c // gnu: fcvtl2 v12.4s, v10.8h
+	WORD $0x4e28cd81 // gnu: fmla v1.4s, v12.4s, v8.4s
+	WORD $0x4e29cd85 // gnu: fmla v5.4s, v12.4s, v9.4s
+	WORD $0x3dc0054a // gnu: ldr q10, [x10, #16]
+	WORD $0x3dc009c8 // gnu: ldr q8, [x14, #32]
+	WORD $0x3dc009e9 // gnu: ldr q9, [x15, #32]
+	WORD $0x0e21794d // gnu: fcvtl v13.4s, v10.4h
+	WORD $0x4e28cda2 // gnu: fmla v2.4s, v13.4s, v8.4s
+	WORD $0x4e29cda6 // gnu: fmla v6.4s, v13.4s, v9.4s
+	WORD $0x3dc00dc8 // gnu: ldr q8, [x14, #48]
+	WORD $0x3dc00de9 // gnu: ldr q9, [x15, #48]
+	WORD $0x4e21794e // gnu: fcvtl2 v14.4s, v10.8h
+	WORD $0x4e28cdc3 // gnu: fmla v3.4s, v14.4s, v8.4s
+	WORD $0x4e29cdc7 // gnu: fmla v7.4s, v14.4s, v9.4s
+	ADD $32, R10 // gnu: add x10, x10, #32
+	ADD $64, R14 // gnu: add x14, x14, #64
+	ADD $64, R15 // gnu: add x15, x15, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
 	ADD R22, R0
 	ADD $4, R19
 	ADD $4, R20
@@ -1202,30 +1202,30 @@ TEXT ·f16x2r3NEON(SB), NOSPLIT, $0-80
 	ADD R5, R20, R21
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
-	WORD $0x6f00e410 // movi v16.2d, #0
-	WORD $0x6f00e411 // movi v17.2d, #0
-	WORD $0x6f00e412 // movi v18.2d, #0
-	WORD $0x6f00e413 // movi v19.2d, #0
-	WORD $0x6f00e414 // movi v20.2d, #0
-	WORD $0x6f00e415 // movi v21.2d, #0
-	WORD $0x6f00e416 // movi v22.2d, #0
-	WORD $0x6f00e417 // movi v23.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
+	WORD $0x6f00e410 // gnu: movi v16.2d, #0
+	WORD $0x6f00e411 // gnu: movi v17.2d, #0
+	WORD $0x6f00e412 // gnu: movi v18.2d, #0
+	WORD $0x6f00e413 // gnu: movi v19.2d, #0
+	WORD $0x6f00e414 // gnu: movi v20.2d, #0
+	WORD $0x6f00e415 // gnu: movi v21.2d, #0
+	WORD $0x6f00e416 // gnu: movi v22.2d, #0
+	WORD $0x6f00e417 // gnu: movi v23.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	MOVD R2, R14
@@ -1235,108 +1235,108 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc0015b // ldr q27, [x10, #0]
-	WORD $0x3dc0017c // ldr q28, [x11, #0]
-	WORD $0x3dc001d8 // ldr q24, [x14, #0]
-	WORD $0x3dc001f9 // ldr q25, [x15, #0]
-	WORD $0x3dc0021a // ldr q26, [x16, #0]
-	WORD $0x0e217b7d // fcvtl v29.4s, v27.4h
-	WORD $0x4e38cfa0 // fmla v0.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa4 // fmla v4.4s, v29.4s, v25.4s
-	WORD $0x4e3acfa8 // fmla v8.4s, v29.4s, v26.4s
-	WORD $0x0e217b9e // fcvtl v30.4s, v28.4h
-	WORD $0x4e38cfcc // fmla v12.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd0 // fmla v16.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd4 // fmla v20.4s, v30.4s, v26.4s
-	WORD $0x3dc005d8 // ldr q24, [x14, #16]
-	WORD $0x3dc005f9 // ldr q25, [x15, #16]
-	WORD $0x3dc0061a // ldr q26, [x16, #16]
-	WORD $0x4e217b7f // fcvtl2 v31.4s, v27.8h
-	WORD $0x4e38cfe1 // fmla v1.4s, v31.4s, v24.4s
-	WORD $0x4e39cfe5 // fmla v5.4s, v31.4s, v25.4s
-	WORD $0x4e3acfe9 // fmla v9.4s, v31.4s, v26.4s
-	WORD $0x4e217b9d // fcvtl2 v29.4s, v28.8h
-	WORD $0x4e38cfad // fmla v13.4s, v29.4s, v24.4s
-	WORD $0x4e39cfb1 // fmla v17.4s, v29.4s, v25.4s
-	WORD $0x4e3acfb5 // fmla v21.4s, v29.4s, v26.4s
-	WORD $0x3dc0055b // ldr q27, [x10, #16]
-	WORD $0x3dc0057c // ldr q28, [x11, #16]
-	WORD $0x3dc009d8 // ldr q24, [x14, #32]
-	WORD $0x3dc009f9 // ldr q25, [x15, #32]
-	WORD $0x3dc00a1a // ldr q26, [x16, #32]
-	WORD $0x0e217b7e // fcvtl v30.4s, v27.4h
-	WORD $0x4e38cfc2 // fmla v2.4s, v30.4s, v24.4s
-	WORD $0x4e39cfc6 // fmla v6.4s, v30.4s, v25.4s
-	WORD $0x4e3acfca // fmla v10.4s, v30.4s, v26.4s
-	WORD $0x0e217b9f // fcvtl v31.4s, v28.4h
-	WORD $0x4e38cfee // fmla v14.4s, v31.4s, v24.4s
-	WORD $0x4e39cff2 // fmla v18.4s, v31.4s, v25.4s
-	WORD $0x4e3acff6 // fmla v22.4s, v31.4s, v26.4s
-	WORD $0x3dc00dd8 // ldr q24, [x14, #48]
-	WORD $0x3dc00df9 // ldr q25, [x15, #48]
-	WORD $0x3dc00e1a // ldr q26, [x16, #48]
-	WORD $0x4e217b7d // fcvtl2 v29.4s, v27.8h
-	WORD $0x4e38cfa3 // fmla v3.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa7 // fmla v7.4s, v29.4s, v25.4s
-	WORD $0x4e3acfab // fmla v11.4s, v29.4s, v26.4s
-	WORD $0x4e217b9e // fcvtl2 v30.4s, v28.8h
-	WORD $0x4e38cfcf // fmla v15.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd3 // fmla v19.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd7 // fmla v23.4s, v30.4s, v26.4s
-	ADD $32, R10
-	ADD $32, R11
-	ADD $64, R14
-	ADD $64, R15
-	ADD $64, R16
+	WORD $0x3dc0015b // gnu: ldr q27, [x10, #0]
+	WORD $0x3dc0017c // gnu: ldr q28, [x11, #0]
+	WORD $0x3dc001d8 // gnu: ldr q24, [x14, #0]
+	WORD $0x3dc001f9 // gnu: ldr q25, [x15, #0]
+	WORD $0x3dc0021a // gnu: ldr q26, [x16, #0]
+	WORD $0x0e217b7d // gnu: fcvtl v29.4s, v27.4h
+	WORD $0x4e38cfa0 // gnu: fmla v0.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa4 // gnu: fmla v4.4s, v29.4s, v25.4s
+	WORD $0x4e3acfa8 // gnu: fmla v8.4s, v29.4s, v26.4s
+	WORD $0x0e217b9e // gnu: fcvtl v30.4s, v28.4h
+	WORD $0x4e38cfcc // gnu: fmla v12.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd0 // gnu: fmla v16.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd4 // gnu: fmla v20.4s, v30.4s, v26.4s
+	WORD $0x3dc005d8 // gnu: ldr q24, [x14, #16]
+	WORD $0x3dc005f9 // gnu: ldr q25, [x15, #16]
+	WORD $0x3dc0061a // gnu: ldr q26, [x16, #16]
+	WORD $0x4e217b7f // gnu: fcvtl2 v31.4s, v27.8h
+	WORD $0x4e38cfe1 // gnu: fmla v1.4s, v31.4s, v24.4s
+	WORD $0x4e39cfe5 // gnu: fmla v5.4s, v31.4s, v25.4s
+	WORD $0x4e3acfe9 // gnu: fmla v9.4s, v31.4s, v26.4s
+	WORD $0x4e217b9d // gnu: fcvtl2 v29.4s, v28.8h
+	WORD $0x4e38cfad // gnu: fmla v13.4s, v29.4s, v24.4s
+	WORD $0x4e39cfb1 // gnu: fmla v17.4s, v29.4s, v25.4s
+	WORD $0x4e3acfb5 // gnu: fmla v21.4s, v29.4s, v26.4s
+	WORD $0x3dc0055b // gnu: ldr q27, [x10, #16]
+	WORD $0x3dc0057c // gnu: ldr q28, [x11, #16]
+	WORD $0x3dc009d8 // gnu: ldr q24, [x14, #32]
+	WORD $0x3dc009f9 // gnu: ldr q25, [x15, #32]
+	WORD $0x3dc00a1a // gnu: ldr q26, [x16, #32]
+	WORD $0x0e217b7e // gnu: fcvtl v30.4s, v27.4h
+	WORD $0x4e38cfc2 // gnu: fmla v2.4s, v30.4s, v24.4s
+	WORD $0x4e39cfc6 // gnu: fmla v6.4s, v30.4s, v25.4s
+	WORD $0x4e3acfca // gnu: fmla v10.4s, v30.4s, v26.4s
+	WORD $0x0e217b9f // gnu: fcvtl v31.4s, v28.4h
+	WORD $0x4e38cfee // gnu: fmla v14.4s, v31.4s, v24.4s
+	WORD $0x4e39cff2 // gnu: fmla v18.4s, v31.4s, v25.4s
+	WORD $0x4e3acff6 // gnu: fmla v22.4s, v31.4s, v26.4s
+	WORD $0x3dc00dd8 // gnu: ldr q24, [x14, #48]
+	WORD $0x3dc00df9 // gnu: ldr q25, [x15, #48]
+	WORD $0x3dc00e1a // gnu: ldr q26, [x16, #48]
+	WORD $0x4e217b7d // gnu: fcvtl2 v29.4s, v27.8h
+	WORD $0x4e38cfa3 // gnu: fmla v3.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa7 // gnu: fmla v7.4s, v29.4s, v25.4s
+	WORD $0x4e3acfab // gnu: fmla v11.4s, v29.4s, v26.4s
+	WORD $0x4e217b9e // gnu: fcvtl2 v30.4s, v28.8h
+	WORD $0x4e38cfcf // gnu: fmla v15.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd3 // gnu: fmla v19.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd7 // gnu: fmla v23.4s, v30.4s, v26.4s
+	ADD $32, R10 // gnu: add x10, x10, #32
+	ADD $32, R11 // gnu: add x11, x11, #32
+	ADD $64, R14 // gnu: add x14, x14, #64
+	ADD $64, R15 // gnu: add x15, x15, #64
+	ADD $64, R16 // gnu: add x16, x16, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd0002a8 // str s8, [x21, #0]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd00066c // str s12, [x19, #4]
-	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
-	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x6e104211 // ext v17.16b, v16.16b, v16.16b, #8
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x7e30da10 // faddp s16, v16.2s
-	WORD $0xbd000690 // str s16, [x20, #4]
-	WORD $0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
-	WORD $0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x6e144295 // ext v21.16b, v20.16b, v20.16b, #8
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x7e30da94 // faddp s20, v20.2s
-	WORD $0xbd0006b4 // str s20, [x21, #4]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd0002a8 // gnu: str s8, [x21]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd00066c // gnu: str s12, [x19, #4]
+	WORD $0x4e32d610 // gnu: fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // gnu: fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x6e104211 // gnu: ext v17.16b, v16.16b, v16.16b, #8
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x7e30da10 // gnu: faddp s16, v16.2s
+	WORD $0xbd000690 // gnu: str s16, [x20, #4]
+	WORD $0x4e36d694 // gnu: fadd v20.4s, v20.4s, v22.4s
+	WORD $0x4e37d6b5 // gnu: fadd v21.4s, v21.4s, v23.4s
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x6e144295 // gnu: ext v21.16b, v20.16b, v20.16b, #8
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x7e30da94 // gnu: faddp s20, v20.2s
+	WORD $0xbd0006b4 // gnu: str s20, [x21, #4]
 	ADD R22, R0
 	ADD $8, R19
 	ADD $8, R20
@@ -1365,18 +1365,18 @@ TEXT ·f16x1r3NEON(SB), NOSPLIT, $0-80
 	ADD R5, R20, R21
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	ADD R3, R14, R15
@@ -1385,68 +1385,68 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc0014f // ldr q15, [x10, #0]
-	WORD $0x3dc001cc // ldr q12, [x14, #0]
-	WORD $0x3dc001ed // ldr q13, [x15, #0]
-	WORD $0x3dc0020e // ldr q14, [x16, #0]
-	WORD $0x0e2179f0 // fcvtl v16.4s, v15.4h
-	WORD $0x4e2cce00 // fmla v0.4s, v16.4s, v12.4s
-	WORD $0x4e2dce04 // fmla v4.4s, v16.4s, v13.4s
-	WORD $0x4e2ece08 // fmla v8.4s, v16.4s, v14.4s
-	WORD $0x3dc005cc // ldr q12, [x14, #16]
-	WORD $0x3dc005ed // ldr q13, [x15, #16]
-	WORD $0x3dc0060e // ldr q14, [x16, #16]
-	WORD $0x4e2179f1 // fcvtl2 v17.4s, v15.8h
-	WORD $0x4e2cce21 // fmla v1.4s, v17.4s, v12.4s
-	WORD $0x4e2dce25 // fmla v5.4s, v17.4s, v13.4s
-	WORD $0x4e2ece29 // fmla v9.4s, v17.4s, v14.4s
-	WORD $0x3dc0054f // ldr q15, [x10, #16]
-	WORD $0x3dc009cc // ldr q12, [x14, #32]
-	WORD $0x3dc009ed // ldr q13, [x15, #32]
-	WORD $0x3dc00a0e // ldr q14, [x16, #32]
-	WORD $0x0e2179f2 // fcvtl v18.4s, v15.4h
-	WORD $0x4e2cce42 // fmla v2.4s, v18.4s, v12.4s
-	WORD $0x4e2dce46 // fmla v6.4s, v18.4s, v13.4s
-	WORD $0x4e2ece4a // fmla v10.4s, v18.4s, v14.4s
-	WORD $0x3dc00dcc // ldr q12, [x14, #48]
-	WORD $0x3dc00ded // ldr q13, [x15, #48]
-	WORD $0x3dc00e0e // ldr q14, [x16, #48]
-	WORD $0x4e2179f3 // fcvtl2 v19.4s, v15.8h
-	WORD $0x4e2cce63 // fmla v3.4s, v19.4s, v12.4s
-	WORD $0x4e2dce67 // fmla v7.4s, v19.4s, v13.4s
-	WORD $0x4e2ece6b // fmla v11.4s, v19.4s, v14.4s
-	ADD $32, R10
-	ADD $64, R14
-	ADD $64, R15
-	ADD $64, R16
+	WORD $0x3dc0014f // gnu: ldr q15, [x10, #0]
+	WORD $0x3dc001cc // gnu: ldr q12, [x14, #0]
+	WORD $0x3dc001ed // gnu: ldr q13, [x15, #0]
+	WORD $0x3dc0020e // gnu: ldr q14, [x16, #0]
+	WORD $0x0e2179f0 // gnu: fcvtl v16.4s, v15.4h
+	WORD $0x4e2cce00 // gnu: fmla v0.4s, v16.4s, v12.4s
+	WORD $0x4e2dce04 // gnu: fmla v4.4s, v16.4s, v13.4s
+	WORD $0x4e2ece08 // gnu: fmla v8.4s, v16.4s, v14.4s
+	WORD $0x3dc005cc // gnu: ldr q12, [x14, #16]
+	WORD $0x3dc005ed // gnu: ldr q13, [x15, #16]
+	WORD $0x3dc0060e // gnu: ldr q14, [x16, #16]
+	WORD $0x4e2179f1 // gnu: fcvtl2 v17.4s, v15.8h
+	WORD $0x4e2cce21 // gnu: fmla v1.4s, v17.4s, v12.4s
+	WORD $0x4e2dce25 // gnu: fmla v5.4s, v17.4s, v13.4s
+	WORD $0x4e2ece29 // gnu: fmla v9.4s, v17.4s, v14.4s
+	WORD $0x3dc0054f // gnu: ldr q15, [x10, #16]
+	WORD $0x3dc009cc // gnu: ldr q12, [x14, #32]
+	WORD $0x3dc009ed // gnu: ldr q13, [x15, #32]
+	WORD $0x3dc00a0e // gnu: ldr q14, [x16, #32]
+	WORD $0x0e2179f2 // gnu: fcvtl v18.4s, v15.4h
+	WORD $0x4e2cce42 // gnu: fmla v2.4s, v18.4s, v12.4s
+	WORD $0x4e2dce46 // gnu: fmla v6.4s, v18.4s, v13.4s
+	WORD $0x4e2ece4a // gnu: fmla v10.4s, v18.4s, v14.4s
+	WORD $0x3dc00dcc // gnu: ldr q12, [x14, #48]
+	WORD $0x3dc00ded // gnu: ldr q13, [x15, #48]
+	WORD $0x3dc00e0e // gnu: ldr q14, [x16, #48]
+	WORD $0x4e2179f3 // gnu: fcvtl2 v19.4s, v15.8h
+	WORD $0x4e2cce63 // gnu: fmla v3.4s, v19.4s, v12.4s
+	WORD $0x4e2dce67 // gnu: fmla v7.4s, v19.4s, v13.4s
+	WORD $0x4e2ece6b // gnu: fmla v11.4s, v19.4s, v14.4s
+	ADD $32, R10 // gnu: add x10, x10, #32
+	ADD $64, R14 // gnu: add x14, x14, #64
+	ADD $64, R15 // gnu: add x15, x15, #64
+	ADD $64, R16 // gnu: add x16, x16, #64
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd0002a8 // str s8, [x21, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd0002a8 // gnu: str s8, [x21]
 	ADD R22, R0
 	ADD $4, R19
 	ADD $4, R20
@@ -1474,25 +1474,25 @@ TEXT ·bf16x4r1NEON(SB), NOSPLIT, $0-80
 	ADD R1, R22
 	ADD R1, R22
 	MOVD R4, R19
-	WORD $0x6f06e59f // movi v31.2d, #0xffff0000ffff0000
+	WORD $0x6f06e59f // gnu: movi v31.2d, #0xffff0000ffff0000
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	ADD R1, R11, R12
@@ -1502,134 +1502,134 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc00151 // ldr q17, [x10, #0]
-	WORD $0x3dc00172 // ldr q18, [x11, #0]
-	WORD $0x3dc00193 // ldr q19, [x12, #0]
-	WORD $0x3dc001b4 // ldr q20, [x13, #0]
-	WORD $0x3dc001d0 // ldr q16, [x14, #0]
-	WORD $0x4e3f1e35 // and v21.16b, v17.16b, v31.16b
-	WORD $0x4e30cea0 // fmla v0.4s, v21.4s, v16.4s
-	WORD $0x4e3f1e56 // and v22.16b, v18.16b, v31.16b
-	WORD $0x4e30cec4 // fmla v4.4s, v22.4s, v16.4s
-	WORD $0x4e3f1e77 // and v23.16b, v19.16b, v31.16b
-	WORD $0x4e30cee8 // fmla v8.4s, v23.4s, v16.4s
-	WORD $0x4e3f1e98 // and v24.16b, v20.16b, v31.16b
-	WORD $0x4e30cf0c // fmla v12.4s, v24.4s, v16.4s
-	WORD $0x3dc011d0 // ldr q16, [x14, #64]
-	WORD $0x4f305639 // shl v25.4s, v17.4s, #16
-	WORD $0x4e30cf20 // fmla v0.4s, v25.4s, v16.4s
-	WORD $0x4f30565a // shl v26.4s, v18.4s, #16
-	WORD $0x4e30cf44 // fmla v4.4s, v26.4s, v16.4s
-	WORD $0x4f30567b // shl v27.4s, v19.4s, #16
-	WORD $0x4e30cf68 // fmla v8.4s, v27.4s, v16.4s
-	WORD $0x4f30569c // shl v28.4s, v20.4s, #16
-	WORD $0x4e30cf8c // fmla v12.4s, v28.4s, v16.4s
-	WORD $0x3dc00551 // ldr q17, [x10, #16]
-	WORD $0x3dc00572 // ldr q18, [x11, #16]
-	WORD $0x3dc00593 // ldr q19, [x12, #16]
-	WORD $0x3dc005b4 // ldr q20, [x13, #16]
-	WORD $0x3dc005d0 // ldr q16, [x14, #16]
-	WORD $0x4e3f1e3d // and v29.16b, v17.16b, v31.16b
-	WORD $0x4e30cfa1 // fmla v1.4s, v29.4s, v16.4s
-	WORD $0x4e3f1e5e // and v30.16b, v18.16b, v31.16b
-	WORD $0x4e30cfc5 // fmla v5.4s, v30.4s, v16.4s
-	WORD $0x4e3f1e75 // and v21.16b, v19.16b, v31.16b
-	WORD $0x4e30cea9 // fmla v9.4s, v21.4s, v16.4s
-	WORD $0x4e3f1e96 // and v22.16b, v20.16b, v31.16b
-	WORD $0x4e30cecd // fmla v13.4s, v22.4s, v16.4s
-	WORD $0x3dc015d0 // ldr q16, [x14, #80]
-	WORD $0x4f305637 // shl v23.4s, v17.4s, #16
-	WORD $0x4e30cee1 // fmla v1.4s, v23.4s, v16.4s
-	WORD $0x4f305658 // shl v24.4s, v18.4s, #16
-	WORD $0x4e30cf05 // fmla v5.4s, v24.4s, v16.4s
-	WORD $0x4f305679 // shl v25.4s, v19.4s, #16
-	WORD $0x4e30cf29 // fmla v9.4s, v25.4s, v16.4s
-	WORD $0x4f30569a // shl v26.4s, v20.4s, #16
-	WORD $0x4e30cf4d // fmla v13.4s, v26.4s, v16.4s
-	WORD $0x3dc00951 // ldr q17, [x10, #32]
-	WORD $0x3dc00972 // ldr q18, [x11, #32]
-	WORD $0x3dc00993 // ldr q19, [x12, #32]
-	WORD $0x3dc009b4 // ldr q20, [x13, #32]
-	WORD $0x3dc009d0 // ldr q16, [x14, #32]
-	WORD $0x4e3f1e3b // and v27.16b, v17.16b, v31.16b
-	WORD $0x4e30cf62 // fmla v2.4s, v27.4s, v16.4s
-	WORD $0x4e3f1e5c // and v28.16b, v18.16b, v31.16b
-	WORD $0x4e30cf86 // fmla v6.4s, v28.4s, v16.4s
-	WORD $0x4e3f1e7d // and v29.16b, v19.16b, v31.16b
-	WORD $0x4e30cfaa // fmla v10.4s, v29.4s, v16.4s
-	WORD $0x4e3f1e9e // and v30.16b, v20.16b, v31.16b
-	WORD $0x4e30cfce // fmla v14.4s, v30.4s, v16.4s
-	WORD $0x3dc019d0 // ldr q16, [x14, #96]
-	WORD $0x4f305635 // shl v21.4s, v17.4s, #16
-	WORD $0x4e30cea2 // fmla v2.4s, v21.4s, v16.4s
-	WORD $0x4f305656 // shl v22.4s, v18.4s, #16
-	WORD $0x4e30cec6 // fmla v6.4s, v22.4s, v16.4s
-	WORD $0x4f305677 // shl v23.4s, v19.4s, #16
-	WORD $0x4e30ceea // fmla v10.4s, v23.4s, v16.4s
-	WORD $0x4f305698 // shl v24.4s, v20.4s, #16
-	WORD $0x4e30cf0e // fmla v14.4s, v24.4s, v16.4s
-	WORD $0x3dc00d51 // ldr q17, [x10, #48]
-	WORD $0x3dc00d72 // ldr q18, [x11, #48]
-	WORD $0x3dc00d93 // ldr q19, [x12, #48]
-	WORD $0x3dc00db4 // ldr q20, [x13, #48]
-	WORD $0x3dc00dd0 // ldr q16, [x14, #48]
-	WORD $0x4e3f1e39 // and v25.16b, v17.16b, v31.16b
-	WORD $0x4e30cf23 // fmla v3.4s, v25.4s, v16.4s
-	WORD $0x4e3f1e5a // and v26.16b, v18.16b, v31.16b
-	WORD $0x4e30cf47 // fmla v7.4s, v26.4s, v16.4s
-	WORD $0x4e3f1e7b // and v27.16b, v19.16b, v31.16b
-	WORD $0x4e30cf6b // fmla v11.4s, v27.4s, v16.4s
-	WORD $0x4e3f1e9c // and v28.16b, v20.16b, v31.16b
-	WORD $0x4e30cf8f // fmla v15.4s, v28.4s, v16.4s
-	WORD $0x3dc01dd0 // ldr q16, [x14, #112]
-	WORD $0x4f30563d // shl v29.4s, v17.4s, #16
-	WORD $0x4e30cfa3 // fmla v3.4s, v29.4s, v16.4s
-	WORD $0x4f30565e // shl v30.4s, v18.4s, #16
-	WORD $0x4e30cfc7 // fmla v7.4s, v30.4s, v16.4s
-	WORD $0x4f305675 // shl v21.4s, v19.4s, #16
-	WORD $0x4e30ceab // fmla v11.4s, v21.4s, v16.4s
-	WORD $0x4f305696 // shl v22.4s, v20.4s, #16
-	WORD $0x4e30cecf // fmla v15.4s, v22.4s, v16.4s
-	ADD $64, R10
-	ADD $64, R11
-	ADD $64, R12
-	ADD $64, R13
-	ADD $128, R14
+	WORD $0x3dc00151 // gnu: ldr q17, [x10, #0]
+	WORD $0x3dc00172 // gnu: ldr q18, [x11, #0]
+	WORD $0x3dc00193 // gnu: ldr q19, [x12, #0]
+	WORD $0x3dc001b4 // gnu: ldr q20, [x13, #0]
+	WORD $0x3dc001d0 // gnu: ldr q16, [x14, #0]
+	WORD $0x4e3f1e35 // gnu: and v21.16b, v17.16b, v31.16b
+	WORD $0x4e30cea0 // gnu: fmla v0.4s, v21.4s, v16.4s
+	WORD $0x4e3f1e56 // gnu: and v22.16b, v18.16b, v31.16b
+	WORD $0x4e30cec4 // gnu: fmla v4.4s, v22.4s, v16.4s
+	WORD $0x4e3f1e77 // gnu: and v23.16b, v19.16b, v31.16b
+	WORD $0x4e30cee8 // gnu: fmla v8.4s, v23.4s, v16.4s
+	WORD $0x4e3f1e98 // gnu: and v24.16b, v20.16b, v31.16b
+	WORD $0x4e30cf0c // gnu: fmla v12.4s, v24.4s, v16.4s
+	WORD $0x3dc011d0 // gnu: ldr q16, [x14, #64]
+	WORD $0x4f305639 // gnu: shl v25.4s, v17.4s, #16
+	WORD $0x4e30cf20 // gnu: fmla v0.4s, v25.4s, v16.4s
+	WORD $0x4f30565a // gnu: shl v26.4s, v18.4s, #16
+	WORD $0x4e30cf44 // gnu: fmla v4.4s, v26.4s, v16.4s
+	WORD $0x4f30567b // gnu: shl v27.4s, v19.4s, #16
+	WORD $0x4e30cf68 // gnu: fmla v8.4s, v27.4s, v16.4s
+	WORD $0x4f30569c // gnu: shl v28.4s, v20.4s, #16
+	WORD $0x4e30cf8c // gnu: fmla v12.4s, v28.4s, v16.4s
+	WORD $0x3dc00551 // gnu: ldr q17, [x10, #16]
+	WORD $0x3dc00572 // gnu: ldr q18, [x11, #16]
+	WORD $0x3dc00593 // gnu: ldr q19, [x12, #16]
+	WORD $0x3dc005b4 // gnu: ldr q20, [x13, #16]
+	WORD $0x3dc005d0 // gnu: ldr q16, [x14, #16]
+	WORD $0x4e3f1e3d // gnu: and v29.16b, v17.16b, v31.16b
+	WORD $0x4e30cfa1 // gnu: fmla v1.4s, v29.4s, v16.4s
+	WORD $0x4e3f1e5e // gnu: and v30.16b, v18.16b, v31.16b
+	WORD $0x4e30cfc5 // gnu: fmla v5.4s, v30.4s, v16.4s
+	WORD $0x4e3f1e75 // gnu: and v21.16b, v19.16b, v31.16b
+	WORD $0x4e30cea9 // gnu: fmla v9.4s, v21.4s, v16.4s
+	WORD $0x4e3f1e96 // gnu: and v22.16b, v20.16b, v31.16b
+	WORD $0x4e30cecd // gnu: fmla v13.4s, v22.4s, v16.4s
+	WORD $0x3dc015d0 // gnu: ldr q16, [x14, #80]
+	WORD $0x4f305637 // gnu: shl v23.4s, v17.4s, #16
+	WORD $0x4e30cee1 // gnu: fmla v1.4s, v23.4s, v16.4s
+	WORD $0x4f305658 // gnu: shl v24.4s, v18.4s, #16
+	WORD $0x4e30cf05 // gnu: fmla v5.4s, v24.4s, v16.4s
+	WORD $0x4f305679 // gnu: shl v25.4s, v19.4s, #16
+	WORD $0x4e30cf29 // gnu: fmla v9.4s, v25.4s, v16.4s
+	WORD $0x4f30569a // gnu: shl v26.4s, v20.4s, #16
+	WORD $0x4e30cf4d // gnu: fmla v13.4s, v26.4s, v16.4s
+	WORD $0x3dc00951 // gnu: ldr q17, [x10, #32]
+	WORD $0x3dc00972 // gnu: ldr q18, [x11, #32]
+	WORD $0x3dc00993 // gnu: ldr q19, [x12, #32]
+	WORD $0x3dc009b4 // gnu: ldr q20, [x13, #32]
+	WORD $0x3dc009d0 // gnu: ldr q16, [x14, #32]
+	WORD $0x4e3f1e3b // gnu: and v27.16b, v17.16b, v31.16b
+	WORD $0x4e30cf62 // gnu: fmla v2.4s, v27.4s, v16.4s
+	WORD $0x4e3f1e5c // gnu: and v28.16b, v18.16b, v31.16b
+	WORD $0x4e30cf86 // gnu: fmla v6.4s, v28.4s, v16.4s
+	WORD $0x4e3f1e7d // gnu: and v29.16b, v19.16b, v31.16b
+	WORD $0x4e30cfaa // gnu: fmla v10.4s, v29.4s, v16.4s
+	WORD $0x4e3f1e9e // gnu: and v30.16b, v20.16b, v31.16b
+	WORD $0x4e30cfce // gnu: fmla v14.4s, v30.4s, v16.4s
+	WORD $0x3dc019d0 // gnu: ldr q16, [x14, #96]
+	WORD $0x4f305635 // gnu: shl v21.4s, v17.4s, #16
+	WORD $0x4e30cea2 // gnu: fmla v2.4s, v21.4s, v16.4s
+	WORD $0x4f305656 // gnu: shl v22.4s, v18.4s, #16
+	WORD $0x4e30cec6 // gnu: fmla v6.4s, v22.4s, v16.4s
+	WORD $0x4f305677 // gnu: shl v23.4s, v19.4s, #16
+	WORD $0x4e30ceea // gnu: fmla v10.4s, v23.4s, v16.4s
+	WORD $0x4f305698 // gnu: shl v24.4s, v20.4s, #16
+	WORD $0x4e30cf0e // gnu: fmla v14.4s, v24.4s, v16.4s
+	WORD $0x3dc00d51 // gnu: ldr q17, [x10, #48]
+	WORD $0x3dc00d72 // gnu: ldr q18, [x11, #48]
+	WORD $0x3dc00d93 // gnu: ldr q19, [x12, #48]
+	WORD $0x3dc00db4 // gnu: ldr q20, [x13, #48]
+	WORD $0x3dc00dd0 // gnu: ldr q16, [x14, #48]
+	WORD $0x4e3f1e39 // gnu: and v25.16b, v17.16b, v31.16b
+	WORD $0x4e30cf23 // gnu: fmla v3.4s, v25.4s, v16.4s
+	WORD $0x4e3f1e5a // gnu: and v26.16b, v18.16b, v31.16b
+	WORD $0x4e30cf47 // gnu: fmla v7.4s, v26.4s, v16.4s
+	WORD $0x4e3f1e7b // gnu: and v27.16b, v19.16b, v31.16b
+	WORD $0x4e30cf6b // gnu: fmla v11.4s, v27.4s, v16.4s
+	WORD $0x4e3f1e9c // gnu: and v28.16b, v20.16b, v31.16b
+	WORD $0x4e30cf8f // gnu: fmla v15.4s, v28.4s, v16.4s
+	WORD $0x3dc01dd0 // gnu: ldr q16, [x14, #112]
+	WORD $0x4f30563d // gnu: shl v29.4s, v17.4s, #16
+	WORD $0x4e30cfa3 // gnu: fmla v3.4s, v29.4s, v16.4s
+	WORD $0x4f30565e // gnu: shl v30.4s, v18.4s, #16
+	WORD $0x4e30cfc7 // gnu: fmla v7.4s, v30.4s, v16.4s
+	WORD $0x4f305675 // gnu: shl v21.4s, v19.4s, #16
+	WORD $0x4e30ceab // gnu: fmla v11.4s, v21.4s, v16.4s
+	WORD $0x4f305696 // gnu: shl v22.4s, v20.4s, #16
+	WORD $0x4e30cecf // gnu: fmla v15.4s, v22.4s, v16.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R11 // gnu: add x11, x11, #64
+	ADD $64, R12 // gnu: add x12, x12, #64
+	ADD $64, R13 // gnu: add x13, x13, #64
+	ADD $128, R14 // gnu: add x14, x14, #128
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000664 // str s4, [x19, #4]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd000a68 // str s8, [x19, #8]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd000e6c // str s12, [x19, #12]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000664 // gnu: str s4, [x19, #4]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd000a68 // gnu: str s8, [x19, #8]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd000e6c // gnu: str s12, [x19, #12]
 	ADD R22, R0
 	ADD $16, R19
 	SUBS $1, R6
@@ -1652,63 +1652,63 @@ TEXT ·bf16x1r1NEON(SB), NOSPLIT, $0-80
 	MOVD $0, R22
 	ADD R1, R22
 	MOVD R4, R19
-	WORD $0x6f06e59f // movi v31.2d, #0xffff0000ffff0000
+	WORD $0x6f06e59f // gnu: movi v31.2d, #0xffff0000ffff0000
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	MOVD R7, R25
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc00145 // ldr q5, [x10, #0]
-	WORD $0x3dc001c4 // ldr q4, [x14, #0]
-	WORD $0x4e3f1ca6 // and v6.16b, v5.16b, v31.16b
-	WORD $0x4e24ccc0 // fmla v0.4s, v6.4s, v4.4s
-	WORD $0x3dc011c4 // ldr q4, [x14, #64]
-	WORD $0x4f3054a7 // shl v7.4s, v5.4s, #16
-	WORD $0x4e24cce0 // fmla v0.4s, v7.4s, v4.4s
-	WORD $0x3dc00545 // ldr q5, [x10, #16]
-	WORD $0x3dc005c4 // ldr q4, [x14, #16]
-	WORD $0x4e3f1ca8 // and v8.16b, v5.16b, v31.16b
-	WORD $0x4e24cd01 // fmla v1.4s, v8.4s, v4.4s
-	WORD $0x3dc015c4 // ldr q4, [x14, #80]
-	WORD $0x4f3054a9 // shl v9.4s, v5.4s, #16
-	WORD $0x4e24cd21 // fmla v1.4s, v9.4s, v4.4s
-	WORD $0x3dc00945 // ldr q5, [x10, #32]
-	WORD $0x3dc009c4 // ldr q4, [x14, #32]
-	WORD $0x4e3f1caa // and v10.16b, v5.16b, v31.16b
-	WORD $0x4e24cd42 // fmla v2.4s, v10.4s, v4.4s
-	WORD $0x3dc019c4 // ldr q4, [x14, #96]
-	WORD $0x4f3054ab // shl v11.4s, v5.4s, #16
-	WORD $0x4e24cd62 // fmla v2.4s, v11.4s, v4.4s
-	WORD $0x3dc00d45 // ldr q5, [x10, #48]
-	WORD $0x3dc00dc4 // ldr q4, [x14, #48]
-	WORD $0x4e3f1cac // and v12.16b, v5.16b, v31.16b
-	WORD $0x4e24cd83 // fmla v3.4s, v12.4s, v4.4s
-	WORD $0x3dc01dc4 // ldr q4, [x14, #112]
-	WORD $0x4f3054ad // shl v13.4s, v5.4s, #16
-	WORD $0x4e24cda3 // fmla v3.4s, v13.4s, v4.4s
-	ADD $64, R10
-	ADD $128, R14
+	WORD $0x3dc00145 // gnu: ldr q5, [x10, #0]
+	WORD $0x3dc001c4 // gnu: ldr q4, [x14, #0]
+	WORD $0x4e3f1ca6 // gnu: and v6.16b, v5.16b, v31.16b
+	WORD $0x4e24ccc0 // gnu: fmla v0.4s, v6.4s, v4.4s
+	WORD $0x3dc011c4 // gnu: ldr q4, [x14, #64]
+	WORD $0x4f3054a7 // gnu: shl v7.4s, v5.4s, #16
+	WORD $0x4e24cce0 // gnu: fmla v0.4s, v7.4s, v4.4s
+	WORD $0x3dc00545 // gnu: ldr q5, [x10, #16]
+	WORD $0x3dc005c4 // gnu: ldr q4, [x14, #16]
+	WORD $0x4e3f1ca8 // gnu: and v8.16b, v5.16b, v31.16b
+	WORD $0x4e24cd01 // gnu: fmla v1.4s, v8.4s, v4.4s
+	WORD $0x3dc015c4 // gnu: ldr q4, [x14, #80]
+	WORD $0x4f3054a9 // gnu: shl v9.4s, v5.4s, #16
+	WORD $0x4e24cd21 // gnu: fmla v1.4s, v9.4s, v4.4s
+	WORD $0x3dc00945 // gnu: ldr q5, [x10, #32]
+	WORD $0x3dc009c4 // gnu: ldr q4, [x14, #32]
+	WORD $0x4e3f1caa // gnu: and v10.16b, v5.16b, v31.16b
+	WORD $0x4e24cd42 // gnu: fmla v2.4s, v10.4s, v4.4s
+	WORD $0x3dc019c4 // gnu: ldr q4, [x14, #96]
+	WORD $0x4f3054ab // gnu: shl v11.4s, v5.4s, #16
+	WORD $0x4e24cd62 // gnu: fmla v2.4s, v11.4s, v4.4s
+	WORD $0x3dc00d45 // gnu: ldr q5, [x10, #48]
+	WORD $0x3dc00dc4 // gnu: ldr q4, [x14, #48]
+	WORD $0x4e3f1cac // gnu: and v12.16b, v5.16b, v31.16b
+	WORD $0x4e24cd83 // gnu: fmla v3.4s, v12.4s, v4.4s
+	WORD $0x3dc01dc4 // gnu: ldr q4, [x14, #112]
+	WORD $0x4f3054ad // gnu: shl v13.4s, v5.4s, #16
+	WORD $0x4e24cda3 // gnu: fmla v3.4s, v13.4s, v4.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $128, R14 // gnu: add x14, x14, #128
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
 	ADD R22, R0
 	ADD $4, R19
 	SUBS $1, R6
@@ -1734,33 +1734,33 @@ TEXT ·bf16x3r2NEON(SB), NOSPLIT, $0-80
 	ADD R1, R22
 	MOVD R4, R19
 	ADD R5, R19, R20
-	WORD $0x6f06e59f // movi v31.2d, #0xffff0000ffff0000
+	WORD $0x6f06e59f // gnu: movi v31.2d, #0xffff0000ffff0000
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
-	WORD $0x6f00e410 // movi v16.2d, #0
-	WORD $0x6f00e411 // movi v17.2d, #0
-	WORD $0x6f00e412 // movi v18.2d, #0
-	WORD $0x6f00e413 // movi v19.2d, #0
-	WORD $0x6f00e414 // movi v20.2d, #0
-	WORD $0x6f00e415 // movi v21.2d, #0
-	WORD $0x6f00e416 // movi v22.2d, #0
-	WORD $0x6f00e417 // movi v23.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
+	WORD $0x6f00e410 // gnu: movi v16.2d, #0
+	WORD $0x6f00e411 // gnu: movi v17.2d, #0
+	WORD $0x6f00e412 // gnu: movi v18.2d, #0
+	WORD $0x6f00e413 // gnu: movi v19.2d, #0
+	WORD $0x6f00e414 // gnu: movi v20.2d, #0
+	WORD $0x6f00e415 // gnu: movi v21.2d, #0
+	WORD $0x6f00e416 // gnu: movi v22.2d, #0
+	WORD $0x6f00e417 // gnu: movi v23.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	ADD R1, R11, R12
@@ -1770,160 +1770,160 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc0015a // ldr q26, [x10, #0]
-	WORD $0x3dc0017b // ldr q27, [x11, #0]
-	WORD $0x3dc0019c // ldr q28, [x12, #0]
-	WORD $0x3dc001d8 // ldr q24, [x14, #0]
-	WORD $0x3dc001f9 // ldr q25, [x15, #0]
-	WORD $0x4e3f1f5d // and v29.16b, v26.16b, v31.16b
-	WORD $0x4e38cfa0 // fmla v0.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa4 // fmla v4.4s, v29.4s, v25.4s
-	WORD $0x4e3f1f7e // and v30.16b, v27.16b, v31.16b
-	WORD $0x4e38cfc8 // fmla v8.4s, v30.4s, v24.4s
-	WORD $0x4e39cfcc // fmla v12.4s, v30.4s, v25.4s
-	WORD $0x4e3f1f9d // and v29.16b, v28.16b, v31.16b
-	WORD $0x4e38cfb0 // fmla v16.4s, v29.4s, v24.4s
-	WORD $0x4e39cfb4 // fmla v20.4s, v29.4s, v25.4s
-	WORD $0x3dc011d8 // ldr q24, [x14, #64]
-	WORD $0x3dc011f9 // ldr q25, [x15, #64]
-	WORD $0x4f30575e // shl v30.4s, v26.4s, #16
-	WORD $0x4e38cfc0 // fmla v0.4s, v30.4s, v24.4s
-	WORD $0x4e39cfc4 // fmla v4.4s, v30.4s, v25.4s
-	WORD $0x4f30577d // shl v29.4s, v27.4s, #16
-	WORD $0x4e38cfa8 // fmla v8.4s, v29.4s, v24.4s
-	WORD $0x4e39cfac // fmla v12.4s, v29.4s, v25.4s
-	WORD $0x4f30579e // shl v30.4s, v28.4s, #16
-	WORD $0x4e38cfd0 // fmla v16.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd4 // fmla v20.4s, v30.4s, v25.4s
-	WORD $0x3dc0055a // ldr q26, [x10, #16]
-	WORD $0x3dc0057b // ldr q27, [x11, #16]
-	WORD $0x3dc0059c // ldr q28, [x12, #16]
-	WORD $0x3dc005d8 // ldr q24, [x14, #16]
-	WORD $0x3dc005f9 // ldr q25, [x15, #16]
-	WORD $0x4e3f1f5d // and v29.16b, v26.16b, v31.16b
-	WORD $0x4e38cfa1 // fmla v1.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa5 // fmla v5.4s, v29.4s, v25.4s
-	WORD $0x4e3f1f7e // and v30.16b, v27.16b, v31.16b
-	WORD $0x4e38cfc9 // fmla v9.4s, v30.4s, v24.4s
-	WORD $0x4e39cfcd // fmla v13.4s, v30.4s, v25.4s
-	WORD $0x4e3f1f9d // and v29.16b, v28.16b, v31.16b
-	WORD $0x4e38cfb1 // fmla v17.4s, v29.4s, v24.4s
-	WORD $0x4e39cfb5 // fmla v21.4s, v29.4s, v25.4s
-	WORD $0x3dc015d8 // ldr q24, [x14, #80]
-	WORD $0x3dc015f9 // ldr q25, [x15, #80]
-	WORD $0x4f30575e // shl v30.4s, v26.4s, #16
-	WORD $0x4e38cfc1 // fmla v1.4s, v30.4s, v24.4s
-	WORD $0x4e39cfc5 // fmla v5.4s, v30.4s, v25.4s
-	WORD $0x4f30577d // shl v29.4s, v27.4s, #16
-	WORD $0x4e38cfa9 // fmla v9.4s, v29.4s, v24.4s
-	WORD $0x4e39cfad // fmla v13.4s, v29.4s, v25.4s
-	WORD $0x4f30579e // shl v30.4s, v28.4s, #16
-	WORD $0x4e38cfd1 // fmla v17.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd5 // fmla v21.4s, v30.4s, v25.4s
-	WORD $0x3dc0095a // ldr q26, [x10, #32]
-	WORD $0x3dc0097b // ldr q27, [x11, #32]
-	WORD $0x3dc0099c // ldr q28, [x12, #32]
-	WORD $0x3dc009d8 // ldr q24, [x14, #32]
-	WORD $0x3dc009f9 // ldr q25, [x15, #32]
-	WORD $0x4e3f1f5d // and v29.16b, v26.16b, v31.16b
-	WORD $0x4e38cfa2 // fmla v2.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa6 // fmla v6.4s, v29.4s, v25.4s
-	WORD $0x4e3f1f7e // and v30.16b, v27.16b, v31.16b
-	WORD $0x4e38cfca // fmla v10.4s, v30.4s, v24.4s
-	WORD $0x4e39cfce // fmla v14.4s, v30.4s, v25.4s
-	WORD $0x4e3f1f9d // and v29.16b, v28.16b, v31.16b
-	WORD $0x4e38cfb2 // fmla v18.4s, v29.4s, v24.4s
-	WORD $0x4e39cfb6 // fmla v22.4s, v29.4s, v25.4s
-	WORD $0x3dc019d8 // ldr q24, [x14, #96]
-	WORD $0x3dc019f9 // ldr q25, [x15, #96]
-	WORD $0x4f30575e // shl v30.4s, v26.4s, #16
-	WORD $0x4e38cfc2 // fmla v2.4s, v30.4s, v24.4s
-	WORD $0x4e39cfc6 // fmla v6.4s, v30.4s, v25.4s
-	WORD $0x4f30577d // shl v29.4s, v27.4s, #16
-	WORD $0x4e38cfaa // fmla v10.4s, v29.4s, v24.4s
-	WORD $0x4e39cfae // fmla v14.4s, v29.4s, v25.4s
-	WORD $0x4f30579e // shl v30.4s, v28.4s, #16
-	WORD $0x4e38cfd2 // fmla v18.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd6 // fmla v22.4s, v30.4s, v25.4s
-	WORD $0x3dc00d5a // ldr q26, [x10, #48]
-	WORD $0x3dc00d7b // ldr q27, [x11, #48]
-	WORD $0x3dc00d9c // ldr q28, [x12, #48]
-	WORD $0x3dc00dd8 // ldr q24, [x14, #48]
-	WORD $0x3dc00df9 // ldr q25, [x15, #48]
-	WORD $0x4e3f1f5d // and v29.16b, v26.16b, v31.16b
-	WORD $0x4e38cfa3 // fmla v3.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa7 // fmla v7.4s, v29.4s, v25.4s
-	WORD $0x4e3f1f7e // and v30.16b, v27.16b, v31.16b
-	WORD $0x4e38cfcb // fmla v11.4s, v30.4s, v24.4s
-	WORD $0x4e39cfcf // fmla v15.4s, v30.4s, v25.4s
-	WORD $0x4e3f1f9d // and v29.16b, v28.16b, v31.16b
-	WORD $0x4e38cfb3 // fmla v19.4s, v29.4s, v24.4s
-	WORD $0x4e39cfb7 // fmla v23.4s, v29.4s, v25.4s
-	WORD $0x3dc01dd8 // ldr q24, [x14, #112]
-	WORD $0x3dc01df9 // ldr q25, [x15, #112]
-	WORD $0x4f30575e // shl v30.4s, v26.4s, #16
-	WORD $0x4e38cfc3 // fmla v3.4s, v30.4s, v24.4s
-	WORD $0x4e39cfc7 // fmla v7.4s, v30.4s, v25.4s
-	WORD $0x4f30577d // shl v29.4s, v27.4s, #16
-	WORD $0x4e38cfab // fmla v11.4s, v29.4s, v24.4s
-	WORD $0x4e39cfaf // fmla v15.4s, v29.4s, v25.4s
-	WORD $0x4f30579e // shl v30.4s, v28.4s, #16
-	WORD $0x4e38cfd3 // fmla v19.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd7 // fmla v23.4s, v30.4s, v25.4s
-	ADD $64, R10
-	ADD $64, R11
-	ADD $64, R12
-	ADD $128, R14
-	ADD $128, R15
+	WORD $0x3dc0015a // gnu: ldr q26, [x10, #0]
+	WORD $0x3dc0017b // gnu: ldr q27, [x11, #0]
+	WORD $0x3dc0019c // gnu: ldr q28, [x12, #0]
+	WORD $0x3dc001d8 // gnu: ldr q24, [x14, #0]
+	WORD $0x3dc001f9 // gnu: ldr q25, [x15, #0]
+	WORD $0x4e3f1f5d // gnu: and v29.16b, v26.16b, v31.16b
+	WORD $0x4e38cfa0 // gnu: fmla v0.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa4 // gnu: fmla v4.4s, v29.4s, v25.4s
+	WORD $0x4e3f1f7e // gnu: and v30.16b, v27.16b, v31.16b
+	WORD $0x4e38cfc8 // gnu: fmla v8.4s, v30.4s, v24.4s
+	WORD $0x4e39cfcc // gnu: fmla v12.4s, v30.4s, v25.4s
+	WORD $0x4e3f1f9d // gnu: and v29.16b, v28.16b, v31.16b
+	WORD $0x4e38cfb0 // gnu: fmla v16.4s, v29.4s, v24.4s
+	WORD $0x4e39cfb4 // gnu: fmla v20.4s, v29.4s, v25.4s
+	WORD $0x3dc011d8 // gnu: ldr q24, [x14, #64]
+	WORD $0x3dc011f9 // gnu: ldr q25, [x15, #64]
+	WORD $0x4f30575e // gnu: shl v30.4s, v26.4s, #16
+	WORD $0x4e38cfc0 // gnu: fmla v0.4s, v30.4s, v24.4s
+	WORD $0x4e39cfc4 // gnu: fmla v4.4s, v30.4s, v25.4s
+	WORD $0x4f30577d // gnu: shl v29.4s, v27.4s, #16
+	WORD $0x4e38cfa8 // gnu: fmla v8.4s, v29.4s, v24.4s
+	WORD $0x4e39cfac // gnu: fmla v12.4s, v29.4s, v25.4s
+	WORD $0x4f30579e // gnu: shl v30.4s, v28.4s, #16
+	WORD $0x4e38cfd0 // gnu: fmla v16.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd4 // gnu: fmla v20.4s, v30.4s, v25.4s
+	WORD $0x3dc0055a // gnu: ldr q26, [x10, #16]
+	WORD $0x3dc0057b // gnu: ldr q27, [x11, #16]
+	WORD $0x3dc0059c // gnu: ldr q28, [x12, #16]
+	WORD $0x3dc005d8 // gnu: ldr q24, [x14, #16]
+	WORD $0x3dc005f9 // gnu: ldr q25, [x15, #16]
+	WORD $0x4e3f1f5d // gnu: and v29.16b, v26.16b, v31.16b
+	WORD $0x4e38cfa1 // gnu: fmla v1.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa5 // gnu: fmla v5.4s, v29.4s, v25.4s
+	WORD $0x4e3f1f7e // gnu: and v30.16b, v27.16b, v31.16b
+	WORD $0x4e38cfc9 // gnu: fmla v9.4s, v30.4s, v24.4s
+	WORD $0x4e39cfcd // gnu: fmla v13.4s, v30.4s, v25.4s
+	WORD $0x4e3f1f9d // gnu: and v29.16b, v28.16b, v31.16b
+	WORD $0x4e38cfb1 // gnu: fmla v17.4s, v29.4s, v24.4s
+	WORD $0x4e39cfb5 // gnu: fmla v21.4s, v29.4s, v25.4s
+	WORD $0x3dc015d8 // gnu: ldr q24, [x14, #80]
+	WORD $0x3dc015f9 // gnu: ldr q25, [x15, #80]
+	WORD $0x4f30575e // gnu: shl v30.4s, v26.4s, #16
+	WORD $0x4e38cfc1 // gnu: fmla v1.4s, v30.4s, v24.4s
+	WORD $0x4e39cfc5 // gnu: fmla v5.4s, v30.4s, v25.4s
+	WORD $0x4f30577d // gnu: shl v29.4s, v27.4s, #16
+	WORD $0x4e38cfa9 // gnu: fmla v9.4s, v29.4s, v24.4s
+	WORD $0x4e39cfad // gnu: fmla v13.4s, v29.4s, v25.4s
+	WORD $0x4f30579e // gnu: shl v30.4s, v28.4s, #16
+	WORD $0x4e38cfd1 // gnu: fmla v17.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd5 // gnu: fmla v21.4s, v30.4s, v25.4s
+	WORD $0x3dc0095a // gnu: ldr q26, [x10, #32]
+	WORD $0x3dc0097b // gnu: ldr q27, [x11, #32]
+	WORD $0x3dc0099c // gnu: ldr q28, [x12, #32]
+	WORD $0x3dc009d8 // gnu: ldr q24, [x14, #32]
+	WORD $0x3dc009f9 // gnu: ldr q25, [x15, #32]
+	WORD $0x4e3f1f5d // gnu: and v29.16b, v26.16b, v31.16b
+	WORD $0x4e38cfa2 // gnu: fmla v2.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa6 // gnu: fmla v6.4s, v29.4s, v25.4s
+	WORD $0x4e3f1f7e // gnu: and v30.16b, v27.16b, v31.16b
+	WORD $0x4e38cfca // gnu: fmla v10.4s, v30.4s, v24.4s
+	WORD $0x4e39cfce // gnu: fmla v14.4s, v30.4s, v25.4s
+	WORD $0x4e3f1f9d // gnu: and v29.16b, v28.16b, v31.16b
+	WORD $0x4e38cfb2 // gnu: fmla v18.4s, v29.4s, v24.4s
+	WORD $0x4e39cfb6 // gnu: fmla v22.4s, v29.4s, v25.4s
+	WORD $0x3dc019d8 // gnu: ldr q24, [x14, #96]
+	WORD $0x3dc019f9 // gnu: ldr q25, [x15, #96]
+	WORD $0x4f30575e // gnu: shl v30.4s, v26.4s, #16
+	WORD $0x4e38cfc2 // gnu: fmla v2.4s, v30.4s, v24.4s
+	WORD $0x4e39cfc6 // gnu: fmla v6.4s, v30.4s, v25.4s
+	WORD $0x4f30577d // gnu: shl v29.4s, v27.4s, #16
+	WORD $0x4e38cfaa // gnu: fmla v10.4s, v29.4s, v24.4s
+	WORD $0x4e39cfae // gnu: fmla v14.4s, v29.4s, v25.4s
+	WORD $0x4f30579e // gnu: shl v30.4s, v28.4s, #16
+	WORD $0x4e38cfd2 // gnu: fmla v18.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd6 // gnu: fmla v22.4s, v30.4s, v25.4s
+	WORD $0x3dc00d5a // gnu: ldr q26, [x10, #48]
+	WORD $0x3dc00d7b // gnu: ldr q27, [x11, #48]
+	WORD $0x3dc00d9c // gnu: ldr q28, [x12, #48]
+	WORD $0x3dc00dd8 // gnu: ldr q24, [x14, #48]
+	WORD $0x3dc00df9 // gnu: ldr q25, [x15, #48]
+	WORD $0x4e3f1f5d // gnu: and v29.16b, v26.16b, v31.16b
+	WORD $0x4e38cfa3 // gnu: fmla v3.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa7 // gnu: fmla v7.4s, v29.4s, v25.4s
+	WORD $0x4e3f1f7e // gnu: and v30.16b, v27.16b, v31.16b
+	WORD $0x4e38cfcb // gnu: fmla v11.4s, v30.4s, v24.4s
+	WORD $0x4e39cfcf // gnu: fmla v15.4s, v30.4s, v25.4s
+	WORD $0x4e3f1f9d // gnu: and v29.16b, v28.16b, v31.16b
+	WORD $0x4e38cfb3 // gnu: fmla v19.4s, v29.4s, v24.4s
+	WORD $0x4e39cfb7 // gnu: fmla v23.4s, v29.4s, v25.4s
+	WORD $0x3dc01dd8 // gnu: ldr q24, [x14, #112]
+	WORD $0x3dc01df9 // gnu: ldr q25, [x15, #112]
+	WORD $0x4f30575e // gnu: shl v30.4s, v26.4s, #16
+	WORD $0x4e38cfc3 // gnu: fmla v3.4s, v30.4s, v24.4s
+	WORD $0x4e39cfc7 // gnu: fmla v7.4s, v30.4s, v25.4s
+	WORD $0x4f30577d // gnu: shl v29.4s, v27.4s, #16
+	WORD $0x4e38cfab // gnu: fmla v11.4s, v29.4s, v24.4s
+	WORD $0x4e39cfaf // gnu: fmla v15.4s, v29.4s, v25.4s
+	WORD $0x4f30579e // gnu: shl v30.4s, v28.4s, #16
+	WORD $0x4e38cfd3 // gnu: fmla v19.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd7 // gnu: fmla v23.4s, v30.4s, v25.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R11 // gnu: add x11, x11, #64
+	ADD $64, R12 // gnu: add x12, x12, #64
+	ADD $128, R14 // gnu: add x14, x14, #128
+	ADD $128, R15 // gnu: add x15, x15, #128
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd000668 // str s8, [x19, #4]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd00068c // str s12, [x20, #4]
-	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
-	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x6e104211 // ext v17.16b, v16.16b, v16.16b, #8
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x7e30da10 // faddp s16, v16.2s
-	WORD $0xbd000a70 // str s16, [x19, #8]
-	WORD $0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
-	WORD $0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x6e144295 // ext v21.16b, v20.16b, v20.16b, #8
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x7e30da94 // faddp s20, v20.2s
-	WORD $0xbd000a94 // str s20, [x20, #8]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd000668 // gnu: str s8, [x19, #4]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd00068c // gnu: str s12, [x20, #4]
+	WORD $0x4e32d610 // gnu: fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // gnu: fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x6e104211 // gnu: ext v17.16b, v16.16b, v16.16b, #8
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x7e30da10 // gnu: faddp s16, v16.2s
+	WORD $0xbd000a70 // gnu: str s16, [x19, #8]
+	WORD $0x4e36d694 // gnu: fadd v20.4s, v20.4s, v22.4s
+	WORD $0x4e37d6b5 // gnu: fadd v21.4s, v21.4s, v23.4s
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x6e144295 // gnu: ext v21.16b, v20.16b, v20.16b, #8
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x7e30da94 // gnu: faddp s20, v20.2s
+	WORD $0xbd000a94 // gnu: str s20, [x20, #8]
 	ADD R22, R0
 	ADD $12, R19
 	ADD $12, R20
@@ -1948,17 +1948,17 @@ TEXT ·bf16x1r2NEON(SB), NOSPLIT, $0-80
 	ADD R1, R22
 	MOVD R4, R19
 	ADD R5, R19, R20
-	WORD $0x6f06e59f // movi v31.2d, #0xffff0000ffff0000
+	WORD $0x6f06e59f // gnu: movi v31.2d, #0xffff0000ffff0000
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	ADD R3, R14, R15
@@ -1966,74 +1966,74 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc0014a // ldr q10, [x10, #0]
-	WORD $0x3dc001c8 // ldr q8, [x14, #0]
-	WORD $0x3dc001e9 // ldr q9, [x15, #0]
-	WORD $0x4e3f1d4b // and v11.16b, v10.16b, v31.16b
-	WORD $0x4e28cd60 // fmla v0.4s, v11.4s, v8.4s
-	WORD $0x4e29cd64 // fmla v4.4s, v11.4s, v9.4s
-	WORD $0x3dc011c8 // ldr q8, [x14, #64]
-	WORD $0x3dc011e9 // ldr q9, [x15, #64]
-	WORD $0x4f30554c // shl v12.4s, v10.4s, #16
-	WORD $0x4e28cd80 // fmla v0.4s, v12.4s, v8.4s
-	WORD $0x4e29cd84 // fmla v4.4s, v12.4s, v9.4s
-	WORD $0x3dc0054a // ldr q10, [x10, #16]
-	WORD $0x3dc005c8 // ldr q8, [x14, #16]
-	WORD $0x3dc005e9 // ldr q9, [x15, #16]
-	WORD $0x4e3f1d4d // and v13.16b, v10.16b, v31.16b
-	WORD $0x4e28cda1 // fmla v1.4s, v13.4s, v8.4s
-	WORD $0x4e29cda5 // fmla v5.4s, v13.4s, v9.4s
-	WORD $0x3dc015c8 // ldr q8, [x14, #80]
-	WORD $0x3dc015e9 // ldr q9, [x15, #80]
-	WORD $0x4f30554e // shl v14.4s, v10.4s, #16
-	WORD $0x4e28cdc1 // fmla v1.4s, v14.4s, v8.4s
-	WORD $0x4e29cdc5 // fmla v5.4s, v14.4s, v9.4s
-	WORD $0x3dc0094a // ldr q10, [x10, #32]
-	WORD $0x3dc009c8 // ldr q8, [x14, #32]
-	WORD $0x3dc009e9 // ldr q9, [x15, #32]
-	WORD $0x4e3f1d4f // and v15.16b, v10.16b, v31.16b
-	WORD $0x4e28cde2 // fmla v2.4s, v15.4s, v8.4s
-	WORD $0x4e29cde6 // fmla v6.4s, v15.4s, v9.4s
-	WORD $0x3dc019c8 // ldr q8, [x14, #96]
-	WORD $0x3dc019e9 // ldr q9, [x15, #96]
-	WORD $0x4f305550 // shl v16.4s, v10.4s, #16
-	WORD $0x4e28ce02 // fmla v2.4s, v16.4s, v8.4s
-	WORD $0x4e29ce06 // fmla v6.4s, v16.4s, v9.4s
-	WORD $0x3dc00d4a // ldr q10, [x10, #48]
-	WORD $0x3dc00dc8 // ldr q8, [x14, #48]
-	WORD $0x3dc00de9 // ldr q9, [x15, #48]
-	WORD $0x4e3f1d51 // and v17.16b, v10.16b, v31.16b
-	WORD $0x4e28ce23 // fmla v3.4s, v17.4s, v8.4s
-	WORD $0x4e29ce27 // fmla v7.4s, v17.4s, v9.4s
-	WORD $0x3dc01dc8 // ldr q8, [x14, #112]
-	WORD $0x3dc01de9 // ldr q9, [x15, #112]
-	WORD $0x4f305552 // shl v18.4s, v10.4s, #16
-	WORD $0x4e28ce43 // fmla v3.4s, v18.4s, v8.4s
-	WORD $0x4e29ce47 // fmla v7.4s, v18.4s, v9.4s
-	ADD $64, R10
-	ADD $128, R14
-	ADD $128, R15
+	WORD $0x3dc0014a // gnu: ldr q10, [x10, #0]
+	WORD $0x3dc001c8 // gnu: ldr q8, [x14, #0]
+	WORD $0x3dc001e9 // gnu: ldr q9, [x15, #0]
+	WORD $0x4e3f1d4b // gnu: and v11.16b, v10.16b, v31.16b
+	WORD $0x4e28cd60 // gnu: fmla v0.4s, v11.4s, v8.4s
+	WORD $0x4e29cd64 // gnu: fmla v4.4s, v11.4s, v9.4s
+	WORD $0x3dc011c8 // gnu: ldr q8, [x14, #64]
+	WORD $0x3dc011e9 // gnu: ldr q9, [x15, #64]
+	WORD $0x4f30554c // gnu: shl v12.4s, v10.4s, #16
+	WORD $0x4e28cd80 // gnu: fmla v0.4s, v12.4s, v8.4s
+	WORD $0x4e29cd84 // gnu: fmla v4.4s, v12.4s, v9.4s
+	WORD $0x3dc0054a // gnu: ldr q10, [x10, #16]
+	WORD $0x3dc005c8 // gnu: ldr q8, [x14, #16]
+	WORD $0x3dc005e9 // gnu: ldr q9, [x15, #16]
+	WORD $0x4e3f1d4d // gnu: and v13.16b, v10.16b, v31.16b
+	WORD $0x4e28cda1 // gnu: fmla v1.4s, v13.4s, v8.4s
+	WORD $0x4e29cda5 // gnu: fmla v5.4s, v13.4s, v9.4s
+	WORD $0x3dc015c8 // gnu: ldr q8, [x14, #80]
+	WORD $0x3dc015e9 // gnu: ldr q9, [x15, #80]
+	WORD $0x4f30554e // gnu: shl v14.4s, v10.4s, #16
+	WORD $0x4e28cdc1 // gnu: fmla v1.4s, v14.4s, v8.4s
+	WORD $0x4e29cdc5 // gnu: fmla v5.4s, v14.4s, v9.4s
+	WORD $0x3dc0094a // gnu: ldr q10, [x10, #32]
+	WORD $0x3dc009c8 // gnu: ldr q8, [x14, #32]
+	WORD $0x3dc009e9 // gnu: ldr q9, [x15, #32]
+	WORD $0x4e3f1d4f // gnu: and v15.16b, v10.16b, v31.16b
+	WORD $0x4e28cde2 // gnu: fmla v2.4s, v15.4s, v8.4s
+	WORD $0x4e29cde6 // gnu: fmla v6.4s, v15.4s, v9.4s
+	WORD $0x3dc019c8 // gnu: ldr q8, [x14, #96]
+	WORD $0x3dc019e9 // gnu: ldr q9, [x15, #96]
+	WORD $0x4f305550 // gnu: shl v16.4s, v10.4s, #16
+	WORD $0x4e28ce02 // gnu: fmla v2.4s, v16.4s, v8.4s
+	WORD $0x4e29ce06 // gnu: fmla v6.4s, v16.4s, v9.4s
+	WORD $0x3dc00d4a // gnu: ldr q10, [x10, #48]
+	WORD $0x3dc00dc8 // gnu: ldr q8, [x14, #48]
+	WORD $0x3dc00de9 // gnu: ldr q9, [x15, #48]
+	WORD $0x4e3f1d51 // gnu: and v17.16b, v10.16b, v31.16b
+	WORD $0x4e28ce23 // gnu: fmla v3.4s, v17.4s, v8.4s
+	WORD $0x4e29ce27 // gnu: fmla v7.4s, v17.4s, v9.4s
+	WORD $0x3dc01dc8 // gnu: ldr q8, [x14, #112]
+	WORD $0x3dc01de9 // gnu: ldr q9, [x15, #112]
+	WORD $0x4f305552 // gnu: shl v18.4s, v10.4s, #16
+	WORD $0x4e28ce43 // gnu: fmla v3.4s, v18.4s, v8.4s
+	WORD $0x4e29ce47 // gnu: fmla v7.4s, v18.4s, v9.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $128, R14 // gnu: add x14, x14, #128
+	ADD $128, R15 // gnu: add x15, x15, #128
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
 	ADD R22, R0
 	ADD $4, R19
 	ADD $4, R20
@@ -2060,33 +2060,33 @@ TEXT ·bf16x2r3NEON(SB), NOSPLIT, $0-80
 	MOVD R4, R19
 	ADD R5, R19, R20
 	ADD R5, R20, R21
-	WORD $0x6f06e59f // movi v31.2d, #0xffff0000ffff0000
+	WORD $0x6f06e59f // gnu: movi v31.2d, #0xffff0000ffff0000
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
-	WORD $0x6f00e40c // movi v12.2d, #0
-	WORD $0x6f00e40d // movi v13.2d, #0
-	WORD $0x6f00e40e // movi v14.2d, #0
-	WORD $0x6f00e40f // movi v15.2d, #0
-	WORD $0x6f00e410 // movi v16.2d, #0
-	WORD $0x6f00e411 // movi v17.2d, #0
-	WORD $0x6f00e412 // movi v18.2d, #0
-	WORD $0x6f00e413 // movi v19.2d, #0
-	WORD $0x6f00e414 // movi v20.2d, #0
-	WORD $0x6f00e415 // movi v21.2d, #0
-	WORD $0x6f00e416 // movi v22.2d, #0
-	WORD $0x6f00e417 // movi v23.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+	WORD $0x6f00e40d // gnu: movi v13.2d, #0
+	WORD $0x6f00e40e // gnu: movi v14.2d, #0
+	WORD $0x6f00e40f // gnu: movi v15.2d, #0
+	WORD $0x6f00e410 // gnu: movi v16.2d, #0
+	WORD $0x6f00e411 // gnu: movi v17.2d, #0
+	WORD $0x6f00e412 // gnu: movi v18.2d, #0
+	WORD $0x6f00e413 // gnu: movi v19.2d, #0
+	WORD $0x6f00e414 // gnu: movi v20.2d, #0
+	WORD $0x6f00e415 // gnu: movi v21.2d, #0
+	WORD $0x6f00e416 // gnu: movi v22.2d, #0
+	WORD $0x6f00e417 // gnu: movi v23.2d, #0
 	MOVD R0, R10
 	ADD R1, R10, R11
 	MOVD R2, R14
@@ -2096,156 +2096,156 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc0015b // ldr q27, [x10, #0]
-	WORD $0x3dc0017c // ldr q28, [x11, #0]
-	WORD $0x3dc001d8 // ldr q24, [x14, #0]
-	WORD $0x3dc001f9 // ldr q25, [x15, #0]
-	WORD $0x3dc0021a // ldr q26, [x16, #0]
-	WORD $0x4e3f1f7d // and v29.16b, v27.16b, v31.16b
-	WORD $0x4e38cfa0 // fmla v0.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa4 // fmla v4.4s, v29.4s, v25.4s
-	WORD $0x4e3acfa8 // fmla v8.4s, v29.4s, v26.4s
-	WORD $0x4e3f1f9e // and v30.16b, v28.16b, v31.16b
-	WORD $0x4e38cfcc // fmla v12.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd0 // fmla v16.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd4 // fmla v20.4s, v30.4s, v26.4s
-	WORD $0x3dc011d8 // ldr q24, [x14, #64]
-	WORD $0x3dc011f9 // ldr q25, [x15, #64]
-	WORD $0x3dc0121a // ldr q26, [x16, #64]
-	WORD $0x4f30577d // shl v29.4s, v27.4s, #16
-	WORD $0x4e38cfa0 // fmla v0.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa4 // fmla v4.4s, v29.4s, v25.4s
-	WORD $0x4e3acfa8 // fmla v8.4s, v29.4s, v26.4s
-	WORD $0x4f30579e // shl v30.4s, v28.4s, #16
-	WORD $0x4e38cfcc // fmla v12.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd0 // fmla v16.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd4 // fmla v20.4s, v30.4s, v26.4s
-	WORD $0x3dc0055b // ldr q27, [x10, #16]
-	WORD $0x3dc0057c // ldr q28, [x11, #16]
-	WORD $0x3dc005d8 // ldr q24, [x14, #16]
-	WORD $0x3dc005f9 // ldr q25, [x15, #16]
-	WORD $0x3dc0061a // ldr q26, [x16, #16]
-	WORD $0x4e3f1f7d // and v29.16b, v27.16b, v31.16b
-	WORD $0x4e38cfa1 // fmla v1.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa5 // fmla v5.4s, v29.4s, v25.4s
-	WORD $0x4e3acfa9 // fmla v9.4s, v29.4s, v26.4s
-	WORD $0x4e3f1f9e // and v30.16b, v28.16b, v31.16b
-	WORD $0x4e38cfcd // fmla v13.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd1 // fmla v17.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd5 // fmla v21.4s, v30.4s, v26.4s
-	WORD $0x3dc015d8 // ldr q24, [x14, #80]
-	WORD $0x3dc015f9 // ldr q25, [x15, #80]
-	WORD $0x3dc0161a // ldr q26, [x16, #80]
-	WORD $0x4f30577d // shl v29.4s, v27.4s, #16
-	WORD $0x4e38cfa1 // fmla v1.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa5 // fmla v5.4s, v29.4s, v25.4s
-	WORD $0x4e3acfa9 // fmla v9.4s, v29.4s, v26.4s
-	WORD $0x4f30579e // shl v30.4s, v28.4s, #16
-	WORD $0x4e38cfcd // fmla v13.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd1 // fmla v17.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd5 // fmla v21.4s, v30.4s, v26.4s
-	WORD $0x3dc0095b // ldr q27, [x10, #32]
-	WORD $0x3dc0097c // ldr q28, [x11, #32]
-	WORD $0x3dc009d8 // ldr q24, [x14, #32]
-	WORD $0x3dc009f9 // ldr q25, [x15, #32]
-	WORD $0x3dc00a1a // ldr q26, [x16, #32]
-	WORD $0x4e3f1f7d // and v29.16b, v27.16b, v31.16b
-	WORD $0x4e38cfa2 // fmla v2.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa6 // fmla v6.4s, v29.4s, v25.4s
-	WORD $0x4e3acfaa // fmla v10.4s, v29.4s, v26.4s
-	WORD $0x4e3f1f9e // and v30.16b, v28.16b, v31.16b
-	WORD $0x4e38cfce // fmla v14.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd2 // fmla v18.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd6 // fmla v22.4s, v30.4s, v26.4s
-	WORD $0x3dc019d8 // ldr q24, [x14, #96]
-	WORD $0x3dc019f9 // ldr q25, [x15, #96]
-	WORD $0x3dc01a1a // ldr q26, [x16, #96]
-	WORD $0x4f30577d // shl v29.4s, v27.4s, #16
-	WORD $0x4e38cfa2 // fmla v2.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa6 // fmla v6.4s, v29.4s, v25.4s
-	WORD $0x4e3acfaa // fmla v10.4s, v29.4s, v26.4s
-	WORD $0x4f30579e // shl v30.4s, v28.4s, #16
-	WORD $0x4e38cfce // fmla v14.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd2 // fmla v18.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd6 // fmla v22.4s, v30.4s, v26.4s
-	WORD $0x3dc00d5b // ldr q27, [x10, #48]
-	WORD $0x3dc00d7c // ldr q28, [x11, #48]
-	WORD $0x3dc00dd8 // ldr q24, [x14, #48]
-	WORD $0x3dc00df9 // ldr q25, [x15, #48]
-	WORD $0x3dc00e1a // ldr q26, [x16, #48]
-	WORD $0x4e3f1f7d // and v29.16b, v27.16b, v31.16b
-	WORD $0x4e38cfa3 // fmla v3.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa7 // fmla v7.4s, v29.4s, v25.4s
-	WORD $0x4e3acfab // fmla v11.4s, v29.4s, v26.4s
-	WORD $0x4e3f1f9e // and v30.16b, v28.16b, v31.16b
-	WORD $0x4e38cfcf // fmla v15.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd3 // fmla v19.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd7 // fmla v23.4s, v30.4s, v26.4s
-	WORD $0x3dc01dd8 // ldr q24, [x14, #112]
-	WORD $0x3dc01df9 // ldr q25, [x15, #112]
-	WORD $0x3dc01e1a // ldr q26, [x16, #112]
-	WORD $0x4f30577d // shl v29.4s, v27.4s, #16
-	WORD $0x4e38cfa3 // fmla v3.4s, v29.4s, v24.4s
-	WORD $0x4e39cfa7 // fmla v7.4s, v29.4s, v25.4s
-	WORD $0x4e3acfab // fmla v11.4s, v29.4s, v26.4s
-	WORD $0x4f30579e // shl v30.4s, v28.4s, #16
-	WORD $0x4e38cfcf // fmla v15.4s, v30.4s, v24.4s
-	WORD $0x4e39cfd3 // fmla v19.4s, v30.4s, v25.4s
-	WORD $0x4e3acfd7 // fmla v23.4s, v30.4s, v26.4s
-	ADD $64, R10
-	ADD $64, R11
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
+	WORD $0x3dc0015b // gnu: ldr q27, [x10, #0]
+	WORD $0x3dc0017c // gnu: ldr q28, [x11, #0]
+	WORD $0x3dc001d8 // gnu: ldr q24, [x14, #0]
+	WORD $0x3dc001f9 // gnu: ldr q25, [x15, #0]
+	WORD $0x3dc0021a // gnu: ldr q26, [x16, #0]
+	WORD $0x4e3f1f7d // gnu: and v29.16b, v27.16b, v31.16b
+	WORD $0x4e38cfa0 // gnu: fmla v0.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa4 // gnu: fmla v4.4s, v29.4s, v25.4s
+	WORD $0x4e3acfa8 // gnu: fmla v8.4s, v29.4s, v26.4s
+	WORD $0x4e3f1f9e // gnu: and v30.16b, v28.16b, v31.16b
+	WORD $0x4e38cfcc // gnu: fmla v12.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd0 // gnu: fmla v16.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd4 // gnu: fmla v20.4s, v30.4s, v26.4s
+	WORD $0x3dc011d8 // gnu: ldr q24, [x14, #64]
+	WORD $0x3dc011f9 // gnu: ldr q25, [x15, #64]
+	WORD $0x3dc0121a // gnu: ldr q26, [x16, #64]
+	WORD $0x4f30577d // gnu: shl v29.4s, v27.4s, #16
+	WORD $0x4e38cfa0 // gnu: fmla v0.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa4 // gnu: fmla v4.4s, v29.4s, v25.4s
+	WORD $0x4e3acfa8 // gnu: fmla v8.4s, v29.4s, v26.4s
+	WORD $0x4f30579e // gnu: shl v30.4s, v28.4s, #16
+	WORD $0x4e38cfcc // gnu: fmla v12.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd0 // gnu: fmla v16.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd4 // gnu: fmla v20.4s, v30.4s, v26.4s
+	WORD $0x3dc0055b // gnu: ldr q27, [x10, #16]
+	WORD $0x3dc0057c // gnu: ldr q28, [x11, #16]
+	WORD $0x3dc005d8 // gnu: ldr q24, [x14, #16]
+	WORD $0x3dc005f9 // gnu: ldr q25, [x15, #16]
+	WORD $0x3dc0061a // gnu: ldr q26, [x16, #16]
+	WORD $0x4e3f1f7d // gnu: and v29.16b, v27.16b, v31.16b
+	WORD $0x4e38cfa1 // gnu: fmla v1.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa5 // gnu: fmla v5.4s, v29.4s, v25.4s
+	WORD $0x4e3acfa9 // gnu: fmla v9.4s, v29.4s, v26.4s
+	WORD $0x4e3f1f9e // gnu: and v30.16b, v28.16b, v31.16b
+	WORD $0x4e38cfcd // gnu: fmla v13.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd1 // gnu: fmla v17.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd5 // gnu: fmla v21.4s, v30.4s, v26.4s
+	WORD $0x3dc015d8 // gnu: ldr q24, [x14, #80]
+	WORD $0x3dc015f9 // gnu: ldr q25, [x15, #80]
+	WORD $0x3dc0161a // gnu: ldr q26, [x16, #80]
+	WORD $0x4f30577d // gnu: shl v29.4s, v27.4s, #16
+	WORD $0x4e38cfa1 // gnu: fmla v1.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa5 // gnu: fmla v5.4s, v29.4s, v25.4s
+	WORD $0x4e3acfa9 // gnu: fmla v9.4s, v29.4s, v26.4s
+	WORD $0x4f30579e // gnu: shl v30.4s, v28.4s, #16
+	WORD $0x4e38cfcd // gnu: fmla v13.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd1 // gnu: fmla v17.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd5 // gnu: fmla v21.4s, v30.4s, v26.4s
+	WORD $0x3dc0095b // gnu: ldr q27, [x10, #32]
+	WORD $0x3dc0097c // gnu: ldr q28, [x11, #32]
+	WORD $0x3dc009d8 // gnu: ldr q24, [x14, #32]
+	WORD $0x3dc009f9 // gnu: ldr q25, [x15, #32]
+	WORD $0x3dc00a1a // gnu: ldr q26, [x16, #32]
+	WORD $0x4e3f1f7d // gnu: and v29.16b, v27.16b, v31.16b
+	WORD $0x4e38cfa2 // gnu: fmla v2.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa6 // gnu: fmla v6.4s, v29.4s, v25.4s
+	WORD $0x4e3acfaa // gnu: fmla v10.4s, v29.4s, v26.4s
+	WORD $0x4e3f1f9e // gnu: and v30.16b, v28.16b, v31.16b
+	WORD $0x4e38cfce // gnu: fmla v14.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd2 // gnu: fmla v18.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd6 // gnu: fmla v22.4s, v30.4s, v26.4s
+	WORD $0x3dc019d8 // gnu: ldr q24, [x14, #96]
+	WORD $0x3dc019f9 // gnu: ldr q25, [x15, #96]
+	WORD $0x3dc01a1a // gnu: ldr q26, [x16, #96]
+	WORD $0x4f30577d // gnu: shl v29.4s, v27.4s, #16
+	WORD $0x4e38cfa2 // gnu: fmla v2.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa6 // gnu: fmla v6.4s, v29.4s, v25.4s
+	WORD $0x4e3acfaa // gnu: fmla v10.4s, v29.4s, v26.4s
+	WORD $0x4f30579e // gnu: shl v30.4s, v28.4s, #16
+	WORD $0x4e38cfce // gnu: fmla v14.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd2 // gnu: fmla v18.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd6 // gnu: fmla v22.4s, v30.4s, v26.4s
+	WORD $0x3dc00d5b // gnu: ldr q27, [x10, #48]
+	WORD $0x3dc00d7c // gnu: ldr q28, [x11, #48]
+	WORD $0x3dc00dd8 // gnu: ldr q24, [x14, #48]
+	WORD $0x3dc00df9 // gnu: ldr q25, [x15, #48]
+	WORD $0x3dc00e1a // gnu: ldr q26, [x16, #48]
+	WORD $0x4e3f1f7d // gnu: and v29.16b, v27.16b, v31.16b
+	WORD $0x4e38cfa3 // gnu: fmla v3.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa7 // gnu: fmla v7.4s, v29.4s, v25.4s
+	WORD $0x4e3acfab // gnu: fmla v11.4s, v29.4s, v26.4s
+	WORD $0x4e3f1f9e // gnu: and v30.16b, v28.16b, v31.16b
+	WORD $0x4e38cfcf // gnu: fmla v15.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd3 // gnu: fmla v19.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd7 // gnu: fmla v23.4s, v30.4s, v26.4s
+	WORD $0x3dc01dd8 // gnu: ldr q24, [x14, #112]
+	WORD $0x3dc01df9 // gnu: ldr q25, [x15, #112]
+	WORD $0x3dc01e1a // gnu: ldr q26, [x16, #112]
+	WORD $0x4f30577d // gnu: shl v29.4s, v27.4s, #16
+	WORD $0x4e38cfa3 // gnu: fmla v3.4s, v29.4s, v24.4s
+	WORD $0x4e39cfa7 // gnu: fmla v7.4s, v29.4s, v25.4s
+	WORD $0x4e3acfab // gnu: fmla v11.4s, v29.4s, v26.4s
+	WORD $0x4f30579e // gnu: shl v30.4s, v28.4s, #16
+	WORD $0x4e38cfcf // gnu: fmla v15.4s, v30.4s, v24.4s
+	WORD $0x4e39cfd3 // gnu: fmla v19.4s, v30.4s, v25.4s
+	WORD $0x4e3acfd7 // gnu: fmla v23.4s, v30.4s, v26.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $64, R11 // gnu: add x11, x11, #64
+	ADD $128, R14 // gnu: add x14, x14, #128
+	ADD $128, R15 // gnu: add x15, x15, #128
+	ADD $128, R16 // gnu: add x16, x16, #128
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd0002a8 // str s8, [x21, #0]
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x6e0c418d // ext v13.16b, v12.16b, v12.16b, #8
-	WORD $0x4e2dd58c // fadd v12.4s, v12.4s, v13.4s
-	WORD $0x7e30d98c // faddp s12, v12.2s
-	WORD $0xbd00066c // str s12, [x19, #4]
-	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
-	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x6e104211 // ext v17.16b, v16.16b, v16.16b, #8
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x7e30da10 // faddp s16, v16.2s
-	WORD $0xbd000690 // str s16, [x20, #4]
-	WORD $0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
-	WORD $0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x6e144295 // ext v21.16b, v20.16b, v20.16b, #8
-	WORD $0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	WORD $0x7e30da94 // faddp s20, v20.2s
-	WORD $0xbd0006b4 // str s20, [x21, #4]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd0002a8 // gnu: str s8, [x21]
+	WORD $0x4e2ed58c // gnu: fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // gnu: fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x6e0c418d // gnu: ext v13.16b, v12.16b, v12.16b, #8
+	WORD $0x4e2dd58c // gnu: fadd v12.4s, v12.4s, v13.4s
+	WORD $0x7e30d98c // gnu: faddp s12, v12.2s
+	WORD $0xbd00066c // gnu: str s12, [x19, #4]
+	WORD $0x4e32d610 // gnu: fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // gnu: fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x6e104211 // gnu: ext v17.16b, v16.16b, v16.16b, #8
+	WORD $0x4e31d610 // gnu: fadd v16.4s, v16.4s, v17.4s
+	WORD $0x7e30da10 // gnu: faddp s16, v16.2s
+	WORD $0xbd000690 // gnu: str s16, [x20, #4]
+	WORD $0x4e36d694 // gnu: fadd v20.4s, v20.4s, v22.4s
+	WORD $0x4e37d6b5 // gnu: fadd v21.4s, v21.4s, v23.4s
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x6e144295 // gnu: ext v21.16b, v20.16b, v20.16b, #8
+	WORD $0x4e35d694 // gnu: fadd v20.4s, v20.4s, v21.4s
+	WORD $0x7e30da94 // gnu: faddp s20, v20.2s
+	WORD $0xbd0006b4 // gnu: str s20, [x21, #4]
 	ADD R22, R0
 	ADD $8, R19
 	ADD $8, R20
@@ -2272,21 +2272,21 @@ TEXT ·bf16x1r3NEON(SB), NOSPLIT, $0-80
 	MOVD R4, R19
 	ADD R5, R19, R20
 	ADD R5, R20, R21
-	WORD $0x6f06e59f // movi v31.2d, #0xffff0000ffff0000
+	WORD $0x6f06e59f // gnu: movi v31.2d, #0xffff0000ffff0000
 	CBZ R6, done
 group:
-	WORD $0x6f00e400 // movi v0.2d, #0
-	WORD $0x6f00e401 // movi v1.2d, #0
-	WORD $0x6f00e402 // movi v2.2d, #0
-	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x6f00e404 // movi v4.2d, #0
-	WORD $0x6f00e405 // movi v5.2d, #0
-	WORD $0x6f00e406 // movi v6.2d, #0
-	WORD $0x6f00e407 // movi v7.2d, #0
-	WORD $0x6f00e408 // movi v8.2d, #0
-	WORD $0x6f00e409 // movi v9.2d, #0
-	WORD $0x6f00e40a // movi v10.2d, #0
-	WORD $0x6f00e40b // movi v11.2d, #0
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	WORD $0x6f00e401 // gnu: movi v1.2d, #0
+	WORD $0x6f00e402 // gnu: movi v2.2d, #0
+	WORD $0x6f00e403 // gnu: movi v3.2d, #0
+	WORD $0x6f00e404 // gnu: movi v4.2d, #0
+	WORD $0x6f00e405 // gnu: movi v5.2d, #0
+	WORD $0x6f00e406 // gnu: movi v6.2d, #0
+	WORD $0x6f00e407 // gnu: movi v7.2d, #0
+	WORD $0x6f00e408 // gnu: movi v8.2d, #0
+	WORD $0x6f00e409 // gnu: movi v9.2d, #0
+	WORD $0x6f00e40a // gnu: movi v10.2d, #0
+	WORD $0x6f00e40b // gnu: movi v11.2d, #0
 	MOVD R0, R10
 	MOVD R2, R14
 	ADD R3, R14, R15
@@ -2295,98 +2295,98 @@ group:
 	CBZ R25, reduce
 step:
 	CBZ R9, nopf
-	WORD $0xf9800102 // prfm pldl2keep, [x8]
+	WORD $0xf9800102 // gnu: prfm pldl2keep, [x8]
 	ADD $64, R8
 	SUB $1, R9
 nopf:
-	WORD $0x3dc0014f // ldr q15, [x10, #0]
-	WORD $0x3dc001cc // ldr q12, [x14, #0]
-	WORD $0x3dc001ed // ldr q13, [x15, #0]
-	WORD $0x3dc0020e // ldr q14, [x16, #0]
-	WORD $0x4e3f1df0 // and v16.16b, v15.16b, v31.16b
-	WORD $0x4e2cce00 // fmla v0.4s, v16.4s, v12.4s
-	WORD $0x4e2dce04 // fmla v4.4s, v16.4s, v13.4s
-	WORD $0x4e2ece08 // fmla v8.4s, v16.4s, v14.4s
-	WORD $0x3dc011cc // ldr q12, [x14, #64]
-	WORD $0x3dc011ed // ldr q13, [x15, #64]
-	WORD $0x3dc0120e // ldr q14, [x16, #64]
-	WORD $0x4f3055f1 // shl v17.4s, v15.4s, #16
-	WORD $0x4e2cce20 // fmla v0.4s, v17.4s, v12.4s
-	WORD $0x4e2dce24 // fmla v4.4s, v17.4s, v13.4s
-	WORD $0x4e2ece28 // fmla v8.4s, v17.4s, v14.4s
-	WORD $0x3dc0054f // ldr q15, [x10, #16]
-	WORD $0x3dc005cc // ldr q12, [x14, #16]
-	WORD $0x3dc005ed // ldr q13, [x15, #16]
-	WORD $0x3dc0060e // ldr q14, [x16, #16]
-	WORD $0x4e3f1df2 // and v18.16b, v15.16b, v31.16b
-	WORD $0x4e2cce41 // fmla v1.4s, v18.4s, v12.4s
-	WORD $0x4e2dce45 // fmla v5.4s, v18.4s, v13.4s
-	WORD $0x4e2ece49 // fmla v9.4s, v18.4s, v14.4s
-	WORD $0x3dc015cc // ldr q12, [x14, #80]
-	WORD $0x3dc015ed // ldr q13, [x15, #80]
-	WORD $0x3dc0160e // ldr q14, [x16, #80]
-	WORD $0x4f3055f3 // shl v19.4s, v15.4s, #16
-	WORD $0x4e2cce61 // fmla v1.4s, v19.4s, v12.4s
-	WORD $0x4e2dce65 // fmla v5.4s, v19.4s, v13.4s
-	WORD $0x4e2ece69 // fmla v9.4s, v19.4s, v14.4s
-	WORD $0x3dc0094f // ldr q15, [x10, #32]
-	WORD $0x3dc009cc // ldr q12, [x14, #32]
-	WORD $0x3dc009ed // ldr q13, [x15, #32]
-	WORD $0x3dc00a0e // ldr q14, [x16, #32]
-	WORD $0x4e3f1df4 // and v20.16b, v15.16b, v31.16b
-	WORD $0x4e2cce82 // fmla v2.4s, v20.4s, v12.4s
-	WORD $0x4e2dce86 // fmla v6.4s, v20.4s, v13.4s
-	WORD $0x4e2ece8a // fmla v10.4s, v20.4s, v14.4s
-	WORD $0x3dc019cc // ldr q12, [x14, #96]
-	WORD $0x3dc019ed // ldr q13, [x15, #96]
-	WORD $0x3dc01a0e // ldr q14, [x16, #96]
-	WORD $0x4f3055f5 // shl v21.4s, v15.4s, #16
-	WORD $0x4e2ccea2 // fmla v2.4s, v21.4s, v12.4s
-	WORD $0x4e2dcea6 // fmla v6.4s, v21.4s, v13.4s
-	WORD $0x4e2eceaa // fmla v10.4s, v21.4s, v14.4s
-	WORD $0x3dc00d4f // ldr q15, [x10, #48]
-	WORD $0x3dc00dcc // ldr q12, [x14, #48]
-	WORD $0x3dc00ded // ldr q13, [x15, #48]
-	WORD $0x3dc00e0e // ldr q14, [x16, #48]
-	WORD $0x4e3f1df6 // and v22.16b, v15.16b, v31.16b
-	WORD $0x4e2ccec3 // fmla v3.4s, v22.4s, v12.4s
-	WORD $0x4e2dcec7 // fmla v7.4s, v22.4s, v13.4s
-	WORD $0x4e2ececb // fmla v11.4s, v22.4s, v14.4s
-	WORD $0x3dc01dcc // ldr q12, [x14, #112]
-	WORD $0x3dc01ded // ldr q13, [x15, #112]
-	WORD $0x3dc01e0e // ldr q14, [x16, #112]
-	WORD $0x4f3055f7 // shl v23.4s, v15.4s, #16
-	WORD $0x4e2ccee3 // fmla v3.4s, v23.4s, v12.4s
-	WORD $0x4e2dcee7 // fmla v7.4s, v23.4s, v13.4s
-	WORD $0x4e2eceeb // fmla v11.4s, v23.4s, v14.4s
-	ADD $64, R10
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
+	WORD $0x3dc0014f // gnu: ldr q15, [x10, #0]
+	WORD $0x3dc001cc // gnu: ldr q12, [x14, #0]
+	WORD $0x3dc001ed // gnu: ldr q13, [x15, #0]
+	WORD $0x3dc0020e // gnu: ldr q14, [x16, #0]
+	WORD $0x4e3f1df0 // gnu: and v16.16b, v15.16b, v31.16b
+	WORD $0x4e2cce00 // gnu: fmla v0.4s, v16.4s, v12.4s
+	WORD $0x4e2dce04 // gnu: fmla v4.4s, v16.4s, v13.4s
+	WORD $0x4e2ece08 // gnu: fmla v8.4s, v16.4s, v14.4s
+	WORD $0x3dc011cc // gnu: ldr q12, [x14, #64]
+	WORD $0x3dc011ed // gnu: ldr q13, [x15, #64]
+	WORD $0x3dc0120e // gnu: ldr q14, [x16, #64]
+	WORD $0x4f3055f1 // gnu: shl v17.4s, v15.4s, #16
+	WORD $0x4e2cce20 // gnu: fmla v0.4s, v17.4s, v12.4s
+	WORD $0x4e2dce24 // gnu: fmla v4.4s, v17.4s, v13.4s
+	WORD $0x4e2ece28 // gnu: fmla v8.4s, v17.4s, v14.4s
+	WORD $0x3dc0054f // gnu: ldr q15, [x10, #16]
+	WORD $0x3dc005cc // gnu: ldr q12, [x14, #16]
+	WORD $0x3dc005ed // gnu: ldr q13, [x15, #16]
+	WORD $0x3dc0060e // gnu: ldr q14, [x16, #16]
+	WORD $0x4e3f1df2 // gnu: and v18.16b, v15.16b, v31.16b
+	WORD $0x4e2cce41 // gnu: fmla v1.4s, v18.4s, v12.4s
+	WORD $0x4e2dce45 // gnu: fmla v5.4s, v18.4s, v13.4s
+	WORD $0x4e2ece49 // gnu: fmla v9.4s, v18.4s, v14.4s
+	WORD $0x3dc015cc // gnu: ldr q12, [x14, #80]
+	WORD $0x3dc015ed // gnu: ldr q13, [x15, #80]
+	WORD $0x3dc0160e // gnu: ldr q14, [x16, #80]
+	WORD $0x4f3055f3 // gnu: shl v19.4s, v15.4s, #16
+	WORD $0x4e2cce61 // gnu: fmla v1.4s, v19.4s, v12.4s
+	WORD $0x4e2dce65 // gnu: fmla v5.4s, v19.4s, v13.4s
+	WORD $0x4e2ece69 // gnu: fmla v9.4s, v19.4s, v14.4s
+	WORD $0x3dc0094f // gnu: ldr q15, [x10, #32]
+	WORD $0x3dc009cc // gnu: ldr q12, [x14, #32]
+	WORD $0x3dc009ed // gnu: ldr q13, [x15, #32]
+	WORD $0x3dc00a0e // gnu: ldr q14, [x16, #32]
+	WORD $0x4e3f1df4 // gnu: and v20.16b, v15.16b, v31.16b
+	WORD $0x4e2cce82 // gnu: fmla v2.4s, v20.4s, v12.4s
+	WORD $0x4e2dce86 // gnu: fmla v6.4s, v20.4s, v13.4s
+	WORD $0x4e2ece8a // gnu: fmla v10.4s, v20.4s, v14.4s
+	WORD $0x3dc019cc // gnu: ldr q12, [x14, #96]
+	WORD $0x3dc019ed // gnu: ldr q13, [x15, #96]
+	WORD $0x3dc01a0e // gnu: ldr q14, [x16, #96]
+	WORD $0x4f3055f5 // gnu: shl v21.4s, v15.4s, #16
+	WORD $0x4e2ccea2 // gnu: fmla v2.4s, v21.4s, v12.4s
+	WORD $0x4e2dcea6 // gnu: fmla v6.4s, v21.4s, v13.4s
+	WORD $0x4e2eceaa // gnu: fmla v10.4s, v21.4s, v14.4s
+	WORD $0x3dc00d4f // gnu: ldr q15, [x10, #48]
+	WORD $0x3dc00dcc // gnu: ldr q12, [x14, #48]
+	WORD $0x3dc00ded // gnu: ldr q13, [x15, #48]
+	WORD $0x3dc00e0e // gnu: ldr q14, [x16, #48]
+	WORD $0x4e3f1df6 // gnu: and v22.16b, v15.16b, v31.16b
+	WORD $0x4e2ccec3 // gnu: fmla v3.4s, v22.4s, v12.4s
+	WORD $0x4e2dcec7 // gnu: fmla v7.4s, v22.4s, v13.4s
+	WORD $0x4e2ececb // gnu: fmla v11.4s, v22.4s, v14.4s
+	WORD $0x3dc01dcc // gnu: ldr q12, [x14, #112]
+	WORD $0x3dc01ded // gnu: ldr q13, [x15, #112]
+	WORD $0x3dc01e0e // gnu: ldr q14, [x16, #112]
+	WORD $0x4f3055f7 // gnu: shl v23.4s, v15.4s, #16
+	WORD $0x4e2ccee3 // gnu: fmla v3.4s, v23.4s, v12.4s
+	WORD $0x4e2dcee7 // gnu: fmla v7.4s, v23.4s, v13.4s
+	WORD $0x4e2eceeb // gnu: fmla v11.4s, v23.4s, v14.4s
+	ADD $64, R10 // gnu: add x10, x10, #64
+	ADD $128, R14 // gnu: add x14, x14, #128
+	ADD $128, R15 // gnu: add x15, x15, #128
+	ADD $128, R16 // gnu: add x16, x16, #128
 	SUBS $1, R25
 	BNE step
 reduce:
-	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	WORD $0xbd000260 // str s0, [x19, #0]
-	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
-	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x6e044085 // ext v5.16b, v4.16b, v4.16b, #8
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x7e30d884 // faddp s4, v4.2s
-	WORD $0xbd000284 // str s4, [x20, #0]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2bd529 // fadd v9.4s, v9.4s, v11.4s
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x6e084109 // ext v9.16b, v8.16b, v8.16b, #8
-	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
-	WORD $0x7e30d908 // faddp s8, v8.2s
-	WORD $0xbd0002a8 // str s8, [x21, #0]
+	WORD $0x4e22d400 // gnu: fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // gnu: fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e004001 // gnu: ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // gnu: fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // gnu: faddp s0, v0.2s
+	WORD $0xbd000260 // gnu: str s0, [x19]
+	WORD $0x4e26d484 // gnu: fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // gnu: fadd v5.4s, v5.4s, v7.4s
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x6e044085 // gnu: ext v5.16b, v4.16b, v4.16b, #8
+	WORD $0x4e25d484 // gnu: fadd v4.4s, v4.4s, v5.4s
+	WORD $0x7e30d884 // gnu: faddp s4, v4.2s
+	WORD $0xbd000284 // gnu: str s4, [x20]
+	WORD $0x4e2ad508 // gnu: fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2bd529 // gnu: fadd v9.4s, v9.4s, v11.4s
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x6e084109 // gnu: ext v9.16b, v8.16b, v8.16b, #8
+	WORD $0x4e29d508 // gnu: fadd v8.4s, v8.4s, v9.4s
+	WORD $0x7e30d908 // gnu: faddp s8, v8.2s
+	WORD $0xbd0002a8 // gnu: str s8, [x21]
 	ADD R22, R0
 	ADD $4, R19
 	ADD $4, R20

@@ -12,6 +12,9 @@ func iq4_nlX1DotProd(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb
 func iq4_nlX4DotProd(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func iq4_nlX1NEON(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func iq4_xsX1DotProd(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -24,6 +27,10 @@ var (
 )
 
 // IQ4_NL shares Q4_0's block layout, so its panels are Q4_0's; the table
-// values are signed, so no correction. Without dotprod IQ4_NL runs its Go
-// dot product (Q4_0's 16-bit NEON sums would overflow on table values).
-var iq4_nlDotProd = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1DotProd, x4: iq4_nlX4DotProd}
+// values are signed, so no correction. Without dotprod each 16-bit product
+// is widened at once (Q4_0's 16-bit NEON sums would overflow on table
+// values).
+var (
+	iq4_nlDotProd = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1DotProd, x4: iq4_nlX4DotProd}
+	iq4_nlNEON    = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1NEON}
+)

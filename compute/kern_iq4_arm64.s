@@ -2,7 +2,8 @@
 
 #include "textflag.h"
 
-// IQ4_NL panel kernels against Q8_0 activation blocks on arm64, with the
+// IQ4_NL panel kernels against Q8_0 activation blocks on arm64 (SDOT, or
+// without dotprod 16-bit products widened by SADALP), with the
 // signature and panels of kern_q_arm64.s's Q4_0 kernels (IQ4_NL shares
 // Q4_0's block layout): each nibble is replaced by its signed kvalues_iq4nl
 // entry (TBL), corr is 0, and per row acc = fma(float(sumi_b), d_w·d_x,
@@ -301,6 +302,159 @@ block:
 	WORD $0xad00719b // gnu: stp q27, q28, [x12]
 	ADD R4, R12, R12 // gnu: add x12, x12, x4
 	WORD $0xad00799d // gnu: stp q29, q30, [x12]
+	ADD $32, R3, R3 // gnu: add x3, x3, #32
+	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
+	BNE panel // gnu: b.ne panel
+done:
+	RET
+
+// func iq4_nlX1NEON(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+TEXT ·iq4_nlX1NEON(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD x+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD xs+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	MOVD out+24(FP), R3 // gnu: ldr x3, [sp, #32]
+	MOVD os+32(FP), R4 // gnu: ldr x4, [sp, #40]
+	MOVD np+40(FP), R5 // gnu: ldr x5, [sp, #48]
+	MOVD nb+48(FP), R6 // gnu: ldr x6, [sp, #56]
+	MOVD $iq4nl<>(SB), R17 // gnu: adr x17, table
+	WORD $0x4f00e5ff // gnu: movi v31.16b, #0xf
+	CBZ R5, done // gnu: cbz x5, done
+panel:
+	WORD $0x4f00e417 // gnu: movi v23.16b, #0x0
+	WORD $0x4f00e418 // gnu: movi v24.16b, #0x0
+	MOVD R1, R7 // gnu: mov x7, x1
+	MOVD R6, R11 // gnu: mov x11, x6
+block:
+	WORD $0x3cc10410 // gnu: ldr q16, [x0], #16
+	WORD $0x4cdf2000 // gnu: ld1 {v0.16b, v1.16b, v2.16b, v3.16b}, [x0], #64
+	WORD $0x4cdf2004 // gnu: ld1 {v4.16b, v5.16b, v6.16b, v7.16b}, [x0], #64
+	WORD $0x0e217a11 // gnu: fcvtl v17.4s, v16.4h
+	WORD $0x4e217a12 // gnu: fcvtl2 v18.4s, v16.8h
+	WORD $0x4f00e5ff // gnu: movi v31.16b, #0xf
+	WORD $0x4e3f1c08 // gnu: and v8.16b, v0.16b, v31.16b
+	WORD $0x4e3f1c29 // gnu: and v9.16b, v1.16b, v31.16b
+	WORD $0x4e3f1c4a // gnu: and v10.16b, v2.16b, v31.16b
+	WORD $0x4e3f1c6b // gnu: and v11.16b, v3.16b, v31.16b
+	WORD $0x4e3f1c8c // gnu: and v12.16b, v4.16b, v31.16b
+	WORD $0x4e3f1cad // gnu: and v13.16b, v5.16b, v31.16b
+	WORD $0x4e3f1cce // gnu: and v14.16b, v6.16b, v31.16b
+	WORD $0x4e3f1cef // gnu: and v15.16b, v7.16b, v31.16b
+	WORD $0x6f0c0400 // gnu: ushr v0.16b, v0.16b, #4
+	WORD $0x6f0c0421 // gnu: ushr v1.16b, v1.16b, #4
+	WORD $0x6f0c0442 // gnu: ushr v2.16b, v2.16b, #4
+	WORD $0x6f0c0463 // gnu: ushr v3.16b, v3.16b, #4
+	WORD $0x6f0c0484 // gnu: ushr v4.16b, v4.16b, #4
+	WORD $0x6f0c04a5 // gnu: ushr v5.16b, v5.16b, #4
+	WORD $0x6f0c04c6 // gnu: ushr v6.16b, v6.16b, #4
+	WORD $0x6f0c04e7 // gnu: ushr v7.16b, v7.16b, #4
+	WORD $0x3dc0023f // gnu: ldr q31, [x17, #0]
+	WORD $0x4e0003e0 // gnu: tbl v0.16b, {v31.16b}, v0.16b
+	WORD $0x4e0103e1 // gnu: tbl v1.16b, {v31.16b}, v1.16b
+	WORD $0x4e0203e2 // gnu: tbl v2.16b, {v31.16b}, v2.16b
+	WORD $0x4e0303e3 // gnu: tbl v3.16b, {v31.16b}, v3.16b
+	WORD $0x4e0403e4 // gnu: tbl v4.16b, {v31.16b}, v4.16b
+	WORD $0x4e0503e5 // gnu: tbl v5.16b, {v31.16b}, v5.16b
+	WORD $0x4e0603e6 // gnu: tbl v6.16b, {v31.16b}, v6.16b
+	WORD $0x4e0703e7 // gnu: tbl v7.16b, {v31.16b}, v7.16b
+	WORD $0x4e0803e8 // gnu: tbl v8.16b, {v31.16b}, v8.16b
+	WORD $0x4e0903e9 // gnu: tbl v9.16b, {v31.16b}, v9.16b
+	WORD $0x4e0a03ea // gnu: tbl v10.16b, {v31.16b}, v10.16b
+	WORD $0x4e0b03eb // gnu: tbl v11.16b, {v31.16b}, v11.16b
+	WORD $0x4e0c03ec // gnu: tbl v12.16b, {v31.16b}, v12.16b
+	WORD $0x4e0d03ed // gnu: tbl v13.16b, {v31.16b}, v13.16b
+	WORD $0x4e0e03ee // gnu: tbl v14.16b, {v31.16b}, v14.16b
+	WORD $0x4e0f03ef // gnu: tbl v15.16b, {v31.16b}, v15.16b
+	WORD $0x4ddfc8f5 // gnu: ld1r {v21.4s}, [x7], #4
+	WORD $0x4ddfc8f6 // gnu: ld1r {v22.4s}, [x7], #4
+	WORD $0x4cdfa0f3 // gnu: ld1 {v19.16b, v20.16b}, [x7], #32
+	WORD $0x4eb61ed0 // gnu: mov v16.16b, v22.16b
+	WORD $0x4e04067d // gnu: dup v29.4s, v19.s[0]
+	WORD $0x0e3dc11e // gnu: smull v30.8h, v8.8b, v29.8b
+	WORD $0x4e602bd9 // gnu: saddlp v25.4s, v30.8h
+	WORD $0x4e3dc11e // gnu: smull2 v30.8h, v8.16b, v29.16b
+	WORD $0x4e602bda // gnu: saddlp v26.4s, v30.8h
+	WORD $0x0e3dc13e // gnu: smull v30.8h, v9.8b, v29.8b
+	WORD $0x4e602bdb // gnu: saddlp v27.4s, v30.8h
+	WORD $0x4e3dc13e // gnu: smull2 v30.8h, v9.16b, v29.16b
+	WORD $0x4e602bdc // gnu: saddlp v28.4s, v30.8h
+	WORD $0x4e0c067d // gnu: dup v29.4s, v19.s[1]
+	WORD $0x0e3dc15e // gnu: smull v30.8h, v10.8b, v29.8b
+	WORD $0x4e606bd9 // gnu: sadalp v25.4s, v30.8h
+	WORD $0x4e3dc15e // gnu: smull2 v30.8h, v10.16b, v29.16b
+	WORD $0x4e606bda // gnu: sadalp v26.4s, v30.8h
+	WORD $0x0e3dc17e // gnu: smull v30.8h, v11.8b, v29.8b
+	WORD $0x4e606bdb // gnu: sadalp v27.4s, v30.8h
+	WORD $0x4e3dc17e // gnu: smull2 v30.8h, v11.16b, v29.16b
+	WORD $0x4e606bdc // gnu: sadalp v28.4s, v30.8h
+	WORD $0x4e14067d // gnu: dup v29.4s, v19.s[2]
+	WORD $0x0e3dc19e // gnu: smull v30.8h, v12.8b, v29.8b
+	WORD $0x4e606bd9 // gnu: sadalp v25.4s, v30.8h
+	WORD $0x4e3dc19e // gnu: smull2 v30.8h, v12.16b, v29.16b
+	WORD $0x4e606bda // gnu: sadalp v26.4s, v30.8h
+	WORD $0x0e3dc1be // gnu: smull v30.8h, v13.8b, v29.8b
+	WORD $0x4e606bdb // gnu: sadalp v27.4s, v30.8h
+	WORD $0x4e3dc1be // gnu: smull2 v30.8h, v13.16b, v29.16b
+	WORD $0x4e606bdc // gnu: sadalp v28.4s, v30.8h
+	WORD $0x4e1c067d // gnu: dup v29.4s, v19.s[3]
+	WORD $0x0e3dc1de // gnu: smull v30.8h, v14.8b, v29.8b
+	WORD $0x4e606bd9 // gnu: sadalp v25.4s, v30.8h
+	WORD $0x4e3dc1de // gnu: smull2 v30.8h, v14.16b, v29.16b
+	WORD $0x4e606bda // gnu: sadalp v26.4s, v30.8h
+	WORD $0x0e3dc1fe // gnu: smull v30.8h, v15.8b, v29.8b
+	WORD $0x4e606bdb // gnu: sadalp v27.4s, v30.8h
+	WORD $0x4e3dc1fe // gnu: smull2 v30.8h, v15.16b, v29.16b
+	WORD $0x4e606bdc // gnu: sadalp v28.4s, v30.8h
+	WORD $0x4e04069d // gnu: dup v29.4s, v20.s[0]
+	WORD $0x0e3dc01e // gnu: smull v30.8h, v0.8b, v29.8b
+	WORD $0x4e606bd9 // gnu: sadalp v25.4s, v30.8h
+	WORD $0x4e3dc01e // gnu: smull2 v30.8h, v0.16b, v29.16b
+	WORD $0x4e606bda // gnu: sadalp v26.4s, v30.8h
+	WORD $0x0e3dc03e // gnu: smull v30.8h, v1.8b, v29.8b
+	WORD $0x4e606bdb // gnu: sadalp v27.4s, v30.8h
+	WORD $0x4e3dc03e // gnu: smull2 v30.8h, v1.16b, v29.16b
+	WORD $0x4e606bdc // gnu: sadalp v28.4s, v30.8h
+	WORD $0x4e0c069d // gnu: dup v29.4s, v20.s[1]
+	WORD $0x0e3dc05e // gnu: smull v30.8h, v2.8b, v29.8b
+	WORD $0x4e606bd9 // gnu: sadalp v25.4s, v30.8h
+	WORD $0x4e3dc05e // gnu: smull2 v30.8h, v2.16b, v29.16b
+	WORD $0x4e606bda // gnu: sadalp v26.4s, v30.8h
+	WORD $0x0e3dc07e // gnu: smull v30.8h, v3.8b, v29.8b
+	WORD $0x4e606bdb // gnu: sadalp v27.4s, v30.8h
+	WORD $0x4e3dc07e // gnu: smull2 v30.8h, v3.16b, v29.16b
+	WORD $0x4e606bdc // gnu: sadalp v28.4s, v30.8h
+	WORD $0x4e14069d // gnu: dup v29.4s, v20.s[2]
+	WORD $0x0e3dc09e // gnu: smull v30.8h, v4.8b, v29.8b
+	WORD $0x4e606bd9 // gnu: sadalp v25.4s, v30.8h
+	WORD $0x4e3dc09e // gnu: smull2 v30.8h, v4.16b, v29.16b
+	WORD $0x4e606bda // gnu: sadalp v26.4s, v30.8h
+	WORD $0x0e3dc0be // gnu: smull v30.8h, v5.8b, v29.8b
+	WORD $0x4e606bdb // gnu: sadalp v27.4s, v30.8h
+	WORD $0x4e3dc0be // gnu: smull2 v30.8h, v5.16b, v29.16b
+	WORD $0x4e606bdc // gnu: sadalp v28.4s, v30.8h
+	WORD $0x4e1c069d // gnu: dup v29.4s, v20.s[3]
+	WORD $0x0e3dc0de // gnu: smull v30.8h, v6.8b, v29.8b
+	WORD $0x4e606bd9 // gnu: sadalp v25.4s, v30.8h
+	WORD $0x4e3dc0de // gnu: smull2 v30.8h, v6.16b, v29.16b
+	WORD $0x4e606bda // gnu: sadalp v26.4s, v30.8h
+	WORD $0x0e3dc0fe // gnu: smull v30.8h, v7.8b, v29.8b
+	WORD $0x4e606bdb // gnu: sadalp v27.4s, v30.8h
+	WORD $0x4e3dc0fe // gnu: smull2 v30.8h, v7.16b, v29.16b
+	WORD $0x4e606bdc // gnu: sadalp v28.4s, v30.8h
+	WORD $0x4ebabf39 // gnu: addp v25.4s, v25.4s, v26.4s
+	WORD $0x4ebcbf7b // gnu: addp v27.4s, v27.4s, v28.4s
+	WORD $0x4eb986d6 // gnu: add v22.4s, v22.4s, v25.4s
+	WORD $0x4ebb8610 // gnu: add v16.4s, v16.4s, v27.4s
+	WORD $0x4e21dad6 // gnu: scvtf v22.4s, v22.4s
+	WORD $0x4e21da10 // gnu: scvtf v16.4s, v16.4s
+	WORD $0x6e35de33 // gnu: fmul v19.4s, v17.4s, v21.4s
+	WORD $0x6e35de54 // gnu: fmul v20.4s, v18.4s, v21.4s
+	WORD $0x4e33ced7 // gnu: fmla v23.4s, v22.4s, v19.4s
+	WORD $0x4e34ce18 // gnu: fmla v24.4s, v16.4s, v20.4s
+	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
+	BNE block // gnu: b.ne block
+	MOVD R3, R12 // gnu: mov x12, x3
+	WORD $0xad006197 // gnu: stp q23, q24, [x12]
 	ADD $32, R3, R3 // gnu: add x3, x3, #32
 	SUBS $1, R5, R5 // gnu: subs x5, x5, #1
 	BNE panel // gnu: b.ne panel

@@ -8,7 +8,7 @@
 // even, as FP32ToFP16), the quants by FMUL, FCVTNS (to nearest even) and
 // saturating narrows (the int8 clamp). Go's assembler lacks these vector
 // instructions: they are WORDs, each with its GNU spelling
-// (scripts/arm64_neon.py encodes them).
+// (scripts/arm64enc.py encodes them).
 
 // func quantizeQ8_0NEON(x *float32, y *blockQ8_0, nb int, c int32)
 TEXT ·quantizeQ8_0NEON(SB), NOSPLIT, $0-28
@@ -17,72 +17,72 @@ TEXT ·quantizeQ8_0NEON(SB), NOSPLIT, $0-28
 	MOVD nb+16(FP), R2
 	MOVW c+24(FP), R3
 	MOVW $0x42fe0000, R4
-	WORD $0x1e27009f // fmov s31, w4
+	WORD $0x1e27009f // gnu: fmov s31, w4
 	CBZ R2, done
 loop:
-	WORD $0xad400400 // ldp q0, q1, [x0, #0]
-	WORD $0xad410c02 // ldp q2, q3, [x0, #32]
-	WORD $0xad421404 // ldp q4, q5, [x0, #64]
-	WORD $0xad431c06 // ldp q6, q7, [x0, #96]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31f610 // fmax v16.4s, v16.4s, v17.4s
-	WORD $0x4e33f652 // fmax v18.4s, v18.4s, v19.4s
-	WORD $0x4e35f694 // fmax v20.4s, v20.4s, v21.4s
-	WORD $0x4e37f6d6 // fmax v22.4s, v22.4s, v23.4s
-	WORD $0x4e32f610 // fmax v16.4s, v16.4s, v18.4s
-	WORD $0x4e36f694 // fmax v20.4s, v20.4s, v22.4s
-	WORD $0x4e34f610 // fmax v16.4s, v16.4s, v20.4s
-	WORD $0x6e30fa10 // fmaxv s16, v16.4s
+	WORD $0xad400400 // gnu: ldp q0, q1, [x0, #0]
+	WORD $0xad410c02 // gnu: ldp q2, q3, [x0, #32]
+	WORD $0xad421404 // gnu: ldp q4, q5, [x0, #64]
+	WORD $0xad431c06 // gnu: ldp q6, q7, [x0, #96]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31f610 // gnu: fmax v16.4s, v16.4s, v17.4s
+	WORD $0x4e33f652 // gnu: fmax v18.4s, v18.4s, v19.4s
+	WORD $0x4e35f694 // gnu: fmax v20.4s, v20.4s, v21.4s
+	WORD $0x4e37f6d6 // gnu: fmax v22.4s, v22.4s, v23.4s
+	WORD $0x4e32f610 // gnu: fmax v16.4s, v16.4s, v18.4s
+	WORD $0x4e36f694 // gnu: fmax v20.4s, v20.4s, v22.4s
+	WORD $0x4e34f610 // gnu: fmax v16.4s, v16.4s, v20.4s
+	WORD $0x6e30fa10 // gnu: fmaxv s16, v16.4s
 	ADD $128, R0
-	WORD $0x1e260205 // fmov w5, s16
+	WORD $0x1e260205 // gnu: fmov w5, s16
 	CBZW R5, zero
-	WORD $0x1e301bf1 // fdiv s17, s31, s16
-	WORD $0x1e3f1a12 // fdiv s18, s16, s31
-	WORD $0x1e23c253 // fcvt h19, s18
-	WORD $0x1ee24273 // fcvt s19, h19
-	WORD $0xbd000033 // str s19, [x1, #0]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c808020 // stur q0, [x1, #8]
-	WORD $0x3c818024 // stur q4, [x1, #24]
-	WORD $0x4e202801 // saddlp v1.8h, v0.16b
-	WORD $0x4e206881 // sadalp v1.8h, v4.16b
-	WORD $0x4e703821 // saddlv s1, v1.8h
-	WORD $0x1e260026 // fmov w6, s1
+	WORD $0x1e301bf1 // gnu: fdiv s17, s31, s16
+	WORD $0x1e3f1a12 // gnu: fdiv s18, s16, s31
+	WORD $0x1e23c253 // gnu: fcvt h19, s18
+	WORD $0x1ee24273 // gnu: fcvt s19, h19
+	WORD $0xbd000033 // gnu: str s19, [x1]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c808020 // gnu: stur q0, [x1, #8]
+	WORD $0x3c818024 // gnu: stur q4, [x1, #24]
+	WORD $0x4e202801 // gnu: saddlp v1.8h, v0.16b
+	WORD $0x4e206881 // gnu: sadalp v1.8h, v4.16b
+	WORD $0x4e703821 // gnu: saddlv s1, v1.8h
+	WORD $0x1e260026 // gnu: fmov w6, s1
 	MULW R3, R6
 	MOVW R6, 4(R1)
 	B next
@@ -105,77 +105,77 @@ TEXT ·quantizeQ8_1NEON(SB), NOSPLIT, $0-24
 	MOVD y+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVW $0x42fe0000, R4
-	WORD $0x1e27009f // fmov s31, w4
+	WORD $0x1e27009f // gnu: fmov s31, w4
 	CBZ R2, done
 loop:
-	WORD $0xad400400 // ldp q0, q1, [x0, #0]
-	WORD $0xad410c02 // ldp q2, q3, [x0, #32]
-	WORD $0xad421404 // ldp q4, q5, [x0, #64]
-	WORD $0xad431c06 // ldp q6, q7, [x0, #96]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31f610 // fmax v16.4s, v16.4s, v17.4s
-	WORD $0x4e33f652 // fmax v18.4s, v18.4s, v19.4s
-	WORD $0x4e35f694 // fmax v20.4s, v20.4s, v21.4s
-	WORD $0x4e37f6d6 // fmax v22.4s, v22.4s, v23.4s
-	WORD $0x4e32f610 // fmax v16.4s, v16.4s, v18.4s
-	WORD $0x4e36f694 // fmax v20.4s, v20.4s, v22.4s
-	WORD $0x4e34f610 // fmax v16.4s, v16.4s, v20.4s
-	WORD $0x6e30fa10 // fmaxv s16, v16.4s
+	WORD $0xad400400 // gnu: ldp q0, q1, [x0, #0]
+	WORD $0xad410c02 // gnu: ldp q2, q3, [x0, #32]
+	WORD $0xad421404 // gnu: ldp q4, q5, [x0, #64]
+	WORD $0xad431c06 // gnu: ldp q6, q7, [x0, #96]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31f610 // gnu: fmax v16.4s, v16.4s, v17.4s
+	WORD $0x4e33f652 // gnu: fmax v18.4s, v18.4s, v19.4s
+	WORD $0x4e35f694 // gnu: fmax v20.4s, v20.4s, v21.4s
+	WORD $0x4e37f6d6 // gnu: fmax v22.4s, v22.4s, v23.4s
+	WORD $0x4e32f610 // gnu: fmax v16.4s, v16.4s, v18.4s
+	WORD $0x4e36f694 // gnu: fmax v20.4s, v20.4s, v22.4s
+	WORD $0x4e34f610 // gnu: fmax v16.4s, v16.4s, v20.4s
+	WORD $0x6e30fa10 // gnu: fmaxv s16, v16.4s
 	ADD $128, R0
-	WORD $0x1e260205 // fmov w5, s16
+	WORD $0x1e260205 // gnu: fmov w5, s16
 	CBZW R5, zero
-	WORD $0x1e301bf1 // fdiv s17, s31, s16
-	WORD $0x1e3f1a12 // fdiv s18, s16, s31
-	WORD $0x1e23c253 // fcvt h19, s18
-	WORD $0x1ee24273 // fcvt s19, h19
-	WORD $0xbd000033 // str s19, [x1, #0]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c808020 // stur q0, [x1, #8]
-	WORD $0x3c818024 // stur q4, [x1, #24]
-	WORD $0x4e202801 // saddlp v1.8h, v0.16b
-	WORD $0x4e206881 // sadalp v1.8h, v4.16b
-	WORD $0x4e703821 // saddlv s1, v1.8h
-	WORD $0x1e260026 // fmov w6, s1
-	WORD $0x1e2200c1 // scvtf s1, w6
-	WORD $0x1e210a41 // fmul s1, s18, s1
-	WORD $0x1e23c021 // fcvt h1, s1
-	WORD $0x1ee24021 // fcvt s1, h1
-	WORD $0xbd000421 // str s1, [x1, #4]
+	WORD $0x1e301bf1 // gnu: fdiv s17, s31, s16
+	WORD $0x1e3f1a12 // gnu: fdiv s18, s16, s31
+	WORD $0x1e23c253 // gnu: fcvt h19, s18
+	WORD $0x1ee24273 // gnu: fcvt s19, h19
+	WORD $0xbd000033 // gnu: str s19, [x1]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c808020 // gnu: stur q0, [x1, #8]
+	WORD $0x3c818024 // gnu: stur q4, [x1, #24]
+	WORD $0x4e202801 // gnu: saddlp v1.8h, v0.16b
+	WORD $0x4e206881 // gnu: sadalp v1.8h, v4.16b
+	WORD $0x4e703821 // gnu: saddlv s1, v1.8h
+	WORD $0x1e260026 // gnu: fmov w6, s1
+	WORD $0x1e2200c1 // gnu: scvtf s1, w6
+	WORD $0x1e210a41 // gnu: fmul s1, s18, s1
+	WORD $0x1e23c021 // gnu: fcvt h1, s1
+	WORD $0x1ee24021 // gnu: fcvt s1, h1
+	WORD $0xbd000421 // gnu: str s1, [x1, #4]
 	B next
 zero:
 	MOVD ZR, 0(R1)
@@ -196,464 +196,464 @@ TEXT ·quantizeQ8_KNEON(SB), NOSPLIT, $0-24
 	MOVD y+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVW $0xc2fe0000, R4
-	WORD $0x1e27009e // fmov s30, w4
+	WORD $0x1e27009e // gnu: fmov s30, w4
 	CBZ R2, done
 loop:
-	WORD $0x6f00e418 // movi v24.2d, #0
-	WORD $0xad400400 // ldp q0, q1, [x0, #0]
-	WORD $0xad410c02 // ldp q2, q3, [x0, #32]
-	WORD $0xad421404 // ldp q4, q5, [x0, #64]
-	WORD $0xad431c06 // ldp q6, q7, [x0, #96]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31c610 // fmaxnm v16.4s, v16.4s, v17.4s
-	WORD $0x4e33c652 // fmaxnm v18.4s, v18.4s, v19.4s
-	WORD $0x4e35c694 // fmaxnm v20.4s, v20.4s, v21.4s
-	WORD $0x4e37c6d6 // fmaxnm v22.4s, v22.4s, v23.4s
-	WORD $0x4e32c610 // fmaxnm v16.4s, v16.4s, v18.4s
-	WORD $0x4e36c694 // fmaxnm v20.4s, v20.4s, v22.4s
-	WORD $0x4e34c619 // fmaxnm v25.4s, v16.4s, v20.4s
-	WORD $0x4e39c718 // fmaxnm v24.4s, v24.4s, v25.4s
-	WORD $0xad440400 // ldp q0, q1, [x0, #128]
-	WORD $0xad450c02 // ldp q2, q3, [x0, #160]
-	WORD $0xad461404 // ldp q4, q5, [x0, #192]
-	WORD $0xad471c06 // ldp q6, q7, [x0, #224]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31c610 // fmaxnm v16.4s, v16.4s, v17.4s
-	WORD $0x4e33c652 // fmaxnm v18.4s, v18.4s, v19.4s
-	WORD $0x4e35c694 // fmaxnm v20.4s, v20.4s, v21.4s
-	WORD $0x4e37c6d6 // fmaxnm v22.4s, v22.4s, v23.4s
-	WORD $0x4e32c610 // fmaxnm v16.4s, v16.4s, v18.4s
-	WORD $0x4e36c694 // fmaxnm v20.4s, v20.4s, v22.4s
-	WORD $0x4e34c619 // fmaxnm v25.4s, v16.4s, v20.4s
-	WORD $0x4e39c718 // fmaxnm v24.4s, v24.4s, v25.4s
-	WORD $0xad480400 // ldp q0, q1, [x0, #256]
-	WORD $0xad490c02 // ldp q2, q3, [x0, #288]
-	WORD $0xad4a1404 // ldp q4, q5, [x0, #320]
-	WORD $0xad4b1c06 // ldp q6, q7, [x0, #352]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31c610 // fmaxnm v16.4s, v16.4s, v17.4s
-	WORD $0x4e33c652 // fmaxnm v18.4s, v18.4s, v19.4s
-	WORD $0x4e35c694 // fmaxnm v20.4s, v20.4s, v21.4s
-	WORD $0x4e37c6d6 // fmaxnm v22.4s, v22.4s, v23.4s
-	WORD $0x4e32c610 // fmaxnm v16.4s, v16.4s, v18.4s
-	WORD $0x4e36c694 // fmaxnm v20.4s, v20.4s, v22.4s
-	WORD $0x4e34c619 // fmaxnm v25.4s, v16.4s, v20.4s
-	WORD $0x4e39c718 // fmaxnm v24.4s, v24.4s, v25.4s
-	WORD $0xad4c0400 // ldp q0, q1, [x0, #384]
-	WORD $0xad4d0c02 // ldp q2, q3, [x0, #416]
-	WORD $0xad4e1404 // ldp q4, q5, [x0, #448]
-	WORD $0xad4f1c06 // ldp q6, q7, [x0, #480]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31c610 // fmaxnm v16.4s, v16.4s, v17.4s
-	WORD $0x4e33c652 // fmaxnm v18.4s, v18.4s, v19.4s
-	WORD $0x4e35c694 // fmaxnm v20.4s, v20.4s, v21.4s
-	WORD $0x4e37c6d6 // fmaxnm v22.4s, v22.4s, v23.4s
-	WORD $0x4e32c610 // fmaxnm v16.4s, v16.4s, v18.4s
-	WORD $0x4e36c694 // fmaxnm v20.4s, v20.4s, v22.4s
-	WORD $0x4e34c619 // fmaxnm v25.4s, v16.4s, v20.4s
-	WORD $0x4e39c718 // fmaxnm v24.4s, v24.4s, v25.4s
-	WORD $0xad500400 // ldp q0, q1, [x0, #512]
-	WORD $0xad510c02 // ldp q2, q3, [x0, #544]
-	WORD $0xad521404 // ldp q4, q5, [x0, #576]
-	WORD $0xad531c06 // ldp q6, q7, [x0, #608]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31c610 // fmaxnm v16.4s, v16.4s, v17.4s
-	WORD $0x4e33c652 // fmaxnm v18.4s, v18.4s, v19.4s
-	WORD $0x4e35c694 // fmaxnm v20.4s, v20.4s, v21.4s
-	WORD $0x4e37c6d6 // fmaxnm v22.4s, v22.4s, v23.4s
-	WORD $0x4e32c610 // fmaxnm v16.4s, v16.4s, v18.4s
-	WORD $0x4e36c694 // fmaxnm v20.4s, v20.4s, v22.4s
-	WORD $0x4e34c619 // fmaxnm v25.4s, v16.4s, v20.4s
-	WORD $0x4e39c718 // fmaxnm v24.4s, v24.4s, v25.4s
-	WORD $0xad540400 // ldp q0, q1, [x0, #640]
-	WORD $0xad550c02 // ldp q2, q3, [x0, #672]
-	WORD $0xad561404 // ldp q4, q5, [x0, #704]
-	WORD $0xad571c06 // ldp q6, q7, [x0, #736]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31c610 // fmaxnm v16.4s, v16.4s, v17.4s
-	WORD $0x4e33c652 // fmaxnm v18.4s, v18.4s, v19.4s
-	WORD $0x4e35c694 // fmaxnm v20.4s, v20.4s, v21.4s
-	WORD $0x4e37c6d6 // fmaxnm v22.4s, v22.4s, v23.4s
-	WORD $0x4e32c610 // fmaxnm v16.4s, v16.4s, v18.4s
-	WORD $0x4e36c694 // fmaxnm v20.4s, v20.4s, v22.4s
-	WORD $0x4e34c619 // fmaxnm v25.4s, v16.4s, v20.4s
-	WORD $0x4e39c718 // fmaxnm v24.4s, v24.4s, v25.4s
-	WORD $0xad580400 // ldp q0, q1, [x0, #768]
-	WORD $0xad590c02 // ldp q2, q3, [x0, #800]
-	WORD $0xad5a1404 // ldp q4, q5, [x0, #832]
-	WORD $0xad5b1c06 // ldp q6, q7, [x0, #864]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31c610 // fmaxnm v16.4s, v16.4s, v17.4s
-	WORD $0x4e33c652 // fmaxnm v18.4s, v18.4s, v19.4s
-	WORD $0x4e35c694 // fmaxnm v20.4s, v20.4s, v21.4s
-	WORD $0x4e37c6d6 // fmaxnm v22.4s, v22.4s, v23.4s
-	WORD $0x4e32c610 // fmaxnm v16.4s, v16.4s, v18.4s
-	WORD $0x4e36c694 // fmaxnm v20.4s, v20.4s, v22.4s
-	WORD $0x4e34c619 // fmaxnm v25.4s, v16.4s, v20.4s
-	WORD $0x4e39c718 // fmaxnm v24.4s, v24.4s, v25.4s
-	WORD $0xad5c0400 // ldp q0, q1, [x0, #896]
-	WORD $0xad5d0c02 // ldp q2, q3, [x0, #928]
-	WORD $0xad5e1404 // ldp q4, q5, [x0, #960]
-	WORD $0xad5f1c06 // ldp q6, q7, [x0, #992]
-	WORD $0x4ea0f810 // fabs v16.4s, v0.4s
-	WORD $0x4ea0f831 // fabs v17.4s, v1.4s
-	WORD $0x4ea0f852 // fabs v18.4s, v2.4s
-	WORD $0x4ea0f873 // fabs v19.4s, v3.4s
-	WORD $0x4ea0f894 // fabs v20.4s, v4.4s
-	WORD $0x4ea0f8b5 // fabs v21.4s, v5.4s
-	WORD $0x4ea0f8d6 // fabs v22.4s, v6.4s
-	WORD $0x4ea0f8f7 // fabs v23.4s, v7.4s
-	WORD $0x4e31c610 // fmaxnm v16.4s, v16.4s, v17.4s
-	WORD $0x4e33c652 // fmaxnm v18.4s, v18.4s, v19.4s
-	WORD $0x4e35c694 // fmaxnm v20.4s, v20.4s, v21.4s
-	WORD $0x4e37c6d6 // fmaxnm v22.4s, v22.4s, v23.4s
-	WORD $0x4e32c610 // fmaxnm v16.4s, v16.4s, v18.4s
-	WORD $0x4e36c694 // fmaxnm v20.4s, v20.4s, v22.4s
-	WORD $0x4e34c619 // fmaxnm v25.4s, v16.4s, v20.4s
-	WORD $0x4e39c718 // fmaxnm v24.4s, v24.4s, v25.4s
-	WORD $0x6e30cb18 // fmaxnmv s24, v24.4s
-	WORD $0x1e260305 // fmov w5, s24
+	WORD $0x6f00e418 // gnu: movi v24.2d, #0
+	WORD $0xad400400 // gnu: ldp q0, q1, [x0, #0]
+	WORD $0xad410c02 // gnu: ldp q2, q3, [x0, #32]
+	WORD $0xad421404 // gnu: ldp q4, q5, [x0, #64]
+	WORD $0xad431c06 // gnu: ldp q6, q7, [x0, #96]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31c610 // gnu: fmaxnm v16.4s, v16.4s, v17.4s
+	WORD $0x4e33c652 // gnu: fmaxnm v18.4s, v18.4s, v19.4s
+	WORD $0x4e35c694 // gnu: fmaxnm v20.4s, v20.4s, v21.4s
+	WORD $0x4e37c6d6 // gnu: fmaxnm v22.4s, v22.4s, v23.4s
+	WORD $0x4e32c610 // gnu: fmaxnm v16.4s, v16.4s, v18.4s
+	WORD $0x4e36c694 // gnu: fmaxnm v20.4s, v20.4s, v22.4s
+	WORD $0x4e34c619 // gnu: fmaxnm v25.4s, v16.4s, v20.4s
+	WORD $0x4e39c718 // gnu: fmaxnm v24.4s, v24.4s, v25.4s
+	WORD $0xad440400 // gnu: ldp q0, q1, [x0, #128]
+	WORD $0xad450c02 // gnu: ldp q2, q3, [x0, #160]
+	WORD $0xad461404 // gnu: ldp q4, q5, [x0, #192]
+	WORD $0xad471c06 // gnu: ldp q6, q7, [x0, #224]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31c610 // gnu: fmaxnm v16.4s, v16.4s, v17.4s
+	WORD $0x4e33c652 // gnu: fmaxnm v18.4s, v18.4s, v19.4s
+	WORD $0x4e35c694 // gnu: fmaxnm v20.4s, v20.4s, v21.4s
+	WORD $0x4e37c6d6 // gnu: fmaxnm v22.4s, v22.4s, v23.4s
+	WORD $0x4e32c610 // gnu: fmaxnm v16.4s, v16.4s, v18.4s
+	WORD $0x4e36c694 // gnu: fmaxnm v20.4s, v20.4s, v22.4s
+	WORD $0x4e34c619 // gnu: fmaxnm v25.4s, v16.4s, v20.4s
+	WORD $0x4e39c718 // gnu: fmaxnm v24.4s, v24.4s, v25.4s
+	WORD $0xad480400 // gnu: ldp q0, q1, [x0, #256]
+	WORD $0xad490c02 // gnu: ldp q2, q3, [x0, #288]
+	WORD $0xad4a1404 // gnu: ldp q4, q5, [x0, #320]
+	WORD $0xad4b1c06 // gnu: ldp q6, q7, [x0, #352]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31c610 // gnu: fmaxnm v16.4s, v16.4s, v17.4s
+	WORD $0x4e33c652 // gnu: fmaxnm v18.4s, v18.4s, v19.4s
+	WORD $0x4e35c694 // gnu: fmaxnm v20.4s, v20.4s, v21.4s
+	WORD $0x4e37c6d6 // gnu: fmaxnm v22.4s, v22.4s, v23.4s
+	WORD $0x4e32c610 // gnu: fmaxnm v16.4s, v16.4s, v18.4s
+	WORD $0x4e36c694 // gnu: fmaxnm v20.4s, v20.4s, v22.4s
+	WORD $0x4e34c619 // gnu: fmaxnm v25.4s, v16.4s, v20.4s
+	WORD $0x4e39c718 // gnu: fmaxnm v24.4s, v24.4s, v25.4s
+	WORD $0xad4c0400 // gnu: ldp q0, q1, [x0, #384]
+	WORD $0xad4d0c02 // gnu: ldp q2, q3, [x0, #416]
+	WORD $0xad4e1404 // gnu: ldp q4, q5, [x0, #448]
+	WORD $0xad4f1c06 // gnu: ldp q6, q7, [x0, #480]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31c610 // gnu: fmaxnm v16.4s, v16.4s, v17.4s
+	WORD $0x4e33c652 // gnu: fmaxnm v18.4s, v18.4s, v19.4s
+	WORD $0x4e35c694 // gnu: fmaxnm v20.4s, v20.4s, v21.4s
+	WORD $0x4e37c6d6 // gnu: fmaxnm v22.4s, v22.4s, v23.4s
+	WORD $0x4e32c610 // gnu: fmaxnm v16.4s, v16.4s, v18.4s
+	WORD $0x4e36c694 // gnu: fmaxnm v20.4s, v20.4s, v22.4s
+	WORD $0x4e34c619 // gnu: fmaxnm v25.4s, v16.4s, v20.4s
+	WORD $0x4e39c718 // gnu: fmaxnm v24.4s, v24.4s, v25.4s
+	WORD $0xad500400 // gnu: ldp q0, q1, [x0, #512]
+	WORD $0xad510c02 // gnu: ldp q2, q3, [x0, #544]
+	WORD $0xad521404 // gnu: ldp q4, q5, [x0, #576]
+	WORD $0xad531c06 // gnu: ldp q6, q7, [x0, #608]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31c610 // gnu: fmaxnm v16.4s, v16.4s, v17.4s
+	WORD $0x4e33c652 // gnu: fmaxnm v18.4s, v18.4s, v19.4s
+	WORD $0x4e35c694 // gnu: fmaxnm v20.4s, v20.4s, v21.4s
+	WORD $0x4e37c6d6 // gnu: fmaxnm v22.4s, v22.4s, v23.4s
+	WORD $0x4e32c610 // gnu: fmaxnm v16.4s, v16.4s, v18.4s
+	WORD $0x4e36c694 // gnu: fmaxnm v20.4s, v20.4s, v22.4s
+	WORD $0x4e34c619 // gnu: fmaxnm v25.4s, v16.4s, v20.4s
+	WORD $0x4e39c718 // gnu: fmaxnm v24.4s, v24.4s, v25.4s
+	WORD $0xad540400 // gnu: ldp q0, q1, [x0, #640]
+	WORD $0xad550c02 // gnu: ldp q2, q3, [x0, #672]
+	WORD $0xad561404 // gnu: ldp q4, q5, [x0, #704]
+	WORD $0xad571c06 // gnu: ldp q6, q7, [x0, #736]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31c610 // gnu: fmaxnm v16.4s, v16.4s, v17.4s
+	WORD $0x4e33c652 // gnu: fmaxnm v18.4s, v18.4s, v19.4s
+	WORD $0x4e35c694 // gnu: fmaxnm v20.4s, v20.4s, v21.4s
+	WORD $0x4e37c6d6 // gnu: fmaxnm v22.4s, v22.4s, v23.4s
+	WORD $0x4e32c610 // gnu: fmaxnm v16.4s, v16.4s, v18.4s
+	WORD $0x4e36c694 // gnu: fmaxnm v20.4s, v20.4s, v22.4s
+	WORD $0x4e34c619 // gnu: fmaxnm v25.4s, v16.4s, v20.4s
+	WORD $0x4e39c718 // gnu: fmaxnm v24.4s, v24.4s, v25.4s
+	WORD $0xad580400 // gnu: ldp q0, q1, [x0, #768]
+	WORD $0xad590c02 // gnu: ldp q2, q3, [x0, #800]
+	WORD $0xad5a1404 // gnu: ldp q4, q5, [x0, #832]
+	WORD $0xad5b1c06 // gnu: ldp q6, q7, [x0, #864]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31c610 // gnu: fmaxnm v16.4s, v16.4s, v17.4s
+	WORD $0x4e33c652 // gnu: fmaxnm v18.4s, v18.4s, v19.4s
+	WORD $0x4e35c694 // gnu: fmaxnm v20.4s, v20.4s, v21.4s
+	WORD $0x4e37c6d6 // gnu: fmaxnm v22.4s, v22.4s, v23.4s
+	WORD $0x4e32c610 // gnu: fmaxnm v16.4s, v16.4s, v18.4s
+	WORD $0x4e36c694 // gnu: fmaxnm v20.4s, v20.4s, v22.4s
+	WORD $0x4e34c619 // gnu: fmaxnm v25.4s, v16.4s, v20.4s
+	WORD $0x4e39c718 // gnu: fmaxnm v24.4s, v24.4s, v25.4s
+	WORD $0xad5c0400 // gnu: ldp q0, q1, [x0, #896]
+	WORD $0xad5d0c02 // gnu: ldp q2, q3, [x0, #928]
+	WORD $0xad5e1404 // gnu: ldp q4, q5, [x0, #960]
+	WORD $0xad5f1c06 // gnu: ldp q6, q7, [x0, #992]
+	WORD $0x4ea0f810 // gnu: fabs v16.4s, v0.4s
+	WORD $0x4ea0f831 // gnu: fabs v17.4s, v1.4s
+	WORD $0x4ea0f852 // gnu: fabs v18.4s, v2.4s
+	WORD $0x4ea0f873 // gnu: fabs v19.4s, v3.4s
+	WORD $0x4ea0f894 // gnu: fabs v20.4s, v4.4s
+	WORD $0x4ea0f8b5 // gnu: fabs v21.4s, v5.4s
+	WORD $0x4ea0f8d6 // gnu: fabs v22.4s, v6.4s
+	WORD $0x4ea0f8f7 // gnu: fabs v23.4s, v7.4s
+	WORD $0x4e31c610 // gnu: fmaxnm v16.4s, v16.4s, v17.4s
+	WORD $0x4e33c652 // gnu: fmaxnm v18.4s, v18.4s, v19.4s
+	WORD $0x4e35c694 // gnu: fmaxnm v20.4s, v20.4s, v21.4s
+	WORD $0x4e37c6d6 // gnu: fmaxnm v22.4s, v22.4s, v23.4s
+	WORD $0x4e32c610 // gnu: fmaxnm v16.4s, v16.4s, v18.4s
+	WORD $0x4e36c694 // gnu: fmaxnm v20.4s, v20.4s, v22.4s
+	WORD $0x4e34c619 // gnu: fmaxnm v25.4s, v16.4s, v20.4s
+	WORD $0x4e39c718 // gnu: fmaxnm v24.4s, v24.4s, v25.4s
+	WORD $0x6e30cb18 // gnu: fmaxnmv s24, v24.4s
+	WORD $0x1e260305 // gnu: fmov w5, s24
 	CBZW R5, zero
 	MOVD R0, R7
 scan:
-	WORD $0xbc4044fa // ldr s26, [x7], #4
-	WORD $0x1e20c35b // fabs s27, s26
-	WORD $0x1e382360 // fcmp s27, s24
+	WORD $0xbc4044fa // gnu: ldr s26, [x7], #4
+	WORD $0x1e20c35b // gnu: fabs s27, s26
+	WORD $0x1e382360 // gnu: fcmp s27, s24
 	BNE scan
 	MOVW $0x3f800000, R4
-	WORD $0x1e27009c // fmov s28, w4
-	WORD $0x1e3a1bd1 // fdiv s17, s30, s26
-	WORD $0x1e311b92 // fdiv s18, s28, s17
-	WORD $0xbd000032 // str s18, [x1, #0]
-	WORD $0xad400400 // ldp q0, q1, [x0, #0]
-	WORD $0xad410c02 // ldp q2, q3, [x0, #32]
-	WORD $0xad421404 // ldp q4, q5, [x0, #64]
-	WORD $0xad431c06 // ldp q6, q7, [x0, #96]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c804020 // stur q0, [x1, #4]
-	WORD $0x3c814024 // stur q4, [x1, #20]
-	WORD $0xad440400 // ldp q0, q1, [x0, #128]
-	WORD $0xad450c02 // ldp q2, q3, [x0, #160]
-	WORD $0xad461404 // ldp q4, q5, [x0, #192]
-	WORD $0xad471c06 // ldp q6, q7, [x0, #224]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c824020 // stur q0, [x1, #36]
-	WORD $0x3c834024 // stur q4, [x1, #52]
-	WORD $0xad480400 // ldp q0, q1, [x0, #256]
-	WORD $0xad490c02 // ldp q2, q3, [x0, #288]
-	WORD $0xad4a1404 // ldp q4, q5, [x0, #320]
-	WORD $0xad4b1c06 // ldp q6, q7, [x0, #352]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c844020 // stur q0, [x1, #68]
-	WORD $0x3c854024 // stur q4, [x1, #84]
-	WORD $0xad4c0400 // ldp q0, q1, [x0, #384]
-	WORD $0xad4d0c02 // ldp q2, q3, [x0, #416]
-	WORD $0xad4e1404 // ldp q4, q5, [x0, #448]
-	WORD $0xad4f1c06 // ldp q6, q7, [x0, #480]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c864020 // stur q0, [x1, #100]
-	WORD $0x3c874024 // stur q4, [x1, #116]
-	WORD $0xad500400 // ldp q0, q1, [x0, #512]
-	WORD $0xad510c02 // ldp q2, q3, [x0, #544]
-	WORD $0xad521404 // ldp q4, q5, [x0, #576]
-	WORD $0xad531c06 // ldp q6, q7, [x0, #608]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c884020 // stur q0, [x1, #132]
-	WORD $0x3c894024 // stur q4, [x1, #148]
-	WORD $0xad540400 // ldp q0, q1, [x0, #640]
-	WORD $0xad550c02 // ldp q2, q3, [x0, #672]
-	WORD $0xad561404 // ldp q4, q5, [x0, #704]
-	WORD $0xad571c06 // ldp q6, q7, [x0, #736]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c8a4020 // stur q0, [x1, #164]
-	WORD $0x3c8b4024 // stur q4, [x1, #180]
-	WORD $0xad580400 // ldp q0, q1, [x0, #768]
-	WORD $0xad590c02 // ldp q2, q3, [x0, #800]
-	WORD $0xad5a1404 // ldp q4, q5, [x0, #832]
-	WORD $0xad5b1c06 // ldp q6, q7, [x0, #864]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c8c4020 // stur q0, [x1, #196]
-	WORD $0x3c8d4024 // stur q4, [x1, #212]
-	WORD $0xad5c0400 // ldp q0, q1, [x0, #896]
-	WORD $0xad5d0c02 // ldp q2, q3, [x0, #928]
-	WORD $0xad5e1404 // ldp q4, q5, [x0, #960]
-	WORD $0xad5f1c06 // ldp q6, q7, [x0, #992]
-	WORD $0x4e040631 // dup v17.4s, v17.s[0]
-	WORD $0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
-	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
-	WORD $0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
-	WORD $0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
-	WORD $0x6e31dc84 // fmul v4.4s, v4.4s, v17.4s
-	WORD $0x6e31dca5 // fmul v5.4s, v5.4s, v17.4s
-	WORD $0x6e31dcc6 // fmul v6.4s, v6.4s, v17.4s
-	WORD $0x6e31dce7 // fmul v7.4s, v7.4s, v17.4s
-	WORD $0x4e21a800 // fcvtns v0.4s, v0.4s
-	WORD $0x4e21a821 // fcvtns v1.4s, v1.4s
-	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
-	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
-	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
-	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
-	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x0e614800 // sqxtn v0.4h, v0.4s
-	WORD $0x4e614820 // sqxtn2 v0.8h, v1.4s
-	WORD $0x0e614842 // sqxtn v2.4h, v2.4s
-	WORD $0x4e614862 // sqxtn2 v2.8h, v3.4s
-	WORD $0x0e614884 // sqxtn v4.4h, v4.4s
-	WORD $0x4e6148a4 // sqxtn2 v4.8h, v5.4s
-	WORD $0x0e6148c6 // sqxtn v6.4h, v6.4s
-	WORD $0x4e6148e6 // sqxtn2 v6.8h, v7.4s
-	WORD $0x0e214800 // sqxtn v0.8b, v0.8h
-	WORD $0x4e214840 // sqxtn2 v0.16b, v2.8h
-	WORD $0x0e214884 // sqxtn v4.8b, v4.8h
-	WORD $0x4e2148c4 // sqxtn2 v4.16b, v6.8h
-	WORD $0x3c8e4020 // stur q0, [x1, #228]
-	WORD $0x3c8f4024 // stur q4, [x1, #244]
+	WORD $0x1e27009c // gnu: fmov s28, w4
+	WORD $0x1e3a1bd1 // gnu: fdiv s17, s30, s26
+	WORD $0x1e311b92 // gnu: fdiv s18, s28, s17
+	WORD $0xbd000032 // gnu: str s18, [x1]
+	WORD $0xad400400 // gnu: ldp q0, q1, [x0, #0]
+	WORD $0xad410c02 // gnu: ldp q2, q3, [x0, #32]
+	WORD $0xad421404 // gnu: ldp q4, q5, [x0, #64]
+	WORD $0xad431c06 // gnu: ldp q6, q7, [x0, #96]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c804020 // gnu: stur q0, [x1, #4]
+	WORD $0x3c814024 // gnu: stur q4, [x1, #20]
+	WORD $0xad440400 // gnu: ldp q0, q1, [x0, #128]
+	WORD $0xad450c02 // gnu: ldp q2, q3, [x0, #160]
+	WORD $0xad461404 // gnu: ldp q4, q5, [x0, #192]
+	WORD $0xad471c06 // gnu: ldp q6, q7, [x0, #224]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c824020 // gnu: stur q0, [x1, #36]
+	WORD $0x3c834024 // gnu: stur q4, [x1, #52]
+	WORD $0xad480400 // gnu: ldp q0, q1, [x0, #256]
+	WORD $0xad490c02 // gnu: ldp q2, q3, [x0, #288]
+	WORD $0xad4a1404 // gnu: ldp q4, q5, [x0, #320]
+	WORD $0xad4b1c06 // gnu: ldp q6, q7, [x0, #352]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c844020 // gnu: stur q0, [x1, #68]
+	WORD $0x3c854024 // gnu: stur q4, [x1, #84]
+	WORD $0xad4c0400 // gnu: ldp q0, q1, [x0, #384]
+	WORD $0xad4d0c02 // gnu: ldp q2, q3, [x0, #416]
+	WORD $0xad4e1404 // gnu: ldp q4, q5, [x0, #448]
+	WORD $0xad4f1c06 // gnu: ldp q6, q7, [x0, #480]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c864020 // gnu: stur q0, [x1, #100]
+	WORD $0x3c874024 // gnu: stur q4, [x1, #116]
+	WORD $0xad500400 // gnu: ldp q0, q1, [x0, #512]
+	WORD $0xad510c02 // gnu: ldp q2, q3, [x0, #544]
+	WORD $0xad521404 // gnu: ldp q4, q5, [x0, #576]
+	WORD $0xad531c06 // gnu: ldp q6, q7, [x0, #608]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c884020 // gnu: stur q0, [x1, #132]
+	WORD $0x3c894024 // gnu: stur q4, [x1, #148]
+	WORD $0xad540400 // gnu: ldp q0, q1, [x0, #640]
+	WORD $0xad550c02 // gnu: ldp q2, q3, [x0, #672]
+	WORD $0xad561404 // gnu: ldp q4, q5, [x0, #704]
+	WORD $0xad571c06 // gnu: ldp q6, q7, [x0, #736]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c8a4020 // gnu: stur q0, [x1, #164]
+	WORD $0x3c8b4024 // gnu: stur q4, [x1, #180]
+	WORD $0xad580400 // gnu: ldp q0, q1, [x0, #768]
+	WORD $0xad590c02 // gnu: ldp q2, q3, [x0, #800]
+	WORD $0xad5a1404 // gnu: ldp q4, q5, [x0, #832]
+	WORD $0xad5b1c06 // gnu: ldp q6, q7, [x0, #864]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c8c4020 // gnu: stur q0, [x1, #196]
+	WORD $0x3c8d4024 // gnu: stur q4, [x1, #212]
+	WORD $0xad5c0400 // gnu: ldp q0, q1, [x0, #896]
+	WORD $0xad5d0c02 // gnu: ldp q2, q3, [x0, #928]
+	WORD $0xad5e1404 // gnu: ldp q4, q5, [x0, #960]
+	WORD $0xad5f1c06 // gnu: ldp q6, q7, [x0, #992]
+	WORD $0x4e040631 // gnu: dup v17.4s, v17.s[0]
+	WORD $0x6e31dc00 // gnu: fmul v0.4s, v0.4s, v17.4s
+	WORD $0x6e31dc21 // gnu: fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e31dc42 // gnu: fmul v2.4s, v2.4s, v17.4s
+	WORD $0x6e31dc63 // gnu: fmul v3.4s, v3.4s, v17.4s
+	WORD $0x6e31dc84 // gnu: fmul v4.4s, v4.4s, v17.4s
+	WORD $0x6e31dca5 // gnu: fmul v5.4s, v5.4s, v17.4s
+	WORD $0x6e31dcc6 // gnu: fmul v6.4s, v6.4s, v17.4s
+	WORD $0x6e31dce7 // gnu: fmul v7.4s, v7.4s, v17.4s
+	WORD $0x4e21a800 // gnu: fcvtns v0.4s, v0.4s
+	WORD $0x4e21a821 // gnu: fcvtns v1.4s, v1.4s
+	WORD $0x4e21a842 // gnu: fcvtns v2.4s, v2.4s
+	WORD $0x4e21a863 // gnu: fcvtns v3.4s, v3.4s
+	WORD $0x4e21a884 // gnu: fcvtns v4.4s, v4.4s
+	WORD $0x4e21a8a5 // gnu: fcvtns v5.4s, v5.4s
+	WORD $0x4e21a8c6 // gnu: fcvtns v6.4s, v6.4s
+	WORD $0x4e21a8e7 // gnu: fcvtns v7.4s, v7.4s
+	WORD $0x0e614800 // gnu: sqxtn v0.4h, v0.4s
+	WORD $0x4e614820 // gnu: sqxtn2 v0.8h, v1.4s
+	WORD $0x0e614842 // gnu: sqxtn v2.4h, v2.4s
+	WORD $0x4e614862 // gnu: sqxtn2 v2.8h, v3.4s
+	WORD $0x0e614884 // gnu: sqxtn v4.4h, v4.4s
+	WORD $0x4e6148a4 // gnu: sqxtn2 v4.8h, v5.4s
+	WORD $0x0e6148c6 // gnu: sqxtn v6.4h, v6.4s
+	WORD $0x4e6148e6 // gnu: sqxtn2 v6.8h, v7.4s
+	WORD $0x0e214800 // gnu: sqxtn v0.8b, v0.8h
+	WORD $0x4e214840 // gnu: sqxtn2 v0.16b, v2.8h
+	WORD $0x0e214884 // gnu: sqxtn v4.8b, v4.8h
+	WORD $0x4e2148c4 // gnu: sqxtn2 v4.16b, v6.8h
+	WORD $0x3c8e4020 // gnu: stur q0, [x1, #228]
+	WORD $0x3c8f4024 // gnu: stur q4, [x1, #244]
 	B next
 zero:
 	MOVW ZR, 0(R1)

@@ -9,14 +9,25 @@ def _r(n):
     return n
 
 
+class Insn(str):
+    """One instruction: its line in Go's assembly (a WORD or Go syntax,
+    with "// gnu: <GNU spelling>"), also as .go, and its GNU spelling as
+    .gnu (for llvm-mca)."""
+
+    def __new__(cls, line, gnu):
+        obj = super().__new__(cls, line)
+        obj.go, obj.gnu = line, gnu
+        return obj
+
+
 def word(enc, gnu):
     """One instruction as a WORD with its GNU spelling."""
-    return f'WORD ${enc:#010x} // gnu: {gnu}'
+    return Insn(f'WORD ${enc:#010x} // gnu: {gnu}', gnu)
 
 
 def go(text, gnu):
     """One instruction in Go syntax with its GNU spelling."""
-    return f'{text} // gnu: {gnu}'
+    return Insn(f'{text} // gnu: {gnu}', gnu)
 
 
 def three(base, d, n, m):
@@ -288,14 +299,17 @@ def str_s_post(t, n, imm):
     return word(_post(0xBC000400, t, n, imm), f'str s{t}, [x{n}], #{imm}')
 
 
-def str_s(t, n):
-    """STR St, [Xn]."""
-    return word(0xBD000000 | _r(n) << 5 | _r(t), f'str s{t}, [x{n}]')
+def str_s(t, n, off=0):
+    """STR St, [Xn, #off] (off a multiple of 4)."""
+    assert off % 4 == 0 and 0 <= off < 16384
+    return word(0xBD000000 | (off // 4) << 10 | _r(n) << 5 | _r(t), f'str s{t}, [x{n}, #{off}]' if off else f'str s{t}, [x{n}]')
 
 
-def stp_q(t1, t2, n):
-    """STP Qt1, Qt2, [Xn]."""
-    return word(0xAD000000 | _r(t2) << 10 | _r(n) << 5 | _r(t1), f'stp q{t1}, q{t2}, [x{n}]')
+def stp_q(t1, t2, n, off=0):
+    """STP Qt1, Qt2, [Xn, #off] (off a multiple of 16)."""
+    imm7 = (off // 16) & 0x7f
+    return word(0xAD000000 | imm7 << 15 | _r(t2) << 10 | _r(n) << 5 | _r(t1),
+                f'stp q{t1}, q{t2}, [x{n}, #{off}]' if off else f'stp q{t1}, q{t2}, [x{n}]')
 
 
 def sxtl_h(d, n):
@@ -444,3 +458,232 @@ def shll_s(d, n):
 def shll2_s(d, n):
     """SHLL2 Vd.4S, Vn.8H, #16 (bf16 to f32: the high four)."""
     return word(two(0x6E613800, d, n), f'shll2 v{d}.4s, v{n}.8h, #16')
+
+
+def zip1_h(d, n, m):
+    """ZIP1 Vd.8H, Vn.8H, Vm.8H: n0, m0, n1, m1, ..."""
+    return word(three(0x4E403800, d, n, m), f'zip1 v{d}.8h, v{n}.8h, v{m}.8h')
+
+
+def smlal2_s(d, n, m):
+    """SMLAL2 Vd.4S, Vn.8H, Vm.8H."""
+    return word(three(0x4E608000, d, n, m), f'smlal2 v{d}.4s, v{n}.8h, v{m}.8h')
+
+
+def fsub(d, n, m):
+    """FSUB Vd.4S, Vn.4S, Vm.4S."""
+    return word(three(0x4EA0D400, d, n, m), f'fsub v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def st1_s_lane(t, i, n):
+    """ST1 {Vt.S}[i], [Xn]."""
+    assert 0 <= i < 4
+    return word(0x0D008000 | (i >> 1) << 30 | (i & 1) << 12 | _r(n) << 5 | _r(t), f'st1 {{v{t}.s}}[{i}], [x{n}]')
+
+
+def st1_d_lane(t, i, n):
+    """ST1 {Vt.D}[i], [Xn]."""
+    assert 0 <= i < 2
+    return word(0x0D008400 | i << 30 | _r(n) << 5 | _r(t), f'st1 {{v{t}.d}}[{i}], [x{n}]')
+
+
+def fmov_s_one(d):
+    """FMOV Sd, #1.0."""
+    return word(0x1E2E1000 | _r(d), f'fmov s{d}, #1.0')
+
+
+def fcmp_ss(n, m):
+    """FCMP Sn, Sm."""
+    return word(0x1E202000 | _r(m) << 16 | _r(n) << 5, f'fcmp s{n}, s{m}')
+
+
+def fcvtl_d(d, n):
+    """FCVTL Vd.2D, Vn.2S (the low two floats to doubles)."""
+    return word(two(0x0E617800, d, n), f'fcvtl v{d}.2d, v{n}.2s')
+
+
+def fcvtl2_d(d, n):
+    """FCVTL2 Vd.2D, Vn.4S (the high two)."""
+    return word(two(0x4E617800, d, n), f'fcvtl2 v{d}.2d, v{n}.4s')
+
+
+def fadd_d(d, n, m):
+    """FADD Vd.2D, Vn.2D, Vm.2D."""
+    return word(three(0x4E60D400, d, n, m), f'fadd v{d}.2d, v{n}.2d, v{m}.2d')
+
+
+def faddp_d(d, n):
+    """FADDP Dd, Vn.2D: lane 0 + lane 1."""
+    return word(two(0x7E70D800, d, n), f'faddp d{d}, v{n}.2d')
+
+
+def fcvt_sd(d, n):
+    """FCVT Sd, Dn (to nearest even)."""
+    return word(two(0x1E624000, d, n), f'fcvt s{d}, d{n}')
+
+
+def fcvtn(d, n):
+    """FCVTN Vd.4H, Vn.4S (to nearest even)."""
+    return word(two(0x0E216800, d, n), f'fcvtn v{d}.4h, v{n}.4s')
+
+
+def fcvtn2(d, n):
+    """FCVTN2 Vd.8H, Vn.4S."""
+    return word(two(0x4E216800, d, n), f'fcvtn2 v{d}.8h, v{n}.4s')
+
+
+_ST1_OPC = {1: 0b0111, 2: 0b1010, 3: 0b0110, 4: 0b0010}
+
+
+def st1(t, k, n):
+    """ST1 {Vt.16B .. Vt+k-1.16B}, [Xn], #16k."""
+    regs = ', '.join(f'v{(t + i) % 32}.16b' for i in range(k))
+    return word(0x4C9F0000 | _ST1_OPC[k] << 12 | _r(n) << 5 | _r(t), f'st1 {{{regs}}}, [x{n}], #{16 * k}')
+
+
+def sadalp(d, n):
+    """SADALP Vd.4S, Vn.8H: pairs of int16 added into the int32 lanes of d."""
+    return word(two(0x4E606800, d, n), f'sadalp v{d}.4s, v{n}.8h')
+
+
+def trn1_d(d, n, m):
+    """TRN1 Vd.2D, Vn.2D, Vm.2D: n0, m0 (ZIP1 .2d's result; LLVM's
+    Cortex-A57 model, which llvm-mca uses for the Neoverse cores, charges
+    ZIP .2d three micro-ops and TRN one)."""
+    return word(three(0x4EC02800, d, n, m), f'trn1 v{d}.2d, v{n}.2d, v{m}.2d')
+
+
+def trn2_d(d, n, m):
+    """TRN2 Vd.2D, Vn.2D, Vm.2D: n1, m1 (ZIP2 .2d's result)."""
+    return word(three(0x4EC06800, d, n, m), f'trn2 v{d}.2d, v{n}.2d, v{m}.2d')
+
+
+def fmax4s(d, n, m):
+    return word(three(0x4E20F400, d, n, m), f'fmax v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def fabs4s(d, n):
+    return word(0x4EA0F800 | n << 5 | d, f'fabs v{d}.4s, v{n}.4s')
+
+
+def movi_zero(d):
+    return word(0x6F00E400 | d, f'movi v{d}.2d, #0')
+
+
+def movi_2d(d, imm8):
+    """MOVI Vd.2D, #imm: each bit of imm8 a byte of 0x00 or 0xff."""
+    bits = imm8 >> 5 << 16 | (imm8 & 31) << 5
+    val = 0
+    for b in range(8):
+        if imm8 >> b & 1:
+            val |= 0xff << (8 * b)
+    return word(0x6F00E400 | bits | d, f'movi v{d}.2d, #{val:#018x}')
+
+
+def ldr_q_reg(t, n, m):
+    """LDR Qt, [Xn, Xm]."""
+    return word(0x3CE06800 | m << 16 | n << 5 | t, f'ldr q{t}, [x{n}, x{m}]')
+
+
+def ldp_q(t1, t2, n, off=0):
+    """LDP Qt1, Qt2, [Xn, #off] (off a multiple of 16)."""
+    imm7 = (off // 16) & 0x7f
+    return word(0xAD400000 | imm7 << 15 | t2 << 10 | n << 5 | t1, f'ldp q{t1}, q{t2}, [x{n}, #{off}]')
+
+
+def str_q(t, n, off=0):
+    """STR Qt, [Xn, #off] (off a multiple of 16)."""
+    return word(0x3D800000 | (off // 16) << 10 | n << 5 | t, f'str q{t}, [x{n}, #{off}]')
+
+
+def str_d(t, n, off=0):
+    """STR Dt, [Xn, #off] (off a multiple of 8)."""
+    return word(0xFD000000 | (off // 8) << 10 | n << 5 | t, f'str d{t}, [x{n}, #{off}]')
+
+
+def prfm_pldl2keep(n):
+    return word(0xF9800000 | n << 5 | 2, f'prfm pldl2keep, [x{n}]')
+
+
+def fcvtns4s(d, n):
+    return word(0x4E21A800 | n << 5 | d, f'fcvtns v{d}.4s, v{n}.4s')
+
+
+def sqxtn_h(d, n):
+    return word(0x0E614800 | n << 5 | d, f'sqxtn v{d}.4h, v{n}.4s')
+
+
+def sqxtn2_h(d, n):
+    return word(0x4E614800 | n << 5 | d, f'sqxtn2 v{d}.8h, v{n}.4s')
+
+
+def sqxtn_b(d, n):
+    return word(0x0E214800 | n << 5 | d, f'sqxtn v{d}.8b, v{n}.8h')
+
+
+def sqxtn2_b(d, n):
+    return word(0x4E214800 | n << 5 | d, f'sqxtn2 v{d}.16b, v{n}.8h')
+
+
+def fmaxv(d, n):
+    return word(0x6E30F800 | n << 5 | d, f'fmaxv s{d}, v{n}.4s')
+
+
+def saddlp_h(d, n):
+    return word(0x4E202800 | n << 5 | d, f'saddlp v{d}.8h, v{n}.16b')
+
+
+def sadalp_h(d, n):
+    return word(0x4E206800 | n << 5 | d, f'sadalp v{d}.8h, v{n}.16b')
+
+
+def saddlv_s(d, n):
+    return word(0x4E703800 | n << 5 | d, f'saddlv s{d}, v{n}.8h')
+
+
+def fdiv_s(d, n, m):
+    return word(0x1E201800 | m << 16 | n << 5 | d, f'fdiv s{d}, s{n}, s{m}')
+
+
+def fabs_s(d, n):
+    return word(0x1E20C000 | n << 5 | d, f'fabs s{d}, s{n}')
+
+
+def fcvt_h_s(d, n):
+    return word(0x1E23C000 | n << 5 | d, f'fcvt h{d}, s{n}')
+
+
+def fmov_s_w(d, n):
+    return word(0x1E270000 | n << 5 | d, f'fmov s{d}, w{n}')
+
+
+def fmov_w_s(d, n):
+    return word(0x1E260000 | n << 5 | d, f'fmov w{d}, s{n}')
+
+
+def scvtf_s_w(d, n):
+    return word(0x1E220000 | n << 5 | d, f'scvtf s{d}, w{n}')
+
+
+def stur_q(t, n, off):
+    """STUR Qt, [Xn, #off] (-256 ≤ off < 256)."""
+    return word(0x3C800000 | (off & 0x1ff) << 12 | n << 5 | t, f'stur q{t}, [x{n}, #{off}]')
+
+
+def fmaxnm4s(d, n, m):
+    """FMAXNM: a NaN operand loses to a number (Go's `a > amax` scan)."""
+    return word(three(0x4E20C400, d, n, m), f'fmaxnm v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def fmaxnmv(d, n):
+    return word(0x6E30C800 | n << 5 | d, f'fmaxnmv s{d}, v{n}.4s')
+
+
+def smlal_s(d, n, m):
+    """SMLAL Vd.4S, Vn.4H, Vm.4H."""
+    return word(three(0x0E608000, d, n, m), f'smlal v{d}.4s, v{n}.4h, v{m}.4h')
+
+
+def zip2_b(d, n, m):
+    """ZIP2 Vd.16B, Vn.16B, Vm.16B: n8, m8, n9, m9, ..."""
+    return word(three(0x4E007800, d, n, m), f'zip2 v{d}.16b, v{n}.16b, v{m}.16b')

@@ -89,6 +89,27 @@ def q4_0_dot_neon(j):
     return s + q4_0_finish(j)
 
 
+def q4_0_dot_neon_wide(j):
+    # As q4_0_dot_neon for weights up to 128 in magnitude (IQ4_NL's table
+    # values): each 16-bit product (SMULL, |w·x| <= 128·128) added at once
+    # by SADALP into int32 lanes v25/v26 (rows 0-1/2-3) and v27/v28 (rows
+    # 4-5/6-7), through v30; then ADDP gives one int32 per row.
+    assert j == 0
+    s = q4_0_act(j)
+    h = [25, 26, 27, 28]
+    g, t = 29, 30
+    first = True
+    for src, base in ((A0, 8), (A1, 0)):
+        for c in range(4):
+            s.append(a.dup_s(g, src, c))
+            lo, hi = base + 2 * c, base + 2 * c + 1
+            for acc, mul, w in ((h[0], a.smull, lo), (h[1], a.smull2, lo), (h[2], a.smull, hi), (h[3], a.smull2, hi)):
+                s += [mul(t, w, g), a.saddlp(acc, t) if first else a.sadalp(acc, t)]
+            first = False
+    s += [a.addp_s(h[0], h[0], h[1]), a.addp_s(h[2], h[2], h[3]), a.add_s(I0, I0, h[0]), a.add_s(I1, I1, h[2])]
+    return s + q4_0_finish(j)
+
+
 def act_pointers(rows):
     # x7 = x1 (activation row 0), x8.. the next rows at stride x2.
     s = [a.mov(7, 1)]

@@ -44,3 +44,17 @@ def lanes_tail(d_off):
     v21; d_w f16 at x0 + d_off."""
     return [a.ldr_s(28, 7, 0), a.ldr_h(31, 0, d_off), a.fcvt_sh(31, 31), a.fmul_ss(31, 31, 28),
             a.scvtf(L[0], L[0]), a.scvtf(L[1], L[1]), a.fmla_el(F[0], L[0], 31, 0), a.fmla_el(F[1], L[1], 31, 0)]
+
+
+def k4_scale_words(p, s03, s47, m03, m47):
+    """The 6-bit scales and mins of the Q4_K/Q5_K block at xp (scales[12]
+    at xp+4), unpacked as ggml does with 32-bit words into wS03 (scales
+    0-3), wS47, wM03 (mins 0-3), wM47; x12..x17 are scratch (x12, x13 may
+    be s03, s47)."""
+    return [a.ldrw(12, p, 4), a.ldrw(13, p, 8), a.ldrw(14, p, 12),
+            a.lsrw(16, 14, 4), a.andw(16, 16, 0x0f0f0f0f), a.lsrw(17, 13, 6), a.andw(17, 17, 0x03030303),
+            a.orrw_lsl(m47, 16, 17, 4),
+            a.andw(m03, 13, 0x3f3f3f3f),
+            a.lsrw(17, 12, 6), a.andw(17, 17, 0x03030303), a.andw(16, 14, 0x0f0f0f0f),
+            a.orrw_lsl(s47, 16, 17, 4),
+            a.andw(s03, 12, 0x3f3f3f3f)]

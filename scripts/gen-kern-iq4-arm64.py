@@ -12,7 +12,8 @@ import arm64asm as a  # noqa: E402
 import arm64panel as panel  # noqa: E402
 import arm64rows as rows  # noqa: E402
 
-WHAT = '''// IQ4_NL panel kernels against Q8_0 activation blocks on arm64, with the
+WHAT = '''// IQ4_NL panel kernels against Q8_0 activation blocks on arm64 (SDOT, or
+// without dotprod 16-bit products widened by SADALP), with the
 // signature and panels of kern_q_arm64.s's Q4_0 kernels (IQ4_NL shares
 // Q4_0's block layout): each nibble is replaced by its signed kvalues_iq4nl
 // entry (TBL), corr is 0, and per row acc = fma(float(sumi_b), d_w·d_x,
@@ -66,6 +67,7 @@ def main():
     print(a.header('scripts/gen-kern-iq4-arm64.py', WHAT))
     for rows in (1, 4):
         print(panel.q4_0_kernel(f'iq4_nlX{rows}DotProd', rows, panel.q4_0_dot_sdot, table='iq4nl<>'))
+    print(panel.q4_0_kernel('iq4_nlX1NEON', 1, panel.q4_0_dot_neon_wide, table='iq4nl<>'))
     for level, neon in (('DotProd', False), ('NEON', True)):
         print(iq4_xs_kernel(f'iq4_xsX1{level}', neon))
 

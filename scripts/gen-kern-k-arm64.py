@@ -116,13 +116,7 @@ def q4_k_scales():
     # as ggml does with 32-bit words: scales to v26's low eight bytes, mins
     # to v27's; then the scales as int16 (v22) and int32 (v24: 0-3, v25:
     # 4-7), the mins as int16 (v23).
-    s = [a.ldrw(12, 0, 4), a.ldrw(13, 0, 8), a.ldrw(14, 0, 12),
-         a.lsrw(16, 14, 4), a.andw(16, 16, 0x0f0f0f0f), a.lsrw(17, 13, 6), a.andw(17, 17, 0x03030303),
-         a.orrw_lsl(15, 16, 17, 4),  # mins 4-7
-         a.andw(9, 13, 0x3f3f3f3f),  # mins 0-3
-         a.lsrw(17, 12, 6), a.andw(17, 17, 0x03030303), a.andw(16, 14, 0x0f0f0f0f),
-         a.orrw_lsl(13, 16, 17, 4),  # scales 4-7
-         a.andw(12, 12, 0x3f3f3f3f),  # scales 0-3
+    s = rows.k4_scale_words(0, 12, 13, 9, 15) + [
          a.ins_s(26, 0, 12), a.ins_s(26, 1, 13), a.ins_s(27, 0, 9), a.ins_s(27, 1, 15),
          a.sxtl_h(22, 26), a.sxtl_h(23, 27), a.sxtl_s(24, 22), a.sxtl2_s(25, 22)]
     return s
