@@ -65,6 +65,9 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.LoRA == nil {
+		cfg.LoRA = m.Adapters()
+	}
 	m.SetContextLen(cfg.MaxModelLen) // LongRoPE's factors for this context, as llama.cpp's n_ctx_seq
 	backends := cfg.Backends
 	var owned []Backend // made here, closed by Stop
@@ -93,6 +96,10 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
 		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource}
 	r.idle = sync.NewCond(&r.mu)
+	if err := r.checkAdapters(m); err != nil {
+		closeBackends(owned)
+		return nil, err
+	}
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG, r.infillVocab),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
