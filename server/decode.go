@@ -14,7 +14,7 @@ import (
 // (clients send extensions); a known field of the wrong type is a 400
 // naming it, an oversized body a 413, a body that is not valid UTF-8 a 400.
 func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *apiError {
-	e := pipeline.Decode(w, r, maxBytes, v, "samplingFields", "constrainedFields", "llamaFields")
+	e := pipeline.Decode(w, r, maxBytes, v, "samplingFields", "Sampling", "Formats", "LlamaSampling")
 	switch {
 	case e == nil:
 		return nil
@@ -33,25 +33,7 @@ func (e *fieldError) FieldName() string { return e.field }
 func (e *fieldError) Reason() string    { return e.msg }
 
 // stopField is OpenAI's stop: a string or a list of strings.
-type stopField []string
-
-func (s *stopField) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*s = nil
-		return nil
-	}
-	var one string
-	if json.Unmarshal(b, &one) == nil {
-		*s = stopField{one}
-		return nil
-	}
-	var list []string
-	if json.Unmarshal(b, &list) == nil {
-		*s = list
-		return nil
-	}
-	return &fieldError{"stop", "expected a string or a list of strings"}
-}
+type stopField = pipeline.StopList
 
 // promptField is the completions prompt: a string, a list of strings, a
 // list of token ids, or a list of such lists. Each entry is one prompt.

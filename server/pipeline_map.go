@@ -84,8 +84,7 @@ func (s *Server) thinkSwitch(think *bool) (map[string]json.RawMessage, *apiError
 // pipelineSampling is the sampling part of req as the OpenAI routes'
 // fields, with the server's defaults filled in.
 func (s *Server) pipelineSampling(p *pipeline.Sampling) *samplingFields {
-	f := &samplingFields{MaxTokens: p.MaxTokens, Temperature: p.Temperature, TopP: p.TopP, TopK: p.TopK, MinP: p.MinP,
-		Stop: p.Stop, Seed: p.Seed}
+	f := &samplingFields{Sampling: *p}
 	s.cfg.Defaults.fill(f)
 	return f
 }

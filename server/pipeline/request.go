@@ -116,17 +116,93 @@ type Constraint struct {
 }
 
 // Sampling are the generation parameters. Nil fields take the server's
-// defaults (serve's --temp...), then OpenAI's. Fields other dialects add
-// (typical_p, DRY, XTC, ...) belong here too, so that every dialect maps
-// them the same way.
+// defaults (serve's --temp...), then OpenAI's. Every dialect maps its
+// fields here, so that each is checked against one table (its range, its
+// 400 naming the field) whatever API it came in. The JSON names are
+// OpenAI's, vLLM's and llama-server's, which the OpenAI dialect decodes
+// as they are; errors name these, and Request.Names renames them.
 type Sampling struct {
-	MaxTokens   *int
-	Temperature *float64
-	TopP        *float64
-	TopK        *int
-	MinP        *float64
-	Stop        []string
-	Seed        *int64
+	MaxTokens         *int               `json:"max_tokens"`
+	Temperature       *float64           `json:"temperature"`
+	TopP              *float64           `json:"top_p"`
+	TopK              *int               `json:"top_k"`
+	MinP              *float64           `json:"min_p"`
+	N                 *int               `json:"n"` // choices; nil: 1
+	Stop              StopList           `json:"stop"`
+	StopTokenIDs      []int32            `json:"stop_token_ids"`
+	Seed              *int64             `json:"seed"`
+	PresencePenalty   *float64           `json:"presence_penalty"`
+	FrequencyPenalty  *float64           `json:"frequency_penalty"`
+	RepetitionPenalty *float64           `json:"repetition_penalty"`
+	LogitBias         map[string]float64 `json:"logit_bias"` // token id (decimal text) to bias; -100 bans
+	IgnoreEOS         bool               `json:"ignore_eos"`
+	Priority          int                `json:"priority"`
+	Formats
+	LlamaSampling
+}
+
+// Formats are the fields that constrain the output to a format, as the
+// APIs name them (OpenAI's response_format, vLLM's structured_outputs and
+// guided_*, llama-server's grammar and json_schema), each as its JSON
+// value; at most one may be set. Request.Constraint is the typed form
+// the other dialects use.
+type Formats struct {
+	ResponseFormat    json.RawMessage `json:"response_format"`
+	StructuredOutputs json.RawMessage `json:"structured_outputs"`
+	GuidedJSON        json.RawMessage `json:"guided_json"`
+	GuidedRegex       json.RawMessage `json:"guided_regex"`
+	GuidedChoice      json.RawMessage `json:"guided_choice"`
+	GuidedGrammar     json.RawMessage `json:"guided_grammar"`
+	Grammar           json.RawMessage `json:"grammar"`
+	JSONSchema        json.RawMessage `json:"json_schema"`
+}
+
+// LlamaSampling are the fields llama-server and vLLM take beyond OpenAI's,
+// and the ones refused by name (best_of > 1, use_beam_search, mirostat):
+// a client that sends them must not get output that ignored them.
+type LlamaSampling struct {
+	NPredict       *int     `json:"n_predict"`  // llama-server's max_tokens; -1: until the context is full
+	MinTokens      *int     `json:"min_tokens"` // vLLM's
+	IncludeStopStr bool     `json:"include_stop_str_in_output"`
+	TypicalP       *float64 `json:"typical_p"`
+	MinKeep        *int     `json:"min_keep"`
+	XTCProbability *float64 `json:"xtc_probability"`
+	XTCThreshold   *float64 `json:"xtc_threshold"`
+	DryMultiplier  *float64 `json:"dry_multiplier"`
+	DryBase        *float64 `json:"dry_base"`
+	DryAllowedLen  *int     `json:"dry_allowed_length"`
+	DryLastN       *int     `json:"dry_penalty_last_n"`
+	DryBreakers    []string `json:"dry_sequence_breakers"` // absent (nil): llama.cpp's; [] is a 400
+
+	TMaxPredictMS *int `json:"t_max_predict_ms"` // llama-server's generation deadline
+
+	BestOf        *int     `json:"best_of"`
+	UseBeamSearch bool     `json:"use_beam_search"`
+	Mirostat      *int     `json:"mirostat"`
+	MirostatTau   *float64 `json:"mirostat_tau"` // inert, as llama.cpp's, while mirostat is 0
+	MirostatEta   *float64 `json:"mirostat_eta"`
+}
+
+// StopList is OpenAI's stop: a string or a list of strings.
+type StopList []string
+
+// UnmarshalJSON reads a string or a list of strings.
+func (s *StopList) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*s = nil
+		return nil
+	}
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*s = StopList{one}
+		return nil
+	}
+	var list []string
+	if json.Unmarshal(b, &list) == nil {
+		*s = list
+		return nil
+	}
+	return &FieldError{"stop", "expected a string or a list of strings"}
 }
 
 // Reasoning asks for the model's reasoning: Effort ("low", "medium",
