@@ -2,9 +2,7 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
@@ -66,37 +64,3 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 	return &fieldError{"prompt", "expected a non-empty string, list of strings, list of token ids, or list of such lists"}
 }
 
-// contentField is a chat message's content: a string, or a list of parts of
-// which only {"type":"text"} parts are supported (their texts are joined
-// with "\n").
-type contentField struct {
-	text string
-	set  bool
-}
-
-func (c *contentField) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	if json.Unmarshal(b, &c.text) == nil {
-		c.set = true
-		return nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(b, &parts); err != nil {
-		return &fieldError{"messages.content", "expected a string or a list of content parts"}
-	}
-	texts := make([]string, len(parts))
-	for i, p := range parts {
-		if p.Type != "text" {
-			return &fieldError{"messages.content", fmt.Sprintf("content part type %q is not supported (text only)", p.Type)}
-		}
-		texts[i] = p.Text
-	}
-	c.text = strings.Join(texts, "\n") // as vLLM and llama-server join them
-	c.set = true
-	return nil
-}

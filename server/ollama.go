@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // Ollama's API (github.com/ollama/ollama, docs/api.md) beside OpenAI's, on
@@ -246,7 +247,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 		writeOllamaError(w, e)
 		return
 	}
-	tools, e := readTools(&chatRequest{Tools: req.Tools})
+	tools, e := pipelineTools(rawTools(req.Tools))
 	if e != nil {
 		writeOllamaError(w, e)
 		return
@@ -271,6 +272,15 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, om *ollamaMo
 		return
 	}
 	s.ollamaRun(w, r, &req, g, parser, start, true)
+}
+
+// rawTools is a request of OpenAI-shaped tools, for pipelineTools.
+func rawTools(tools []json.RawMessage) *pipeline.Request {
+	p := &pipeline.Request{ParallelToolCalls: true}
+	for _, t := range tools {
+		p.Tools = append(p.Tools, pipeline.Tool{Raw: t})
+	}
+	return p
 }
 
 // ollamaMessages are Ollama's messages as the chat template's: a call's

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 
 	"github.com/troupe-llm/troupe/messages"
@@ -28,22 +29,41 @@ func (s *Server) pipelineRender(req *pipeline.Request) ([]int32, string, *apiErr
 		}
 		return ids, req.Prompt.Text, nil
 	}
-	in := renderInput{msgs: make([]chat.Message, len(req.Messages)), continueFinal: req.ContinueFinal}
+	if s.template == nil {
+		return nil, "", s.noTemplate()
+	}
+	in := renderInput{msgs: make([]chat.Message, len(req.Messages)), continueFinal: req.ContinueFinal,
+		addGenerationPrompt: req.AddGenerationPrompt}
 	for i, m := range req.Messages {
-		cm := chat.Message{Role: string(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
+		if e := checkRole(i, string(m.Role)); e != nil {
+			return nil, "", e
+		}
+		cm := chat.Message{Role: string(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning,
+			StringContent: m.StringContent}
 		for _, c := range m.ToolCalls {
 			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{ID: c.ID, Type: "function", Function: chat.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}
 		in.msgs[i] = cm
 	}
 	for _, t := range req.Tools {
-		in.tools = append(in.tools, openAITool(t))
+		if t.Raw != nil {
+			in.tools = append(in.tools, t.Raw)
+		} else {
+			in.tools = append(in.tools, openAITool(t))
+		}
 	}
 	kw, e := s.thinkSwitch(req.Reasoning.Think)
 	if e != nil {
 		return nil, "", e
 	}
-	in.kwargs = kw
+	in.kwargs = req.TemplateVars
+	if len(kw) > 0 {
+		in.kwargs = maps.Clone(req.TemplateVars)
+		if in.kwargs == nil {
+			in.kwargs = kw
+		}
+		maps.Copy(in.kwargs, kw)
+	}
 	if req.Reasoning.Effort != "" {
 		in.effort = &req.Reasoning.Effort
 	}
@@ -93,7 +113,20 @@ func (s *Server) pipelineSampling(p *pipeline.Sampling) *samplingFields {
 // checks a chat request's.
 func pipelineTools(req *pipeline.Request) (*chatTools, *apiError) {
 	t := &chatTools{choice: "none", parallel: req.ParallelToolCalls}
+	if len(req.Tools) > 0 && req.Tools[0].Raw != nil { // OpenAI's shape, checked as it is
+		raws := make([]json.RawMessage, len(req.Tools))
+		for i, tool := range req.Tools {
+			raws[i] = tool.Raw
+		}
+		var err error
+		if t.tools, err = toolcall.ToolsFromJSON(raws); err != nil {
+			return nil, badRequest("tools", "%v", err)
+		}
+	}
 	for i, tool := range req.Tools {
+		if tool.Raw != nil {
+			continue
+		}
 		if tool.Name == "" {
 			return nil, badRequest("tools", "tools[%d]: a name is required", i)
 		}
@@ -147,6 +180,9 @@ func toPipelineError(e *apiError, names map[string]string) *pipeline.Error {
 	pe := &pipeline.Error{Kind: pipeline.KindOf(e.Status), Message: e.Message, RetryAfter: e.RetryAfter}
 	if e.Param != nil {
 		pe.Param = *e.Param
+	}
+	if e.Code != nil {
+		pe.Code = *e.Code
 	}
 	if e.Code != nil && *e.Code == "context_length_exceeded" {
 		pe.Kind = pipeline.ContextLength

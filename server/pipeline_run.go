@@ -25,6 +25,10 @@ func (s *Server) Authorized(key string) bool {
 // MaxBodyBytes bounds a request body (Config.MaxBodyBytes).
 func (s *Server) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
 
+// Fingerprint is every response's system_fingerprint: the build and the
+// model.
+func (s *Server) Fingerprint() string { return s.fingerprint }
+
 // Thinks reports whether the chat template reasons apart from its answer.
 func (s *Server) Thinks() bool { return s.thinks }
 
@@ -75,22 +79,38 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	if e := f.toRequest(g, lp); e != nil {
 		return nil, e
 	}
-	gen := &generation{g: g, text: text, tools: tools, chat: req.Messages != nil, maxTokens: req.Sampling.MaxTokens,
-		maxParam: "max_tokens", promptParam: "messages"}
+	gen := &generation{g: g, text: text, tools: tools, chat: req.Messages != nil, maxTokens: f.MaxTokens,
+		maxParam: dialectName(req, "max_tokens"), promptParam: "messages", grammarParam: f.grammarParam}
 	if req.Prompt != nil {
 		gen.promptParam = "prompt"
 	}
-	if g.Grammar, e = pipelineGrammar(req.Constraint); e != nil {
-		return nil, e
-	}
-	if g.Grammar != nil {
+	if req.Constraint != nil {
+		if g.Grammar != nil {
+			return nil, badRequest(req.Constraint.Param, "%s and %s both constrain the output; set one of them", f.grammarParam, req.Constraint.Param)
+		}
+		if g.Grammar, e = pipelineGrammar(req.Constraint); e != nil {
+			return nil, e
+		}
 		gen.grammarParam = req.Constraint.Param
 	}
 	j, parser, e := s.startGeneration(ctx, gen, start)
 	if e != nil {
 		return nil, e
 	}
-	return &pipelineRun{s: s, j: j, prompt: len(prompt), parser: parser, parallel: tools.parallel, names: req.Names}, nil
+	j.grammarParam = gen.grammarParam
+	if tools.forced() {
+		j.grammarParam = "tools"
+	}
+	return &pipelineRun{s: s, j: j, prompt: len(prompt), parser: parser, parallel: tools.parallel, names: req.Names,
+		logprobs: req.WantLogprobs}, nil
+}
+
+// dialectName is the dialect's name of the pipeline's param (Request.Names).
+func dialectName(req *pipeline.Request, param string) string {
+	if n, ok := req.Names[param]; ok {
+		return n
+	}
+	return param
 }
 
 // pipelineRun is a pipeline.Run: a job and the parser of its output.
@@ -100,6 +120,7 @@ type pipelineRun struct {
 	prompt   int
 	parser   *toolcall.Parser // nil: the output is all text
 	parallel bool
+	logprobs bool // the Chunk events carry Logprobs
 	names    map[string]string
 }
 
@@ -114,7 +135,7 @@ func (r *pipelineRun) Each(fn func(*pipeline.Event)) *pipeline.Error {
 	failed := r.j.drain(func(i int, c *messages.OutputChunk) {
 		switch c.FinishReason {
 		case messages.FinishError:
-			fn(&pipeline.Event{Kind: pipeline.Failed, Choice: i, Err: toPipelineError(r.j.failed, r.names)})
+			fn(&pipeline.Event{Kind: pipeline.Failed, Choice: i, Err: toPipelineError(r.j.failed, r.names), Text: c.Err})
 			return
 		case messages.FinishCancelled: // the client is gone
 			return
@@ -133,19 +154,38 @@ func (r *pipelineRun) Each(fn func(*pipeline.Event)) *pipeline.Error {
 			}
 			r.events(i, ds, fn)
 		}
+		chunk := &pipeline.Event{Kind: pipeline.Chunk, Choice: i, Tokens: c.Tokens}
+		if r.logprobs {
+			chunk.Logprobs = r.s.tokenLogprobs(c.Tokens)
+		}
+		fn(chunk)
 		if c.FinishReason != "" {
 			reason := pipeline.FinishReason(c.FinishReason)
 			if r.parser != nil {
 				reason = pipeline.FinishReason(toolFinish(c.FinishReason, streams[i].Finished()))
 			}
-			fn(&pipeline.Event{Kind: pipeline.Finish, Choice: i, Finish: reason, Stop: c.StopString})
+			fn(&pipeline.Event{Kind: pipeline.Finish, Choice: i, Finish: reason, Stop: c.StopString, Parsed: r.parser != nil})
 		}
 	})
 	if failed != nil {
 		return toPipelineError(failed, r.names)
 	}
-	fn(&pipeline.Event{Kind: pipeline.Usage, Usage: r.j.usage})
+	fn(&pipeline.Event{Kind: pipeline.Usage, Usage: r.j.usage, Timings: r.j.timings()})
 	return nil
+}
+
+// tokenLogprobs are toks with their texts, as a Chunk event carries them.
+func (s *Server) tokenLogprobs(toks []messages.Token) []pipeline.TokenLogprob {
+	out := make([]pipeline.TokenLogprob, len(toks))
+	for i, t := range toks {
+		out[i] = pipeline.TokenLogprob{Bytes: s.rt.TokenBytes(t.ID), Logprob: t.Logprob, Top: make([]pipeline.TokenLogprob, len(t.Top))}
+		out[i].Text = string(out[i].Bytes)
+		for k, a := range t.Top {
+			b := s.rt.TokenBytes(a.ID)
+			out[i].Top[k] = pipeline.TokenLogprob{Text: string(b), Bytes: b, Logprob: a.Logprob}
+		}
+	}
+	return out
 }
 
 // events passes a stream's deltas on as events; without parallel calls,

@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/anthropic"
 	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/openai"
 	"github.com/troupe-llm/troupe/server/responses"
 	"github.com/troupe-llm/troupe/server/toolcall"
 	"github.com/troupe-llm/troupe/server/webui"
@@ -245,7 +246,7 @@ func (s *Server) HTTPServer() *http.Server {
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.generation(s.admitted(s.completions))))
-	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.generation(s.admitted(s.chatCompletions))))
+	openai.New(s).Register(s.mux, func(h http.HandlerFunc) http.HandlerFunc { return s.auth(s.generation(s.budgeted(writeError, h))) })
 	s.mux.HandleFunc("POST /infill", s.auth(s.generation(s.admitted(s.infill)))) // infill_route.go
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.modelByID))

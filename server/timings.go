@@ -2,6 +2,8 @@ package server
 
 import (
 	"time"
+
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // head is the start of a response (and of each of its chunks) to a request
@@ -10,24 +12,9 @@ func (s *Server) head(idPrefix string, start time.Time) responseHead {
 	return responseHead{ID: newID(idPrefix), Created: start.Unix(), Model: s.cfg.ModelName, SystemFingerprint: s.fingerprint}
 }
 
-// timingsJSON is llama-server's "timings" object, with troupe's queue_ms:
-// a request asks for it with "timings_per_token": true. Times are in
-// milliseconds from when the server read the request: queue_ms in the
-// scheduler's queue (the longest of its choices), prompt_ms from then to
-// the first token (the prefill of the prompt tokens not found cached),
-// predicted_ms from the first token to the last.
-type timingsJSON struct {
-	QueueMs             float64 `json:"queue_ms"`
-	CacheN              int     `json:"cache_n"`
-	PromptN             int     `json:"prompt_n"`
-	PromptMs            float64 `json:"prompt_ms"`
-	PromptPerTokenMs    float64 `json:"prompt_per_token_ms"`
-	PromptPerSecond     float64 `json:"prompt_per_second"`
-	PredictedN          int     `json:"predicted_n"`
-	PredictedMs         float64 `json:"predicted_ms"`
-	PredictedPerTokenMs float64 `json:"predicted_per_token_ms"`
-	PredictedPerSecond  float64 `json:"predicted_per_second"`
-}
+// timingsJSON is llama-server's "timings" object (pipeline.Timings): a
+// request asks for it with "timings_per_token": true.
+type timingsJSON = pipeline.Timings
 
 // timings is the job's timings once it is drained.
 func (j *job) timings() *timingsJSON {

@@ -11,6 +11,12 @@ type Request struct {
 	// ContinueFinal leaves the last message, an assistant's, open for the
 	// model to continue (a prefill), instead of adding a generation prompt.
 	ContinueFinal bool
+	// AddGenerationPrompt, when set, overrides whether the template adds
+	// the assistant's generation prompt (default: it does).
+	AddGenerationPrompt *bool
+	// TemplateVars are extra variables for the chat template
+	// (chat_template_kwargs), each a JSON value.
+	TemplateVars map[string]json.RawMessage
 	// Tools are the functions offered to the model; ToolChoice says whether
 	// it may, must or must not call them.
 	Tools      []Tool
@@ -61,6 +67,9 @@ type Message struct {
 	// the function's name.
 	ToolCallID string
 	Name       string
+	// StringContent renders an empty content as "" rather than None
+	// beside tool calls (Ollama's messages).
+	StringContent bool
 }
 
 // ToolCall is one function call: Arguments is a JSON object's text.
@@ -77,6 +86,12 @@ type Tool struct {
 	// Parameters is the JSON Schema of its arguments (an object's), or
 	// empty.
 	Parameters json.RawMessage
+	// Raw, when set, is the tool as the client sent it in OpenAI's shape
+	// ({"type": "function", "function": {...}}), which chat templates
+	// read: it is checked and rendered as it is (its keys in the client's
+	// order), and the fields above are not read. Set it on all tools of
+	// a request or none.
+	Raw json.RawMessage
 }
 
 // ToolMode is what ToolChoice asks.

@@ -1,0 +1,109 @@
+package openai
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/troupe-llm/troupe/server/pipeline"
+)
+
+// Runner is the pipeline as this dialect needs it: the fingerprint goes
+// into every response's system_fingerprint.
+type Runner interface {
+	pipeline.Runner
+	// Fingerprint names the build and model that make the responses.
+	Fingerprint() string
+}
+
+// Handler serves the OpenAI routes over a Runner.
+type Handler struct {
+	run Runner
+}
+
+// New returns a Handler over run.
+func New(run Runner) *Handler { return &Handler{run: run} }
+
+// Register adds the routes to mux, each wrapped by wrap (the server's
+// API key check, its refusal of generation on an encoder model, its body
+// budget).
+func (h *Handler) Register(mux *http.ServeMux, wrap func(http.HandlerFunc) http.HandlerFunc) {
+	mux.HandleFunc("POST /v1/chat/completions", wrap(h.chat))
+}
+
+// modelRequest is a body naming the model it is for.
+type modelRequest interface{ model() string }
+
+// read decodes the body into req and checks that it names the served
+// model (or none); on failure it has written the error.
+func (h *Handler) read(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
+	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), req, "common", "Sampling", "Formats", "LlamaSampling")
+	if e == nil {
+		if name := req.model(); name != "" && name != h.run.Model() {
+			e = &pipeline.Error{Kind: pipeline.NotFound, Code: "model_not_found",
+				Message: fmt.Sprintf("the model %q does not exist; this server serves %q", name, h.run.Model())}
+		}
+	}
+	if e != nil {
+		WriteError(w, e)
+		return false
+	}
+	return true
+}
+
+// head is the start of a response (and of each of its chunks) to a
+// request that came in at start.
+func (h *Handler) head(idPrefix string, start time.Time) responseHead {
+	return responseHead{ID: pipeline.NewID(idPrefix), Created: start.Unix(), Model: h.run.Model(), SystemFingerprint: h.run.Fingerprint()}
+}
+
+// errorTypes are OpenAI's error types by kind.
+var errorTypes = map[pipeline.ErrorKind]string{
+	pipeline.Invalid: "invalid_request_error", pipeline.ContextLength: "invalid_request_error",
+	pipeline.Unauthorized: "invalid_request_error", pipeline.NotFound: "invalid_request_error",
+	pipeline.TooLarge: "invalid_request_error", pipeline.Timeout: "timeout_error",
+	pipeline.Overloaded: "rate_limit_error", pipeline.Unavailable: "server_error", pipeline.Internal: "server_error",
+}
+
+// errorJSON is OpenAI's error object.
+type errorJSON struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// errorBody is e in OpenAI's shape, {"error": {...}}.
+func errorBody(e *pipeline.Error) any {
+	code := e.Code
+	switch {
+	case code != "":
+	case e.Kind == pipeline.ContextLength:
+		code = "context_length_exceeded"
+	case e.Kind == pipeline.TooLarge:
+		code = "request_too_large"
+	}
+	typ := errorTypes[e.Kind]
+	if typ == "" {
+		typ = "server_error"
+	}
+	return struct {
+		Error errorJSON `json:"error"`
+	}{errorJSON{Message: e.Message, Type: typ, Param: strp(e.Param), Code: strp(code)}}
+}
+
+// WriteError writes e in OpenAI's shape with its status.
+func WriteError(w http.ResponseWriter, e *pipeline.Error) { pipeline.WriteError(w, e, errorBody(e)) }
+
+// errorEvent is the event that reports a choice that failed mid-stream,
+// in the runtime's words.
+func errorEvent(msg string) any {
+	return map[string]any{"error": &errorJSON{Message: msg, Type: "server_error"}}
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
