@@ -98,4 +98,3 @@ func (s *Server) render(in *renderInput) ([]int32, string, *apiError) {
 	}
 	return ids, text, nil
 }
-

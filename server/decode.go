@@ -63,4 +63,3 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 	}
 	return &fieldError{"prompt", "expected a non-empty string, list of strings, list of token ids, or list of such lists"}
 }
-
