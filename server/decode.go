@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
@@ -32,34 +31,3 @@ func (e *fieldError) Reason() string    { return e.msg }
 
 // stopField is OpenAI's stop: a string or a list of strings.
 type stopField = pipeline.StopList
-
-// promptField is the completions prompt: a string, a list of strings, a
-// list of token ids, or a list of such lists. Each entry is one prompt.
-type promptField struct {
-	texts []string
-	ids   [][]int32
-}
-
-func (p *promptField) UnmarshalJSON(b []byte) error {
-	var one string
-	if json.Unmarshal(b, &one) == nil {
-		p.texts = []string{one}
-		return nil
-	}
-	var texts []string
-	if json.Unmarshal(b, &texts) == nil && len(texts) > 0 {
-		p.texts = texts
-		return nil
-	}
-	var ids []int32
-	if json.Unmarshal(b, &ids) == nil && len(ids) > 0 {
-		p.ids = [][]int32{ids}
-		return nil
-	}
-	var lists [][]int32
-	if json.Unmarshal(b, &lists) == nil && len(lists) > 0 {
-		p.ids = lists
-		return nil
-	}
-	return &fieldError{"prompt", "expected a non-empty string, list of strings, list of token ids, or list of such lists"}
-}

@@ -16,14 +16,6 @@ func finiteLogprob(x float32) float64 {
 	return float64(x)
 }
 
-// completionLogprobs is the completions API's logprobs object.
-type completionLogprobs struct {
-	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float64            `json:"token_logprobs"`
-	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
-	TextOffset    []int                `json:"text_offset"`
-}
-
 // chatLogprobs is the chat API's logprobs object.
 type chatLogprobs struct {
 	Content []chatTokenLogprob `json:"content"`
@@ -49,24 +41,6 @@ func (s *Server) tokenText(id int32) (string, []int) {
 		ints[i] = int(x)
 	}
 	return string(b), ints
-}
-
-// addCompletion appends tokens to lp; offset is the text length before them.
-func (s *Server) addCompletion(lp *completionLogprobs, toks []messages.Token, offset int) int {
-	for _, t := range toks {
-		text, _ := s.tokenText(t.ID)
-		lp.Tokens = append(lp.Tokens, text)
-		lp.TokenLogprobs = append(lp.TokenLogprobs, finiteLogprob(t.Logprob))
-		top := make(map[string]float64, len(t.Top))
-		for _, a := range t.Top {
-			at, _ := s.tokenText(a.ID)
-			top[at] = finiteLogprob(a.Logprob)
-		}
-		lp.TopLogprobs = append(lp.TopLogprobs, top)
-		lp.TextOffset = append(lp.TextOffset, offset)
-		offset += len(text)
-	}
-	return offset
 }
 
 func (s *Server) addChat(lp *chatLogprobs, toks []messages.Token) {

@@ -19,6 +19,9 @@ import (
 // pipelineRender renders and tokenizes req's prompt: its conversation with
 // the chat template, or its prompt text as it is.
 func (s *Server) pipelineRender(req *pipeline.Request) ([]int32, string, *apiError) {
+	if req.Prompt != nil && req.Prompt.IDs != nil {
+		return req.Prompt.IDs, "", nil
+	}
 	if req.Prompt != nil {
 		ids, err := s.tokenizeText(req.Prompt.Text, true)
 		if err != nil {

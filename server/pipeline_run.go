@@ -62,6 +62,9 @@ func (s *Server) Start(ctx context.Context, req *pipeline.Request) (pipeline.Run
 
 // prepare is Start once admitted.
 func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.Time) (*pipelineRun, *apiError) {
+	if req.Messages == nil {
+		return s.preparePrompts(ctx, req, start)
+	}
 	tools, e := pipelineTools(req)
 	if e != nil {
 		return nil, e
@@ -79,11 +82,8 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	if e := f.toRequest(g, lp); e != nil {
 		return nil, e
 	}
-	gen := &generation{g: g, text: text, tools: tools, chat: req.Messages != nil, maxTokens: f.MaxTokens,
+	gen := &generation{g: g, text: text, tools: tools, chat: true, maxTokens: f.MaxTokens, defaultMax: f.defaultMax(req.DefaultMaxTokens),
 		maxParam: dialectName(req, "max_tokens"), promptParam: "messages", grammarParam: f.grammarParam}
-	if req.Prompt != nil {
-		gen.promptParam = "prompt"
-	}
 	if req.Constraint != nil {
 		if g.Grammar != nil {
 			return nil, badRequest(req.Constraint.Param, "%s and %s both constrain the output; set one of them", f.grammarParam, req.Constraint.Param)
@@ -120,7 +120,8 @@ type pipelineRun struct {
 	prompt   int
 	parser   *toolcall.Parser // nil: the output is all text
 	parallel bool
-	logprobs bool // the Chunk events carry Logprobs
+	logprobs bool     // the Chunk events carry Logprobs
+	echo     []string // (prompts) the prompts' texts, sent first as Echo events
 	names    map[string]string
 }
 
@@ -131,6 +132,9 @@ func (r *pipelineRun) PromptTokens() int { return r.prompt }
 // the request's admission.
 func (r *pipelineRun) Each(fn func(*pipeline.Event)) *pipeline.Error {
 	defer r.s.release()
+	for i := range len(r.echo) * r.j.n {
+		fn(&pipeline.Event{Kind: pipeline.Echo, Choice: i, Text: r.echo[i/r.j.n]})
+	}
 	var streams []*toolcall.Stream
 	failed := r.j.drain(func(i int, c *messages.OutputChunk) {
 		switch c.FinishReason {

@@ -245,7 +245,6 @@ func (s *Server) HTTPServer() *http.Server {
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("POST /v1/completions", s.auth(s.generation(s.admitted(s.completions))))
 	openai.New(s).Register(s.mux, func(h http.HandlerFunc) http.HandlerFunc { return s.auth(s.generation(s.budgeted(writeError, h))) })
 	s.mux.HandleFunc("POST /infill", s.auth(s.generation(s.admitted(s.infill)))) // infill_route.go
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))

@@ -6,12 +6,6 @@ import (
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
-// head is the start of a response (and of each of its chunks) to a request
-// that came in at start.
-func (s *Server) head(idPrefix string, start time.Time) responseHead {
-	return responseHead{ID: newID(idPrefix), Created: start.Unix(), Model: s.cfg.ModelName, SystemFingerprint: s.fingerprint}
-}
-
 // timingsJSON is llama-server's "timings" object (pipeline.Timings): a
 // request asks for it with "timings_per_token": true.
 type timingsJSON = pipeline.Timings
@@ -45,22 +39,4 @@ func (j *job) timings() *timingsJSON {
 	t.PromptPerTokenMs, t.PromptPerSecond = per(t.PromptN, prompt)
 	t.PredictedPerTokenMs, t.PredictedPerSecond = per(t.PredictedN, gen)
 	return t
-}
-
-// finalChunk is a stream's last chunk before [DONE], chunk (whose head and
-// usage fields are given): the usage when the client asked for it with
-// stream_options, and the timings when it asked with timings_per_token;
-// nil when it asked for neither.
-func finalChunk(chunk any, head *responseHead, usage **usageJSON, j *job, so *streamOptions, timings bool) any {
-	wantUsage := so != nil && so.IncludeUsage
-	if wantUsage {
-		*usage = toUsage(j.usage)
-	}
-	if timings {
-		head.Timings = j.timings()
-	}
-	if !wantUsage && !timings {
-		return nil
-	}
-	return chunk
 }

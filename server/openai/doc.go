@@ -1,4 +1,5 @@
-// Package openai is OpenAI's Chat Completions API (/v1/chat/completions)
+// Package openai is OpenAI's Chat Completions and Completions APIs
+// (/v1/chat/completions, /v1/completions)
 // as a dialect of the request pipeline (server/pipeline): it decodes the
 // wire format into one pipeline.Request, and turns the Run's events back
 // into chat.completion objects or chat.completion.chunk events, writing

@@ -29,6 +29,7 @@ func New(run Runner) *Handler { return &Handler{run: run} }
 // budget).
 func (h *Handler) Register(mux *http.ServeMux, wrap func(http.HandlerFunc) http.HandlerFunc) {
 	mux.HandleFunc("POST /v1/chat/completions", wrap(h.chat))
+	mux.HandleFunc("POST /v1/completions", wrap(h.completions))
 }
 
 // modelRequest is a body naming the model it is for.

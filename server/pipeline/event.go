@@ -25,6 +25,9 @@ const (
 	// chunk's tokens, Logprobs their log-probabilities when asked. A
 	// dialect that reports logprobs per piece of its stream groups by it.
 	Chunk
+	// Echo comes first, per choice, when the request asks Echo: Text is
+	// the choice's prompt.
+	Echo
 )
 
 // Event is one thing a Run produces.

@@ -3,11 +3,23 @@ package pipeline
 import "encoding/json"
 
 // Request is one generation call, whatever API it came from. Exactly one
-// of Messages (a conversation, rendered with the model's chat template) and
-// Prompt (text sent as it is) is set.
+// of Messages (a conversation, rendered with the model's chat template),
+// Prompt (text sent as it is) and Prompts is set.
 type Request struct {
 	Messages []Message
 	Prompt   *Prompt
+	// Prompts are several prompts (completions' list of prompts), each
+	// generating its own choices: choice i*N+j is prompt i's j-th.
+	Prompts []Prompt
+	// Suffix, with text prompts, makes each prompt the prefix of a
+	// fill-in-the-middle prompt whose suffix it is (the model's FIM
+	// tokens); param "suffix".
+	Suffix *string
+	// Echo has the Run send each choice's prompt text first (Echo events).
+	Echo bool
+	// DefaultMaxTokens is the token limit of a request whose sampling sets
+	// none; 0: the rest of the context.
+	DefaultMaxTokens int
 	// ContinueFinal leaves the last message, an assistant's, open for the
 	// model to continue (a prefill), instead of adding a generation prompt.
 	ContinueFinal bool
@@ -39,9 +51,10 @@ type Request struct {
 }
 
 // Prompt is a prompt sent as it is: text (BOS added as the vocabulary
-// asks, special tokens parsed).
+// asks, special tokens parsed), or token ids.
 type Prompt struct {
 	Text string
+	IDs  []int32 // when set, the prompt's tokens; Text is not read
 }
 
 // Role is a message's author.
