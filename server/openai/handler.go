@@ -8,12 +8,23 @@ import (
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
-// Runner is the pipeline as this dialect needs it: the fingerprint goes
-// into every response's system_fingerprint.
+// Runner is the pipeline as this dialect needs it: generation,
+// embeddings, the served context's length (/v1/models) and the
+// fingerprint every response's system_fingerprint carries.
 type Runner interface {
 	pipeline.Runner
+	pipeline.Embedder
 	// Fingerprint names the build and model that make the responses.
 	Fingerprint() string
+	// MaxModelLen is the served context, in tokens.
+	MaxModelLen() int
+}
+
+// Middleware are the server's wrappers of the routes.
+type Middleware struct {
+	Auth       func(http.HandlerFunc) http.HandlerFunc // the API key check
+	Body       func(http.HandlerFunc) http.HandlerFunc // the bound on the body bytes in flight
+	Generation func(http.HandlerFunc) http.HandlerFunc // refuses generation on an encoder model
 }
 
 // Handler serves the OpenAI routes over a Runner.
@@ -24,12 +35,13 @@ type Handler struct {
 // New returns a Handler over run.
 func New(run Runner) *Handler { return &Handler{run: run} }
 
-// Register adds the routes to mux, each wrapped by wrap (the server's
-// API key check, its refusal of generation on an encoder model, its body
-// budget).
-func (h *Handler) Register(mux *http.ServeMux, wrap func(http.HandlerFunc) http.HandlerFunc) {
-	mux.HandleFunc("POST /v1/chat/completions", wrap(h.chat))
-	mux.HandleFunc("POST /v1/completions", wrap(h.completions))
+// Register adds the routes to mux, wrapped by m.
+func (h *Handler) Register(mux *http.ServeMux, m Middleware) {
+	mux.HandleFunc("POST /v1/completions", m.Auth(m.Generation(m.Body(h.completions))))
+	mux.HandleFunc("POST /v1/chat/completions", m.Auth(m.Generation(m.Body(h.chat))))
+	mux.HandleFunc("GET /v1/models", m.Auth(h.models))
+	mux.HandleFunc("GET /v1/models/{id...}", m.Auth(h.modelByID))
+	mux.HandleFunc("POST /v1/embeddings", m.Auth(m.Body(h.embeddings)))
 }
 
 // modelRequest is a body naming the model it is for.
