@@ -11,7 +11,7 @@ import (
 // (clients send extensions); a known field of the wrong type is a 400
 // naming it, an oversized body a 413, a body that is not valid UTF-8 a 400.
 func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *apiError {
-	e := pipeline.Decode(w, r, maxBytes, v, "samplingFields", "Sampling", "Formats", "LlamaSampling")
+	e := pipeline.Decode(w, r, maxBytes, v, "samplingFields", "Common", "Sampling", "Formats", "LlamaSampling")
 	switch {
 	case e == nil:
 		return nil

@@ -9,29 +9,20 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/messages"
-	"github.com/troupe-llm/troupe/server/pipeline"
+	"github.com/troupe-llm/troupe/server/openai"
 )
 
-// samplingFields are a body's generation fields as the OpenAI routes
-// (and /infill) read them: the pipeline's sampling part, with the fields
-// of the route around it.
+// samplingFields are a body's generation fields as /infill reads them
+// (openai.Common: the pipeline's sampling part and the fields of the
+// route around it), with what the params table finds out.
 type samplingFields struct {
-	Model           string         `json:"model"`
-	Stream          bool           `json:"stream"`
-	StreamOptions   *streamOptions `json:"stream_options"`
-	TimingsPerToken bool           `json:"timings_per_token"` // llama-server's: add "timings" to the response
-	User            string         `json:"user"`
-	pipeline.Sampling
+	openai.Common
 
 	unlimited    bool   // n_predict -1: no default limit on the tokens
 	grammarParam string // the field the request's Grammar comes from
 }
 
 func (f *samplingFields) model() string { return f.Model }
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
 
 // Limits on a request's parameters, each a 400 when exceeded. maxStops is
 // troupe's bound on stop strings (OpenAI's is 4; llama-server and vLLM set

@@ -107,7 +107,8 @@ func (s *Server) thinkSwitch(think *bool) (map[string]json.RawMessage, *apiError
 // pipelineSampling is the sampling part of req as the OpenAI routes'
 // fields, with the server's defaults filled in.
 func (s *Server) pipelineSampling(p *pipeline.Sampling) *samplingFields {
-	f := &samplingFields{Sampling: *p}
+	f := &samplingFields{}
+	f.Sampling = *p
 	s.cfg.Defaults.fill(f)
 	return f
 }

@@ -12,7 +12,7 @@ import (
 
 // chatRequest is the body of /v1/chat/completions.
 type chatRequest struct {
-	common
+	Common
 	Messages            Messages          `json:"messages"`
 	MaxCompletionTokens *int              `json:"max_completion_tokens"`
 	Logprobs            bool              `json:"logprobs"`

@@ -55,17 +55,8 @@ type functionJSON struct {
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var req chatRequest
-	if !h.read(w, r, &req) {
-		return
-	}
-	p, e := req.toPipeline()
-	if e != nil {
-		WriteError(w, e)
-		return
-	}
-	run, e := h.run.Start(r.Context(), p)
-	if e != nil {
-		WriteError(w, e)
+	p, run, ok := h.start(w, r, &req)
+	if !ok {
 		return
 	}
 	n := 1
@@ -186,7 +177,7 @@ func streamChat(w http.ResponseWriter, run pipeline.Run, resp *chatResponse, n i
 		}
 		switch ev.Kind {
 		case pipeline.Failed:
-			out.send(errorEvent(ev.Text))
+			out.send(ErrorEvent(ev.Text))
 		case pipeline.Chunk: // the runtime chunk's deltas, its logprobs on the last
 			deltas := pending[i]
 			pending[i] = deltas[:0]

@@ -10,7 +10,7 @@ import (
 
 // completionRequest is the body of /v1/completions.
 type completionRequest struct {
-	common
+	Common
 	Prompt   promptField `json:"prompt"`
 	Logprobs *int        `json:"logprobs"`
 	Echo     bool        `json:"echo"`
@@ -55,17 +55,8 @@ func (req *completionRequest) toPipeline() (*pipeline.Request, *pipeline.Error) 
 func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var req completionRequest
-	if !h.read(w, r, &req) {
-		return
-	}
-	p, e := req.toPipeline()
-	if e != nil {
-		WriteError(w, e)
-		return
-	}
-	run, e := h.run.Start(r.Context(), p)
-	if e != nil {
-		WriteError(w, e)
+	p, run, ok := h.start(w, r, &req)
+	if !ok {
 		return
 	}
 	resp := &completionResponse{responseHead: h.head("cmpl-", start)}
@@ -145,7 +136,7 @@ func streamCompletions(w http.ResponseWriter, run pipeline.Run, resp *completion
 		case pipeline.Echo:
 			out.send(chunk(completionChoice{Index: i, Text: ev.Text}))
 		case pipeline.Failed:
-			out.send(errorEvent(ev.Text))
+			out.send(ErrorEvent(ev.Text))
 		case pipeline.TextDelta:
 			pending[i] += ev.Text
 		case pipeline.Chunk:

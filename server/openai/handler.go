@@ -50,7 +50,7 @@ type modelRequest interface{ model() string }
 // read decodes the body into req and checks that it names the served
 // model (or none); on failure it has written the error.
 func (h *Handler) read(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
-	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), req, "common", "Sampling", "Formats", "LlamaSampling")
+	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), req, "Common", "Sampling", "Formats", "LlamaSampling")
 	if e == nil {
 		if name := req.model(); name != "" && name != h.run.Model() {
 			e = &pipeline.Error{Kind: pipeline.NotFound, Code: "model_not_found",
@@ -62,6 +62,29 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request, req modelRequest)
 		return false
 	}
 	return true
+}
+
+// generationRequest is a body that maps to a pipeline.Request.
+type generationRequest interface {
+	modelRequest
+	toPipeline() (*pipeline.Request, *pipeline.Error)
+}
+
+// start reads a generation body into req and starts it on the pipeline;
+// on failure it has written the error.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, req generationRequest) (*pipeline.Request, pipeline.Run, bool) {
+	if !h.read(w, r, req) {
+		return nil, nil, false
+	}
+	p, e := req.toPipeline()
+	if e == nil {
+		var run pipeline.Run
+		if run, e = h.run.Start(r.Context(), p); e == nil {
+			return p, run, true
+		}
+	}
+	WriteError(w, e)
+	return nil, nil, false
 }
 
 // head is the start of a response (and of each of its chunks) to a
@@ -108,9 +131,9 @@ func errorBody(e *pipeline.Error) any {
 // WriteError writes e in OpenAI's shape with its status.
 func WriteError(w http.ResponseWriter, e *pipeline.Error) { pipeline.WriteError(w, e, errorBody(e)) }
 
-// errorEvent is the event that reports a choice that failed mid-stream,
+// ErrorEvent is the event that reports a choice that failed mid-stream,
 // in the runtime's words.
-func errorEvent(msg string) any {
+func ErrorEvent(msg string) any {
 	return map[string]any{"error": &errorJSON{Message: msg, Type: "server_error"}}
 }
 

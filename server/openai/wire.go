@@ -8,11 +8,11 @@ import (
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
-// common are the fields every generation body has: the model, streaming,
+// Common are the fields every generation body has: the model, streaming,
 // llama-server's timings switch, the user, and the pipeline's sampling
 // part (decoded as it is: its JSON names are OpenAI's, vLLM's and
 // llama-server's).
-type common struct {
+type Common struct {
 	Model           string         `json:"model"`
 	Stream          bool           `json:"stream"`
 	StreamOptions   *streamOptions `json:"stream_options"`
@@ -21,7 +21,7 @@ type common struct {
 	pipeline.Sampling
 }
 
-func (c *common) model() string { return c.Model }
+func (c *Common) model() string { return c.Model }
 
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
