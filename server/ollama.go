@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/openai"
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
@@ -105,15 +106,15 @@ type ollamaToolCall struct {
 // ollamaResponse is an object of a stream, or the whole answer: response
 // is set for /api/generate, message for /api/chat.
 type ollamaResponse struct {
-	Model      string             `json:"model"`
-	CreatedAt  time.Time          `json:"created_at"`
-	Response   *string            `json:"response,omitempty"`
-	Thinking   string             `json:"thinking,omitempty"` // /api/generate's
-	Message    *ollamaReply       `json:"message,omitempty"`
-	Done       bool               `json:"done"`
-	DoneReason string             `json:"done_reason,omitempty"`
-	Context    []int32            `json:"context,omitempty"`
-	Logprobs   []chatTokenLogprob `json:"logprobs,omitempty"`
+	Model      string                    `json:"model"`
+	CreatedAt  time.Time                 `json:"created_at"`
+	Response   *string                   `json:"response,omitempty"`
+	Thinking   string                    `json:"thinking,omitempty"` // /api/generate's
+	Message    *ollamaReply              `json:"message,omitempty"`
+	Done       bool                      `json:"done"`
+	DoneReason string                    `json:"done_reason,omitempty"`
+	Context    []int32                   `json:"context,omitempty"`
+	Logprobs   []openai.TokenLogprobJSON `json:"logprobs,omitempty"`
 }
 
 // ollamaReply is the assistant's message, or a piece of it in a stream:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/openai"
 	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 		parts       *toolcall.Stream
 		ncalls      int
 		text        bytes.Buffer // the whole answer, when not streaming
-		lp          chatLogprobs
+		lp          []openai.TokenLogprobJSON
 		generated   []int32
 		queue       time.Duration
 		first, last time.Time
@@ -81,7 +82,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 		if !stream {
 			text.WriteString(c.Text)
 			if g.Sampling.WantLogprob {
-				s.addChat(&lp, c.Tokens)
+				lp = openai.AppendLogprobs(lp, s.tokenLogprobs(c.Tokens))
 			}
 			return
 		}
@@ -102,9 +103,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 		for i, p := range ps {
 			o := object(p)
 			if i == len(ps)-1 && g.Sampling.WantLogprob {
-				var l chatLogprobs
-				s.addChat(&l, c.Tokens)
-				o.Logprobs = l.Content
+				o.Logprobs = openai.AppendLogprobs(nil, s.tokenLogprobs(c.Tokens))
 			}
 			out.send(&o)
 		}
@@ -130,7 +129,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 			}
 		}
 		f.ollamaResponse = object(whole)
-		f.Logprobs = lp.Content
+		f.Logprobs = lp
 	}
 	f.Done, f.DoneReason = true, finish
 	if !isChat && !req.Raw {

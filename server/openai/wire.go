@@ -104,7 +104,13 @@ type chatLogprobs struct {
 	Content []chatTokenLogprob `json:"content"`
 }
 
-type chatTokenLogprob struct {
+// chatTokenLogprob is a token of chat's logprobs (Ollama's logprobs have
+// the same shape).
+type chatTokenLogprob = TokenLogprobJSON
+
+// TokenLogprobJSON is a token with its log-probability and alternatives,
+// as chat's logprobs.content holds them.
+type TokenLogprobJSON struct {
 	Token       string           `json:"token"`
 	Logprob     float64          `json:"logprob"`
 	Bytes       []int            `json:"bytes"`
@@ -126,14 +132,18 @@ func byteInts(b []byte) []int {
 }
 
 // add appends a Chunk event's logprobs.
-func (lp *chatLogprobs) add(toks []pipeline.TokenLogprob) {
+func (lp *chatLogprobs) add(toks []pipeline.TokenLogprob) { lp.Content = AppendLogprobs(lp.Content, toks) }
+
+// AppendLogprobs appends toks to out in chat's shape.
+func AppendLogprobs(out []TokenLogprobJSON, toks []pipeline.TokenLogprob) []TokenLogprobJSON {
 	for _, t := range toks {
-		e := chatTokenLogprob{Token: t.Text, Logprob: finiteLogprob(t.Logprob), Bytes: byteInts(t.Bytes), TopLogprobs: []chatTopLogprob{}}
+		e := TokenLogprobJSON{Token: t.Text, Logprob: finiteLogprob(t.Logprob), Bytes: byteInts(t.Bytes), TopLogprobs: []chatTopLogprob{}}
 		for _, a := range t.Top {
 			e.TopLogprobs = append(e.TopLogprobs, chatTopLogprob{Token: a.Text, Logprob: finiteLogprob(a.Logprob), Bytes: byteInts(a.Bytes)})
 		}
-		lp.Content = append(lp.Content, e)
+		out = append(out, e)
 	}
+	return out
 }
 
 // sse writes server-sent events as OpenAI's streaming API does: one
