@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/sample"
 )
 
 // batcher owns the schedule of its devices (one sched.Scheduler each, over
@@ -23,6 +24,7 @@ type batcher struct {
 	cfg      Config
 	backends []Backend
 	isEOG    func(int32) bool
+	infill   func() *sample.InfillVocab // the devices' infill sampler vocabulary, built on first use
 
 	devices []*deviceSlot
 	seqs    map[uint64]*seqEntry
@@ -67,9 +69,9 @@ type windowElapsed struct {
 	gen uint64
 }
 
-func newBatcher(cfg Config, backends []Backend, isEOG func(int32) bool) actor.Producer {
+func newBatcher(cfg Config, backends []Backend, isEOG func(int32) bool, infill func() *sample.InfillVocab) actor.Producer {
 	return func() actor.Actor {
-		return &batcher{cfg: cfg, backends: backends, isEOG: isEOG, seqs: make(map[uint64]*seqEntry), row: make(map[uint64]int)}
+		return &batcher{cfg: cfg, backends: backends, isEOG: isEOG, infill: infill, seqs: make(map[uint64]*seqEntry), row: make(map[uint64]int)}
 	}
 }
 
@@ -103,7 +105,7 @@ func (b *batcher) onStarted(ctx actor.Context) {
 		if err != nil {
 			panic(fmt.Sprintf("batcher: device %d: %v", i, err)) // Start validated the config
 		}
-		props := actor.PropsFromProducer(newDevice(i, be))
+		props := actor.PropsFromProducer(newDevice(i, be, b.infill))
 		pid := ctx.SpawnPrefix(props, fmt.Sprintf("device%d-", i))
 		b.devices = append(b.devices, &deviceSlot{index: i, pid: pid, sched: s})
 	}

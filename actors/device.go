@@ -25,17 +25,18 @@ type device struct {
 	greedy   []bool                     // (n_logits) rows a GreedyBackend picks itself
 	ids      []int32                    // (n_logits) its picks; -1: sample from logits
 	samplers map[uint64]*sample.Sampler // per sequence, reseeded per draw
+	infill   func() *sample.InfillVocab // the infill sampler's vocabulary
 	emb      embedState                 // embedding sequences (embed.go)
 }
 
 // newDevice returns the producer of device index over backend. The backend
 // is shared by every incarnation: a restart keeps the KV blocks.
-func newDevice(index int, backend Backend) actor.Producer {
+func newDevice(index int, backend Backend, infill func() *sample.InfillVocab) actor.Producer {
 	incarnations := 0
 	return func() actor.Actor {
 		incarnations++
 		return &device{index: index, backend: backend, restarted: incarnations > 1,
-			samplers: make(map[uint64]*sample.Sampler)}
+			samplers: make(map[uint64]*sample.Sampler), infill: infill}
 	}
 }
 
@@ -155,7 +156,11 @@ func (d *device) sampler(spec messages.SampleSpec) (*sample.Sampler, error) {
 	if s, ok := d.samplers[spec.SeqID]; ok {
 		return s, nil
 	}
-	s, err := sample.New(SampleParams(spec.Params))
+	p := SampleParams(spec.Params)
+	if spec.Params.Infill {
+		p.Infill = d.infill()
+	}
+	s, err := sample.New(p)
 	if err != nil {
 		return nil, err
 	}
@@ -182,5 +187,6 @@ func SampleParams(p *messages.SamplingParams) sample.Params {
 		MinKeep: p.MinKeep, TypicalP: p.TypicalP, XTCProbability: p.XTCProbability, XTCThreshold: p.XTCThreshold,
 		DryMultiplier: p.DryMultiplier, DryBase: p.DryBase, DryAllowedLength: p.DryAllowedLength,
 		DryPenaltyLastN: p.DryPenaltyLastN, DryBreakers: p.DryBreakerTokens,
+		Mirostat: p.Mirostat, MirostatTau: p.MirostatTau, MirostatEta: p.MirostatEta,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
@@ -54,13 +55,22 @@ func cosine(a, b []float32) float64 {
 }
 
 // mixRecorder is the CPU backend, counting the steps in which embedding
-// rows and generation rows ran together.
+// rows and generation rows ran together. While gate is open (not closed),
+// every forward pass waits for it, so a test can queue work before the
+// first step runs.
 type mixRecorder struct {
 	*backend.CPU
 	mixed atomic.Int64
+	gate  chan struct{}
+}
+
+func (r *mixRecorder) Forward(b *model.Batch, logits []float32) error {
+	<-r.gate
+	return r.CPU.Forward(b, logits)
 }
 
 func (r *mixRecorder) ForwardHidden(b *model.Batch, logits, hidden []float32) error {
+	<-r.gate
 	if slices.Contains(b.Hidden, false) {
 		r.mixed.Add(1)
 	}
@@ -98,14 +108,21 @@ func TestEmbedRuntime(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := &mixRecorder{CPU: cpu}
+			rec := &mixRecorder{CPU: cpu, gate: make(chan struct{})}
 			rt2 := start(t, m, actors.Config{Backends: []actors.Backend{rec}, MaxNumBatchedTokens: 24})
+			t.Cleanup(func() { // runs before rt2 stops: a failed wait leaves no step blocked
+				select {
+				case <-rec.gate:
+				default:
+					close(rec.gate)
+				}
+			})
 			cases := loadCases(t, "stories260K")
-			var wg sync.WaitGroup
-			for _, c := range cases {
-				wg.Go(func() { run(t, rt2, greedy(c.PromptIDs, 24)) })
-			}
 			for round := range 2 { // the second time, the prefixes are cached
+				var wg sync.WaitGroup
+				for _, c := range cases {
+					wg.Go(func() { run(t, rt2, greedy(c.PromptIDs, 24)) })
+				}
 				var got [][]float32
 				wg.Go(func() {
 					var err error
@@ -113,6 +130,10 @@ func TestEmbedRuntime(t *testing.T) {
 						t.Error(err)
 					}
 				})
+				if round == 0 { // every sequence is queued before the first step runs
+					waitQueued(t, rt2, len(cases)+len(tokens))
+					close(rec.gate)
+				}
 				wg.Wait()
 				for i := range got {
 					if !slices.Equal(got[i], alone[i]) {
@@ -124,6 +145,23 @@ func TestEmbedRuntime(t *testing.T) {
 				t.Error("no step mixed embedding and generation rows")
 			}
 		})
+	}
+}
+
+// waitQueued polls rt's scheduler until n sequences wait or run.
+func waitQueued(t *testing.T, rt *actors.Runtime, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(gateWait); ; time.Sleep(time.Millisecond) {
+		st, err := rt.Stats(timeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Waiting+st.Running >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sequences queued after %v, want %d", st.Waiting+st.Running, gateWait, n)
+		}
 	}
 }
 

@@ -93,7 +93,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
 		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource}
 	r.idle = sync.NewCond(&r.mu)
-	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG),
+	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG, r.infillVocab),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
 	r.compiler = system.Root.SpawnPrefix(actor.PropsFromProducer(newCompiler(r)), "grammar-compiler-")

@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/sample"
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 
@@ -32,8 +33,11 @@ type sequence struct {
 	special bool              // SpecialText: control tokens' text is output
 	fsm     *constraint       // the grammar's state, once compiled
 
-	minTokens  int           // MinTokens: end tokens banned, stop strings off, until this many
-	ban        []uint64      // the mask that bans end tokens, while under minTokens; nil: none
+	minTokens  int                     // MinTokens: end tokens banned, stop strings off, until this many
+	ban        []uint64                // the mask that bans end tokens, while under minTokens; nil: none
+	budget     *sample.ReasoningBudget // ReasoningBudget's state; nil: none
+	prompt     []int32                 // the prompt, for the budget's open section
+	rbudget    *messages.ReasoningBudget
 	generated  int           // tokens output so far
 	maxPredict time.Duration // MaxPredictNanos; 0: no deadline
 	genStart   time.Time     // when the first token came
@@ -52,7 +56,8 @@ func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index in
 		return &sequence{id: id, index: index, rt: rt, batcher: rt.batcher, new: n,
 			stop: stopText{stops: req.Stop, include: req.IncludeStopStr},
 			dec:  tokenizer.NewStreamDecoder(rt.tok), grammar: req.Grammar, special: req.SpecialText,
-			minTokens: req.MinTokens, maxPredict: time.Duration(req.MaxPredictNanos)}
+			minTokens: req.MinTokens, maxPredict: time.Duration(req.MaxPredictNanos),
+			rbudget: req.ReasoningBudget, prompt: req.Prompt}
 	}
 }
 
@@ -62,6 +67,11 @@ func (s *sequence) Receive(ctx actor.Context) {
 		ctx.Watch(s.batcher)
 		if s.minTokens > 0 {
 			s.ban = s.rt.endBanMask(s.new.IgnoreEOS, s.new.StopTokenIDs)
+		}
+		var err error
+		if s.budget, err = s.rt.reasoningBudget(s.rbudget, s.prompt); err != nil { // Check saw to it: not expected
+			s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: err.Error(), Invalid: true})
+			return
 		}
 		if s.grammar != nil { // WAITING_FOR_FSM
 			ctx.Request(s.rt.compiler, &compileGrammar{grammar: s.grammar, vocab: true, special: s.special})
@@ -126,6 +136,9 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		if s.generated++; s.generated == 1 {
 			s.genStart = time.Now()
 		}
+		if s.budget != nil {
+			s.budget.Accept(res.Token.ID)
+		}
 		if s.fsm != nil && res.Finish == "" {
 			grammarDone, grammarErr = s.fsm.accept(res.Token.ID)
 		}
@@ -164,12 +177,20 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 }
 
 // stepMask is the mask of the next sample given the grammar's (nil: none):
-// while under min_tokens, end tokens are banned as well.
+// while under min_tokens, end tokens are banned as well; while the
+// reasoning budget forces a token, only it is allowed (unless the grammar
+// or min_tokens bans it: they win).
 func (s *sequence) stepMask(grammar []uint64) []uint64 {
-	if s.generated >= s.minTokens {
-		return grammar
+	mask := grammar
+	if s.generated < s.minTokens {
+		mask = andMask(grammar, s.ban)
 	}
-	return andMask(grammar, s.ban)
+	if s.budget != nil {
+		if tok, ok := s.budget.Forced(); ok {
+			mask = andMask(mask, s.rt.onlyMask(tok))
+		}
+	}
+	return mask
 }
 
 // pastDeadline reports whether the choice ends on llama-server's

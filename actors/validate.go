@@ -87,6 +87,11 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 	if err := SampleParams(&req.Sampling).Validate(); err != nil {
 		return bad("", "%v", err)
 	}
+	if rb := req.ReasoningBudget; rb != nil {
+		if _, _, _, err := r.reasoningMarkers(rb); err != nil {
+			return err
+		}
+	}
 	maxLen := r.cfg.MaxModelLen
 	if req.MaxTokens > 0 {
 		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)

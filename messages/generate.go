@@ -29,6 +29,16 @@ type SamplingParams struct {
 	// DryBreakers), filled in by the runtime when it admits the request.
 	DryBreakers      []string  `msgpack:"dry_breakers,omitempty"`
 	DryBreakerTokens [][]int32 `msgpack:"dry_breaker_tokens,omitempty"`
+	// Mirostat is llama.cpp's mirostat version (1 or 2; 0: off), with its
+	// target surprise tau and learning rate eta (llama.cpp's defaults 5
+	// and 0.1 are the front end's to apply). It replaces the sampler chain
+	// after logit bias and temperature.
+	Mirostat    int     `msgpack:"mirostat,omitempty"`
+	MirostatTau float32 `msgpack:"mirostat_tau,omitempty"`
+	MirostatEta float32 `msgpack:"mirostat_eta,omitempty"`
+	// Infill runs llama.cpp's infill sampler after the truncation samplers
+	// (llama-server's samplers list naming "infill", as llama.vim sends it).
+	Infill bool `msgpack:"infill,omitempty"`
 }
 
 // GenerateRequest asks for completions of one tokenized prompt.
@@ -63,6 +73,24 @@ type GenerateRequest struct {
 	// tool-call parser can see them. End-of-generation tokens still end a
 	// choice and are never part of the text.
 	SpecialText bool `msgpack:"special_text,omitempty"`
+	// ReasoningBudget, when set, bounds each reasoning section of every
+	// choice (llama-server's reasoning_budget_tokens, Anthropic's
+	// thinking.budget_tokens).
+	ReasoningBudget *ReasoningBudget `msgpack:"reasoning_budget,omitempty"`
+}
+
+// ReasoningBudget bounds the reasoning sections of a choice, as llama.cpp's
+// reasoning budget sampler: a section opens with Start (also when the
+// prompt ends inside one: the template opened it) and closes with End;
+// once it holds Tokens tokens, the runtime forces Message and End, one
+// token per step, so the model goes on to its answer. A new Start opens a
+// new section with a fresh budget. The markers are text as the template
+// writes them (special tokens' text included), tokenized by the runtime.
+type ReasoningBudget struct {
+	Tokens  int    `msgpack:"tokens"`            // 0: a section is closed as soon as it opens
+	Start   string `msgpack:"start"`             // "<think>"
+	End     string `msgpack:"end"`               // "</think>"
+	Message string `msgpack:"message,omitempty"` // forced before End (llama-server's reasoning_budget_message)
 }
 
 // Grammar is the source of a constraint on a request's output, compiled by

@@ -5,8 +5,9 @@ import (
 	"slices"
 )
 
-// The general chain runs when typical-p, XTC or min_keep is set: llama.cpp's
-// default order (top-k → typical-p → top-p → min-p → XTC), each step as
+// The general chain runs when typical-p, XTC, min_keep or infill is set:
+// llama.cpp's default order (top-k → typical-p → top-p → min-p → XTC), then
+// infill (where llama.vim's samplers list puts it), each step as
 // llama.cpp's sampler, in float32, each renormalizing over the candidates
 // left by the ones before. Unlike the fast paths it sorts every candidate
 // (a few milliseconds on a 150k vocabulary without top-k).
@@ -36,6 +37,9 @@ func (s *Sampler) chainTruncate(l []float32) []candidate {
 	}
 	if p.xtc() && len(cand) >= 2 && s.xtc.coin() <= p.XTCProbability {
 		cand = xtcDrop(cand, sorted, p.XTCThreshold, keep)
+	}
+	if p.Infill != nil {
+		cand = infill(cand, false, p.Infill)
 	}
 	return cand
 }

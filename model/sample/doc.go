@@ -13,7 +13,16 @@
 // from a Mersenne Twister seeded as llama.cpp's, so the same seed drops the
 // same tokens; the final draw uses this package's own generator, so the
 // token drawn from the survivors is not llama.cpp's. Greedy sampling
-// (temperature <= 0) skips truncation altogether, XTC included.
+// (temperature <= 0) skips truncation altogether, XTC and infill included.
+//
+// Two more of llama.cpp's samplers: infill (infill.go), for fill-in-the-
+// middle, runs after XTC when Params.Infill describes the vocabulary; and
+// mirostat (mirostat.go), which replaces the chain after logit bias and
+// temperature and draws as llama.cpp does (a Mersenne Twister and
+// libstdc++'s discrete_distribution), so the same seed gives llama.cpp's
+// tokens. ReasoningBudget (reasoning.go) is llama.cpp's reasoning budget:
+// the per-sequence state that tells which token to force when a reasoning
+// section has spent its budget.
 //
 // Sampling is deterministic: the same Params (with HasSeed), the same logits
 // and the same histories give the same tokens, call after call. Nothing in

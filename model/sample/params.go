@@ -88,6 +88,26 @@ type Params struct {
 	// across one, and a single-token breaker is never penalized.
 	DryBreakers [][]int32
 
+	// Infill, when set, runs llama.cpp's infill sampler (infill.go) on the
+	// vocabulary it describes, after XTC: for fill-in-the-middle, it ends
+	// the output when end-of-generation tokens are likely enough and keeps
+	// few, merged, candidates otherwise. Greedy sampling ignores it.
+	Infill *InfillVocab
+
+	// Mirostat replaces the sampler chain with llama.cpp's mirostat: 1 is
+	// version 1 (its top-k from an estimated Zipf exponent), 2 is version 2
+	// (a cut at surprise mu); 0 turns it off. As in llama-server, only logit
+	// bias and temperature run before it: the penalties, DRY, top-k,
+	// typical-p, top-p, min-p, XTC and Infill do not. It draws from its own
+	// Mersenne Twister as llama.cpp's, so the same seed gives the same
+	// tokens. Greedy sampling (Temperature <= 0) ignores it.
+	Mirostat int
+	// MirostatTau is the target surprise, -log2 p of the drawn token (llama.cpp's
+	// default 5); mu starts at twice it. MirostatEta is how fast mu follows
+	// the error (llama.cpp's default 0.1).
+	MirostatTau float32
+	MirostatEta float32
+
 	// LogitBias is added to the logits of the given tokens; -Inf bans a
 	// token. New copies it, so later changes to the map have no effect.
 	LogitBias map[int32]float32
@@ -113,6 +133,7 @@ type Params struct {
 //   - LogitBias keys must not be negative (the upper bound is checked by
 //     Sample, which knows the vocabulary size).
 //   - Logprobs must lie in [0, MaxLogprobs].
+//   - Mirostat must be 0, 1 or 2, and its tau and eta finite.
 //
 // Everything else is allowed: any TopK (<= 0 disables it), any finite
 // temperature (<= 0 is greedy), penalties of either sign.
@@ -132,6 +153,8 @@ func (p Params) Validate() error {
 		{"xtc_threshold", p.XTCThreshold},
 		{"dry_multiplier", p.DryMultiplier},
 		{"dry_base", p.DryBase},
+		{"mirostat_tau", p.MirostatTau},
+		{"mirostat_eta", p.MirostatEta},
 	}
 	for _, f := range finite {
 		if !isFinite(f.v) {
@@ -161,6 +184,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("%w: dry_allowed_length %d is negative", ErrInvalidParams, p.DryAllowedLength)
 	case p.DryPenaltyLastN < -1:
 		return fmt.Errorf("%w: dry_penalty_last_n %d: want -1 (the whole history), 0 (off) or a window", ErrInvalidParams, p.DryPenaltyLastN)
+	case p.Mirostat < 0 || p.Mirostat > 2:
+		return fmt.Errorf("%w: mirostat %d: want 0 (off), 1 or 2", ErrInvalidParams, p.Mirostat)
 	case p.Logprobs < 0 || p.Logprobs > MaxLogprobs:
 		return fmt.Errorf("%w: logprobs %d is outside [0, %d]", ErrInvalidParams, p.Logprobs, MaxLogprobs)
 	}
@@ -210,8 +235,8 @@ func (p Params) dry() bool {
 }
 
 // chain reports whether truncation needs llama.cpp's general chain (typical,
-// XTC, min_keep), which sorts the candidates, rather than the fast paths.
-func (p Params) chain() bool { return p.typical() || p.xtc() || p.MinKeep > 1 }
+// XTC, min_keep, infill), which sorts the candidates, rather than the fast paths.
+func (p Params) chain() bool { return p.typical() || p.xtc() || p.MinKeep > 1 || p.Infill != nil }
 
 func (p Params) logprobs() bool { return p.WantLogprob || p.Logprobs > 0 }
 

@@ -44,6 +44,7 @@ type Sampler struct {
 	dryMax    map[int32]int32     // token -> longest run it would extend
 	dryTails  map[int32][][]int32 // breaker head token -> the tokens that follow it
 	xtc       xtcCoin             // XTC's own random stream, as llama.cpp's
+	miro      mirostatState       // mirostat's mu and draw stream (mirostat.go)
 }
 
 type tokenBias struct {
@@ -65,6 +66,9 @@ func New(p Params) (*Sampler, error) {
 	}
 	slices.SortFunc(s.bias, func(a, b tokenBias) int { return cmp.Compare(a.id, b.id) })
 	s.p.LogitBias = nil // s.bias is the copy; the caller keeps the map
+	if p.Mirostat != 0 {
+		s.p = mirostatOnly(s.p)
+	}
 	seed := p.Seed
 	if !p.HasSeed {
 		seed = rand.Uint64()
@@ -109,10 +113,13 @@ func (s *Sampler) Sample(logits []float32, history []int32) (Token, error) {
 	}
 	tok := Token{ID: int32(best)}
 	if !s.p.greedy() {
-		if s.p.chain() {
+		switch {
+		case s.p.Mirostat != 0:
+			tok.ID = s.mirostat(l)
+		case s.p.chain():
 			cand := s.chainTruncate(l)
 			tok.ID = s.draw(cand, maxLogit(cand))
-		} else {
+		default:
 			tok.ID = s.draw(s.truncate(l, l[best]), l[best])
 		}
 	}
@@ -231,9 +238,14 @@ func (s *Sampler) Reseed(seed uint64) { s.rng.Seed(seed, pcgStream) }
 // sequence seeded with seed: it reseeds the draw's random stream with
 // DrawSeed(seed, draw), and moves XTC's stream to its draw'th coin, so that
 // both depend on (seed, draw) alone, whatever Sample calls came before.
+// Mirostat's state (mu, and its stream) depends on every draw before, so it
+// carries over from draw-1 to draw only; for any other draw it starts over.
 func (s *Sampler) Seek(seed, draw uint64) {
 	s.Reseed(DrawSeed(seed, draw))
 	s.xtc.seek(uint32(seed), draw)
+	if s.p.Mirostat != 0 {
+		s.miro.seek(uint32(seed), draw, s.p.MirostatTau)
+	}
 }
 
 // DrawSeed mixes a sequence's seed with the number of its draw (splitmix64).
