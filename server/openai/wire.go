@@ -132,7 +132,9 @@ func byteInts(b []byte) []int {
 }
 
 // add appends a Chunk event's logprobs.
-func (lp *chatLogprobs) add(toks []pipeline.TokenLogprob) { lp.Content = AppendLogprobs(lp.Content, toks) }
+func (lp *chatLogprobs) add(toks []pipeline.TokenLogprob) {
+	lp.Content = AppendLogprobs(lp.Content, toks)
+}
 
 // AppendLogprobs appends toks to out in chat's shape.
 func AppendLogprobs(out []TokenLogprobJSON, toks []pipeline.TokenLogprob) []TokenLogprobJSON {
