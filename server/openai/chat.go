@@ -47,9 +47,12 @@ func (req *chatRequest) toPipeline() (*pipeline.Request, *pipeline.Error) {
 	p := &pipeline.Request{Sampling: req.Sampling,
 		AddGenerationPrompt: req.AddGenerationPrompt, ContinueFinal: req.ContinueFinalMessage, TemplateVars: req.ChatTemplateKwargs,
 		ParallelToolCalls: req.ParallelToolCalls == nil || *req.ParallelToolCalls}
-	if req.MaxCompletionTokens != nil {
+	if req.MaxCompletionTokens != nil { // it wins over max_tokens and a valid n_predict
 		p.Sampling.MaxTokens = req.MaxCompletionTokens
 		p.Names = map[string]string{"max_tokens": "max_completion_tokens"}
+		if n := p.Sampling.NPredict; n != nil && (*n == -1 || *n >= 1) {
+			p.Sampling.NPredict = nil
+		}
 	}
 	if req.Logprobs {
 		p.WantLogprobs = true

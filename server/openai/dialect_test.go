@@ -106,15 +106,16 @@ func TestChatParsedAnswer(t *testing.T) {
 }
 
 // TestErrorShape: a pipeline error is written in OpenAI's shape, its
-// kind's type and code; max_completion_tokens is named as the client sent it.
+// kind's type and code; max_completion_tokens is named as the client sent
+// it, and wins over n_predict as it always has.
 func TestErrorShape(t *testing.T) {
 	f := &fakeRunner{err: &pipeline.Error{Kind: pipeline.ContextLength, Param: "max_completion_tokens", Message: "too long"}}
-	rec := post(t, f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 9}`)
+	rec := post(t, f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 9, "n_predict": 5}`)
 	want := `{"error":{"message":"too long","type":"invalid_request_error","param":"max_completion_tokens","code":"context_length_exceeded"}}`
 	if rec.Code != 400 || strings.TrimSpace(rec.Body.String()) != want {
 		t.Fatalf("%d %s", rec.Code, rec.Body.String())
 	}
-	if f.got.Names["max_tokens"] != "max_completion_tokens" || *f.got.Sampling.MaxTokens != 9 {
+	if f.got.Names["max_tokens"] != "max_completion_tokens" || *f.got.Sampling.MaxTokens != 9 || f.got.Sampling.NPredict != nil {
 		t.Errorf("the pipeline got %+v", f.got)
 	}
 	for _, tc := range []struct{ path, body, param string }{
