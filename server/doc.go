@@ -1,7 +1,8 @@
 // Package server is troupe's HTTP front: the request pipeline's Runner
 // (Server.Start, pipeline_run.go) under the API dialects (server/openai:
 // /v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models;
-// server/anthropic; server/responses), Ollama's API beside them
+// server/ollama: /api/chat, /api/generate; server/anthropic;
+// server/responses), the rest of Ollama's API beside them
 // (/api/generate, /api/chat, /api/tags, ...: ollama*.go), plus /tokenize,
 // /detokenize, /health and /metrics, over the actor runtime of package
 // actors. It validates requests, renders chat templates (server/chat),

@@ -48,7 +48,7 @@ func newOllamaModel(s *Server) *ollamaModel {
 	m := s.rt.Model()
 	c := m.Config
 	om := &ollamaModel{s: s, tmpl: s.cfg.ChatTemplate, thinking: s.thinks}
-	om.tools = s.toolFormat != toolcall.None && s.rendersTools()
+	om.tools = s.CallsTools()
 	if om.tmpl == "" {
 		om.tmpl = s.rt.ChatTemplate()
 	}
@@ -218,3 +218,10 @@ func (s *Server) rendersTools() bool {
 		"parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city"}}, "required": ["city"]}}}`)})
 	return err == nil && (errPlain != nil || with != plain)
 }
+
+// CallsTools reports whether the chat template renders tools and troupe
+// knows its calls' format (Ollama's "tools" capability).
+func (s *Server) CallsTools() bool { return s.toolFormat != toolcall.None && s.rendersTools() }
+
+// HasTemplate reports whether the model has a usable chat template.
+func (s *Server) HasTemplate() bool { return s.template != nil }

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"maps"
+	"strings"
 	"net/http"
 
 	"github.com/troupe-llm/troupe/messages"
@@ -67,8 +68,8 @@ func (s *Server) pipelineRender(req *pipeline.Request) ([]int32, string, *apiErr
 		}
 		maps.Copy(in.kwargs, kw)
 	}
-	if req.Reasoning.Effort != "" {
-		in.effort = &req.Reasoning.Effort
+	if e := req.Reasoning.Effort; e != "" && (!req.Reasoning.EffortIfRead || strings.Contains(s.templateSrc, "reasoning_effort")) {
+		in.effort = &e
 	}
 	return s.render(&in)
 }
@@ -111,6 +112,35 @@ func (s *Server) pipelineSampling(p *pipeline.Sampling) *samplingFields {
 	f.Sampling = *p
 	s.cfg.Defaults.fill(f)
 	return f
+}
+
+// requestSampling sets g's sampling from req: the dialect's resolved
+// sampler (only its stop strings read from Sampling), or Sampling through
+// the table; the fields are returned as the table leaves them.
+func (s *Server) requestSampling(req *pipeline.Request, g *messages.GenerateRequest, lp int) (*samplingFields, *apiError) {
+	if req.Sampler == nil {
+		f := s.pipelineSampling(&req.Sampling)
+		return f, f.toRequest(g, lp)
+	}
+	g.Sampling, g.Stop, g.N = *req.Sampler, req.Sampling.Stop, 1
+	if lp >= 0 {
+		g.Sampling.WantLogprob, g.Sampling.Logprobs = true, lp
+	}
+	if len(req.Ignored) > 0 {
+		s.cfg.Log.Warn().Strs("fields", req.Ignored).Msg("request fields ignored (unknown, or not applied by troupe)")
+	}
+	return &samplingFields{}, nil
+}
+
+// withContext puts req's Context before prompt, in place of its BOS.
+func (s *Server) withContext(req *pipeline.Request, prompt []int32) []int32 {
+	if len(req.Context) == 0 {
+		return prompt
+	}
+	if len(prompt) > 0 && prompt[0] == s.rt.Model().Tokenizer.BOS() {
+		prompt = prompt[1:] // the context starts the sequence
+	}
+	return append(append([]int32(nil), req.Context...), prompt...)
 }
 
 // pipelineTools is req's tool part as chatTools, checked as readTools

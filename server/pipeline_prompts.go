@@ -7,6 +7,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/pipeline"
+	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
 // preparePrompts is Start for a request of prompts (Prompt or Prompts):
@@ -24,41 +25,25 @@ func (s *Server) preparePrompts(ctx context.Context, req *pipeline.Request, star
 		}
 		ps = []pipeline.Prompt{*req.Prompt}
 	}
-	prompts, texts, e := s.completionPrompts(ps, req.Suffix)
+	if len(req.Context) > 0 && (len(ps) != 1 || ps[0].IDs != nil || req.Suffix != nil) {
+		return nil, badRequest("context", "context continues one text prompt")
+	}
+	prompts, texts, e := s.completionPrompts(ps, req.Suffix, len(req.Context) == 0)
 	if e != nil {
 		return nil, e
 	}
-	lp := -1
-	if req.WantLogprobs {
-		lp = req.Logprobs
+	if len(req.Context) > 0 {
+		prompts[0] = append(append([]int32(nil), req.Context...), prompts[0]...)
 	}
-	f := s.pipelineSampling(&req.Sampling)
-	maxParam := dialectName(req, "max_tokens")
 	var reqs []*messages.GenerateRequest
-	total := 0
+	grammarParam, total := "", 0
 	for _, p := range prompts {
-		g := &messages.GenerateRequest{Prompt: p}
-		if e := f.toRequest(g, lp); e != nil {
+		g, param, e := s.promptRequest(ctx, req, p, reqs)
+		if e != nil {
 			return nil, e
 		}
 		if len(reqs) == 0 {
-			if g.Grammar == nil && req.Constraint != nil {
-				if g.Grammar, e = pipelineGrammar(req.Constraint); e != nil {
-					return nil, e
-				}
-				f.grammarParam = req.Constraint.Param
-			}
-			if e := s.checkGrammar(ctx, g.Grammar, f.grammarParam); e != nil {
-				return nil, e
-			}
-		} else {
-			g.Grammar = reqs[0].Grammar
-		}
-		if g.MaxTokens, e = maxTokens(f.MaxTokens, maxParam, "prompt", f.defaultMax(req.DefaultMaxTokens), len(p), s.rt.MaxModelLen()); e != nil {
-			return nil, e
-		}
-		if err := s.rt.Check(g); err != nil {
-			return nil, userError(err)
+			grammarParam = param
 		}
 		reqs = append(reqs, g)
 		total += len(p)
@@ -66,16 +51,62 @@ func (s *Server) preparePrompts(ctx context.Context, req *pipeline.Request, star
 			return nil, badRequest("n", "%d prompts times n %d is more than %d choices", len(prompts), g.N, actors.MaxN)
 		}
 	}
+	var parser *toolcall.Parser
+	if req.ParseReasoning && len(reqs) == 1 {
+		parser = s.reasoningParser(reqs[0], texts[0])
+	}
 	j, e := s.launch(ctx, reqs, start)
 	if e != nil {
 		return nil, e
 	}
-	j.grammarParam = f.grammarParam
-	run := &pipelineRun{s: s, j: j, prompt: total, names: req.Names, logprobs: req.WantLogprobs}
+	j.grammarParam = grammarParam
+	run := &pipelineRun{s: s, j: j, prompt: total, names: req.Names, logprobs: req.WantLogprobs, parser: parser, parallel: true}
+	if req.WantPromptIDs {
+		run.promptIDs = reqs[0].Prompt
+	}
 	if req.Echo {
 		run.echo = texts
 	}
 	return run, nil
+}
+
+// promptRequest is the runtime request of one of req's prompts, checked;
+// the grammar is compiled with the first (before: those made already),
+// and the others share it. It returns the field the grammar came from.
+func (s *Server) promptRequest(ctx context.Context, req *pipeline.Request, p []int32, before []*messages.GenerateRequest) (*messages.GenerateRequest, string, *apiError) {
+	lp := -1
+	if req.WantLogprobs {
+		lp = req.Logprobs
+	}
+	g := &messages.GenerateRequest{Prompt: p}
+	f, e := s.requestSampling(req, g, lp)
+	if e != nil {
+		return nil, "", e
+	}
+	if len(before) > 0 {
+		g.Grammar = before[0].Grammar
+	} else {
+		if g.Grammar == nil && req.Constraint != nil {
+			if g.Grammar, e = pipelineGrammar(req.Constraint); e != nil {
+				return nil, "", e
+			}
+			f.grammarParam = req.Constraint.Param
+		}
+		if e := s.checkGrammar(ctx, g.Grammar, f.grammarParam); e != nil {
+			return nil, "", e
+		}
+	}
+	ctxLen := s.rt.MaxModelLen()
+	if req.ContextLimit > 0 {
+		ctxLen = req.ContextLimit
+	}
+	if g.MaxTokens, e = maxTokens(f.MaxTokens, dialectName(req, "max_tokens"), "prompt", f.defaultMax(req.DefaultMaxTokens), len(p), ctxLen); e != nil {
+		return nil, "", e
+	}
+	if err := s.rt.Check(g); err != nil {
+		return nil, "", userError(err)
+	}
+	return g, f.grammarParam, nil
 }
 
 // completionPrompts tokenizes prompts: each text with BOS added as the
@@ -84,7 +115,7 @@ func (s *Server) preparePrompts(ctx context.Context, req *pipeline.Request, star
 //
 // With a suffix, each text prompt is the prefix of a fill-in-the-middle
 // prompt whose suffix it is, as llama-server's /infill builds one.
-func (s *Server) completionPrompts(ps []pipeline.Prompt, suffix *string) ([][]int32, []string, *apiError) {
+func (s *Server) completionPrompts(ps []pipeline.Prompt, suffix *string, bos bool) ([][]int32, []string, *apiError) {
 	if len(ps) == 0 {
 		return nil, nil, badRequest("prompt", "prompt is required")
 	}
@@ -105,7 +136,7 @@ func (s *Server) completionPrompts(ps []pipeline.Prompt, suffix *string) ([][]in
 			out[i], texts[i] = p.IDs, text
 			continue
 		}
-		ids, err := s.tokenizeText(p.Text, true)
+		ids, err := s.tokenizeText(p.Text, bos)
 		if err != nil {
 			return nil, nil, tokenizeError("prompt", "tokenizing the prompt", err)
 		}

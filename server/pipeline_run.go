@@ -73,17 +73,17 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	if e != nil {
 		return nil, e
 	}
-	g := &messages.GenerateRequest{Prompt: prompt}
+	g := &messages.GenerateRequest{Prompt: s.withContext(req, prompt)}
 	lp := -1
 	if req.WantLogprobs {
 		lp = req.Logprobs
 	}
-	f := s.pipelineSampling(&req.Sampling)
-	if e := f.toRequest(g, lp); e != nil {
+	f, e := s.requestSampling(req, g, lp)
+	if e != nil {
 		return nil, e
 	}
 	gen := &generation{g: g, text: text, tools: tools, chat: true, maxTokens: f.MaxTokens, defaultMax: f.defaultMax(req.DefaultMaxTokens),
-		maxParam: dialectName(req, "max_tokens"), promptParam: "messages", grammarParam: f.grammarParam}
+		maxParam: dialectName(req, "max_tokens"), promptParam: "messages", grammarParam: f.grammarParam, ctxLen: req.ContextLimit}
 	if req.Constraint != nil {
 		if g.Grammar != nil {
 			return nil, badRequest(req.Constraint.Param, "%s and %s both constrain the output; set one of them", f.grammarParam, req.Constraint.Param)
@@ -101,8 +101,12 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	if tools.forced() {
 		j.grammarParam = "tools"
 	}
-	return &pipelineRun{s: s, j: j, prompt: len(prompt), parser: parser, parallel: tools.parallel, names: req.Names,
-		logprobs: req.WantLogprobs}, nil
+	run := &pipelineRun{s: s, j: j, prompt: len(g.Prompt), parser: parser, parallel: tools.parallel, names: req.Names,
+		logprobs: req.WantLogprobs}
+	if req.WantPromptIDs {
+		run.promptIDs = g.Prompt
+	}
+	return run, nil
 }
 
 // dialectName is the dialect's name of the pipeline's param (Request.Names).
@@ -122,6 +126,7 @@ type pipelineRun struct {
 	parallel bool
 	logprobs bool     // the Chunk events carry Logprobs
 	echo     []string // (prompts) the prompts' texts, sent first as Echo events
+	promptIDs []int32 // the Usage event's Prompt
 	names    map[string]string
 }
 
@@ -174,7 +179,7 @@ func (r *pipelineRun) Each(fn func(*pipeline.Event)) *pipeline.Error {
 	if failed != nil {
 		return toPipelineError(failed, r.names)
 	}
-	fn(&pipeline.Event{Kind: pipeline.Usage, Usage: r.j.usage, Timings: r.j.timings()})
+	fn(&pipeline.Event{Kind: pipeline.Usage, Usage: r.j.usage, Timings: r.j.timings(), Prompt: r.promptIDs})
 	return nil
 }
 

@@ -171,10 +171,10 @@ type completionLogprobs struct {
 func (lp *completionLogprobs) add(toks []pipeline.TokenLogprob, offset int) int {
 	for _, t := range toks {
 		lp.Tokens = append(lp.Tokens, t.Text)
-		lp.TokenLogprobs = append(lp.TokenLogprobs, finiteLogprob(t.Logprob))
+		lp.TokenLogprobs = append(lp.TokenLogprobs, pipeline.FiniteLogprob(t.Logprob))
 		top := make(map[string]float64, len(t.Top))
 		for _, a := range t.Top {
-			top[a.Text] = finiteLogprob(a.Logprob)
+			top[a.Text] = pipeline.FiniteLogprob(a.Logprob)
 		}
 		lp.TopLogprobs = append(lp.TopLogprobs, top)
 		lp.TextOffset = append(lp.TextOffset, offset)

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"math"
 	"net/http"
 
 	"github.com/troupe-llm/troupe/messages"
@@ -89,63 +88,17 @@ func finalChunk(chunk any, head *responseHead, out **usageJSON, u *usage, so *st
 	return chunk
 }
 
-// minLogprob stands for -Inf, which JSON cannot carry (OpenAI uses -9999).
-const minLogprob = -9999.0
-
-func finiteLogprob(x float32) float64 {
-	if math.IsInf(float64(x), -1) || math.IsNaN(float64(x)) {
-		return minLogprob
-	}
-	return float64(x)
-}
-
 // chatLogprobs is the chat API's logprobs object.
 type chatLogprobs struct {
 	Content []chatTokenLogprob `json:"content"`
 }
 
-// chatTokenLogprob is a token of chat's logprobs (Ollama's logprobs have
-// the same shape).
-type chatTokenLogprob = TokenLogprobJSON
-
-// TokenLogprobJSON is a token with its log-probability and alternatives,
-// as chat's logprobs.content holds them.
-type TokenLogprobJSON struct {
-	Token       string           `json:"token"`
-	Logprob     float64          `json:"logprob"`
-	Bytes       []int            `json:"bytes"`
-	TopLogprobs []chatTopLogprob `json:"top_logprobs"`
-}
-
-type chatTopLogprob struct {
-	Token   string  `json:"token"`
-	Logprob float64 `json:"logprob"`
-	Bytes   []int   `json:"bytes"`
-}
-
-func byteInts(b []byte) []int {
-	ints := make([]int, len(b))
-	for i, x := range b {
-		ints[i] = int(x)
-	}
-	return ints
-}
+// chatTokenLogprob is a token of chat's logprobs.
+type chatTokenLogprob = pipeline.TokenLogprobJSON
 
 // add appends a Chunk event's logprobs.
 func (lp *chatLogprobs) add(toks []pipeline.TokenLogprob) {
-	lp.Content = AppendLogprobs(lp.Content, toks)
-}
-
-// AppendLogprobs appends toks to out in chat's shape.
-func AppendLogprobs(out []TokenLogprobJSON, toks []pipeline.TokenLogprob) []TokenLogprobJSON {
-	for _, t := range toks {
-		e := TokenLogprobJSON{Token: t.Text, Logprob: finiteLogprob(t.Logprob), Bytes: byteInts(t.Bytes), TopLogprobs: []chatTopLogprob{}}
-		for _, a := range t.Top {
-			e.TopLogprobs = append(e.TopLogprobs, chatTopLogprob{Token: a.Text, Logprob: finiteLogprob(a.Logprob), Bytes: byteInts(a.Bytes)})
-		}
-		out = append(out, e)
-	}
-	return out
+	lp.Content = pipeline.AppendLogprobs(lp.Content, toks)
 }
 
 // sse writes server-sent events as OpenAI's streaming API does: one

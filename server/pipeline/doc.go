@@ -1,5 +1,6 @@
 // Package pipeline is the neutral request pipeline every API dialect
-// shares. A dialect (server/openai, server/anthropic, server/responses)
+// shares. A dialect (server/openai, server/ollama, server/anthropic,
+// server/responses)
 // translates its wire format into one Request and
 // the pipeline's Events back into its wire format; it writes its own error
 // shape from the typed Error. Everything in between is done once, by the

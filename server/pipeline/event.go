@@ -53,6 +53,9 @@ type Event struct {
 	Usage messages.Usage
 	// Timings, on the Usage event, are the request's timings.
 	Timings *Timings
+	// Prompt, on the Usage event of a request with WantPromptIDs, is its
+	// (first) prompt's tokens.
+	Prompt []int32
 	Err     *Error
 }
 

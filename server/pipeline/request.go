@@ -1,6 +1,10 @@
 package pipeline
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/troupe-llm/troupe/messages"
+)
 
 // Request is one generation call, whatever API it came from. Exactly one
 // of Messages (a conversation, rendered with the model's chat template),
@@ -20,6 +24,26 @@ type Request struct {
 	// DefaultMaxTokens is the token limit of a request whose sampling sets
 	// none; 0: the rest of the context.
 	DefaultMaxTokens int
+	// ContextLimit, when > 0, is the context the request may use (at most
+	// the served one, which the dialect checks).
+	ContextLimit int
+	// Context are the tokens of an earlier exchange the prompt continues
+	// (Ollama's context): they come first, and the prompt gets no BOS of
+	// its own. One prompt only.
+	Context []int32
+	// ParseReasoning has a prompt's output parsed for reasoning, as a
+	// conversation's is (a thinking model's raw prompt).
+	ParseReasoning bool
+	// WantPromptIDs has the Usage event carry the prompt's tokens.
+	WantPromptIDs bool
+	// Sampler, when set, are the sampler's parameters as the dialect
+	// resolved them (its API's own defaults and ranges: Ollama's
+	// options). Sampling's table is then not applied: only its Stop is
+	// read, which the dialect has checked.
+	Sampler *messages.SamplingParams
+	// Ignored names request fields the dialect accepts and does not apply
+	// (the server logs them).
+	Ignored []string
 	// ContinueFinal leaves the last message, an assistant's, open for the
 	// model to continue (a prefill), instead of adding a generation prompt.
 	ContinueFinal bool
@@ -239,4 +263,7 @@ func (s *StopList) UnmarshalJSON(b []byte) error {
 type Reasoning struct {
 	Effort string
 	Think  *bool
+	// EffortIfRead sets Effort only where the template reads it, instead
+	// of refusing it elsewhere (Ollama's think levels).
+	EffortIfRead bool
 }
