@@ -3,7 +3,7 @@
 // /v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models;
 // server/ollama: /api/chat, /api/generate; server/anthropic;
 // server/responses), the rest of Ollama's API beside them
-// (/api/generate, /api/chat, /api/tags, ...: ollama*.go), plus /tokenize,
+// (/api/tags, /api/show, /api/embed, ...: ollama*.go), plus /tokenize,
 // /detokenize, /health and /metrics, over the actor runtime of package
 // actors. It validates requests, renders chat templates (server/chat),
 // maps structured-output fields to grammars and tool calls to and from the

@@ -67,4 +67,3 @@ func (s *Server) ollamaCheckModel(name string) *apiError {
 func (s *Server) ollamaVersion(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"version": ollama.Version})
 }
-

@@ -25,4 +25,3 @@ func templateThinks(t *chat.Template, src string, f toolcall.Format) bool {
 	marker, ok := f.ReasoningMarker()
 	return ok && strings.Contains(src, marker)
 }
-

@@ -3,8 +3,8 @@ package server
 import (
 	"encoding/json"
 	"maps"
-	"strings"
 	"net/http"
+	"strings"
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/chat"

@@ -119,15 +119,15 @@ func dialectName(req *pipeline.Request, param string) string {
 
 // pipelineRun is a pipeline.Run: a job and the parser of its output.
 type pipelineRun struct {
-	s        *Server
-	j        *job
-	prompt   int
-	parser   *toolcall.Parser // nil: the output is all text
-	parallel bool
-	logprobs bool     // the Chunk events carry Logprobs
-	echo     []string // (prompts) the prompts' texts, sent first as Echo events
-	promptIDs []int32 // the Usage event's Prompt
-	names    map[string]string
+	s         *Server
+	j         *job
+	prompt    int
+	parser    *toolcall.Parser // nil: the output is all text
+	parallel  bool
+	logprobs  bool     // the Chunk events carry Logprobs
+	echo      []string // (prompts) the prompts' texts, sent first as Echo events
+	promptIDs []int32  // the Usage event's Prompt
+	names     map[string]string
 }
 
 func (r *pipelineRun) PromptTokens() int { return r.prompt }

@@ -56,7 +56,7 @@ type Event struct {
 	// Prompt, on the Usage event of a request with WantPromptIDs, is its
 	// (first) prompt's tokens.
 	Prompt []int32
-	Err     *Error
+	Err    *Error
 }
 
 // TokenLogprob is one generated token: its text (its bytes, which may be
