@@ -25,6 +25,16 @@ func (s *Server) Authorized(key string) bool {
 // MaxBodyBytes bounds a request body (Config.MaxBodyBytes).
 func (s *Server) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
 
+// Admissible is nil when a request would be admitted now, else the error
+// it would get (loading, draining, a full queue).
+func (s *Server) Admissible() *pipeline.Error {
+	if e := s.admit(); e != nil {
+		return toPipelineError(e, nil)
+	}
+	s.release()
+	return nil
+}
+
 // Fingerprint is every response's system_fingerprint: the build and the
 // model.
 func (s *Server) Fingerprint() string { return s.fingerprint }

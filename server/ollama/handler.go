@@ -24,6 +24,9 @@ type Runner interface {
 	// HasTemplate reports whether the model has a usable chat template
 	// (without one, /api/generate sends the prompt as it is).
 	HasTemplate() bool
+	// Admissible is nil when a request would be admitted now, else the
+	// error it would get (loading, draining, a full queue).
+	Admissible() *pipeline.Error
 }
 
 // Handler serves /api/chat and /api/generate over a Runner.
@@ -116,6 +119,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	if chat && len(req.Messages) == 0 || !chat && req.Prompt == "" && req.checkGenerate() == nil {
+		if e := h.run.Admissible(); e != nil { // the model is not loaded yet, or is going away
+			WriteError(w, e)
+			return
+		}
 		loaded(w, &req, chat)
 		return
 	}
