@@ -40,7 +40,9 @@ func (s *Server) ollamaRoutes() {
 func (s *Server) readOllama(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
 	e := decodeBody(w, r, s.cfg.MaxBodyBytes, req)
 	if e == nil {
-		e = s.ollamaCheckModel(req.model())
+		if pe := ollama.CheckModel(s.cfg.ModelName, req.model()); pe != nil {
+			e = &apiError{Status: pe.Status(), Message: pe.Message}
+		}
 	}
 	if e != nil {
 		writeOllamaError(w, e)
@@ -51,18 +53,6 @@ func (s *Server) readOllama(w http.ResponseWriter, r *http.Request, req modelReq
 
 // ollamaName is the served model's name as Ollama lists it (ollama.Name).
 func (s *Server) ollamaName() string { return ollama.Name(s.cfg.ModelName) }
-
-// ollamaCheckModel accepts the served model's name, with or without its
-// ":latest" tag; any other is Ollama's 404.
-func (s *Server) ollamaCheckModel(name string) *apiError {
-	switch name {
-	case "":
-		return badRequest("model", "model is required")
-	case s.cfg.ModelName, s.ollamaName():
-		return nil
-	}
-	return notFound("model_not_found", "model '%s' not found", name)
-}
 
 func (s *Server) ollamaVersion(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"version": ollama.Version})

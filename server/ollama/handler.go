@@ -67,13 +67,16 @@ func Name(served string) string {
 	return served
 }
 
-// checkModel accepts the served model's name, with or without its
+// checkModel is CheckModel for the served model.
+func (h *Handler) checkModel(name string) *pipeline.Error { return CheckModel(h.run.Model(), name) }
+
+// CheckModel accepts the served model's name, with or without its
 // ":latest" tag; any other is Ollama's 404.
-func (h *Handler) checkModel(name string) *pipeline.Error {
+func CheckModel(served, name string) *pipeline.Error {
 	switch name {
 	case "":
 		return pipeline.Errorf("model", "model is required")
-	case h.run.Model(), Name(h.run.Model()):
+	case served, Name(served):
 		return nil
 	}
 	return &pipeline.Error{Kind: pipeline.NotFound, Code: "model_not_found", Message: fmt.Sprintf("model '%s' not found", name)}
