@@ -35,11 +35,33 @@ func (s *Server) Embed(ctx context.Context, req *pipeline.Embedding) ([][]float3
 		}
 	}
 	inputs, e := s.embedInputs(texts, ids, req.Param)
+	if e == nil {
+		e = s.truncate(inputs, req.Truncate)
+	}
 	if e != nil {
 		return nil, 0, toPipelineError(e, nil)
 	}
-	vecs, tokens, e := s.embed(ctx, inputs, actors.EmbedOptions{})
+	if len(inputs) == 0 {
+		return [][]float32{}, 0, nil
+	}
+	vecs, tokens, e := s.embed(ctx, inputs, actors.EmbedOptions{Raw: req.Raw})
 	return vecs, tokens, toPipelineError(e, nil)
+}
+
+// truncate cuts inputs longer than the context to fit it (Ollama's
+// truncate, the default), or refuses them.
+func (s *Server) truncate(inputs [][]int32, truncate bool) *apiError {
+	limit := s.rt.MaxModelLen()
+	for i, in := range inputs {
+		if len(in) <= limit {
+			continue
+		}
+		if !truncate {
+			return badRequest("input", "input %d has %d tokens, more than the context length (%d); set truncate to cut it", i, len(in), limit)
+		}
+		inputs[i] = in[:limit]
+	}
+	return nil
 }
 
 // MaxModelLen is the served context, in tokens.

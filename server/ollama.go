@@ -23,8 +23,6 @@ func (s *Server) ollamaRoutes() {
 		{"POST /api/show", m.show},
 		{"GET /api/ps", m.ps},
 		{"GET /api/version", s.ollamaVersion},
-		{"POST /api/embed", s.admittedAs(writeOllamaError, s.ollamaEmbed)}, // embed_ollama.go
-		{"POST /api/embeddings", s.admittedAs(writeOllamaError, s.ollamaEmbeddings)},
 		{"HEAD /api/version", s.ollamaVersion},
 	} {
 		s.mux.HandleFunc(r.pattern, s.authAs(writeOllamaError, r.h))

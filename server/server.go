@@ -305,16 +305,13 @@ func (s *Server) authAs(write errorWriter, next http.HandlerFunc) http.HandlerFu
 }
 
 // admitted asks the front actor to let the request in (503 while loading or
-// draining, 429 when the queue is full) and tells it when the request is done.
+// draining, 429 when the queue is full) and tells it when the request is
+// done (/infill, /tokenize, /detokenize, rerank: the dialects' routes are
+// admitted by Start and Embed).
 func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
-	return s.admittedAs(writeError, next)
-}
-
-// admittedAs is admitted writing its error with write.
-func (s *Server) admittedAs(write errorWriter, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if e := s.admit(); e != nil {
-			write(w, e)
+			writeError(w, e)
 			return
 		}
 		defer s.release()

@@ -28,6 +28,9 @@ func (f *fakeRunner) HasTemplate() bool                                    { ret
 func (f *fakeRunner) Admissible() *pipeline.Error                          { return nil }
 func (f *fakeRunner) PromptTokens() int                                    { return 3 }
 func (f *fakeRunner) CountTokens(*pipeline.Request) (int, *pipeline.Error) { return 0, nil }
+func (f *fakeRunner) Embed(context.Context, *pipeline.Embedding) ([][]float32, int, *pipeline.Error) {
+	return [][]float32{{1}}, 1, nil
+}
 func (f *fakeRunner) Start(_ context.Context, req *pipeline.Request) (pipeline.Run, *pipeline.Error) {
 	f.got = req
 	return f, nil

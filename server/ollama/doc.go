@@ -1,11 +1,13 @@
-// Package ollama is Ollama's generation API (/api/chat, /api/generate;
+// Package ollama is Ollama's generation and embedding API (/api/chat,
+// /api/generate, /api/embed, /api/embeddings;
 // github.com/ollama/ollama, docs/api.md) as a dialect of the request
 // pipeline (server/pipeline): it maps Ollama's bodies (messages, prompt,
 // raw, suffix, context, options over Ollama's defaults, format, think,
 // tools) onto one pipeline.Request, and the Run's events back onto
 // Ollama's objects, streamed as NDJSON or answered whole, with Ollama's
 // counters and durations; errors have Ollama's shape, {"error": "..."}.
-// The descriptive routes (/api/tags, /api/show, ...) and /api/embed stay
+// /api/embed and /api/embeddings go through the pipeline's Embedder. The
+// descriptive routes (/api/tags, /api/show, /api/ps, /api/version) stay
 // in package server.
 //
 // Concurrency: a Handler is safe for concurrent use; each request is

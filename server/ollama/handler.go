@@ -16,6 +16,7 @@ const Version = "0.24.0"
 // Runner is the pipeline as this dialect needs it.
 type Runner interface {
 	pipeline.Runner
+	pipeline.Embedder
 	// MaxModelLen is the served context, in tokens (num_ctx's bound).
 	MaxModelLen() int
 	// CallsTools reports whether the chat template renders tools and
@@ -29,7 +30,8 @@ type Runner interface {
 	Admissible() *pipeline.Error
 }
 
-// Handler serves /api/chat and /api/generate over a Runner.
+// Handler serves /api/chat, /api/generate, /api/embed and
+// /api/embeddings over a Runner.
 type Handler struct {
 	run Runner
 }
@@ -42,6 +44,8 @@ func New(run Runner) *Handler { return &Handler{run: run} }
 func (h *Handler) Register(mux *http.ServeMux, auth func(http.HandlerFunc) http.HandlerFunc) {
 	mux.HandleFunc("POST /api/generate", auth(h.generate))
 	mux.HandleFunc("POST /api/chat", auth(h.chat))
+	mux.HandleFunc("POST /api/embed", auth(h.embed))
+	mux.HandleFunc("POST /api/embeddings", auth(h.embeddings))
 }
 
 // read decodes the body and checks that it names the served model; on

@@ -12,6 +12,12 @@ type Embedding struct {
 	// Dimensions, when set, is the vector size the client asks for; one
 	// other than the model's is Invalid (vectors are not shortened).
 	Dimensions *int
+	// Truncate cuts an input longer than the context to fit it (Ollama's
+	// truncate); without it such an input is Invalid.
+	Truncate bool
+	// Raw returns the vectors as the model gives them, not normalized
+	// (Ollama's /api/embeddings).
+	Raw bool
 }
 
 // Embedder is the embedding side of the pipeline (server.Server): it
