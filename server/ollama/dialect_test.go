@@ -23,7 +23,6 @@ func (f *fakeRunner) Authorized(string) bool                               { ret
 func (f *fakeRunner) MaxBodyBytes() int64                                  { return 1 << 20 }
 func (f *fakeRunner) Thinks() bool                                         { return true }
 func (f *fakeRunner) MaxModelLen() int                                     { return 64 }
-func (f *fakeRunner) CallsTools() bool                                     { return true }
 func (f *fakeRunner) HasTemplate() bool                                    { return true }
 func (f *fakeRunner) Admissible() *pipeline.Error                          { return nil }
 func (f *fakeRunner) PromptTokens() int                                    { return 3 }
@@ -45,7 +44,7 @@ func (f *fakeRunner) Each(fn func(*pipeline.Event)) *pipeline.Error {
 func post(t *testing.T, f *fakeRunner, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	mux := http.NewServeMux()
-	New(f).Register(mux, func(h http.HandlerFunc) http.HandlerFunc { return h })
+	New(f, &Model{Name: "m", Tools: true}).Register(mux, func(h http.HandlerFunc) http.HandlerFunc { return h })
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
 	return rec

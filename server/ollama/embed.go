@@ -60,25 +60,11 @@ type embedResponse struct {
 	PromptEvalCount int         `json:"prompt_eval_count"`
 }
 
-// readEmbed decodes an embeddings body and checks its model; on failure
-// it has written the error.
-func (h *Handler) readEmbed(w http.ResponseWriter, r *http.Request, req interface{ model() string }) bool {
-	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), req)
-	if e == nil {
-		e = h.checkModel(req.model())
-	}
-	if e != nil {
-		WriteError(w, e)
-		return false
-	}
-	return true
-}
-
 // embed serves POST /api/embed.
 func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var req embedRequest
-	if !h.readEmbed(w, r, &req) {
+	if !h.readModel(w, r, &req) {
 		return
 	}
 	if !req.Input.set {
@@ -102,7 +88,7 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 // prompt, its vector not normalized; an empty prompt gives an empty vector.
 func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 	var req embeddingsRequest
-	if !h.readEmbed(w, r, &req) {
+	if !h.readModel(w, r, &req) {
 		return
 	}
 	if req.Prompt == "" {

@@ -19,9 +19,6 @@ type Runner interface {
 	pipeline.Embedder
 	// MaxModelLen is the served context, in tokens (num_ctx's bound).
 	MaxModelLen() int
-	// CallsTools reports whether the chat template renders tools and
-	// their calls' format is known (Ollama's "tools" capability).
-	CallsTools() bool
 	// HasTemplate reports whether the model has a usable chat template
 	// (without one, /api/generate sends the prompt as it is).
 	HasTemplate() bool
@@ -30,14 +27,14 @@ type Runner interface {
 	Admissible() *pipeline.Error
 }
 
-// Handler serves /api/chat, /api/generate, /api/embed and
-// /api/embeddings over a Runner.
+// Handler serves Ollama's routes over a Runner, describing model.
 type Handler struct {
-	run Runner
+	run   Runner
+	model *Model
 }
 
-// New returns a Handler over run.
-func New(run Runner) *Handler { return &Handler{run: run} }
+// New returns a Handler over run, serving model.
+func New(run Runner, model *Model) *Handler { return &Handler{run: run, model: model} }
 
 // Register adds the routes to mux, each wrapped by auth (the server's API
 // key check, writing Ollama's error shape).
@@ -46,14 +43,22 @@ func (h *Handler) Register(mux *http.ServeMux, auth func(http.HandlerFunc) http.
 	mux.HandleFunc("POST /api/chat", auth(h.chat))
 	mux.HandleFunc("POST /api/embed", auth(h.embed))
 	mux.HandleFunc("POST /api/embeddings", auth(h.embeddings))
+	mux.HandleFunc("GET /api/tags", auth(h.tags))
+	mux.HandleFunc("POST /api/show", auth(h.show))
+	mux.HandleFunc("GET /api/ps", auth(h.ps))
+	mux.HandleFunc("GET /api/version", auth(h.version))
+	mux.HandleFunc("HEAD /api/version", auth(h.version))
 }
 
-// read decodes the body and checks that it names the served model; on
-// failure it has written the error.
-func (h *Handler) read(w http.ResponseWriter, r *http.Request, req *request) bool {
+// modelRequest is a body naming the model it is for.
+type modelRequest interface{ model() string }
+
+// readModel decodes the body and checks that it names the served model;
+// on failure it has written the error.
+func (h *Handler) readModel(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
 	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), req)
 	if e == nil {
-		e = h.checkModel(req.Model)
+		e = h.checkModel(req.model())
 	}
 	if e != nil {
 		WriteError(w, e)
@@ -122,7 +127,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 	start := time.Now()
 	var req request
-	if !h.read(w, r, &req) {
+	if !h.readModel(w, r, &req) {
 		return
 	}
 	if chat && len(req.Messages) == 0 || !chat && req.Prompt == "" && req.checkGenerate() == nil {

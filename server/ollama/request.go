@@ -36,6 +36,8 @@ type request struct {
 	TopLogprobs int                        `json:"top_logprobs"`
 }
 
+func (r *request) model() string { return r.Model }
+
 // message is a chat message in Ollama's shape.
 type message struct {
 	Role       string          `json:"role"`
@@ -187,7 +189,7 @@ func (h *Handler) chatRequest(req *request) (*pipeline.Request, *pipeline.Error)
 	for _, t := range req.Tools {
 		p.Tools = append(p.Tools, pipeline.Tool{Raw: t})
 	}
-	if len(req.Tools) > 0 && !h.run.CallsTools() {
+	if len(req.Tools) > 0 && !h.model.Tools {
 		return nil, pipeline.Errorf("tools", "%q does not support tools", req.Model)
 	}
 	return p, nil
