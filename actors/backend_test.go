@@ -339,6 +339,25 @@ func (w *streamTail) poll() {
 	}
 }
 
+// waitTokens reads until the stream holds n tokens, failing the test after
+// gateWait.
+func (w *streamTail) waitTokens(n int) {
+	w.t.Helper()
+	timer := time.NewTimer(gateWait)
+	defer timer.Stop()
+	for !w.closed && w.tokens() < n {
+		select {
+		case c, ok := <-w.ch:
+			w.add(c, ok)
+		case <-timer.C:
+			w.t.Fatalf("%d tokens never came: so far %v finish %q", n, w.ids, w.finish)
+		}
+	}
+	if w.tokens() < n {
+		w.t.Fatalf("stream closed before %d tokens: %v finish %q", n, w.ids, w.finish)
+	}
+}
+
 // wait reads until the stream is closed, failing the test after gateWait.
 func (w *streamTail) wait() *streamTail {
 	w.t.Helper()

@@ -34,7 +34,6 @@ type batcher struct {
 
 	outcomes []sched.Outcome // scratch for Done
 	sampled  []int32         // scratch: the step's tokens, per sample row
-	row      map[uint64]int  // scratch: sample row of each sequence in the step
 }
 
 // deviceSlot is the batcher's view of one device.
@@ -57,6 +56,7 @@ type seqEntry struct {
 	new      *messages.NewSequence
 	stopIDs  []int32
 	mask     []uint64      // grammar mask of the next sample (the latest request's); nil: none
+	dmasks   [][]uint64    // the masks of the samples after the first of a draft's run (StepRequest.DraftMasks)
 	notified bool          // NumCachedTokens sent with the first result
 	added    time.Time     // entered the schedule
 	queued   time.Duration // from added to first running; 0 until then
@@ -71,7 +71,7 @@ type windowElapsed struct {
 
 func newBatcher(cfg Config, backends []Backend, isEOG func(int32) bool, infill func() *sample.InfillVocab) actor.Producer {
 	return func() actor.Actor {
-		return &batcher{cfg: cfg, backends: backends, isEOG: isEOG, infill: infill, seqs: make(map[uint64]*seqEntry), row: make(map[uint64]int)}
+		return &batcher{cfg: cfg, backends: backends, isEOG: isEOG, infill: infill, seqs: make(map[uint64]*seqEntry)}
 	}
 }
 
@@ -115,6 +115,7 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 	if req.New == nil {
 		if e, ok := b.seqs[req.SeqID]; ok {
 			e.mask = req.Mask
+			b.takeDraft(e, req) // spec.go
 			if e.dev.sched.Ready(kv.SeqID(req.SeqID)) {
 				b.maybeDispatch(ctx, e.dev)
 			}
@@ -270,8 +271,14 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 			step.Seq = append(step.Seq, int32(i))
 			step.Logits = append(step.Logits, c.Logits && pos == c.End-1)
 		}
+		for j, tok := range q.Draft[:c.Draft] { // speculative: spec.go
+			step.Tokens = append(step.Tokens, tok)
+			step.Positions = append(step.Positions, int32(c.End+j))
+			step.Seq = append(step.Seq, int32(i))
+			step.Logits = append(step.Logits, true)
+		}
 		if c.Logits {
-			step.Samples = append(step.Samples, b.sampleSpec(q))
+			step.Samples = b.appendSampleSpecs(step.Samples, q, c.Draft)
 		}
 	}
 	d.step = step
@@ -280,25 +287,7 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 	d.counts.Steps++
 	d.counts.StepTokens += int64(len(step.Tokens))
 	d.counts.StepSeqs += int64(len(step.BlockTables))
-	d.counts.Samples += int64(len(step.Samples))
 	ctx.Send(d.pid, step)
-}
-
-// sampleSpec says how to sample q's next token: its parameters, the history
-// its penalties look at, its draw number, and its grammar mask (the latest
-// the sequence sent, so a preempted sequence resumes under the right one).
-func (b *batcher) sampleSpec(q *sched.Seq) messages.SampleSpec {
-	e := b.seqs[uint64(q.ID)]
-	p := &e.new.Sampling
-	spec := messages.SampleSpec{SeqID: uint64(q.ID), Params: p, Draw: uint64(q.NumOutput()), Mask: e.mask}
-	if n, ok := historyWindow(p); ok {
-		h := q.Tokens
-		if n > 0 && len(h) > n {
-			h = h[len(h)-n:]
-		}
-		spec.History = slices.Clone(h)
-	}
-	return spec
 }
 
 // historyWindow is how many of a sequence's latest tokens its penalties and
@@ -334,11 +323,8 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 		return
 	}
 	sampled := b.sampled[:0]
-	row := b.row
-	clear(row)
 	for r, t := range done.Tokens {
 		sampled = append(sampled, t.ID)
-		row[step.Samples[r].SeqID] = r
 		if done.Errs != nil && done.Errs[r] != "" {
 			sampled[r] = -1 // stop() ends it with an error below
 		}
@@ -351,22 +337,15 @@ func (b *batcher) onStepDone(ctx actor.Context, done *messages.StepDone) {
 	b.outcomes = d.sched.Done(sampled, stop, b.outcomes[:0])
 	var finished []uint64
 	for _, o := range b.outcomes {
-		id := uint64(o.Seq.ID)
-		e := b.seqs[id]
-		r := row[id]
-		res := &messages.StepResult{SeqID: id, Token: done.Tokens[r], Finish: o.Finish}
-		if done.Errs != nil && done.Errs[r] != "" {
-			res.Finish, res.Err = messages.FinishError, done.Errs[r]
-		}
-		if r < len(done.Embeddings) {
-			res.Embedding = done.Embeddings[r]
-		}
+		d.counts.Samples += int64(o.N) // a speculative run gives several
+		res := b.stepResult(done, o)
+		e := b.seqs[res.SeqID]
 		if !e.notified {
 			e.notified, res.NumCachedTokens, res.QueueNanos = true, o.Seq.NumCachedTokens, e.queued.Nanoseconds()
 		}
 		ctx.Send(e.pid, res)
 		if o.Finish != "" {
-			finished = append(finished, id)
+			finished = append(finished, res.SeqID)
 		}
 	}
 	b.forget(ctx, d, finished)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/sched"
@@ -89,20 +88,15 @@ func TestCancel(t *testing.T) {
 		name:   "mid-decode",
 		victim: short, withBy: true,
 		reach: func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {
-			for g.step(t); ; g.step(t) {
+			// The bystander's prefill is held at the gate; the victim joins
+			// the next step and takes a token from each step after. Once
+			// the gate holds step 5, steps 2 to 4 have given it three tokens,
+			// on their way to its stream through the actors.
+			for range 4 {
+				g.step(t)
 				g.next(t)
-				// The victim's tokens reach its stream through the actors, not
-				// the gate: give them a moment (on a loaded machine the gate
-				// can step far ahead of the stream otherwise).
-				for deadline := time.Now().Add(100 * time.Millisecond); ; time.Sleep(time.Millisecond) {
-					if v.poll(); v.tokens() >= 3 {
-						return
-					}
-					if time.Now().After(deadline) {
-						break
-					}
-				}
 			}
+			v.waitTokens(3)
 		},
 		gone:      running(1),
 		minTokens: 3,

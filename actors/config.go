@@ -54,6 +54,8 @@ type Config struct {
 	// ones NewBackend would make: a test's, or any other. The caller closes
 	// them.
 	Backends []Backend
+	// Speculative sets speculative decoding; the zero value is off.
+	Speculative SpecConfig
 }
 
 // kvBytesCap bounds the default KV cache size.
@@ -85,6 +87,7 @@ func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
 	if c.Window == 0 {
 		c.Window = 2 * time.Millisecond
 	}
+	c.Speculative = c.Speculative.withDefaults()
 	return c
 }
 
@@ -111,6 +114,9 @@ func (c Config) validate() error {
 	case c.Window < 0:
 		return fmt.Errorf("actors: negative batching window %v", c.Window)
 	}
+	if err := c.Speculative.validate(); err != nil {
+		return err
+	}
 	return c.schedConfig(nil).Validate()
 }
 
@@ -120,7 +126,7 @@ func (c Config) schedConfig(be Backend) sched.Config {
 	sc := sched.Config{
 		MaxNumSeqs: c.MaxNumSeqs, MaxNumBatchedTokens: c.MaxNumBatchedTokens, MaxModelLen: c.MaxModelLen,
 		NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, NoPrefixCaching: c.NoPrefixCaching,
-		Preemption: c.Preemption, NumHostBlocks: c.NumHostBlocks,
+		Preemption: c.Preemption, NumHostBlocks: c.NumHostBlocks, SpecMaxSeqs: c.Speculative.schedSpecMaxSeqs(),
 	}
 	if be != nil {
 		sc.NumBlocks, sc.BlockSize, sc.NumHostBlocks = be.NumBlocks(), be.BlockSize(), be.NumHostBlocks()

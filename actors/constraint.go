@@ -46,10 +46,14 @@ func (c *constraint) accept(tok int32) (done bool, err error) {
 
 // mask returns the tokens allowed next, a new slice (the batcher keeps it
 // until the next request, and the device reads it).
-func (c *constraint) mask() ([]uint64, error) {
+func (c *constraint) mask() ([]uint64, error) { return c.maskOf(c.m) }
+
+// maskOf is mask for matcher m: c's own, or a clone of it that a draft
+// advanced.
+func (c *constraint) maskOf(m *grammar.Matcher) ([]uint64, error) {
 	start := time.Now()
 	dst := make([]uint64, c.v.MaskWords())
-	cached, err := c.m.FillMask(dst)
+	cached, err := m.FillMask(dst)
 	c.stats.masks.Add(1)
 	c.stats.maskNanos.Add(time.Since(start).Nanoseconds())
 	if cached {

@@ -8,7 +8,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 )
 
@@ -26,7 +26,7 @@ func TestCUDA(t *testing.T) {
 	for _, tm := range invarianceModels {
 		t.Run(tm.reference, func(t *testing.T) {
 			if cudaemu.Active() && !emuModels[tm.reference] {
-				t.Skip("the CUDA emulator takes minutes a model here; model/gpu's tests run every model on it")
+				t.Skip("the CUDA emulator takes minutes a model here; gpu's tests run every model on it")
 			}
 			m := openModel(t, tm.path)
 			cases := loadCases(t, tm.reference)

@@ -109,47 +109,58 @@ func (d *device) forward(step *messages.Step) error {
 
 // sample draws one token per logits row, with each sequence's parameters.
 // A row that cannot be sampled (every token banned, bad logits) gets an
-// error of its own; the others are unaffected.
+// error of its own; the others are unaffected. In a speculative run, the
+// rows after the first whose token is not its Draft are not sampled (ID -1).
 func (d *device) sample(step *messages.Step) ([]messages.Token, []string) {
-	vocab := d.backend.VocabSize()
 	toks := make([]messages.Token, len(step.Samples))
 	var errs []string
-	fail := func(r int, err error) {
-		if errs == nil {
-			errs = make([]string, len(step.Samples))
-		}
-		errs[r] = err.Error()
-	}
+	cut := false // the run being read was cut short
 	for r, spec := range step.Samples {
-		if r < len(d.ids) && d.ids[r] >= 0 { // the backend picked it
-			toks[r] = messages.Token{ID: d.ids[r]}
+		if cut {
+			toks[r].ID = -1
+			cut = spec.Verify
 			continue
 		}
-		s, err := d.sampler(spec)
+		tok, err := d.sampleRow(r, spec)
 		if err != nil {
-			fail(r, err)
-			continue
-		}
-		row := d.logits[r*vocab : (r+1)*vocab]
-		if spec.Mask != nil {
-			if len(spec.Mask) < (vocab+63)/64 {
-				fail(r, fmt.Errorf("grammar mask of %d words for a vocabulary of %d", len(spec.Mask), vocab))
-				continue
+			if errs == nil {
+				errs = make([]string, len(step.Samples))
 			}
-			grammar.MaskLogits(row, spec.Mask)
+			errs[r] = err.Error()
 		}
-		s.Seek(spec.Params.Seed, spec.Draw)
-		tok, err := s.Sample(row, spec.History)
-		if err != nil {
-			fail(r, err)
-			continue
-		}
-		toks[r] = messages.Token{ID: tok.ID, Logprob: tok.Logprob}
-		for _, t := range tok.Top { // tok.Top is the sampler's; copy it out
-			toks[r].Top = append(toks[r].Top, messages.TokenLogprob{ID: t.ID, Logprob: t.Logprob})
-		}
+		toks[r] = tok
+		cut = spec.Verify && (err != nil || tok.ID != spec.Draft)
 	}
 	return toks, errs
+}
+
+// sampleRow draws the token of logits row r.
+func (d *device) sampleRow(r int, spec messages.SampleSpec) (messages.Token, error) {
+	if r < len(d.ids) && d.ids[r] >= 0 { // the backend picked it
+		return messages.Token{ID: d.ids[r]}, nil
+	}
+	s, err := d.sampler(spec)
+	if err != nil {
+		return messages.Token{}, err
+	}
+	vocab := d.backend.VocabSize()
+	row := d.logits[r*vocab : (r+1)*vocab]
+	if spec.Mask != nil {
+		if len(spec.Mask) < (vocab+63)/64 {
+			return messages.Token{}, fmt.Errorf("grammar mask of %d words for a vocabulary of %d", len(spec.Mask), vocab)
+		}
+		grammar.MaskLogits(row, spec.Mask)
+	}
+	s.Seek(spec.Params.Seed, spec.Draw)
+	tok, err := s.Sample(row, spec.History)
+	if err != nil {
+		return messages.Token{}, err
+	}
+	out := messages.Token{ID: tok.ID, Logprob: tok.Logprob}
+	for _, t := range tok.Top { // tok.Top is the sampler's; copy it out
+		out.Top = append(out.Top, messages.TokenLogprob{ID: t.ID, Logprob: t.Logprob})
+	}
+	return out, nil
 }
 
 func (d *device) sampler(spec messages.SampleSpec) (*sample.Sampler, error) {

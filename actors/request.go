@@ -70,6 +70,8 @@ func (r *request) onOutput(ctx actor.Context, out *messages.SequenceOutput) {
 	}
 	r.usage.CompletionTokens += len(out.Tokens)
 	r.usage.Preemptions += out.Preemptions
+	r.usage.DraftTokens += out.Drafted
+	r.usage.AcceptedDraftTokens += out.Accepted
 	r.preempted[out.Index] += out.Preemptions
 	if out.Index == 0 {
 		r.usage.CachedTokens = max(r.usage.CachedTokens, out.NumCachedTokens)

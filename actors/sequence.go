@@ -42,6 +42,9 @@ type sequence struct {
 	maxPredict time.Duration // MaxPredictNanos; 0: no deadline
 	genStart   time.Time     // when the first token came
 
+	mask  []uint64   // the grammar's mask of the next token (take); nil: none
+	draft draftState // speculative decoding's proposer (specseq.go)
+
 	cached      int   // NumCachedTokens, from the first result
 	queue       int64 // QueueNanos from the first result, until sent
 	preemptions int   // Preempted messages since the last output
@@ -57,7 +60,7 @@ func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index in
 			stop: stopText{stops: req.Stop, include: req.IncludeStopStr},
 			dec:  tokenizer.NewStreamDecoder(rt.tok), grammar: req.Grammar, special: req.SpecialText,
 			minTokens: req.MinTokens, maxPredict: time.Duration(req.MaxPredictNanos),
-			rbudget: req.ReasoningBudget, prompt: req.Prompt}
+			rbudget: req.ReasoningBudget, prompt: req.Prompt, draft: newDraftState(rt, req)}
 	}
 }
 
@@ -126,12 +129,44 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 	if res.QueueNanos > 0 {
 		s.queue = res.QueueNanos
 	}
-	out := &messages.SequenceOutput{FinishReason: res.Finish, Err: res.Err}
+	out := &messages.SequenceOutput{Drafted: res.Drafted, Accepted: res.Accepted}
+	s.draft.adapt(res.Drafted, res.Accepted)
+	// A speculative run's accepted draft tokens come first, each taken as
+	// the result of a step of its own; then the run's last token, with the
+	// result's finish.
+	run := res.Tokens
+	if len(run) == 0 {
+		run = []messages.Token{res.Token}
+	}
+	for _, tok := range run[:len(run)-1] {
+		if s.take(out, &messages.StepResult{Token: tok}, false) {
+			s.finish(ctx, out, false)
+			return
+		}
+	}
+	last := *res
+	last.Token = run[len(run)-1]
+	if s.take(out, &last, true) {
+		s.finish(ctx, out, res.Finish != "")
+		return
+	}
+	s.emit(ctx, out)
+	draft, masks := s.propose()
+	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask), Draft: draft, DraftMasks: masks})
+}
+
+// take adds one step's token (none when the batcher ended the sequence on
+// an end token or an error) to out: its text, with stop strings, the
+// grammar and the deadline checked. It reports whether the choice ends
+// there (out.FinishReason set); otherwise, with mask, it leaves the
+// grammar's next mask in s.mask.
+func (s *sequence) take(out *messages.SequenceOutput, res *messages.StepResult, mask bool) (ended bool) {
+	out.FinishReason, out.Err = res.Finish, res.Err
 	var piece string
 	var grammarDone bool
 	var grammarErr error
 	if res.Finish != messages.FinishError && res.Finish != messages.FinishStop {
-		out.Tokens = []messages.Token{res.Token}
+		out.Tokens = append(out.Tokens, res.Token)
 		piece = s.decode(res.Token.ID)
 		if s.generated++; s.generated == 1 {
 			s.genStart = time.Now()
@@ -142,18 +177,19 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		if s.fsm != nil && res.Finish == "" {
 			grammarDone, grammarErr = s.fsm.accept(res.Token.ID)
 		}
+		s.draft.record(res.Token.ID)
 	}
-	var mask []uint64
-	if s.fsm != nil && res.Finish == "" && !grammarDone && grammarErr == nil {
-		mask, grammarErr = s.fsm.mask()
+	s.mask = nil
+	if mask && s.fsm != nil && res.Finish == "" && !grammarDone && grammarErr == nil {
+		s.mask, grammarErr = s.fsm.mask()
 	}
 	final := res.Finish != "" || grammarDone || grammarErr != nil
 	if final {
 		piece += s.dec.Flush()
 	}
-	var stopped bool
 	s.stop.off = s.generated < s.minTokens
-	out.Text, stopped = s.stop.add(piece, final)
+	text, stopped := s.stop.add(piece, final)
+	out.Text += text
 	switch {
 	case stopped:
 		out.FinishReason, out.Err, out.StopString = messages.FinishStop, "", s.stop.matched
@@ -165,15 +201,17 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		out.Text += s.stop.flush()
 		out.FinishReason = messages.FinishLength
 	}
-	if out.FinishReason != "" {
-		if res.Finish == "" { // the batcher still holds it: a stop string or the grammar ended it
-			ctx.Send(s.batcher, &messages.Cancel{SeqID: s.id, Reason: "stopped by the sequence"})
-		}
-		s.end(ctx, out)
-		return
+	return out.FinishReason != ""
+}
+
+// finish ends the choice with out; when the batcher does not know it has
+// ended (a stop string, the grammar, the deadline, or inside a speculative
+// run), it is told to drop the sequence.
+func (s *sequence) finish(ctx actor.Context, out *messages.SequenceOutput, batcherEnded bool) {
+	if !batcherEnded {
+		ctx.Send(s.batcher, &messages.Cancel{SeqID: s.id, Reason: "stopped by the sequence"})
 	}
-	s.emit(ctx, out)
-	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(mask)})
+	s.end(ctx, out)
 }
 
 // stepMask is the mask of the next sample given the grammar's (nil: none):
@@ -181,16 +219,23 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 // reasoning budget forces a token, only it is allowed (unless the grammar
 // or min_tokens bans it: they win).
 func (s *sequence) stepMask(grammar []uint64) []uint64 {
-	mask := grammar
-	if s.generated < s.minTokens {
-		mask = andMask(grammar, s.ban)
-	}
+	mask := s.maskAt(grammar, s.generated)
 	if s.budget != nil {
 		if tok, ok := s.budget.Forced(); ok {
 			mask = andMask(mask, s.rt.onlyMask(tok))
 		}
 	}
 	return mask
+}
+
+// maskAt is the mask of the sample that follows generated tokens, given
+// the grammar's there, before the reasoning budget (a sequence with one
+// does not speculate).
+func (s *sequence) maskAt(grammar []uint64, generated int) []uint64 {
+	if generated >= s.minTokens {
+		return grammar
+	}
+	return andMask(grammar, s.ban)
 }
 
 // pastDeadline reports whether the choice ends on llama-server's

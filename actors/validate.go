@@ -87,6 +87,9 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 	if err := SampleParams(&req.Sampling).Validate(); err != nil {
 		return bad("", "%v", err)
 	}
+	if err := r.checkSpeculative(req.Speculative); err != nil {
+		return err
+	}
 	if rb := req.ReasoningBudget; rb != nil {
 		if _, _, _, err := r.reasoningMarkers(rb); err != nil {
 			return err

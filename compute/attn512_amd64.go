@@ -1,57 +1,7 @@
 package compute
 
-//go:generate sh -c "cd .. && python3 scripts/gen-attn.py > compute/attn512_amd64.s"
-
 // The group kernels of attn512_amd64.s, by head count G and 64-value
-// chunks C (see scripts/gen-attn.py).
-
-//go:noescape
-func dotRowsG2C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-
-//go:noescape
-func dotRowsG3C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-
-//go:noescape
-func dotRowsG4C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-
-//go:noescape
-func dotRowsG2C2(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-
-//go:noescape
-func vkqRowsG2C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
-
-//go:noescape
-func vkqRowsG3C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
-
-//go:noescape
-func vkqRowsG4C1(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
-
-//go:noescape
-func vkqRowsG2C2(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
-
-//go:noescape
-func dotRowsQ8G2C1(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
-
-//go:noescape
-func vkqRowsQ8G2C1(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
-
-//go:noescape
-func dotRowsQ8G3C1(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
-
-//go:noescape
-func vkqRowsQ8G3C1(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
-
-//go:noescape
-func dotRowsQ8G4C1(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
-
-//go:noescape
-func vkqRowsQ8G4C1(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
-
-//go:noescape
-func dotRowsQ8G2C2(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
-
-//go:noescape
-func vkqRowsQ8G2C2(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+// chunks C (see scripts/gen-attn.py), declared in kernels_amd64.go.
 
 type (
 	dotGroupFunc func(q *float32, k *uint16, kstride, n int, out *float32, ostride int)

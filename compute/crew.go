@@ -33,6 +33,8 @@ type crew struct {
 	// whose caller stopped waiting just in time; the caller rechecks left.
 	waiting atomic.Bool
 	done    chan struct{} // cap 1
+
+	idleExit time.Duration // how long a parked helper waits before it exits: idleExit (tests lengthen it)
 }
 
 // A helper's state moves running → parked (by itself), parked → running
@@ -57,7 +59,7 @@ const (
 )
 
 func newCrew(helpers int) *crew {
-	c := &crew{helpers: make([]helper, helpers), done: make(chan struct{}, 1)}
+	c := &crew{helpers: make([]helper, helpers), done: make(chan struct{}, 1), idleExit: idleExit}
 	for i := range c.helpers {
 		c.helpers[i].wake = make(chan struct{}, 1)
 		c.helpers[i].state.Store(gone)
@@ -134,7 +136,7 @@ func (c *crew) claimRun() bool {
 // loop is a helper's goroutine: claim and run shares of each job after
 // seen; park when idle; exit when idle for idleExit.
 func (c *crew) loop(h *helper, seen uint64) {
-	idle := time.NewTimer(idleExit)
+	idle := time.NewTimer(c.idleExit)
 	idle.Stop()
 	var since time.Time // when this spell of spinning began
 	for spins := 0; ; spins++ {
@@ -161,7 +163,7 @@ func (c *crew) loop(h *helper, seen uint64) {
 			since = time.Time{}
 			continue
 		}
-		idle.Reset(idleExit)
+		idle.Reset(c.idleExit)
 		select {
 		case <-h.wake:
 			idle.Stop()

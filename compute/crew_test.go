@@ -6,10 +6,11 @@ import (
 	"time"
 )
 
-// TestCrew runs jobs of every share count back to back, with pauses long
-// enough for helpers to park and to exit, and shares long enough for the
-// caller to park, and checks that each share of each job ran exactly once,
-// before run returned.
+// TestCrew runs jobs of every share count back to back, with pauses until
+// the helpers have parked and until they have exited, and shares long enough
+// for the caller to park (a share may run on the caller, so this one is a
+// sleep, not a wait: the test passes either way), and checks that each share
+// of each job ran exactly once, before run returned.
 func TestCrew(t *testing.T) {
 	const helpers = 3
 	c := newCrew(helpers)
@@ -36,9 +37,24 @@ func TestCrew(t *testing.T) {
 		}
 		switch job % 50 {
 		case 10:
-			time.Sleep(2 * time.Millisecond) // helpers park
+			waitHelpers(t, c, shares-1, parked) // or gone, if it was slow to look
 		case 20:
-			time.Sleep(2 * idleExit) // helpers exit
+			waitHelpers(t, c, helpers, gone)
+		}
+	}
+}
+
+// waitHelpers waits until the first n helpers of c are in state, failing t
+// after 30 s. A helper parked for idleExit exits, so gone counts as parked.
+func waitHelpers(t *testing.T, c *crew, n int, state int32) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for i := range n {
+		for st := c.helpers[i].state.Load(); st != state && !(state == parked && st == gone); st = c.helpers[i].state.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("helper %d in state %d, not %d, after 30s", i, c.helpers[i].state.Load(), state)
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 }
@@ -48,15 +64,7 @@ func TestCrew(t *testing.T) {
 func TestCrewIdleExit(t *testing.T) {
 	c := newCrew(2)
 	c.run(3, func(int) {})
-	deadline := time.Now().Add(20 * idleExit)
-	for i := range c.helpers {
-		for c.helpers[i].state.Load() != gone {
-			if time.Now().After(deadline) {
-				t.Fatalf("helper %d still %d after %v", i, c.helpers[i].state.Load(), 20*idleExit)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	waitHelpers(t, c, len(c.helpers), gone)
 }
 
 // TestParallel checks that MatMuler.Parallel runs each share once, then

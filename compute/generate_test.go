@@ -13,8 +13,9 @@ import (
 )
 
 // generateLine is the one form of //go:generate line this package uses: a
-// generator script, run from the repository root, prints an assembly file.
-var generateLine = regexp.MustCompile(`^//go:generate sh -c "cd \.\. && python3 (scripts/gen-[A-Za-z0-9_.-]+\.py) > compute/([A-Za-z0-9_.-]+\.s)"$`)
+// generator script, run from the repository root, prints an assembly file
+// or the Go file that declares the kernels.
+var generateLine = regexp.MustCompile(`^//go:generate sh -c "cd \.\. && python3 (scripts/gen-[A-Za-z0-9_.-]+\.py) > compute/([A-Za-z0-9_.-]+\.(?:s|go))"$`)
 
 // generator is one //go:generate line: where it is, the script it runs and
 // the .s file it writes.
@@ -53,9 +54,9 @@ func findGenerators(dir string) ([]generator, error) {
 }
 
 // TestGeneratedAssembly runs every //go:generate line of the package into a
-// temporary file and checks that the checked-in .s file equals its output,
-// and that every .s file saying it is generated has its line. A new generator
-// is covered by its //go:generate line alone.
+// temporary file and checks that the checked-in file equals its output,
+// and that every .s or .go file saying it is generated has its line. A new
+// generator is covered by its //go:generate line alone.
 func TestGeneratedAssembly(t *testing.T) {
 	gens, err := findGenerators(".")
 	if err != nil {
@@ -72,7 +73,11 @@ func TestGeneratedAssembly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range asm {
+	goFiles, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(asm, goFiles...) {
 		head, err := readHead(s)
 		if err != nil {
 			t.Fatal(err)
@@ -129,6 +134,9 @@ func TestFindGenerators(t *testing.T) {
 		{"none", "package p\n// go:generate is prose here\n", nil, false},
 		{"other form", "package p\n//go:generate python3 ../scripts/gen-x.py\n", nil, true},
 		{"other folder", "package p\n//go:generate sh -c \"cd .. && python3 scripts/gen-x.py > model/x.s\"\n", nil, true},
+		{"go file", "package p\n//go:generate sh -c \"cd .. && python3 scripts/gen-x.py > compute/x_amd64.go\"\n",
+			[]generator{{"a.go:2", "scripts/gen-x.py", "x_amd64.go"}}, false},
+		{"other ending", "package p\n//go:generate sh -c \"cd .. && python3 scripts/gen-x.py > compute/x.txt\"\n", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

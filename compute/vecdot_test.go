@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // scaleOffsets lists the byte offsets of the f16 scale fields in a block of
@@ -431,6 +432,10 @@ func TestMatMulAllocs(t *testing.T) {
 		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
 		x, out := randomActs(rng, m*k), make([]float32, m*n)
 		mm := NewMatMuler(4)
+		// A helper that exits after idleExit and starts again allocates its
+		// goroutine: on a loaded machine a pause between runs can be that
+		// long. Keep the helpers parked instead.
+		mm.crew.idleExit = time.Hour
 		if err := mm.MatMul(out, x, m, w); err != nil {
 			t.Fatal(err)
 		}

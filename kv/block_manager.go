@@ -82,6 +82,10 @@ type seqState struct {
 	// unchained: the content id of a freed leading block is unknown (the
 	// table was allocated without it), so no later block is registered.
 	unchained bool
+	// draft is the trailing positions appended by AppendDraft, pending
+	// AcceptDraft; noRegister holds registration off while they go in.
+	draft      int
+	noRegister bool
 }
 
 // BlockStats is a snapshot of a BlockManager's state and counters.
@@ -263,7 +267,7 @@ func (m *BlockManager) appendTokens(s *seqState, tokens []int32) {
 		m.tokens[int(last)*m.blockSize+int(blk.n)] = token
 		blk.n++
 		s.numTokens++
-		if m.prefixCaching && !s.unchained && int(blk.n) == m.blockSize {
+		if m.prefixCaching && !s.unchained && !s.noRegister && int(blk.n) == m.blockSize {
 			m.register(last, s)
 		}
 	}
@@ -280,7 +284,7 @@ func (m *BlockManager) Free(id SeqID) error {
 		m.release(s.table[i])
 	}
 	delete(m.seqs, id)
-	s.table, s.numTokens, s.dead = s.table[:0], 0, 0
+	s.table, s.numTokens, s.dead, s.draft = s.table[:0], 0, 0, 0
 	m.spare = append(m.spare, s)
 	return nil
 }

@@ -73,10 +73,22 @@ type GenerateRequest struct {
 	// tool-call parser can see them. End-of-generation tokens still end a
 	// choice and are never part of the text.
 	SpecialText bool `msgpack:"special_text,omitempty"`
+	// Speculative, when not nil, sets this request's speculative decoding
+	// (llama-server's "speculative" fields); nil: the runtime's settings.
+	Speculative *SpeculativeParams `msgpack:"speculative,omitempty"`
 	// ReasoningBudget, when set, bounds each reasoning section of every
 	// choice (llama-server's reasoning_budget_tokens, Anthropic's
 	// thinking.budget_tokens).
 	ReasoningBudget *ReasoningBudget `msgpack:"reasoning_budget,omitempty"`
+}
+
+// SpeculativeParams are one request's speculative-decoding settings, as
+// llama-server's request fields. Zero fields take the runtime's values.
+type SpeculativeParams struct {
+	Off  bool    `msgpack:"off,omitempty"`   // "speculative": false
+	NMax int     `msgpack:"n_max,omitempty"` // speculative.n_max: most draft tokens per step
+	NMin int     `msgpack:"n_min,omitempty"` // speculative.n_min: a shorter draft is not proposed
+	PMin float32 `msgpack:"p_min,omitempty"` // speculative.p_min: a draft model's least probability to go on
 }
 
 // ReasoningBudget bounds the reasoning sections of a choice, as llama.cpp's
@@ -142,6 +154,10 @@ type Usage struct {
 	// Preemptions is the times its choices lost their place (see Preempted),
 	// summed over the choices.
 	Preemptions int `msgpack:"preemptions,omitempty"`
+	// DraftTokens and AcceptedDraftTokens count the speculative draft
+	// tokens verified for its choices, and those accepted.
+	DraftTokens         int `msgpack:"draft_tokens,omitempty"`
+	AcceptedDraftTokens int `msgpack:"accepted_draft_tokens,omitempty"`
 }
 
 // OutputChunk is new output of one choice of a request: tokens and the text
@@ -186,6 +202,8 @@ type SequenceOutput struct {
 	QueueNanos      int64   `msgpack:"queue_nanos,omitempty"`       // time it waited to be scheduled (first output)
 	Preemptions     int     `msgpack:"preemptions,omitempty"`       // times it was preempted since its previous output
 	StopString      string  `msgpack:"stop_string,omitempty"`       // the stop string that ended it (FinishStop)
+	Drafted         int     `msgpack:"drafted,omitempty"`           // draft tokens verified since its previous output
+	Accepted        int     `msgpack:"accepted,omitempty"`          // of those, accepted
 }
 
 // Cancel stops a request or a sequence wherever it is, and frees its blocks

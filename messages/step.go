@@ -22,6 +22,18 @@ type StepRequest struct {
 	// may take (a bitset over the vocabulary, bit id%64 of word id/64); nil
 	// allows every token. It holds until the sequence's next request.
 	Mask []uint64 `msgpack:"mask,omitempty"`
+	// Draft is up to k tokens the sequence proposes to follow its last one
+	// (speculative decoding). The batcher may schedule fewer, or none; it
+	// verifies them in the next step and answers with the tokens accepted
+	// (StepResult.Tokens).
+	Draft []int32 `msgpack:"draft,omitempty"`
+	// DraftMasks, for a masked sequence (a grammar, min_tokens), is the
+	// mask of each sample after the first of the run: DraftMasks[i] for
+	// the token after Draft[i], computed by the sequence's matcher as if
+	// Draft[:i+1] were accepted (a nil entry allows every token). nil:
+	// Mask holds for every sample of the run. The sequence proposes only
+	// draft tokens its masks allow.
+	DraftMasks [][]uint64 `msgpack:"draft_masks,omitempty"`
 }
 
 // StepResult is the token sampled for a sequence in a step. Finish is set
@@ -39,6 +51,16 @@ type StepResult struct {
 	// Embedding is an embedding sequence's pooled final hidden state, not
 	// normalized (its only result, Finish FinishStop; Token means nothing).
 	Embedding []float32 `msgpack:"embedding,omitempty"`
+	// Tokens, when the step verified a draft, is every token the step gave
+	// the sequence, in order (Token is Tokens[0]): the draft tokens it
+	// accepted, then the token sampled after them. Finish applies to the
+	// last one (FinishStop: that one is the stop token and is not output).
+	// nil: Token alone.
+	Tokens []Token `msgpack:"tokens,omitempty"`
+	// Drafted and Accepted count the draft tokens this step verified for
+	// the sequence and those it accepted (0 without speculation).
+	Drafted  int `msgpack:"drafted,omitempty"`
+	Accepted int `msgpack:"accepted,omitempty"`
 }
 
 // Preemption modes.
@@ -84,6 +106,14 @@ type SampleSpec struct {
 	// Mask is the sequence's grammar mask (see StepRequest.Mask), applied to
 	// the logits before sampling; nil allows every token.
 	Mask []uint64 `msgpack:"mask,omitempty"`
+	// Verify marks a row of a speculative run: one sequence's consecutive
+	// rows, one per draft token and one after the last (Verify false). The
+	// row's sample is checked against Draft, the draft token computed at
+	// the next position: on a mismatch the run ends at this row, and the
+	// device need not sample the run's later rows (their Tokens entries
+	// are then ID -1, without an error).
+	Verify bool  `msgpack:"verify,omitempty"`
+	Draft  int32 `msgpack:"draft,omitempty"`
 }
 
 // StepDone answers a Step: one token per Samples entry, in order, or Err
@@ -152,9 +182,14 @@ type Stats struct {
 	Rejected                   int64 // sequences that could never fit
 	DeviceRestarts             int64
 	HostBlocks, FreeHostBlocks int
-	NumCachedBlocks            int           // free blocks still holding a cached prefix
-	WindowFreedBlocks          int64         // blocks freed behind every layer's sliding window
-	Devices                    []DeviceStats // (devices) each device's part, in device order
+	NumCachedBlocks            int   // free blocks still holding a cached prefix
+	WindowFreedBlocks          int64 // blocks freed behind every layer's sliding window
+	// Speculative decoding (vLLM's spec_decode_* counters): draft tokens
+	// verified, and accepted; SpecDrafts counts the runs verified, and
+	// SpecAcceptedPerPos[i] the runs whose draft token i was accepted.
+	SpecDrafts, SpecDraftTokens, SpecAcceptedTokens int64
+	SpecAcceptedPerPos                              []int64
+	Devices                                         []DeviceStats // (devices) each device's part, in device order
 }
 
 // DeviceStats is one device's part of a Stats snapshot: its schedule, its
@@ -167,7 +202,7 @@ type DeviceStats struct {
 	Steps                                     int64 // micro-batches run
 	StepTokens                                int64 // tokens computed by those steps
 	StepSeqs                                  int64 // sequences in those steps, summed
-	Samples                                   int64 // tokens sampled (one per sequence-step that produced a token)
+	Samples                                   int64 // tokens sampled (one per sequence-step that produced a token; a speculative run's accepted tokens too)
 	ForwardNanos                              int64 // time in forward passes and sampling
 	Dead                                      bool  // stopped after repeated failures
 }

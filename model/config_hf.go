@@ -132,7 +132,12 @@ func LoadSafetensorsWith(dir string, o LoadOptions) (*Model, *safetensors.Model,
 	if err == nil {
 		var w *Weights
 		if w, err = loadWeights(hfNames{st}, c, o); err == nil {
-			return &Model{Config: *c, Weights: w, Path: dir, closer: st}, st, nil
+			m := &Model{Config: *c, Weights: w, Path: dir, closer: st}
+			if err = m.deriveFeatures(); err == nil {
+				return m, st, nil
+			}
+			st.Close()
+			return nil, nil, err
 		}
 	}
 	st.Close()

@@ -7,5 +7,11 @@
 // the file, immutable), State (scratch, one per device). A Model is safe for
 // concurrent use; a State and a kv.Cache belong to one caller at a time.
 //
+// A model's Features, derived from its Config at load, name the ways its
+// arithmetic departs from the plain llama block; each forward pass declares
+// the features it implements (CPUFeatures here, the gpu package's for CUDA)
+// and refuses a model with others, by name (features.go). The CPU layer is
+// a sequence of named stages, each switching on its own features (layer.go).
+//
 // Subpackages: gguf and safetensors (file formats), tokenizer, sample.
 package model

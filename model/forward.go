@@ -62,7 +62,7 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 		if err := compute.Dequantize(w.TokEmbd.Type, w.TokEmbd.Row(int(tok)), s.x[i*dim:(i+1)*dim]); err != nil {
 			return fmt.Errorf("model: embedding: %w", err)
 		}
-		if c.EmbedScale != 0 {
+		if m.Features.Has(EmbedScale) {
 			scale(s.x[i*dim:(i+1)*dim], c.EmbedScale)
 		}
 	}
@@ -85,108 +85,9 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 	if err := s.mm.MatMul(logits, s.xo, nOut, w.Output); err != nil {
 		return err
 	}
-	if c.FinalSoftcap != 0 {
+	if m.Features.Has(FinalSoftcap) {
 		compute.SoftCap(logits[:nOut*c.VocabSize], c.FinalSoftcap)
 	}
-	return nil
-}
-
-// layer runs transformer block l over the n tokens of the batch.
-func (m *Model) layer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
-	c, lw := &m.Config, &m.Weights.Layers[l]
-	dim, qDim, kvDim, hd := c.Dim, c.Heads*c.HeadDim, c.KVDim(), c.HeadDim
-
-	// Attention: norm, q/k/v projections, biases, q/k norms, rope, the
-	// rotations of a quantized cache, cache write.
-	nk, nv := kvRotation(c, cache.Type)
-	for i := range n {
-		compute.RMSNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], lw.AttnNorm, c.NormEps)
-	}
-	for _, p := range []struct {
-		out []float32
-		w   *compute.Tensor
-	}{{s.q, lw.Q}, {s.k, lw.K}, {s.v, lw.V}} {
-		if err := s.mm.MatMul(p.out, s.xb, n, p.w); err != nil {
-			return err
-		}
-	}
-	for i := range n {
-		q, k, v := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim], s.v[i*kvDim:(i+1)*kvDim]
-		if c.QKVBias {
-			compute.Add(q, lw.QBias)
-			compute.Add(k, lw.KBias)
-			compute.Add(v, lw.VBias)
-		}
-		cs := s.rope[i*c.RopeDim : (i+1)*c.RopeDim]
-		if c.window(l) > 0 && c.swaRope() {
-			cs = s.ropeL[i*c.RopeDim : (i+1)*c.RopeDim]
-		}
-		rope := c.NoRopeLayers == nil || !c.NoRopeLayers[l]
-		for h := range c.Heads {
-			qh := q[h*hd : (h+1)*hd]
-			if c.QKNorm {
-				compute.RMSNorm(qh, qh, lw.QNorm, c.NormEps)
-			}
-			if rope {
-				compute.RopeApply(qh, cs, c.RopeNeox)
-			}
-			if c.QueryScale != 0 {
-				scale(qh, c.QueryScale)
-			}
-		}
-		for h := range c.KVHeads {
-			kh := k[h*hd : (h+1)*hd]
-			if c.QKNorm {
-				compute.RMSNorm(kh, kh, lw.KNorm, c.NormEps)
-			}
-			if rope {
-				compute.RopeApply(kh, cs, c.RopeNeox)
-			}
-		}
-		if nk > 0 {
-			rotate(q, nk)
-			rotate(k, nk)
-			rotate(v, nv)
-		}
-		cache.Store(l, int(s.slots[i]), k, v)
-	}
-	m.attention(s, b, cache, l, n)
-	if nv > 0 {
-		rotate(s.att[:n*qDim], nv)
-	}
-	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
-		return err
-	}
-	addBias(s.ob, n, lw.OBias)
-	postNorm(c, s.ob, lw.AttnPostNorm, n)
-	compute.Add(s.x[:n*dim], s.ob[:n*dim])
-
-	// Feed-forward: norm, SwiGLU, down projection.
-	for i := range n {
-		compute.RMSNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], lw.FFNNorm, c.NormEps)
-	}
-	if lw.MoE != nil {
-		return m.moeFFN(s, l, n)
-	}
-	if err := s.mm.MatMul(s.gate, s.xb, n, lw.Gate); err != nil {
-		return err
-	}
-	if err := s.mm.MatMul(s.up, s.xb, n, lw.Up); err != nil {
-		return err
-	}
-	for i := range n { // per row: ggml's swiglu works row by row
-		g, u := s.gate[i*c.FFNDim:(i+1)*c.FFNDim], s.up[i*c.FFNDim:(i+1)*c.FFNDim]
-		if c.GeGLU {
-			compute.GeGLU(g, g, u)
-		} else {
-			compute.SiLUMul(g, g, u)
-		}
-	}
-	if err := s.mm.MatMul(s.ob, s.gate, n, lw.Down); err != nil {
-		return err
-	}
-	postNorm(c, s.ob, lw.FFNPostNorm, n)
-	compute.Add(s.x[:n*dim], s.ob[:n*dim])
 	return nil
 }
 
@@ -243,12 +144,12 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 	hd, qDim, group, kvDim := c.HeadDim, c.Heads*c.HeadDim, c.Heads/c.KVHeads, c.KVDim()
 	gMax, perKV := attnGroup(c), groupsPerKVHead(c)
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	if c.QueryScale != 0 { // q was scaled already
+	if m.Features.Has(QueryScale) { // q was scaled already
 		scale = 1
 	}
 	window := c.window(l)
 	var sinks []float32 // (heads) gpt-oss's sink logits, or nil
-	if c.AttnSinks {
+	if m.Features.Has(AttnSinks) {
 		sinks = m.Weights.Layers[l].Sinks
 	}
 	bs, rowBytes := cache.BlockSize, cache.RowBytes()
@@ -284,7 +185,7 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		var S, M [compute.MaxAttnGroup]float32
 		for e := range g {
 			v := vs[e*ctx+j1 : e*ctx+n]
-			if c.AttnSoftcap != 0 { // ggml: scale/c, then c·tanh
+			if m.Features.Has(AttnSoftcap) { // ggml: scale/c, then c·tanh
 				compute.SoftCap(v, c.AttnSoftcap)
 			}
 			if sinks != nil {

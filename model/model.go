@@ -12,9 +12,12 @@ import (
 // Model is a loaded model: hyperparameters and weights. It is immutable and
 // safe for concurrent use; each caller of Forward brings its own State.
 type Model struct {
-	Config  Config
-	Weights *Weights
-	Path    string
+	Config Config
+	// Features is Config's feature set, derived once at load
+	// (Config.Features); each backend checks it against what it implements.
+	Features Features
+	Weights  *Weights
+	Path     string
 	// Tokenizer is set by Open; LoadGGUF and LoadSafetensors leave it nil.
 	Tokenizer *tokenizer.Tokenizer
 
@@ -64,6 +67,9 @@ func fromGGUF(f *gguf.File, o LoadOptions) (*Model, error) {
 	}
 	if err == nil {
 		err = m.loadRankHead(f)
+	}
+	if err == nil {
+		err = m.deriveFeatures()
 	}
 	if err != nil {
 		return nil, err

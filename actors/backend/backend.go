@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 )

@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gpu"
 )
 
 // Device kinds, for For and Resolve.
@@ -38,7 +38,7 @@ func Resolve(kind string) (string, error) {
 
 var _ actors.GreedyBackend = (*CUDA)(nil)
 
-// CUDA runs the model on an NVIDIA GPU (model/gpu): weights and KV
+// CUDA runs the model on an NVIDIA GPU (package gpu): weights and KV
 // blocks in device memory, the host tier in pinned memory.
 type CUDA struct {
 	dev    *cuda.Device

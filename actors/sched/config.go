@@ -40,6 +40,10 @@ type Config struct {
 	// are freed, and a sequence needs only the blocks of one window and one
 	// step at a time.
 	Window int
+	// SpecMaxSeqs bounds speculative decoding: a sequence's draft is
+	// scheduled only while at most this many sequences run on the device
+	// (past that, verifying drafts costs more than it saves); 0: no bound.
+	SpecMaxSeqs int
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.

@@ -6,42 +6,43 @@ import "github.com/troupe-llm/troupe/messages"
 type Outcome struct {
 	Seq    *Seq
 	Token  int32
-	Finish string // "", messages.FinishStop (Token not appended) or messages.FinishLength
+	Finish string // "", messages.FinishStop (the last token not appended) or messages.FinishLength
+	// Row is the first of the sequence's sample rows, N the tokens of its
+	// run (rows Row..Row+N-1; 1 without a draft), Accepted the draft
+	// tokens accepted among them, of Drafted verified.
+	Row, N, Drafted, Accepted int
 }
 
 // Done records the plan in flight as computed. sampled holds one token per
-// chunk with Logits, in plan order; stop says whether a token ends its
-// sequence (an end-of-generation or stop token). Each such sequence gets
-// the token appended (unless it stops), loses Ready until Ready is called,
-// and is finished and freed when it stops or reaches MaxLen. Chunks of
+// logits row, in plan order: one per chunk with Logits, and one more per
+// draft token (Chunk.Draft); stop says whether a token ends its sequence
+// (an end-of-generation or stop token). Each such sequence gets the token
+// appended (unless it stops), loses Ready until Ready is called, and is
+// finished and freed when it stops or reaches MaxLen. A chunk with a draft
+// gives its sequence a run of tokens: its samples in order, for as long as
+// each equals the draft token computed after it (accepted); the first that
+// differs, or the one after the last draft token, ends the run. Chunks of
 // sequences finished meanwhile are skipped. Outcomes are appended to out.
 func (s *Scheduler) Done(sampled []int32, stop func(q *Seq, tok int32) bool, out []Outcome) []Outcome {
 	p := s.endPlan()
 	r := 0
 	for _, c := range p.Chunks {
-		var tok int32
+		row := r
 		if c.Logits {
-			tok = sampled[r]
-			r++
+			r += 1 + c.Draft
 		}
 		q := c.Seq
 		if q.Status != Running {
 			continue // finished (cancelled) while in flight
 		}
 		q.NumComputed = c.End
-		s.freeBehindWindow(q)
 		if !c.Logits {
+			s.freeBehindWindow(q)
 			continue
 		}
-		o := Outcome{Seq: q, Token: tok}
-		if stop(q, tok) {
-			o.Finish = messages.FinishStop
-		} else {
-			q.Tokens = append(q.Tokens, tok)
-			if len(q.Tokens) >= q.MaxLen {
-				o.Finish = messages.FinishLength
-			}
-		}
+		o := Outcome{Seq: q, Token: sampled[row], Row: row}
+		s.verify(c, sampled[row:r], stop, &o)
+		s.freeBehindWindow(q)
 		q.Ready = false
 		if o.Finish != "" {
 			s.drop(q)
@@ -123,6 +124,7 @@ func (s *Scheduler) Stats(st *messages.Stats) {
 	st.SwapOuts += s.swapOuts
 	st.SwapIns += s.swapIns
 	st.Rejected += s.rejected
+	s.specStatsTo(st)
 	st.HostBlocks += s.cfg.NumHostBlocks
 	st.FreeHostBlocks += s.host.NumFree()
 	if st.NumBlocks > 0 {

@@ -127,59 +127,6 @@ func stats() op {
 	}
 }
 
-// traceCase is a script of ops and the trace it must leave. After the
-// script, every sequence left is run to its end, and every device and host
-// block must be free.
-type traceCase struct {
-	name        string
-	cfg         Config
-	eos         int32 // stop token; 0: none
-	manualReady bool
-	ops         []op
-	want        string
-}
-
-func runTraceCases(t *testing.T, cases []traceCase) {
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, tc.cfg)
-			if tc.eos != 0 {
-				h.eos = tc.eos
-			}
-			h.manualReady = tc.manualReady
-			for _, o := range tc.ops {
-				o(h)
-			}
-			got := strings.Join(h.lines, "\n")
-			if want := trimLines(tc.want); got != want {
-				t.Errorf("trace:\n%s\n\nwant:\n%s\n\ndiff at line %d", got, want, diffLine(got, want))
-			}
-			h.drain(200)
-		})
-	}
-}
-
-// trimLines drops the indentation and blank lines of a golden trace.
-func trimLines(s string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-func diffLine(a, b string) int {
-	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(la), len(lb)) {
-		if la[i] != lb[i] {
-			return i + 1
-		}
-	}
-	return min(len(la), len(lb)) + 1
-}
-
 // state traces the status, readiness and outputs of sequences.
 func state(names ...string) op {
 	return func(h *harness) {

@@ -54,6 +54,9 @@ func (s *Scheduler) Schedule() *Plan {
 		s.addChunk(p, q, q.NumComputed, q.NumComputed+n)
 		q.step = s.step
 		budget -= n
+		if n == 1 && len(q.Draft) > 0 {
+			budget -= s.scheduleDraft(p, q, budget-s.decodersAfter(i))
+		}
 	}
 
 	// Waiting sequences, unless this step had to preempt.

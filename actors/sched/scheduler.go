@@ -23,15 +23,21 @@ type Scheduler struct {
 	inFlight bool
 
 	preemptions, swapOuts, swapIns, rejected int64
+	spec                                     specStats
 }
 
 // Chunk is a run of one sequence's tokens to compute in a step:
 // Seq.Tokens[Start:End], at positions Start..End-1. Logits says the last
 // token's logits are wanted: End is the end of the sequence's tokens.
+//
+// Draft, when not 0, is the number of Seq.Draft tokens computed after End,
+// at positions End..End+Draft-1, each with logits as well: the step
+// verifies them (see Done). Their K/V slots are kv.BlockManager.AppendDraft's.
 type Chunk struct {
 	Seq        *Seq
 	Start, End int
 	Logits     bool
+	Draft      int
 }
 
 // Plan is one step: the block copies the device does first (SwapOut, then
@@ -52,7 +58,7 @@ type Plan struct {
 func (p *Plan) NumTokens() int {
 	n := 0
 	for _, c := range p.Chunks {
-		n += c.End - c.Start
+		n += c.End - c.Start + c.Draft
 	}
 	return n
 }

@@ -43,6 +43,10 @@ type Seq struct {
 	// Whole computes the sequence in one step or not at all (an encoder's
 	// tokens attend to all of it); it waits for a step with the budget.
 	Whole bool
+	// Draft is the speculative tokens the sequence proposes to follow its
+	// last one, set by the caller before its next step (see Chunk.Draft);
+	// Done clears it.
+	Draft []int32
 
 	arrival  uint64  // Add order: FCFS within a priority
 	step     uint64  // the Schedule call that last gave it a chunk

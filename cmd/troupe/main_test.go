@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 )
@@ -39,8 +39,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	noSpecial := fs.Bool("no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
 	kvType := kvCacheTypeFlag(fs)
 	repack := repackFlag(fs)
+	var spec actors.SpecConfig
+	specVar(fs, &spec)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if err := checkSpec(&spec); err != nil {
+		return usageError{err.Error()}
 	}
 	switch {
 	case *path == "":
@@ -82,7 +87,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	devices := backend.NewSelector(m, kind)
 	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
 		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: devices.New,
-		KVCacheType: *kvType})
+		KVCacheType: *kvType, Speculative: spec})
 	if err != nil {
 		return err
 	}

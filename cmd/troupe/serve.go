@@ -21,8 +21,8 @@ import (
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/hub"
 	"github.com/troupe-llm/troupe/server"
 	"github.com/troupe-llm/troupe/server/toolcall"
 )
@@ -97,6 +97,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser `origins` allowed to call the API (CORS), comma-separated; * for any (default: none, same origin only)")
 	fs.Var(listFlag{&c.Server.AllowedHosts}, "allowed-hosts", "Host `names` answered besides localhost, IP addresses and this machine's name, comma-separated; * for any, .example.com for a domain (default: checked only when --host is loopback)")
 	registerSamplingDefaults(fs, &c.Server.Defaults)
+	specVar(fs, &c.Runtime.Speculative)
 }
 
 // fromEnv fills what the flags left empty from the environment: the model
@@ -153,6 +154,11 @@ func (c *serveConfig) Validate() error {
 	}
 	if msg == "" {
 		if err := checkSamplingDefaults(&c.Server.Defaults); err != nil {
+			msg = err.Error()
+		}
+	}
+	if msg == "" {
+		if err := checkSpec(&c.Runtime.Speculative); err != nil {
 			msg = err.Error()
 		}
 	}

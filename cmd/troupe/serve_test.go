@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/hub/hubtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/hub/hubtest"
 )
 
 // binDir holds the troupe binary the tests build (once per test binary).

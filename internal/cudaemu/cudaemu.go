@@ -1,12 +1,12 @@
-// Package cudaemu points compute/cuda at troupe's CUDA test emulator
-// (model/gpu/testdata/emu) on machines without a GPU, so the GPU tests of
-// model/gpu and actors run there and in CI: a fake libcuda.so.1 and
+// Package cudaemu points gpu/cuda at troupe's CUDA test emulator
+// (gpu/testdata/emu) on machines without a GPU, so the GPU tests of
+// gpu and actors run there and in CI: a fake libcuda.so.1 and
 // libnvrtc.so.12, built here from their C++ sources, run kernels.cu on the
 // CPU, each CUDA thread a fiber. The emulator checks logic and arithmetic,
 // not GPU timing, memory coalescing or races between blocks.
 //
 // Setup must run before anything in the test binary loads the CUDA driver
-// (compute/cuda keeps its first load for the life of the process), so a
+// (gpu/cuda keeps its first load for the life of the process), so a
 // package's TestMain calls it.
 //
 // Environment:
@@ -39,7 +39,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 )
 
 // Environment variables read by Setup and by the fake libraries.
@@ -57,12 +57,12 @@ const (
 
 // Setup decides whether this process runs CUDA on the emulator and, if so,
 // builds the fake libraries (once per source version, kept in the cache)
-// and sets the environment compute/cuda and the libraries read. It reports
+// and sets the environment gpu/cuda and the libraries read. It reports
 // whether the emulator is in use; an error means it was wanted but could
-// not be built (no C++ compiler, say), and compute/cuda is left alone.
+// not be built (no C++ compiler, say), and gpu/cuda is left alone.
 //
 // An installed driver is used when it reports a device. Loading it here
-// would fix compute/cuda's answer for the whole process, so Setup asks a
+// would fix gpu/cuda's answer for the whole process, so Setup asks a
 // copy of this process (the test binary, started with envProbe set; its
 // Setup answers and exits): a driver without a device (a container with
 // the driver's libraries but no GPU) gets the emulator.
@@ -97,7 +97,7 @@ var state struct {
 }
 
 // Main is a TestMain's whole body for a package with CUDA tests: Setup,
-// before any test touches compute/cuda (which loads the driver once), then
+// before any test touches gpu/cuda (which loads the driver once), then
 // the tests.
 func Main(m *testing.M) {
 	state.active, state.err = Setup()
@@ -110,7 +110,7 @@ func Active() bool { return state.active }
 // Require ends a test that needs CUDA where it can run neither on a device
 // nor on the emulator: Main could not build the emulator, or
 // TROUPE_CUDA_EMU=0 left the test to a device there is not. See
-// Unavailable. Call it before anything else of compute/cuda.
+// Unavailable. Call it before anything else of gpu/cuda.
 func Require(t testing.TB) {
 	t.Helper()
 	if state.err != nil {
@@ -166,7 +166,7 @@ func Env() ([]string, error) {
 }
 
 // driverInstalled reports whether a libcuda.so.1 is found where
-// compute/cuda looks, without loading it (that would fix compute/cuda's
+// gpu/cuda looks, without loading it (that would fix gpu/cuda's
 // answer before Setup has run).
 func driverInstalled() bool {
 	dirs := filepath.SplitList(os.Getenv(cuda.LibDirsEnv))
@@ -189,7 +189,7 @@ func driverInstalled() bool {
 	return false
 }
 
-// libs are the fake libraries: the soname compute/cuda loads, and sources.
+// libs are the fake libraries: the soname gpu/cuda loads, and sources.
 var libs = []struct {
 	name string
 	srcs []string
@@ -228,7 +228,7 @@ func build() (emuDir, cxx, cache, libDir string, err error) {
 	return
 }
 
-// sourceDir finds model/gpu/testdata/emu under the module root, the
+// sourceDir finds gpu/testdata/emu under the module root, the
 // directory above the working directory that holds go.mod.
 func sourceDir() (string, error) {
 	dir, err := os.Getwd()
@@ -237,7 +237,7 @@ func sourceDir() (string, error) {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			emu := filepath.Join(dir, "model", "gpu", "testdata", "emu")
+			emu := filepath.Join(dir, "gpu", "testdata", "emu")
 			if _, err := os.Stat(filepath.Join(emu, "emu.h")); err != nil {
 				return "", fmt.Errorf("emulator sources: %w", err)
 			}

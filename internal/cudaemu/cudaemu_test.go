@@ -10,11 +10,11 @@ import (
 	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/compute/cuda"
+	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 )
 
-// These tests check the emulator itself, through compute/cuda, on every
+// These tests check the emulator itself, through gpu/cuda, on every
 // machine (TROUPE_CUDA_EMU=1 unless set otherwise): its primitives, its
 // barriers and shuffles, that it fails launches that break the rules of
 // warp-wide operations, graph capture, and the driver's argument checks.

@@ -1,6 +1,6 @@
 // Package reftest runs a forward pass the way llama.cpp made the reference
 // logits in ../shared/reference, for the tests of every device (model's
-// CPU pass, model/gpu's). It is apart from internal/testmodels because it
+// CPU pass, gpu's). It is apart from internal/testmodels because it
 // imports model, which model's own packages' tests cannot.
 package reftest
 
@@ -11,7 +11,7 @@ import (
 )
 
 // Forward is one device's forward pass: model.Model.Forward over a cache,
-// or model/gpu's.
+// or gpu's.
 type Forward func(b *model.Batch, logits []float32) error
 
 // TeacherForced runs ids as one sequence on the blocks of table: the first

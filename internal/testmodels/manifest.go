@@ -20,12 +20,12 @@ type Reference struct {
 	// measured (written beside each entry), so that a change in arithmetic
 	// shows.
 	Bound float64
-	// CUDA is model/gpu's bound where it differs from Bound (0: Bound), as
+	// CUDA is gpu's bound where it differs from Bound (0: Bound), as
 	// measured on the CUDA emulator.
 	CUDA float64
 }
 
-// CUDABound is the bound for model/gpu's forward pass.
+// CUDABound is the bound for gpu's forward pass.
 func (r Reference) CUDABound() float64 {
 	if r.CUDA > 0 {
 		return r.CUDA
@@ -55,7 +55,7 @@ const exact = 1e-4
 // order; F32: gonum's Sdot order), some cases measure 0.0000% and others
 // several percent; the bound is a little above the worst.
 //
-// model/gpu (`go test ./model/gpu -run LogitParity -v` on the CUDA
+// gpu (`go test ./gpu -run LogitParity -v` on the CUDA
 // emulator, same commit) measures the same figures but for tiny256-BF16
 // (1.3822%), the hd128 files (BF16 1.2360%, Q4_K_M 6.8376%), hd64-F16
 // (0.2852%) and the head-dim-64 quantized files, which are 0.0000% on the

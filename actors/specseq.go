@@ -1,0 +1,105 @@
+package actors
+
+import (
+	"slices"
+
+	"github.com/troupe-llm/troupe/actors/spec"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/grammar"
+)
+
+// draftState is a sequence's side of speculative decoding: its tokens so
+// far and its proposer. k 0: the sequence does not speculate.
+type draftState struct {
+	k, least int        // most and fewest draft tokens per step
+	cur      int        // the draft length now, in [least, k]: adapted to the recent acceptance
+	ngram    spec.NGram // the proposer
+	tokens   []int32    // prompt, then the tokens output so far
+}
+
+// newDraftState is the draft state of a sequence of req, off when the
+// runtime or the request does not speculate.
+func newDraftState(rt *Runtime, req *messages.GenerateRequest) draftState {
+	k, least := rt.draftLimits(req)
+	if k == 0 {
+		return draftState{}
+	}
+	return draftState{k: k, least: least, cur: k, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt)}
+}
+
+// adapt sets the next draft length from a verified draft's outcome: a
+// draft wholly accepted doubles it (up to k), a rejection sets it to one
+// more than was accepted (at least least), so the rows a step verifies in
+// vain stay few while the proposer is wrong.
+func (d *draftState) adapt(drafted, accepted int) {
+	switch {
+	case drafted == 0:
+	case accepted == drafted:
+		d.cur = min(d.k, 2*d.cur)
+	default:
+		d.cur = max(d.least, accepted+1)
+	}
+}
+
+// record adds an output token.
+func (d *draftState) record(tok int32) {
+	if d.k > 0 {
+		d.tokens = append(d.tokens, tok)
+	}
+}
+
+// propose returns the draft to send with the sequence's next step request
+// (nil: none): up to k tokens, dropped when fewer than least. A masked
+// sequence (a grammar, min_tokens) proposes only the tokens its masks
+// allow, with the mask of each sample after the first (see
+// StepRequest.DraftMasks).
+func (s *sequence) propose() ([]int32, [][]uint64) {
+	d := &s.draft
+	if d.k == 0 || s.budget != nil { // the budget's forced tokens would need its state per position
+		return nil, nil
+	}
+	room := s.rt.cfg.MaxModelLen - len(d.tokens) - 1
+	if s.new.MaxTokens > 0 {
+		room = min(room, s.new.MaxTokens-s.generated-1)
+	}
+	draft := d.ngram.Propose(nil, d.tokens, min(d.cur, room))
+	var masks [][]uint64
+	if s.fsm != nil || s.generated < s.minTokens {
+		draft, masks = s.checkDraft(draft)
+	}
+	if len(draft) < d.least || len(draft) == 0 {
+		return nil, nil
+	}
+	return draft, masks
+}
+
+// checkDraft returns the longest start of draft whose tokens the
+// sequence's masks allow, a grammar's matcher going over it on a clone,
+// and the mask of the sample after each of those tokens. A token that
+// ends the grammar ends the draft before it.
+func (s *sequence) checkDraft(draft []int32) ([]int32, [][]uint64) {
+	var m *grammar.Matcher
+	if s.fsm != nil {
+		m = s.fsm.m.Clone()
+	}
+	mask := s.stepMask(s.mask)
+	masks := make([][]uint64, 0, len(draft))
+	for j, tok := range draft {
+		if mask != nil && (int(tok>>6) >= len(mask) || mask[tok>>6]&(1<<(tok&63)) == 0) {
+			return draft[:j], masks
+		}
+		var gm []uint64
+		if m != nil {
+			if err := m.Accept(tok); err != nil || m.Done() {
+				return draft[:j], masks
+			}
+			var err error
+			if gm, err = s.fsm.maskOf(m); err != nil {
+				return draft[:j], masks
+			}
+		}
+		mask = s.maskAt(gm, s.generated+j+1)
+		masks = append(masks, mask)
+	}
+	return draft, masks
+}

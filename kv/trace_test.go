@@ -1,0 +1,133 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/datadriven"
+)
+
+// TestTrace replays the block-manager traces of testdata/trace: each case is
+// "run" with the manager's size, a script of calls one a line, and the
+// trace they must leave. Every call is followed by the invariant check; a
+// call that fails must leave the manager unchanged. go test -rewrite
+// updates the files (testdata/trace/README.md).
+func TestTrace(t *testing.T) {
+	datadriven.RunDir(t, "testdata/trace", func(t *testing.T, c *datadriven.Case) string {
+		if c.Cmd != "run" {
+			t.Fatalf("%s: unknown directive %q", c.Pos, c.Cmd)
+		}
+		m, err := newTraceManager(c.Args)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Pos, err)
+		}
+		var out []string
+		for _, line := range c.Input {
+			before := takeSnapshot(m)
+			got, err := traceCall(m, strings.Fields(line))
+			switch {
+			case managerError(err):
+				if !takeSnapshot(m).equal(before) {
+					t.Fatalf("%s: %q failed (%v) and changed the manager", c.Pos, line, err)
+				}
+				got = fmt.Sprintf("%s: %v", line, err)
+			case err != nil:
+				t.Fatalf("%s: %q: %v", c.Pos, line, err)
+			}
+			mustCheck(t, m)
+			if got != "" {
+				out = append(out, got)
+			}
+		}
+		return strings.Join(out, "\n")
+	})
+}
+
+// newTraceManager makes the manager of a run directive: blocks=N (required),
+// block-size=N (4), no-prefix-caching.
+func newTraceManager(args []datadriven.Arg) (*BlockManager, error) {
+	blocks, bs, caching := 0, 4, true
+	for _, a := range args {
+		var err error
+		switch a.Key {
+		case "blocks":
+			blocks, err = strconv.Atoi(a.Val)
+		case "block-size":
+			bs, err = strconv.Atoi(a.Val)
+		case "no-prefix-caching":
+			caching = false
+		default:
+			err = fmt.Errorf("unknown argument %q", a.Key)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if blocks == 0 {
+		return nil, fmt.Errorf("run needs blocks=N")
+	}
+	return NewBlockManager(blocks, bs, caching), nil
+}
+
+// managerError reports whether err is one the manager returns for a call
+// it refuses (the call's result in a trace, not a script error).
+func managerError(err error) bool {
+	return errors.Is(err, ErrUnknownSeq) || errors.Is(err, ErrSeqExists) || errors.Is(err, ErrOutOfBlocks)
+}
+
+// traceCall makes one call of a script and returns its trace line (or "").
+func traceCall(m *BlockManager, w []string) (string, error) {
+	verb, args := w[0], w[1:]
+	switch verb {
+	case "stats":
+		s := m.Stats()
+		return fmt.Sprintf("stats free=%d/%d cached=%d seqs=%d queries=%d hits=%d evictions=%d",
+			s.NumFreeBlocks, s.NumBlocks, s.NumCachedBlocks, s.NumSeqs, s.PrefixQueries, s.PrefixHits, s.Evictions), nil
+	case "cached":
+		if len(args) != 1 {
+			return "", fmt.Errorf("cached takes prompt=…")
+		}
+		p, err := datadriven.Tokens(args[0], "prompt")
+		return fmt.Sprintf("cached %s: %d", args[0], cachedTokens(m, p)), err
+	}
+	if len(args) != 2 && !(verb == "free" && len(args) == 1) {
+		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can: n=N; free: the id alone)", verb)
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		return "", fmt.Errorf("%s: sequence id %q: %w", verb, args[0], err)
+	}
+	id := SeqID(n)
+	switch verb {
+	case "free":
+		return "", m.Free(id)
+	case "can":
+		v, ok := strings.CutPrefix(args[1], "n=")
+		k, err := strconv.Atoi(v)
+		if !ok || err != nil {
+			return "", fmt.Errorf("can: %q, want n=N", args[1])
+		}
+		return fmt.Sprintf("can %d n=%d: %v", id, k, m.CanAppendTokens(id, k)), nil
+	}
+	p, err := datadriven.Tokens(args[1], "prompt")
+	if err != nil {
+		return "", err
+	}
+	switch verb {
+	case "alloc":
+		cached, err := allocate(m, id, p)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("alloc %d: table %v tokens %d cached %d", id, m.BlockTable(id), m.NumTokens(id), cached), nil
+	case "append":
+		if err := m.AppendTokens(id, p); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("append %d: table %v tokens %d", id, m.BlockTable(id), m.NumTokens(id)), nil
+	}
+	return "", fmt.Errorf("unknown call %q", verb)
+}
