@@ -143,8 +143,9 @@ func (s *Server) withContext(req *pipeline.Request, prompt []int32) []int32 {
 	return append(append([]int32(nil), req.Context...), prompt...)
 }
 
-// pipelineTools is req's tool part as chatTools, checked as readTools
-// checks a chat request's.
+// pipelineTools is req's tool part as chatTools, checked: tools in
+// OpenAI's shape (Raw) by toolcall.ToolsFromJSON, the others by name and
+// parameters; a tool_choice that needs tools, or names one, against them.
 func pipelineTools(req *pipeline.Request) (*chatTools, *apiError) {
 	t := &chatTools{choice: "none", parallel: req.ParallelToolCalls}
 	if len(req.Tools) > 0 && req.Tools[0].Raw != nil { // OpenAI's shape, checked as it is
