@@ -1,7 +1,6 @@
 package ollama
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -10,38 +9,10 @@ import (
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/pipeline"
+	"github.com/troupe-llm/troupe/server/pipeline/pipelinetest"
 )
 
-// fakeRunner answers Start with a scripted Run, and records the request.
-type fakeRunner struct {
-	events []pipeline.Event
-	got    *pipeline.Request
-}
-
-func (f *fakeRunner) Model() string                                        { return "m" }
-func (f *fakeRunner) Authorized(string) bool                               { return true }
-func (f *fakeRunner) MaxBodyBytes() int64                                  { return 1 << 20 }
-func (f *fakeRunner) Thinks() bool                                         { return true }
-func (f *fakeRunner) MaxModelLen() int                                     { return 64 }
-func (f *fakeRunner) HasTemplate() bool                                    { return true }
-func (f *fakeRunner) Admissible() *pipeline.Error                          { return nil }
-func (f *fakeRunner) PromptTokens() int                                    { return 3 }
-func (f *fakeRunner) CountTokens(*pipeline.Request) (int, *pipeline.Error) { return 0, nil }
-func (f *fakeRunner) Embed(context.Context, *pipeline.Embedding) ([][]float32, int, *pipeline.Error) {
-	return [][]float32{{1}}, 1, nil
-}
-func (f *fakeRunner) Start(_ context.Context, req *pipeline.Request) (pipeline.Run, *pipeline.Error) {
-	f.got = req
-	return f, nil
-}
-func (f *fakeRunner) Each(fn func(*pipeline.Event)) *pipeline.Error {
-	for i := range f.events {
-		fn(&f.events[i])
-	}
-	return nil
-}
-
-func post(t *testing.T, f *fakeRunner, path, body string) *httptest.ResponseRecorder {
+func post(t *testing.T, f *pipelinetest.Runner, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	mux := http.NewServeMux()
 	New(f, &Model{Name: "m", Tools: true}).Register(mux, func(h http.HandlerFunc) http.HandlerFunc { return h })
@@ -61,7 +32,7 @@ var script = []pipeline.Event{
 // TestChatStreamParts: a chunk's thinking, content and call go out as
 // three objects, the call whole; done_reason is the model's "stop".
 func TestChatStreamParts(t *testing.T) {
-	f := &fakeRunner{events: script}
+	f := &pipelinetest.Runner{Thinking: true, Events: script}
 	rec := post(t, f, "/api/chat", `{"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f"}}], "options": {"temperature": 5}}`)
 	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
 	want := []string{`"thinking":" ab "`, `"content":"c"`, `"tool_calls":[{"id":"x","function":{"index":0,"name":"f","arguments":{"k":1}}}]`,
@@ -74,7 +45,7 @@ func TestChatStreamParts(t *testing.T) {
 			t.Errorf("line %d is %s; want it to hold %s", i, lines[i], w)
 		}
 	}
-	if p := f.got; p.Sampler == nil || p.Sampler.Temperature != 5 || p.Sampler.TopK != 40 || !p.Messages[0].StringContent ||
+	if p := f.Got; p.Sampler == nil || p.Sampler.Temperature != 5 || p.Sampler.TopK != 40 || !p.Messages[0].StringContent ||
 		string(p.TemplateVars["enable_thinking"]) != "true" {
 		t.Errorf("the pipeline got %+v", p)
 	}
@@ -83,7 +54,7 @@ func TestChatStreamParts(t *testing.T) {
 // TestGenerateWhole: stream false answers once, the parsed thinking and
 // content trimmed, with the context (prompt and generated tokens).
 func TestGenerateWhole(t *testing.T) {
-	f := &fakeRunner{events: script}
+	f := &pipelinetest.Runner{Thinking: true, Events: script}
 	rec := post(t, f, "/api/generate", `{"model": "m:latest", "prompt": "hi", "stream": false, "options": {"num_predict": 7, "num_ctx": 32}}`)
 	var o final
 	if err := json.Unmarshal(rec.Body.Bytes(), &o); err != nil {
@@ -92,14 +63,14 @@ func TestGenerateWhole(t *testing.T) {
 	if *o.Response != "c" || o.Thinking != "ab" || o.DoneReason != "stop" || len(o.Context) != 5 || o.EvalCount != 2 || o.PromptEvalCount != 3 {
 		t.Fatalf("got %s", rec.Body.String())
 	}
-	if p := f.got; p.DefaultMaxTokens != 7 || p.ContextLimit != 32 || !p.WantPromptIDs || len(p.Messages) != 1 {
+	if p := f.Got; p.DefaultMaxTokens != 7 || p.ContextLimit != 32 || !p.WantPromptIDs || len(p.Messages) != 1 {
 		t.Errorf("the pipeline got %+v", p)
 	}
 	for body, want := range map[string]string{
 		`{"model": "m", "prompt": "x", "options": {"num_ctx": 65}}`: `num_ctx`, `{"model": "other", "prompt": "x"}`: `model 'other' not found`,
 		`{"model": "m", "prompt": "x", "format": "yaml"}`: `yaml`, `{"model": "m", "prompt": "x", "raw": true, "system": "s"}`: `raw mode`,
 	} {
-		if rec := post(t, &fakeRunner{}, "/api/generate", body); rec.Code/100 != 4 || !strings.Contains(rec.Body.String(), want) {
+		if rec := post(t, &pipelinetest.Runner{}, "/api/generate", body); rec.Code/100 != 4 || !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("%s: %d %s; want an error with %q", body, rec.Code, rec.Body.String(), want)
 		}
 	}

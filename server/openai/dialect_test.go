@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -10,44 +9,11 @@ import (
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/pipeline"
+	"github.com/troupe-llm/troupe/server/pipeline/pipelinetest"
 )
 
-// fakeRunner answers Start with a scripted Run, and records the request.
-type fakeRunner struct {
-	events []pipeline.Event
-	err    *pipeline.Error
-	got    *pipeline.Request
-}
-
-func (f *fakeRunner) Model() string          { return "m" }
-func (f *fakeRunner) Authorized(string) bool { return true }
-func (f *fakeRunner) MaxBodyBytes() int64    { return 1 << 20 }
-func (f *fakeRunner) Thinks() bool           { return false }
-func (f *fakeRunner) Fingerprint() string    { return "fp" }
-func (f *fakeRunner) MaxModelLen() int       { return 64 }
-func (f *fakeRunner) CountTokens(*pipeline.Request) (int, *pipeline.Error) {
-	return 0, nil
-}
-func (f *fakeRunner) Embed(context.Context, *pipeline.Embedding) ([][]float32, int, *pipeline.Error) {
-	return nil, 0, nil
-}
-func (f *fakeRunner) Start(_ context.Context, req *pipeline.Request) (pipeline.Run, *pipeline.Error) {
-	f.got = req
-	if f.err != nil {
-		return nil, f.err
-	}
-	return f, nil
-}
-func (f *fakeRunner) PromptTokens() int { return 3 }
-func (f *fakeRunner) Each(fn func(*pipeline.Event)) *pipeline.Error {
-	for i := range f.events {
-		fn(&f.events[i])
-	}
-	return nil
-}
-
 // post sends body to the route through a Handler over f.
-func post(t *testing.T, f *fakeRunner, path, body string) *httptest.ResponseRecorder {
+func post(t *testing.T, f *pipelinetest.Runner, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	mux := http.NewServeMux()
 	id := func(h http.HandlerFunc) http.HandlerFunc { return h }
@@ -60,7 +26,7 @@ func post(t *testing.T, f *fakeRunner, path, body string) *httptest.ResponseReco
 // TestChatStreamChunks: a runtime chunk's deltas are sent one per event,
 // its logprobs on the last of them, the finish in a chunk of its own.
 func TestChatStreamChunks(t *testing.T) {
-	f := &fakeRunner{events: []pipeline.Event{
+	f := &pipelinetest.Runner{Events: []pipeline.Event{
 		{Kind: pipeline.TextDelta, Text: "a"}, {Kind: pipeline.ReasoningDelta, Text: "b"},
 		{Kind: pipeline.Chunk, Tokens: []messages.Token{{ID: 1}}, Logprobs: []pipeline.TokenLogprob{{Text: "ab", Bytes: []byte("ab"), Logprob: -1}}},
 		{Kind: pipeline.Finish, Finish: pipeline.FinishStop}, {Kind: pipeline.Usage},
@@ -78,15 +44,15 @@ func TestChatStreamChunks(t *testing.T) {
 			t.Errorf("event %d is %s; want it to hold %s", i, events[i], w)
 		}
 	}
-	if !f.got.WantLogprobs || f.got.Messages[0].Content != "hi" {
-		t.Errorf("the pipeline got %+v", f.got)
+	if !f.Got.WantLogprobs || f.Got.Messages[0].Content != "hi" {
+		t.Errorf("the pipeline got %+v", f.Got)
 	}
 }
 
 // TestChatParsedAnswer: a parsed output's content is trimmed, null beside
 // calls; the calls are whole, their arguments joined.
 func TestChatParsedAnswer(t *testing.T) {
-	f := &fakeRunner{events: []pipeline.Event{
+	f := &pipelinetest.Runner{Events: []pipeline.Event{
 		{Kind: pipeline.TextDelta, Text: " \n"}, {Kind: pipeline.CallStart, Call: &pipeline.CallDelta{ID: "c1", Name: "f"}},
 		{Kind: pipeline.CallArgs, Call: &pipeline.CallDelta{Arguments: `{"x":`}}, {Kind: pipeline.CallArgs, Call: &pipeline.CallDelta{Arguments: `1}`}},
 		{Kind: pipeline.Chunk}, {Kind: pipeline.Finish, Finish: pipeline.FinishToolCall, Parsed: true}, {Kind: pipeline.Usage},
@@ -100,8 +66,8 @@ func TestChatParsedAnswer(t *testing.T) {
 	if m.Content != nil || len(m.ToolCalls) != 1 || m.ToolCalls[0].Function.Arguments != `{"x":1}` || *resp.Choices[0].FinishReason != "tool_calls" {
 		t.Fatalf("got %s", rec.Body.String())
 	}
-	if len(f.got.Tools) != 1 || f.got.Tools[0].Raw == nil || !f.got.ParallelToolCalls {
-		t.Errorf("the pipeline got tools %+v", f.got.Tools)
+	if len(f.Got.Tools) != 1 || f.Got.Tools[0].Raw == nil || !f.Got.ParallelToolCalls {
+		t.Errorf("the pipeline got tools %+v", f.Got.Tools)
 	}
 }
 
@@ -109,14 +75,14 @@ func TestChatParsedAnswer(t *testing.T) {
 // kind's type and code; max_completion_tokens is named as the client sent
 // it, and wins over n_predict as it always has.
 func TestErrorShape(t *testing.T) {
-	f := &fakeRunner{err: &pipeline.Error{Kind: pipeline.ContextLength, Param: "max_completion_tokens", Message: "too long"}}
+	f := &pipelinetest.Runner{Err: &pipeline.Error{Kind: pipeline.ContextLength, Param: "max_completion_tokens", Message: "too long"}}
 	rec := post(t, f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 9, "n_predict": 5}`)
 	want := `{"error":{"message":"too long","type":"invalid_request_error","param":"max_completion_tokens","code":"context_length_exceeded"}}`
 	if rec.Code != 400 || strings.TrimSpace(rec.Body.String()) != want {
 		t.Fatalf("%d %s", rec.Code, rec.Body.String())
 	}
-	if f.got.Names["max_tokens"] != "max_completion_tokens" || *f.got.Sampling.MaxTokens != 9 || f.got.Sampling.NPredict != nil {
-		t.Errorf("the pipeline got %+v", f.got)
+	if f.Got.Names["max_tokens"] != "max_completion_tokens" || *f.Got.Sampling.MaxTokens != 9 || f.Got.Sampling.NPredict != nil {
+		t.Errorf("the pipeline got %+v", f.Got)
 	}
 	for _, tc := range []struct{ path, body, param string }{
 		{"/v1/chat/completions", `{"messages": [], "tool_choice": "required"}`, "tool_choice"},
@@ -125,7 +91,7 @@ func TestErrorShape(t *testing.T) {
 		{"/v1/completions", `{}`, "prompt"},
 		{"/v1/completions", `{"prompt": "x", "temperature": "hot"}`, "temperature"},
 	} {
-		rec := post(t, &fakeRunner{}, tc.path, tc.body)
+		rec := post(t, &pipelinetest.Runner{}, tc.path, tc.body)
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), `"param":"`+tc.param+`"`) {
 			t.Errorf("%s %s: %d %s; want a 400 about %s", tc.path, tc.body, rec.Code, rec.Body.String(), tc.param)
 		}
@@ -135,7 +101,7 @@ func TestErrorShape(t *testing.T) {
 // TestCompletionsEcho: the echoed prompt comes first, and a chunk's
 // logprobs' text offsets count the text before it.
 func TestCompletionsEcho(t *testing.T) {
-	f := &fakeRunner{events: []pipeline.Event{
+	f := &pipelinetest.Runner{Events: []pipeline.Event{
 		{Kind: pipeline.Echo, Text: "P"}, {Kind: pipeline.TextDelta, Text: "ab"}, {Kind: pipeline.Chunk},
 		{Kind: pipeline.Finish, Finish: pipeline.FinishLength}, {Kind: pipeline.Usage, Usage: messages.Usage{PromptTokens: 1, CompletionTokens: 2}},
 	}}
@@ -147,7 +113,7 @@ func TestCompletionsEcho(t *testing.T) {
 	if c := resp.Choices[0]; c.Text != "Pab" || *c.FinishReason != "length" || resp.Usage.TotalTokens != 3 {
 		t.Fatalf("got %s", rec.Body.String())
 	}
-	if !f.got.Echo || f.got.DefaultMaxTokens != 16 || len(f.got.Prompts) != 1 {
-		t.Errorf("the pipeline got %+v", f.got)
+	if !f.Got.Echo || f.Got.DefaultMaxTokens != 16 || len(f.Got.Prompts) != 1 {
+		t.Errorf("the pipeline got %+v", f.Got)
 	}
 }
