@@ -7,7 +7,7 @@ BIN       := bin/troupe
 
 export TROUPE_TEST_MODELS ?= $(MODELS)
 
-.PHONY: all build run test test-go test-race vet cross test-arm64 dist fuzz fuzz-short soak soak-short bench bench-compare bench-mmap testdata clean
+.PHONY: all build run test test-go test-race vet cross test-arm64 dist fuzz fuzz-short soak soak-short bench bench-compare bench-mmap testdata clean apicheck apicheck-baseline
 
 all: build
 
@@ -34,7 +34,7 @@ run: build
 
 # Everything CI runs: test data, vet, the suite, the race detector over the
 # concurrent packages, each fuzz target briefly, and a two-minute soak.
-test: testdata vet cross test-go test-arm64 test-race fuzz-short soak-short
+test: testdata vet apicheck cross test-go test-arm64 test-race fuzz-short soak-short
 
 testdata:
 	./scripts/testdata-npm.sh
@@ -192,3 +192,13 @@ bench-mmap: build
 
 clean:
 	rm -rf bin dist
+
+# Incompatible changes to the stable public packages (API.md: troupe,
+# langchain, troupetest, actors, actors/backend, messages) against the
+# baseline in api/ (golang.org/x/exp/cmd/apidiff, offline once fetched).
+# A deliberate break records a new baseline: make apicheck-baseline.
+apicheck:
+	./scripts/apicheck.sh
+
+apicheck-baseline:
+	./scripts/apicheck.sh -w

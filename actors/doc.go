@@ -1,9 +1,13 @@
 // Package actors is troupe's runtime: protoactor-go actors that serve
 // generation requests with continuous batching over paged KV blocks, and the
 // small public API a Go program uses to run it inside its own actor system
-// (Start, Runtime.Stream, Runtime.Generate, Runtime.Stop).
+// (Start, Runtime.Stream, Runtime.Generate, Runtime.Embed, Runtime.Stop).
+// A program without an actor system of its own, or that wants chat
+// templates, tools and structured output rather than token ids, uses
+// package troupe (troupe.Open) instead.
 //
-// The actors, one per file, as in ../shared/docs/DESIGN.md:
+// The actors, one per file (the repository's ARCHITECTURE.md tells the
+// whole story):
 //
 //	request  (request.go)   one client request: spawns a sequence per choice,
 //	                        relays their output, counts usage

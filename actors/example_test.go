@@ -3,6 +3,7 @@ package actors_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -10,18 +11,42 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/troupetest"
 )
 
+// tinyModel writes troupetest's tiny random model into a new folder and
+// returns its path and the folder's removal. A real program opens its own
+// GGUF file instead.
+func tinyModel() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "troupe-example")
+	if err != nil {
+		return "", nil, err
+	}
+	path := filepath.Join(dir, "tiny.gguf")
+	if err := troupetest.WriteTinyModel(path, 1); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return path, func() { os.RemoveAll(dir) }, nil
+}
+
 // Start troupe inside the application's own actor system and stream a
-// completion through a channel.
+// completion through a channel. (A program without an actor system of its
+// own uses package troupe's Open instead.)
 func Example() {
+	path, remove, err := tinyModel()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer remove()
+
 	system := actor.NewActorSystem() // the application's
 	defer system.Shutdown()
 
-	m, err := model.Open(filepath.Join(testmodels.Lookup(), "stories260K.gguf"))
+	m, err := model.Open(path)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -35,20 +60,20 @@ func Example() {
 	defer rt.Stop(5 * time.Second)
 
 	prompt, _ := rt.Tokenize("Once upon a time")
-	ch, err := rt.Stream(context.Background(), &messages.GenerateRequest{Prompt: prompt, MaxTokens: 16})
+	ch, err := rt.Stream(context.Background(), &messages.GenerateRequest{Prompt: prompt, MaxTokens: 16, IgnoreEOS: true})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	for c := range ch {
-		fmt.Print(c.Text)
+		// c.Text is the next piece of text (the tiny model's is meaningless,
+		// so this example does not print it).
 		if c.Done {
-			fmt.Printf("\n%d prompt tokens, %d generated\n", c.Usage.PromptTokens, c.Usage.CompletionTokens)
+			fmt.Printf("%d prompt tokens, %d generated\n", c.Usage.PromptTokens, c.Usage.CompletionTokens)
 		}
 	}
 	// Output:
-	// , there was a little girl named Lily. She loved to play
-	// 5 prompt tokens, 16 generated
+	// 16 prompt tokens, 16 generated
 }
 
 // Generate calls back with each chunk in the caller's goroutine; returning an
@@ -56,9 +81,15 @@ func Example() {
 // blocks at once. Here two choices are sampled with a fixed seed and the
 // callback stops after six tokens.
 func ExampleRuntime_Generate() {
+	path, remove, err := tinyModel()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer remove()
 	system := actor.NewActorSystem()
 	defer system.Shutdown()
-	m, err := model.Open(filepath.Join(testmodels.Lookup(), "stories260K.gguf"))
+	m, err := model.Open(path)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -72,7 +103,7 @@ func ExampleRuntime_Generate() {
 	defer rt.Stop(5 * time.Second)
 
 	prompt, _ := rt.Tokenize("Once upon a time")
-	req := &messages.GenerateRequest{Prompt: prompt, N: 2, MaxTokens: 64, Stop: []string{"."},
+	req := &messages.GenerateRequest{Prompt: prompt, N: 2, MaxTokens: 64, IgnoreEOS: true,
 		Sampling: messages.SamplingParams{Temperature: 0.8, TopK: 40, Seed: 7, HasSeed: true}}
 	generated := 0
 	enough := fmt.Errorf("enough")

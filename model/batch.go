@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model/lora"
 )
 
 // Batch is one flattened, ragged micro-batch: the tokens of several
@@ -18,6 +19,10 @@ type Batch struct {
 	BlockTables [][]int32 // (n_seqs) (blocks) physical kv.Cache blocks of each sequence
 	Logits      []bool    // (n_tokens) rows whose logits are wanted
 	Hidden      []bool    // (n_tokens) rows whose final hidden states are wanted (ForwardHidden); nil: none
+	// LoRA are the adapters of each sequence, applied in order at every
+	// projection (lora.go); nil: none for any sequence. Adapters must have
+	// passed Model.CheckAdapter.
+	LoRA [][]lora.Scaled // (n_seqs) (adapters)
 }
 
 // NumLogits is the number of rows with Logits set.
@@ -34,7 +39,7 @@ func (b *Batch) NumLogits() int {
 // Reset empties the batch, keeping its storage.
 func (b *Batch) Reset() {
 	b.Tokens, b.Positions, b.Seq, b.Logits = b.Tokens[:0], b.Positions[:0], b.Seq[:0], b.Logits[:0]
-	b.BlockTables, b.Hidden = b.BlockTables[:0], b.Hidden[:0]
+	b.BlockTables, b.Hidden, b.LoRA = b.BlockTables[:0], b.Hidden[:0], b.LoRA[:0]
 }
 
 // Add appends one token.
@@ -53,6 +58,9 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 	if len(b.Positions) != n || len(b.Seq) != n || len(b.Logits) != n {
 		return fmt.Errorf("model: batch of %d tokens has %d positions, %d sequence indexes, %d logit flags",
 			n, len(b.Positions), len(b.Seq), len(b.Logits))
+	}
+	if len(b.LoRA) != 0 && len(b.LoRA) != len(b.BlockTables) {
+		return fmt.Errorf("model: batch of %d sequences has adapters for %d", len(b.BlockTables), len(b.LoRA))
 	}
 	window := c.KVWindow()
 	for i := range n {

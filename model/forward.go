@@ -46,6 +46,7 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 		maxPos = max(maxPos, int(p))
 	}
 	s.reserve(c, n, maxPos)
+	s.setLoRA(m, b) // the projections' adapters (lora.go)
 	for i := range n {
 		slot, _ := cache.Slot(b.BlockTables[b.Seq[i]], int(b.Positions[i])) // checked by validate
 		s.slots[i] = int32(slot)

@@ -35,13 +35,13 @@ func (m *Model) attnIn(s *State, l, n int) error {
 	for i := range n {
 		compute.RMSNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], lw.AttnNorm, c.NormEps)
 	}
-	if err := s.mm.MatMul(s.q, s.xb, n, lw.Q); err != nil {
+	if err := s.matMul(s.q, s.xb, n, lw.Q); err != nil {
 		return err
 	}
-	if err := s.mm.MatMul(s.k, s.xb, n, lw.K); err != nil {
+	if err := s.matMul(s.k, s.xb, n, lw.K); err != nil {
 		return err
 	}
-	if err := s.mm.MatMul(s.v, s.xb, n, lw.V); err != nil {
+	if err := s.matMul(s.v, s.xb, n, lw.V); err != nil {
 		return err
 	}
 	if m.Features.Has(QKVBias) {
@@ -113,7 +113,7 @@ func (m *Model) attend(s *State, b *Batch, cache *kv.Cache, l, n, nv int) {
 // post-norms it and adds it to the residual rows.
 func (m *Model) attnOut(s *State, l, n int) error {
 	c, lw := &m.Config, &m.Weights.Layers[l]
-	if err := s.mm.MatMul(s.ob, s.att, n, lw.O); err != nil {
+	if err := s.matMul(s.ob, s.att, n, lw.O); err != nil {
 		return err
 	}
 	if m.Features.Has(OBias) {
@@ -143,10 +143,10 @@ func (m *Model) ffn(s *State, l, n int) error {
 // (or GeGLU), the down product into s.ob, post norm, residual add.
 func (m *Model) denseFFN(s *State, l, n int) error {
 	c, lw := &m.Config, &m.Weights.Layers[l]
-	if err := s.mm.MatMul(s.gate, s.xb, n, lw.Gate); err != nil {
+	if err := s.matMul(s.gate, s.xb, n, lw.Gate); err != nil {
 		return err
 	}
-	if err := s.mm.MatMul(s.up, s.xb, n, lw.Up); err != nil {
+	if err := s.matMul(s.up, s.xb, n, lw.Up); err != nil {
 		return err
 	}
 	for i := range n { // per row: ggml's swiglu works row by row
@@ -157,7 +157,7 @@ func (m *Model) denseFFN(s *State, l, n int) error {
 			compute.SiLUMul(g, g, u)
 		}
 	}
-	if err := s.mm.MatMul(s.ob, s.gate, n, lw.Down); err != nil {
+	if err := s.matMul(s.ob, s.gate, n, lw.Down); err != nil {
 		return err
 	}
 	if m.Features.Has(PostNorms) {

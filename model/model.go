@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/troupe-llm/troupe/model/lora"
 	"io"
 	"os"
 
@@ -25,6 +26,9 @@ type Model struct {
 	rank *rankHead    // a reranker's classification head (rank.go); nil for others
 
 	closer io.Closer // the mapped file(s) the weights point into
+	// adapters apply to every sequence of a batch that names none
+	// (SetAdapters, lora.go); nil: none.
+	adapters []lora.Scaled
 }
 
 // Close releases the mapped files. The model must not be used after.

@@ -3,6 +3,7 @@ package model
 import (
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model/lora"
 )
 
 // State is the scratch memory of forward passes: activations for up to
@@ -31,6 +32,12 @@ type State struct {
 	scores [][]float32         // (workers) g·(head_dim + 2·context): f16 q, softmax weights and rescales of g heads (attnGroup)
 	q8     []compute.Q8_0Query // (workers) one head's q as Q8_0 (a Q8_0 KV cache)
 	moe    moeScratch          // the expert FFNs' buffers (moe.go)
+	lora   lora.Applier        // the LoRA updates' gathered rows (lora.go)
+	// loraSeq and loraSets are the batch's Seq and LoRA during a Forward
+	// (matMul reads them); loraSets nil: no adapters.
+	loraSeq  []int32
+	loraSets [][]lora.Scaled
+	loraAll  [][]lora.Scaled // (n_seqs) the model's adapters for each sequence (setLoRA)
 
 	attn      attnJob      // the attention call in flight
 	attnShare func(wi int) // worker wi's share of it, built on first use

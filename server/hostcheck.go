@@ -20,8 +20,9 @@ import (
 //   - Cross-site requests: any page may POST a "CORS-simple" body
 //     (text/plain, a form) to any address without a preflight, and the
 //     server would run it. crossSite refuses a request from another origin
-//     (not in Config.AllowedOrigins) whose body is not declared JSON (403);
-//     a JSON body from such a page needs a preflight, which it does not get.
+//     (not loopback nor in Config.AllowedOrigins: originAllowed) whose body
+//     is not declared JSON (403); a JSON body from such a page needs a
+//     preflight, which it does not get.
 
 // guarded applies both guards before next.
 func (s *Server) guarded(next http.Handler) http.Handler {

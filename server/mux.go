@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -89,13 +90,65 @@ func (s *Server) cors(next http.Handler) http.Handler {
 	})
 }
 
-// originAllowed reports whether origin is one of Config.AllowedOrigins
-// ("*": any).
+// originAllowed reports whether origin is a loopback origin, allowed
+// whatever Config.AllowedOrigins says as in Ollama's defaults (a page
+// served from this machine: a local front end on another port), or
+// matches one of Config.AllowedOrigins ("*": any; "https://*.example.com":
+// a wildcard), case-insensitively.
 func (s *Server) originAllowed(origin string) bool {
-	for _, o := range s.cfg.AllowedOrigins {
-		if o == "*" || strings.EqualFold(o, origin) {
+	return loopbackOrigin(origin) || originMatches(origin, s.cfg.AllowedOrigins)
+}
+
+// loopbackOrigin reports whether origin is http(s)://localhost,
+// 127.0.0.1 or [::1], with or without a port.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Path != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	switch h := strings.ToLower(u.Hostname()); h {
+	case "localhost", "127.0.0.1":
+		return true
+	case "::1":
+		return strings.HasPrefix(u.Host, "[") // as browsers write it
+	}
+	return false
+}
+
+// originMatches reports whether origin matches one of patterns,
+// case-insensitively: "*" matches any origin, and a "*" within a pattern
+// any run of characters but "/".
+func originMatches(origin string, patterns []string) bool {
+	origin = strings.ToLower(origin)
+	for _, p := range patterns {
+		if p == "*" || wildcardMatch(strings.ToLower(p), origin) {
 			return true
 		}
 	}
 	return false
+}
+
+// wildcardMatch reports whether s matches pattern, in which each "*"
+// stands for a run of characters without "/" (the only special character:
+// an IPv6 origin's brackets are literal).
+func wildcardMatch(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for i, part := range parts[1:] {
+		j := strings.Index(s, part) // the leftmost match leaves the most for the rest
+		if i == len(parts)-2 {
+			j = len(s) - len(part) // the last part ends the string
+			if j < 0 || s[j:] != part {
+				return false
+			}
+		}
+		if j < 0 || strings.Contains(s[:j], "/") {
+			return false
+		}
+		s = s[j+len(part):]
+	}
+	return len(parts) > 1 || s == ""
 }

@@ -88,7 +88,8 @@ type Config struct {
 	// response's system_fingerprint.
 	Version VersionInfo
 	// AllowedOrigins are the browser origins CORS lets call the API
-	// ("*": any); none: same-origin only. A request with a body from any
+	// besides loopback ones, which are always allowed as on Ollama ("*":
+	// any; a "*" within one is a wildcard). A request with a body from any
 	// other origin must declare it JSON (hostcheck.go).
 	AllowedOrigins []string
 	// BindHost is the address the server listens on (serve's --host); with

@@ -35,6 +35,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 			usage()
 			return err
 		}
+		if msg := unsupportedError(fs); msg != "" {
+			return usageError{msg}
+		}
 		return usageError{fmt.Sprintf("%s (see %s --help)", flagError(err.Error()), fs.Name())}
 	}
 	if fs.NArg() > 0 {
@@ -63,11 +66,19 @@ func dashed(name string) string {
 }
 
 // printFlags lists fs's flags as flag.PrintDefaults does, but with the
-// names dashed.
+// names dashed. A peer's flags (peerflags.go) are not listed: a flag's
+// line ends with the peer names that are its aliases.
 func printFlags(fs *flag.FlagSet) {
 	w := fs.Output()
+	aliases := peerNames(fs)
 	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(peerValue); ok {
+			return
+		}
 		arg, usage := flag.UnquoteUsage(f)
+		if a := aliases[f.Name]; len(a) > 0 {
+			usage += " (also " + strings.Join(a, ", ") + ")"
+		}
 		line := "  " + dashed(f.Name)
 		if arg != "" {
 			line += " " + arg

@@ -41,6 +41,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	repack := repackFlag(fs)
 	var spec actors.SpecConfig
 	specVar(fs, &spec)
+	var adapters []loraSpec
+	loraVar(fs, &adapters)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -55,7 +57,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	case *threads < 1:
 		return usageError{"-t must be at least 1"}
 	}
-	kind, err := deviceFlag(*deviceKind)
+	device, err := loraDevice(*deviceKind, adapters)
+	if err != nil {
+		return err
+	}
+	kind, err := deviceFlag(device)
 	if err != nil {
 		return err
 	}
@@ -69,6 +75,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	closeAdapters, err := openAdapters(m, adapters)
+	if err != nil {
+		return err
+	}
+	defer closeAdapters()
 	ids, err := m.Tokenizer.Encode(*prompt, !*noSpecial, !*noSpecial)
 	if err != nil {
 		return err

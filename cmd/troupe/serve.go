@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,6 +48,7 @@ type serveConfig struct {
 	LogFormat        string // auto, console or json
 	ShutdownGrace    time.Duration
 	Repack           model.Repack // --repack, --no-repack: which weights are repacked at load
+	LoRA             []loraSpec   // --lora: adapters applied to every request
 
 	Runtime actors.Config  // NewBackend is set when serving
 	Server  server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
@@ -59,9 +62,9 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Host, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&c.Port, "port", 8080, "port to listen on (0: any free port)")
 	fs.StringVar(&c.Server.APIKey, "api-key", "", "require this key as a Bearer token on /v1 routes (default $TROUPE_API_KEY)")
-	fs.StringVar(&c.Server.ModelName, "served-model-name", "", "the model id clients use (default: the file or directory name)")
+	fs.Var(modelNameFlag{&c.Server.ModelName}, "served-model-name", "the model `name` clients use (default: the file or directory name)")
 	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a built-in chat template ("+strings.Join(server.BuiltinTemplateNames(), ", ")+
-		") or a Jinja file, instead of the model's (default: the model's, else "+server.FallbackTemplate+")")
+		") or a Jinja file or Jinja text, instead of the model's (default: the model's, else "+server.FallbackTemplate+")")
 	fs.StringVar(&c.Server.ToolCallParser, "tool-call-parser", "", "the model's tool-call format (hermes, llama3_json, mistral, openai, ...; default: detected from the chat template)")
 	fs.IntVar(&c.Runtime.Workers, "t", 2, "threads per device")
 	fs.IntVar(&c.Runtime.Devices, "devices", 1, "device replicas")
@@ -94,10 +97,12 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Server.WriteStallTimeout, "write-stall-timeout", 30*time.Second, "cancel a request whose client reads none of its response for this long (each write's deadline)")
 	fs.StringVar(&c.CacheDir, "cache-dir", "", "download cache for hf:// models (default $TROUPE_CACHE, else the user cache dir)")
 	fs.StringVar(&c.LogFormat, "log-format", "auto", "log format: auto (console on a terminal, else json), console, json")
-	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser `origins` allowed to call the API (CORS), comma-separated; * for any (default: none, same origin only)")
+	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser `origins` allowed to call the API (CORS) besides the server's own and loopback ones (http://localhost:*, http://127.0.0.1:*, http://[::1]:*), comma-separated; * for any, * within one for a wildcard (https://*.example.com)")
 	fs.Var(listFlag{&c.Server.AllowedHosts}, "allowed-hosts", "Host `names` answered besides localhost, IP addresses and this machine's name, comma-separated; * for any, .example.com for a domain (default: checked only when --host is loopback)")
 	registerSamplingDefaults(fs, &c.Server.Defaults)
 	specVar(fs, &c.Runtime.Speculative)
+	loraVar(fs, &c.LoRA)
+	registerPeerFlags(fs, c) // last: llama-server's and vLLM's names for the flags above
 }
 
 // fromEnv fills what the flags left empty from the environment: the model
@@ -121,6 +126,8 @@ func (c *serveConfig) Validate() error {
 	switch {
 	case c.Preemption != "recompute" && c.Preemption != "swap":
 		msg = fmt.Sprintf("--preemption %q: want recompute or swap", c.Preemption)
+	case strings.Contains(c.Server.APIKey, ","):
+		msg = "--api-key: one key, not a comma-separated list (llama-server's several keys are not supported)"
 	case c.Port < 0 || c.Port > 65535:
 		msg = fmt.Sprintf("--port %d is not a port", c.Port)
 	case c.Runtime.Workers < 1 || c.Runtime.Devices < 1:
@@ -172,7 +179,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	var c serveConfig
 	fs := newFlags("serve", stderr)
 	c.register(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parse(fs, joinListArgs(args, serveListFlags...)); err != nil {
 		return err
 	}
 	c.fromEnv(os.Getenv)
@@ -191,7 +198,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 // clients get 503 rather than a refused connection meanwhile.
 func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error {
 	rtCfg, srvCfg := c.Runtime, c.Server
-	kind, err := deviceFlag(c.Device)
+	device, err := loraDevice(c.Device, c.LoRA)
+	if err != nil {
+		return err
+	}
+	kind, err := deviceFlag(device)
 	if err != nil {
 		return err
 	}
@@ -235,6 +246,11 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if err := c.checkModel(&m.Config); err != nil {
 		return err
 	}
+	closeAdapters, err := openAdapters(m, c.LoRA)
+	if err != nil {
+		return err
+	}
+	defer closeAdapters()
 	devices := backend.NewSelector(m, kind)
 	rtCfg.NewBackend = devices.New
 	rt, err := actors.Start(system, m, rtCfg)
@@ -338,9 +354,13 @@ func (f listFlag) Set(s string) error {
 	return nil
 }
 
-// splitList splits a comma-separated flag, dropping empty entries.
+// splitList splits a comma-separated flag, dropping empty entries; a JSON
+// array of strings (vLLM's --allowed-origins '["*"]') is read as one.
 func splitList(s string) []string {
 	var out []string
+	if strings.HasPrefix(strings.TrimSpace(s), "[") && json.Unmarshal([]byte(s), &out) == nil {
+		return slices.DeleteFunc(out, func(e string) bool { return strings.TrimSpace(e) == "" })
+	}
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
 			out = append(out, f)

@@ -94,11 +94,15 @@ func (f optInt64) Set(s string) error {
 	return nil
 }
 
-// readChatTemplate resolves --chat-template: a built-in template's name, or
-// a Jinja file ("" stays "": the model's own).
+// readChatTemplate resolves --chat-template: a built-in template's name, a
+// Jinja file, or Jinja text itself as llama-server and vLLM take it (a
+// value with "{{" or "{%"); "" stays "": the model's own.
 func readChatTemplate(spec string) (string, error) {
 	if spec == "" {
 		return "", nil
+	}
+	if strings.Contains(spec, "{{") || strings.Contains(spec, "{%") {
+		return spec, nil
 	}
 	if src, ok := server.BuiltinTemplate(spec); ok {
 		return src, nil

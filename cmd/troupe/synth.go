@@ -21,8 +21,14 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the random weights")
 	threads := fs.Int("t", runtime.NumCPU(), "threads that generate and quantize")
 	list := fs.Bool("list", false, "list the shapes and exit")
+	loraOf := fs.String("lora-of", "", "write a random LoRA adapter (llama.cpp's GGUF format) for this GGUF model to -o, instead of a model")
+	rank := fs.Int("rank", 8, "the adapter's rank (--lora-of)")
+	alpha := fs.Float64("alpha", 16, "the adapter's adapter.lora.alpha (--lora-of; 0: none)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *loraOf != "" {
+		return synthLoRA(*loraOf, *out, *rank, float32(*alpha), *seed, stdout)
 	}
 	if *list {
 		fmt.Fprintln(stdout, "| shape | arch | dim | layers | heads | kv heads | ffn | vocab | tied |")
@@ -71,4 +77,25 @@ func fileTypeNames() string {
 		names[i] = f.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// synthLoRA writes a random adapter for the model at base to out.
+func synthLoRA(base, out string, rank int, alpha float32, seed uint64, stdout io.Writer) error {
+	switch {
+	case out == "":
+		return usageError{"-o FILE.gguf is required"}
+	case rank < 1:
+		return usageError{fmt.Sprintf("--rank %d: want at least 1", rank)}
+	}
+	bf, err := gguf.Open(base)
+	if err != nil {
+		return fmt.Errorf("synth: --lora-of: %w", err)
+	}
+	defer bf.Close()
+	n, err := synth.WriteLoRA(out, synth.LoRAOptions{Base: bf, Rank: rank, Alpha: alpha, Seed: seed})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: a rank-%d LoRA adapter of %d weights for %s\n", out, rank, n, base)
+	return nil
 }

@@ -217,12 +217,23 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 // WriteFile writes Write's model to a new file at path (through a buffer),
 // and removes what it wrote if anything fails.
 func WriteFile(path string, o Options) (int, error) {
+	var n int
+	err := writeFile(path, func(w io.Writer) (err error) {
+		n, err = Write(w, o)
+		return err
+	})
+	return n, err
+}
+
+// writeFile creates path and runs write on it through a buffer, removing
+// the file if anything fails.
+func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return 0, fmt.Errorf("synth: %w", err)
+		return fmt.Errorf("synth: %w", err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	n, err := Write(bw, o)
+	err = write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -231,9 +242,9 @@ func WriteFile(path string, o Options) (int, error) {
 	}
 	if err != nil {
 		os.Remove(path)
-		return 0, err
+		return err
 	}
-	return n, nil
+	return nil
 }
 
 // Write writes a GGUF model of o.Shape with random weights (seeded, the

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/lora"
+	"github.com/troupe-llm/troupe/model/synth"
+)
+
+// TestLoRAFlag: --lora takes FILE[:SCALE], repeated or comma-separated
+// (llama-server's --lora-scaled too); a scale out of range or --device
+// cuda is a one-line exit 2.
+func TestLoRAFlag(t *testing.T) {
+	c, err := parsePeer(t, "--lora", "a.gguf", "--lora", "b.gguf:0.5,c:d.gguf:-2", "--lora-scaled", "e.gguf:10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []loraSpec{{"a.gguf", 1}, {"b.gguf", 0.5}, {"c:d.gguf", -2}, {"e.gguf", 10}}
+	if !reflect.DeepEqual(c.LoRA, want) {
+		t.Errorf("parsed %v, want %v", c.LoRA, want)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lora", "a.gguf:11"}, "--lora: a.gguf:11: scale 11: want a number in [-10, 10]"},
+		{[]string{"--lora", "a.gguf:NaN"}, "scale NaN"},
+		{[]string{"--lora", ","}, "--lora: want FILE[:SCALE]"},
+		{[]string{"--lora", "a.gguf", "--device", "cuda"}, "--lora runs on the CPU device only"},
+	} {
+		_, errOut, code := troupe(t, append([]string{"serve"}, tc.args...)...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("serve %q: exit %d, %q; want exit 2 and one line with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestRunLoRA: troupe run --lora applies the adapter at its scale to the
+// request (the first greedy token is the argmax of the model's own forward
+// pass with the adapter, and the output differs from the model's alone); an
+// adapter for another model is an error naming it.
+func TestRunLoRA(t *testing.T) {
+	path := testmodels.Path(t, "stories260K.gguf")
+	adapter := filepath.Join(t.TempDir(), "a.gguf")
+	bf, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := synth.WriteLoRA(adapter, synth.LoRAOptions{Base: bf, Rank: 8, Alpha: 16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	bf.Close()
+	run := func(extra ...string) (prompt, ids []int32) {
+		out, errOut, code := troupe(t, append([]string{"run", "-m", path, "-p", "Once upon a time", "-n", "8", "--temp", "0", "--output", "json"}, extra...)...)
+		if code != 0 {
+			t.Fatalf("run %q: exit %d: %s", extra, code, errOut)
+		}
+		var got struct {
+			PromptIDs []int32 `json:"prompt_ids"`
+			IDs       []int32 `json:"ids"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v: %q", err, out)
+		}
+		return got.PromptIDs, got.IDs
+	}
+	prompt, base := run()
+	_, with := run("--lora", adapter+":0.75")
+	if slices.Equal(base, with) {
+		t.Errorf("--lora changed nothing: %v", with)
+	}
+	if first := firstGreedy(t, path, adapter, 0.75, prompt); with[0] != first {
+		t.Errorf("first token with --lora %d, the model's forward pass with the adapter %d", with[0], first)
+	}
+
+	other := filepath.Join(t.TempDir(), "other.gguf")
+	of, err := gguf.Open(testmodels.Path(t, "synthetic/synth-llama-tiny256-Q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer of.Close()
+	if _, err := synth.WriteLoRA(other, synth.LoRAOptions{Base: of, Rank: 4, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := troupe(t, "run", "-m", path, "-p", "Once", "--lora", other)
+	if code != 1 || !strings.Contains(errOut, "bad adapter") || !strings.Contains(errOut, other) {
+		t.Errorf("an adapter for another model: exit %d, %q", code, errOut)
+	}
+}
+
+// firstGreedy is the argmax of the last prompt row's logits with the
+// adapter at scale, by model.Forward.
+func firstGreedy(t *testing.T, path, adapter string, scale float32, prompt []int32) int32 {
+	t.Helper()
+	m, _, err := model.LoadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	a, err := lora.Open(adapter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	c := &m.Config
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(prompt) + 15) / 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(prompt), cache.BlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &model.Batch{BlockTables: [][]int32{table}, LoRA: [][]lora.Scaled{{{Adapter: a, Scale: scale}}}}
+	for p, tok := range prompt {
+		b.Add(tok, int32(p), 0, p == len(prompt)-1)
+	}
+	logits := make([]float32, c.VocabSize)
+	if err := m.Forward(model.NewState(c, 2), b, cache, logits); err != nil {
+		t.Fatal(err)
+	}
+	best := 0
+	for i, v := range logits {
+		if v > logits[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}

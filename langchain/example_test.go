@@ -1,0 +1,62 @@
+package langchain_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/prompts"
+
+	"github.com/troupe-llm/troupe"
+	"github.com/troupe-llm/troupe/langchain"
+	"github.com/troupe-llm/troupe/troupetest"
+)
+
+// A langchaingo chain on a model in process. A scripted model stands in
+// for a real one (troupe.Open on a GGUF file), so the output is known.
+func Example() {
+	dir, _ := os.MkdirTemp("", "langchain")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "tiny.gguf")
+	if err := troupetest.WriteTinyModel(path, 1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	script := troupetest.NewScript(troupetest.TinyVocabSize, troupetest.TinyEOS)
+	m, err := troupe.Open(context.Background(), path, troupe.WithBackend(script))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close()
+	script.PushText(m.Runtime(), "Bonjour le monde")
+
+	chain := chains.NewLLMChain(langchain.New(m), prompts.NewPromptTemplate("Translate to French: {{.text}}", []string{"text"}))
+	out, err := chains.Run(context.Background(), chain, "Hello world")
+	fmt.Println(out, err)
+	// Output:
+	// Bonjour le monde <nil>
+}
+
+// Embeddings for langchaingo's vector stores.
+func ExampleNewEmbedder() {
+	dir, _ := os.MkdirTemp("", "langchain")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "tiny.gguf")
+	if err := troupetest.WriteTinyModel(path, 1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := troupe.Open(context.Background(), path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close()
+	vecs, err := langchain.NewEmbedder(m).EmbedDocuments(context.Background(), []string{"one", "two", "three"})
+	fmt.Println(len(vecs), len(vecs[0]), err)
+	// Output:
+	// 3 64 <nil>
+}
