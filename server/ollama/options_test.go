@@ -1,4 +1,4 @@
-package server
+package ollama
 
 import (
 	"encoding/json"
@@ -78,7 +78,7 @@ func TestOllamaOptions(t *testing.T) {
 			g := &messages.GenerateRequest{}
 			limits, ignored, e := applyOllamaOptions(opts, g)
 			if tc.err != "" {
-				if e == nil || e.Status != 400 || !strings.Contains(e.Message, tc.err) {
+				if e == nil || e.Status() != 400 || !strings.Contains(e.Message, tc.err) {
 					t.Fatalf("error %v, want a 400 with %q", e, tc.err)
 				}
 				return
