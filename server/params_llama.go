@@ -16,6 +16,8 @@ const (
 	dryAllowedLenDefault = 2
 	dryLastNDefault      = 64
 	xtcThresholdDefault  = 0.1
+	mirostatTauDefault   = 5.0 // llama.cpp's and Ollama's
+	mirostatEtaDefault   = 0.1
 )
 
 // dryBreakersDefault are llama.cpp's default DRY sequence breakers.
@@ -44,15 +46,30 @@ var llamaParams = []param{
 		}
 		return nil
 	}},
-	{"mirostat", func(f *samplingFields, _ *messages.GenerateRequest) *apiError {
-		if f.Mirostat != nil && *f.Mirostat != 0 {
-			return badRequest("mirostat", "mirostat %d is not supported: troupe has no mirostat sampler (0 turns it off)", *f.Mirostat)
+	{"mirostat", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		if f.Mirostat == nil || *f.Mirostat == 0 {
+			return nil
 		}
+		if *f.Mirostat < 0 || *f.Mirostat > 2 {
+			return badRequest("mirostat", "mirostat %d: want 0 (off), 1 or 2", *f.Mirostat)
+		}
+		req.Sampling.Mirostat = *f.Mirostat
+		req.Sampling.MirostatTau, req.Sampling.MirostatEta = mirostatTauDefault, mirostatEtaDefault
 		return nil
 	}},
 	// Inert while mirostat is 0, as in llama.cpp (clients send them with it).
-	{"mirostat_tau", func(*samplingFields, *messages.GenerateRequest) *apiError { return nil }},
-	{"mirostat_eta", func(*samplingFields, *messages.GenerateRequest) *apiError { return nil }},
+	floatIn("mirostat_tau", func(f *samplingFields) *float64 { return f.MirostatTau }, span{0, 100, false},
+		func(s *messages.SamplingParams, v float32) {
+			if s.Mirostat != 0 {
+				s.MirostatTau = v
+			}
+		}),
+	floatIn("mirostat_eta", func(f *samplingFields) *float64 { return f.MirostatEta }, span{0, 1, false},
+		func(s *messages.SamplingParams, v float32) {
+			if s.Mirostat != 0 {
+				s.MirostatEta = v
+			}
+		}),
 	{"n_predict", func(f *samplingFields, _ *messages.GenerateRequest) *apiError {
 		switch n := f.NPredict; {
 		case n == nil:

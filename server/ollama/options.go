@@ -24,6 +24,8 @@ const (
 	ollamaTopK        = 40
 	ollamaTopP        = 0.9
 	ollamaRepeatLastN = 64
+	ollamaMirostatTau = 5.0 // inert while mirostat is 0
+	ollamaMirostatEta = 0.1
 )
 
 // ollamaLimits are what an Ollama request's options set beyond the
@@ -104,10 +106,11 @@ var ollamaOptions = []ollamaOption{
 		return nil
 	})},
 	{"typical_p", ollamaFloat("typical_p", func(x float32, g *messages.GenerateRequest) { g.Sampling.TypicalP = x })},
-	{"mirostat", ollamaInt("mirostat", func(n int, _ *messages.GenerateRequest, _ *ollamaLimits) *pipeline.Error {
-		if n != 0 {
-			return pipeline.Errorf("mirostat", "mirostat %d is not supported: troupe has no mirostat sampler (0 turns it off)", n)
+	{"mirostat", ollamaInt("mirostat", func(n int, g *messages.GenerateRequest, _ *ollamaLimits) *pipeline.Error {
+		if n < 0 || n > 2 {
+			return pipeline.Errorf("mirostat", "option \"mirostat\" %d: want 0 (off), 1 or 2", n)
 		}
+		g.Sampling.Mirostat = n
 		return nil
 	})},
 	// Not Ollama's, but refused as on the OpenAI routes rather than ignored.
@@ -124,8 +127,8 @@ var ollamaOptions = []ollamaOption{
 		return nil
 	}},
 	// Inert while mirostat is 0, as in llama.cpp and Ollama.
-	{"mirostat_tau", ollamaFloat("mirostat_tau", func(float32, *messages.GenerateRequest) {})},
-	{"mirostat_eta", ollamaFloat("mirostat_eta", func(float32, *messages.GenerateRequest) {})},
+	{"mirostat_tau", ollamaNonNegative("mirostat_tau", func(x float32, g *messages.GenerateRequest) { g.Sampling.MirostatTau = x })},
+	{"mirostat_eta", ollamaNonNegative("mirostat_eta", func(x float32, g *messages.GenerateRequest) { g.Sampling.MirostatEta = x })},
 }
 
 // applyOllamaOptions sets g's sampling parameters from a request's options:
@@ -150,6 +153,7 @@ func applyOllamaOptions(opts map[string]json.RawMessage, g *messages.GenerateReq
 			return l, nil, e
 		}
 	}
+	mirostatDefaults(opts, &g.Sampling)
 	var ignored []string
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if !slices.ContainsFunc(ollamaOptions, func(o ollamaOption) bool { return o.name == k }) {
@@ -157,6 +161,23 @@ func applyOllamaOptions(opts map[string]json.RawMessage, g *messages.GenerateReq
 		}
 	}
 	return l, ignored, nil
+}
+
+// mirostatDefaults gives mirostat Ollama's tau and eta where the options
+// leave them out, and clears them while mirostat is off (they are inert).
+func mirostatDefaults(opts map[string]json.RawMessage, s *messages.SamplingParams) {
+	given := func(k string) bool { v, ok := opts[k]; return ok && string(v) != "null" }
+	switch {
+	case s.Mirostat == 0:
+		s.MirostatTau, s.MirostatEta = 0, 0
+	default:
+		if !given("mirostat_tau") {
+			s.MirostatTau = ollamaMirostatTau
+		}
+		if !given("mirostat_eta") {
+			s.MirostatEta = ollamaMirostatEta
+		}
+	}
 }
 
 // ollamaInt is an integer option. A number with a fraction is truncated,
