@@ -125,7 +125,7 @@ var params = []param{
 
 // allParams are params, then llama-server's and vLLM's fields (n_predict
 // first among them: it sets max_tokens, which the caller reads after).
-var allParams = append(slices.Clip(params), llamaParams...)
+var allParams = slices.Concat(params, llamaParams, budgetParams)
 
 // span is a range of a number parameter: [lo, hi], or (lo, hi] when open.
 type span struct {

@@ -83,6 +83,10 @@ func (s *Server) promptRequest(ctx context.Context, req *pipeline.Request, p []i
 	if e != nil {
 		return nil, "", e
 	}
+	if g.ReasoningBudget != nil || req.Reasoning.BudgetTokens != nil {
+		name := dialectName(req, "reasoning_budget_tokens")
+		return nil, "", badRequest(name, "%s: a reasoning budget needs a chat request (messages), whose template opens the reasoning section", name)
+	}
 	if len(before) > 0 {
 		g.Grammar = before[0].Grammar
 	} else {

@@ -92,6 +92,9 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	if e != nil {
 		return nil, e
 	}
+	if e := s.reasoningBudget(req, g); e != nil {
+		return nil, e
+	}
 	gen := &generation{g: g, text: text, tools: tools, chat: true, maxTokens: f.MaxTokens, defaultMax: f.defaultMax(req.DefaultMaxTokens),
 		maxParam: dialectName(req, "max_tokens"), promptParam: "messages", grammarParam: f.grammarParam, ctxLen: req.ContextLimit}
 	if req.Constraint != nil {

@@ -233,6 +233,20 @@ type LlamaSampling struct {
 	Mirostat      *int     `json:"mirostat"`
 	MirostatTau   *float64 `json:"mirostat_tau"` // inert, as llama.cpp's, while mirostat is 0
 	MirostatEta   *float64 `json:"mirostat_eta"`
+
+	// llama-server's reasoning budget (chat only, where the template
+	// reasons): tokens inside the reasoning section before its end is
+	// forced (-1: no budget), and the text forced before the end.
+	ReasoningBudgetTokens  *int    `json:"reasoning_budget_tokens"`
+	ThinkingBudgetTokens   *int    `json:"thinking_budget_tokens"` // llama-server's alias
+	ReasoningBudgetMessage *string `json:"reasoning_budget_message"`
+
+	// Speculative decoding (llama-server's fields): false turns it off for
+	// the request; the others bound the draft length and its confidence.
+	Speculative *bool    `json:"speculative"`
+	SpecNMax    *int     `json:"speculative.n_max"`
+	SpecNMin    *int     `json:"speculative.n_min"`
+	SpecPMin    *float64 `json:"speculative.p_min"`
 }
 
 // StopList is OpenAI's stop: a string or a list of strings.
@@ -263,6 +277,11 @@ func (s *StopList) UnmarshalJSON(b []byte) error {
 type Reasoning struct {
 	Effort string
 	Think  *bool
+	// BudgetTokens bounds the tokens inside the reasoning section: past
+	// it, BudgetMessage and the section's end are forced (Anthropic's
+	// thinking.budget_tokens). nil: no bound.
+	BudgetTokens  *int
+	BudgetMessage string
 	// EffortIfRead sets Effort only where the template reads it, instead
 	// of refusing it elsewhere (Ollama's think levels).
 	EffortIfRead bool
