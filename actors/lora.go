@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
@@ -37,13 +38,11 @@ func (r *Runtime) checkLoRA(refs []messages.LoRARef) error {
 
 // loraSet resolves a request's adapters (checked by checkLoRA) into the
 // set its sequences run with (messages.NewSequence.LoRA): nil refs take
-// every loaded adapter at its default scale; zero scales are left out.
+// every loaded adapter at its current default scale (SetLoRAScales); zero
+// scales are left out.
 func (r *Runtime) loraSet(refs []messages.LoRARef) []messages.LoRARef {
 	if refs == nil {
-		refs = make([]messages.LoRARef, len(r.cfg.LoRA))
-		for i, a := range r.cfg.LoRA {
-			refs[i] = messages.LoRARef{ID: i, Scale: a.Scale}
-		}
+		refs = r.lora.defaults()
 	}
 	var set []messages.LoRARef
 	for _, ref := range refs {
@@ -107,4 +106,65 @@ func loraBatch(b *model.Batch, sets [][]messages.LoRARef, adapters []lora.Scaled
 		b.LoRA = append(b.LoRA, scaled)
 	}
 	return nil
+}
+
+// LoRAAdapter is one of the runtime's loaded adapters, as llama-server's
+// GET /lora-adapters lists it.
+type LoRAAdapter struct {
+	ID    int     // its index: a request's lora id
+	Path  string  // the file it was read from
+	Scale float32 // the scale of requests without a lora field
+}
+
+// LoRAAdapters lists the runtime's loaded adapters (Config.LoRA) with their
+// current default scales.
+func (r *Runtime) LoRAAdapters() []LoRAAdapter {
+	out := make([]LoRAAdapter, len(r.cfg.LoRA))
+	for i, ref := range r.lora.defaults() {
+		out[i] = LoRAAdapter{ID: i, Path: r.cfg.LoRA[i].Adapter.Path, Scale: ref.Scale}
+	}
+	return out
+}
+
+// SetLoRAScales sets the default scales, those of later requests without a
+// lora field, as llama-server's POST /lora-adapters: refs as a request's
+// lora field (checked the same way: a *RequestError naming lora[i]), the
+// adapters it leaves out at scale 0. Sequences already running keep theirs.
+func (r *Runtime) SetLoRAScales(refs []messages.LoRARef) error {
+	if err := r.checkLoRA(refs); err != nil {
+		return err
+	}
+	scales := make([]float32, len(r.cfg.LoRA))
+	for _, ref := range refs {
+		scales[ref.ID] = ref.Scale
+	}
+	r.lora.mu.Lock()
+	r.lora.scales = scales
+	r.lora.mu.Unlock()
+	return nil
+}
+
+// loraScales holds the default scale of each loaded adapter, which
+// SetLoRAScales changes while requests read it.
+type loraScales struct {
+	mu     sync.Mutex
+	scales []float32 // (n_adapters)
+}
+
+func (l *loraScales) init(adapters []lora.Scaled) {
+	l.scales = make([]float32, len(adapters))
+	for i, a := range adapters {
+		l.scales[i] = a.Scale
+	}
+}
+
+// defaults is every adapter at its default scale, as a lora field.
+func (l *loraScales) defaults() []messages.LoRARef {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	refs := make([]messages.LoRARef, len(l.scales))
+	for i, s := range l.scales {
+		refs[i] = messages.LoRARef{ID: i, Scale: s}
+	}
+	return refs
 }

@@ -201,3 +201,43 @@ func TestLoRARequestErrors(t *testing.T) {
 		t.Errorf("scale -10: %v", err)
 	}
 }
+
+// TestLoRAScales: LoRAAdapters lists the loaded adapters, and
+// SetLoRAScales (llama-server's POST /lora-adapters) changes the set of
+// requests without a lora field, leaving out adapters at scale 0.
+func TestLoRAScales(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, loraModel)
+	ad := synthAdapters(t, loraModel, 2)
+	rt := start(t, m, actors.Config{LoRA: []lora.Scaled{{Adapter: ad[0], Scale: 1}, {Adapter: ad[1], Scale: 0.5}}})
+	want := []actors.LoRAAdapter{{ID: 0, Path: ad[0].Path, Scale: 1}, {ID: 1, Path: ad[1].Path, Scale: 0.5}}
+	if got := rt.LoRAAdapters(); !slices.Equal(got, want) {
+		t.Errorf("LoRAAdapters = %+v, want %+v", got, want)
+	}
+	prompt := loadCases(t, "stories260K")[0].PromptIDs
+	ids := func(set []messages.LoRARef) []int32 {
+		r := greedy(prompt, 16)
+		r.LoRA = set
+		return run(t, rt, r).ids[0]
+	}
+	both, one, base := ids(nil), ids([]messages.LoRARef{{ID: 1, Scale: 2}}), ids([]messages.LoRARef{})
+	if err := rt.SetLoRAScales([]messages.LoRARef{{ID: 1, Scale: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rt.LoRAAdapters(); got[0].Scale != 0 || got[1].Scale != 2 {
+		t.Errorf("after SetLoRAScales: %+v, want scales 0 and 2", got)
+	}
+	if got := ids(nil); !slices.Equal(got, one) || slices.Equal(got, both) {
+		t.Errorf("default set after SetLoRAScales: %v, want %v (adapter 1 at 2), not %v", got, one, both)
+	}
+	if err := rt.SetLoRAScales(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(nil); !slices.Equal(got, base) {
+		t.Errorf("every scale 0: %v, want the base model's %v", got, base)
+	}
+	var re *actors.RequestError
+	if err := rt.SetLoRAScales([]messages.LoRARef{{ID: 2, Scale: 1}}); !errors.As(err, &re) || re.Param != "lora[0].id" {
+		t.Errorf("SetLoRAScales of adapter 2 = %v, want a RequestError naming lora[0].id", err)
+	}
+}

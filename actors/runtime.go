@@ -43,6 +43,7 @@ type Runtime struct {
 	vocabs       [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
 	grammarStats grammarCounters
 	samplingAids samplingAids // DRY breakers and min_tokens masks (samplefields.go)
+	lora         loraScales   // the adapters' current default scales (lora.go)
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -96,6 +97,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
 		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource}
 	r.idle = sync.NewCond(&r.mu)
+	r.lora.init(cfg.LoRA)
 	if err := r.checkAdapters(m); err != nil {
 		closeBackends(owned)
 		return nil, err
