@@ -103,6 +103,9 @@ func TestSpeculativeMetrics(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
+	if !regexp.MustCompile(`"completion_tokens_details":\{"accepted_prediction_tokens":[1-9]`).Match(b) {
+		t.Errorf("usage without the accepted draft tokens: %s", b)
+	}
 	mresp, err := http.Get(f.url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
