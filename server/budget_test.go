@@ -1,9 +1,13 @@
 package server_test
 
 import (
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -87,5 +91,32 @@ func TestSpeculativeFields(t *testing.T) {
 	resp, b := post(t, s.url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "speculative.n_max": 6}`)
 	if resp.StatusCode != 400 || !strings.Contains(string(b), `"param":"speculative`) {
 		t.Errorf("n_max on a server without speculation: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestSpeculativeMetrics: a server that speculates reports vLLM's
+// spec_decode counters, and the response's usage does not change.
+func TestSpeculativeMetrics(t *testing.T) {
+	f := newFixture(t, options{rt: actors.Config{Speculative: actors.SpecConfig{Type: actors.SpecNGram}}})
+	text := strings.Repeat("Once upon a time there was a cat. ", 6)
+	resp, b := post(t, f.url+"/v1/completions", `{"prompt": "`+text+`", "max_tokens": 120, "temperature": 0, "ignore_eos": true}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if !regexp.MustCompile(`"completion_tokens_details":\{"accepted_prediction_tokens":[1-9]`).Match(b) {
+		t.Errorf("usage without the accepted draft tokens: %s", b)
+	}
+	mresp, err := http.Get(f.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mresp.Body.Close()
+	m, _ := io.ReadAll(mresp.Body)
+	for _, name := range []string{"troupe:spec_decode_num_drafts_total", "troupe:spec_decode_num_draft_tokens_total", "troupe:spec_decode_num_accepted_tokens_total"} {
+		re := regexp.MustCompile(regexp.QuoteMeta(name) + `\{[^}]*\} ([0-9.e+]+)`)
+		g := re.FindSubmatch(m)
+		if g == nil || string(g[1]) == "0" {
+			t.Errorf("%s: %v, want a count above 0 (a text quoted back is drafted)", name, g)
+		}
 	}
 }

@@ -46,15 +46,26 @@ type usageJSON struct {
 	PromptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	// CompletionTokensDetails is set when the request speculated: OpenAI's
+	// predicted-output counts, the draft tokens accepted and rejected.
+	CompletionTokensDetails *predictionJSON `json:"completion_tokens_details,omitempty"`
 	// Preemptions (troupe's extension) is the times the request's choices
 	// lost their KV blocks to other sequences and waited to be resumed.
 	Preemptions int `json:"preemptions,omitempty"`
+}
+
+type predictionJSON struct {
+	AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
+	RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
 }
 
 func toUsage(u messages.Usage) *usageJSON {
 	j := &usageJSON{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens,
 		Preemptions: u.Preemptions}
 	j.PromptTokensDetails.CachedTokens = u.CachedTokens
+	if u.DraftTokens > 0 {
+		j.CompletionTokensDetails = &predictionJSON{u.AcceptedDraftTokens, u.DraftTokens - u.AcceptedDraftTokens}
+	}
 	return j
 }
 
