@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"slices"
 	"time"
 
 	"github.com/troupe-llm/troupe/messages"
@@ -16,6 +17,14 @@ var _ pipeline.Runner = (*Server)(nil)
 
 // Model is the served model's name.
 func (s *Server) Model() string { return s.cfg.ModelName }
+
+// Serves reports whether name is the served model's name or an alias.
+func (s *Server) Serves(name string) bool {
+	return name == s.cfg.ModelName || slices.Contains(s.cfg.ModelAliases, name)
+}
+
+// Models are the served model's names, its name first.
+func (s *Server) Models() []string { return append([]string{s.cfg.ModelName}, s.cfg.ModelAliases...) }
 
 // Authorized reports whether key is the API key, or none is set.
 func (s *Server) Authorized(key string) bool {

@@ -31,6 +31,10 @@ import (
 type Config struct {
 	// ModelName is the id clients send as "model" and /v1/models lists.
 	ModelName string
+	// ModelAliases are further names of the same model (vLLM's
+	// --served-model-name list, llama-server's --alias list): a request
+	// may name any of them, and /v1/models lists them all.
+	ModelAliases []string
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on every
 	// /v1 route (as vLLM's --api-key).
 	APIKey string
@@ -353,7 +357,7 @@ type modelRequest interface{ model() string }
 func (s *Server) read(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
 	e := s.decodeBudgeted(w, r, req)
 	if e == nil {
-		if name := req.model(); name != "" && name != s.cfg.ModelName {
+		if name := req.model(); name != "" && !s.Serves(name) {
 			e = notFound("model_not_found", "the model %q does not exist; this server serves %q", name, s.cfg.ModelName)
 		}
 	}

@@ -288,25 +288,25 @@ func joinListArgs(args []string, names ...string) []string {
 }
 
 // modelNameFlag is --served-model-name (vLLM's, a list) and --alias
-// (llama-server's, a comma list). A model is served under one name for
-// now, so a list of several is refused rather than read as one name.
-type modelNameFlag struct{ name *string }
+// (llama-server's, a comma list): the first name is the model's, the
+// others its aliases.
+type modelNameFlag struct {
+	name    *string
+	aliases *[]string
+}
 
 func (m modelNameFlag) String() string {
 	if m.name == nil {
 		return ""
 	}
-	return *m.name
+	return strings.Join(append([]string{*m.name}, *m.aliases...), ",")
 }
 
 func (m modelNameFlag) Set(s string) error {
 	names := splitList(s)
-	switch len(names) {
-	case 0:
+	if len(names) == 0 {
 		return errors.New("want a name")
-	case 1:
-		*m.name = names[0]
-		return nil
 	}
-	return fmt.Errorf("serving one model under several names is not supported yet: give one of %s", strings.Join(names, ", "))
+	*m.name, *m.aliases = names[0], names[1:]
+	return nil
 }

@@ -37,6 +37,8 @@ func TestPeerFlagAliases(t *testing.T) {
 		{[]string{"--device", "cuda", "--gpu-layers", "all"}, []string{"--device", "cuda"}},
 		{[]string{"-ctk", "q8_0", "-ctv", "q8_0"}, []string{"--kv-cache-type", "q8_0"}},
 		{[]string{"--allowed-origins", `["http://a.example", "*"]`}, []string{"--allowed-origins", "http://a.example,*"}},
+		{[]string{"--served-model-name", "a", "b"}, []string{"--served-model-name", "a,b"}},
+		{[]string{"--alias", "a,b"}, []string{"--served-model-name", "a,b"}},
 		{[]string{"--allowed-origins", "http://a.example", "http://b.example", "--port", "1"},
 			[]string{"--allowed-origins", "http://a.example,http://b.example", "--port", "1"}},
 	} {
@@ -53,6 +55,9 @@ func TestPeerFlagAliases(t *testing.T) {
 				t.Errorf("%q parsed\n%+v\nwant, as %q\n%+v", tc.peer, *got, tc.troupe, *want)
 			}
 		})
+	}
+	if c, err := parsePeer(t, "--served-model-name", "a", "b", "c"); err != nil || c.Server.ModelName != "a" || !reflect.DeepEqual(c.Server.ModelAliases, []string{"b", "c"}) {
+		t.Errorf("--served-model-name a b c: %v, %q %q", err, c.Server.ModelName, c.Server.ModelAliases)
 	}
 	c, err := parsePeer(t, "--cache-type-k", "q8_0")
 	if err != nil || c.Runtime.KVCacheType != kv.Q8_0 {
@@ -78,8 +83,7 @@ func TestPeerFlagErrors(t *testing.T) {
 	}
 	cases = append(cases,
 		bad{[]string{"--flash-attn=on"}, "--flash-attn (llama-server's flag) is not supported by troupe"},
-		bad{[]string{"--served-model-name", "a", "b"}, "serving one model under several names is not supported yet: give one of a, b"},
-		bad{[]string{"--alias", "a,b"}, "--alias: serving one model under several names"},
+		bad{[]string{"--served-model-name", ","}, "--served-model-name: want a name"},
 		bad{[]string{"-ctk", "q8_0", "-ctv", "f16"}, "--ctv: troupe's KV cache has one type for K and V"},
 		bad{[]string{"-ngl", "many"}, "--ngl: want a number of layers, auto or all"},
 		bad{[]string{"--jinja=false"}, "--jinja: always on in troupe"},

@@ -62,7 +62,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Host, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&c.Port, "port", 8080, "port to listen on (0: any free port)")
 	fs.StringVar(&c.Server.APIKey, "api-key", "", "require this key as a Bearer token on /v1 routes (default $TROUPE_API_KEY)")
-	fs.Var(modelNameFlag{&c.Server.ModelName}, "served-model-name", "the model `name` clients use (default: the file or directory name)")
+	fs.Var(modelNameFlag{&c.Server.ModelName, &c.Server.ModelAliases}, "served-model-name", "the model `name` clients use, or a comma list of names (default: the file or directory name)")
 	fs.StringVar(&c.ChatTemplateFile, "chat-template", "", "a built-in chat template ("+strings.Join(server.BuiltinTemplateNames(), ", ")+
 		") or a Jinja file or Jinja text, instead of the model's (default: the model's, else "+server.FallbackTemplate+")")
 	fs.StringVar(&c.Server.ToolCallParser, "tool-call-parser", "", "the model's tool-call format (hermes, llama3_json, mistral, openai, ...; default: detected from the chat template)")

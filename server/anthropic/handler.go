@@ -40,7 +40,7 @@ func (h *Handler) auth(next http.HandlerFunc) http.HandlerFunc {
 func (h *Handler) read(w http.ResponseWriter, r *http.Request, count bool) (*request, *pipeline.Request, bool) {
 	var req request
 	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), &req)
-	if e == nil && req.Model != "" && req.Model != h.run.Model() {
+	if e == nil && req.Model != "" && !h.run.Serves(req.Model) {
 		e = &pipeline.Error{Kind: pipeline.NotFound, Param: "model", Message: "model: " + req.Model + " (this server serves " + h.run.Model() + ")"}
 	}
 	if e == nil && req.Model == "" {

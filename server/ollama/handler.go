@@ -77,7 +77,14 @@ func Name(served string) string {
 }
 
 // checkModel is CheckModel for the served model.
-func (h *Handler) checkModel(name string) *pipeline.Error { return CheckModel(h.run.Model(), name) }
+func (h *Handler) checkModel(name string) *pipeline.Error {
+	for _, served := range h.run.Models() {
+		if e := CheckModel(served, name); e == nil || name == "" {
+			return e
+		}
+	}
+	return CheckModel(h.run.Model(), name)
+}
 
 // CheckModel accepts the served model's name, with or without its
 // ":latest" tag; any other is Ollama's 404.

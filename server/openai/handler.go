@@ -52,7 +52,7 @@ type modelRequest interface{ model() string }
 func (h *Handler) read(w http.ResponseWriter, r *http.Request, req modelRequest) bool {
 	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), req, "Common", "Sampling", "Formats", "LlamaSampling")
 	if e == nil {
-		if name := req.model(); name != "" && name != h.run.Model() {
+		if name := req.model(); name != "" && !h.run.Serves(name) {
 			e = &pipeline.Error{Kind: pipeline.NotFound, Code: "model_not_found",
 				Message: fmt.Sprintf("the model %q does not exist; this server serves %q", name, h.run.Model())}
 		}

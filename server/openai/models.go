@@ -7,22 +7,27 @@ import (
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
-// models serves GET /v1/models: the one served model.
+// models serves GET /v1/models: the served model, once per name.
 func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
-	pipeline.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{h.modelObject()}})
+	var data []map[string]any
+	for _, name := range h.run.Models() {
+		data = append(data, h.modelObject(name))
+	}
+	pipeline.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 // modelByID serves GET /v1/models/{id} (the SDKs' models.retrieve).
 func (h *Handler) modelByID(w http.ResponseWriter, r *http.Request) {
-	if id := r.PathValue("id"); id != h.run.Model() {
+	id := r.PathValue("id")
+	if !h.run.Serves(id) {
 		WriteError(w, &pipeline.Error{Kind: pipeline.NotFound, Param: "model", Code: "model_not_found",
 			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", id, h.run.Model())})
 		return
 	}
-	pipeline.WriteJSON(w, http.StatusOK, h.modelObject())
+	pipeline.WriteJSON(w, http.StatusOK, h.modelObject(id))
 }
 
-func (h *Handler) modelObject() map[string]any {
-	return map[string]any{"id": h.run.Model(), "object": "model", "created": 0, "owned_by": "troupe",
+func (h *Handler) modelObject(name string) map[string]any {
+	return map[string]any{"id": name, "object": "model", "created": 0, "owned_by": "troupe",
 		"max_model_len": h.run.MaxModelLen()}
 }

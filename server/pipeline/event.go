@@ -122,6 +122,11 @@ type Run interface {
 type Runner interface {
 	// Model is the served model's name.
 	Model() string
+	// Serves reports whether a request may name the model so: its name or
+	// one of its aliases.
+	Serves(name string) bool
+	// Models are all its names, Model first.
+	Models() []string
 	// Authorized reports whether key is the server's API key, or no key
 	// is required.
 	Authorized(key string) bool

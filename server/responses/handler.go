@@ -42,7 +42,7 @@ func (h *Handler) auth(next http.HandlerFunc) http.HandlerFunc {
 func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*request, *pipeline.Request, []pipeline.Message, bool) {
 	var req request
 	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), &req)
-	if e == nil && req.Model != "" && req.Model != h.run.Model() {
+	if e == nil && req.Model != "" && !h.run.Serves(req.Model) {
 		e = &pipeline.Error{Kind: pipeline.NotFound, Param: "model",
 			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", req.Model, h.run.Model())}
 	}

@@ -18,6 +18,8 @@ type Runner struct {
 }
 
 func (f *Runner) Model() string                                        { return "m" }
+func (f *Runner) Serves(name string) bool                              { return name == "m" }
+func (f *Runner) Models() []string                                     { return []string{"m"} }
 func (f *Runner) Authorized(string) bool                               { return true }
 func (f *Runner) MaxBodyBytes() int64                                  { return 1 << 20 }
 func (f *Runner) Thinks() bool                                         { return f.Thinking }
