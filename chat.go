@@ -80,6 +80,29 @@ type Sampling struct {
 	MinP        *float64
 	Stop        []string // stop strings, not included in the output
 	Seed        *int64
+
+	// The penalties, as OpenAI's presence_penalty and frequency_penalty
+	// and llama.cpp's repeat_penalty (1: off).
+	PresencePenalty, FrequencyPenalty, RepetitionPenalty *float64
+	// LogitBias adds to a token's logit; -100 bans it.
+	LogitBias map[int32]float64
+	// MinTokens is the fewest tokens before an end of generation counts.
+	MinTokens *int
+	// IgnoreEOS generates past the end-of-generation token.
+	IgnoreEOS bool
+	// TypicalP is llama.cpp's locally typical sampling (1: off).
+	TypicalP *float64
+	// DRY is llama.cpp's DRY repetition penalty (DryMultiplier 0: off),
+	// with its defaults for the fields left nil.
+	DryMultiplier, DryBase     *float64
+	DryAllowedLength, DryLastN *int
+	DryBreakers                []string
+	// XTC is llama.cpp's exclude-top-choices sampler (probability 0: off).
+	XTCProbability, XTCThreshold *float64
+	// Mirostat is llama.cpp's mirostat (1 or 2; nil or 0: off), with its
+	// target surprise Tau (5) and learning rate Eta (0.1).
+	Mirostat                 *int
+	MirostatTau, MirostatEta *float64
 }
 
 // Reasoning asks for the model's reasoning where its template reasons

@@ -1,6 +1,10 @@
 package troupe
 
-import "github.com/troupe-llm/troupe/server/pipeline"
+import (
+	"strconv"
+
+	"github.com/troupe-llm/troupe/server/pipeline"
+)
 
 // chatRequest is the pipeline's request for req.
 func chatRequest(req *ChatRequest) (*pipeline.Request, error) {
@@ -36,8 +40,20 @@ func chatRequest(req *ChatRequest) (*pipeline.Request, error) {
 
 // sampling is the pipeline's sampling part of s.
 func sampling(s *Sampling) pipeline.Sampling {
-	return pipeline.Sampling{MaxTokens: s.MaxTokens, Temperature: s.Temperature, TopP: s.TopP, TopK: s.TopK,
-		MinP: s.MinP, Stop: s.Stop, Seed: s.Seed}
+	p := pipeline.Sampling{MaxTokens: s.MaxTokens, Temperature: s.Temperature, TopP: s.TopP, TopK: s.TopK,
+		MinP: s.MinP, Stop: s.Stop, Seed: s.Seed, PresencePenalty: s.PresencePenalty, FrequencyPenalty: s.FrequencyPenalty,
+		RepetitionPenalty: s.RepetitionPenalty, IgnoreEOS: s.IgnoreEOS}
+	if s.LogitBias != nil {
+		p.LogitBias = make(map[string]float64, len(s.LogitBias))
+		for id, b := range s.LogitBias {
+			p.LogitBias[strconv.Itoa(int(id))] = b
+		}
+	}
+	p.LlamaSampling = pipeline.LlamaSampling{MinTokens: s.MinTokens, TypicalP: s.TypicalP,
+		DryMultiplier: s.DryMultiplier, DryBase: s.DryBase, DryAllowedLen: s.DryAllowedLength, DryLastN: s.DryLastN,
+		DryBreakers: s.DryBreakers, XTCProbability: s.XTCProbability, XTCThreshold: s.XTCThreshold,
+		Mirostat: s.Mirostat, MirostatTau: s.MirostatTau, MirostatEta: s.MirostatEta}
+	return p
 }
 
 // constraint is the pipeline's JSON constraint for f (nil: none).

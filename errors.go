@@ -50,6 +50,14 @@ var fieldNames = map[string]string{
 	"tools": "Tools", "tool_choice": "ToolChoice", "response_format": "JSON",
 	"response_format.json_schema": "JSON.Schema", "reasoning_effort": "Reasoning.Effort",
 	"parallel_tool_calls": "ParallelToolCalls",
+	"presence_penalty":    "Sampling.PresencePenalty", "frequency_penalty": "Sampling.FrequencyPenalty",
+	"repetition_penalty": "Sampling.RepetitionPenalty", "logit_bias": "Sampling.LogitBias",
+	"min_tokens": "Sampling.MinTokens", "typical_p": "Sampling.TypicalP",
+	"dry_multiplier": "Sampling.DryMultiplier", "dry_base": "Sampling.DryBase",
+	"dry_allowed_length": "Sampling.DryAllowedLength", "dry_penalty_last_n": "Sampling.DryLastN",
+	"dry_sequence_breakers": "Sampling.DryBreakers", "xtc_probability": "Sampling.XTCProbability",
+	"xtc_threshold": "Sampling.XTCThreshold", "mirostat": "Sampling.Mirostat",
+	"mirostat_tau": "Sampling.MirostatTau", "mirostat_eta": "Sampling.MirostatEta",
 }
 
 // fromPipeline is the *Error of a pipeline error (Names already applied).

@@ -3,6 +3,7 @@ package troupe_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -79,3 +80,39 @@ func TestComplete(t *testing.T) {
 		t.Error("a nil request succeeded")
 	}
 }
+
+// TestSamplingFields: the facade's sampling fields reach the runtime's
+// request as the HTTP routes' do, and a bad one is an error naming the Go
+// field.
+func TestSamplingFields(t *testing.T) {
+	m := open(t, tinyModel(t))
+	one, bad := 1, -1
+	p, x, tau := 0.5, 2.0, 3.0
+	ctx := context.Background()
+	for _, s := range []troupe.Sampling{
+		{MaxTokens: &one, PresencePenalty: &p, FrequencyPenalty: &p, RepetitionPenalty: &x, LogitBias: map[int32]float64{3: -100}},
+		{MaxTokens: &one, MinTokens: &one, IgnoreEOS: true, TypicalP: &p, XTCProbability: &p, XTCThreshold: &p},
+		{MaxTokens: &one, DryMultiplier: &p, DryAllowedLength: &one, DryBreakers: []string{"."}},
+		{MaxTokens: &one, Mirostat: &one, MirostatTau: &tau},
+	} {
+		if _, err := m.Complete(ctx, &troupe.CompletionRequest{Prompt: "Hi", Sampling: s}); err != nil {
+			t.Errorf("%+v: %v", s, err)
+		}
+	}
+	for _, tc := range []struct {
+		s     troupe.Sampling
+		field string
+	}{
+		{troupe.Sampling{TypicalP: &x}, "Sampling.TypicalP"},
+		{troupe.Sampling{MinTokens: &bad}, "Sampling.MinTokens"},
+		{troupe.Sampling{Mirostat: &tau2}, "Sampling.Mirostat"},
+	} {
+		_, err := m.Complete(ctx, &troupe.CompletionRequest{Prompt: "Hi", Sampling: tc.s})
+		var e *troupe.Error
+		if !errors.As(err, &e) || e.Field != tc.field {
+			t.Errorf("%+v: %v, want an error naming %s", tc.s, err, tc.field)
+		}
+	}
+}
+
+var tau2 = 3
