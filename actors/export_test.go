@@ -32,3 +32,12 @@ func SetGrammarCompilerContext(r *Runtime, f func(context.Context, *messages.Gra
 		return f(ctx, g)
 	}
 }
+
+// DraftBlocksInUse is how many of the draft model's KV blocks sequences
+// hold (0 without a draft model).
+func DraftBlocksInUse(r *Runtime) int {
+	if r.drafter == nil {
+		return 0
+	}
+	return r.drafter.usedBlocks()
+}

@@ -43,6 +43,7 @@ type Runtime struct {
 	vocabs       [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
 	grammarStats grammarCounters
 	samplingAids samplingAids // DRY breakers and min_tokens masks (samplefields.go)
+	drafter      *draftRunner // the draft model's runner (SpecDraft); nil: none
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -90,8 +91,16 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 			return nil, fmt.Errorf("actors: backend %d: %w", i, err)
 		}
 	}
+	var drafter *draftRunner
+	if cfg.Speculative.Type == SpecDraft {
+		var err error
+		if drafter, err = newDraftRunner(m, cfg.Speculative, cfg.NumBlocks, cfg.BlockSize, cfg.Workers); err != nil {
+			return nil, errors.Join(err, closeBackends(owned))
+		}
+	}
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
-		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource}
+		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource,
+		drafter: drafter}
 	r.idle = sync.NewCond(&r.mu)
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG, r.infillVocab),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
@@ -233,6 +242,11 @@ func (r *Runtime) Stop(timeout time.Duration) error {
 	}
 	if err := closeBackends(r.owned); err != nil { // their device actors stopped with the batcher
 		return err
+	}
+	if r.drafter != nil {
+		if err := r.drafter.close(); err != nil {
+			return fmt.Errorf("actors: the draft model's device: %w", err)
+		}
 	}
 	if left > 0 {
 		return fmt.Errorf("actors: %d requests still running after %v", left, timeout)

@@ -60,7 +60,7 @@ func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index in
 			stop: stopText{stops: req.Stop, include: req.IncludeStopStr},
 			dec:  tokenizer.NewStreamDecoder(rt.tok), grammar: req.Grammar, special: req.SpecialText,
 			minTokens: req.MinTokens, maxPredict: time.Duration(req.MaxPredictNanos),
-			rbudget: req.ReasoningBudget, prompt: req.Prompt, draft: newDraftState(rt, req)}
+			rbudget: req.ReasoningBudget, prompt: req.Prompt, draft: newDraftState(rt, req, id)}
 	}
 }
 
@@ -89,6 +89,8 @@ func (s *sequence) Receive(ctx actor.Context) {
 		s.onPreempted()
 	case *messages.Cancel:
 		s.onCancel(ctx, msg)
+	case *actor.Stopped:
+		s.draft.release()
 	case *actor.Terminated: // the batcher is gone
 		s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: "the batcher stopped"})
 	}
@@ -352,6 +354,7 @@ func (s *sequence) end(ctx actor.Context, out *messages.SequenceOutput) {
 		return
 	}
 	s.done = true
+	s.draft.release()
 	s.emit(ctx, out)
 	ctx.Unwatch(s.batcher)
 }

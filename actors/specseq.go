@@ -15,16 +15,42 @@ type draftState struct {
 	cur      int        // the draft length now, in [least, k]: adapted to the recent acceptance
 	ngram    spec.NGram // the proposer
 	tokens   []int32    // prompt, then the tokens output so far
+	// runner drafts with a draft model instead of ngram (SpecDraft), for
+	// the sequence id, stopping below pMin.
+	runner *draftRunner
+	id     uint64
+	pMin   float32
 }
 
-// newDraftState is the draft state of a sequence of req, off when the
+// newDraftState is the draft state of sequence id of req, off when the
 // runtime or the request does not speculate.
-func newDraftState(rt *Runtime, req *messages.GenerateRequest) draftState {
+func newDraftState(rt *Runtime, req *messages.GenerateRequest, id uint64) draftState {
 	k, least := rt.draftLimits(req)
 	if k == 0 {
 		return draftState{}
 	}
-	return draftState{k: k, least: least, cur: k, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt)}
+	d := draftState{k: k, least: least, cur: k, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt),
+		runner: rt.drafter, id: id, pMin: rt.cfg.Speculative.DraftPMin}
+	if req.Speculative != nil && req.Speculative.PMin != 0 {
+		d.pMin = req.Speculative.PMin
+	}
+	return d
+}
+
+// guess is the proposer's draft of up to k tokens.
+func (d *draftState) guess(k int) []int32 {
+	if d.runner != nil {
+		return d.runner.propose(d.id, d.tokens, k, d.pMin)
+	}
+	return d.ngram.Propose(nil, d.tokens, k)
+}
+
+// release gives back what the proposer holds for the sequence (its draft
+// model's KV blocks); the sequence has ended. It may be called again.
+func (d *draftState) release() {
+	if d.runner != nil {
+		d.runner.release(d.id)
+	}
 }
 
 // adapt sets the next draft length from a verified draft's outcome: a
@@ -62,7 +88,7 @@ func (s *sequence) propose() ([]int32, [][]uint64) {
 	if s.new.MaxTokens > 0 {
 		room = min(room, s.new.MaxTokens-s.generated-1)
 	}
-	draft := d.ngram.Propose(nil, d.tokens, min(d.cur, room))
+	draft := d.guess(min(d.cur, room))
 	var masks [][]uint64
 	if s.fsm != nil || s.generated < s.minTokens {
 		draft, masks = s.checkDraft(draft)
