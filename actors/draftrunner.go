@@ -10,8 +10,8 @@ import (
 
 // draftRunner runs speculative decoding's draft model (SpecDraft): its own
 // backend (device) and its own KV blocks, a block table per sequence, and
-// greedy drafting. The sequences call it from their own goroutines; its
-// mutex makes it one device that drafts for one sequence at a time.
+// greedy drafting. Its actor (draftDevice) calls it; the mutex is for
+// tests reading its pool.
 //
 // A sequence's draft KV follows its accepted tokens without messages: the
 // runner remembers the tokens whose K/V its cache holds for the sequence
@@ -27,7 +27,7 @@ type draftRunner struct {
 	seqs      map[uint64]*draftSeq
 	batch     model.Batch
 	logits    []float32
-	broken    error // set when the backend failed: no more drafts
+	failures  int // failed forward passes in a row
 }
 
 // draftSeq is one sequence's state in the draft model's cache.
@@ -80,52 +80,96 @@ func sameVocab(target, draft *model.Model) error {
 	return nil
 }
 
-// propose returns up to k tokens the draft model greedily predicts after
-// tokens (the sequence's prompt and output), stopping early at a token
-// whose probability is below pMin. It returns none when the draft model's
-// KV pool has no room for the sequence, or its device failed (the request
-// goes on without speculation).
-func (r *draftRunner) propose(id uint64, tokens []int32, k int, pMin float32) []int32 {
-	if k <= 0 || len(tokens) == 0 {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.broken != nil {
-		return nil
-	}
-	s := r.seqs[id]
-	if s == nil {
-		s = &draftSeq{}
-		r.seqs[id] = s
-	}
-	if !r.reserve(s, len(tokens)+k-1) {
-		return nil
-	}
-	// Keep the K/V of the common prefix, and feed at least the last token
-	// again for its logits.
-	p := min(commonPrefix(s.fed, tokens), len(tokens)-1)
-	s.fed = s.fed[:p]
-	var draft []int32
-	next := tokens[p:]
-	for len(draft) < k {
-		tok, prob, err := r.feed(s, next)
-		if err != nil {
-			r.broken = err
-			return nil
-		}
-		if prob < pMin {
-			break
-		}
-		draft = append(draft, tok)
-		next = []int32{tok}
-	}
-	return draft
+// draftAsk asks the draft device for a sequence's draft: up to K tokens
+// to follow Tokens (its prompt and output), stopping early at a token whose
+// probability is below PMin. The answer is a *draftReply.
+type draftAsk struct {
+	ID     uint64
+	Tokens []int32
+	K      int
+	PMin   float32
 }
 
-// feed runs the draft model over toks at the positions after s.fed, and
-// returns the argmax of the last one's logits and its probability.
-func (r *draftRunner) feed(s *draftSeq, toks []int32) (tok int32, prob float32, err error) {
+// maxDraftFailures is how many failed forward passes in a row turn the
+// draft model off (requests go on without speculation).
+const maxDraftFailures = 3
+
+// drafting is one sequence's part of a proposal in progress.
+type drafting struct {
+	ask  int       // index into the asks
+	s    *draftSeq // its state
+	next []int32   // the tokens to feed next
+}
+
+// proposeAll drafts for every ask at once: each forward pass of the draft
+// model carries one run per sequence still drafting (its tokens not yet
+// in the cache, then one draft token at a time). An ask whose sequence
+// the draft KV pool has no room for, or any ask when the device failed,
+// gets no draft.
+func (r *draftRunner) proposeAll(asks []*draftAsk) [][]int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([][]int32, len(asks))
+	if r.failures >= maxDraftFailures {
+		return out
+	}
+	var run []drafting
+	for i, a := range asks {
+		if a.K <= 0 || len(a.Tokens) == 0 {
+			continue
+		}
+		s := r.seqs[a.ID]
+		if s == nil {
+			s = &draftSeq{}
+			r.seqs[a.ID] = s
+		}
+		if !r.reserve(s, len(a.Tokens)+a.K-1) {
+			continue
+		}
+		// Keep the K/V of the common prefix (what was accepted), and feed
+		// at least the last token again for its logits.
+		p := min(commonPrefix(s.fed, a.Tokens), len(a.Tokens)-1)
+		s.fed = s.fed[:p]
+		run = append(run, drafting{ask: i, s: s, next: a.Tokens[p:]})
+	}
+	for len(run) > 0 {
+		toks, probs, err := r.forward(run)
+		if err != nil {
+			r.fail()
+			return make([][]int32, len(asks))
+		}
+		r.failures = 0
+		keep := run[:0]
+		for j, d := range run {
+			a := asks[d.ask]
+			if probs[j] < a.PMin {
+				continue
+			}
+			out[d.ask] = append(out[d.ask], toks[j])
+			if len(out[d.ask]) < a.K {
+				d.next = []int32{toks[j]}
+				keep = append(keep, d)
+			}
+		}
+		run = keep
+	}
+	return out
+}
+
+// fail counts a failed forward pass and forgets what every sequence's
+// blocks hold (a failed pass may have written some of them): the next
+// proposals feed their tokens again.
+func (r *draftRunner) fail() {
+	r.failures++
+	for _, s := range r.seqs {
+		s.fed = s.fed[:0]
+	}
+}
+
+// forward runs the draft model over each run's next tokens at the
+// positions after its fed ones, and returns the argmax of each run's last
+// logits and its probability.
+func (r *draftRunner) forward(run []drafting) (toks []int32, probs []float32, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("actors: the draft model's forward pass panicked: %v", p)
@@ -133,19 +177,25 @@ func (r *draftRunner) feed(s *draftSeq, toks []int32) (tok int32, prob float32, 
 	}()
 	b := &r.batch
 	b.Reset()
-	b.BlockTables = append(b.BlockTables, s.table)
-	for i, t := range toks {
-		b.Add(t, int32(len(s.fed)+i), 0, i == len(toks)-1)
+	for j, d := range run {
+		b.BlockTables = append(b.BlockTables, d.s.table)
+		for i, t := range d.next {
+			b.Add(t, int32(len(d.s.fed)+i), int32(j), i == len(d.next)-1)
+		}
 	}
-	if len(r.logits) < r.vocab {
-		r.logits = make([]float32, r.vocab)
+	n := len(run) * r.vocab
+	if len(r.logits) < n {
+		r.logits = make([]float32, n)
 	}
-	if err := r.be.Forward(b, r.logits[:r.vocab]); err != nil {
-		return 0, 0, fmt.Errorf("actors: the draft model's forward pass: %w", err)
+	if err := r.be.Forward(b, r.logits[:n]); err != nil {
+		return nil, nil, fmt.Errorf("actors: the draft model's forward pass: %w", err)
 	}
-	s.fed = append(s.fed, toks...)
-	tok, prob = argmaxProb(r.logits[:r.vocab])
-	return tok, prob, nil
+	for j, d := range run {
+		d.s.fed = append(d.s.fed, d.next...)
+		tok, prob := argmaxProb(r.logits[j*r.vocab : (j+1)*r.vocab])
+		toks, probs = append(toks, tok), append(probs, prob)
+	}
+	return toks, probs, nil
 }
 
 // reserve gives s blocks for n positions; false when the pool is short

@@ -44,6 +44,7 @@ type Runtime struct {
 	grammarStats grammarCounters
 	samplingAids samplingAids // DRY breakers and min_tokens masks (samplefields.go)
 	drafter      *draftRunner // the draft model's runner (SpecDraft); nil: none
+	draftDevice  *actor.PID   // its device actor
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -106,6 +107,9 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
 	r.compiler = system.Root.SpawnPrefix(actor.PropsFromProducer(newCompiler(r)), "grammar-compiler-")
+	if drafter != nil {
+		r.draftDevice = system.Root.SpawnPrefix(actor.PropsFromProducer(newDraftDevice(drafter)), "draft-device-")
+	}
 	return r, nil
 }
 
@@ -244,6 +248,9 @@ func (r *Runtime) Stop(timeout time.Duration) error {
 		return err
 	}
 	if r.drafter != nil {
+		if err := r.system.Root.StopFuture(r.draftDevice).Wait(); err != nil {
+			return fmt.Errorf("actors: stopping the draft device: %w", err)
+		}
 		if err := r.drafter.close(); err != nil {
 			return fmt.Errorf("actors: the draft model's device: %w", err)
 		}

@@ -47,21 +47,27 @@ func TestSpeculativeDraftSelf(t *testing.T) {
 		reqs = append(reqs, req)
 	}
 	want := plainResults(t, m, reqs)
-	rt := start(t, m, draftOn(actors.Config{}, draft, k))
-	var got []*result
-	for _, req := range reqs {
-		got = append(got, run(t, rt, copyReq(req)))
+	for _, together := range []bool{false, true} {
+		rt := start(t, m, draftOn(actors.Config{}, draft, k))
+		var got []*result
+		if together { // the draft device drafts for several sequences per pass
+			got = concurrently(t, rt, reqs)
+		} else {
+			for _, req := range reqs {
+				got = append(got, run(t, rt, copyReq(req)))
+			}
+		}
+		checkSpecStats(t, rt, samePlain(t, got, want))
+		st, err := rt.Stats(timeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.SpecDraftTokens != k*st.SpecDrafts || st.SpecAcceptedTokens != st.SpecDraftTokens {
+			t.Errorf("together %v: %d drafts of %d tokens, %d accepted: mean accepted length %.2f, want %d", together,
+				st.SpecDrafts, st.SpecDraftTokens, st.SpecAcceptedTokens, float64(st.SpecAcceptedTokens)/float64(st.SpecDrafts), k)
+		}
+		draftBlocksFreed(t, rt)
 	}
-	checkSpecStats(t, rt, samePlain(t, got, want))
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.SpecDraftTokens != k*st.SpecDrafts || st.SpecAcceptedTokens != st.SpecDraftTokens {
-		t.Errorf("%d drafts of %d tokens, %d accepted: mean accepted length %.2f, want %d",
-			st.SpecDrafts, st.SpecDraftTokens, st.SpecAcceptedTokens, float64(st.SpecAcceptedTokens)/float64(st.SpecDrafts), k)
-	}
-	draftBlocksFreed(t, rt)
 }
 
 // TestSpeculativeDraftOther: a draft model of another quantization (the
