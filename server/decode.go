@@ -1,10 +1,7 @@
 package server
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
@@ -14,7 +11,7 @@ import (
 // (clients send extensions); a known field of the wrong type is a 400
 // naming it, an oversized body a 413, a body that is not valid UTF-8 a 400.
 func decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *apiError {
-	e := pipeline.Decode(w, r, maxBytes, v, "samplingFields", "constrainedFields", "llamaFields")
+	e := pipeline.Decode(w, r, maxBytes, v, "samplingFields", "Common", "Sampling", "Formats", "LlamaSampling")
 	switch {
 	case e == nil:
 		return nil
@@ -33,88 +30,4 @@ func (e *fieldError) FieldName() string { return e.field }
 func (e *fieldError) Reason() string    { return e.msg }
 
 // stopField is OpenAI's stop: a string or a list of strings.
-type stopField []string
-
-func (s *stopField) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*s = nil
-		return nil
-	}
-	var one string
-	if json.Unmarshal(b, &one) == nil {
-		*s = stopField{one}
-		return nil
-	}
-	var list []string
-	if json.Unmarshal(b, &list) == nil {
-		*s = list
-		return nil
-	}
-	return &fieldError{"stop", "expected a string or a list of strings"}
-}
-
-// promptField is the completions prompt: a string, a list of strings, a
-// list of token ids, or a list of such lists. Each entry is one prompt.
-type promptField struct {
-	texts []string
-	ids   [][]int32
-}
-
-func (p *promptField) UnmarshalJSON(b []byte) error {
-	var one string
-	if json.Unmarshal(b, &one) == nil {
-		p.texts = []string{one}
-		return nil
-	}
-	var texts []string
-	if json.Unmarshal(b, &texts) == nil && len(texts) > 0 {
-		p.texts = texts
-		return nil
-	}
-	var ids []int32
-	if json.Unmarshal(b, &ids) == nil && len(ids) > 0 {
-		p.ids = [][]int32{ids}
-		return nil
-	}
-	var lists [][]int32
-	if json.Unmarshal(b, &lists) == nil && len(lists) > 0 {
-		p.ids = lists
-		return nil
-	}
-	return &fieldError{"prompt", "expected a non-empty string, list of strings, list of token ids, or list of such lists"}
-}
-
-// contentField is a chat message's content: a string, or a list of parts of
-// which only {"type":"text"} parts are supported (their texts are joined
-// with "\n").
-type contentField struct {
-	text string
-	set  bool
-}
-
-func (c *contentField) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	if json.Unmarshal(b, &c.text) == nil {
-		c.set = true
-		return nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(b, &parts); err != nil {
-		return &fieldError{"messages.content", "expected a string or a list of content parts"}
-	}
-	texts := make([]string, len(parts))
-	for i, p := range parts {
-		if p.Type != "text" {
-			return &fieldError{"messages.content", fmt.Sprintf("content part type %q is not supported (text only)", p.Type)}
-		}
-		texts[i] = p.Text
-	}
-	c.text = strings.Join(texts, "\n") // as vLLM and llama-server join them
-	c.set = true
-	return nil
-}
+type stopField = pipeline.StopList

@@ -1,6 +1,8 @@
-// Package server is troupe's HTTP front: an OpenAI-compatible API
-// (/v1/completions, /v1/chat/completions, /v1/models), Ollama's API beside
-// it (/api/generate, /api/chat, /api/tags, ...: ollama*.go), plus /tokenize,
+// Package server is troupe's HTTP front: the request pipeline's Runner
+// (Server.Start, pipeline_run.go) under the API dialects (server/openai:
+// /v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models;
+// server/ollama: /api/chat, /api/generate, /api/embed, /api/tags, ...;
+// server/anthropic; server/responses), plus /infill, /tokenize,
 // /detokenize, /health and /metrics, over the actor runtime of package
 // actors. It validates requests, renders chat templates (server/chat),
 // maps structured-output fields to grammars and tool calls to and from the

@@ -2,122 +2,70 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // maxEmbedInputs bounds the inputs of one embeddings request (OpenAI's
 // limit is 2048).
 const maxEmbedInputs = 2048
 
-// embedInputField is OpenAI's embeddings input: a string, a list of
-// strings, a list of token ids, or a list of such lists. Each entry is one
-// input.
-type embedInputField struct {
-	texts []string
-	ids   [][]int32
-	set   bool
-}
-
-func (p *embedInputField) UnmarshalJSON(b []byte) error {
-	var one string
-	if json.Unmarshal(b, &one) == nil {
-		p.texts, p.set = []string{one}, true
-		return nil
+// Embed is the pipeline's embeddings call: admitted, its inputs
+// tokenized and embedded within the request timeout.
+func (s *Server) Embed(ctx context.Context, req *pipeline.Embedding) ([][]float32, int, *pipeline.Error) {
+	if e := s.admit(); e != nil {
+		return nil, 0, toPipelineError(e, nil)
+	}
+	defer s.release()
+	if dim := s.rt.Model().Config.Dim; req.Dimensions != nil && *req.Dimensions != dim {
+		return nil, 0, pipeline.Errorf("dimensions", "this model's embeddings have %d dimensions and cannot be shortened (dimensions %d)", dim, *req.Dimensions)
 	}
 	var texts []string
-	if json.Unmarshal(b, &texts) == nil && len(texts) > 0 {
-		p.texts, p.set = texts, true
-		return nil
-	}
-	var ids []int32
-	if json.Unmarshal(b, &ids) == nil && len(ids) > 0 {
-		p.ids, p.set = [][]int32{ids}, true
-		return nil
-	}
-	var lists [][]int32
-	if json.Unmarshal(b, &lists) == nil && len(lists) > 0 {
-		p.ids, p.set = lists, true
-		return nil
-	}
-	return &fieldError{"input", "expected a string, a list of strings, a list of token ids, or a list of such lists, not empty"}
-}
-
-type embeddingsRequest struct {
-	Model          string          `json:"model"`
-	Input          embedInputField `json:"input"`
-	EncodingFormat string          `json:"encoding_format"`
-	Dimensions     *int            `json:"dimensions"`
-	User           string          `json:"user"`
-}
-
-func (r *embeddingsRequest) model() string { return r.Model }
-
-type embeddingData struct {
-	Object    string `json:"object"`
-	Index     int    `json:"index"`
-	Embedding any    `json:"embedding"` // []float32, or a base64 string of little-endian float32s
-}
-
-type embeddingsUsage struct {
-	PromptTokens int `json:"prompt_tokens"`
-	TotalTokens  int `json:"total_tokens"`
-}
-
-type embeddingsResponse struct {
-	Object string          `json:"object"`
-	Data   []embeddingData `json:"data"`
-	Model  string          `json:"model"`
-	Usage  embeddingsUsage `json:"usage"`
-}
-
-// embeddings serves POST /v1/embeddings (OpenAI's shape).
-func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
-	var req embeddingsRequest
-	if !s.read(w, r, &req) {
-		return
-	}
-	if !req.Input.set {
-		writeError(w, badRequest("input", "input is required"))
-		return
-	}
-	if req.EncodingFormat != "" && req.EncodingFormat != "float" && req.EncodingFormat != "base64" {
-		writeError(w, badRequest("encoding_format", "encoding_format %q: expected \"float\" or \"base64\"", req.EncodingFormat))
-		return
-	}
-	if dim := s.rt.Model().Config.Dim; req.Dimensions != nil && *req.Dimensions != dim {
-		writeError(w, badRequest("dimensions", "this model's embeddings have %d dimensions and cannot be shortened (dimensions %d)", dim, *req.Dimensions))
-		return
-	}
-	inputs, e := s.embedInputs(req.Input.texts, req.Input.ids, "input")
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	vecs, tokens, e := s.embed(r.Context(), inputs, actors.EmbedOptions{})
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	resp := embeddingsResponse{Object: "list", Model: s.cfg.ModelName, Data: make([]embeddingData, len(vecs)),
-		Usage: embeddingsUsage{PromptTokens: tokens, TotalTokens: tokens}}
-	for i, v := range vecs {
-		d := embeddingData{Object: "embedding", Index: i, Embedding: v}
-		if req.EncodingFormat == "base64" {
-			d.Embedding = base64Floats(v)
+	var ids [][]int32
+	for _, p := range req.Inputs {
+		if p.IDs != nil {
+			ids = append(ids, p.IDs)
+		} else {
+			texts = append(texts, p.Text)
 		}
-		resp.Data[i] = d
 	}
-	writeJSON(w, http.StatusOK, resp)
+	inputs, e := s.embedInputs(texts, ids, req.Param)
+	if e == nil {
+		e = s.truncate(inputs, req.Truncate)
+	}
+	if e != nil {
+		return nil, 0, toPipelineError(e, nil)
+	}
+	if len(inputs) == 0 {
+		return [][]float32{}, 0, nil
+	}
+	vecs, tokens, e := s.embed(ctx, inputs, actors.EmbedOptions{Raw: req.Raw})
+	return vecs, tokens, toPipelineError(e, nil)
 }
+
+// truncate cuts inputs longer than the context to fit it (Ollama's
+// truncate, the default), or refuses them.
+func (s *Server) truncate(inputs [][]int32, truncate bool) *apiError {
+	limit := s.rt.MaxModelLen()
+	for i, in := range inputs {
+		if len(in) <= limit {
+			continue
+		}
+		if !truncate {
+			return badRequest("input", "input %d has %d tokens, more than the context length (%d); set truncate to cut it", i, len(in), limit)
+		}
+		inputs[i] = in[:limit]
+	}
+	return nil
+}
+
+// MaxModelLen is the served context, in tokens.
+func (s *Server) MaxModelLen() int { return s.rt.MaxModelLen() }
 
 // embedInputs tokenizes texts (special tokens added and parsed, as
 // llama-embedding does) and checks token-id inputs' count.
@@ -162,16 +110,6 @@ func (s *Server) embed(ctx context.Context, inputs [][]int32, opts actors.EmbedO
 	s.metrics.promptTokens.Add(float64(usage.PromptTokens))
 	s.metrics.e2e.Observe(time.Since(start).Seconds())
 	return vecs, usage.PromptTokens, nil
-}
-
-// base64Floats is v as little-endian float32 bytes in base64 (OpenAI's
-// encoding_format "base64").
-func base64Floats(v []float32) string {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return base64.StdEncoding.EncodeToString(b)
 }
 
 // generation refuses a generation route with a 400 when the served model is

@@ -35,9 +35,9 @@ func TestFieldsAcceptedOrRefused(t *testing.T) {
 		`"min_keep": 2`, `"xtc_probability": 0.5, "xtc_threshold": 0.1`,
 		`"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2, "dry_penalty_last_n": -1, "dry_sequence_breakers": ["\n", "."]`,
 		`"stop": [` + strings.Repeat(`"zzz", `, 63) + `"zzz"]`, `"best_of": 1`, `"use_beam_search": false`}
-	both := []string{`"typical_p": 0.5`, `"mirostat": 0, "mirostat_tau": 5, "mirostat_eta": 0.1`}
+	both := []string{`"typical_p": 0.5`, `"mirostat": 0, "mirostat_tau": 5, "mirostat_eta": 0.1`, `"mirostat": 2, "mirostat_tau": 4`}
 	refused := []struct{ extra, field string }{
-		{`"best_of": 2`, "best_of"}, {`"use_beam_search": true`, "use_beam_search"}, {`"mirostat": 2`, "mirostat"},
+		{`"best_of": 2`, "best_of"}, {`"use_beam_search": true`, "use_beam_search"}, {`"mirostat": 3`, "mirostat"},
 		{`"typical_p": 1.5`, "typical_p"},
 	}
 	for _, r := range fieldRoutes {

@@ -114,6 +114,8 @@ func (j *job) record(cc choiceChunk) {
 		j.usage.CompletionTokens += c.Usage.CompletionTokens
 		j.usage.CachedTokens += c.Usage.CachedTokens
 		j.usage.Preemptions += c.Usage.Preemptions
+		j.usage.DraftTokens += c.Usage.DraftTokens
+		j.usage.AcceptedDraftTokens += c.Usage.AcceptedDraftTokens
 		m.promptTokens.Add(float64(c.Usage.PromptTokens))
 		m.generationTokens.Add(float64(c.Usage.CompletionTokens))
 		if j.pending--; j.pending == 0 {

@@ -18,6 +18,8 @@ type generation struct {
 	tools        *chatTools // the request's tools; nil: none
 	chat         bool       // a conversation: a thinking template's reasoning is parsed
 	maxTokens    *int       // the request's limit, named maxParam
+	defaultMax   int        // the limit when it sets none; 0: the rest of the context
+	ctxLen       int        // the context it may use; 0: the served one
 	maxParam     string
 	promptParam  string // the field the prompt came from
 }
@@ -45,8 +47,12 @@ func (s *Server) startGeneration(ctx context.Context, gen *generation, start tim
 	if parser == nil && gen.chat {
 		parser = s.reasoningParser(g, gen.text)
 	}
+	ctxLen := s.rt.MaxModelLen()
+	if gen.ctxLen > 0 {
+		ctxLen = gen.ctxLen
+	}
 	var e *apiError
-	if g.MaxTokens, e = maxTokens(gen.maxTokens, gen.maxParam, gen.promptParam, 0, len(g.Prompt), s.rt.MaxModelLen()); e != nil {
+	if g.MaxTokens, e = maxTokens(gen.maxTokens, gen.maxParam, gen.promptParam, gen.defaultMax, len(g.Prompt), ctxLen); e != nil {
 		return nil, nil, e
 	}
 	if err := s.rt.Check(g); err != nil {

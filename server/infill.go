@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // Fill-in-the-middle prompts, built as llama-server's format_prompt_infill
@@ -172,20 +173,23 @@ func (s *Server) infillPrompt(field string, in infillInput) ([]int32, *apiError)
 
 // suffixPrompts are the FIM prompts of /v1/completions' prompts with a
 // suffix: each text prompt is the prefix.
-func (s *Server) suffixPrompts(p *promptField, suffix string) ([][]int32, []string, *apiError) {
-	if len(p.ids) > 0 {
-		return nil, nil, badRequest("suffix", "suffix needs text prompts, not token ids")
+func (s *Server) suffixPrompts(ps []pipeline.Prompt, suffix string) ([][]int32, []string, *apiError) {
+	for _, p := range ps {
+		if p.IDs != nil {
+			return nil, nil, badRequest("suffix", "suffix needs text prompts, not token ids")
+		}
 	}
-	if len(p.texts) > maxPromptsPerReq {
+	if len(ps) > maxPromptsPerReq {
 		return nil, nil, badRequest("prompt", "at most %d prompts per request", maxPromptsPerReq)
 	}
 	var out [][]int32
-	for _, t := range p.texts {
-		ids, e := s.infillPrompt("suffix", infillInput{prefix: t, suffix: suffix})
+	var texts []string
+	for _, p := range ps {
+		ids, e := s.infillPrompt("suffix", infillInput{prefix: p.Text, suffix: suffix})
 		if e != nil {
 			return nil, nil, e
 		}
-		out = append(out, ids)
+		out, texts = append(out, ids), append(texts, p.Text)
 	}
-	return out, p.texts, nil
+	return out, texts, nil
 }

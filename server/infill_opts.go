@@ -50,19 +50,20 @@ func (s *indentStop) add(piece string, final bool) (out string, cut bool) {
 // troupe runs its samplers; samplerNames maps llama-server's names for
 // them (common_sampler_types_from_names) to it.
 var (
-	samplerOrder = []string{"penalties", "dry", "top_k", "typ_p", "top_p", "min_p", "xtc", "temperature"}
+	samplerOrder = []string{"penalties", "dry", "top_k", "typ_p", "top_p", "min_p", "xtc", "infill", "temperature"}
 	samplerNames = map[string]string{
 		"penalties": "penalties", "dry": "dry", "top_k": "top_k", "typ_p": "typ_p", "typical_p": "typ_p",
 		"typ": "typ_p", "typical": "typ_p", "top_p": "top_p", "nucleus": "top_p", "min_p": "min_p",
-		"xtc": "xtc", "temperature": "temperature", "temp": "temperature",
+		"xtc": "xtc", "infill": "infill", "temperature": "temperature", "temp": "temperature",
 	}
 )
 
 // applySamplers is llama-server's samplers field: only the samplers named
 // run, the others are turned off (without temperature, the logits are
-// drawn from unscaled). troupe runs them in llama.cpp's default order only,
-// and has no infill or top-n-sigma sampler: a list it cannot honour is a
-// 400. nil leaves the chain as the other fields set it.
+// drawn from unscaled); infill, which is off by default, runs only when
+// named. troupe runs them in llama.cpp's default order only, and has no
+// top-n-sigma sampler: a list it cannot honour is a 400. nil leaves the
+// chain as the other fields set it.
 func applySamplers(names []string, s *messages.SamplingParams) *apiError {
 	if names == nil {
 		return nil
@@ -72,7 +73,7 @@ func applySamplers(names []string, s *messages.SamplingParams) *apiError {
 	for _, n := range names {
 		canon, ok := samplerNames[n]
 		if !ok {
-			return badRequest("samplers", "samplers: %q is not a sampler troupe runs (it has %v; no infill or top_n_sigma sampler)", n, samplerOrder)
+			return badRequest("samplers", "samplers: %q is not a sampler troupe runs (it has %v; no top_n_sigma sampler)", n, samplerOrder)
 		}
 		i := slices.Index(samplerOrder, canon)
 		if i <= last {
@@ -101,6 +102,7 @@ func applySamplers(names []string, s *messages.SamplingParams) *apiError {
 	if !on["xtc"] {
 		s.XTCProbability = 0
 	}
+	s.Infill = on["infill"]
 	if !on["temperature"] && s.Temperature > 0 {
 		s.Temperature = 1
 	}

@@ -58,7 +58,7 @@ func TestApplySamplers(t *testing.T) {
 	if e := applySamplers(nil, &s); e != nil || s.MinP != full.MinP {
 		t.Errorf("nil list changed the chain: %+v %v", s, e)
 	}
-	for _, bad := range [][]string{{"top_k", "infill"}, {"top_p", "top_k"}, {"mirostat"}, {"top_k", "top_k"}} {
+	for _, bad := range [][]string{{"infill", "top_k"}, {"top_p", "top_k"}, {"mirostat"}, {"top_k", "top_k"}, {"top_n_sigma"}} {
 		s = full
 		if e := applySamplers(bad, &s); e == nil || *e.Param != "samplers" {
 			t.Errorf("%v: %v, want a 400 naming samplers", bad, e)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/openai"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // infillRequest is llama-server's POST /infill body: the FIM inputs, the
@@ -67,15 +69,15 @@ func (s *Server) infill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	indent := indentStop{min: deref(req.NIndent)}
-	var out *sse
+	var out *pipeline.SSE
 	if req.Stream {
-		out = newSSE(w)
+		out = pipeline.NewSSE(w)
 	}
 	resp := infillResponse{Model: s.cfg.ModelName, Tokens: []int32{}}
 	failed := j.drain(func(_ int, c *messages.OutputChunk) {
 		if c.FinishReason == messages.FinishError {
 			if out != nil {
-				out.send(errorEvent(c.Err))
+				out.Event("", openai.ErrorEvent(c.Err))
 			}
 			return
 		}
@@ -93,7 +95,7 @@ func (s *Server) infill(w http.ResponseWriter, r *http.Request) {
 			resp.StopType = "eos"
 		}
 		if out != nil && text != "" {
-			out.send(infillResponse{Content: text, Tokens: []int32{}, Model: s.cfg.ModelName, TokensPredicted: resp.TokensPredicted})
+			out.Event("", infillResponse{Content: text, Tokens: []int32{}, Model: s.cfg.ModelName, TokensPredicted: resp.TokensPredicted})
 		}
 	})
 	if failed != nil && out == nil {
@@ -104,7 +106,7 @@ func (s *Server) infill(w http.ResponseWriter, r *http.Request) {
 	resp.Timings = j.timings()
 	final := selectFields(resp, req.ResponseFields)
 	if out != nil {
-		out.send(final)
+		out.Event("", final)
 		return
 	}
 	writeJSON(w, http.StatusOK, final)

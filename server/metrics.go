@@ -34,6 +34,8 @@ type metrics struct {
 	prefixQueries, prefixHits, preemptions         *prometheus.Desc
 	windowFreed                                    *prometheus.Desc
 	processes                                      *prometheus.Desc
+	specDrafts, specDraftTokens, specAccepted      *prometheus.Desc
+	specPerPos                                     *prometheus.Desc
 
 	cluster                                   *cluster.Node // nil: none
 	members, placements, overflows, failovers *prometheus.Desc
@@ -78,6 +80,10 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 	m.prefixQueries = desc("prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.")
 	m.prefixHits = desc("prefix_cache_hits_total", "Prompt tokens found in the prefix cache.")
 	m.preemptions = desc("num_preemptions_total", "Sequences preempted.")
+	m.specDrafts = desc("spec_decode_num_drafts_total", "Speculative drafts verified (vLLM's spec_decode_num_drafts).")
+	m.specDraftTokens = desc("spec_decode_num_draft_tokens_total", "Draft tokens verified.")
+	m.specAccepted = desc("spec_decode_num_accepted_tokens_total", "Draft tokens accepted.")
+	m.specPerPos = prometheus.NewDesc("troupe:spec_decode_num_accepted_tokens_per_pos", "Drafts whose token at position was accepted.", []string{"position"}, labels)
 	m.windowFreed = desc("kv_window_freed_blocks_total", "KV blocks freed behind a sliding window every layer uses (0 unless all layers are windowed).")
 	m.members = desc("cluster_members", "Nodes in the cluster, as this node sees it.")
 	m.placements = prometheus.NewDesc("troupe:cluster_placements_total", "Requests this node placed, by where they ran (local: this node).",
@@ -93,7 +99,8 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 }
 
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions, m.windowFreed, m.processes} {
+	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions, m.windowFreed, m.processes,
+		m.specDrafts, m.specDraftTokens, m.specAccepted, m.specPerPos} {
 		ch <- d
 	}
 	if m.cluster != nil {
@@ -122,6 +129,12 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	count(m.prefixHits, float64(st.PrefixHits))
 	count(m.preemptions, float64(st.Preemptions))
 	count(m.windowFreed, float64(st.WindowFreedBlocks))
+	count(m.specDrafts, float64(st.SpecDrafts))
+	count(m.specDraftTokens, float64(st.SpecDraftTokens))
+	count(m.specAccepted, float64(st.SpecAcceptedTokens))
+	for i, n := range st.SpecAcceptedPerPos {
+		ch <- prometheus.MustNewConstMetric(m.specPerPos, prometheus.CounterValue, float64(n), strconv.Itoa(i))
+	}
 	n := 0
 	for _, pids := range m.system.ProcessRegistry.LocalPIDs.LocalPIDs {
 		n += pids.Count()

@@ -427,7 +427,7 @@ func TestOllamaErrors(t *testing.T) {
 		{"int option type", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"num_predict": "many"}}`, 400, `option "num_predict" must be of type integer`},
 		{"stop type", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"stop": [1]}}`, 400, `option "stop"`},
 		{"typical_p", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"typical_p": 1.5}}`, 400, "typical_p"},
-		{"mirostat", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"mirostat": 2}}`, 400, "mirostat"},
+		{"mirostat", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"mirostat": 3}}`, 400, "mirostat"},
 		{"top_p out of range", "/api/generate", `{"model": "stories", "prompt": "x", "options": {"top_p": 2}}`, 400, "top_p"},
 		{"images", "/api/generate", `{"model": "stories", "prompt": "x", "images": ["iVBORw0KGgo="]}`, 400, "images are not supported"},
 		{"chat images", "/api/chat", `{"model": "stories", "messages": [{"role": "user", "content": "x", "images": ["iVBORw0KGgo="]}]}`, 400, "images are not supported"},

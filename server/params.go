@@ -9,39 +9,20 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/openai"
 )
 
-// samplingFields are the generation parameters completions and chat share.
+// samplingFields are a body's generation fields as /infill reads them
+// (openai.Common: the pipeline's sampling part and the fields of the
+// route around it), with what the params table finds out.
 type samplingFields struct {
-	Model             string             `json:"model"`
-	MaxTokens         *int               `json:"max_tokens"`
-	Temperature       *float64           `json:"temperature"`
-	TopP              *float64           `json:"top_p"`
-	TopK              *int               `json:"top_k"`
-	MinP              *float64           `json:"min_p"`
-	N                 *int               `json:"n"`
-	Stream            bool               `json:"stream"`
-	StreamOptions     *streamOptions     `json:"stream_options"`
-	Stop              stopField          `json:"stop"`
-	StopTokenIDs      []int32            `json:"stop_token_ids"`
-	Seed              *int64             `json:"seed"`
-	PresencePenalty   *float64           `json:"presence_penalty"`
-	FrequencyPenalty  *float64           `json:"frequency_penalty"`
-	RepetitionPenalty *float64           `json:"repetition_penalty"`
-	LogitBias         map[string]float64 `json:"logit_bias"`
-	IgnoreEOS         bool               `json:"ignore_eos"`
-	TimingsPerToken   bool               `json:"timings_per_token"` // llama-server's: add "timings" to the response
-	Priority          int                `json:"priority"`
-	User              string             `json:"user"`
-	constrainedFields
-	llamaFields
+	openai.Common
+
+	unlimited    bool   // n_predict -1: no default limit on the tokens
+	grammarParam string // the field the request's Grammar comes from
 }
 
 func (f *samplingFields) model() string { return f.Model }
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
 
 // Limits on a request's parameters, each a 400 when exceeded. maxStops is
 // troupe's bound on stop strings (OpenAI's is 4; llama-server and vLLM set
@@ -144,7 +125,7 @@ var params = []param{
 
 // allParams are params, then llama-server's and vLLM's fields (n_predict
 // first among them: it sets max_tokens, which the caller reads after).
-var allParams = append(slices.Clip(params), llamaParams...)
+var allParams = slices.Concat(params, llamaParams, budgetParams)
 
 // span is a range of a number parameter: [lo, hi], or (lo, hi] when open.
 type span struct {

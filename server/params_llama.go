@@ -3,36 +3,12 @@ package server
 import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // llamaFields are the generation fields llama-server and vLLM take beyond
-// OpenAI's, shared by completions and chat (and /infill), and the ones
-// troupe refuses by name (best_of > 1, use_beam_search, mirostat): a client
-// that sends them must not get output that ignored them.
-type llamaFields struct {
-	NPredict       *int     `json:"n_predict"`  // llama-server's max_tokens; -1: until the context is full
-	MinTokens      *int     `json:"min_tokens"` // vLLM's
-	IncludeStopStr bool     `json:"include_stop_str_in_output"`
-	TypicalP       *float64 `json:"typical_p"`
-	MinKeep        *int     `json:"min_keep"`
-	XTCProbability *float64 `json:"xtc_probability"`
-	XTCThreshold   *float64 `json:"xtc_threshold"`
-	DryMultiplier  *float64 `json:"dry_multiplier"`
-	DryBase        *float64 `json:"dry_base"`
-	DryAllowedLen  *int     `json:"dry_allowed_length"`
-	DryLastN       *int     `json:"dry_penalty_last_n"`
-	DryBreakers    []string `json:"dry_sequence_breakers"` // absent (nil): llama.cpp's; [] is a 400
-
-	TMaxPredictMS *int `json:"t_max_predict_ms"` // llama-server's generation deadline (see messages.GenerateRequest)
-
-	BestOf        *int     `json:"best_of"`
-	UseBeamSearch bool     `json:"use_beam_search"`
-	Mirostat      *int     `json:"mirostat"`
-	MirostatTau   *float64 `json:"mirostat_tau"` // inert, as llama.cpp's, while mirostat is 0
-	MirostatEta   *float64 `json:"mirostat_eta"`
-
-	unlimited bool // n_predict -1: no default limit on the tokens
-}
+// OpenAI's (pipeline.LlamaSampling).
+type llamaFields = pipeline.LlamaSampling
 
 // llama.cpp's defaults for the DRY and XTC parameters a request leaves out.
 const (
@@ -40,6 +16,8 @@ const (
 	dryAllowedLenDefault = 2
 	dryLastNDefault      = 64
 	xtcThresholdDefault  = 0.1
+	mirostatTauDefault   = 5.0 // llama.cpp's and Ollama's
+	mirostatEtaDefault   = 0.1
 )
 
 // dryBreakersDefault are llama.cpp's default DRY sequence breakers.
@@ -47,7 +25,7 @@ var dryBreakersDefault = []string{"\n", ":", "\"", "*"}
 
 // defaultMax is the default max_tokens of a request: def, or 0 (until the
 // context is full) when n_predict is -1.
-func (f *llamaFields) defaultMax(def int) int {
+func (f *samplingFields) defaultMax(def int) int {
 	if f.unlimited {
 		return 0
 	}
@@ -68,15 +46,30 @@ var llamaParams = []param{
 		}
 		return nil
 	}},
-	{"mirostat", func(f *samplingFields, _ *messages.GenerateRequest) *apiError {
-		if f.Mirostat != nil && *f.Mirostat != 0 {
-			return badRequest("mirostat", "mirostat %d is not supported: troupe has no mirostat sampler (0 turns it off)", *f.Mirostat)
+	{"mirostat", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		if f.Mirostat == nil || *f.Mirostat == 0 {
+			return nil
 		}
+		if *f.Mirostat < 0 || *f.Mirostat > 2 {
+			return badRequest("mirostat", "mirostat %d: want 0 (off), 1 or 2", *f.Mirostat)
+		}
+		req.Sampling.Mirostat = *f.Mirostat
+		req.Sampling.MirostatTau, req.Sampling.MirostatEta = mirostatTauDefault, mirostatEtaDefault
 		return nil
 	}},
 	// Inert while mirostat is 0, as in llama.cpp (clients send them with it).
-	{"mirostat_tau", func(*samplingFields, *messages.GenerateRequest) *apiError { return nil }},
-	{"mirostat_eta", func(*samplingFields, *messages.GenerateRequest) *apiError { return nil }},
+	floatIn("mirostat_tau", func(f *samplingFields) *float64 { return f.MirostatTau }, span{0, 100, false},
+		func(s *messages.SamplingParams, v float32) {
+			if s.Mirostat != 0 {
+				s.MirostatTau = v
+			}
+		}),
+	floatIn("mirostat_eta", func(f *samplingFields) *float64 { return f.MirostatEta }, span{0, 1, false},
+		func(s *messages.SamplingParams, v float32) {
+			if s.Mirostat != 0 {
+				s.MirostatEta = v
+			}
+		}),
 	{"n_predict", func(f *samplingFields, _ *messages.GenerateRequest) *apiError {
 		switch n := f.NPredict; {
 		case n == nil:

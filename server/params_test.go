@@ -104,7 +104,12 @@ func TestToRequest(t *testing.T) {
 		{`{"dry_sequence_breakers": []}`, -1, messages.GenerateRequest{}, "dry_sequence_breakers"},
 		{`{"best_of": 2}`, -1, messages.GenerateRequest{}, "best_of"},
 		{`{"use_beam_search": true}`, -1, messages.GenerateRequest{}, "use_beam_search"},
-		{`{"mirostat": 1}`, -1, messages.GenerateRequest{}, "mirostat"},
+		{`{"mirostat": 1}`, -1, messages.GenerateRequest{N: 1, Sampling: messages.SamplingParams{Temperature: 1, TopP: 1,
+			Mirostat: 1, MirostatTau: 5, MirostatEta: 0.1}}, ""},
+		{`{"mirostat": 2, "mirostat_tau": 3, "mirostat_eta": 0.2}`, -1, messages.GenerateRequest{N: 1, Sampling: messages.SamplingParams{Temperature: 1, TopP: 1,
+			Mirostat: 2, MirostatTau: 3, MirostatEta: 0.2}}, ""},
+		{`{"mirostat": 3}`, -1, messages.GenerateRequest{}, "mirostat"},
+		{`{"mirostat": 2, "mirostat_eta": 2}`, -1, messages.GenerateRequest{}, "mirostat_eta"},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
 			var f samplingFields

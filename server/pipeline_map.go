@@ -2,7 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"strings"
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/chat"
@@ -18,6 +20,9 @@ import (
 // pipelineRender renders and tokenizes req's prompt: its conversation with
 // the chat template, or its prompt text as it is.
 func (s *Server) pipelineRender(req *pipeline.Request) ([]int32, string, *apiError) {
+	if req.Prompt != nil && req.Prompt.IDs != nil {
+		return req.Prompt.IDs, "", nil
+	}
 	if req.Prompt != nil {
 		ids, err := s.tokenizeText(req.Prompt.Text, true)
 		if err != nil {
@@ -28,24 +33,43 @@ func (s *Server) pipelineRender(req *pipeline.Request) ([]int32, string, *apiErr
 		}
 		return ids, req.Prompt.Text, nil
 	}
-	in := renderInput{msgs: make([]chat.Message, len(req.Messages)), continueFinal: req.ContinueFinal}
+	if s.template == nil {
+		return nil, "", s.noTemplate()
+	}
+	in := renderInput{msgs: make([]chat.Message, len(req.Messages)), continueFinal: req.ContinueFinal,
+		addGenerationPrompt: req.AddGenerationPrompt}
 	for i, m := range req.Messages {
-		cm := chat.Message{Role: string(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
+		if e := checkRole(i, string(m.Role)); e != nil {
+			return nil, "", e
+		}
+		cm := chat.Message{Role: string(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning,
+			StringContent: m.StringContent}
 		for _, c := range m.ToolCalls {
 			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{ID: c.ID, Type: "function", Function: chat.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}
 		in.msgs[i] = cm
 	}
 	for _, t := range req.Tools {
-		in.tools = append(in.tools, openAITool(t))
+		if t.Raw != nil {
+			in.tools = append(in.tools, t.Raw)
+		} else {
+			in.tools = append(in.tools, openAITool(t))
+		}
 	}
 	kw, e := s.thinkSwitch(req.Reasoning.Think)
 	if e != nil {
 		return nil, "", e
 	}
-	in.kwargs = kw
-	if req.Reasoning.Effort != "" {
-		in.effort = &req.Reasoning.Effort
+	in.kwargs = req.TemplateVars
+	if len(kw) > 0 {
+		in.kwargs = maps.Clone(req.TemplateVars)
+		if in.kwargs == nil {
+			in.kwargs = kw
+		}
+		maps.Copy(in.kwargs, kw)
+	}
+	if e := req.Reasoning.Effort; e != "" && (!req.Reasoning.EffortIfRead || strings.Contains(s.templateSrc, "reasoning_effort")) {
+		in.effort = &e
 	}
 	return s.render(&in)
 }
@@ -84,17 +108,60 @@ func (s *Server) thinkSwitch(think *bool) (map[string]json.RawMessage, *apiError
 // pipelineSampling is the sampling part of req as the OpenAI routes'
 // fields, with the server's defaults filled in.
 func (s *Server) pipelineSampling(p *pipeline.Sampling) *samplingFields {
-	f := &samplingFields{MaxTokens: p.MaxTokens, Temperature: p.Temperature, TopP: p.TopP, TopK: p.TopK, MinP: p.MinP,
-		Stop: p.Stop, Seed: p.Seed}
+	f := &samplingFields{}
+	f.Sampling = *p
 	s.cfg.Defaults.fill(f)
 	return f
 }
 
-// pipelineTools is req's tool part as chatTools, checked as readTools
-// checks a chat request's.
+// requestSampling sets g's sampling from req: the dialect's resolved
+// sampler (only its stop strings read from Sampling), or Sampling through
+// the table; the fields are returned as the table leaves them.
+func (s *Server) requestSampling(req *pipeline.Request, g *messages.GenerateRequest, lp int) (*samplingFields, *apiError) {
+	if req.Sampler == nil {
+		f := s.pipelineSampling(&req.Sampling)
+		return f, f.toRequest(g, lp)
+	}
+	g.Sampling, g.Stop, g.N = *req.Sampler, req.Sampling.Stop, 1
+	if lp >= 0 {
+		g.Sampling.WantLogprob, g.Sampling.Logprobs = true, lp
+	}
+	if len(req.Ignored) > 0 {
+		s.cfg.Log.Warn().Strs("fields", req.Ignored).Msg("request fields ignored (unknown, or not applied by troupe)")
+	}
+	return &samplingFields{}, nil
+}
+
+// withContext puts req's Context before prompt, in place of its BOS.
+func (s *Server) withContext(req *pipeline.Request, prompt []int32) []int32 {
+	if len(req.Context) == 0 {
+		return prompt
+	}
+	if len(prompt) > 0 && prompt[0] == s.rt.Model().Tokenizer.BOS() {
+		prompt = prompt[1:] // the context starts the sequence
+	}
+	return append(append([]int32(nil), req.Context...), prompt...)
+}
+
+// pipelineTools is req's tool part as chatTools, checked: tools in
+// OpenAI's shape (Raw) by toolcall.ToolsFromJSON, the others by name and
+// parameters; a tool_choice that needs tools, or names one, against them.
 func pipelineTools(req *pipeline.Request) (*chatTools, *apiError) {
 	t := &chatTools{choice: "none", parallel: req.ParallelToolCalls}
+	if len(req.Tools) > 0 && req.Tools[0].Raw != nil { // OpenAI's shape, checked as it is
+		raws := make([]json.RawMessage, len(req.Tools))
+		for i, tool := range req.Tools {
+			raws[i] = tool.Raw
+		}
+		var err error
+		if t.tools, err = toolcall.ToolsFromJSON(raws); err != nil {
+			return nil, badRequest("tools", "%v", err)
+		}
+	}
 	for i, tool := range req.Tools {
+		if tool.Raw != nil {
+			continue
+		}
 		if tool.Name == "" {
 			return nil, badRequest("tools", "tools[%d]: a name is required", i)
 		}
@@ -148,6 +215,9 @@ func toPipelineError(e *apiError, names map[string]string) *pipeline.Error {
 	pe := &pipeline.Error{Kind: pipeline.KindOf(e.Status), Message: e.Message, RetryAfter: e.RetryAfter}
 	if e.Param != nil {
 		pe.Param = *e.Param
+	}
+	if e.Code != nil {
+		pe.Code = *e.Code
 	}
 	if e.Code != nil && *e.Code == "context_length_exceeded" {
 		pe.Kind = pipeline.ContextLength

@@ -25,6 +25,20 @@ func (s *Server) Authorized(key string) bool {
 // MaxBodyBytes bounds a request body (Config.MaxBodyBytes).
 func (s *Server) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
 
+// Admissible is nil when a request would be admitted now, else the error
+// it would get (loading, draining, a full queue).
+func (s *Server) Admissible() *pipeline.Error {
+	if e := s.admit(); e != nil {
+		return toPipelineError(e, nil)
+	}
+	s.release()
+	return nil
+}
+
+// Fingerprint is every response's system_fingerprint: the build and the
+// model.
+func (s *Server) Fingerprint() string { return s.fingerprint }
+
 // Thinks reports whether the chat template reasons apart from its answer.
 func (s *Server) Thinks() bool { return s.thinks }
 
@@ -58,6 +72,9 @@ func (s *Server) Start(ctx context.Context, req *pipeline.Request) (pipeline.Run
 
 // prepare is Start once admitted.
 func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.Time) (*pipelineRun, *apiError) {
+	if req.Messages == nil {
+		return s.preparePrompts(ctx, req, start)
+	}
 	tools, e := pipelineTools(req)
 	if e != nil {
 		return nil, e
@@ -66,41 +83,64 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	if e != nil {
 		return nil, e
 	}
-	g := &messages.GenerateRequest{Prompt: prompt}
+	g := &messages.GenerateRequest{Prompt: s.withContext(req, prompt)}
 	lp := -1
 	if req.WantLogprobs {
 		lp = req.Logprobs
 	}
-	f := s.pipelineSampling(&req.Sampling)
-	if e := f.toRequest(g, lp); e != nil {
+	f, e := s.requestSampling(req, g, lp)
+	if e != nil {
 		return nil, e
 	}
-	gen := &generation{g: g, text: text, tools: tools, chat: req.Messages != nil, maxTokens: req.Sampling.MaxTokens,
-		maxParam: "max_tokens", promptParam: "messages"}
-	if req.Prompt != nil {
-		gen.promptParam = "prompt"
-	}
-	if g.Grammar, e = pipelineGrammar(req.Constraint); e != nil {
+	if e := s.reasoningBudget(req, g); e != nil {
 		return nil, e
 	}
-	if g.Grammar != nil {
+	gen := &generation{g: g, text: text, tools: tools, chat: true, maxTokens: f.MaxTokens, defaultMax: f.defaultMax(req.DefaultMaxTokens),
+		maxParam: dialectName(req, "max_tokens"), promptParam: "messages", grammarParam: f.grammarParam, ctxLen: req.ContextLimit}
+	if req.Constraint != nil {
+		if g.Grammar != nil {
+			return nil, badRequest(req.Constraint.Param, "%s and %s both constrain the output; set one of them", f.grammarParam, req.Constraint.Param)
+		}
+		if g.Grammar, e = pipelineGrammar(req.Constraint); e != nil {
+			return nil, e
+		}
 		gen.grammarParam = req.Constraint.Param
 	}
 	j, parser, e := s.startGeneration(ctx, gen, start)
 	if e != nil {
 		return nil, e
 	}
-	return &pipelineRun{s: s, j: j, prompt: len(prompt), parser: parser, parallel: tools.parallel, names: req.Names}, nil
+	j.grammarParam = gen.grammarParam
+	if tools.forced() {
+		j.grammarParam = "tools"
+	}
+	run := &pipelineRun{s: s, j: j, prompt: len(g.Prompt), parser: parser, parallel: tools.parallel, names: req.Names,
+		logprobs: req.WantLogprobs}
+	if req.WantPromptIDs {
+		run.promptIDs = g.Prompt
+	}
+	return run, nil
+}
+
+// dialectName is the dialect's name of the pipeline's param (Request.Names).
+func dialectName(req *pipeline.Request, param string) string {
+	if n, ok := req.Names[param]; ok {
+		return n
+	}
+	return param
 }
 
 // pipelineRun is a pipeline.Run: a job and the parser of its output.
 type pipelineRun struct {
-	s        *Server
-	j        *job
-	prompt   int
-	parser   *toolcall.Parser // nil: the output is all text
-	parallel bool
-	names    map[string]string
+	s         *Server
+	j         *job
+	prompt    int
+	parser    *toolcall.Parser // nil: the output is all text
+	parallel  bool
+	logprobs  bool     // the Chunk events carry Logprobs
+	echo      []string // (prompts) the prompts' texts, sent first as Echo events
+	promptIDs []int32  // the Usage event's Prompt
+	names     map[string]string
 }
 
 func (r *pipelineRun) PromptTokens() int { return r.prompt }
@@ -110,11 +150,14 @@ func (r *pipelineRun) PromptTokens() int { return r.prompt }
 // the request's admission.
 func (r *pipelineRun) Each(fn func(*pipeline.Event)) *pipeline.Error {
 	defer r.s.release()
+	for i := range len(r.echo) * r.j.n {
+		fn(&pipeline.Event{Kind: pipeline.Echo, Choice: i, Text: r.echo[i/r.j.n]})
+	}
 	var streams []*toolcall.Stream
 	failed := r.j.drain(func(i int, c *messages.OutputChunk) {
 		switch c.FinishReason {
 		case messages.FinishError:
-			fn(&pipeline.Event{Kind: pipeline.Failed, Choice: i, Err: toPipelineError(r.j.failed, r.names)})
+			fn(&pipeline.Event{Kind: pipeline.Failed, Choice: i, Err: toPipelineError(r.j.failed, r.names), Text: c.Err})
 			return
 		case messages.FinishCancelled: // the client is gone
 			return
@@ -133,19 +176,38 @@ func (r *pipelineRun) Each(fn func(*pipeline.Event)) *pipeline.Error {
 			}
 			r.events(i, ds, fn)
 		}
+		chunk := &pipeline.Event{Kind: pipeline.Chunk, Choice: i, Tokens: c.Tokens}
+		if r.logprobs {
+			chunk.Logprobs = r.s.tokenLogprobs(c.Tokens)
+		}
+		fn(chunk)
 		if c.FinishReason != "" {
 			reason := pipeline.FinishReason(c.FinishReason)
 			if r.parser != nil {
 				reason = pipeline.FinishReason(toolFinish(c.FinishReason, streams[i].Finished()))
 			}
-			fn(&pipeline.Event{Kind: pipeline.Finish, Choice: i, Finish: reason, Stop: c.StopString})
+			fn(&pipeline.Event{Kind: pipeline.Finish, Choice: i, Finish: reason, Stop: c.StopString, Parsed: r.parser != nil})
 		}
 	})
 	if failed != nil {
 		return toPipelineError(failed, r.names)
 	}
-	fn(&pipeline.Event{Kind: pipeline.Usage, Usage: r.j.usage})
+	fn(&pipeline.Event{Kind: pipeline.Usage, Usage: r.j.usage, Timings: r.j.timings(), Prompt: r.promptIDs})
 	return nil
+}
+
+// tokenLogprobs are toks with their texts, as a Chunk event carries them.
+func (s *Server) tokenLogprobs(toks []messages.Token) []pipeline.TokenLogprob {
+	out := make([]pipeline.TokenLogprob, len(toks))
+	for i, t := range toks {
+		out[i] = pipeline.TokenLogprob{Bytes: s.rt.TokenBytes(t.ID), Logprob: t.Logprob, Top: make([]pipeline.TokenLogprob, len(t.Top))}
+		out[i].Text = string(out[i].Bytes)
+		for k, a := range t.Top {
+			b := s.rt.TokenBytes(a.ID)
+			out[i].Top[k] = pipeline.TokenLogprob{Text: string(b), Bytes: b, Logprob: a.Logprob}
+		}
+	}
+	return out
 }
 
 // events passes a stream's deltas on as events; without parallel calls,

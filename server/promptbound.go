@@ -153,6 +153,27 @@ func (s *Server) decodeBudgeted(w http.ResponseWriter, r *http.Request, v any) *
 	return decodeBody(w, r, s.cfg.MaxBodyBytes, v)
 }
 
+// budgeted reads the body of a dialect's route (which decodes it itself)
+// within the body budget: its bytes are reserved before the handler runs
+// and held until launch (or the handler's return) gives them back.
+func (s *Server) budgeted(write errorWriter, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			write(w, bodyTooLarge(s.cfg.MaxBodyBytes))
+			return
+		}
+		r, hold := s.budget.withBodyHold(r)
+		defer hold.release()
+		n, err := s.budget.reserve(r.Context(), r, s.cfg.MaxBodyBytes)
+		if err != nil {
+			write(w, unavailable(err.Error()))
+			return
+		}
+		hold.add(n)
+		next(w, r)
+	}
+}
+
 // bodyTooLarge is the 413 of a body over limit bytes.
 func bodyTooLarge(limit int64) *apiError {
 	return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",

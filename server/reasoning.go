@@ -66,16 +66,6 @@ func (s *Server) setReasoningEffort(o *chat.Options, effort *string) *apiError {
 	return nil
 }
 
-// messageReasoning is an assistant message's reasoning as a client sends
-// it back: reasoning_content (llama-server's, DeepSeek's, troupe's
-// answers) or reasoning (vLLM's newer name).
-func (m *chatMessage) messageReasoning() string {
-	if m.ReasoningContent != "" {
-		return m.ReasoningContent
-	}
-	return m.Reasoning
-}
-
 // harmonyMessage adjusts a message for gpt-oss's template, as llama.cpp
 // does: an assistant's call with reasoning renders its reasoning as the
 // call's analysis, and the template refuses content beside it, so the

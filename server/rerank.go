@@ -94,6 +94,13 @@ type rerankResult struct {
 	Document       *rerankDocument `json:"document,omitempty"`
 }
 
+// embeddingsUsage is the usage object of OpenAI's embeddings, which
+// rerank answers with too.
+type embeddingsUsage struct {
+	PromptTokens int `json:"prompt_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
 type rerankResponse struct {
 	ID      string          `json:"id"`
 	Model   string          `json:"model"`

@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/anthropic"
 	"github.com/troupe-llm/troupe/server/chat"
+	"github.com/troupe-llm/troupe/server/openai"
 	"github.com/troupe-llm/troupe/server/responses"
 	"github.com/troupe-llm/troupe/server/toolcall"
 	"github.com/troupe-llm/troupe/server/webui"
@@ -245,14 +246,11 @@ func (s *Server) HTTPServer() *http.Server {
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("POST /v1/completions", s.auth(s.generation(s.admitted(s.completions))))
-	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.generation(s.admitted(s.chatCompletions))))
+	openai.New(s).Register(s.mux, openai.Middleware{Auth: s.auth, Generation: s.generation,
+		Body: func(h http.HandlerFunc) http.HandlerFunc { return s.budgeted(writeError, h) }}) // server/openai
 	s.mux.HandleFunc("POST /infill", s.auth(s.generation(s.admitted(s.infill)))) // infill_route.go
-	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
-	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.modelByID))
 	s.mux.HandleFunc("GET /version", s.version)
-	s.mux.HandleFunc("POST /v1/embeddings", s.auth(s.admitted(s.embeddings))) // embed.go
-	s.rerankRoutes()                                                          // rerank.go
+	s.rerankRoutes() // rerank.go
 	s.mux.HandleFunc("POST /tokenize", s.auth(s.admitted(s.tokenize)))
 	s.mux.HandleFunc("POST /detokenize", s.auth(s.admitted(s.detokenize)))
 	s.mux.HandleFunc("GET /health", s.health)
@@ -308,16 +306,13 @@ func (s *Server) authAs(write errorWriter, next http.HandlerFunc) http.HandlerFu
 }
 
 // admitted asks the front actor to let the request in (503 while loading or
-// draining, 429 when the queue is full) and tells it when the request is done.
+// draining, 429 when the queue is full) and tells it when the request is
+// done (/infill, /tokenize, /detokenize, rerank: the dialects' routes are
+// admitted by Start and Embed).
 func (s *Server) admitted(next http.HandlerFunc) http.HandlerFunc {
-	return s.admittedAs(writeError, next)
-}
-
-// admittedAs is admitted writing its error with write.
-func (s *Server) admittedAs(write errorWriter, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if e := s.admit(); e != nil {
-			write(w, e)
+			writeError(w, e)
 			return
 		}
 		defer s.release()
@@ -368,25 +363,6 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, req modelRequest) 
 		s.cfg.Defaults.fill(f.sampling())
 	}
 	return true
-}
-
-func (s *Server) models(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{s.modelObject()}})
-}
-
-// modelByID serves GET /v1/models/{id} (the SDKs' models.retrieve).
-func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) {
-	if id := r.PathValue("id"); id != s.cfg.ModelName {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("model"), Code: strp("model_not_found"),
-			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", id, s.cfg.ModelName)})
-		return
-	}
-	writeJSON(w, http.StatusOK, s.modelObject())
-}
-
-func (s *Server) modelObject() map[string]any {
-	return map[string]any{"id": s.cfg.ModelName, "object": "model", "created": 0, "owned_by": "troupe",
-		"max_model_len": s.rt.MaxModelLen()}
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

@@ -10,24 +10,13 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // constrainedFields are the request fields that constrain the output to a
-// format: OpenAI's response_format, vLLM's structured_outputs and the older
-// guided_*, llama-server's grammar and json_schema. Each maps to one
-// messages.Grammar; a request may set one of them.
-type constrainedFields struct {
-	ResponseFormat    json.RawMessage `json:"response_format"`
-	StructuredOutputs json.RawMessage `json:"structured_outputs"`
-	GuidedJSON        json.RawMessage `json:"guided_json"`
-	GuidedRegex       json.RawMessage `json:"guided_regex"`
-	GuidedChoice      json.RawMessage `json:"guided_choice"`
-	GuidedGrammar     json.RawMessage `json:"guided_grammar"`
-	Grammar           json.RawMessage `json:"grammar"`
-	JSONSchema        json.RawMessage `json:"json_schema"`
-
-	grammarParam string // the field the request's Grammar comes from
-}
+// format (pipeline.Formats). Each maps to one messages.Grammar; a request
+// may set one of them.
+type constrainedFields = pipeline.Formats
 
 // constraint is one constrained-output field: its name and how its value
 // (never empty or null) maps to a grammar.
@@ -52,7 +41,7 @@ var constraints = []constraint{
 // at most one may constrain the output (response_format text does not).
 func applyConstraint(f *samplingFields, req *messages.GenerateRequest) *apiError {
 	for _, c := range constraints {
-		v := c.get(&f.constrainedFields)
+		v := c.get(&f.Formats)
 		if isNull(v) {
 			continue
 		}

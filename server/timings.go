@@ -2,32 +2,13 @@ package server
 
 import (
 	"time"
+
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
-// head is the start of a response (and of each of its chunks) to a request
-// that came in at start.
-func (s *Server) head(idPrefix string, start time.Time) responseHead {
-	return responseHead{ID: newID(idPrefix), Created: start.Unix(), Model: s.cfg.ModelName, SystemFingerprint: s.fingerprint}
-}
-
-// timingsJSON is llama-server's "timings" object, with troupe's queue_ms:
-// a request asks for it with "timings_per_token": true. Times are in
-// milliseconds from when the server read the request: queue_ms in the
-// scheduler's queue (the longest of its choices), prompt_ms from then to
-// the first token (the prefill of the prompt tokens not found cached),
-// predicted_ms from the first token to the last.
-type timingsJSON struct {
-	QueueMs             float64 `json:"queue_ms"`
-	CacheN              int     `json:"cache_n"`
-	PromptN             int     `json:"prompt_n"`
-	PromptMs            float64 `json:"prompt_ms"`
-	PromptPerTokenMs    float64 `json:"prompt_per_token_ms"`
-	PromptPerSecond     float64 `json:"prompt_per_second"`
-	PredictedN          int     `json:"predicted_n"`
-	PredictedMs         float64 `json:"predicted_ms"`
-	PredictedPerTokenMs float64 `json:"predicted_per_token_ms"`
-	PredictedPerSecond  float64 `json:"predicted_per_second"`
-}
+// timingsJSON is llama-server's "timings" object (pipeline.Timings): a
+// request asks for it with "timings_per_token": true.
+type timingsJSON = pipeline.Timings
 
 // timings is the job's timings once it is drained.
 func (j *job) timings() *timingsJSON {
@@ -58,22 +39,4 @@ func (j *job) timings() *timingsJSON {
 	t.PromptPerTokenMs, t.PromptPerSecond = per(t.PromptN, prompt)
 	t.PredictedPerTokenMs, t.PredictedPerSecond = per(t.PredictedN, gen)
 	return t
-}
-
-// finalChunk is a stream's last chunk before [DONE], chunk (whose head and
-// usage fields are given): the usage when the client asked for it with
-// stream_options, and the timings when it asked with timings_per_token;
-// nil when it asked for neither.
-func finalChunk(chunk any, head *responseHead, usage **usageJSON, j *job, so *streamOptions, timings bool) any {
-	wantUsage := so != nil && so.IncludeUsage
-	if wantUsage {
-		*usage = toUsage(j.usage)
-	}
-	if timings {
-		head.Timings = j.timings()
-	}
-	if !wantUsage && !timings {
-		return nil
-	}
-	return chunk
 }

@@ -3,6 +3,9 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/troupe-llm/troupe/server/openai"
+	"github.com/troupe-llm/troupe/server/pipeline"
 )
 
 // tokenizeRequest is vLLM's: a prompt, or messages rendered with the chat
@@ -11,7 +14,7 @@ type tokenizeRequest struct {
 	Model               string                     `json:"model"`
 	Prompt              *string                    `json:"prompt"`
 	AddSpecialTokens    *bool                      `json:"add_special_tokens"`
-	Messages            []chatMessage              `json:"messages"`
+	Messages            openai.Messages            `json:"messages"`
 	AddGenerationPrompt *bool                      `json:"add_generation_prompt"`
 	Tools               []json.RawMessage          `json:"tools"`
 	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`
@@ -33,9 +36,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	case req.Messages != nil:
 		var e *apiError
-		ids, _, e = s.renderChat(&chatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerationPrompt,
-			Tools: req.Tools, ChatTemplateKwargs: req.ChatTemplateKwargs, ReasoningEffort: req.ReasoningEffort})
-		if e != nil {
+		if ids, e = s.renderMessages(&req); e != nil {
 			writeError(w, e)
 			return
 		}
@@ -54,6 +55,30 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		ids = []int32{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tokens": ids, "count": len(ids), "max_model_len": s.rt.MaxModelLen()})
+}
+
+// renderMessages renders and tokenizes a /tokenize body's conversation as
+// the chat route renders it.
+func (s *Server) renderMessages(req *tokenizeRequest) ([]int32, *apiError) {
+	if s.template == nil {
+		return nil, s.noTemplate()
+	}
+	msgs, pe := req.Messages.ToPipeline()
+	if pe != nil {
+		return nil, badRequest(pe.Param, "%s", pe.Message)
+	}
+	p := &pipeline.Request{Messages: msgs, AddGenerationPrompt: req.AddGenerationPrompt, TemplateVars: req.ChatTemplateKwargs}
+	for _, t := range req.Tools {
+		p.Tools = append(p.Tools, pipeline.Tool{Raw: t})
+	}
+	if req.ReasoningEffort != nil {
+		if *req.ReasoningEffort == "" {
+			return nil, badRequest("reasoning_effort", `reasoning_effort "": want "low", "medium" or "high"`)
+		}
+		p.Reasoning.Effort = *req.ReasoningEffort
+	}
+	ids, _, e := s.pipelineRender(p)
+	return ids, e
 }
 
 type detokenizeRequest struct {

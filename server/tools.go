@@ -54,54 +54,6 @@ type chatTools struct {
 	parallel bool
 }
 
-// readTools checks the request's tool fields. Without tools tool_choice
-// defaults to "none", with them to "auto"; "required" and a named function
-// need tools (the name one of them).
-func readTools(req *chatRequest) (*chatTools, *apiError) {
-	t := &chatTools{choice: "none", parallel: true}
-	if req.ParallelToolCalls != nil {
-		t.parallel = *req.ParallelToolCalls
-	}
-	var err error
-	if t.tools, err = toolcall.ToolsFromJSON(req.Tools); err != nil {
-		return nil, badRequest("tools", "%v", err)
-	}
-	if len(t.tools) > 0 {
-		t.choice = "auto"
-	}
-	if isNull(req.ToolChoice) {
-		return t, nil
-	}
-	var s string
-	if json.Unmarshal(req.ToolChoice, &s) == nil {
-		switch s {
-		case "none", "auto", "required":
-			t.choice = s
-		default:
-			return nil, badRequest("tool_choice", `tool_choice %q: want "none", "auto", "required" or {"type": "function", "function": {"name": ...}}`, s)
-		}
-	} else {
-		var named struct {
-			Type     string `json:"type"`
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		}
-		if json.Unmarshal(req.ToolChoice, &named) != nil || named.Type != "function" || named.Function.Name == "" {
-			return nil, badRequest("tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}`)
-		}
-		t.choice, t.name = "function", named.Function.Name
-	}
-	switch {
-	case t.choice == "auto" || t.choice == "none":
-	case len(t.tools) == 0:
-		return nil, badRequest("tool_choice", "tool_choice %s needs tools", string(req.ToolChoice))
-	case t.name != "" && !t.has(t.name):
-		return nil, badRequest("tool_choice", "tool_choice names the function %q, which is not in tools", t.name)
-	}
-	return t, nil
-}
-
 func (t *chatTools) has(name string) bool {
 	for _, tool := range t.tools {
 		if tool.Name == name {
@@ -168,65 +120,6 @@ func (t *chatTools) choiceText() string {
 		return fmt.Sprintf("naming %q", t.name)
 	}
 	return fmt.Sprintf("%q", t.choice)
-}
-
-// toolCallJSON is a tool call in a message, or a piece of one in a stream
-// delta (Index set: the first piece has the id, type and name, later ones
-// argument fragments).
-type toolCallJSON struct {
-	Index    *int         `json:"index,omitempty"`
-	ID       string       `json:"id,omitempty"`
-	Type     string       `json:"type,omitempty"`
-	Function functionJSON `json:"function"`
-}
-
-type functionJSON struct {
-	Name      string `json:"name,omitempty"`
-	Arguments string `json:"arguments"`
-}
-
-// toolResult is a whole output parsed: the message's content (nil when
-// there are calls and no text), reasoning and calls; parallel false keeps
-// the first call only.
-func toolResult(p *toolcall.Parser, text string, parallel bool) (content *string, reasoning string, calls []toolCallJSON) {
-	r := p.Parse(text)
-	if !parallel && len(r.Calls) > 1 {
-		r.Calls = r.Calls[:1]
-	}
-	for _, c := range r.Calls {
-		calls = append(calls, toolCallJSON{ID: c.ID, Type: "function", Function: functionJSON{Name: c.Name, Arguments: c.Arguments}})
-	}
-	if r.Content != "" || len(calls) == 0 {
-		content = &r.Content
-	}
-	return content, r.Reasoning, calls
-}
-
-// toolDeltas turns a stream's deltas into chat deltas: one per delta, in
-// order; parallel false drops calls after the first.
-func toolDeltas(ds []toolcall.Delta, parallel bool) []*chatDelta {
-	var out []*chatDelta
-	for _, d := range ds {
-		switch {
-		case d.Call != nil:
-			if !parallel && d.Call.Index > 0 {
-				continue
-			}
-			i := d.Call.Index
-			tc := toolCallJSON{Index: &i, Function: functionJSON{Name: d.Call.Name, Arguments: d.Call.Arguments}}
-			if d.Call.ID != "" {
-				tc.ID, tc.Type = d.Call.ID, "function"
-			}
-			out = append(out, &chatDelta{ToolCalls: []toolCallJSON{tc}})
-		case d.Reasoning != "":
-			r := d.Reasoning
-			out = append(out, &chatDelta{ReasoningContent: &r})
-		default:
-			c := d.Content
-			out = append(out, &chatDelta{Content: &c})
-		}
-	}
-	return out
 }
 
 // toolFinish is a choice's finish_reason once its calls are known: a

@@ -292,6 +292,13 @@ func TestFailover(t *testing.T) {
 		}
 		runs = append(runs, running{req, ch})
 	}
+	// The kill must find requests running there: wait until one has
+	// started (a slow machine may not have placed any yet).
+	for deadline := time.Now().Add(60 * time.Second); nodes[1].rt.NumRequests() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no request reached node 1 in 60s")
+		}
+	}
 	before := nodes[0].node.Stats()
 	nodes[1].node.Kill()
 	nodes[1].node, killed = nil, nodes[1].rt

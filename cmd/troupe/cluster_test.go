@@ -163,7 +163,7 @@ func TestClusterServe(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang, not a slow machine
 				defer cancel()
 				cl := &soakClient{url: nodes[nd].url, http: &http.Client{}}
 				stream := (i+nd)%2 == 0
@@ -174,12 +174,14 @@ func TestClusterServe(t *testing.T) {
 	}
 	// Requests in flight on the node to kill (polled, not a fixed sleep,
 	// which a loaded machine can outlast before any request gets there).
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if v, err := scrape(nodes[2].url, "troupe:num_requests_running"); err == nil && v > 0 {
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		running, err1 := scrape(nodes[2].url, "troupe:num_requests_running")
+		waiting, err2 := scrape(nodes[2].url, "troupe:num_requests_waiting")
+		if err1 == nil && err2 == nil && running+waiting > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no request running on node 2 after 60 s")
+			t.Fatal("no request on node 2 after 5 minutes")
 		}
 	}
 	if err := nodes[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {

@@ -44,8 +44,8 @@ func safeParse(t *testing.T, name string, data []byte) (*File, error) {
 			t.Fatalf("%s: Parse returned %v and %v", name, r.f, r.err)
 		}
 		return r.f, r.err
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: Parse did not return in 10 s", name)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s: Parse did not return in 60 s", name)
 		return nil, nil
 	}
 }

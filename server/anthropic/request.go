@@ -95,7 +95,7 @@ func (r *request) toPipeline(count bool, thinks bool) (*pipeline.Request, *pipel
 		return nil, pipeline.Errorf(r.unknown[0], "%s: this field is not supported", r.unknown[0])
 	}
 	p := &pipeline.Request{ParallelToolCalls: true,
-		Names: map[string]string{"stop": "stop_sequences", "reasoning_effort": "thinking"}}
+		Names: map[string]string{"stop": "stop_sequences", "reasoning_effort": "thinking", "reasoning_budget_tokens": "thinking.budget_tokens"}}
 	if !count {
 		if r.MaxTokens == nil {
 			return nil, pipeline.Errorf("max_tokens", "max_tokens: Field required")
@@ -193,9 +193,10 @@ func (r *request) readTools(p *pipeline.Request) *pipeline.Error {
 	return nil
 }
 
-// readThinking translates thinking: enabled on a template that reasons (its
-// budget is not enforced: the model reasons until it closes its block,
-// within max_tokens), disabled turns the template's reasoning off.
+// readThinking translates thinking: enabled on a template that reasons,
+// its budget_tokens the reasoning section's bound (past it the section is
+// closed for the model, as llama-server does); disabled turns the
+// template's reasoning off.
 func (r *request) readThinking(p *pipeline.Request, thinks bool) *pipeline.Error {
 	t := r.Thinking
 	if t == nil {
@@ -214,6 +215,8 @@ func (r *request) readThinking(p *pipeline.Request, thinks bool) *pipeline.Error
 		}
 		on := true
 		p.Reasoning.Think = &on
+		budget := t.BudgetTokens
+		p.Reasoning.BudgetTokens = &budget
 	case "disabled":
 		off := false
 		p.Reasoning.Think = &off

@@ -1,6 +1,7 @@
 // Package pipeline is the neutral request pipeline every API dialect
-// shares. A dialect (server/anthropic, server/responses, the OpenAI and
-// Ollama routes in server) translates its wire format into one Request and
+// shares. A dialect (server/openai, server/ollama, server/anthropic,
+// server/responses)
+// translates its wire format into one Request and
 // the pipeline's Events back into its wire format; it writes its own error
 // shape from the typed Error. Everything in between is done once, by the
 // Runner (server.Server implements it): admission, chat templating,

@@ -28,6 +28,10 @@ type Error struct {
 	Kind    ErrorKind
 	Param   string
 	Message string
+	// Code is a machine-readable code where the error has one
+	// ("context_length_exceeded", "model_not_found", "request_timeout",
+	// "rate_limit_exceeded", ...): OpenAI's shape carries it.
+	Code string
 	// RetryAfter, in seconds, is sent as Retry-After when > 0.
 	RetryAfter int
 }

@@ -41,7 +41,7 @@ type fieldErr interface {
 // valid UTF-8 is Invalid: decoding it would put U+FFFD in place of the
 // bad bytes, and the model would see text the client never sent.
 func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any, embedded ...string) *Error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, maxBytes), r.ContentLength, maxBytes)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -59,6 +59,25 @@ func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any, embed
 		return jsonError(err, embedded)
 	}
 	return nil
+}
+
+// readBody reads all of body. With a known length within the limit it
+// reads into one buffer of that size: io.ReadAll's growing copies would
+// hold about twice a large body at once.
+func readBody(body io.Reader, length, maxBytes int64) ([]byte, error) {
+	if length <= 0 || length > maxBytes {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, length+1) // one more: a body longer than its length is an error below
+	n, err := io.ReadFull(body, buf)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return buf[:n], nil // the server ends the body at its Content-Length
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(body) // a body past its Content-Length (not through net/http)
+	return append(buf, rest...), err
 }
 
 // jsonError names the field a json.Unmarshal error is about.

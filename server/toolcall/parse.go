@@ -163,3 +163,22 @@ func typedValue(text string, types []string) string {
 	}
 	return quote(text)
 }
+
+// ReasoningMarkers are the markers that open and close f's reasoning
+// section (Qwen3's "<think>" and "</think>"); ok is false for a format
+// without such a pair (gpt-oss's harmony channels, or no reasoning).
+func ReasoningMarkers(f Format) (start, end string, ok bool) {
+	d := f.def()
+	if !d.reasoning || d.thinkStart == "" {
+		return "", "", false
+	}
+	for _, b := range d.blocks {
+		if b.modes&inReasoning == 0 || b.start == "" {
+			continue
+		}
+		if _, _, out := b.scan(b.start, true); out.setMode == inContent {
+			return d.thinkStart, b.start, true
+		}
+	}
+	return "", "", false
+}

@@ -1,4 +1,4 @@
-package server
+package ollama
 
 import (
 	"encoding/json"
@@ -58,7 +58,10 @@ func TestOllamaOptions(t *testing.T) {
 			want: with(func(s *messages.SamplingParams) { s.Temperature = 0.5 }), ignored: []string{"num_gpu", "num_thread"}},
 		{name: "typical_p", opts: `{"typical_p": 0.7}`, want: with(func(s *messages.SamplingParams) { s.TypicalP = 0.7 })},
 		{name: "mirostat off", opts: `{"mirostat": 0, "mirostat_tau": 5, "mirostat_eta": 0.1}`, want: def},
-		{name: "mirostat", opts: `{"mirostat": 2}`, err: "mirostat 2 is not supported"},
+		{name: "mirostat", opts: `{"mirostat": 2}`, want: with(func(s *messages.SamplingParams) { s.Mirostat, s.MirostatTau, s.MirostatEta = 2, 5, 0.1 })},
+		{name: "mirostat tau", opts: `{"mirostat": 1, "mirostat_tau": 3, "mirostat_eta": 0.2}`,
+			want: with(func(s *messages.SamplingParams) { s.Mirostat, s.MirostatTau, s.MirostatEta = 1, 3, 0.2 })},
+		{name: "mirostat bad", opts: `{"mirostat": 3}`, err: `option "mirostat" 3: want 0 (off), 1 or 2`},
 		{name: "temperature type", opts: `{"temperature": "hot"}`, err: `option "temperature" must be of type float32`},
 		{name: "temperature negative", opts: `{"temperature": -3}`, err: `option "temperature" -3 must not be negative`},
 		{name: "top_k type", opts: `{"top_k": true}`, err: `option "top_k" must be of type integer`},
@@ -78,7 +81,7 @@ func TestOllamaOptions(t *testing.T) {
 			g := &messages.GenerateRequest{}
 			limits, ignored, e := applyOllamaOptions(opts, g)
 			if tc.err != "" {
-				if e == nil || e.Status != 400 || !strings.Contains(e.Message, tc.err) {
+				if e == nil || e.Status() != 400 || !strings.Contains(e.Message, tc.err) {
 					t.Fatalf("error %v, want a 400 with %q", e, tc.err)
 				}
 				return

@@ -1,0 +1,77 @@
+package ollama
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/server/pipeline"
+	"github.com/troupe-llm/troupe/server/pipeline/pipelinetest"
+)
+
+func post(t *testing.T, f *pipelinetest.Runner, path, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	mux := http.NewServeMux()
+	New(f, &Model{Name: "m", Tools: true}).Register(mux, func(h http.HandlerFunc) http.HandlerFunc { return h })
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+	return rec
+}
+
+// script is a thinking model's answer with a call, in one runtime chunk.
+var script = []pipeline.Event{
+	{Kind: pipeline.ReasoningDelta, Text: " a"}, {Kind: pipeline.ReasoningDelta, Text: "b "}, {Kind: pipeline.TextDelta, Text: "c"},
+	{Kind: pipeline.CallStart, Call: &pipeline.CallDelta{ID: "x", Name: "f"}}, {Kind: pipeline.CallArgs, Call: &pipeline.CallDelta{Arguments: `{"k":1}`}},
+	{Kind: pipeline.Chunk, Tokens: []messages.Token{{ID: 5}, {ID: 6}}}, {Kind: pipeline.Finish, Finish: pipeline.FinishToolCall, Parsed: true},
+	{Kind: pipeline.Usage, Usage: messages.Usage{PromptTokens: 3, CompletionTokens: 2}, Prompt: []int32{1, 2, 3}},
+}
+
+// TestChatStreamParts: a chunk's thinking, content and call go out as
+// three objects, the call whole; done_reason is the model's "stop".
+func TestChatStreamParts(t *testing.T) {
+	f := &pipelinetest.Runner{Thinking: true, Events: script}
+	rec := post(t, f, "/api/chat", `{"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f"}}], "options": {"temperature": 5}}`)
+	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
+	want := []string{`"thinking":" ab "`, `"content":"c"`, `"tool_calls":[{"id":"x","function":{"index":0,"name":"f","arguments":{"k":1}}}]`,
+		`"done":true,"done_reason":"stop"`}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), rec.Body.String())
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d is %s; want it to hold %s", i, lines[i], w)
+		}
+	}
+	if p := f.Got; p.Sampler == nil || p.Sampler.Temperature != 5 || p.Sampler.TopK != 40 || !p.Messages[0].StringContent ||
+		string(p.TemplateVars["enable_thinking"]) != "true" {
+		t.Errorf("the pipeline got %+v", p)
+	}
+}
+
+// TestGenerateWhole: stream false answers once, the parsed thinking and
+// content trimmed, with the context (prompt and generated tokens).
+func TestGenerateWhole(t *testing.T) {
+	f := &pipelinetest.Runner{Thinking: true, Events: script}
+	rec := post(t, f, "/api/generate", `{"model": "m:latest", "prompt": "hi", "stream": false, "options": {"num_predict": 7, "num_ctx": 32}}`)
+	var o final
+	if err := json.Unmarshal(rec.Body.Bytes(), &o); err != nil {
+		t.Fatalf("%v: %s", err, rec.Body.String())
+	}
+	if *o.Response != "c" || o.Thinking != "ab" || o.DoneReason != "stop" || len(o.Context) != 5 || o.EvalCount != 2 || o.PromptEvalCount != 3 {
+		t.Fatalf("got %s", rec.Body.String())
+	}
+	if p := f.Got; p.DefaultMaxTokens != 7 || p.ContextLimit != 32 || !p.WantPromptIDs || len(p.Messages) != 1 {
+		t.Errorf("the pipeline got %+v", p)
+	}
+	for body, want := range map[string]string{
+		`{"model": "m", "prompt": "x", "options": {"num_ctx": 65}}`: `num_ctx`, `{"model": "other", "prompt": "x"}`: `model 'other' not found`,
+		`{"model": "m", "prompt": "x", "format": "yaml"}`: `yaml`, `{"model": "m", "prompt": "x", "raw": true, "system": "s"}`: `raw mode`,
+	} {
+		if rec := post(t, &pipelinetest.Runner{}, "/api/generate", body); rec.Code/100 != 4 || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("%s: %d %s; want an error with %q", body, rec.Code, rec.Body.String(), want)
+		}
+	}
+}
