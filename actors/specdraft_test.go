@@ -1,12 +1,14 @@
 package actors_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -126,4 +128,52 @@ func TestSpeculativeDraftVocab(t *testing.T) {
 	if _, err := actors.Start(newSystem(t), m, cfg); err == nil || !strings.Contains(err.Error(), "p-min") {
 		t.Errorf("p-min 1.5: %v; want an error naming it", err)
 	}
+}
+
+// TestSpeculativeDraftFaults: a draft device whose forward pass panics
+// (twice; then it works again), a KV pool too small for every sequence
+// (the target's preempts, the draft's has no room for some), and a
+// request's p_min of 1 (no token is that sure: no draft) all leave every
+// output the plain one.
+func TestSpeculativeDraftFaults(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	draft := openModel(t, "stories260K.gguf")
+	reqs := quoteWorkload(loadCases(t, "stories260K"))
+	want := plainResults(t, m, reqs)
+	t.Run("device-panics", func(t *testing.T) {
+		cfg := draftOn(actors.Config{}, draft, 4)
+		var f *faulty
+		cfg.Speculative.NewDraftBackend = func(device int, c actors.BackendConfig) (actors.Backend, error) {
+			be, err := backend.For(draft, backend.DeviceCPU)(device, c)
+			f = &faulty{Backend: be, fail: func(n int64, _ *model.Batch) bool { return n == 3 || n == 4 }}
+			return f, err
+		}
+		rt := start(t, m, cfg)
+		checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
+		if f.panics.Load() != 2 {
+			t.Errorf("%d panics of the draft device, want 2", f.panics.Load())
+		}
+		draftBlocksFreed(t, rt)
+	})
+	t.Run("small-pool", func(t *testing.T) {
+		rt := start(t, m, draftOn(actors.Config{NumBlocks: 20, NumHostBlocks: 24, Preemption: sched.Swap}, draft, 4))
+		checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
+		if st, err := rt.Stats(timeout); err != nil || st.Preemptions == 0 {
+			t.Errorf("stats %v, %v: want preemptions", st, err)
+		}
+		draftBlocksFreed(t, rt)
+	})
+	t.Run("p_min", func(t *testing.T) {
+		rt := start(t, m, draftOn(actors.Config{}, draft, 4))
+		req := copyReq(reqs[0])
+		req.Speculative = &messages.SpeculativeParams{PMin: 1}
+		if got := run(t, rt, req); got.usage.DraftTokens != 0 || !slices.Equal(got.ids[0], want[0].ids[0]) {
+			t.Errorf("p_min 1: %d draft tokens (want 0), output %v, plain %v", got.usage.DraftTokens, got.ids[0], want[0].ids[0])
+		}
+		req.Speculative.PMin = 1.5
+		if err := rt.Check(req); err == nil || !strings.Contains(err.Error(), "speculative.p_min") {
+			t.Errorf("p_min 1.5: %v; want an error naming speculative.p_min", err)
+		}
+	})
 }
