@@ -27,7 +27,8 @@ type draftRunner struct {
 	seqs      map[uint64]*draftSeq
 	batch     model.Batch
 	logits    []float32
-	failures  int // failed forward passes in a row
+	failures  int   // failed forward passes in a row
+	asked     int64 // asks answered with a draft (for tests)
 }
 
 // draftSeq is one sequence's state in the draft model's cache.
@@ -132,6 +133,7 @@ func (r *draftRunner) proposeAll(asks []*draftAsk) [][]int32 {
 		s.fed = s.fed[:p]
 		run = append(run, drafting{ask: i, s: s, next: a.Tokens[p:]})
 	}
+	r.asked += int64(len(run))
 	for len(run) > 0 {
 		toks, probs, err := r.forward(run)
 		if err != nil {
@@ -254,6 +256,13 @@ func argmaxProb(logits []float32) (int32, float32) {
 		sum += math.Exp(float64(l) - m)
 	}
 	return int32(best), float32(1 / sum)
+}
+
+// draftsAsked is how many asks the runner drafted for.
+func (r *draftRunner) draftsAsked() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.asked
 }
 
 // usedBlocks is how many of the draft pool's blocks sequences hold (for

@@ -41,3 +41,12 @@ func DraftBlocksInUse(r *Runtime) int {
 	}
 	return r.drafter.usedBlocks()
 }
+
+// DraftsAsked is how many asks the draft device drafted for (0 without a
+// draft model).
+func DraftsAsked(r *Runtime) int64 {
+	if r.drafter == nil {
+		return 0
+	}
+	return r.drafter.draftsAsked()
+}

@@ -177,3 +177,29 @@ func TestSpeculativeDraftFaults(t *testing.T) {
 		}
 	})
 }
+
+// TestSpeculativeDraftBackOff: past SpecMaxSeqs running sequences the
+// scheduler drops drafts, so the sequences back off from asking the draft
+// device (whose drafts would be thrown away): it drafts for far fewer
+// steps than the sequences take, and the output is the plain output.
+func TestSpeculativeDraftBackOff(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	draft := openModel(t, "stories260K.gguf")
+	reqs := quoteWorkload(loadCases(t, "stories260K"))
+	want := plainResults(t, m, reqs)
+	cfg := draftOn(actors.Config{}, draft, 4)
+	cfg.Speculative.MaxSeqs = 1
+	rt := start(t, m, cfg)
+	got := concurrently(t, rt, reqs)
+	samePlain(t, got, want)
+	tokens := 0
+	for _, g := range got {
+		tokens += g.usage.CompletionTokens
+	}
+	asked := actors.DraftsAsked(rt)
+	t.Logf("%d draft asks for %d tokens of 16 sequences", asked, tokens)
+	if asked == 0 || asked > int64(tokens)/3 {
+		t.Errorf("%d draft asks for %d tokens: want some, and far fewer than the steps", asked, tokens)
+	}
+}

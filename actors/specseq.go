@@ -23,6 +23,10 @@ type draftState struct {
 	id      uint64
 	pMin    float32
 	waiting bool // a draft ask is in flight
+	// sent is the length of the draft the last step request carried;
+	// skip, the steps to go without asking the draft device, and backoff
+	// the last such pause (backOff).
+	sent, skip, backoff int
 }
 
 // newDraftState is the draft state of sequence id of req, off when the
@@ -52,16 +56,43 @@ func (d *draftState) release(ctx actor.Context) {
 // draft device first; the step request follows its reply (onDraft).
 func (s *sequence) next(ctx actor.Context) {
 	d := &s.draft
-	if k := s.draftLen(); k > 0 && d.device != nil {
-		d.waiting = true
-		ctx.Request(d.device, &draftAsk{ID: s.id, Tokens: d.tokens, K: k, PMin: d.pMin})
-		return
+	k := s.draftLen()
+	if d.device != nil {
+		if d.skip > 0 {
+			d.skip, k = d.skip-1, 0
+		}
+		if k > 0 {
+			d.waiting = true
+			ctx.Request(d.device, &draftAsk{ID: s.id, Tokens: d.tokens, K: k, PMin: d.pMin})
+			return
+		}
 	}
 	var draft []int32
-	if k := s.draftLen(); k > 0 {
+	if k > 0 && d.device == nil {
 		draft = d.ngram.Propose(nil, d.tokens, k)
 	}
 	s.step(ctx, draft)
+}
+
+// maxDraftBackOff bounds how many steps a sequence with a draft model goes
+// without asking for a draft after the scheduler dropped one.
+const maxDraftBackOff = 32
+
+// backOff follows whether the scheduler verified the last draft sent: it
+// drops drafts while more than SpecMaxSeqs sequences run (or the token
+// budget leaves no room), and a draft model's draft costs its forward
+// passes, so a sequence whose draft was dropped skips asking for 1, 2, 4,
+// ... (at most maxDraftBackOff) steps; a verified draft ends the back-off.
+func (d *draftState) backOff(drafted int) {
+	sent := d.sent
+	d.sent = 0
+	switch {
+	case drafted > 0:
+		d.backoff = 0
+	case sent > 0:
+		d.backoff = min(max(1, 2*d.backoff), maxDraftBackOff)
+		d.skip = d.backoff
+	}
 }
 
 // onDraft takes the draft device's reply (nil: a dead letter, the device
@@ -81,6 +112,7 @@ func (s *sequence) onDraft(ctx actor.Context, r *draftReply) {
 // step sends the step request with draft, once the masks allow it.
 func (s *sequence) step(ctx actor.Context, draft []int32) {
 	draft, masks := s.vetDraft(draft)
+	s.draft.sent = len(draft)
 	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask), Draft: draft, DraftMasks: masks})
 }
 
@@ -89,6 +121,7 @@ func (s *sequence) step(ctx actor.Context, draft []int32) {
 // more than was accepted (at least least), so the rows a step verifies in
 // vain stay few while the proposer is wrong.
 func (d *draftState) adapt(drafted, accepted int) {
+	d.backOff(drafted)
 	switch {
 	case drafted == 0:
 	case accepted == drafted:
