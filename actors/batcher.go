@@ -105,7 +105,7 @@ func (b *batcher) onStarted(ctx actor.Context) {
 		if err != nil {
 			panic(fmt.Sprintf("batcher: device %d: %v", i, err)) // Start validated the config
 		}
-		props := actor.PropsFromProducer(newDevice(i, be, b.infill))
+		props := actor.PropsFromProducer(newDevice(i, be, b.infill, b.cfg.LoRA))
 		pid := ctx.SpawnPrefix(props, fmt.Sprintf("device%d-", i))
 		b.devices = append(b.devices, &deviceSlot{index: i, pid: pid, sched: s})
 	}
@@ -127,37 +127,41 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 			Err: fmt.Sprintf("sequence %d is already scheduled", req.SeqID)})
 		return
 	}
-	d := b.place(req.New.Prompt)
+	salt := loraSalt(req.New.LoRA)
+	d := b.place(salt, req.New.Prompt)
 	if d == nil {
 		b.stats.Rejected++
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: "no device is running"})
 		return
 	}
 	n := req.New
+	var q *sched.Seq
 	var err error
 	if n.Embed != nil { // embed.go
-		_, err = d.sched.AddEmbedding(kv.SeqID(req.SeqID), n.Prompt, n.Priority, n.Embed.Whole)
+		q, err = d.sched.AddEmbedding(kv.SeqID(req.SeqID), n.Prompt, n.Priority, n.Embed.Whole)
 	} else {
-		_, err = d.sched.Add(kv.SeqID(req.SeqID), n.Prompt, n.MaxTokens, n.Priority)
+		q, err = d.sched.Add(kv.SeqID(req.SeqID), n.Prompt, n.MaxTokens, n.Priority)
 	}
 	if err != nil {
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: err.Error()})
 		return
 	}
+	q.Salt = salt // its adapters' K/V: shared only under the same set (lora.go)
 	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs, mask: req.Mask, added: time.Now()}
 	b.maybeDispatch(ctx, d)
 }
 
 // place picks the device for a new sequence: the one whose prefix cache
-// holds most of the prompt, then the least loaded.
-func (b *batcher) place(prompt []int32) *deviceSlot {
+// holds most of the prompt (under the sequence's salt), then the least
+// loaded.
+func (b *batcher) place(salt uint64, prompt []int32) *deviceSlot {
 	var best *deviceSlot
 	bestCached := -1
 	for _, d := range b.devices {
 		if d.dead {
 			continue
 		}
-		c := d.sched.NumCachedTokens(prompt)
+		c := d.sched.NumCachedTokens(salt, prompt)
 		if c > bestCached || (c == bestCached && d.sched.Load() < best.sched.Load()) {
 			best, bestCached = d, c
 		}
@@ -264,6 +268,9 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 			e.queued = max(now.Sub(e.added), 1)
 		}
 		step.BlockTables = append(step.BlockTables, slices.Clone(d.sched.BlockTable(q)))
+		if len(b.cfg.LoRA) > 0 { // every sequence's set, empty ones too (lora.go)
+			step.LoRA = append(step.LoRA, b.seqs[uint64(q.ID)].new.LoRA)
+		}
 		b.embedSpec(step, i, uint64(q.ID))
 		for pos := c.Start; pos < c.End; pos++ {
 			step.Tokens = append(step.Tokens, q.Tokens[pos])

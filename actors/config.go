@@ -7,6 +7,7 @@ import (
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/lora"
 )
 
 // Config sets up a Runtime. Besides NewBackend (or Backends), the zero value
@@ -56,6 +57,12 @@ type Config struct {
 	Backends []Backend
 	// Speculative sets speculative decoding; the zero value is off.
 	Speculative SpecConfig
+	// LoRA is the runtime's loaded LoRA adapters: a request's lora ids
+	// (messages.GenerateRequest.LoRA) index it, and a request without a
+	// lora field runs with every one at its Scale (llama-server's --lora).
+	// nil: the model's own (model.Model.SetAdapters). Only CPU devices
+	// apply adapters. The caller keeps them open while the runtime runs.
+	LoRA []lora.Scaled
 }
 
 // kvBytesCap bounds the default KV cache size.

@@ -9,6 +9,7 @@ import (
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/model/lora"
 	"github.com/troupe-llm/troupe/model/sample"
 )
 
@@ -27,16 +28,17 @@ type device struct {
 	samplers map[uint64]*sample.Sampler // per sequence, reseeded per draw
 	infill   func() *sample.InfillVocab // the infill sampler's vocabulary
 	emb      embedState                 // embedding sequences (embed.go)
+	adapters []lora.Scaled              // the runtime's LoRA adapters (Config.LoRA), which steps' LoRA ids index
 }
 
 // newDevice returns the producer of device index over backend. The backend
 // is shared by every incarnation: a restart keeps the KV blocks.
-func newDevice(index int, backend Backend, infill func() *sample.InfillVocab) actor.Producer {
+func newDevice(index int, backend Backend, infill func() *sample.InfillVocab, adapters []lora.Scaled) actor.Producer {
 	incarnations := 0
 	return func() actor.Actor {
 		incarnations++
 		return &device{index: index, backend: backend, restarted: incarnations > 1,
-			samplers: make(map[uint64]*sample.Sampler), infill: infill}
+			samplers: make(map[uint64]*sample.Sampler), infill: infill, adapters: adapters}
 	}
 }
 
@@ -85,6 +87,9 @@ func (d *device) onStep(ctx actor.Context, step *messages.Step) {
 func (d *device) forward(step *messages.Step) error {
 	b := &d.batch
 	b.Tokens, b.Positions, b.Seq, b.Logits, b.BlockTables = step.Tokens, step.Positions, step.Seq, step.Logits, step.BlockTables
+	if err := loraBatch(b, step.LoRA, d.adapters); err != nil {
+		return fmt.Errorf("device %d: step %d: %w", d.index, step.StepID, err)
+	}
 	if n := b.NumLogits(); n != len(step.Samples) {
 		return fmt.Errorf("device %d: step %d has %d logit rows and %d samples", d.index, step.StepID, n, len(step.Samples))
 	}

@@ -29,7 +29,7 @@ func (flatBackend) Forward(b *model.Batch, logits []float32) error {
 func TestDeviceInfill(t *testing.T) {
 	built := 0
 	v := sample.NewInfillVocab(8, func(int32) []byte { return nil }, func(int32) bool { return false }, 0)
-	d := newDevice(0, flatBackend{}, func() *sample.InfillVocab { built++; return v })().(*device)
+	d := newDevice(0, flatBackend{}, func() *sample.InfillVocab { built++; return v }, nil)().(*device)
 	draws := func(infill bool) []int32 {
 		var ids []int32
 		for draw := range uint64(20) {

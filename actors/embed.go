@@ -211,7 +211,7 @@ func (e *embedRequest) onStarted(ctx actor.Context) {
 	e.left = len(e.inputs)
 	for i, in := range e.inputs {
 		n := &messages.NewSequence{Prompt: in, Priority: e.priority,
-			Embed: &messages.EmbedParams{Pooling: e.pooling, Whole: e.rt.model.Config.Encoder}}
+			Embed: &messages.EmbedParams{Pooling: e.pooling, Whole: e.rt.model.Config.Encoder}, LoRA: e.rt.loraSet(nil)}
 		ctx.Request(e.rt.batcher, &messages.StepRequest{SeqID: e.ids[i], New: n})
 	}
 }

@@ -45,6 +45,7 @@ type Runtime struct {
 	samplingAids samplingAids // DRY breakers and min_tokens masks (samplefields.go)
 	drafter      *draftRunner // the draft model's runner (SpecDraft); nil: none
 	draftDevice  *actor.PID   // its device actor
+	lora         loraScales   // the adapters' current default scales (lora.go)
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -66,6 +67,9 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	cfg = cfg.withDefaults(c.ContextLen, 2*c.Layers*cfg.KVCacheType.RowBytes(c.KVDim()))
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if cfg.LoRA == nil {
+		cfg.LoRA = m.Adapters()
 	}
 	m.SetContextLen(cfg.MaxModelLen) // LongRoPE's factors for this context, as llama.cpp's n_ctx_seq
 	backends := cfg.Backends
@@ -103,6 +107,14 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource,
 		drafter: drafter}
 	r.idle = sync.NewCond(&r.mu)
+	r.lora.init(cfg.LoRA)
+	if err := r.checkAdapters(m); err != nil {
+		closeBackends(owned)
+		if drafter != nil {
+			drafter.close()
+		}
+		return nil, err
+	}
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG, r.infillVocab),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")

@@ -87,6 +87,9 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 	if err := SampleParams(&req.Sampling).Validate(); err != nil {
 		return bad("", "%v", err)
 	}
+	if err := r.checkLoRA(req.LoRA); err != nil {
+		return err
+	}
 	if err := r.checkSpeculative(req.Speculative); err != nil {
 		return err
 	}

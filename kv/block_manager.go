@@ -70,6 +70,7 @@ type block struct {
 	hash      uint64 // chain hash of the prefix ending with this block
 	cid       uint64 // content id: equal ids mean equal prefixes, token for token
 	parentCID uint64 // content id of the parent block; 0 for a first block
+	salt      uint64 // the salt of the sequence that filled it (SaltRootHash)
 }
 
 type seqState struct {
@@ -79,6 +80,7 @@ type seqState struct {
 	// The chain hash and content id of the last full block, the parent of
 	// the next one to fill (its block may have been freed since).
 	lastHash, lastCID uint64
+	salt              uint64 // its blocks' salt (SaltRootHash)
 	// unchained: the content id of a freed leading block is unknown (the
 	// table was allocated without it), so no later block is registered.
 	unchained bool
@@ -143,23 +145,25 @@ func NewBlockManager(numBlocks, blockSize int, prefixCaching bool) *BlockManager
 // computing them is scheduled; AppendTokens covers the rest later.
 // On error nothing changes: ErrSeqExists, ErrOutOfBlocks. A prompt that
 // needs more than NumBlocks blocks never fits; reject it rather than wait.
+//
+// Its blocks have salt 0 (the base model's K/V): AllocateFrom takes a salt.
 func (m *BlockManager) AllocateUpTo(id SeqID, tokens []int32, numTokens int) (numCachedTokens int, err error) {
-	return m.allocate(id, tokens, numTokens, 0, true)
+	return m.allocate(id, 0, tokens, numTokens, 0, true)
 }
 
 // AllocateFresh is AllocateFrom without the cache lookup: no block is
 // shared, every position from from's block on is computed (an embedding
 // needs every token's hidden state), and no query is counted. The blocks it
-// fills are registered for sharing as usual when from is 0.
-func (m *BlockManager) AllocateFresh(id SeqID, tokens []int32, numTokens, from int) error {
-	_, err := m.allocate(id, tokens, numTokens, from, false)
+// fills are registered for sharing as usual (under salt) when from is 0.
+func (m *BlockManager) AllocateFresh(id SeqID, salt uint64, tokens []int32, numTokens, from int) error {
+	_, err := m.allocate(id, salt, tokens, numTokens, from, false)
 	return err
 }
 
 // allocate builds a new table whose blocks wholly before position from are
 // left out (NoBlock): cache hits there are not shared, and no block is
 // taken for them.
-func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens, from int, lookup bool) (numCachedTokens int, err error) {
+func (m *BlockManager) allocate(id SeqID, salt uint64, tokens []int32, numTokens, from int, lookup bool) (numCachedTokens int, err error) {
 	if _, ok := m.seqs[id]; ok {
 		return 0, fmt.Errorf("kv: allocate seq %d: %w", id, ErrSeqExists)
 	}
@@ -168,7 +172,7 @@ func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens, from int, l
 	}
 	m.hits = m.hits[:0]
 	if lookup {
-		m.hits = m.lookup(tokens, m.hits)
+		m.hits = m.lookup(salt, tokens, m.hits)
 	}
 	hits := m.hits
 	numCachedTokens = len(hits) * m.blockSize
@@ -179,7 +183,7 @@ func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens, from int, l
 		return 0, fmt.Errorf("kv: allocate seq %d: %w: need %d blocks, %d free", id, ErrOutOfBlocks, need, free)
 	}
 	s := m.newSeq(m.numBlocksFor(covered))
-	s.lastHash, s.lastCID = RootHash, 0
+	s.lastHash, s.lastCID, s.salt = SaltRootHash(salt), 0, salt
 	for range dead {
 		s.table = append(s.table, NoBlock)
 	}
@@ -204,13 +208,13 @@ func (m *BlockManager) allocate(id SeqID, tokens []int32, numTokens, from int, l
 	return numCachedTokens, nil
 }
 
-// NumCachedTokens returns what AllocateUpTo of tokens would find cached now,
-// without changing anything or counting a query.
-func (m *BlockManager) NumCachedTokens(tokens []int32) int {
+// NumCachedTokens returns what AllocateFrom of tokens under salt would find
+// cached now, without changing anything or counting a query.
+func (m *BlockManager) NumCachedTokens(salt uint64, tokens []int32) int {
 	if len(tokens) == 0 {
 		return 0
 	}
-	m.hits = m.lookup(tokens, m.hits[:0])
+	m.hits = m.lookup(salt, tokens, m.hits[:0])
 	return len(m.hits) * m.blockSize
 }
 

@@ -36,7 +36,7 @@ func TestAllocateUpTo(t *testing.T) {
 				mustFree(t, m, 9)
 			}
 			before := m.Stats()
-			if got := m.NumCachedTokens(prompt); got != tc.wantCached {
+			if got := m.NumCachedTokens(0, prompt); got != tc.wantCached {
 				t.Errorf("NumCachedTokens %d, want %d", got, tc.wantCached)
 			}
 			cached, err := m.AllocateUpTo(1, prompt, tc.numTokens)
@@ -56,7 +56,7 @@ func TestAllocateUpTo(t *testing.T) {
 			}
 			// Only blocks the table fills are registered: another sequence
 			// finds the full blocks of the covered positions, no more.
-			if got, want := m.NumCachedTokens(prompt), max(tc.wantCached, tc.wantCover/bs*bs); got != min(want, 12) {
+			if got, want := m.NumCachedTokens(0, prompt), max(tc.wantCached, tc.wantCover/bs*bs); got != min(want, 12) {
 				t.Errorf("after: NumCachedTokens %d, want %d", got, min(want, 12))
 			}
 			// AppendTokens covers the rest; then the prompt's blocks are all
@@ -65,8 +65,8 @@ func TestAllocateUpTo(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustCheck(t, m)
-			if m.NumTokens(1) != 14 || m.NumCachedTokens(prompt) != 12 {
-				t.Errorf("after the rest: %d tokens, %d cached", m.NumTokens(1), m.NumCachedTokens(prompt))
+			if m.NumTokens(1) != 14 || m.NumCachedTokens(0, prompt) != 12 {
+				t.Errorf("after the rest: %d tokens, %d cached", m.NumTokens(1), m.NumCachedTokens(0, prompt))
 			}
 			if got := mustAllocate(t, m, 2, prompt); got != 12 {
 				t.Errorf("a second sequence finds %d cached tokens, want 12", got)
@@ -137,7 +137,7 @@ func TestNumCachedTokens(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := takeSnapshot(m) // LRU order and counters included
-			got := m.NumCachedTokens(tc.tokens)
+			got := m.NumCachedTokens(0, tc.tokens)
 			if got != tc.want || got != cachedTokens(m, tc.tokens) {
 				t.Errorf("NumCachedTokens %d, want %d", got, tc.want)
 			}
@@ -146,7 +146,7 @@ func TestNumCachedTokens(t *testing.T) {
 			}
 		})
 	}
-	if n := NewBlockManager(8, 4, false); n.NumCachedTokens(a) != 0 {
+	if n := NewBlockManager(8, 4, false); n.NumCachedTokens(0, a) != 0 {
 		t.Error("NumCachedTokens without prefix caching")
 	}
 }
@@ -158,7 +158,7 @@ func TestResetPrefixCache(t *testing.T) {
 	mustAllocate(t, m, 2, freed)
 	mustFree(t, m, 2)
 	before := m.Stats()
-	if before.NumCachedBlocks != 2 || m.NumCachedTokens(freed) != 8 || m.NumCachedTokens(running) != 8 {
+	if before.NumCachedBlocks != 2 || m.NumCachedTokens(0, freed) != 8 || m.NumCachedTokens(0, running) != 8 {
 		t.Fatalf("before: %+v", before)
 	}
 	m.ResetPrefixCache()
@@ -168,7 +168,7 @@ func TestResetPrefixCache(t *testing.T) {
 		s.PrefixHits != before.PrefixHits || s.Evictions != before.Evictions {
 		t.Errorf("after: %+v, before %+v", s, before)
 	}
-	if got := m.NumCachedTokens(freed); got != 0 {
+	if got := m.NumCachedTokens(0, freed); got != 0 {
 		t.Errorf("a freed prompt still finds %d cached tokens", got)
 	}
 	// Blocks in use keep their registration.
@@ -184,7 +184,7 @@ func TestResetPrefixCache(t *testing.T) {
 		t.Error("allocating after a reset evicted")
 	}
 	mustFree(t, m, 4)
-	if got := m.NumCachedTokens(freed); got != 8 {
+	if got := m.NumCachedTokens(0, freed); got != 8 {
 		t.Errorf("registered again: %d cached tokens, want 8", got)
 	}
 	m.ResetPrefixCache()

@@ -14,7 +14,7 @@ func TestAllocateFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := m.Stats()
-	if err := m.AllocateFresh(2, p, len(p), 0); err != nil {
+	if err := m.AllocateFresh(2, 0, p, len(p), 0); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, m)
@@ -27,13 +27,13 @@ func TestAllocateFresh(t *testing.T) {
 	if st := m.Stats(); st.PrefixQueries != before.PrefixQueries || st.PrefixHits != before.PrefixHits {
 		t.Errorf("AllocateFresh counted a query: %+v, before %+v", st, before)
 	}
-	if err := m.AllocateFresh(2, p, len(p), 0); err == nil {
+	if err := m.AllocateFresh(2, 0, p, len(p), 0); err == nil {
 		t.Error("AllocateFresh of an allocated id succeeded")
 	}
 	// Both owners gone, the prefix is still found.
 	_ = m.Free(1)
 	_ = m.Free(2)
-	if got := m.NumCachedTokens(p); got != 8 {
+	if got := m.NumCachedTokens(0, p); got != 8 {
 		t.Errorf("after freeing, %d tokens cached, want 8", got)
 	}
 	mustCheck(t, m)

@@ -183,13 +183,13 @@ func TestModelCheck(t *testing.T) {
 						from = rng.IntN(len(p))
 					}
 					can := canAllocateFrom(m, p, from)
-					lookedUp := m.NumCachedTokens(p)
+					lookedUp := m.NumCachedTokens(0, p)
 					upTo, numTokens := rng.IntN(2) == 0, rng.IntN(len(p)+2) // chunked prefill
 					if !upTo {
 						numTokens = len(p) + rng.IntN(2) // the whole prompt
 					}
 					before = takeSnapshot(m)
-					cached, err := m.AllocateFrom(id, p, numTokens, from)
+					cached, err := m.AllocateFrom(id, 0, p, numTokens, from)
 					if !upTo && can != (err == nil) || upTo && can && err != nil { // a chunk takes no more than the prompt
 						fail(op, "canAllocate %v, AllocateUpTo error %v", can, err)
 					}
@@ -286,7 +286,7 @@ func TestModelCheck(t *testing.T) {
 						fail(op, "ResetPrefixCache: %+v, before %+v", after, st)
 					}
 					for _, o := range old { // only blocks in use are found now
-						for _, b := range m.lookup(o, nil) {
+						for _, b := range m.lookup(0, o, nil) {
 							if m.blocks[b].ref == 0 {
 								fail(op, "after ResetPrefixCache, %v finds free block %d", o, b)
 							}

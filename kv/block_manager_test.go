@@ -46,7 +46,7 @@ func canAllocateFrom(m *BlockManager, tokens []int32, from int) bool {
 	if len(tokens) == 0 {
 		return false
 	}
-	hits, dead := m.lookup(tokens, nil), min(from, len(tokens)-1)/m.blockSize
+	hits, dead := m.lookup(0, tokens, nil), min(from, len(tokens)-1)/m.blockSize
 	return m.needFor(hits[min(dead, len(hits)):], len(tokens))-dead <= m.NumFreeBlocks()
 }
 
@@ -76,7 +76,7 @@ func mustFree(t *testing.T, m *BlockManager, id SeqID) {
 // cachedTokens is what allocate of tokens would find cached, without
 // changing m (LRU order included).
 func cachedTokens(m *BlockManager, tokens []int32) int {
-	return len(m.lookup(tokens, nil)) * m.blockSize
+	return len(m.lookup(0, tokens, nil)) * m.blockSize
 }
 
 func TestPrefixHits(t *testing.T) {
@@ -355,7 +355,7 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
-	if m.BlockTable(9) != nil || m.NumTokens(9) != 0 || m.CanAppendTokens(9, 1) || m.NumCachedTokens(nil) != 0 {
+	if m.BlockTable(9) != nil || m.NumTokens(9) != 0 || m.CanAppendTokens(9, 1) || m.NumCachedTokens(0, nil) != 0 {
 		t.Error("unknown sequence or empty prompt reported as usable")
 	}
 }

@@ -45,14 +45,14 @@ func TestAcceptDraft(t *testing.T) {
 				t.Errorf("%d free blocks, want %d", got, want)
 			}
 			accepted := cat(prompt, tc.draft[:tc.accept])
-			if got := m.NumCachedTokens(cat(accepted, span(900, 1))); got != tc.wantCached {
+			if got := m.NumCachedTokens(0, cat(accepted, span(900, 1))); got != tc.wantCached {
 				t.Errorf("%d tokens cached, want %d", got, tc.wantCached)
 			}
 			// A rejected draft token never hits: the same prefix with the
 			// rejected token in place finds only what the accepted part filled.
 			if tc.accept < len(tc.draft) {
 				rejected := cat(prompt, tc.draft)
-				if got := m.NumCachedTokens(rejected); got > len(accepted)/4*4 {
+				if got := m.NumCachedTokens(0, rejected); got > len(accepted)/4*4 {
 					t.Errorf("%d tokens of the rejected draft hit the cache", got)
 				}
 			}

@@ -20,6 +20,17 @@ func BlockHash(parent uint64, tokens []int32) uint64 {
 	return h
 }
 
+// SaltRootHash is the parent hash of the first block of a sequence whose
+// K/V depends on more than its tokens (salt: the runtime's id of its LoRA
+// adapter set; 0 for the base model, whose root is RootHash): sequences
+// with different salts never share a block.
+func SaltRootHash(salt uint64) uint64 {
+	if salt == 0 {
+		return RootHash
+	}
+	return BlockHash(RootHash, []int32{int32(uint32(salt)), int32(uint32(salt >> 32)), -1})
+}
+
 // lookup appends to hits the cached blocks holding the leading full blocks of
 // tokens, stopping at the first miss and never covering the last token.
 //
@@ -27,16 +38,19 @@ func BlockHash(parent uint64, tokens []int32) uint64 {
 // its parent has the content id of the previous hit: equal content ids mean
 // equal prefixes token for token, so a hash collision, in this block or in
 // any before it, can cost a hit but never give a wrong one.
-func (m *BlockManager) lookup(tokens []int32, hits []int32) []int32 {
+//
+// Only blocks registered under salt are hits (their salt is compared too, so
+// a collision across salts cannot give one either).
+func (m *BlockManager) lookup(salt uint64, tokens []int32, hits []int32) []int32 {
 	if !m.prefixCaching {
 		return hits
 	}
-	h, cid := RootHash, uint64(0)
+	h, cid := SaltRootHash(salt), uint64(0)
 	for i := range (len(tokens) - 1) / m.blockSize {
 		chunk := tokens[i*m.blockSize : (i+1)*m.blockSize]
 		h = m.hash(h, chunk)
 		b, ok := m.cached[h]
-		if !ok || m.blocks[b].parentCID != cid || !slices.Equal(m.blockTokens(b), chunk) {
+		if !ok || m.blocks[b].parentCID != cid || m.blocks[b].salt != salt || !slices.Equal(m.blockTokens(b), chunk) {
 			break
 		}
 		hits = append(hits, b)
@@ -57,10 +71,10 @@ func (m *BlockManager) register(b int32, s *seqState) {
 	parentHash, parentCID := s.lastHash, s.lastCID
 	blk := &m.blocks[b]
 	blk.hash = m.hash(parentHash, m.blockTokens(b))
-	blk.parentCID = parentCID
+	blk.parentCID, blk.salt = parentCID, s.salt
 	s.lastHash = blk.hash
 	if e, ok := m.cached[blk.hash]; ok {
-		if m.blocks[e].parentCID == parentCID && slices.Equal(m.blockTokens(e), m.blockTokens(b)) {
+		if m.blocks[e].parentCID == parentCID && m.blocks[e].salt == s.salt && slices.Equal(m.blockTokens(e), m.blockTokens(b)) {
 			blk.cid = m.blocks[e].cid
 			s.lastCID = blk.cid
 			return

@@ -29,8 +29,12 @@ func WindowStart(pos, window int) int {
 // only the hits at or after from's block enter the table. Blocks filled
 // after positions that are neither in the table nor cache hits are not
 // registered for sharing (their parent's content is unknown).
-func (m *BlockManager) AllocateFrom(id SeqID, tokens []int32, numTokens, from int) (numCachedTokens int, err error) {
-	return m.allocate(id, tokens, numTokens, from, true)
+//
+// salt keeps the blocks of sequences whose K/V differs for the same tokens
+// apart (a LoRA adapter set; 0: the base model): only blocks registered
+// under the same salt are hits (SaltRootHash).
+func (m *BlockManager) AllocateFrom(id SeqID, salt uint64, tokens []int32, numTokens, from int) (numCachedTokens int, err error) {
+	return m.allocate(id, salt, tokens, numTokens, from, true)
 }
 
 // FreeBefore releases the blocks of sequence id that lie wholly before

@@ -145,8 +145,8 @@ func TestAllocateFrom(t *testing.T) {
 				mustAllocate(t, m, 9, p[:tc.cachedUpTo])
 				mustFree(t, m, 9)
 			}
-			hitBlocks := m.lookup(p, nil)
-			cached, err := m.AllocateFrom(1, p, len(p), tc.from)
+			hitBlocks := m.lookup(0, p, nil)
+			cached, err := m.AllocateFrom(1, 0, p, len(p), tc.from)
 			if err != nil || cached != tc.cached {
 				t.Fatalf("AllocateFrom: %d cached (%v), want %d", cached, err, tc.cached)
 			}

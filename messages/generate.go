@@ -80,6 +80,20 @@ type GenerateRequest struct {
 	// choice (llama-server's reasoning_budget_tokens, Anthropic's
 	// thinking.budget_tokens).
 	ReasoningBudget *ReasoningBudget `msgpack:"reasoning_budget,omitempty"`
+	// LoRA, when not nil, is the adapters this request runs with
+	// (llama-server's "lora": [{id, scale}]): each ID indexes the runtime's
+	// loaded adapters, and the adapters it leaves out get scale 0, so an
+	// empty, non-nil list runs the base model. nil: every loaded adapter
+	// at its default scale (--lora's). It has no omitempty: an empty list
+	// must not decode as nil.
+	LoRA []LoRARef `msgpack:"lora"`
+}
+
+// LoRARef is one adapter of a request: its index among the runtime's
+// loaded adapters and its scale.
+type LoRARef struct {
+	ID    int     `msgpack:"id"`
+	Scale float32 `msgpack:"scale"`
 }
 
 // SpeculativeParams are one request's speculative-decoding settings, as

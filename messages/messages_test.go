@@ -27,20 +27,22 @@ var every = []any{
 		IncludeStopStr: true, MinTokens: 3, MaxPredictNanos: 5e8,
 		Grammar: &Grammar{Kind: GrammarJSONSchema, Source: `{"type":"object"}`}, SpecialText: true,
 		Speculative:     &SpeculativeParams{Off: true, NMax: 8, NMin: 2, PMin: 0.5},
-		ReasoningBudget: &ReasoningBudget{Tokens: 128, Start: "<think>", End: "</think>", Message: "Enough."}},
+		ReasoningBudget: &ReasoningBudget{Tokens: 128, Start: "<think>", End: "</think>", Message: "Enough."},
+		LoRA:            []LoRARef{{ID: 1, Scale: -0.5}, {ID: 0, Scale: 2}}},
 	&OutputChunk{RequestID: "r1", Index: 1, Tokens: []Token{{ID: 9, Logprob: -0.25, Top: []TokenLogprob{{9, -0.25}, {3, float32(math.Inf(-1))}}}},
 		Text: "héllo", FinishReason: FinishStop, Err: "e", Invalid: true, QueueNanos: 5, Preemptions: 2, StopString: "END", Done: true, Usage: &Usage{PromptTokens: 3, CompletionTokens: 4, CachedTokens: 16, Preemptions: 2, DraftTokens: 6, AcceptedDraftTokens: 3}},
 	&SequenceOutput{SeqID: 7, Index: 1, Tokens: []Token{{ID: 1}}, Text: "a", FinishReason: FinishError, Err: "boom", Invalid: true, NumCachedTokens: 32, QueueNanos: 6, Preemptions: 1, StopString: "END", Drafted: 4, Accepted: 2},
 	&Cancel{RequestID: "r1", SeqID: 7, Reason: "client gone"},
 	&StepRequest{SeqID: 7, New: &NewSequence{Prompt: []int32{1, 2}, MaxTokens: 5, Priority: 3,
-		Sampling: SamplingParams{Temperature: 1}, StopTokenIDs: []int32{0}, IgnoreEOS: true, Embed: &EmbedParams{Pooling: "mean", Whole: true}}, Mask: []uint64{5, 1 << 63}, Draft: []int32{8, 9}, DraftMasks: [][]uint64{{1}, nil}},
+		Sampling: SamplingParams{Temperature: 1}, StopTokenIDs: []int32{0}, IgnoreEOS: true, Embed: &EmbedParams{Pooling: "mean", Whole: true}, LoRA: []LoRARef{{ID: 2, Scale: 1}}}, Mask: []uint64{5, 1 << 63}, Draft: []int32{8, 9}, DraftMasks: [][]uint64{{1}, nil}},
 	&StepResult{SeqID: 7, Token: Token{ID: 4, Logprob: -1}, NumCachedTokens: 16, QueueNanos: 7, Finish: FinishLength, Err: "x", Embedding: []float32{0.5, -1},
 		Tokens: []Token{{ID: 4, Logprob: -1}, {ID: 6}}, Drafted: 3, Accepted: 1},
 	&Preempted{SeqID: 7, Mode: ModeSwap},
 	&Step{StepID: 3, Tokens: []int32{1, 2, 3}, Positions: []int32{0, 1, 5}, Seq: []int32{0, 0, 1},
 		BlockTables: [][]int32{{4}, {0, 9}}, Logits: []bool{false, true, true},
 		Samples: []SampleSpec{{SeqID: 1, Params: &SamplingParams{}, Draw: 0}, {SeqID: 2, Params: &SamplingParams{TopK: 1}, History: []int32{1, 2}, Draw: 5, Mask: []uint64{3}, Verify: true, Draft: 7}},
-		Embeds:  []EmbedSpec{{Seq: 1, SeqID: 2, Pooling: "cls"}}},
+		Embeds:  []EmbedSpec{{Seq: 1, SeqID: 2, Pooling: "cls"}},
+		LoRA:    [][]LoRARef{{}, {{ID: 1, Scale: 0.5}}}},
 	&StepDone{StepID: 3, Tokens: []Token{{ID: 1}, {ID: 2}}, Errs: []string{"", "banned"}, Err: "e", ForwardNanos: 12345,
 		Embeddings: [][]float32{nil, {0.25, 2}}},
 	&SwapOut{Blocks: []BlockCopy{{Src: 1, Dst: 3}, {Src: 2, Dst: 1}}},
@@ -138,5 +140,23 @@ func TestEveryTypeListed(t *testing.T) {
 	}
 	if declared < 10 {
 		t.Fatalf("found only %d declared types", declared)
+	}
+}
+
+// TestLoRAEmptyIsNotNil: a request's "lora": [] (the base model) survives
+// msgpack as an empty list, apart from no field (every adapter).
+func TestLoRAEmptyIsNotNil(t *testing.T) {
+	for _, in := range []*GenerateRequest{{LoRA: []LoRARef{}}, {}} {
+		b, err := msgpack.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out GenerateRequest
+		if err := msgpack.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		if (out.LoRA == nil) != (in.LoRA == nil) || len(out.LoRA) != 0 {
+			t.Errorf("LoRA %#v came back as %#v", in.LoRA, out.LoRA)
+		}
 	}
 }

@@ -10,6 +10,11 @@ type NewSequence struct {
 	StopTokenIDs []int32        `msgpack:"stop_token_ids,omitempty"`
 	IgnoreEOS    bool           `msgpack:"ignore_eos,omitempty"`
 	Embed        *EmbedParams   `msgpack:"embed,omitempty"` // an embedding, not a generation
+	// LoRA is the adapters the sequence runs with, resolved by the
+	// runtime: ids in increasing order, none twice, no zero scale (empty:
+	// the base model). The prefix cache shares blocks only between
+	// sequences with the same set.
+	LoRA []LoRARef `msgpack:"lora,omitempty"`
 }
 
 // StepRequest says a sequence is ready for its next step: the first one
@@ -91,6 +96,9 @@ type Step struct {
 	Logits      []bool       `msgpack:"logits"`           // (n_tokens)
 	Samples     []SampleSpec `msgpack:"samples"`          // (n_logits)
 	Embeds      []EmbedSpec  `msgpack:"embeds,omitempty"` // the embedding sequences among BlockTables
+	// LoRA is each sequence's adapters (NewSequence.LoRA), ids into the
+	// runtime's loaded adapters; nil when the runtime has none.
+	LoRA [][]LoRARef `msgpack:"lora,omitempty"` // (n_seqs) (adapters)
 }
 
 // SampleSpec is how to sample one row of a Step's logits.

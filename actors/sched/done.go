@@ -137,8 +137,11 @@ func (s *Scheduler) Stats(st *messages.Stats) {
 func (s *Scheduler) BlockTable(q *Seq) []int32 { return s.blocks.BlockTable(q.ID) }
 
 // NumCachedTokens returns how many leading tokens of tokens the prefix cache
-// holds now (for placing a sequence on the device that has its prefix).
-func (s *Scheduler) NumCachedTokens(tokens []int32) int { return s.blocks.NumCachedTokens(tokens) }
+// holds now under salt (for placing a sequence on the device that has its
+// prefix).
+func (s *Scheduler) NumCachedTokens(salt uint64, tokens []int32) int {
+	return s.blocks.NumCachedTokens(salt, tokens)
+}
 
 // Load is the number of sequences the scheduler holds.
 func (s *Scheduler) Load() int { return len(s.seqs) }

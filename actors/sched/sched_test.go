@@ -109,7 +109,7 @@ func trigger() op {
 func cached(tokens []int32, names ...string) op {
 	return func(h *harness) {
 		var b strings.Builder
-		fmt.Fprintf(&b, "cached %d", h.s.NumCachedTokens(tokens))
+		fmt.Fprintf(&b, "cached %d", h.s.NumCachedTokens(0, tokens))
 		for _, n := range names {
 			fmt.Fprintf(&b, " %s=%d", n, h.seq(n).NumCachedTokens)
 		}

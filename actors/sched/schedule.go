@@ -137,7 +137,7 @@ func (s *Scheduler) preempt(q *Seq, p *Plan) {
 func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
 	cached := 0
 	if !q.NoPrefixCache {
-		cached = s.blocks.NumCachedTokens(q.Tokens)
+		cached = s.blocks.NumCachedTokens(q.Salt, q.Tokens)
 	}
 	start := max(cached, q.NumComputed) // NumComputed > 0 only when Swapped
 	n := min(len(q.Tokens)-start, budget)
@@ -149,9 +149,9 @@ func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
 	// of them either.
 	got, err, from := 0, error(nil), kv.WindowStart(start, s.cfg.Window)
 	if q.NoPrefixCache {
-		err = s.blocks.AllocateFresh(q.ID, q.Tokens, start+n, from)
+		err = s.blocks.AllocateFresh(q.ID, q.Salt, q.Tokens, start+n, from)
 	} else {
-		got, err = s.blocks.AllocateFrom(q.ID, q.Tokens, start+n, from)
+		got, err = s.blocks.AllocateFrom(q.ID, q.Salt, q.Tokens, start+n, from)
 	}
 	if err != nil {
 		return false

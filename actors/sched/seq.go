@@ -40,6 +40,11 @@ type Seq struct {
 	// NoPrefixCache computes every token, none taken from the prefix cache
 	// (an embedding pools every token's hidden state).
 	NoPrefixCache bool
+	// Salt is the sequence's LoRA adapter set as the prefix cache knows
+	// it (kv.SaltRootHash; 0: the base model): its blocks are shared only
+	// with sequences of the same salt. Set it after Add, before the
+	// sequence's first Schedule; preemption and swap keep it.
+	Salt uint64
 	// Whole computes the sequence in one step or not at all (an encoder's
 	// tokens attend to all of it); it waits for a step with the budget.
 	Whole bool

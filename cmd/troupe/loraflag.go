@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/lora"
 )
 
-// maxLoRAScale bounds --lora's scales: past it an adapter swamps the model.
-const maxLoRAScale = 10
+// maxLoRAScale bounds --lora's scales, as the runtime bounds a request's.
+const maxLoRAScale = actors.MaxLoRAScale
 
 // loraSpec is one --lora: an adapter file and its scale.
 type loraSpec struct {
