@@ -27,6 +27,7 @@ type draftRunner struct {
 	seqs      map[uint64]*draftSeq
 	batch     model.Batch
 	logits    []float32
+	maxLen    int   // the draft model's context: positions past it are not drafted
 	failures  int   // failed forward passes in a row
 	asked     int64 // asks answered with a draft (for tests)
 }
@@ -55,7 +56,8 @@ func newDraftRunner(target *model.Model, c SpecConfig, numBlocks, blockSize, wor
 	if err != nil {
 		return nil, fmt.Errorf("actors: the draft model's device: %w", err)
 	}
-	r := &draftRunner{be: be, vocab: d.Config.VocabSize, blockSize: be.BlockSize(), seqs: make(map[uint64]*draftSeq)}
+	r := &draftRunner{be: be, vocab: d.Config.VocabSize, blockSize: be.BlockSize(), seqs: make(map[uint64]*draftSeq),
+		maxLen: d.Config.ContextLen}
 	for b := be.NumBlocks() - 1; b >= 0; b-- {
 		r.free = append(r.free, int32(b))
 	}
@@ -116,6 +118,9 @@ func (r *draftRunner) proposeAll(asks []*draftAsk) [][]int32 {
 	}
 	var run []drafting
 	for i, a := range asks {
+		if r.maxLen > 0 {
+			a.K = min(a.K, r.maxLen-len(a.Tokens)+1) // its last draft token is not fed
+		}
 		if a.K <= 0 || len(a.Tokens) == 0 {
 			continue
 		}
