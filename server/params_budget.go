@@ -1,6 +1,9 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server/pipeline"
 	"github.com/troupe-llm/troupe/server/toolcall"
@@ -43,10 +46,53 @@ var budgetParams = []param{
 		req.Speculative = sp // the runtime checks the ranges, naming the field
 		return nil
 	}},
+	{"lora", func(f *samplingFields, req *messages.GenerateRequest) *apiError {
+		if len(f.LoRA) == 0 || string(f.LoRA) == "null" {
+			return nil
+		}
+		refs, e := parseLoRA(f.LoRA)
+		if e != nil {
+			return e
+		}
+		req.LoRA = refs // the runtime checks ids and scales, naming lora[i]
+		return nil
+	}},
 	// Read with "speculative" above.
 	{"speculative.n_max", func(*samplingFields, *messages.GenerateRequest) *apiError { return nil }},
 	{"speculative.n_min", func(*samplingFields, *messages.GenerateRequest) *apiError { return nil }},
 	{"speculative.p_min", func(*samplingFields, *messages.GenerateRequest) *apiError { return nil }},
+}
+
+// parseLoRA reads llama-server's lora list: [{"id": int, "scale": number}],
+// a missing scale 0. The result is never nil: [] is the base model.
+func parseLoRA(raw json.RawMessage) ([]messages.LoRARef, *apiError) {
+	var list []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, badRequest("lora", `lora: want a list of {"id": integer, "scale": number}`)
+	}
+	refs := make([]messages.LoRARef, 0, len(list))
+	for i, item := range list {
+		var ref messages.LoRARef
+		for k, v := range item {
+			var err error
+			switch k {
+			case "id":
+				err = json.Unmarshal(v, &ref.ID)
+			case "scale":
+				err = json.Unmarshal(v, &ref.Scale)
+			default:
+				return nil, badRequest(fmt.Sprintf("lora[%d].%s", i, k), "lora[%d]: unknown field %q (want id and scale)", i, k)
+			}
+			if err != nil {
+				return nil, badRequest(fmt.Sprintf("lora[%d].%s", i, k), "lora[%d].%s: want a number (id an integer)", i, k)
+			}
+		}
+		if _, ok := item["id"]; !ok {
+			return nil, badRequest(fmt.Sprintf("lora[%d].id", i), "lora[%d]: id is required", i)
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
 }
 
 // setBudget sets req's reasoning budget to n tokens (-1: none).

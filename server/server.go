@@ -253,6 +253,8 @@ func (s *Server) routes() {
 	s.rerankRoutes() // rerank.go
 	s.mux.HandleFunc("POST /tokenize", s.auth(s.admitted(s.tokenize)))
 	s.mux.HandleFunc("POST /detokenize", s.auth(s.admitted(s.detokenize)))
+	s.mux.HandleFunc("GET /lora-adapters", s.auth(s.loraAdapters)) // lora_routes.go
+	s.mux.HandleFunc("POST /lora-adapters", s.auth(s.setLoRAAdapters))
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.ollamaRoutes() // Ollama's /api routes (ollama.go)

@@ -241,6 +241,11 @@ type LlamaSampling struct {
 	ThinkingBudgetTokens   *int    `json:"thinking_budget_tokens"` // llama-server's alias
 	ReasoningBudgetMessage *string `json:"reasoning_budget_message"`
 
+	// LoRA is llama-server's per-request adapter list, [{"id", "scale"}]:
+	// ids index the loaded adapters (GET /lora-adapters), the ones left out
+	// get scale 0; absent, every adapter at its default scale.
+	LoRA json.RawMessage `json:"lora"`
+
 	// Speculative decoding (llama-server's fields): false turns it off for
 	// the request; the others bound the draft length and its confidence.
 	Speculative *bool    `json:"speculative"`
