@@ -32,3 +32,21 @@ func SetGrammarCompilerContext(r *Runtime, f func(context.Context, *messages.Gra
 		return f(ctx, g)
 	}
 }
+
+// DraftBlocksInUse is how many of the draft model's KV blocks sequences
+// hold (0 without a draft model).
+func DraftBlocksInUse(r *Runtime) int {
+	if r.drafter == nil {
+		return 0
+	}
+	return r.drafter.usedBlocks()
+}
+
+// DraftsAsked is how many asks the draft device drafted for (0 without a
+// draft model).
+func DraftsAsked(r *Runtime) int64 {
+	if r.drafter == nil {
+		return 0
+	}
+	return r.drafter.draftsAsked()
+}

@@ -43,6 +43,8 @@ type Runtime struct {
 	vocabs       [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
 	grammarStats grammarCounters
 	samplingAids samplingAids // DRY breakers and min_tokens masks (samplefields.go)
+	drafter      *draftRunner // the draft model's runner (SpecDraft); nil: none
+	draftDevice  *actor.PID   // its device actor
 	lora         loraScales   // the adapters' current default scales (lora.go)
 
 	nextSeq atomic.Uint64
@@ -94,18 +96,32 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 			return nil, fmt.Errorf("actors: backend %d: %w", i, err)
 		}
 	}
+	var drafter *draftRunner
+	if cfg.Speculative.Type == SpecDraft {
+		var err error
+		if drafter, err = newDraftRunner(m, cfg.Speculative, cfg.NumBlocks, cfg.BlockSize, cfg.Workers); err != nil {
+			return nil, errors.Join(err, closeBackends(owned))
+		}
+	}
 	r := &Runtime{system: system, model: m, tok: m.Tokenizer, cfg: cfg, requests: make(map[*actor.PID]struct{}), owned: owned,
-		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource}
+		devices: backends, kvWindow: commonKVWindow(backends), grammars: grammar.NewCache(grammarCacheSize, grammarCacheBytes), compileFn: compileSource,
+		drafter: drafter}
 	r.idle = sync.NewCond(&r.mu)
 	r.lora.init(cfg.LoRA)
 	if err := r.checkAdapters(m); err != nil {
 		closeBackends(owned)
+		if drafter != nil {
+			drafter.close()
+		}
 		return nil, err
 	}
 	props := actor.PropsFromProducer(newBatcher(cfg, backends, m.Tokenizer.IsEOG, r.infillVocab),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
 	r.compiler = system.Root.SpawnPrefix(actor.PropsFromProducer(newCompiler(r)), "grammar-compiler-")
+	if drafter != nil {
+		r.draftDevice = system.Root.SpawnPrefix(actor.PropsFromProducer(newDraftDevice(drafter)), "draft-device-")
+	}
 	return r, nil
 }
 
@@ -242,6 +258,14 @@ func (r *Runtime) Stop(timeout time.Duration) error {
 	}
 	if err := closeBackends(r.owned); err != nil { // their device actors stopped with the batcher
 		return err
+	}
+	if r.drafter != nil {
+		if err := r.system.Root.StopFuture(r.draftDevice).Wait(); err != nil {
+			return fmt.Errorf("actors: stopping the draft device: %w", err)
+		}
+		if err := r.drafter.close(); err != nil {
+			return fmt.Errorf("actors: the draft model's device: %w", err)
+		}
 	}
 	if left > 0 {
 		return fmt.Errorf("actors: %d requests still running after %v", left, timeout)

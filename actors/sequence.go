@@ -60,7 +60,7 @@ func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index in
 			stop: stopText{stops: req.Stop, include: req.IncludeStopStr},
 			dec:  tokenizer.NewStreamDecoder(rt.tok), grammar: req.Grammar, special: req.SpecialText,
 			minTokens: req.MinTokens, maxPredict: time.Duration(req.MaxPredictNanos),
-			rbudget: req.ReasoningBudget, prompt: req.Prompt, draft: newDraftState(rt, req)}
+			rbudget: req.ReasoningBudget, prompt: req.Prompt, draft: newDraftState(rt, req, id)}
 	}
 }
 
@@ -89,6 +89,12 @@ func (s *sequence) Receive(ctx actor.Context) {
 		s.onPreempted()
 	case *messages.Cancel:
 		s.onCancel(ctx, msg)
+	case *draftReply:
+		s.onDraft(ctx, msg)
+	case *actor.DeadLetterResponse: // the draft device is gone
+		s.onDraft(ctx, nil)
+	case *actor.Stopped: // ended without end (its request failed): the draft blocks go back
+		s.draft.release(ctx)
 	case *actor.Terminated: // the batcher is gone
 		s.end(ctx, &messages.SequenceOutput{FinishReason: messages.FinishError, Err: "the batcher stopped"})
 	}
@@ -151,8 +157,7 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		return
 	}
 	s.emit(ctx, out)
-	draft, masks := s.propose()
-	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask), Draft: draft, DraftMasks: masks})
+	s.next(ctx)
 }
 
 // take adds one step's token (none when the batcher ended the sequence on
@@ -352,6 +357,7 @@ func (s *sequence) end(ctx actor.Context, out *messages.SequenceOutput) {
 		return
 	}
 	s.done = true
+	s.draft.release(ctx)
 	s.emit(ctx, out)
 	ctx.Unwatch(s.batcher)
 }

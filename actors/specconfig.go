@@ -5,6 +5,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors/spec"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
 )
 
 // Speculative decoding's proposer types (Config.Speculative.Type), in
@@ -12,6 +13,7 @@ import (
 const (
 	SpecNone  = "none"         // off (also "")
 	SpecNGram = "ngram-simple" // prompt lookup: actors/spec.NGram ("ngram" too, vLLM's name)
+	SpecDraft = "draft-simple" // a draft model's greedy drafts (SpecConfig.DraftModel; draftrunner.go)
 )
 
 // MaxDraftTokens bounds a draft (Config.Speculative.DraftMax, a request's
@@ -22,7 +24,7 @@ const MaxDraftTokens = 64
 // decoding sequence proposes up to DraftMax tokens to follow it, and the
 // step verifies them all at once. The zero value is off.
 type SpecConfig struct {
-	// Type is the proposer: SpecNone ("") or SpecNGram.
+	// Type is the proposer: SpecNone (""), SpecNGram or SpecDraft.
 	Type string
 	// DraftMax is the most draft tokens per step (llama-server's
 	// --draft-max); 0: 8. DraftMin is the fewest: a shorter proposal is not
@@ -34,6 +36,15 @@ type SpecConfig struct {
 	// run on a device, past which verification costs more than it saves;
 	// 0: 4, -1: no bound.
 	MaxSeqs int
+	// DraftModel is SpecDraft's draft model (opened with model.Open; the
+	// caller closes it after the runtime stops). Its vocabulary must be the
+	// model's. NewDraftBackend makes its device (as Config.NewBackend, for
+	// DraftModel: actors/backend.For(draft, kind)).
+	DraftModel      *model.Model
+	NewDraftBackend func(device int, c BackendConfig) (Backend, error)
+	// DraftPMin: the draft model stops drafting at a token whose
+	// probability is below it (llama-server's --draft-p-min); 0: never.
+	DraftPMin float32
 }
 
 // On reports whether c turns speculative decoding on.
@@ -59,8 +70,12 @@ func (c SpecConfig) withDefaults() SpecConfig {
 // validate reports the first impossible value of a defaulted c.
 func (c SpecConfig) validate() error {
 	switch {
-	case c.Type != "" && c.Type != SpecNone && c.Type != SpecNGram:
-		return fmt.Errorf("actors: speculative type %q is not supported (want %s or %s)", c.Type, SpecNone, SpecNGram)
+	case c.Type != "" && c.Type != SpecNone && c.Type != SpecNGram && c.Type != SpecDraft:
+		return fmt.Errorf("actors: speculative type %q is not supported (want %s, %s or %s)", c.Type, SpecNone, SpecNGram, SpecDraft)
+	case c.Type != SpecDraft && (c.DraftModel != nil || c.DraftPMin != 0):
+		return fmt.Errorf("actors: a draft model and its p-min need speculative type %s", SpecDraft)
+	case c.DraftPMin < 0 || c.DraftPMin > 1 || c.DraftPMin != c.DraftPMin:
+		return fmt.Errorf("actors: draft p-min %v is outside [0, 1]", c.DraftPMin)
 	case c.DraftMax < 1 || c.DraftMax > MaxDraftTokens:
 		return fmt.Errorf("actors: draft max %d is outside [1, %d]", c.DraftMax, MaxDraftTokens)
 	case c.DraftMin < 1 || c.DraftMin > c.DraftMax:
@@ -92,8 +107,10 @@ func (r *Runtime) checkSpeculative(p *messages.SpeculativeParams) error {
 		return bad("speculative.n_min", "speculative.n_min %d is outside [0, %d]", p.NMin, MaxDraftTokens)
 	case p.NMax > 0 && p.NMin > p.NMax:
 		return bad("speculative.n_min", "speculative.n_min %d is more than speculative.n_max %d", p.NMin, p.NMax)
-	case p.PMin != 0:
+	case p.PMin != 0 && r.cfg.Speculative.Type != SpecDraft:
 		return bad("speculative.p_min", "speculative.p_min applies to a draft model's proposer, and this server runs the n-gram one (no draft model)")
+	case p.PMin < 0 || p.PMin > 1 || p.PMin != p.PMin:
+		return bad("speculative.p_min", "speculative.p_min %v is outside [0, 1]", p.PMin)
 	}
 	return nil
 }

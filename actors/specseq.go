@@ -3,6 +3,8 @@ package actors
 import (
 	"slices"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/troupe-llm/troupe/actors/spec"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model/grammar"
@@ -15,16 +17,103 @@ type draftState struct {
 	cur      int        // the draft length now, in [least, k]: adapted to the recent acceptance
 	ngram    spec.NGram // the proposer
 	tokens   []int32    // prompt, then the tokens output so far
+	// device drafts with a draft model instead of ngram (SpecDraft), for
+	// the sequence id, stopping below pMin.
+	device  *actor.PID // the draft device; nil: n-gram
+	id      uint64
+	pMin    float32
+	waiting bool // a draft ask is in flight
+	// sent is the length of the draft the last step request carried;
+	// skip, the steps to go without asking the draft device, and backoff
+	// the last such pause (backOff).
+	sent, skip, backoff int
 }
 
-// newDraftState is the draft state of a sequence of req, off when the
+// newDraftState is the draft state of sequence id of req, off when the
 // runtime or the request does not speculate.
-func newDraftState(rt *Runtime, req *messages.GenerateRequest) draftState {
+func newDraftState(rt *Runtime, req *messages.GenerateRequest, id uint64) draftState {
 	k, least := rt.draftLimits(req)
 	if k == 0 {
 		return draftState{}
 	}
-	return draftState{k: k, least: least, cur: k, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt)}
+	d := draftState{k: k, least: least, cur: k, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt),
+		device: rt.draftDevice, id: id, pMin: rt.cfg.Speculative.DraftPMin}
+	if req.Speculative != nil && req.Speculative.PMin != 0 {
+		d.pMin = req.Speculative.PMin
+	}
+	return d
+}
+
+// release gives back what the proposer holds for the sequence (its draft
+// model's KV blocks); the sequence has ended. It may be called again.
+func (d *draftState) release(ctx actor.Context) {
+	if d.device != nil {
+		ctx.Send(d.device, &draftRelease{ID: d.id})
+	}
+}
+
+// next asks for the sequence's next step. With a draft model it asks the
+// draft device first; the step request follows its reply (onDraft).
+func (s *sequence) next(ctx actor.Context) {
+	d := &s.draft
+	k := s.draftLen()
+	if d.device != nil {
+		if d.skip > 0 {
+			d.skip, k = d.skip-1, 0
+		}
+		if k > 0 {
+			d.waiting = true
+			ctx.Request(d.device, &draftAsk{ID: s.id, Tokens: d.tokens, K: k, PMin: d.pMin})
+			return
+		}
+	}
+	var draft []int32
+	if k > 0 && d.device == nil {
+		draft = d.ngram.Propose(nil, d.tokens, k)
+	}
+	s.step(ctx, draft)
+}
+
+// maxDraftBackOff bounds how many steps a sequence with a draft model goes
+// without asking for a draft after the scheduler dropped one.
+const maxDraftBackOff = 32
+
+// backOff follows whether the scheduler verified the last draft sent: it
+// drops drafts while more than SpecMaxSeqs sequences run (or the token
+// budget leaves no room), and a draft model's draft costs its forward
+// passes, so a sequence whose draft was dropped skips asking for 1, 2, 4,
+// ... (at most maxDraftBackOff) steps; a verified draft ends the back-off.
+func (d *draftState) backOff(drafted int) {
+	sent := d.sent
+	d.sent = 0
+	switch {
+	case drafted > 0:
+		d.backoff = 0
+	case sent > 0:
+		d.backoff = min(max(1, 2*d.backoff), maxDraftBackOff)
+		d.skip = d.backoff
+	}
+}
+
+// onDraft takes the draft device's reply (nil: a dead letter, the device
+// is gone) and sends the step request with its draft.
+func (s *sequence) onDraft(ctx actor.Context, r *draftReply) {
+	if s.done || !s.draft.waiting {
+		return
+	}
+	s.draft.waiting = false
+	var draft []int32
+	if r != nil {
+		draft = r.Draft
+	}
+	s.step(ctx, draft)
+}
+
+// step sends the step request with draft, once the masks allow it.
+func (s *sequence) step(ctx actor.Context, draft []int32) {
+	draft, masks := s.vetDraft(draft)
+	s.draft.sent = len(draft)
+	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask), Draft: draft, DraftMasks: masks})
 }
 
 // adapt sets the next draft length from a verified draft's outcome: a
@@ -32,6 +121,7 @@ func newDraftState(rt *Runtime, req *messages.GenerateRequest) draftState {
 // more than was accepted (at least least), so the rows a step verifies in
 // vain stay few while the proposer is wrong.
 func (d *draftState) adapt(drafted, accepted int) {
+	d.backOff(drafted)
 	switch {
 	case drafted == 0:
 	case accepted == drafted:
@@ -48,26 +138,32 @@ func (d *draftState) record(tok int32) {
 	}
 }
 
-// propose returns the draft to send with the sequence's next step request
-// (nil: none): up to k tokens, dropped when fewer than least. A masked
-// sequence (a grammar, min_tokens) proposes only the tokens its masks
-// allow, with the mask of each sample after the first (see
-// StepRequest.DraftMasks).
-func (s *sequence) propose() ([]int32, [][]uint64) {
+// draftLen is how many draft tokens the sequence's next step may carry
+// (0: none): the adapted length, within the room the context and
+// max_tokens leave. A sequence with a reasoning budget does not draft (the
+// budget's forced tokens would need its state per position).
+func (s *sequence) draftLen() int {
 	d := &s.draft
-	if d.k == 0 || s.budget != nil { // the budget's forced tokens would need its state per position
-		return nil, nil
+	if d.k == 0 || s.budget != nil {
+		return 0
 	}
 	room := s.rt.cfg.MaxModelLen - len(d.tokens) - 1
 	if s.new.MaxTokens > 0 {
 		room = min(room, s.new.MaxTokens-s.generated-1)
 	}
-	draft := d.ngram.Propose(nil, d.tokens, min(d.cur, room))
+	return min(d.cur, room)
+}
+
+// vetDraft returns the draft to send with the sequence's next step
+// request (nil: none), dropped when shorter than least. A masked sequence
+// (a grammar, min_tokens) proposes only the tokens its masks allow, with
+// the mask of each sample after the first (see StepRequest.DraftMasks).
+func (s *sequence) vetDraft(draft []int32) ([]int32, [][]uint64) {
 	var masks [][]uint64
-	if s.fsm != nil || s.generated < s.minTokens {
+	if len(draft) > 0 && (s.fsm != nil || s.generated < s.minTokens) {
 		draft, masks = s.checkDraft(draft)
 	}
-	if len(draft) < d.least || len(draft) == 0 {
+	if len(draft) < s.draft.least || len(draft) == 0 {
 		return nil, nil
 	}
 	return draft, masks

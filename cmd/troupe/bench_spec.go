@@ -9,12 +9,14 @@ import (
 	"strings"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/bench"
 	"github.com/troupe-llm/troupe/model"
 )
 
 // benchSpec measures speculative decoding: tokens/s with and without it,
-// the acceptance rate and the mean accepted length, per batch size.
+// the acceptance rate and the mean accepted length, per batch size and
+// proposer (ngram-simple, and draft-simple with --model-draft).
 func benchSpec(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench spec", stderr)
 	path := fs.String("m", "", "model: a GGUF file or a safetensors directory (required)")
@@ -26,6 +28,10 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	spec := actors.SpecConfig{Type: actors.SpecNGram}
 	fs.IntVar(&spec.DraftMax, "draft-max", 0, "most draft tokens per step (0: 8)")
 	fs.IntVar(&spec.MaxSeqs, "spec-max-seqs", 0, "drafts only while at most this many sequences run (0: 4; -1: always)")
+	var draftPath string
+	fs.StringVar(&draftPath, "model-draft", "", "draft model `FILE` (the model's vocabulary): adds draft-simple rows")
+	fs.StringVar(&draftPath, "md", "", "draft model `FILE`: --model-draft")
+	pMin := fs.Float64("draft-p-min", 0, "the draft model stops drafting below this probability (0: never)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -38,14 +44,28 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	case *n < 1 || *threads < 1:
 		return usageError{"-n and -t must be at least 1"}
 	}
-	if err := checkSpec(&spec); err != nil {
+	if err := checkSpec(&spec, ""); err != nil {
 		return usageError{err.Error()}
+	}
+	if *pMin < 0 || *pMin > 1 || (*pMin != 0 && draftPath == "") {
+		return usageError{"--draft-p-min wants a probability in [0, 1], and --model-draft"}
 	}
 	m, err := model.Open(*path)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	modes := []actors.SpecConfig{{}, spec}
+	if draftPath != "" {
+		ds := spec
+		ds.Type, ds.DraftPMin = actors.SpecDraft, float32(*pMin)
+		closeDraft, err := openDraft(&ds, draftPath, backend.DeviceCPU, model.RepackAuto)
+		if err != nil {
+			return err
+		}
+		defer closeDraft()
+		modes = append(modes, ds)
+	}
 	text := *prompt
 	if *quote {
 		text += " " + *prompt
@@ -63,21 +83,22 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 			prompts[i] = ids
 		}
 		var off float64
-		for _, on := range []bool{false, true} {
-			o := bench.SpecOptions{Prompts: prompts, MaxTokens: *n, Workers: *threads}
+		for _, mode := range modes {
+			o := bench.SpecOptions{Prompts: prompts, MaxTokens: *n, Workers: *threads, Spec: mode}
 			name := "off"
-			if on {
-				o.Spec, name = spec, "ngram-simple"
+			if mode.On() {
+				name = mode.Type
 			}
 			r, err := bench.Speculative(ctx, m, o)
 			if err != nil {
 				return err
 			}
 			speed := fmt.Sprintf("%.1f", r.TPS())
-			if on {
+			if mode.On() {
 				speed += fmt.Sprintf(" (%.2fx)", r.TPS()/off)
+			} else {
+				off = r.TPS()
 			}
-			off = r.TPS()
 			fmt.Fprintf(stdout, "| %d | %s | %s | %d | %d | %.1f%% | %.2f | %d |\n", b, name, strings.TrimSpace(speed),
 				r.DraftTokens, r.Accepted, 100*r.AcceptanceRate(), r.MeanAcceptedLength(), r.Steps)
 		}

@@ -40,13 +40,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	kvType := kvCacheTypeFlag(fs)
 	repack := repackFlag(fs)
 	var spec actors.SpecConfig
-	specVar(fs, &spec)
+	var draftPath string
+	specVar(fs, &spec, &draftPath)
 	var adapters []loraSpec
 	loraVar(fs, &adapters)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkSpec(&spec); err != nil {
+	if err := checkSpec(&spec, draftPath); err != nil {
 		return usageError{err.Error()}
 	}
 	switch {
@@ -95,6 +96,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if ctxTokens <= 0 {
 		ctxTokens = m.Config.ContextLen
 	}
+	closeDraft, err := openDraft(&spec, draftPath, kind, *repack)
+	if err != nil {
+		return err
+	}
+	defer closeDraft()
 	devices := backend.NewSelector(m, kind)
 	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
 		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: devices.New,

@@ -49,6 +49,7 @@ type serveConfig struct {
 	ShutdownGrace    time.Duration
 	Repack           model.Repack // --repack, --no-repack: which weights are repacked at load
 	LoRA             []loraSpec   // --lora: adapters applied to every request
+	DraftModel       string       // --model-draft/-md: speculative decoding's draft model
 
 	Runtime actors.Config  // NewBackend is set when serving
 	Server  server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
@@ -100,7 +101,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.Var(listFlag{&c.Server.AllowedOrigins}, "allowed-origins", "browser `origins` allowed to call the API (CORS) besides the server's own and loopback ones (http://localhost:*, http://127.0.0.1:*, http://[::1]:*), comma-separated; * for any, * within one for a wildcard (https://*.example.com)")
 	fs.Var(listFlag{&c.Server.AllowedHosts}, "allowed-hosts", "Host `names` answered besides localhost, IP addresses and this machine's name, comma-separated; * for any, .example.com for a domain (default: checked only when --host is loopback)")
 	registerSamplingDefaults(fs, &c.Server.Defaults)
-	specVar(fs, &c.Runtime.Speculative)
+	specVar(fs, &c.Runtime.Speculative, &c.DraftModel)
 	loraVar(fs, &c.LoRA)
 	registerPeerFlags(fs, c) // last: llama-server's and vLLM's names for the flags above
 }
@@ -165,7 +166,7 @@ func (c *serveConfig) Validate() error {
 		}
 	}
 	if msg == "" {
-		if err := checkSpec(&c.Runtime.Speculative); err != nil {
+		if err := checkSpec(&c.Runtime.Speculative, c.DraftModel); err != nil {
 			msg = err.Error()
 		}
 	}
@@ -251,6 +252,11 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		return err
 	}
 	defer closeAdapters()
+	closeDraft, err := openDraft(&rtCfg.Speculative, c.DraftModel, kind, c.Repack)
+	if err != nil {
+		return err
+	}
+	defer closeDraft()
 	devices := backend.NewSelector(m, kind)
 	rtCfg.NewBackend = devices.New
 	rt, err := actors.Start(system, m, rtCfg)

@@ -9,17 +9,20 @@ import (
 	"strconv"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/model"
 )
 
-// errNoDraftModel is the answer to the flags of a draft model's proposer.
-var errNoDraftModel = errors.New("a draft model is not supported yet (use --spec-type ngram-simple)")
+// errNoHead is the answer to llama.cpp's speculative types that need a
+// head troupe does not read.
+var errNoHead = errors.New("EAGLE-3, MTP and DFlash heads are not supported (troupe has ngram-simple and draft-simple)")
 
 // specVar defines the speculative-decoding flags on fs (llama-server's
 // names, and vLLM's --speculative-config), writing into c. What troupe
-// cannot do (a draft model, EAGLE-3, MTP, p-min) is a usage error naming
-// the flag.
-func specVar(fs *flag.FlagSet, c *actors.SpecConfig) {
-	fs.Func("spec-type", "speculative decoding: `type` none or ngram-simple (prompt lookup, no draft model; llama-server's --spec-type) (default none)",
+// cannot do (EAGLE-3, MTP) is a usage error naming the flag. The draft
+// model's file goes to draftPath (opened by openDraft).
+func specVar(fs *flag.FlagSet, c *actors.SpecConfig, draftPath *string) {
+	fs.Func("spec-type", "speculative decoding: `type` none, ngram-simple (prompt lookup) or draft-simple (a draft model's greedy drafts, with --model-draft; llama-server's --spec-type) (default none; draft-simple with --model-draft)",
 		func(s string) error {
 			t, err := parseSpecType(s)
 			c.Type = t
@@ -28,16 +31,17 @@ func specVar(fs *flag.FlagSet, c *actors.SpecConfig) {
 	fs.IntVar(&c.DraftMax, "draft-max", 0, fmt.Sprintf("most draft tokens verified per step, with --spec-type (0: 8; at most %d)", actors.MaxDraftTokens))
 	fs.IntVar(&c.DraftMin, "draft-min", 0, "fewest draft tokens a proposal has, else none is made, with --spec-type (0: 1)")
 	fs.IntVar(&c.MaxSeqs, "spec-max-seqs", 0, "drafts are verified only while at most this many sequences run on a device (0: 4; -1: at any batch size)")
-	fs.Func("draft-p-min", "a draft model's least probability to go on drafting (llama-server's; needs a draft model: not supported yet)",
+	fs.Func("draft-p-min", "the draft model stops drafting at a token whose probability is below `P` (llama-server's; with --model-draft) (default 0: never)",
 		func(s string) error {
-			if _, err := strconv.ParseFloat(s, 32); err != nil {
-				return errors.New("not a number")
+			v, err := strconv.ParseFloat(s, 32)
+			if err != nil || v < 0 || v > 1 {
+				return errors.New("want a probability in [0, 1]")
 			}
-			return errNoDraftModel
+			c.DraftPMin = float32(v)
+			return nil
 		})
-	draftModel := func(string) error { return errNoDraftModel }
-	fs.Func("model-draft", "draft model `FILE` (llama-server's --model-draft/-md; not supported yet)", draftModel)
-	fs.Func("md", "draft model `FILE`: --model-draft", draftModel)
+	fs.StringVar(draftPath, "model-draft", "", "draft model `FILE` (GGUF, the model's vocabulary; llama-server's --model-draft/-md): --spec-type draft-simple")
+	fs.StringVar(draftPath, "md", "", "draft model `FILE`: --model-draft")
 	fs.Func("speculative-config", `vLLM's speculative decoding `+"`JSON`"+`: {"method": "ngram", "num_speculative_tokens": K, "prompt_lookup_min": N, "prompt_lookup_max": N}`,
 		func(s string) error { return parseSpeculativeConfig(s, c) })
 }
@@ -49,12 +53,14 @@ func parseSpecType(s string) (string, error) {
 		return actors.SpecNone, nil
 	case "ngram-simple", "ngram":
 		return actors.SpecNGram, nil
-	case "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark":
-		return "", errNoDraftModel
+	case "draft-simple", "draft":
+		return actors.SpecDraft, nil
+	case "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark":
+		return "", errNoHead
 	case "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache":
 		return "", fmt.Errorf("llama.cpp's %s is not supported (troupe has ngram-simple)", s)
 	}
-	return "", errors.New("want none or ngram-simple")
+	return "", errors.New("want none, ngram-simple or draft-simple")
 }
 
 // parseSpeculativeConfig reads vLLM's --speculative-config JSON into c; a
@@ -96,8 +102,12 @@ func parseSpeculativeConfig(s string, c *actors.SpecConfig) error {
 }
 
 // checkSpec reports the first speculative setting that cannot work, in
-// the flags' words.
-func checkSpec(c *actors.SpecConfig) error {
+// the flags' words. A draft model without --spec-type sets draft-simple,
+// as llama-server's -md does.
+func checkSpec(c *actors.SpecConfig, draftPath string) error {
+	if draftPath != "" && !c.On() {
+		c.Type = actors.SpecDraft
+	}
 	on, most := c.On(), c.DraftMax
 	if most == 0 {
 		most = 8 // the runtime's default
@@ -112,7 +122,28 @@ func checkSpec(c *actors.SpecConfig) error {
 	case c.MaxSeqs < -1:
 		return fmt.Errorf("--spec-max-seqs %d: want -1 or more", c.MaxSeqs)
 	case !on && (c.DraftMax != 0 || c.DraftMin != 0 || c.MaxSeqs != 0):
-		return errors.New("--draft-max, --draft-min and --spec-max-seqs need --spec-type ngram-simple")
+		return errors.New("--draft-max, --draft-min and --spec-max-seqs need --spec-type ngram-simple or --model-draft")
+	case c.Type == actors.SpecDraft && draftPath == "":
+		return errors.New("--spec-type draft-simple needs --model-draft FILE")
+	case c.Type != actors.SpecDraft && draftPath != "":
+		return fmt.Errorf("--model-draft: a draft model needs --spec-type draft-simple (not %s)", c.Type)
+	case c.Type != actors.SpecDraft && c.DraftPMin != 0:
+		return errors.New("--draft-p-min needs a draft model (--model-draft)")
 	}
 	return nil
+}
+
+// openDraft opens the draft model at path, if any, for a runtime on
+// device kind (auto, cpu or cuda; as the model's), and sets it in c. The
+// returned function closes it, after the runtime stops.
+func openDraft(c *actors.SpecConfig, path, kind string, r model.Repack) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	d, err := openModelWith(path, r)
+	if err != nil {
+		return nil, fmt.Errorf("--model-draft: %w", err)
+	}
+	c.DraftModel, c.NewDraftBackend = d, backend.For(d, kind)
+	return func() { d.Close() }, nil
 }

@@ -16,13 +16,14 @@ func TestSpecFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model-draft", "d.gguf"}, "--model-draft: a draft model is not supported"},
-		{[]string{"--md", "d.gguf"}, "--md: a draft model is not supported"},
-		{[]string{"--spec-type", "draft-eagle3"}, "--spec-type: a draft model is not supported"},
+		{[]string{"--spec-type", "draft-simple"}, "--spec-type draft-simple needs --model-draft FILE"},
+		{[]string{"--spec-type", "ngram-simple", "--md", "d.gguf"}, "--model-draft: a draft model needs --spec-type draft-simple"},
+		{[]string{"--spec-type", "draft-eagle3"}, "--spec-type: EAGLE-3, MTP and DFlash heads are not supported"},
 		{[]string{"--spec-type", "ngram-mod"}, "ngram-mod is not supported"},
-		{[]string{"--spec-type", "lookahead"}, "want none or ngram-simple"},
-		{[]string{"--draft-p-min", "0.75"}, "--draft-p-min: a draft model"},
-		{[]string{"--draft-max", "4"}, "need --spec-type ngram-simple"},
+		{[]string{"--spec-type", "lookahead"}, "want none, ngram-simple or draft-simple"},
+		{[]string{"--draft-p-min", "0.75"}, "--draft-p-min needs a draft model"},
+		{[]string{"--md", "d.gguf", "--draft-p-min", "2"}, "--draft-p-min: want a probability in [0, 1]"},
+		{[]string{"--draft-max", "4"}, "need --spec-type ngram-simple or --model-draft"},
 		{[]string{"--spec-type", "ngram-simple", "--draft-max", "65"}, "--draft-max 65 is outside [0, 64]"},
 		{[]string{"--spec-type", "ngram-simple", "--draft-max", "2", "--draft-min", "3"}, "--draft-min 3 is more than --draft-max 2"},
 		{[]string{"--speculative-config", `{"method":"eagle3"}`}, `method "eagle3" is not supported`},
@@ -49,6 +50,29 @@ func TestSpecFlags(t *testing.T) {
 	}
 }
 
+// TestDraftModelFlags: --model-draft/-md runs the draft-model proposer
+// and gives the text plain decoding gives; a draft model of another
+// vocabulary, or a missing file, is a one-line error.
+func TestDraftModelFlags(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	prompt := "Once upon a time, there was a little girl named Lily."
+	plain, _, code := troupe(t, "run", "-m", stories, "-p", prompt, "-n", "32", "--temp", "0", "--device", "cpu")
+	spec, errOut, code2 := troupe(t, "run", "-m", stories, "-p", prompt, "-n", "32", "--temp", "0", "--device", "cpu",
+		"-md", stories, "--draft-max", "4", "--draft-p-min", "0.1")
+	if code != 0 || code2 != 0 || plain != spec || plain == "" {
+		t.Errorf("exit %d and %d (%s); text with a draft model %q, plain %q", code, code2, errOut, spec, plain)
+	}
+	for _, tc := range []struct{ draft, want string }{
+		{testmodels.Path(t, "TinyStories-656K-Q8_0.gguf"), "vocabulary"},
+		{"no-such-draft.gguf", "--model-draft"},
+	} {
+		_, errOut, code := troupe(t, "run", "-m", stories, "-p", prompt, "-n", "4", "--device", "cpu", "--model-draft", tc.draft)
+		if code == 0 || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("--model-draft %s: exit %d, stderr %q; want an error, one line with %q", tc.draft, code, errOut, tc.want)
+		}
+	}
+}
+
 // TestBenchSpec: `troupe bench spec` prints one row per batch size and
 // mode, with drafts accepted on a prompt that quotes itself back.
 func TestBenchSpec(t *testing.T) {
@@ -65,6 +89,12 @@ func TestBenchSpec(t *testing.T) {
 	}
 	if rows != 4 || !strings.Contains(out, "| 1 | ngram-simple |") {
 		t.Errorf("want 4 rows (2 batch sizes, off and on):\n%s", out)
+	}
+	// With a draft model (the model itself: every draft token accepted),
+	// a draft-simple row follows.
+	out, errOut, code = troupe(t, "bench", "spec", "-m", stories, "-md", stories, "-p", "Once upon a time", "-n", "16", "--npl", "1", "--draft-max", "4")
+	if code != 0 || !strings.Contains(out, "| 1 | draft-simple |") || !strings.Contains(out, "| 100.0% |") {
+		t.Errorf("--model-draft: exit %d (%s), want a draft-simple row with 100%% acceptance:\n%s", code, errOut, out)
 	}
 	if _, errOut, code := troupe(t, "bench", "spec", "-m", stories); code != 2 || !strings.Contains(errOut, "-p PROMPT") {
 		t.Errorf("no prompt: exit %d, %q", code, errOut)

@@ -1,0 +1,205 @@
+package actors_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// draftOn is a runtime configuration with draft as the draft model,
+// drafting up to k tokens whatever the batch size.
+func draftOn(cfg actors.Config, draft *model.Model, k int) actors.Config {
+	cfg.Speculative = actors.SpecConfig{Type: actors.SpecDraft, DraftMax: k, MaxSeqs: -1, DraftModel: draft,
+		NewDraftBackend: backend.For(draft, backend.DeviceCPU)}
+	return cfg
+}
+
+// draftBlocksFreed waits (generously) until the draft model's KV blocks
+// are all back: every sequence gave its own back when it ended.
+func draftBlocksFreed(t *testing.T, rt *actors.Runtime) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); actors.DraftBlocksInUse(rt) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d draft KV blocks still held after every request ended", actors.DraftBlocksInUse(rt))
+		}
+	}
+}
+
+// TestSpeculativeDraftSelf: the model as its own draft model proposes
+// exactly what the model decodes (the forward pass is batch-invariant),
+// so every draft token is accepted: the mean accepted length is k, and
+// the output is the plain output.
+func TestSpeculativeDraftSelf(t *testing.T) {
+	noLeaks(t)
+	const k = 4
+	m := openModel(t, "stories260K.gguf")
+	draft := openModel(t, "stories260K.gguf")
+	var reqs []*messages.GenerateRequest
+	for _, c := range loadCases(t, "stories260K") {
+		// max_tokens 1 + n(k+1), no EOS: every draft has k tokens.
+		req := greedy(c.PromptIDs, 1+5*(k+1))
+		req.IgnoreEOS = true
+		reqs = append(reqs, req)
+	}
+	want := plainResults(t, m, reqs)
+	for _, together := range []bool{false, true} {
+		rt := start(t, m, draftOn(actors.Config{}, draft, k))
+		var got []*result
+		if together { // the draft device drafts for several sequences per pass
+			got = concurrently(t, rt, reqs)
+		} else {
+			for _, req := range reqs {
+				got = append(got, run(t, rt, copyReq(req)))
+			}
+		}
+		checkSpecStats(t, rt, samePlain(t, got, want))
+		st, err := rt.Stats(timeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.SpecDraftTokens != k*st.SpecDrafts || st.SpecAcceptedTokens != st.SpecDraftTokens {
+			t.Errorf("together %v: %d drafts of %d tokens, %d accepted: mean accepted length %.2f, want %d", together,
+				st.SpecDrafts, st.SpecDraftTokens, st.SpecAcceptedTokens, float64(st.SpecAcceptedTokens)/float64(st.SpecDrafts), k)
+		}
+		draftBlocksFreed(t, rt)
+	}
+}
+
+// TestSpeculativeDraftOther: a draft model of another quantization (the
+// same synthetic weights in Q4_0 for an F16 target) is accepted in part,
+// and every request still gives exactly its plain output, greedy and
+// seeded-sampled, alone and 8 at once.
+func TestSpeculativeDraftOther(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "synthetic/synth-llama-tiny256-F16.gguf")
+	draft := openModel(t, "synthetic/synth-llama-tiny256-Q4_0.gguf")
+	var reqs []*messages.GenerateRequest
+	for i, text := range []string{"Once upon a time", "The cat sat on the mat", "a b c d e f", "Hello, world", "1 2 3 4", "x", "It was a dark", "Tom and Sue"} {
+		ids, err := m.Tokenizer.Encode(text, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := greedy(ids, 24+3*i)
+		if i%4 == 3 {
+			req.Sampling = messages.SamplingParams{Temperature: 0.8, Seed: uint64(i), HasSeed: true}
+		}
+		reqs = append(reqs, req)
+	}
+	want := plainResults(t, m, reqs)
+	t.Run("alone", func(t *testing.T) {
+		rt := start(t, m, draftOn(actors.Config{}, draft, 4))
+		var got []*result
+		for _, req := range reqs {
+			got = append(got, run(t, rt, copyReq(req)))
+		}
+		checkSpecStats(t, rt, samePlain(t, got, want))
+		draftBlocksFreed(t, rt)
+	})
+	t.Run("batch", func(t *testing.T) {
+		rt := start(t, m, draftOn(actors.Config{MaxNumBatchedTokens: 32}, draft, 4))
+		checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
+		draftBlocksFreed(t, rt)
+	})
+}
+
+// TestSpeculativeDraftVocab: a draft model with another vocabulary is a
+// clear error at Start, as is a draft type without a draft model.
+func TestSpeculativeDraftVocab(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	other := openModel(t, "TinyStories-656K-Q8_0.gguf")
+	cfg := draftOn(actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)}, other, 4)
+	if _, err := actors.Start(newSystem(t), m, cfg); err == nil || !strings.Contains(err.Error(), "vocabulary") {
+		t.Errorf("a draft model of another vocabulary: %v; want an error about the vocabulary", err)
+	}
+	cfg.Speculative.DraftModel = nil
+	if _, err := actors.Start(newSystem(t), m, cfg); err == nil || !strings.Contains(err.Error(), "draft model") {
+		t.Errorf("no draft model: %v; want an error naming it", err)
+	}
+	cfg = draftOn(actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)}, m, 4)
+	cfg.Speculative.DraftPMin = 1.5
+	if _, err := actors.Start(newSystem(t), m, cfg); err == nil || !strings.Contains(err.Error(), "p-min") {
+		t.Errorf("p-min 1.5: %v; want an error naming it", err)
+	}
+}
+
+// TestSpeculativeDraftFaults: a draft device whose forward pass panics
+// (twice; then it works again), a KV pool too small for every sequence
+// (the target's preempts, the draft's has no room for some), and a
+// request's p_min of 1 (no token is that sure: no draft) all leave every
+// output the plain one.
+func TestSpeculativeDraftFaults(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	draft := openModel(t, "stories260K.gguf")
+	reqs := quoteWorkload(loadCases(t, "stories260K"))
+	want := plainResults(t, m, reqs)
+	t.Run("device-panics", func(t *testing.T) {
+		cfg := draftOn(actors.Config{}, draft, 4)
+		var f *faulty
+		cfg.Speculative.NewDraftBackend = func(device int, c actors.BackendConfig) (actors.Backend, error) {
+			be, err := backend.For(draft, backend.DeviceCPU)(device, c)
+			f = &faulty{Backend: be, fail: func(n int64, _ *model.Batch) bool { return n == 3 || n == 4 }}
+			return f, err
+		}
+		rt := start(t, m, cfg)
+		checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
+		if f.panics.Load() != 2 {
+			t.Errorf("%d panics of the draft device, want 2", f.panics.Load())
+		}
+		draftBlocksFreed(t, rt)
+	})
+	t.Run("small-pool", func(t *testing.T) {
+		rt := start(t, m, draftOn(actors.Config{NumBlocks: 20, NumHostBlocks: 24, Preemption: sched.Swap}, draft, 4))
+		checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
+		if st, err := rt.Stats(timeout); err != nil || st.Preemptions == 0 {
+			t.Errorf("stats %v, %v: want preemptions", st, err)
+		}
+		draftBlocksFreed(t, rt)
+	})
+	t.Run("p_min", func(t *testing.T) {
+		rt := start(t, m, draftOn(actors.Config{}, draft, 4))
+		req := copyReq(reqs[0])
+		req.Speculative = &messages.SpeculativeParams{PMin: 1}
+		if got := run(t, rt, req); got.usage.DraftTokens != 0 || !slices.Equal(got.ids[0], want[0].ids[0]) {
+			t.Errorf("p_min 1: %d draft tokens (want 0), output %v, plain %v", got.usage.DraftTokens, got.ids[0], want[0].ids[0])
+		}
+		req.Speculative.PMin = 1.5
+		if err := rt.Check(req); err == nil || !strings.Contains(err.Error(), "speculative.p_min") {
+			t.Errorf("p_min 1.5: %v; want an error naming speculative.p_min", err)
+		}
+	})
+}
+
+// TestSpeculativeDraftBackOff: past SpecMaxSeqs running sequences the
+// scheduler drops drafts, so the sequences back off from asking the draft
+// device (whose drafts would be thrown away): it drafts for far fewer
+// steps than the sequences take, and the output is the plain output.
+func TestSpeculativeDraftBackOff(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	draft := openModel(t, "stories260K.gguf")
+	reqs := quoteWorkload(loadCases(t, "stories260K"))
+	want := plainResults(t, m, reqs)
+	cfg := draftOn(actors.Config{}, draft, 4)
+	cfg.Speculative.MaxSeqs = 1
+	rt := start(t, m, cfg)
+	got := concurrently(t, rt, reqs)
+	samePlain(t, got, want)
+	tokens := 0
+	for _, g := range got {
+		tokens += g.usage.CompletionTokens
+	}
+	asked := actors.DraftsAsked(rt)
+	t.Logf("%d draft asks for %d tokens of 16 sequences", asked, tokens)
+	if asked == 0 || asked > int64(tokens)/3 {
+		t.Errorf("%d draft asks for %d tokens: want some, and far fewer than the steps", asked, tokens)
+	}
+}
