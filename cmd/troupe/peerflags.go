@@ -307,6 +307,9 @@ func (m modelNameFlag) Set(s string) error {
 	if len(names) == 0 {
 		return errors.New("want a name")
 	}
-	*m.name, *m.aliases = names[0], names[1:]
+	*m.name, *m.aliases = names[0], nil
+	if len(names) > 1 {
+		*m.aliases = names[1:]
+	}
 	return nil
 }
