@@ -243,7 +243,12 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	mapped := true // false once the runtime may still read the weights
+	defer func() {
+		if mapped {
+			m.Close()
+		}
+	}()
 	if err := c.checkModel(&m.Config); err != nil {
 		return err
 	}
@@ -300,7 +305,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		return err
 	case <-ctx.Done():
 	}
-	drain(log, c.ShutdownGrace, srv, httpSrv, rt)
+	mapped = drain(log, c.ShutdownGrace, srv, httpSrv, rt)
 	if node != nil {
 		node.Stop() // requests other nodes ran here were cancelled by drain: they re-run elsewhere
 	}
@@ -312,7 +317,12 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 // (the listener stays open), those in flight get grace to finish; then
 // the runtime stops, which cancels what still runs, and each handler
 // answers its request before the HTTP server closes.
-func drain(log zerolog.Logger, grace time.Duration, srv *server.Server, httpSrv *http.Server, rt *actors.Runtime) {
+//
+// It reports whether the runtime stopped: when it did not, a device may
+// still be in a forward pass, and the model must stay mapped until the
+// process exits.
+func drain(log zerolog.Logger, grace time.Duration, srv *server.Server, httpSrv *http.Server, rt *actors.Runtime) (stopped bool) {
+	stopped = true
 	log.Info().Dur("grace", grace).Msg("draining")
 	srv.Drain()
 	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
@@ -323,6 +333,7 @@ func drain(log zerolog.Logger, grace time.Duration, srv *server.Server, httpSrv 
 		log.Warn().Int("requests", rt.NumRequests()).Msg("requests still running after the grace period; cancelling them")
 		if err := rt.Stop(5 * time.Second); err != nil {
 			log.Warn().Err(err).Msg("stopping the runtime")
+			stopped = false
 		}
 	}
 	answered, cancelAnswered := context.WithTimeout(context.Background(), 5*time.Second)
@@ -332,7 +343,9 @@ func drain(log zerolog.Logger, grace time.Duration, srv *server.Server, httpSrv 
 	}
 	if err := rt.Stop(5 * time.Second); err != nil {
 		log.Warn().Err(err).Msg("stopping the runtime")
+		stopped = false
 	}
+	return stopped
 }
 
 // deviceFlag resolves --device (see backend.Resolve): a value other
