@@ -120,7 +120,9 @@ func discreteDist(cand []candidate, rng *mt19937) int {
 		sum += float64(c.p)
 	}
 	// generate_canonical<double, 53>: two 32-bit outputs, the first low.
-	u := (float64(rng.next()) + float64(rng.next())*0x1p32) * 0x1p-64
+	lo := float64(rng.next())
+	hi := float64(float64(rng.next()) * 0x1p32) // rounded on its own: no fused multiply-add on arm64
+	u := (lo + hi) * 0x1p-64
 	if u >= 1 {
 		u = math.Nextafter(1, 0)
 	}
