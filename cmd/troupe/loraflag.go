@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,18 @@ func loraDevice(device string, specs []loraSpec) (string, error) {
 		return "", usageError{"--lora runs on the CPU device only: drop --device cuda"}
 	}
 	return backend.DeviceCPU, nil
+}
+
+// unapplied is specs at scale 0 when off is set (--lora-init-without-apply).
+func unapplied(specs []loraSpec, off bool) []loraSpec {
+	if !off {
+		return specs
+	}
+	out := slices.Clone(specs)
+	for i := range out {
+		out[i].Scale = 0
+	}
+	return out
 }
 
 // openAdapters opens the adapters of specs and gives them to m

@@ -28,6 +28,13 @@ func TestLoRAFlag(t *testing.T) {
 	if !reflect.DeepEqual(c.LoRA, want) {
 		t.Errorf("parsed %v, want %v", c.LoRA, want)
 	}
+	c, err = parsePeer(t, "--lora", "a.gguf:0.5,b.gguf", "--lora-init-without-apply")
+	if err != nil || !c.LoRAUnapplied {
+		t.Fatalf("--lora-init-without-apply: %v %+v", err, c)
+	}
+	if got := unapplied(c.LoRA, c.LoRAUnapplied); !reflect.DeepEqual(got, []loraSpec{{"a.gguf", 0}, {"b.gguf", 0}}) || c.LoRA[0].Scale != 0.5 {
+		t.Errorf("unapplied: %v (from %v), want every scale 0", got, c.LoRA)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

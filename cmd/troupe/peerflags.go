@@ -80,7 +80,6 @@ var peerFlags = []peerFlag{
 	{names: []string{"--verbose", "-v", "--log-verbosity", "-lv", "--log-disable"}, peer: "llama-server", why: "use --log-format; troupe logs at info"},
 	{names: []string{"--slots", "--no-slots", "--props"}, peer: "llama-server", why: "no /slots or /props routes"},
 	{names: []string{"--lora-scaled"}, peer: "llama-server", alias: "lora"},
-	{names: []string{"--lora-init-without-apply"}, peer: "llama-server", why: "no /lora-adapters routes yet: --lora adapters apply to every request"},
 	{names: []string{"--gpu-memory-utilization"}, peer: "vLLM", why: "use --num-kv-blocks to size the KV pool"},
 	{names: []string{"--swap-space"}, peer: "vLLM", why: "use --preemption swap with --swap-blocks"},
 	{names: []string{"--cpu-offload-gb"}, peer: "vLLM", why: "a model runs wholly on one device (--device)"},

@@ -49,6 +49,7 @@ type serveConfig struct {
 	ShutdownGrace    time.Duration
 	Repack           model.Repack // --repack, --no-repack: which weights are repacked at load
 	LoRA             []loraSpec   // --lora: adapters applied to every request
+	LoRAUnapplied    bool         // --lora-init-without-apply: loaded at scale 0
 	DraftModel       string       // --model-draft/-md: speculative decoding's draft model
 
 	Runtime actors.Config  // NewBackend is set when serving
@@ -103,6 +104,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	registerSamplingDefaults(fs, &c.Server.Defaults)
 	specVar(fs, &c.Runtime.Speculative, &c.DraftModel)
 	loraVar(fs, &c.LoRA)
+	fs.BoolVar(&c.LoRAUnapplied, "lora-init-without-apply", false, "load the --lora adapters at scale 0 (llama-server's flag): requests name them in lora, or POST /lora-adapters sets their scales")
 	registerPeerFlags(fs, c) // last: llama-server's and vLLM's names for the flags above
 }
 
@@ -252,7 +254,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if err := c.checkModel(&m.Config); err != nil {
 		return err
 	}
-	closeAdapters, err := openAdapters(m, c.LoRA)
+	closeAdapters, err := openAdapters(m, unapplied(c.LoRA, c.LoRAUnapplied))
 	if err != nil {
 		return err
 	}
