@@ -86,7 +86,7 @@ func TestComplete(t *testing.T) {
 // field.
 func TestSamplingFields(t *testing.T) {
 	m := open(t, tinyModel(t))
-	one, bad := 1, -1
+	one, three, bad := 1, 3, -1
 	p, x, tau := 0.5, 2.0, 3.0
 	ctx := context.Background()
 	for _, s := range []troupe.Sampling{
@@ -105,7 +105,7 @@ func TestSamplingFields(t *testing.T) {
 	}{
 		{troupe.Sampling{TypicalP: &x}, "Sampling.TypicalP"},
 		{troupe.Sampling{MinTokens: &bad}, "Sampling.MinTokens"},
-		{troupe.Sampling{Mirostat: &tau2}, "Sampling.Mirostat"},
+		{troupe.Sampling{Mirostat: &three}, "Sampling.Mirostat"},
 	} {
 		_, err := m.Complete(ctx, &troupe.CompletionRequest{Prompt: "Hi", Sampling: tc.s})
 		var e *troupe.Error
@@ -114,5 +114,3 @@ func TestSamplingFields(t *testing.T) {
 		}
 	}
 }
-
-var tau2 = 3

@@ -1,6 +1,9 @@
 package server
 
-import "net/http"
+import (
+	"encoding/json"
+	"net/http"
+)
 
 // loraAdapter is one adapter in llama-server's /lora-adapters shape.
 type loraAdapter struct {
@@ -23,12 +26,12 @@ func (s *Server) loraAdapters(w http.ResponseWriter, r *http.Request) {
 // default scales (adapters left out: 0), as llama-server's route sets
 // them; running requests keep theirs.
 func (s *Server) setLoRAAdapters(w http.ResponseWriter, r *http.Request) {
-	var raw rawBody
+	var raw json.RawMessage
 	if e := s.decodeBudgeted(w, r, &raw); e != nil {
 		writeError(w, e)
 		return
 	}
-	refs, e := parseLoRA(raw.msg)
+	refs, e := parseLoRA(raw)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -38,12 +41,4 @@ func (s *Server) setLoRAAdapters(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
-}
-
-// rawBody is a body kept as its JSON text.
-type rawBody struct{ msg []byte }
-
-func (b *rawBody) UnmarshalJSON(p []byte) error {
-	b.msg = append([]byte(nil), p...)
-	return nil
 }

@@ -78,9 +78,9 @@ func Name(served string) string {
 
 // checkModel is CheckModel for the served model.
 func (h *Handler) checkModel(name string) *pipeline.Error {
-	for _, served := range h.run.Models() {
-		if e := CheckModel(served, name); e == nil || name == "" {
-			return e
+	for _, served := range h.run.Models()[1:] { // the aliases; the name answers the error
+		if name != "" && CheckModel(served, name) == nil {
+			return nil
 		}
 	}
 	return CheckModel(h.run.Model(), name)
