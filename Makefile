@@ -88,8 +88,10 @@ test-arm64:
 			case $$p in compute) run='$(ARM64_RUN_compute)';; model) run='$(ARM64_RUN_model)';; actors) run='$(ARM64_RUN_actors)';; *) run=.;; esac; \
 			[ "$$p" = compute ] || [ "$$c" = "$(lastword $(ARM64_CPUS))" ] || continue; \
 			echo "qemu-aarch64 -cpu $$cpu ($$level): $$p -run '$$run'"; start=$$(date +%s); \
-			(cd $$p && TROUPE_WANT_ISA=$$level $(QEMU_AARCH64) -L $(ARM64_SYSROOT) -cpu $$cpu "$$dir/$$p.test" -test.count=1 -test.timeout 30m -test.run "$$run|TestWantISA"); \
-			echo "  $$p on $$cpu: $$(( $$(date +%s) - start )) s"; \
+			rc=0; (cd $$p && TROUPE_WANT_ISA=$$level GOTRACEBACK=all $(QEMU_AARCH64) -L $(ARM64_SYSROOT) -cpu $$cpu "$$dir/$$p.test" -test.count=1 -test.timeout 30m -test.run "$$run|TestWantISA") > "$$dir/out" 2>&1 || rc=$$?; \
+			cat "$$dir/out"; echo "  $$p on $$cpu: $$(( $$(date +%s) - start )) s"; \
+			if [ $$rc -ne 0 ]; then echo "make test-arm64: $$p on $$cpu ($$level) failed (exit $$rc; $$($(QEMU_AARCH64) --version | head -1)); how it began:"; \
+				grep -n -m1 -A12 -E '^(panic|fatal error|unexpected fault|SIG[A-Z]+|--- FAIL)' "$$dir/out" || tail -20 "$$dir/out"; exit $$rc; fi; \
 		done; \
 	done
 
