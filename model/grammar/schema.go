@@ -52,6 +52,22 @@ func JSONSchemaGBNF(schema []byte) (string, error) {
 // charging v's budget. Each schema node is converted once (memoized by
 // node), so the work is about linear in the schema's size.
 func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
+	b := NewBuilder(v)
+	name, err := v.schema(b, "root", schema)
+	if err != nil {
+		return "", err
+	}
+	if name != "root" {
+		b.add("root", name)
+	}
+	var s strings.Builder
+	b.write(&s)
+	return s.String(), nil
+}
+
+// schema converts a schema into b's rules, its own named after name, and
+// returns the GBNF of a value it accepts.
+func (v *Converter) schema(b *Builder, name string, schema []byte) (string, error) {
 	if len(schema) > MaxSourceBytes {
 		return "", fmt.Errorf("json schema: %d bytes: %w", len(schema), ErrTooComplex)
 	}
@@ -62,30 +78,22 @@ func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("json schema: %w", err)
 	}
-	c := &schemaConv{v: v, root: root, rules: map[string]string{}, refs: map[string]string{}, memo: map[*object]string{}}
+	c := &schemaConv{v: v, b: b, root: root, refs: map[string]string{}, memo: map[*object]string{}}
 	c.addRule("space", `| " " | "\n" [ \t]{0,20}`)
-	name, err := c.visit(root, "root", "")
+	name, err = c.visit(root, name, "")
 	if err != nil {
 		return "", err
-	}
-	if name != "root" {
-		c.addRule("root", name)
 	}
 	if c.err != nil {
 		return "", c.err
 	}
-	var b strings.Builder
-	for _, n := range c.order {
-		fmt.Fprintf(&b, "%s ::= %s\n", n, c.rules[n])
-	}
-	return b.String(), nil
+	return name, nil
 }
 
 type schemaConv struct {
 	v     *Converter
+	b     *Builder // the rules written
 	root  any
-	rules map[string]string
-	order []string
 	refs  map[string]string  // $ref -> rule name
 	memo  map[*object]string // schema node converted -> its rule
 	size  int
@@ -129,7 +137,7 @@ var primitives = map[string]struct{ body, deps string }{
 
 func (c *schemaConv) primitive(name string) string {
 	p := primitives[name]
-	if _, ok := c.rules[name]; !ok {
+	if _, ok := c.b.rules[name]; !ok {
 		c.addRule(name, p.body)
 		for _, d := range strings.Fields(p.deps) {
 			c.primitive(d)
@@ -143,20 +151,7 @@ func (c *schemaConv) addRule(name, body string) string {
 	if err := c.v.spend(0, len(body), name); err != nil && c.err == nil {
 		c.err = err
 	}
-	name = invalidRuleChars.ReplaceAllString(name, "-")
-	key := name
-	for i := 1; ; i++ {
-		old, ok := c.rules[key]
-		if !ok {
-			break
-		}
-		if old == body {
-			return key
-		}
-		key = name + strconv.Itoa(i)
-	}
-	c.rules[key] = body
-	c.order = append(c.order, key)
+	key := c.b.add(name, body)
 	c.size += len(key) + len(body)
 	return key
 }
@@ -367,19 +362,19 @@ func (c *schemaConv) ref(v any, path string) (string, error) {
 	for i := 1; c.taken(name); i++ {
 		name = invalidRuleChars.ReplaceAllString("ref-"+last, "-") + strconv.Itoa(i)
 	}
-	c.rules[name] = "" // reserved: recursive references end here
+	c.b.rules[name] = "" // reserved: recursive references end here
 	c.refs[ref] = name
 	rule, err := c.visit(target, name+"-body", ref)
 	if err != nil {
 		return "", err
 	}
-	c.rules[name] = rule
-	c.order = append(c.order, name)
+	c.b.rules[name] = rule
+	c.b.order = append(c.b.order, name)
 	return name, nil
 }
 
 func (c *schemaConv) taken(name string) bool {
-	_, ok := c.rules[name]
+	_, ok := c.b.rules[name]
 	return ok || primitives[name].body != ""
 }
 
