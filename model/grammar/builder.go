@@ -12,7 +12,10 @@ import (
 // it references by name. The zero Expr is the empty sequence. Its text
 // (String) is GBNF, for a grammar's source and for debugging; programs
 // compose Exprs, never their text.
-type Expr struct{ s string }
+type Expr struct {
+	s    string
+	atom bool // one item: a literal, a class, a rule's name, a group
+}
 
 // String is e's GBNF.
 func (e Expr) String() string { return e.s }
@@ -47,12 +50,12 @@ func Lit(s string) Expr {
 		}
 	}
 	b.WriteByte('"')
-	return Expr{b.String()}
+	return Expr{b.String(), true}
 }
 
 // Class is the character class [set], set written as GBNF writes it
 // between the brackets ("a-z", "^<").
-func Class(set string) Expr { return Expr{"[" + set + "]"} }
+func Class(set string) Expr { return Expr{"[" + set + "]", true} }
 
 // ClassChar is c as written inside a character class.
 func ClassChar(c byte) string {
@@ -65,12 +68,17 @@ func ClassChar(c byte) string {
 // Seq is its items in order (empty ones left out).
 func Seq(items ...Expr) Expr {
 	var out []string
+	var last Expr
 	for _, it := range items {
 		if it.s != "" {
 			out = append(out, it.s)
+			last = it
 		}
 	}
-	return Expr{strings.Join(out, " ")}
+	if len(out) == 1 {
+		return last
+	}
+	return Expr{s: strings.Join(out, " ")}
 }
 
 // Alt is one of its alternatives (grouped when more than one).
@@ -82,7 +90,15 @@ func Alt(alts ...Expr) Expr {
 	for i, a := range alts {
 		s[i] = a.s
 	}
-	return Expr{"(" + strings.Join(s, " | ") + ")"}
+	return Expr{"(" + strings.Join(s, " | ") + ")", true}
+}
+
+// group is e as one item.
+func (e Expr) group() string {
+	if e.atom {
+		return e.s
+	}
+	return "(" + e.s + ")"
 }
 
 // Opt is e or nothing.
@@ -90,7 +106,7 @@ func Opt(e Expr) Expr {
 	if e.s == "" {
 		return e
 	}
-	return Expr{"(" + e.s + ")?"}
+	return Expr{s: e.group() + "?"}
 }
 
 // Star is e repeated, any number of times.
@@ -98,15 +114,15 @@ func Star(e Expr) Expr {
 	if e.s == "" {
 		return e
 	}
-	return Expr{"(" + e.s + ")*"}
+	return Expr{s: e.group() + "*"}
 }
 
 // Repeat is e repeated lo to hi times (hi < 0: no bound).
 func Repeat(e Expr, lo, hi int) Expr {
 	if hi < 0 {
-		return Expr{"(" + e.s + "){" + strconv.Itoa(lo) + ",}"}
+		return Expr{s: e.group() + "{" + strconv.Itoa(lo) + ",}"}
 	}
-	return Expr{"(" + e.s + "){" + strconv.Itoa(lo) + "," + strconv.Itoa(hi) + "}"}
+	return Expr{s: e.group() + "{" + strconv.Itoa(lo) + "," + strconv.Itoa(hi) + "}"}
 }
 
 // A Builder holds the rules of one grammar being built: rules defined by
@@ -135,7 +151,34 @@ func NewBuilder(conv *Converter) *Builder {
 // Rule defines name ::= body under a unique name (the name, or the name
 // with a suffix; a rule of the same name and body is reused) and returns a
 // reference to it.
-func (b *Builder) Rule(name string, body Expr) Expr { return Expr{b.add(name, body.s)} }
+func (b *Builder) Rule(name string, body Expr) Expr { return Expr{b.add(name, body.s), true} }
+
+// Declare reserves a unique name for a rule that Define writes later, so
+// that rules may reference each other (recursion).
+func (b *Builder) Declare(name string) Expr { return Expr{b.declare(name), true} }
+
+// Define writes the body of a rule Declare reserved.
+func (b *Builder) Define(rule, body Expr) {
+	b.rules[rule.s] = body.s
+	b.order = append(b.order, rule.s)
+}
+
+// declare reserves name, or the name with a suffix when it is taken.
+func (b *Builder) declare(name string) string {
+	base := invalidRuleChars.ReplaceAllString(name, "-")
+	name = base
+	for i := 1; b.taken(name); i++ {
+		name = base + strconv.Itoa(i)
+	}
+	b.rules[name] = "" // reserved: recursive references end here
+	return name
+}
+
+// taken reports whether a rule is named name, or a primitive could be.
+func (b *Builder) taken(name string) bool {
+	_, ok := b.rules[name]
+	return ok || primitives[name].body != ""
+}
 
 // add is Rule over GBNF text, for the package's converters.
 func (b *Builder) add(name, body string) string {
@@ -169,7 +212,7 @@ func (b *Builder) reserved(key, body string) bool {
 // wraps ErrTooComplex.
 func (b *Builder) Schema(name string, schema []byte) (Expr, error) {
 	s, err := b.conv.schema(b, name, schema)
-	return Expr{s}, err
+	return Expr{s, true}, err
 }
 
 // GBNF returns the grammar's source: its rules, in the order they were

@@ -358,24 +358,14 @@ func (c *schemaConv) ref(v any, path string) (string, error) {
 	if last == "" || last == "#" {
 		last = "root"
 	}
-	name := invalidRuleChars.ReplaceAllString("ref-"+last, "-")
-	for i := 1; c.taken(name); i++ {
-		name = invalidRuleChars.ReplaceAllString("ref-"+last, "-") + strconv.Itoa(i)
-	}
-	c.b.rules[name] = "" // reserved: recursive references end here
+	name := c.b.declare("ref-" + last)
 	c.refs[ref] = name
 	rule, err := c.visit(target, name+"-body", ref)
 	if err != nil {
 		return "", err
 	}
-	c.b.rules[name] = rule
-	c.b.order = append(c.b.order, name)
+	c.b.Define(Expr{s: name}, Expr{s: rule})
 	return name, nil
-}
-
-func (c *schemaConv) taken(name string) bool {
-	_, ok := c.b.rules[name]
-	return ok || primitives[name].body != ""
 }
 
 // intOf reads an integer keyword; ok is false when absent.
