@@ -117,6 +117,14 @@ func Star(e Expr) Expr {
 	return Expr{s: e.group() + "*"}
 }
 
+// List is one or more items separated by sep.
+func List(item, sep Expr) Expr { return Seq(item, Star(Seq(sep, item))) }
+
+// TextWithout is any text that does not hold the two bytes stop.
+func TextWithout(stop string) Expr {
+	return Star(Alt(Class("^"+ClassChar(stop[0])), Seq(Lit(stop[:1]), Class("^"+ClassChar(stop[1])))))
+}
+
 // Repeat is e repeated lo to hi times (hi < 0: no bound).
 func Repeat(e Expr, lo, hi int) Expr {
 	if hi < 0 {

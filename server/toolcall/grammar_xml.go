@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // The XML formats (qwen3_coder, glm45) write each parameter as bare text
@@ -18,152 +20,115 @@ import (
 
 // xmlShape is how a format writes a call around its parameters.
 type xmlShape struct {
-	open  func(name string) string // GBNF before the parameters
-	param func(key, value string) string
+	open  func(name string) string // before the parameters
+	param func(key string, value grammar.Expr) grammar.Expr
 	psep  string // between parameters ("" for none)
 	close string
-	// listOpen, sep and listClose surround the calls and separate them.
-	listOpen, sep, listClose string
-	json                     bool // every value JSON, strings too
+	json  bool // every value JSON, strings too
 }
 
-var xmlShapes = map[Format]xmlShape{
-	Qwen3Coder: {
-		open: func(name string) string { return lit("<tool_call>\n<function=" + name + ">\n") },
-		param: func(key, value string) string {
-			return cat(lit("<parameter="+key+">\n"), value, lit("\n</parameter>\n"))
-		},
-		close: "</function>\n</tool_call>",
-		sep:   "\n",
-	},
-	GLM45: {
-		open: func(name string) string { return lit("<tool_call>" + name + "\n") },
-		param: func(key, value string) string {
-			return cat(lit("<arg_key>"+key+"</arg_key>\n<arg_value>"), value, lit("</arg_value>\n"))
-		},
-		close: "</tool_call>",
-		sep:   "\n",
-	},
-	LFM2: {
-		open:     func(name string) string { return lit(name + "(") },
-		param:    func(key, value string) string { return cat(lit(key+"="), value) },
-		psep:     ", ",
-		close:    ")",
-		listOpen: "<|tool_call_start|>[", sep: ", ", listClose: "]<|tool_call_end|>",
-		json: true,
-	},
+// xmlCalls is the syntax of calls in shape x, surrounded by open and
+// close and separated by sep.
+func xmlCalls(x xmlShape, open, sep, close string) *callSyntax {
+	return &callSyntax{open: open, sep: sep, close: close, call: x.call}
 }
 
-// xmlText is a bare text value: anything without "</".
-const xmlText = `xml-text ::= ([^<] | "<" [^/])*` + "\n"
-
-// xmlCall writes the rules of one tool's call in shape x, prefixed, and
-// returns the call's GBNF.
-func xmlCall(b *strings.Builder, x xmlShape, t Tool, prefix string, schemaGBNF func([]byte) (string, error)) (string, error) {
+// call returns one call of t, its values' rules named after tool i.
+func (x xmlShape) call(g *gbuild, t Tool, i int) (grammar.Expr, error) {
 	params := bytes.TrimSpace(t.Parameters)
 	var schema struct {
-		Properties json.RawMessage            `json:"properties"`
-		Required   []string                   `json:"required"`
-		Defs       map[string]json.RawMessage `json:"$defs"`
-		Defs2      map[string]json.RawMessage `json:"definitions"`
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
 	}
 	if len(params) > 0 && string(params) != "null" {
 		if err := json.Unmarshal(params, &schema); err != nil {
-			return "", fmt.Errorf("parameters: %v", err)
+			return grammar.Expr{}, fmt.Errorf("parameters: %v", err)
 		}
 	}
 	keys, props, err := orderedObject(schema.Properties)
 	if err != nil {
-		return "", fmt.Errorf("parameters.properties: %v", err)
+		return grammar.Expr{}, fmt.Errorf("parameters.properties: %v", err)
 	}
-	var req, opt []string // the parameters' GBNF
+	var req, opt []grammar.Expr
 	for k, key := range keys {
 		if !isName(key) {
-			return "", fmt.Errorf("parameter %q: a name of letters, digits and _-.:/ is needed", key)
+			return grammar.Expr{}, fmt.Errorf("parameter %q: a name of letters, digits and _-.:/ is needed", key)
 		}
-		value, err := xmlValueRule(b, props[k], params, prefix+"p"+strconv.Itoa(k)+"-", x.json, schemaGBNF)
+		value, err := x.value(g, props[k], params, "t"+strconv.Itoa(i)+"-p"+strconv.Itoa(k))
 		if err != nil {
-			return "", fmt.Errorf("parameter %q: %w", key, err)
+			return grammar.Expr{}, fmt.Errorf("parameter %q: %w", key, err)
 		}
-		if contains(schema.Required, key) {
+		if slices.Contains(schema.Required, key) {
 			req = append(req, x.param(key, value))
 		} else {
 			opt = append(opt, x.param(key, value))
 		}
 	}
-	return cat(x.open(t.Name), paramList(req, opt, x.psep), lit(x.close)), nil
+	return grammar.Seq(grammar.Lit(x.open(t.Name)), paramList(req, opt, x.psep), grammar.Lit(x.close)), nil
 }
 
 // paramList is the required parameters in order, then any of the optional
 // ones, in order, separated by sep.
-func paramList(req, opt []string, sep string) string {
-	if sep == "" {
-		items := req
-		for _, o := range opt {
-			items = append(items, "("+o+")?")
+func paramList(req, opt []grammar.Expr, sep string) grammar.Expr {
+	s := grammar.Lit(sep)
+	var items []grammar.Expr
+	for i, r := range req {
+		if i > 0 {
+			items = append(items, s)
 		}
-		return cat(items...)
+		items = append(items, r)
 	}
-	s := lit(sep)
-	if len(req) > 0 {
-		items := []string{strings.Join(req, " "+s+" ")}
+	if len(req) > 0 || sep == "" {
 		for _, o := range opt {
-			items = append(items, "("+cat(s, o)+")?")
+			items = append(items, grammar.Opt(grammar.Seq(s, o)))
 		}
-		return cat(items...)
+		return grammar.Seq(items...)
 	}
 	if len(opt) == 0 {
-		return ""
+		return grammar.Expr{}
 	}
 	// None required: the first one present, then any of those after it.
-	var alts []string
+	var alts []grammar.Expr
 	for i, o := range opt {
-		items := []string{o}
+		items := []grammar.Expr{o}
 		for _, after := range opt[i+1:] {
-			items = append(items, "("+cat(s, after)+")?")
+			items = append(items, grammar.Opt(grammar.Seq(s, after)))
 		}
-		alts = append(alts, cat(items...))
+		alts = append(alts, grammar.Seq(items...))
 	}
-	return "(" + strings.Join(alts, " | ") + ")?"
+	return grammar.Opt(grammar.Alt(alts...))
 }
 
-// xmlValueRule returns the GBNF of one parameter's value.
-func xmlValueRule(b *strings.Builder, prop, root json.RawMessage, prefix string, asJSON bool, schemaGBNF func([]byte) (string, error)) (string, error) {
+// value returns one parameter's value, its rules named after name.
+func (x xmlShape) value(g *gbuild, prop, root json.RawMessage, name string) (grammar.Expr, error) {
 	var s struct {
 		Type json.RawMessage   `json:"type"`
 		Enum []json.RawMessage `json:"enum"`
 		Defs json.RawMessage   `json:"$defs"`
 	}
 	if err := json.Unmarshal(prop, &s); err != nil {
-		return "", err
+		return grammar.Expr{}, err
 	}
 	var one string
 	typed := json.Unmarshal(s.Type, &one) == nil
-	if len(s.Enum) > 0 && (!typed || one == "string") && !asJSON {
-		var alts []string
+	if len(s.Enum) > 0 && (!typed || one == "string") && !x.json {
+		var alts []grammar.Expr
 		for _, e := range s.Enum {
 			var v string
 			if json.Unmarshal(e, &v) != nil {
 				alts = nil
 				break
 			}
-			alts = append(alts, lit(v))
+			alts = append(alts, grammar.Lit(v))
 		}
 		if len(alts) > 0 {
-			return "(" + strings.Join(alts, " | ") + ")", nil
+			return grammar.Alt(alts...), nil
 		}
 	}
-	if typed && one == "string" && !asJSON {
-		return "xml-text", nil
+	if typed && one == "string" && !x.json {
+		return g.textWithout("xml-text", "</"), nil
 	}
-	src, err := schemaGBNF(withDefs(prop, root, s.Defs == nil))
-	if err != nil {
-		return "", err
-	}
-	if err := prefixRules(b, src, prefix); err != nil {
-		return "", err
-	}
-	return prefix + "root", nil
+	return g.b.Schema(name, withDefs(prop, root, s.Defs == nil))
 }
 
 // withDefs is a property's schema with the root schema's $defs and
@@ -215,13 +180,4 @@ func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
 		keys, vals = append(keys, tok.(string)), append(vals, v)
 	}
 	return keys, vals, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
