@@ -89,6 +89,35 @@ func trimNewline(s string) string {
 	return strings.TrimSuffix(s, "\n")
 }
 
+// textParams is the call of name whose parameters, as text, next reads one
+// after another from body, space between them.
+func textParams(name, body string, next func(string) (param, string, bool)) ([]Call, bool) {
+	var params []param
+	for body = strings.TrimLeftFunc(body, unicode.IsSpace); body != ""; body = strings.TrimLeftFunc(body, unicode.IsSpace) {
+		p, rest, ok := next(body)
+		if !ok {
+			return nil, false
+		}
+		params, body = append(params, p), rest
+	}
+	return []Call{{Name: name, params: params, textParams: true}}, true
+}
+
+// jsonArgs reads the JSON object of a call's arguments at s[at:]: n is
+// where it ends, args its text.
+func jsonArgs(s string, at int, final bool) (n int, args string, st status) {
+	n, st = jsonValue(s[at:], final)
+	n += at
+	if st != done {
+		return n, "", st
+	}
+	args = strings.TrimSpace(s[at:n])
+	if !strings.HasPrefix(args, "{") {
+		return n, "", failed
+	}
+	return n, args, done
+}
+
 // jsonArray reads a JSON array of call objects that follows start.
 func jsonArray(start string, modes mode) block {
 	return block{start: start, modes: modes, scan: func(s string, final bool) (int, status, outcome) {

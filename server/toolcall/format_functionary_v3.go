@@ -52,14 +52,9 @@ func functionaryBlock(s string, final bool) (int, status, outcome) {
 		o.add("code", quote(code))
 		return nl + 1 + end, done, outcome{calls: []Call{{Name: "python", Arguments: o.String()}}}
 	}
-	n, st := jsonValue(s[nl+1:], final)
-	n += nl + 1
+	n, args, st := jsonArgs(s, nl+1, final)
 	if st != done {
 		return n, st, outcome{}
-	}
-	args := strings.TrimSpace(s[nl+1 : n])
-	if !strings.HasPrefix(args, "{") {
-		return n, failed, outcome{}
 	}
 	return n, done, outcome{calls: []Call{{Name: head, Arguments: args}}}
 }

@@ -34,14 +34,9 @@ func functionTag(s string, final bool) (int, status, outcome) {
 	if !isName(name) {
 		return gt + 1, failed, outcome{}
 	}
-	n, st := jsonValue(s[gt+1:], final)
-	n += gt + 1
+	n, args, st := jsonArgs(s, gt+1, final)
 	if st != done {
 		return n, st, outcome{}
-	}
-	args := strings.TrimSpace(s[gt+1 : n])
-	if !strings.HasPrefix(args, "{") {
-		return n, failed, outcome{}
 	}
 	// The closing tag is optional, after space; wait until it is there or cannot be.
 	rest := strings.TrimLeftFunc(s[n:], unicode.IsSpace)

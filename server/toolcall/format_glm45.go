@@ -2,9 +2,6 @@ package toolcall
 
 import (
 	"strings"
-	"unicode"
-
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 func init() {
@@ -14,10 +11,8 @@ func init() {
 		markers: []string{"<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"},
 		blocks:  []block{between("<tool_call>", "</tool_call>", inContent, glmCall)},
 		calls: fixed(xmlCalls(xmlShape{
-			open: func(name string) string { return "<tool_call>" + name + "\n" },
-			param: func(key string, value grammar.Expr) grammar.Expr {
-				return grammar.Seq(grammar.Lit("<arg_key>"+key+"</arg_key>\n<arg_value>"), value, grammar.Lit("</arg_value>\n"))
-			},
+			open:   func(name string) string { return "<tool_call>" + name + "\n" },
+			before: "<arg_key>", mid: "</arg_key>\n<arg_value>", after: "</arg_value>\n",
 			close: "</tool_call>",
 		}, "", "\n", "")),
 	}, "<think>", "</think>"))
@@ -34,22 +29,12 @@ func glmCall(inside string) ([]Call, bool) {
 	if !isName(name) {
 		return nil, false
 	}
-	var params []param
-	for {
-		body = strings.TrimLeftFunc(body, unicode.IsSpace)
-		if body == "" {
-			break
-		}
+	return textParams(name, body, func(body string) (param, string, bool) {
 		k, rest, ok := cutTag(body, "<arg_key>", "</arg_key>")
 		if !ok {
-			return nil, false
+			return param{}, "", false
 		}
 		v, after, ok := cutTag(rest, "<arg_value>", "</arg_value>")
-		if !ok {
-			return nil, false
-		}
-		params = append(params, param{strings.TrimSpace(k), v})
-		body = after
-	}
-	return []Call{{Name: name, params: params, textParams: true}}, true
+		return param{strings.TrimSpace(k), v}, after, ok
+	})
 }

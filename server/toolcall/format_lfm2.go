@@ -1,7 +1,5 @@
 package toolcall
 
-import "github.com/troupe-llm/troupe/model/grammar"
-
 // LFM2 writes Python calls, f(k=v, ...), a list of them.
 func init() {
 	register(withThink(&format{name: LFM2, rank: 60,
@@ -11,7 +9,7 @@ func init() {
 		blocks:  []block{between("<|tool_call_start|>", "<|tool_call_end|>", inContent, pythonCalls)},
 		calls: fixed(xmlCalls(xmlShape{
 			open:  func(name string) string { return name + "(" },
-			param: func(key string, value grammar.Expr) grammar.Expr { return grammar.Seq(grammar.Lit(key+"="), value) },
+			mid:   "=",
 			psep:  ", ",
 			close: ")",
 			json:  true,

@@ -105,16 +105,12 @@ func mistralCall(s string, final bool) (Call, int, status) {
 			c.ID, rest = rest[:j], rest[j:]
 		}
 	}
-	off := len(s) - len(rest)
-	n, st := jsonValue(rest, final)
+	n, args, st := jsonArgs(s, len(s)-len(rest), final)
 	if st != done {
-		return Call{}, off + n, st
+		return Call{}, n, st
 	}
-	c.Arguments = strings.TrimSpace(rest[:n])
-	if !strings.HasPrefix(c.Arguments, "{") {
-		return Call{}, off + n, failed
-	}
-	return c, off + n, done
+	c.Arguments = args
+	return c, n, done
 }
 
 // mistralID makes an id as Mistral's templates require: 9 letters and digits.

@@ -2,9 +2,6 @@ package toolcall
 
 import (
 	"strings"
-	"unicode"
-
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 func init() {
@@ -14,10 +11,8 @@ func init() {
 		markers: []string{"<think>", "</think>", "<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>"},
 		blocks:  []block{between("<tool_call>", "</tool_call>", inContent, qwen3CoderCall)},
 		calls: fixed(xmlCalls(xmlShape{
-			open: func(name string) string { return "<tool_call>\n<function=" + name + ">\n" },
-			param: func(key string, value grammar.Expr) grammar.Expr {
-				return grammar.Seq(grammar.Lit("<parameter="+key+">\n"), value, grammar.Lit("\n</parameter>\n"))
-			},
+			open:   func(name string) string { return "<tool_call>\n<function=" + name + ">\n" },
+			before: "<parameter=", mid: ">\n", after: "\n</parameter>\n",
 			close: "</function>\n</tool_call>",
 		}, "", "\n", "")),
 	}, "<think>", "</think>"))
@@ -33,22 +28,12 @@ func qwen3CoderCall(inside string) ([]Call, bool) {
 	if !ok || !isName(name) {
 		return nil, false
 	}
-	var params []param
-	for {
-		body = strings.TrimLeftFunc(body, unicode.IsSpace)
-		if body == "" {
-			break
-		}
+	return textParams(name, body, func(body string) (param, string, bool) {
 		head, rest, ok := cutTag(body, "<parameter=", ">")
 		if !ok || !isName(head) {
-			return nil, false
+			return param{}, "", false
 		}
 		v, after, ok := strings.Cut(rest, "</parameter>")
-		if !ok {
-			return nil, false
-		}
-		params = append(params, param{head, trimNewline(v)})
-		body = after
-	}
-	return []Call{{Name: name, params: params, textParams: true}}, true
+		return param{head, trimNewline(v)}, after, ok
+	})
 }

@@ -18,13 +18,19 @@ import (
 // others as JSON valid under the property's schema. LFM2 writes Python
 // calls, f(k=v, ...): its values are JSON (which Python literals read).
 
-// xmlShape is how a format writes a call around its parameters.
+// xmlShape is how a format writes a call: open(NAME), then each
+// parameter as before KEY mid VALUE after, psep between them, then close.
 type xmlShape struct {
-	open  func(name string) string // before the parameters
-	param func(key string, value grammar.Expr) grammar.Expr
-	psep  string // between parameters ("" for none)
-	close string
-	json  bool // every value JSON, strings too
+	open               func(name string) string
+	before, mid, after string
+	psep               string // between parameters ("" for none)
+	close              string
+	json               bool // every value JSON, strings too
+}
+
+// param is one parameter of the shape.
+func (x xmlShape) param(key string, value grammar.Expr) grammar.Expr {
+	return grammar.Seq(grammar.Lit(x.before+key+x.mid), value, grammar.Lit(x.after))
 }
 
 // xmlCalls is the syntax of calls in shape x, surrounded by open and
