@@ -28,42 +28,12 @@ func Lit(s string) Expr {
 	if s == "" {
 		return Expr{}
 	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(&b, `\x%02X`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return Expr{b.String(), true}
+	return Expr{literal(s), true}
 }
 
 // Class is the character class [set], set written as GBNF writes it
 // between the brackets ("a-z", "^<").
 func Class(set string) Expr { return Expr{"[" + set + "]", true} }
-
-// ClassChar is c as written inside a character class.
-func ClassChar(c byte) string {
-	if strings.IndexByte(`\"[]-^`, c) >= 0 {
-		return `\` + string(c)
-	}
-	return string(c)
-}
 
 // Seq is its items in order (empty ones left out).
 func Seq(items ...Expr) Expr {
@@ -122,7 +92,7 @@ func List(item, sep Expr) Expr { return Seq(item, Star(Seq(sep, item))) }
 
 // TextWithout is any text that does not hold the two bytes stop.
 func TextWithout(stop string) Expr {
-	return Star(Alt(Class("^"+ClassChar(stop[0])), Seq(Lit(stop[:1]), Class("^"+ClassChar(stop[1])))))
+	return Star(Alt(Class("^"+classChar(rune(stop[0]))), Seq(Lit(stop[:1]), Class("^"+classChar(rune(stop[1]))))))
 }
 
 // Repeat is e repeated lo to hi times (hi < 0: no bound).

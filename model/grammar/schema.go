@@ -91,13 +91,13 @@ func (v *Converter) schema(b *Builder, name string, schema []byte) (string, erro
 }
 
 type schemaConv struct {
-	v     *Converter
-	b     *Builder // the rules written
-	root  any
-	refs  map[string]string  // $ref -> rule name
-	memo  map[*object]string // schema node converted -> its rule
-	size  int
-	err   error // the budget spent (sticky)
+	v    *Converter
+	b    *Builder // the rules written
+	root any
+	refs map[string]string  // $ref -> rule name
+	memo map[*object]string // schema node converted -> its rule
+	size int
+	err  error // the budget spent (sticky)
 }
 
 // Primitive rules, as llama.cpp's PRIMITIVE_RULES (values end with space).
