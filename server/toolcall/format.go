@@ -81,7 +81,13 @@ type format struct {
 var formats = map[Format]*format{}
 
 // register adds f to formats; a format with a think pair gets its blocks.
+// Names, aliases and ranks are each one format's.
 func register(f *format) {
+	for _, d := range formats {
+		if d.name == f.name || d.rank == f.rank || slices.ContainsFunc(f.aliases, func(a string) bool { return slices.Contains(d.aliases, a) }) {
+			panic(fmt.Sprintf("toolcall: formats %q and %q share a name, an alias or a rank", d.name, f.name))
+		}
+	}
 	if f.think.open != "" {
 		f.blocks = append([]block{switchTo(f.think.open, inContent, inReasoning), switchTo(f.think.close, inReasoning, inContent)}, f.blocks...)
 		if f.reasoningMarker == "" {
