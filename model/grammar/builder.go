@@ -114,6 +114,7 @@ type Builder struct {
 	conv  *Converter
 	rules map[string]string
 	order []string
+	gemma *gemmaValues // Gemma 4's value rules, once written
 }
 
 // NewBuilder returns an empty Builder whose schemas are converted under

@@ -1,5 +1,11 @@
 package toolcall
 
+import (
+	"strconv"
+
+	"github.com/troupe-llm/troupe/model/grammar"
+)
+
 func init() {
 	register(withThink(&format{name: Gemma4, rank: 50,
 		aliases: []string{"gemma"},
@@ -9,3 +15,13 @@ func init() {
 		calls:   fixed(gemmaCalls),
 	}, "<|channel>thought", "<channel|>"))
 }
+
+// gemmaCalls is Gemma 4's syntax: one call after another, no separator,
+// the arguments in Gemma's own value syntax (grammar.GemmaArgs).
+var gemmaCalls = &callSyntax{call: func(g *gbuild, t Tool, i int) (grammar.Expr, error) {
+	args, err := g.b.GemmaArgs("t"+strconv.Itoa(i), t.Parameters)
+	if err != nil {
+		return grammar.Expr{}, err
+	}
+	return grammar.Seq(grammar.Lit("<|tool_call>call:"+t.Name), args, grammar.Lit("<tool_call|>")), nil
+}}

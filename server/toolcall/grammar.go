@@ -57,9 +57,8 @@ type callSyntax struct {
 
 // gbuild is a grammar being built: its rules, and those written once.
 type gbuild struct {
-	b     *grammar.Builder
-	once  map[string]grammar.Expr
-	gemma *gemmaValues // Gemma 4's value rules, once written
+	b    *grammar.Builder
+	once map[string]grammar.Expr
 }
 
 func newBuild(conv *grammar.Converter) *gbuild {
