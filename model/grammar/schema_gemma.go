@@ -180,15 +180,8 @@ func (c *gemmaConv) object(raw json.RawMessage, depth int, args bool) (Expr, err
 // gemmaKey reports whether a property's key can be written bare: letters,
 // digits and _-./
 func gemmaKey(key string) bool {
-	if key == "" {
-		return false
-	}
-	for _, r := range key {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./", r)) {
-			return false
-		}
-	}
-	return true
+	other := func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("_-./", r) }
+	return key != "" && strings.IndexFunc(key, other) < 0
 }
 
 // rule writes body as a new rule of the tool and returns it.
