@@ -180,7 +180,9 @@ func (c *gemmaConv) object(raw json.RawMessage, depth int, args bool) (Expr, err
 // gemmaKey reports whether a property's key can be written bare: letters,
 // digits and _-./
 func gemmaKey(key string) bool {
-	other := func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("_-./", r) }
+	other := func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("_-./", r)
+	}
 	return key != "" && strings.IndexFunc(key, other) < 0
 }
 

@@ -195,4 +195,3 @@ func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
 	}
 	return keys, vals, nil
 }
-
