@@ -54,10 +54,9 @@ func TestCompileAbandoned(t *testing.T) {
 	built := make(chan error, 1)
 	go func() {
 		_, err := rt.BuildGrammar(ctx, func(conv *grammar.Converter) (string, error) {
-			schemaGBNF := conv.JSONSchemaGBNF
 			cancel()
 			for { // converts until the converter sees the context end
-				if _, err := schemaGBNF([]byte(`{"type": "object", "properties": {"a": {"type": "string"}}}`)); err != nil {
+				if _, err := conv.JSONSchemaGBNF([]byte(`{"type": "object", "properties": {"a": {"type": "string"}}}`)); err != nil {
 					stopped <- err
 					return "", err
 				}
@@ -88,8 +87,7 @@ func TestBuildGrammar(t *testing.T) {
 	rt := start(t, openModel(t, "stories260K.gguf"), actors.Config{})
 	before := rt.GrammarStats()
 	g, err := rt.BuildGrammar(context.Background(), func(conv *grammar.Converter) (string, error) {
-		schemaGBNF := conv.JSONSchemaGBNF
-		return schemaGBNF([]byte(`{"type": ["string", "null"]}`))
+		return conv.JSONSchemaGBNF([]byte(`{"type": ["string", "null"]}`))
 	})
 	if err != nil || g.Kind != messages.GrammarGBNF || !strings.Contains(g.Source, "root ::=") {
 		t.Fatalf("BuildGrammar: %+v, %v", g, err)
@@ -114,8 +112,7 @@ func TestBuildGrammar(t *testing.T) {
 	}
 	fan := `{"$defs": {` + strings.Join(defs, ", ") + `, "d8": {"type": "string"}}, "oneOf": [{"$ref": "#/$defs/d0"}, {"type": "integer"}]}`
 	_, err = rt.BuildGrammar(context.Background(), func(conv *grammar.Converter) (string, error) {
-		schemaGBNF := conv.JSONSchemaGBNF
-		return schemaGBNF([]byte(fan))
+		return conv.JSONSchemaGBNF([]byte(fan))
 	})
 	if !errors.Is(err, actors.ErrInvalidRequest) || !errors.Is(err, grammar.ErrTooComplex) {
 		t.Errorf("a build past the work bound: %v", err)
