@@ -267,44 +267,12 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 	}
 	for _, k := range []string{"anyOf", "oneOf"} {
 		if v, ok := o.get(k); ok {
-			list, ok := v.([]any)
-			if !ok || len(list) == 0 {
-				return "", fmt.Errorf("json schema: at %q: %s must be a non-empty array", path, k)
-			}
-			branches := make([]any, len(list))
-			for i, x := range list {
-				branches[i] = mergeSiblings(o, k, x)
-			}
-			if k == "oneOf" {
-				if err := c.oneOfDisjoint(branches, path); err != nil {
-					return "", err
-				}
-			}
-			alts := make([]string, len(list))
-			for i, x := range branches {
-				var err error
-				if alts[i], err = c.visit(x, name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
-					return "", err
-				}
-			}
-			return strings.Join(alts, " | "), nil
+			return c.branches(o, k, v, name, path)
 		}
 	}
 	t, _ := o.get("type")
 	if list, ok := t.([]any); ok {
-		alts := make([]string, len(list))
-		for i, x := range list {
-			cp := &object{keys: slices.Clone(o.keys), vals: map[string]any{}}
-			for k, v := range o.vals {
-				cp.vals[k] = v
-			}
-			cp.vals["type"] = x
-			var err error
-			if alts[i], err = c.visit(cp, name+"-"+fmt.Sprint(x), path); err != nil {
-				return "", err
-			}
-		}
-		return strings.Join(alts, " | "), nil
+		return c.types(o, list, name, path)
 	}
 	typ, _ := t.(string)
 	if typ == "" {
@@ -334,6 +302,50 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 		return c.primitive(typ), nil
 	}
 	return "", &UnsupportedError{path, fmt.Sprintf("type %q", typ)}
+}
+
+// branches is the alternatives of an anyOf or oneOf (k), each merged
+// with the schema's other keywords.
+func (c *schemaConv) branches(o *object, k string, v any, name, path string) (string, error) {
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return "", fmt.Errorf("json schema: at %q: %s must be a non-empty array", path, k)
+	}
+	branches := make([]any, len(list))
+	for i, x := range list {
+		branches[i] = mergeSiblings(o, k, x)
+	}
+	if k == "oneOf" {
+		if err := c.oneOfDisjoint(branches, path); err != nil {
+			return "", err
+		}
+	}
+	alts := make([]string, len(list))
+	for i, x := range branches {
+		var err error
+		if alts[i], err = c.visit(x, name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(alts, " | "), nil
+}
+
+// types is the alternatives of a list of types, each the schema with
+// that one type.
+func (c *schemaConv) types(o *object, list []any, name, path string) (string, error) {
+	alts := make([]string, len(list))
+	for i, x := range list {
+		cp := &object{keys: slices.Clone(o.keys), vals: map[string]any{}}
+		for k, v := range o.vals {
+			cp.vals[k] = v
+		}
+		cp.vals["type"] = x
+		var err error
+		if alts[i], err = c.visit(cp, name+"-"+fmt.Sprint(x), path); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(alts, " | "), nil
 }
 
 func has(o *object, keys ...string) bool {
