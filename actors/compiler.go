@@ -71,7 +71,7 @@ type compileJob struct {
 // a JSON Schema converter, returns GBNF. The job's goroutine sets source
 // and err before it reports.
 type buildJob struct {
-	fn     func(schemaGBNF func([]byte) (string, error)) (string, error)
+	fn     func(*grammar.Converter) (string, error)
 	source string
 	err    error
 	done   bool // set by the compiler on the job's jobDone
@@ -281,7 +281,7 @@ func (r *Runtime) runJob(ctx context.Context, j compileJob) (err error) {
 // then compiles its source (kept in the cache for the sequences).
 func (r *Runtime) build(ctx context.Context, b *buildJob) (string, error) {
 	conv := grammar.NewConverter(ctx)
-	src, err := b.fn(conv.JSONSchemaGBNF)
+	src, err := b.fn(conv)
 	r.grammarStats.addWork(conv.Work())
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrInvalidRequest, timedOut(ctx, err))

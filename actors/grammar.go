@@ -47,12 +47,12 @@ func (r *Runtime) CompileGrammarContext(ctx context.Context, g *messages.Grammar
 
 // BuildGrammar builds a grammar source on the compiler actor's goroutines,
 // as CompileGrammarContext compiles one: build returns GBNF, given a JSON
-// Schema converter (model/grammar's, all its conversions under one work
-// budget and ctx), so that a front end's grammar around schemas (the
+// Schema converter (all its conversions under one work budget and ctx,
+// into a grammar.Builder), so that a front end's grammar around schemas (the
 // tool-call grammar of tool_choice "required") is bounded like any other.
 // The source is then compiled (and cached, for the request's sequences).
 // A build or compile error wraps ErrInvalidRequest and build's error.
-func (r *Runtime) BuildGrammar(ctx context.Context, build func(schemaGBNF func([]byte) (string, error)) (string, error)) (*messages.Grammar, error) {
+func (r *Runtime) BuildGrammar(ctx context.Context, build func(*grammar.Converter) (string, error)) (*messages.Grammar, error) {
 	res, err := r.askCompiler(ctx, &compileGrammar{build: &buildJob{fn: build}})
 	if err != nil {
 		return nil, err

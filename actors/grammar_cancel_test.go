@@ -53,10 +53,10 @@ func TestCompileAbandoned(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	built := make(chan error, 1)
 	go func() {
-		_, err := rt.BuildGrammar(ctx, func(schemaGBNF func([]byte) (string, error)) (string, error) {
+		_, err := rt.BuildGrammar(ctx, func(conv *grammar.Converter) (string, error) {
 			cancel()
 			for { // converts until the converter sees the context end
-				if _, err := schemaGBNF([]byte(`{"type": "object", "properties": {"a": {"type": "string"}}}`)); err != nil {
+				if _, err := conv.JSONSchemaGBNF([]byte(`{"type": "object", "properties": {"a": {"type": "string"}}}`)); err != nil {
 					stopped <- err
 					return "", err
 				}
@@ -86,8 +86,8 @@ func TestCompileAbandoned(t *testing.T) {
 func TestBuildGrammar(t *testing.T) {
 	rt := start(t, openModel(t, "stories260K.gguf"), actors.Config{})
 	before := rt.GrammarStats()
-	g, err := rt.BuildGrammar(context.Background(), func(schemaGBNF func([]byte) (string, error)) (string, error) {
-		return schemaGBNF([]byte(`{"type": ["string", "null"]}`))
+	g, err := rt.BuildGrammar(context.Background(), func(conv *grammar.Converter) (string, error) {
+		return conv.JSONSchemaGBNF([]byte(`{"type": ["string", "null"]}`))
 	})
 	if err != nil || g.Kind != messages.GrammarGBNF || !strings.Contains(g.Source, "root ::=") {
 		t.Fatalf("BuildGrammar: %+v, %v", g, err)
@@ -100,7 +100,7 @@ func TestBuildGrammar(t *testing.T) {
 		t.Errorf("the built grammar is not cached: %v, %+v", err, rt.GrammarStats())
 	}
 	boom := errors.New("boom")
-	_, err = rt.BuildGrammar(context.Background(), func(func([]byte) (string, error)) (string, error) { return "", boom })
+	_, err = rt.BuildGrammar(context.Background(), func(*grammar.Converter) (string, error) { return "", boom })
 	if !errors.Is(err, actors.ErrInvalidRequest) || !errors.Is(err, boom) {
 		t.Errorf("a failed build: %v", err)
 	}
@@ -111,8 +111,8 @@ func TestBuildGrammar(t *testing.T) {
 		defs = append(defs, fmt.Sprintf(`"d%d": {"anyOf": [%s]}`, i, refs))
 	}
 	fan := `{"$defs": {` + strings.Join(defs, ", ") + `, "d8": {"type": "string"}}, "oneOf": [{"$ref": "#/$defs/d0"}, {"type": "integer"}]}`
-	_, err = rt.BuildGrammar(context.Background(), func(schemaGBNF func([]byte) (string, error)) (string, error) {
-		return schemaGBNF([]byte(fan))
+	_, err = rt.BuildGrammar(context.Background(), func(conv *grammar.Converter) (string, error) {
+		return conv.JSONSchemaGBNF([]byte(fan))
 	})
 	if !errors.Is(err, actors.ErrInvalidRequest) || !errors.Is(err, grammar.ErrTooComplex) {
 		t.Errorf("a build past the work bound: %v", err)

@@ -69,9 +69,10 @@ func (s *Server) setReasoningEffort(o *chat.Options, effort *string) *apiError {
 // harmonyMessage adjusts a message for gpt-oss's template, as llama.cpp
 // does: an assistant's call with reasoning renders its reasoning as the
 // call's analysis, and the template refuses content beside it, so the
-// content (a preamble the model wrote) is left out.
+// content (a preamble the model wrote) is left out
+// (toolcall.Format.HidesContentBesideReasonedCalls).
 func (s *Server) harmonyMessage(m *chat.Message) {
-	if s.toolFormat == toolcall.OpenAI && m.Reasoning != "" && len(m.ToolCalls) > 0 {
+	if s.toolFormat.HidesContentBesideReasonedCalls() && m.Reasoning != "" && len(m.ToolCalls) > 0 {
 		m.Content = ""
 	}
 }
@@ -85,7 +86,7 @@ func (s *Server) harmonyMessage(m *chat.Message) {
 // as they are: the whole output is then the answer. The request's grammar
 // has been checked (param names it).
 func (s *Server) harmonyAnswer(ctx context.Context, g *messages.GenerateRequest, param string) *apiError {
-	if g.Grammar == nil || s.toolFormat != toolcall.OpenAI || !s.thinks {
+	if g.Grammar == nil || !s.toolFormat.WrapsAnswer() || !s.thinks {
 		return nil
 	}
 	var schema []byte
@@ -97,14 +98,7 @@ func (s *Server) harmonyAnswer(ctx context.Context, g *messages.GenerateRequest,
 	default:
 		return nil
 	}
-	answer, err := s.rt.BuildGrammar(ctx, func(schemaGBNF func([]byte) (string, error)) (string, error) {
-		answer, err := schemaGBNF(schema)
-		if err != nil {
-			return "", err
-		}
-		src, _, err := toolcall.AnswerGrammar(s.toolFormat, answer)
-		return src, err
-	})
+	answer, err := s.rt.BuildGrammar(ctx, toolcall.AnswerBuild(s.toolFormat, schema))
 	if err != nil {
 		return grammarError(err, param)
 	}

@@ -22,23 +22,17 @@ func toolFormat(name, template string) (toolcall.Format, error) {
 }
 
 // toolVariables sets the template variables besides tools that a format's
-// templates read, as llama.cpp does: firefunction v2's functions (the
-// tools as indented JSON) and datetime. chat_template_kwargs win.
+// templates read, as llama.cpp does (toolcall.Format.TemplateVariables).
+// chat_template_kwargs win.
 func (s *Server) toolVariables(o *chat.Options, tools []json.RawMessage) {
-	if s.toolFormat != toolcall.FireFunction2 {
+	vars := s.toolFormat.TemplateVariables(tools, time.Now())
+	if vars == nil {
 		return
-	}
-	functions := ""
-	if len(tools) > 0 {
-		b, err := json.MarshalIndent(tools, "", "  ")
-		if err == nil {
-			functions = string(b)
-		}
 	}
 	if o.Extra == nil {
 		o.Extra = map[string]any{}
 	}
-	for k, v := range map[string]string{"functions": functions, "datetime": time.Now().UTC().Format("Jan 02 2006 15:04:05 GMT")} {
+	for k, v := range vars {
 		if _, ok := o.Extra[k]; !ok {
 			o.Extra[k] = v
 		}
@@ -98,10 +92,8 @@ func (s *Server) toolParser(ctx context.Context, t *chatTools, g *messages.Gener
 	}
 	// The grammar, with its schemas' conversions, is built and compiled on
 	// the runtime's compiler, bounded and stopped with the request.
-	calls, err := s.rt.BuildGrammar(ctx, func(schemaGBNF func([]byte) (string, error)) (string, error) {
-		return toolcall.Grammar(s.toolFormat, toolcall.Calls{Tools: t.tools, Name: t.name, Parallel: t.parallel,
-			Template: s.templateSrc, ReasoningOpen: p.ReasoningOpen, SchemaGBNF: schemaGBNF})
-	})
+	calls, err := s.rt.BuildGrammar(ctx, toolcall.GrammarBuild(s.toolFormat, toolcall.Calls{Tools: t.tools, Name: t.name,
+		Parallel: t.parallel, Template: s.templateSrc, ReasoningOpen: p.ReasoningOpen}))
 	var te *toolcall.ToolError
 	switch {
 	case err == nil:

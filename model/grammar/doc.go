@@ -2,6 +2,14 @@
 // llama.cpp's GBNF, or one built from a JSON Schema, a regular expression or
 // a list of choices, masks the tokens a model may sample next.
 //
+// A program that composes a grammar (the tool-call grammar of several
+// schemas) builds it with a Builder: expressions (Lit, Class, Seq, Alt, Opt,
+// Star, Repeat, List, TextWithout), rules referenced by the Expr that
+// defines them under a unique name (Rule; Declare and Define for
+// recursion), and JSON Schemas converted into the same rule set
+// (Builder.Schema). GBNF text is an input (Compile) and the built
+// grammar's source (Builder.GBNF), never re-parsed to be composed.
+//
 // A Grammar is compiled once (Compile, FromJSONSchema, FromRegex,
 // FromChoices, JSONObject) and is vocabulary-independent. Each sequence owns a
 // Matcher (g.NewMatcher(v)) over a Vocab (NewVocab: the token pieces as bytes

@@ -52,6 +52,22 @@ func JSONSchemaGBNF(schema []byte) (string, error) {
 // charging v's budget. Each schema node is converted once (memoized by
 // node), so the work is about linear in the schema's size.
 func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
+	b := NewBuilder(v)
+	name, err := v.schema(b, "root", schema)
+	if err != nil {
+		return "", err
+	}
+	if name != "root" {
+		b.add("root", name)
+	}
+	var s strings.Builder
+	b.write(&s)
+	return s.String(), nil
+}
+
+// schema converts a schema into b's rules, its own named after name, and
+// returns the GBNF of a value it accepts.
+func (v *Converter) schema(b *Builder, name string, schema []byte) (string, error) {
 	if len(schema) > MaxSourceBytes {
 		return "", fmt.Errorf("json schema: %d bytes: %w", len(schema), ErrTooComplex)
 	}
@@ -62,34 +78,26 @@ func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("json schema: %w", err)
 	}
-	c := &schemaConv{v: v, root: root, rules: map[string]string{}, refs: map[string]string{}, memo: map[*object]string{}}
+	c := &schemaConv{v: v, b: b, root: root, refs: map[string]string{}, memo: map[*object]string{}}
 	c.addRule("space", `| " " | "\n" [ \t]{0,20}`)
-	name, err := c.visit(root, "root", "")
+	name, err = c.visit(root, name, "")
 	if err != nil {
 		return "", err
-	}
-	if name != "root" {
-		c.addRule("root", name)
 	}
 	if c.err != nil {
 		return "", c.err
 	}
-	var b strings.Builder
-	for _, n := range c.order {
-		fmt.Fprintf(&b, "%s ::= %s\n", n, c.rules[n])
-	}
-	return b.String(), nil
+	return name, nil
 }
 
 type schemaConv struct {
-	v     *Converter
-	root  any
-	rules map[string]string
-	order []string
-	refs  map[string]string  // $ref -> rule name
-	memo  map[*object]string // schema node converted -> its rule
-	size  int
-	err   error // the budget spent (sticky)
+	v    *Converter
+	b    *Builder // the rules written
+	root any
+	refs map[string]string  // $ref -> rule name
+	memo map[*object]string // schema node converted -> its rule
+	size int
+	err  error // the budget spent (sticky)
 }
 
 // Primitive rules, as llama.cpp's PRIMITIVE_RULES (values end with space).
@@ -129,7 +137,7 @@ var primitives = map[string]struct{ body, deps string }{
 
 func (c *schemaConv) primitive(name string) string {
 	p := primitives[name]
-	if _, ok := c.rules[name]; !ok {
+	if _, ok := c.b.rules[name]; !ok {
 		c.addRule(name, p.body)
 		for _, d := range strings.Fields(p.deps) {
 			c.primitive(d)
@@ -143,20 +151,7 @@ func (c *schemaConv) addRule(name, body string) string {
 	if err := c.v.spend(0, len(body), name); err != nil && c.err == nil {
 		c.err = err
 	}
-	name = invalidRuleChars.ReplaceAllString(name, "-")
-	key := name
-	for i := 1; ; i++ {
-		old, ok := c.rules[key]
-		if !ok {
-			break
-		}
-		if old == body {
-			return key
-		}
-		key = name + strconv.Itoa(i)
-	}
-	c.rules[key] = body
-	c.order = append(c.order, key)
+	key := c.b.add(name, body)
 	c.size += len(key) + len(body)
 	return key
 }
@@ -272,44 +267,12 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 	}
 	for _, k := range []string{"anyOf", "oneOf"} {
 		if v, ok := o.get(k); ok {
-			list, ok := v.([]any)
-			if !ok || len(list) == 0 {
-				return "", fmt.Errorf("json schema: at %q: %s must be a non-empty array", path, k)
-			}
-			branches := make([]any, len(list))
-			for i, x := range list {
-				branches[i] = mergeSiblings(o, k, x)
-			}
-			if k == "oneOf" {
-				if err := c.oneOfDisjoint(branches, path); err != nil {
-					return "", err
-				}
-			}
-			alts := make([]string, len(list))
-			for i, x := range branches {
-				var err error
-				if alts[i], err = c.visit(x, name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
-					return "", err
-				}
-			}
-			return strings.Join(alts, " | "), nil
+			return c.branches(o, k, v, name, path)
 		}
 	}
 	t, _ := o.get("type")
 	if list, ok := t.([]any); ok {
-		alts := make([]string, len(list))
-		for i, x := range list {
-			cp := &object{keys: slices.Clone(o.keys), vals: map[string]any{}}
-			for k, v := range o.vals {
-				cp.vals[k] = v
-			}
-			cp.vals["type"] = x
-			var err error
-			if alts[i], err = c.visit(cp, name+"-"+fmt.Sprint(x), path); err != nil {
-				return "", err
-			}
-		}
-		return strings.Join(alts, " | "), nil
+		return c.types(o, list, name, path)
 	}
 	typ, _ := t.(string)
 	if typ == "" {
@@ -341,6 +304,50 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 	return "", &UnsupportedError{path, fmt.Sprintf("type %q", typ)}
 }
 
+// branches is the alternatives of an anyOf or oneOf (k), each merged
+// with the schema's other keywords.
+func (c *schemaConv) branches(o *object, k string, v any, name, path string) (string, error) {
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return "", fmt.Errorf("json schema: at %q: %s must be a non-empty array", path, k)
+	}
+	branches := make([]any, len(list))
+	for i, x := range list {
+		branches[i] = mergeSiblings(o, k, x)
+	}
+	if k == "oneOf" {
+		if err := c.oneOfDisjoint(branches, path); err != nil {
+			return "", err
+		}
+	}
+	alts := make([]string, len(list))
+	for i, x := range branches {
+		var err error
+		if alts[i], err = c.visit(x, name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(alts, " | "), nil
+}
+
+// types is the alternatives of a list of types, each the schema with
+// that one type.
+func (c *schemaConv) types(o *object, list []any, name, path string) (string, error) {
+	alts := make([]string, len(list))
+	for i, x := range list {
+		cp := &object{keys: slices.Clone(o.keys), vals: map[string]any{}}
+		for k, v := range o.vals {
+			cp.vals[k] = v
+		}
+		cp.vals["type"] = x
+		var err error
+		if alts[i], err = c.visit(cp, name+"-"+fmt.Sprint(x), path); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(alts, " | "), nil
+}
+
 func has(o *object, keys ...string) bool {
 	for _, k := range keys {
 		if _, ok := o.vals[k]; ok {
@@ -363,24 +370,14 @@ func (c *schemaConv) ref(v any, path string) (string, error) {
 	if last == "" || last == "#" {
 		last = "root"
 	}
-	name := invalidRuleChars.ReplaceAllString("ref-"+last, "-")
-	for i := 1; c.taken(name); i++ {
-		name = invalidRuleChars.ReplaceAllString("ref-"+last, "-") + strconv.Itoa(i)
-	}
-	c.rules[name] = "" // reserved: recursive references end here
+	name := c.b.declare("ref-" + last)
 	c.refs[ref] = name
 	rule, err := c.visit(target, name+"-body", ref)
 	if err != nil {
 		return "", err
 	}
-	c.rules[name] = rule
-	c.order = append(c.order, name)
+	c.b.Define(Expr{s: name}, Expr{s: rule})
 	return name, nil
-}
-
-func (c *schemaConv) taken(name string) bool {
-	_, ok := c.rules[name]
-	return ok || primitives[name].body != ""
 }
 
 // intOf reads an integer keyword; ok is false when absent.

@@ -86,6 +86,13 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 		kvs["*"] = extra
 		opt = append(opt, "*")
 	}
+	return c.members(kvs, req, opt, name), nil
+}
+
+// members is an object of the pairs kvs: the required keys req in order,
+// then any subset of the optional ones opt in order ("*" for additional
+// properties, any number of them).
+func (c *schemaConv) members(kvs map[string]string, req, opt []string, name string) string {
 	var b strings.Builder
 	b.WriteString(`"{" space `)
 	for i, k := range req {
@@ -138,7 +145,7 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 		b.WriteString("?")
 	}
 	b.WriteString(` "}" space`)
-	return b.String(), nil
+	return b.String()
 }
 
 func (c *schemaConv) array(o *object, name, path string) (string, error) {

@@ -15,9 +15,26 @@
 // malformed or truncated call can still come back as content.
 //
 // Grammar writes the GBNF of a format's calls from the tools' JSON
-// schemas (Calls.SchemaGBNF: model/grammar's converter, which the server
-// passes from the runtime), for tool_choice "required" or a
-// named function: output under it always parses.
+// schemas, composed with model/grammar's Builder (the schemas converted
+// by the runtime's Converter: GrammarBuild is the function the server
+// hands Runtime.BuildGrammar), for tool_choice "required" or a named
+// function: output under it always parses.
+//
+// Each format is one value of type format in a file of its own
+// (format_NAME.go), registered in formats by its init: its names, the
+// markers by which Detect knows its chat templates, its control-token
+// markers, its output's blocks and their parse hooks, its reasoning pair,
+// the syntax of its calls for Grammar, and its template hooks. The server
+// asks the Format (Markers, ReasoningMarker, TemplateVariables,
+// HidesContentBesideReasonedCalls, WrapsAnswer) and never compares names.
+//
+// Adding a format: a Format constant in format.go; format_NAME.go with its
+// value (name, aliases, detect and its rank among the others, markers,
+// blocks, think pair, calls); its chat template among the shared models'
+// templates with a row in templateFormats (TestDetectTemplates), output
+// fixtures in fixtures_test.go (TestParseFixtures,
+// TestStreamSplits); with calls set, TestGrammarParses and
+// TestGrammarEndsAfterCall sample its grammar.
 //
 // Concurrency: a Parser is read-only after construction and safe to share;
 // a Stream belongs to one goroutine.

@@ -62,7 +62,7 @@ type scanner struct {
 func newScanner(p *Parser) *scanner {
 	f := p.Format.def()
 	s := &scanner{f: f, buf: f.prefix, prefix: len(f.prefix), mode: inContent, noCalls: p.NoCalls}
-	if p.ReasoningOpen && f.reasoning {
+	if p.ReasoningOpen && f.reasoningMarker != "" {
 		s.mode = inReasoning
 	}
 	return s

@@ -1,13 +1,19 @@
 package toolcall
 
 import (
+	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
+	"time"
+
+	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // Format is a model family's tool-call format, named as vLLM's
-// --tool-call-parser names it where vLLM has one.
+// --tool-call-parser names it where vLLM has one. Each format is one value
+// of type format, in a file of its own (format_NAME.go), registered in
+// formats.
 type Format string
 
 const (
@@ -31,19 +37,71 @@ const (
 	LFM2          Format = "lfm2"            // <|tool_call_start|>[f(a="x"), g()]<|tool_call_end|> (Python calls)
 )
 
-// format is a Format's definition: the blocks its output may hold.
+// format is all troupe knows of one tool-call format: its names, how a
+// chat template shows it, the blocks its output may hold, its reasoning,
+// and how its calls are written (for their grammar).
 type format struct {
-	blocks     []block
-	prefix     string        // the prompt's tail that the output continues (functionary v3.2's ">>>")
-	reasoning  bool          // the format has a reasoning block
-	thinkStart string        // the marker that opens it, for PromptOpensReasoning
-	newID      func() string // the ids the format's templates accept; nil: NewCallID
-	dropCalls  bool          // with NoCalls a call is dropped, not read as text (harmony's would be markup)
+	name    Format
+	aliases []string // other names in use (vLLM's, llama.cpp's)
+	// detect lists marker sets: a chat template holding every marker of
+	// one set teaches the format. rank orders the formats' checks, as
+	// llama.cpp's common_chat_templates does (more specific first).
+	detect [][]string
+	rank   int
+	// markers are the texts that tokenizers often hold as control tokens
+	// (llama.cpp's preserved_tokens).
+	markers []string
+	blocks  []block
+	prefix  string // the prompt's tail that the output continues (functionary v3.2's ">>>")
+	// think is the reasoning block's pair of markers, "" for none.
+	think struct{ open, close string }
+	// reasoningMarker shows that a template knows the format's reasoning
+	// (think.open, or harmony's analysis channel); "" for none.
+	reasoningMarker string
+	newID           func() string // the ids the format's templates accept; nil: NewCallID
+	dropCalls       bool          // with NoCalls a call is dropped, not read as text (harmony's would be markup)
+	// hideContent: a past assistant message's content is not rendered
+	// beside its calls when it has reasoning (harmony's template refuses it).
+	hideContent bool
+	// templateVars are the variables besides tools that the format's chat
+	// templates read (nil: none).
+	templateVars func(tools []json.RawMessage, now time.Time) map[string]string
+	// calls writes the format's calls for its grammar; nil: no grammar.
+	// Its argument is the chat template's source (mistral's syntax changed
+	// between versions).
+	calls func(template string) *callSyntax
+	// reasoningGrammar is the reasoning the grammar lets the model write
+	// before its calls (nil: the think pair's, thinkGrammar).
+	reasoningGrammar func(g *gbuild, open bool, template string) grammar.Expr
+	// answer wraps a constrained answer's grammar (nil: the answer is bare).
+	answer func(g *gbuild, answer grammar.Expr) grammar.Expr
 }
 
+// formats holds every format by name.
 var formats = map[Format]*format{}
 
-func register(f Format, d *format) { formats[f] = d }
+// register adds f to formats; a format with a think pair gets its blocks.
+// Names, aliases and ranks are each one format's.
+func register(f *format) {
+	for _, d := range formats {
+		if d.name == f.name || d.rank == f.rank || slices.ContainsFunc(f.aliases, func(a string) bool { return slices.Contains(d.aliases, a) }) {
+			panic(fmt.Sprintf("toolcall: formats %q and %q share a name, an alias or a rank", d.name, f.name))
+		}
+	}
+	if f.think.open != "" {
+		f.blocks = append([]block{switchTo(f.think.open, inContent, inReasoning), switchTo(f.think.close, inReasoning, inContent)}, f.blocks...)
+		if f.reasoningMarker == "" {
+			f.reasoningMarker = f.think.open
+		}
+	}
+	formats[f.name] = f
+}
+
+// withThink sets f's reasoning pair.
+func withThink(f *format, open, close string) *format {
+	f.think.open, f.think.close = open, close
+	return f
+}
 
 func (f Format) def() *format {
 	if d, ok := formats[f]; ok {
@@ -52,49 +110,16 @@ func (f Format) def() *format {
 	return &format{}
 }
 
-// aliases maps other names in use (vLLM's, llama.cpp's) to a Format.
-var aliases = map[string]Format{
-	"qwen":                 Hermes,
-	"qwen3":                Hermes,
-	"qwen2_5":              Hermes,
-	"granite4":             Hermes,
-	"llama3":               Llama3JSON,
-	"llama4_json":          Llama3JSON,
-	"llama":                Llama3JSON,
-	"qwen3_xml":            Qwen3Coder,
-	"gpt-oss":              OpenAI,
-	"gpt_oss":              OpenAI,
-	"harmony":              OpenAI,
-	"kimi":                 KimiK2,
-	"glm4_moe":             GLM45,
-	"glm46":                GLM45,
-	"glm":                  GLM45,
-	"deepseek_v3":          DeepSeekV31,
-	"deepseek_r1":          DeepSeekR1,
-	"deepseek":             DeepSeekR1,
-	"functionary":          FunctionaryV3,
-	"functionary_v3_2":     FunctionaryV3,
-	"functionary_v3_1":     Functionary31,
-	"firefunction":         FireFunction2,
-	"command_r":            CommandR7B,
-	"command-r7b":          CommandR7B,
-	"mistral_nemo":         Mistral,
-	"magistral":            Mistral,
-	"none":                 None,
-	"pythonic":             LFM2,
-	"lfm2.5":               LFM2,
-	"gemma":                Gemma4,
-	"functionary_v3_llama": Functionary31,
-}
-
 // Lookup finds a format by its name (a --tool-call-parser value).
 func Lookup(name string) (Format, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if _, ok := formats[Format(n)]; ok {
-		return Format(n), nil
+	if n == "none" {
+		return None, nil
 	}
-	if f, ok := aliases[n]; ok {
-		return f, nil
+	for _, d := range formats {
+		if n == string(d.name) || slices.Contains(d.aliases, n) {
+			return d.name, nil
+		}
 	}
 	return None, fmt.Errorf("toolcall: unknown tool-call parser %q (known: %s)", name, strings.Join(Names(), ", "))
 }
@@ -105,57 +130,82 @@ func Names() []string {
 	for f := range formats {
 		ns = append(ns, string(f))
 	}
-	sort.Strings(ns)
+	slices.Sort(ns)
 	return ns
+}
+
+// byRank is the formats in the order Detect checks them.
+func byRank() []*format {
+	var ds []*format
+	for _, d := range formats {
+		ds = append(ds, d)
+	}
+	slices.SortFunc(ds, func(a, b *format) int { return a.rank - b.rank })
+	return ds
 }
 
 // Detect picks the format a chat template teaches, from markers in its
 // source, in the order llama.cpp's common_chat_templates checks them
 // (more specific first). None: the template has no tool calls.
 func Detect(src string) Format {
-	has := func(s ...string) bool {
-		for _, x := range s {
-			if !strings.Contains(src, x) {
-				return false
+	for _, d := range byRank() {
+		for _, set := range d.detect {
+			if !slices.ContainsFunc(set, func(m string) bool { return !strings.Contains(src, m) }) {
+				return d.name
 			}
 		}
-		return true
-	}
-	switch {
-	case has("<|channel|>"):
-		return OpenAI
-	case has(">>>all"):
-		return FunctionaryV3
-	case has("<|tool_calls_section_begin|>", "<|tool_call_begin|>"):
-		return KimiK2
-	case has("<|START_ACTION|>"):
-		return CommandR7B
-	case has("'<|tool_call>call:'"):
-		return Gemma4
-	case has("<|tool_list_start|>"), has("List of tools: ["):
-		return LFM2
-	case has(`Action:\n` + "```json"):
-		return CommandRPlus
-	case has("[TOOL_CALLS]"):
-		return Mistral
-	case has("<tool_call>", "<function=", "<parameter="):
-		return Qwen3Coder
-	case has("<tool_call>", "<arg_key>"):
-		return GLM45
-	case has("<｜tool▁call▁begin｜>", "['name'] + '<｜tool▁sep｜>'"):
-		return DeepSeekV31
-	case has("<｜tool▁call▁begin｜>"):
-		return DeepSeekR1
-	case has(" functools["):
-		return FireFunction2
-	case has("<|start_header_id|>", "<function="):
-		return Functionary31
-	case has("<|start_header_id|>ipython<|end_header_id|>"), has("<|python_tag|>"):
-		return Llama3JSON
-	case has("<|tool_call|>"):
-		return Granite
-	case has("<tool_call>"):
-		return Hermes
 	}
 	return None
+}
+
+// Markers returns the texts the format's parser looks for. Where the
+// tokenizer holds one as a control token, the server must decode it as its
+// text (not drop it, as plain detokenizing does) for the parser to see it;
+// the end-of-turn tokens that stop generation need not be.
+func (f Format) Markers() []string { return f.def().markers }
+
+// ReasoningMarker returns the text by which a chat template shows that it
+// knows the format's reasoning block (the marker that opens it; gpt-oss's
+// analysis channel), and false when the format has no reasoning. A
+// template that holds it teaches its model to reason apart from the
+// answer: the output's reasoning is split out (Result.Reasoning).
+func (f Format) ReasoningMarker() (string, bool) {
+	m := f.def().reasoningMarker
+	return m, m != ""
+}
+
+// HidesContentBesideReasonedCalls reports whether the format's chat
+// template renders a past assistant message that has reasoning and calls
+// without its content (gpt-oss's renders the reasoning as the calls'
+// analysis and refuses content beside it, as llama.cpp handles it).
+func (f Format) HidesContentBesideReasonedCalls() bool { return f.def().hideContent }
+
+// TemplateVariables returns the variables besides tools that the
+// format's chat templates read, as llama.cpp sets them (firefunction v2's
+// functions and datetime), given the request's tools and the time; nil for
+// none.
+func (f Format) TemplateVariables(tools []json.RawMessage, now time.Time) map[string]string {
+	if d := f.def(); d.templateVars != nil {
+		return d.templateVars(tools, now)
+	}
+	return nil
+}
+
+// PromptOpensReasoning reports whether a rendered prompt ends inside the
+// format's reasoning block (its template opened "<think>" for the model).
+func PromptOpensReasoning(f Format, prompt string) bool {
+	d := f.def()
+	if d.think.open == "" {
+		return false
+	}
+	t := strings.TrimRight(prompt, " \t\r\n")
+	return strings.HasSuffix(t, d.think.open)
+}
+
+// ReasoningMarkers are the markers that open and close f's reasoning
+// section (Qwen3's "<think>" and "</think>"); ok is false for a format
+// without such a pair (gpt-oss's harmony channels, or no reasoning).
+func ReasoningMarkers(f Format) (start, end string, ok bool) {
+	d := f.def()
+	return d.think.open, d.think.close, d.think.open != ""
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // ErrNoGrammar: the format's calls cannot be written as a grammar (yet).
@@ -39,38 +41,60 @@ type Calls struct {
 	// Otherwise a format with reasoning may write a reasoning block first
 	// when Template has its marker.
 	ReasoningOpen bool
-	// SchemaGBNF writes the GBNF of a JSON Schema: model/grammar's
-	// JSONSchemaGBNF, which the server reaches through the runtime
-	// (actors.Runtime.JSONSchemaGBNF), as the front end imports no model
-	// package. Required for the JSON-argument formats.
-	SchemaGBNF func(schema []byte) (string, error)
+	// Converter converts the tools' schemas, under its budget and context
+	// (the runtime's: Runtime.BuildGrammar hands one to GrammarBuild's
+	// function); nil: one of Grammar's own, unbounded in time.
+	Converter *grammar.Converter
+}
+
+// callSyntax is how a format writes its calls: open, the calls separated
+// by sep, close; call writes one call of tool t (the i-th) in g.
+type callSyntax struct {
+	open, sep, close string
+	single           bool // one call per message
+	call             func(g *gbuild, t Tool, i int) (grammar.Expr, error)
+}
+
+// gbuild is a grammar being built: its rules, and those written once.
+type gbuild struct {
+	b    *grammar.Builder
+	once map[string]grammar.Expr
+}
+
+func newBuild(conv *grammar.Converter) *gbuild {
+	return &gbuild{b: grammar.NewBuilder(conv), once: map[string]grammar.Expr{}}
+}
+
+// shared is the rule name ::= body, written the first time it is asked for.
+func (g *gbuild) shared(name string, body func() grammar.Expr) grammar.Expr {
+	if r, ok := g.once[name]; ok {
+		return r
+	}
+	r := g.b.Declare(name)
+	g.once[name] = r
+	g.b.Define(r, body())
+	return r
+}
+
+// textWithout is the shared rule of text without the two bytes stop.
+func (g *gbuild) textWithout(name, stop string) grammar.Expr {
+	return g.shared(name, func() grammar.Expr { return grammar.TextWithout(stop) })
 }
 
 // Grammar returns a GBNF grammar (llama.cpp's format, for model/grammar)
 // of outputs that are only tool calls in format f, each call's arguments
 // valid under its tool's parameters schema, so that the output always
 // parses (tool_choice "required" or a named function). A schema outside
-// model/grammar's subset is SchemaGBNF's error (its UnsupportedError); a
-// format without a grammar is ErrNoGrammar.
+// model/grammar's subset is its *grammar.UnsupportedError; a format
+// without a grammar is ErrNoGrammar.
 func Grammar(f Format, c Calls) (string, error) {
-	var b strings.Builder
-	sh, ok := shapes[f]
-	x, isXML := xmlShapes[f]
-	if isXML {
-		sh, ok = shape{open: x.listOpen, sep: x.sep, close: x.listClose}, true
-		b.WriteString(xmlText)
-	}
-	if f == Gemma4 {
-		sh, ok = shape{}, true
-		b.WriteString(gemmaRules)
-	}
-	if !ok {
+	d := f.def()
+	if d.calls == nil {
 		return "", fmt.Errorf("%w %q", ErrNoGrammar, f)
 	}
-	if f == Mistral && !strings.Contains(c.Template, "[ARGS]") {
-		sh = mistralNemo
-	}
-	var alts []string
+	syn := d.calls(c.Template)
+	g := newBuild(c.Converter)
+	var alts []grammar.Expr
 	for i, t := range c.Tools {
 		if c.Name != "" && t.Name != c.Name {
 			continue
@@ -78,36 +102,11 @@ func Grammar(f Format, c Calls) (string, error) {
 		if !isName(t.Name) {
 			return "", &ToolError{i, fmt.Errorf("toolcall: tool %q: a name of letters, digits and _-.:/ is needed", t.Name)}
 		}
-		rule := "call-" + strconv.Itoa(i)
-		prefix := "t" + strconv.Itoa(i) + "-"
-		if isXML || f == Gemma4 {
-			var call string
-			var err error
-			if isXML {
-				call, err = xmlCall(&b, x, t, prefix, c.schemaGBNF)
-			} else {
-				call, err = (&gemmaConv{b: &b, prefix: prefix}).call(t)
-			}
-			if err != nil {
-				return "", &ToolError{i, fmt.Errorf("toolcall: tool %q: %w", t.Name, err)}
-			}
-			fmt.Fprintf(&b, "%s ::= %s\n", rule, call)
-			alts = append(alts, rule)
-			continue
-		}
-		params := []byte(t.Parameters)
-		if len(params) == 0 || string(params) == "null" {
-			params = []byte(`{"type": "object"}`)
-		}
-		src, err := c.schemaGBNF(params)
+		call, err := syn.call(g, t, i)
 		if err != nil {
-			return "", &ToolError{i, fmt.Errorf("toolcall: tool %q: parameters: %w", t.Name, err)}
-		}
-		if err := prefixRules(&b, src, prefix); err != nil {
 			return "", &ToolError{i, fmt.Errorf("toolcall: tool %q: %w", t.Name, err)}
 		}
-		fmt.Fprintf(&b, "%s ::= %s\n", rule, sh.call(t.Name, prefix+"root"))
-		alts = append(alts, rule)
+		alts = append(alts, g.b.Rule("call-"+strconv.Itoa(i), call))
 	}
 	if len(alts) == 0 {
 		if c.Name != "" {
@@ -115,205 +114,110 @@ func Grammar(f Format, c Calls) (string, error) {
 		}
 		return "", errors.New("toolcall: no tools")
 	}
-	fmt.Fprintf(&b, "call ::= %s\n", strings.Join(alts, " | "))
-	calls := "call"
-	if c.Parallel && !sh.single {
-		calls = "call (" + cat(lit(sh.sep), "call") + ")*"
+	call := g.b.Rule("call", grammar.Alt(alts...))
+	calls := call
+	if c.Parallel && !syn.single {
+		calls = grammar.List(call, grammar.Lit(syn.sep))
 	}
-	think := reasoningRule(&b, f, c.ReasoningOpen, c.Template)
-	fmt.Fprintf(&b, "root ::= %s\n", cat(think, lit(sh.open), calls, lit(sh.close)))
-	return b.String(), nil
+	var think grammar.Expr
+	if d.reasoningGrammar != nil {
+		think = d.reasoningGrammar(g, c.ReasoningOpen, c.Template)
+	} else {
+		think = thinkGrammar(g, d, c.ReasoningOpen, c.Template)
+	}
+	return g.b.GBNF(grammar.Seq(think, grammar.Lit(syn.open), calls, grammar.Lit(syn.close)))
 }
 
-// reasoningRule writes the rules of the reasoning a format lets the model
-// write before its calls and returns its GBNF: the block, optional, where
-// the chat template knows it (a model that does not reason would only
-// ramble in it), or, when the prompt opened it, its rest and its end.
-func reasoningRule(b *strings.Builder, f Format, open bool, template string) string {
-	if f == OpenAI { // harmony: an analysis message first
-		b.WriteString(textWithout("think-text", "<|"))
-		return `("<|channel|>analysis<|message|>" think-text "<|end|><|start|>assistant")?`
+// GrammarBuild is Grammar as a build function for the runtime's
+// BuildGrammar, which gives it the converter of its budget.
+func GrammarBuild(f Format, c Calls) func(*grammar.Converter) (string, error) {
+	return func(conv *grammar.Converter) (string, error) {
+		c.Converter = conv
+		return Grammar(f, c)
 	}
-	d := f.def()
-	if !d.reasoning || d.thinkStart == "" {
-		return ""
+}
+
+// thinkGrammar is the reasoning a format with a think pair lets the
+// model write before its calls: the block, optional, where the chat
+// template knows it (a model that does not reason would only ramble in
+// it), or, when the prompt opened it, its rest and its end.
+func thinkGrammar(g *gbuild, d *format, open bool, template string) grammar.Expr {
+	start, end := d.think.open, d.think.close
+	if start == "" || len(end) < 2 || !open && !strings.Contains(template, start) {
+		return grammar.Expr{}
 	}
-	end := ""
-	for _, bl := range d.blocks {
-		if bl.modes == inReasoning {
-			end = bl.start
-		}
-	}
-	if len(end) < 2 || !open && !strings.Contains(template, d.thinkStart) {
-		return ""
-	}
-	b.WriteString(textWithout("think-text", end[:2]))
-	b.WriteString(`think-space ::= [ \t\n]{0,4}` + "\n")
+	text := g.textWithout("think-text", end[:2])
+	space := g.shared("think-space", func() grammar.Expr { return grammar.Repeat(grammar.Class(` \t\n`), 0, 4) })
 	if open {
-		return cat("think-text", lit(end), "think-space")
+		return grammar.Seq(text, grammar.Lit(end), space)
 	}
-	return "(" + cat(lit(d.thinkStart), "think-text", lit(end), "think-space") + ")?"
+	return grammar.Opt(grammar.Seq(grammar.Lit(start), text, grammar.Lit(end), space))
 }
 
-// textWithout is the rule name ::= any text without the two bytes stop.
-func textWithout(name, stop string) string {
-	return fmt.Sprintf("%s ::= ([^%s] | %s [^%s])*\n", name, classChar(stop[0]), lit(stop[:1]), classChar(stop[1]))
-}
-
-// classChar is c as written inside a GBNF character class.
-func classChar(c byte) string {
-	if strings.IndexByte(`\"[]-^`, c) >= 0 {
-		return `\` + string(c)
+// AnswerGrammar returns the grammar of an answer constrained to a JSON
+// schema, wrapped so that a model of format f may reason first, as its
+// chat template teaches it (harmony's analysis messages and final
+// channel's header). ok is false for the other formats: their answer is
+// constrained from the output's first token, by the schema alone. conv
+// converts the schema (nil: one of its own).
+func AnswerGrammar(f Format, schema []byte, conv *grammar.Converter) (src string, ok bool, err error) {
+	d := f.def()
+	if d.answer == nil {
+		return "", false, nil
 	}
-	return string(c)
+	g := newBuild(conv)
+	answer, err := g.b.Schema("answer", schema)
+	if err != nil {
+		return "", false, err
+	}
+	src, err = g.b.GBNF(d.answer(g, answer))
+	return src, err == nil, err
 }
 
-// shape is how a format writes its calls: open, the calls separated by
-// sep, close; call is one call's GBNF, of the tool name and the rule of
-// its arguments (a JSON object).
-type shape struct {
-	open, sep, close string
-	single           bool // one call per message
-	call             func(name, args string) string
+// WrapsAnswer reports whether AnswerGrammar wraps f's constrained answers.
+func (f Format) WrapsAnswer() bool { return f.def().answer != nil }
+
+// AnswerBuild is AnswerGrammar as a build function for the runtime's
+// BuildGrammar.
+func AnswerBuild(f Format, schema []byte) func(*grammar.Converter) (string, error) {
+	return func(conv *grammar.Converter) (string, error) {
+		src, _, err := AnswerGrammar(f, schema, conv)
+		return src, err
+	}
 }
 
-// jsonCall is {"<nameKey>": "NAME", "<argsKey>": ARGS} with head before it.
-func jsonCall(head, nameKey, argsKey string) func(name, args string) string {
-	return func(name, args string) string {
-		return cat(lit(head+`{"`+nameKey+`": `+quote(name)+`, "`+argsKey+`": `), args, lit("}"))
+// jsonCalls is a syntax whose calls' arguments are JSON, valid under the
+// tool's parameters schema; wrap writes a call around its name and them.
+func jsonCalls(open, sep, close string, wrap func(name string, args grammar.Expr) grammar.Expr) *callSyntax {
+	return &callSyntax{open: open, sep: sep, close: close, call: func(g *gbuild, t Tool, i int) (grammar.Expr, error) {
+		params := []byte(t.Parameters)
+		if len(params) == 0 || string(params) == "null" {
+			params = []byte(`{"type": "object"}`)
+		}
+		args, err := g.b.Schema("t"+strconv.Itoa(i), params)
+		if err != nil {
+			return grammar.Expr{}, fmt.Errorf("parameters: %w", err)
+		}
+		return wrap(t.Name, args), nil
+	}}
+}
+
+// jsonCall is {"<nameKey>": "NAME", "<argsKey>": ARGS}.
+func jsonCall(nameKey, argsKey string) func(name string, args grammar.Expr) grammar.Expr {
+	return func(name string, args grammar.Expr) grammar.Expr {
+		return grammar.Seq(grammar.Lit(`{"`+nameKey+`": `+quote(name)+`, "`+argsKey+`": `), args, grammar.Lit("}"))
 	}
 }
 
 // around is before NAME after, then the arguments, then end.
-func around(before, after, end string) func(name, args string) string {
-	return func(name, args string) string { return cat(lit(before+name+after), args, lit(end)) }
-}
-
-var mistralNemo = shape{open: "[TOOL_CALLS][", sep: ", ", close: "]", call: jsonCall("", "name", "arguments")}
-
-var shapes = map[Format]shape{
-	Hermes: {sep: "\n", call: func(name, args string) string {
-		return cat(lit("<tool_call>\n"), jsonCall("", "name", "arguments")(name, args), lit("\n</tool_call>"))
-	}},
-	Llama3JSON: {single: true, call: jsonCall("", "name", "parameters")},
-	Mistral:    {call: around("[TOOL_CALLS]", "[ARGS]", "")},
-	Granite:    {open: "<|tool_call|>[", sep: ", ", close: "]", call: jsonCall("", "name", "arguments")},
-	FireFunction2: {open: "functools[", sep: ", ", close: "]",
-		call: jsonCall("", "name", "arguments")},
-	CommandR7B: {open: "<|START_ACTION|>[\n    ", sep: ",\n    ", close: "\n]<|END_ACTION|>", call: func(name, args string) string {
-		return cat(lit(`{"tool_call_id": "`), "[0-9]{1,3}", lit(`", "tool_name": `+quote(name)+`, "parameters": `), args, lit("}"))
-	}},
-	CommandRPlus: {open: "Action: ```json\n[\n    ", sep: ",\n    ", close: "\n]\n```",
-		call: jsonCall("", "tool_name", "parameters")},
-	DeepSeekV31: {open: "<｜tool▁calls▁begin｜>", close: "<｜tool▁calls▁end｜>",
-		call: around("<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>")},
-	DeepSeekR1: {open: "<｜tool▁calls▁begin｜>", sep: "\n", close: "<｜tool▁calls▁end｜>",
-		call: around("<｜tool▁call▁begin｜>function<｜tool▁sep｜>", "\n```json\n", "\n```<｜tool▁call▁end｜>")},
-	KimiK2: {open: "<|tool_calls_section_begin|>", close: "<|tool_calls_section_end|>", call: func(name, args string) string {
-		return cat(lit("<|tool_call_begin|>functions."+name+":"), "[0-9]{1,3}", lit("<|tool_call_argument_begin|>"), args, lit("<|tool_call_end|>"))
-	}},
-	OpenAI:        {single: true, call: around("<|channel|>commentary to=functions.", " <|constrain|>json<|message|>", "")},
-	FunctionaryV3: {sep: ">>>", call: around("", "\n", "")},
-	Functionary31: {call: around("<function=", ">", "</function>")},
-}
-
-// cat joins GBNF items, leaving out empty ones.
-func cat(items ...string) string {
-	var out []string
-	for _, it := range items {
-		if it != "" {
-			out = append(out, it)
-		}
+func around(before, after, end string) func(name string, args grammar.Expr) grammar.Expr {
+	return func(name string, args grammar.Expr) grammar.Expr {
+		return grammar.Seq(grammar.Lit(before+name+after), args, grammar.Lit(end))
 	}
-	return strings.Join(out, " ")
 }
 
-// lit is s as a GBNF string literal ("" for an empty s).
-func lit(s string) string {
-	if s == "" {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(&b, `\x%02X`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// prefixRules writes src's rules ("name ::= body" lines, as
-// grammar.JSONSchemaGBNF writes them) with every rule name, defined or
-// referenced, prefixed: the rules of several schemas then live in one
-// grammar.
-func prefixRules(b *strings.Builder, src, prefix string) error {
-	for _, line := range strings.Split(strings.TrimSpace(src), "\n") {
-		name, body, ok := strings.Cut(line, " ::= ")
-		if !ok {
-			return fmt.Errorf("unexpected grammar line %q", line)
-		}
-		b.WriteString(prefix + name + " ::= ")
-		for i := 0; i < len(body); {
-			c := body[i]
-			switch {
-			case c == '"' || c == '[':
-				end := byte('"')
-				if c == '[' {
-					end = ']'
-				}
-				j := i + 1
-				for j < len(body) && body[j] != end {
-					if body[j] == '\\' {
-						j++
-					}
-					j++
-				}
-				j = min(j+1, len(body))
-				b.WriteString(body[i:j])
-				i = j
-			case c == '{':
-				j := strings.IndexByte(body[i:], '}')
-				if j < 0 {
-					return fmt.Errorf("unclosed { in %q", line)
-				}
-				b.WriteString(body[i : i+j+1])
-				i += j + 1
-			case wordChar(c):
-				j := i
-				for j < len(body) && wordChar(body[j]) {
-					j++
-				}
-				b.WriteString(prefix + body[i:j])
-				i = j
-			default:
-				b.WriteByte(c)
-				i++
-			}
-		}
-		b.WriteByte('\n')
-	}
-	return nil
-}
-
-func wordChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
-}
+// fixed is a format's syntax, whatever its template.
+func fixed(s *callSyntax) func(string) *callSyntax { return func(string) *callSyntax { return s } }
 
 // ToolsFromJSON reads OpenAI tool definitions ({"type": "function",
 // "function": {"name", "parameters", ...}}) into Tools.
@@ -343,12 +247,4 @@ func ToolsFromJSON(defs []json.RawMessage) ([]Tool, error) {
 		tools = append(tools, Tool{Name: def.Function.Name, Parameters: p})
 	}
 	return tools, nil
-}
-
-// schemaGBNF is c.SchemaGBNF, or an error when the caller gave none.
-func (c *Calls) schemaGBNF(schema []byte) (string, error) {
-	if c.SchemaGBNF == nil {
-		return "", errors.New("toolcall: Calls.SchemaGBNF is not set")
-	}
-	return c.SchemaGBNF(schema)
 }

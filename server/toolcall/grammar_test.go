@@ -1,6 +1,7 @@
 package toolcall
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -210,7 +211,7 @@ func TestGrammarParses(t *testing.T) {
 		}
 	}
 	for _, fc := range formats {
-		if d := fc.f.def(); (d.reasoning && d.thinkStart != "" || fc.f == OpenAI) && reasoned[fc.f] == 0 {
+		if d := fc.f.def(); (d.think.open != "" || fc.f == OpenAI) && reasoned[fc.f] == 0 {
 			t.Errorf("%s: no sample reasoned first", fc.f)
 		}
 	}
@@ -265,9 +266,25 @@ func TestGrammarReasoning(t *testing.T) {
 // withGBNF gives c model/grammar's converter, as the server gives it the
 // runtime's.
 func withGBNF(c Calls) Calls {
-	c.SchemaGBNF = grammar.JSONSchemaGBNF
+	c.Converter = grammar.NewConverter(context.Background())
 	return c
 }
+
+// xmlShapes are the formats that write parameters apart (XML tags, Python
+// calls); shapes the others with a grammar but Gemma 4's, whose arguments
+// are JSON.
+var (
+	xmlShapes = map[Format]bool{GLM45: true, LFM2: true, Qwen3Coder: true}
+	shapes    = func() map[Format]callSyntax {
+		m := map[Format]callSyntax{}
+		for f, d := range formats {
+			if d.calls != nil && !xmlShapes[f] && f != Gemma4 {
+				m[f] = *d.calls("")
+			}
+		}
+		return m
+	}()
+)
 
 // TestGrammarEndsAfterCall: with parallel calls allowed, the output may
 // end after its first whole call (tool_choice "required" must not force a

@@ -34,15 +34,6 @@ var harmonyEnds = []string{"<|end|>", "<|call|>", "<|return|>", "<|start|>"}
 // runs longer without its <|message|> is not a header.
 const maxHarmonyHeader = 512
 
-func registerHarmony() {
-	ends := func(e string) block { return switchTo(e, inAny, inContent) }
-	register(OpenAI, &format{reasoning: true, dropCalls: true, blocks: []block{
-		harmonyMessage("<|channel|>"), harmonyMessage("<|start|>"),
-		{start: " to=", modes: inContent, atStart: true, scan: harmonyMessage(" to=").scan},
-		ends("<|end|>"), ends("<|call|>"), ends("<|return|>"),
-	}})
-}
-
 // harmonyMessage is a message that begins with start: its header, and for
 // a call its body too.
 func harmonyMessage(start string) block {

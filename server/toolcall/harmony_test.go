@@ -183,11 +183,8 @@ func deltaText(d Delta) string {
 // the reasoning and the answer as content. Other formats keep their answer
 // bare.
 func TestAnswerGrammar(t *testing.T) {
-	inner, err := grammar.JSONSchemaGBNF([]byte(`{"type": "object", "properties": {"sunny": {"type": "boolean"}}, "required": ["sunny"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, ok, err := AnswerGrammar(OpenAI, inner)
+	inner := []byte(`{"type": "object", "properties": {"sunny": {"type": "boolean"}}, "required": ["sunny"]}`)
+	src, ok, err := AnswerGrammar(OpenAI, inner, nil)
 	if err != nil || !ok {
 		t.Fatalf("AnswerGrammar: %v %v", ok, err)
 	}
@@ -236,7 +233,7 @@ func TestAnswerGrammar(t *testing.T) {
 			t.Fatalf("%q parses to %+v: the content is not the answer", out, r)
 		}
 	}
-	if _, ok, err := AnswerGrammar(Hermes, inner); ok || err != nil {
+	if _, ok, err := AnswerGrammar(Hermes, inner, nil); ok || err != nil {
 		t.Errorf("hermes: %v %v; want the answer kept bare", ok, err)
 	}
 }

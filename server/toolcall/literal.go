@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+
+	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // literal reads the non-JSON argument syntaxes some formats use and writes
@@ -15,7 +17,7 @@ type literal struct {
 	gemma bool // strings are <|"|>...<|"|>, object keys may be bare
 }
 
-const gemmaQuote = `<|"|>`
+const gemmaQuote = grammar.GemmaQuote
 
 // maxDepth bounds nesting, so hostile output cannot exhaust the stack.
 const maxDepth = 64

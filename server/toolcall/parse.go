@@ -112,17 +112,6 @@ func NewCallID() string {
 	return "call_" + string(b[:])
 }
 
-// PromptOpensReasoning reports whether a rendered prompt ends inside the
-// format's reasoning block (its template opened "<think>" for the model).
-func PromptOpensReasoning(f Format, prompt string) bool {
-	d := f.def()
-	if !d.reasoning || d.thinkStart == "" {
-		return false
-	}
-	t := strings.TrimRight(prompt, " \t\r\n")
-	return strings.HasSuffix(t, d.thinkStart)
-}
-
 // paramTypes returns the JSON schema types of a tool's parameter (none
 // when the tool or its schema is unknown).
 func (p *Parser) paramTypes(tool, name string) []string {
@@ -162,23 +151,4 @@ func typedValue(text string, types []string) string {
 		return t
 	}
 	return quote(text)
-}
-
-// ReasoningMarkers are the markers that open and close f's reasoning
-// section (Qwen3's "<think>" and "</think>"); ok is false for a format
-// without such a pair (gpt-oss's harmony channels, or no reasoning).
-func ReasoningMarkers(f Format) (start, end string, ok bool) {
-	d := f.def()
-	if !d.reasoning || d.thinkStart == "" {
-		return "", "", false
-	}
-	for _, b := range d.blocks {
-		if b.modes&inReasoning == 0 || b.start == "" {
-			continue
-		}
-		if _, _, out := b.scan(b.start, true); out.setMode == inContent {
-			return d.thinkStart, b.start, true
-		}
-	}
-	return "", "", false
 }
