@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,5 +254,40 @@ func TestPipelineBadSetup(t *testing.T) {
 		t.Error("a second member for stage 1 joined")
 	case <-time.After(time.Minute):
 		t.Errorf("a second member for stage 1 neither joined nor exited in a minute:\n%s", dup.logs.String())
+	}
+}
+
+// TestPipelineResident measures each member's resident memory with a
+// model large enough to see it (smollm2-135m's shape, Q8_0, 113 MB;
+// written by troupe synth): one node against the two members of a 2-stage
+// pipeline, after a request has run through every layer. Each member must
+// hold at least a quarter of the file less than one node (half, less the
+// embedding and the head, is what a split by bytes gives).
+func TestPipelineResident(t *testing.T) {
+	bin := buildTroupe(t)
+	path := filepath.Join(t.TempDir(), "smollm2-135m-Q8_0.gguf")
+	out, err := exec.Command(bin, "synth", "--shape", "smollm2-135m", "--type", "Q8_0", "--vocab", testmodels.Path(t, "stories260K.gguf"), "-o", path, "-t", "2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("troupe synth: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := []soakRequest{{"/v1/completions", map[string]any{"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}}}
+	url, alone, _ := serve(t, bin, nil, "-m", path)
+	runConcurrently(t, url, req)
+	one := rssOf(alone.Process.Pid)
+	url, head, stages, _ := startPipelineProcs(t, bin, path, 2)
+	runConcurrently(t, url, req)
+	members := []int64{rssOf(head.Process.Pid), rssOf(stages[0].cmd.Process.Pid)}
+	t.Logf("file %d MiB; resident: one node %d MiB, head (stage 0) %d MiB, stage 1 %d MiB", fi.Size()>>20, one>>20, members[0]>>20, members[1]>>20)
+	for i, rss := range members {
+		if rss == 0 || one == 0 {
+			t.Skip("no /proc/PID/smaps_rollup here")
+		}
+		if rss > one-fi.Size()/4 {
+			t.Errorf("stage %d holds %d MiB, one node %d MiB: want at least a quarter of the file (%d MiB) less", i, rss>>20, one>>20, fi.Size()>>22)
+		}
 	}
 }
