@@ -41,7 +41,7 @@ func quietSystem() *actor.ActorSystem {
 // the runtime with stage 0, and a stage member per further stage, each in
 // an actor system of its own on 127.0.0.1. Under -race it skips, as
 // startCluster does.
-func startPipeline(t *testing.T, path string, n int, rcfg actors.Config) *pipelineSet {
+func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipelineSet {
 	t.Helper()
 	if raceEnabled && os.Getenv("TROUPE_CLUSTER_RACE") != "1" {
 		t.Skip("several members in one process race inside protoactor-go (ARCHITECTURE.md); TROUPE_CLUSTER_RACE=1 runs them anyway")
@@ -94,7 +94,7 @@ func startPipeline(t *testing.T, path string, n int, rcfg actors.Config) *pipeli
 
 // startStage loads stage st of the model at path and starts its member,
 // waiting for the head's answer.
-func startStage(t *testing.T, path string, st model.Stage, cfg cluster.StageConfig) (*cluster.StageMember, error) {
+func startStage(t testing.TB, path string, st model.Stage, cfg cluster.StageConfig) (*cluster.StageMember, error) {
 	m, err := model.OpenWith(path, model.LoadOptions{Stage: st})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func pipelineRequests(t *testing.T, rt *actors.Runtime, n int) []*messages.Gener
 }
 
 // runAll runs reqs at once on rt and returns each one's choices' ids.
-func runAll(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) [][][]int32 {
+func runAll(t testing.TB, rt *actors.Runtime, reqs []*messages.GenerateRequest) [][][]int32 {
 	out := make([][][]int32, len(reqs))
 	var wg sync.WaitGroup
 	for i, req := range reqs {
