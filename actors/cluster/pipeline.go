@@ -152,6 +152,9 @@ func (p *Pipeline) Forward(b *model.Batch, logits []float32) error {
 	if n == 0 {
 		return nil
 	}
+	if rows := max(n*c.Dim, b.NumLogits()*c.VocabSize); 4*rows > maxWireBytes-1<<20 {
+		return fmt.Errorf("cluster: a step of %d tokens and %d logit rows is more than a pipeline message holds (%d MiB): fewer --max-num-batched-tokens or --max-num-seqs", n, b.NumLogits(), maxWireBytes>>20)
+	}
 	p.mu.Lock()
 	route, broken, missing := append([]*actor.PID(nil), p.members[1:]...), p.broken, p.missing()
 	p.step++
