@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -46,6 +47,9 @@ type Pipeline struct {
 	head   *actor.PID
 	id     identity
 
+	steps, tokens, bytesSent, bytesReceived atomic.Int64
+	localNanos, remoteNanos                 atomic.Int64
+
 	mu      sync.Mutex
 	members []*actor.PID  // by stage; members[0] nil (this head)
 	changed chan struct{} // closed and replaced when members change
@@ -77,6 +81,23 @@ func NewPipeline(m *model.Model, stages int, bc actors.BackendConfig) (*Pipeline
 	}
 	return &Pipeline{m: m, plan: plan, cache: cache, state: model.NewState(&m.Config, bc.Workers), bc: bc,
 		results: make(chan *stageDone, 16), members: make([]*actor.PID, stages), changed: make(chan struct{})}, nil
+}
+
+// PipelineStats are a pipeline head's counters since it started: steps and
+// their tokens; the hidden rows it sent (float32 bytes; each further stage
+// sends as many on) and the logits it received; the time in its own
+// stage and the time waiting for the others (their compute and the
+// transfers: with one step in flight, the head's stage idles meanwhile).
+type PipelineStats struct {
+	Steps, Tokens            int64
+	BytesSent, BytesReceived int64
+	LocalTime, RemoteTime    time.Duration
+}
+
+// Stats returns the head's counters.
+func (p *Pipeline) Stats() PipelineStats {
+	return PipelineStats{Steps: p.steps.Load(), Tokens: p.tokens.Load(), BytesSent: p.bytesSent.Load(), BytesReceived: p.bytesReceived.Load(),
+		LocalTime: time.Duration(p.localNanos.Load()), RemoteTime: time.Duration(p.remoteNanos.Load())}
 }
 
 // Plan is the stages' layers, by stage.
@@ -166,10 +187,17 @@ func (p *Pipeline) Forward(b *model.Batch, logits []float32) error {
 	if missing != "" {
 		return fmt.Errorf("cluster: the pipeline is not complete: %s", missing)
 	}
+	start := time.Now()
 	p.hidden = grow(p.hidden, n*c.Dim)
 	if err := p.m.ForwardStage(p.state, b, p.cache, nil, p.hidden, nil); err != nil {
 		return err
 	}
+	sent := time.Now()
+	p.localNanos.Add(sent.Sub(start).Nanoseconds())
+	defer func() { p.remoteNanos.Add(time.Since(sent).Nanoseconds()) }()
+	p.steps.Add(1)
+	p.tokens.Add(int64(n))
+	p.bytesSent.Add(int64(4 * n * c.Dim))
 	s := &stageStep{Step: step, Tokens: b.Tokens, Positions: b.Positions, Seq: b.Seq, Tables: b.BlockTables,
 		Logits: b.Logits, Hidden: f32Bytes(p.hidden[:n*c.Dim]), ReplyTo: toPID(p.head)}
 	for _, r := range route[1:] {
@@ -193,6 +221,7 @@ func (p *Pipeline) Forward(b *model.Batch, logits []float32) error {
 			if d.Err != "" {
 				return errors.New(d.Err)
 			}
+			p.bytesReceived.Add(int64(len(d.Logits)))
 			return bytesF32(logits[:b.NumLogits()*c.VocabSize], d.Logits, "cluster: the last stage's logits")
 		case <-changed:
 		case <-timeout.C:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -39,6 +40,7 @@ func BenchmarkPipeline(b *testing.B) {
 	for _, n := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("stages%d", n), func(b *testing.B) {
 			var rt *actors.Runtime
+			var head *cluster.Pipeline
 			if n == 1 {
 				m, err := model.Open(path)
 				if err != nil {
@@ -54,7 +56,8 @@ func BenchmarkPipeline(b *testing.B) {
 				}
 				defer rt.Stop(5 * time.Second)
 			} else {
-				rt = startPipeline(b, path, n, rcfg).rt
+				ps := startPipeline(b, path, n, rcfg)
+				rt, head = ps.rt, ps.head
 			}
 			var reqs []*messages.GenerateRequest
 			for i := range 8 {
@@ -71,6 +74,12 @@ func BenchmarkPipeline(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tok/s")
+			if head != nil {
+				st := head.Stats()
+				// Every stage but the last sends the hidden rows on.
+				b.ReportMetric(float64(st.BytesSent*int64(n-1)+st.BytesReceived)/float64(tokens), "wire-B/tok")
+				b.ReportMetric(st.RemoteTime.Seconds()/(st.LocalTime+st.RemoteTime).Seconds(), "head-idle")
+			}
 		})
 	}
 }
