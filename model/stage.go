@@ -169,6 +169,9 @@ func SplitStages(layerBytes []int64, first, last int64, n int) ([]Stage, error) 
 // PlanStages reads the tensor sizes of a GGUF model (its header only) and
 // splits it into n stages balanced by bytes (SplitStages).
 func PlanStages(path string, n int) ([]Stage, error) {
+	if isDir(path) {
+		return nil, fmt.Errorf("model: %s: pipeline stages are planned from a GGUF file, not a safetensors directory", path)
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, err
