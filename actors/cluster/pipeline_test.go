@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // pipelineSet is a head and its stage members, in process.
@@ -273,5 +276,55 @@ func TestPipelineStageLost(t *testing.T) {
 	_, _, finish := collect(t, ch, 1)
 	if finish[0] != messages.FinishError {
 		t.Errorf("a request after the loss finished %q, want an error", finish[0])
+	}
+}
+
+// TestPipelineMoE runs gpt-oss-tiny (experts, sinks, a sliding window of 16
+// on every other layer; troupe synth) split into 2 stages against one node,
+// past the window: the tokens are one node's.
+func TestPipelineMoE(t *testing.T) {
+	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := synth.LookupShape("gpt-oss-tiny")
+	ft, _ := synth.LookupFileType("Q8_0")
+	path := filepath.Join(t.TempDir(), "gpt-oss-tiny-Q8_0.gguf")
+	_, err = synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2})
+	vf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	rcfg := actors.Config{NumBlocks: 48, MaxNumSeqs: 8}
+	sys := quietSystem()
+	defer sys.Shutdown()
+	ocfg := rcfg
+	ocfg.NewBackend = backend.For(m, backend.DeviceCPU)
+	one, err := actors.Start(sys, m, ocfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Stop(5 * time.Second)
+	reqs := func(rt *actors.Runtime) []*messages.GenerateRequest {
+		rs := pipelineRequests(t, rt, 6)
+		for _, r := range rs {
+			r.MaxTokens = 64 // past the window
+		}
+		return rs
+	}
+	want := runAll(t, one, reqs(one))
+	ps := startPipeline(t, path, 2, rcfg)
+	got := runAll(t, ps.rt, reqs(ps.rt))
+	for i := range want {
+		for c := range want[i] {
+			if fmt.Sprint(got[i][c]) != fmt.Sprint(want[i][c]) {
+				t.Errorf("request %d choice %d:\n  pipeline %v\n  one node %v", i, c, got[i][c], want[i][c])
+			}
+		}
 	}
 }
