@@ -23,23 +23,43 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 	if m.bert != nil {
 		return m.bertForward(s, b, cache, logits) // an encoder: bert.go
 	}
-	c := &m.Config
-	if cache.Layers != c.Layers || cache.KVDim != c.KVDim() {
-		return fmt.Errorf("model: cache has %d layers of kv dim %d, model needs %d of %d", cache.Layers, cache.KVDim, c.Layers, c.KVDim())
+	if m.Weights.Stage != (Stage{}) {
+		return ErrStage
 	}
-	if cache.Type == kv.Q8_0 && c.HeadDim%32 != 0 {
-		return fmt.Errorf("model: a q8_0 KV cache needs a head size that is a multiple of 32 (got %d)", c.HeadDim)
-	}
-	if err := b.Validate(c, cache.BlockSize, cache.NumBlocks); err != nil {
+	n, err := m.prepare(s, b, cache, logits, true)
+	if err != nil || n == 0 {
 		return err
 	}
-	nOut := b.NumLogits()
-	if len(logits) < nOut*c.VocabSize {
-		return fmt.Errorf("model: logits buffer holds %d values, need %d×%d", len(logits), nOut, c.VocabSize)
+	if err := m.embed(s, b); err != nil {
+		return err
+	}
+	if err := m.layers(s, b, cache, 0, len(m.Weights.Layers), n); err != nil {
+		return err
+	}
+	m.storeHidden(s, b) // embeddings: see embed.go
+	return m.head(s, b, logits)
+}
+
+// prepare checks the batch and the buffers (the logits' only when
+// wantLogits), sizes the State and fills each token's cache slot and rope
+// table. It returns the batch's token count.
+func (m *Model) prepare(s *State, b *Batch, cache *kv.Cache, logits []float32, wantLogits bool) (int, error) {
+	c := &m.Config
+	if cache.Layers != c.Layers || cache.KVDim != c.KVDim() {
+		return 0, fmt.Errorf("model: cache has %d layers of kv dim %d, model needs %d of %d", cache.Layers, cache.KVDim, c.Layers, c.KVDim())
+	}
+	if cache.Type == kv.Q8_0 && c.HeadDim%32 != 0 {
+		return 0, fmt.Errorf("model: a q8_0 KV cache needs a head size that is a multiple of 32 (got %d)", c.HeadDim)
+	}
+	if err := b.Validate(c, cache.BlockSize, cache.NumBlocks); err != nil {
+		return 0, err
+	}
+	if nOut := b.NumLogits(); wantLogits && len(logits) < nOut*c.VocabSize {
+		return 0, fmt.Errorf("model: logits buffer holds %d values, need %d×%d", len(logits), nOut, c.VocabSize)
 	}
 	n := len(b.Tokens)
 	if n == 0 {
-		return nil
+		return 0, nil
 	}
 	maxPos := 0
 	for _, p := range b.Positions {
@@ -56,8 +76,12 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 		}
 		scaleRope(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], c.RopeAttnFactor)
 	}
+	return n, nil
+}
 
-	w := m.Weights
+// embed writes each token's embedding row into the residual stream s.x.
+func (m *Model) embed(s *State, b *Batch) error {
+	c, w := &m.Config, m.Weights
 	dim := c.Dim
 	for i, tok := range b.Tokens {
 		if err := compute.Dequantize(w.TokEmbd.Type, w.TokEmbd.Row(int(tok)), s.x[i*dim:(i+1)*dim]); err != nil {
@@ -67,15 +91,24 @@ func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) e
 			scale(s.x[i*dim:(i+1)*dim], c.EmbedScale)
 		}
 	}
-	for l := range w.Layers {
+	return nil
+}
+
+// layers runs the transformer blocks [lo, hi) over the n tokens in s.x.
+func (m *Model) layers(s *State, b *Batch, cache *kv.Cache, lo, hi, n int) error {
+	for l := lo; l < hi; l++ {
 		if err := m.layer(s, b, cache, l, n); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	m.storeHidden(s, b) // embeddings: see embed.go
-
-	// Final norm of the rows that need logits, gathered, then the output head.
+// head is the final norm of the rows that need logits, gathered, then the
+// output head, into logits (NumLogits, VocabSize).
+func (m *Model) head(s *State, b *Batch, logits []float32) error {
+	c, w := &m.Config, m.Weights
+	dim, nOut := c.Dim, b.NumLogits()
 	r := 0
 	for i, want := range b.Logits {
 		if want {

@@ -66,6 +66,9 @@ type LoadOptions struct {
 	// Available is the memory the weights may take, in bytes, for
 	// RepackAuto; 0 reads it from the system (availableMemory).
 	Available int64
+	// Stage loads only the tensors of a pipeline stage's layers (stage.go);
+	// the zero value loads the whole model.
+	Stage Stage
 }
 
 // memoryHeadroom is the share of the available memory left to the KV

@@ -18,6 +18,9 @@ type Weights struct {
 	// Repack is how the matrices were bound: RepackAll, RepackDense or
 	// RepackNone (repack.go).
 	Repack Repack
+	// Stage is the pipeline stage loaded (stage.go): the other layers'
+	// LayerWeights are empty; the zero value, the whole model.
+	Stage Stage
 }
 
 // LayerWeights are one transformer block's parameters.
@@ -46,19 +49,32 @@ type TensorSource interface {
 
 // loadWeights reads every tensor the Config calls for and checks its shape.
 func loadWeights(src TensorSource, c *Config, o LoadOptions) (*Weights, error) {
-	l := &loader{src: src}
-	w := &Weights{
-		TokEmbd:    l.matrix("token_embd.weight", c.Dim, c.VocabSize),
-		OutputNorm: l.vector("output_norm.weight", c.Dim),
+	if err := o.Stage.Check(c); err != nil {
+		return nil, err
 	}
-	if c.TiedOutput {
-		w.Output = w.TokEmbd
-	} else {
-		w.Output = l.matrix("output.weight", c.Dim, c.VocabSize)
+	l := &loader{src: src}
+	st := o.Stage.of(c) // a pipeline stage loads only its own tensors (stage.go)
+	w := &Weights{}
+	if st != (Stage{0, c.Layers}) {
+		w.Stage = st
+	}
+	if st.First() || st.Last(c) && c.TiedOutput {
+		w.TokEmbd = l.matrix("token_embd.weight", c.Dim, c.VocabSize)
+	}
+	if st.Last(c) {
+		w.OutputNorm = l.vector("output_norm.weight", c.Dim)
+		if c.TiedOutput {
+			w.Output = w.TokEmbd
+		} else {
+			w.Output = l.matrix("output.weight", c.Dim, c.VocabSize)
+		}
 	}
 	qDim, kvDim := c.Heads*c.HeadDim, c.KVDim()
 	w.Layers = make([]LayerWeights, c.Layers)
 	for i := range w.Layers {
+		if i < st.Lo || i >= st.Hi {
+			continue // another stage's layer: its pages are never touched
+		}
 		p := fmt.Sprintf("blk.%d.", i)
 		lw := &w.Layers[i]
 		lw.AttnNorm = l.vector(p+"attn_norm.weight", c.Dim)

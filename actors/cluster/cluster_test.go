@@ -140,7 +140,7 @@ func (tn *testNode) stop() {
 }
 
 // collect reads a stream to its end: the ids and text of each choice.
-func collect(t *testing.T, ch <-chan *messages.OutputChunk, n int) (ids [][]int32, text []string, finish []string) {
+func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) (ids [][]int32, text []string, finish []string) {
 	t.Helper()
 	ids, text, finish = make([][]int32, n), make([]string, n), make([]string, n)
 	timeout := time.After(30 * time.Second)

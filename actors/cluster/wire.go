@@ -18,6 +18,12 @@ type envelope struct {
 	Generate *generate `msgpack:"g,omitempty"`
 	Chunks   *chunks   `msgpack:"c,omitempty"`
 	Cancel   *cancel   `msgpack:"x,omitempty"`
+
+	// A pipeline's messages (stagewire.go).
+	Step   *stageStep   `msgpack:"s,omitempty"`
+	Done   *stageDone   `msgpack:"sd,omitempty"`
+	Join   *stageJoin   `msgpack:"j,omitempty"`
+	Joined *stageJoined `msgpack:"jd,omitempty"`
 }
 
 // generate asks a node to run a request and send its output to ReplyTo.

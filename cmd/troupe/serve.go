@@ -52,9 +52,10 @@ type serveConfig struct {
 	LoRAUnapplied    bool         // --lora-init-without-apply: loaded at scale 0
 	DraftModel       string       // --model-draft/-md: speculative decoding's draft model
 
-	Runtime actors.Config  // NewBackend is set when serving
-	Server  server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
-	Cluster cluster.Config // joined when Cluster.Name is set
+	Runtime  actors.Config  // NewBackend is set when serving
+	Server   server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
+	Cluster  cluster.Config // joined when Cluster.Name is set
+	Pipeline pipelineConfig // --pipeline-*: the model split into stages over members (pipeline.go)
 }
 
 // register defines the serve flags on fs, writing into c. A new flag is one
@@ -105,6 +106,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	specVar(fs, &c.Runtime.Speculative, &c.DraftModel)
 	loraVar(fs, &c.LoRA)
 	fs.BoolVar(&c.LoRAUnapplied, "lora-init-without-apply", false, "load the --lora adapters at scale 0 (llama-server's flag): requests name them in lora, or POST /lora-adapters sets their scales")
+	pipelineVar(fs, &c.Pipeline)
 	registerPeerFlags(fs, c) // last: llama-server's and vLLM's names for the flags above
 }
 
@@ -163,6 +165,9 @@ func (c *serveConfig) Validate() error {
 		}
 	}
 	if msg == "" {
+		msg = c.checkPipeline()
+	}
+	if msg == "" {
 		if err := checkSamplingDefaults(&c.Server.Defaults); err != nil {
 			msg = err.Error()
 		}
@@ -200,6 +205,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 // before they are cancelled. It listens before it loads the model, so
 // clients get 503 rather than a refused connection meanwhile.
 func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error {
+	if c.Pipeline.Stage > 0 {
+		return c.serveStage(ctx, stdout, stderr) // a pipeline's stage member: pipeline.go
+	}
 	rtCfg, srvCfg := c.Runtime, c.Server
 	device, err := loraDevice(c.Device, c.LoRA)
 	if err != nil {
@@ -241,7 +249,14 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	defer ln.Close() // the one Close: every return below (after Shutdown it is closed already)
 	log.Debug().Str("model", local).Str("device", kind).Str("addr", ln.Addr().String()).Msg("loading")
 	loadStart := time.Now()
-	m, err := model.OpenWith(local, model.LoadOptions{Repack: c.Repack})
+	loadOpts := model.LoadOptions{Repack: c.Repack}
+	var head *pipelineHead // the head of a pipeline: pipeline.go
+	if c.Pipeline.Stages > 0 {
+		if head, err = newPipelineHead(local, c.Pipeline.Stages, &loadOpts); err != nil {
+			return err
+		}
+	}
+	m, err := model.OpenWith(local, loadOpts)
 	if err != nil {
 		return err
 	}
@@ -266,9 +281,19 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	defer closeDraft()
 	devices := backend.NewSelector(m, kind)
 	rtCfg.NewBackend = devices.New
+	if head != nil {
+		rtCfg.NewBackend, kind = head.backend(m, c.Pipeline.Stages), backend.DeviceCPU
+	}
 	rt, err := actors.Start(system, m, rtCfg)
 	if err != nil {
 		return err
+	}
+	if head != nil {
+		defer head.p.Stop()
+		if err := head.start(ctx, log, system, rt, c.Cluster.Advertise); err != nil {
+			rt.Stop(time.Second)
+			return err
+		}
 	}
 	if err := devices.Fallback(); err != nil {
 		kind = backend.DeviceCPU

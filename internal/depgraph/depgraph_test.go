@@ -79,6 +79,7 @@ var modules = map[string]string{
 	"msgpack":       "github.com/vmihailenco/msgpack/v5",
 	"etcd":          "go.etcd.io/etcd/",
 	"protobuf":      "google.golang.org/protobuf",
+	"grpc":          "google.golang.org/grpc",
 	"prometheus":    "github.com/prometheus/client_golang",
 	"client_model":  "github.com/prometheus/client_model",
 	"langchaingo":   "github.com/tmc/langchaingo",

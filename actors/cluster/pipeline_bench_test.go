@@ -1,0 +1,85 @@
+package cluster_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/synth"
+)
+
+// BenchmarkPipeline measures decode throughput (tok/s over 8 concurrent
+// greedy requests of 32 tokens) of one node against the same model split
+// into 2 and 3 stages over members in this process, talking over loopback
+// gRPC: the network is free and the stages share this machine's cores, so
+// it shows the pipeline's overhead per step (serialization, one step in
+// flight), not what separate machines would gain. The model is
+// smollm2-135m's shape, Q8_0 (troupe synth, 113 MB); -bench.model=stories
+// is not offered: stories260K is too small for the step to be compute.
+func BenchmarkPipeline(b *testing.B) {
+	vf, err := gguf.Open(testmodels.Path(b, "stories260K.gguf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := synth.LookupShape("smollm2-135m")
+	ft, _ := synth.LookupFileType("Q8_0")
+	path := filepath.Join(b.TempDir(), "smollm2-135m-Q8_0.gguf")
+	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
+		b.Fatal(err)
+	}
+	vf.Close()
+	rcfg := actors.Config{Workers: 2}
+	for _, n := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("stages%d", n), func(b *testing.B) {
+			var rt *actors.Runtime
+			var head *cluster.Pipeline
+			if n == 1 {
+				m, err := model.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				sys := quietSystem()
+				defer sys.Shutdown()
+				cfg := rcfg
+				cfg.NewBackend = backend.For(m, backend.DeviceCPU)
+				if rt, err = actors.Start(sys, m, cfg); err != nil {
+					b.Fatal(err)
+				}
+				defer rt.Stop(5 * time.Second)
+			} else {
+				ps := startPipeline(b, path, n, rcfg)
+				rt, head = ps.rt, ps.head
+			}
+			var reqs []*messages.GenerateRequest
+			for i := range 8 {
+				prompt, err := rt.Tokenize(fmt.Sprintf("Once upon a time %d", i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				reqs = append(reqs, &messages.GenerateRequest{Prompt: prompt, MaxTokens: 32, IgnoreEOS: true})
+			}
+			tokens := 0
+			for b.Loop() {
+				for _, out := range runAll(b, rt, reqs) {
+					tokens += len(out[0])
+				}
+			}
+			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tok/s")
+			if head != nil {
+				st := head.Stats()
+				// Every stage but the last sends the hidden rows on.
+				b.ReportMetric(float64(st.BytesSent*int64(n-1)+st.BytesReceived)/float64(tokens), "wire-B/tok")
+				b.ReportMetric(st.RemoteTime.Seconds()/(st.LocalTime+st.RemoteTime).Seconds(), "head-idle")
+			}
+		})
+	}
+}

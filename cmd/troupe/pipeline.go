@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/model"
+)
+
+// pipelineConfig is serve's --pipeline-* flags: the model split into
+// Stages pipeline stages over members; this one serves Stage (0: the head,
+// which serves HTTP and runs the runtime; others join Head).
+type pipelineConfig struct {
+	Stages, Stage int
+	Head          string
+}
+
+func pipelineVar(fs *flag.FlagSet, p *pipelineConfig) {
+	fs.IntVar(&p.Stages, "pipeline-stages", 0, "split the model's layers into this many pipeline stages, one per member (with --advertise); 0: no pipeline")
+	fs.IntVar(&p.Stage, "pipeline-stage", 0, "the stage this member serves: 0 is the head (HTTP, the runtime, the first layers), 1 to N-1 join the head (--pipeline-head)")
+	fs.StringVar(&p.Head, "pipeline-head", "", "the head's --advertise HOST:PORT (stage members)")
+}
+
+// checkPipeline is Validate's part for the pipeline flags: "" when fine.
+func (c *serveConfig) checkPipeline() string {
+	p := c.Pipeline
+	switch {
+	case p.Stages == 0 && (p.Stage != 0 || p.Head != ""):
+		return "--pipeline-stage and --pipeline-head need --pipeline-stages"
+	case p.Stages == 0:
+		return ""
+	case p.Stages < 2:
+		return fmt.Sprintf("--pipeline-stages %d: want at least 2", p.Stages)
+	case p.Stage < 0 || p.Stage >= p.Stages:
+		return fmt.Sprintf("--pipeline-stage %d: want 0 (the head) to %d", p.Stage, p.Stages-1)
+	case c.Cluster.Advertise == "":
+		return "--pipeline-stages needs --advertise HOST:PORT (where the other stages reach this member)"
+	case c.Cluster.Name != "":
+		return "--pipeline-stages with --cluster: replicas of a pipeline are not supported yet"
+	case p.Stage > 0 && p.Head == "":
+		return "--pipeline-stage " + strconv.Itoa(p.Stage) + " needs --pipeline-head (the head's --advertise)"
+	case p.Stage == 0 && p.Head != "":
+		return "--pipeline-head is for stage members (--pipeline-stage 1 and up); the head is stage 0"
+	case c.Runtime.Devices > 1:
+		return "--pipeline-stages with --devices > 1: a pipeline is one device"
+	case c.Preemption == "swap":
+		return "--pipeline-stages with --preemption swap: a pipeline's KV blocks are on its members (use recompute)"
+	case c.Device == backend.DeviceCUDA:
+		return "--pipeline-stages runs on the CPU (--device cpu or auto)"
+	case len(c.LoRA) > 0 || c.DraftModel != "":
+		return "--pipeline-stages with --lora or --model-draft is not supported"
+	}
+	if err := (cluster.StageConfig{Stage: max(p.Stage, 1), Stages: p.Stages, Head: orDefault(p.Head, c.Cluster.Advertise), Advertise: c.Cluster.Advertise}).Validate(); err != nil {
+		return strings.TrimPrefix(err.Error(), "cluster: ")
+	}
+	return ""
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// pipelineHead is the head's part of serve: the model loaded as stage 0
+// and the runtime's backend, the pipeline.
+type pipelineHead struct {
+	plan []model.Stage
+	p    *cluster.Pipeline
+}
+
+// newPipelineHead plans the stages of the model at path; load options get
+// stage 0.
+func newPipelineHead(path string, stages int, o *model.LoadOptions) (*pipelineHead, error) {
+	plan, err := model.PlanStages(path, stages)
+	if err != nil {
+		return nil, err
+	}
+	o.Stage = plan[0]
+	return &pipelineHead{plan: plan}, nil
+}
+
+// backend is the runtime's NewBackend: the pipeline over m.
+func (h *pipelineHead) backend(m *model.Model, stages int) func(int, actors.BackendConfig) (actors.Backend, error) {
+	return func(_ int, bc actors.BackendConfig) (actors.Backend, error) {
+		p, err := cluster.NewPipeline(m, stages, bc)
+		h.p = p
+		return p, err
+	}
+}
+
+// start makes the pipeline reachable at advertise and waits for every
+// stage's member (or ctx's end).
+func (h *pipelineHead) start(ctx context.Context, log zerolog.Logger, system *actor.ActorSystem, rt *actors.Runtime, advertise string) error {
+	if err := h.p.Start(system, rt, advertise); err != nil {
+		return err
+	}
+	log.Info().Int("stages", len(h.plan)).Str("head", advertise).Str("plan", fmt.Sprint(h.plan)).Msg("waiting for the pipeline's stage members")
+	if err := h.p.WaitReady(ctx); err != nil {
+		return err
+	}
+	log.Info().Int64("rss_bytes", residentBytes()).Msg("the pipeline is complete")
+	return nil
+}
+
+// serveStage runs a stage member: stage c.Pipeline.Stage of the model,
+// joined to the head, until ctx ends. It serves no HTTP.
+func (c *serveConfig) serveStage(ctx context.Context, stdout, stderr io.Writer) error {
+	log, _ := newLogger(stderr, c.LogFormat)
+	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
+	if err != nil {
+		return err
+	}
+	p := c.Pipeline
+	plan, err := model.PlanStages(local, p.Stages)
+	if err != nil {
+		return err
+	}
+	st := plan[p.Stage]
+	m, err := model.OpenWith(local, model.LoadOptions{Repack: c.Repack, Stage: st})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	system := newActorSystem()
+	sm, err := cluster.StartStage(system, m, cluster.StageConfig{Stage: p.Stage, Stages: p.Stages, Head: p.Head,
+		Advertise: c.Cluster.Advertise, Workers: c.Runtime.Workers})
+	if err != nil {
+		system.Shutdown()
+		return err
+	}
+	defer sm.Stop()
+	log.Info().Int("stage", p.Stage).Str("layers", st.String()).Str("head", p.Head).Msg("announcing this stage to the head")
+	select {
+	case err := <-sm.Joined():
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return nil
+	}
+	log.Info().Int64("rss_bytes", residentBytes()).Msg("joined the pipeline")
+	fmt.Fprintf(stdout, "troupe stage %d of %d (%v) joined the pipeline at %s\n", p.Stage, p.Stages, st, p.Head)
+	<-ctx.Done()
+	log.Info().Msg("stopped")
+	return nil
+}
+
+// residentBytes is this process's resident memory (Rss of
+// /proc/self/smaps_rollup); 0 where that cannot be read.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Rss:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+)
+
+// stageProc is a pipeline stage member's process.
+type stageProc struct {
+	cmd    *exec.Cmd
+	logs   *lockedBuilder
+	joined chan string // its "joined the pipeline" line
+	exited chan error  // its exit
+}
+
+// startStageProc starts `troupe serve` as stage i of n, joining head.
+func startStageProc(t *testing.T, bin, path string, i, n int, head, advertise string, extra ...string) *stageProc {
+	t.Helper()
+	args := append([]string{"serve", "-m", path, "--log-format", "json", "--pipeline-stages", strconv.Itoa(n),
+		"--pipeline-stage", strconv.Itoa(i), "--pipeline-head", head, "--advertise", advertise}, extra...)
+	cmd := exec.Command(bin, args...)
+	sp := &stageProc{cmd: cmd, logs: &lockedBuilder{}, joined: make(chan string, 1), exited: make(chan error, 1)}
+	cmd.Stderr = sp.logs
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "joined the pipeline") {
+				sp.joined <- sc.Text()
+			}
+		}
+		sp.exited <- cmd.Wait()
+	}()
+	return sp
+}
+
+// lockedBuilder is a strings.Builder that the exec package's copying
+// goroutine writes while a test reads it.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startPipelineProcs starts a pipeline of n member processes over the
+// model at path on 127.0.0.1: the stage members first (they announce
+// themselves until the head answers), then the head, which serves once
+// every stage has joined. extra goes to the head.
+func startPipelineProcs(t *testing.T, bin, path string, n int, extra ...string) (url string, head *exec.Cmd, stages []*stageProc, headAddr string) {
+	t.Helper()
+	ports := freePorts(t, n)
+	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
+	for i := 1; i < n; i++ {
+		stages = append(stages, startStageProc(t, bin, path, i, n, addr(0), addr(i)))
+	}
+	url, head, _ = serve(t, bin, nil, append([]string{"-m", path, "--pipeline-stages", strconv.Itoa(n), "--advertise", addr(0), "--shutdown-grace", "1s"}, extra...)...)
+	for i, sp := range stages {
+		select {
+		case <-sp.joined:
+		case err := <-sp.exited:
+			t.Fatalf("stage %d exited (%v):\n%s", i+1, err, sp.logs.String())
+		case <-time.After(time.Minute):
+			t.Fatalf("stage %d did not join in a minute:\n%s", i+1, sp.logs.String())
+		}
+	}
+	return url, head, stages, addr(0)
+}
+
+// rssOf reads a process's resident memory (Rss of /proc/PID/smaps_rollup).
+func rssOf(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Rss:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// runConcurrently sends every request at once, streaming every other one,
+// and returns each one's choices.
+func runConcurrently(t *testing.T, url string, reqs []soakRequest) []*choices {
+	c := &soakClient{url: url, http: &http.Client{}}
+	out := make([]*choices, len(reqs))
+	errs := make([]error, len(reqs))
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		wg.Go(func() { out[i], errs[i] = c.do(context.Background(), r, i%2 == 0) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	return out
+}
+
+// TestPipelineServe runs stories260K split into 2 and 3 stages over member
+// processes on 127.0.0.1 and sends the soak mix (18 concurrent requests:
+// greedy and seeded sampling, several choices, long shared prompts) with a
+// KV cache small enough to preempt: every choice's text equals one node's.
+// Each member's resident memory is logged beside one node's.
+func TestPipelineServe(t *testing.T) {
+	bin := buildTroupe(t)
+	path := testmodels.Path(t, "stories260K.gguf")
+	kvFlags := []string{"-c", "512", "--num-kv-blocks", "40", "--max-num-seqs", "16"}
+	alone, aloneCmd, _ := serve(t, bin, nil, append([]string{"-m", path}, kvFlags...)...)
+	reqs := soakRequests()
+	want := runConcurrently(t, alone, reqs)
+	t.Logf("one node: resident %d KiB", rssOf(aloneCmd.Process.Pid)>>10)
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprintf("stages%d", n), func(t *testing.T) {
+			url, head, stages, _ := startPipelineProcs(t, bin, path, n, kvFlags...)
+			got := runConcurrently(t, url, reqs)
+			for i := range want {
+				if fmt.Sprint(got[i].text) != fmt.Sprint(want[i].text) || fmt.Sprint(got[i].finish) != fmt.Sprint(want[i].finish) {
+					t.Errorf("request %d:\n  pipeline %q %q\n  one node %q %q", i, got[i].text, got[i].finish, want[i].text, want[i].finish)
+				}
+			}
+			pre, err := scrape(url, `troupe:num_preemptions_total{model_name="stories260K"}`)
+			t.Logf("%d stages: %v preemptions (%v); resident: head %d KiB", n, pre, err, rssOf(head.Process.Pid)>>10)
+			for i, sp := range stages {
+				t.Logf("  stage %d: resident %d KiB", i+1, rssOf(sp.cmd.Process.Pid)>>10)
+			}
+		})
+	}
+}
+
+// TestPipelineStageKilled kills (SIGKILL) the last stage's member of three
+// while streams run: every request ends, with an error naming the lost
+// stage, never a hang; later requests fail with the same error.
+func TestPipelineStageKilled(t *testing.T) {
+	bin := buildTroupe(t)
+	path := testmodels.Path(t, "stories260K.gguf")
+	url, _, stages, _ := startPipelineProcs(t, bin, path, 3)
+	c := &soakClient{url: url, http: &http.Client{}}
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	started := make(chan struct{}, len(errs))
+	for i := range errs {
+		wg.Go(func() {
+			r := soakRequest{"/v1/completions", map[string]any{"prompt": fmt.Sprintf("Once upon a time %d", i), "max_tokens": 2000, "ignore_eos": true, "temperature": 0}}
+			started <- struct{}{}
+			_, errs[i] = c.do(context.Background(), r, i%2 == 0)
+		})
+	}
+	for range errs {
+		<-started
+	}
+	// Kill once a stream of its own has had 10 events (the others run
+	// beside it by then: they were sent first).
+	body := `{"prompt": "Lily and Tom", "max_tokens": 2000, "ignore_eos": true, "stream": true}`
+	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for events := 0; events < 10 && sc.Scan(); {
+		if strings.HasPrefix(sc.Text(), "data:") {
+			events++
+		}
+	}
+	if err := stages[1].cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var rest strings.Builder
+	for sc.Scan() {
+		rest.WriteString(sc.Text() + "\n")
+	}
+	if !strings.Contains(rest.String(), "pipeline stage 2") {
+		t.Errorf("the probe stream ended without the lost stage's error:\n%s", rest.String())
+	}
+	wg.Wait() // a hang here is the failure (the test's own timeout names it)
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "pipeline stage 2") {
+			t.Errorf("request %d: %v, want an error naming the lost stage 2", i, err)
+		}
+	}
+	_, err = c.do(context.Background(), soakRequest{"/v1/completions", map[string]any{"prompt": "Once", "max_tokens": 4}}, false)
+	if err == nil || !strings.Contains(err.Error(), "was lost") {
+		t.Errorf("a request after the loss: %v, want the lost stage's error", err)
+	}
+}
+
+// TestPipelineBadSetup: more stages than the model has layers, and a second
+// member for a stage already served, end with errors that say so; bad
+// flag combinations are usage errors (exit 2).
+func TestPipelineBadSetup(t *testing.T) {
+	bin := buildTroupe(t)
+	path := testmodels.Path(t, "stories260K.gguf")
+	port := freePorts(t, 1)[0]
+	out, err := exec.Command(bin, "serve", "-m", path, "--port", "0", "--pipeline-stages", "9", "--advertise", "127.0.0.1:"+strconv.Itoa(port)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "9 pipeline stages for a model of 5 layers") {
+		t.Errorf("9 stages of 5 layers: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"--pipeline-stages", "1", "--advertise", "127.0.0.1:1"},
+		{"--pipeline-stages", "2"},
+		{"--pipeline-stages", "2", "--pipeline-stage", "1", "--advertise", "127.0.0.1:1"},
+		{"--pipeline-stages", "2", "--pipeline-stage", "2", "--pipeline-head", "127.0.0.1:1", "--advertise", "127.0.0.1:2"},
+		{"--pipeline-stage", "1"},
+		{"--pipeline-stages", "2", "--advertise", "127.0.0.1:1", "--preemption", "swap"},
+	} {
+		cmd := exec.Command(bin, append([]string{"serve", "-m", path}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "pipeline") {
+			t.Errorf("%v: %v, want exit 2 naming the flag:\n%s", args, err, out)
+		}
+	}
+	_, _, _, headAddr := startPipelineProcs(t, bin, path, 2)
+	dup := startStageProc(t, bin, path, 1, 2, headAddr, "127.0.0.1:"+strconv.Itoa(freePorts(t, 1)[0]))
+	select {
+	case err := <-dup.exited:
+		if err == nil || !strings.Contains(dup.logs.String(), "stage 1 of 2 is already served by") {
+			t.Errorf("a second member for stage 1 exited with %v:\n%s", err, dup.logs.String())
+		}
+	case <-dup.joined:
+		t.Error("a second member for stage 1 joined")
+	case <-time.After(time.Minute):
+		t.Errorf("a second member for stage 1 neither joined nor exited in a minute:\n%s", dup.logs.String())
+	}
+}
+
+// TestPipelineResident measures each member's resident memory with a
+// model large enough to see it (smollm2-135m's shape, Q8_0, 113 MB;
+// written by troupe synth): one node against the two members of a 2-stage
+// pipeline, after a request has run through every layer. Each member must
+// hold at least a quarter of the file less than one node (half, less the
+// embedding and the head, is what a split by bytes gives).
+func TestPipelineResident(t *testing.T) {
+	bin := buildTroupe(t)
+	path := filepath.Join(t.TempDir(), "smollm2-135m-Q8_0.gguf")
+	out, err := exec.Command(bin, "synth", "--shape", "smollm2-135m", "--type", "Q8_0", "--vocab", testmodels.Path(t, "stories260K.gguf"), "-o", path, "-t", "2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("troupe synth: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := []soakRequest{{"/v1/completions", map[string]any{"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}}}
+	url, alone, _ := serve(t, bin, nil, "-m", path)
+	runConcurrently(t, url, req)
+	one := rssOf(alone.Process.Pid)
+	url, head, stages, _ := startPipelineProcs(t, bin, path, 2)
+	runConcurrently(t, url, req)
+	members := []int64{rssOf(head.Process.Pid), rssOf(stages[0].cmd.Process.Pid)}
+	t.Logf("file %d MiB; resident: one node %d MiB, head (stage 0) %d MiB, stage 1 %d MiB", fi.Size()>>20, one>>20, members[0]>>20, members[1]>>20)
+	for i, rss := range members {
+		if rss == 0 || one == 0 {
+			t.Skip("no /proc/PID/smaps_rollup here")
+		}
+		if rss > one-fi.Size()/4 {
+			t.Errorf("stage %d holds %d MiB, one node %d MiB: want at least a quarter of the file (%d MiB) less", i, rss>>20, one>>20, fi.Size()>>22)
+		}
+	}
+}
