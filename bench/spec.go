@@ -12,14 +12,17 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
 
 // SpecOptions set one speculative-decoding measurement: the prompts are
-// submitted at once, each a greedy request for MaxTokens tokens.
+// submitted at once, each a request for MaxTokens tokens: greedy, or
+// sampled with Sampling (request i seeded with Sampling.Seed + i).
 type SpecOptions struct {
 	Prompts   [][]int32
 	MaxTokens int
+	Sampling  *messages.SamplingParams
 	Workers   int                // goroutines of the forward pass; 0: 2
 	Spec      actors.SpecConfig  // the zero value: plain decoding
 	System    *actor.ActorSystem // nil: one of its own, shut down on return
@@ -95,7 +98,12 @@ func Speculative(ctx context.Context, m *model.Model, o SpecOptions) (SpecResult
 	if err != nil {
 		return SpecResult{}, err
 	}
-	run, err := submit(ctx, rt, o.Prompts, o.MaxTokens, nil)
+	var run *batchRun
+	if o.Sampling != nil {
+		run, err = submitSampled(ctx, rt, o.Prompts, o.MaxTokens, *o.Sampling)
+	} else {
+		run, err = submit(ctx, rt, o.Prompts, o.MaxTokens, nil)
+	}
 	if err != nil {
 		return SpecResult{}, err
 	}
@@ -124,4 +132,53 @@ func Speculative(ctx context.Context, m *model.Model, o SpecOptions) (SpecResult
 	}
 	r.Elapsed = end.Sub(run.start)
 	return r, nil
+}
+
+// submitSampled sends one request per prompt sampled with p (request i
+// seeded with p.Seed + i), all at once, each for maxTokens tokens
+// regardless of end-of-generation tokens, and waits for all of them.
+func submitSampled(ctx context.Context, rt *actors.Runtime, prompts [][]int32, maxTokens int, p messages.SamplingParams) (*batchRun, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run := &batchRun{reqs: make([]reqRun, len(prompts)), start: time.Now()}
+	chans := make([]<-chan *messages.OutputChunk, len(prompts))
+	for i, prompt := range prompts {
+		sp := p
+		sp.Seed, sp.HasSeed = p.Seed+uint64(i), true
+		ch, err := rt.Stream(ctx, &messages.GenerateRequest{Prompt: prompt, MaxTokens: maxTokens, IgnoreEOS: true, Sampling: sp})
+		if err != nil {
+			return nil, err
+		}
+		chans[i] = ch
+	}
+	done := make(chan struct{}, len(chans))
+	for i, ch := range chans {
+		go func(r *reqRun) {
+			defer func() { done <- struct{}{} }()
+			for c := range ch {
+				r.tokens += len(c.Tokens)
+				if c.FinishReason == messages.FinishError || c.FinishReason == messages.FinishCancelled {
+					r.err = fmt.Errorf("request %s: %s: %s", c.RequestID, c.FinishReason, c.Err)
+				}
+				if c.Done {
+					r.done, r.usage = time.Now(), c.Usage
+				}
+			}
+		}(&run.reqs[i])
+	}
+	for range chans {
+		<-done
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for i, r := range run.reqs {
+		if r.err == nil && r.tokens != maxTokens {
+			r.err = fmt.Errorf("request %d received %d of %d tokens", i, r.tokens, maxTokens)
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	return run, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/bench"
+	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -32,6 +33,8 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&draftPath, "model-draft", "", "draft model `FILE` (the model's vocabulary): adds draft-simple rows")
 	fs.StringVar(&draftPath, "md", "", "draft model `FILE`: --model-draft")
 	pMin := fs.Float64("draft-p-min", 0, "the draft model stops drafting below this probability (0: never)")
+	temp := fs.Float64("temp", 0, "sampling temperature (0: greedy); sampled requests verify a draft model's drafts by rejection sampling")
+	seed := fs.Uint64("seed", 1, "seed of the first sampled request (request i: seed+i)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -43,6 +46,8 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Sprintf("--npl %q: %v", *npl, err)}
 	case *n < 1 || *threads < 1:
 		return usageError{"-n and -t must be at least 1"}
+	case *temp < 0 || *temp > 100:
+		return usageError{fmt.Sprintf("--temp %v: want a temperature in [0, 100]", *temp)}
 	}
 	if err := checkSpec(&spec, ""); err != nil {
 		return usageError{err.Error()}
@@ -85,6 +90,9 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 		var off float64
 		for _, mode := range modes {
 			o := bench.SpecOptions{Prompts: prompts, MaxTokens: *n, Workers: *threads, Spec: mode}
+			if *temp > 0 {
+				o.Sampling = &messages.SamplingParams{Temperature: float32(*temp), Seed: *seed}
+			}
 			name := "off"
 			if mode.On() {
 				name = mode.Type
