@@ -3,11 +3,10 @@ package actors
 import (
 	"slices"
 
-	"github.com/troupe-llm/troupe/model/sample"
-
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/sample"
 )
 
 // The batcher's part of speculative decoding (see ARCHITECTURE.md): a
