@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -32,11 +33,15 @@ type SpecOptions struct {
 // wall time (from submission to the last request's end), the steps, and
 // the drafts verified (vLLM's spec_decode counters).
 type SpecResult struct {
-	Tokens                         int
-	Elapsed                        time.Duration
-	Steps                          int64
-	Drafts, DraftTokens, Accepted  int64
-	AcceptedPerPos                 []int64 // runs whose draft token i was accepted
+	Tokens                        int
+	Elapsed                       time.Duration
+	Steps                         int64
+	Drafts, DraftTokens, Accepted int64
+	AcceptedPerPos                []int64 // runs whose draft token i was accepted
+	// CPU is the process's CPU time (user and system) over the same span:
+	// on a machine other jobs load, wall time measures them too, CPU time
+	// far less.
+	CPU                            time.Duration
 	PromptTokens, MaxTokens, Batch int
 }
 
@@ -99,6 +104,7 @@ func Speculative(ctx context.Context, m *model.Model, o SpecOptions) (SpecResult
 		return SpecResult{}, err
 	}
 	var run *batchRun
+	cpu0 := cpuTime()
 	if o.Sampling != nil {
 		run, err = submitSampled(ctx, rt, o.Prompts, o.MaxTokens, *o.Sampling)
 	} else {
@@ -107,11 +113,12 @@ func Speculative(ctx context.Context, m *model.Model, o SpecOptions) (SpecResult
 	if err != nil {
 		return SpecResult{}, err
 	}
+	cpu := cpuTime() - cpu0
 	s1, err := rt.Stats(statsTimeout)
 	if err != nil {
 		return SpecResult{}, err
 	}
-	r := SpecResult{Steps: s1.Steps - s0.Steps, Drafts: s1.SpecDrafts - s0.SpecDrafts,
+	r := SpecResult{CPU: cpu, Steps: s1.Steps - s0.Steps, Drafts: s1.SpecDrafts - s0.SpecDrafts,
 		DraftTokens: s1.SpecDraftTokens - s0.SpecDraftTokens, Accepted: s1.SpecAcceptedTokens - s0.SpecAcceptedTokens,
 		PromptTokens: longest, MaxTokens: o.MaxTokens, Batch: len(o.Prompts)}
 	for i, n := range s1.SpecAcceptedPerPos {
@@ -181,4 +188,14 @@ func submitSampled(ctx context.Context, rt *actors.Runtime, prompts [][]int32, m
 		}
 	}
 	return run, nil
+}
+
+// cpuTime is the process's user and system CPU time so far (0 when the
+// system does not say).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

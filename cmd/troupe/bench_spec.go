@@ -81,7 +81,7 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Fprintf(stdout, "| B | speculation | tok/s | draft tokens | accepted | acceptance | mean accepted length | steps |\n|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(stdout, "| B | speculation | tok/s | draft tokens | accepted | acceptance | mean accepted length | steps | CPU ms/token |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, b := range pl {
 		prompts := make([][]int32, b)
 		for i := range prompts {
@@ -107,8 +107,9 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 			} else {
 				off = r.TPS()
 			}
-			fmt.Fprintf(stdout, "| %d | %s | %s | %d | %d | %.1f%% | %.2f | %d |\n", b, name, strings.TrimSpace(speed),
-				r.DraftTokens, r.Accepted, 100*r.AcceptanceRate(), r.MeanAcceptedLength(), r.Steps)
+			fmt.Fprintf(stdout, "| %d | %s | %s | %d | %d | %.1f%% | %.2f | %d | %.1f |\n", b, name, strings.TrimSpace(speed),
+				r.DraftTokens, r.Accepted, 100*r.AcceptanceRate(), r.MeanAcceptedLength(), r.Steps,
+				float64(r.CPU.Microseconds())/1000/float64(max(r.Tokens, 1)))
 		}
 	}
 	return nil
