@@ -272,3 +272,42 @@ func TestSpeculativeDraftBackOff(t *testing.T) {
 			asked, tokens+looked, looked)
 	}
 }
+
+// TestSpeculativeDraftSelfSampled: the model as its own draft model, on
+// seeded sampled requests, draws its drafts from q = p (the forward pass is
+// batch-invariant), so the rejection rule accepts (nearly) every draft
+// token: q leaves out tokens under 1e-4 of the top one's probability, so
+// q(x) is a little above p(x) and a few may be rejected. The one-hot rule
+// would accept only about sum(p²) of them. The outputs are the same alone
+// and 8 at once, and differ from plain decoding's.
+func TestSpeculativeDraftSelfSampled(t *testing.T) {
+	noLeaks(t)
+	const k = 4
+	m := openModel(t, "stories260K.gguf")
+	draft := openModel(t, "stories260K.gguf")
+	var reqs []*messages.GenerateRequest
+	cases := loadCases(t, "stories260K")
+	for i := range 8 {
+		req := greedy(cases[i%len(cases)].PromptIDs, 30)
+		req.IgnoreEOS = true
+		req.Sampling = messages.SamplingParams{Temperature: 0.8, TopK: 40 * (i % 2), Seed: uint64(11 + i), HasSeed: true}
+		reqs = append(reqs, req)
+	}
+	plain := plainResults(t, m, reqs)
+	ref := draftAlone(t, m, draft, k, reqs)
+	if n := differs(ref, plain); n == 0 {
+		t.Errorf("every sampled output is the plain one: were the drafts verified against q?")
+	}
+	rt := start(t, m, draftOn(actors.Config{}, draft, k))
+	got := concurrently(t, rt, reqs)
+	checkSpecStats(t, rt, samePlain(t, got, ref))
+	st, err := rt.Stats(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate := float64(st.SpecAcceptedTokens) / float64(max(st.SpecDraftTokens, 1)); rate < 0.95 {
+		t.Errorf("%d of %d draft tokens accepted (%.3f): a draft drawn from p itself should be accepted nearly always",
+			st.SpecAcceptedTokens, st.SpecDraftTokens, rate)
+	}
+	draftBlocksFreed(t, rt)
+}
