@@ -55,13 +55,16 @@ type seqEntry struct {
 	dev      *deviceSlot
 	new      *messages.NewSequence
 	stopIDs  []int32
-	mask     []uint64             // grammar mask of the next sample (the latest request's); nil: none
-	dmasks   [][]uint64           // the masks of the samples after the first of a draft's run (StepRequest.DraftMasks)
-	dx       []int32              // a draft with q: its tokens, the look-ahead last (spec.go)
-	dq       []messages.DraftDist // the distributions dx was drawn from (StepRequest.DraftQ); nil: one-hot
-	notified bool                 // NumCachedTokens sent with the first result
-	added    time.Time            // entered the schedule
-	queued   time.Duration        // from added to first running; 0 until then
+	mask     []uint64      // grammar mask of the next sample (the latest request's); nil: none
+	dmasks   [][]uint64    // the masks of the samples after the first of a draft's run (StepRequest.DraftMasks)
+	notified bool          // NumCachedTokens sent with the first result
+	added    time.Time     // entered the schedule
+	queued   time.Duration // from added to first running; 0 until then
+	// A draft drawn from a draft model's q (spec.go): its tokens, the
+	// look-ahead last, and the distributions they were drawn from
+	// (StepRequest.DraftQ); nil: none, or one-hot.
+	dx []int32
+	dq []messages.DraftDist
 }
 
 // windowElapsed is the batcher's timer firing for a device (gen guards
