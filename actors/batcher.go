@@ -60,6 +60,11 @@ type seqEntry struct {
 	notified bool          // NumCachedTokens sent with the first result
 	added    time.Time     // entered the schedule
 	queued   time.Duration // from added to first running; 0 until then
+	// A draft drawn from a draft model's q (spec.go): its tokens, the
+	// look-ahead last, and the distributions they were drawn from
+	// (StepRequest.DraftQ); nil: none, or one-hot.
+	dx []int32
+	dq []messages.DraftDist
 }
 
 // windowElapsed is the batcher's timer firing for a device (gen guards

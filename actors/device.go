@@ -157,7 +157,7 @@ func (d *device) sampleRow(r int, spec messages.SampleSpec) (messages.Token, err
 		grammar.MaskLogits(row, spec.Mask)
 	}
 	s.Seek(spec.Params.Seed, spec.Draw)
-	tok, err := s.Sample(row, spec.History)
+	tok, err := sampleOrVerify(s, row, spec) // spec.go
 	if err != nil {
 		return messages.Token{}, err
 	}

@@ -1,6 +1,10 @@
 package actors
 
-import "github.com/asynkron/protoactor-go/actor"
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/messages"
+)
 
 // draftDevice is the draft model's device actor (SpecDraft): sequences
 // ask it for drafts (draftAsk) and tell it when they end (draftRelease).
@@ -19,7 +23,12 @@ type pendingAsk struct {
 }
 
 // draftReply answers a draftAsk: the draft (none: decode without one).
-type draftReply struct{ Draft []int32 }
+type draftReply struct {
+	Draft []int32
+	// Q, when not nil, is the distribution each Draft token was drawn from
+	// (a sampled request's; nil: greedy).
+	Q []messages.DraftDist
+}
 
 // draftRelease tells the draft device that sequence ID has ended: its
 // blocks go back to the pool.
@@ -47,7 +56,7 @@ func (d *draftDevice) Receive(ctx actor.Context) {
 		d.pending = dropPending(d.pending, msg.ID)
 		d.r.release(msg.ID)
 	case *actor.Restarting, *actor.Stopping:
-		d.answerAll(ctx, nil) // nobody waits on a lost ask
+		d.answerAll(ctx, nil, nil) // nobody waits on a lost ask
 	}
 }
 
@@ -60,19 +69,23 @@ func (d *draftDevice) flush(ctx actor.Context) {
 	for i, p := range d.pending {
 		asks[i] = p.ask
 	}
-	d.answerAll(ctx, d.r.proposeAll(asks))
+	drafts, qs := d.r.proposeAll(asks)
+	d.answerAll(ctx, drafts, qs)
 }
 
 // answerAll answers every pending ask, with drafts[i] (none when drafts
 // is nil), and empties the queue.
-func (d *draftDevice) answerAll(ctx actor.Context, drafts [][]int32) {
+func (d *draftDevice) answerAll(ctx actor.Context, drafts [][]int32, qs [][]messages.DraftDist) {
 	for i, p := range d.pending {
-		var draft []int32
+		reply := &draftReply{}
 		if drafts != nil {
-			draft = drafts[i]
+			reply.Draft = drafts[i]
+		}
+		if qs != nil {
+			reply.Q = qs[i]
 		}
 		if p.from != nil {
-			ctx.Send(p.from, &draftReply{Draft: draft})
+			ctx.Send(p.from, reply)
 		}
 	}
 	d.pending = d.pending[:0]

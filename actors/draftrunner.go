@@ -3,9 +3,12 @@ package actors
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
+	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/sample"
 )
 
 // draftRunner runs speculative decoding's draft model (SpecDraft): its own
@@ -36,6 +39,10 @@ type draftRunner struct {
 type draftSeq struct {
 	table []int32 // its blocks
 	fed   []int32 // the tokens whose K/V the blocks hold, in order
+	// s samples the draft of a sampled request (its parameters, seeded
+	// apart from the target's draws); nil: greedy drafting.
+	s   *sample.Sampler
+	dst sample.Dist // scratch for q
 }
 
 // newDraftRunner starts the draft model's runner on its own backend, made
@@ -91,7 +98,22 @@ type draftAsk struct {
 	Tokens []int32
 	K      int
 	PMin   float32
+	// Params are the request's sampling parameters and Draw the draw
+	// number of the first draft token (the sequence's output count): a
+	// sampled request's draft tokens are drawn from the draft model's
+	// distribution after the same transforms, seeded by draw, and sent with
+	// it (draftReply.Q) for rejection sampling. nil Params: greedy.
+	Params *messages.SamplingParams
+	Draw   uint64
 }
+
+// draftSalt separates the draft's random stream from the target's draws.
+const draftSalt = 0x6a09e667f3bcc909
+
+// draftMinRatio: the draft's q leaves out tokens below this fraction of
+// the most likely one's probability (the draft draws from the q it sends,
+// so this costs only acceptance, not exactness) to keep messages small.
+const draftMinRatio = 1e-4
 
 // maxDraftFailures is how many failed forward passes in a row turn the
 // draft model off (requests go on without speculation).
@@ -102,6 +124,27 @@ type drafting struct {
 	ask  int       // index into the asks
 	s    *draftSeq // its state
 	next []int32   // the tokens to feed next
+	hist []int32   // the penalties' history (nil: no penalties)
+}
+
+// sampled is a draft run's sampler when the ask's request samples with a
+// fixed distribution (sample.Params.HasDist; infill left out), else nil.
+func (s *draftSeq) sampler(p *messages.SamplingParams) *sample.Sampler {
+	if p == nil || p.Infill {
+		return nil
+	}
+	sp := SampleParams(p)
+	sp.WantLogprob, sp.Logprobs = false, 0
+	if !sp.HasDist() {
+		return nil
+	}
+	if s.s == nil {
+		var err error
+		if s.s, err = sample.New(sp); err != nil {
+			return nil
+		}
+	}
+	return s.s
 }
 
 // proposeAll drafts for every ask at once: each forward pass of the draft
@@ -109,12 +152,13 @@ type drafting struct {
 // in the cache, then one draft token at a time). An ask whose sequence
 // the draft KV pool has no room for, or any ask when the device failed,
 // gets no draft.
-func (r *draftRunner) proposeAll(asks []*draftAsk) [][]int32 {
+func (r *draftRunner) proposeAll(asks []*draftAsk) ([][]int32, [][]messages.DraftDist) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([][]int32, len(asks))
+	qs := make([][]messages.DraftDist, len(asks))
 	if r.failures >= maxDraftFailures {
-		return out
+		return out, qs
 	}
 	var run []drafting
 	for i, a := range asks {
@@ -136,31 +180,78 @@ func (r *draftRunner) proposeAll(asks []*draftAsk) [][]int32 {
 		// at least the last token again for its logits.
 		p := min(commonPrefix(s.fed, a.Tokens), len(a.Tokens)-1)
 		s.fed = s.fed[:p]
-		run = append(run, drafting{ask: i, s: s, next: a.Tokens[p:]})
+		d := drafting{ask: i, s: s, next: a.Tokens[p:]}
+		if a.Params != nil {
+			if n, ok := historyWindow(a.Params); ok {
+				d.hist = a.Tokens
+				if n > 0 && len(d.hist) > n {
+					d.hist = d.hist[len(d.hist)-n:]
+				}
+				d.hist = slices.Clone(d.hist)
+			}
+		}
+		run = append(run, d)
 	}
 	r.asked += int64(len(run))
 	for len(run) > 0 {
-		toks, probs, err := r.forward(run)
-		if err != nil {
+		if err := r.forward(run); err != nil {
 			r.fail()
-			return make([][]int32, len(asks))
+			return make([][]int32, len(asks)), make([][]messages.DraftDist, len(asks))
 		}
 		r.failures = 0
 		keep := run[:0]
 		for j, d := range run {
 			a := asks[d.ask]
-			if probs[j] < a.PMin {
+			tok, q, ok := r.pick(j, &d, a, uint64(len(out[d.ask])))
+			if !ok {
 				continue
 			}
-			out[d.ask] = append(out[d.ask], toks[j])
+			out[d.ask] = append(out[d.ask], tok)
+			if q != nil {
+				qs[d.ask] = append(qs[d.ask], *q)
+			}
+			if d.hist != nil {
+				d.hist = append(d.hist, tok)
+			}
 			if len(out[d.ask]) < a.K {
-				d.next = []int32{toks[j]}
+				d.next = []int32{tok}
 				keep = append(keep, d)
 			}
 		}
 		run = keep
 	}
-	return out
+	for i := range qs {
+		if len(qs[i]) != len(out[i]) {
+			qs[i] = nil // greedy, or the sampler failed part-way: one-hot
+		}
+	}
+	return out, qs
+}
+
+// pick chooses the draft token after run d's last logits (row j), the
+// draft's i'th: greedy (the argmax, kept when its probability is at least
+// the ask's PMin), or, for a sampled request, drawn from the draft model's
+// distribution q after the request's transforms, seeded by the token's
+// draw, kept when q's largest probability is at least PMin (a test that
+// does not look at the token drawn, as the rejection rule needs), and
+// returned with q.
+func (r *draftRunner) pick(j int, d *drafting, a *draftAsk, i uint64) (int32, *messages.DraftDist, bool) {
+	logits := r.logits[j*r.vocab : (j+1)*r.vocab]
+	if s := d.s.sampler(a.Params); s != nil {
+		var err error
+		d.s.dst, err = s.Dist(logits, d.hist, draftMinRatio, d.s.dst)
+		if err == nil && len(d.s.dst.IDs) > 0 {
+			if slices.Max(d.s.dst.P) < a.PMin {
+				return 0, nil, false
+			}
+			s.Seek(a.Params.Seed^draftSalt, a.Draw+i)
+			tok := s.DrawDist(d.s.dst)
+			q := &messages.DraftDist{IDs: slices.Clone(d.s.dst.IDs), P: slices.Clone(d.s.dst.P)}
+			return tok, q, true
+		}
+	}
+	tok, prob := argmaxProb(logits)
+	return tok, nil, prob >= a.PMin
 }
 
 // fail counts a failed forward pass and forgets what every sequence's
@@ -174,9 +265,8 @@ func (r *draftRunner) fail() {
 }
 
 // forward runs the draft model over each run's next tokens at the
-// positions after its fed ones, and returns the argmax of each run's last
-// logits and its probability.
-func (r *draftRunner) forward(run []drafting) (toks []int32, probs []float32, err error) {
+// positions after its fed ones; row j of r.logits is run j's last logits.
+func (r *draftRunner) forward(run []drafting) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("actors: the draft model's forward pass panicked: %v", p)
@@ -195,14 +285,12 @@ func (r *draftRunner) forward(run []drafting) (toks []int32, probs []float32, er
 		r.logits = make([]float32, n)
 	}
 	if err := r.be.Forward(b, r.logits[:n]); err != nil {
-		return nil, nil, fmt.Errorf("actors: the draft model's forward pass: %w", err)
+		return fmt.Errorf("actors: the draft model's forward pass: %w", err)
 	}
-	for j, d := range run {
+	for _, d := range run {
 		d.s.fed = append(d.s.fed, d.next...)
-		tok, prob := argmaxProb(r.logits[j*r.vocab : (j+1)*r.vocab])
-		toks, probs = append(toks, tok), append(probs, prob)
 	}
-	return toks, probs, nil
+	return nil
 }
 
 // reserve gives s blocks for n positions; false when the pool is short

@@ -6,6 +6,7 @@ import (
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/sample"
 )
 
 // The batcher's part of speculative decoding (see ARCHITECTURE.md): a
@@ -20,8 +21,16 @@ func (b *batcher) takeDraft(e *seqEntry, req *messages.StepRequest) {
 	if q == nil || e.new.Embed != nil {
 		return
 	}
-	q.Draft, e.dmasks = nil, nil
-	if len(req.DraftMasks) == 0 || len(req.DraftMasks) == len(req.Draft) {
+	q.Draft, e.dmasks, e.dx, e.dq = nil, nil, nil, nil
+	switch {
+	case len(req.DraftQ) > 0 && len(req.DraftQ) == len(req.Draft) && len(req.DraftMasks) == 0:
+		// The last token is the look-ahead: only the run's last row
+		// verifies it, so the scheduler is given the others.
+		e.dx, e.dq = req.Draft, req.DraftQ
+		if len(req.Draft) > 1 {
+			q.Draft = req.Draft[:len(req.Draft)-1]
+		}
+	case len(req.DraftMasks) == 0 || len(req.DraftMasks) == len(req.Draft):
 		q.Draft, e.dmasks = req.Draft, req.DraftMasks
 	}
 }
@@ -42,6 +51,13 @@ func (b *batcher) appendSampleSpecs(specs []messages.SampleSpec, q *sched.Seq, d
 		if i < draft {
 			spec.Verify, spec.Draft = true, q.Draft[i]
 		}
+		// A row with the draft's q verifies by rejection sampling, the run's
+		// last row too (the look-ahead, or the next draft token of a run
+		// the scheduler cut, or of a recomputed sequence's prefill): a
+		// position's token is the same wherever the steps' runs end.
+		if i < len(e.dq) {
+			spec.Draft, spec.DraftQ = e.dx[i], &e.dq[i]
+		}
 		if i > 0 && e.dmasks != nil {
 			spec.Mask = e.dmasks[i-1]
 		}
@@ -61,6 +77,9 @@ func (b *batcher) appendSampleSpecs(specs []messages.SampleSpec, q *sched.Seq, d
 // without a draft), or the error of the row that failed.
 func (b *batcher) stepResult(done *messages.StepDone, o sched.Outcome) *messages.StepResult {
 	id := uint64(o.Seq.ID)
+	if e := b.seqs[id]; e != nil {
+		e.dx, e.dq = nil, nil // verified (a draft with q is used once)
+	}
 	res := &messages.StepResult{SeqID: id, Token: done.Tokens[o.Row], Finish: o.Finish,
 		Drafted: o.Drafted, Accepted: o.Accepted}
 	if o.Drafted > 0 {
@@ -75,4 +94,16 @@ func (b *batcher) stepResult(done *messages.StepDone, o sched.Outcome) *messages
 		res.Embedding = done.Embeddings[o.Row]
 	}
 	return res
+}
+
+// sampleOrVerify samples a row (s Seeked to its draw): plainly, or, with a
+// draft model's q (SampleSpec.DraftQ), by rejection sampling against it.
+// Without a q a verified row is a plain sample compared with the draft
+// token afterwards: the rule for a one-hot q (n-gram), which keeps the
+// output the plain output.
+func sampleOrVerify(s *sample.Sampler, row []float32, spec messages.SampleSpec) (sample.Token, error) {
+	if spec.DraftQ == nil {
+		return s.Sample(row, spec.History)
+	}
+	return s.Verify(row, spec.History, spec.Draft, sample.Dist{IDs: spec.DraftQ.IDs, P: spec.DraftQ.P})
 }

@@ -32,6 +32,53 @@ func draftBlocksFreed(t *testing.T, rt *actors.Runtime) {
 	}
 }
 
+// rejectionSampled reports whether req's drafts carry the draft model's q
+// (sampled, with a distribution: not greedy, mirostat or XTC), so its
+// output is distributed as plain sampling's but not token for token the
+// plain output.
+func rejectionSampled(req *messages.GenerateRequest) bool {
+	return actors.SampleParams(&req.Sampling).HasDist()
+}
+
+// draftWant is the output each request must give with a draft model: the
+// plain output, but for a rejection-sampled request (rejectionSampled) the
+// output the speculative runtime gives it alone (ref; nil: none to compare
+// with, where the draft model misses positions).
+func draftWant(reqs []*messages.GenerateRequest, plain, ref []*result) []*result {
+	want := slices.Clone(plain)
+	for i, req := range reqs {
+		if rejectionSampled(req) {
+			want[i] = nil
+			if ref != nil {
+				want[i] = ref[i]
+			}
+		}
+	}
+	return want
+}
+
+// draftAlone runs each request alone on a runtime with the draft model.
+func draftAlone(t *testing.T, m, draft *model.Model, k int, reqs []*messages.GenerateRequest) []*result {
+	t.Helper()
+	rt := start(t, m, draftOn(actors.Config{}, draft, k))
+	var out []*result
+	for _, req := range reqs {
+		out = append(out, run(t, rt, copyReq(req)))
+	}
+	return out
+}
+
+// differs counts the requests whose outputs differ.
+func differs(a, b []*result) int {
+	n := 0
+	for i := range a {
+		if !slices.Equal(a[i].ids[0], b[i].ids[0]) {
+			n++
+		}
+	}
+	return n
+}
+
 // TestSpeculativeDraftSelf: the model as its own draft model proposes
 // exactly what the model decodes (the forward pass is batch-invariant),
 // so every draft token is accepted: the mean accepted length is k, and
@@ -73,9 +120,14 @@ func TestSpeculativeDraftSelf(t *testing.T) {
 }
 
 // TestSpeculativeDraftOther: a draft model of another quantization (the
-// same synthetic weights in Q4_0 for an F16 target) is accepted in part,
-// and every request still gives exactly its plain output, greedy and
-// seeded-sampled, alone and 8 at once.
+// same synthetic weights in Q4_0 for an F16 target) is accepted in part;
+// a greedy request gives exactly its plain output, alone and 8 at once. A
+// seeded sampled request is verified against the draft model's q
+// (rejection sampling: distributed as plain sampling, model/sample's
+// TestVerifyKeepsTheTargetDistribution) and gives the same output run to
+// run and 8 at once under a token budget that cuts drafts (the run's last
+// row verifies the look-ahead: a position's token does not depend on where
+// the steps' runs end), which differs from the plain output.
 func TestSpeculativeDraftOther(t *testing.T) {
 	noLeaks(t)
 	m := openModel(t, "synthetic/synth-llama-tiny256-F16.gguf")
@@ -92,7 +144,12 @@ func TestSpeculativeDraftOther(t *testing.T) {
 		}
 		reqs = append(reqs, req)
 	}
-	want := plainResults(t, m, reqs)
+	plain := plainResults(t, m, reqs)
+	ref := draftAlone(t, m, draft, 4, reqs)
+	want := draftWant(reqs, plain, ref)
+	if n := differs(ref, plain); n == 0 {
+		t.Errorf("no sampled request's output differs from plain: were its drafts verified against q?")
+	}
 	t.Run("alone", func(t *testing.T) {
 		rt := start(t, m, draftOn(actors.Config{}, draft, 4))
 		var got []*result
@@ -134,13 +191,15 @@ func TestSpeculativeDraftVocab(t *testing.T) {
 // (twice; then it works again), a KV pool too small for every sequence
 // (the target's preempts, the draft's has no room for some), and a
 // request's p_min of 1 (no token is that sure: no draft) all leave every
-// output the plain one.
+// output the plain one (but a rejection-sampled request's: a position the
+// draft model missed is a plain sample, so its output is checked only for
+// errors).
 func TestSpeculativeDraftFaults(t *testing.T) {
 	noLeaks(t)
 	m := openModel(t, "stories260K.gguf")
 	draft := openModel(t, "stories260K.gguf")
 	reqs := quoteWorkload(loadCases(t, "stories260K"))
-	want := plainResults(t, m, reqs)
+	want := draftWant(reqs, plainResults(t, m, reqs), nil) // a missed position changes a sampled output
 	t.Run("device-panics", func(t *testing.T) {
 		cfg := draftOn(actors.Config{}, draft, 4)
 		var f *faulty
@@ -181,25 +240,74 @@ func TestSpeculativeDraftFaults(t *testing.T) {
 // TestSpeculativeDraftBackOff: past SpecMaxSeqs running sequences the
 // scheduler drops drafts, so the sequences back off from asking the draft
 // device (whose drafts would be thrown away): it drafts for far fewer
-// steps than the sequences take, and the output is the plain output.
+// steps than the sequences take, and the output is the plain output (a
+// rejection-sampled request's, its output alone: while it backs off it
+// asks for the look-ahead only, so every position is still verified
+// against the draft model's q).
 func TestSpeculativeDraftBackOff(t *testing.T) {
 	noLeaks(t)
 	m := openModel(t, "stories260K.gguf")
 	draft := openModel(t, "stories260K.gguf")
 	reqs := quoteWorkload(loadCases(t, "stories260K"))
-	want := plainResults(t, m, reqs)
+	want := draftWant(reqs, plainResults(t, m, reqs), draftAlone(t, m, draft, 4, reqs))
 	cfg := draftOn(actors.Config{}, draft, 4)
 	cfg.Speculative.MaxSeqs = 1
 	rt := start(t, m, cfg)
 	got := concurrently(t, rt, reqs)
 	samePlain(t, got, want)
-	tokens := 0
-	for _, g := range got {
-		tokens += g.usage.CompletionTokens
+	// A rejection-sampled sequence asks at every step (at most one per
+	// token); the others back off.
+	tokens, looked := 0, 0
+	for i, g := range got {
+		if rejectionSampled(reqs[i]) {
+			looked += g.usage.CompletionTokens
+		} else {
+			tokens += g.usage.CompletionTokens
+		}
 	}
 	asked := actors.DraftsAsked(rt)
-	t.Logf("%d draft asks for %d tokens of 16 sequences", asked, tokens)
-	if asked == 0 || asked > int64(tokens)/3 {
-		t.Errorf("%d draft asks for %d tokens: want some, and far fewer than the steps", asked, tokens)
+	t.Logf("%d draft asks for %d tokens of 16 sequences, %d of them rejection-sampled", asked, tokens+looked, looked)
+	if asked == 0 || asked > int64(looked+tokens/3) {
+		t.Errorf("%d draft asks for %d tokens (%d rejection-sampled, asking for each): want some, and far fewer than the steps",
+			asked, tokens+looked, looked)
 	}
+}
+
+// TestSpeculativeDraftSelfSampled: the model as its own draft model, on
+// seeded sampled requests, draws its drafts from q = p (the forward pass is
+// batch-invariant), so the rejection rule accepts (nearly) every draft
+// token: q leaves out tokens under 1e-4 of the top one's probability, so
+// q(x) is a little above p(x) and a few may be rejected. The one-hot rule
+// would accept only about sum(p²) of them. The outputs are the same alone
+// and 8 at once, and differ from plain decoding's.
+func TestSpeculativeDraftSelfSampled(t *testing.T) {
+	noLeaks(t)
+	const k = 4
+	m := openModel(t, "stories260K.gguf")
+	draft := openModel(t, "stories260K.gguf")
+	var reqs []*messages.GenerateRequest
+	cases := loadCases(t, "stories260K")
+	for i := range 8 {
+		req := greedy(cases[i%len(cases)].PromptIDs, 30)
+		req.IgnoreEOS = true
+		req.Sampling = messages.SamplingParams{Temperature: 0.8, TopK: 40 * (i % 2), Seed: uint64(11 + i), HasSeed: true}
+		reqs = append(reqs, req)
+	}
+	plain := plainResults(t, m, reqs)
+	ref := draftAlone(t, m, draft, k, reqs)
+	if n := differs(ref, plain); n == 0 {
+		t.Errorf("every sampled output is the plain one: were the drafts verified against q?")
+	}
+	rt := start(t, m, draftOn(actors.Config{}, draft, k))
+	got := concurrently(t, rt, reqs)
+	checkSpecStats(t, rt, samePlain(t, got, ref))
+	st, err := rt.Stats(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate := float64(st.SpecAcceptedTokens) / float64(max(st.SpecDraftTokens, 1)); rate < 0.95 {
+		t.Errorf("%d of %d draft tokens accepted (%.3f): a draft drawn from p itself should be accepted nearly always",
+			st.SpecAcceptedTokens, st.SpecDraftTokens, rate)
+	}
+	draftBlocksFreed(t, rt)
 }

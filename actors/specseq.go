@@ -17,6 +17,7 @@ type draftState struct {
 	cur      int        // the draft length now, in [least, k]: adapted to the recent acceptance
 	ngram    spec.NGram // the proposer
 	tokens   []int32    // prompt, then the tokens output so far
+	prompt   int        // the prompt's length in tokens
 	// device drafts with a draft model instead of ngram (SpecDraft), for
 	// the sequence id, stopping below pMin.
 	device  *actor.PID // the draft device; nil: n-gram
@@ -27,6 +28,15 @@ type draftState struct {
 	// skip, the steps to go without asking the draft device, and backoff
 	// the last such pause (backOff).
 	sent, skip, backoff int
+	// look is 1 when the draft model samples (a sampled request, with a q
+	// for rejection sampling): each draft carries one token more than the
+	// step may verify, the look-ahead, which the run's last row verifies
+	// (see takeDraft), so every position the draft model reaches is
+	// verified against its q wherever the steps' runs end.
+	look int
+	// pre is the sequence's preemption count when it sent its last step
+	// request: a draft a preemption dropped is no reason to back off.
+	pre, lastBackoff int
 }
 
 // newDraftState is the draft state of sequence id of req, off when the
@@ -36,10 +46,13 @@ func newDraftState(rt *Runtime, req *messages.GenerateRequest, id uint64) draftS
 	if k == 0 {
 		return draftState{}
 	}
-	d := draftState{k: k, least: least, cur: k, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt),
+	d := draftState{k: k, least: least, cur: k, ngram: rt.cfg.Speculative.NGram, tokens: slices.Clone(req.Prompt), prompt: len(req.Prompt),
 		device: rt.draftDevice, id: id, pMin: rt.cfg.Speculative.DraftPMin}
 	if req.Speculative != nil && req.Speculative.PMin != 0 {
 		d.pMin = req.Speculative.PMin
+	}
+	if d.device != nil && !req.Sampling.Infill && SampleParams(&req.Sampling).HasDist() {
+		d.look = 1
 	}
 	return d
 }
@@ -58,12 +71,20 @@ func (s *sequence) next(ctx actor.Context) {
 	d := &s.draft
 	k := s.draftLen()
 	if d.device != nil {
-		if d.skip > 0 {
+		if d.skip > 0 && s.preemptions != d.pre { // preempted, not dropped
+			d.skip, d.backoff = 0, d.lastBackoff
+		}
+		look := d.look
+		if d.k == 0 || s.budget != nil {
+			look = 0
+		}
+		if d.skip > 0 { // backing off: only the look-ahead, one cheap pass
 			d.skip, k = d.skip-1, 0
 		}
-		if k > 0 {
+		if k+look > 0 {
 			d.waiting = true
-			ctx.Request(d.device, &draftAsk{ID: s.id, Tokens: d.tokens, K: k, PMin: d.pMin})
+			ctx.Request(d.device, &draftAsk{ID: s.id, Tokens: d.tokens, K: k + look, PMin: d.pMin,
+				Params: &s.new.Sampling, Draw: uint64(len(d.tokens) - d.prompt)})
 			return
 		}
 	}
@@ -71,7 +92,7 @@ func (s *sequence) next(ctx actor.Context) {
 	if k > 0 && d.device == nil {
 		draft = d.ngram.Propose(nil, d.tokens, k)
 	}
-	s.step(ctx, draft)
+	s.step(ctx, draft, nil)
 }
 
 // maxDraftBackOff bounds how many steps a sequence with a draft model goes
@@ -90,6 +111,7 @@ func (d *draftState) backOff(drafted int) {
 	case drafted > 0:
 		d.backoff = 0
 	case sent > 0:
+		d.lastBackoff = d.backoff
 		d.backoff = min(max(1, 2*d.backoff), maxDraftBackOff)
 		d.skip = d.backoff
 	}
@@ -103,16 +125,37 @@ func (s *sequence) onDraft(ctx actor.Context, r *draftReply) {
 	}
 	s.draft.waiting = false
 	var draft []int32
+	var q []messages.DraftDist
 	if r != nil {
-		draft = r.Draft
+		draft, q = r.Draft, r.Q
 	}
-	s.step(ctx, draft)
+	s.step(ctx, draft, q)
 }
 
-// step sends the step request with draft, once the masks allow it.
-func (s *sequence) step(ctx actor.Context, draft []int32) {
+// step sends the step request with draft, once the masks allow it, and
+// the distributions q its tokens were drawn from (nil: none, verified as
+// one-hot). With q the draft ends with the look-ahead token, and when the
+// rest is shorter than n_min only the look-ahead goes. A masked sequence
+// sends no q: its masks cut the draft at a token they forbid, a choice that
+// depends on the token drawn, which the rejection rule's exactness does
+// not allow (the one-hot rule's does).
+func (s *sequence) step(ctx actor.Context, draft []int32, q []messages.DraftDist) {
+	if len(q) == len(draft) && len(draft) > 0 && s.fsm == nil && s.generated >= s.minTokens {
+		// Drawn from q: the last token is the look-ahead (see draftState.look).
+		n := len(draft) - 1
+		if n < s.draft.least {
+			n = 0
+		}
+		s.draft.sent, s.draft.pre = n, s.preemptions
+		ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask),
+			Draft: draft[:n+1], DraftQ: q[:n+1]})
+		return
+	}
+	if len(q) == len(draft) && s.draft.look > 0 && len(draft) > 0 {
+		draft = draft[:len(draft)-1] // a masked sequence's look-ahead goes
+	}
 	draft, masks := s.vetDraft(draft)
-	s.draft.sent = len(draft)
+	s.draft.sent, s.draft.pre = len(draft), s.preemptions
 	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask), Draft: draft, DraftMasks: masks})
 }
 

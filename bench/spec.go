@@ -6,20 +6,24 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
 
 // SpecOptions set one speculative-decoding measurement: the prompts are
-// submitted at once, each a greedy request for MaxTokens tokens.
+// submitted at once, each a request for MaxTokens tokens: greedy, or
+// sampled with Sampling (request i seeded with Sampling.Seed + i).
 type SpecOptions struct {
 	Prompts   [][]int32
 	MaxTokens int
+	Sampling  *messages.SamplingParams
 	Workers   int                // goroutines of the forward pass; 0: 2
 	Spec      actors.SpecConfig  // the zero value: plain decoding
 	System    *actor.ActorSystem // nil: one of its own, shut down on return
@@ -29,11 +33,15 @@ type SpecOptions struct {
 // wall time (from submission to the last request's end), the steps, and
 // the drafts verified (vLLM's spec_decode counters).
 type SpecResult struct {
-	Tokens                         int
-	Elapsed                        time.Duration
-	Steps                          int64
-	Drafts, DraftTokens, Accepted  int64
-	AcceptedPerPos                 []int64 // runs whose draft token i was accepted
+	Tokens                        int
+	Elapsed                       time.Duration
+	Steps                         int64
+	Drafts, DraftTokens, Accepted int64
+	AcceptedPerPos                []int64 // runs whose draft token i was accepted
+	// CPU is the process's CPU time (user and system) over the same span:
+	// on a machine other jobs load, wall time measures them too, CPU time
+	// far less.
+	CPU                            time.Duration
 	PromptTokens, MaxTokens, Batch int
 }
 
@@ -95,15 +103,22 @@ func Speculative(ctx context.Context, m *model.Model, o SpecOptions) (SpecResult
 	if err != nil {
 		return SpecResult{}, err
 	}
-	run, err := submit(ctx, rt, o.Prompts, o.MaxTokens, nil)
+	var run *batchRun
+	cpu0 := cpuTime()
+	if o.Sampling != nil {
+		run, err = submitSampled(ctx, rt, o.Prompts, o.MaxTokens, *o.Sampling)
+	} else {
+		run, err = submit(ctx, rt, o.Prompts, o.MaxTokens, nil)
+	}
 	if err != nil {
 		return SpecResult{}, err
 	}
+	cpu := cpuTime() - cpu0
 	s1, err := rt.Stats(statsTimeout)
 	if err != nil {
 		return SpecResult{}, err
 	}
-	r := SpecResult{Steps: s1.Steps - s0.Steps, Drafts: s1.SpecDrafts - s0.SpecDrafts,
+	r := SpecResult{CPU: cpu, Steps: s1.Steps - s0.Steps, Drafts: s1.SpecDrafts - s0.SpecDrafts,
 		DraftTokens: s1.SpecDraftTokens - s0.SpecDraftTokens, Accepted: s1.SpecAcceptedTokens - s0.SpecAcceptedTokens,
 		PromptTokens: longest, MaxTokens: o.MaxTokens, Batch: len(o.Prompts)}
 	for i, n := range s1.SpecAcceptedPerPos {
@@ -124,4 +139,63 @@ func Speculative(ctx context.Context, m *model.Model, o SpecOptions) (SpecResult
 	}
 	r.Elapsed = end.Sub(run.start)
 	return r, nil
+}
+
+// submitSampled sends one request per prompt sampled with p (request i
+// seeded with p.Seed + i), all at once, each for maxTokens tokens
+// regardless of end-of-generation tokens, and waits for all of them.
+func submitSampled(ctx context.Context, rt *actors.Runtime, prompts [][]int32, maxTokens int, p messages.SamplingParams) (*batchRun, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run := &batchRun{reqs: make([]reqRun, len(prompts)), start: time.Now()}
+	chans := make([]<-chan *messages.OutputChunk, len(prompts))
+	for i, prompt := range prompts {
+		sp := p
+		sp.Seed, sp.HasSeed = p.Seed+uint64(i), true
+		ch, err := rt.Stream(ctx, &messages.GenerateRequest{Prompt: prompt, MaxTokens: maxTokens, IgnoreEOS: true, Sampling: sp})
+		if err != nil {
+			return nil, err
+		}
+		chans[i] = ch
+	}
+	done := make(chan struct{}, len(chans))
+	for i, ch := range chans {
+		go func(r *reqRun) {
+			defer func() { done <- struct{}{} }()
+			for c := range ch {
+				r.tokens += len(c.Tokens)
+				if c.FinishReason == messages.FinishError || c.FinishReason == messages.FinishCancelled {
+					r.err = fmt.Errorf("request %s: %s: %s", c.RequestID, c.FinishReason, c.Err)
+				}
+				if c.Done {
+					r.done, r.usage = time.Now(), c.Usage
+				}
+			}
+		}(&run.reqs[i])
+	}
+	for range chans {
+		<-done
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for i, r := range run.reqs {
+		if r.err == nil && r.tokens != maxTokens {
+			r.err = fmt.Errorf("request %d received %d of %d tokens", i, r.tokens, maxTokens)
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	return run, nil
+}
+
+// cpuTime is the process's user and system CPU time so far (0 when the
+// system does not say).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

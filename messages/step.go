@@ -39,6 +39,18 @@ type StepRequest struct {
 	// Mask holds for every sample of the run. The sequence proposes only
 	// draft tokens its masks allow.
 	DraftMasks [][]uint64 `msgpack:"draft_masks,omitempty"`
+	// DraftQ, when not nil, is the distribution each Draft token was drawn
+	// from (a draft model's, after the request's sampler transforms), one
+	// per Draft token: the rows verify it by rejection sampling
+	// (SampleSpec.DraftQ). nil: the draft is verified as a one-hot q.
+	DraftQ []DraftDist `msgpack:"draft_q,omitempty"`
+}
+
+// DraftDist is a token distribution: the tokens of nonzero probability and
+// their probabilities.
+type DraftDist struct {
+	IDs []int32   `msgpack:"ids"`
+	P   []float32 `msgpack:"p"`
 }
 
 // StepResult is the token sampled for a sequence in a step. Finish is set
@@ -122,6 +134,13 @@ type SampleSpec struct {
 	// are then ID -1, without an error).
 	Verify bool  `msgpack:"verify,omitempty"`
 	Draft  int32 `msgpack:"draft,omitempty"`
+	// DraftQ, when not nil, is the distribution Draft was drawn from: the
+	// row accepts Draft with probability min(1, p/q) and otherwise samples
+	// from max(0, p - q), normalised (model/sample's Verify), so the token
+	// is still distributed as plain sampling's. A row with DraftQ but not
+	// Verify (the last of a run, whose draft the batcher cut) samples so
+	// too, and the run ends there as any run's last row.
+	DraftQ *DraftDist `msgpack:"draft_q,omitempty"`
 }
 
 // StepDone answers a Step: one token per Samples entry, in order, or Err

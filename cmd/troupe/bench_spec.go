@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/bench"
+	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -32,6 +33,8 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&draftPath, "model-draft", "", "draft model `FILE` (the model's vocabulary): adds draft-simple rows")
 	fs.StringVar(&draftPath, "md", "", "draft model `FILE`: --model-draft")
 	pMin := fs.Float64("draft-p-min", 0, "the draft model stops drafting below this probability (0: never)")
+	temp := fs.Float64("temp", 0, "sampling temperature (0: greedy); sampled requests verify a draft model's drafts by rejection sampling")
+	seed := fs.Uint64("seed", 1, "seed of the first sampled request (request i: seed+i)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -43,6 +46,8 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Sprintf("--npl %q: %v", *npl, err)}
 	case *n < 1 || *threads < 1:
 		return usageError{"-n and -t must be at least 1"}
+	case *temp < 0 || *temp > 100:
+		return usageError{fmt.Sprintf("--temp %v: want a temperature in [0, 100]", *temp)}
 	}
 	if err := checkSpec(&spec, ""); err != nil {
 		return usageError{err.Error()}
@@ -76,7 +81,7 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Fprintf(stdout, "| B | speculation | tok/s | draft tokens | accepted | acceptance | mean accepted length | steps |\n|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(stdout, "| B | speculation | tok/s | draft tokens | accepted | acceptance | mean accepted length | steps | CPU ms/token |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, b := range pl {
 		prompts := make([][]int32, b)
 		for i := range prompts {
@@ -85,6 +90,9 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 		var off float64
 		for _, mode := range modes {
 			o := bench.SpecOptions{Prompts: prompts, MaxTokens: *n, Workers: *threads, Spec: mode}
+			if *temp > 0 {
+				o.Sampling = &messages.SamplingParams{Temperature: float32(*temp), Seed: *seed}
+			}
 			name := "off"
 			if mode.On() {
 				name = mode.Type
@@ -99,8 +107,9 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 			} else {
 				off = r.TPS()
 			}
-			fmt.Fprintf(stdout, "| %d | %s | %s | %d | %d | %.1f%% | %.2f | %d |\n", b, name, strings.TrimSpace(speed),
-				r.DraftTokens, r.Accepted, 100*r.AcceptanceRate(), r.MeanAcceptedLength(), r.Steps)
+			fmt.Fprintf(stdout, "| %d | %s | %s | %d | %d | %.1f%% | %.2f | %d | %.1f |\n", b, name, strings.TrimSpace(speed),
+				r.DraftTokens, r.Accepted, 100*r.AcceptanceRate(), r.MeanAcceptedLength(), r.Steps,
+				float64(r.CPU.Microseconds())/1000/float64(max(r.Tokens, 1)))
 		}
 	}
 	return nil

@@ -39,6 +39,7 @@ type Sampler struct {
 	cand   []candidate    // (vocab, or TopK) tokens that survive truncation
 	lpCand []candidate    // (Logprobs) most likely tokens, for Token.Top
 	top    []TokenLogprob // (Logprobs) what Token.Top returns
+	qDense []float64      // (vocab) a draft's q, for Verify's residual (spec.go); all zero between calls
 
 	dryCounts []int32             // (DRY window) repeat counts
 	dryMax    map[int32]int32     // token -> longest run it would extend
