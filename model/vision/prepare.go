@@ -1,0 +1,193 @@
+package vision
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"image"
+	"image/color"
+	_ "image/gif" // registers GIF: Decode takes the first frame
+	_ "image/jpeg"
+	_ "image/png"
+	"math"
+
+	_ "golang.org/x/image/webp"
+)
+
+// rgb is a decoded image as llama.cpp's clip_image_u8: nx·ny·3 bytes, RGB
+// interleaved per pixel, rows top to bottom.
+type rgb struct {
+	nx, ny int
+	buf    []byte
+}
+
+// Prepare decodes one image file and preprocesses it for the projector:
+// see the package comment. Errors wrap ErrFormat (not an image Prepare can
+// decode) or ErrTooLarge (over p.Limits, found before decoding).
+func (p *Projector) Prepare(data []byte) (*Prepared, error) {
+	img, err := p.decode(data)
+	if err != nil {
+		return nil, err
+	}
+	out := &Prepared{Width: img.nx, Height: img.ny}
+	switch p.typ {
+	case "gemma3":
+		// mtmd_image_preprocessor_fixed_size: one image_size square,
+		// letterboxed (clip.cpp's default PAD_CEIL, black), bilinear.
+		sz := p.hp.imageSize
+		out.tiles = []pixels{normalize(resizePadded(img, sz, sz), p.hp.mean, p.hp.std)}
+		out.gridX, out.gridY = 1, 1
+		out.Chunks = []Chunk{{Text: "<start_of_image>"}, {Embeds: p.tokens()}, {Text: "<end_of_image>"}}
+	default:
+		return nil, fmt.Errorf("vision: projector type %q cannot prepare images", p.typ)
+	}
+	out.Hash = hashTiles(out.tiles)
+	return out, nil
+}
+
+// decode checks the declared size, then decodes data to RGB bytes as
+// stb_image does for llama.cpp (alpha dropped, not composited; 16-bit
+// samples take their high byte).
+func (p *Projector) decode(data []byte) (*rgb, error) {
+	lim := p.Limits
+	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(data), lim.MaxBytes)
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	w, h := cfg.Width, cfg.Height
+	switch {
+	case w < 1 || h < 1:
+		return nil, fmt.Errorf("%w: %s of %dx%d pixels", ErrFormat, format, w, h)
+	case w > lim.MaxSide || h > lim.MaxSide:
+		return nil, fmt.Errorf("%w: %s of %dx%d pixels, the limit is %d a side", ErrTooLarge, format, w, h, lim.MaxSide)
+	case w*h > lim.MaxPixels:
+		return nil, fmt.Errorf("%w: %s of %dx%d pixels, the limit is %d pixels", ErrTooLarge, format, w, h, lim.MaxPixels)
+	}
+	m, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, format, err)
+	}
+	b := m.Bounds()
+	if b.Dx() != w || b.Dy() != h {
+		return nil, fmt.Errorf("%w: %s declares %dx%d pixels and holds %dx%d", ErrFormat, format, w, h, b.Dx(), b.Dy())
+	}
+	out := &rgb{nx: w, ny: h, buf: make([]byte, 3*w*h)}
+	i := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl := straightRGB(m.At(x, y))
+			out.buf[i], out.buf[i+1], out.buf[i+2] = r, g, bl
+			i += 3
+		}
+	}
+	return out, nil
+}
+
+// straightRGB is a color's non-premultiplied red, green and blue bytes.
+func straightRGB(c color.Color) (byte, byte, byte) {
+	switch c := c.(type) {
+	case color.NRGBA:
+		return c.R, c.G, c.B
+	case color.RGBA:
+		if c.A == 0xff {
+			return c.R, c.G, c.B
+		}
+	case color.Gray:
+		return c.Y, c.Y, c.Y
+	case color.NRGBA64:
+		return byte(c.R >> 8), byte(c.G >> 8), byte(c.B >> 8)
+	case color.Gray16:
+		return byte(c.Y >> 8), byte(c.Y >> 8), byte(c.Y >> 8)
+	}
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	return n.R, n.G, n.B
+}
+
+// resizePadded is mtmd-image.cpp's img_tool::resize with PAD_CEIL: the
+// image scaled to fit tw×th keeping its aspect ratio (bilinear), centred on
+// black.
+func resizePadded(src *rgb, tw, th int) *rgb {
+	if src.nx == tw && src.ny == th {
+		return src
+	}
+	scale := min(float32(tw)/float32(src.nx), float32(th)/float32(src.ny))
+	nw := min(int(math.Ceil(float64(float32(float32(src.nx)*scale)))), tw)
+	nh := min(int(math.Ceil(float64(float32(float32(src.ny)*scale)))), th)
+	resized := resizeBilinear(src, nw, nh)
+	dst := &rgb{nx: tw, ny: th, buf: make([]byte, 3*tw*th)}
+	ox, oy := (tw-nw)/2, (th-nh)/2
+	for y := range nh {
+		copy(dst.buf[3*((y+oy)*tw+ox):], resized.buf[3*y*nw:3*(y+1)*nw])
+	}
+	return dst
+}
+
+// resizeBilinear is img_tool::resize_bilinear: corners aligned, each
+// channel interpolated in float32 and truncated to a byte.
+func resizeBilinear(src *rgb, tw, th int) *rgb {
+	tw, th = max(tw, 1), max(th, 1)
+	dst := &rgb{nx: tw, ny: th, buf: make([]byte, 3*tw*th)}
+	var xr, yr float32
+	if tw > 1 {
+		xr = float32(src.nx-1) / float32(tw-1)
+	}
+	if th > 1 {
+		yr = float32(src.ny-1) / float32(th-1)
+	}
+	lerp := func(s, e, t float32) float32 { return s + float32((e-s)*t) }
+	for y := range th {
+		py := float32(y) * yr
+		y0 := min(int(py), src.ny-1)
+		y1 := min(y0+1, src.ny-1)
+		yf := py - float32(y0)
+		for x := range tw {
+			px := float32(x) * xr
+			x0 := min(int(px), src.nx-1)
+			x1 := min(x0+1, src.nx-1)
+			xf := px - float32(x0)
+			p00, p10 := src.buf[3*(y0*src.nx+x0):], src.buf[3*(y0*src.nx+x1):]
+			p01, p11 := src.buf[3*(y1*src.nx+x0):], src.buf[3*(y1*src.nx+x1):]
+			d := dst.buf[3*(y*tw+x):]
+			for c := range 3 {
+				top := lerp(float32(p00[c]), float32(p10[c]), xf)
+				bottom := lerp(float32(p01[c]), float32(p11[c]), xf)
+				d[c] = byte(lerp(top, bottom, yf))
+			}
+		}
+	}
+	return dst
+}
+
+// normalize is clip_image_f32::from_u8 then normalize: v/255, minus the
+// mean, over the standard deviation, each in float32.
+func normalize(img *rgb, mean, std [3]float32) pixels {
+	out := pixels{nx: img.nx, ny: img.ny, buf: make([]float32, len(img.buf))}
+	for i, v := range img.buf {
+		c := i % 3
+		out.buf[i] = (float32(v)/255 - mean[c]) / std[c]
+	}
+	return out
+}
+
+// hashTiles is sha256 over each tile's size and float32 values.
+func hashTiles(tiles []pixels) [32]byte {
+	h := sha256.New()
+	var b [8]byte
+	for _, t := range tiles {
+		binary.LittleEndian.PutUint32(b[:4], uint32(t.nx))
+		binary.LittleEndian.PutUint32(b[4:], uint32(t.ny))
+		h.Write(b[:])
+		buf := make([]byte, 4*len(t.buf))
+		for i, v := range t.buf {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+		}
+		h.Write(buf)
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
