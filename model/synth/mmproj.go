@@ -15,7 +15,7 @@ import (
 // ProjectorShape is the shape of a multimodal projector (mmproj) file.
 type ProjectorShape struct {
 	Name      string
-	Type      string // clip.projector_type: "gemma3"
+	Type      string // clip.projector_type: "gemma3" or "idefics3"
 	Dim       int    // the ViT's width
 	FFN       int
 	Heads     int
@@ -23,14 +23,17 @@ type ProjectorShape struct {
 	ImageSize int
 	Patch     int
 	Merge     int // clip.vision.projector.scale_factor (Gemma 3's pooling kernel); written when not the type's default
-	ProjDim   int // the language model's embedding width (0: the one of ProjectorOptions.TextDim)
+	ProjDim   int // the language model's embedding width (ProjectorOptions.TextDim overrides it)
+	Longest   int // clip.vision.preproc_image_size: Idefics3's resized image's longer side
 }
 
-// ProjectorShapes are the shapes WriteProjector knows: Gemma 3's real one
-// (4B's text width) and a tiny one for tests.
+// ProjectorShapes are the shapes WriteProjector knows: Gemma 3's (4B's
+// text width) and SmolVLM-256M's, and tiny ones of each type for tests.
 var ProjectorShapes = []ProjectorShape{
 	{Name: "gemma3", Type: "gemma3", Dim: 1152, FFN: 4304, Heads: 16, Layers: 27, ImageSize: 896, Patch: 14, Merge: 4, ProjDim: 2560},
 	{Name: "gemma3-tiny", Type: "gemma3", Dim: 64, FFN: 128, Heads: 4, Layers: 2, ImageSize: 64, Patch: 8, Merge: 2, ProjDim: 64},
+	{Name: "smolvlm-256m", Type: "idefics3", Dim: 768, FFN: 3072, Heads: 12, Layers: 12, ImageSize: 512, Patch: 16, Merge: 4, ProjDim: 576, Longest: 2048},
+	{Name: "idefics3-tiny", Type: "idefics3", Dim: 64, FFN: 128, Heads: 4, Layers: 2, ImageSize: 32, Patch: 4, Merge: 2, ProjDim: 64, Longest: 64},
 }
 
 // LookupProjectorShape finds a projector shape by name.
@@ -52,15 +55,15 @@ type ProjectorOptions struct {
 
 // WriteProjector writes a random-weight mmproj file of o.Shape to path,
 // with the keys and tensor names and types llama.cpp's converter
-// (convert_hf_to_gguf.py, Gemma3VisionModel) writes: F32 embeddings,
-// norms and biases, F16 block matrices and input projection.
+// (convert_hf_to_gguf.py, Gemma3VisionModel and SmolVLMModel) writes: F32
+// embeddings, norms and biases, F16 block matrices and projector.
 func WriteProjector(path string, o ProjectorOptions) error {
 	s := o.Shape
 	if o.TextDim > 0 {
 		s.ProjDim = o.TextDim
 	}
-	if s.Type != "gemma3" {
-		return fmt.Errorf("synth: projector type %q: want gemma3", s.Type)
+	if s.Type != "gemma3" && s.Type != "idefics3" {
+		return fmt.Errorf("synth: projector type %q: want gemma3 or idefics3", s.Type)
 	}
 	if s.Dim%s.Heads != 0 || s.ImageSize%s.Patch != 0 || (s.ImageSize/s.Patch)%s.Merge != 0 || s.ProjDim < 1 {
 		return fmt.Errorf("synth: projector shape %+v is not consistent", s)
@@ -82,8 +85,11 @@ func WriteProjector(path string, o ProjectorOptions) error {
 	gw.SetKV("clip.vision.image_mean", []float32{0.5, 0.5, 0.5})
 	gw.SetKV("clip.vision.image_std", []float32{0.5, 0.5, 0.5})
 	gw.SetKV("clip.use_gelu", true)
-	if s.Merge != 4 {
+	if s.Merge != 4 || s.Type != "gemma3" {
 		gw.SetKV("clip.vision.projector.scale_factor", uint32(s.Merge))
+	}
+	if s.Longest > 0 {
+		gw.SetKV("clip.vision.preproc_image_size", uint32(s.Longest))
 	}
 
 	d, side := s.Dim, s.ImageSize/s.Patch
@@ -121,8 +127,14 @@ func WriteProjector(path string, o ProjectorOptions) error {
 	}
 	ones("v.post_ln.weight", d)
 	add("v.post_ln.bias", compute.F32, 0.02, d)
-	ones("mm.soft_emb_norm.weight", d)
-	add("mm.input_projection.weight", compute.F16, in(d), s.ProjDim, d)
+	switch s.Type {
+	case "gemma3":
+		ones("mm.soft_emb_norm.weight", d)
+		add("mm.input_projection.weight", compute.F16, in(d), s.ProjDim, d)
+	case "idefics3":
+		k := d * s.Merge * s.Merge
+		add("mm.model.fc.weight", compute.F16, in(k), k, s.ProjDim)
+	}
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}

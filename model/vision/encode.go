@@ -56,6 +56,15 @@ func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, err
 			return nil, err
 		}
 		return out, nil
+	case "idefics3":
+		side := hp.imageSize / hp.patch
+		shuffled := pixelShuffle(x, side, hp.dim, hp.merge) // (tokens, dim·merge²)
+		n := len(shuffled) / (hp.dim * hp.merge * hp.merge)
+		out := make([]float32, n*hp.projDim)
+		if err := mm.MatMul(out, shuffled, n, w.fc); err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("projector type %q cannot encode", p.typ)
 }
@@ -210,6 +219,26 @@ func avgPool(x []float32, side, dim, k int) []float32 {
 					}
 				}
 				dst[c] = s / ka
+			}
+		}
+	}
+	return out
+}
+
+// pixelShuffle is clip.cpp's build_patch_merge_permute for a square
+// side×side grid of x (patches, dim) (side a multiple of s): token (gy, gx)
+// of the (side/s)² is the s×s block of patches at (gy·s, gx·s), row by
+// row, each patch's dim values in turn.
+func pixelShuffle(x []float32, side, dim, s int) []float32 {
+	g := side / s
+	out := make([]float32, 0, len(x))
+	for gy := range g {
+		for gx := range g {
+			for dy := range s {
+				for dx := range s {
+					p := (gy*s+dy)*side + gx*s + dx
+					out = append(out, x[p*dim:(p+1)*dim]...)
+				}
 			}
 		}
 	}

@@ -36,14 +36,66 @@ func (p *Projector) Prepare(data []byte) (*Prepared, error) {
 		// mtmd_image_preprocessor_fixed_size: one image_size square,
 		// letterboxed (clip.cpp's default PAD_CEIL, black), bilinear.
 		sz := p.hp.imageSize
-		out.tiles = []pixels{normalize(resizePadded(img, sz, sz), p.hp.mean, p.hp.std)}
+		out.tiles = []pixels{normalize(resizePadded(img, sz, sz, resizeBilinear), p.hp.mean, p.hp.std)}
 		out.gridX, out.gridY = 1, 1
 		out.Chunks = []Chunk{{Text: "<start_of_image>"}, {Embeds: p.tokens()}, {Text: "<end_of_image>"}}
+	case "idefics3":
+		p.prepareIdefics3(img, out)
 	default:
 		return nil, fmt.Errorf("vision: projector type %q cannot prepare images", p.typ)
 	}
 	out.Hash = hashTiles(out.tiles)
 	return out, nil
+}
+
+// prepareIdefics3 is mtmd_image_preprocessor_idefics3 and mtmd.cpp's
+// Idefics3 layout: the image resized (its longer side to
+// clip.vision.preproc_image_size, both sides up to multiples of
+// image_size; bicubic, letterboxed) and cut into image_size tiles, row by
+// row, each after "<fake_token_around_image><row_R_col_C>", a newline
+// between rows; then the whole image squeezed to one tile (bilinear),
+// the overview, between "\n\n<fake_token_around_image><global-img>" and
+// "<fake_token_around_image>".
+func (p *Projector) prepareIdefics3(img *rgb, out *Prepared) {
+	sz := p.hp.imageSize
+	rw, rh := refinedSize(img.nx, img.ny, sz, p.hp.longestEdge)
+	refined := resizePadded(img, rw, rh, resizeBicubic)
+	gx, gy := rw/sz, rh/sz
+	n := p.tokens()
+	for ty := range gy {
+		for tx := range gx {
+			tile := &rgb{nx: sz, ny: sz, buf: make([]byte, 3*sz*sz)}
+			for y := range sz {
+				copy(tile.buf[3*y*sz:3*(y+1)*sz], refined.buf[3*((ty*sz+y)*rw+tx*sz):])
+			}
+			out.tiles = append(out.tiles, normalize(tile, p.hp.mean, p.hp.std))
+			out.Chunks = append(out.Chunks, Chunk{Text: fmt.Sprintf("<fake_token_around_image><row_%d_col_%d>", ty+1, tx+1)}, Chunk{Embeds: n})
+		}
+		if ty != gy-1 {
+			out.Chunks = append(out.Chunks, Chunk{Text: "\n"})
+		}
+	}
+	overview := img
+	if img.nx != sz || img.ny != sz {
+		overview = resizeBilinear(img, sz, sz)
+	}
+	out.tiles = append(out.tiles, normalize(overview, p.hp.mean, p.hp.std))
+	out.Chunks = append(out.Chunks,
+		Chunk{Text: "\n\n<fake_token_around_image><global-img>"}, Chunk{Embeds: n}, Chunk{Text: "<fake_token_around_image>"})
+	out.gridX, out.gridY = gx, gy
+}
+
+// refinedSize is img_tool::calc_size_preserved_ratio with align image
+// size, no pixel bounds and the given longest edge (0: none).
+func refinedSize(w, h, align, longest int) (int, int) {
+	f := float32(align)
+	if longest > 0 {
+		scale := min(float32(longest)/float32(w), float32(longest)/float32(h))
+		ceil := func(x float32) int { return int(math.Ceil(float64(x/f))) * align }
+		return ceil(float32(w) * scale), ceil(float32(h) * scale)
+	}
+	round := func(x float32) int { return int(math.Round(float64(x/f))) * align }
+	return max(align, round(float32(w))), max(align, round(float32(h)))
 }
 
 // decode checks the declared size, then decodes data to RGB bytes as
@@ -108,16 +160,16 @@ func straightRGB(c color.Color) (byte, byte, byte) {
 }
 
 // resizePadded is mtmd-image.cpp's img_tool::resize with PAD_CEIL: the
-// image scaled to fit tw×th keeping its aspect ratio (bilinear), centred on
-// black.
-func resizePadded(src *rgb, tw, th int) *rgb {
+// image scaled to fit tw×th keeping its aspect ratio (by resize), centred
+// on black.
+func resizePadded(src *rgb, tw, th int, resize func(*rgb, int, int) *rgb) *rgb {
 	if src.nx == tw && src.ny == th {
 		return src
 	}
 	scale := min(float32(tw)/float32(src.nx), float32(th)/float32(src.ny))
 	nw := min(int(math.Ceil(float64(float32(float32(src.nx)*scale)))), tw)
 	nh := min(int(math.Ceil(float64(float32(float32(src.ny)*scale)))), th)
-	resized := resizeBilinear(src, nw, nh)
+	resized := resize(src, nw, nh)
 	dst := &rgb{nx: tw, ny: th, buf: make([]byte, 3*tw*th)}
 	ox, oy := (tw-nw)/2, (th-nh)/2
 	for y := range nh {
@@ -156,6 +208,53 @@ func resizeBilinear(src *rgb, tw, th int) *rgb {
 				top := lerp(float32(p00[c]), float32(p10[c]), xf)
 				bottom := lerp(float32(p01[c]), float32(p11[c]), xf)
 				d[c] = byte(lerp(top, bottom, yf))
+			}
+		}
+	}
+	return dst
+}
+
+// resizeBicubic is img_tool::resize_bicubic (ViT.cpp's): for each target
+// pixel, four cubic interpolations along x of the rows around it, then one
+// along y, rounded and clamped to a byte. Its coefficients are computed in
+// float64 and stored in float32, the polynomials in float32, as the C++
+// does (mtmd is built without fused multiply-adds).
+func resizeBicubic(src *rgb, tw, th int) *rgb {
+	nx, ny := src.nx, src.ny
+	dst := &rgb{nx: tw, ny: th, buf: make([]byte, 3*tw*th)}
+	tx, ty := float32(nx)/float32(tw), float32(ny)/float32(th)
+	at := func(x, y, k int) float32 {
+		x, y = min(max(x, 0), nx-1), min(max(y, 0), ny-1)
+		return float32(src.buf[3*(y*nx+x)+k])
+	}
+	// coef is a1, a2, a3 of the cubic through d0 = p(−1)−p(0),
+	// d2 = p(1)−p(0), d3 = p(2)−p(0); every product rounded on its own.
+	coef := func(d0, d2, d3 float32) (float32, float32, float32) {
+		a1 := float32(float64(-1.0/3*float64(d0)) + float64(d2) - float64(1.0/6*float64(d3)))
+		a2 := float32(float64(1.0/2*float64(d0)) + float64(1.0/2*float64(d2)))
+		a3 := float32(float64(-1.0/6*float64(d0)) - float64(1.0/2*float64(d2)) + float64(1.0/6*float64(d3)))
+		return a1, a2, a3
+	}
+	cubic := func(a0, a1, a2, a3, t float32) float32 {
+		return a0 + float32(a1*t) + float32(float32(a2*t)*t) + float32(float32(float32(a3*t)*t)*t)
+	}
+	var C [4]float32
+	for i := range th {
+		for j := range tw {
+			x, y := int(float32(tx*float32(j))), int(float32(ty*float32(i)))
+			dx := float32(tx*float32(j)) - float32(x)
+			dy := float32(ty*float32(i)) - float32(y)
+			d := dst.buf[3*(i*tw+j):]
+			for k := range 3 {
+				for jj := range 4 {
+					yy := y - 1 + jj
+					a0 := at(x, yy, k)
+					a1, a2, a3 := coef(at(x-1, yy, k)-a0, at(x+1, yy, k)-a0, at(x+2, yy, k)-a0)
+					C[jj] = cubic(a0, a1, a2, a3, dx)
+				}
+				a1, a2, a3 := coef(C[0]-C[1], C[2]-C[1], C[3]-C[1])
+				cc := cubic(C[1], a1, a2, a3, dy)
+				d[k] = byte(min(max(float32(math.Round(float64(cc))), 0), 255))
 			}
 		}
 	}

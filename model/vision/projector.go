@@ -32,6 +32,8 @@ type hparams struct {
 	merge     int // clip.vision.projector.scale_factor (Gemma 3's pooling kernel, Idefics3's pixel shuffle)
 	mean, std [3]float32
 	ffnOp     string // "gelu" (clip.use_gelu), "silu" (clip.use_silu) or "gelu_quick"
+
+	longestEdge int // clip.vision.preproc_image_size: Idefics3's refined image's longer side (0: none)
 }
 
 // Projector is an open mmproj file: the vision tower, the projector and
@@ -48,7 +50,7 @@ type Projector struct {
 
 // Open reads the projector file at path. It refuses a file that is not a
 // vision projector, or one of a projector type this package does not run
-// (today: gemma3), naming it.
+// (today: gemma3 and idefics3), naming it.
 func Open(path string) (*Projector, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -74,11 +76,11 @@ func newProjector(f *gguf.File) (*Projector, error) {
 		typ, _ = f.String("clip.vision.projector_type")
 	}
 	switch typ {
-	case "gemma3":
+	case "gemma3", "idefics3":
 	case "":
 		return nil, errors.New("no clip.projector_type")
 	default:
-		return nil, fmt.Errorf("projector type %q is not supported (supported: gemma3)", typ)
+		return nil, fmt.Errorf("projector type %q is not supported (supported: gemma3, idefics3)", typ)
 	}
 	hp, err := readHparams(f, typ)
 	if err != nil {
@@ -143,13 +145,17 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 		hp.merge = 4 // clip.cpp's default for every Gemma 3 size
 	}
 	u("clip.vision.projector.scale_factor", &hp.merge, false)
+	u("clip.vision.preproc_image_size", &hp.longestEdge, false)
 	if err != nil {
 		return hp, err
+	}
+	if typ == "idefics3" && hp.merge < 2 {
+		return hp, fmt.Errorf("idefics3 projector: clip.vision.projector.scale_factor %d: want at least 2", hp.merge)
 	}
 	if hp.dim%hp.heads != 0 {
 		return hp, fmt.Errorf("embedding_length %d is not a multiple of head_count %d", hp.dim, hp.heads)
 	}
-	if typ == "gemma3" {
+	{
 		side := hp.imageSize / hp.patch
 		if hp.imageSize%hp.patch != 0 || side%hp.merge != 0 {
 			return hp, fmt.Errorf("image_size %d, patch_size %d, scale_factor %d: the patch grid does not pool evenly", hp.imageSize, hp.patch, hp.merge)
@@ -165,7 +171,7 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 func (p *Projector) Close() error { return p.f.Close() }
 
 // Type is llama.cpp's name of the projector type (clip.projector_type):
-// "gemma3", ...
+// "gemma3", "idefics3".
 func (p *Projector) Type() string { return p.typ }
 
 // Dim is the width of Encode's rows: the language model's embedding width

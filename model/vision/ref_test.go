@@ -7,10 +7,11 @@ import (
 	"github.com/troupe-llm/troupe/compute"
 )
 
-// referenceGemma3 computes Gemma 3's vision tower and projector for one
-// tile in float64, written from the model's definition (SigLIP, then
-// Gemma3MultiModalProjector) rather than from encode.go.
-func referenceGemma3(t *testing.T, p *Projector, px *pixels) []float64 {
+// reference computes a projector's vision tower and projector for one
+// tile in float64, written from the models' definitions (SigLIP, then
+// Gemma3MultiModalProjector, or Idefics3's pixel shuffle as clip.cpp's
+// ggml reshapes and permutes spell it) rather than from encode.go.
+func reference(t *testing.T, p *Projector, px *pixels) []float64 {
 	hp := p.hp
 	f := p.f
 	get := func(name string) []float64 {
@@ -140,6 +141,9 @@ func referenceGemma3(t *testing.T, p *Projector, px *pixels) []float64 {
 		}
 	}
 	x = norm(x, n, d, get("v.post_ln.weight"), get("v.post_ln.bias"), false)
+	if p.typ == "idefics3" {
+		return referenceIdefics3(x, side, d, hp.merge, hp.projDim, get("mm.model.fc.weight"))
+	}
 	// AvgPool2d over the patch grid, then RMSNorm and x · input_projection.
 	m := hp.merge
 	os := side / m
@@ -167,6 +171,44 @@ func referenceGemma3(t *testing.T, p *Projector, px *pixels) []float64 {
 				s += pooled[tk*d+i] * proj[i*hp.projDim+j]
 			}
 			out[tk*hp.projDim+j] = s
+		}
+	}
+	return out
+}
+
+// referenceIdefics3 is build_patch_merge_permute index by index (ggml's
+// ne order: X is [d, W, H]), then the fc matrix.
+func referenceIdefics3(x []float64, side, d, s, projDim int, fc []float64) []float64 {
+	W, H := side, side
+	// reshape [d·s, W/s, H], permute(0,2,1,3): P[c', y, xg]; cont to [d·s, H, W/s].
+	pc := make([]float64, len(x))
+	for xg := range W / s {
+		for y := range H {
+			for c := range d * s {
+				pc[c+d*s*(y+H*xg)] = x[c+d*s*xg+d*W*y]
+			}
+		}
+	}
+	// view [d·s·s, H/s, W/s]: Q[c'', yg, xg]; permute(0,2,1,3), cont_2d:
+	// row xg + (W/s)·yg.
+	k := d * s * s
+	rows := make([]float64, len(x))
+	for yg := range H / s {
+		for xg := range W / s {
+			for c := range k {
+				rows[(xg+(W/s)*yg)*k+c] = pc[c+k*(yg+(H/s)*xg)]
+			}
+		}
+	}
+	n := (W / s) * (H / s)
+	out := make([]float64, n*projDim)
+	for tk := range n {
+		for o := range projDim {
+			sum := 0.0
+			for c := range k {
+				sum += fc[o*k+c] * rows[tk*k+c]
+			}
+			out[tk*projDim+o] = sum
 		}
 	}
 	return out

@@ -20,9 +20,12 @@ import (
 
 // tinyGemma3 writes and opens synth's gemma3-tiny projector (64x64
 // images, 8x8 patches pooled 2x2: 16 rows of 64).
-func tinyGemma3(t testing.TB) *Projector {
+func tinyGemma3(t testing.TB) *Projector { return tinyProjector(t, "gemma3-tiny") }
+
+// tinyProjector writes and opens one of synth's tiny projectors.
+func tinyProjector(t testing.TB, shape string) *Projector {
 	t.Helper()
-	s, _ := synth.LookupProjectorShape("gemma3-tiny")
+	s, _ := synth.LookupProjectorShape(shape)
 	path := filepath.Join(t.TempDir(), "mmproj.gguf")
 	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: s, Seed: 7}); err != nil {
 		t.Fatal(err)
@@ -236,7 +239,20 @@ func TestEncodeGemma3(t *testing.T) {
 	}
 	// Against a plain float64 reference of the same graph: catches layout
 	// mistakes (the kernels' rounding differs from it by far less).
-	want := referenceGemma3(t, p, &prep.tiles[0])
+	checkReference(t, p, prep, got)
+}
+
+// checkReference compares Encode's output with the float64 reference of
+// each tile, in Chunks' order (the tiles' order).
+func checkReference(t *testing.T, p *Projector, prep *Prepared, got []float32) {
+	t.Helper()
+	var want []float64
+	for i := range prep.tiles {
+		want = append(want, reference(t, p, &prep.tiles[i])...)
+	}
+	if len(want) != len(got) {
+		t.Fatalf("%d values, the reference %d", len(got), len(want))
+	}
 	var maxDiff, maxAbs float64
 	for i := range got {
 		maxDiff = max(maxDiff, math.Abs(float64(got[i])-want[i]))
@@ -246,4 +262,47 @@ func TestEncodeGemma3(t *testing.T) {
 	if maxDiff > 0.02*maxAbs || maxAbs == 0 {
 		t.Fatalf("max difference %.3g against the reference (values up to %.3g)", maxDiff, maxAbs)
 	}
+}
+
+func TestIdefics3(t *testing.T) {
+	p := tinyProjector(t, "idefics3-tiny") // 32x32 tiles of 8x8 patches, shuffled 2x2: 16 rows; longest edge 64
+	if p.Type() != "idefics3" {
+		t.Fatalf("type %q", p.Type())
+	}
+	prep, err := p.Prepare(encodePNG(t, testImage(100, 50)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100x50 → 64x32: one row of two tiles, then the overview.
+	var texts []string
+	for _, c := range prep.Chunks {
+		if c.Embeds == 0 {
+			texts = append(texts, c.Text)
+		} else if c.Embeds != 16 {
+			t.Fatalf("a run of %d rows, want 16", c.Embeds)
+		}
+	}
+	want := []string{"<fake_token_around_image><row_1_col_1>", "<fake_token_around_image><row_1_col_2>",
+		"\n\n<fake_token_around_image><global-img>", "<fake_token_around_image>"}
+	if len(texts) != len(want) || prep.Rows() != 48 || len(prep.tiles) != 3 {
+		t.Fatalf("texts %q, rows %d, tiles %d", texts, prep.Rows(), len(prep.tiles))
+	}
+	for i := range want {
+		if texts[i] != want[i] {
+			t.Fatalf("text %d %q, want %q", i, texts[i], want[i])
+		}
+	}
+	// A tall image: two rows of one tile, a newline between them.
+	tall, err := p.Prepare(encodePNG(t, testImage(20, 60)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tall.gridX != 1 || tall.gridY != 2 || tall.Chunks[2].Text != "\n" {
+		t.Fatalf("grid %dx%d, chunks %+v", tall.gridX, tall.gridY, tall.Chunks)
+	}
+	got, err := p.Encode(compute.NewMatMuler(2), prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReference(t, p, prep, got)
 }

@@ -23,6 +23,9 @@ type weights struct {
 	// Gemma 3
 	softNorm  []float32       // mm.soft_emb_norm.weight (dim)
 	inputProj *compute.Tensor // mm.input_projection.weight transposed: (projDim, dim)
+
+	// Idefics3
+	fc *compute.Tensor // mm.model.fc.weight: (projDim, dim·merge²)
 }
 
 type layerWeights struct {
@@ -135,6 +138,8 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 		if t := l.tensor("mm.input_projection.weight", hp.projDim, d); t != nil {
 			w.inputProj, l.err = transpose(t)
 		}
+	case "idefics3":
+		w.fc = l.matrix("mm.model.fc.weight", d*hp.merge*hp.merge, hp.projDim)
 	}
 	if l.err != nil {
 		return nil, l.err
@@ -143,8 +148,10 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 	for _, lw := range w.layers {
 		mats = append(mats, lw.q, lw.k, lw.v, lw.o, lw.up, lw.down)
 	}
-	if w.inputProj != nil {
-		mats = append(mats, w.inputProj)
+	for _, t := range []*compute.Tensor{w.inputProj, w.fc} {
+		if t != nil {
+			mats = append(mats, t)
+		}
 	}
 	compute.Prepare(mats, 2, nil)
 	return w, nil
