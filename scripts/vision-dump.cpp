@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
         default: fprintf(stderr, "vision-dump: projector type not handled here\n"); return 1;
     }
     for (int i = 3; i < argc; i++) {
-        mtmd_bitmap *bm = mtmd_helper_bitmap_init_from_file(nullptr, argv[i]);
+        mtmd_bitmap *bm = mtmd_helper_bitmap_init_from_file(nullptr, argv[i], false).bitmap; // images only: no context needed
         if (!bm) { fprintf(stderr, "vision-dump: cannot decode %s\n", argv[i]); return 1; }
         clip_image_u8 img;
         img.set_size({(int) mtmd_bitmap_get_nx(bm), (int) mtmd_bitmap_get_ny(bm)}, false);

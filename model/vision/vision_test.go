@@ -23,11 +23,13 @@ import (
 func tinyGemma3(t testing.TB) *Projector { return tinyProjector(t, "gemma3-tiny") }
 
 // tinyProjector writes and opens one of synth's tiny projectors.
-func tinyProjector(t testing.TB, shape string) *Projector {
+func tinyProjector(t testing.TB, shape string) *Projector { return tinyProjectorSeed(t, shape, 7) }
+
+func tinyProjectorSeed(t testing.TB, shape string, seed uint64) *Projector {
 	t.Helper()
 	s, _ := synth.LookupProjectorShape(shape)
 	path := filepath.Join(t.TempDir(), "mmproj.gguf")
-	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: s, Seed: 7}); err != nil {
+	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: s, Seed: seed}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := Open(path)

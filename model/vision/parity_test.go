@@ -1,0 +1,144 @@
+package vision
+
+import (
+	"encoding/binary"
+	"image"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/troupe-llm/troupe/compute"
+)
+
+// parityImages are testdata/img's images, whose llama.cpp references
+// scripts/vision-ref.sh writes: a letterboxed wide one (two Idefics3
+// tiles), an upscaled tall one (two rows), and one with alpha (stb_image
+// drops it, unblended).
+var parityImages = []string{"wide", "tall", "alpha"}
+
+// parityShapes are the synth projectors (seed 1) the references are of.
+var parityShapes = []string{"gemma3-tiny", "idefics3-tiny"}
+
+// embBound is the largest max |Δ| of an embedding row allowed, as a
+// fraction of the row's standard deviation: the text models' kind of
+// bound (testmodels' Bound). Attention's softmax and sums in another order
+// keep the encoder from being bit-exact; the pixels are.
+const embBound = 0.01
+
+// TestWriteParityImages writes testdata/img when TROUPE_WRITE_TESTDATA is
+// set (scripts/vision-ref.sh runs it); otherwise it checks they are there.
+func TestWriteParityImages(t *testing.T) {
+	imgs := map[string]image.Image{"wide": testImage(100, 50), "tall": testImage(20, 60)}
+	a := image.NewNRGBA(image.Rect(0, 0, 37, 23))
+	for y := range 23 {
+		for x := range 37 {
+			a.SetNRGBA(x, y, color.NRGBA{uint8(x * 7), uint8(y * 11), 200, uint8(x*y) | 1})
+		}
+	}
+	imgs["alpha"] = a
+	for _, name := range parityImages {
+		path := filepath.Join("testdata", "img", name+".png")
+		if os.Getenv("TROUPE_WRITE_TESTDATA") == "" {
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("%v (scripts/vision-ref.sh writes it)", err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, encodePNG(t, imgs[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func readF32(t *testing.T, path string) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (scripts/vision-ref.sh writes the references)", err)
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// TestParity compares Prepare's pixels (bit for bit) and Encode's rows
+// (within embBound) with llama.cpp's (scripts/vision-dump.cpp).
+func TestParity(t *testing.T) {
+	for _, shape := range parityShapes {
+		p := tinyProjectorSeed(t, shape, 1)
+		for _, name := range parityImages {
+			t.Run(shape+"/"+name, func(t *testing.T) {
+				data, err := os.ReadFile(filepath.Join("testdata", "img", name+".png"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				prep, err := p.Prepare(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantPix := readF32(t, filepath.Join("testdata", shape, name+".pix"))
+				// llama.cpp's order: the overview first, then the tiles.
+				tiles := prep.tiles
+				if p.typ == "idefics3" {
+					tiles = append([]pixels{tiles[len(tiles)-1]}, tiles[:len(tiles)-1]...)
+				}
+				var gotPix []float32
+				for _, tl := range tiles {
+					gotPix = append(gotPix, tl.buf...)
+				}
+				if len(gotPix) != len(wantPix) {
+					t.Fatalf("%d pixel values, llama.cpp %d", len(gotPix), len(wantPix))
+				}
+				diff := 0
+				for i := range gotPix {
+					if math.Float32bits(gotPix[i]) != math.Float32bits(wantPix[i]) {
+						if diff == 0 {
+							t.Errorf("pixel value %d: %v, llama.cpp %v", i, gotPix[i], wantPix[i])
+						}
+						diff++
+					}
+				}
+				if diff > 0 {
+					t.Fatalf("%d of %d pixel values differ", diff, len(gotPix))
+				}
+
+				got, err := p.Encode(compute.NewMatMuler(2), prep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := readF32(t, filepath.Join("testdata", shape, name+".emb"))
+				if p.typ == "idefics3" { // llama.cpp's order again: the overview's rows first
+					n := p.tokens() * p.Dim()
+					got = append(got[len(got)-n:], got[:len(got)-n]...)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%d embedding values, llama.cpp %d", len(got), len(want))
+				}
+				d := p.Dim()
+				var worst, worstAbs float64
+				for r := 0; r < len(want); r += d {
+					var mean, sq, mx float64
+					for _, v := range want[r : r+d] {
+						mean += float64(v) / float64(d)
+					}
+					for i, v := range want[r : r+d] {
+						sq += (float64(v) - mean) * (float64(v) - mean) / float64(d)
+						mx = max(mx, math.Abs(float64(got[r+i])-float64(v)))
+					}
+					worst, worstAbs = max(worst, mx/math.Sqrt(sq)), max(worstAbs, mx)
+				}
+				t.Logf("pixels bit-exact; embeddings: max |Δ| %.3g, max |Δ|/std %.4f%% (limit %.2f%%)", worstAbs, worst*100, embBound*100)
+				if worst > embBound {
+					t.Errorf("max |Δ|/std %.5f exceeds %.5f", worst, embBound)
+				}
+			})
+		}
+	}
+}
