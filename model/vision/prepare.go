@@ -127,16 +127,50 @@ func (p *Projector) decode(data []byte) (*rgb, error) {
 	if b.Dx() != w || b.Dy() != h {
 		return nil, fmt.Errorf("%w: %s declares %dx%d pixels and holds %dx%d", ErrFormat, format, w, h, b.Dx(), b.Dy())
 	}
+	return toRGB(m), nil
+}
+
+// toRGB copies m's pixels into RGB bytes, with fast paths for the types
+// the decoders return most.
+func toRGB(m image.Image) *rgb {
+	b := m.Bounds()
+	w, h := b.Dx(), b.Dy()
 	out := &rgb{nx: w, ny: h, buf: make([]byte, 3*w*h)}
 	i := 0
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl := straightRGB(m.At(x, y))
-			out.buf[i], out.buf[i+1], out.buf[i+2] = r, g, bl
-			i += 3
+	switch m := m.(type) {
+	case *image.NRGBA:
+		for y := range h {
+			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+			for x := 0; x < len(row); x += 4 {
+				out.buf[i], out.buf[i+1], out.buf[i+2] = row[x], row[x+1], row[x+2]
+				i += 3
+			}
+		}
+	case *image.YCbCr:
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				yi, ci := m.YOffset(x, y), m.COffset(x, y)
+				out.buf[i], out.buf[i+1], out.buf[i+2] = color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+				i += 3
+			}
+		}
+	case *image.Gray:
+		for y := range h {
+			for _, v := range m.Pix[y*m.Stride : y*m.Stride+w] {
+				out.buf[i], out.buf[i+1], out.buf[i+2] = v, v, v
+				i += 3
+			}
+		}
+	default:
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl := straightRGB(m.At(x, y))
+				out.buf[i], out.buf[i+1], out.buf[i+2] = r, g, bl
+				i += 3
+			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // straightRGB is a color's non-premultiplied red, green and blue bytes.
