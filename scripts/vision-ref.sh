@@ -21,5 +21,6 @@ go build -o "$tmp/troupe" ./cmd/troupe
 for shape in gemma3-tiny idefics3-tiny; do
 	"$tmp/troupe" synth --projector "$shape" --seed 1 -o "$tmp/$shape.gguf" >/dev/null
 	mkdir -p "$OUT/$shape"
-	"$tmp/vision-dump" "$tmp/$shape.gguf" "$OUT/$shape" "$OUT"/img/*.png 2>/dev/null
+	"$tmp/vision-dump" "$tmp/$shape.gguf" "$OUT/$shape" "$OUT"/img/* 2>/dev/null
+	gzip -n -9 -f "$OUT/$shape"/*.pix
 done
