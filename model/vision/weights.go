@@ -105,7 +105,7 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 	side := hp.imageSize / p
 	w := &weights{}
 	if pt := l.tensor("v.patch_embd.weight", p, p, 3, d); pt != nil {
-		w.patch = &compute.Tensor{Name: pt.Name, Type: pt.Type, Shape: []int{p * p * 3, d}, Data: pt.Data}
+		w.patch, l.err = patchKernel(pt, p*p*3, d)
 	}
 	w.patchBias = l.vector("v.patch_embd.bias", d, true)
 	if pt := l.tensor("v.position_embd.weight", d, side*side); pt != nil {
@@ -177,4 +177,26 @@ func transpose(t *compute.Tensor) (*compute.Tensor, error) {
 		}
 	}
 	return &compute.Tensor{Name: t.Name, Type: t.Type, Shape: []int{rows, cols}, Data: out}, nil
+}
+
+// patchKernel is the patch convolution's kernel as the matrix ggml_conv_2d
+// multiplies: its im2col is F16 (F32 for a BF16 kernel) and ggml_mul_mat
+// converts the kernel to the im2col's type, so an F32 or F16 kernel
+// becomes F16 (and MatMul rounds the pixels to f16, as im2col does), a
+// BF16 one F32.
+func patchKernel(t *compute.Tensor, k, n int) (*compute.Tensor, error) {
+	v, err := vec(t)
+	if err != nil {
+		return nil, err
+	}
+	if t.Type == compute.BF16 {
+		return f32Matrix(v, k, n), nil
+	}
+	h := make([]uint16, len(v))
+	compute.F16s(h, v)
+	b := make([]byte, 2*len(h))
+	for i, x := range h {
+		b[2*i], b[2*i+1] = byte(x), byte(x>>8)
+	}
+	return &compute.Tensor{Name: t.Name, Type: compute.F16, Shape: []int{k, n}, Data: b}, nil
 }
