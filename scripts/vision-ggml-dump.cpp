@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     int per = isz * isz * 3, ntiles = pix.size() / per;
     std::vector<float> out;
     for (int t = 0; t < ntiles; t++) {
-        ggml_init_params ip = {(size_t) 512 << 20, nullptr, false};
+        ggml_init_params ip = {(size_t) (getenv("MEM_MB") ? atoi(getenv("MEM_MB")) : 512) << 20, nullptr, false}; // MEM_MB: every intermediate is kept
         ggml_context *ctx0 = ggml_init(ip);
         ggml_tensor *raw = ggml_new_tensor_4d(ctx0, GGML_TYPE_F32, isz, isz, 3, 1);
         float *rd = (float *) raw->data;
