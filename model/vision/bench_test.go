@@ -6,8 +6,8 @@ import (
 	"os"
 	"runtime"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/troupe-llm/troupe/compute"
 )

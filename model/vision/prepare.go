@@ -40,7 +40,9 @@ func (p *Projector) Prepare(data []byte) (*Prepared, error) {
 		out.gridX, out.gridY = 1, 1
 		out.Chunks = []Chunk{{Text: "<start_of_image>"}, {Embeds: p.tokens()}, {Text: "<end_of_image>"}}
 	case "idefics3":
-		p.prepareIdefics3(img, out)
+		if err := p.prepareIdefics3(img, out); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("vision: projector type %q cannot prepare images", p.typ)
 	}
@@ -56,9 +58,12 @@ func (p *Projector) Prepare(data []byte) (*Prepared, error) {
 // between rows; then the whole image squeezed to one tile (bilinear),
 // the overview, between "\n\n<fake_token_around_image><global-img>" and
 // "<fake_token_around_image>".
-func (p *Projector) prepareIdefics3(img *rgb, out *Prepared) {
+func (p *Projector) prepareIdefics3(img *rgb, out *Prepared) error {
 	sz := p.hp.imageSize
 	rw, rh := refinedSize(img.nx, img.ny, sz, p.hp.longestEdge)
+	if n := (rw / sz) * (rh / sz); n > p.Limits.MaxTiles {
+		return fmt.Errorf("%w: %dx%d pixels make %d tiles of %d, the limit is %d", ErrTooLarge, img.nx, img.ny, n, sz, p.Limits.MaxTiles)
+	}
 	refined := resizePadded(img, rw, rh, resizeBicubic)
 	gx, gy := rw/sz, rh/sz
 	n := p.tokens()
@@ -83,6 +88,7 @@ func (p *Projector) prepareIdefics3(img *rgb, out *Prepared) {
 	out.Chunks = append(out.Chunks,
 		Chunk{Text: "\n\n<fake_token_around_image><global-img>"}, Chunk{Embeds: n}, Chunk{Text: "<fake_token_around_image>"})
 	out.gridX, out.gridY = gx, gy
+	return nil
 }
 
 // refinedSize is img_tool::calc_size_preserved_ratio with align image

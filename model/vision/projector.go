@@ -13,10 +13,13 @@ type Limits struct {
 	MaxBytes  int // the encoded file's size
 	MaxSide   int // width or height, as the file declares it
 	MaxPixels int // width × height, as the file declares it
+	MaxTiles  int // tiles an image is cut into (Idefics3), the overview not counted
 }
 
-// DefaultLimits are Open's: 32 MiB files, 8192 pixels a side, 32 Mpixel.
-var DefaultLimits = Limits{MaxBytes: 32 << 20, MaxSide: 8192, MaxPixels: 32 << 20}
+// DefaultLimits are Open's: 32 MiB files, 8192 pixels a side, 32 Mpixel,
+// 64 tiles (SmolVLM's files allow 16; one without a longest edge would cut
+// an 8192-pixel square into 256).
+var DefaultLimits = Limits{MaxBytes: 32 << 20, MaxSide: 8192, MaxPixels: 32 << 20, MaxTiles: 64}
 
 // hparams are the clip.vision.* keys llama.cpp's clip.cpp reads
 // (load_hparams), with its per-projector defaults.

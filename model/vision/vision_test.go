@@ -307,4 +307,10 @@ func TestIdefics3(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReference(t, p, prep, got)
+
+	q := *p
+	q.Limits.MaxTiles = 1
+	if _, err := q.Prepare(encodePNG(t, testImage(100, 50))); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("two tiles over MaxTiles 1: %v, want ErrTooLarge", err)
+	}
 }
