@@ -4,7 +4,9 @@
 // onto libggml alone, on the CPU with 2 threads: the stand-in for
 // scripts/vision-dump.cpp where a llama.cpp build has libggml but not yet
 // libmtmd. It reads preprocessed tiles (float32, RGB interleaved, as
-// vision-dump's .pix) and writes the rows (float32). NL=n runs n blocks
+// vision-dump's .pix) and writes the rows (float32). FA=1 takes clip's
+// flash-attention path (F16 K and V: llama-server's default on the CPU);
+// the references are without it. NL=n runs n blocks
 // and writes the residual stream instead (to find where two encoders
 // part). Built and run by scripts/vision-ref.sh (GGML_ONLY=1); never
 // commit a llama.cpp build.
@@ -72,12 +74,21 @@ int main(int argc, char **argv) {
             V = ggml_reshape_4d(ctx0, V, d_head, n_head, n_pos, 1);
             ggml_tensor *q = ggml_permute(ctx0, Q, 0, 2, 1, 3);
             ggml_tensor *k = ggml_permute(ctx0, K, 0, 2, 1, 3);
-            ggml_tensor *vv = ggml_cont(ctx0, ggml_permute(ctx0, V, 1, 2, 0, 3));
-            ggml_tensor *kq = ggml_mul_mat(ctx0, k, q);
-            kq = ggml_soft_max_ext(ctx0, kq, nullptr, kq_scale, 0.0f);
-            ggml_tensor *kqv = ggml_mul_mat(ctx0, vv, kq);
-            cur = ggml_permute(ctx0, kqv, 0, 2, 1, 3);
-            cur = ggml_cont_2d(ctx0, cur, cur->ne[0] * cur->ne[1], cur->ne[2] * cur->ne[3]);
+            if (getenv("FA") && atoi(getenv("FA"))) { // build_attn's flash path (llama-server's default on the CPU)
+                ggml_tensor *v = ggml_permute(ctx0, V, 0, 2, 1, 3);
+                k = ggml_cast(ctx0, k, GGML_TYPE_F16);
+                v = ggml_cast(ctx0, v, GGML_TYPE_F16);
+                cur = ggml_flash_attn_ext(ctx0, q, k, v, nullptr, kq_scale, 0.0f, 0.0f);
+                ggml_flash_attn_ext_set_prec(cur, GGML_PREC_F32);
+                cur = ggml_reshape_2d(ctx0, cur, cur->ne[0] * cur->ne[1], cur->ne[2] * cur->ne[3]);
+            } else {
+                ggml_tensor *vv = ggml_cont(ctx0, ggml_permute(ctx0, V, 1, 2, 0, 3));
+                ggml_tensor *kq = ggml_mul_mat(ctx0, k, q);
+                kq = ggml_soft_max_ext(ctx0, kq, nullptr, kq_scale, 0.0f);
+                ggml_tensor *kqv = ggml_mul_mat(ctx0, vv, kq);
+                cur = ggml_permute(ctx0, kqv, 0, 2, 1, 3);
+                cur = ggml_cont_2d(ctx0, cur, cur->ne[0] * cur->ne[1], cur->ne[2] * cur->ne[3]);
+            }
             cur = ggml_add(ctx0, ggml_mul_mat(ctx0, T(b + "attn_out.weight"), cur), T(b + "attn_out.bias"));
             cur = ggml_add(ctx0, cur, inpL);
             inpL = cur;
