@@ -130,6 +130,18 @@ func (p *Projector) decode(data []byte) (*rgb, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, format, err)
 	}
 	b := m.Bounds()
+	screen := image.Rect(0, 0, w, h)
+	if b != screen && format == "gif" && b.In(screen) {
+		// A GIF's first frame may cover part of its logical screen: draw
+		// it on a black screen of the declared size.
+		c := image.NewNRGBA(screen)
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				c.Set(x, y, m.At(x, y))
+			}
+		}
+		m, b = c, screen
+	}
 	if b.Dx() != w || b.Dy() != h {
 		return nil, fmt.Errorf("%w: %s declares %dx%d pixels and holds %dx%d", ErrFormat, format, w, h, b.Dx(), b.Dy())
 	}

@@ -141,6 +141,16 @@ func TestPrepareGemma3(t *testing.T) {
 		if err := gif.Encode(&g, m, nil); err != nil {
 			t.Fatal(err)
 		}
+		// A GIF whose first frame covers part of the screen.
+		frame := image.NewPaletted(image.Rect(2, 3, 6, 7), color.Palette{color.Black, color.White})
+		var part bytes.Buffer
+		if err := gif.EncodeAll(&part, &gif.GIF{Image: []*image.Paletted{frame}, Delay: []int{0},
+			Config: image.Config{Width: 10, Height: 12, ColorModel: frame.Palette}}); err != nil {
+			t.Fatal(err)
+		}
+		if prep, err := p.Prepare(part.Bytes()); err != nil || prep.Width != 10 || prep.Height != 12 {
+			t.Fatalf("partial GIF frame: %v", err)
+		}
 		gray := image.NewGray16(image.Rect(0, 0, 5, 5))
 		for _, data := range [][]byte{j.Bytes(), g.Bytes(), encodePNG(t, gray)} {
 			if _, err := p.Prepare(data); err != nil {
