@@ -157,9 +157,9 @@ func randomValues(seed uint64, name string, typ compute.DType, n int, std float6
 	}
 	out := make([]byte, size*n)
 	for i := range n {
-		v := rng.NormFloat64() * std
+		v := float64(rng.NormFloat64() * std)
 		if std < 0 {
-			v = 1 + rng.NormFloat64()*0.05
+			v = 1 + float64(rng.NormFloat64()*0.05)
 		}
 		if typ == compute.F16 {
 			binary.LittleEndian.PutUint16(out[2*i:], compute.FP32ToFP16(float32(v)))

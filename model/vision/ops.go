@@ -38,7 +38,7 @@ func layerNorm(dst, x, w, b []float32, eps float32) {
 	variance := float32(sum / float64(n))
 	scale := 1 / float32(math.Sqrt(float64(variance+eps)))
 	for i := range dst[:n] {
-		v := float32(dst[i]*scale) * w[i] // explicit conversions: no fused multiply-add
+		v := float32(float32(dst[i]*scale) * w[i]) // explicit conversions: no fused multiply-add
 		if b != nil {
 			v += b[i]
 		}

@@ -39,12 +39,12 @@ func resizeBilinear(src *rgb, tw, th int) *rgb {
 	}
 	lerp := func(s, e, t float32) float32 { return s + float32((e-s)*t) }
 	for y := range th {
-		py := float32(y) * yr
+		py := float32(float32(y) * yr) // rounded: no fused multiply-add in py - y0
 		y0 := min(int(py), src.ny-1)
 		y1 := min(y0+1, src.ny-1)
 		yf := py - float32(y0)
 		for x := range tw {
-			px := float32(x) * xr
+			px := float32(float32(x) * xr)
 			x0 := min(int(px), src.nx-1)
 			x1 := min(x0+1, src.nx-1)
 			xf := px - float32(x0)
