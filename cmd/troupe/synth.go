@@ -24,11 +24,16 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	loraOf := fs.String("lora-of", "", "write a random LoRA adapter (llama.cpp's GGUF format) for this GGUF model to -o, instead of a model")
 	rank := fs.Int("rank", 8, "the adapter's rank (--lora-of)")
 	alpha := fs.Float64("alpha", 16, "the adapter's adapter.lora.alpha (--lora-of; 0: none)")
+	projector := fs.String("projector", "", "write a random multimodal projector (mmproj) of this shape to -o, instead of a model: "+projectorShapeNames())
+	textDim := fs.Int("text-dim", 0, "the projector's output width, the text model's embedding width (--projector; 0: the shape's)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *loraOf != "" {
 		return synthLoRA(*loraOf, *out, *rank, float32(*alpha), *seed, stdout)
+	}
+	if *projector != "" {
+		return synthProjector(*projector, *out, *textDim, *seed, stdout)
 	}
 	if *list {
 		fmt.Fprintln(stdout, "| shape | arch | dim | layers | heads | kv heads | ffn | vocab | tied |")
@@ -97,5 +102,34 @@ func synthLoRA(base, out string, rank int, alpha float32, seed uint64, stdout io
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: a rank-%d LoRA adapter of %d weights for %s\n", out, rank, n, base)
+	return nil
+}
+
+func projectorShapeNames() string {
+	names := make([]string, len(synth.ProjectorShapes))
+	for i, s := range synth.ProjectorShapes {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// synthProjector writes a random projector of the named shape to out.
+func synthProjector(shape, out string, textDim int, seed uint64, stdout io.Writer) error {
+	s, ok := synth.LookupProjectorShape(shape)
+	switch {
+	case !ok:
+		return usageError{fmt.Sprintf("--projector %q: want one of %s", shape, projectorShapeNames())}
+	case out == "":
+		return usageError{"-o FILE.gguf is required"}
+	case textDim < 0:
+		return usageError{fmt.Sprintf("--text-dim %d: want 0 or more", textDim)}
+	}
+	if err := synth.WriteProjector(out, synth.ProjectorOptions{Shape: s, TextDim: textDim, Seed: seed}); err != nil {
+		return err
+	}
+	if textDim == 0 {
+		textDim = s.ProjDim
+	}
+	fmt.Fprintf(stdout, "wrote %s: a random %s projector (%s) of output width %d\n", out, s.Name, s.Type, textDim)
 	return nil
 }

@@ -88,6 +88,7 @@ var modules = map[string]string{
 	"x/text":        "golang.org/x/text",
 	"x/sys":         "golang.org/x/sys",
 	"x/sync":        "golang.org/x/sync",
+	"x/image":       "golang.org/x/image",
 	"gonum":         "gonum.org/v1/gonum",
 	"purego":        "github.com/ebitengine/purego",
 	"regexp2":       "github.com/dlclark/regexp2",

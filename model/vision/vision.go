@@ -31,9 +31,9 @@ type Chunk struct {
 
 // Prepared is one preprocessed image, ready to encode.
 type Prepared struct {
-	Chunks []Chunk   // in order
-	Hash   [32]byte  // sha256 of the preprocessed pixels: the same image gives the same hash
-	Width  int       // the decoded image's size, before preprocessing
+	Chunks []Chunk  // in order
+	Hash   [32]byte // sha256 of the preprocessed pixels: the same image gives the same hash
+	Width  int      // the decoded image's size, before preprocessing
 	Height int
 	// Positions, for models with M-RoPE (Qwen2-VL family), is each embedding
 	// row's (t, h, w) position offsets within the image; nil otherwise.

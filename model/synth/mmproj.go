@@ -1,0 +1,171 @@
+package synth
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/model/gguf"
+)
+
+// ProjectorShape is the shape of a multimodal projector (mmproj) file.
+type ProjectorShape struct {
+	Name      string
+	Type      string // clip.projector_type: "gemma3" or "idefics3"
+	Dim       int    // the ViT's width
+	FFN       int
+	Heads     int
+	Layers    int
+	ImageSize int
+	Patch     int
+	Merge     int // clip.vision.projector.scale_factor (Gemma 3's pooling kernel); written when not the type's default
+	ProjDim   int // the language model's embedding width (ProjectorOptions.TextDim overrides it)
+	Longest   int // clip.vision.preproc_image_size: Idefics3's resized image's longer side
+}
+
+// ProjectorShapes are the shapes WriteProjector knows: Gemma 3's (4B's
+// text width) and SmolVLM-256M's, and tiny ones of each type for tests.
+var ProjectorShapes = []ProjectorShape{
+	{Name: "gemma3", Type: "gemma3", Dim: 1152, FFN: 4304, Heads: 16, Layers: 27, ImageSize: 896, Patch: 14, Merge: 4, ProjDim: 2560},
+	{Name: "gemma3-tiny", Type: "gemma3", Dim: 64, FFN: 128, Heads: 4, Layers: 2, ImageSize: 64, Patch: 8, Merge: 2, ProjDim: 64},
+	{Name: "smolvlm-256m", Type: "idefics3", Dim: 768, FFN: 3072, Heads: 12, Layers: 12, ImageSize: 512, Patch: 16, Merge: 4, ProjDim: 576, Longest: 2048},
+	{Name: "idefics3-tiny", Type: "idefics3", Dim: 64, FFN: 128, Heads: 4, Layers: 2, ImageSize: 32, Patch: 4, Merge: 2, ProjDim: 64, Longest: 64},
+}
+
+// LookupProjectorShape finds a projector shape by name.
+func LookupProjectorShape(name string) (ProjectorShape, bool) {
+	for _, s := range ProjectorShapes {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return ProjectorShape{}, false
+}
+
+// ProjectorOptions says what WriteProjector writes.
+type ProjectorOptions struct {
+	Shape   ProjectorShape
+	TextDim int // overrides Shape.ProjDim when > 0: the width of the text model it pairs with
+	Seed    uint64
+}
+
+// WriteProjector writes a random-weight mmproj file of o.Shape to path,
+// with the keys and tensor names and types llama.cpp's converter
+// (convert_hf_to_gguf.py, Gemma3VisionModel and SmolVLMModel) writes: F32
+// embeddings, norms and biases, F16 block matrices and projector.
+func WriteProjector(path string, o ProjectorOptions) error {
+	s := o.Shape
+	if o.TextDim > 0 {
+		s.ProjDim = o.TextDim
+	}
+	if s.Type != "gemma3" && s.Type != "idefics3" {
+		return fmt.Errorf("synth: projector type %q: want gemma3 or idefics3", s.Type)
+	}
+	if s.Dim%s.Heads != 0 || s.ImageSize%s.Patch != 0 || (s.ImageSize/s.Patch)%s.Merge != 0 || s.ProjDim < 1 {
+		return fmt.Errorf("synth: projector shape %+v is not consistent", s)
+	}
+	gw := gguf.NewWriter(3)
+	gw.SetKV("general.architecture", "clip")
+	gw.SetKV("general.name", "troupe synthetic "+s.Name+" projector")
+	gw.SetKV("general.file_type", uint32(1))
+	gw.SetKV("clip.has_vision_encoder", true)
+	gw.SetKV("clip.projector_type", s.Type)
+	gw.SetKV("clip.vision.image_size", uint32(s.ImageSize))
+	gw.SetKV("clip.vision.patch_size", uint32(s.Patch))
+	gw.SetKV("clip.vision.embedding_length", uint32(s.Dim))
+	gw.SetKV("clip.vision.feed_forward_length", uint32(s.FFN))
+	gw.SetKV("clip.vision.block_count", uint32(s.Layers))
+	gw.SetKV("clip.vision.attention.head_count", uint32(s.Heads))
+	gw.SetKV("clip.vision.attention.layer_norm_epsilon", float32(1e-6))
+	gw.SetKV("clip.vision.projection_dim", uint32(s.ProjDim))
+	gw.SetKV("clip.vision.image_mean", []float32{0.5, 0.5, 0.5})
+	gw.SetKV("clip.vision.image_std", []float32{0.5, 0.5, 0.5})
+	gw.SetKV("clip.use_gelu", true)
+	if s.Merge != 4 || s.Type != "gemma3" {
+		gw.SetKV("clip.vision.projector.scale_factor", uint32(s.Merge))
+	}
+	if s.Longest > 0 {
+		gw.SetKV("clip.vision.preproc_image_size", uint32(s.Longest))
+	}
+
+	d, side := s.Dim, s.ImageSize/s.Patch
+	var err error
+	add := func(name string, typ compute.DType, std float64, shape ...int) {
+		if err != nil {
+			return
+		}
+		n := 1
+		for _, v := range shape {
+			n *= v
+		}
+		err = gw.AddTensor(name, typ, shape, randomValues(o.Seed, name, typ, n, std))
+	}
+	ones := func(name string, n int) { add(name, compute.F32, -1, n) }
+	in := func(k int) float64 { return 1 / math.Sqrt(float64(k)) }
+
+	add("v.patch_embd.weight", compute.F32, in(3*s.Patch*s.Patch), s.Patch, s.Patch, 3, d)
+	add("v.patch_embd.bias", compute.F32, 0.02, d)
+	add("v.position_embd.weight", compute.F32, 0.5, d, side*side)
+	for i := range s.Layers {
+		b := fmt.Sprintf("v.blk.%d.", i)
+		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
+			add(b+m+".weight", compute.F16, in(d), d, d)
+			add(b+m+".bias", compute.F32, 0.02, d)
+		}
+		ones(b+"ln1.weight", d)
+		add(b+"ln1.bias", compute.F32, 0.02, d)
+		add(b+"ffn_up.weight", compute.F16, in(d), d, s.FFN)
+		add(b+"ffn_up.bias", compute.F32, 0.02, s.FFN)
+		add(b+"ffn_down.weight", compute.F16, in(s.FFN), s.FFN, d)
+		add(b+"ffn_down.bias", compute.F32, 0.02, d)
+		ones(b+"ln2.weight", d)
+		add(b+"ln2.bias", compute.F32, 0.02, d)
+	}
+	ones("v.post_ln.weight", d)
+	add("v.post_ln.bias", compute.F32, 0.02, d)
+	switch s.Type {
+	case "gemma3":
+		ones("mm.soft_emb_norm.weight", d)
+		add("mm.input_projection.weight", compute.F16, in(d), s.ProjDim, d)
+	case "idefics3":
+		k := d * s.Merge * s.Merge
+		add("mm.model.fc.weight", compute.F16, in(k), k, s.ProjDim)
+	}
+	if err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return writeFile(path, func(w io.Writer) error {
+		_, err := gw.WriteTo(w)
+		return err
+	})
+}
+
+// randomValues is n values of type F32 or F16, normal with standard
+// deviation std (std < 0: about 1, a norm's weight, 1 + N(0, 0.05)),
+// seeded by seed and name.
+func randomValues(seed uint64, name string, typ compute.DType, n int, std float64) []byte {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
+	size := 4
+	if typ == compute.F16 {
+		size = 2
+	}
+	out := make([]byte, size*n)
+	for i := range n {
+		v := float64(rng.NormFloat64() * std)
+		if std < 0 {
+			v = 1 + float64(rng.NormFloat64()*0.05)
+		}
+		if typ == compute.F16 {
+			binary.LittleEndian.PutUint16(out[2*i:], compute.FP32ToFP16(float32(v)))
+		} else {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(v)))
+		}
+	}
+	return out
+}

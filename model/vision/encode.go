@@ -1,0 +1,260 @@
+package vision
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/troupe-llm/troupe/compute"
+)
+
+// Encode runs the vision tower and the projector over prep's tiles and
+// returns prep.Rows() rows of p.Dim() values, in the order of prep.Chunks'
+// embedding runs. It follows clip.cpp's graph (build_vit, then the
+// projector's own part) with ggml's CPU arithmetic where troupe's kernels
+// have it; see ARCHITECTURE.md for where it is not bit-exact.
+func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, error) {
+	if prep == nil || len(prep.tiles) == 0 {
+		return nil, errors.New("vision: Encode: nothing prepared")
+	}
+	out := make([]float32, 0, prep.Rows()*p.hp.projDim)
+	for i := range prep.tiles {
+		emb, err := p.encodeTile(mm, &prep.tiles[i])
+		if err != nil {
+			return nil, fmt.Errorf("vision: encode: %w", err)
+		}
+		out = append(out, emb...)
+	}
+	if len(out) != prep.Rows()*p.hp.projDim {
+		return nil, fmt.Errorf("vision: encode: %d values for %d rows of %d", len(out), prep.Rows(), p.hp.projDim)
+	}
+	return out, nil
+}
+
+// encodeTile is one clip_image_encode: (tokens, projDim) values.
+func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, error) {
+	hp, w := &p.hp, p.w
+	if px.nx != hp.imageSize || px.ny != hp.imageSize {
+		return nil, fmt.Errorf("tile of %dx%d pixels, want %d", px.nx, px.ny, hp.imageSize)
+	}
+	x, err := p.vit(mm, px)
+	if err != nil {
+		return nil, err
+	}
+	switch p.typ {
+	case "gemma3":
+		side := hp.imageSize / hp.patch
+		pooled := avgPool(x, side, hp.dim, hp.merge) // (tokens, dim)
+		n := len(pooled) / hp.dim
+		for t := range n {
+			row := pooled[t*hp.dim : (t+1)*hp.dim]
+			compute.RMSNorm(row, row, w.softNorm, hp.eps)
+		}
+		out := make([]float32, n*hp.projDim)
+		if err := mm.MatMul(out, pooled, n, w.inputProj); err != nil {
+			return nil, err
+		}
+		return out, nil
+	case "idefics3":
+		side := hp.imageSize / hp.patch
+		shuffled := pixelShuffle(x, side, hp.dim, hp.merge) // (tokens, dim·merge²)
+		n := len(shuffled) / (hp.dim * hp.merge * hp.merge)
+		out := make([]float32, n*hp.projDim)
+		if err := mm.MatMul(out, shuffled, n, w.fc); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("projector type %q cannot encode", p.typ)
+}
+
+// vit is clip.cpp's build_inp then build_vit with NORM_TYPE_NORMAL: the
+// patch embedding (a convolution of stride patch, as im2col and a matrix
+// product), the learned positions, the pre-norm blocks and the post norm.
+// It returns (patches, dim) values.
+func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
+	hp, w := &p.hp, p.w
+	d, ps := hp.dim, hp.patch
+	side := px.nx / ps
+	n := side * side
+	k := 3 * ps * ps
+
+	// im2col: patch (py, px)'s row holds channel, then ky, then kx.
+	cols := make([]float32, n*k) // (patches, 3·patch·patch)
+	for py := range side {
+		for pxx := range side {
+			row := cols[(py*side+pxx)*k:]
+			i := 0
+			for c := range 3 {
+				for ky := range ps {
+					src := px.buf[3*((py*ps+ky)*px.nx+pxx*ps):]
+					for kx := range ps {
+						row[i] = src[3*kx+c]
+						i++
+					}
+				}
+			}
+		}
+	}
+	x := make([]float32, n*d) // (patches, dim): the residual stream
+	if err := mm.MatMul(x, cols, n, w.patch); err != nil {
+		return nil, err
+	}
+	if w.patchBias != nil {
+		addRows(x, w.patchBias)
+	}
+	compute.Add(x, w.pos)
+	if w.preW != nil {
+		for t := range n {
+			layerNorm(x[t*d:(t+1)*d], x[t*d:(t+1)*d], w.preW, w.preB, hp.eps)
+		}
+	}
+
+	hd := d / hp.heads
+	cur := make([]float32, n*d)     // (patches, dim)
+	q := make([]float32, n*d)       // (patches, dim)
+	kk := make([]float32, n*d)      // (patches, dim)
+	v := make([]float32, n*d)       // (patches, dim)
+	attn := make([]float32, n*d)    // (patches, dim)
+	qh := make([]float32, n*hd)     // (patches, head_dim): one head's queries
+	kh := make([]float32, n*hd)     // (patches, head_dim): its keys
+	vt := make([]float32, hd*n)     // (head_dim, patches): its values, transposed
+	kq := make([]float32, n*n)      // (patches, patches): scores, then weights
+	kqv := make([]float32, n*hd)    // (patches, head_dim)
+	up := make([]float32, n*hp.ffn) // (patches, ffn)
+	ones := make([]float32, n*hp.ffn)
+	for i := range ones {
+		ones[i] = 1
+	}
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	for li := range w.layers {
+		lw := &w.layers[li]
+		for t := range n {
+			layerNorm(cur[t*d:(t+1)*d], x[t*d:(t+1)*d], lw.ln1w, lw.ln1b, hp.eps)
+		}
+		for _, m := range []struct {
+			dst  []float32
+			w    *compute.Tensor
+			bias []float32
+		}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
+			if err := mm.MatMul(m.dst, cur, n, m.w); err != nil {
+				return nil, err
+			}
+			if m.bias != nil {
+				addRows(m.dst, m.bias)
+			}
+		}
+		for h := range hp.heads {
+			for t := range n {
+				copy(qh[t*hd:(t+1)*hd], q[t*d+h*hd:])
+				copy(kh[t*hd:(t+1)*hd], kk[t*d+h*hd:])
+				for i := range hd {
+					vt[i*n+t] = v[t*d+h*hd+i]
+				}
+			}
+			// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
+			if err := mm.MatMul(kq, qh, n, f32Matrix(kh, hd, n)); err != nil {
+				return nil, err
+			}
+			for t := range n {
+				softmax(kq[t*n:(t+1)*n], scale)
+			}
+			if err := mm.MatMul(kqv, kq, n, f32Matrix(vt, n, hd)); err != nil {
+				return nil, err
+			}
+			for t := range n {
+				copy(attn[t*d+h*hd:t*d+(h+1)*hd], kqv[t*hd:(t+1)*hd])
+			}
+		}
+		if err := mm.MatMul(cur, attn, n, lw.o); err != nil {
+			return nil, err
+		}
+		if lw.ob != nil {
+			addRows(cur, lw.ob)
+		}
+		compute.Add(x, cur)
+
+		for t := range n {
+			layerNorm(cur[t*d:(t+1)*d], x[t*d:(t+1)*d], lw.ln2w, lw.ln2b, hp.eps)
+		}
+		if err := mm.MatMul(up, cur, n, lw.up); err != nil {
+			return nil, err
+		}
+		if lw.upb != nil {
+			addRows(up, lw.upb)
+		}
+		gelu(up, ones)
+		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
+			return nil, err
+		}
+		if lw.downb != nil {
+			addRows(cur, lw.downb)
+		}
+		compute.Add(x, cur)
+	}
+	if w.postW != nil {
+		for t := range n {
+			layerNorm(x[t*d:(t+1)*d], x[t*d:(t+1)*d], w.postW, w.postB, hp.eps)
+		}
+	}
+	return x, nil
+}
+
+// avgPool is Gemma 3's ggml_pool_2d (average, kernel = stride = k) over
+// the side×side patch grid of x (patches, dim), per channel: it returns
+// ((side/k)², dim) values, summed in float32 row by row as ggml does.
+func avgPool(x []float32, side, dim, k int) []float32 {
+	os := side / k
+	out := make([]float32, os*os*dim)
+	ka := float32(k * k)
+	for oy := range os {
+		for ox := range os {
+			dst := out[(oy*os+ox)*dim : (oy*os+ox+1)*dim]
+			for c := range dim {
+				var s float32
+				for ky := range k {
+					for kx := range k {
+						s += x[((oy*k+ky)*side+ox*k+kx)*dim+c]
+					}
+				}
+				dst[c] = s / ka
+			}
+		}
+	}
+	return out
+}
+
+// pixelShuffle is clip.cpp's build_patch_merge_permute for a square
+// side×side grid of x (patches, dim) (side a multiple of s): token (gy, gx)
+// of the (side/s)² is the s×s block of patches at (gy·s, gx·s), row by
+// row, each patch's dim values in turn.
+func pixelShuffle(x []float32, side, dim, s int) []float32 {
+	g := side / s
+	out := make([]float32, 0, len(x))
+	for gy := range g {
+		for gx := range g {
+			for dy := range s {
+				for dx := range s {
+					p := (gy*s+dy)*side + gx*s + dx
+					out = append(out, x[p*dim:(p+1)*dim]...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// addRows adds bias to every row of x.
+func addRows(x, bias []float32) {
+	for i := 0; i < len(x); i += len(bias) {
+		compute.Add(x[i:i+len(bias)], bias)
+	}
+}
+
+// f32Matrix views rows·cols float32 values as an F32 weight matrix of
+// rows rows, for MatMul's products of activations by activations.
+func f32Matrix(v []float32, cols, rows int) *compute.Tensor {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*cols*rows)
+	return &compute.Tensor{Type: compute.F32, Shape: []int{cols, rows}, Data: b, InPlace: true}
+}

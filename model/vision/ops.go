@@ -1,0 +1,76 @@
+package vision
+
+import (
+	"math"
+
+	"github.com/troupe-llm/troupe/compute"
+)
+
+// layerNorm is ggml_norm then ggml_mul by w and ggml_add of b (b may be
+// nil), as ggml's CPU backend computes them on x86-64 with AVX2: the mean
+// summed in float64 (ggml_vec_sum_f32), the variance by ggml_vec_cvar_f32,
+// whose squares are added eight at a time in float32 in the order of its
+// AVX2 horizontal sum and the eights summed in float64.
+func layerNorm(dst, x, w, b []float32, eps float32) {
+	n := len(x)
+	var s float64
+	for _, v := range x {
+		s += float64(v)
+	}
+	mean := float32(s) / float32(n)
+	var sum float64
+	i := 0
+	for ; i+7 < n; i += 8 {
+		var sq [8]float32
+		for j := range 8 {
+			d := x[i+j] - mean
+			dst[i+j] = d
+			sq[j] = d * d
+		}
+		l0, l1, l2, l3 := sq[0]+sq[4], sq[1]+sq[5], sq[2]+sq[6], sq[3]+sq[7]
+		sum += float64((l0 + l2) + (l1 + l3))
+	}
+	for ; i < n; i++ {
+		d := x[i] - mean
+		dst[i] = d
+		sum += float64(d * d)
+	}
+	variance := float32(sum / float64(n))
+	scale := 1 / float32(math.Sqrt(float64(variance+eps)))
+	for i := range dst[:n] {
+		v := float32(float32(dst[i]*scale) * w[i]) // explicit conversions: no fused multiply-add
+		if b != nil {
+			v += b[i]
+		}
+		dst[i] = v
+	}
+}
+
+// gelu is ggml_vec_gelu_f32 with GGML_GELU_FP16 (0 at or below −10, the
+// identity at or above 10, else ggml's half table at x rounded to half):
+// compute.GeGLU's gelu of the gate, times ones.
+func gelu(x, ones []float32) {
+	compute.GeGLU(x, x, ones[:len(x)])
+}
+
+// softmax is ggml_soft_max_ext without a mask: x·scale, e^(x−max) summed
+// in float64, each scaled by float32(1/sum). ggml's SIMD expf (ggml_v_expf)
+// is not glibc's, so values differ from ggml's in the last bits.
+func softmax(x []float32, scale float32) {
+	mx := float32(math.Inf(-1))
+	for i, v := range x {
+		v *= scale
+		x[i] = v
+		mx = max(mx, v)
+	}
+	var sum float64
+	for i, v := range x {
+		e := compute.Expf(v - mx)
+		x[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}
