@@ -1,0 +1,217 @@
+package actors_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"math"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model/vision"
+)
+
+// fakeEncoder stands in for a projector: an image file is any bytes; it
+// gives rows rows of dim values, a deterministic function of the bytes'
+// hash. Files starting with "bad" are not images, with "huge" too large.
+type fakeEncoder struct {
+	dim, rows int
+	encodes   atomic.Int64
+}
+
+func (f *fakeEncoder) Dim() int { return f.dim }
+
+func (f *fakeEncoder) Prepare(data []byte) (*vision.Prepared, error) {
+	switch {
+	case bytes.HasPrefix(data, []byte("bad")):
+		return nil, vision.ErrFormat
+	case bytes.HasPrefix(data, []byte("huge")):
+		return nil, vision.ErrTooLarge
+	}
+	return &vision.Prepared{Chunks: []vision.Chunk{{Text: "<img>"}, {Embeds: f.rows}, {Text: "</img>"}},
+		Hash: sha256.Sum256(data), Width: 4, Height: 4}, nil
+}
+
+func (f *fakeEncoder) Encode(mm *compute.MatMuler, p *vision.Prepared) ([]float32, error) {
+	f.encodes.Add(1)
+	out := make([]float32, p.Rows()*f.dim)
+	seed := float64(p.Hash[0]) + float64(p.Hash[1])/256
+	for i := range out {
+		out[i] = float32(0.3 * math.Sin(seed+float64(i)*0.37))
+	}
+	return out, nil
+}
+
+// imageReq is a greedy request: before, an image of rows placeholder
+// tokens (id 1), after; the image prepared from data by rt.
+func imageReq(t *testing.T, rt *actors.Runtime, before, after []int32, data string, maxTokens int) *messages.GenerateRequest {
+	t.Helper()
+	pi, err := rt.PrepareImage([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := pi.Chunks[1].Rows
+	prompt := slices.Concat(before, slices.Repeat([]int32{1}, rows), after)
+	req := greedy(prompt, maxTokens)
+	req.Sampling.WantLogprob = true
+	req.Images = []messages.ImageInput{{Pos: len(before), Rows: rows, Hash: pi.Hash, Image: pi}}
+	return req
+}
+
+func firstLogprob(t *testing.T, rt *actors.Runtime, req *messages.GenerateRequest) (float32, *result) {
+	t.Helper()
+	ch, err := rt.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lp float32
+	got := false
+	r := &result{ids: [][]int32{nil}, text: []string{""}, finish: []string{""}, errs: []string{""}, preempted: []int{0}}
+	for c := range ch {
+		if c.Done {
+			r.usage = c.Usage
+			continue
+		}
+		for _, tok := range c.Tokens {
+			if !got {
+				lp, got = tok.Logprob, true
+			}
+			r.ids[0] = append(r.ids[0], tok.ID)
+		}
+		if c.FinishReason != "" {
+			r.finish[0], r.errs[0] = c.FinishReason, c.Err
+		}
+	}
+	return lp, r
+}
+
+// TestImageInvariance: a request with an image gives the same tokens alone,
+// beside text requests, with its prefill chunked across the image, and
+// under recompute preemption; the image's rows are used (another image
+// gives another first logprob).
+func TestImageInvariance(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	enc := &fakeEncoder{dim: m.Config.Dim, rows: 11}
+	c := loadCases(t, "stories260K")[0]
+	before, after := c.PromptIDs, c.GreedyIDs[:9]
+
+	alone := start(t, m, actors.Config{Encoder: enc, NoPrefixCaching: true})
+	lpA, wantA := firstLogprob(t, alone, imageReq(t, alone, before, after, "image A", 16))
+	lpB, _ := firstLogprob(t, alone, imageReq(t, alone, before, after, "image B", 16))
+	if wantA.finish[0] == messages.FinishError {
+		t.Fatalf("image request failed: %s", wantA.errs[0])
+	}
+	if lpA == lpB {
+		t.Errorf("two images give the same first logprob %v: the rows are not used", lpA)
+	}
+	texts := []*messages.GenerateRequest{greedy(c.PromptIDs, 20), greedy(c.GreedyIDs[:12], 20), greedy(c.GreedyIDs[3:30], 20)}
+	for _, tc := range []struct {
+		name string
+		cfg  actors.Config
+	}{
+		{"mixed", actors.Config{Encoder: enc}},
+		{"chunked", actors.Config{Encoder: enc, MaxNumBatchedTokens: 7, NoPrefixCaching: true}},
+		{"recompute", actors.Config{Encoder: enc, NumBlocks: 12, BlockSize: 4, MaxNumBatchedTokens: 16}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := start(t, m, tc.cfg)
+			var reqs []*messages.GenerateRequest
+			for i := range 3 {
+				reqs = append(reqs, imageReq(t, rt, before, after, "image A", 16), copyReq(texts[i]))
+			}
+			res := concurrently(t, rt, reqs)
+			for i := 0; i < len(res); i += 2 {
+				if res[i].finish[0] == messages.FinishError || !slices.Equal(res[i].ids[0], wantA.ids[0]) {
+					t.Errorf("image request %d: %v (%s), alone %v", i/2, res[i].ids[0], res[i].errs[0], wantA.ids[0])
+				}
+			}
+			if tc.name == "recompute" {
+				st, err := rt.Stats(timeout)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Preemptions == 0 {
+					t.Error("no preemption: the pool is not small enough for the case to mean anything")
+				}
+			}
+		})
+	}
+}
+
+// TestImagePrefixCache: the same image in a later request hits the prefix
+// cache over its rows and is not encoded again; another image behind the
+// same placeholder ids does not hit past the text before it.
+func TestImagePrefixCache(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	enc := &fakeEncoder{dim: m.Config.Dim, rows: 20}
+	c := loadCases(t, "stories260K")[0]
+	before := c.GreedyIDs[:12] // the image spans positions 12..31
+	after := c.GreedyIDs[12:30]
+	rt := start(t, m, actors.Config{Encoder: enc, BlockSize: 8})
+
+	_, first := firstLogprob(t, rt, imageReq(t, rt, before, after, "image A", 4))
+	_, again := firstLogprob(t, rt, imageReq(t, rt, before, after, "image A", 4))
+	_, other := firstLogprob(t, rt, imageReq(t, rt, before, after, "image B", 4))
+	if first.usage.CachedTokens != 0 {
+		t.Errorf("first request: %d cached tokens", first.usage.CachedTokens)
+	}
+	if got, want := again.usage.CachedTokens, 48; got != want { // 6 full blocks of 8, past the image
+		t.Errorf("same image again: %d cached tokens, want %d", got, want)
+	}
+	if got, want := other.usage.CachedTokens, 8; got != want { // the block before the image only
+		t.Errorf("another image: %d cached tokens, want %d", got, want)
+	}
+	if n := enc.encodes.Load(); n != 2 {
+		t.Errorf("%d encodes for two distinct images", n)
+	}
+	if !slices.Equal(first.ids[0], again.ids[0]) {
+		t.Errorf("the cached request's tokens differ: %v, first %v", again.ids[0], first.ids[0])
+	}
+}
+
+// TestImageRefused: images on a runtime without an encoder, bad files,
+// and malformed spans are refused with ErrInvalidRequest-style errors.
+func TestImageRefused(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	plain := start(t, m, actors.Config{})
+	if _, err := plain.PrepareImage([]byte("image")); !errors.Is(err, actors.ErrNoImageEncoder) {
+		t.Errorf("PrepareImage without an encoder: %v", err)
+	}
+	req := greedy([]int32{5, 6, 7, 8}, 2)
+	req.Images = []messages.ImageInput{{Pos: 1, Rows: 2, Embeds: make([]float32, 2*m.Config.Dim)}}
+	if err := plain.Check(req); !errors.Is(err, actors.ErrInvalidRequest) {
+		t.Errorf("an image without an encoder: %v", err)
+	}
+	enc := &fakeEncoder{dim: m.Config.Dim, rows: 3}
+	rt := start(t, m, actors.Config{Encoder: enc})
+	for _, data := range []string{"bad file", "huge file"} {
+		if _, err := rt.PrepareImage([]byte(data)); err == nil {
+			t.Errorf("PrepareImage(%q) accepted", data)
+		}
+	}
+	for name, im := range map[string]messages.ImageInput{
+		"past the prompt": {Pos: 3, Rows: 2, Embeds: make([]float32, 2*m.Config.Dim)},
+		"wrong width":     {Pos: 0, Rows: 2, Embeds: make([]float32, 2*m.Config.Dim-1)},
+		"nothing":         {Pos: 0, Rows: 2},
+	} {
+		req := greedy([]int32{5, 6, 7, 8}, 2)
+		req.Images = []messages.ImageInput{im}
+		if err := rt.Check(req); !errors.Is(err, actors.ErrInvalidRequest) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Embeddings given directly (no encoding) run.
+	req = greedy([]int32{5, 6, 7, 8}, 2)
+	req.Images = []messages.ImageInput{{Pos: 1, Rows: 2, Embeds: make([]float32, 2*m.Config.Dim)}}
+	if r := run(t, rt, req); r.finish[0] == messages.FinishError {
+		t.Errorf("given embeddings: %s", r.errs[0])
+	}
+}
