@@ -279,3 +279,22 @@ func TestRemoteImages(t *testing.T) {
 		}
 	})
 }
+
+// TestAnthropicImages: an image block with base64 data generates on a
+// model with a projector; a broken one is a 400 naming the block.
+func TestAnthropicImages(t *testing.T) {
+	f, fp := visionFixture(t, server.MediaConfig{})
+	img := base64.StdEncoding.EncodeToString(pngBytes(t, 4, 4))
+	block := func(data string) string {
+		return `{"model":"` + modelName + `","max_tokens":3,"messages":[{"role":"user","content":[{"type":"text","text":"What is this?"},` +
+			`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + data + `"}}]}]}`
+	}
+	resp, body := post(t, f.url+"/v1/messages", block(img))
+	if resp.StatusCode != http.StatusOK || fp.encodes.Load() != 1 {
+		t.Errorf("status %d, %d encodes: %s", resp.StatusCode, fp.encodes.Load(), body)
+	}
+	resp, body = post(t, f.url+"/v1/messages", block(base64.StdEncoding.EncodeToString([]byte("GIF89a"))))
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "messages.0.content.1") {
+		t.Errorf("a broken image: status %d: %s", resp.StatusCode, body)
+	}
+}
