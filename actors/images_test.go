@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -213,5 +214,65 @@ func TestImageRefused(t *testing.T) {
 	req.Images = []messages.ImageInput{{Pos: 1, Rows: 2, Embeds: make([]float32, 2*m.Config.Dim)}}
 	if r := run(t, rt, req); r.finish[0] == messages.FinishError {
 		t.Errorf("given embeddings: %s", r.errs[0])
+	}
+}
+
+// blockingEncoder is a fakeEncoder whose encodes wait for release.
+type blockingEncoder struct {
+	fakeEncoder
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingEncoder) Encode(mm *compute.MatMuler, p *vision.Prepared) ([]float32, error) {
+	b.started <- struct{}{}
+	<-b.release
+	return b.fakeEncoder.Encode(mm, p)
+}
+
+// TestImageCancelWhileEncoding: a request cancelled while its images are
+// encoded ends with cancelled choices and its Done chunk, its queued
+// encodes are dropped, and nothing leaks.
+func TestImageCancelWhileEncoding(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	enc := &blockingEncoder{fakeEncoder: fakeEncoder{dim: m.Config.Dim, rows: 3}, started: make(chan struct{}, 8), release: make(chan struct{})}
+	rt := start(t, m, actors.Config{Encoder: enc})
+	var images []messages.ImageInput
+	var prompt []int32
+	for i := range 4 { // more than encode at once: some stay queued
+		pi, err := rt.PrepareImage([]byte(fmt.Sprintf("image %d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompt = append(prompt, 5)
+		images = append(images, messages.ImageInput{Pos: len(prompt), Rows: 3, Hash: pi.Hash, Image: pi})
+		prompt = append(prompt, 1, 1, 1)
+	}
+	req := greedy(append(prompt, 6), 4)
+	req.N, req.Images = 2, images
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := rt.Stream(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-enc.started // an encode runs
+	cancel()
+	r := collect(t, ch, 2)
+	for i, f := range r.finish {
+		if f != messages.FinishCancelled {
+			t.Errorf("choice %d finished %q (%s)", i, f, r.errs[i])
+		}
+	}
+	close(enc.release)
+	// The encoder answers its running encodes; the queued ones were
+	// dropped: a new request's image is encoded next, after at most the
+	// ones that were running.
+	next := imageReq(t, rt, []int32{5}, []int32{6}, "image next", 2)
+	if res := run(t, rt, next); res.finish[0] == messages.FinishError {
+		t.Fatalf("the next request failed: %s", res.errs[0])
+	}
+	if n := enc.encodes.Load(); n >= 5 {
+		t.Errorf("%d encodes: the cancelled request's queued images were encoded", n)
 	}
 }
