@@ -14,12 +14,16 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -296,5 +300,51 @@ func TestAnthropicImages(t *testing.T) {
 	resp, body = post(t, f.url+"/v1/messages", block(base64.StdEncoding.EncodeToString([]byte("GIF89a"))))
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "messages.0.content.1") {
 		t.Errorf("a broken image: status %d: %s", resp.StatusCode, body)
+	}
+}
+
+// TestNodeImageClients: the official npm openai client sends an image_url
+// part (whole and streamed: the same greedy text) and gets a bad image's
+// 400 with its param; the npm ollama client sends images on chat and
+// generate (bytes, which it base64-encodes).
+func TestNodeImageClients(t *testing.T) {
+	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
+	testmodels.NPMPackage(t, "ollama")
+	f, fp := visionFixture(t, server.MediaConfig{})
+	cmd := exec.Command("node", "testdata/image-clients.cjs", f.url, base64.StdEncoding.EncodeToString(pngBytes(t, 8, 8)))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Chat, Streamed, Ollama, OllamaGenerate string
+		PromptTokens                           int
+		Error                                  *struct {
+			Status int
+			Param  string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Chat == "" || got.Chat != got.Streamed {
+		t.Errorf("chat %q, streamed %q", got.Chat, got.Streamed)
+	}
+	if got.PromptTokens < 6 {
+		t.Errorf("%d prompt tokens: the image's 6 rows are not in the prompt", got.PromptTokens)
+	}
+	if got.Error == nil || got.Error.Status != 400 || got.Error.Param != "messages[0].content[0]" {
+		t.Errorf("error %+v", got.Error)
+	}
+	if got.Ollama == "" || got.OllamaGenerate == "" {
+		t.Errorf("ollama chat %q, generate %q", got.Ollama, got.OllamaGenerate)
+	}
+	if n := fp.encodes.Load(); n != 1 {
+		t.Errorf("one image sent four times was encoded %d times", n)
 	}
 }
