@@ -34,7 +34,7 @@ func imageKeys(prompt []int32, images []messages.ImageInput) []int32 {
 	keyed := append([]int32(nil), prompt...)
 	for _, im := range images {
 		for k := range im.Rows {
-			keyed[im.Pos+k] = imageKey(&im.Hash, k)
+			keyed[im.Pos+k] = imageKey(&im.Hash, im.Row+k)
 		}
 	}
 	return keyed

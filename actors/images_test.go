@@ -22,6 +22,7 @@ import (
 // hash. Files starting with "bad" are not images, with "huge" too large.
 type fakeEncoder struct {
 	dim, rows int
+	tiles     int // > 1: that many runs of rows, with a marker text between them
 	encodes   atomic.Int64
 }
 
@@ -34,8 +35,11 @@ func (f *fakeEncoder) Prepare(data []byte) (*vision.Prepared, error) {
 	case bytes.HasPrefix(data, []byte("huge")):
 		return nil, vision.ErrTooLarge
 	}
-	return &vision.Prepared{Chunks: []vision.Chunk{{Text: "<img>"}, {Embeds: f.rows}, {Text: "</img>"}},
-		Hash: sha256.Sum256(data), Width: 4, Height: 4}, nil
+	chunks := []vision.Chunk{{Text: "<img>"}, {Embeds: f.rows}, {Text: "</img>"}}
+	for range f.tiles - 1 {
+		chunks = append(chunks, vision.Chunk{Embeds: f.rows + 1}, vision.Chunk{Text: "</img>"})
+	}
+	return &vision.Prepared{Chunks: chunks, Hash: sha256.Sum256(data), Width: 4, Height: 4}, nil
 }
 
 func (f *fakeEncoder) Encode(mm *compute.MatMuler, p *vision.Prepared) ([]float32, error) {
@@ -274,5 +278,51 @@ func TestImageCancelWhileEncoding(t *testing.T) {
 	}
 	if n := enc.encodes.Load(); n >= 5 {
 		t.Errorf("%d encodes: the cancelled request's queued images were encoded", n)
+	}
+}
+
+// TestImageTiles: an image whose rows come in several runs (tiles with
+// markers between them) is one span per run, encoded once, each span
+// taking its own rows: the same tokens as the rows given directly.
+func TestImageTiles(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	enc := &fakeEncoder{dim: m.Config.Dim, rows: 3, tiles: 3}
+	rt := start(t, m, actors.Config{Encoder: enc, NoPrefixCaching: true})
+	pi, err := rt.PrepareImage([]byte("tiled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := enc.Prepare([]byte("tiled"))
+	rows, _ := enc.Encode(nil, p)
+	var prompt []int32
+	var spans, given []messages.ImageInput
+	row := 0
+	for _, c := range pi.Chunks {
+		if c.Rows == 0 {
+			prompt = append(prompt, 7) // a marker token
+			continue
+		}
+		spans = append(spans, messages.ImageInput{Pos: len(prompt), Rows: c.Rows, Hash: pi.Hash, Row: row, Image: pi})
+		given = append(given, messages.ImageInput{Pos: len(prompt), Rows: c.Rows, Hash: pi.Hash, Row: row,
+			Embeds: rows[row*m.Config.Dim : (row+c.Rows)*m.Config.Dim]})
+		prompt = append(prompt, slices.Repeat([]int32{1}, c.Rows)...)
+		row += c.Rows
+	}
+	if len(spans) != 3 {
+		t.Fatalf("%d spans, want 3", len(spans))
+	}
+	a := greedy(append(prompt, 9), 12)
+	a.Images = spans
+	b := greedy(append(slices.Clone(prompt), 9), 12)
+	b.Images = given
+	a.Sampling.WantLogprob, b.Sampling.WantLogprob = true, true
+	lpA, ra := firstLogprob(t, rt, a)
+	lpB, rb := firstLogprob(t, rt, b)
+	if ra.finish[0] == messages.FinishError || !slices.Equal(ra.ids[0], rb.ids[0]) || lpA != lpB {
+		t.Errorf("tiled spans: %v (%s, %v); rows given: %v (%v)", ra.ids[0], ra.errs[0], lpA, rb.ids[0], lpB)
+	}
+	if n := enc.encodes.Load(); n != 2 { // the test's own call and the request's one
+		t.Errorf("%d encodes, want 2", n)
 	}
 }

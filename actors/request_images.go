@@ -25,11 +25,16 @@ func (r *request) startImages(ctx actor.Context) bool {
 	req := *r.req
 	req.Images = slices.Clone(req.Images)
 	r.req = &req
+	asked := map[*PreparedImage]bool{} // an image of several runs (spans) is encoded once
 	for i, im := range req.Images {
 		if im.Embeds != nil {
 			continue
 		}
 		pi, _ := im.Image.(*PreparedImage) // checked by Check
+		if asked[pi] {
+			continue
+		}
+		asked[pi] = true
 		r.imagesLeft++
 		ctx.Send(r.rt.encoder, &encodeImage{asker: ctx.Self(), index: i, image: pi.p})
 	}
@@ -44,8 +49,14 @@ func (r *request) onImageEncoded(ctx actor.Context, msg *imageEncoded) {
 		r.endAll(ctx, messages.FinishError, fmt.Sprintf("image %d: %v", msg.index, msg.err))
 		return
 	}
-	im := &r.req.Images[msg.index]
-	im.Embeds, im.Image = msg.embeds, nil
+	// Every span of that image takes its rows (Row, Rows) of the output.
+	pi := r.req.Images[msg.index].Image.(*PreparedImage)
+	dim := len(msg.embeds) / pi.p.Rows()
+	for i := range r.req.Images {
+		if im := &r.req.Images[i]; im.Image == any(pi) {
+			im.Embeds, im.Image = msg.embeds[im.Row*dim:(im.Row+im.Rows)*dim], nil
+		}
+	}
 	if r.imagesLeft--; r.imagesLeft == 0 {
 		r.spawnSequences(ctx)
 	}
@@ -100,8 +111,8 @@ func (r *Runtime) checkImages(req *messages.GenerateRequest) error {
 		if !ok || pi == nil || pi.p == nil {
 			return bad("image %d has neither embeddings nor an image prepared by the runtime (PrepareImage)", i)
 		}
-		if pi.p.Rows() != im.Rows {
-			return bad("image %d: %d rows in the prompt, the image gives %d", i, im.Rows, pi.p.Rows())
+		if im.Row < 0 || im.Row+im.Rows > pi.p.Rows() {
+			return bad("image %d: rows %d..%d of an image of %d", i, im.Row, im.Row+im.Rows-1, pi.p.Rows())
 		}
 	}
 	return nil

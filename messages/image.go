@@ -11,7 +11,11 @@ type ImageInput struct {
 	Pos  int      `msgpack:"pos"`
 	Rows int      `msgpack:"rows"`
 	Hash [32]byte `msgpack:"hash"` // of the image's pixels (vision.Prepared.Hash)
-	// Embeds is the rows, (Rows, the model's dim), once encoded; the
+	// Row is the image's row this span starts at: an image whose rows come
+	// in several runs (tiles with markers between them) is one span per
+	// run, each with the same Image and Hash.
+	Row int `msgpack:"row,omitempty"`
+	// Embeds is the span's rows, (Rows, the model's dim), once encoded; the
 	// batcher keeps them with the sequence, so a recomputed sequence has
 	// them again.
 	Embeds []float32 `msgpack:"embeds,omitempty"`

@@ -29,7 +29,7 @@ var every = []any{
 		Speculative:     &SpeculativeParams{Off: true, NMax: 8, NMin: 2, PMin: 0.5},
 		ReasoningBudget: &ReasoningBudget{Tokens: 128, Start: "<think>", End: "</think>", Message: "Enough."},
 		LoRA:            []LoRARef{{ID: 1, Scale: -0.5}, {ID: 0, Scale: 2}},
-		Images:          []ImageInput{{Pos: 1, Rows: 2, Hash: [32]byte{7, 31: 1}, Embeds: []float32{0.5, -1}}}},
+		Images:          []ImageInput{{Pos: 1, Rows: 2, Hash: [32]byte{7, 31: 1}, Row: 3, Embeds: []float32{0.5, -1}}}},
 	&OutputChunk{RequestID: "r1", Index: 1, Tokens: []Token{{ID: 9, Logprob: -0.25, Top: []TokenLogprob{{9, -0.25}, {3, float32(math.Inf(-1))}}}},
 		Text: "héllo", FinishReason: FinishStop, Err: "e", Invalid: true, QueueNanos: 5, Preemptions: 2, StopString: "END", Done: true, Usage: &Usage{PromptTokens: 3, CompletionTokens: 4, CachedTokens: 16, Preemptions: 2, DraftTokens: 6, AcceptedDraftTokens: 3}},
 	&SequenceOutput{SeqID: 7, Index: 1, Tokens: []Token{{ID: 1}}, Text: "a", FinishReason: FinishError, Err: "boom", Invalid: true, NumCachedTokens: 32, QueueNanos: 6, Preemptions: 1, StopString: "END", Drafted: 4, Accepted: 2},

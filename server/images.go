@@ -70,7 +70,7 @@ func (s *Server) imagePrompt(ctx context.Context, req *pipeline.Request, text st
 		if i == len(prepared) {
 			break
 		}
-		im := prepared[i]
+		im, row := prepared[i], 0
 		for _, c := range im.Chunks {
 			if c.Rows == 0 {
 				ids, err := s.rt.TokenizeText(c.Text, false, true)
@@ -80,7 +80,8 @@ func (s *Server) imagePrompt(ctx context.Context, req *pipeline.Request, text st
 				prompt = append(prompt, ids...)
 				continue
 			}
-			spans = append(spans, messages.ImageInput{Pos: len(prompt), Rows: c.Rows, Hash: im.Hash, Image: im})
+			spans = append(spans, messages.ImageInput{Pos: len(prompt), Rows: c.Rows, Hash: im.Hash, Row: row, Image: im})
+			row += c.Rows
 			for range c.Rows {
 				prompt = append(prompt, imagePlaceholder)
 			}
@@ -114,15 +115,6 @@ func (s *Server) prepareImages(ctx context.Context, images []pipeline.Image) ([]
 		p, err := s.rt.PrepareImage(data)
 		if err != nil {
 			return nil, badRequest(im.Field, "%s: %v", im.Field, err)
-		}
-		runs := 0
-		for _, c := range p.Chunks {
-			if c.Rows > 0 {
-				runs++
-			}
-		}
-		if runs != 1 {
-			return nil, badRequest(im.Field, "%s: the projector splits this image into %d runs of rows, which the runtime does not take yet", im.Field, runs)
 		}
 		out[i] = p
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -95,6 +94,7 @@ func imagePrompt(rt *actors.Runtime, prompt string, files []string, addBOS bool)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--image %s: %w", files[i], err)
 		}
+		row := 0
 		for _, c := range im.Chunks {
 			if c.Rows == 0 {
 				t, err := rt.TokenizeText(c.Text, false, true)
@@ -104,10 +104,8 @@ func imagePrompt(rt *actors.Runtime, prompt string, files []string, addBOS bool)
 				ids = append(ids, t...)
 				continue
 			}
-			if len(spans) > 0 && spans[len(spans)-1].Image == im {
-				return nil, nil, errors.New("--image: the projector splits this image into several runs of rows, which the runtime does not take yet")
-			}
-			spans = append(spans, messages.ImageInput{Pos: len(ids), Rows: c.Rows, Hash: im.Hash, Image: im})
+			spans = append(spans, messages.ImageInput{Pos: len(ids), Rows: c.Rows, Hash: im.Hash, Row: row, Image: im})
+			row += c.Rows
 			ids = append(ids, make([]int32, c.Rows)...) // placeholder id 0: the rows replace it
 		}
 	}
