@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model/vision"
@@ -123,6 +124,7 @@ func TestImageInvariance(t *testing.T) {
 		{"mixed", actors.Config{Encoder: enc}},
 		{"chunked", actors.Config{Encoder: enc, MaxNumBatchedTokens: 7, NoPrefixCaching: true}},
 		{"recompute", actors.Config{Encoder: enc, NumBlocks: 12, BlockSize: 4, MaxNumBatchedTokens: 16}},
+		{"swap", actors.Config{Encoder: enc, NumBlocks: 12, BlockSize: 4, MaxNumBatchedTokens: 16, NumHostBlocks: 24, Preemption: sched.Swap}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := start(t, m, tc.cfg)
@@ -136,13 +138,16 @@ func TestImageInvariance(t *testing.T) {
 					t.Errorf("image request %d: %v (%s), alone %v", i/2, res[i].ids[0], res[i].errs[0], wantA.ids[0])
 				}
 			}
-			if tc.name == "recompute" {
+			if tc.cfg.NumBlocks > 0 {
 				st, err := rt.Stats(timeout)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if st.Preemptions == 0 {
 					t.Error("no preemption: the pool is not small enough for the case to mean anything")
+				}
+				if tc.cfg.Preemption == sched.Swap && st.SwapIns == 0 {
+					t.Error("no swap-in: the case does not swap")
 				}
 			}
 		})
