@@ -133,7 +133,8 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 		return
 	}
 	salt := loraSalt(req.New.LoRA)
-	d := b.place(salt, req.New.Prompt)
+	prompt := imageKeys(req.New.Prompt, req.New.Images) // images.go
+	d := b.place(salt, prompt)
 	if d == nil {
 		b.stats.Rejected++
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: "no device is running"})
@@ -143,9 +144,9 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 	var q *sched.Seq
 	var err error
 	if n.Embed != nil { // embed.go
-		q, err = d.sched.AddEmbedding(kv.SeqID(req.SeqID), n.Prompt, n.Priority, n.Embed.Whole)
+		q, err = d.sched.AddEmbedding(kv.SeqID(req.SeqID), prompt, n.Priority, n.Embed.Whole)
 	} else {
-		q, err = d.sched.Add(kv.SeqID(req.SeqID), n.Prompt, n.MaxTokens, n.Priority)
+		q, err = d.sched.Add(kv.SeqID(req.SeqID), prompt, n.MaxTokens, n.Priority)
 	}
 	if err != nil {
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: err.Error()})
@@ -278,13 +279,23 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 		}
 		b.embedSpec(step, i, uint64(q.ID))
 		for pos := c.Start; pos < c.End; pos++ {
-			step.Tokens = append(step.Tokens, q.Tokens[pos])
+			if tok := q.Tokens[pos]; tok >= 0 {
+				step.Tokens = append(step.Tokens, tok)
+				if step.Inputs != nil {
+					step.Inputs = append(step.Inputs, nil)
+				}
+			} else { // an image row (images.go)
+				addImageInput(step, b.seqs[uint64(q.ID)].new, pos)
+			}
 			step.Positions = append(step.Positions, int32(pos))
 			step.Seq = append(step.Seq, int32(i))
 			step.Logits = append(step.Logits, c.Logits && pos == c.End-1)
 		}
 		for j, tok := range q.Draft[:c.Draft] { // speculative: spec.go
 			step.Tokens = append(step.Tokens, tok)
+			if step.Inputs != nil {
+				step.Inputs = append(step.Inputs, nil)
+			}
 			step.Positions = append(step.Positions, int32(c.End+j))
 			step.Seq = append(step.Seq, int32(i))
 			step.Logits = append(step.Logits, true)

@@ -63,6 +63,10 @@ type Config struct {
 	// nil: the model's own (model.Model.SetAdapters). Only CPU devices
 	// apply adapters. The caller keeps them open while the runtime runs.
 	LoRA []lora.Scaled
+	// Encoder, when set, takes images (a multimodal projector opened for
+	// the model: *vision.Projector, checked against the model's width by
+	// Start); nil: requests with images are refused.
+	Encoder ImageEncoder
 }
 
 // kvBytesCap bounds the default KV cache size.

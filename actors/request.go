@@ -24,6 +24,9 @@ type request struct {
 	left      int
 	usage     messages.Usage
 	sent      bool // the Done chunk
+	// imagesLeft is the images still being encoded (request_images.go);
+	// the sequences start when it reaches 0.
+	imagesLeft int
 }
 
 func newRequest(rt *Runtime, req *messages.GenerateRequest, sink func(*messages.OutputChunk)) actor.Producer {
@@ -40,6 +43,8 @@ func (r *request) Receive(ctx actor.Context) {
 		r.onOutput(ctx, msg)
 	case *messages.Cancel:
 		r.onCancel(ctx, msg)
+	case *imageEncoded:
+		r.onImageEncoded(ctx, msg)
 	case *actor.Terminated:
 		r.onTerminated(ctx, msg)
 	case *actor.Stopped:
@@ -54,7 +59,14 @@ func (r *request) onStarted(ctx actor.Context) {
 	r.preempted = make([]int, n)
 	r.left = n
 	r.usage.PromptTokens = len(r.req.Prompt)
-	for i := range n {
+	if r.startImages(ctx) {
+		return // the sequences start once the images are encoded
+	}
+	r.spawnSequences(ctx)
+}
+
+func (r *request) spawnSequences(ctx actor.Context) {
+	for i := range len(r.finished) {
 		id := r.rt.nextSeq.Add(1)
 		props := actor.PropsFromProducer(newSequence(r.rt, r.req, id, i))
 		pid := ctx.SpawnPrefix(props, fmt.Sprintf("seq%d-", id))
@@ -106,6 +118,10 @@ func (r *request) sendDone() {
 }
 
 func (r *request) onCancel(ctx actor.Context, c *messages.Cancel) {
+	if r.imagesLeft > 0 {
+		r.endAll(ctx, messages.FinishCancelled, c.Reason)
+		return
+	}
 	for i, pid := range r.pids {
 		if !r.finished[i] {
 			ctx.Send(pid, c)

@@ -38,6 +38,7 @@ type Runtime struct {
 	kvWindow int
 
 	compiler     *actor.PID     // compiles grammars off the step (compiler.go)
+	encoder      *actor.PID     // encodes images off the step (encoder.go); nil: no Config.Encoder
 	grammars     *grammar.Cache // compiled grammars, by kind and source
 	compileFn    compileFunc
 	vocabs       [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
@@ -70,6 +71,9 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	}
 	if cfg.LoRA == nil {
 		cfg.LoRA = m.Adapters()
+	}
+	if cfg.Encoder != nil && cfg.Encoder.Dim() != c.Dim {
+		return nil, fmt.Errorf("actors: the image encoder gives rows of %d values, the model's embedding width is %d", cfg.Encoder.Dim(), c.Dim)
 	}
 	m.SetContextLen(cfg.MaxModelLen) // LongRoPE's factors for this context, as llama.cpp's n_ctx_seq
 	backends := cfg.Backends
@@ -119,6 +123,9 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider)))
 	r.batcher = system.Root.SpawnPrefix(props, "batcher-")
 	r.compiler = system.Root.SpawnPrefix(actor.PropsFromProducer(newCompiler(r)), "grammar-compiler-")
+	if cfg.Encoder != nil {
+		r.encoder = system.Root.SpawnPrefix(actor.PropsFromProducer(newEncoder(cfg.Encoder, cfg.Workers)), "image-encoder-")
+	}
 	if drafter != nil {
 		r.draftDevice = system.Root.SpawnPrefix(actor.PropsFromProducer(newDraftDevice(drafter)), "draft-device-")
 	}
@@ -255,6 +262,11 @@ func (r *Runtime) Stop(timeout time.Duration) error {
 	}
 	if err := r.system.Root.StopFuture(r.compiler).Wait(); err != nil {
 		return fmt.Errorf("actors: stopping the grammar compiler: %w", err)
+	}
+	if r.encoder != nil {
+		if err := r.system.Root.StopFuture(r.encoder).Wait(); err != nil {
+			return fmt.Errorf("actors: stopping the image encoder: %w", err)
+		}
 	}
 	if err := closeBackends(r.owned); err != nil { // their device actors stopped with the batcher
 		return err

@@ -54,7 +54,8 @@ type sequence struct {
 func newSequence(rt *Runtime, req *messages.GenerateRequest, id uint64, index int) actor.Producer {
 	return func() actor.Actor {
 		n := &messages.NewSequence{Prompt: req.Prompt, MaxTokens: req.MaxTokens, Priority: req.Priority,
-			Sampling: req.Sampling, StopTokenIDs: req.StopTokenIDs, IgnoreEOS: req.IgnoreEOS, LoRA: rt.loraSet(req.LoRA)}
+			Sampling: req.Sampling, StopTokenIDs: req.StopTokenIDs, IgnoreEOS: req.IgnoreEOS, LoRA: rt.loraSet(req.LoRA),
+			Images: req.Images}
 		n.Sampling.Seed = seqSeed(req.Sampling.Seed, index)
 		return &sequence{id: id, index: index, rt: rt, batcher: rt.batcher, new: n,
 			stop: stopText{stops: req.Stop, include: req.IncludeStopStr},

@@ -66,6 +66,9 @@ func (b *batcher) appendSampleSpecs(specs []messages.SampleSpec, q *sched.Seq, d
 			if n > 0 && len(h) > n {
 				h = h[len(h)-n:]
 			}
+			if e.new.Images != nil { // image keys back to placeholders (images.go)
+				unkeyHistory(h, e.new, len(q.Tokens)+i-len(h))
+			}
 			spec.History = h
 		}
 		specs = append(specs, spec)

@@ -87,6 +87,9 @@ func (r *Runtime) check(req *messages.GenerateRequest) error {
 	if err := SampleParams(&req.Sampling).Validate(); err != nil {
 		return bad("", "%v", err)
 	}
+	if err := r.checkImages(req); err != nil { // request_images.go
+		return err
+	}
 	if err := r.checkLoRA(req.LoRA); err != nil {
 		return err
 	}

@@ -87,6 +87,10 @@ type GenerateRequest struct {
 	// at its default scale (--lora's). It has no omitempty: an empty list
 	// must not decode as nil.
 	LoRA []LoRARef `msgpack:"lora"`
+	// Images are the prompt's images, in prompt order, not overlapping
+	// (see ImageInput); the runtime encodes them before the request's
+	// sequences enter the schedule.
+	Images []ImageInput `msgpack:"images,omitempty"`
 }
 
 // LoRARef is one adapter of a request: its index among the runtime's

@@ -28,13 +28,15 @@ var every = []any{
 		Grammar: &Grammar{Kind: GrammarJSONSchema, Source: `{"type":"object"}`}, SpecialText: true,
 		Speculative:     &SpeculativeParams{Off: true, NMax: 8, NMin: 2, PMin: 0.5},
 		ReasoningBudget: &ReasoningBudget{Tokens: 128, Start: "<think>", End: "</think>", Message: "Enough."},
-		LoRA:            []LoRARef{{ID: 1, Scale: -0.5}, {ID: 0, Scale: 2}}},
+		LoRA:            []LoRARef{{ID: 1, Scale: -0.5}, {ID: 0, Scale: 2}},
+		Images:          []ImageInput{{Pos: 1, Rows: 2, Hash: [32]byte{7, 31: 1}, Row: 3, Embeds: []float32{0.5, -1}}}},
 	&OutputChunk{RequestID: "r1", Index: 1, Tokens: []Token{{ID: 9, Logprob: -0.25, Top: []TokenLogprob{{9, -0.25}, {3, float32(math.Inf(-1))}}}},
 		Text: "héllo", FinishReason: FinishStop, Err: "e", Invalid: true, QueueNanos: 5, Preemptions: 2, StopString: "END", Done: true, Usage: &Usage{PromptTokens: 3, CompletionTokens: 4, CachedTokens: 16, Preemptions: 2, DraftTokens: 6, AcceptedDraftTokens: 3}},
 	&SequenceOutput{SeqID: 7, Index: 1, Tokens: []Token{{ID: 1}}, Text: "a", FinishReason: FinishError, Err: "boom", Invalid: true, NumCachedTokens: 32, QueueNanos: 6, Preemptions: 1, StopString: "END", Drafted: 4, Accepted: 2},
 	&Cancel{RequestID: "r1", SeqID: 7, Reason: "client gone"},
 	&StepRequest{SeqID: 7, New: &NewSequence{Prompt: []int32{1, 2}, MaxTokens: 5, Priority: 3,
-		Sampling: SamplingParams{Temperature: 1}, StopTokenIDs: []int32{0}, IgnoreEOS: true, Embed: &EmbedParams{Pooling: "mean", Whole: true}, LoRA: []LoRARef{{ID: 2, Scale: 1}}}, Mask: []uint64{5, 1 << 63}, Draft: []int32{8, 9}, DraftMasks: [][]uint64{{1}, nil},
+		Sampling: SamplingParams{Temperature: 1}, StopTokenIDs: []int32{0}, IgnoreEOS: true, Embed: &EmbedParams{Pooling: "mean", Whole: true}, LoRA: []LoRARef{{ID: 2, Scale: 1}},
+		Images: []ImageInput{{Pos: 0, Rows: 1, Hash: [32]byte{1}, Embeds: []float32{2}}}}, Mask: []uint64{5, 1 << 63}, Draft: []int32{8, 9}, DraftMasks: [][]uint64{{1}, nil},
 		DraftQ: []DraftDist{{IDs: []int32{8, 3}, P: []float32{0.75, 0.25}}, {IDs: []int32{9}, P: []float32{1}}}},
 	&StepResult{SeqID: 7, Token: Token{ID: 4, Logprob: -1}, NumCachedTokens: 16, QueueNanos: 7, Finish: FinishLength, Err: "x", Embedding: []float32{0.5, -1},
 		Tokens: []Token{{ID: 4, Logprob: -1}, {ID: 6}}, Drafted: 3, Accepted: 1},
@@ -44,7 +46,8 @@ var every = []any{
 		Samples: []SampleSpec{{SeqID: 1, Params: &SamplingParams{}, Draw: 0}, {SeqID: 2, Params: &SamplingParams{TopK: 1}, History: []int32{1, 2}, Draw: 5, Mask: []uint64{3}, Verify: true, Draft: 7,
 			DraftQ: &DraftDist{IDs: []int32{7, 2}, P: []float32{0.5, 0.5}}}},
 		Embeds: []EmbedSpec{{Seq: 1, SeqID: 2, Pooling: "cls"}},
-		LoRA:   [][]LoRARef{{}, {{ID: 1, Scale: 0.5}}}},
+		LoRA:   [][]LoRARef{{}, {{ID: 1, Scale: 0.5}}},
+		Inputs: [][]float32{nil, {0.5, 1}, nil}},
 	&StepDone{StepID: 3, Tokens: []Token{{ID: 1}, {ID: 2}}, Errs: []string{"", "banned"}, Err: "e", ForwardNanos: 12345,
 		Embeddings: [][]float32{nil, {0.25, 2}}},
 	&SwapOut{Blocks: []BlockCopy{{Src: 1, Dst: 3}, {Src: 2, Dst: 1}}},
@@ -130,6 +133,9 @@ func TestEveryTypeListed(t *testing.T) {
 						continue
 					}
 					for _, f := range st.Fields.List {
+						if f.Tag != nil && strings.Contains(f.Tag.Value, `msgpack:"-"`) {
+							continue // in process only (ImageInput.Image): not sent
+						}
 						for _, n := range f.Names {
 							if !set[ts.Name.Name+"."+n.Name] {
 								t.Errorf("%s.%s is zero in every round-trip case", ts.Name.Name, n.Name)

@@ -15,6 +15,8 @@ type NewSequence struct {
 	// the base model). The prefix cache shares blocks only between
 	// sequences with the same set.
 	LoRA []LoRARef `msgpack:"lora,omitempty"`
+	// Images are the prompt's images with their rows (ImageInput.Embeds).
+	Images []ImageInput `msgpack:"images,omitempty"`
 }
 
 // StepRequest says a sequence is ready for its next step: the first one
@@ -111,6 +113,9 @@ type Step struct {
 	// LoRA is each sequence's adapters (NewSequence.LoRA), ids into the
 	// runtime's loaded adapters; nil when the runtime has none.
 	LoRA [][]LoRARef `msgpack:"lora,omitempty"` // (n_seqs) (adapters)
+	// Inputs is a row's input embedding (an image's row) in place of its
+	// token's (model.Batch.Embeds); nil, or a nil entry: the token's.
+	Inputs [][]float32 `msgpack:"inputs,omitempty"` // (n_tokens) (dim)
 }
 
 // SampleSpec is how to sample one row of a Step's logits.

@@ -23,6 +23,11 @@ type Batch struct {
 	// projection (lora.go); nil: none for any sequence. Adapters must have
 	// passed Model.CheckAdapter.
 	LoRA [][]lora.Scaled // (n_seqs) (adapters)
+	// Embeds is a row's input embedding (Dim values: an image's projected
+	// row) in place of its token's; nil, or a nil entry: the token's. The
+	// token id is then only a placeholder (still a valid id). Scaling
+	// (EmbedScale) applies to token embeddings only, as llama.cpp's.
+	Embeds [][]float32 // (n_tokens) (dim)
 }
 
 // NumLogits is the number of rows with Logits set.
@@ -36,10 +41,20 @@ func (b *Batch) NumLogits() int {
 	return n
 }
 
+// HasEmbeds says whether some row takes an input embedding (Embeds).
+func (b *Batch) HasEmbeds() bool {
+	for _, e := range b.Embeds {
+		if e != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Reset empties the batch, keeping its storage.
 func (b *Batch) Reset() {
 	b.Tokens, b.Positions, b.Seq, b.Logits = b.Tokens[:0], b.Positions[:0], b.Seq[:0], b.Logits[:0]
-	b.BlockTables, b.Hidden, b.LoRA = b.BlockTables[:0], b.Hidden[:0], b.LoRA[:0]
+	b.BlockTables, b.Hidden, b.LoRA, b.Embeds = b.BlockTables[:0], b.Hidden[:0], b.LoRA[:0], b.Embeds[:0]
 }
 
 // Add appends one token.
@@ -61,6 +76,14 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 	}
 	if len(b.LoRA) != 0 && len(b.LoRA) != len(b.BlockTables) {
 		return fmt.Errorf("model: batch of %d sequences has adapters for %d", len(b.BlockTables), len(b.LoRA))
+	}
+	if len(b.Embeds) != 0 && len(b.Embeds) != n {
+		return fmt.Errorf("model: batch of %d tokens has %d input embeddings", n, len(b.Embeds))
+	}
+	for i, e := range b.Embeds {
+		if e != nil && len(e) != c.Dim {
+			return fmt.Errorf("model: batch token %d: input embedding of %d values, the model's width is %d", i, len(e), c.Dim)
+		}
 	}
 	window := c.KVWindow()
 	for i := range n {

@@ -21,6 +21,9 @@ import (
 // (token, head) over the cached positions in order.
 func (m *Model) Forward(s *State, b *Batch, cache *kv.Cache, logits []float32) error {
 	if m.bert != nil {
+		if b.HasEmbeds() {
+			return fmt.Errorf("model: an encoder takes no input embeddings")
+		}
 		return m.bertForward(s, b, cache, logits) // an encoder: bert.go
 	}
 	if m.Weights.Stage != (Stage{}) {
@@ -84,6 +87,10 @@ func (m *Model) embed(s *State, b *Batch) error {
 	c, w := &m.Config, m.Weights
 	dim := c.Dim
 	for i, tok := range b.Tokens {
+		if len(b.Embeds) != 0 && b.Embeds[i] != nil { // an image's row (Batch.Embeds)
+			copy(s.x[i*dim:(i+1)*dim], b.Embeds[i])
+			continue
+		}
 		if err := compute.Dequantize(w.TokEmbd.Type, w.TokEmbd.Row(int(tok)), s.x[i*dim:(i+1)*dim]); err != nil {
 			return fmt.Errorf("model: embedding: %w", err)
 		}

@@ -165,7 +165,8 @@ func TestAnthropicBadInput(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"no max_tokens", `{"model": "stories", ` + user + `}`, "max_tokens"},
 		{"unknown field", `{"model": "stories", "max_tokens": 5, "top_logprobs": 2, ` + user + `}`, "top_logprobs"},
-		{"image", `{"model": "stories", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]}`, "messages.0.content.0.type"},
+		{"image", `{"model": "stories", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]}`, "messages.0.content.0.source.type"},
+		{"image without a projector", `{"model": "stories", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}]}`, "messages.0.content.0: the served model takes no images"},
 		{"unknown block", `{"model": "stories", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "video"}]}]}`, "unknown content block"},
 		{"role order", `{"model": "stories", "max_tokens": 5, "messages": [{"role": "assistant", "content": "Hi"}]}`, "messages.0.role"},
 		{"unknown call", `{"model": "stories", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "1"}]}]}`, "tool_use_id"},

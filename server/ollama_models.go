@@ -22,6 +22,7 @@ func newOllamaModel(s *Server) *ollama.Model {
 	om := &ollama.Model{Name: s.cfg.ModelName, Template: s.cfg.ChatTemplate, Thinking: s.thinks, File: filepath.Base(m.Path),
 		ContextLength: s.rt.MaxModelLen(), VRAM: s.rt.Device() == "cuda"}
 	om.Tools = s.toolFormat != toolcall.None && s.rendersTools()
+	om.Vision = s.rt.HasImageEncoder()
 	if om.Template == "" {
 		om.Template = s.rt.ChatTemplate()
 	}

@@ -82,6 +82,9 @@ func (s *Server) Start(ctx context.Context, req *pipeline.Request) (pipeline.Run
 // prepare is Start once admitted.
 func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.Time) (*pipelineRun, *apiError) {
 	if req.Messages == nil {
+		if len(req.Images) > 0 {
+			return nil, badRequest(req.Images[0].Field, "%s: images need a conversation (messages)", req.Images[0].Field)
+		}
 		return s.preparePrompts(ctx, req, start)
 	}
 	tools, e := pipelineTools(req)
@@ -92,7 +95,16 @@ func (s *Server) prepare(ctx context.Context, req *pipeline.Request, start time.
 	if e != nil {
 		return nil, e
 	}
-	g := &messages.GenerateRequest{Prompt: s.withContext(req, prompt)}
+	var images []messages.ImageInput
+	if len(req.Images) > 0 { // images.go
+		if prompt, images, e = s.imagePrompt(ctx, req, text); e != nil {
+			return nil, e
+		}
+	}
+	g := &messages.GenerateRequest{Prompt: s.withContext(req, prompt), Images: images}
+	for i := range images { // behind Ollama's context
+		images[i].Pos += len(g.Prompt) - len(prompt)
+	}
 	lp := -1
 	if req.WantLogprobs {
 		lp = req.Logprobs

@@ -110,6 +110,8 @@ type Config struct {
 	// Responses bounds the store of /v1/responses (how many responses, for
 	// how long); zero fields take its defaults.
 	Responses responses.StoreConfig
+	// Media bounds requests' images (images.go).
+	Media MediaConfig
 }
 
 // scriptFunc answers a request in place of the runtime (tests only).

@@ -44,6 +44,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	specVar(fs, &spec, &draftPath)
 	var adapters []loraSpec
 	loraVar(fs, &adapters)
+	var mmproj string
+	var images []string
+	mmprojVar(fs, &mmproj) // mmproj.go
+	fs.Var(listFlag{&images}, "image", "image `FILE`s for the prompt (with --mmproj), comma-separated or repeated: each where the prompt has <__media__>, else before it")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -61,6 +65,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	device, err := loraDevice(*deviceKind, adapters)
 	if err != nil {
 		return err
+	}
+	if device, err = mmprojDevice(device, mmproj); err != nil {
+		return err
+	}
+	if len(images) > 0 && mmproj == "" {
+		return usageError{"--image needs --mmproj"}
 	}
 	kind, err := deviceFlag(device)
 	if err != nil {
@@ -81,6 +91,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeAdapters()
+	encoder, closeProjector, err := openProjector(mmproj, m)
+	if err != nil {
+		return err
+	}
+	defer closeProjector()
 	ids, err := m.Tokenizer.Encode(*prompt, !*noSpecial, !*noSpecial)
 	if err != nil {
 		return err
@@ -104,15 +119,22 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	devices := backend.NewSelector(m, kind)
 	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
 		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: devices.New,
-		KVCacheType: *kvType, Speculative: spec})
+		KVCacheType: *kvType, Speculative: spec, Encoder: encoder})
 	if err != nil {
 		return err
+	}
+	var spans []messages.ImageInput
+	if len(images) > 0 { // mmproj.go
+		if ids, spans, err = imagePrompt(rt, *prompt, images, !*noSpecial); err != nil {
+			rt.Stop(time.Second)
+			return err
+		}
 	}
 	defer rt.Stop(5 * time.Second)
 	if err := devices.Fallback(); err != nil && !errors.Is(err, cuda.ErrNoDriver) { // a GPU, unusable: say so
 		fmt.Fprintf(stderr, "troupe: --device auto: running on the CPU: %s\n", fallbackWhy(err))
 	}
-	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(*n, 0), Sampling: params}
+	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(*n, 0), Sampling: params, Images: spans}
 	ch, err := rt.Stream(ctx, req)
 	if err != nil {
 		return err

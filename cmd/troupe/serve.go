@@ -51,6 +51,7 @@ type serveConfig struct {
 	LoRA             []loraSpec   // --lora: adapters applied to every request
 	LoRAUnapplied    bool         // --lora-init-without-apply: loaded at scale 0
 	DraftModel       string       // --model-draft/-md: speculative decoding's draft model
+	MMProj           string       // --mmproj: the multimodal projector (images)
 
 	Runtime  actors.Config  // NewBackend is set when serving
 	Server   server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
@@ -105,6 +106,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	registerSamplingDefaults(fs, &c.Server.Defaults)
 	specVar(fs, &c.Runtime.Speculative, &c.DraftModel)
 	loraVar(fs, &c.LoRA)
+	mmprojVar(fs, &c.MMProj) // mmproj.go
+	mediaVars(fs, &c.Server.Media)
 	fs.BoolVar(&c.LoRAUnapplied, "lora-init-without-apply", false, "load the --lora adapters at scale 0 (llama-server's flag): requests name them in lora, or POST /lora-adapters sets their scales")
 	pipelineVar(fs, &c.Pipeline)
 	registerPeerFlags(fs, c) // last: llama-server's and vLLM's names for the flags above
@@ -213,6 +216,9 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if device, err = mmprojDevice(device, c.MMProj); err != nil {
+		return err
+	}
 	kind, err := deviceFlag(device)
 	if err != nil {
 		return err
@@ -274,6 +280,12 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		return err
 	}
 	defer closeAdapters()
+	encoder, closeProjector, err := openProjector(c.MMProj, m)
+	if err != nil {
+		return err
+	}
+	defer closeProjector()
+	rtCfg.Encoder = encoder
 	closeDraft, err := openDraft(&rtCfg.Speculative, c.DraftModel, kind, c.Repack)
 	if err != nil {
 		return err

@@ -13,7 +13,9 @@ import (
 // and tool_use blocks make one assistant message with its calls; a user's
 // tool_result blocks become tool messages (each answering a tool_use of
 // the turn before), its text blocks a user message.
-func conversation(msgs []message) ([]pipeline.Message, *pipeline.Error) {
+//
+// A user's image blocks go into images, their markers into its text.
+func conversation(msgs []message, images *[]pipeline.Image) ([]pipeline.Message, *pipeline.Error) {
 	if len(msgs) == 0 {
 		return nil, pipeline.Errorf("messages", "messages: at least one message is required")
 	}
@@ -30,7 +32,7 @@ func conversation(msgs []message) ([]pipeline.Message, *pipeline.Error) {
 			if i > 0 && msgs[i-1].Role == "user" {
 				return nil, pipeline.Errorf(field+".role", "%s.role: roles must alternate between \"user\" and \"assistant\"", field)
 			}
-			ms, err := userTurn(blocks, field, calls)
+			ms, err := userTurn(blocks, field, calls, images)
 			if err != nil {
 				return nil, err
 			}
@@ -66,7 +68,7 @@ func readBlocks(raw json.RawMessage, field string) ([]block, *pipeline.Error) {
 }
 
 // userTurn is a user message's blocks as pipeline messages.
-func userTurn(blocks []block, field string, calls map[string]string) ([]pipeline.Message, *pipeline.Error) {
+func userTurn(blocks []block, field string, calls map[string]string, images *[]pipeline.Image) ([]pipeline.Message, *pipeline.Error) {
 	var out []pipeline.Message
 	var text []string
 	for k, b := range blocks {
@@ -84,6 +86,13 @@ func userTurn(blocks []block, field string, calls map[string]string) ([]pipeline
 				return nil, err
 			}
 			out = append(out, pipeline.Message{Role: pipeline.ToolRole, Content: content, ToolCallID: b.ToolUseID, Name: name})
+		case "image":
+			im, err := imageBlock(b, bf) // images.go
+			if err != nil {
+				return nil, err
+			}
+			*images = append(*images, im)
+			text = append(text, pipeline.ImageMarker)
 		case "tool_use", "thinking", "redacted_thinking":
 			return nil, pipeline.Errorf(bf+".type", "%s.type %q: only an assistant message may hold this block", bf, b.Type)
 		default:
@@ -154,8 +163,10 @@ func resultText(raw json.RawMessage, field string) (string, *pipeline.Error) {
 // unsupportedBlock is the 400 of a content block troupe cannot read.
 func unsupportedBlock(field, typ string) *pipeline.Error {
 	switch typ {
-	case "image", "document":
-		return pipeline.Errorf(field+".type", "%s.type %q: troupe serves text-only models; %s blocks are not supported", field, typ, typ)
+	case "document":
+		return pipeline.Errorf(field+".type", "%s.type %q: document blocks are not supported", field, typ)
+	case "image":
+		return pipeline.Errorf(field+".type", "%s.type %q: only a user message's content may hold an image", field, typ)
 	}
 	return pipeline.Errorf(field+".type", "%s.type %q: unknown content block type (want text, tool_use, tool_result or thinking)", field, typ)
 }

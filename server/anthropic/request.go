@@ -68,6 +68,7 @@ type block struct {
 	IsError   bool            `json:"is_error"`
 	Thinking  string          `json:"thinking"`
 	Signature string          `json:"signature"`
+	Source    *imageSource    `json:"source"` // an image block's (images.go)
 }
 
 type tool struct {
@@ -115,7 +116,7 @@ func (r *request) toPipeline(count bool, thinks bool) (*pipeline.Request, *pipel
 	if sys != "" {
 		p.Messages = append(p.Messages, pipeline.Message{Role: pipeline.System, Content: sys})
 	}
-	msgs, err := conversation(r.Messages)
+	msgs, err := conversation(r.Messages, &p.Images)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ type Model struct {
 	// (Ollama's "tools" capability); Thinking: it reasons apart from its
 	// answer ("thinking").
 	Tools, Thinking bool
+	Vision          bool // a projector is loaded: images are taken ("vision")
 	VRAM            bool // loaded on a GPU: /api/ps's size_vram is Size
 	ContextLength   int
 }
@@ -113,6 +114,9 @@ func (m *Model) capabilities() []string {
 	}
 	if m.Thinking {
 		caps = append(caps, "thinking")
+	}
+	if m.Vision {
+		caps = append(caps, "vision")
 	}
 	return caps
 }

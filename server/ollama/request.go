@@ -2,6 +2,7 @@ package ollama
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -88,8 +89,8 @@ type reply struct {
 // checkGenerate refuses what /api/generate cannot do.
 func (req *request) checkGenerate() *pipeline.Error {
 	switch {
-	case hasValue(req.Images):
-		return pipeline.Errorf("images", "images are not supported: troupe serves text-only models")
+	case hasValue(req.Images) && (req.Raw || req.Suffix != ""):
+		return pipeline.Errorf("images", "images need the model's chat template: not with raw or suffix")
 	case req.Suffix != "" && (req.Raw || req.System != "" || len(req.Context) > 0):
 		return pipeline.Errorf("suffix", "suffix (fill in the middle) does not go with raw, system or context")
 	case req.Template != "":
@@ -172,10 +173,11 @@ func (h *Handler) chatRequest(req *request) (*pipeline.Request, *pipeline.Error)
 		return nil, e
 	}
 	for i, m := range req.Messages {
-		if hasValue(m.Images) {
-			return nil, pipeline.Errorf("messages", "messages[%d].images: images are not supported: troupe serves text-only models", i)
+		content, e := ollamaImages(p, m.Images, fmt.Sprintf("messages[%d].images", i), m.Content) // images.go
+		if e != nil {
+			return nil, e
 		}
-		pm := pipeline.Message{Role: pipeline.Role(m.Role), Content: m.Content, Name: m.ToolName, ToolCallID: m.ToolCallID,
+		pm := pipeline.Message{Role: pipeline.Role(m.Role), Content: content, Name: m.ToolName, ToolCallID: m.ToolCallID,
 			Reasoning: m.Thinking, StringContent: true}
 		for _, c := range m.ToolCalls {
 			args := "{}"
@@ -216,7 +218,11 @@ func (h *Handler) generateRequest(req *request) (*pipeline.Request, *pipeline.Er
 		if req.System != "" {
 			p.Messages = append(p.Messages, pipeline.Message{Role: pipeline.System, Content: req.System})
 		}
-		p.Messages = append(p.Messages, pipeline.Message{Role: pipeline.User, Content: req.Prompt})
+		prompt, e := ollamaImages(p, req.Images, "images", req.Prompt) // images.go
+		if e != nil {
+			return nil, e
+		}
+		p.Messages = append(p.Messages, pipeline.Message{Role: pipeline.User, Content: prompt})
 	}
 	return p, nil
 }

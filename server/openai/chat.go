@@ -72,6 +72,9 @@ func (req *chatRequest) toPipeline() (*pipeline.Request, *pipeline.Error) {
 	if p.Messages, e = req.Messages.ToPipeline(); e != nil {
 		return nil, e
 	}
+	if p.Images, e = req.Messages.images(); e != nil { // images.go
+		return nil, e
+	}
 	if req.ReasoningEffort != nil {
 		if *req.ReasoningEffort == "" {
 			return nil, pipeline.Errorf("reasoning_effort", `reasoning_effort "": want "low", "medium" or "high"`)
@@ -172,11 +175,12 @@ func isNull(v json.RawMessage) bool {
 	return len(v) == 0 || string(v) == "null"
 }
 
-// contentField is a chat message's content: a string, or a list of parts of
-// which only {"type":"text"} parts are supported (their texts are joined
-// with "\n").
+// contentField is a chat message's content: a string, or a list of text
+// and image_url parts (their texts are joined with "\n", an image's
+// text being pipeline.ImageMarker: images.go).
 type contentField struct {
-	text string
+	text   string
+	images []imagePart
 }
 
 func (c *contentField) UnmarshalJSON(b []byte) error {
@@ -187,18 +191,24 @@ func (c *contentField) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type     string    `json:"type"`
+		Text     string    `json:"text"`
+		ImageURL *imageURL `json:"image_url"`
 	}
 	if err := json.Unmarshal(b, &parts); err != nil {
 		return &pipeline.FieldError{Field: "messages.content", Msg: "expected a string or a list of content parts"}
 	}
 	texts := make([]string, len(parts))
 	for i, p := range parts {
-		if p.Type != "text" {
-			return &pipeline.FieldError{Field: "messages.content", Msg: fmt.Sprintf("content part type %q is not supported (text only)", p.Type)}
+		switch p.Type {
+		case "text":
+			texts[i] = p.Text
+		case "image_url":
+			texts[i] = pipeline.ImageMarker
+			c.images = append(c.images, imagePart{index: i, url: p.ImageURL})
+		default:
+			return &pipeline.FieldError{Field: "messages.content", Msg: fmt.Sprintf("content part type %q is not supported (text or image_url)", p.Type)}
 		}
-		texts[i] = p.Text
 	}
 	c.text = strings.Join(texts, "\n") // as vLLM and llama-server join them
 	return nil

@@ -28,6 +28,10 @@ func (h *Handler) modelByID(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) modelObject(name string) map[string]any {
-	return map[string]any{"id": name, "object": "model", "created": 0, "owned_by": "troupe",
+	obj := map[string]any{"id": name, "object": "model", "created": 0, "owned_by": "troupe",
 		"max_model_len": h.run.MaxModelLen()}
+	if v, ok := h.run.(interface{ Vision() bool }); ok && v.Vision() { // a projector is loaded: images are taken
+		obj["capabilities"] = []string{"completion", "vision"}
+	}
+	return obj
 }

@@ -72,6 +72,9 @@ type Request struct {
 	// "response_format", "reasoning_effort"...) to the dialect's, so that an
 	// Error's Param names the field the client sent.
 	Names map[string]string
+	// Images are the request's images, in the order of the ImageMarkers
+	// the dialect wrote into the messages' Content (or Prompt's Text).
+	Images []Image
 }
 
 // Prompt is a prompt sent as it is: text (BOS added as the vocabulary

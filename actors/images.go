@@ -1,0 +1,76 @@
+package actors
+
+import (
+	"encoding/binary"
+
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// The batcher's side of images. The schedule (and so the prefix cache)
+// sees a prompt whose image positions hold image keys in place of the
+// placeholder tokens: negative ids, never a token, made from the image's
+// hash and the row's index in it (imageKeys). The block manager compares
+// blocks' ids, so a block that holds image rows is shared only by prompts
+// with the same image at the same place (and the same text around it);
+// another image behind the same placeholders differs in its keys. When a
+// step carries such a row, the batcher puts the placeholder token back and
+// the row's embedding beside it (Step.Inputs); the rows live in the
+// sequence's NewSequence, so a recomputed or swapped sequence has them.
+
+// imageKey is the key id of row k of the image hashed to h: one of the
+// hash's eight words, mixed with k, with the sign bit set. Eight
+// consecutive rows carry all 256 bits of the hash.
+func imageKey(h *[32]byte, k int) int32 {
+	w := binary.LittleEndian.Uint32(h[4*(k%8):])
+	return int32(w ^ uint32(k)*2654435761 | 1<<31)
+}
+
+// imageKeys returns prompt with every image row's token replaced by its
+// key (prompt itself when there are no images).
+func imageKeys(prompt []int32, images []messages.ImageInput) []int32 {
+	if len(images) == 0 {
+		return prompt
+	}
+	keyed := append([]int32(nil), prompt...)
+	for _, im := range images {
+		for k := range im.Rows {
+			keyed[im.Pos+k] = imageKey(&im.Hash, im.Row+k)
+		}
+	}
+	return keyed
+}
+
+// imageInput returns the placeholder token and the embedding of prompt
+// position pos of n, which is an image row (its key is negative).
+func imageInput(n *messages.NewSequence, pos int) (int32, []float32) {
+	for _, im := range n.Images {
+		if pos >= im.Pos && pos < im.Pos+im.Rows {
+			dim := len(im.Embeds) / im.Rows
+			k := pos - im.Pos
+			return n.Prompt[pos], im.Embeds[k*dim : (k+1)*dim]
+		}
+	}
+	panic("batcher: a negative token outside the sequence's images") // broken invariant
+}
+
+// addImageInput appends the placeholder token of image row pos of n to the
+// step, and its embedding to step.Inputs (made as long as the tokens when
+// the step's first image row comes).
+func addImageInput(step *messages.Step, n *messages.NewSequence, pos int) {
+	tok, row := imageInput(n, pos)
+	if step.Inputs == nil {
+		step.Inputs = make([][]float32, len(step.Tokens), cap(step.Tokens))
+	}
+	step.Tokens = append(step.Tokens, tok)
+	step.Inputs = append(step.Inputs, row)
+}
+
+// unkeyHistory puts the placeholder tokens back into a penalty history h
+// whose first entry is the sequence's token at position off.
+func unkeyHistory(h []int32, n *messages.NewSequence, off int) {
+	for j, t := range h {
+		if t < 0 {
+			h[j] = n.Prompt[off+j]
+		}
+	}
+}

@@ -1,0 +1,26 @@
+package messages
+
+// ImageInput is one image of a prompt: Rows embedding rows that take the
+// place of the prompt's tokens at Pos..Pos+Rows-1 (placeholder ids, valid
+// in the vocabulary). Client -> request actor (GenerateRequest.Images, with
+// Image set: the runtime encodes it), request actor -> batcher
+// (NewSequence.Images, with Embeds set). The prefix cache keys those
+// positions by Hash, so a later prompt with the same image at the same
+// place hits, and another image behind the same placeholders does not.
+type ImageInput struct {
+	Pos  int      `msgpack:"pos"`
+	Rows int      `msgpack:"rows"`
+	Hash [32]byte `msgpack:"hash"` // of the image's pixels (vision.Prepared.Hash)
+	// Row is the image's row this span starts at: an image whose rows come
+	// in several runs (tiles with markers between them) is one span per
+	// run, each with the same Image and Hash.
+	Row int `msgpack:"row,omitempty"`
+	// Embeds is the span's rows, (Rows, the model's dim), once encoded; the
+	// batcher keeps them with the sequence, so a recomputed sequence has
+	// them again.
+	Embeds []float32 `msgpack:"embeds,omitempty"`
+	// Image is the prepared image the runtime's encoder encodes (in
+	// process only: the *vision.Prepared that Runtime.PrepareImage
+	// returned); nil when Embeds is set.
+	Image any `msgpack:"-"`
+}
