@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/server/chat"
 )
 
@@ -239,7 +238,7 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
-	if m.cfg.Hub == nil {
+	if m.cfg.Pull == nil {
 		writeOllamaError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Message: "this server pulls no models"})
 		return
 	}
@@ -290,14 +289,10 @@ func (m *Manager) pull(r *http.Request, name string, progress func(completed, to
 	if parts := strings.Split(strings.TrimPrefix(uri, "hf://"), "/"); len(parts) == 2 && strings.Contains(parts[1], ":") {
 		return "", fmt.Errorf("name the repository's GGUF file (OWNER/REPO/FILE.gguf); a :QUANT tag is not resolved")
 	}
-	ref, err := hub.ParseURI(uri)
-	if err != nil {
-		return "", err
-	}
-	if !strings.HasSuffix(ref.File, ".gguf") {
+	if !strings.HasSuffix(uri, ".gguf") {
 		return "", fmt.Errorf("name the repository's GGUF file (OWNER/REPO/FILE.gguf); a :QUANT tag is not resolved")
 	}
-	path, err := hub.Download(r.Context(), ref, *m.cfg.Hub)
+	path, err := m.cfg.Pull(r.Context(), uri)
 	if err != nil {
 		return "", err
 	}

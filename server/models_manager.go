@@ -17,7 +17,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -53,9 +52,9 @@ type ManagerConfig struct {
 	// Load opens a model and starts its runtime on system; close releases
 	// what the runtime read (called after the runtime stopped).
 	Load func(ctx context.Context, system *actor.ActorSystem, spec LoadSpec) (rt *actors.Runtime, close func(), err error)
-	// Hub, when set, is where /api/pull fetches models from (its cache
-	// keeps them); nil: /api/pull is a 501.
-	Hub *hub.Options
+	// Pull fetches hf://OWNER/REPO/FILE.gguf from the hub (serve passes
+	// hub.Download's) and returns its local path; nil: /api/pull is a 501.
+	Pull func(ctx context.Context, uri string) (string, error)
 	// Now is the clock of the keep-alives; nil: time.Now. Tests inject one.
 	Now func() time.Time
 }

@@ -517,7 +517,14 @@ func TestManagerPull(t *testing.T) {
 	}
 	h := hubtest.New(t, hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{{Name: "stories.gguf", Data: data, LFS: true}}})
 	f := newManaged(t, func(c *server.ManagerConfig) {
-		c.Hub = &hub.Options{Endpoint: h.URL, CacheDir: t.TempDir()}
+		cache := t.TempDir()
+		c.Pull = func(ctx context.Context, uri string) (string, error) {
+			ref, err := hub.ParseURI(uri)
+			if err != nil {
+				return "", err
+			}
+			return hub.Download(ctx, ref, hub.Options{Endpoint: h.URL, CacheDir: cache})
+		}
 	})
 	resp, err := http.Post(f.url+"/api/pull", "application/json", strings.NewReader(`{"model":"hf.co/acme/stories-GGUF/stories.gguf"}`))
 	if err != nil {
