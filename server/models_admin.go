@@ -334,13 +334,13 @@ func (m *Manager) createRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for field, set := range map[string]bool{"files": len(b.Files) > 0, "quantize": b.Quantize != "", "license": b.License != nil,
-		"messages": len(b.Messages) > 0, "path": b.Path != "", "system": b.System != ""} {
+		"messages": len(b.Messages) > 0, "path": b.Path != ""} {
 		if set {
-			writeOllamaError(w, badRequest(field, "%s is not supported by this server's /api/create (from, modelfile, template, parameters and adapters are)", field))
+			writeOllamaError(w, badRequest(field, "%s is not supported by this server's /api/create (from, modelfile, template, system, parameters and adapters are)", field))
 			return
 		}
 	}
-	mf := modelfile{From: b.From, Template: b.Template, Params: map[string][]string{}}
+	mf := modelfile{From: b.From, Template: b.Template, System: b.System, Params: map[string][]string{}}
 	if b.Modelfile != "" {
 		parsed, e := parseModelfile(b.Modelfile)
 		if e != nil {
@@ -352,6 +352,9 @@ func (m *Manager) createRoute(w http.ResponseWriter, r *http.Request) {
 		}
 		if mf.Template == "" {
 			mf.Template = parsed.Template
+		}
+		if mf.System == "" {
+			mf.System = parsed.System
 		}
 		mf.Adapters, mf.Params = parsed.Adapters, parsed.Params
 	}
@@ -403,13 +406,13 @@ func (m *Manager) createRoute(w http.ResponseWriter, r *http.Request) {
 
 // modelfile is what parseModelfile reads.
 type modelfile struct {
-	From, Template string
-	Adapters       []string
-	Params         map[string][]string
+	From, Template, System string
+	Adapters               []string
+	Params                 map[string][]string
 }
 
-// parseModelfile reads Ollama's Modelfile: FROM, ADAPTER, TEMPLATE and
-// PARAMETER lines (quoted """...""" values over several lines); another
+// parseModelfile reads Ollama's Modelfile: FROM, ADAPTER, TEMPLATE, SYSTEM
+// and PARAMETER lines (quoted """...""" values over several lines); another
 // instruction is a 400 naming it.
 func parseModelfile(src string) (modelfile, *apiError) {
 	mf := modelfile{Params: map[string][]string{}}
@@ -442,11 +445,13 @@ func parseModelfile(src string) (modelfile, *apiError) {
 			mf.Adapters = append(mf.Adapters, rest)
 		case "TEMPLATE":
 			mf.Template = rest
+		case "SYSTEM":
+			mf.System = rest
 		case "PARAMETER":
 			k, v, _ := strings.Cut(rest, " ")
 			mf.Params[strings.ToLower(k)] = append(mf.Params[strings.ToLower(k)], strings.Trim(strings.TrimSpace(v), `"`))
 		default:
-			return mf, badRequest("modelfile", "modelfile: the instruction %s is not supported (FROM, ADAPTER, TEMPLATE and PARAMETER are)", strings.ToUpper(instr))
+			return mf, badRequest("modelfile", "modelfile: the instruction %s is not supported (FROM, ADAPTER, TEMPLATE, SYSTEM and PARAMETER are)", strings.ToUpper(instr))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -495,6 +500,12 @@ func (m *Manager) entryFrom(mf modelfile) (*modelEntry, *apiError) {
 			return nil, badRequest("template", "template: not a Jinja chat template (Ollama's Go templates are not supported): %v", err)
 		}
 		e.Template = mf.Template
+	}
+	if mf.System != "" {
+		if strings.ContainsFunc(mf.System, func(r rune) bool { return r < ' ' && r != '\n' && r != '\r' && r != '\t' }) {
+			return nil, badRequest("system", "system: control characters other than newlines and tabs are not supported")
+		}
+		e.System = mf.System
 	}
 	for _, a := range mf.Adapters {
 		path, err := filepath.Abs(a)

@@ -93,6 +93,7 @@ type modelEntry struct {
 	// Template (a Jinja chat template), Adapters (applied to every
 	// request), Defaults and NumCtx come from a Modelfile.
 	Template string           `json:"template,omitempty"`
+	System   string           `json:"system,omitempty"` // the system message of a chat that sends none
 	Adapters []string         `json:"adapters,omitempty"`
 	Defaults SamplingDefaults `json:"parameters"`
 	NumCtx   int              `json:"num_ctx,omitempty"`
@@ -559,8 +560,14 @@ func (m *Manager) load(in *instance, e *modelEntry, aliases []string, spec LoadS
 		cfg.ChatTemplate = e.Template
 	}
 	cfg.Defaults = mergeDefaults(e.Defaults, cfg.Defaults)
-	if cfg.ChatTemplate == "" && rt.ChatTemplate() == "" {
+	if cfg.ChatTemplate == "" {
+		cfg.ChatTemplate = rt.ChatTemplate()
+	}
+	if cfg.ChatTemplate == "" {
 		cfg.ChatTemplate, _ = BuiltinTemplate(FallbackTemplate)
+	}
+	if e.System != "" {
+		cfg.ChatTemplate = systemPrefix(e.System) + cfg.ChatTemplate
 	}
 	srv, err := New(m.system, rt, cfg)
 	if err != nil {
@@ -572,6 +579,15 @@ func (m *Manager) load(in *instance, e *modelEntry, aliases []string, spec LoadS
 	srv.Ready()
 	in.srv, in.rt, in.close = srv, rt, closeFn
 	m.cfg.Server.Log.Info().Str("model", e.Name).Msg("model loaded")
+}
+
+// systemPrefix is the Jinja that puts a system message with text in front
+// of a chat that has none (a Modelfile's SYSTEM); text is checked by
+// checkSystem.
+func systemPrefix(text string) string {
+	lit := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(text)
+	return `{%- if not (messages and messages[0]['role'] == 'system') -%}` +
+		`{%- set messages = [{'role': 'system', 'content': "` + lit + `"}] + messages -%}{%- endif -%}`
 }
 
 // mergeDefaults is d with the fields it leaves unset taken from base.

@@ -132,7 +132,11 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if name == "" {
-		if name = m.defaultModel(r.Method == http.MethodGet || r.Method == http.MethodHead); name == "" {
+		if name = m.defaultModel(r.Method == http.MethodGet || r.Method == http.MethodHead); name == "" && r.URL.Path == "/metrics" {
+			w.WriteHeader(http.StatusOK) // nothing loaded: nothing to report
+			return
+		}
+		if name == "" {
 			write(w, badRequest("model", "model is required: this server serves %s", quoteList(m.names())))
 			return
 		}

@@ -421,7 +421,7 @@ func TestManagerCreateCopyDelete(t *testing.T) {
 		t.Errorf("num_ctx 64 not applied: %s", b)
 	}
 	for _, c := range []struct{ body, want string }{
-		{`{"model":"x","modelfile":"FROM small\nSYSTEM be brief\n"}`, "SYSTEM"},
+		{`{"model":"x","modelfile":"FROM small\nMESSAGE user hi\n"}`, "MESSAGE"},
 		{`{"model":"x","modelfile":"FROM small\nLICENSE MIT\n"}`, "LICENSE"},
 		{`{"model":"x","modelfile":"FROM small\nPARAMETER mirostat 2\n"}`, "mirostat"},
 		{`{"model":"x","modelfile":"FROM small\nPARAMETER temperature 9\n"}`, "temperature"},
@@ -434,6 +434,26 @@ func TestManagerCreateCopyDelete(t *testing.T) {
 		if resp.StatusCode != 400 || !strings.Contains(string(b), c.want) {
 			t.Errorf("create %s: %d %s, want 400 naming %s", c.body, resp.StatusCode, b, c.want)
 		}
+	}
+
+	resp, b = post(t, f.url+"/api/create", `{"model":"teller","from":"small","system":"You tell stories to children.","stream":false}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("/api/create with system: %d %s", resp.StatusCode, b)
+	}
+	promptTokens := func(name string) int {
+		resp, b := post(t, f.url+"/v1/chat/completions", `{"model":"`+name+`","messages":[{"role":"user","content":"Hi"}],"max_tokens":1}`)
+		var out struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			}
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(b, &out) != nil {
+			t.Fatalf("%s: %d %s", name, resp.StatusCode, b)
+		}
+		return out.Usage.PromptTokens
+	}
+	if with, without := promptTokens("teller"), promptTokens("small"); with <= without {
+		t.Errorf("SYSTEM: the prompt has %d tokens, %d without: the system message is not rendered", with, without)
 	}
 
 	if resp, b = post(t, f.url+"/api/copy", `{"source":"tiny","destination":"tiny2"}`); resp.StatusCode != 200 {
@@ -453,7 +473,7 @@ func TestManagerCreateCopyDelete(t *testing.T) {
 	if resp, b = deleteReq(t, f.url+"/api/delete", `{"model":"tiny"}`); resp.StatusCode != 400 || !strings.Contains(string(b), "tiny2") {
 		t.Errorf("delete a model with a copy: %d %s", resp.StatusCode, b)
 	}
-	for _, name := range []string{"tiny2", "tiny", "mine"} {
+	for _, name := range []string{"tiny2", "tiny", "mine", "teller"} {
 		if resp, b = deleteReq(t, f.url+"/api/delete", `{"model":"`+name+`"}`); resp.StatusCode != 200 {
 			t.Errorf("delete %s: %d %s", name, resp.StatusCode, b)
 		}
