@@ -320,7 +320,7 @@ type createRequest struct {
 }
 
 // createRoute serves POST /api/create: a new model from an existing one or
-// a GGUF path, with a Modelfile's TEMPLATE (a Jinja chat template),
+// a GGUF path, with a Modelfile's TEMPLATE (a Jinja chat template), SYSTEM,
 // PARAMETERs that map onto the sampling defaults and num_ctx, and ADAPTERs
 // (LoRA files applied to every request). Anything else is a 400 naming it.
 func (m *Manager) createRoute(w http.ResponseWriter, r *http.Request) {
