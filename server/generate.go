@@ -59,6 +59,9 @@ func (s *Server) launch(ctx context.Context, reqs []*messages.GenerateRequest, s
 	j.out = newOutQueue(s.cfg.MaxQueuedOutputBytes, func() { cancelCause(errOutputBacklog) })
 	var chans []<-chan *messages.OutputChunk
 	for _, req := range reqs {
+		if req.LoRA == nil {
+			req.LoRA = contextLoRA(ctx) // a runtime adapter's model name (models_routes.go)
+		}
 		stream := s.rt.Stream
 		if s.cfg.Cluster != nil {
 			stream = s.cfg.Cluster.Stream

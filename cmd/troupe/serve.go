@@ -57,6 +57,7 @@ type serveConfig struct {
 	Server   server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
 	Cluster  cluster.Config // joined when Cluster.Name is set
 	Pipeline pipelineConfig // --pipeline-*: the model split into stages over members (pipeline.go)
+	Models   modelsConfig   // --models-dir: several models, loaded on demand (serve_models.go)
 }
 
 // register defines the serve flags on fs, writing into c. A new flag is one
@@ -110,6 +111,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	mediaVars(fs, &c.Server.Media)
 	fs.BoolVar(&c.LoRAUnapplied, "lora-init-without-apply", false, "load the --lora adapters at scale 0 (llama-server's flag): requests name them in lora, or POST /lora-adapters sets their scales")
 	pipelineVar(fs, &c.Pipeline)
+	c.Models.register(fs)
 	registerPeerFlags(fs, c) // last: llama-server's and vLLM's names for the flags above
 }
 
@@ -193,8 +195,15 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, joinListArgs(args, serveListFlags...)); err != nil {
 		return err
 	}
+	c.Models.explicitM = c.Model != ""
 	c.fromEnv(os.Getenv)
+	if err := c.Models.fromEnv(os.Getenv, flagsSet(fs)); err != nil {
+		return err
+	}
 	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := c.validateModels(); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -210,6 +219,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error {
 	if c.Pipeline.Stage > 0 {
 		return c.serveStage(ctx, stdout, stderr) // a pipeline's stage member: pipeline.go
+	}
+	if c.Models.Dir != "" {
+		return c.serveModels(ctx, stdout, stderr)
 	}
 	rtCfg, srvCfg := c.Runtime, c.Server
 	device, err := loraDevice(c.Device, c.LoRA)

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/hub"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/server"
+)
+
+// modelsConfig is serve's several-models mode (server.Manager): a
+// directory of GGUF files, each loaded on its first request.
+type modelsConfig struct {
+	Dir         string          // --models-dir: "" is the one-model mode
+	Max         int             // --models-max
+	NoAutoload  bool            // --no-models-autoload
+	KeepAlive   time.Duration   // --keep-alive
+	RuntimeLoRA bool            // --enable-lora-runtime
+	explicitM   bool            // -m was given (not $TROUPE_MODEL or the default): served too
+	given       map[string]bool // the flags on the command line
+}
+
+// register defines the several-models flags on fs.
+func (c *modelsConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Dir, "models-dir", "", "serve every GGUF file of this directory (and the models /api/pull, /api/create and /api/copy add), each loaded on its first request (llama-server's router mode)")
+	fs.IntVar(&c.Max, "models-max", 4, "with --models-dir: models loaded at once; loading another unloads the least recently used idle one")
+	fs.BoolVar(&c.NoAutoload, "no-models-autoload", false, "with --models-dir: a request for a model not loaded is refused until POST /models/load loads it")
+	fs.DurationVar(&c.KeepAlive, "keep-alive", 5*time.Minute, "with --models-dir: how long a model stays loaded after its last request when the request sets no keep_alive (0: unload at once; negative: never) (default $OLLAMA_KEEP_ALIVE, else 5m)")
+	fs.BoolVar(&c.RuntimeLoRA, "enable-lora-runtime", false, "with --models-dir: serve vLLM's /v1/load_lora_adapter and /v1/unload_lora_adapter (default on when $VLLM_ALLOW_RUNTIME_LORA_UPDATING is true or 1)")
+}
+
+// validate reports a several-models setting that cannot work.
+func (c *serveConfig) validateModels() error {
+	mc := c.Models
+	if mc.Dir == "" {
+		for _, f := range []string{"models-max", "no-models-autoload", "keep-alive", "enable-lora-runtime"} {
+			if mc.given[f] {
+				return usageError{"--" + f + " needs --models-dir (several models; one served model stays loaded)"}
+			}
+		}
+		return nil
+	}
+	var msg string
+	switch {
+	case mc.Max < 1:
+		msg = fmt.Sprintf("--models-max %d: want at least 1", mc.Max)
+	case c.Cluster.Name != "":
+		msg = "--cluster serves one model: drop --models-dir or --cluster"
+	case len(c.LoRA) > 0:
+		msg = "--lora applies to one model: with --models-dir, give adapters in /api/create's Modelfile (ADAPTER) or /v1/load_lora_adapter"
+	case c.DraftModel != "":
+		msg = "--model-draft serves one model: drop --models-dir or --model-draft"
+	case c.Server.ModelName != "" && !mc.explicitM:
+		msg = "--served-model-name names -m's model: with --models-dir, each model is named after its file"
+	}
+	if msg != "" {
+		return usageError{msg}
+	}
+	return nil
+}
+
+// keepAliveEnv reads $OLLAMA_KEEP_ALIVE when --keep-alive was not given:
+// a duration or a number of seconds.
+func keepAliveEnv(v string, d *time.Duration) error {
+	if v == "" {
+		return nil
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		*d = time.Duration(secs * float64(time.Second))
+		return nil
+	}
+	x, err := time.ParseDuration(v)
+	if err != nil {
+		return usageError{fmt.Sprintf("$OLLAMA_KEEP_ALIVE %q: want a duration (5m) or seconds", v)}
+	}
+	*d = x
+	return nil
+}
+
+// serveModels runs the several-models server until ctx ends.
+func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer) error {
+	mc := c.Models
+	srvCfg := c.Server
+	kind, err := deviceFlag(c.Device)
+	if err != nil {
+		return err
+	}
+	log, _ := newLogger(stderr, c.LogFormat)
+	srvCfg.Log, srvCfg.Version, srvCfg.BindHost = log, buildVersion(), c.Host
+	if srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {
+		return err
+	}
+	rtCfg := c.Runtime
+	if c.Preemption == "swap" {
+		rtCfg.Preemption = sched.Swap
+	}
+	cfg := server.ManagerConfig{Server: srvCfg, Dir: mc.Dir, MaxLoaded: mc.Max, KeepAlive: mc.KeepAlive,
+		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA}
+	if mc.explicitM {
+		local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
+		if err != nil {
+			return err
+		}
+		name := srvCfg.ModelName
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(local), ".gguf")
+		}
+		cfg.Models = []server.ModelSource{{Name: name, Path: local}}
+		cfg.Server.ModelName, cfg.Server.ModelAliases = "", nil
+	}
+	cfg.Load = func(_ context.Context, system *actor.ActorSystem, spec server.LoadSpec) (*actors.Runtime, func(), error) {
+		return c.loadManaged(system, rtCfg, kind, spec)
+	}
+	cfg.Pull = func(ctx context.Context, uri string) (string, error) {
+		ref, err := hub.ParseURI(uri)
+		if err != nil {
+			return "", err
+		}
+		return hub.Download(ctx, ref, hub.Options{CacheDir: c.CacheDir})
+	}
+	system := newActorSystem()
+	defer system.Shutdown()
+	mgr, err := server.NewManager(system, cfg)
+	if err != nil {
+		return err
+	}
+	defer mgr.Close()
+	mgr.Start(time.Second)
+	ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	httpSrv := mgr.HTTPServer()
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	fmt.Fprintf(stdout, "serving the models of %s on http://%s (loaded on demand, at most %d at once)\n", mc.Dir, ln.Addr(), mc.Max)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info().Dur("grace", c.ShutdownGrace).Msg("draining")
+	mgr.Drain()
+	grace, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
+	defer cancel()
+	_ = mgr.WaitIdle(grace)
+	answered, cancelAnswered := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelAnswered()
+	if httpSrv.Shutdown(answered) != nil {
+		httpSrv.Close()
+	}
+	log.Info().Msg("stopped")
+	return nil
+}
+
+// loadManaged opens one model of the manager with its adapters and starts
+// its runtime (adapters run on the CPU device, as --lora's).
+func (c *serveConfig) loadManaged(system *actor.ActorSystem, rtCfg actors.Config, kind string, spec server.LoadSpec) (*actors.Runtime, func(), error) {
+	m, err := model.OpenWith(spec.Path, model.LoadOptions{Repack: c.Repack})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.checkModel(&m.Config); err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	var specs []loraSpec
+	for _, a := range spec.Adapters {
+		specs = append(specs, loraSpec{Path: a.Path, Scale: a.Scale})
+	}
+	closeAdapters, err := openAdapters(m, specs)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	if len(specs) > 0 {
+		kind = backend.DeviceCPU
+	}
+	if spec.MaxModelLen > 0 {
+		rtCfg.MaxModelLen = spec.MaxModelLen
+	}
+	devices := backend.NewSelector(m, kind)
+	rtCfg.NewBackend = devices.New
+	rt, err := actors.Start(system, m, rtCfg)
+	if err != nil {
+		closeAdapters()
+		m.Close()
+		return nil, nil, err
+	}
+	return rt, func() {
+		closeAdapters()
+		m.Close()
+	}, nil
+}
+
+// fromEnv fills the several-models settings the flags left at their
+// defaults from the environment (Ollama's and vLLM's variables).
+func (c *modelsConfig) fromEnv(getenv func(string) string, set map[string]bool) error {
+	c.given = set
+	if !set["keep-alive"] {
+		if err := keepAliveEnv(getenv("OLLAMA_KEEP_ALIVE"), &c.KeepAlive); err != nil {
+			return err
+		}
+	}
+	if v := strings.ToLower(getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")); !set["enable-lora-runtime"] && (v == "1" || v == "true") {
+		c.RuntimeLoRA = true
+	}
+	return nil
+}
+
+// flagsSet are the names of the flags given on fs's command line.
+func flagsSet(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}

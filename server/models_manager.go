@@ -1,0 +1,751 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// ManagerConfig sets up a Manager: several models in one server, each
+// loaded on its first request and unloaded after its keep-alive, as
+// Ollama and llama-server's router mode do.
+type ManagerConfig struct {
+	// Server is every model's server configuration; ModelName and
+	// ModelAliases are set per model (its name, its copies and adapters),
+	// ChatTemplate and Defaults by a created model's Modelfile.
+	Server Config
+	// Models are models given by name (serve's -m NAME=PATH): always
+	// listed, never deleted.
+	Models []ModelSource
+	// Dir holds GGUF files, each a model named after its file (serve's
+	// --models-dir), and the index of created, copied and pulled models
+	// (IndexFile). "": no directory (no create, copy, delete, pull).
+	Dir string
+	// MaxLoaded bounds the models loaded at once (--models-max): loading
+	// another unloads the least recently used idle one. 0: 4, as
+	// llama-server's.
+	MaxLoaded int
+	// KeepAlive is how long a model stays loaded after its last request
+	// when the request sets no keep_alive (--keep-alive, Ollama's
+	// OLLAMA_KEEP_ALIVE): 0 unloads it at once, negative never.
+	KeepAlive time.Duration
+	// NoAutoload: a request for a model not loaded is refused (400) until
+	// POST /models/load loads it (llama-server's --no-models-autoload).
+	NoAutoload bool
+	// RuntimeLoRA enables vLLM's /v1/load_lora_adapter and
+	// /v1/unload_lora_adapter (vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING).
+	RuntimeLoRA bool
+	// Load opens a model and starts its runtime on system; close releases
+	// what the runtime read (called after the runtime stopped).
+	Load func(ctx context.Context, system *actor.ActorSystem, spec LoadSpec) (rt *actors.Runtime, close func(), err error)
+	// Pull fetches hf://OWNER/REPO/FILE.gguf from the hub (serve passes
+	// hub.Download's) and returns its local path; nil: /api/pull is a 501.
+	Pull func(ctx context.Context, uri string) (string, error)
+	// Now is the clock of the keep-alives; nil: time.Now. Tests inject one.
+	Now func() time.Time
+}
+
+// ModelSource is a model given by name and path.
+type ModelSource struct{ Name, Path string }
+
+// LoadSpec is what Load opens: a GGUF and its adapters.
+type LoadSpec struct {
+	Name string
+	Path string
+	// Adapters are LoRA adapter files, loaded at their scales; the
+	// runtime's adapter ids index this list.
+	Adapters []AdapterSpec
+	// MaxModelLen, when not 0, bounds the context (a Modelfile's num_ctx).
+	MaxModelLen int
+}
+
+// AdapterSpec is one LoRA adapter file and the scale a request that names
+// none runs it at.
+type AdapterSpec struct {
+	Path  string
+	Scale float32
+}
+
+// IndexFile is the file in ManagerConfig.Dir that lists the models made by
+// /api/create, /api/copy and /api/pull.
+const IndexFile = "troupe-models.json"
+
+// modelEntry is one model the manager can load.
+type modelEntry struct {
+	Name string `json:"-"`
+	// Path is the GGUF file; Alias, for a copy, the model it names.
+	Path  string `json:"path,omitempty"`
+	Alias string `json:"alias,omitempty"`
+	// Template (a Jinja chat template), Adapters (applied to every
+	// request), Defaults and NumCtx come from a Modelfile.
+	Template string           `json:"template,omitempty"`
+	System   string           `json:"system,omitempty"` // the system message of a chat that sends none
+	Adapters []string         `json:"adapters,omitempty"`
+	Defaults SamplingDefaults `json:"parameters"`
+	NumCtx   int              `json:"num_ctx,omitempty"`
+	Modified time.Time        `json:"modified_at"`
+	// source: "flag" (ManagerConfig.Models), "dir" (a file in Dir),
+	// "index" (IndexFile).
+	source string
+}
+
+// runtimeAdapter is an adapter loaded by /v1/load_lora_adapter: a model
+// name that runs its base model with it.
+type runtimeAdapter struct{ Name, Base, Path string }
+
+// instance is a loaded (or loading) model.
+type instance struct {
+	name  string // the entry's name
+	srv   *Server
+	rt    *actors.Runtime
+	close func()
+	// ready is closed once the load is done; err says whether it failed.
+	ready chan struct{}
+	err   error
+	// busy counts the requests holding it (a loading model is held by
+	// the requests waiting for it): never unloaded while busy > 0.
+	busy int
+	used time.Time     // when the last request ended
+	keep time.Duration // keep-alive after it: < 0 forever
+	// adapters are the runtime adapters it was loaded with (names, in id
+	// order after the entry's own); stale once that set changed: it takes
+	// no new requests and is unloaded when idle.
+	adapters []string
+	own      int // the entry's own adapters (ids 0..own-1)
+	stale    bool
+}
+
+// Manager serves several models from one HTTP server: it routes each
+// request by its model field to that model's Server, loading the model on
+// demand and unloading idle ones (models_routes.go has its routes).
+type Manager struct {
+	cfg    ManagerConfig
+	system *actor.ActorSystem
+	shell  *Server // the guards, CORS and logging of the manager's own routes
+	mux    *http.ServeMux
+
+	mu       sync.Mutex
+	loaded   map[string]*instance
+	retiring []*instance // stale instances still busy
+	adapters map[string]runtimeAdapter
+	indexMu  sync.Mutex // serializes the index file's read-modify-write
+
+	stopSweep chan struct{}
+	sweepDone chan struct{}
+}
+
+// NewManager returns a Manager; Close unloads every model.
+func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) {
+	if cfg.Load == nil {
+		return nil, errors.New("server: ManagerConfig.Load is required")
+	}
+	if cfg.MaxLoaded == 0 {
+		cfg.MaxLoaded = 4
+	}
+	if cfg.MaxLoaded < 0 {
+		return nil, fmt.Errorf("server: --models-max %d must be at least 1", cfg.MaxLoaded)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Server.MaxBodyBytes == 0 {
+		cfg.Server.MaxBodyBytes = 8 << 20
+	}
+	if cfg.Server.WriteStallTimeout <= 0 {
+		cfg.Server.WriteStallTimeout = 30 * time.Second
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.Server.ReadHeaderTimeout, 10 * time.Second}, {&cfg.Server.ReadTimeout, time.Minute}, {&cfg.Server.IdleTimeout, 2 * time.Minute}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range cfg.Models {
+		if s.Name == "" || s.Path == "" {
+			return nil, fmt.Errorf("server: model %q: want NAME=PATH", s.Name+"="+s.Path)
+		}
+		if seen[s.Name] {
+			return nil, fmt.Errorf("server: model %q given twice", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	if cfg.Dir != "" {
+		if st, err := os.Stat(cfg.Dir); err != nil {
+			return nil, fmt.Errorf("server: --models-dir: %w", err)
+		} else if !st.IsDir() {
+			return nil, fmt.Errorf("server: --models-dir %s is not a directory", cfg.Dir)
+		}
+	}
+	m := &Manager{cfg: cfg, system: system, loaded: map[string]*instance{}, adapters: map[string]runtimeAdapter{},
+		mux: http.NewServeMux(), stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+	m.shell = &Server{cfg: cfg.Server, mux: m.mux}
+	entries, err := m.entries()
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, errors.New("server: no models: give -m NAME=PATH or a --models-dir with GGUF files")
+	}
+	m.routes()
+	return m, nil
+}
+
+// Start runs the keep-alive sweep every interval (the production clock);
+// tests call Sweep instead.
+func (m *Manager) Start(interval time.Duration) {
+	go func() {
+		defer close(m.sweepDone)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.stopSweep:
+				return
+			case <-t.C:
+				m.Sweep()
+			}
+		}
+	}()
+}
+
+// Close stops the sweep and unloads every model, waiting up to grace for
+// the requests in flight.
+func (m *Manager) Close() {
+	select {
+	case <-m.stopSweep:
+	default:
+		close(m.stopSweep)
+	}
+	m.mu.Lock()
+	var all []*instance
+	for _, in := range m.loaded {
+		all = append(all, in)
+	}
+	all = append(all, m.retiring...)
+	m.loaded, m.retiring = map[string]*instance{}, nil
+	m.mu.Unlock()
+	for _, in := range all {
+		<-in.ready
+		m.stop(in)
+	}
+}
+
+// Drain turns new requests away with 503 on every loaded model.
+func (m *Manager) Drain() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, in := range m.loaded {
+		if in.srv != nil {
+			in.srv.Drain()
+		}
+	}
+}
+
+// WaitIdle returns once no request holds a model, or with ctx's error.
+func (m *Manager) WaitIdle(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		m.mu.Lock()
+		busy := 0
+		for _, in := range m.loaded {
+			busy += in.busy
+		}
+		for _, in := range m.retiring {
+			busy += in.busy
+		}
+		m.mu.Unlock()
+		if busy == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// entries lists every model: the named ones, the GGUF files of Dir, the
+// index's; a name given twice keeps its first.
+func (m *Manager) entries() (map[string]*modelEntry, error) {
+	out := map[string]*modelEntry{}
+	for _, s := range m.cfg.Models {
+		e := &modelEntry{Name: s.Name, Path: s.Path, source: "flag"}
+		if st, err := os.Stat(s.Path); err == nil {
+			e.Modified = st.ModTime()
+		}
+		out[s.Name] = e
+	}
+	if m.cfg.Dir == "" {
+		return out, nil
+	}
+	files, err := os.ReadDir(m.cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("server: --models-dir: %w", err)
+	}
+	for _, f := range files {
+		if f.IsDir() || !strings.HasSuffix(f.Name(), ".gguf") {
+			continue
+		}
+		name := strings.TrimSuffix(f.Name(), ".gguf")
+		if _, ok := out[name]; ok {
+			continue
+		}
+		e := &modelEntry{Name: name, Path: filepath.Join(m.cfg.Dir, f.Name()), source: "dir"}
+		if info, err := f.Info(); err == nil {
+			e.Modified = info.ModTime()
+		}
+		out[name] = e
+	}
+	index, err := m.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	for name, e := range index {
+		if _, ok := out[name]; !ok {
+			e.Name, e.source = name, "index"
+			out[name] = e
+		}
+	}
+	return out, nil
+}
+
+// readIndex reads IndexFile (none: empty).
+func (m *Manager) readIndex() (map[string]*modelEntry, error) {
+	b, err := os.ReadFile(filepath.Join(m.cfg.Dir, IndexFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]*modelEntry{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	var index struct {
+		Models map[string]*modelEntry `json:"models"`
+	}
+	if err := json.Unmarshal(b, &index); err != nil {
+		return nil, fmt.Errorf("server: %s: %w", filepath.Join(m.cfg.Dir, IndexFile), err)
+	}
+	if index.Models == nil {
+		index.Models = map[string]*modelEntry{}
+	}
+	return index.Models, nil
+}
+
+// updateIndex applies f to the index and writes it back (atomically).
+func (m *Manager) updateIndex(f func(map[string]*modelEntry) error) error {
+	m.indexMu.Lock()
+	defer m.indexMu.Unlock()
+	index, err := m.readIndex()
+	if err != nil {
+		return err
+	}
+	if err := f(index); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(map[string]any{"models": index}, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(m.cfg.Dir, IndexFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// canonical is name without Ollama's ":latest" tag.
+func canonical(name string) string { return strings.TrimSuffix(name, ":latest") }
+
+// resolved is a request's model: the entry to load and the adapter the
+// name selects ("" none).
+type resolved struct {
+	entry   *modelEntry
+	adapter string
+	aliases []string // the entry's other names: its copies, its adapters
+}
+
+// resolve finds name among the entries (a copy resolves to the model it
+// names; an adapter to its base).
+func (m *Manager) resolve(name string) (resolved, bool, error) {
+	entries, err := m.entries()
+	if err != nil {
+		return resolved{}, false, err
+	}
+	name = canonical(name)
+	var r resolved
+	if a, ok := m.adapters[name]; ok {
+		r.adapter = a.Name
+		name = a.Base
+	}
+	e, ok := entries[name]
+	if !ok {
+		return r, false, nil
+	}
+	if e.Alias != "" {
+		if e, ok = entries[e.Alias]; !ok || e.Alias != "" {
+			return r, false, nil
+		}
+	}
+	r.entry = e
+	for _, o := range entries {
+		if o.Alias == e.Name {
+			r.aliases = append(r.aliases, o.Name)
+		}
+	}
+	for _, a := range m.adapters {
+		if a.Base == e.Name {
+			r.aliases = append(r.aliases, a.Name)
+		}
+	}
+	sort.Strings(r.aliases)
+	return r, true, nil
+}
+
+// names lists every model name, sorted (for a 404's message).
+func (m *Manager) names() []string {
+	entries, _ := m.entries()
+	var out []string
+	for n := range entries {
+		out = append(out, n)
+	}
+	for n := range m.adapters {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// adapterNames are base's runtime adapters in id order.
+func (m *Manager) adapterNames(base string) []string {
+	var out []string
+	for _, a := range m.adapters {
+		if a.Base == base {
+			out = append(out, a.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// errNotLoaded is acquire's answer under NoAutoload.
+var errNotLoaded = errors.New("not loaded")
+
+// acquire holds the model name names (loading it when it is not loaded),
+// waiting for its load until ctx ends; release must follow. The returned
+// refs select the named adapter (nil: the model's defaults).
+func (m *Manager) acquire(ctx context.Context, name string, autoload bool) (*instance, []messages.LoRARef, *apiError) {
+	m.mu.Lock()
+	r, ok, err := m.resolve(name)
+	if err != nil {
+		m.mu.Unlock()
+		return nil, nil, internal(err)
+	}
+	if !ok {
+		m.mu.Unlock()
+		return nil, nil, notFound("model_not_found", "the model %q does not exist; this server serves %s", name, quoteList(m.names()))
+	}
+	in := m.loaded[r.entry.Name]
+	if in != nil && r.adapter != "" && !slices.Contains(in.adapters, r.adapter) {
+		in.stale = true // loaded before the adapter: reloaded with it
+	}
+	if in != nil && in.stale {
+		delete(m.loaded, in.name)
+		if in.busy > 0 {
+			m.retiring = append(m.retiring, in)
+		} else {
+			defer m.stopAsync(in)
+		}
+		in = nil
+	}
+	var evicted []*instance
+	if in == nil {
+		if !autoload {
+			m.mu.Unlock()
+			return nil, nil, badRequest("model", "the model %q is not loaded (--no-models-autoload): POST /models/load loads it", name)
+		}
+		for len(m.loaded) >= m.cfg.MaxLoaded {
+			victim := m.lruIdle()
+			if victim == nil {
+				m.mu.Unlock()
+				e := unavailable(fmt.Sprintf("all %d loaded models are busy (--models-max %d); try again", len(m.loaded), m.cfg.MaxLoaded))
+				return nil, nil, e
+			}
+			delete(m.loaded, victim.name)
+			evicted = append(evicted, victim)
+		}
+		in = &instance{name: r.entry.Name, ready: make(chan struct{}), keep: m.cfg.KeepAlive,
+			adapters: m.adapterNames(r.entry.Name), own: len(r.entry.Adapters)}
+		m.loaded[in.name] = in
+		spec := LoadSpec{Name: r.entry.Name, Path: r.entry.Path, MaxModelLen: r.entry.NumCtx}
+		for _, p := range r.entry.Adapters {
+			spec.Adapters = append(spec.Adapters, AdapterSpec{Path: p, Scale: 1})
+		}
+		for _, a := range in.adapters {
+			spec.Adapters = append(spec.Adapters, AdapterSpec{Path: m.adapters[a].Path, Scale: 0})
+		}
+		entry, aliases := *r.entry, r.aliases
+		go func() {
+			for _, v := range evicted { // their memory goes back before the new model takes its own
+				m.stop(v)
+			}
+			m.load(in, &entry, aliases, spec)
+		}()
+	}
+	in.busy++
+	m.mu.Unlock()
+
+	select {
+	case <-in.ready:
+	case <-ctx.Done():
+		m.release(in, nil)
+		return nil, nil, unavailable("the request ended while its model was loading")
+	}
+	if in.err != nil {
+		m.release(in, nil)
+		return nil, nil, internal(fmt.Errorf("loading the model %q: %w", r.entry.Name, in.err))
+	}
+	var refs []messages.LoRARef
+	if r.adapter != "" {
+		i := slices.Index(in.adapters, r.adapter)
+		if i < 0 { // the adapter came while its model loaded
+			m.release(in, nil)
+			return nil, nil, unavailable(fmt.Sprintf("the adapter %q changed while its model loaded; try again", r.adapter))
+		}
+		for k := range in.own {
+			refs = append(refs, messages.LoRARef{ID: k, Scale: 1})
+		}
+		refs = append(refs, messages.LoRARef{ID: in.own + i, Scale: 1})
+	}
+	return in, refs, nil
+}
+
+// load starts in's runtime and server; in.ready closes when done.
+func (m *Manager) load(in *instance, e *modelEntry, aliases []string, spec LoadSpec) {
+	defer close(in.ready)
+	fail := func(err error) {
+		in.err = err
+		m.mu.Lock()
+		if m.loaded[in.name] == in {
+			delete(m.loaded, in.name)
+		}
+		m.mu.Unlock()
+	}
+	rt, closeFn, err := m.cfg.Load(context.Background(), m.system, spec)
+	if err != nil {
+		fail(err)
+		return
+	}
+	cfg := m.cfg.Server
+	cfg.ModelName, cfg.ModelAliases = e.Name, aliases
+	if e.Template != "" {
+		cfg.ChatTemplate = e.Template
+	}
+	cfg.Defaults = mergeDefaults(e.Defaults, cfg.Defaults)
+	if cfg.ChatTemplate == "" {
+		cfg.ChatTemplate = rt.ChatTemplate()
+	}
+	if cfg.ChatTemplate == "" {
+		cfg.ChatTemplate, _ = BuiltinTemplate(FallbackTemplate)
+	}
+	if e.System != "" {
+		cfg.ChatTemplate = systemPrefix(e.System) + cfg.ChatTemplate
+	}
+	srv, err := New(m.system, rt, cfg)
+	if err != nil {
+		_ = rt.Stop(5 * time.Second)
+		closeFn()
+		fail(err)
+		return
+	}
+	srv.Ready()
+	in.srv, in.rt, in.close = srv, rt, closeFn
+	m.cfg.Server.Log.Info().Str("model", e.Name).Msg("model loaded")
+}
+
+// systemPrefix is the Jinja that puts a system message with text in front
+// of a chat that has none (a Modelfile's SYSTEM); text is checked by
+// checkSystem.
+func systemPrefix(text string) string {
+	lit := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(text)
+	return `{%- if not (messages and messages[0]['role'] == 'system') -%}` +
+		`{%- set messages = [{'role': 'system', 'content': "` + lit + `"}] + messages -%}{%- endif -%}`
+}
+
+// mergeDefaults is d with the fields it leaves unset taken from base.
+func mergeDefaults(d, base SamplingDefaults) SamplingDefaults {
+	if d.Temperature == nil {
+		d.Temperature = base.Temperature
+	}
+	if d.TopK == nil {
+		d.TopK = base.TopK
+	}
+	if d.TopP == nil {
+		d.TopP = base.TopP
+	}
+	if d.MinP == nil {
+		d.MinP = base.MinP
+	}
+	if d.RepetitionPenalty == nil {
+		d.RepetitionPenalty = base.RepetitionPenalty
+	}
+	if d.Seed == nil {
+		d.Seed = base.Seed
+	}
+	return d
+}
+
+// release lets go of in after a request; keep, when set, is the request's
+// keep_alive. An idle model whose keep-alive is 0, or that is stale, is
+// unloaded now (before the response is complete for the client).
+func (m *Manager) release(in *instance, keep *time.Duration) {
+	m.mu.Lock()
+	in.busy--
+	in.used = m.cfg.Now()
+	if keep != nil {
+		in.keep = *keep
+	}
+	var drop bool
+	if in.busy == 0 {
+		if i := slices.Index(m.retiring, in); i >= 0 {
+			m.retiring = slices.Delete(m.retiring, i, i+1)
+			drop = true
+		} else if m.loaded[in.name] == in && (in.keep == 0 || in.stale || in.err != nil) {
+			delete(m.loaded, in.name)
+			drop = in.err == nil
+		}
+	}
+	m.mu.Unlock()
+	if drop {
+		<-in.ready
+		m.stop(in)
+	}
+}
+
+// lruIdle is the loaded idle model used least recently (nil: none idle).
+func (m *Manager) lruIdle() *instance {
+	var best *instance
+	for _, in := range m.loaded {
+		if in.busy > 0 {
+			continue
+		}
+		if best == nil || in.used.Before(best.used) {
+			best = in
+		}
+	}
+	return best
+}
+
+// expires is when idle in unloads (zero: never).
+func (m *Manager) expires(in *instance) time.Time {
+	if in.keep < 0 || in.busy > 0 {
+		return time.Time{}
+	}
+	return in.used.Add(in.keep)
+}
+
+// Sweep unloads the idle models whose keep-alive has passed.
+func (m *Manager) Sweep() {
+	now := m.cfg.Now()
+	m.mu.Lock()
+	var drop []*instance
+	for name, in := range m.loaded {
+		if in.busy > 0 || in.keep < 0 {
+			continue
+		}
+		if !now.Before(in.used.Add(in.keep)) {
+			delete(m.loaded, name)
+			drop = append(drop, in)
+		}
+	}
+	m.mu.Unlock()
+	for _, in := range drop {
+		m.stop(in)
+	}
+}
+
+// unload unloads the model name names now when it is idle: false, with
+// the reason, when it is busy or not loaded.
+func (m *Manager) unload(name string) *apiError {
+	m.mu.Lock()
+	r, ok, err := m.resolve(name)
+	if err != nil {
+		m.mu.Unlock()
+		return internal(err)
+	}
+	if !ok {
+		m.mu.Unlock()
+		return notFound("model_not_found", "the model %q does not exist; this server serves %s", name, quoteList(m.names()))
+	}
+	in := m.loaded[r.entry.Name]
+	switch {
+	case in == nil:
+		m.mu.Unlock()
+		return badRequest("model", "the model %q is not loaded", name)
+	case in.busy > 0:
+		m.mu.Unlock()
+		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: strp("model_busy"),
+			Message: fmt.Sprintf("the model %q is running %d request(s); unload it once they are done", name, in.busy)}
+	}
+	delete(m.loaded, in.name)
+	m.mu.Unlock()
+	m.stop(in)
+	return nil
+}
+
+// stop unloads in: its server turns requests away, its runtime stops,
+// its files close.
+func (m *Manager) stop(in *instance) {
+	if in.srv == nil {
+		return
+	}
+	in.srv.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = in.srv.WaitIdle(ctx)
+	cancel()
+	if err := in.rt.Stop(5 * time.Second); err != nil {
+		m.cfg.Server.Log.Warn().Err(err).Str("model", in.name).Msg("stopping the model's runtime; its files stay mapped")
+	} else {
+		in.close()
+	}
+	in.srv.closeFront()
+	m.cfg.Server.Log.Info().Str("model", in.name).Msg("model unloaded")
+}
+
+// stopAsync is stop once in's load is done, in its own goroutine.
+func (m *Manager) stopAsync(in *instance) {
+	go func() {
+		<-in.ready
+		m.stop(in)
+	}()
+}
+
+// closeFront stops the server's front actor (its model is unloaded).
+func (s *Server) closeFront() { s.system.Root.Stop(s.front) }
+
+// quoteList is names quoted and comma-separated.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
