@@ -26,8 +26,10 @@ GGML = {
     'attn': ('vec.s', 'ggml_vec_dot_f16', 32),  # the f16 KV cache's key dot product
 }
 # Kernel types with no llama.cpp function beside them (vkq: the f16 value
-# accumulation, ggml_vec_mad_f16 and ggml_vec_scale_f16, inlined from vec.h).
-ALONE = {'vkq'}
+# accumulation, ggml_vec_mad_f16 and ggml_vec_scale_f16, inlined from vec.h;
+# exp: Expf, glibc's expf, which ggml's flash attention calls one value at a
+# time).
+ALONE = {'vkq', 'exp'}
 VECTOR = re.compile(r'^\s*(fmla|fmul|fadd|sdot|smmla|fcvt\w*|fmax\w*|fabs|fcvtns|sqxtn2?|saddl\w*)\s.*v\d+\.\d*[bhsd]')
 BRANCH = re.compile(r'^\s*(b\.\w+|b|bl|bne|beq|bgt|blt|bge|ble|bhi|bls|cbnz|cbz|tbnz|tbz|ret)\b')
 
