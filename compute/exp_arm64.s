@@ -12,6 +12,19 @@
 // + (C2·r + 1)) with Expf's fused multiply-adds (FMLA .2d), rounded to
 // float32 by FCVTN/FCVTN2. Bit for bit Expf (TestExp).
 //
+// func softmaxScanNEON(vs, ms *float32, n int, scale float32)
+// The online softmax's first pass (softmaxScanGeneric): with s =
+// vs[j]·scale and M the running max before j, where s > M: vs[j] = M − s,
+// ms[j] = 0 and M = s; else vs[j] = s − M, ms[j] = 1. Four positions at a
+// time where none of them moves the max (FCMGT, ordered: a NaN never
+// does), one by one where one does.
+//
+// func softmaxSumNEON(vs, ms *float32, n int) float32
+// The last pass (softmaxSumGeneric): where ms[j] = 0, ms[j] = vs[j] and
+// vs[j] = 1, S = float32(fma(S, ms[j], 1)) in float64; else (ms[j] = 1)
+// S = S + vs[j] in float32, which is float32(fma(S, 1, vs[j])) (a float64
+// sum of two float32 values rounded to float32 is their float32 sum).
+//
 // Every instruction carries its GNU spelling ("// gnu: ..."; see
 // scripts/arm64asm.py).
 
@@ -88,6 +101,102 @@ loop:
 done:
 	RET
 
+// func softmaxScanNEON(vs, ms *float32, n int, scale float32)
+TEXT ·softmaxScanNEON(SB), NOSPLIT, $0-28
+	MOVD vs+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD ms+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD n+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	FMOVS scale+24(FP), F14 // gnu: ldr s14, [sp, #32]
+	WORD $0x4e0405ce // gnu: dup v14.4s, v14.s[0]
+	MOVD $negInfNEON<>(SB), R4 // gnu: adr x4, neginf
+	WORD $0x4d40c88f // gnu: ld1r {v15.4s}, [x4]
+	FMOVS $1.0, F13 // gnu: fmov s13, #1.0
+	WORD $0x4e0405ad // gnu: dup v13.4s, v13.s[0]
+	WORD $0x6f00e40c // gnu: movi v12.2d, #0
+scan4:
+	CMP $4, R2 // gnu: cmp x2, #4
+	BLT scan1 // gnu: b.lt scan1
+	WORD $0x3dc00000 // gnu: ldr q0, [x0, #0]
+	WORD $0x6e2edc00 // gnu: fmul v0.4s, v0.4s, v14.4s
+	WORD $0x6eafe401 // gnu: fcmgt v1.4s, v0.4s, v15.4s
+	WORD $0x6eb0a821 // gnu: umaxv s1, v1.4s
+	WORD $0x1e260023 // gnu: fmov w3, s1
+	CBNZW R3, scanslow // gnu: cbnz w3, scanslow
+	WORD $0x4eafd400 // gnu: fsub v0.4s, v0.4s, v15.4s
+	WORD $0x3d800000 // gnu: str q0, [x0, #0]
+	WORD $0x3d80002d // gnu: str q13, [x1, #0]
+	ADD $16, R0, R0 // gnu: add x0, x0, #16
+	ADD $16, R1, R1 // gnu: add x1, x1, #16
+	SUB $4, R2 // gnu: sub x2, x2, #4
+	B scan4 // gnu: b scan4
+scanslow:
+	WORD $0x3d800000 // gnu: str q0, [x0, #0]
+	MOVD $4, R3 // gnu: mov x3, #4
+	B scanone // gnu: b scanone
+scan1:
+	CBZ R2, scandone // gnu: cbz x2, scandone
+	FMOVS (R0), F0 // gnu: ldr s0, [x0]
+	FMULS F14, F0, F0 // gnu: fmul s0, s0, s14
+	FMOVS F0, (R0) // gnu: str s0, [x0]
+	MOVD $1, R3 // gnu: mov x3, #1
+scanone:
+	FMOVS (R0), F0 // gnu: ldr s0, [x0]
+	FCMPS F15, F0 // gnu: fcmp s0, s15
+	BGT scanmax // gnu: b.gt scanmax
+	FSUBS F15, F0, F1 // gnu: fsub s1, s0, s15
+	FMOVS F1, (R0) // gnu: str s1, [x0]
+	FMOVS F13, (R1) // gnu: str s13, [x1]
+	B scannext // gnu: b scannext
+scanmax:
+	FSUBS F0, F15, F1 // gnu: fsub s1, s15, s0
+	FMOVS F1, (R0) // gnu: str s1, [x0]
+	FMOVS F12, (R1) // gnu: str s12, [x1]
+	WORD $0x4e04040f // gnu: dup v15.4s, v0.s[0]
+scannext:
+	ADD $4, R0, R0 // gnu: add x0, x0, #4
+	ADD $4, R1, R1 // gnu: add x1, x1, #4
+	SUB $1, R2 // gnu: sub x2, x2, #1
+	SUBS $1, R3, R3 // gnu: subs x3, x3, #1
+	BNE scanone // gnu: b.ne scanone
+	B scan4 // gnu: b scan4
+scandone:
+	RET
+
+// func softmaxSumNEON(vs, ms *float32, n int) float32
+TEXT ·softmaxSumNEON(SB), NOSPLIT, $0-28
+	MOVD vs+0(FP), R0 // gnu: ldr x0, [sp, #8]
+	MOVD ms+8(FP), R1 // gnu: ldr x1, [sp, #16]
+	MOVD n+16(FP), R2 // gnu: ldr x2, [sp, #24]
+	WORD $0x6f00e400 // gnu: movi v0.2d, #0
+	FMOVS $1.0, F13 // gnu: fmov s13, #1.0
+	FMOVD $1.0, F2 // gnu: fmov d2, #1.0
+	CBZ R2, sumdone // gnu: cbz x2, sumdone
+sumloop:
+	FMOVS (R1), F1 // gnu: ldr s1, [x1]
+	FCMPS $(0.0), F1 // gnu: fcmp s1, #0.0
+	BNE sumadd // gnu: b.ne sumadd
+	FMOVS (R0), F1 // gnu: ldr s1, [x0]
+	FMOVS F1, (R1) // gnu: str s1, [x1]
+	FMOVS F13, (R0) // gnu: str s13, [x0]
+	WORD $0x1e22c000 // gnu: fcvt d0, s0
+	WORD $0x1e22c021 // gnu: fcvt d1, s1
+	WORD $0x1f410800 // gnu: fmadd d0, d0, d1, d2
+	WORD $0x1e624000 // gnu: fcvt s0, d0
+	B sumnext // gnu: b sumnext
+sumadd:
+	FMOVS (R0), F1 // gnu: ldr s1, [x0]
+	FADDS F1, F0, F0 // gnu: fadd s0, s0, s1
+sumnext:
+	ADD $4, R0, R0 // gnu: add x0, x0, #4
+	ADD $4, R1, R1 // gnu: add x1, x1, #4
+	SUBS $1, R2, R2 // gnu: subs x2, x2, #1
+	BNE sumloop // gnu: b.ne sumloop
+sumdone:
+	FMOVS F0, ret+24(FP) // gnu: str s0, [sp, #32]
+	RET
+
+DATA negInfNEON<>+0(SB)/4, $0xff800000
+GLOBL negInfNEON<>(SB), RODATA|NOPTR, $4
 DATA expNEONConsts<>+0(SB)/8, $0xc05a000000000000 // lo
 DATA expNEONConsts<>+8(SB)/8, $0xc05a000000000000 // lo
 DATA expNEONConsts<>+16(SB)/8, $0x4056400000000000 // hi
