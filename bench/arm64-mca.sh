@@ -38,11 +38,11 @@ flags=(-O3 -march=armv8.2-a+dotprod+fp16 -DNDEBUG -I"$src/ggml/include" -I"$src/
 aarch64-linux-gnu-g++ "${flags[@]}" -S "$cpu/vec.cpp" -o "$tmp/vec.s"
 aarch64-linux-gnu-gcc "${flags[@]}" -S "$cpu/arch/arm/quants.c" -o "$tmp/quants.s"
 
-gens=(gen-kern-f-arm64.py gen-quantize-act-arm64.py gen-attn-arm64.py)
+gens=(gen-kern-f-arm64.py gen-quantize-act-arm64.py gen-attn-arm64.py gen-attn-group-arm64.py gen-exp-arm64.py)
 for g in "${gens[@]}"; do python3 "$root/scripts/$g" --mca; done >"$tmp/loops.txt"
 
 # Every WORD of the generated .s files against binutils.
-for s in "$root"/compute/kern_f_arm64.s "$root"/compute/quantize_act_arm64.s "$root"/compute/attn_arm64.s; do
+for s in "$root"/compute/kern_f_arm64.s "$root"/compute/quantize_act_arm64.s "$root"/compute/attn_arm64.s "$root"/compute/attn_group_arm64.s "$root"/compute/exp_arm64.s; do
 	grep -o 'WORD \$0x[0-9a-f]* // gnu: .*' "$s" | sort -u >"$tmp/words"
 	sed 's|.* // gnu: ||' "$tmp/words" >"$tmp/w.s"
 	aarch64-linux-gnu-as -march=armv8.2-a+fp16+dotprod "$tmp/w.s" -o "$tmp/w.o"

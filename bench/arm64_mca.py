@@ -25,6 +25,11 @@ GGML = {
     'q8_0': ('quants.s', 'quantize_row_q8_0', 32),
     'attn': ('vec.s', 'ggml_vec_dot_f16', 32),  # the f16 KV cache's key dot product
 }
+# Kernel types with no llama.cpp function beside them (vkq: the f16 value
+# accumulation, ggml_vec_mad_f16 and ggml_vec_scale_f16, inlined from vec.h;
+# exp: Expf, glibc's expf, which ggml's flash attention calls one value at a
+# time).
+ALONE = {'vkq', 'exp'}
 VECTOR = re.compile(r'^\s*(fmla|fmul|fadd|sdot|smmla|fcvt\w*|fmax\w*|fabs|fcvtns|sqxtn2?|saddl\w*)\s.*v\d+\.\d*[bhsd]')
 BRANCH = re.compile(r'^\s*(b\.\w+|b|bl|bne|beq|bgt|blt|bge|ble|bhi|bls|cbnz|cbz|tbnz|tbz|ret)\b')
 
@@ -101,8 +106,9 @@ def main():
         ggml_cycles[typ] = [32 * mca(loop, c) / per for c in cpus]
     for name, typ, per, loop in troupe_loops(loops_path):
         cells = []
-        for c, g in zip(cpus, ggml_cycles[typ]):
-            cells += [f'{32 * mca(loop, c) / per:.2f}', f'{g:.2f}']
+        for i, c in enumerate(cpus):
+            g = f'{ggml_cycles[typ][i]:.2f}' if typ not in ALONE else '—'
+            cells += [f'{32 * mca(loop, c) / per:.2f}', g]
         print(f'| {name} | ' + ' | '.join(cells) + ' |')
 
 

@@ -64,7 +64,7 @@ func TestAttentionKernels(t *testing.T) {
 // of zeros (the sign of a zero score), and rescales that are and are not 1.
 func TestAttnGroupKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, hd := range []int{64, 128, 32} {
+	for _, hd := range []int{64, 128, 256, 32} {
 		for g := 1; g <= 4; g++ {
 			for _, n := range []int{1, 7, 16} {
 				t.Run(fmt.Sprintf("hd%d/g%d/n%d", hd, g, n), func(t *testing.T) {

@@ -7,17 +7,23 @@
 //
 //	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 //
-// q4_KX4I8MM (and q2_KX4I8MM, below): Q4_K rows as stored (144-byte blocks: d f16, dmin f16,
-// scales[12], qs[128]) against four activation rows (blockQ8_K: d f32 at
-// 0, qs[256] at 4, bsums int16[16] at 260; 292 bytes), two weight rows a,
-// b at a time (the last row of an odd np with itself, storing its outputs
-// only), output for row r and activation row j at 4r + j·os. Per
-// super-block and pair of activation rows j, j' the four integer sums
-// (j·a, j·b, j'·a, j'·b, SMMLA's 2×2 lanes) of each 32-value sub-block s
-// take four SMMLAs (the activations' and the weights' eight-byte groups
-// put side by side by TRN1/TRN2 .2d), then isum += sc_s·sum (MLA by
-// [sa_s, sb_s, sa_s, sb_s]); imin = Σ_s min_s·(bsums[2s] + bsums[2s+1]).
-// The integers are exact, so the float operations are the x1 kernels'
+// x is not four blockQ8_K rows but one group of four activation rows laid
+// out by interleaveQ8_K (kern_i8mm_arm64.go), 1168 bytes per super-block:
+// at 0 and 512 the qs of rows 0, 1 and of rows 2, 3 with their eight-byte
+// groups side by side (g: row j's bytes 8g..8g+7 then row j''s), at 1024
+// d of the four rows (f32), at 1040 their bsums (int16[16] each); xs is
+// not read.
+//
+// q4_KX4I8MM (and q2_KX4I8MM, below): Q4_K rows as stored (144-byte
+// blocks: d f16, dmin f16, scales[12], qs[128]) two weight rows a, b at a
+// time (the last row of an odd np with itself, storing its outputs only),
+// output for row r and activation row j at 4r + j·os. Per super-block and
+// pair of activation rows j, j' the four integer sums (j·a, j·b, j'·a,
+// j'·b, SMMLA's 2×2 lanes) of each 32-value sub-block s take four SMMLAs
+// (the weights' eight-byte groups put side by side by TRN1/TRN2 .2d, the
+// activations' read so by two LDPs), then isum += sc_s·sum (MLA by [sa_s,
+// sb_s, sa_s, sb_s]); imin = Σ_s min_s·(bsums[2s] + bsums[2s+1]). The
+// integers are exact, so the float operations are the x1 kernels'
 // (vecDotQ4_K's order, one FMA per super-block): acc = fma(float(isum),
 // d_w·d_x, acc), accMin = fma(float(imin), dmin_w·d_x, accMin), output acc
 // − accMin, four outputs to a vector.
@@ -54,9 +60,6 @@ two:
 	WORD $0x4f00e419 // gnu: movi v25.16b, #0x0
 	WORD $0x4f00e41b // gnu: movi v27.16b, #0x0
 	MOVD R1, R7 // gnu: mov x7, x1
-	ADD R2, R7, R8 // gnu: add x8, x7, x2
-	ADD R2, R8, R9 // gnu: add x9, x8, x2
-	ADD R2, R9, R10 // gnu: add x10, x9, x2
 	MOVD R6, R11 // gnu: mov x11, x6
 block:
 	MOVWU 4(R0), R12 // gnu: ldr w12, [x0, #4]
@@ -104,15 +107,15 @@ block:
 	WORD $0x4f10a4d7 // gnu: sxtl2 v23.4s, v6.8h
 	WORD $0x0f08a421 // gnu: sxtl v1.8h, v1.8b
 	WORD $0x0f08a463 // gnu: sxtl v3.8h, v3.8b
-	ADD $260, R7, R12 // gnu: add x12, x7, #260
-	WORD $0x4c40a184 // gnu: ld1 {v4.16b, v5.16b}, [x12]
+	WORD $0x3dc104e4 // gnu: ldr q4, [x7, #1040]
+	WORD $0x3dc108e5 // gnu: ldr q5, [x7, #1056]
 	WORD $0x4e65bc84 // gnu: addp v4.8h, v4.8h, v5.8h
 	WORD $0x0e61c086 // gnu: smull v6.4s, v4.4h, v1.4h
 	WORD $0x4e618086 // gnu: smlal2 v6.4s, v4.8h, v1.8h
 	WORD $0x0e63c087 // gnu: smull v7.4s, v4.4h, v3.4h
 	WORD $0x4e638087 // gnu: smlal2 v7.4s, v4.8h, v3.8h
-	ADD $260, R8, R12 // gnu: add x12, x8, #260
-	WORD $0x4c40a184 // gnu: ld1 {v4.16b, v5.16b}, [x12]
+	WORD $0x3dc10ce4 // gnu: ldr q4, [x7, #1072]
+	WORD $0x3dc110e5 // gnu: ldr q5, [x7, #1088]
 	WORD $0x4e65bc84 // gnu: addp v4.8h, v4.8h, v5.8h
 	WORD $0x0e61c088 // gnu: smull v8.4s, v4.4h, v1.4h
 	WORD $0x4e618088 // gnu: smlal2 v8.4s, v4.8h, v1.8h
@@ -121,15 +124,15 @@ block:
 	WORD $0x4ea7bcc6 // gnu: addp v6.4s, v6.4s, v7.4s
 	WORD $0x4ea9bd08 // gnu: addp v8.4s, v8.4s, v9.4s
 	WORD $0x4ea8bcd2 // gnu: addp v18.4s, v6.4s, v8.4s
-	ADD $260, R9, R12 // gnu: add x12, x9, #260
-	WORD $0x4c40a184 // gnu: ld1 {v4.16b, v5.16b}, [x12]
+	WORD $0x3dc114e4 // gnu: ldr q4, [x7, #1104]
+	WORD $0x3dc118e5 // gnu: ldr q5, [x7, #1120]
 	WORD $0x4e65bc84 // gnu: addp v4.8h, v4.8h, v5.8h
 	WORD $0x0e61c086 // gnu: smull v6.4s, v4.4h, v1.4h
 	WORD $0x4e618086 // gnu: smlal2 v6.4s, v4.8h, v1.8h
 	WORD $0x0e63c087 // gnu: smull v7.4s, v4.4h, v3.4h
 	WORD $0x4e638087 // gnu: smlal2 v7.4s, v4.8h, v3.8h
-	ADD $260, R10, R12 // gnu: add x12, x10, #260
-	WORD $0x4c40a184 // gnu: ld1 {v4.16b, v5.16b}, [x12]
+	WORD $0x3dc11ce4 // gnu: ldr q4, [x7, #1136]
+	WORD $0x3dc120e5 // gnu: ldr q5, [x7, #1152]
 	WORD $0x4e65bc84 // gnu: addp v4.8h, v4.8h, v5.8h
 	WORD $0x0e61c088 // gnu: smull v8.4s, v4.4h, v1.4h
 	WORD $0x4e618088 // gnu: smlal2 v8.4s, v4.8h, v1.8h
@@ -153,28 +156,16 @@ block:
 	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
 	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
 	WORD $0x4ed42a8c // gnu: trn1 v12.2d, v20.2d, v20.2d
-	WORD $0x3cc040ed // gnu: ldur q13, [x7, #4]
-	WORD $0x3cc140ee // gnu: ldur q14, [x7, #20]
-	WORD $0x3cc0410f // gnu: ldur q15, [x8, #4]
-	WORD $0x3cc1411c // gnu: ldur q28, [x8, #20]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad4034fd // gnu: ldp q29, q13, [x7, #0]
+	WORD $0xad4138ef // gnu: ldp q15, q14, [x7, #32]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
 	WORD $0x4e8aa5fe // gnu: smmla v30.4s, v15.16b, v10.16b
 	WORD $0x4e8ba5de // gnu: smmla v30.4s, v14.16b, v11.16b
 	WORD $0x4eac97d0 // gnu: mla v16.4s, v30.4s, v12.4s
-	WORD $0x3cc0412d // gnu: ldur q13, [x9, #4]
-	WORD $0x3cc1412e // gnu: ldur q14, [x9, #20]
-	WORD $0x3cc0414f // gnu: ldur q15, [x10, #4]
-	WORD $0x3cc1415c // gnu: ldur q28, [x10, #20]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad5034fd // gnu: ldp q29, q13, [x7, #512]
+	WORD $0xad5138ef // gnu: ldp q15, q14, [x7, #544]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -190,28 +181,16 @@ block:
 	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
 	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
 	WORD $0x4ed46a8c // gnu: trn2 v12.2d, v20.2d, v20.2d
-	WORD $0x3cc240ed // gnu: ldur q13, [x7, #36]
-	WORD $0x3cc340ee // gnu: ldur q14, [x7, #52]
-	WORD $0x3cc2410f // gnu: ldur q15, [x8, #36]
-	WORD $0x3cc3411c // gnu: ldur q28, [x8, #52]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad4234fd // gnu: ldp q29, q13, [x7, #64]
+	WORD $0xad4338ef // gnu: ldp q15, q14, [x7, #96]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
 	WORD $0x4e8aa5fe // gnu: smmla v30.4s, v15.16b, v10.16b
 	WORD $0x4e8ba5de // gnu: smmla v30.4s, v14.16b, v11.16b
 	WORD $0x4eac97d0 // gnu: mla v16.4s, v30.4s, v12.4s
-	WORD $0x3cc2412d // gnu: ldur q13, [x9, #36]
-	WORD $0x3cc3412e // gnu: ldur q14, [x9, #52]
-	WORD $0x3cc2414f // gnu: ldur q15, [x10, #36]
-	WORD $0x3cc3415c // gnu: ldur q28, [x10, #52]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad5234fd // gnu: ldp q29, q13, [x7, #576]
+	WORD $0xad5338ef // gnu: ldp q15, q14, [x7, #608]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -231,28 +210,16 @@ block:
 	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
 	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
 	WORD $0x4ed52aac // gnu: trn1 v12.2d, v21.2d, v21.2d
-	WORD $0x3cc440ed // gnu: ldur q13, [x7, #68]
-	WORD $0x3cc540ee // gnu: ldur q14, [x7, #84]
-	WORD $0x3cc4410f // gnu: ldur q15, [x8, #68]
-	WORD $0x3cc5411c // gnu: ldur q28, [x8, #84]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad4434fd // gnu: ldp q29, q13, [x7, #128]
+	WORD $0xad4538ef // gnu: ldp q15, q14, [x7, #160]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
 	WORD $0x4e8aa5fe // gnu: smmla v30.4s, v15.16b, v10.16b
 	WORD $0x4e8ba5de // gnu: smmla v30.4s, v14.16b, v11.16b
 	WORD $0x4eac97d0 // gnu: mla v16.4s, v30.4s, v12.4s
-	WORD $0x3cc4412d // gnu: ldur q13, [x9, #68]
-	WORD $0x3cc5412e // gnu: ldur q14, [x9, #84]
-	WORD $0x3cc4414f // gnu: ldur q15, [x10, #68]
-	WORD $0x3cc5415c // gnu: ldur q28, [x10, #84]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad5434fd // gnu: ldp q29, q13, [x7, #640]
+	WORD $0xad5538ef // gnu: ldp q15, q14, [x7, #672]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -268,28 +235,16 @@ block:
 	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
 	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
 	WORD $0x4ed56aac // gnu: trn2 v12.2d, v21.2d, v21.2d
-	WORD $0x3cc640ed // gnu: ldur q13, [x7, #100]
-	WORD $0x3cc740ee // gnu: ldur q14, [x7, #116]
-	WORD $0x3cc6410f // gnu: ldur q15, [x8, #100]
-	WORD $0x3cc7411c // gnu: ldur q28, [x8, #116]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad4634fd // gnu: ldp q29, q13, [x7, #192]
+	WORD $0xad4738ef // gnu: ldp q15, q14, [x7, #224]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
 	WORD $0x4e8aa5fe // gnu: smmla v30.4s, v15.16b, v10.16b
 	WORD $0x4e8ba5de // gnu: smmla v30.4s, v14.16b, v11.16b
 	WORD $0x4eac97d0 // gnu: mla v16.4s, v30.4s, v12.4s
-	WORD $0x3cc6412d // gnu: ldur q13, [x9, #100]
-	WORD $0x3cc7412e // gnu: ldur q14, [x9, #116]
-	WORD $0x3cc6414f // gnu: ldur q15, [x10, #100]
-	WORD $0x3cc7415c // gnu: ldur q28, [x10, #116]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad5634fd // gnu: ldp q29, q13, [x7, #704]
+	WORD $0xad5738ef // gnu: ldp q15, q14, [x7, #736]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -309,28 +264,16 @@ block:
 	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
 	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
 	WORD $0x4ed62acc // gnu: trn1 v12.2d, v22.2d, v22.2d
-	WORD $0x3cc840ed // gnu: ldur q13, [x7, #132]
-	WORD $0x3cc940ee // gnu: ldur q14, [x7, #148]
-	WORD $0x3cc8410f // gnu: ldur q15, [x8, #132]
-	WORD $0x3cc9411c // gnu: ldur q28, [x8, #148]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad4834fd // gnu: ldp q29, q13, [x7, #256]
+	WORD $0xad4938ef // gnu: ldp q15, q14, [x7, #288]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
 	WORD $0x4e8aa5fe // gnu: smmla v30.4s, v15.16b, v10.16b
 	WORD $0x4e8ba5de // gnu: smmla v30.4s, v14.16b, v11.16b
 	WORD $0x4eac97d0 // gnu: mla v16.4s, v30.4s, v12.4s
-	WORD $0x3cc8412d // gnu: ldur q13, [x9, #132]
-	WORD $0x3cc9412e // gnu: ldur q14, [x9, #148]
-	WORD $0x3cc8414f // gnu: ldur q15, [x10, #132]
-	WORD $0x3cc9415c // gnu: ldur q28, [x10, #148]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad5834fd // gnu: ldp q29, q13, [x7, #768]
+	WORD $0xad5938ef // gnu: ldp q15, q14, [x7, #800]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -346,28 +289,16 @@ block:
 	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
 	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
 	WORD $0x4ed66acc // gnu: trn2 v12.2d, v22.2d, v22.2d
-	WORD $0x3cca40ed // gnu: ldur q13, [x7, #164]
-	WORD $0x3ccb40ee // gnu: ldur q14, [x7, #180]
-	WORD $0x3cca410f // gnu: ldur q15, [x8, #164]
-	WORD $0x3ccb411c // gnu: ldur q28, [x8, #180]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad4a34fd // gnu: ldp q29, q13, [x7, #320]
+	WORD $0xad4b38ef // gnu: ldp q15, q14, [x7, #352]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
 	WORD $0x4e8aa5fe // gnu: smmla v30.4s, v15.16b, v10.16b
 	WORD $0x4e8ba5de // gnu: smmla v30.4s, v14.16b, v11.16b
 	WORD $0x4eac97d0 // gnu: mla v16.4s, v30.4s, v12.4s
-	WORD $0x3cca412d // gnu: ldur q13, [x9, #164]
-	WORD $0x3ccb412e // gnu: ldur q14, [x9, #180]
-	WORD $0x3cca414f // gnu: ldur q15, [x10, #164]
-	WORD $0x3ccb415c // gnu: ldur q28, [x10, #180]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad5a34fd // gnu: ldp q29, q13, [x7, #832]
+	WORD $0xad5b38ef // gnu: ldp q15, q14, [x7, #864]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -387,28 +318,16 @@ block:
 	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
 	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
 	WORD $0x4ed72aec // gnu: trn1 v12.2d, v23.2d, v23.2d
-	WORD $0x3ccc40ed // gnu: ldur q13, [x7, #196]
-	WORD $0x3ccd40ee // gnu: ldur q14, [x7, #212]
-	WORD $0x3ccc410f // gnu: ldur q15, [x8, #196]
-	WORD $0x3ccd411c // gnu: ldur q28, [x8, #212]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad4c34fd // gnu: ldp q29, q13, [x7, #384]
+	WORD $0xad4d38ef // gnu: ldp q15, q14, [x7, #416]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
 	WORD $0x4e8aa5fe // gnu: smmla v30.4s, v15.16b, v10.16b
 	WORD $0x4e8ba5de // gnu: smmla v30.4s, v14.16b, v11.16b
 	WORD $0x4eac97d0 // gnu: mla v16.4s, v30.4s, v12.4s
-	WORD $0x3ccc412d // gnu: ldur q13, [x9, #196]
-	WORD $0x3ccd412e // gnu: ldur q14, [x9, #212]
-	WORD $0x3ccc414f // gnu: ldur q15, [x10, #196]
-	WORD $0x3ccd415c // gnu: ldur q28, [x10, #212]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad5c34fd // gnu: ldp q29, q13, [x7, #896]
+	WORD $0xad5d38ef // gnu: ldp q15, q14, [x7, #928]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -424,28 +343,16 @@ block:
 	WORD $0x4ec728aa // gnu: trn1 v10.2d, v5.2d, v7.2d
 	WORD $0x4ec768ab // gnu: trn2 v11.2d, v5.2d, v7.2d
 	WORD $0x4ed76aec // gnu: trn2 v12.2d, v23.2d, v23.2d
-	WORD $0x3cce40ed // gnu: ldur q13, [x7, #228]
-	WORD $0x3ccf40ee // gnu: ldur q14, [x7, #244]
-	WORD $0x3cce410f // gnu: ldur q15, [x8, #228]
-	WORD $0x3ccf411c // gnu: ldur q28, [x8, #244]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad4e34fd // gnu: ldp q29, q13, [x7, #448]
+	WORD $0xad4f38ef // gnu: ldp q15, q14, [x7, #480]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
 	WORD $0x4e8aa5fe // gnu: smmla v30.4s, v15.16b, v10.16b
 	WORD $0x4e8ba5de // gnu: smmla v30.4s, v14.16b, v11.16b
 	WORD $0x4eac97d0 // gnu: mla v16.4s, v30.4s, v12.4s
-	WORD $0x3cce412d // gnu: ldur q13, [x9, #228]
-	WORD $0x3ccf412e // gnu: ldur q14, [x9, #244]
-	WORD $0x3cce414f // gnu: ldur q15, [x10, #228]
-	WORD $0x3ccf415c // gnu: ldur q28, [x10, #244]
-	WORD $0x4ecf29bd // gnu: trn1 v29.2d, v13.2d, v15.2d
-	WORD $0x4ecf69ad // gnu: trn2 v13.2d, v13.2d, v15.2d
-	WORD $0x4edc29cf // gnu: trn1 v15.2d, v14.2d, v28.2d
-	WORD $0x4edc69ce // gnu: trn2 v14.2d, v14.2d, v28.2d
+	WORD $0xad5e34fd // gnu: ldp q29, q13, [x7, #960]
+	WORD $0xad5f38ef // gnu: ldp q15, q14, [x7, #992]
 	WORD $0x4f00e41e // gnu: movi v30.16b, #0x0
 	WORD $0x4e88a7be // gnu: smmla v30.4s, v29.16b, v8.16b
 	WORD $0x4e89a5be // gnu: smmla v30.4s, v13.16b, v9.16b
@@ -458,18 +365,15 @@ block:
 	WORD $0x0e217842 // gnu: fcvtl v2.4s, v2.4h
 	WORD $0x4ec22843 // gnu: trn1 v3.2d, v2.2d, v2.2d
 	WORD $0x4ec26844 // gnu: trn2 v4.2d, v2.2d, v2.2d
-	WORD $0x4d40c8e5 // gnu: ld1r {v5.4s}, [x7]
-	WORD $0x4d40c906 // gnu: ld1r {v6.4s}, [x8]
-	WORD $0x4ec628a5 // gnu: trn1 v5.2d, v5.2d, v6.2d
+	WORD $0x3dc100e8 // gnu: ldr q8, [x7, #1024]
+	WORD $0x4e883905 // gnu: zip1 v5.4s, v8.4s, v8.4s
 	WORD $0x6e25dc66 // gnu: fmul v6.4s, v3.4s, v5.4s
 	WORD $0x6e25dc87 // gnu: fmul v7.4s, v4.4s, v5.4s
 	WORD $0x4e21da10 // gnu: scvtf v16.4s, v16.4s
 	WORD $0x4e21da52 // gnu: scvtf v18.4s, v18.4s
 	WORD $0x4e26ce18 // gnu: fmla v24.4s, v16.4s, v6.4s
 	WORD $0x4e27ce59 // gnu: fmla v25.4s, v18.4s, v7.4s
-	WORD $0x4d40c925 // gnu: ld1r {v5.4s}, [x9]
-	WORD $0x4d40c946 // gnu: ld1r {v6.4s}, [x10]
-	WORD $0x4ec628a5 // gnu: trn1 v5.2d, v5.2d, v6.2d
+	WORD $0x4e887905 // gnu: zip2 v5.4s, v8.4s, v8.4s
 	WORD $0x6e25dc66 // gnu: fmul v6.4s, v3.4s, v5.4s
 	WORD $0x6e25dc87 // gnu: fmul v7.4s, v4.4s, v5.4s
 	WORD $0x4e21da31 // gnu: scvtf v17.4s, v17.4s
@@ -478,10 +382,7 @@ block:
 	WORD $0x4e27ce7b // gnu: fmla v27.4s, v19.4s, v7.4s
 	ADD $144, R0, R0 // gnu: add x0, x0, #144
 	ADD $144, R20, R20 // gnu: add x20, x20, #144
-	ADD $292, R7, R7 // gnu: add x7, x7, #292
-	ADD $292, R8, R8 // gnu: add x8, x8, #292
-	ADD $292, R9, R9 // gnu: add x9, x9, #292
-	ADD $292, R10, R10 // gnu: add x10, x10, #292
+	ADD $1168, R7, R7 // gnu: add x7, x7, #1168
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
 	BNE block // gnu: b.ne block
 	CMP $1, R5 // gnu: cmp x5, #1
@@ -539,9 +440,6 @@ two:
 	WORD $0x4f00e419 // gnu: movi v25.16b, #0x0
 	WORD $0x4f00e41b // gnu: movi v27.16b, #0x0
 	MOVD R1, R7 // gnu: mov x7, x1
-	ADD R2, R7, R8 // gnu: add x8, x7, x2
-	ADD R2, R8, R9 // gnu: add x9, x8, x2
-	ADD R2, R9, R10 // gnu: add x10, x9, x2
 	MOVD R6, R11 // gnu: mov x11, x6
 block:
 	WORD $0x3dc00000 // gnu: ldr q0, [x0, #0]
@@ -569,8 +467,8 @@ block:
 	WORD $0x4f10a44d // gnu: sxtl2 v13.4s, v2.8h
 	WORD $0x0f10a46e // gnu: sxtl v14.4s, v3.4h
 	WORD $0x4f10a46f // gnu: sxtl2 v15.4s, v3.8h
-	ADD $260, R7, R12 // gnu: add x12, x7, #260
-	WORD $0x4c40a188 // gnu: ld1 {v8.16b, v9.16b}, [x12]
+	WORD $0x3dc104e8 // gnu: ldr q8, [x7, #1040]
+	WORD $0x3dc108e9 // gnu: ldr q9, [x7, #1056]
 	WORD $0x0e64c100 // gnu: smull v0.4s, v8.4h, v4.4h
 	WORD $0x4e648100 // gnu: smlal2 v0.4s, v8.8h, v4.8h
 	WORD $0x0e658120 // gnu: smlal v0.4s, v9.4h, v5.4h
@@ -579,8 +477,8 @@ block:
 	WORD $0x4e668101 // gnu: smlal2 v1.4s, v8.8h, v6.8h
 	WORD $0x0e678121 // gnu: smlal v1.4s, v9.4h, v7.4h
 	WORD $0x4e678121 // gnu: smlal2 v1.4s, v9.8h, v7.8h
-	ADD $260, R8, R12 // gnu: add x12, x8, #260
-	WORD $0x4c40a188 // gnu: ld1 {v8.16b, v9.16b}, [x12]
+	WORD $0x3dc10ce8 // gnu: ldr q8, [x7, #1072]
+	WORD $0x3dc110e9 // gnu: ldr q9, [x7, #1088]
 	WORD $0x0e64c102 // gnu: smull v2.4s, v8.4h, v4.4h
 	WORD $0x4e648102 // gnu: smlal2 v2.4s, v8.8h, v4.8h
 	WORD $0x0e658122 // gnu: smlal v2.4s, v9.4h, v5.4h
@@ -592,8 +490,8 @@ block:
 	WORD $0x4ea1bc00 // gnu: addp v0.4s, v0.4s, v1.4s
 	WORD $0x4ea3bc42 // gnu: addp v2.4s, v2.4s, v3.4s
 	WORD $0x4ea2bc12 // gnu: addp v18.4s, v0.4s, v2.4s
-	ADD $260, R9, R12 // gnu: add x12, x9, #260
-	WORD $0x4c40a188 // gnu: ld1 {v8.16b, v9.16b}, [x12]
+	WORD $0x3dc114e8 // gnu: ldr q8, [x7, #1104]
+	WORD $0x3dc118e9 // gnu: ldr q9, [x7, #1120]
 	WORD $0x0e64c100 // gnu: smull v0.4s, v8.4h, v4.4h
 	WORD $0x4e648100 // gnu: smlal2 v0.4s, v8.8h, v4.8h
 	WORD $0x0e658120 // gnu: smlal v0.4s, v9.4h, v5.4h
@@ -602,8 +500,8 @@ block:
 	WORD $0x4e668101 // gnu: smlal2 v1.4s, v8.8h, v6.8h
 	WORD $0x0e678121 // gnu: smlal v1.4s, v9.4h, v7.4h
 	WORD $0x4e678121 // gnu: smlal2 v1.4s, v9.8h, v7.8h
-	ADD $260, R10, R12 // gnu: add x12, x10, #260
-	WORD $0x4c40a188 // gnu: ld1 {v8.16b, v9.16b}, [x12]
+	WORD $0x3dc11ce8 // gnu: ldr q8, [x7, #1136]
+	WORD $0x3dc120e9 // gnu: ldr q9, [x7, #1152]
 	WORD $0x0e64c102 // gnu: smull v2.4s, v8.4h, v4.4h
 	WORD $0x4e648102 // gnu: smlal2 v2.4s, v8.8h, v4.8h
 	WORD $0x0e658122 // gnu: smlal v2.4s, v9.4h, v5.4h
@@ -626,18 +524,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ed42a9c // gnu: trn1 v28.2d, v20.2d, v20.2d
-	WORD $0x3cc040fd // gnu: ldur q29, [x7, #4]
-	WORD $0x3cc0411e // gnu: ldur q30, [x8, #4]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4024e8 // gnu: ldp q8, q9, [x7, #0]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc0413d // gnu: ldur q29, [x9, #4]
-	WORD $0x3cc0415e // gnu: ldur q30, [x10, #4]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5024e8 // gnu: ldp q8, q9, [x7, #512]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -647,18 +539,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ed46a9c // gnu: trn2 v28.2d, v20.2d, v20.2d
-	WORD $0x3cc140fd // gnu: ldur q29, [x7, #20]
-	WORD $0x3cc1411e // gnu: ldur q30, [x8, #20]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4124e8 // gnu: ldp q8, q9, [x7, #32]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc1413d // gnu: ldur q29, [x9, #20]
-	WORD $0x3cc1415e // gnu: ldur q30, [x10, #20]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5124e8 // gnu: ldp q8, q9, [x7, #544]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -670,18 +556,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ed52abc // gnu: trn1 v28.2d, v21.2d, v21.2d
-	WORD $0x3cc240fd // gnu: ldur q29, [x7, #36]
-	WORD $0x3cc2411e // gnu: ldur q30, [x8, #36]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4224e8 // gnu: ldp q8, q9, [x7, #64]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc2413d // gnu: ldur q29, [x9, #36]
-	WORD $0x3cc2415e // gnu: ldur q30, [x10, #36]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5224e8 // gnu: ldp q8, q9, [x7, #576]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -693,18 +573,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ed56abc // gnu: trn2 v28.2d, v21.2d, v21.2d
-	WORD $0x3cc340fd // gnu: ldur q29, [x7, #52]
-	WORD $0x3cc3411e // gnu: ldur q30, [x8, #52]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4324e8 // gnu: ldp q8, q9, [x7, #96]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc3413d // gnu: ldur q29, [x9, #52]
-	WORD $0x3cc3415e // gnu: ldur q30, [x10, #52]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5324e8 // gnu: ldp q8, q9, [x7, #608]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -716,18 +590,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ed62adc // gnu: trn1 v28.2d, v22.2d, v22.2d
-	WORD $0x3cc440fd // gnu: ldur q29, [x7, #68]
-	WORD $0x3cc4411e // gnu: ldur q30, [x8, #68]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4424e8 // gnu: ldp q8, q9, [x7, #128]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc4413d // gnu: ldur q29, [x9, #68]
-	WORD $0x3cc4415e // gnu: ldur q30, [x10, #68]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5424e8 // gnu: ldp q8, q9, [x7, #640]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -739,18 +607,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ed66adc // gnu: trn2 v28.2d, v22.2d, v22.2d
-	WORD $0x3cc540fd // gnu: ldur q29, [x7, #84]
-	WORD $0x3cc5411e // gnu: ldur q30, [x8, #84]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4524e8 // gnu: ldp q8, q9, [x7, #160]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc5413d // gnu: ldur q29, [x9, #84]
-	WORD $0x3cc5415e // gnu: ldur q30, [x10, #84]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5524e8 // gnu: ldp q8, q9, [x7, #672]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -762,18 +624,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ed72afc // gnu: trn1 v28.2d, v23.2d, v23.2d
-	WORD $0x3cc640fd // gnu: ldur q29, [x7, #100]
-	WORD $0x3cc6411e // gnu: ldur q30, [x8, #100]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4624e8 // gnu: ldp q8, q9, [x7, #192]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc6413d // gnu: ldur q29, [x9, #100]
-	WORD $0x3cc6415e // gnu: ldur q30, [x10, #100]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5624e8 // gnu: ldp q8, q9, [x7, #704]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -785,18 +641,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ed76afc // gnu: trn2 v28.2d, v23.2d, v23.2d
-	WORD $0x3cc740fd // gnu: ldur q29, [x7, #116]
-	WORD $0x3cc7411e // gnu: ldur q30, [x8, #116]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4724e8 // gnu: ldp q8, q9, [x7, #224]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc7413d // gnu: ldur q29, [x9, #116]
-	WORD $0x3cc7415e // gnu: ldur q30, [x10, #116]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5724e8 // gnu: ldp q8, q9, [x7, #736]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -810,18 +660,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ecc299c // gnu: trn1 v28.2d, v12.2d, v12.2d
-	WORD $0x3cc840fd // gnu: ldur q29, [x7, #132]
-	WORD $0x3cc8411e // gnu: ldur q30, [x8, #132]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4824e8 // gnu: ldp q8, q9, [x7, #256]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc8413d // gnu: ldur q29, [x9, #132]
-	WORD $0x3cc8415e // gnu: ldur q30, [x10, #132]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5824e8 // gnu: ldp q8, q9, [x7, #768]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -831,18 +675,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ecc699c // gnu: trn2 v28.2d, v12.2d, v12.2d
-	WORD $0x3cc940fd // gnu: ldur q29, [x7, #148]
-	WORD $0x3cc9411e // gnu: ldur q30, [x8, #148]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4924e8 // gnu: ldp q8, q9, [x7, #288]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cc9413d // gnu: ldur q29, [x9, #148]
-	WORD $0x3cc9415e // gnu: ldur q30, [x10, #148]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5924e8 // gnu: ldp q8, q9, [x7, #800]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -854,18 +692,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ecd29bc // gnu: trn1 v28.2d, v13.2d, v13.2d
-	WORD $0x3cca40fd // gnu: ldur q29, [x7, #164]
-	WORD $0x3cca411e // gnu: ldur q30, [x8, #164]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4a24e8 // gnu: ldp q8, q9, [x7, #320]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cca413d // gnu: ldur q29, [x9, #164]
-	WORD $0x3cca415e // gnu: ldur q30, [x10, #164]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5a24e8 // gnu: ldp q8, q9, [x7, #832]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -877,18 +709,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ecd69bc // gnu: trn2 v28.2d, v13.2d, v13.2d
-	WORD $0x3ccb40fd // gnu: ldur q29, [x7, #180]
-	WORD $0x3ccb411e // gnu: ldur q30, [x8, #180]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4b24e8 // gnu: ldp q8, q9, [x7, #352]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3ccb413d // gnu: ldur q29, [x9, #180]
-	WORD $0x3ccb415e // gnu: ldur q30, [x10, #180]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5b24e8 // gnu: ldp q8, q9, [x7, #864]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -900,18 +726,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ece29dc // gnu: trn1 v28.2d, v14.2d, v14.2d
-	WORD $0x3ccc40fd // gnu: ldur q29, [x7, #196]
-	WORD $0x3ccc411e // gnu: ldur q30, [x8, #196]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4c24e8 // gnu: ldp q8, q9, [x7, #384]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3ccc413d // gnu: ldur q29, [x9, #196]
-	WORD $0x3ccc415e // gnu: ldur q30, [x10, #196]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5c24e8 // gnu: ldp q8, q9, [x7, #896]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -923,18 +743,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ece69dc // gnu: trn2 v28.2d, v14.2d, v14.2d
-	WORD $0x3ccd40fd // gnu: ldur q29, [x7, #212]
-	WORD $0x3ccd411e // gnu: ldur q30, [x8, #212]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4d24e8 // gnu: ldp q8, q9, [x7, #416]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3ccd413d // gnu: ldur q29, [x9, #212]
-	WORD $0x3ccd415e // gnu: ldur q30, [x10, #212]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5d24e8 // gnu: ldp q8, q9, [x7, #928]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -946,18 +760,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ecf29fc // gnu: trn1 v28.2d, v15.2d, v15.2d
-	WORD $0x3cce40fd // gnu: ldur q29, [x7, #228]
-	WORD $0x3cce411e // gnu: ldur q30, [x8, #228]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4e24e8 // gnu: ldp q8, q9, [x7, #448]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3cce413d // gnu: ldur q29, [x9, #228]
-	WORD $0x3cce415e // gnu: ldur q30, [x10, #228]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5e24e8 // gnu: ldp q8, q9, [x7, #960]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -969,18 +777,12 @@ block:
 	WORD $0x4ec52886 // gnu: trn1 v6.2d, v4.2d, v5.2d
 	WORD $0x4ec56887 // gnu: trn2 v7.2d, v4.2d, v5.2d
 	WORD $0x4ecf69fc // gnu: trn2 v28.2d, v15.2d, v15.2d
-	WORD $0x3ccf40fd // gnu: ldur q29, [x7, #244]
-	WORD $0x3ccf411e // gnu: ldur q30, [x8, #244]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad4f24e8 // gnu: ldp q8, q9, [x7, #480]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
 	WORD $0x4ebc9550 // gnu: mla v16.4s, v10.4s, v28.4s
-	WORD $0x3ccf413d // gnu: ldur q29, [x9, #244]
-	WORD $0x3ccf415e // gnu: ldur q30, [x10, #244]
-	WORD $0x4ede2ba8 // gnu: trn1 v8.2d, v29.2d, v30.2d
-	WORD $0x4ede6ba9 // gnu: trn2 v9.2d, v29.2d, v30.2d
+	WORD $0xad5f24e8 // gnu: ldp q8, q9, [x7, #992]
 	WORD $0x4f00e40a // gnu: movi v10.16b, #0x0
 	WORD $0x4e86a50a // gnu: smmla v10.4s, v8.16b, v6.16b
 	WORD $0x4e87a52a // gnu: smmla v10.4s, v9.16b, v7.16b
@@ -991,18 +793,15 @@ block:
 	WORD $0x0e217842 // gnu: fcvtl v2.4s, v2.4h
 	WORD $0x4ec22843 // gnu: trn1 v3.2d, v2.2d, v2.2d
 	WORD $0x4ec26844 // gnu: trn2 v4.2d, v2.2d, v2.2d
-	WORD $0x4d40c8e5 // gnu: ld1r {v5.4s}, [x7]
-	WORD $0x4d40c906 // gnu: ld1r {v6.4s}, [x8]
-	WORD $0x4ec628a5 // gnu: trn1 v5.2d, v5.2d, v6.2d
+	WORD $0x3dc100e8 // gnu: ldr q8, [x7, #1024]
+	WORD $0x4e883905 // gnu: zip1 v5.4s, v8.4s, v8.4s
 	WORD $0x6e25dc66 // gnu: fmul v6.4s, v3.4s, v5.4s
 	WORD $0x6e25dc87 // gnu: fmul v7.4s, v4.4s, v5.4s
 	WORD $0x4e21da10 // gnu: scvtf v16.4s, v16.4s
 	WORD $0x4e21da52 // gnu: scvtf v18.4s, v18.4s
 	WORD $0x4e26ce18 // gnu: fmla v24.4s, v16.4s, v6.4s
 	WORD $0x4e27ce59 // gnu: fmla v25.4s, v18.4s, v7.4s
-	WORD $0x4d40c925 // gnu: ld1r {v5.4s}, [x9]
-	WORD $0x4d40c946 // gnu: ld1r {v6.4s}, [x10]
-	WORD $0x4ec628a5 // gnu: trn1 v5.2d, v5.2d, v6.2d
+	WORD $0x4e887905 // gnu: zip2 v5.4s, v8.4s, v8.4s
 	WORD $0x6e25dc66 // gnu: fmul v6.4s, v3.4s, v5.4s
 	WORD $0x6e25dc87 // gnu: fmul v7.4s, v4.4s, v5.4s
 	WORD $0x4e21da31 // gnu: scvtf v17.4s, v17.4s
@@ -1011,10 +810,7 @@ block:
 	WORD $0x4e27ce7b // gnu: fmla v27.4s, v19.4s, v7.4s
 	ADD $84, R0, R0 // gnu: add x0, x0, #84
 	ADD $84, R20, R20 // gnu: add x20, x20, #84
-	ADD $292, R7, R7 // gnu: add x7, x7, #292
-	ADD $292, R8, R8 // gnu: add x8, x8, #292
-	ADD $292, R9, R9 // gnu: add x9, x9, #292
-	ADD $292, R10, R10 // gnu: add x10, x10, #292
+	ADD $1168, R7, R7 // gnu: add x7, x7, #1168
 	SUBS $1, R11, R11 // gnu: subs x11, x11, #1
 	BNE block // gnu: b.ne block
 	CMP $1, R5 // gnu: cmp x5, #1

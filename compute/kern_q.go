@@ -17,6 +17,11 @@ type panelKernel[B actBlock] struct {
 	// corr is c in the integer sum's start c·Σq_x: the panels store
 	// unsigned quants u = q + off, so Σ q·x = Σ u·x − off·Σx, and c = −off.
 	corr int32
+	// inter, where set, writes the layout x4 reads: each whole group of
+	// four activation rows of src (m rows of nb blocks) rearranged in
+	// place of the same 4·nb blocks of dst (see kern_i8mm_arm64.go). The
+	// MatMuler does it once a call; x1 reads the rows as quantized.
+	inter func(dst, src []B, m, nb int)
 }
 
 // panelChunk is how many panels a worker runs over all activation rows
@@ -41,6 +46,18 @@ func setCorr(y []blockQ8_0, c int32) {
 // panels from lo (a multiple of panelRows), row kernels everything. Each
 // output's arithmetic is the same whatever m, lo and hi are.
 func (pk *panelKernel[B]) rows(p *packed, w *Tensor, out []float32, xq []B, m, lo, hi int) int {
+	var xq4 []B
+	if pk.inter != nil && m >= 4 {
+		nb := w.Cols() / w.Type.BlockSize()
+		xq4 = make([]B, len(xq))
+		pk.inter(xq4, xq, m, nb)
+	}
+	return pk.rows4(p, w, out, xq, xq4, m, lo, hi)
+}
+
+// rows4 is rows with the activations also in inter's layout (xq4, when
+// pk.inter is set and m >= 4).
+func (pk *panelKernel[B]) rows4(p *packed, w *Tensor, out []float32, xq, xq4 []B, m, lo, hi int) int {
 	n, nb := w.Rows(), w.Cols()/w.Type.BlockSize()
 	xs := nb * int(unsafe.Sizeof(xq[0]))
 	os := n * 4
@@ -61,7 +78,11 @@ func (pk *panelKernel[B]) rows(p *packed, w *Tensor, out []float32, xq []B, m, l
 			pk.x8(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}
 		for ; pk.x4 != nil && t+4 <= m; t += 4 {
-			pk.x4(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
+			if pk.inter != nil {
+				pk.x4(wp, &xq4[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
+			} else {
+				pk.x4(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
+			}
 		}
 		for ; t < m; t++ {
 			pk.x1(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)

@@ -89,6 +89,7 @@ type actFormat[B actBlock] struct {
 	// corr is the panel kernels' c (Q8_0 only, see panelKernel.corr).
 	quantize func(x []float32, y []B, corr int32)
 	scratch  func(mm *MatMuler) *[]B      // the MatMuler's buffer for B
+	scratch4 func(mm *MatMuler) *[]B      // its buffer for panelKernel.inter's layout (Q8_K only)
 	asm      func(t DType) *isaKernels[B] // weight type t's assembly, or nil
 }
 
@@ -98,7 +99,7 @@ var (
 	q8_1Acts = &actFormat[blockQ8_1]{values: 32, quantize: func(x []float32, y []blockQ8_1, _ int32) { quantizeRowQ8_1(x, y) },
 		scratch: func(mm *MatMuler) *[]blockQ8_1 { return &mm.q8_1 }}
 	q8_KActs = &actFormat[blockQ8_K]{values: QK_K, quantize: func(x []float32, y []blockQ8_K, _ int32) { quantizeRowQ8_K(x, y) },
-		scratch: func(mm *MatMuler) *[]blockQ8_K { return &mm.q8K }}
+		scratch: func(mm *MatMuler) *[]blockQ8_K { return &mm.q8K }, scratch4: func(mm *MatMuler) *[]blockQ8_K { return &mm.q8K4 }}
 )
 
 // isaKernels holds a weight type's assembly per ISA level (nil where there
@@ -162,7 +163,11 @@ func (k *blockKernel[B]) prepare(mm *MatMuler, x []float32, m int) []float32 {
 	if k.asm != nil {
 		corr = k.asm.corr
 	}
-	k.acts.quantize(x, grow(k.acts.scratch(mm), len(x)/k.acts.values), corr) // the rows are contiguous blocks
+	xq := grow(k.acts.scratch(mm), len(x)/k.acts.values)
+	k.acts.quantize(x, xq, corr) // the rows are contiguous blocks
+	if k.asm != nil && k.asm.inter != nil && m >= 4 {
+		k.asm.inter(grow(k.acts.scratch4(mm), len(xq)), xq, m, len(xq)/m)
+	}
 	return x
 }
 
@@ -175,7 +180,11 @@ func (k *blockKernel[B]) rows(mm *MatMuler, _, lo, hi int) error {
 		batch = k.batch
 	}
 	if k.asm != nil && batch == nil {
-		lo = k.asm.rows(k.p, w, j.out, xq, j.m, lo, hi)
+		var xq4 []B
+		if k.asm.inter != nil && j.m >= 4 {
+			xq4 = (*k.acts.scratch4(mm))[:len(xq)]
+		}
+		lo = k.asm.rows4(k.p, w, j.out, xq, xq4, j.m, lo, hi)
 	}
 	dotRows(j.out, xq, j.m, w.Rows(), w.Data, w.RowBytes(), lo, hi, k.dot, batch)
 	return nil

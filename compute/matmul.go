@@ -54,6 +54,7 @@ type MatMuler struct {
 	q8_0    []blockQ8_0  // (m * k/32) activations for Q4_0, Q5_0, Q8_0 weights
 	q8_1    []blockQ8_1  // (m * k/32) activations for Q4_1, Q5_1 weights
 	q8K     []blockQ8_K  // (m * k/256) activations for K-quant weights
+	q8K4    []blockQ8_K  // q8K rearranged for the arm64 i8mm kernels (panelKernel.inter), or unused
 }
 
 // job is one MatMul call as the workers see it.

@@ -419,6 +419,16 @@ def fnmul_ss(d, n, m):
     return word(three(0x1E208800, d, n, m), f'fnmul s{d}, s{n}, s{m}')
 
 
+def zip1_s(d, n, m):
+    """ZIP1 Vd.4S, Vn.4S, Vm.4S: n0, m0, n1, m1."""
+    return word(three(0x4E803800, d, n, m), f'zip1 v{d}.4s, v{n}.4s, v{m}.4s')
+
+
+def zip2_s(d, n, m):
+    """ZIP2 Vd.4S, Vn.4S, Vm.4S: n2, m2, n3, m3."""
+    return word(three(0x4E807800, d, n, m), f'zip2 v{d}.4s, v{n}.4s, v{m}.4s')
+
+
 def zip1_b(d, n, m):
     """ZIP1 Vd.16B, Vn.16B, Vm.16B: n0, m0, n1, m1, ..."""
     return word(three(0x4E003800, d, n, m), f'zip1 v{d}.16b, v{n}.16b, v{m}.16b')
@@ -587,6 +597,7 @@ def ldr_q_reg(t, n, m):
 
 def ldp_q(t1, t2, n, off=0):
     """LDP Qt1, Qt2, [Xn, #off] (off a multiple of 16)."""
+    assert off % 16 == 0 and -1024 <= off <= 1008, off
     imm7 = (off // 16) & 0x7f
     return word(0xAD400000 | imm7 << 15 | t2 << 10 | n << 5 | t1, f'ldp q{t1}, q{t2}, [x{n}, #{off}]')
 

@@ -15,17 +15,23 @@ WHAT = '''// Kernels for i8mm (SMMLA) on arm64, with the signature of the other
 //
 //	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 //
-// q4_KX4I8MM (and q2_KX4I8MM, below): Q4_K rows as stored (144-byte blocks: d f16, dmin f16,
-// scales[12], qs[128]) against four activation rows (blockQ8_K: d f32 at
-// 0, qs[256] at 4, bsums int16[16] at 260; 292 bytes), two weight rows a,
-// b at a time (the last row of an odd np with itself, storing its outputs
-// only), output for row r and activation row j at 4r + j·os. Per
-// super-block and pair of activation rows j, j' the four integer sums
-// (j·a, j·b, j'·a, j'·b, SMMLA's 2×2 lanes) of each 32-value sub-block s
-// take four SMMLAs (the activations' and the weights' eight-byte groups
-// put side by side by TRN1/TRN2 .2d), then isum += sc_s·sum (MLA by
-// [sa_s, sb_s, sa_s, sb_s]); imin = Σ_s min_s·(bsums[2s] + bsums[2s+1]).
-// The integers are exact, so the float operations are the x1 kernels'
+// x is not four blockQ8_K rows but one group of four activation rows laid
+// out by interleaveQ8_K (kern_i8mm_arm64.go), 1168 bytes per super-block:
+// at 0 and 512 the qs of rows 0, 1 and of rows 2, 3 with their eight-byte
+// groups side by side (g: row j's bytes 8g..8g+7 then row j''s), at 1024
+// d of the four rows (f32), at 1040 their bsums (int16[16] each); xs is
+// not read.
+//
+// q4_KX4I8MM (and q2_KX4I8MM, below): Q4_K rows as stored (144-byte
+// blocks: d f16, dmin f16, scales[12], qs[128]) two weight rows a, b at a
+// time (the last row of an odd np with itself, storing its outputs only),
+// output for row r and activation row j at 4r + j·os. Per super-block and
+// pair of activation rows j, j' the four integer sums (j·a, j·b, j'·a,
+// j'·b, SMMLA's 2×2 lanes) of each 32-value sub-block s take four SMMLAs
+// (the weights' eight-byte groups put side by side by TRN1/TRN2 .2d, the
+// activations' read so by two LDPs), then isum += sc_s·sum (MLA by [sa_s,
+// sb_s, sa_s, sb_s]); imin = Σ_s min_s·(bsums[2s] + bsums[2s+1]). The
+// integers are exact, so the float operations are the x1 kernels'
 // (vecDotQ4_K's order, one FMA per super-block): acc = fma(float(isum),
 // d_w·d_x, acc), accMin = fma(float(imin), dmin_w·d_x, accMin), output acc
 // − accMin, four outputs to a vector.
@@ -44,7 +50,9 @@ ACCM = [25, 27]  # accMin, the same lanes
 Z = [20, 21, 22, 23]  # scales 2i, 2i+1 of rows a, b: sa, sb, sa', sb' (int32)
 IMIN = [18, 19]
 ISUM = [16, 17]
-ACTP = [7, 8, 9, 10]  # activation block pointers
+X = 7  # the group's super-block (interleaveQ8_K's layout)
+XB = 1168  # its bytes
+XD, XBS = 1024, 1040  # offsets of d[4] and bsums[4][16]
 RB = 20  # row b's block pointer
 ROWB = 25  # bytes per weight row
 
@@ -69,7 +77,7 @@ def mins():
     for p in range(2):
         for i, j in enumerate((2 * p, 2 * p + 1)):
             pa, pb = 6 + 2 * i, 7 + 2 * i
-            s += [a.addi(12, ACTP[j], 260), a.ld1(4, 2, 12, post=False), a.addp_h(4, 4, 5),
+            s += [a.ldr_q(4, X, XBS + 32 * j), a.ldr_q(5, X, XBS + 32 * j + 16), a.addp_h(4, 4, 5),
                   a.smull_s(pa, 4, 1), a.smlal2_s(pa, 4, 1), a.smull_s(pb, 4, 3), a.smlal2_s(pb, 4, 3)]
         s += [a.addp_s(6, 6, 7), a.addp_s(8, 8, 9), a.addp_s(IMIN[p], 6, 8)]
     return s
@@ -79,8 +87,9 @@ def sub_block(c, h):
     # Sub-block s = 2c + h: nibbles of rows a (v0, v1) and b (v2, v3) to
     # v4..v7, the weight groups W (v8..v11: a's and b's bytes 0-7, 8-15,
     # 16-23, 24-31 side by side), the scales [sa, sb, sa, sb] to v12; per
-    # pair of activation rows their groups side by side (v29, v13, v15,
-    # v14), four SMMLAs into v30 and an MLA by the scales into ISUM.
+    # pair of activation rows their groups, side by side as stored (v29,
+    # v13, v15, v14), four SMMLAs into v30 and an MLA by the scales into
+    # ISUM.
     sb = 2 * c + h
     if h == 0:
         s = [a.and16(4 + i, i, MASK) for i in range(4)]
@@ -89,23 +98,22 @@ def sub_block(c, h):
     s += [a.trn1_d(8, 4, 6), a.trn2_d(9, 4, 6), a.trn1_d(10, 5, 7), a.trn2_d(11, 5, 7)]
     s.append((a.trn2_d if sb % 2 else a.trn1_d)(12, Z[sb // 2], Z[sb // 2]))
     for p in range(2):
-        j, j2 = ACTP[2 * p], ACTP[2 * p + 1]
-        off = 4 + 32 * sb
-        s += [a.ldur_q(13, j, off), a.ldur_q(14, j, off + 16), a.ldur_q(15, j2, off), a.ldur_q(28, j2, off + 16),
-              a.trn1_d(29, 13, 15), a.trn2_d(13, 13, 15), a.trn1_d(15, 14, 28), a.trn2_d(14, 14, 28),
-              a.movi_b(30, 0), a.smmla(30, 29, 8), a.smmla(30, 13, 9), a.smmla(30, 15, 10), a.smmla(30, 14, 11),
+        off = 512 * p + 64 * sb
+        s += [a.ldp_q(29, 13, X, off), a.ldp_q(15, 14, X, off + 32), a.movi_b(30, 0), a.smmla(30, 29, 8), a.smmla(30, 13, 9), a.smmla(30, 15, 10), a.smmla(30, 14, 11),
               a.mla_s(ISUM[p], 30, 12)]
     return s
 
 
 def tail(d_off):
     # d_w, dmin_w (f16 at d_off) of rows a, b: [da, db, dma, dmb] (v2), DW = [da, db, da,
-    # db] (v3), DM (v4); per pair DX = [dj, dj, dj', dj'] (v5), then
+    # db] (v3), DM (v4); the four rows' d (v8), per pair DX = [dj, dj,
+    # dj', dj'] (v5, by ZIP1/ZIP2 .4s), then
     # acc = fma(float(isum), DW·DX, acc), accMin = fma(float(imin), DM·DX,
     # accMin).
-    s = [a.ldr_s(0, 0, d_off), a.ldr_s(1, RB, d_off), a.zip1_h(2, 0, 1), a.fcvtl(2, 2), a.trn1_d(3, 2, 2), a.trn2_d(4, 2, 2)]
+    s = [a.ldr_s(0, 0, d_off), a.ldr_s(1, RB, d_off), a.zip1_h(2, 0, 1), a.fcvtl(2, 2), a.trn1_d(3, 2, 2), a.trn2_d(4, 2, 2),
+         a.ldr_q(8, X, XD)]
     for p in range(2):
-        s += [a.ld1r_s_noinc(5, ACTP[2 * p]), a.ld1r_s_noinc(6, ACTP[2 * p + 1]), a.trn1_d(5, 5, 6),
+        s += [(a.zip2_s if p else a.zip1_s)(5, 8, 8),
               a.fmul(6, 3, 5), a.fmul(7, 4, 5), a.scvtf(ISUM[p], ISUM[p]), a.scvtf(IMIN[p], IMIN[p]),
               a.fmla(ACC[p], ISUM[p], 6), a.fmla(ACCM[p], IMIN[p], 7)]
     return s
@@ -138,7 +146,7 @@ def q2_k_scales_mins():
               a.sxtl_s(Z2[4 * i + 2], 3), a.sxtl2_s(Z2[4 * i + 3], 3)]
     for p in range(2):
         for i, j in enumerate((2 * p, 2 * p + 1)):
-            s += [a.addi(12, ACTP[j], 260), a.ld1(8, 2, 12, post=False)]
+            s += [a.ldr_q(8, X, XBS + 32 * j), a.ldr_q(9, X, XBS + 32 * j + 16)]
             for r, (lo, hi) in enumerate(((4, 5), (6, 7))):
                 t = 0 + 2 * i + r
                 s += [a.smull_s(t, 8, lo), a.smlal2_s(t, 8, lo), a.smlal_s(t, 9, hi), a.smlal2_s(t, 9, hi)]
@@ -149,8 +157,8 @@ def q2_k_scales_mins():
 def q2_k_block():
     # Sub-block j (16 values) = 8n + 2sh + h: bits 2sh of qs[32n + 16h:]
     # (rows a: v0, v1; b: v2, v3), to v4 (a) and v5 (b), groups side by
-    # side in v6, v7; scales v28; per pair the activations (v29, v30) side
-    # by side in v8, v9, two SMMLAs into v10 and an MLA into ISUM.
+    # side in v6, v7; scales v28; per pair the activations' groups, side by
+    # side as stored (v8, v9), two SMMLAs into v10 and an MLA into ISUM.
     s = q2_k_scales_mins() + [a.movi_b(ISUM[0], 0), a.movi_b(ISUM[1], 0)]
     for n in range(2):
         s += [a.ldr_q(0, 0, 16 + 32 * n), a.ldr_q(1, 0, 32 + 32 * n), a.ldr_q(2, RB, 16 + 32 * n),
@@ -162,9 +170,7 @@ def q2_k_block():
                     s += [a.ushr_b(t, src, 2 * sh), a.and16(t, t, MASK)] if sh else [a.and16(t, src, MASK)]
                 s += [a.trn1_d(6, 4, 5), a.trn2_d(7, 4, 5), (a.trn2_d if j % 2 else a.trn1_d)(28, Z2[j // 2], Z2[j // 2])]
                 for p in range(2):
-                    off = 4 + 16 * j
-                    s += [a.ldur_q(29, ACTP[2 * p], off), a.ldur_q(30, ACTP[2 * p + 1], off), a.trn1_d(8, 29, 30),
-                          a.trn2_d(9, 29, 30), a.movi_b(10, 0), a.smmla(10, 8, 6), a.smmla(10, 9, 7),
+                    s += [a.ldp_q(8, 9, X, 512 * p + 32 * j), a.movi_b(10, 0), a.smmla(10, 8, 6), a.smmla(10, 9, 7),
                           a.mla_s(ISUM[p], 10, 28)]
     return s + tail(80)
 
@@ -191,8 +197,8 @@ def x4_kernel(name, bs, mask, block):
                                                                  a.add(RB, 0, ROWB), a.cmpi(5, 1), a.bne('two'),
                                                                  a.mov(RB, 0), 'two:']
     body += [a.movi_b(f, 0) for f in ACC + ACCM]
-    body += [a.mov(7, 1)] + [a.add(ACTP[j], ACTP[j - 1], 2) for j in range(1, 4)] + [a.mov(11, 6)]
-    body += ['block:'] + block() + [a.addi(0, 0, bs), a.addi(RB, RB, bs)] + [a.addi(p, p, 292) for p in ACTP]
+    body += [a.mov(X, 1), a.mov(11, 6)]
+    body += ['block:'] + block() + [a.addi(0, 0, bs), a.addi(RB, RB, bs), a.addi(X, X, XB)]
     body += [a.subs1(11), a.bne('block')]
     body += [a.cmpi(5, 1), a.beq('last')] + stores(True)
     body += [a.add(0, 0, ROWB), a.addi(3, 3, 8), a.subsi(5, 2), a.bne('pair'), a.b('done')]
