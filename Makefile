@@ -121,9 +121,9 @@ FUZZ_TARGETS := \
 	./model/tokenizer:FuzzEncodeSPM \
 	./model/tokenizer:FuzzEncodeBPE \
 	./model/tokenizer:FuzzEncodeWPM \
-	./model/grammar:FuzzCompile \
-	./model/grammar:FuzzJSONSchema \
-	./model/grammar:FuzzRegex \
+	./grammar:FuzzCompile \
+	./grammar:FuzzJSONSchema \
+	./grammar:FuzzRegex \
 	./server:FuzzRequests \
 	./server:FuzzSSE \
 	./server:FuzzOllamaRequests \

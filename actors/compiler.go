@@ -10,8 +10,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/messages"
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // compiler compiles grammars off every other actor's path. A compile, a

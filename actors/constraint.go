@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 // constraint is a sequence's grammar state: its matcher and the masks it
@@ -21,7 +21,7 @@ type constraint struct {
 var errNoToken = errors.New("grammar: no token of the vocabulary can continue the output here")
 
 // grammarFault reports a sequence's grammar error that is the request's
-// fault: its grammar did not compile, passed a bound of model/grammar, or
+// fault: its grammar did not compile, passed a bound of grammar, or
 // allows no token of the model's vocabulary.
 func grammarFault(err error) bool {
 	return errors.Is(err, ErrInvalidRequest) || errors.Is(err, grammar.ErrTooComplex) || errors.Is(err, errNoToken)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/grammar"
 	"github.com/troupe-llm/troupe/model/lora"
 	"github.com/troupe-llm/troupe/model/sample"
 )

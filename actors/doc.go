@@ -19,7 +19,7 @@
 //	                        swaps, re-queues a failed device's step
 //	device   (device.go)    a Backend's weights and KV blocks: block copies,
 //	                        forward pass, sampling
-//	compiler (compiler.go)  compiles grammars (model/grammar) on goroutines of
+//	compiler (compiler.go)  compiles grammars (grammar) on goroutines of
 //	                        its own, cached: nothing else ever compiles
 //
 // A device runs a Backend, the interface defined here; the CPU and CUDA

@@ -3,8 +3,8 @@ package actors
 import (
 	"context"
 
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/messages"
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // SetGrammarCompiler replaces how r compiles a grammar source (a test

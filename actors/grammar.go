@@ -9,22 +9,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/messages"
-	"github.com/troupe-llm/troupe/model/grammar"
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 
 // grammarCacheSize is the compiled grammars a runtime keeps (by kind and
 // source), least recently used out first, and grammarCacheBytes the memory
 // their automata and mask caches may hold (each grammar alone is bounded
-// by model/grammar's limits).
+// by grammar's limits).
 const (
 	grammarCacheSize  = 256
 	grammarCacheBytes = 1 << 30
 )
 
 // compileTimeout bounds CompileGrammar's wait for the compiler actor. A
-// compile is bounded by model/grammar's limits, well below it.
+// compile is bounded by grammar's limits, well below it.
 const compileTimeout = time.Minute
 
 // CompileGrammar is CompileGrammarContext without a context.
@@ -156,7 +156,7 @@ func (r *Runtime) grammar(ctx context.Context, g *messages.Grammar) (*grammar.Gr
 type compileFunc func(ctx context.Context, g *messages.Grammar, stats *grammarCounters) (*grammar.Grammar, error)
 
 // firstMask computes c's first mask over the runtime's vocabulary (then
-// cached in c), so that a grammar whose masks pass model/grammar's work
+// cached in c), so that a grammar whose masks pass grammar's work
 // bound from the start (root ::= ("a" | "") repeated 3000 times) is
 // refused with the compile, a 400 at admission, not when its sequence
 // starts. A later state past the bound ends its choice with an error.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/messages"
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // TestCompileAbandoned: when the only asker of a compile (or of a build)

@@ -10,7 +10,7 @@ import (
 )
 
 // TestGrammarTooComplexToMask: a GBNF grammar that compiles but whose
-// first mask passes model/grammar's work bound is refused by
+// first mask passes grammar's work bound is refused by
 // CompileGrammar (the front's 400), not at its sequence's first step; one
 // whose bound is passed only some tokens in compiles, and its choices end
 // with an error naming it, the runtime still serving.

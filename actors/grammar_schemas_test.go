@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/messages"
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // The structured-output acceptance runs (issue 18): each grammar-constrained

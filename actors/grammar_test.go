@@ -16,9 +16,9 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/messages"
-	"github.com/troupe-llm/troupe/model/grammar"
 )
 
 // grammarModels are the shared models the grammar tests sample from.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // TestRerankRuntime scores query-document pairs through the batcher: every

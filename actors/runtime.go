@@ -12,9 +12,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/grammar"
 	"github.com/troupe-llm/troupe/model/sample"
 	"github.com/troupe-llm/troupe/model/tokenizer"
 )

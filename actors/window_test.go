@@ -9,10 +9,10 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // windowShape is a Gemma 3 whose every layer has a sliding window of 8: 2

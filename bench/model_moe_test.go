@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // TestDescribeMoE counts a mixture of experts' experts: the parameters

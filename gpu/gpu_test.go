@@ -14,10 +14,10 @@ import (
 	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/internal/reftest"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // These tests run on a CUDA device, or on the CUDA emulator where there is

@@ -124,7 +124,7 @@ type ReasoningBudget struct {
 }
 
 // Grammar is the source of a constraint on a request's output, compiled by
-// the runtime (model/grammar) and cached by Kind and Source.
+// the runtime (grammar) and cached by Kind and Source.
 type Grammar struct {
 	Kind string `msgpack:"kind"` // one of the Grammar* kinds
 	// Source is the JSON Schema, the regular expression, the GBNF text, or

@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // embedRef is one file of testdata/embed, made by scripts/embed-ref.sh

@@ -9,11 +9,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // loraIDs is the sequence scripts/lora-ref.sh decodes.

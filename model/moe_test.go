@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // moeModels are the mixture-of-experts files `troupe synth` writes for

@@ -43,7 +43,7 @@ MODELS = {
     "synth-gemma2-tiny-Q8_0": ("gemma2-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
     "synth-smollm3-tiny-Q8_0": ("smollm3-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
     "synth-phi4-tiny-Q8_0": ("phi4-tiny", "Q8_0", "../shared/models/stories260K.gguf", 1),
-    # every matrix MXFP4 but the tied output (see model/synth/mxfp4.go)
+    # every matrix MXFP4 but the tied output (see internal/synth/mxfp4.go)
     "synth-smollm3-tiny-MXFP4": ("smollm3-tiny", "MXFP4", "../shared/models/stories260K.gguf", 1),
     # original context 128 < ref-dump's n_ctx 256: LongRoPE's long factors
     "synth-phi4-tiny-long-Q8_0": ("phi4-tiny-long", "Q8_0", "../shared/models/stories260K.gguf", 1),

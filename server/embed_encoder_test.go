@@ -19,10 +19,10 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 	"github.com/troupe-llm/troupe/server"
 )
 

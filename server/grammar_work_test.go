@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -83,7 +83,7 @@ func TestSchemaWorkAPI(t *testing.T) {
 	}
 }
 
-// TestGrammarFailsMidway: a grammar whose masks pass model/grammar's work
+// TestGrammarFailsMidway: a grammar whose masks pass grammar's work
 // bound only some tokens in (after "xxxxxxx": stories260K has no "xx"
 // token) ends its choice with an error naming it; with nothing sent yet
 // (not streamed) that is a 400 naming the grammar's field, not a 500.

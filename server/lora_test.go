@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // TestLoRAField: llama-server's per-request lora list and /lora-adapters

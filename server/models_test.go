@@ -24,11 +24,11 @@ import (
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/hub/hubtest"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
-	"github.com/troupe-llm/troupe/model/synth"
 	"github.com/troupe-llm/troupe/server"
 )
 

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // TestLoRAFlag: --lora takes FILE[:SCALE], repeated or comma-separated

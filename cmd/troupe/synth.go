@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // synthCmd writes a random-weight model of a real model's shape.

@@ -35,11 +35,12 @@ func ours(imp string) (string, bool) {
 var allowed = map[string][]string{
 	"compute":  {},
 	"messages": {},
+	"grammar":  {},
 	"kv":       {"compute"},
 	"model":    {"kv", "compute"},
 	"gpu":      {"model", "kv", "compute"},
 	"hub":      {},
-	"actors":   {"messages", "model", "gpu", "kv", "compute"},
+	"actors":   {"messages", "model", "grammar", "gpu", "kv", "compute"},
 	"server":   {"actors", "messages"},
 	"cmd":      {"*"},
 	// The embedding API: the facade over the runtime and the pipeline, its
@@ -52,9 +53,10 @@ var allowed = map[string][]string{
 }
 
 // across lists single package edges allowed across layers: the tool-call
-// grammar is composed with model/grammar's Builder (a standard-library
-// package), so no grammar text travels between the server and the model.
-var across = map[string][]string{"server/toolcall": {"model/grammar"}}
+// grammar is composed with grammar's Builder (grammar/, a library of the
+// standard library only), so no grammar text travels between the server
+// and the runtime.
+var across = map[string][]string{"server/toolcall": {"grammar"}}
 
 // external lists third-party module prefixes a layer may not import.
 var external = []struct {

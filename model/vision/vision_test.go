@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/model/synth"
+	"github.com/troupe-llm/troupe/internal/synth"
 )
 
 // tinyGemma3 writes and opens synth's gemma3-tiny projector (64x64

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 // BenchmarkStream feeds a 2 KB answer and a 2 KB call in 4-byte deltas

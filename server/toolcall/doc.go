@@ -15,7 +15,7 @@
 // malformed or truncated call can still come back as content.
 //
 // Grammar writes the GBNF of a format's calls from the tools' JSON
-// schemas, composed with model/grammar's Builder (the schemas converted
+// schemas, composed with grammar's Builder (the schemas converted
 // by the runtime's Converter: GrammarBuild is the function the server
 // hands Runtime.BuildGrammar), for tool_choice "required" or a named
 // function: output under it always parses.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 // Format is a model family's tool-call format, named as vLLM's

@@ -3,7 +3,7 @@ package toolcall
 import (
 	"strings"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 func init() {

@@ -1,6 +1,6 @@
 package toolcall
 
-import "github.com/troupe-llm/troupe/model/grammar"
+import "github.com/troupe-llm/troupe/grammar"
 
 // gpt-oss's harmony format (harmony.go reads its messages).
 func init() {

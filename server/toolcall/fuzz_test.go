@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 // FuzzParse: no output crashes a parser, and a stream fed the output in

@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 // ErrNoGrammar: the format's calls cannot be written as a grammar (yet).
 var ErrNoGrammar = errors.New("toolcall: no grammar for this format")
 
 // ToolError is a tool whose calls Grammar could not write: a bad name, or
-// parameters outside model/grammar's subset or past its work bound. Index
+// parameters outside grammar's subset or past its work bound. Index
 // is the tool's place in Calls.Tools.
 type ToolError struct {
 	Index int
@@ -81,11 +81,11 @@ func (g *gbuild) textWithout(name, stop string) grammar.Expr {
 	return g.shared(name, func() grammar.Expr { return grammar.TextWithout(stop) })
 }
 
-// Grammar returns a GBNF grammar (llama.cpp's format, for model/grammar)
+// Grammar returns a GBNF grammar (llama.cpp's format, for grammar)
 // of outputs that are only tool calls in format f, each call's arguments
 // valid under its tool's parameters schema, so that the output always
 // parses (tool_choice "required" or a named function). A schema outside
-// model/grammar's subset is its *grammar.UnsupportedError; a format
+// grammar's subset is its *grammar.UnsupportedError; a format
 // without a grammar is ErrNoGrammar.
 func Grammar(f Format, c Calls) (string, error) {
 	d := f.def()

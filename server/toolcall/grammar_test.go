@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 var grammarTools = []Tool{
@@ -263,7 +263,7 @@ func TestGrammarReasoning(t *testing.T) {
 	}
 }
 
-// withGBNF gives c model/grammar's converter, as the server gives it the
+// withGBNF gives c grammar's converter, as the server gives it the
 // runtime's.
 func withGBNF(c Calls) Calls {
 	c.Converter = grammar.NewConverter(context.Background())

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 // harmonyCases are gpt-oss outputs as the server's text holds them: the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/troupe-llm/troupe/model/grammar"
+	"github.com/troupe-llm/troupe/grammar"
 )
 
 // literal reads the non-JSON argument syntaxes some formats use and writes

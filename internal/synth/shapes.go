@@ -75,7 +75,7 @@ var Shapes = []Shape{
 		Vocab: 49152, Context: 8192, RopeBase: 100000, NormEps: 1e-5, Tied: true},
 	{Name: "smollm2-360m", Arch: "llama", Dim: 960, Layers: 32, Heads: 15, KVHeads: 5, FFN: 2560,
 		Vocab: 49152, Context: 8192, RopeBase: 100000, NormEps: 1e-5, Tied: true},
-	// Encoders (embeddings only; model/synth/bert.go), with a WordPiece --vocab.
+	// Encoders (embeddings only; internal/synth/bert.go), with a WordPiece --vocab.
 	{Name: "bge-small", Arch: "bert", Dim: 384, Layers: 12, Heads: 12, KVHeads: 12, FFN: 1536,
 		Vocab: 30522, Context: 512, NormEps: 1e-12},
 	{Name: "bert-tiny", Arch: "bert", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 512,
@@ -84,7 +84,7 @@ var Shapes = []Shape{
 		Vocab: 30522, Context: 2048, RopeBase: 1000, NormEps: 1e-12},
 	{Name: "nomic-bert-tiny", Arch: "nomic-bert", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 256,
 		Vocab: 30522, Context: 128, RopeBase: 1000, NormEps: 1e-12},
-	// Rerankers (rank pooling; model/synth/rank.go): bge-reranker's
+	// Rerankers (rank pooling; internal/synth/rank.go): bge-reranker's
 	// cross-encoder (its real vocabulary is XLM-R's SentencePiece; these take
 	// a WordPiece --vocab) and Qwen3-Reranker; the -tiny ones are for tests.
 	{Name: "bge-reranker-base", Arch: "bert", Dim: 768, Layers: 12, Heads: 12, KVHeads: 12, FFN: 3072,

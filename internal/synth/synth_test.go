@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // tiny is a small shape for tests: dim 512 keeps every K-quant row whole,

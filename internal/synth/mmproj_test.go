@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // TestWriteProjector: the same options give the same bytes (the parity

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // TestWriteExpertType writes gpt-oss-tiny as Q8_0 with F16 experts: the

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/synth"
 )
 
 // TestWriteMXFP4 checks the tensor types of the MXFP4 file types: MXFP4_MOE
