@@ -86,6 +86,10 @@ type FIMTokens struct {
 	Set bool
 }
 
+// Infill reports whether the vocabulary can fill in the middle: it has the
+// prefix, suffix and middle tokens.
+func (f FIMTokens) Infill() bool { return f.Set && f.Pre >= 0 && f.Suf >= 0 && f.Mid >= 0 }
+
 // FIMTokens returns the vocabulary's fill-in-the-middle tokens.
 func (r *Runtime) FIMTokens() FIMTokens { return FIMTokens(r.tok.Vocab().FIM) }
 
