@@ -76,12 +76,22 @@ func (r *Runtime) MaxTokenBytes() int {
 	return longest
 }
 
-// FIMTokens are a vocabulary's fill-in-the-middle tokens (model/tokenizer's,
-// named here so that front ends need not import it).
-type FIMTokens = tokenizer.FIMTokens
+// FIMTokens are a vocabulary's fill-in-the-middle tokens: model/tokenizer's,
+// copied into a type of this package so that front ends name no type of
+// package model (internal/depgraph checks the server for that). An id is -1
+// when the vocabulary lacks the token.
+type FIMTokens struct {
+	Pre, Suf, Mid, Pad, Rep, Sep int32
+	// Set is true once the ids were looked for (by the vocabulary's loader).
+	Set bool
+}
+
+// Infill reports whether the vocabulary can fill in the middle: it has the
+// prefix, suffix and middle tokens.
+func (f FIMTokens) Infill() bool { return f.Set && f.Pre >= 0 && f.Suf >= 0 && f.Mid >= 0 }
 
 // FIMTokens returns the vocabulary's fill-in-the-middle tokens.
-func (r *Runtime) FIMTokens() FIMTokens { return r.tok.Vocab().FIM }
+func (r *Runtime) FIMTokens() FIMTokens { return FIMTokens(r.tok.Vocab().FIM) }
 
 // PrependsBOS returns the BOS token when the vocabulary prepends it to a
 // prompt encoded with special tokens, -1 otherwise.

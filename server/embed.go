@@ -22,7 +22,7 @@ func (s *Server) Embed(ctx context.Context, req *pipeline.Embedding) ([][]float3
 		return nil, 0, toPipelineError(e, nil)
 	}
 	defer s.release()
-	if dim := s.rt.Model().Config.Dim; req.Dimensions != nil && *req.Dimensions != dim {
+	if dim := s.rt.Info().Dim; req.Dimensions != nil && *req.Dimensions != dim {
 		return nil, 0, pipeline.Errorf("dimensions", "this model's embeddings have %d dimensions and cannot be shortened (dimensions %d)", dim, *req.Dimensions)
 	}
 	var texts []string
@@ -115,7 +115,7 @@ func (s *Server) embed(ctx context.Context, inputs [][]int32, opts actors.EmbedO
 // generation refuses a generation route with a 400 when the served model is
 // an encoder (embeddings only).
 func (s *Server) generation(next http.HandlerFunc) http.HandlerFunc {
-	c := &s.rt.Model().Config
+	c := s.rt.Info()
 	if !c.Encoder {
 		return next
 	}

@@ -17,9 +17,8 @@ import (
 // /api/show and /api/ps, from what the runtime knows of it (the server
 // reads no model file itself).
 func newOllamaModel(s *Server) *ollama.Model {
-	m := s.rt.Model()
-	c := m.Config
-	om := &ollama.Model{Name: s.cfg.ModelName, Template: s.cfg.ChatTemplate, Thinking: s.thinks, File: filepath.Base(m.Path),
+	c := s.rt.Info()
+	om := &ollama.Model{Name: s.cfg.ModelName, Template: s.cfg.ChatTemplate, Thinking: s.thinks, File: filepath.Base(c.Path),
 		ContextLength: s.rt.MaxModelLen(), VRAM: s.rt.Device() == "cuda"}
 	om.Tools = s.toolFormat != toolcall.None && s.rendersTools()
 	om.Vision = s.rt.HasImageEncoder()
@@ -27,33 +26,21 @@ func newOllamaModel(s *Server) *ollama.Model {
 		om.Template = s.rt.ChatTemplate()
 	}
 	format := "gguf"
-	if st, err := os.Stat(m.Path); err == nil {
+	if st, err := os.Stat(c.Path); err == nil {
 		om.Modified = st.ModTime().UTC()
 		om.Size = st.Size()
 		if st.IsDir() { // a safetensors checkpoint
-			format, om.Size = "safetensors", dirSize(m.Path)
+			format, om.Size = "safetensors", dirSize(c.Path)
 		}
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", m.Path, om.Size, om.Modified.UnixNano()))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", c.Path, om.Size, om.Modified.UnixNano()))
 	om.Digest = hex.EncodeToString(sum[:])
-	// Parameters of the dense transformer the Config describes (biases
-	// and norms aside from the per-layer ones): embeddings, attention,
-	// feed-forward, norms, and the output unless tied.
-	q, kv := c.Heads*c.HeadDim, c.KVDim()
-	params := int64(c.VocabSize*c.Dim) + int64(c.Layers)*int64(2*c.Dim*q+2*c.Dim*kv+3*c.Dim*c.FFNDim+2*c.Dim) + int64(c.Dim)
-	if !c.TiedOutput {
-		params += int64(c.VocabSize * c.Dim)
-	}
-	quant := ""
-	if w := m.Weights; w != nil && len(w.Layers) > 0 && w.Layers[0].Q != nil {
-		quant = fmt.Sprint(w.Layers[0].Q.Type)
-	}
 	om.Details = ollama.Details{Format: format, Family: c.Arch, Families: []string{c.Arch},
-		ParameterSize: humanCount(params), QuantizationLevel: quant}
+		ParameterSize: humanCount(c.Params), QuantizationLevel: c.WeightType}
 	a := c.Arch + "."
 	om.Info = map[string]any{
 		"general.architecture":                 c.Arch,
-		"general.parameter_count":              params,
+		"general.parameter_count":              c.Params,
 		a + "context_length":                   c.ContextLen,
 		a + "embedding_length":                 c.Dim,
 		a + "block_count":                      c.Layers,

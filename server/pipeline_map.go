@@ -137,7 +137,7 @@ func (s *Server) withContext(req *pipeline.Request, prompt []int32) []int32 {
 	if len(req.Context) == 0 {
 		return prompt
 	}
-	if len(prompt) > 0 && prompt[0] == s.rt.Model().Tokenizer.BOS() {
+	if len(prompt) > 0 && prompt[0] == s.rt.Info().BOS {
 		prompt = prompt[1:] // the context starts the sequence
 	}
 	return append(append([]int32(nil), req.Context...), prompt...)
