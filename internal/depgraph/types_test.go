@@ -17,11 +17,11 @@ import (
 )
 
 // serverModelTypes lists the packages under model/ whose types every
-// package of the server may use: model/grammar, whose values
-// server/toolcall builds (its across edge in TestPackageGraph) and the
-// server hands on to the runtime's BuildGrammar. Only server/toolcall may
-// import it (TestPackageGraph).
-var serverModelTypes = across["server/toolcall"]
+// package of the server may use: none. (The grammar values server/toolcall
+// builds and the server hands on to the runtime's BuildGrammar are
+// grammar/'s, a library outside model/; only server/toolcall may import
+// it: TestPackageGraph.)
+var serverModelTypes []string
 
 // listed is what go list -export -deps says of a package.
 type listed struct {
@@ -37,7 +37,7 @@ type listed struct {
 // declared under model/ (besides its across edges): an expression, a
 // field or a method whose type is, or is built from, one of model's named
 // types, even without an import of model (a value returned by the
-// runtime), model/grammar's aside (serverModelTypes). The server learns of
+// runtime), serverModelTypes' aside. The server learns of
 // the model through actors.ModelInfo and the runtime's tokenizer methods. Test files are not checked: tests build
 // their models with model's loaders and synthetic weights.
 func TestServerNamesNoModelType(t *testing.T) {
