@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,16 +39,7 @@ func TestNodeAgentClients(t *testing.T) {
 		}
 		return []string{"Hello ", "there."}, messages.FinishStop
 	})
-	cmd := exec.Command("node", "testdata/agents-client.cjs", s.url)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
+	out := testmodels.Node(t, mods, "testdata/agents-client.cjs", s.url)
 	var got map[string]any
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)

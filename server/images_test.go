@@ -14,8 +14,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -311,16 +309,7 @@ func TestNodeImageClients(t *testing.T) {
 	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
 	testmodels.NPMPackage(t, "ollama")
 	f, fp := visionFixture(t, server.MediaConfig{})
-	cmd := exec.Command("node", "testdata/image-clients.cjs", f.url, base64.StdEncoding.EncodeToString(pngBytes(t, 8, 8)))
-	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
+	out := testmodels.Node(t, mods, "testdata/image-clients.cjs", f.url, base64.StdEncoding.EncodeToString(pngBytes(t, 8, 8)))
 	var got struct {
 		Chat, Streamed, Ollama, OllamaGenerate string
 		PromptTokens                           int

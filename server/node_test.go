@@ -3,8 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -20,16 +18,7 @@ func TestNodeOpenAIClient(t *testing.T) {
 	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
 	f := newFixture(t, options{})
 	rc := loadCases(t)[0]
-	cmd := exec.Command("node", "testdata/openai-client.cjs", f.url, rc.Prompt)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
+	out := testmodels.Node(t, mods, "testdata/openai-client.cjs", f.url, rc.Prompt)
 	var got struct {
 		Completion, Streamed, ChatStreamed, Role string
 		CompletionUsage, StreamedUsage           struct {

@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,16 +33,7 @@ func TestNodeOllamaClient(t *testing.T) {
 		}
 		return []string{"<think>\nA greeting.\n</think>\n\n", "Hello!"}, messages.FinishStop
 	})
-	cmd := exec.Command("node", "testdata/ollama-client.cjs", f.url, modelName, rc.Prompt, strconv.Itoa(len(rc.GreedyIDs)), ts.url)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
+	out := testmodels.Node(t, mods, "testdata/ollama-client.cjs", f.url, modelName, rc.Prompt, strconv.Itoa(len(rc.GreedyIDs)), ts.url)
 	type final struct {
 		Done            bool   `json:"done"`
 		DoneReason      string `json:"done_reason"`

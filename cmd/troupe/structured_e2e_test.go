@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -114,16 +112,7 @@ func TestStructuredNodeClient(t *testing.T) {
 	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
 	testmodels.NPMPackage(t, "zod")
 	url := serveStructured(t)
-	cmd := exec.Command("node", "testdata/structured-client.cjs", url, structuredModel)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
+	out := testmodels.Node(t, mods, "testdata/structured-client.cjs", url, structuredModel)
 	var got struct {
 		EventSchema, WeatherSchema, SearchSchema       any
 		Parse                                          []nodeMessage

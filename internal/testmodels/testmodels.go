@@ -11,6 +11,7 @@ package testmodels
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -105,4 +106,23 @@ func NPMVocab(t testing.TB, name string) string {
 		missing(t, "%s missing: run scripts/testdata-npm.sh and scripts/testdata-vocab.sh", p)
 	}
 	return p
+}
+
+// Node runs node on script (a path relative to the test's directory) with
+// args, the npm packages under modules on NODE_PATH, and returns what it
+// wrote to standard output; a failure ends the test with node's standard
+// error.
+func Node(t testing.TB, modules, script string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("node", append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node %s: %v\n%s", script, err, stderr)
+	}
+	return out
 }
