@@ -55,7 +55,7 @@ func TestBadRequests(t *testing.T) {
 		{"top_logprobs range", "/v1/chat/completions", `{"messages": [{"role":"user","content":"hi"}], "logprobs": true, "top_logprobs": 21}`, 400, "top_logprobs"},
 		{"bad role", "/v1/chat/completions", `{"messages": [{"role":"wizard","content":"hi"}]}`, 400, "messages"},
 		{"no messages", "/v1/chat/completions", `{"messages": []}`, 400, "messages"},
-		{"image part", "/v1/chat/completions", `{"messages": [{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages.content"},
+		{"image part", "/v1/chat/completions", `{"messages": [{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages[0].content[0]"},
 		{"unknown model", "/v1/completions", `{"model": "gpt-9", "prompt": "x"}`, 404, ""},
 		{"unknown route", "/v1/audio/speech", `{"input": "x"}`, 404, ""},
 		{"body too large", "/v1/completions", `{"prompt": "` + strings.Repeat("a", 20000) + `"}`, 413, ""},
