@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,5 +113,61 @@ func TestRunImage(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, tc.code, tc.msg)
 			}
 		})
+	}
+}
+
+// TestServeImage: troupe serve --mmproj with the real (synthetic
+// gemma3-tiny) projector answers an OpenAI image_url and an Ollama images
+// chat, greedy the same on a repeat (the image then cached), and /api/show
+// lists vision.
+func TestServeImage(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "mmproj.gguf")
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	pic := filepath.Join(dir, "pic.png")
+	writePNG(t, pic, 30, 20)
+	data, err := os.ReadFile(pic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString(data)
+	_, url, _ := startServe(t, "-m", stories, "--mmproj", proj, "--temp", "0", "-c", "512", "-t", "1")
+	post := func(path, body string) (int, []byte) {
+		resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	openai := `{"max_tokens": 8, "messages": [{"role": "user", "content": [{"type": "text", "text": "Look:"},
+		{"type": "image_url", "image_url": {"url": "data:image/png;base64,` + b64 + `"}}]}]}`
+	ollama := `{"model": "stories260K", "stream": false, "options": {"num_predict": 8, "temperature": 0},
+		"messages": [{"role": "user", "content": "Look:", "images": ["` + b64 + `"]}]}`
+	for _, tc := range []struct{ path, body, text string }{
+		{"/v1/chat/completions", openai, `"content"`},
+		{"/api/chat", ollama, `"message"`},
+	} {
+		code, a := post(tc.path, tc.body)
+		code2, b := post(tc.path, tc.body)
+		if code != 200 || code2 != 200 || !strings.Contains(string(a), tc.text) {
+			t.Fatalf("%s: %d %s, then %d", tc.path, code, a, code2)
+		}
+		var first, second struct {
+			Choices []struct{ Message struct{ Content string } } `json:"choices"`
+			Message struct{ Content string }                     `json:"message"`
+		}
+		json.Unmarshal(a, &first)
+		json.Unmarshal(b, &second)
+		if fmt.Sprint(first) != fmt.Sprint(second) {
+			t.Errorf("%s: greedy answers differ: %s then %s", tc.path, a, b)
+		}
+	}
+	if code, b := post("/api/show", `{"model": "stories260K"}`); code != 200 || !strings.Contains(string(b), `"vision"`) {
+		t.Errorf("/api/show: %d %s", code, b)
 	}
 }
