@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -150,6 +151,23 @@ func TestRealProjectorChat(t *testing.T) {
 			if c := second.Usage.PromptTokensDetails.CachedTokens; c < first.Usage.PromptTokens-2*kv.DefaultBlockSize || c <= prep.Rows() {
 				t.Errorf("second turn: %d cached tokens of %d, want about the first turn's %d",
 					c, second.Usage.PromptTokens, first.Usage.PromptTokens)
+			}
+
+			// Anthropic's image block and Ollama's images carry the same
+			// image: answered, and still not encoded again.
+			b64 := base64.StdEncoding.EncodeToString(pngBytes(t, 40, 24))
+			for _, c := range []struct{ path, body string }{
+				{"/v1/messages", `{"model":"` + modelName + `","max_tokens":4,"temperature":0,"messages":[{"role":"user","content":[` +
+					`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}},{"type":"text","text":"What is this?"}]}]}`},
+				{"/api/chat", `{"model":"` + modelName + `","stream":false,"options":{"num_predict":4,"temperature":0},` +
+					`"messages":[{"role":"user","content":"What is this?","images":["` + b64 + `"]}]}`},
+			} {
+				if resp, body := post(t, f.url+c.path, c.body); resp.StatusCode != http.StatusOK {
+					t.Errorf("%s: status %d: %s", c.path, resp.StatusCode, body)
+				}
+			}
+			if n := proj.encodes.Load(); n != 1 {
+				t.Errorf("after Anthropic's and Ollama's requests: %d encodes", n)
 			}
 
 			// Alone (a fresh image, so it is encoded and prefilled anew)
