@@ -85,16 +85,26 @@ type chatAnswer struct {
 	} `json:"usage"`
 }
 
-func chatOK(t *testing.T, url string, body any) chatAnswer {
-	t.Helper()
+// chatAnswerOf posts a chat request; its error says what went wrong (for
+// goroutines, which may not call t.Fatal).
+func chatAnswerOf(t *testing.T, url string, body any) (chatAnswer, error) {
 	b, _ := json.Marshal(body)
 	resp, out := post(t, url+"/v1/chat/completions", string(b))
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d: %s", resp.StatusCode, out)
+		return chatAnswer{}, fmt.Errorf("status %d: %s", resp.StatusCode, out)
 	}
 	var a chatAnswer
 	if err := json.Unmarshal(out, &a); err != nil || len(a.Choices) != 1 {
-		t.Fatalf("answer %s: %v", out, err)
+		return chatAnswer{}, fmt.Errorf("answer %s: %v", out, err)
+	}
+	return a, nil
+}
+
+func chatOK(t *testing.T, url string, body any) chatAnswer {
+	t.Helper()
+	a, err := chatAnswerOf(t, url, body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return a
 }
@@ -184,11 +194,16 @@ func TestRealProjectorChat(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
+					body := req(map[string]any{"role": "user", "content": fmt.Sprintf("Tell me story %d.", i)})
 					if i%2 == 0 {
-						mixed[i/2] = chatOK(t, f.url, imgReq).Choices[0].Message.Content
-						return
+						body = imgReq
 					}
-					chatOK(t, f.url, req(map[string]any{"role": "user", "content": fmt.Sprintf("Tell me story %d.", i)}))
+					a, err := chatAnswerOf(t, f.url, body)
+					if err != nil {
+						t.Error(err)
+					} else if i%2 == 0 {
+						mixed[i/2] = a.Choices[0].Message.Content
+					}
 				}()
 			}
 			wg.Wait()
