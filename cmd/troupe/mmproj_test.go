@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+)
+
+// writePNG writes a w×h PNG of a gradient to path.
+func writePNG(t *testing.T, path string, w, h int) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 5)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunImage: troupe run --mmproj F --image P with the real projector (a
+// synthetic gemma3-tiny mmproj, stories260K's width): the prompt gets the
+// image's 16 rows where <__media__> stands, the answer is greedy and
+// repeatable; a projector of another width, a marker count that does not
+// match, --image without --mmproj and a file that is no image are errors.
+func TestRunImage(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "mmproj.gguf")
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	pic := filepath.Join(dir, "pic.png")
+	writePNG(t, pic, 30, 20)
+	args := []string{"run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "Look: <__media__> Once upon a time", "-n", "8", "--temp", "0", "--output", "json"}
+	type answer struct {
+		PromptIDs []int32 `json:"prompt_ids"`
+		IDs       []int32 `json:"ids"`
+	}
+	var first answer
+	for i := range 2 {
+		stdout, errOut, code := troupe(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var a answer
+		if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+			t.Fatalf("%v: %s", err, stdout)
+		}
+		if len(a.IDs) != 8 {
+			t.Errorf("%d tokens, want 8", len(a.IDs))
+		}
+		// Gemma 3's 64-pixel image: 8×8 patches pooled 2×2, 16 rows, each
+		// a placeholder id 0 between the marker texts' tokens.
+		zeros := 0
+		for _, id := range a.PromptIDs {
+			if id == 0 {
+				zeros++
+			}
+		}
+		at := slices.Index(a.PromptIDs, 0)
+		if zeros != 16 || at < 0 || !slices.Equal(a.PromptIDs[at:at+16], make([]int32, 16)) {
+			t.Errorf("prompt %v: want one run of 16 image rows", a.PromptIDs)
+		}
+		if i == 0 {
+			first = a
+		} else if !slices.Equal(a.IDs, first.IDs) {
+			t.Errorf("greedy answers differ: %v then %v", first.IDs, a.IDs)
+		}
+	}
+	// Text mode prints the answer.
+	stdout, errOut, code := troupe(t, args[:len(args)-2]...)
+	if code != 0 || strings.TrimSpace(stdout) == "" {
+		t.Errorf("text output: exit %d, stdout %q, stderr %s", code, stdout, errOut)
+	}
+
+	wide := filepath.Join(dir, "wide.gguf")
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "96", "-o", wide); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	notImage := filepath.Join(dir, "note.png")
+	os.WriteFile(notImage, []byte("not an image at all"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"other width", []string{"run", "-m", stories, "--mmproj", wide, "--image", pic, "-p", "x"}, 1, "--mmproj"},
+		{"markers", []string{"run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "<__media__> and <__media__>"}, 2, "2 image markers"},
+		{"no mmproj", []string{"run", "-m", stories, "--image", pic, "-p", "x"}, 2, "--image needs --mmproj"},
+		{"not an image", []string{"run", "-m", stories, "--mmproj", proj, "--image", notImage, "-p", "x"}, 1, "--image " + notImage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := troupe(t, tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.msg) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, tc.code, tc.msg)
+			}
+		})
+	}
+}
+
+// TestServeImage: troupe serve --mmproj with the real (synthetic
+// gemma3-tiny) projector answers an OpenAI image_url and an Ollama images
+// chat, greedy the same on a repeat (the image then cached), and /api/show
+// lists vision.
+func TestServeImage(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "mmproj.gguf")
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	pic := filepath.Join(dir, "pic.png")
+	writePNG(t, pic, 30, 20)
+	data, err := os.ReadFile(pic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString(data)
+	_, url, _ := startServe(t, "-m", stories, "--mmproj", proj, "--temp", "0", "-c", "512", "-t", "1")
+	post := func(path, body string) (int, []byte) {
+		resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	openai := `{"max_tokens": 8, "messages": [{"role": "user", "content": [{"type": "text", "text": "Look:"},
+		{"type": "image_url", "image_url": {"url": "data:image/png;base64,` + b64 + `"}}]}]}`
+	ollama := `{"model": "stories260K", "stream": false, "options": {"num_predict": 8, "temperature": 0},
+		"messages": [{"role": "user", "content": "Look:", "images": ["` + b64 + `"]}]}`
+	for _, tc := range []struct{ path, body, text string }{
+		{"/v1/chat/completions", openai, `"content"`},
+		{"/api/chat", ollama, `"message"`},
+	} {
+		code, a := post(tc.path, tc.body)
+		code2, b := post(tc.path, tc.body)
+		if code != 200 || code2 != 200 || !strings.Contains(string(a), tc.text) {
+			t.Fatalf("%s: %d %s, then %d", tc.path, code, a, code2)
+		}
+		var first, second struct {
+			Choices []struct{ Message struct{ Content string } } `json:"choices"`
+			Message struct{ Content string }                     `json:"message"`
+		}
+		json.Unmarshal(a, &first)
+		json.Unmarshal(b, &second)
+		if fmt.Sprint(first) != fmt.Sprint(second) {
+			t.Errorf("%s: greedy answers differ: %s then %s", tc.path, a, b)
+		}
+	}
+	if code, b := post("/api/show", `{"model": "stories260K"}`); code != 200 || !strings.Contains(string(b), `"vision"`) {
+		t.Errorf("/api/show: %d %s", code, b)
+	}
+}
