@@ -1,5 +1,7 @@
 package server
 
+import "encoding/json"
+
 // SamplingDefaults are the server's sampling parameters for requests that
 // leave them out (as vLLM's --generation-config): each field, when set,
 // stands in for the request field of the same meaning; a request's own
@@ -40,4 +42,38 @@ func (d *SamplingDefaults) fill(f *samplingFields) {
 		v := *d.Seed
 		f.Seed = &v
 	}
+}
+
+// ollamaOptions are d under Ollama's option names (nil when d sets
+// nothing), which Ollama's routes apply where a request's options leave
+// them out, as Ollama applies a Modelfile's PARAMETERs.
+func (d *SamplingDefaults) ollamaOptions() map[string]json.RawMessage {
+	opts := map[string]json.RawMessage{}
+	put := func(name string, v any) {
+		if b, err := json.Marshal(v); err == nil {
+			opts[name] = b
+		}
+	}
+	if d.Temperature != nil {
+		put("temperature", *d.Temperature)
+	}
+	if d.TopK != nil {
+		put("top_k", *d.TopK)
+	}
+	if d.TopP != nil {
+		put("top_p", *d.TopP)
+	}
+	if d.MinP != nil {
+		put("min_p", *d.MinP)
+	}
+	if d.RepetitionPenalty != nil {
+		put("repeat_penalty", *d.RepetitionPenalty)
+	}
+	if d.Seed != nil {
+		put("seed", *d.Seed)
+	}
+	if len(opts) == 0 {
+		return nil
+	}
+	return opts
 }

@@ -22,6 +22,7 @@ func newOllamaModel(s *Server) *ollama.Model {
 		ContextLength: s.rt.MaxModelLen(), VRAM: s.rt.Device() == "cuda"}
 	om.Tools = s.toolFormat != toolcall.None && s.rendersTools()
 	om.Vision = s.rt.HasImageEncoder()
+	om.Options = s.cfg.Defaults.ollamaOptions()
 	if om.Template == "" {
 		om.Template = s.rt.ChatTemplate()
 	}

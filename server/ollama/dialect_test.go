@@ -75,3 +75,27 @@ func TestGenerateWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestModelOptions: the model's options (serve's sampling flags, a
+// Modelfile's PARAMETERs) stand in for a request's missing ones, over
+// Ollama's defaults; the request's own options win.
+func TestModelOptions(t *testing.T) {
+	opts := map[string]json.RawMessage{"temperature": json.RawMessage("0"), "top_k": json.RawMessage("7")}
+	for body, want := range map[string][2]float32{
+		`{"model": "m", "messages": [{"role": "user", "content": "hi"}]}`:                                     {0, 7},
+		`{"model": "m", "messages": [{"role": "user", "content": "hi"}], "options": {"temperature": 0.5}}`:    {0.5, 7},
+		`{"model": "m", "messages": [{"role": "user", "content": "hi"}], "options": {"top_k": 3, "seed": 1}}`: {0, 3},
+	} {
+		f := &pipelinetest.Runner{Events: script}
+		mux := http.NewServeMux()
+		New(f, &Model{Name: "m", Options: opts}).Register(mux, func(h http.HandlerFunc) http.HandlerFunc { return h })
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body)))
+		if p := f.Got; rec.Code != http.StatusOK || p == nil || p.Sampler.Temperature != want[0] || float32(p.Sampler.TopK) != want[1] || p.Sampler.TopP != 0.9 {
+			t.Errorf("%s: %d, the pipeline got %+v; want temperature %v, top_k %v and Ollama's top_p", body, rec.Code, f.Got, want[0], want[1])
+		}
+	}
+	if len(opts) != 2 {
+		t.Errorf("the model's options changed: %v", opts)
+	}
+}

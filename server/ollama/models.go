@@ -1,6 +1,7 @@
 package ollama
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,6 +29,11 @@ type Model struct {
 	Vision          bool // a projector is loaded: images are taken ("vision")
 	VRAM            bool // loaded on a GPU: /api/ps's size_vram is Size
 	ContextLength   int
+	// Options are the options a request's own override: the server's
+	// sampling defaults (serve's --temp and its kin, a Modelfile's
+	// PARAMETERs) under Ollama's names. Where neither gives one, Ollama's
+	// defaults apply.
+	Options map[string]json.RawMessage
 }
 
 // Details are a model's details object.

@@ -3,6 +3,7 @@ package ollama
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -107,7 +108,12 @@ func (h *Handler) common(req *request, p *pipeline.Request) *pipeline.Error {
 		return e
 	}
 	g := &messages.GenerateRequest{}
-	limits, ignored, e := applyOllamaOptions(req.Options, g)
+	opts := req.Options
+	if len(h.model.Options) > 0 {
+		opts = maps.Clone(h.model.Options)
+		maps.Copy(opts, req.Options)
+	}
+	limits, ignored, e := applyOllamaOptions(opts, g)
 	if e != nil {
 		return e
 	}
