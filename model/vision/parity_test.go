@@ -29,7 +29,8 @@ var parityShapes = []string{"gemma3-tiny", "idefics3-tiny"}
 // embBound is the largest max |Δ| of an embedding row allowed, as a
 // fraction of the row's standard deviation: the text models' kind of
 // bound (testmodels' Bound). Measured 0.16% (gemma3-tiny 0.06-0.10%,
-// idefics3-tiny 0.12-0.16%) against ggml on an AVX2 x86-64: troupe's
+// idefics3-tiny 0.12-0.16%) against libmtmd b10573 (whose embeddings
+// equal scripts/vision-ggml-dump.cpp's bit for bit) on an AVX2 x86-64: troupe's
 // F32/F16 products sum in AVX-512 ggml's order, its softmax takes glibc's
 // expf where ggml takes its SIMD one, and a last-bit difference then
 // flips an f16 rounding now and then (GELU's table, the f16 activations
