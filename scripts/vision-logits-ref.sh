@@ -1,0 +1,31 @@
+#!/bin/sh
+# vision-logits-ref.sh makes the references of model's
+# TestVisionLogitsParity in model/vision/testdata/logits: stories260K
+# (width 64) with a random gemma3-tiny projector (troupe synth --projector
+# gemma3-tiny --text-dim 64, seed 1), a prompt with one image
+# (testdata/img/wide.png), llama.cpp's token layout, image rows,
+# teacher-forced logits of every text position and greedy ids
+# (scripts/vision-logits-dump.cpp, linked against libmtmd and libllama):
+# once as mtmd decodes the image (non-causal attention over its rows, as
+# for every Gemma 3 projector) and once with causal attention (CAUSAL=1).
+# It compiles the dumper against a llama.cpp build; it never builds
+# llama.cpp.
+#
+#   LLAMA=/work/peer/llama.cpp MODELS=../shared/models sh scripts/vision-logits-ref.sh
+set -eu
+L=${LLAMA:-/work/peer/llama.cpp}
+MODELS=${MODELS:-../shared/models}
+OUT=${OUT:-model/vision/testdata/logits}
+PROMPT='Once upon a time <__media__> there was a little'
+NGEN=8
+mkdir -p "$OUT"
+tmp=$(mktemp -d)
+trap 'rm -r "$tmp"' EXIT
+
+g++ -O2 -std=c++17 -o "$tmp/dump" scripts/vision-logits-dump.cpp -I"$L/tools/mtmd" -I"$L/include" -I"$L/ggml/include" \
+	-L"$L/build/bin" -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,"$L/build/bin"
+go build -o "$tmp/troupe" ./cmd/troupe
+"$tmp/troupe" synth --projector gemma3-tiny --text-dim 64 --seed 1 -o "$tmp/mmproj.gguf" >/dev/null
+name=stories260K-gemma3-tiny
+"$tmp/dump" "$MODELS/stories260K.gguf" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/$name" 2>/dev/null
+CAUSAL=1 "$tmp/dump" "$MODELS/stories260K.gguf" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/$name-causal" 2>/dev/null
