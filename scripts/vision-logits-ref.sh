@@ -1,8 +1,10 @@
 #!/bin/sh
 # vision-logits-ref.sh makes the references of model's
 # TestVisionLogitsParity in model/vision/testdata/logits: stories260K
-# (width 64) with a random gemma3-tiny projector (troupe synth --projector
-# gemma3-tiny --text-dim 64, seed 1), a prompt with one image
+# (llama, width 64), and a random gemma3-tiny text model (troupe synth,
+# F32, stories260K's vocabulary, seed 11; gemma3, width 256), each with a
+# random gemma3-tiny projector of its width (troupe synth --projector
+# gemma3-tiny --text-dim, seed 1); a prompt with one image
 # (testdata/img/wide.png), llama.cpp's token layout, image rows,
 # teacher-forced logits of every text position and greedy ids
 # (scripts/vision-logits-dump.cpp, linked against libmtmd and libllama):
@@ -25,7 +27,10 @@ trap 'rm -r "$tmp"' EXIT
 g++ -O2 -std=c++17 -o "$tmp/dump" scripts/vision-logits-dump.cpp -I"$L/tools/mtmd" -I"$L/include" -I"$L/ggml/include" \
 	-L"$L/build/bin" -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,"$L/build/bin"
 go build -o "$tmp/troupe" ./cmd/troupe
-"$tmp/troupe" synth --projector gemma3-tiny --text-dim 64 --seed 1 -o "$tmp/mmproj.gguf" >/dev/null
-name=stories260K-gemma3-tiny
-"$tmp/dump" "$MODELS/stories260K.gguf" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/$name" 2>/dev/null
-CAUSAL=1 "$tmp/dump" "$MODELS/stories260K.gguf" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/$name-causal" 2>/dev/null
+"$tmp/troupe" synth --shape gemma3-tiny --type F32 --vocab "$MODELS/stories260K.gguf" --seed 11 -o "$tmp/gemma3-tiny.gguf" >/dev/null
+for c in "stories260K $MODELS/stories260K.gguf 64" "gemma3-tiny $tmp/gemma3-tiny.gguf 256"; do
+	set -- $c
+	"$tmp/troupe" synth --projector gemma3-tiny --text-dim "$3" --seed 1 -o "$tmp/mmproj.gguf" >/dev/null
+	"$tmp/dump" "$2" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/$1-gemma3-tiny" 2>/dev/null
+	CAUSAL=1 "$tmp/dump" "$2" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/$1-gemma3-tiny-causal" 2>/dev/null
+done
