@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/tokenizer"
 	"github.com/troupe-llm/troupe/model/vision"
 )
 
@@ -137,12 +138,12 @@ func TestVisionLogitsParity(t *testing.T) {
 		{"gemma3-tiny", writeGemma3Tiny, 3.5e-3, 5e-3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _, err := model.LoadGGUF(tc.model(t))
+			m, f, err := model.LoadGGUF(tc.model(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			emb, rows := encodeWide(t, m.Config.Dim)
+			emb, rows, prep := encodeWide(t, m.Config.Dim)
 			name := tc.name + "-gemma3-tiny"
 			causal, mtmd := readVisionPrompt(t, name+"-causal"), readVisionPrompt(t, name)
 			if !slices.Equal(causal.ids, mtmd.ids) || !slices.Equal(causal.emb, mtmd.emb) {
@@ -152,6 +153,46 @@ func TestVisionLogitsParity(t *testing.T) {
 			// text) and mtmd's image span hold the same number of rows.
 			if n := len(emb) / m.Config.Dim; n != rows || n != len(causal.emb)/m.Config.Dim {
 				t.Fatalf("Encode gave %d rows, Prepare's chunks hold %d, mtmd's layout %d", n, rows, len(causal.emb)/m.Config.Dim)
+			}
+			// server/images.go's layout of the same prompt (as it does it,
+			// written out here): the text pieces around the marker and
+			// Prepare's marker texts each tokenized alone (BOS on the
+			// first), a row per position. mtmd tokenizes "Once upon a time
+			// <start_of_image>" and "<end_of_image> there was a little" (its
+			// markers are plain text to stories260K's vocabulary): the same
+			// ids.
+			vf, err := tokenizer.FromGGUF(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := tokenizer.New(vf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var layout []int32
+			for i, piece := range []string{"Once upon a time ", "", " there was a little"} {
+				if piece == "" {
+					for _, c := range prep.Chunks {
+						if c.Embeds > 0 {
+							layout = append(layout, slices.Repeat([]int32{-1}, c.Embeds)...)
+							continue
+						}
+						ids, err := tok.Encode(c.Text, false, true)
+						if err != nil {
+							t.Fatal(err)
+						}
+						layout = append(layout, ids...)
+					}
+					continue
+				}
+				ids, err := tok.Encode(piece, i == 0, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				layout = append(layout, ids...)
+			}
+			if !slices.Equal(layout, causal.ids) {
+				t.Errorf("server's layout %v\nmtmd's          %v", layout, causal.ids)
 			}
 			vocab := m.Config.VocabSize
 			got, gen := visionForward(t, m, causal.ids, emb, len(causal.gen))
@@ -201,7 +242,7 @@ func writeGemma3Tiny(t *testing.T) string {
 // output width dim, seed 1) and returns Encode's rows of
 // vision/testdata/img/wide.png and the number of rows Prepare's chunks
 // hold.
-func encodeWide(t *testing.T, dim int) ([]float32, int) {
+func encodeWide(t *testing.T, dim int) ([]float32, int, *vision.Prepared) {
 	shape, _ := synth.LookupProjectorShape("gemma3-tiny")
 	path := filepath.Join(t.TempDir(), "mmproj.gguf")
 	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: shape, TextDim: dim, Seed: 1}); err != nil {
@@ -228,7 +269,7 @@ func encodeWide(t *testing.T, dim int) ([]float32, int) {
 	for _, c := range prep.Chunks {
 		rows += c.Embeds
 	}
-	return emb, rows
+	return emb, rows, prep
 }
 
 // worstRelAbs is worstRel, and the largest |Δ| of any row.
