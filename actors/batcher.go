@@ -152,7 +152,8 @@ func (b *batcher) onStepRequest(ctx actor.Context, req *messages.StepRequest) {
 		ctx.Send(ctx.Sender(), &messages.StepResult{SeqID: req.SeqID, Finish: messages.FinishError, Err: err.Error()})
 		return
 	}
-	q.Salt = salt // its adapters' K/V: shared only under the same set (lora.go)
+	q.Salt = salt                          // its adapters' K/V: shared only under the same set (lora.go)
+	q.Spans = bidirectionalSpans(n.Images) // images.go
 	b.seqs[req.SeqID] = &seqEntry{pid: ctx.Sender(), dev: d, new: n, stopIDs: n.StopTokenIDs, mask: req.Mask, added: time.Now()}
 	b.maybeDispatch(ctx, d)
 }
@@ -281,11 +282,9 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 		for pos := c.Start; pos < c.End; pos++ {
 			if tok := q.Tokens[pos]; tok >= 0 {
 				step.Tokens = append(step.Tokens, tok)
-				if step.Inputs != nil {
-					step.Inputs = append(step.Inputs, nil)
-				}
+				padImageInputs(step) // images.go
 			} else { // an image row (images.go)
-				addImageInput(step, b.seqs[uint64(q.ID)].new, pos)
+				addImageInput(step, b.seqs[uint64(q.ID)].new, pos, c.End)
 			}
 			step.Positions = append(step.Positions, int32(pos))
 			step.Seq = append(step.Seq, int32(i))
@@ -293,9 +292,7 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 		}
 		for j, tok := range q.Draft[:c.Draft] { // speculative: spec.go
 			step.Tokens = append(step.Tokens, tok)
-			if step.Inputs != nil {
-				step.Inputs = append(step.Inputs, nil)
-			}
+			padImageInputs(step)
 			step.Positions = append(step.Positions, int32(c.End+j))
 			step.Seq = append(step.Seq, int32(i))
 			step.Logits = append(step.Logits, true)

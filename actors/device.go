@@ -87,7 +87,7 @@ func (d *device) onStep(ctx actor.Context, step *messages.Step) {
 func (d *device) forward(step *messages.Step) error {
 	b := &d.batch
 	b.Tokens, b.Positions, b.Seq, b.Logits, b.BlockTables = step.Tokens, step.Positions, step.Seq, step.Logits, step.BlockTables
-	b.Embeds = step.Inputs // image rows
+	b.Embeds, b.AttendTo = step.Inputs, step.AttendTo // image rows, bidirectional spans
 	if err := loraBatch(b, step.LoRA, d.adapters); err != nil {
 		return fmt.Errorf("device %d: step %d: %w", d.index, step.StepID, err)
 	}

@@ -41,13 +41,14 @@ func imageKeys(prompt []int32, images []messages.ImageInput) []int32 {
 }
 
 // imageInput returns the placeholder token and the embedding of prompt
-// position pos of n, which is an image row (its key is negative).
-func imageInput(n *messages.NewSequence, pos int) (int32, []float32) {
-	for _, im := range n.Images {
+// position pos of n, which is an image row (its key is negative), and its
+// span.
+func imageInput(n *messages.NewSequence, pos int) (int32, []float32, *messages.ImageInput) {
+	for i, im := range n.Images {
 		if pos >= im.Pos && pos < im.Pos+im.Rows {
 			dim := len(im.Embeds) / im.Rows
 			k := pos - im.Pos
-			return n.Prompt[pos], im.Embeds[k*dim : (k+1)*dim]
+			return n.Prompt[pos], im.Embeds[k*dim : (k+1)*dim], &n.Images[i]
 		}
 	}
 	panic("batcher: a negative token outside the sequence's images") // broken invariant
@@ -55,14 +56,48 @@ func imageInput(n *messages.NewSequence, pos int) (int32, []float32) {
 
 // addImageInput appends the placeholder token of image row pos of n to the
 // step, and its embedding to step.Inputs (made as long as the tokens when
-// the step's first image row comes).
-func addImageInput(step *messages.Step, n *messages.NewSequence, pos int) {
-	tok, row := imageInput(n, pos)
+// the step's first image row comes); a bidirectional span's row attends up
+// to the span's end, or the chunk's (end) where the span was too long for
+// one step (sched.Seq.Spans).
+func addImageInput(step *messages.Step, n *messages.NewSequence, pos, end int) {
+	tok, row, im := imageInput(n, pos)
 	if step.Inputs == nil {
 		step.Inputs = make([][]float32, len(step.Tokens), cap(step.Tokens))
 	}
+	if im.Bidirectional && step.AttendTo == nil {
+		step.AttendTo = make([]int32, len(step.Tokens), cap(step.Tokens))
+	}
 	step.Tokens = append(step.Tokens, tok)
 	step.Inputs = append(step.Inputs, row)
+	switch {
+	case im.Bidirectional:
+		step.AttendTo = append(step.AttendTo, int32(min(im.Pos+im.Rows, end)))
+	case step.AttendTo != nil:
+		step.AttendTo = append(step.AttendTo, 0)
+	}
+}
+
+// padImageInputs gives a token the step has just taken no input row and
+// causal attention, where the step has image rows before it.
+func padImageInputs(step *messages.Step) {
+	if step.Inputs != nil {
+		step.Inputs = append(step.Inputs, nil)
+	}
+	if step.AttendTo != nil {
+		step.AttendTo = append(step.AttendTo, 0)
+	}
+}
+
+// bidirectionalSpans are the [start, end) positions of n's bidirectional
+// image spans, for the scheduler to keep whole (sched.Seq.Spans).
+func bidirectionalSpans(images []messages.ImageInput) [][2]int {
+	var spans [][2]int
+	for _, im := range images {
+		if im.Bidirectional {
+			spans = append(spans, [2]int{im.Pos, im.Pos + im.Rows})
+		}
+	}
+	return spans
 }
 
 // unkeyHistory puts the placeholder tokens back into a penalty history h

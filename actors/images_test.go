@@ -331,3 +331,52 @@ func TestImageTiles(t *testing.T) {
 		t.Errorf("%d encodes, want 2", n)
 	}
 }
+
+// bidiEncoder is fakeEncoder whose image rows attend to one another both
+// ways (as Gemma 3's projector's do: vision.Projector.Bidirectional).
+type bidiEncoder struct{ *fakeEncoder }
+
+func (bidiEncoder) Bidirectional() bool { return true }
+
+// TestImageBidirectional: an encoder's Bidirectional reaches the model
+// (the first logprob moves from the causal one), and the scheduler keeps
+// the image in one step: with a token budget that would cut the prefill
+// inside the image, alone or beside text requests, the output is the
+// unchunked one bit for bit.
+func TestImageBidirectional(t *testing.T) {
+	noLeaks(t)
+	m := openModel(t, "stories260K.gguf")
+	enc := bidiEncoder{&fakeEncoder{dim: m.Config.Dim, rows: 11}}
+	c := loadCases(t, "stories260K")[0]
+	before, after := c.PromptIDs, c.GreedyIDs[:9]
+
+	causal := start(t, m, actors.Config{Encoder: enc.fakeEncoder, NoPrefixCaching: true})
+	lpCausal, _ := firstLogprob(t, causal, imageReq(t, causal, before, after, "image A", 16))
+	alone := start(t, m, actors.Config{Encoder: enc, NoPrefixCaching: true})
+	lp, want := firstLogprob(t, alone, imageReq(t, alone, before, after, "image A", 16))
+	if want.finish[0] == messages.FinishError {
+		t.Fatalf("image request failed: %s", want.errs[0])
+	}
+	if lp == lpCausal {
+		t.Errorf("bidirectional and causal image rows give the same first logprob %v", lp)
+	}
+	const budget = 12 // holds the image's 11 rows, not with the text before them
+	if len(before) == 0 || len(before)+11 <= budget {
+		t.Fatalf("a prompt of %d tokens before the image: a budget of %d does not cut the image", len(before), budget)
+	}
+	chunked := start(t, m, actors.Config{Encoder: enc, MaxNumBatchedTokens: budget, NoPrefixCaching: true})
+	if lpC, got := firstLogprob(t, chunked, imageReq(t, chunked, before, after, "image A", 16)); lpC != lp || !slices.Equal(got.ids[0], want.ids[0]) {
+		t.Errorf("chunked: first logprob %v, ids %v; unchunked %v, %v", lpC, got.ids[0], lp, want.ids[0])
+	}
+	texts := []*messages.GenerateRequest{greedy(c.PromptIDs, 20), greedy(c.GreedyIDs[:12], 20), greedy(c.GreedyIDs[3:30], 20)}
+	var reqs []*messages.GenerateRequest
+	for i := range 3 {
+		reqs = append(reqs, imageReq(t, chunked, before, after, "image A", 16), copyReq(texts[i]))
+	}
+	res := concurrently(t, chunked, reqs)
+	for i := 0; i < len(res); i += 2 {
+		if res[i].finish[0] == messages.FinishError || !slices.Equal(res[i].ids[0], want.ids[0]) {
+			t.Errorf("image request %d beside text: %v (%s), alone %v", i/2, res[i].ids[0], res[i].errs[0], want.ids[0])
+		}
+	}
+}

@@ -55,6 +55,7 @@ func (r *request) onImageEncoded(ctx actor.Context, msg *imageEncoded) {
 	for i := range r.req.Images {
 		if im := &r.req.Images[i]; im.Image == any(pi) {
 			im.Embeds, im.Image = msg.embeds[im.Row*dim:(im.Row+im.Rows)*dim], nil
+			im.Bidirectional = r.rt.bidirectional
 		}
 	}
 	if r.imagesLeft--; r.imagesLeft == 0 {

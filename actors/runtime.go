@@ -37,16 +37,20 @@ type Runtime struct {
 	// (commonKVWindow), for the admission check (validate.go).
 	kvWindow int
 
-	compiler     *actor.PID     // compiles grammars off the step (compiler.go)
-	encoder      *actor.PID     // encodes images off the step (encoder.go); nil: no Config.Encoder
-	grammars     *grammar.Cache // compiled grammars, by kind and source
-	compileFn    compileFunc
-	vocabs       [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
-	grammarStats grammarCounters
-	samplingAids samplingAids // DRY breakers and min_tokens masks (samplefields.go)
-	drafter      *draftRunner // the draft model's runner (SpecDraft); nil: none
-	draftDevice  *actor.PID   // its device actor
-	lora         loraScales   // the adapters' current default scales (lora.go)
+	compiler *actor.PID // compiles grammars off the step (compiler.go)
+	encoder  *actor.PID // encodes images off the step (encoder.go); nil: no Config.Encoder
+	// bidirectional: the encoder's image rows attend to one another both
+	// ways (its Bidirectional method: Gemma 3's projector), as mtmd
+	// decodes them.
+	bidirectional bool
+	grammars      *grammar.Cache // compiled grammars, by kind and source
+	compileFn     compileFunc
+	vocabs        [2]lazyVocab // grammar vocabularies: control tokens' text dropped, kept
+	grammarStats  grammarCounters
+	samplingAids  samplingAids // DRY breakers and min_tokens masks (samplefields.go)
+	drafter       *draftRunner // the draft model's runner (SpecDraft); nil: none
+	draftDevice   *actor.PID   // its device actor
+	lora          loraScales   // the adapters' current default scales (lora.go)
 
 	nextSeq atomic.Uint64
 	nextReq atomic.Uint64
@@ -125,6 +129,9 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	r.compiler = system.Root.SpawnPrefix(actor.PropsFromProducer(newCompiler(r)), "grammar-compiler-")
 	if cfg.Encoder != nil {
 		r.encoder = system.Root.SpawnPrefix(actor.PropsFromProducer(newEncoder(cfg.Encoder, cfg.Workers)), "image-encoder-")
+		if b, ok := cfg.Encoder.(interface{ Bidirectional() bool }); ok {
+			r.bidirectional = b.Bidirectional()
+		}
 	}
 	if drafter != nil {
 		r.draftDevice = system.Root.SpawnPrefix(actor.PropsFromProducer(newDraftDevice(drafter)), "draft-device-")

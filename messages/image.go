@@ -23,4 +23,8 @@ type ImageInput struct {
 	// process only: the *vision.Prepared that Runtime.PrepareImage
 	// returned); nil when Embeds is set.
 	Image any `msgpack:"-"`
+	// Bidirectional rows attend to every row of the span, later ones too,
+	// as llama.cpp's mtmd decodes Gemma 3's images (non-causal attention
+	// over the image batch); the span is then computed in one step.
+	Bidirectional bool `msgpack:"bidirectional,omitempty"`
 }

@@ -116,6 +116,10 @@ type Step struct {
 	// Inputs is a row's input embedding (an image's row) in place of its
 	// token's (model.Batch.Embeds); nil, or a nil entry: the token's.
 	Inputs [][]float32 `msgpack:"inputs,omitempty"` // (n_tokens) (dim)
+	// AttendTo, where set, is where a row's attention ends (exclusive)
+	// past its own position: the rows of a bidirectional image span see
+	// the whole span (ImageInput.Bidirectional); 0: causal.
+	AttendTo []int32 `msgpack:"attend_to,omitempty"` // (n_tokens)
 }
 
 // SampleSpec is how to sample one row of a Step's logits.

@@ -28,6 +28,14 @@ type Batch struct {
 	// token id is then only a placeholder (still a valid id). Scaling
 	// (EmbedScale) applies to token embeddings only, as llama.cpp's.
 	Embeds [][]float32 // (n_tokens) (dim)
+	// AttendTo, where a row's entry is past its own position, is where its
+	// attention ends (exclusive): the positions from its own to AttendTo
+	// must be rows of the same sequence in this batch (their K/V are
+	// written before any row attends), as for the rows of an image that
+	// attend to one another both ways (llama.cpp's non-causal decoding of
+	// Gemma 3's images). The sliding window still counts back from the
+	// row's own position. nil, or 0: causal.
+	AttendTo []int32 // (n_tokens)
 }
 
 // NumLogits is the number of rows with Logits set.
@@ -55,6 +63,7 @@ func (b *Batch) HasEmbeds() bool {
 func (b *Batch) Reset() {
 	b.Tokens, b.Positions, b.Seq, b.Logits = b.Tokens[:0], b.Positions[:0], b.Seq[:0], b.Logits[:0]
 	b.BlockTables, b.Hidden, b.LoRA, b.Embeds = b.BlockTables[:0], b.Hidden[:0], b.LoRA[:0], b.Embeds[:0]
+	b.AttendTo = b.AttendTo[:0]
 }
 
 // Add appends one token.
@@ -85,6 +94,9 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 			return fmt.Errorf("model: batch token %d: input embedding of %d values, the model's width is %d", i, len(e), c.Dim)
 		}
 	}
+	if err := b.validateAttendTo(); err != nil {
+		return err
+	}
 	window := c.KVWindow()
 	for i := range n {
 		tok, pos, s := b.Tokens[i], b.Positions[i], b.Seq[i]
@@ -112,6 +124,29 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 			live = true
 			if blk < 0 || int(blk) >= numBlocks {
 				return fmt.Errorf("model: sequence %d: block %d outside the cache (%d blocks)", s, blk, numBlocks)
+			}
+		}
+	}
+	return nil
+}
+
+// validateAttendTo checks that each row's AttendTo past its own position
+// reaches only positions of its sequence that the batch holds.
+func (b *Batch) validateAttendTo() error {
+	if len(b.AttendTo) == 0 {
+		return nil
+	}
+	if len(b.AttendTo) != len(b.Tokens) {
+		return fmt.Errorf("model: batch of %d tokens has %d attention ends", len(b.Tokens), len(b.AttendTo))
+	}
+	held := map[[2]int32]bool{}
+	for i, pos := range b.Positions {
+		held[[2]int32{b.Seq[i], pos}] = true
+	}
+	for i, to := range b.AttendTo {
+		for p := b.Positions[i] + 1; p < to; p++ {
+			if !held[[2]int32{b.Seq[i], p}] {
+				return fmt.Errorf("model: batch token %d attends to position %d of its sequence, which the batch does not hold", i, p)
 			}
 		}
 	}

@@ -348,6 +348,9 @@ func (s *State) attended(b *Batch, i int) int {
 	if s.encLen != nil {
 		return int(s.encLen[b.Seq[i]])
 	}
+	if len(b.AttendTo) != 0 && b.AttendTo[i] > b.Positions[i]+1 {
+		return int(b.AttendTo[i]) // a row of a bidirectional span (Batch.AttendTo)
+	}
 	return int(b.Positions[i]) + 1
 }
 

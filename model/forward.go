@@ -205,9 +205,9 @@ func (m *Model) attendRange(s *State, b *Batch, cache *kv.Cache, l, lo, hi int, 
 		out := s.att[i*qDim+h0*hd : i*qDim+(h0+g)*hd]
 		table := b.BlockTables[b.Seq[i]]
 		n := s.attended(b, i)
-		j1 := 0 // the first position attended to: the window's start
+		j1 := 0 // the first position attended to: the window's start, back from the row's own position
 		if window > 0 {
-			j1 = max(0, n-window)
+			j1 = max(0, int(b.Positions[i])+1-window)
 		}
 		switch cache.Type {
 		case kv.F16:

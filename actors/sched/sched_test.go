@@ -166,3 +166,21 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestSpansStayWhole: a chunk ends before a span it would cut, or takes
+// nothing when it starts in one it cannot finish; a span longer than the
+// budget is cut as any tokens.
+func TestSpansStayWhole(t *testing.T) {
+	q := &Seq{Spans: [][2]int{{5, 16}, {20, 60}}}
+	for _, tc := range []struct{ start, end, max, want int }{
+		{0, 12, 12, 5},   // cut before the first span
+		{5, 17, 12, 17},  // the first span whole
+		{7, 12, 12, 7},   // starts inside it (a prefix hit) and cannot finish: nothing
+		{16, 25, 12, 25}, // the second span is longer than the budget: cut as tokens
+		{0, 4, 12, 4},    // before every span
+	} {
+		if got := q.cut(tc.start, tc.end, tc.max); got != tc.want {
+			t.Errorf("cut(%d, %d, %d) = %d, want %d", tc.start, tc.end, tc.max, got, tc.want)
+		}
+	}
+}

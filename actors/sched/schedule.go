@@ -33,7 +33,11 @@ func (s *Scheduler) Schedule() *Plan {
 		// after it leave of the budget, so a long prompt never stalls them.
 		n := len(q.Tokens) - q.NumComputed
 		if n > 1 {
-			if n = min(n, budget-s.decodersAfter(i)); n < 1 {
+			n = min(n, budget-s.decodersAfter(i))
+			if len(q.Spans) > 0 {
+				n = q.cut(q.NumComputed, q.NumComputed+n, s.cfg.MaxNumBatchedTokens) - q.NumComputed
+			}
+			if n < 1 {
 				continue
 			}
 		}
@@ -143,6 +147,11 @@ func (s *Scheduler) admit(q *Seq, p *Plan, budget int) bool {
 	n := min(len(q.Tokens)-start, budget)
 	if q.Whole && start+n < len(q.Tokens) {
 		return false
+	}
+	if len(q.Spans) > 0 {
+		if n = q.cut(start, start+n, s.cfg.MaxNumBatchedTokens) - start; n < 1 {
+			return false
+		}
 	}
 	// Blocks wholly before the first computed token's window are left out
 	// (hits there are not shared); a swapped sequence's host table has none

@@ -48,6 +48,12 @@ type Seq struct {
 	// Whole computes the sequence in one step or not at all (an encoder's
 	// tokens attend to all of it); it waits for a step with the budget.
 	Whole bool
+	// Spans are [start, end) runs of Tokens computed in one step each,
+	// never split across steps (Gemma 3's image rows, which attend to one
+	// another both ways): a chunk that would end inside one ends before it
+	// and the rest waits for a step with the budget. A span longer than
+	// the token budget can never be whole and is split as any tokens.
+	Spans [][2]int
 	// Draft is the speculative tokens the sequence proposes to follow its
 	// last one, set by the caller before its next step (see Chunk.Draft);
 	// Done clears it.
@@ -68,4 +74,20 @@ func before(a, b *Seq) bool {
 		return a.Priority < b.Priority
 	}
 	return a.arrival < b.arrival
+}
+
+// cut returns the end of a chunk [start, end) of q's tokens moved back so
+// that no span the budget max could hold whole is split; start when none
+// of the chunk may run in this step.
+func (q *Seq) cut(start, end, max int) int {
+	for _, sp := range q.Spans {
+		a, b := sp[0], sp[1]
+		if a < end && end < b && b-a <= max {
+			end = min(end, a)
+			if end <= start {
+				return start
+			}
+		}
+	}
+	return end
 }

@@ -177,6 +177,12 @@ func (p *Projector) Close() error { return p.f.Close() }
 // "gemma3", "idefics3".
 func (p *Projector) Type() string { return p.typ }
 
+// Bidirectional reports whether the language model attends over an
+// image's rows both ways, as llama.cpp's mtmd decodes them
+// (mtmd_decode_use_non_causal: Gemma 3's projector): the runtime then
+// computes an image in one step, each row seeing all of it.
+func (p *Projector) Bidirectional() bool { return p.typ == "gemma3" }
+
 // Dim is the width of Encode's rows: the language model's embedding width
 // the projector was made for.
 func (p *Projector) Dim() int { return p.hp.projDim }
