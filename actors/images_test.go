@@ -128,16 +128,7 @@ func TestImageInvariance(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := start(t, m, tc.cfg)
-			var reqs []*messages.GenerateRequest
-			for i := range 3 {
-				reqs = append(reqs, imageReq(t, rt, before, after, "image A", 16), copyReq(texts[i]))
-			}
-			res := concurrently(t, rt, reqs)
-			for i := 0; i < len(res); i += 2 {
-				if res[i].finish[0] == messages.FinishError || !slices.Equal(res[i].ids[0], wantA.ids[0]) {
-					t.Errorf("image request %d: %v (%s), alone %v", i/2, res[i].ids[0], res[i].errs[0], wantA.ids[0])
-				}
-			}
+			besideText(t, rt, before, after, texts, wantA.ids[0])
 			if tc.cfg.NumBlocks > 0 {
 				st, err := rt.Stats(timeout)
 				if err != nil {
@@ -369,14 +360,22 @@ func TestImageBidirectional(t *testing.T) {
 		t.Errorf("chunked: first logprob %v, ids %v; unchunked %v, %v", lpC, got.ids[0], lp, want.ids[0])
 	}
 	texts := []*messages.GenerateRequest{greedy(c.PromptIDs, 20), greedy(c.GreedyIDs[:12], 20), greedy(c.GreedyIDs[3:30], 20)}
+	besideText(t, chunked, before, after, texts, want.ids[0])
+}
+
+// besideText runs an image request ("image A" between before and after)
+// beside each of texts, all at once, and checks each image request's ids
+// are want (its output alone).
+func besideText(t *testing.T, rt *actors.Runtime, before, after []int32, texts []*messages.GenerateRequest, want []int32) {
+	t.Helper()
 	var reqs []*messages.GenerateRequest
-	for i := range 3 {
-		reqs = append(reqs, imageReq(t, chunked, before, after, "image A", 16), copyReq(texts[i]))
+	for _, text := range texts {
+		reqs = append(reqs, imageReq(t, rt, before, after, "image A", 16), copyReq(text))
 	}
-	res := concurrently(t, chunked, reqs)
+	res := concurrently(t, rt, reqs)
 	for i := 0; i < len(res); i += 2 {
-		if res[i].finish[0] == messages.FinishError || !slices.Equal(res[i].ids[0], want.ids[0]) {
-			t.Errorf("image request %d beside text: %v (%s), alone %v", i/2, res[i].ids[0], res[i].errs[0], want.ids[0])
+		if res[i].finish[0] == messages.FinishError || !slices.Equal(res[i].ids[0], want) {
+			t.Errorf("image request %d beside text: %v (%s), alone %v", i/2, res[i].ids[0], res[i].errs[0], want)
 		}
 	}
 }
