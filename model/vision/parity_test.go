@@ -164,7 +164,7 @@ func TestParityPixels(t *testing.T) {
 // encoder through libmtmd, scripts/vision-dump.cpp) within embBound.
 func TestParityEmbeddings(t *testing.T) {
 	if _, err := os.Stat(filepath.Join("testdata", parityShapes[0], parityImages[0]+".emb")); err != nil {
-		t.Skip("no llama.cpp embedding references yet: scripts/vision-ref.sh writes them from a llama.cpp build with libmtmd")
+		t.Fatalf("no llama.cpp embedding references (scripts/vision-ref.sh writes them from a llama.cpp build with libmtmd): %v", err)
 	}
 	parityCase(t, func(t *testing.T, p *Projector, shape, name string, prep *Prepared) {
 		got, err := p.Encode(compute.NewMatMuler(2), prep)
