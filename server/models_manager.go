@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -195,7 +197,13 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 	}
 	m := &Manager{cfg: cfg, system: system, loaded: map[string]*instance{}, adapters: map[string]runtimeAdapter{},
 		mux: http.NewServeMux(), stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
-	m.shell = &Server{cfg: cfg.Server, mux: m.mux}
+	inFlight := cfg.Server.MaxBodyBytesInFlight
+	if inFlight <= 0 {
+		inFlight = 2 * cfg.Server.MaxBodyBytes // as New does
+	}
+	// The shell's body budget bounds the bodies the manager buffers to read
+	// their model name (forward), as a served model's own budget does.
+	m.shell = &Server{cfg: cfg.Server, mux: m.mux, budget: &bodyBudget{sem: semaphore.NewWeighted(inFlight), size: inFlight}}
 	entries, err := m.entries()
 	if err != nil {
 		return nil, err

@@ -64,7 +64,8 @@ func (m *Manager) dispatch(w http.ResponseWriter, r *http.Request) {
 		m.shell.cors(m.mux).ServeHTTP(w, r)
 		return
 	}
-	m.shell.authAs(dialectWriter(r.URL.Path), m.forward)(w, r)
+	write := dialectWriter(r.URL.Path)
+	m.shell.authAs(write, m.shell.budgeted(write, m.forward))(w, r)
 }
 
 // dialectWriter writes errors in the shape of the API r's path belongs to.
