@@ -7,6 +7,7 @@
 # libmtmd. With GGML_ONLY=1 (a build with libggml but no libmtmd yet) it
 # keeps the committed pixels and remakes only the embeddings, by
 # scripts/vision-ggml-dump.cpp (clip's graph transcribed onto libggml).
+# SHAPES (default: all) names the projector shapes to remake.
 # It compiles the dumpers against a llama.cpp build; it never builds
 # llama.cpp.
 #
@@ -27,7 +28,7 @@ else
 		-L"$L/build/bin" -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,"$L/build/bin"
 fi
 
-for shape in gemma3-tiny idefics3-tiny; do
+for shape in ${SHAPES:-gemma3-tiny idefics3-tiny qwen2.5vl-tiny}; do
 	"$tmp/troupe" synth --projector "$shape" --seed 1 -o "$tmp/$shape.gguf" >/dev/null
 	mkdir -p "$OUT/$shape"
 	if [ "${GGML_ONLY:-0}" = 1 ]; then

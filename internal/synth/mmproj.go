@@ -15,7 +15,7 @@ import (
 // ProjectorShape is the shape of a multimodal projector (mmproj) file.
 type ProjectorShape struct {
 	Name      string
-	Type      string // clip.projector_type: "gemma3" or "idefics3"
+	Type      string // clip.projector_type: "gemma3", "idefics3" or "qwen2.5vl_merger"
 	Dim       int    // the ViT's width
 	FFN       int
 	Heads     int
@@ -25,6 +25,7 @@ type ProjectorShape struct {
 	Merge     int // clip.vision.projector.scale_factor (Gemma 3's pooling kernel); written when not the type's default
 	ProjDim   int // the language model's embedding width (ProjectorOptions.TextDim overrides it)
 	Longest   int // clip.vision.preproc_image_size: Idefics3's resized image's longer side
+	WAPattern int // clip.vision.n_wa_pattern: Qwen2.5-VL's every WAPattern-th layer attends to the whole image, the others to windows
 }
 
 // ProjectorShapes are the shapes WriteProjector knows: Gemma 3's (4B's
@@ -34,6 +35,10 @@ var ProjectorShapes = []ProjectorShape{
 	{Name: "gemma3-tiny", Type: "gemma3", Dim: 64, FFN: 128, Heads: 4, Layers: 2, ImageSize: 64, Patch: 8, Merge: 2, ProjDim: 64},
 	{Name: "smolvlm-256m", Type: "idefics3", Dim: 768, FFN: 3072, Heads: 12, Layers: 12, ImageSize: 512, Patch: 16, Merge: 4, ProjDim: 576, Longest: 2048},
 	{Name: "idefics3-tiny", Type: "idefics3", Dim: 64, FFN: 128, Heads: 4, Layers: 2, ImageSize: 32, Patch: 4, Merge: 2, ProjDim: 64, Longest: 64},
+	{Name: "qwen2.5vl", Type: "qwen2.5vl_merger", Dim: 1280, FFN: 3420, Heads: 16, Layers: 32, ImageSize: 560, Patch: 14, Merge: 2, ProjDim: 2048, WAPattern: 8},
+	// patch 8: llama.cpp's 112-pixel attention windows are 7×7 merged rows,
+	// so a 144×96 image has two windows across.
+	{Name: "qwen2.5vl-tiny", Type: "qwen2.5vl_merger", Dim: 64, FFN: 96, Heads: 4, Layers: 4, ImageSize: 112, Patch: 8, Merge: 2, ProjDim: 64, WAPattern: 2},
 }
 
 // LookupProjectorShape finds a projector shape by name.
@@ -55,15 +60,19 @@ type ProjectorOptions struct {
 
 // WriteProjector writes a random-weight mmproj file of o.Shape to path,
 // with the keys and tensor names and types llama.cpp's converter
-// (convert_hf_to_gguf.py, Gemma3VisionModel and SmolVLMModel) writes: F32
-// embeddings, norms and biases, F16 block matrices and projector.
+// (convert_hf_to_gguf.py, Gemma3VisionModel, SmolVLMModel and
+// Qwen2VLVisionModel) writes: F32 embeddings, norms and biases, F16 block
+// matrices and projector.
 func WriteProjector(path string, o ProjectorOptions) error {
 	s := o.Shape
 	if o.TextDim > 0 {
 		s.ProjDim = o.TextDim
 	}
+	if s.Type == "qwen2.5vl_merger" {
+		return writeQwen25VL(path, s, o.Seed)
+	}
 	if s.Type != "gemma3" && s.Type != "idefics3" {
-		return fmt.Errorf("synth: projector type %q: want gemma3 or idefics3", s.Type)
+		return fmt.Errorf("synth: projector type %q: want gemma3, idefics3 or qwen2.5vl_merger", s.Type)
 	}
 	if s.Dim%s.Heads != 0 || s.ImageSize%s.Patch != 0 || (s.ImageSize/s.Patch)%s.Merge != 0 || s.ProjDim < 1 {
 		return fmt.Errorf("synth: projector shape %+v is not consistent", s)

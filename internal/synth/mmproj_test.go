@@ -43,6 +43,8 @@ func TestWriteProjector(t *testing.T) {
 			[]string{"v.patch_embd.weight", "v.blk.1.ffn_down.weight", "mm.soft_emb_norm.weight", "mm.input_projection.weight"}},
 		{"idefics3-tiny", []string{"clip.vision.preproc_image_size", "clip.vision.image_mean"},
 			[]string{"v.position_embd.weight", "v.post_ln.bias", "mm.model.fc.weight"}},
+		{"qwen2.5vl-tiny", []string{"clip.use_silu", "clip.vision.n_wa_pattern"},
+			[]string{"v.patch_embd.weight", "v.patch_embd.weight.1", "v.blk.3.ffn_gate.weight", "v.post_ln.weight", "mm.0.bias", "mm.2.weight"}},
 	} {
 		f, err := gguf.Parse(tc.shape, write(tc.shape, tc.shape, 1))
 		if err != nil {

@@ -3,7 +3,6 @@ package vision
 import (
 	"errors"
 	"fmt"
-	"math"
 	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -17,6 +16,16 @@ import (
 func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, error) {
 	if prep == nil || len(prep.tiles) == 0 {
 		return nil, errors.New("vision: Encode: nothing prepared")
+	}
+	if p.typ == typeQwen25VL {
+		out, err := p.encodeQwen(mm, &prep.tiles[0])
+		if err != nil {
+			return nil, fmt.Errorf("vision: encode: %w", err)
+		}
+		if len(out) != prep.Rows()*p.hp.projDim {
+			return nil, fmt.Errorf("vision: encode: %d values for %d rows of %d", len(out), prep.Rows(), p.hp.projDim)
+		}
+		return out, nil
 	}
 	out := make([]float32, 0, prep.Rows()*p.hp.projDim)
 	for i := range prep.tiles {
@@ -117,17 +126,12 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	kk := make([]float32, n*d)      // (patches, dim)
 	v := make([]float32, n*d)       // (patches, dim)
 	attn := make([]float32, n*d)    // (patches, dim)
-	qh := make([]float32, n*hd)     // (patches, head_dim): one head's queries
-	kh := make([]float32, n*hd)     // (patches, head_dim): its keys
-	vt := make([]float32, hd*n)     // (head_dim, patches): its values, transposed
-	kq := make([]float32, n*n)      // (patches, patches): scores, then weights
-	kqv := make([]float32, n*hd)    // (patches, head_dim)
 	up := make([]float32, n*hp.ffn) // (patches, ffn)
 	ones := make([]float32, n*hp.ffn)
 	for i := range ones {
 		ones[i] = 1
 	}
-	scale := 1 / float32(math.Sqrt(float64(hd)))
+	a := newAttention(n, hd)
 	for li := range w.layers {
 		lw := &w.layers[li]
 		for t := range n {
@@ -145,27 +149,8 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 				addRows(m.dst, m.bias)
 			}
 		}
-		for h := range hp.heads {
-			for t := range n {
-				copy(qh[t*hd:(t+1)*hd], q[t*d+h*hd:])
-				copy(kh[t*hd:(t+1)*hd], kk[t*d+h*hd:])
-				for i := range hd {
-					vt[i*n+t] = v[t*d+h*hd+i]
-				}
-			}
-			// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
-			if err := mm.MatMul(kq, qh, n, f32Matrix(kh, hd, n)); err != nil {
-				return nil, err
-			}
-			for t := range n {
-				softmax(kq[t*n:(t+1)*n], scale)
-			}
-			if err := mm.MatMul(kqv, kq, n, f32Matrix(vt, n, hd)); err != nil {
-				return nil, err
-			}
-			for t := range n {
-				copy(attn[t*d+h*hd:t*d+(h+1)*hd], kqv[t*hd:(t+1)*hd])
-			}
+		if err := a.run(mm, attn, q, kk, v, hp.heads, nil); err != nil {
+			return nil, err
 		}
 		if err := mm.MatMul(cur, attn, n, lw.o); err != nil {
 			return nil, err

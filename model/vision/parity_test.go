@@ -24,7 +24,7 @@ import (
 var parityImages = []string{"wide", "tall", "alpha", "big", "gif"}
 
 // parityShapes are the synth projectors (seed 1) the references are of.
-var parityShapes = []string{"gemma3-tiny", "idefics3-tiny"}
+var parityShapes = []string{"gemma3-tiny", "idefics3-tiny", "qwen2.5vl-tiny"}
 
 // embBound is the largest max |Δ| of an embedding row allowed, as a
 // fraction of the row's standard deviation: the text models' kind of

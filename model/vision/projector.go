@@ -37,7 +37,14 @@ type hparams struct {
 	ffnOp     string // "gelu" (clip.use_gelu), "silu" (clip.use_silu) or "gelu_quick"
 
 	longestEdge int // clip.vision.preproc_image_size: Idefics3's refined image's longer side (0: none)
+
+	// Qwen2.5-VL
+	waPattern            int // clip.vision.n_wa_pattern: layers il with (il+1)%waPattern == 0 attend to the whole image, the others to windows
+	minPixels, maxPixels int // the resized image's bounds: 8 and 4096 rows' worth of pixels, as clip.cpp's set_limit_image_tokens
 }
+
+// typeQwen25VL is llama.cpp's name of Qwen2.5-VL's projector type.
+const typeQwen25VL = "qwen2.5vl_merger"
 
 // Projector is an open mmproj file: the vision tower, the projector and
 // the preprocessing they expect. It is immutable after Open and safe for
@@ -79,11 +86,11 @@ func newProjector(f *gguf.File) (*Projector, error) {
 		typ, _ = f.String("clip.vision.projector_type")
 	}
 	switch typ {
-	case "gemma3", "idefics3":
+	case "gemma3", "idefics3", typeQwen25VL:
 	case "":
 		return nil, errors.New("no clip.projector_type")
 	default:
-		return nil, fmt.Errorf("projector type %q is not supported (supported: gemma3, idefics3)", typ)
+		return nil, fmt.Errorf("projector type %q is not supported (supported: gemma3, idefics3, %s)", typ, typeQwen25VL)
 	}
 	hp, err := readHparams(f, typ)
 	if err != nil {
@@ -144,8 +151,15 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 	default:
 		hp.ffnOp = "gelu_quick"
 	}
-	if typ == "gemma3" {
+	switch typ {
+	case "gemma3":
 		hp.merge = 4 // clip.cpp's default for every Gemma 3 size
+	case typeQwen25VL:
+		hp.merge = 2
+		u("clip.vision.spatial_merge_size", &hp.merge, false)
+		u("clip.vision.n_wa_pattern", &hp.waPattern, true)
+		area := hp.patch * hp.patch * hp.merge * hp.merge
+		hp.minPixels, hp.maxPixels = 8*area, 4096*area
 	}
 	u("clip.vision.projector.scale_factor", &hp.merge, false)
 	u("clip.vision.preproc_image_size", &hp.longestEdge, false)
@@ -164,6 +178,13 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 			return hp, fmt.Errorf("image_size %d, patch_size %d, scale_factor %d: the patch grid does not pool evenly", hp.imageSize, hp.patch, hp.merge)
 		}
 	}
+	if typ == typeQwen25VL {
+		if hp.merge != 2 || hp.ffnOp != "silu" || (hp.dim/hp.heads)%4 != 0 {
+			return hp, fmt.Errorf("%s projector: merge %d, activation %s, head size %d: want 2, silu (clip.use_silu) and a multiple of 4",
+				typ, hp.merge, hp.ffnOp, hp.dim/hp.heads)
+		}
+		return hp, nil
+	}
 	if hp.ffnOp != "gelu" {
 		return hp, fmt.Errorf("feed-forward activation %s is not supported (want clip.use_gelu)", hp.ffnOp)
 	}
@@ -174,7 +195,7 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 func (p *Projector) Close() error { return p.f.Close() }
 
 // Type is llama.cpp's name of the projector type (clip.projector_type):
-// "gemma3", "idefics3".
+// "gemma3", "idefics3", "qwen2.5vl_merger".
 func (p *Projector) Type() string { return p.typ }
 
 // Bidirectional reports whether the language model attends over an

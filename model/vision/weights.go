@@ -26,6 +26,11 @@ type weights struct {
 
 	// Idefics3
 	fc *compute.Tensor // mm.model.fc.weight: (projDim, dim·merge²)
+
+	// Qwen2.5-VL
+	patch1     *compute.Tensor // v.patch_embd.weight.1: the Conv3D kernel's second temporal slice, as patch
+	mm0, mm2   *compute.Tensor // mm.0.weight (4·dim, 4·dim), mm.2.weight (projDim, 4·dim): the merger
+	mm0b, mm2b []float32       // (4·dim), (projDim)
 }
 
 type layerWeights struct {
@@ -35,6 +40,8 @@ type layerWeights struct {
 	ln2w, ln2b     []float32       // (dim)
 	up, down       *compute.Tensor // (ffn, dim), (dim, ffn)
 	upb, downb     []float32       // (ffn), (dim)
+	gate           *compute.Tensor // (ffn, dim): Qwen2.5-VL's gated feed-forward; nil: none
+	gateb          []float32       // (ffn)
 }
 
 // loader reads tensors by name, checking shapes; the first error sticks.
@@ -108,7 +115,12 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 		w.patch, l.err = patchKernel(pt, p*p*3, d)
 	}
 	w.patchBias = l.vector("v.patch_embd.bias", d, true)
-	if pt := l.tensor("v.position_embd.weight", d, side*side); pt != nil {
+	qwen := typ == typeQwen25VL
+	if qwen {
+		if pt := l.tensor("v.patch_embd.weight.1", p, p, 3, d); pt != nil {
+			w.patch1, l.err = patchKernel(pt, p*p*3, d)
+		}
+	} else if pt := l.tensor("v.position_embd.weight", d, side*side); pt != nil {
 		w.pos, l.err = vec(pt)
 	}
 	w.preW, w.preB = l.vector("v.pre_ln.weight", d, true), l.vector("v.pre_ln.bias", d, true)
@@ -122,6 +134,9 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 		lw.v, lw.vb = l.matrix(b+"attn_v.weight", d, d), l.vector(b+"attn_v.bias", d, true)
 		lw.o, lw.ob = l.matrix(b+"attn_out.weight", d, d), l.vector(b+"attn_out.bias", d, true)
 		lw.ln1w, lw.ln1b = l.vector(b+"ln1.weight", d, false), l.vector(b+"ln1.bias", d, true)
+		if qwen {
+			lw.gate, lw.gateb = l.matrix(b+"ffn_gate.weight", d, hp.ffn), l.vector(b+"ffn_gate.bias", hp.ffn, true)
+		}
 		lw.ln2w, lw.ln2b = l.vector(b+"ln2.weight", d, false), l.vector(b+"ln2.bias", d, true)
 		up, down, upb, downb := b+"ffn_up.", b+"ffn_down.", b+"ffn_up.bias", b+"ffn_down.bias"
 		if t, err := f.Tensor(down + "weight"); err == nil && len(t.Shape) > 0 && t.Shape[0] == d && d != hp.ffn {
@@ -140,6 +155,10 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 		}
 	case "idefics3":
 		w.fc = l.matrix("mm.model.fc.weight", d*hp.merge*hp.merge, hp.projDim)
+	case typeQwen25VL:
+		k := 4 * d
+		w.mm0, w.mm0b = l.matrix("mm.0.weight", k, k), l.vector("mm.0.bias", k, false)
+		w.mm2, w.mm2b = l.matrix("mm.2.weight", k, hp.projDim), l.vector("mm.2.bias", hp.projDim, false)
 	}
 	if l.err != nil {
 		return nil, l.err
@@ -147,8 +166,11 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 	mats := []*compute.Tensor{w.patch}
 	for _, lw := range w.layers {
 		mats = append(mats, lw.q, lw.k, lw.v, lw.o, lw.up, lw.down)
+		if lw.gate != nil {
+			mats = append(mats, lw.gate)
+		}
 	}
-	for _, t := range []*compute.Tensor{w.inputProj, w.fc} {
+	for _, t := range []*compute.Tensor{w.inputProj, w.fc, w.patch1, w.mm0, w.mm2} {
 		if t != nil {
 			mats = append(mats, t)
 		}

@@ -1,0 +1,86 @@
+package synth
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/model/gguf"
+)
+
+// writeQwen25VL writes a Qwen2.5-VL projector as llama.cpp's converter
+// (conversion/qwenvl.py, Qwen2VLVisionModel) does: the Conv3D patch kernel
+// split into its two temporal slices (v.patch_embd.weight and .weight.1,
+// no bias), q/k/v split from qkv with biases, RMS norms without biases,
+// a gated SiLU feed-forward with biases, the merger's norm as v.post_ln
+// and its two layers as mm.0 and mm.2; no position embedding (2-D rope).
+func writeQwen25VL(path string, s ProjectorShape, seed uint64) error {
+	if s.Dim%s.Heads != 0 || (s.Dim/s.Heads)%4 != 0 || s.Patch < 1 || s.Merge != 2 || s.WAPattern < 1 || s.ProjDim < 1 || s.ImageSize%(s.Patch*s.Merge) != 0 {
+		return fmt.Errorf("synth: projector shape %+v is not consistent", s)
+	}
+	gw := gguf.NewWriter(3)
+	gw.SetKV("general.architecture", "clip")
+	gw.SetKV("general.name", "troupe synthetic "+s.Name+" projector")
+	gw.SetKV("general.file_type", uint32(1))
+	gw.SetKV("clip.has_vision_encoder", true)
+	gw.SetKV("clip.projector_type", s.Type)
+	gw.SetKV("clip.vision.image_size", uint32(s.ImageSize))
+	gw.SetKV("clip.vision.patch_size", uint32(s.Patch))
+	gw.SetKV("clip.vision.embedding_length", uint32(s.Dim))
+	gw.SetKV("clip.vision.feed_forward_length", uint32(s.FFN))
+	gw.SetKV("clip.vision.block_count", uint32(s.Layers))
+	gw.SetKV("clip.vision.attention.head_count", uint32(s.Heads))
+	gw.SetKV("clip.vision.attention.layer_norm_epsilon", float32(1e-6))
+	gw.SetKV("clip.vision.projection_dim", uint32(s.ProjDim))
+	gw.SetKV("clip.vision.image_mean", []float32{0.48145466, 0.4578275, 0.40821073})
+	gw.SetKV("clip.vision.image_std", []float32{0.26862954, 0.26130258, 0.27577711})
+	gw.SetKV("clip.use_silu", true)
+	gw.SetKV("clip.vision.n_wa_pattern", uint32(s.WAPattern))
+
+	d, p := s.Dim, s.Patch
+	var err error
+	add := func(name string, typ compute.DType, std float64, shape ...int) {
+		if err != nil {
+			return
+		}
+		n := 1
+		for _, v := range shape {
+			n *= v
+		}
+		err = gw.AddTensor(name, typ, shape, randomValues(seed, name, typ, n, std))
+	}
+	ones := func(name string, n int) { add(name, compute.F32, -1, n) }
+	in := func(k int) float64 { return 1 / math.Sqrt(float64(k)) }
+
+	add("v.patch_embd.weight", compute.F16, in(6*p*p), p, p, 3, d)
+	add("v.patch_embd.weight.1", compute.F16, in(6*p*p), p, p, 3, d)
+	for i := range s.Layers {
+		b := fmt.Sprintf("v.blk.%d.", i)
+		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
+			add(b+m+".weight", compute.F16, in(d), d, d)
+			add(b+m+".bias", compute.F32, 0.02, d)
+		}
+		ones(b+"ln1.weight", d)
+		ones(b+"ln2.weight", d)
+		add(b+"ffn_gate.weight", compute.F16, in(d), d, s.FFN)
+		add(b+"ffn_gate.bias", compute.F32, 0.02, s.FFN)
+		add(b+"ffn_up.weight", compute.F16, in(d), d, s.FFN)
+		add(b+"ffn_up.bias", compute.F32, 0.02, s.FFN)
+		add(b+"ffn_down.weight", compute.F16, in(s.FFN), s.FFN, d)
+		add(b+"ffn_down.bias", compute.F32, 0.02, d)
+	}
+	ones("v.post_ln.weight", d)
+	k := 4 * d
+	add("mm.0.weight", compute.F16, in(k), k, k)
+	add("mm.0.bias", compute.F32, 0.02, k)
+	add("mm.2.weight", compute.F16, in(k), k, s.ProjDim)
+	add("mm.2.bias", compute.F32, 0.02, s.ProjDim)
+	if err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return writeFile(path, func(w io.Writer) error {
+		_, err := gw.WriteTo(w)
+		return err
+	})
+}

@@ -1,0 +1,81 @@
+package vision
+
+import (
+	"math"
+
+	"github.com/troupe-llm/troupe/compute"
+)
+
+// attention is clip.cpp's build_attn without flash attention, head by
+// head: K·Qᵀ and the weights' product with V as F32 matrix products, a
+// softmax between. Its scratch is sized for n rows of head_dim values;
+// queries go in blocks of at most attnBlock rows so the scores of a large
+// image stay bounded.
+type attention struct {
+	n, hd int
+	qh    []float32 // (n, head_dim): one head's queries
+	kh    []float32 // (n, head_dim): its keys
+	vt    []float32 // (head_dim, n): its values, transposed
+	kq    []float32 // (block, n): scores, then weights
+	kqv   []float32 // (block, head_dim)
+}
+
+// attnBlock is the most query rows scored at once (for images of more
+// than twice as many patches; smaller ones are scored in one product).
+const attnBlock = 512
+
+func newAttention(n, hd int) *attention {
+	block := n
+	if n > 2*attnBlock {
+		block = attnBlock
+	}
+	return &attention{n: n, hd: hd, qh: make([]float32, n*hd), kh: make([]float32, n*hd),
+		vt: make([]float32, hd*n), kq: make([]float32, block*n), kqv: make([]float32, block*hd)}
+}
+
+// run writes the attention of q over k and v ((n, heads·head_dim) each)
+// into out. win, when not nil, is each row's window [lo, hi): its scores
+// outside it are masked (ggml_soft_max_ext's -FLT_MAX mask: their weights
+// are zero).
+func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int, win [][2]int) error {
+	n, hd := a.n, a.hd
+	d := heads * hd
+	block := len(a.kq) / n
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	for h := range heads {
+		for t := range n {
+			copy(a.qh[t*hd:(t+1)*hd], q[t*d+h*hd:])
+			copy(a.kh[t*hd:(t+1)*hd], k[t*d+h*hd:])
+			for i := range hd {
+				a.vt[i*n+t] = v[t*d+h*hd+i]
+			}
+		}
+		for t0 := 0; t0 < n; t0 += block {
+			rows := min(block, n-t0)
+			kq := a.kq[:rows*n]
+			// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
+			if err := mm.MatMul(kq, a.qh[t0*hd:(t0+rows)*hd], rows, f32Matrix(a.kh, hd, n)); err != nil {
+				return err
+			}
+			for r := range rows {
+				row := kq[r*n : (r+1)*n]
+				if win == nil {
+					softmax(row, scale)
+					continue
+				}
+				lo, hi := win[t0+r][0], win[t0+r][1]
+				softmax(row[lo:hi], scale)
+				clear(row[:lo])
+				clear(row[hi:])
+			}
+			kqv := a.kqv[:rows*hd]
+			if err := mm.MatMul(kqv, kq, rows, f32Matrix(a.vt, n, hd)); err != nil {
+				return err
+			}
+			for r := range rows {
+				copy(out[(t0+r)*d+h*hd:(t0+r)*d+(h+1)*hd], kqv[r*hd:(r+1)*hd])
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package vision
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/troupe-llm/troupe/compute"
+)
+
+// Qwen2.5-VL (clip.cpp's clip_graph_qwen2vl with PROJECTOR_TYPE_QWEN25VL,
+// mtmd-image.cpp's mtmd_image_preprocessor_dyn_size): the image resized
+// to a multiple of two patches each way, within 8 to 4096 merged rows'
+// worth of pixels, and encoded at that size by a ViT with 2-D rotary
+// positions, window attention in all layers but every n_wa_pattern-th,
+// and a merger of each 2×2 patches into one row.
+
+// qwenWindow is clip.cpp's attention window side in pixels (its default
+// attn_window_size: Qwen2.5-VL's files do not set clip.vision.window_size).
+const qwenWindow = 112
+
+// smartSize is img_tool::calc_size_preserved_ratio without a longest edge:
+// each side rounded to a multiple of align (at least align), then scaled
+// down or up, keeping the aspect ratio, into [minPixels, maxPixels], in
+// float32 as the C++ does.
+func smartSize(w, h, align, minPixels, maxPixels int) (int, int) {
+	f := float32(align)
+	round := func(x float32) int { return int(math.Round(float64(x/f))) * align }
+	ceil := func(x float32) int { return int(math.Ceil(float64(x/f))) * align }
+	floor := func(x float32) int { return int(math.Floor(float64(x/f))) * align }
+	wb, hb := max(align, round(float32(w))), max(align, round(float32(h)))
+	switch {
+	case maxPixels > 0 && wb*hb > maxPixels:
+		beta := float32(math.Sqrt(float64(float32(float32(h)*float32(w)) / float32(maxPixels))))
+		hb = max(align, floor(float32(h)/beta))
+		wb = max(align, floor(float32(w)/beta))
+	case minPixels > 0 && wb*hb < minPixels:
+		beta := float32(math.Sqrt(float64(float32(minPixels) / float32(float32(h)*float32(w)))))
+		hb = ceil(float32(float32(h) * beta))
+		wb = ceil(float32(float32(w) * beta))
+	}
+	return wb, hb
+}
+
+// prepareQwen is mtmd_image_preprocessor_dyn_size with Qwen2.5-VL's
+// bilinear resize (letterboxed, PAD_CEIL) and mtmd.cpp's layout: the rows
+// between "<|vision_start|>" and "<|vision_end|>", row-major over the
+// merged grid, each at M-RoPE offsets (0, its row, its column).
+func (p *Projector) prepareQwen(img *rgb, out *Prepared) {
+	align := p.hp.patch * p.hp.merge
+	rw, rh := smartSize(img.nx, img.ny, align, p.hp.minPixels, p.hp.maxPixels)
+	out.tiles = []pixels{normalize(resizePadded(img, rw, rh, resizeBilinear), p.hp.mean, p.hp.std)}
+	gx, gy := rw/align, rh/align
+	out.gridX, out.gridY = gx, gy
+	out.Chunks = []Chunk{{Text: "<|vision_start|>"}, {Embeds: gx * gy}, {Text: "<|vision_end|>"}}
+	out.Positions = make([][3]int32, 0, gx*gy)
+	for y := range gy {
+		for x := range gx {
+			out.Positions = append(out.Positions, [3]int32{0, int32(y), int32(x)})
+		}
+	}
+}
+
+// qwenLayout is the order clip.cpp's graph keeps a Qwen2.5-VL image's
+// patches in: 2×2 groups (the rows the merger joins), the groups of each
+// attention window together, windows row by row.
+type qwenLayout struct {
+	patch  []int      // (patches) the raster index of each patch, in graph order
+	pos    [][2]int32 // (patches) each patch's (y, x) in patches: its 2-D rope position
+	window [][2]int   // (patches) the graph rows [lo, hi) of each patch's window
+	unit   []int      // (groups) unit[raster index of a merged row] = its graph index (window_idx)
+}
+
+// newQwenLayout is clip.cpp's window_idx/inv_window_idx and position
+// tables for a grid of npx×npy patches; windows of side grid merged rows
+// (all one window when grid is 0).
+func newQwenLayout(npx, npy, grid int) *qwenLayout {
+	pw, ph := npx/2, npy/2
+	if grid <= 0 {
+		grid = max(pw, ph)
+	}
+	l := &qwenLayout{unit: make([]int, pw*ph)}
+	dst := 0
+	for y := 0; y < ph; y += grid {
+		for x := 0; x < pw; x += grid {
+			wh, ww := min(grid, ph-y), min(grid, pw-x)
+			lo := 4 * dst
+			for dy := range wh {
+				for dx := range ww {
+					uy, ux := y+dy, x+dx
+					l.unit[uy*pw+ux] = dst
+					dst++
+					for k := range 4 {
+						py, px := 2*uy+k/2, 2*ux+k%2
+						l.patch = append(l.patch, py*npx+px)
+						l.pos = append(l.pos, [2]int32{int32(py), int32(px)})
+					}
+				}
+			}
+			for range 4 * wh * ww {
+				l.window = append(l.window, [2]int{lo, 4 * dst})
+			}
+		}
+	}
+	return l
+}
+
+// encodeQwen is clip_graph_qwen2vl::build for one image: (rows, projDim)
+// values, rows row-major over the merged grid.
+func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, error) {
+	hp, w := &p.hp, p.w
+	d, ps := hp.dim, hp.patch
+	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
+		return nil, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
+	}
+	npx, npy := px.nx/ps, px.ny/ps
+	n, k := npx*npy, 3*ps*ps
+	grid := qwenWindow / ps / 2
+	if hp.waPattern <= 0 {
+		grid = 0
+	}
+	lay := newQwenLayout(npx, npy, grid)
+
+	// The two temporal slices of the Conv3D, each ggml_conv_2d (im2col
+	// and an F16 product), added; then the patches in graph order.
+	cols := make([]float32, n*k) // (patches, 3·patch·patch), raster order
+	for py := range npy {
+		for pxx := range npx {
+			row := cols[(py*npx+pxx)*k:]
+			i := 0
+			for c := range 3 {
+				for ky := range ps {
+					src := px.buf[3*((py*ps+ky)*px.nx+pxx*ps):]
+					for kx := range ps {
+						row[i] = src[3*kx+c]
+						i++
+					}
+				}
+			}
+		}
+	}
+	raster := make([]float32, n*d) // (patches, dim)
+	second := make([]float32, n*d)
+	if err := mm.MatMul(raster, cols, n, w.patch); err != nil {
+		return nil, err
+	}
+	if err := mm.MatMul(second, cols, n, w.patch1); err != nil {
+		return nil, err
+	}
+	compute.Add(raster, second)
+	x := make([]float32, n*d) // (patches, dim): the residual stream, graph order
+	for i, src := range lay.patch {
+		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
+	}
+	if w.preW != nil {
+		rmsNormRows(x, x, w.preW, w.preB, d, hp.eps)
+	}
+
+	hd := d / hp.heads
+	rope := make([]float32, n*hd) // (patches, head_dim): each patch's cosines and sines
+	thetaScale := float32(math.Pow(10000, float64(float32(-2)/float32(hd/2))))
+	for i, yx := range lay.pos {
+		visionRope(rope[i*hd:(i+1)*hd], yx[0], yx[1], thetaScale)
+	}
+	cur := make([]float32, n*d)  // (patches, dim)
+	q := make([]float32, n*d)    // (patches, dim)
+	kk := make([]float32, n*d)   // (patches, dim)
+	v := make([]float32, n*d)    // (patches, dim)
+	attn := make([]float32, n*d) // (patches, dim)
+	gate := make([]float32, n*hp.ffn)
+	up := make([]float32, n*hp.ffn) // (patches, ffn)
+	a := newAttention(n, hd)
+	for li := range w.layers {
+		lw := &w.layers[li]
+		full := hp.waPattern <= 0 || (li+1)%hp.waPattern == 0
+		rmsNormRows(cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
+		for _, m := range []struct {
+			dst  []float32
+			w    *compute.Tensor
+			bias []float32
+		}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
+			if err := mm.MatMul(m.dst, cur, n, m.w); err != nil {
+				return nil, err
+			}
+			if m.bias != nil {
+				addRows(m.dst, m.bias)
+			}
+		}
+		for t := range n {
+			cs := rope[t*hd : (t+1)*hd]
+			for h := range hp.heads {
+				compute.RopeApply(q[t*d+h*hd:t*d+(h+1)*hd], cs, true)
+				compute.RopeApply(kk[t*d+h*hd:t*d+(h+1)*hd], cs, true)
+			}
+		}
+		var win [][2]int
+		if !full {
+			win = lay.window
+		}
+		if err := a.run(mm, attn, q, kk, v, hp.heads, win); err != nil {
+			return nil, err
+		}
+		if err := mm.MatMul(cur, attn, n, lw.o); err != nil {
+			return nil, err
+		}
+		if lw.ob != nil {
+			addRows(cur, lw.ob)
+		}
+		compute.Add(x, cur)
+
+		rmsNormRows(cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
+		if err := mm.MatMul(gate, cur, n, lw.gate); err != nil {
+			return nil, err
+		}
+		if lw.gateb != nil {
+			addRows(gate, lw.gateb)
+		}
+		if err := mm.MatMul(up, cur, n, lw.up); err != nil {
+			return nil, err
+		}
+		if lw.upb != nil {
+			addRows(up, lw.upb)
+		}
+		for t := range n {
+			r := up[t*hp.ffn : (t+1)*hp.ffn]
+			compute.SiLUMul(r, gate[t*hp.ffn:(t+1)*hp.ffn], r)
+		}
+		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
+			return nil, err
+		}
+		if lw.downb != nil {
+			addRows(cur, lw.downb)
+		}
+		compute.Add(x, cur)
+	}
+	if w.postW != nil {
+		rmsNormRows(x, x, w.postW, w.postB, d, hp.eps)
+	}
+
+	// The merger: each four consecutive patches one row of 4·dim values.
+	m := n / 4
+	hid := make([]float32, m*4*d) // (rows, 4·dim)
+	if err := mm.MatMul(hid, x, m, w.mm0); err != nil {
+		return nil, err
+	}
+	addRows(hid, w.mm0b)
+	ones := make([]float32, len(hid))
+	for i := range ones {
+		ones[i] = 1
+	}
+	gelu(hid, ones)
+	merged := make([]float32, m*hp.projDim) // (rows, projDim), graph order
+	if err := mm.MatMul(merged, hid, m, w.mm2); err != nil {
+		return nil, err
+	}
+	addRows(merged, w.mm2b)
+	out := make([]float32, m*hp.projDim) // raster order
+	for src, dst := range lay.unit {
+		copy(out[src*hp.projDim:(src+1)*hp.projDim], merged[dst*hp.projDim:(dst+1)*hp.projDim])
+	}
+	return out, nil
+}
+
+// rmsNormRows is ggml_rms_norm, then ggml_mul by w and ggml_add of b (b
+// may be nil), on each row of d values of x.
+func rmsNormRows(dst, x, w, b []float32, d int, eps float32) {
+	for t := 0; t < len(x); t += d {
+		compute.RMSNorm(dst[t:t+d], x[t:t+d], w, eps)
+		if b != nil {
+			compute.Add(dst[t:t+d], b)
+		}
+	}
+}
+
+// visionRope is ggml_rope_multi's cache in GGML_ROPE_TYPE_VISION mode
+// with four sections of head_dim/4 (clip.cpp's mrope_sections): the first
+// half of the head's len(cs)/2 rotated pairs at angles from y, the second
+// from x, each restarting from its position and multiplied by thetaScale
+// at every pair, as ggml_mrope_cache_init's independent sections do.
+func visionRope(cs []float32, y, x int32, thetaScale float32) {
+	half := len(cs) / 2
+	var theta float32
+	for k := range half {
+		switch k {
+		case 0:
+			theta = float32(y)
+		case half / 2:
+			theta = float32(x)
+		}
+		cs[2*k], cs[2*k+1] = compute.Cosf(theta), compute.Sinf(theta)
+		theta *= thetaScale
+	}
+}
