@@ -36,6 +36,12 @@ type Batch struct {
 	// Gemma 3's images). The sliding window still counts back from the
 	// row's own position. nil, or 0: causal.
 	AttendTo []int32 // (n_tokens)
+	// RopePositions are the tokens' M-RoPE (t, h, w) positions, for a
+	// model with rope sections (qwen2vl.go): an image's rows at their grid
+	// places, text after an image past its largest one. nil: each token at
+	// (p, p, p), p its Positions entry. A model without rope sections
+	// refuses them.
+	RopePositions [][3]int32 // (n_tokens)
 }
 
 // NumLogits is the number of rows with Logits set.
@@ -63,7 +69,7 @@ func (b *Batch) HasEmbeds() bool {
 func (b *Batch) Reset() {
 	b.Tokens, b.Positions, b.Seq, b.Logits = b.Tokens[:0], b.Positions[:0], b.Seq[:0], b.Logits[:0]
 	b.BlockTables, b.Hidden, b.LoRA, b.Embeds = b.BlockTables[:0], b.Hidden[:0], b.LoRA[:0], b.Embeds[:0]
-	b.AttendTo = b.AttendTo[:0]
+	b.AttendTo, b.RopePositions = b.AttendTo[:0], b.RopePositions[:0]
 }
 
 // Add appends one token.
@@ -93,6 +99,12 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 		if e != nil && len(e) != c.Dim {
 			return fmt.Errorf("model: batch token %d: input embedding of %d values, the model's width is %d", i, len(e), c.Dim)
 		}
+	}
+	if len(b.RopePositions) != 0 && len(b.RopePositions) != n {
+		return fmt.Errorf("model: batch of %d tokens has %d rope positions", n, len(b.RopePositions))
+	}
+	if len(b.RopePositions) != 0 && c.RopeSections == [4]int{} {
+		return fmt.Errorf("model: batch has M-RoPE positions, the %s model has no rope sections", c.Arch)
 	}
 	if err := b.validateAttendTo(); err != nil {
 		return err

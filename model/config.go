@@ -8,7 +8,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2", "gemma3", "smollm3", "phi3", "gpt-oss", "bert", "nomic-bert"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2", "gemma3", "smollm3", "phi3", "gpt-oss", "bert", "nomic-bert", "qwen2vl"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -60,6 +60,11 @@ type Config struct {
 	FinalSoftcap  float32 // logits become c·tanh(l/c); 0: none
 
 	NoRopeLayers []bool // (layers) layers whose q and k are not rotated (smollm3); nil: none
+
+	// RopeSections are M-RoPE's (qwen2vl.go): how many of the rotated pairs
+	// take their angle from a token's t, h, w (and a fourth, always 0)
+	// position, cyclically; all zero: one position per token.
+	RopeSections [4]int
 
 	// Phi-3's extras (phi3.go); zero elsewhere.
 	FusedQKV       bool    // q, k and v are one matrix (attn_qkv)
@@ -117,6 +122,9 @@ func (c *Config) Validate() error {
 	}
 	if c.NoRopeLayers != nil && len(c.NoRopeLayers) != c.Layers {
 		return fmt.Errorf("model: %d no-rope layer flags for %d layers", len(c.NoRopeLayers), c.Layers)
+	}
+	if err := c.validateMRoPE(); err != nil {
+		return err
 	}
 	if err := c.validateGemma(); err != nil {
 		return err

@@ -39,8 +39,8 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	} else if typ != "" && typ != "none" && !(arch == "phi3" && typ == "longrope") && !(arch == "gpt-oss" && typ == "yarn") {
 		return nil, fmt.Errorf("model: %s: rope scaling %q is not supported (troupe supports linear and llama3)", f.Path, typ)
 	}
-	c.RopeNeox = arch == "qwen2" || arch == "qwen3" || isMoE(arch) || isGemma(arch)
-	c.QKVBias = arch == "qwen2" || arch == "qwen2moe"
+	c.RopeNeox = arch == "qwen2" || arch == "qwen2vl" || arch == "qwen3" || isMoE(arch) || isGemma(arch)
+	c.QKVBias = arch == "qwen2" || arch == "qwen2vl" || arch == "qwen2moe"
 	c.QKNorm = arch == "qwen3" || arch == "qwen3moe"
 	c.Pooling = Pooling(r.int("pooling_type", 0))
 	bertConfig(c, r)
@@ -49,6 +49,9 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	}
 	if arch == "smollm3" {
 		smollm3Config(c)
+	}
+	if arch == "qwen2vl" {
+		qwen2vlConfig(f, r, c)
 	}
 	if arch == "phi3" {
 		phi3Config(f, r, c)

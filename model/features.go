@@ -49,6 +49,7 @@ const (
 	MoESoftmaxTopK                       // routing weights a softmax over the top-k logits (gpt-oss)
 	MoEOAI                               // router and expert biases, swiglu_oai experts (gpt-oss)
 	Encoder                              // a BERT-family encoder (bidirectional, embeddings only)
+	MRoPE                                // multimodal rope: (t, h, w) positions per token (qwen2vl)
 )
 
 // featureRules derives each feature from a Config, in bit order.
@@ -87,6 +88,7 @@ var featureRules = []struct {
 	{MoESoftmaxTopK, "moe-softmax-topk", func(c *Config) bool { return c.SoftmaxTopK }},
 	{MoEOAI, "moe-oai", func(c *Config) bool { return c.ExpertOAI }},
 	{Encoder, "encoder", func(c *Config) bool { return c.Encoder }},
+	{MRoPE, "mrope", func(c *Config) bool { return c.RopeSections != [4]int{} }},
 }
 
 // CPUFeatures is what the CPU forward pass (Forward, bert.go's encoder)
@@ -94,7 +96,7 @@ var featureRules = []struct {
 const CPUFeatures = RopeNeox | RopeScaling | RopeFactors | LongRoPE | RopeAttnFactor | RopeYaRN | NoRopeLayers |
 	QKVBias | QKNorm | FusedQKV | FusedGateUp | TiedOutput | EmbedScale | QueryScale |
 	SlidingWindow | SWARope | AttnSoftcap | FinalSoftcap | AttnSinks | OBias | PostNorms | GeGLU |
-	MoE | MoESharedExpert | MoENormTopK | MoESoftmaxTopK | MoEOAI | Encoder
+	MoE | MoESharedExpert | MoENormTopK | MoESoftmaxTopK | MoEOAI | Encoder | MRoPE
 
 // ErrUnsupportedFeature is wrapped when a backend is asked to run a model
 // with a feature it does not implement.

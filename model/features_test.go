@@ -67,6 +67,7 @@ var featureFields = map[string]struct {
 	"SoftmaxTopK":      {MoESoftmaxTopK, nil},
 	"ExpertOAI":        {MoEOAI, nil},
 	"RopeYaRN":         {RopeYaRN, nil},
+	"RopeSections":     {MRoPE, func(c *Config) { c.RopeSections = [4]int{2, 3, 3, 0} }},
 }
 
 // plainConfig is a llama with none of the features.

@@ -73,7 +73,15 @@ func (m *Model) prepare(s *State, b *Batch, cache *kv.Cache, logits []float32, w
 	for i := range n {
 		slot, _ := cache.Slot(b.BlockTables[b.Seq[i]], int(b.Positions[i])) // checked by validate
 		s.slots[i] = int32(slot)
-		c.ropeTable(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBase, c.RopeScale)
+		if m.Features.Has(MRoPE) { // qwen2vl.go
+			pos := [3]int32{b.Positions[i], b.Positions[i], b.Positions[i]}
+			if len(b.RopePositions) != 0 {
+				pos = b.RopePositions[i]
+			}
+			c.mropeTable(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], pos)
+		} else {
+			c.ropeTable(s.rope[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBase, c.RopeScale)
+		}
 		if c.swaRope() {
 			c.ropeTable(s.ropeL[i*c.RopeDim:(i+1)*c.RopeDim], int(b.Positions[i]), c.RopeBaseSWA, c.RopeScaleSWA)
 		}

@@ -16,7 +16,11 @@
 // positions are 0, 1, 2, ...), OUT.emb (the image's rows, float32, from
 // the encoder), OUT.logits (float32 vocab-wide rows, one per text
 // position, in order) and OUT.gen (int32: NGEN greedy ids after the
-// prompt, each decoded alone). Built and run by scripts/vision-logits-ref.sh
+// prompt, each decoded alone). For an M-RoPE model (Qwen-VL projectors,
+// mtmd_decode_use_mrope) also OUT.pos: int32 (t, h, w) per position, the
+// rope positions mtmd gives (text at (p, p, p); an image's rows at
+// (p0, p0+row, p0+column), the text after it from p0 + max(rows,
+// columns)). Built and run by scripts/vision-logits-ref.sh
 // against a llama.cpp build (not part of troupe; never commit one).
 //
 // Run: vision-logits-dump MODEL MMPROJ IMAGE PROMPT NGEN OUT
@@ -70,7 +74,8 @@ int main(int argc, char **argv) {
 
     const int nv = llama_vocab_n_tokens(llama_model_get_vocab(model));
     const int nembd = llama_model_n_embd_inp(model);
-    std::vector<int32_t> ids;
+    const bool mrope = mtmd_decode_use_mrope(mctx);
+    std::vector<int32_t> ids, pos;
     std::vector<float> logits, emb;
     llama_pos n_past = 0;
     for (size_t c = 0; c < mtmd_input_chunks_size(chunks); c++) {
@@ -82,6 +87,7 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < n; i++) {
                 b.token[i] = toks[i]; b.pos[i] = n_past + i; b.n_seq_id[i] = 1; b.seq_id[i][0] = 0; b.logits[i] = 1;
                 ids.push_back(toks[i]);
+                for (int k = 0; k < 3; k++) pos.push_back(n_past + i);
             }
             b.n_tokens = n;
             if (llama_decode(lctx, b) != 0) return 1;
@@ -96,10 +102,16 @@ int main(int argc, char **argv) {
         if (mtmd_encode_chunk(mctx, ch) != 0) { fprintf(stderr, "vision-logits-dump: encode failed\n"); return 1; }
         float *e = mtmd_get_output_embd(mctx);
         const int n = mtmd_input_chunk_get_n_tokens(ch);
-        if (mtmd_input_chunk_get_n_pos(ch) != n) { fprintf(stderr, "vision-logits-dump: image of %d tokens at %d positions\n", n, (int) mtmd_input_chunk_get_n_pos(ch)); return 1; }
+        if (mrope) {
+            const mtmd_image_tokens *it = mtmd_input_chunk_get_tokens_image(ch);
+            for (int i = 0; i < n; i++) {
+                mtmd_decoder_pos p = mtmd_image_tokens_get_decoder_pos(it, n_past, i);
+                pos.push_back(p.t); pos.push_back(p.y); pos.push_back(p.x);
+            }
+        } else if (mtmd_input_chunk_get_n_pos(ch) != n) { fprintf(stderr, "vision-logits-dump: image of %d tokens at %d positions\n", n, (int) mtmd_input_chunk_get_n_pos(ch)); return 1; }
         emb.insert(emb.end(), e, e + (size_t) n * nembd);
         for (int i = 0; i < n; i++) ids.push_back(-1);
-        if (causal) {
+        if (causal && !mrope) {
             llama_batch b = llama_batch_init(n, nembd, 1);
             memcpy(b.embd, e, sizeof(float) * n * nembd);
             for (int i = 0; i < n; i++) { b.pos[i] = n_past + i; b.n_seq_id[i] = 1; b.seq_id[i][0] = 0; b.logits[i] = 0; }
@@ -120,12 +132,14 @@ int main(int argc, char **argv) {
         for (int j = 1; j < nv; j++) if (row[j] > row[best]) best = j;
         gen.push_back(best);
         llama_batch b = llama_batch_init(1, 0, 1);
+        for (int k = 0; k < 3; k++) pos.push_back(n_past);
         b.token[0] = best; b.pos[0] = n_past++; b.n_seq_id[0] = 1; b.seq_id[0][0] = 0; b.logits[0] = 1; b.n_tokens = 1;
         if (llama_decode(lctx, b) != 0) return 1;
         const float *l = llama_get_logits_ith(lctx, 0);
         row.assign(l, l + nv);
         llama_batch_free(b);
     }
+    if (mrope && !write_vec(out + ".pos", pos)) return 1;
     if (!write_vec(out + ".ids", ids) || !write_vec(out + ".emb", emb) || !write_vec(out + ".logits", logits) || !write_vec(out + ".gen", gen)) return 1;
     printf("%zu positions (%zu image rows), %zu logit rows, greedy", ids.size(), emb.size() / nembd, logits.size() / nv);
     for (int32_t g : gen) printf(" %d", g);

@@ -10,6 +10,10 @@
 # (scripts/vision-logits-dump.cpp, linked against libmtmd and libllama):
 # once as mtmd decodes the image (non-causal attention over its rows, as
 # for every Gemma 3 projector) and once with causal attention (CAUSAL=1).
+# Then Qwen2.5-VL: a random qwen2vl-tiny text model (troupe synth, F32,
+# stories260K's vocabulary, seed 11; M-RoPE, width 256) with a random
+# qwen2.5vl-tiny projector (seed 1), the same prompt and image, decoded
+# as mtmd does (causal, M-RoPE positions: NAME.pos).
 # It compiles the dumper against a llama.cpp build; it never builds
 # llama.cpp.
 #
@@ -34,3 +38,6 @@ for c in "stories260K $MODELS/stories260K.gguf 64" "gemma3-tiny $tmp/gemma3-tiny
 	"$tmp/dump" "$2" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/$1-gemma3-tiny" 2>/dev/null
 	CAUSAL=1 "$tmp/dump" "$2" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/$1-gemma3-tiny-causal" 2>/dev/null
 done
+"$tmp/troupe" synth --shape qwen2vl-tiny --type F32 --vocab "$MODELS/stories260K.gguf" --seed 11 -o "$tmp/qwen2vl-tiny.gguf" >/dev/null
+"$tmp/troupe" synth --projector qwen2.5vl-tiny --text-dim 256 --seed 1 -o "$tmp/mmproj.gguf" >/dev/null
+"$tmp/dump" "$tmp/qwen2vl-tiny.gguf" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/qwen2vl-tiny-qwen2.5vl-tiny" 2>/dev/null

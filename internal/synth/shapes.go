@@ -19,6 +19,9 @@ type Shape struct {
 	Tied     bool // output shares token_embd
 	QKVBias  bool // qwen2: biases on q, k and v
 
+	// MRope is rope.dimension_sections (Arch "qwen2vl": M-RoPE).
+	MRope [4]int
+
 	// Gemma (Arch "gemma2", "gemma3"): post norms always, q/k norms in gemma3.
 	HeadDim     int     // key/value length when not Dim/Heads; 0: Dim/Heads
 	Window      int     // sliding_window
@@ -69,6 +72,12 @@ var Shapes = []Shape{
 		Vocab: 32000, Context: 2048, RopeBase: 10000, NormEps: 1e-5},
 	{Name: "llama-3.2-1b", Arch: "llama", Dim: 2048, Layers: 16, Heads: 32, KVHeads: 8, FFN: 8192,
 		Vocab: 128256, Context: 131072, RopeBase: 500000, NormEps: 1e-5, Tied: true},
+	// qwen2.5-vl-3b is Qwen2.5-VL-3B-Instruct's language model; qwen2vl-tiny
+	// is for tests (pairs with --projector qwen2.5vl-tiny --text-dim 256).
+	{Name: "qwen2.5-vl-3b", Arch: "qwen2vl", Dim: 2048, Layers: 36, Heads: 16, KVHeads: 2, FFN: 11008,
+		Vocab: 151936, Context: 128000, RopeBase: 1000000, NormEps: 1e-6, Tied: true, QKVBias: true, MRope: [4]int{16, 24, 24, 0}},
+	{Name: "qwen2vl-tiny", Arch: "qwen2vl", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, FFN: 768,
+		Vocab: 151936, Context: 4096, RopeBase: 1000000, NormEps: 1e-6, QKVBias: true, MRope: [4]int{8, 12, 12, 0}},
 	{Name: "qwen2.5-0.5b", Arch: "qwen2", Dim: 896, Layers: 24, Heads: 14, KVHeads: 2, FFN: 4864,
 		Vocab: 151936, Context: 32768, RopeBase: 1000000, NormEps: 1e-6, Tied: true, QKVBias: true},
 	{Name: "smollm2-135m", Arch: "llama", Dim: 576, Layers: 30, Heads: 9, KVHeads: 3, FFN: 1536,

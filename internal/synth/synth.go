@@ -275,6 +275,9 @@ func Write(w io.Writer, o Options) (int, error) {
 	gw.SetKV(a+".rope.freq_base", s.RopeBase)
 	gw.SetKV(a+".attention.layer_norm_rms_epsilon", s.NormEps)
 	gw.SetKV(a+".rope.dimension_count", uint32(s.ropeDim()))
+	if s.MRope != [4]int{} {
+		gw.SetKV(a+".rope.dimension_sections", []int32{int32(s.MRope[0]), int32(s.MRope[1]), int32(s.MRope[2]), int32(s.MRope[3])})
+	}
 	if s.LongRope {
 		gw.SetKV(a+".rope.scaling.attn_factor", s.AttnFactor)
 		gw.SetKV(a+".rope.scaling.original_context_length", uint32(cmp.Or(s.OrigCtx, 4096)))

@@ -1,0 +1,240 @@
+package model_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/model/tokenizer"
+	"github.com/troupe-llm/troupe/model/vision"
+)
+
+// mropePositions is mtmd's M-RoPE layout of a prompt whose image rows (ids
+// -1) take offsets rows in order: text at (p, p, p), an image's rows at
+// p0 plus their offsets, the text after it from p0 + extent; then ngen
+// tokens after the prompt.
+func mropePositions(ids []int32, rows [][3]int32, extent, ngen int) [][3]int32 {
+	var out [][3]int32
+	p, r := int32(0), 0
+	for i, id := range ids {
+		if id >= 0 {
+			out = append(out, [3]int32{p, p, p})
+			p++
+			continue
+		}
+		o := rows[r]
+		out = append(out, [3]int32{p + o[0], p + o[1], p + o[2]})
+		r++
+		if i+1 == len(ids) || ids[i+1] >= 0 {
+			p += int32(extent)
+		}
+	}
+	for range ngen {
+		out = append(out, [3]int32{p, p, p})
+		p++
+	}
+	return out
+}
+
+// mropeForward is visionForward (causal) with M-RoPE positions pos (the
+// prompt's, then one per generated token); pos nil: none (each token at
+// its index).
+func mropeForward(t *testing.T, m *model.Model, ids []int32, pos [][3]int32, emb []float32, ngen int) ([]float32, []int32) {
+	t.Helper()
+	c := &m.Config
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(ids) + ngen + 15) / 16, Type: kv.F16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(ids)+ngen, cache.BlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := model.NewState(c, 2)
+	b := &model.Batch{BlockTables: [][]int32{table}}
+	row, text := 0, 0
+	for p, id := range ids {
+		if id < 0 {
+			b.Add(0, int32(p), 0, false)
+			b.Embeds = append(b.Embeds, emb[row*c.Dim:(row+1)*c.Dim])
+			row++
+		} else {
+			b.Add(id, int32(p), 0, true)
+			b.Embeds = append(b.Embeds, nil)
+			text++
+		}
+		if pos != nil {
+			b.RopePositions = append(b.RopePositions, pos[p])
+		}
+	}
+	logits := make([]float32, text*c.VocabSize)
+	if err := m.Forward(st, b, cache, logits); err != nil {
+		t.Fatal(err)
+	}
+	last := slices.Clone(logits[(text-1)*c.VocabSize:])
+	var gen []int32
+	for i := range ngen {
+		best := int32(0)
+		for j, v := range last {
+			if v > last[best] {
+				best = int32(j)
+			}
+		}
+		gen = append(gen, best)
+		b.Reset()
+		b.BlockTables = append(b.BlockTables, table)
+		b.Add(best, int32(len(ids)+i), 0, true)
+		if pos != nil {
+			b.RopePositions = append(b.RopePositions, pos[len(ids)+i])
+		}
+		if err := m.Forward(st, b, cache, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return logits, gen
+}
+
+// TestVisionLogitsParityMRoPE is TestVisionLogitsParity for Qwen2.5-VL: a
+// random qwen2vl-tiny text model (troupe synth --shape qwen2vl-tiny --type
+// F32 --vocab stories260K.gguf --seed 11: qwen2 with M-RoPE, sections 8,
+// 12, 12 of 32 pairs, width 256) and a random qwen2.5vl-tiny projector of
+// its width (seed 1), the prompt with wide.png (a 6×3 grid of rows)
+// against llama.cpp b10573's mtmd (scripts/vision-logits-ref.sh): the
+// layout (ids) and the M-RoPE positions equal mtmd's (text after the
+// image from its first position + 6); the text rows' teacher-forced
+// logits within the bound with llama.cpp's image rows and with Encode's;
+// greedy ids equal. The same prompt with plain positions (no M-RoPE)
+// differs far beyond the bound (logged), so the positions reach the
+// logits.
+func TestVisionLogitsParityMRoPE(t *testing.T) {
+	const name = "qwen2vl-tiny-qwen2.5vl-tiny"
+	// Measured 4.2e-3 with llama.cpp's image rows, at the first text row
+	// (BOS, before the image: the F32 text model's own difference, as
+	// gemma3-tiny's 2.65e-3; the rows after the image 2.3e-3 to 4.1e-3),
+	// 5.4e-3 with Encode's; 0.12 with plain positions.
+	const bound, imageBound = 5e-3, 7e-3
+	vf, err := gguf.Open(filepath.Join(modelsDir(t), "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	shape, _ := synth.LookupShape("qwen2vl-tiny")
+	ft, _ := synth.LookupFileType("F32")
+	path := filepath.Join(t.TempDir(), "qwen2vl-tiny.gguf")
+	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 11, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	m, f, err := model.LoadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !m.Features.Has(model.MRoPE) {
+		t.Fatal("qwen2vl model without the mrope feature")
+	}
+
+	ps, _ := synth.LookupProjectorShape("qwen2.5vl-tiny")
+	ppath := filepath.Join(t.TempDir(), "mmproj.gguf")
+	if err := synth.WriteProjector(ppath, synth.ProjectorOptions{Shape: ps, TextDim: m.Config.Dim, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	proj, err := vision.Open(ppath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proj.Close()
+	data, err := os.ReadFile(filepath.Join("vision", "testdata", "img", "wide.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := proj.Prepare(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := proj.Encode(compute.NewMatMuler(2), prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ref := readVisionPrompt(t, name)
+	refPos := readI32(t, filepath.Join(visionLogitsDir, name+".pos"))
+	if len(emb) != len(ref.emb) {
+		t.Fatalf("Encode gave %d values, llama.cpp %d", len(emb), len(ref.emb))
+	}
+	// The server's layout: text pieces and Prepare's marker texts each
+	// tokenized alone (BOS on the first), a -1 per image row.
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := tokenizer.New(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var layout []int32
+	for i, piece := range []string{"Once upon a time ", "", " there was a little"} {
+		if piece == "" {
+			for _, c := range prep.Chunks {
+				if c.Embeds > 0 {
+					layout = append(layout, slices.Repeat([]int32{-1}, c.Embeds)...)
+					continue
+				}
+				ids, err := tk.Encode(c.Text, false, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				layout = append(layout, ids...)
+			}
+			continue
+		}
+		ids, err := tk.Encode(piece, i == 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layout = append(layout, ids...)
+	}
+	if !slices.Equal(layout, ref.ids) {
+		t.Errorf("server's layout %v\nmtmd's          %v", layout, ref.ids)
+	}
+	extent := 0
+	for _, o := range prep.Positions {
+		extent = max(extent, int(o[1])+1, int(o[2])+1)
+	}
+	pos := mropePositions(ref.ids, prep.Positions, extent, len(ref.gen))
+	var want [][3]int32
+	for i := 0; i+2 < len(refPos); i += 3 {
+		want = append(want, [3]int32{refPos[i], refPos[i+1], refPos[i+2]})
+	}
+	if !slices.Equal(pos, want) {
+		t.Fatalf("M-RoPE positions %v\nmtmd's           %v", pos, want)
+	}
+
+	vocab := m.Config.VocabSize
+	got, gen := mropeForward(t, m, ref.ids, pos, emb, len(ref.gen))
+	withRef, _ := mropeForward(t, m, ref.ids, pos, ref.emb, 0)
+	plain, _ := mropeForward(t, m, ref.ids, nil, ref.emb, 0)
+	rel, abs := worstRelAbs(got, ref.logits, vocab)
+	relRef, _ := worstRelAbs(withRef, ref.logits, vocab)
+	off, _ := worstRelAbs(plain, ref.logits, vocab)
+	t.Logf("%d text rows: max |Δ|/std %.2e (max |Δ| %.2e) against llama.cpp; %.2e with llama.cpp's image rows; %.2e without M-RoPE positions",
+		len(got)/vocab, rel, abs, relRef, off)
+	t.Logf("greedy ids %v, llama.cpp's %v", gen, ref.gen)
+	if relRef > bound {
+		t.Errorf("with llama.cpp's image rows: max |Δ|/std %.2e, want at most %.0e", relRef, bound)
+	}
+	if rel > imageBound {
+		t.Errorf("max |Δ|/std %.2e, want at most %.0e", rel, imageBound)
+	}
+	if off < 10*imageBound {
+		t.Errorf("plain positions give %.2e, want far more than the bound: M-RoPE does not reach the logits", off)
+	}
+	if !slices.Equal(gen, ref.gen) {
+		t.Errorf("greedy ids %v, llama.cpp's %v", gen, ref.gen)
+	}
+}
