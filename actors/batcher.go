@@ -280,6 +280,7 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 		}
 		b.embedSpec(step, i, uint64(q.ID))
 		for pos := c.Start; pos < c.End; pos++ {
+			addRopePosition(step, b.seqs[uint64(q.ID)].new, pos) // images.go
 			if tok := q.Tokens[pos]; tok >= 0 {
 				step.Tokens = append(step.Tokens, tok)
 				padImageInputs(step) // images.go
@@ -291,6 +292,7 @@ func (b *batcher) dispatch(ctx actor.Context, d *deviceSlot) {
 			step.Logits = append(step.Logits, c.Logits && pos == c.End-1)
 		}
 		for j, tok := range q.Draft[:c.Draft] { // speculative: spec.go
+			addRopePosition(step, b.seqs[uint64(q.ID)].new, c.End+j)
 			step.Tokens = append(step.Tokens, tok)
 			padImageInputs(step)
 			step.Positions = append(step.Positions, int32(c.End+j))

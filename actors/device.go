@@ -88,6 +88,7 @@ func (d *device) forward(step *messages.Step) error {
 	b := &d.batch
 	b.Tokens, b.Positions, b.Seq, b.Logits, b.BlockTables = step.Tokens, step.Positions, step.Seq, step.Logits, step.BlockTables
 	b.Embeds, b.AttendTo = step.Inputs, step.AttendTo // image rows, bidirectional spans
+	b.RopePositions = step.RopePositions              // M-RoPE positions (images.go)
 	if err := loraBatch(b, step.LoRA, d.adapters); err != nil {
 		return fmt.Errorf("device %d: step %d: %w", d.index, step.StepID, err)
 	}

@@ -17,7 +17,10 @@ import (
 // errors wrap vision.ErrFormat or vision.ErrTooLarge); Encode runs the
 // vision tower and the projector over a prepared image on mm's workers and
 // returns p.Rows()·Dim() values, the embedding runs of p.Chunks in order.
-// Both may run on several goroutines at once.
+// Both may run on several goroutines at once. Optional methods:
+// Bidirectional() bool (the rows attend both ways, Gemma 3) and MRoPE()
+// bool (Prepared.Positions place the rows for a model with M-RoPE, Qwen-VL:
+// the runtime refuses an encoder and a model that disagree).
 type ImageEncoder interface {
 	Prepare(data []byte) (*vision.Prepared, error)
 	Encode(mm *compute.MatMuler, p *vision.Prepared) ([]float32, error)

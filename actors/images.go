@@ -109,3 +109,61 @@ func unkeyHistory(h []int32, n *messages.NewSequence, off int) {
 		}
 	}
 }
+
+// M-RoPE (model.Batch.RopePositions; mtmd's layout for Qwen-VL): an
+// image's rows sit at its first rope position plus their (t, h, w)
+// offsets (ImageInput.Positions), and the tokens after it continue from
+// its first position plus its extent (its largest offset + 1), not plus
+// its rows: every later position is shifted back by rows − extent. The
+// cache and the schedule keep the plain positions (the rows in order).
+
+// ropeExtent is how many rope positions an image of those row offsets
+// takes (mtmd_image_tokens_get_n_pos: max(rows, columns) for Qwen-VL).
+func ropeExtent(offsets [][3]int32) int {
+	n := int32(0)
+	for _, o := range offsets {
+		n = max(n, o[0]+1, o[1]+1, o[2]+1)
+	}
+	return int(n)
+}
+
+// ropePosition is position pos of n's M-RoPE position, and whether n has
+// images with M-RoPE offsets at all.
+func ropePosition(n *messages.NewSequence, pos int) ([3]int32, bool) {
+	shift, mrope := 0, false
+	for i := range n.Images {
+		im := &n.Images[i]
+		if im.Positions == nil {
+			continue
+		}
+		mrope = true
+		if pos < im.Pos {
+			break
+		}
+		if pos < im.Pos+im.Rows {
+			base, o := int32(im.Pos-shift), im.Positions[pos-im.Pos]
+			return [3]int32{base + o[0], base + o[1], base + o[2]}, true
+		}
+		shift += im.Rows - ropeExtent(im.Positions)
+	}
+	p := int32(pos - shift)
+	return [3]int32{p, p, p}, mrope
+}
+
+// addRopePosition appends position pos of n's M-RoPE position to the step
+// (before its plain position), making step.RopePositions when the step's
+// first sequence with M-RoPE images comes: the rows before it are at
+// their plain positions.
+func addRopePosition(step *messages.Step, n *messages.NewSequence, pos int) {
+	rp, mrope := ropePosition(n, pos)
+	if !mrope && step.RopePositions == nil {
+		return
+	}
+	if step.RopePositions == nil {
+		step.RopePositions = make([][3]int32, 0, cap(step.Tokens))
+		for _, p := range step.Positions {
+			step.RopePositions = append(step.RopePositions, [3]int32{p, p, p})
+		}
+	}
+	step.RopePositions = append(step.RopePositions, rp)
+}

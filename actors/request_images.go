@@ -56,6 +56,9 @@ func (r *request) onImageEncoded(ctx actor.Context, msg *imageEncoded) {
 		if im := &r.req.Images[i]; im.Image == any(pi) {
 			im.Embeds, im.Image = msg.embeds[im.Row*dim:(im.Row+im.Rows)*dim], nil
 			im.Bidirectional = r.rt.bidirectional
+			if pos := pi.p.Positions; pos != nil { // M-RoPE (images.go)
+				im.Positions = pos[im.Row : im.Row+im.Rows]
+			}
 		}
 	}
 	if r.imagesLeft--; r.imagesLeft == 0 {

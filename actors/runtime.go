@@ -104,6 +104,13 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 			return nil, fmt.Errorf("actors: backend %d: %w", i, err)
 		}
 	}
+	if cfg.Encoder != nil {
+		mr, _ := cfg.Encoder.(interface{ MRoPE() bool })
+		if has := mr != nil && mr.MRoPE(); has != m.Features.Has(model.MRoPE) {
+			closeBackends(owned)
+			return nil, fmt.Errorf("actors: the image encoder's M-RoPE positions (%v) do not match the %s model's M-RoPE (%v)", has, c.Arch, !has)
+		}
+	}
 	var drafter *draftRunner
 	if cfg.Speculative.Type == SpecDraft {
 		var err error

@@ -27,4 +27,9 @@ type ImageInput struct {
 	// as llama.cpp's mtmd decodes Gemma 3's images (non-causal attention
 	// over the image batch); the span is then computed in one step.
 	Bidirectional bool `msgpack:"bidirectional,omitempty"`
+	// Positions, for a model with M-RoPE (Qwen2-VL family), is each of the
+	// span's rows' (t, h, w) offsets from the image's first rope position
+	// (vision.Prepared.Positions); the text after the image continues past
+	// the largest. nil: the rows take their prompt positions.
+	Positions [][3]int32 `msgpack:"positions,omitempty"`
 }

@@ -120,6 +120,10 @@ type Step struct {
 	// past its own position: the rows of a bidirectional image span see
 	// the whole span (ImageInput.Bidirectional); 0: causal.
 	AttendTo []int32 `msgpack:"attend_to,omitempty"` // (n_tokens)
+	// RopePositions, where set, are the rows' M-RoPE (t, h, w) positions
+	// (model.Batch.RopePositions): a step with a sequence whose images
+	// have Positions; nil: each row at its position.
+	RopePositions [][3]int32 `msgpack:"rope_positions,omitempty"` // (n_tokens)
 }
 
 // SampleSpec is how to sample one row of a Step's logits.

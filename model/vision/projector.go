@@ -204,6 +204,11 @@ func (p *Projector) Type() string { return p.typ }
 // computes an image in one step, each row seeing all of it.
 func (p *Projector) Bidirectional() bool { return p.typ == "gemma3" }
 
+// MRoPE reports whether Prepare gives the rows M-RoPE positions
+// (Prepared.Positions), for a language model with multimodal rope
+// (llama.cpp's qwen2vl: Qwen2.5-VL's projector).
+func (p *Projector) MRoPE() bool { return p.typ == typeQwen25VL }
+
 // Dim is the width of Encode's rows: the language model's embedding width
 // the projector was made for.
 func (p *Projector) Dim() int { return p.hp.projDim }
