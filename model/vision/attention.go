@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -34,10 +35,16 @@ func newAttention(n, hd int) *attention {
 }
 
 // run writes the attention of q over k and v ((n, heads·head_dim) each)
-// into out. win, when not nil, is each row's window [lo, hi): its scores
-// outside it are masked (ggml_soft_max_ext's -FLT_MAX mask: their weights
-// are zero).
+// into out. win, when not nil, is each row's window [lo, hi), the rows of
+// a window consecutive: its scores outside it are masked
+// (ggml_soft_max_ext's -FLT_MAX mask: their weights are zero), so each
+// window is computed alone, its rows over its keys only (the products
+// then sum fewer zero terms than ggml's, in another order: not the same
+// bits, within TestParityEmbeddings' bound).
 func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int, win [][2]int) error {
+	if win != nil {
+		return a.windows(mm, out, q, k, v, heads, win)
+	}
 	n, hd := a.n, a.hd
 	d := heads * hd
 	block := len(a.kq) / n
@@ -76,6 +83,45 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 				copy(out[(t0+r)*d+h*hd:(t0+r)*d+(h+1)*hd], kqv[r*hd:(r+1)*hd])
 			}
 		}
+	}
+	return nil
+}
+
+// windows is run with windows: each window's rows attend to its own.
+func (a *attention) windows(mm *compute.MatMuler, out, q, k, v []float32, heads int, win [][2]int) error {
+	hd := a.hd
+	d := heads * hd
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	for lo := 0; lo < a.n; {
+		hi := win[lo][1]
+		m := hi - lo
+		if win[lo][0] != lo || m < 1 || m*m > len(a.kq) || m*hd > len(a.kqv) {
+			return fmt.Errorf("attention window [%d, %d) at row %d", win[lo][0], hi, lo)
+		}
+		for h := range heads {
+			for t := range m {
+				copy(a.qh[t*hd:(t+1)*hd], q[(lo+t)*d+h*hd:])
+				copy(a.kh[t*hd:(t+1)*hd], k[(lo+t)*d+h*hd:])
+				for i := range hd {
+					a.vt[i*m+t] = v[(lo+t)*d+h*hd+i]
+				}
+			}
+			kq := a.kq[:m*m]
+			if err := mm.MatMul(kq, a.qh[:m*hd], m, f32Matrix(a.kh[:m*hd], hd, m)); err != nil {
+				return err
+			}
+			for r := range m {
+				softmax(kq[r*m:(r+1)*m], scale)
+			}
+			kqv := a.kqv[:m*hd]
+			if err := mm.MatMul(kqv, kq, m, f32Matrix(a.vt[:hd*m], m, hd)); err != nil {
+				return err
+			}
+			for r := range m {
+				copy(out[(lo+r)*d+h*hd:(lo+r)*d+(h+1)*hd], kqv[r*hd:(r+1)*hd])
+			}
+		}
+		lo = hi
 	}
 	return nil
 }

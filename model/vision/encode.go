@@ -17,16 +17,6 @@ func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, err
 	if prep == nil || len(prep.tiles) == 0 {
 		return nil, errors.New("vision: Encode: nothing prepared")
 	}
-	if p.typ == typeQwen25VL {
-		out, err := p.encodeQwen(mm, &prep.tiles[0])
-		if err != nil {
-			return nil, fmt.Errorf("vision: encode: %w", err)
-		}
-		if len(out) != prep.Rows()*p.hp.projDim {
-			return nil, fmt.Errorf("vision: encode: %d values for %d rows of %d", len(out), prep.Rows(), p.hp.projDim)
-		}
-		return out, nil
-	}
 	out := make([]float32, 0, prep.Rows()*p.hp.projDim)
 	for i := range prep.tiles {
 		emb, err := p.encodeTile(mm, &prep.tiles[i])
@@ -44,6 +34,9 @@ func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, err
 // encodeTile is one clip_image_encode: (tokens, projDim) values.
 func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
+	if p.typ == typeQwen25VL { // one image of its own size (qwen.go)
+		return p.encodeQwen(mm, px)
+	}
 	if px.nx != hp.imageSize || px.ny != hp.imageSize {
 		return nil, fmt.Errorf("tile of %dx%d pixels, want %d", px.nx, px.ny, hp.imageSize)
 	}
