@@ -56,9 +56,10 @@ func qwenVL(t *testing.T) (*model.Model, *vision.Projector) {
 // TestImageMRoPE: a Qwen2.5-VL prompt through the runtime (Prepare, the
 // encoder actor, M-RoPE positions from ImageInput.Positions in each step)
 // gives llama.cpp's mtmd greedy ids (model/vision/testdata/logits: the
-// prompt's layout, -1 at the image rows, and the 8 ids after it); the
-// same with the prefill cut across the image and beside text requests,
-// and again from the prefix cache. A projector and a model that disagree
+// prompt's layout, -1 at the image rows, and the 8 ids after it) and its
+// first token's logprob; the same ids with the prefill cut across the
+// image beside text requests, under recompute preemption, and again from
+// the prefix cache. A projector and a model that disagree
 // on M-RoPE are refused at Start.
 func TestImageMRoPE(t *testing.T) {
 	noLeaks(t)
@@ -115,6 +116,7 @@ func TestImageMRoPE(t *testing.T) {
 	}{
 		{"chunked", actors.Config{Encoder: proj, MaxNumBatchedTokens: 7, NoPrefixCaching: true}},
 		{"cached", actors.Config{Encoder: proj}},
+		{"recompute", actors.Config{Encoder: proj, NumBlocks: 20, BlockSize: 4, MaxNumBatchedTokens: 16, NoPrefixCaching: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := start(t, m, tc.cfg)
@@ -125,6 +127,11 @@ func TestImageMRoPE(t *testing.T) {
 			for i, r := range concurrently(t, rt, reqs) {
 				if i%2 == 0 && (r.finish[0] == messages.FinishError || !slices.Equal(r.ids[0], gen)) {
 					t.Errorf("image request %d beside text: %v (%s), llama.cpp's %v", i/2, r.ids[0], r.errs[0], gen)
+				}
+			}
+			if tc.cfg.NumBlocks > 0 {
+				if st, err := rt.Stats(timeout); err != nil || st.Preemptions == 0 {
+					t.Errorf("no preemption (%v): the pool is not small enough for the case to mean anything", err)
 				}
 			}
 			if tc.cfg.NoPrefixCaching {
