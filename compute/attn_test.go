@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -41,21 +42,28 @@ func TestAttentionKernels(t *testing.T) {
 				same(t, "DotRows", got, want)
 
 				p := randomActs(rng, n)
-				ms := make([]float32, n)
-				for j := range ms {
-					ms[j] = 1
-					if j%3 == 1 {
-						ms[j] = float32(rng.Float64())
-					}
-				}
+				ms := randomRescales(rng, n)
 				init := f16Acts(rng, hd)
-				got, want = append([]float32(nil), init...), append([]float32(nil), init...)
+				got, want = slices.Clone(init), slices.Clone(init)
 				VKQRowsF16(got, rows, stride, ms, p)
 				vkqRowsGeneric(want, rows, stride, ms, p)
 				same(t, "VKQRowsF16", got, want)
 			})
 		}
 	}
+}
+
+// randomRescales returns n online-softmax rescales: 1, but every third
+// from the second one in [0, 1).
+func randomRescales(rng *rand.Rand, n int) []float32 {
+	ms := make([]float32, n)
+	for j := range ms {
+		ms[j] = 1
+		if j%3 == 1 {
+			ms[j] = float32(rng.Float64())
+		}
+	}
+	return ms
 }
 
 // TestAttnGroupKernels checks DotRowsGroup and VKQRowsF16Group against
