@@ -40,14 +40,7 @@ func TestCompileAbandoned(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("CompileGrammarContext: %v, want context.Canceled", err)
 	}
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("the compile's context ended with %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the abandoned compile was not stopped")
-	}
+	waitCanceled(t, stopped, "the abandoned compile")
 
 	// A build: its converter stops with the request.
 	ctx, cancel = context.WithCancel(context.Background())
@@ -67,14 +60,7 @@ func TestCompileAbandoned(t *testing.T) {
 	if err := <-built; !errors.Is(err, context.Canceled) {
 		t.Fatalf("BuildGrammar: %v, want context.Canceled", err)
 	}
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("the build's converter stopped with %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the abandoned build was not stopped")
-	}
+	waitCanceled(t, stopped, "the abandoned build")
 	if err := rt.CompileGrammar(&messages.Grammar{Kind: messages.GrammarRegex, Source: "[a-z]{3}"}); err != nil {
 		t.Fatalf("the compiler after: %v", err)
 	}
@@ -116,5 +102,19 @@ func TestBuildGrammar(t *testing.T) {
 	})
 	if !errors.Is(err, actors.ErrInvalidRequest) || !errors.Is(err, grammar.ErrTooComplex) {
 		t.Errorf("a build past the work bound: %v", err)
+	}
+}
+
+// waitCanceled waits (a minute at most: a hang, not a slow machine) for
+// what to stop, and checks that it stopped with context.Canceled.
+func waitCanceled(t *testing.T, stopped <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s stopped with %v, want context.Canceled", what, err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("%s was not stopped", what)
 	}
 }

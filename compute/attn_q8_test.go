@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -73,15 +74,10 @@ func TestAttentionQ8_0Kernels(t *testing.T) {
 				}
 				same(t, "DotRowsQ8_0", got, want)
 
-				vs, ms := randomActs(rng, n), make([]float32, n)
-				for j := range ms {
-					ms[j] = 1
-					if j%3 == 1 {
-						ms[j] = float32(rng.Float64())
-					}
-				}
+				vs := randomActs(rng, n)
+				ms := randomRescales(rng, n)
 				init := randomActs(rng, hd)
-				got, want = append([]float32(nil), init...), append([]float32(nil), init...)
+				got, want = slices.Clone(init), slices.Clone(init)
 				VKQRowsQ8_0(got, rows, stride, ms, vs)
 				vkqRowsQ8_0Generic(want, rows, stride, ms, vs)
 				same(t, "VKQRowsQ8_0", got, want)

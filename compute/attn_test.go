@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -41,21 +42,28 @@ func TestAttentionKernels(t *testing.T) {
 				same(t, "DotRows", got, want)
 
 				p := randomActs(rng, n)
-				ms := make([]float32, n)
-				for j := range ms {
-					ms[j] = 1
-					if j%3 == 1 {
-						ms[j] = float32(rng.Float64())
-					}
-				}
+				ms := randomRescales(rng, n)
 				init := f16Acts(rng, hd)
-				got, want = append([]float32(nil), init...), append([]float32(nil), init...)
+				got, want = slices.Clone(init), slices.Clone(init)
 				VKQRowsF16(got, rows, stride, ms, p)
 				vkqRowsGeneric(want, rows, stride, ms, p)
 				same(t, "VKQRowsF16", got, want)
 			})
 		}
 	}
+}
+
+// randomRescales returns n online-softmax rescales: 1, but every third
+// from the second one in [0, 1).
+func randomRescales(rng *rand.Rand, n int) []float32 {
+	ms := make([]float32, n)
+	for j := range ms {
+		ms[j] = 1
+		if j%3 == 1 {
+			ms[j] = float32(rng.Float64())
+		}
+	}
+	return ms
 }
 
 // TestAttnGroupKernels checks DotRowsGroup and VKQRowsF16Group against
@@ -108,9 +116,7 @@ func TestAttnGroupKernels(t *testing.T) {
 // float32 bit pattern (NaNs only as NaNs), and on slices of every length up
 // to 17 (the tail past the last multiple of 8).
 func TestF16s(t *testing.T) {
-	const chunk = 1 << 16
-	src, dst := make([]float32, chunk), make([]uint16, chunk)
-	check := func(src []float32, dst []uint16) {
+	sweepF16(t, F16s, func(src []float32, dst []uint16) {
 		t.Helper()
 		for i, v := range src {
 			want, got := FP32ToFP16(v), dst[i]
@@ -118,21 +124,7 @@ func TestF16s(t *testing.T) {
 				t.Fatalf("F16s(%g = %#08x) = %#04x, FP32ToFP16 %#04x", v, math.Float32bits(v), got, want)
 			}
 		}
-	}
-	for b := uint64(0); b < 1<<32; b += 97 * chunk {
-		for i := range src {
-			src[i] = math.Float32frombits(uint32(b + uint64(i)*97))
-		}
-		F16s(dst, src)
-		check(src, dst)
-	}
-	for n := range 18 {
-		s := []float32{65504, 65520, 5.9604645e-08, 2.9802322e-08, -1e-9, 1.0009765625, -0.33333334, 3e38, float32(math.Inf(-1))}
-		s = append(s, s...)[:n]
-		d := make([]uint16, n)
-		F16s(d, s)
-		check(s, d)
-	}
+	})
 }
 
 func same(t *testing.T, what string, got, want []float32) {

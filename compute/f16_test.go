@@ -217,9 +217,7 @@ func TestFP32ToBF16Random(t *testing.T) {
 // float32 bit pattern (NaNs only as NaNs) and on slices of every length
 // up to 17 (the tail past the last multiple of 8).
 func TestRoundF16s(t *testing.T) {
-	const chunk = 1 << 16
-	src, dst := make([]float32, chunk), make([]float32, chunk)
-	check := func(src, dst []float32) {
+	sweepF16(t, RoundF16s, func(src, dst []float32) {
 		t.Helper()
 		for i, v := range src {
 			want := RoundF16(v)
@@ -227,19 +225,28 @@ func TestRoundF16s(t *testing.T) {
 				t.Fatalf("RoundF16s(%g = %#08x) = %g, RoundF16 %g", v, math.Float32bits(v), got, want)
 			}
 		}
-	}
+	})
+}
+
+// sweepF16 runs a vector conversion to half precision on every 97th
+// float32 bit pattern, then on slices of every length up to 17 (the tail
+// past the last multiple of 8), handing each source and result to check.
+func sweepF16[T any](t *testing.T, conv func(dst []T, src []float32), check func(src []float32, dst []T)) {
+	t.Helper()
+	const chunk = 1 << 16
+	src, dst := make([]float32, chunk), make([]T, chunk)
 	for b := uint64(0); b < 1<<32; b += 97 * chunk {
 		for i := range src {
 			src[i] = math.Float32frombits(uint32(b + uint64(i)*97))
 		}
-		RoundF16s(dst, src)
+		conv(dst, src)
 		check(src, dst)
 	}
 	for n := range 18 {
 		s := []float32{65504, 65520, 5.9604645e-08, 2.9802322e-08, -1e-9, 1.0009765625, -0.33333334, 3e38, float32(math.Inf(-1))}
 		s = append(s, s...)[:n]
-		d := make([]float32, n)
-		RoundF16s(d, s)
+		d := make([]T, n)
+		conv(d, s)
 		check(s, d)
 	}
 }

@@ -130,16 +130,8 @@ func BenchmarkInPlace(b *testing.B) {
 		for _, inPlace := range []bool{false, true} {
 			b.Run(fmt.Sprintf("m%d/inplace=%v", m, inPlace), func(b *testing.B) {
 				w := &Tensor{Name: "w", Type: Q4_K, Shape: []int{k, n}, Data: data, InPlace: inPlace}
-				mm := NewMatMuler(1)
-				if err := mm.MatMul(out, x, m, w); err != nil { // binds w
-					b.Fatal(err)
-				}
-				for b.Loop() {
-					if err := mm.MatMul(out, x, m, w); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(m*n*k)*2*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				benchMatMul(b, hostISA, 1, true, out, x, m, w) // the first call binds w
+				reportGFLOPs(b, m, n, k, 0)
 			})
 		}
 	}

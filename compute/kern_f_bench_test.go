@@ -17,6 +17,44 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// benchMatMul times mm.MatMul(out, x, m, w) on a MatMuler of workers
+// workers with isa as hostISA; with warm, one call before the loop packs
+// (or binds) w. It returns the CPU time the loop used.
+func benchMatMul(b *testing.B, isa ISA, workers int, warm bool, out, x []float32, m int, w *Tensor) time.Duration {
+	saved := hostISA
+	hostISA = isa
+	defer func() { hostISA = saved }()
+	mm := NewMatMuler(workers)
+	if warm {
+		if err := mm.MatMul(out, x, m, w); err != nil { // packs w
+			b.Fatal(err)
+		}
+	}
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if err := mm.MatMul(out, x, m, w); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return cpuTime() - cpu0
+}
+
+// reportGMACs reports GMAC/s: the m·n·k weight·activation products of
+// each of the b.N products.
+func reportGMACs(b *testing.B, m, n, k int) {
+	b.ReportMetric(float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+}
+
+// reportGFLOPs reports GFLOP/s, and with cpu (the CPU time used) > 0
+// GFLOP/cpu-s, which is steadier on a shared machine.
+func reportGFLOPs(b *testing.B, m, n, k int, cpu time.Duration) {
+	flops := 2 * float64(m*n*k) * float64(b.N)
+	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu > 0 {
+		b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+	}
+}
+
 // BenchmarkMatMulFloat measures MatMul on TinyLlama-sized float weights
 // (F32, F16, BF16; k = 2048; n = 2048 and 5632) for a decode step (m = 1),
 // a batched decode step (m = 16) and prefill chunks (m = 64, 512), on two
@@ -32,16 +70,7 @@ func BenchmarkMatMulFloat(b *testing.B) {
 			for _, m := range []int{1, 16, 64, 512} {
 				x, out := randomActs(rng, m*k), make([]float32, m*n)
 				b.Run(fmt.Sprintf("%v/n%d/m%d", typ, n, m), func(b *testing.B) {
-					mm := NewMatMuler(2)
-					cpu0 := cpuTime()
-					for b.Loop() {
-						if err := mm.MatMul(out, x, m, w); err != nil {
-							b.Fatal(err)
-						}
-					}
-					flops := 2 * float64(m*n*k) * float64(b.N)
-					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					b.ReportMetric(flops/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+					reportGFLOPs(b, m, n, k, benchMatMul(b, hostISA, 2, false, out, x, m, w))
 				})
 			}
 		}

@@ -66,19 +66,8 @@ func BenchmarkMatMulIQ4(b *testing.B) {
 			out := make([]float32, m*n)
 			for _, isa := range hostISAs() {
 				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) {
-					saved := hostISA
-					hostISA = isa
-					defer func() { hostISA = saved }()
-					mm := NewMatMuler(2)
-					if err := mm.MatMul(out, x, m, w); err != nil { // packs w
-						b.Fatal(err)
-					}
-					for b.Loop() {
-						if err := mm.MatMul(out, x, m, w); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportMetric(float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+					benchMatMul(b, isa, 2, true, out, x, m, w)
+					reportGMACs(b, m, n, k)
 				})
 			}
 		}

@@ -168,19 +168,8 @@ func BenchmarkMatMulQ(b *testing.B) {
 						continue // minutes per run
 					}
 					b.Run(fmt.Sprintf("%v/n%d/m%d/%v", typ, n, m, isa), func(b *testing.B) {
-						saved := hostISA
-						hostISA = isa
-						defer func() { hostISA = saved }()
-						mm := NewMatMuler(2)
-						if err := mm.MatMul(out, x, m, w); err != nil { // packs w
-							b.Fatal(err)
-						}
-						for b.Loop() {
-							if err := mm.MatMul(out, x, m, w); err != nil {
-								b.Fatal(err)
-							}
-						}
-						b.ReportMetric(float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+						benchMatMul(b, isa, 2, true, out, x, m, w)
+						reportGMACs(b, m, n, k)
 					})
 				}
 			}

@@ -76,16 +76,8 @@ func BenchmarkMatMulQLegacy(b *testing.B) {
 				out := make([]float32, m*n)
 				for _, isa := range append(hostISAs(), Generic) {
 					b.Run(fmt.Sprintf("%v/n%d/m%d/%v", typ, n, m, isa), func(b *testing.B) {
-						saved := hostISA
-						hostISA = isa
-						defer func() { hostISA = saved }()
-						mm := NewMatMuler(2)
-						for b.Loop() {
-							if err := mm.MatMul(out, x, m, w); err != nil {
-								b.Fatal(err)
-							}
-						}
-						b.ReportMetric(float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+						benchMatMul(b, isa, 2, false, out, x, m, w)
+						reportGMACs(b, m, n, k)
 					})
 				}
 			}

@@ -233,22 +233,7 @@ func BenchmarkMatMulMXFP4(b *testing.B) {
 			out := make([]float32, m*n)
 			for _, isa := range hostISAs() {
 				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) {
-					saved := hostISA
-					hostISA = isa
-					defer func() { hostISA = saved }()
-					mm := NewMatMuler(2)
-					if err := mm.MatMul(out, x, m, w); err != nil { // packs w
-						b.Fatal(err)
-					}
-					cpu0 := cpuTime()
-					for b.Loop() {
-						if err := mm.MatMul(out, x, m, w); err != nil {
-							b.Fatal(err)
-						}
-					}
-					flops := 2 * float64(m*n*k) * float64(b.N)
-					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					b.ReportMetric(flops/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+					reportGFLOPs(b, m, n, k, benchMatMul(b, isa, 2, true, out, x, m, w))
 				})
 			}
 		}

@@ -177,20 +177,23 @@ func TestVecDot(t *testing.T) {
 	}
 }
 
+// filledBlock returns n values of fill, but for those set names.
+func filledBlock(n int, fill float32, set map[int]float32) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = fill
+	}
+	for i, v := range set {
+		x[i] = v
+	}
+	return x
+}
+
 // TestQuantizeActivations pins the activation quantizers on hand-checked
 // blocks. Q8_0 and Q8_1 use x86 ggml's 127/amax and round half to even
 // (2.5 → 2, 3.5 → 4); Q8_K maps the first value of largest magnitude to ∓127.
 func TestQuantizeActivations(t *testing.T) {
-	block := func(fill float32, set map[int]float32) []float32 {
-		x := make([]float32, 32)
-		for i := range x {
-			x[i] = fill
-		}
-		for i, v := range set {
-			x[i] = v
-		}
-		return x
-	}
+	block := func(fill float32, set map[int]float32) []float32 { return filledBlock(32, fill, set) }
 	q8 := []struct {
 		name  string
 		x     []float32
@@ -231,16 +234,7 @@ func TestQuantizeActivations(t *testing.T) {
 		})
 	}
 
-	bigBlock := func(fill float32, set map[int]float32) []float32 {
-		x := make([]float32, QK_K)
-		for i := range x {
-			x[i] = fill
-		}
-		for i, v := range set {
-			x[i] = v
-		}
-		return x
-	}
+	bigBlock := func(fill float32, set map[int]float32) []float32 { return filledBlock(QK_K, fill, set) }
 	qk := []struct {
 		name     string
 		x        []float32

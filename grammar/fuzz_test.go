@@ -97,52 +97,32 @@ func TestHostile(t *testing.T) {
 }
 
 func FuzzCompile(f *testing.F) {
-	for _, s := range []string{jsonGBNF, `root ::= "a"+ [b-d]* ("x" | "y"){2,5}`, `root ::= [^"\\]{0,3} .`, "root ::= a\na ::= \"(\" a \")\" | \"\""} {
+	fuzzBuild(f, []string{jsonGBNF, `root ::= "a"+ [b-d]* ("x" | "y"){2,5}`, `root ::= [^"\\]{0,3} .`, "root ::= a\na ::= \"(\" a \")\" | \"\""}, Compile)
+}
+
+func FuzzJSONSchema(f *testing.F) {
+	fuzzBuild(f, testSchemas, func(schema string) (*Grammar, error) { return FromJSONSchema([]byte(schema)) })
+}
+
+func FuzzRegex(f *testing.F) {
+	fuzzBuild(f, []string{`[a-z]+@[a-z]+\.com`, `(\d{1,3}\.){3}\d{1,3}`, `(?i)yes|no`, `\p{L}{2,4}`}, FromRegex)
+}
+
+// fuzzBuild fuzzes build from seeds: a grammar it builds must stand being
+// exercised, and no input may take 10 s.
+func fuzzBuild(f *testing.F, seeds []string, build func(string) (*Grammar, error)) {
+	for _, s := range seeds {
 		f.Add(s)
 	}
 	v := smallVocab(f)
 	f.Fuzz(func(t *testing.T, src string) {
 		start := time.Now()
-		g, err := Compile(src)
+		g, err := build(src)
 		if err == nil {
 			exercise(t, g, v)
 		}
 		if d := time.Since(start); d > 10*time.Second {
 			t.Fatalf("%q took %v", src, d)
-		}
-	})
-}
-
-func FuzzJSONSchema(f *testing.F) {
-	for _, s := range testSchemas {
-		f.Add(s)
-	}
-	v := smallVocab(f)
-	f.Fuzz(func(t *testing.T, schema string) {
-		start := time.Now()
-		g, err := FromJSONSchema([]byte(schema))
-		if err == nil {
-			exercise(t, g, v)
-		}
-		if d := time.Since(start); d > 10*time.Second {
-			t.Fatalf("%q took %v", schema, d)
-		}
-	})
-}
-
-func FuzzRegex(f *testing.F) {
-	for _, s := range []string{`[a-z]+@[a-z]+\.com`, `(\d{1,3}\.){3}\d{1,3}`, `(?i)yes|no`, `\p{L}{2,4}`} {
-		f.Add(s)
-	}
-	v := smallVocab(f)
-	f.Fuzz(func(t *testing.T, pattern string) {
-		start := time.Now()
-		g, err := FromRegex(pattern)
-		if err == nil {
-			exercise(t, g, v)
-		}
-		if d := time.Since(start); d > 10*time.Second {
-			t.Fatalf("%q took %v", pattern, d)
 		}
 	})
 }

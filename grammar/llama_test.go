@@ -49,17 +49,7 @@ func TestLlamaIntegration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", c.Source, err)
 			}
-			for _, s := range append(c.Pass, c.Fail...) {
-				m, _ := g.NewMatcher(nil)
-				ok := m.AcceptBytes([]byte(s)) == nil && m.CanEnd()
-				want := false
-				for _, p := range c.Pass {
-					want = want || p == s
-				}
-				if ok != want {
-					t.Errorf("%q: accepted %v, want %v", s, ok, want)
-				}
-			}
+			checkAccepts(t, "grammar", g, c.Pass, c.Fail)
 		})
 	}
 }

@@ -235,41 +235,12 @@ func (p *parser) sequence(name string, nested bool) []sym {
 	for p.i < len(p.src) {
 		switch c := p.src[p.i]; {
 		case c == '"':
-			p.i++
 			last = len(seq)
-			for p.peek(0) != '"' {
-				if p.i >= len(p.src) {
-					p.fail("unexpected end of input in a string")
-				}
-				r := p.char()
-				seq = append(seq, sym{cs: &cset{r: []rng{{r, r}}}})
-			}
-			p.i++
+			seq = p.literal(seq)
 			p.count(len(seq) - last)
 			p.space(nested)
 		case c == '[':
-			p.i++
-			cs := &cset{}
-			if p.peek(0) == '^' {
-				p.i++
-				cs.neg = true
-			}
-			for p.peek(0) != ']' {
-				if p.i >= len(p.src) {
-					p.fail("unexpected end of input in a character class")
-				}
-				lo := p.char()
-				hi := lo
-				if p.peek(0) == '-' && p.peek(1) != ']' && p.i+1 < len(p.src) {
-					p.i++
-					hi = p.char()
-				}
-				if hi < lo {
-					p.fail("range end %U before start %U", hi, lo)
-				}
-				cs.r = append(cs.r, rng{lo, hi})
-			}
-			p.i++
+			cs := p.class()
 			last = len(seq)
 			seq = append(seq, sym{cs: cs})
 			p.count(1)
@@ -278,29 +249,11 @@ func (p *parser) sequence(name string, nested bool) []sym {
 			p.fail("token references are not supported")
 		case isWordChar(c):
 			last = len(seq)
-			at := p.i
-			name := p.name()
-			if _, ok := p.ids[name]; !ok {
-				p.symbol(name)
-				p.rules[p.ids[name]].used = at
-			}
-			seq = append(seq, sym{ref: p.ids[name]})
+			seq = append(seq, sym{ref: p.reference()})
 			p.count(1)
 			p.space(nested)
 		case c == '(':
-			p.depth++
-			if p.depth > maxNesting {
-				p.tooComplex("parentheses nested deeper than %d", maxNesting)
-			}
-			p.i++
-			p.space(true)
-			id := p.newRule(name)
-			p.rules[id].alts = p.alternates(name, true)
-			if p.peek(0) != ')' {
-				p.fail("expecting )")
-			}
-			p.i++
-			p.depth--
+			id := p.group(name)
 			last = len(seq)
 			seq = append(seq, sym{ref: id})
 			p.count(1)
@@ -328,44 +281,123 @@ func (p *parser) sequence(name string, nested bool) []sym {
 			if last < 0 {
 				p.fail("expecting an item before {")
 			}
-			p.i++
-			p.space(nested)
-			lo := p.int()
-			p.space(nested)
-			hi := -1
-			switch p.peek(0) {
-			case '}':
-				hi = lo
-			case ',':
-				p.i++
-				p.space(nested)
-				if c := p.peek(0); c >= '0' && c <= '9' {
-					hi = p.int()
-					p.space(nested)
-				}
-				if p.peek(0) != '}' {
-					p.fail("expecting }")
-				}
-			default:
-				p.fail("expecting , or }")
-			}
-			p.i++
-			p.space(nested)
-			if lo > MaxRepetition {
-				p.tooComplex("repetition {%d,...} over %d", lo, MaxRepetition)
-			}
-			if hi > MaxRepetition {
-				hi = -1 // as llama.cpp: a large maximum becomes no maximum
-			}
-			if hi >= 0 && hi < lo {
-				p.fail("repetition maximum %d below minimum %d", hi, lo)
-			}
+			lo, hi := p.braces(nested)
 			seq = p.repeat(name, seq, last, lo, hi)
 		default:
 			return seq
 		}
 	}
 	return seq
+}
+
+// literal reads a "string" at p.i, appending one symbol a character.
+func (p *parser) literal(seq []sym) []sym {
+	p.i++
+	for p.peek(0) != '"' {
+		if p.i >= len(p.src) {
+			p.fail("unexpected end of input in a string")
+		}
+		r := p.char()
+		seq = append(seq, sym{cs: &cset{r: []rng{{r, r}}}})
+	}
+	p.i++
+	return seq
+}
+
+// class reads a character class [...] at p.i.
+func (p *parser) class() *cset {
+	p.i++
+	cs := &cset{}
+	if p.peek(0) == '^' {
+		p.i++
+		cs.neg = true
+	}
+	for p.peek(0) != ']' {
+		if p.i >= len(p.src) {
+			p.fail("unexpected end of input in a character class")
+		}
+		lo := p.char()
+		hi := lo
+		if p.peek(0) == '-' && p.peek(1) != ']' && p.i+1 < len(p.src) {
+			p.i++
+			hi = p.char()
+		}
+		if hi < lo {
+			p.fail("range end %U before start %U", hi, lo)
+		}
+		cs.r = append(cs.r, rng{lo, hi})
+	}
+	p.i++
+	return cs
+}
+
+// reference reads a rule name at p.i and returns its id, declaring it
+// (used here) when it is new.
+func (p *parser) reference() int {
+	at := p.i
+	name := p.name()
+	if _, ok := p.ids[name]; !ok {
+		p.symbol(name)
+		p.rules[p.ids[name]].used = at
+	}
+	return p.ids[name]
+}
+
+// group reads a parenthesized group at p.i into a new rule and returns
+// its id.
+func (p *parser) group(name string) int {
+	p.depth++
+	if p.depth > maxNesting {
+		p.tooComplex("parentheses nested deeper than %d", maxNesting)
+	}
+	p.i++
+	p.space(true)
+	id := p.newRule(name)
+	p.rules[id].alts = p.alternates(name, true)
+	if p.peek(0) != ')' {
+		p.fail("expecting )")
+	}
+	p.i++
+	p.depth--
+	return id
+}
+
+// braces reads a repetition {lo}, {lo,} or {lo,hi} at p.i; hi -1 is no
+// maximum.
+func (p *parser) braces(nested bool) (lo, hi int) {
+	p.i++
+	p.space(nested)
+	lo = p.int()
+	p.space(nested)
+	hi = -1
+	switch p.peek(0) {
+	case '}':
+		hi = lo
+	case ',':
+		p.i++
+		p.space(nested)
+		if c := p.peek(0); c >= '0' && c <= '9' {
+			hi = p.int()
+			p.space(nested)
+		}
+		if p.peek(0) != '}' {
+			p.fail("expecting }")
+		}
+	default:
+		p.fail("expecting , or }")
+	}
+	p.i++
+	p.space(nested)
+	if lo > MaxRepetition {
+		p.tooComplex("repetition {%d,...} over %d", lo, MaxRepetition)
+	}
+	if hi > MaxRepetition {
+		hi = -1 // as llama.cpp: a large maximum becomes no maximum
+	}
+	if hi >= 0 && hi < lo {
+		p.fail("repetition maximum %d below minimum %d", hi, lo)
+	}
+	return lo, hi
 }
 
 func (p *parser) int() int {

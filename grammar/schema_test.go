@@ -224,18 +224,32 @@ func TestIntegerRanges(t *testing.T) {
 				t.Fatalf("%s: %v", s, err)
 			}
 			for n := -1500; n <= 1500; n++ {
-				m, _ := g.NewMatcher(nil)
-				text := []byte(itoa(n))
-				ok := m.AcceptBytes(text) == nil && m.CanEnd()
+				ok := matchesWhole(g, []byte(itoa(n)))
 				want := (lo == "" || int64(n) >= l) && (hi == "" || int64(n) <= h)
 				if ok != want {
 					t.Fatalf("%s: %d accepted %v, want %v", s, n, ok, want)
 				}
 			}
-			m, _ := g.NewMatcher(nil)
-			if m.AcceptBytes([]byte("007")) == nil && m.CanEnd() {
+			if matchesWhole(g, []byte("007")) {
 				t.Fatalf("%s: a leading zero accepted", s)
 			}
+		}
+	}
+}
+
+// matchesWhole reports whether g accepts the whole of text.
+func matchesWhole(g *Grammar, text []byte) bool {
+	m, _ := g.NewMatcher(nil)
+	return m.AcceptBytes(text) == nil && m.CanEnd()
+}
+
+// checkAccepts checks that g (made from what) accepts each of accept and
+// none of reject.
+func checkAccepts(t *testing.T, what string, g *Grammar, accept, reject []string) {
+	t.Helper()
+	for _, s := range append(slices.Clone(accept), reject...) {
+		if ok, want := matchesWhole(g, []byte(s)), slices.Contains(accept, s); ok != want {
+			t.Errorf("%s on %q: %v, want %v", what, s, ok, want)
 		}
 	}
 }
@@ -259,13 +273,7 @@ func TestRegexAndChoices(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.pattern, err)
 		}
-		for _, s := range append(tt.accept, tt.reject...) {
-			m, _ := g.NewMatcher(nil)
-			ok := m.AcceptBytes([]byte(s)) == nil && m.CanEnd()
-			if want := slices.Contains(tt.accept, s); ok != want {
-				t.Errorf("%s on %q: %v, want %v", tt.pattern, s, ok, want)
-			}
-		}
+		checkAccepts(t, tt.pattern, g, tt.accept, tt.reject)
 	}
 	for _, bad := range []string{`a\bb`, `(`, `x{5000}`} {
 		if _, err := FromRegex(bad); err == nil {
@@ -277,8 +285,7 @@ func TestRegexAndChoices(t *testing.T) {
 		t.Fatal(err)
 	}
 	for s, want := range map[string]bool{"yes": true, "maybe \"so\"": true, "日本": true, "ye": false, "nope": false} {
-		m, _ := g.NewMatcher(nil)
-		if ok := m.AcceptBytes([]byte(s)) == nil && m.CanEnd(); ok != want {
+		if ok := matchesWhole(g, []byte(s)); ok != want {
 			t.Errorf("choice %q: %v, want %v", s, ok, want)
 		}
 	}
@@ -287,8 +294,7 @@ func TestRegexAndChoices(t *testing.T) {
 		t.Fatal(err)
 	}
 	for s, want := range map[string]bool{`{"a": [1, {"b": null}]}`: true, `{}`: true, `[]`: false, `"x"`: false} {
-		m, _ := g.NewMatcher(nil)
-		if ok := m.AcceptBytes([]byte(s)) == nil && m.CanEnd(); ok != want {
+		if ok := matchesWhole(g, []byte(s)); ok != want {
 			t.Errorf("json_object %q: %v, want %v", s, ok, want)
 		}
 	}
@@ -306,8 +312,7 @@ func TestDateFormat(t *testing.T) {
 			for d := 0; d <= 32; d++ {
 				s := fmt.Sprintf("%04d-%02d-%02d", y, mo, d)
 				_, perr := time.Parse("2006-01-02", s)
-				m, _ := g.NewMatcher(nil)
-				ok := m.AcceptBytes([]byte(`"`+s+`"`)) == nil && m.CanEnd()
+				ok := matchesWhole(g, []byte(`"`+s+`"`))
 				if ok != (perr == nil) {
 					t.Fatalf("%s: accepted %v, time.Parse error %v", s, ok, perr)
 				}
@@ -333,12 +338,6 @@ func TestNumberRanges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.schema, err)
 		}
-		for _, s := range append(tt.accept, tt.reject...) {
-			m, _ := g.NewMatcher(nil)
-			ok := m.AcceptBytes([]byte(s)) == nil && m.CanEnd()
-			if want := slices.Contains(tt.accept, s); ok != want {
-				t.Errorf("%s on %s: %v, want %v", tt.schema, s, ok, want)
-			}
-		}
+		checkAccepts(t, tt.schema, g, tt.accept, tt.reject)
 	}
 }

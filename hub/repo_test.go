@@ -173,43 +173,57 @@ func TestDownloadDirectory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			entries, err := os.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, e := range entries {
-				got = append(got, e.Name())
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("snapshot holds %v, want %v", got, tc.want)
-			}
-			for _, f := range tc.repo.Files {
-				if slices.Contains(tc.want, f.Name) {
-					checkFile(t, filepath.Join(dir, f.Name), f.Data)
-				}
-			}
-			want := tensorNames(t, testmodels.Path(t, "tinystories-656k-safetensors"))
-			if names := tensorNames(t, dir); !slices.Equal(names, want) {
-				t.Errorf("tensors %v, want %v", names, want)
-			}
-
-			// Cached: no request, and none needed.
-			before := len(s.Requests())
-			again, err := Download(context.Background(), ref, o)
-			if err != nil || again != dir || len(s.Requests()) != before {
-				t.Fatalf("second call: %q, %v, %d requests; want %q and none", again, err, len(s.Requests())-before, dir)
-			}
-			s.Close()
-			if again, err := Download(context.Background(), ref, o); err != nil || again != dir {
-				t.Fatalf("with the server closed: %q, %v", again, err)
-			}
-			// A file of the snapshot gone: the directory is no longer complete.
-			os.Remove(filepath.Join(dir, tc.want[len(tc.want)-1]))
-			if _, err := Download(context.Background(), ref, o); err == nil || !strings.Contains(err.Error(), "cannot reach") {
-				t.Fatalf("incomplete snapshot with the server closed: %v", err)
-			}
+			checkSnapshot(t, dir, tc.repo.Files, tc.want)
+			checkCachedSnapshot(t, s, ref, o, dir, tc.want[len(tc.want)-1])
 		})
+	}
+}
+
+// checkSnapshot checks that dir holds exactly the files want, with the
+// repository's contents, and the tiny model's tensors.
+func checkSnapshot(t *testing.T, dir string, files []hubtest.File, want []string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("snapshot holds %v, want %v", got, want)
+	}
+	for _, f := range files {
+		if slices.Contains(want, f.Name) {
+			checkFile(t, filepath.Join(dir, f.Name), f.Data)
+		}
+	}
+	wantNames := tensorNames(t, testmodels.Path(t, "tinystories-656k-safetensors"))
+	if names := tensorNames(t, dir); !slices.Equal(names, wantNames) {
+		t.Errorf("tensors %v, want %v", names, wantNames)
+	}
+}
+
+// checkCachedSnapshot checks that a second download of ref is the cached
+// dir without a request, also with the server closed, and that with one
+// of its files (last) gone it is not complete.
+func checkCachedSnapshot(t *testing.T, s *hubtest.Server, ref Ref, o Options, dir, last string) {
+	t.Helper()
+	// Cached: no request, and none needed.
+	before := len(s.Requests())
+	again, err := Download(context.Background(), ref, o)
+	if err != nil || again != dir || len(s.Requests()) != before {
+		t.Fatalf("second call: %q, %v, %d requests; want %q and none", again, err, len(s.Requests())-before, dir)
+	}
+	s.Close()
+	if again, err := Download(context.Background(), ref, o); err != nil || again != dir {
+		t.Fatalf("with the server closed: %q, %v", again, err)
+	}
+	// A file of the snapshot gone: the directory is no longer complete.
+	os.Remove(filepath.Join(dir, last))
+	if _, err := Download(context.Background(), ref, o); err == nil || !strings.Contains(err.Error(), "cannot reach") {
+		t.Fatalf("incomplete snapshot with the server closed: %v", err)
 	}
 }
 

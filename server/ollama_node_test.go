@@ -34,45 +34,61 @@ func TestNodeOllamaClient(t *testing.T) {
 		return []string{"<think>\nA greeting.\n</think>\n\n", "Hello!"}, messages.FinishStop
 	})
 	out := testmodels.Node(t, mods, "testdata/ollama-client.cjs", f.url, modelName, rc.Prompt, strconv.Itoa(len(rc.GreedyIDs)), ts.url)
-	type final struct {
-		Done            bool   `json:"done"`
-		DoneReason      string `json:"done_reason"`
-		EvalCount       int    `json:"eval_count"`
-		PromptEvalCount int    `json:"prompt_eval_count"`
-		TotalDuration   int64  `json:"total_duration"`
-	}
-	var got struct {
-		Generate, GenerateStreamed, Chat, ChatStreamed, ChatRole, Version string
-		GenerateFinal, GenerateStreamedFinal                              final
-		GenerateParts                                                     int
-		List                                                              []struct{ Name, Family string }
-		Show                                                              struct {
-			Family, Arch string
-			Capabilities []string
-		}
-		Ps []struct {
-			Name          string
-			ContextLength int `json:"context_length"`
-		}
-		Error *struct {
-			Name, Message string
-			Status        int
-		}
-		Aborted bool
-		Embed   *struct{ Count, Dim int }
-
-		ToolChat         toolAnswer
-		ToolChatStreamed struct {
-			toolAnswer
-			Parts int
-		}
-		ToolFollow    struct{ Thinking, Content string }
-		ThinkGenerate struct{ Thinking, Response string }
-		ToolShow      []string
-	}
+	var got nodeOllamaResult
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	checkNodeOllama(t, f, rc, &got)
+	checkNodeOllamaTools(t, &got)
+	f.waitIdle(t)
+}
+
+// nodeOllamaFinal is the last object of a generate, as the npm client
+// returns it.
+type nodeOllamaFinal struct {
+	Done            bool   `json:"done"`
+	DoneReason      string `json:"done_reason"`
+	EvalCount       int    `json:"eval_count"`
+	PromptEvalCount int    `json:"prompt_eval_count"`
+	TotalDuration   int64  `json:"total_duration"`
+}
+
+// nodeOllamaResult is what testdata/ollama-client.cjs prints.
+type nodeOllamaResult struct {
+	Generate, GenerateStreamed, Chat, ChatStreamed, ChatRole, Version string
+	GenerateFinal, GenerateStreamedFinal                              nodeOllamaFinal
+	GenerateParts                                                     int
+	List                                                              []struct{ Name, Family string }
+	Show                                                              struct {
+		Family, Arch string
+		Capabilities []string
+	}
+	Ps []struct {
+		Name          string
+		ContextLength int `json:"context_length"`
+	}
+	Error *struct {
+		Name, Message string
+		Status        int
+	}
+	Aborted bool
+	Embed   *struct{ Count, Dim int }
+
+	ToolChat         toolAnswer
+	ToolChatStreamed struct {
+		toolAnswer
+		Parts int
+	}
+	ToolFollow    struct{ Thinking, Content string }
+	ThinkGenerate struct{ Thinking, Response string }
+	ToolShow      []string
+}
+
+// checkNodeOllama checks the first server's answers: generate and chat
+// against llama.cpp's greedy output, list, show, ps, version, the unknown
+// model's error, the aborted stream and embed.
+func checkNodeOllama(t *testing.T, f *fixture, rc refCase, got *nodeOllamaResult) {
+	t.Helper()
 	want := f.text(rc.GreedyIDs)
 	if got.Generate != want || got.GenerateStreamed != want {
 		t.Errorf("generate %q, streamed %q; want %q", got.Generate, got.GenerateStreamed, want)
@@ -104,6 +120,15 @@ func TestNodeOllamaClient(t *testing.T) {
 	if !got.Aborted {
 		t.Error("the aborted stream did not end with an AbortError")
 	}
+	if got.Embed == nil || got.Embed.Count != 2 || got.Embed.Dim != f.m.Config.Dim {
+		t.Errorf("embed %+v", got.Embed)
+	}
+}
+
+// checkNodeOllamaTools checks the scripted server's answers: the tool call,
+// streamed and not, the answer to its result, thinking and capabilities.
+func checkNodeOllamaTools(t *testing.T, got *nodeOllamaResult) {
+	t.Helper()
 	call := `{"function":{"arguments":{"city":"Paris"},"index":0,"name":"get_weather"},"id":"call_"}` // keys sorted
 	for _, a := range []struct {
 		name string
@@ -125,10 +150,6 @@ func TestNodeOllamaClient(t *testing.T) {
 	if !slices.Equal(got.ToolShow, []string{"completion", "tools", "thinking"}) {
 		t.Errorf("capabilities %v", got.ToolShow)
 	}
-	if got.Embed == nil || got.Embed.Count != 2 || got.Embed.Dim != f.m.Config.Dim {
-		t.Errorf("embed %+v", got.Embed)
-	}
-	f.waitIdle(t)
 }
 
 // toolAnswer is a message with tool calls, as the npm client returns it.

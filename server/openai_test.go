@@ -85,6 +85,18 @@ func TestOpenAIChat(t *testing.T) {
 		t.Fatalf("chat response %+v", res)
 	}
 
+	checkChatStream(t, c, base, res)
+	checkChatStop(t, c, base, full)
+	checkChatSeededN(t, c, base)
+	checkChatLogprobs(t, c, base)
+}
+
+// checkChatStream: streaming gives res's text, the role first, a finish
+// reason and a usage chunk.
+func checkChatStream(t *testing.T, c openai.Client, base openai.ChatCompletionNewParams, res *openai.ChatCompletion) {
+	t.Helper()
+	ctx := context.Background()
+	full := res.Choices[0].Message.Content
 	// Streaming gives the same text.
 	p := base
 	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
@@ -113,7 +125,13 @@ func TestOpenAIChat(t *testing.T) {
 	if text.String() != full || finish == "" || usage != res.Usage.CompletionTokens {
 		t.Errorf("streamed %q (finish %q, usage %d), want %q (usage %d)", text.String(), finish, usage, full, res.Usage.CompletionTokens)
 	}
+}
 
+// checkChatStop: a stop string from the middle of full ends the text just
+// before it, whole and streamed.
+func checkChatStop(t *testing.T, c openai.Client, base openai.ChatCompletionNewParams, full string) {
+	t.Helper()
+	ctx := context.Background()
 	// A stop string taken from the middle of the text ends it just before.
 	words := strings.Fields(full)
 	stop := words[len(words)/2]
@@ -146,9 +164,15 @@ func TestOpenAIChat(t *testing.T) {
 			t.Errorf("stop %q (streaming %v): got %q (%s), want %q (stop)", stop, streaming, got, reason, cut)
 		}
 	}
+}
 
+// checkChatSeededN: n = 2 sampled with a seed gives two different choices,
+// the same twice.
+func checkChatSeededN(t *testing.T, c openai.Client, base openai.ChatCompletionNewParams) {
+	t.Helper()
+	ctx := context.Background()
 	// n = 2 sampled with a seed: two choices, reproducible.
-	p = base
+	p := base
 	p.N, p.Seed, p.Temperature = openai.Int(2), openai.Int(42), openai.Float(1)
 	r1, err := c.Chat.Completions.New(ctx, p)
 	if err != nil {
@@ -166,10 +190,15 @@ func TestOpenAIChat(t *testing.T) {
 			t.Errorf("seeded choice %d differs between runs", i)
 		}
 	}
+}
 
+// checkChatLogprobs: logprobs with top_logprobs under greedy decoding.
+func checkChatLogprobs(t *testing.T, c openai.Client, base openai.ChatCompletionNewParams) {
+	t.Helper()
+	ctx := context.Background()
 	// Logprobs: one entry per token, top_logprobs alternatives, the chosen
 	// token first among them under greedy decoding.
-	p = base
+	p := base
 	p.Logprobs, p.TopLogprobs = openai.Bool(true), openai.Int(3)
 	r, err := c.Chat.Completions.New(ctx, p)
 	if err != nil {

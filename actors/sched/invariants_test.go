@@ -19,7 +19,48 @@ import (
 //   - a device block is held by two tables only as the same full block of
 //     the same prefix, and held plus free blocks are all blocks.
 func check(s *Scheduler, d *device) error {
-	bs := s.cfg.BlockSize
+	if err := checkLists(s); err != nil {
+		return err
+	}
+	held := map[int32]blockHolder{}
+	hostHeld := map[int32]bool{}
+	for id, q := range s.seqs {
+		if q.ID != id {
+			return fmt.Errorf("seq %d known as %d", q.ID, id)
+		}
+		if len(q.Tokens) >= q.MaxLen || q.MaxLen > s.cfg.MaxModelLen || q.PromptLen < 1 {
+			return fmt.Errorf("seq %d: %d tokens, max len %d, prompt %d", id, len(q.Tokens), q.MaxLen, q.PromptLen)
+		}
+		table := s.blocks.BlockTable(id)
+		var err error
+		switch q.Status {
+		case Running:
+			err = checkRunning(s, d, q, table, held)
+		case Waiting, Swapped:
+			err = checkWaiting(s, d, q, table, hostHeld)
+		default:
+			err = fmt.Errorf("seq %d known but %v", id, q.Status)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(held)+s.blocks.NumFreeBlocks() != s.cfg.NumBlocks {
+		return fmt.Errorf("%d blocks held + %d free != %d", len(held), s.blocks.NumFreeBlocks(), s.cfg.NumBlocks)
+	}
+	pending := 0
+	for _, h := range s.plan.hostRelease {
+		pending += len(h) - kv.NumFreed(h)
+	}
+	if len(hostHeld)+pending+s.host.NumFree() != s.cfg.NumHostBlocks {
+		return fmt.Errorf("%d host blocks held + %d to release + %d free != %d",
+			len(hostHeld), pending, s.host.NumFree(), s.cfg.NumHostBlocks)
+	}
+	return nil
+}
+
+// checkLists checks the running and waiting lists' sizes and order.
+func checkLists(s *Scheduler) error {
 	if len(s.running) > s.cfg.MaxNumSeqs {
 		return fmt.Errorf("%d running > max_num_seqs %d", len(s.running), s.cfg.MaxNumSeqs)
 	}
@@ -33,102 +74,92 @@ func check(s *Scheduler, d *device) error {
 	if n := len(s.running) + len(s.waiting); n != len(s.seqs) || s.Load() != n {
 		return fmt.Errorf("%d running + %d waiting, %d known", len(s.running), len(s.waiting), len(s.seqs))
 	}
-	type holder struct {
-		q *Seq
-		i int
+	return nil
+}
+
+// blockHolder is the first table seen holding a device block: its
+// sequence and the block's index in it.
+type blockHolder struct {
+	q *Seq
+	i int
+}
+
+// checkRunning checks a running sequence's table and the K/V the device
+// holds for it, recording the blocks it holds in held.
+func checkRunning(s *Scheduler, d *device, q *Seq, table []int32, held map[int32]blockHolder) error {
+	bs, id := s.cfg.BlockSize, q.ID
+	if slices.Index(s.running, q) < 0 {
+		return fmt.Errorf("seq %d running, not in the running list", id)
 	}
-	held := map[int32]holder{}
-	hostHeld := map[int32]bool{}
-	for id, q := range s.seqs {
-		if q.ID != id {
-			return fmt.Errorf("seq %d known as %d", q.ID, id)
+	n := s.blocks.NumTokens(id)
+	if (!s.inFlight && q.NumComputed < 1) || q.NumComputed >= len(q.Tokens) ||
+		n < q.NumComputed || (!s.inFlight && n != q.NumComputed) || q.host != nil {
+		return fmt.Errorf("seq %d running: %d of %d tokens computed, table covers %d, in flight %v",
+			id, q.NumComputed, len(q.Tokens), n, s.inFlight)
+	}
+	from := kv.WindowStart(q.NumComputed, s.cfg.Window)
+	if dead := kv.NumFreed(table); dead != from/bs || slices.Contains(table[dead:], kv.NoBlock) {
+		return fmt.Errorf("seq %d running with %d computed, window %d: %d blocks freed of %v, want %d",
+			id, q.NumComputed, s.cfg.Window, dead, table, from/bs)
+	}
+	vals := make([]uint64, q.NumComputed)
+	for pos := from; pos < len(vals); pos++ {
+		vals[pos] = d.read(table, pos)
+	}
+	if err := d.verify(id, q.Tokens[:q.NumComputed], vals, from, "running"); err != nil {
+		return err
+	}
+	for i, b := range table {
+		if b == kv.NoBlock {
+			continue
 		}
-		if len(q.Tokens) >= q.MaxLen || q.MaxLen > s.cfg.MaxModelLen || q.PromptLen < 1 {
-			return fmt.Errorf("seq %d: %d tokens, max len %d, prompt %d", id, len(q.Tokens), q.MaxLen, q.PromptLen)
+		h, ok := held[b]
+		if !ok {
+			held[b] = blockHolder{q, i}
+			continue
 		}
-		table := s.blocks.BlockTable(id)
-		switch q.Status {
-		case Running:
-			if slices.Index(s.running, q) < 0 {
-				return fmt.Errorf("seq %d running, not in the running list", id)
-			}
-			n := s.blocks.NumTokens(id)
-			if (!s.inFlight && q.NumComputed < 1) || q.NumComputed >= len(q.Tokens) ||
-				n < q.NumComputed || (!s.inFlight && n != q.NumComputed) || q.host != nil {
-				return fmt.Errorf("seq %d running: %d of %d tokens computed, table covers %d, in flight %v",
-					id, q.NumComputed, len(q.Tokens), n, s.inFlight)
-			}
-			from := kv.WindowStart(q.NumComputed, s.cfg.Window)
-			if dead := kv.NumFreed(table); dead != from/bs || slices.Contains(table[dead:], kv.NoBlock) {
-				return fmt.Errorf("seq %d running with %d computed, window %d: %d blocks freed of %v, want %d",
-					id, q.NumComputed, s.cfg.Window, dead, table, from/bs)
-			}
-			vals := make([]uint64, q.NumComputed)
-			for pos := from; pos < len(vals); pos++ {
-				vals[pos] = d.read(table, pos)
-			}
-			if err := d.verify(id, q.Tokens[:q.NumComputed], vals, from, "running"); err != nil {
-				return err
-			}
-			for i, b := range table {
-				if b == kv.NoBlock {
-					continue
-				}
-				h, ok := held[b]
-				if !ok {
-					held[b] = holder{q, i}
-					continue
-				}
-				end := (i + 1) * bs
-				if h.i != i || n < end || s.blocks.NumTokens(h.q.ID) < end ||
-					!slices.Equal(q.Tokens[:end], h.q.Tokens[:end]) {
-					return fmt.Errorf("block %d: #%d of seq %d and #%d of seq %d", b, i, id, h.i, h.q.ID)
-				}
-			}
-		case Waiting, Swapped:
-			if slices.Index(s.waiting, q) < 0 || table != nil {
-				return fmt.Errorf("seq %d %v: not waiting, or holds %v", id, q.Status, table)
-			}
-			if q.Status == Waiting && (q.NumComputed != 0 || q.host != nil) {
-				return fmt.Errorf("seq %d waiting with %d computed, host %v", id, q.NumComputed, q.host)
-			}
-			if q.Status == Swapped {
-				if q.NumComputed < 1 || len(q.host) != (q.NumComputed+bs-1)/bs {
-					return fmt.Errorf("seq %d swapped: %d computed in host blocks %v", id, q.NumComputed, q.host)
-				}
-				from, dead := kv.WindowStart(q.NumComputed, s.cfg.Window), kv.NumFreed(q.host)
-				if dead != from/bs || slices.Contains(q.host[dead:], kv.NoBlock) {
-					return fmt.Errorf("seq %d swapped with %d computed, window %d: host table %v, want %d freed",
-						id, q.NumComputed, s.cfg.Window, q.host, from/bs)
-				}
-				vals := make([]uint64, q.NumComputed)
-				for pos := from; pos < len(vals); pos++ {
-					vals[pos] = d.host[q.host[pos/bs]][pos%bs]
-				}
-				if err := d.verify(id, q.Tokens[:q.NumComputed], vals, from, "swapped"); err != nil {
-					return err
-				}
-				for _, h := range q.host[dead:] {
-					if hostHeld[h] {
-						return fmt.Errorf("host block %d held twice", h)
-					}
-					hostHeld[h] = true
-				}
-			}
-		default:
-			return fmt.Errorf("seq %d known but %v", id, q.Status)
+		end := (i + 1) * bs
+		if h.i != i || n < end || s.blocks.NumTokens(h.q.ID) < end ||
+			!slices.Equal(q.Tokens[:end], h.q.Tokens[:end]) {
+			return fmt.Errorf("block %d: #%d of seq %d and #%d of seq %d", b, i, id, h.i, h.q.ID)
 		}
 	}
-	if len(held)+s.blocks.NumFreeBlocks() != s.cfg.NumBlocks {
-		return fmt.Errorf("%d blocks held + %d free != %d", len(held), s.blocks.NumFreeBlocks(), s.cfg.NumBlocks)
+	return nil
+}
+
+// checkWaiting checks a waiting or swapped sequence; a swapped one's host
+// blocks and their K/V, recorded in hostHeld.
+func checkWaiting(s *Scheduler, d *device, q *Seq, table []int32, hostHeld map[int32]bool) error {
+	bs, id := s.cfg.BlockSize, q.ID
+	if slices.Index(s.waiting, q) < 0 || table != nil {
+		return fmt.Errorf("seq %d %v: not waiting, or holds %v", id, q.Status, table)
 	}
-	pending := 0
-	for _, h := range s.plan.hostRelease {
-		pending += len(h) - kv.NumFreed(h)
+	if q.Status == Waiting && (q.NumComputed != 0 || q.host != nil) {
+		return fmt.Errorf("seq %d waiting with %d computed, host %v", id, q.NumComputed, q.host)
 	}
-	if len(hostHeld)+pending+s.host.NumFree() != s.cfg.NumHostBlocks {
-		return fmt.Errorf("%d host blocks held + %d to release + %d free != %d",
-			len(hostHeld), pending, s.host.NumFree(), s.cfg.NumHostBlocks)
+	if q.Status != Swapped {
+		return nil
+	}
+	if q.NumComputed < 1 || len(q.host) != (q.NumComputed+bs-1)/bs {
+		return fmt.Errorf("seq %d swapped: %d computed in host blocks %v", id, q.NumComputed, q.host)
+	}
+	from, dead := kv.WindowStart(q.NumComputed, s.cfg.Window), kv.NumFreed(q.host)
+	if dead != from/bs || slices.Contains(q.host[dead:], kv.NoBlock) {
+		return fmt.Errorf("seq %d swapped with %d computed, window %d: host table %v, want %d freed",
+			id, q.NumComputed, s.cfg.Window, q.host, from/bs)
+	}
+	vals := make([]uint64, q.NumComputed)
+	for pos := from; pos < len(vals); pos++ {
+		vals[pos] = d.host[q.host[pos/bs]][pos%bs]
+	}
+	if err := d.verify(id, q.Tokens[:q.NumComputed], vals, from, "swapped"); err != nil {
+		return err
+	}
+	for _, h := range q.host[dead:] {
+		if hostHeld[h] {
+			return fmt.Errorf("host block %d held twice", h)
+		}
+		hostHeld[h] = true
 	}
 	return nil
 }

@@ -80,267 +80,341 @@ func randomConfig(rng *rand.Rand) Config {
 
 // modelRun is one random run; it returns how often each event happened.
 func modelRun(t *testing.T, rng *rand.Rand, cfg Config) map[string]int {
-	const (
-		vocab = 40
-		eos   = 0
-	)
-	h := newHarness(t, cfg)
-	h.modelTokens, h.manualReady, h.eos = true, true, eos
-	h.dev.vocab = vocab
-	count := map[string]int{}
-	type ref struct {
-		out    []int32
-		finish string
-	}
-	refs := map[*Seq]ref{}
-	finished := map[*Seq]bool{} // by Done
-	randTokens := func(n int) []int32 {
-		p := make([]int32, n)
-		for i := range p {
-			p[i] = 1 + rng.Int32N(vocab-1)
-		}
-		return p
-	}
-	docs := [][]int32{randTokens(48), randTokens(48), randTokens(48)}
-	live := func() []*Seq { // in a stable order
-		var l []*Seq
-		for _, q := range h.s.seqs {
-			l = append(l, q)
-		}
-		slices.SortFunc(l, func(a, b *Seq) int { return int(a.ID) - int(b.ID) })
-		return l
-	}
-	fatalf := func(format string, args ...any) {
-		t.Helper()
-		t.Fatalf("%s\ntrace:\n%s", fmt.Sprintf(format, args...), h.tail())
-	}
-
-	var gone []kv.SeqID // ids of finished sequences
-	numAdds := 8 + rng.IntN(24)
-	added, stalls := 0, 0
+	mr := newModelRunner(t, rng, cfg)
+	h := mr.h
 	for op := 0; ; op++ {
-		draining := added == numAdds
+		draining := mr.added == mr.numAdds
 		if draining && h.s.Idle() {
 			break
 		}
 		if op == 20000 {
-			fatalf("%d sequences left after %d operations (livelock?)", h.s.Load(), op)
+			mr.fatalf("%d sequences left after %d operations (livelock?)", h.s.Load(), op)
 		}
 		switch r := rng.IntN(100); {
-		case r < 15 && !draining: // add
-			var p []int32
-			switch k := rng.IntN(20); {
-			case k == 0:
-			case k < 3: // too long for the context, maybe
-				p = randTokens(cfg.MaxModelLen - 1 + rng.IntN(3))
-			default:
-				d := docs[rng.IntN(len(docs))]
-				p = slices.Concat(d[:1+rng.IntN(min(len(d), cfg.MaxModelLen*2/3))], randTokens(rng.IntN(5)))
-			}
-			maxTokens := 0
-			if rng.IntN(5) > 0 {
-				maxTokens = 1 + rng.IntN(16)
-			}
-			prio := rng.IntN(3)
-			id := kv.SeqID(1000 + added)
-			if l := live(); len(l) > 0 && rng.IntN(20) == 0 {
-				id = l[rng.IntN(len(l))].ID
-			} else if len(gone) > 0 && rng.IntN(10) == 0 { // an id used before
-				id = gone[rng.IntN(len(gone))]
-				count["id reused"]++
-			}
-			maxLen := cfg.MaxModelLen
-			if maxTokens > 0 {
-				maxLen = min(maxLen, len(p)+maxTokens)
-			}
-			never := len(p) == 0 || len(p) >= cfg.MaxModelLen || cfg.BlocksNeeded(maxLen) > cfg.NumBlocks
-			exists := h.s.Get(id) != nil
-			load := h.s.Load()
-			q, err := h.s.Add(id, p, maxTokens, prio)
-			switch {
-			case exists:
-				if !errors.Is(err, kv.ErrSeqExists) || h.s.Load() != load {
-					fatalf("Add of a live id %d: %v", id, err)
-				}
-				count["exists"]++
+		case r < 15 && !draining:
+			if !mr.add() {
 				continue
-			case never:
-				if !errors.Is(err, ErrNeverFits) || h.s.Load() != load {
-					fatalf("Add of %d tokens, max len %d: %v, want never fits", len(p), maxLen, err)
-				}
-				count["rejected"]++
-			case err != nil:
-				fatalf("Add of %d tokens, max len %d: %v", len(p), maxLen, err)
-			default:
-				if (maxLen-1+cfg.BlockSize-1)/cfg.BlockSize > cfg.NumBlocks {
-					count["window long"]++ // fits only because its old blocks are freed
-				}
-				out, finish := generate(p, maxLen, vocab, cfg.Window, eos)
-				refs[q] = ref{out, finish}
-				h.names[id] = fmt.Sprintf("s%d", id)
-				count["add"]++
 			}
-			added++
-		case r < 22: // cancel between steps
-			if l := live(); len(l) > 0 {
-				q := l[rng.IntN(len(l))]
-				count["cancel "+q.Status.String()]++
-				if !h.s.Finish(q.ID) || q.Status != Finished {
-					fatalf("Finish(%d) of a %v sequence", q.ID, q.Status)
-				}
-				gone = append(gone, q.ID)
-				count["cancel"]++
-			}
-			if h.s.Finish(kv.SeqID(1<<40)) || h.s.Ready(kv.SeqID(1<<40)) {
-				fatalf("Finish or Ready of an unknown id")
-			}
-		default: // a step
-			allReady := true
-			for _, q := range live() {
-				if draining || rng.IntN(10) < 7 {
-					h.s.Ready(q.ID)
-				}
-				allReady = allReady && q.Ready
-			}
-			fire, pending := h.s.Trigger()
-			if fire && !pending {
-				fatalf("trigger fires with nothing pending")
-			}
-			var st messages.Stats
-			h.s.Stats(&st)
-			if !h.schedule() {
-				if pending && allReady {
-					// With every sequence ready, a running one always gets a token;
-					// with none running, all blocks are free and the head fits.
-					fatalf("nothing scheduled with %d ready sequences", h.s.Load())
-				}
-				if stalls++; stalls > 1000 {
-					fatalf("no step for 1000 tries")
-				}
-				break
-			}
-			stalls = 0
-			if !pending {
-				fatalf("a plan without pending work")
-			}
-			p := h.plan
-			count["step"]++
-			var after messages.Stats
-			h.s.Stats(&after)
-			if after.PrefixHits > st.PrefixHits {
-				count["hit"]++
-				if cfg.Window > 0 {
-					count["window hit"]++
-				}
-			}
-			for _, q := range p.Preempted {
-				count["preempt "+map[Status]string{Swapped: "swap", Waiting: "recompute"}[q.Status]]++
-				if q.Status == Waiting && cfg.Preemption == Swap {
-					count["swap fallback"]++
-				}
-				if q.Status == Swapped && kv.NumFreed(q.host) > 0 {
-					count["window swap"]++
-				}
-				for _, o := range h.s.running { // victims are the lowest, newest first
-					if !before(o, q) {
-						fatalf("seq %d preempted, seq %d after it still runs", q.ID, o.ID)
-					}
-				}
-			}
-			if len(p.Preempted) > 0 && len(p.Chunks) == 0 {
-				count["self-preempt"]++
-			}
-			if len(p.SwapIn) > 0 {
-				count["swap in"]++
-			}
-			if len(p.Resumed) > 0 {
-				count["resume"]++
-			}
-			for _, q := range p.Resumed {
-				if len(p.SwapIn) > 0 && kv.NumFreed(h.s.BlockTable(q)) > 0 {
-					count["window swap in"]++
-				}
-			}
-			for _, c := range p.Chunks {
-				if !c.Logits {
-					count["chunked"]++
-				}
-			}
-			if rng.IntN(20) == 0 { // cancel in flight
-				if l := live(); len(l) > 0 {
-					q := l[rng.IntN(len(l))]
-					h.s.Finish(q.ID)
-					h.check()
-					count["cancel in flight"]++
-					if rng.IntN(2) == 0 { // and its id comes back at once
-						p := slices.Concat(q.Tokens[:1+rng.IntN(len(q.Tokens))], randTokens(rng.IntN(3)))
-						maxLen := min(cfg.MaxModelLen, len(p)+4)
-						if len(p) < cfg.MaxModelLen && maxLen-1 <= cfg.NumBlocks*cfg.BlockSize {
-							n, err := h.s.Add(q.ID, p, 4, rng.IntN(3))
-							if err != nil {
-								fatalf("Add in flight: %v", err)
-							}
-							out, finish := generate(p, maxLen, vocab, cfg.Window, eos)
-							refs[n] = ref{out, finish}
-							h.check()
-							count["re-add in flight"]++
-						}
-					}
-				}
-			}
-			if rng.IntN(25) == 0 {
-				h.fail()
-				count["fail"]++
-				if h.last() != "fail: requeue " {
-					count["fail requeued"]++
-				}
-				break
-			}
-			freed := h.s.blocks.Stats().WindowFreed
-			out := h.done()
-			if h.s.blocks.Stats().WindowFreed > freed {
-				count["window free"]++
-			}
-			for _, o := range out {
-				q, want := o.Seq, refs[o.Seq]
-				n := q.NumOutput()
-				switch o.Finish {
-				case messages.FinishStop:
-					if o.Token != eos || want.finish != o.Finish || n != len(want.out) {
-						fatalf("seq %d stops after %d tokens with %d, alone after %d (%s)", q.ID, n, o.Token,
-							len(want.out), want.finish)
-					}
-				default:
-					if n > len(want.out) || o.Token != want.out[n-1] {
-						fatalf("seq %d: token %d is %d, alone %v", q.ID, n, o.Token, want.out)
-					}
-					last := n == len(want.out)
-					if o.Finish == messages.FinishLength && !(last && want.finish == o.Finish) ||
-						o.Finish == "" && last && want.finish != messages.FinishStop {
-						fatalf("seq %d finishes %q after %d tokens, alone %q after %d", q.ID, o.Finish, n,
-							want.finish, len(want.out))
-					}
-				}
-				if o.Finish != "" {
-					if q.Status != Finished || h.s.Get(q.ID) == q {
-						fatalf("seq %d finished as %v", q.ID, q.Status)
-					}
-					count["finish "+o.Finish]++
-					finished[q] = true
-					gone = append(gone, q.ID)
-				}
-			}
+		case r < 22:
+			mr.cancel()
+		default:
+			mr.step(draining)
 		}
 		h.check()
 	}
 	h.checkAllFree()
-	for q, want := range refs {
+	for q, want := range mr.refs {
 		got := q.Tokens[q.PromptLen:]
-		if finished[q] && !slices.Equal(got, want.out) || !finished[q] && !isPrefix(got, want.out) {
+		if mr.finished[q] && !slices.Equal(got, want.out) || !mr.finished[q] && !isPrefix(got, want.out) {
 			t.Fatalf("seq %d produced %v, alone %v", q.ID, got, want.out)
 		}
 	}
-	return count
+	return mr.count
+}
+
+const (
+	modelVocab = 40
+	modelEOS   = 0
+)
+
+// modelRef is what a sequence produces alone: its output and finish.
+type modelRef struct {
+	out    []int32
+	finish string
+}
+
+// modelRunner is one run of TestModelCheck: the harness and what the run
+// has done so far.
+type modelRunner struct {
+	t        *testing.T
+	rng      *rand.Rand
+	cfg      Config
+	h        *harness
+	count    map[string]int
+	refs     map[*Seq]modelRef
+	finished map[*Seq]bool // by Done
+	docs     [][]int32
+	gone     []kv.SeqID // ids of finished sequences
+	numAdds  int
+	added    int
+	stalls   int
+}
+
+func newModelRunner(t *testing.T, rng *rand.Rand, cfg Config) *modelRunner {
+	h := newHarness(t, cfg)
+	h.modelTokens, h.manualReady, h.eos = true, true, modelEOS
+	h.dev.vocab = modelVocab
+	mr := &modelRunner{t: t, rng: rng, cfg: cfg, h: h, count: map[string]int{}, refs: map[*Seq]modelRef{},
+		finished: map[*Seq]bool{}}
+	mr.docs = [][]int32{mr.randTokens(48), mr.randTokens(48), mr.randTokens(48)}
+	mr.numAdds = 8 + rng.IntN(24)
+	return mr
+}
+
+func (mr *modelRunner) randTokens(n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = 1 + mr.rng.Int32N(modelVocab-1)
+	}
+	return p
+}
+
+// live lists the live sequences in a stable order.
+func (mr *modelRunner) live() []*Seq {
+	var l []*Seq
+	for _, q := range mr.h.s.seqs {
+		l = append(l, q)
+	}
+	slices.SortFunc(l, func(a, b *Seq) int { return int(a.ID) - int(b.ID) })
+	return l
+}
+
+func (mr *modelRunner) fatalf(format string, args ...any) {
+	mr.t.Helper()
+	mr.t.Fatalf("%s\ntrace:\n%s", fmt.Sprintf(format, args...), mr.h.tail())
+}
+
+// add adds a random sequence (or tries a live id again, or reuses a
+// finished one's); false when it was refused as a live id, an operation
+// that is not checked after.
+func (mr *modelRunner) add() bool {
+	h, rng, cfg := mr.h, mr.rng, mr.cfg
+	var p []int32
+	switch k := rng.IntN(20); {
+	case k == 0:
+	case k < 3: // too long for the context, maybe
+		p = mr.randTokens(cfg.MaxModelLen - 1 + rng.IntN(3))
+	default:
+		d := mr.docs[rng.IntN(len(mr.docs))]
+		p = slices.Concat(d[:1+rng.IntN(min(len(d), cfg.MaxModelLen*2/3))], mr.randTokens(rng.IntN(5)))
+	}
+	maxTokens := 0
+	if rng.IntN(5) > 0 {
+		maxTokens = 1 + rng.IntN(16)
+	}
+	prio := rng.IntN(3)
+	id := kv.SeqID(1000 + mr.added)
+	if l := mr.live(); len(l) > 0 && rng.IntN(20) == 0 {
+		id = l[rng.IntN(len(l))].ID
+	} else if len(mr.gone) > 0 && rng.IntN(10) == 0 { // an id used before
+		id = mr.gone[rng.IntN(len(mr.gone))]
+		mr.count["id reused"]++
+	}
+	maxLen := cfg.MaxModelLen
+	if maxTokens > 0 {
+		maxLen = min(maxLen, len(p)+maxTokens)
+	}
+	never := len(p) == 0 || len(p) >= cfg.MaxModelLen || cfg.BlocksNeeded(maxLen) > cfg.NumBlocks
+	exists := h.s.Get(id) != nil
+	load := h.s.Load()
+	q, err := h.s.Add(id, p, maxTokens, prio)
+	switch {
+	case exists:
+		if !errors.Is(err, kv.ErrSeqExists) || h.s.Load() != load {
+			mr.fatalf("Add of a live id %d: %v", id, err)
+		}
+		mr.count["exists"]++
+		return false
+	case never:
+		if !errors.Is(err, ErrNeverFits) || h.s.Load() != load {
+			mr.fatalf("Add of %d tokens, max len %d: %v, want never fits", len(p), maxLen, err)
+		}
+		mr.count["rejected"]++
+	case err != nil:
+		mr.fatalf("Add of %d tokens, max len %d: %v", len(p), maxLen, err)
+	default:
+		if (maxLen-1+cfg.BlockSize-1)/cfg.BlockSize > cfg.NumBlocks {
+			mr.count["window long"]++ // fits only because its old blocks are freed
+		}
+		out, finish := generate(p, maxLen, modelVocab, cfg.Window, modelEOS)
+		mr.refs[q] = modelRef{out, finish}
+		h.names[id] = fmt.Sprintf("s%d", id)
+		mr.count["add"]++
+	}
+	mr.added++
+	return true
+}
+
+// cancel finishes a live sequence between steps.
+func (mr *modelRunner) cancel() {
+	h := mr.h
+	if l := mr.live(); len(l) > 0 {
+		q := l[mr.rng.IntN(len(l))]
+		mr.count["cancel "+q.Status.String()]++
+		if !h.s.Finish(q.ID) || q.Status != Finished {
+			mr.fatalf("Finish(%d) of a %v sequence", q.ID, q.Status)
+		}
+		mr.gone = append(mr.gone, q.ID)
+		mr.count["cancel"]++
+	}
+	if h.s.Finish(kv.SeqID(1<<40)) || h.s.Ready(kv.SeqID(1<<40)) {
+		mr.fatalf("Finish or Ready of an unknown id")
+	}
+}
+
+// step marks sequences ready, schedules a step and runs it on the device
+// (or fails it), checking the plan and every token against the reference.
+func (mr *modelRunner) step(draining bool) {
+	h, rng := mr.h, mr.rng
+	allReady := true
+	for _, q := range mr.live() {
+		if draining || rng.IntN(10) < 7 {
+			h.s.Ready(q.ID)
+		}
+		allReady = allReady && q.Ready
+	}
+	fire, pending := h.s.Trigger()
+	if fire && !pending {
+		mr.fatalf("trigger fires with nothing pending")
+	}
+	var st messages.Stats
+	h.s.Stats(&st)
+	if !h.schedule() {
+		if pending && allReady {
+			// With every sequence ready, a running one always gets a token;
+			// with none running, all blocks are free and the head fits.
+			mr.fatalf("nothing scheduled with %d ready sequences", h.s.Load())
+		}
+		if mr.stalls++; mr.stalls > 1000 {
+			mr.fatalf("no step for 1000 tries")
+		}
+		return
+	}
+	mr.stalls = 0
+	if !pending {
+		mr.fatalf("a plan without pending work")
+	}
+	mr.countPlan(&st)
+	if rng.IntN(20) == 0 {
+		mr.cancelInFlight()
+	}
+	if rng.IntN(25) == 0 {
+		h.fail()
+		mr.count["fail"]++
+		if h.last() != "fail: requeue " {
+			mr.count["fail requeued"]++
+		}
+		return
+	}
+	freed := h.s.blocks.Stats().WindowFreed
+	out := h.done()
+	if h.s.blocks.Stats().WindowFreed > freed {
+		mr.count["window free"]++
+	}
+	mr.checkOutputs(out)
+}
+
+// countPlan counts what the plan just scheduled does (st: the stats before
+// it) and checks that preemption victims are the lowest, newest first.
+func (mr *modelRunner) countPlan(st *messages.Stats) {
+	h, cfg, count := mr.h, mr.cfg, mr.count
+	p := h.plan
+	count["step"]++
+	var after messages.Stats
+	h.s.Stats(&after)
+	if after.PrefixHits > st.PrefixHits {
+		count["hit"]++
+		if cfg.Window > 0 {
+			count["window hit"]++
+		}
+	}
+	for _, q := range p.Preempted {
+		count["preempt "+map[Status]string{Swapped: "swap", Waiting: "recompute"}[q.Status]]++
+		if q.Status == Waiting && cfg.Preemption == Swap {
+			count["swap fallback"]++
+		}
+		if q.Status == Swapped && kv.NumFreed(q.host) > 0 {
+			count["window swap"]++
+		}
+		for _, o := range h.s.running { // victims are the lowest, newest first
+			if !before(o, q) {
+				mr.fatalf("seq %d preempted, seq %d after it still runs", q.ID, o.ID)
+			}
+		}
+	}
+	if len(p.Preempted) > 0 && len(p.Chunks) == 0 {
+		count["self-preempt"]++
+	}
+	if len(p.SwapIn) > 0 {
+		count["swap in"]++
+	}
+	if len(p.Resumed) > 0 {
+		count["resume"]++
+	}
+	for _, q := range p.Resumed {
+		if len(p.SwapIn) > 0 && kv.NumFreed(h.s.BlockTable(q)) > 0 {
+			count["window swap in"]++
+		}
+	}
+	for _, c := range p.Chunks {
+		if !c.Logits {
+			count["chunked"]++
+		}
+	}
+}
+
+// cancelInFlight finishes a live sequence while its step runs, and maybe
+// adds its id again at once.
+func (mr *modelRunner) cancelInFlight() {
+	h, rng, cfg := mr.h, mr.rng, mr.cfg
+	l := mr.live()
+	if len(l) == 0 {
+		return
+	}
+	q := l[rng.IntN(len(l))]
+	h.s.Finish(q.ID)
+	h.check()
+	mr.count["cancel in flight"]++
+	if rng.IntN(2) != 0 {
+		return
+	}
+	// its id comes back at once
+	p := slices.Concat(q.Tokens[:1+rng.IntN(len(q.Tokens))], mr.randTokens(rng.IntN(3)))
+	maxLen := min(cfg.MaxModelLen, len(p)+4)
+	if len(p) < cfg.MaxModelLen && maxLen-1 <= cfg.NumBlocks*cfg.BlockSize {
+		n, err := h.s.Add(q.ID, p, 4, rng.IntN(3))
+		if err != nil {
+			mr.fatalf("Add in flight: %v", err)
+		}
+		out, finish := generate(p, maxLen, modelVocab, cfg.Window, modelEOS)
+		mr.refs[n] = modelRef{out, finish}
+		h.check()
+		mr.count["re-add in flight"]++
+	}
+}
+
+// checkOutputs checks each sampled token and finish against what the
+// sequence produces alone.
+func (mr *modelRunner) checkOutputs(out []Outcome) {
+	for _, o := range out {
+		q, want := o.Seq, mr.refs[o.Seq]
+		n := q.NumOutput()
+		switch o.Finish {
+		case messages.FinishStop:
+			if o.Token != modelEOS || want.finish != o.Finish || n != len(want.out) {
+				mr.fatalf("seq %d stops after %d tokens with %d, alone after %d (%s)", q.ID, n, o.Token,
+					len(want.out), want.finish)
+			}
+		default:
+			if n > len(want.out) || o.Token != want.out[n-1] {
+				mr.fatalf("seq %d: token %d is %d, alone %v", q.ID, n, o.Token, want.out)
+			}
+			last := n == len(want.out)
+			if o.Finish == messages.FinishLength && !(last && want.finish == o.Finish) ||
+				o.Finish == "" && last && want.finish != messages.FinishStop {
+				mr.fatalf("seq %d finishes %q after %d tokens, alone %q after %d", q.ID, o.Finish, n,
+					want.finish, len(want.out))
+			}
+		}
+		if o.Finish != "" {
+			if q.Status != Finished || mr.h.s.Get(q.ID) == q {
+				mr.fatalf("seq %d finished as %v", q.ID, q.Status)
+			}
+			mr.count["finish "+o.Finish]++
+			mr.finished[q] = true
+			mr.gone = append(mr.gone, q.ID)
+		}
+	}
 }
 
 func isPrefix(p, of []int32) bool { return len(p) <= len(of) && slices.Equal(p, of[:len(p)]) }

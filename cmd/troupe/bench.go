@@ -106,18 +106,7 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	var rows []bench.BatchedRow
 	enc := json.NewEncoder(stdout)
-	type run struct {
-		b int
-		g *messages.Grammar
-	}
-	var runs []run // per batch size: unconstrained, then under the schema
-	for _, b := range pl {
-		runs = append(runs, run{b, nil})
-		if schema != nil {
-			runs = append(runs, run{b, schema})
-		}
-	}
-	for _, rn := range runs { // a row at a time, so each is shown as soon as it is measured
+	for _, rn := range batchedRuns(pl, schema) { // a row at a time, so each is shown as soon as it is measured
 		o.PL, o.Grammar = []int{rn.b}, rn.g
 		got, err := bench.Batched(ctx, m, o)
 		if err != nil {
@@ -131,12 +120,7 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 			}
 			continue
 		}
-		mark := ""
-		if r.Grammar {
-			mark = " schema"
-		}
-		if _, err := fmt.Fprintf(stdout, "| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |%s\n",
-			r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S(), mark); err != nil {
+		if err := writeBatchedRow(stdout, r); err != nil {
 			return err
 		}
 	}
@@ -146,6 +130,43 @@ func benchBatched(args []string, stdout, stderr io.Writer) error {
 	if schema != nil {
 		printSchemaRows(stdout, *schemaPath, rows)
 	}
+	return writeOverheadTable(stdout, rows)
+}
+
+// batchedRun is one row of bench batched: a batch size, unconstrained
+// (g nil) or under a grammar.
+type batchedRun struct {
+	b int
+	g *messages.Grammar
+}
+
+// batchedRuns lists the rows to measure: per batch size, unconstrained,
+// then under the schema when there is one.
+func batchedRuns(pl []int, schema *messages.Grammar) []batchedRun {
+	var runs []batchedRun
+	for _, b := range pl {
+		runs = append(runs, batchedRun{b, nil})
+		if schema != nil {
+			runs = append(runs, batchedRun{b, schema})
+		}
+	}
+	return runs
+}
+
+// writeBatchedRow writes one row of llama-batched-bench's table.
+func writeBatchedRow(stdout io.Writer, r bench.BatchedRow) error {
+	mark := ""
+	if r.Grammar {
+		mark = " schema"
+	}
+	_, err := fmt.Fprintf(stdout, "| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |%s\n",
+		r.PP, r.TG, r.B, r.NKV, r.TPP.Seconds(), r.SPP(), r.TTG.Seconds(), r.STG(), r.T.Seconds(), r.S(), mark)
+	return err
+}
+
+// writeOverheadTable writes the notes under the table and the decode
+// overhead per batch size.
+func writeOverheadTable(stdout io.Writer, rows []bench.BatchedRow) error {
 	fmt.Fprintln(stdout, "\nS_TG = B*(TG-1)/T_TG: the first token of each sequence comes from the prefill step")
 	fmt.Fprintln(stdout, "(llama-batched-bench decodes TG steps after its prefill and counts B*TG).")
 	fmt.Fprintln(stdout, "\nDecode steps on the device's clock, and their time outside the forward pass and sampling")

@@ -90,14 +90,8 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 		InputLen: *inputLen, OutputLen: *outputLen, RangeRatio: *rangeRatio, Seed: *seed,
 		IgnoreEOS: *ignoreEOS, Goodput: slos}
 	if *dataset != "" {
-		f, err := os.Open(*dataset)
-		if err != nil {
+		if err := readDataset(&o, *dataset); err != nil {
 			return err
-		}
-		o.Prompts, err = bench.ReadPrompts(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", *dataset, err)
 		}
 	}
 	if err := o.Validate(); err != nil { // what the checks above do not cover: the URL
@@ -107,16 +101,7 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *output == "text" {
-		prompts := fmt.Sprintf("random prompts of %d words", *inputLen)
-		if *dataset != "" {
-			prompts = fmt.Sprintf("%d prompts from %s", len(o.Prompts), *dataset)
-		}
-		conc := "no limit"
-		if *maxConc > 0 {
-			conc = strconv.Itoa(*maxConc)
-		}
-		fmt.Fprintf(stdout, "%d requests to %s (%s), request rate %s/s, max concurrency %s\n", *numPrompts, *baseURL, *endpoint, *rate, conc)
-		fmt.Fprintf(stdout, "%s, max_tokens %d, range ratio %g, seed %d, ignore_eos %t, greedy, streamed\n", prompts, *outputLen, *rangeRatio, *seed, *ignoreEOS)
+		writeServeHeader(stdout, &o, *rate, *dataset)
 	}
 	r, err := bench.Serve(ctx, o)
 	if err != nil {
@@ -135,6 +120,35 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("every request failed; the first: %s", r.FirstError)
 	}
 	return nil
+}
+
+// readDataset reads --dataset's prompts into o.
+func readDataset(o *bench.ServeOptions, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	o.Prompts, err = bench.ReadPrompts(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// writeServeHeader writes what the run will send, before it starts; rate
+// and dataset as the flags spell them.
+func writeServeHeader(stdout io.Writer, o *bench.ServeOptions, rate, dataset string) {
+	prompts := fmt.Sprintf("random prompts of %d words", o.InputLen)
+	if dataset != "" {
+		prompts = fmt.Sprintf("%d prompts from %s", len(o.Prompts), dataset)
+	}
+	conc := "no limit"
+	if o.MaxConcurrency > 0 {
+		conc = strconv.Itoa(o.MaxConcurrency)
+	}
+	fmt.Fprintf(stdout, "%d requests to %s (%s), request rate %s/s, max concurrency %s\n", o.NumPrompts, o.URL, o.Endpoint, rate, conc)
+	fmt.Fprintf(stdout, "%s, max_tokens %d, range ratio %g, seed %d, ignore_eos %t, greedy, streamed\n", prompts, o.OutputLen, o.RangeRatio, o.Seed, o.IgnoreEOS)
 }
 
 // parseRate parses --request-rate: "inf", or a positive number.

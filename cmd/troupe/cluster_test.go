@@ -130,15 +130,7 @@ func TestClusterServe(t *testing.T) {
 	alone, _, _ := serve(t, bin, nil, "-m", testmodels.Path(t, "stories260K.gguf"))
 	nodes := startCluster(t, bin, etcd, 3)
 
-	prefix := strings.Repeat("Lily and Tom went to the park to play with a big red ball. ", 6)
-	var bodies []soakRequest
-	for i := range 12 {
-		p := fmt.Sprintf("Once upon a time %d", i)
-		if i%2 == 0 {
-			p = prefix + fmt.Sprintf("Then %d birds sang.", i)
-		}
-		bodies = append(bodies, soakRequest{"/v1/completions", map[string]any{"prompt": p, "max_tokens": 300, "temperature": 0, "ignore_eos": true, "n": 1 + i%2}})
-	}
+	bodies := clusterServeBodies()
 	c := &soakClient{http: &http.Client{}}
 	want := make([]*choices, len(bodies))
 	for i, b := range bodies {
@@ -172,18 +164,7 @@ func TestClusterServe(t *testing.T) {
 			}()
 		}
 	}
-	// Requests in flight on the node to kill (polled, not a fixed sleep,
-	// which a loaded machine can outlast before any request gets there).
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		running, err1 := scrape(nodes[2].url, "troupe:num_requests_running")
-		waiting, err2 := scrape(nodes[2].url, "troupe:num_requests_waiting")
-		if err1 == nil && err2 == nil && running+waiting > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no request on node 2 after 5 minutes")
-		}
-	}
+	waitRequestOn(t, nodes[2].url)
 	if err := nodes[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +205,38 @@ func TestClusterServe(t *testing.T) {
 				t.Errorf("%s sees %v members (%v); want 2", nd.url, v, err)
 				break
 			}
+		}
+	}
+}
+
+// clusterServeBodies is TestClusterServe's load: completions of 300
+// tokens, half of them on prompts sharing a long prefix, half with n=2.
+func clusterServeBodies() []soakRequest {
+	prefix := strings.Repeat("Lily and Tom went to the park to play with a big red ball. ", 6)
+	var bodies []soakRequest
+	for i := range 12 {
+		p := fmt.Sprintf("Once upon a time %d", i)
+		if i%2 == 0 {
+			p = prefix + fmt.Sprintf("Then %d birds sang.", i)
+		}
+		bodies = append(bodies, soakRequest{"/v1/completions", map[string]any{"prompt": p, "max_tokens": 300, "temperature": 0, "ignore_eos": true, "n": 1 + i%2}})
+	}
+	return bodies
+}
+
+// waitRequestOn waits until the node at url has a request running or
+// waiting (polled, not a fixed sleep, which a loaded machine can outlast
+// before any request gets there).
+func waitRequestOn(t *testing.T, url string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		running, err1 := scrape(url, "troupe:num_requests_running")
+		waiting, err2 := scrape(url, "troupe:num_requests_waiting")
+		if err1 == nil && err2 == nil && running+waiting > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no request on %s after 5 minutes", url)
 		}
 	}
 }

@@ -19,84 +19,46 @@ import (
 	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
+	"github.com/troupe-llm/troupe/model"
 )
 
+// runOptions is what troupe run's flags ask for, checked.
+type runOptions struct {
+	path, prompt, output string
+	n, ctxLen, threads   int
+	noSpecial            bool
+	kind                 string // the device, from deviceFlag
+	kvType               *kv.CacheType
+	repack               *model.Repack
+	spec                 actors.SpecConfig
+	draftPath            string
+	adapters             []loraSpec
+	mmproj               string
+	images               []string
+	params               messages.SamplingParams
+}
+
 func runCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", stderr)
-	path := fs.String("m", "", "model: a GGUF file or a safetensors directory (required)")
-	prompt := fs.String("p", "", "prompt text (required)")
-	n := fs.Int("n", 128, "tokens to generate at most (-1: until the context is full)")
-	ctxLen := fs.Int("c", 0, "context length (0: the model's)")
-	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
-	topK := fs.Int("top-k", 40, "top-k (0: off)")
-	topP := fs.Float64("top-p", 0.95, "top-p (1: off)")
-	minP := fs.Float64("min-p", 0.05, "min-p (0: off)")
-	rep := fs.Float64("repeat-penalty", 1.0, "repetition penalty (1: off)")
-	seed := fs.Int64("seed", -1, "random seed (-1: random)")
-	threads := fs.Int("t", 2, "threads")
-	deviceKind := fs.String("device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
-	output := fs.String("output", "text", "output: text (streamed) or json")
-	noSpecial := fs.Bool("no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
-	kvType := kvCacheTypeFlag(fs)
-	repack := repackFlag(fs)
-	var spec actors.SpecConfig
-	var draftPath string
-	specVar(fs, &spec, &draftPath)
-	var adapters []loraSpec
-	loraVar(fs, &adapters)
-	var mmproj string
-	var images []string
-	mmprojVar(fs, &mmproj) // mmproj.go
-	fs.Var(listFlag{&images}, "image", "image `FILE`s for the prompt (with --mmproj), comma-separated or repeated: each where the prompt has <__media__>, else before it")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := checkSpec(&spec, draftPath); err != nil {
-		return usageError{err.Error()}
-	}
-	switch {
-	case *path == "":
-		return usageError{"-m MODEL is required"}
-	case *output != "text" && *output != "json":
-		return usageError{fmt.Sprintf("--output %q: want text or json", *output)}
-	case *threads < 1:
-		return usageError{"-t must be at least 1"}
-	}
-	device, err := loraDevice(*deviceKind, adapters)
+	o, err := parseRunFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	if device, err = mmprojDevice(device, mmproj); err != nil {
-		return err
-	}
-	if len(images) > 0 && mmproj == "" {
-		return usageError{"--image needs --mmproj"}
-	}
-	kind, err := deviceFlag(device)
-	if err != nil {
-		return err
-	}
-	params := messages.SamplingParams{Temperature: float32(*temp), TopK: *topK, TopP: float32(*topP), MinP: float32(*minP),
-		RepetitionPenalty: float32(*rep), PenaltyLastN: 64, HasSeed: *seed >= 0, Seed: uint64(*seed)}
-	if err := actors.SampleParams(&params).Validate(); err != nil {
-		return usageError{err.Error()}
-	}
-	m, err := openModelWith(*path, *repack)
+	m, err := openModelWith(o.path, *o.repack)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	closeAdapters, err := openAdapters(m, adapters)
+	closeAdapters, err := openAdapters(m, o.adapters)
 	if err != nil {
 		return err
 	}
 	defer closeAdapters()
-	encoder, closeProjector, err := openProjector(mmproj, m)
+	encoder, closeProjector, err := openProjector(o.mmproj, m)
 	if err != nil {
 		return err
 	}
 	defer closeProjector()
-	ids, err := m.Tokenizer.Encode(*prompt, !*noSpecial, !*noSpecial)
+	ids, err := m.Tokenizer.Encode(o.prompt, !o.noSpecial, !o.noSpecial)
 	if err != nil {
 		return err
 	}
@@ -107,25 +69,25 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	system := newActorSystem()
 	defer system.Shutdown()
 	// One sequence: KV blocks for one context, not a server's pool.
-	ctxTokens := *ctxLen
+	ctxTokens := o.ctxLen
 	if ctxTokens <= 0 {
 		ctxTokens = m.Config.ContextLen
 	}
-	closeDraft, err := openDraft(&spec, draftPath, kind, *repack)
+	closeDraft, err := openDraft(&o.spec, o.draftPath, o.kind, *o.repack)
 	if err != nil {
 		return err
 	}
 	defer closeDraft()
-	devices := backend.NewSelector(m, kind)
-	rt, err := actors.Start(system, m, actors.Config{Workers: *threads, MaxModelLen: *ctxLen, Devices: 1,
+	devices := backend.NewSelector(m, o.kind)
+	rt, err := actors.Start(system, m, actors.Config{Workers: o.threads, MaxModelLen: o.ctxLen, Devices: 1,
 		MaxNumSeqs: 1, NumBlocks: (ctxTokens + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, NewBackend: devices.New,
-		KVCacheType: *kvType, Speculative: spec, Encoder: encoder})
+		KVCacheType: *o.kvType, Speculative: o.spec, Encoder: encoder})
 	if err != nil {
 		return err
 	}
 	var spans []messages.ImageInput
-	if len(images) > 0 { // mmproj.go
-		if ids, spans, err = imagePrompt(rt, *prompt, images, !*noSpecial); err != nil {
+	if len(o.images) > 0 { // mmproj.go
+		if ids, spans, err = imagePrompt(rt, o.prompt, o.images, !o.noSpecial); err != nil {
 			rt.Stop(time.Second)
 			return err
 		}
@@ -134,7 +96,74 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := devices.Fallback(); err != nil && !errors.Is(err, cuda.ErrNoDriver) { // a GPU, unusable: say so
 		fmt.Fprintf(stderr, "troupe: --device auto: running on the CPU: %s\n", fallbackWhy(err))
 	}
-	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(*n, 0), Sampling: params, Images: spans}
+	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(o.n, 0), Sampling: o.params, Images: spans}
+	return streamRun(ctx, stop, rt, req, o.output, stdout)
+}
+
+// parseRunFlags reads and checks troupe run's flags; a bad one is a
+// usageError.
+func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
+	o := &runOptions{}
+	fs := newFlags("run", stderr)
+	fs.StringVar(&o.path, "m", "", "model: a GGUF file or a safetensors directory (required)")
+	fs.StringVar(&o.prompt, "p", "", "prompt text (required)")
+	fs.IntVar(&o.n, "n", 128, "tokens to generate at most (-1: until the context is full)")
+	fs.IntVar(&o.ctxLen, "c", 0, "context length (0: the model's)")
+	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
+	topK := fs.Int("top-k", 40, "top-k (0: off)")
+	topP := fs.Float64("top-p", 0.95, "top-p (1: off)")
+	minP := fs.Float64("min-p", 0.05, "min-p (0: off)")
+	rep := fs.Float64("repeat-penalty", 1.0, "repetition penalty (1: off)")
+	seed := fs.Int64("seed", -1, "random seed (-1: random)")
+	fs.IntVar(&o.threads, "t", 2, "threads")
+	deviceKind := fs.String("device", "auto", "device: auto (CUDA when the model loads on a GPU, else the CPU), cpu or cuda")
+	fs.StringVar(&o.output, "output", "text", "output: text (streamed) or json")
+	fs.BoolVar(&o.noSpecial, "no-special", false, "do not add BOS/EOS or parse special tokens in the prompt")
+	o.kvType = kvCacheTypeFlag(fs)
+	o.repack = repackFlag(fs)
+	specVar(fs, &o.spec, &o.draftPath)
+	loraVar(fs, &o.adapters)
+	mmprojVar(fs, &o.mmproj) // mmproj.go
+	fs.Var(listFlag{&o.images}, "image", "image `FILE`s for the prompt (with --mmproj), comma-separated or repeated: each where the prompt has <__media__>, else before it")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := checkSpec(&o.spec, o.draftPath); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	switch {
+	case o.path == "":
+		return nil, usageError{"-m MODEL is required"}
+	case o.output != "text" && o.output != "json":
+		return nil, usageError{fmt.Sprintf("--output %q: want text or json", o.output)}
+	case o.threads < 1:
+		return nil, usageError{"-t must be at least 1"}
+	}
+	device, err := loraDevice(*deviceKind, o.adapters)
+	if err != nil {
+		return nil, err
+	}
+	if device, err = mmprojDevice(device, o.mmproj); err != nil {
+		return nil, err
+	}
+	if len(o.images) > 0 && o.mmproj == "" {
+		return nil, usageError{"--image needs --mmproj"}
+	}
+	if o.kind, err = deviceFlag(device); err != nil {
+		return nil, err
+	}
+	o.params = messages.SamplingParams{Temperature: float32(*temp), TopK: *topK, TopP: float32(*topP), MinP: float32(*minP),
+		RepetitionPenalty: float32(*rep), PenaltyLastN: 64, HasSeed: *seed >= 0, Seed: uint64(*seed)}
+	if err := actors.SampleParams(&o.params).Validate(); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	return o, nil
+}
+
+// streamRun runs req on rt and writes its output: the text as it comes
+// (output "text") or one JSON object at the end ("json"). stop cancels ctx.
+func streamRun(ctx context.Context, stop context.CancelFunc, rt *actors.Runtime, req *messages.GenerateRequest,
+	output string, stdout io.Writer) error {
 	ch, err := rt.Stream(ctx, req)
 	if err != nil {
 		return err
@@ -149,7 +178,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if c.Err != "" && c.FinishReason == messages.FinishError {
 			failure = errors.New(c.Err)
 		}
-		if *output == "text" {
+		if output == "text" {
 			if _, err := io.WriteString(stdout, c.Text); err != nil && failure == nil {
 				failure = err
 				stop() // cancels the request; the stream still ends
@@ -164,7 +193,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if *output == "text" {
+	if output == "text" {
 		_, err = fmt.Fprintln(stdout)
 		return err
 	}
@@ -172,7 +201,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		PromptIDs []int32 `json:"prompt_ids"`
 		IDs       []int32 `json:"ids"`
 		Text      string  `json:"text"`
-	}{nonNil(ids), out, text.String()})
+	}{nonNil(req.Prompt), out, text.String()})
 }
 
 // newActorSystem returns an actor system whose own logging is limited to

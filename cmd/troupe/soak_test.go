@@ -53,6 +53,40 @@ func TestSoak(t *testing.T) {
 	c := &soakClient{url: url, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 
 	reqs := soakRequests()
+	quiet := soakQuietRun(t, c, reqs)
+	before := c.idleFigures(t)
+
+	tally := newSoakTally()
+	start := time.Now()
+	end := start.Add(*soakFor)
+	var wg sync.WaitGroup
+	for w := range *soakClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			soakClientLoop(c, uint64(w), reqs, quiet, end, tally)
+		}()
+	}
+	if *soakAttacks {
+		runSoakAttacks(c, end, &wg, tally.attack)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	after := c.idleFigures(t)
+	preemptions := c.metric(t, "troupe:num_preemptions_total")
+
+	fmt.Fprint(os.Stdout, tally.report(elapsed, preemptions, before, after, numBlocks))
+	tally.check(t, preemptions, before, after, numBlocks)
+	_ = cmd.Process.Kill()
+	if t.Failed() {
+		t.Logf("server log (tail):\n%s", tail(logs.String(), 4000))
+	}
+}
+
+// soakQuietRun runs each request alone, whole and streamed, and returns
+// its choices: what every run under load must give again.
+func soakQuietRun(t *testing.T, c *soakClient, reqs []soakRequest) []*choices {
+	t.Helper()
 	quiet := make([]*choices, len(reqs))
 	for i, r := range reqs {
 		got, err := c.do(context.Background(), r, false)
@@ -65,120 +99,122 @@ func TestSoak(t *testing.T) {
 		}
 		quiet[i] = got
 	}
-	before := c.idleFigures(t)
+	return quiet
+}
 
-	var (
-		mu sync.Mutex
-		// every outcome is printed, the ones that must stay at zero too
-		counts = map[string]int{"served": 0, "cancelled by the client": 0, "failed": 0,
-			"hung (no answer in a minute)": 0, "different from the quiet run": 0}
-		attacks   = map[string]int{} // by attack and outcome
-		latencies []time.Duration
-		problems  []string
-	)
-	note := func(outcome string, lat time.Duration, problem string) {
-		mu.Lock()
-		defer mu.Unlock()
-		counts[outcome]++
-		if lat > 0 {
-			latencies = append(latencies, lat)
-		}
-		if problem != "" && len(problems) < 20 {
-			problems = append(problems, problem)
-		}
-	}
-	start := time.Now()
-	end := start.Add(*soakFor)
-	var wg sync.WaitGroup
-	for w := range *soakClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			for time.Now().Before(end) {
-				i := rng.IntN(len(reqs))
-				stream := rng.IntN(2) == 0
-				var ctx context.Context
-				var cancel context.CancelFunc
-				cancelled := rng.IntN(8) == 0
-				if cancelled { // the client goes away after 1 to 40 ms
-					ctx, cancel = context.WithTimeout(context.Background(), time.Duration(1+rng.IntN(40))*time.Millisecond)
-				} else { // a request that takes this long is hung
-					ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
-				}
-				t0 := time.Now()
-				got, err := c.do(ctx, reqs[i], stream)
-				lat := time.Since(t0)
-				cancel()
-				switch {
-				case cancelled && err != nil && errors.Is(err, context.DeadlineExceeded):
-					note("cancelled by the client", 0, "")
-				case err != nil && errors.Is(err, context.DeadlineExceeded):
-					note("hung (no answer in a minute)", 0, fmt.Sprintf("request %d (%s, stream %v): no answer in a minute", i, reqs[i].path, stream))
-				case err != nil:
-					note("failed", 0, fmt.Sprintf("request %d (%s, stream %v): %v", i, reqs[i].path, stream, err))
-				case !slices.Equal(got.text, quiet[i].text) || !slices.Equal(got.finish, quiet[i].finish):
-					note("different from the quiet run", lat, fmt.Sprintf("request %d (%s, stream %v): %q %q, quiet %q %q",
-						i, reqs[i].path, stream, got.text, got.finish, quiet[i].text, quiet[i].finish))
-				default:
-					note("served", lat, "")
-				}
-			}
-		}()
-	}
-	if *soakAttacks {
-		runSoakAttacks(c, end, &wg, func(name, outcome string, ok bool) {
-			if !ok {
-				note("attack, unexpected outcome", 0, name+": "+outcome)
-				outcome = "UNEXPECTED " + outcome
-			}
-			mu.Lock()
-			attacks[name+": "+outcome]++
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	after := c.idleFigures(t)
-	preemptions := c.metric(t, "troupe:num_preemptions_total")
+// soakTally counts the soak's outcomes; safe for concurrent use.
+type soakTally struct {
+	mu sync.Mutex
+	// every outcome is printed, the ones that must stay at zero too
+	counts    map[string]int
+	attacks   map[string]int // by attack and outcome
+	latencies []time.Duration
+	problems  []string
+}
 
-	slices.Sort(latencies)
+func newSoakTally() *soakTally {
+	return &soakTally{counts: map[string]int{"served": 0, "cancelled by the client": 0, "failed": 0,
+		"hung (no answer in a minute)": 0, "different from the quiet run": 0}, attacks: map[string]int{}}
+}
+
+// note counts one request's outcome, its latency (0: none) and a problem
+// to report ("": none).
+func (s *soakTally) note(outcome string, lat time.Duration, problem string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[outcome]++
+	if lat > 0 {
+		s.latencies = append(s.latencies, lat)
+	}
+	if problem != "" && len(s.problems) < 20 {
+		s.problems = append(s.problems, problem)
+	}
+}
+
+// attack counts one attack's outcome (ok: the one expected).
+func (s *soakTally) attack(name, outcome string, ok bool) {
+	if !ok {
+		s.note("attack, unexpected outcome", 0, name+": "+outcome)
+		outcome = "UNEXPECTED " + outcome
+	}
+	s.mu.Lock()
+	s.attacks[name+": "+outcome]++
+	s.mu.Unlock()
+}
+
+// soakClientLoop is one client of the load until end: random requests of
+// the mix, streamed or not, some cancelled, each checked against the quiet
+// run.
+func soakClientLoop(c *soakClient, seed uint64, reqs []soakRequest, quiet []*choices, end time.Time, tally *soakTally) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for time.Now().Before(end) {
+		i := rng.IntN(len(reqs))
+		stream := rng.IntN(2) == 0
+		var ctx context.Context
+		var cancel context.CancelFunc
+		cancelled := rng.IntN(8) == 0
+		if cancelled { // the client goes away after 1 to 40 ms
+			ctx, cancel = context.WithTimeout(context.Background(), time.Duration(1+rng.IntN(40))*time.Millisecond)
+		} else { // a request that takes this long is hung
+			ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+		}
+		t0 := time.Now()
+		got, err := c.do(ctx, reqs[i], stream)
+		lat := time.Since(t0)
+		cancel()
+		switch {
+		case cancelled && err != nil && errors.Is(err, context.DeadlineExceeded):
+			tally.note("cancelled by the client", 0, "")
+		case err != nil && errors.Is(err, context.DeadlineExceeded):
+			tally.note("hung (no answer in a minute)", 0, fmt.Sprintf("request %d (%s, stream %v): no answer in a minute", i, reqs[i].path, stream))
+		case err != nil:
+			tally.note("failed", 0, fmt.Sprintf("request %d (%s, stream %v): %v", i, reqs[i].path, stream, err))
+		case !slices.Equal(got.text, quiet[i].text) || !slices.Equal(got.finish, quiet[i].finish):
+			tally.note("different from the quiet run", lat, fmt.Sprintf("request %d (%s, stream %v): %q %q, quiet %q %q",
+				i, reqs[i].path, stream, got.text, got.finish, quiet[i].text, quiet[i].finish))
+		default:
+			tally.note("served", lat, "")
+		}
+	}
+}
+
+// report is the soak's figures, printed whether it passes or not.
+func (s *soakTally) report(elapsed time.Duration, preemptions float64, before, after figures, numBlocks int) string {
+	slices.Sort(s.latencies)
 	var p99, worst time.Duration
-	if n := len(latencies); n > 0 {
-		p99, worst = latencies[(n*99)/100], latencies[n-1]
+	if n := len(s.latencies); n > 0 {
+		p99, worst = s.latencies[(n*99)/100], s.latencies[n-1]
 	}
 	total := 0
-	for _, n := range counts {
+	for _, n := range s.counts {
 		total += n
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "soak: %v, %d clients, %d requests (%.1f/s), %v preemptions\n", elapsed.Round(time.Second), *soakClients, total, float64(total)/elapsed.Seconds(), preemptions)
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range counts {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		fmt.Fprintf(&b, "  %-32s %d\n", k, counts[k])
+	for _, k := range slices.Sorted(maps.Keys(s.counts)) {
+		fmt.Fprintf(&b, "  %-32s %d\n", k, s.counts[k])
 	}
 	fmt.Fprintf(&b, "  latency of the served: p99 %v, max %v\n", p99.Round(time.Millisecond), worst.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  free KV blocks: %v before, %v after (of %d)\n", before.freeBlocks, after.freeBlocks, numBlocks)
 	fmt.Fprintf(&b, "  goroutines:     %v before, %v after\n", before.goroutines, after.goroutines)
 	fmt.Fprintf(&b, "  actors:         %v before, %v after\n", before.actors, after.actors)
 	fmt.Fprintf(&b, "  heap after GC:  %.1f MiB before, %.1f MiB after\n", before.heap/(1<<20), after.heap/(1<<20))
-	for _, k := range slices.Sorted(maps.Keys(attacks)) {
-		fmt.Fprintf(&b, "  attack %-60s %d\n", k, attacks[k])
+	for _, k := range slices.Sorted(maps.Keys(s.attacks)) {
+		fmt.Fprintf(&b, "  attack %-60s %d\n", k, s.attacks[k])
 	}
-	fmt.Fprint(os.Stdout, b.String())
+	return b.String()
+}
 
-	for _, p := range problems {
+// check fails t for each problem noted and for what the load left behind.
+func (s *soakTally) check(t *testing.T, preemptions float64, before, after figures, numBlocks int) {
+	t.Helper()
+	for _, p := range s.problems {
 		t.Error(p)
 	}
-	if counts["served"] == 0 || counts["cancelled by the client"] == 0 || preemptions == 0 {
-		t.Errorf("the load did not cover its mix: %v, %v preemptions", counts, preemptions)
+	if s.counts["served"] == 0 || s.counts["cancelled by the client"] == 0 || preemptions == 0 {
+		t.Errorf("the load did not cover its mix: %v, %v preemptions", s.counts, preemptions)
 	}
-	if after.freeBlocks != numBlocks || before.freeBlocks != numBlocks {
+	if after.freeBlocks != float64(numBlocks) || before.freeBlocks != float64(numBlocks) {
 		t.Errorf("KV blocks not all returned: %v free before, %v after, of %d", before.freeBlocks, after.freeBlocks, numBlocks)
 	}
 	if after.goroutines > before.goroutines+2 {
@@ -203,10 +239,6 @@ func TestSoak(t *testing.T) {
 	fmt.Printf("  heap bound:     %.1f MiB\n", heapBound/(1<<20))
 	if after.heap > heapBound {
 		t.Errorf("heap after GC: %.1f MiB before the load, %.1f MiB after", before.heap/(1<<20), after.heap/(1<<20))
-	}
-	_ = cmd.Process.Kill()
-	if t.Failed() {
-		t.Logf("server log (tail):\n%s", tail(logs.String(), 4000))
 	}
 }
 

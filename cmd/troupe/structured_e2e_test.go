@@ -130,8 +130,22 @@ func TestStructuredNodeClient(t *testing.T) {
 		"search":      compileSchema(t, "search", got.SearchSchema),
 	}
 
+	checkNodeParsed(t, event, append(got.Parse, got.ParseStream))
+	checkNodeTools(t, toolSchemas, got.ToolsRequired, got.ToolsNamed, got.ToolsRequiredStream)
+	checkNodeRawStreams(t, toolSchemas, got.ToolsNamedRaw, got.ToolsRequiredRaw)
+
+	if e := got.BadFormat.Error; e == nil || e.Status != 400 {
+		t.Errorf("response_format type sound: %+v, want a 400", got.BadFormat)
+	}
+}
+
+// checkNodeParsed: each zodResponseFormat output (the parse calls, then the
+// stream helper's) finished and validates against event, at most one cut
+// by max_tokens.
+func checkNodeParsed(t *testing.T, event *jsonschema.Schema, msgs []nodeMessage) {
+	t.Helper()
 	cut, finished := 0, 0
-	for i, m := range append(got.Parse, got.ParseStream) {
+	for i, m := range msgs {
 		switch {
 		case m.cut():
 			cut++
@@ -151,17 +165,23 @@ func TestStructuredNodeClient(t *testing.T) {
 	}
 	t.Logf("zodResponseFormat: %d finished, %d cut by max_tokens", finished, cut)
 	if cut > 1 {
-		t.Errorf("%d of %d structured outputs cut by max_tokens", cut, len(got.Parse)+1)
+		t.Errorf("%d of %d structured outputs cut by max_tokens", cut, len(msgs))
 	}
+}
 
+// checkNodeTools: the zodFunction calls with tool_choice required, named
+// (search) and required through the stream helper are tool calls in
+// OpenAI's shape, arguments valid and parsed.
+func checkNodeTools(t *testing.T, toolSchemas map[string]*jsonschema.Schema, required, named, requiredStream nodeMessage) {
+	t.Helper()
 	for _, tc := range []struct {
 		name string
 		m    nodeMessage
 		want []string // allowed tool names
 	}{
-		{"required", got.ToolsRequired, []string{"get_weather", "search"}},
-		{"named", got.ToolsNamed, []string{"search"}},
-		{"required, streamed", got.ToolsRequiredStream, []string{"get_weather", "search"}},
+		{"required", required, []string{"get_weather", "search"}},
+		{"named", named, []string{"search"}},
+		{"required, streamed", requiredStream, []string{"get_weather", "search"}},
 	} {
 		m := tc.m
 		if m.Error != nil {
@@ -185,14 +205,20 @@ func TestStructuredNodeClient(t *testing.T) {
 			}
 		}
 	}
+}
 
+// checkNodeRawStreams: in the raw streams (tool_choice named, then
+// required), each call's id and name come in its first delta only and its
+// arguments validate.
+func checkNodeRawStreams(t *testing.T, toolSchemas map[string]*jsonschema.Schema, named, required nodeStream) {
+	t.Helper()
 	for _, tc := range []struct {
 		name string
 		s    nodeStream
 		want []string
 	}{
-		{"named", got.ToolsNamedRaw, []string{"search"}},
-		{"required", got.ToolsRequiredRaw, []string{"get_weather", "search"}},
+		{"named", named, []string{"search"}},
+		{"required", required, []string{"get_weather", "search"}},
 	} {
 		s := tc.s
 		if s.Error != nil {
@@ -212,9 +238,5 @@ func TestStructuredNodeClient(t *testing.T) {
 				t.Errorf("raw stream %s: %s arguments %q %s", tc.name, c.Name, c.Arguments, why)
 			}
 		}
-	}
-
-	if e := got.BadFormat.Error; e == nil || e.Status != 400 {
-		t.Errorf("response_format type sound: %+v, want a 400", got.BadFormat)
 	}
 }

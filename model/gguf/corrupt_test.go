@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,15 +244,22 @@ func TestCrafted(t *testing.T) {
 	wDeep := NewWriter(3)
 	wDeep.SetKV("deep", deep)
 	deepImg := writeImage(t, wDeep)
+	for _, tt := range slices.Concat(craftedHeaderCases(deepImg), craftedTensorCases()) {
+		t.Run(tt.name, func(t *testing.T) { checkCrafted(t, tt) })
+	}
+}
 
-	// Offsets in the base image: a tensor info is name, dims (u32), each
-	// dim (u64), type (u32), offset (u64).
-	tensorType := func(t *testing.T, img []byte, name string, nd int) int { return after(t, img, name) + 4 + 8*nd }
-	tests := []struct {
-		name  string
-		patch func(t *testing.T, img []byte) []byte
-		want  string // "" means the file must parse
-	}{
+// craftedCase is the base image patched, and what parsing it says.
+type craftedCase struct {
+	name  string
+	patch func(t *testing.T, img []byte) []byte
+	want  string // "" means the file must parse
+}
+
+// craftedHeaderCases break the header and the metadata (deepImg: an image
+// whose arrays nest 100 deep).
+func craftedHeaderCases(deepImg []byte) []craftedCase {
+	return []craftedCase{
 		{"control", func(t *testing.T, img []byte) []byte { return img }, ""},
 		{"empty", func(t *testing.T, img []byte) []byte { return nil }, "magic: need 4 bytes, 0 left"},
 		{"wrong magic", func(t *testing.T, img []byte) []byte { copy(img, "GGML"); return img }, "not a GGUF file"},
@@ -319,6 +327,15 @@ func TestCrafted(t *testing.T) {
 			put32(img, after(t, img, "general.alignment")+4, 1<<31)
 			return img
 		}, "general.alignment 2147483648"},
+	}
+}
+
+// craftedTensorCases break the tensor infos.
+func craftedTensorCases() []craftedCase {
+	// Offsets in the base image: a tensor info is name, dims (u32), each
+	// dim (u64), type (u32), offset (u64).
+	tensorType := func(t *testing.T, img []byte, name string, nd int) int { return after(t, img, name) + 4 + 8*nd }
+	return []craftedCase{
 		{"tensor name length 2^60", func(t *testing.T, img []byte) []byte {
 			put64(img, after(t, img, "t.a")-3-8, 1<<60)
 			return img
@@ -362,27 +379,28 @@ func TestCrafted(t *testing.T) {
 			return img
 		}, `tensor "t.b" (64 bytes at data offset 64) runs past the end of the file (96 data bytes; truncated?)`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			img := tt.patch(t, baseImage(t))
-			f, err := safeParse(t, "crafted.gguf", img)
-			if tt.want == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				exercise(t, f)
-				return
-			}
-			if err == nil {
-				t.Fatalf("no error, want one mentioning %q", tt.want)
-			}
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "gguf: crafted.gguf: ") || !strings.Contains(msg, tt.want) {
-				t.Errorf("error %q, want one naming the file and mentioning %q", msg, tt.want)
-			}
-			if !errors.Is(err, ErrCorrupt) && !strings.Contains(tt.name, "version") {
-				t.Errorf("error %q does not wrap ErrCorrupt", msg)
-			}
-		})
+}
+
+// checkCrafted parses tt's image: it must parse (and be usable), or fail
+// with an error naming the file, saying tt.want and wrapping ErrCorrupt.
+func checkCrafted(t *testing.T, tt craftedCase) {
+	img := tt.patch(t, baseImage(t))
+	f, err := safeParse(t, "crafted.gguf", img)
+	if tt.want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		exercise(t, f)
+		return
+	}
+	if err == nil {
+		t.Fatalf("no error, want one mentioning %q", tt.want)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "gguf: crafted.gguf: ") || !strings.Contains(msg, tt.want) {
+		t.Errorf("error %q, want one naming the file and mentioning %q", msg, tt.want)
+	}
+	if !errors.Is(err, ErrCorrupt) && !strings.Contains(tt.name, "version") {
+		t.Errorf("error %q does not wrap ErrCorrupt", msg)
 	}
 }

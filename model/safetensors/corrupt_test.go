@@ -34,58 +34,88 @@ func TestOpenCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, tt := range corruptFileCases(real) {
+		t.Run(tt.name, func(t *testing.T) {
+			checkOpenCorrupt(t, map[string][]byte{"model.safetensors": tt.file}, tt.want)
+		})
+	}
+	for _, tt := range corruptDirCases(t) {
+		t.Run(tt.name, func(t *testing.T) { checkOpenCorrupt(t, tt.files, tt.want) })
+	}
+}
+
+// corruptFileCases are broken model.safetensors files, alone in their
+// directory, made from real (a good file) or written whole.
+func corruptFileCases(real []byte) []struct {
+	name string
+	file []byte
+	want string // in the error
+} {
 	hdrLen := int(binary.LittleEndian.Uint64(real))
 	one := func(name, dtype, shape, offsets string) string {
 		return `{"` + name + `":{"dtype":"` + dtype + `","shape":` + shape + `,"data_offsets":` + offsets + `}}`
 	}
-	a := encodeFile(t, []testTensor{{"a", "F32", []int64{2}, u32s(1, 2)}}, nil)
-	shardMap := map[string]string{"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}
-
-	tests := []struct {
-		name  string
-		files map[string][]byte // model.safetensors when only contents are given
-		want  string            // in the error
+	return []struct {
+		name string
+		file []byte
+		want string // in the error
 	}{
 		{"empty file", nil, "too short"},
-		{"truncated at 4", map[string][]byte{"model.safetensors": real[:4]}, "too short"},
-		{"truncated at 7", map[string][]byte{"model.safetensors": real[:7]}, "too short"},
-		{"truncated at 8", map[string][]byte{"model.safetensors": real[:8]}, "runs past the end of the file"},
-		{"truncated in header", map[string][]byte{"model.safetensors": real[:100]}, "runs past the end of the file"},
-		{"truncated before data", map[string][]byte{"model.safetensors": real[:8+hdrLen-1]}, "runs past the end of the file"},
-		{"truncated in data", map[string][]byte{"model.safetensors": real[:8+hdrLen+1000]}, "run past the end of the data"},
-		{"truncated by one byte", map[string][]byte{"model.safetensors": real[:len(real)-1]}, "run past the end of the data"},
-		{"header length 2^63", map[string][]byte{"model.safetensors": withLength(real, 1<<63)}, "exceeds"},
-		{"header length 2^64-1", map[string][]byte{"model.safetensors": withLength(real, ^uint64(0))}, "exceeds"},
-		{"header length 200 MB", map[string][]byte{"model.safetensors": withLength(real, 200<<20)}, "exceeds"},
-		{"header length = file size", map[string][]byte{"model.safetensors": withLength(real, uint64(len(real)))}, "runs past the end"},
-		{"header length too short", map[string][]byte{"model.safetensors": withLength(real, uint64(hdrLen-10))}, "header"},
-		{"flip opening brace", map[string][]byte{"model.safetensors": flip(real, 8, 0x01)}, "not a JSON object"},
-		{"flip a quote", map[string][]byte{"model.safetensors": flip(real, 9, 0x01)}, "header"},
-		{"flip a shape digit", map[string][]byte{"model.safetensors": flipIn(real, `"shape":[2048,128]`, 9, 0x01)}, "needs"},
-		{"flip an offset digit", map[string][]byte{"model.safetensors": flipIn(real, `[2623488,2624000]`, 9, 0x04)}, "run past the end of the data"},
-		{"flip the header length", map[string][]byte{"model.safetensors": flip(real, 7, 0x80)}, "exceeds"},
-		{"bad JSON", map[string][]byte{"model.safetensors": withHeader(`{"a": }`, 0)}, "header"},
-		{"JSON array", map[string][]byte{"model.safetensors": withHeader(`[]`, 0)}, "not a JSON object"},
-		{"trailing data", map[string][]byte{"model.safetensors": withHeader(`{} {}`, 0)}, "data after"},
-		{"unclosed object", map[string][]byte{"model.safetensors": withHeader(`{"__metadata__":{}`, 0)}, "header"},
-		{"entry not an object", map[string][]byte{"model.safetensors": withHeader(`{"a": 1}`, 0)}, `tensor "a"`},
-		{"metadata not strings", map[string][]byte{"model.safetensors": withHeader(`{"__metadata__":{"x":1}}`, 0)}, "__metadata__"},
-		{"duplicate name", map[string][]byte{"model.safetensors": withHeader(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 1)}, "twice"},
-		{"empty name", map[string][]byte{"model.safetensors": withHeader(one("", "U8", "[1]", "[0,1]"), 1)}, "empty tensor name"},
-		{"offsets past EOF", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[2]", "[0,8]"), 4)}, "run past the end of the data"},
-		{"offsets huge", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[2]", "[18446744073709551608,18446744073709551615]"), 8)}, "run past"},
-		{"offsets negative", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[2]", "[-8,0]"), 8)}, `tensor "a"`},
-		{"begin after end", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[0]", "[8,0]"), 8)}, "begin after end"},
-		{"three offsets", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[2]", "[0,4,8]"), 8)}, "want 2"},
-		{"dtype size mismatch", map[string][]byte{"model.safetensors": withHeader(one("a", "F16", "[2]", "[0,8]"), 8)}, "needs 2 × 16 bits"},
-		{"shape size mismatch", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[3]", "[0,8]"), 8)}, "needs 3 × 32 bits"},
-		{"negative dim", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[-2]", "[0,8]"), 8)}, "negative dimension"},
-		{"shape overflow", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[4294967296,4294967296]", "[0,8]"), 8)}, "overflows"},
-		{"size overflow", map[string][]byte{"model.safetensors": withHeader(one("a", "F64", "[4611686018427387904]", "[0,8]"), 8)}, "needs"},
-		{"fractional dim", map[string][]byte{"model.safetensors": withHeader(one("a", "F32", "[1.5]", "[0,8]"), 8)}, `tensor "a"`},
-		{"no dtype", map[string][]byte{"model.safetensors": withHeader(`{"a":{"shape":[1],"data_offsets":[0,1]}}`, 1)}, "no dtype"},
-		{"no shape", map[string][]byte{"model.safetensors": withHeader(`{"a":{"dtype":"U8","data_offsets":[0,1]}}`, 1)}, "no shape"},
-		{"sub-byte dtype odd count", map[string][]byte{"model.safetensors": withHeader(one("a", "F4", "[3]", "[0,2]"), 2)}, "needs"},
+		{"truncated at 4", real[:4], "too short"},
+		{"truncated at 7", real[:7], "too short"},
+		{"truncated at 8", real[:8], "runs past the end of the file"},
+		{"truncated in header", real[:100], "runs past the end of the file"},
+		{"truncated before data", real[:8+hdrLen-1], "runs past the end of the file"},
+		{"truncated in data", real[:8+hdrLen+1000], "run past the end of the data"},
+		{"truncated by one byte", real[:len(real)-1], "run past the end of the data"},
+		{"header length 2^63", withLength(real, 1<<63), "exceeds"},
+		{"header length 2^64-1", withLength(real, ^uint64(0)), "exceeds"},
+		{"header length 200 MB", withLength(real, 200<<20), "exceeds"},
+		{"header length = file size", withLength(real, uint64(len(real))), "runs past the end"},
+		{"header length too short", withLength(real, uint64(hdrLen-10)), "header"},
+		{"flip opening brace", flip(real, 8, 0x01), "not a JSON object"},
+		{"flip a quote", flip(real, 9, 0x01), "header"},
+		{"flip a shape digit", flipIn(real, `"shape":[2048,128]`, 9, 0x01), "needs"},
+		{"flip an offset digit", flipIn(real, `[2623488,2624000]`, 9, 0x04), "run past the end of the data"},
+		{"flip the header length", flip(real, 7, 0x80), "exceeds"},
+		{"bad JSON", withHeader(`{"a": }`, 0), "header"},
+		{"JSON array", withHeader(`[]`, 0), "not a JSON object"},
+		{"trailing data", withHeader(`{} {}`, 0), "data after"},
+		{"unclosed object", withHeader(`{"__metadata__":{}`, 0), "header"},
+		{"entry not an object", withHeader(`{"a": 1}`, 0), `tensor "a"`},
+		{"metadata not strings", withHeader(`{"__metadata__":{"x":1}}`, 0), "__metadata__"},
+		{"duplicate name", withHeader(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 1), "twice"},
+		{"empty name", withHeader(one("", "U8", "[1]", "[0,1]"), 1), "empty tensor name"},
+		{"offsets past EOF", withHeader(one("a", "F32", "[2]", "[0,8]"), 4), "run past the end of the data"},
+		{"offsets huge", withHeader(one("a", "F32", "[2]", "[18446744073709551608,18446744073709551615]"), 8), "run past"},
+		{"offsets negative", withHeader(one("a", "F32", "[2]", "[-8,0]"), 8), `tensor "a"`},
+		{"begin after end", withHeader(one("a", "F32", "[0]", "[8,0]"), 8), "begin after end"},
+		{"three offsets", withHeader(one("a", "F32", "[2]", "[0,4,8]"), 8), "want 2"},
+		{"dtype size mismatch", withHeader(one("a", "F16", "[2]", "[0,8]"), 8), "needs 2 × 16 bits"},
+		{"shape size mismatch", withHeader(one("a", "F32", "[3]", "[0,8]"), 8), "needs 3 × 32 bits"},
+		{"negative dim", withHeader(one("a", "F32", "[-2]", "[0,8]"), 8), "negative dimension"},
+		{"shape overflow", withHeader(one("a", "F32", "[4294967296,4294967296]", "[0,8]"), 8), "overflows"},
+		{"size overflow", withHeader(one("a", "F64", "[4611686018427387904]", "[0,8]"), 8), "needs"},
+		{"fractional dim", withHeader(one("a", "F32", "[1.5]", "[0,8]"), 8), `tensor "a"`},
+		{"no dtype", withHeader(`{"a":{"shape":[1],"data_offsets":[0,1]}}`, 1), "no dtype"},
+		{"no shape", withHeader(`{"a":{"dtype":"U8","data_offsets":[0,1]}}`, 1), "no shape"},
+		{"sub-byte dtype odd count", withHeader(one("a", "F4", "[3]", "[0,2]"), 2), "needs"},
+	}
+}
+
+// corruptDirCases are directories with broken shards, indexes or configs.
+func corruptDirCases(t *testing.T) []struct {
+	name  string
+	files map[string][]byte
+	want  string // in the error
+} {
+	a := encodeFile(t, []testTensor{{"a", "F32", []int64{2}, u32s(1, 2)}}, nil)
+	shardMap := map[string]string{"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}
+	return []struct {
+		name  string
+		files map[string][]byte
+		want  string // in the error
+	}{
 		{"no weights", map[string][]byte{"README.md": []byte("hi")}, "no model.safetensors.index.json"},
 		{"missing shard", map[string][]byte{
 			"model-00001-of-00002.safetensors": a,
@@ -114,25 +144,23 @@ func TestOpenCorrupt(t *testing.T) {
 		{"index without weight_map", map[string][]byte{"model.safetensors.index.json": []byte(`{}`)}, "weight_map"},
 		{"bad config", map[string][]byte{"model.safetensors": a, "config.json": []byte(`{"hidden_size": 0}`)}, "hidden_size"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			files := tt.files
-			if files == nil {
-				files = map[string][]byte{"model.safetensors": nil}
-			}
-			m, err := Open(writeDir(t, files))
-			if err == nil {
-				m.Close()
-				t.Fatalf("Open succeeded, want an error containing %q", tt.want)
-			}
-			t.Log(err)
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want it to contain %q", err, tt.want)
-			}
-			if !strings.HasPrefix(err.Error(), "safetensors: ") {
-				t.Errorf("err = %v, want the package prefix", err)
-			}
-		})
+}
+
+// checkOpenCorrupt writes files to a directory and checks that Open fails
+// with an error in the package's words that contains want.
+func checkOpenCorrupt(t *testing.T, files map[string][]byte, want string) {
+	t.Helper()
+	m, err := Open(writeDir(t, files))
+	if err == nil {
+		m.Close()
+		t.Fatalf("Open succeeded, want an error containing %q", want)
+	}
+	t.Log(err)
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want it to contain %q", err, want)
+	}
+	if !strings.HasPrefix(err.Error(), "safetensors: ") {
+		t.Errorf("err = %v, want the package prefix", err)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // The Gemma 3 and gpt-oss vocabularies are not among llama.cpp's vocab
@@ -24,21 +23,6 @@ import (
 // add_space_prefix=false; the SentencePiece scores are rebuilt from
 // tokenizer.json's merge order (tokenizer.model is not shipped), which keeps
 // their order but not their values (see scripts/vocab-gguf.py).
-
-// familyVocabData reads a family vocab file's Vocab.
-func familyVocabData(t *testing.T, path string) *Vocab {
-	t.Helper()
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	v, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
 
 // familyVectors reads a family's cases: llama.cpp's shared tokenizer texts
 // then testdata/vectors/extra.inp against NAME.out (no special tokens), and
@@ -99,14 +83,11 @@ func TestFamilyVocabVectors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := testmodels.NPMVocab(t, tc.name)
-			v := familyVocabData(t, path)
+			v := vocabFromFile(t, path)
 			if v.Model != tc.model {
 				t.Fatalf("Model = %q, want %q", v.Model, tc.model)
 			}
-			tok, err := New(v)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok := mustNew(t, v)
 			if tok.BOS() != tc.bos || tok.EOS() != tc.eos || tok.EOT() != tc.eot || v.PAD != tc.pad {
 				t.Errorf("BOS, EOS, EOT, PAD = %d %d %d %d, want %d %d %d %d", tok.BOS(), tok.EOS(), tok.EOT(), v.PAD, tc.bos, tc.eos, tc.eot, tc.pad)
 			}
@@ -135,7 +116,7 @@ func TestFamilyVocabVectors(t *testing.T) {
 				t.Logf("%s %s: %d/%d cases encode as llama.cpp", tc.name, set.what, len(set.vs)-len(bad), len(set.vs))
 			}
 
-			wrong := familyVocabData(t, path)
+			wrong := vocabFromFile(t, path)
 			tc.planted(wrong)
 			wtok, err := New(wrong)
 			if err != nil {
@@ -189,7 +170,7 @@ func TestFamilyVocabRandom(t *testing.T) {
 	}
 	for _, name := range []string{"gemma3", "gpt-oss"} {
 		t.Run(name, func(t *testing.T) {
-			tok, err := New(familyVocabData(t, testmodels.NPMVocab(t, name)))
+			tok, err := New(vocabFromFile(t, testmodels.NPMVocab(t, name)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,10 +41,7 @@ func npmTokenizer(t testing.TB, pkg string) *Tokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := New(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustNew(t, v)
 	return tok
 }
 
@@ -119,10 +116,7 @@ func TestHFTinyStories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := New(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustNew(t, v)
 	refs, _ := filepath.Glob(filepath.Join(testmodels.Dir(t), "..", "reference", dir+"case*.json"))
 	cases := []struct {
 		prompt string

@@ -55,10 +55,7 @@ func TestHFByteLevelUnnamedPre(t *testing.T) {
 	if v.BOS != 15 || !v.AddBOS || v.EOS != -1 || v.AddEOS || v.ChatTemplate != "T" {
 		t.Errorf("bos %d add %v eos %d add %v template %q", v.BOS, v.AddBOS, v.EOS, v.AddEOS, v.ChatTemplate)
 	}
-	tok, err := New(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustNew(t, v)
 	got, _ := tok.Encode("hello 123<think>", true, false)
 	if want := []int32{15, 9, 4, 14, 13, 16}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
@@ -98,10 +95,7 @@ func TestHFTinyStoriesNoConfig(t *testing.T) {
 	if v.Model != "llama" || !v.AddBOS || v.BOS != 1 || v.EOS != 2 || v.UNK != 0 || v.Types[1] != TypeControl {
 		t.Errorf("model %q add_bos %v bos %d eos %d unk %d type[1] %d", v.Model, v.AddBOS, v.BOS, v.EOS, v.UNK, v.Types[1])
 	}
-	tok, err := New(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustNew(t, v)
 	got, _ := tok.Encode("Once upon a time", true, false)
 	if want := []int32{1, 80, 147, 201, 282, 57}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)

@@ -51,10 +51,7 @@ func TestPartition(t *testing.T) {
 		Strip:  []Strip{0, 0, 0, StripLeft, 0, StripLeft | StripRight, 0, 0},
 		BOS:    1, EOS: 2, UNK: 0, EOT: -1, SEP: -1,
 	}
-	tok, err := New(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustNew(t, v)
 	type frag struct {
 		text string
 		id   int32

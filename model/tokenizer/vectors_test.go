@@ -14,7 +14,13 @@ import (
 // loadTokenizer builds the Tokenizer of a GGUF file under the models dir.
 func loadTokenizer(t testing.TB, rel string) *Tokenizer {
 	t.Helper()
-	f, err := gguf.Open(testmodels.Path(t, rel))
+	return mustNew(t, vocabFromFile(t, testmodels.Path(t, rel)))
+}
+
+// vocabFromFile reads the Vocab of the GGUF file at path.
+func vocabFromFile(t testing.TB, path string) *Vocab {
+	t.Helper()
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +29,12 @@ func loadTokenizer(t testing.TB, rel string) *Tokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return v
+}
+
+// mustNew is New(v), failing t on an error.
+func mustNew(t testing.TB, v *Vocab) *Tokenizer {
+	t.Helper()
 	tok, err := New(v)
 	if err != nil {
 		t.Fatal(err)
