@@ -38,8 +38,6 @@ type disaggCounters struct {
 	// hook, set by tests, sees each kvImport before it is sent (its chunk
 	// number from 0) and may change it or block.
 	hook func(chunk int, imp *messages.ImportKV)
-	// force, set by tests, disaggregates whatever the decode member's load.
-	force   bool
 	lastErr atomic.Value // string: the last failed transfer's error
 }
 

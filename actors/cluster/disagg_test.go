@@ -48,7 +48,7 @@ func startRoles(t *testing.T, m *model.Model, roles ...string) []*testNode {
 		}
 		node, err := cluster.Start(sys, rt, cluster.Config{Name: "disagg", Provider: "automanaged",
 			Advertise: "127.0.0.1:" + strconv.Itoa(ports[i]), AutoManagedPort: ports[n+i], Seeds: seeds,
-			Role: role, DisaggTokens: 32})
+			Role: role, DisaggTokens: 32, DisaggAlways: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,6 @@ func TestDisagg(t *testing.T) {
 	defer m.Close()
 	nodes := startRoles(t, m, cluster.RoleDecode, cluster.RolePrefill, cluster.RoleDecode)
 	origin := nodes[0].node
-	origin.ForceDisagg()
 	reqs := disaggRequests(t, nodes[0].rt, 8)
 	want := aloneIDs(t, m, reqs)
 	runConcurrently(t, origin, reqs, want)
@@ -189,7 +188,6 @@ func TestDisaggCut(t *testing.T) {
 	t.Run("malformed", func(t *testing.T) {
 		nodes := startRoles(t, m, cluster.RoleDecode, cluster.RolePrefill)
 		origin := nodes[0].node
-		origin.ForceDisagg()
 		nodes[1].node.SetKVHook(func(chunk int, imp *messages.ImportKV) {
 			if chunk == 1 {
 				imp.Data = imp.Data[:len(imp.Data)-1]
@@ -211,7 +209,6 @@ func TestDisaggCut(t *testing.T) {
 	t.Run("cut", func(t *testing.T) {
 		nodes := startRoles(t, m, cluster.RoleDecode, cluster.RolePrefill)
 		origin := nodes[0].node
-		origin.ForceDisagg()
 		cut, release := make(chan struct{}), make(chan struct{})
 		var once sync.Once
 		nodes[1].node.SetKVHook(func(chunk int, imp *messages.ImportKV) {

@@ -135,7 +135,7 @@ func (n *Node) planDisagg(req *messages.GenerateRequest, target string) (decode,
 	if len(req.LoRA) > 0 || len(req.Images) > 0 {
 		return decode, ""
 	}
-	if l, ok := loads[decode]; ok && n.disagg.force && l.busy() == 0 {
+	if l, ok := loads[decode]; ok && n.cfg.DisaggAlways && l.busy() == 0 {
 		l.Running = 1
 		loads[decode] = l
 	}

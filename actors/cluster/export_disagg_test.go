@@ -9,10 +9,6 @@ import (
 	"github.com/troupe-llm/troupe/messages"
 )
 
-// ForceDisagg makes the node disaggregate every request the rule allows
-// whatever the decode member's load (the rule's "busy" clause left out).
-func (n *Node) ForceDisagg() { n.disagg.force = true }
-
 // SetKVHook has hook see (and maybe change, or block) each K/V message this
 // node sends as a prefill member.
 func (n *Node) SetKVHook(hook func(chunk int, imp *messages.ImportKV)) { n.disagg.hook = hook }

@@ -69,6 +69,9 @@ type Config struct {
 	// DisaggTokens is the prompt length from which a request decoded on a
 	// busy member may be prefilled on another; 0: DefaultDisaggTokens.
 	DisaggTokens int
+	// DisaggAlways disaggregates every request the rule allows, whatever
+	// the decode member's load (the rule's "busy" clause left out).
+	DisaggAlways bool
 }
 
 // Node is one member of the cluster: its runtime serves requests placed
