@@ -16,6 +16,9 @@
 #               (default 6, 1 in flight, 384 words, 4 tokens)
 #   THREADS     threads per member (default 1: two members, two cores)
 #   DISAGG_TOKENS  --disagg-tokens of the disaggregated run (default 256)
+#   MODES       which runs, in order (default "colocated disaggregated"); also
+#               single: one member alone (--role both), the decode capacity
+#               of the disaggregated run without its prefill member
 #   TROUPE      the troupe binary (default: built from this checkout)
 #
 # Prints one markdown row per mode: the short requests' median and p99
@@ -49,12 +52,18 @@ metric() { curl -s "$1/metrics" | awk -v m="$2" '!done && $1 ~ "^"m"({|$)" {prin
 
 echo "| mode | short: median ITL ms | short: p99 ITL ms | short: mean TPOT ms | long: mean TTFT ms | failed | disaggregated |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
-for mode in colocated disaggregated; do
-	roles=(both both)
-	[[ $mode == colocated ]] || roles=(decode prefill)
+MODES=${MODES:-"colocated disaggregated"}
+for mode in $MODES; do
+	case $mode in
+	colocated) roles=(both both) ;;
+	disaggregated) roles=(decode prefill) ;;
+	single) roles=(both) ;;
+	*) die "MODES: $mode: want colocated, disaggregated or single" ;;
+	esac
 	urls=()
-	seeds=127.0.0.1:18290,127.0.0.1:18291
-	for i in 0 1; do
+	seeds=127.0.0.1:18290
+	((${#roles[@]} == 1)) || seeds+=,127.0.0.1:18291
+	for i in $(seq 0 $((${#roles[@]} - 1))); do
 		port=$((18180 + i))
 		"$TROUPE" serve -m "$model" --port "$port" -t "$THREADS" --log-format json --cluster disaggbench \
 			--provider automanaged --automanaged-port $((18290 + i)) --seeds "$seeds" \
@@ -65,7 +74,7 @@ for mode in colocated disaggregated; do
 	done
 	for u in "${urls[@]}"; do
 		for _ in $(seq 600); do [[ $(curl -s -o /dev/null -w '%{http_code}' "$u/health") == 200 ]] && break; sleep 0.1; done
-		for _ in $(seq 600); do [[ $(metric "$u" troupe:cluster_members) == 2 ]] && break; sleep 0.1; done
+		for _ in $(seq 600); do [[ $(metric "$u" troupe:cluster_members) == ${#roles[@]} ]] && break; sleep 0.1; done
 	done
 	sleep 1 # the members' first gossiped loads (roles): placement keeps requests colocated until then
 	"$TROUPE" bench serve --url "${urls[0]}" --num-prompts "$SHORT_PROMPTS" --max-concurrency "$SHORT_CONC" \
