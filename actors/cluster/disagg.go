@@ -103,8 +103,16 @@ func (p *kvPeer) transfer(root *actor.RootContext, req *kvPrefill, done *kvPrefi
 	if req.From != n.id {
 		return fmt.Errorf("cluster: member %s serves %s, the origin %s", n.self, n.id, req.From)
 	}
-	if _, err := n.rt.Generate(context.Background(), &messages.GenerateRequest{Prompt: req.Prompt, MaxTokens: 1}, nil); err != nil {
+	var failed string
+	if _, err := n.rt.Generate(context.Background(), &messages.GenerateRequest{Prompt: req.Prompt, MaxTokens: 1}, func(c *messages.OutputChunk) error {
+		if c.Err != "" && failed == "" {
+			failed = c.Err
+		}
+		return nil
+	}); err != nil {
 		return fmt.Errorf("cluster: prefill on %s: %w", n.self, err)
+	} else if failed != "" { // a device failed: nothing of it is exported
+		return fmt.Errorf("cluster: prefill on %s: %s", n.self, failed)
 	}
 	decode := req.Decode.actor()
 	var had kvEnvelope
