@@ -37,7 +37,7 @@ type disaggCounters struct {
 	disaggregated, transferFailed, blocksSent, bytesSent, blocksReceived atomic.Int64
 	// hook, set by tests, sees each kvImport before it is sent (its chunk
 	// number from 0) and may change it or block.
-	hook func(chunk int, imp *messages.ImportKV)
+	hook    func(chunk int, imp *messages.ImportKV)
 	lastErr atomic.Value // string: the last failed transfer's error
 }
 

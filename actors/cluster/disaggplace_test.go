@@ -12,7 +12,9 @@ import (
 // then to the least loaded member that prefills (ties: the smaller
 // address), never to the decode member itself.
 func TestPrefillTarget(t *testing.T) {
-	l := func(role string, running, waiting int) load { return load{Role: role, Running: running, Waiting: waiting} }
+	l := func(role string, running, waiting int) load {
+		return load{Role: role, Running: running, Waiting: waiting}
+	}
 	for _, tc := range []struct {
 		name   string
 		decode string
