@@ -32,6 +32,7 @@ type batcher struct {
 	stats   messages.Stats
 	stopped bool
 
+	kv       kvTransfers     // K/V blocks moving out and in (kvtransfer.go)
 	outcomes []sched.Outcome // scratch for Done
 	sampled  []int32         // scratch: the step's tokens, per sample row
 }
@@ -96,6 +97,14 @@ func (b *batcher) Receive(ctx actor.Context) {
 		b.onWindow(ctx, msg)
 	case *messages.GetStats:
 		ctx.Respond(b.snapshot())
+	case *messages.CachedTokens:
+		b.onCachedTokens(ctx, msg)
+	case *messages.ExportKV:
+		b.onExportKV(ctx, msg)
+	case *kvReadDone:
+		b.onKVReadDone(ctx, msg)
+	case *messages.ImportKV:
+		b.onImportKV(ctx, msg)
 	case *actor.Terminated:
 		b.onTerminated(ctx, msg)
 	case *actor.Stopping:

@@ -54,6 +54,10 @@ func (d *device) Receive(ctx actor.Context) {
 		d.onStep(ctx, msg)
 	case *messages.Free:
 		d.onFree(msg)
+	case *kvRead:
+		d.onKVRead(ctx, msg)
+	case *kvWrite:
+		d.onKVWrite(msg)
 	}
 }
 

@@ -15,6 +15,7 @@
 //	batcher -> device:                               SwapOut, SwapIn, Step, Free
 //	device -> batcher:                               StepDone, DeviceRestarted
 //	anyone -> batcher:                               GetStats (answered with Stats)
+//	cluster member -> batcher:                       CachedTokens, ExportKV, ImportKV (answered KVCached, KVExported, KVImported)
 //
 // Actor addresses never appear here: who talks to whom is wired when actors
 // are spawned, so this package imports only the standard library and msgpack.

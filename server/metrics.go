@@ -39,6 +39,7 @@ type metrics struct {
 
 	cluster                                   *cluster.Node // nil: none
 	members, placements, overflows, failovers *prometheus.Desc
+	disagg, kvFailed, kvBytes                 *prometheus.Desc // disaggregated prefill
 }
 
 func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl *cluster.Node) *metrics {
@@ -90,6 +91,9 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 		[]string{"where"}, labels)
 	m.overflows = desc("cluster_overflows_total", "Requests placed away from their prefix's node because it was busier.")
 	m.failovers = desc("cluster_failovers_total", "Requests re-run on another node after theirs was lost.")
+	m.disagg = desc("cluster_disaggregated_total", "Requests this node placed with their prompt computed on a prefill member.")
+	m.kvFailed = desc("cluster_kv_transfer_failed_total", "Disaggregated requests whose K/V transfer failed (the decode member computed the rest).")
+	m.kvBytes = desc("cluster_kv_bytes_sent_total", "Bytes of K/V blocks this node sent to decode members.")
 	m.processes = desc("actor_processes", "Actors and futures registered in the actor system (back to its idle level when no request runs).")
 	m.reg.MustRegister(m)
 	// The Go runtime's and the process's own (go_goroutines, go_memstats_*,
@@ -104,7 +108,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	if m.cluster != nil {
-		for _, d := range []*prometheus.Desc{m.members, m.placements, m.overflows, m.failovers} {
+		for _, d := range []*prometheus.Desc{m.members, m.placements, m.overflows, m.failovers, m.disagg, m.kvFailed, m.kvBytes} {
 			ch <- d
 		}
 	}
@@ -147,6 +151,10 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.placements, prometheus.CounterValue, float64(cs.PlacedRemote), "remote")
 		count(m.overflows, float64(cs.Overflowed))
 		count(m.failovers, float64(cs.Failovers))
+		ds := m.cluster.DisaggStats()
+		count(m.disagg, float64(ds.Disaggregated))
+		count(m.kvFailed, float64(ds.TransferFailed))
+		count(m.kvBytes, float64(ds.BytesSent))
 	}
 }
 

@@ -62,6 +62,16 @@ type Config struct {
 	// affinity node may have than the least loaded one before a request
 	// goes to the least loaded instead; 0: 8.
 	Overflow int
+	// Role is what this member does with requests: "prefill", "decode" or
+	// "both" ("": both). See disaggplace.go for the rule that sends a
+	// prompt to a prefill member.
+	Role string
+	// DisaggTokens is the prompt length from which a request decoded on a
+	// busy member may be prefilled on another; 0: DefaultDisaggTokens.
+	DisaggTokens int
+	// DisaggAlways disaggregates every request the rule allows, whatever
+	// the decode member's load (the rule's "busy" clause left out).
+	DisaggAlways bool
 }
 
 // Node is one member of the cluster: its runtime serves requests placed
@@ -83,6 +93,7 @@ type Node struct {
 	wg      sync.WaitGroup
 
 	placedLocal, placedRemote, overflowed, failovers, diverged atomic.Int64
+	disagg                                                     disaggCounters // disagg.go
 
 	relayOnce // the token bound relayed output is checked with (relaybound.go)
 }
@@ -100,6 +111,9 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 	}
 	if cfg.Overflow <= 0 {
 		cfg.Overflow = 8
+	}
+	if cfg.DisaggTokens <= 0 {
+		cfg.DisaggTokens = DefaultDisaggTokens
 	}
 	sum, err := modelHash(rt.Model().Path)
 	if err != nil {
@@ -157,6 +171,10 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 		n.c.Shutdown(false)
 		return nil, fmt.Errorf("cluster: starting the worker: %w", err)
 	}
+	if _, err := system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &kvPeer{n: n} }), kvName); err != nil {
+		n.c.Shutdown(false)
+		return nil, fmt.Errorf("cluster: starting the K/V actor: %w", err)
+	}
 	n.wg.Add(1)
 	go n.gossipLoad()
 	return n, nil
@@ -179,8 +197,10 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("cluster: --provider %q: want etcd or automanaged", cfg.Provider)
 	case cfg.Provider == "automanaged" && (cfg.AutoManagedPort <= 0 || len(cfg.Seeds) == 0):
 		return errors.New("cluster: the automanaged provider needs --automanaged-port and --seeds (every node's HOST:PORT)")
+	case cfg.DisaggTokens < 0:
+		return fmt.Errorf("cluster: --disagg-tokens %d: want 0 (the default) or more", cfg.DisaggTokens)
 	}
-	return nil
+	return checkRole(cfg.Role)
 }
 
 // startMember is Cluster.StartMember, which panics where it fails.
@@ -218,14 +238,29 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 		r.RequestID = fmt.Sprintf("%s-%x", n.self, rand.Uint64())
 	}
 	target, identity := n.place(&r)
-	if target == nil || target.Address == n.self {
+	addr := n.self
+	if target != nil {
+		addr = target.Address
+	}
+	if decode, prefill := n.planDisagg(&r, addr); prefill != "" {
+		return n.streamDisagg(ctx, &r, prefill, decode)
+	} else if decode != addr {
+		target, identity, addr = actor.NewPID(decode, workerName), "", decode
+	}
+	if addr == n.self {
 		n.placedLocal.Add(1)
 		return n.rt.Stream(ctx, &r)
 	}
+	return n.streamOn(ctx, &r, target, identity), nil
+}
+
+// streamOn runs r on the worker target (the grain of identity, when set)
+// of another node, its output coming back in batches.
+func (n *Node) streamOn(ctx context.Context, r *messages.GenerateRequest, target *actor.PID, identity string) <-chan *messages.OutputChunk {
 	n.placedRemote.Add(1)
 	ch, sink, done := actors.NewOutputStream(max(r.N, 1))
 	pid := n.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
-		return &call{n: n, req: &r, sink: sink, target: target, identity: identity}
+		return &call{n: n, req: r, sink: sink, target: target, identity: identity}
 	}), "call-")
 	go func() {
 		select {
@@ -234,7 +269,7 @@ func (n *Node) Stream(ctx context.Context, req *messages.GenerateRequest) (<-cha
 		case <-done:
 		}
 	}()
-	return ch, nil
+	return ch
 }
 
 // place picks the worker for req: the grain of its prefix's identity (the
@@ -316,7 +351,7 @@ func (n *Node) gossipLoad() {
 	defer t.Stop()
 	for {
 		if st, err := n.rt.Stats(time.Second); err == nil {
-			b, _ := msgpack.Marshal(load{Running: st.Running, Waiting: st.Waiting, KVUsage: st.KVCacheUsage, Address: n.self, ID: n.id})
+			b, _ := msgpack.Marshal(load{Running: st.Running, Waiting: st.Waiting, KVUsage: st.KVCacheUsage, Address: n.self, ID: n.id, Role: n.cfg.Role})
 			n.c.Gossip.SetState(loadKey, wrapperspb.Bytes(b))
 		}
 		if state, err := n.c.Gossip.GetState(loadKey); err == nil {

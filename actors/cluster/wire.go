@@ -99,6 +99,7 @@ type load struct {
 	KVUsage float64  `msgpack:"kv"`
 	Address string   `msgpack:"a"` // where its worker actor is
 	ID      identity `msgpack:"id"`
+	Role    string   `msgpack:"role,omitempty"` // Config.Role ("": both)
 }
 
 const loadKey = "troupe-load"

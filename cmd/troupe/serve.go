@@ -93,6 +93,9 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Cluster.Advertise, "advertise", "", "HOST:PORT this node listens on for the other nodes, and is reached at")
 	fs.IntVar(&c.Cluster.AutoManagedPort, "automanaged-port", 0, "this node's automanaged port (--provider automanaged)")
 	fs.Var(listFlag{&c.Cluster.Seeds}, "seeds", "every node's automanaged `HOST:PORT`s, comma-separated (--provider automanaged)")
+	fs.StringVar(&c.Cluster.Role, "role", "", "this member's role in the cluster: prefill, decode or both (default both): long prompts of busy decode members are computed on prefill members and their K/V blocks moved")
+	fs.IntVar(&c.Cluster.DisaggTokens, "disagg-tokens", 0, "prompt tokens from which a busy decode member's request is prefilled on a prefill member (0: 256)")
+	fs.BoolVar(&c.Cluster.DisaggAlways, "disagg-always", false, "prefill every prompt past --disagg-tokens on a prefill member, even when its decode member is idle")
 	fs.BoolVar(&c.Server.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ (behind --api-key when set)")
 	fs.BoolVar(&c.Server.NoWebUI, "no-webui", false, "turn the web page at / off (chat and the live view; GET /v1/live stays)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight get to finish before they are cancelled")
@@ -164,6 +167,8 @@ func (c *serveConfig) Validate() error {
 		if _, err := toolcall.Lookup(c.Server.ToolCallParser); err != nil {
 			msg = "--tool-call-parser: " + strings.TrimPrefix(err.Error(), "toolcall: ")
 		}
+	case c.Cluster.Name == "" && (c.Cluster.Role != "" || c.Cluster.DisaggTokens != 0 || c.Cluster.DisaggAlways):
+		msg = "--role, --disagg-tokens and --disagg-always need --cluster"
 	case c.Cluster.Name != "":
 		if err := c.Cluster.Validate(); err != nil {
 			msg = err.Error()

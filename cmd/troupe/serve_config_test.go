@@ -126,6 +126,10 @@ func TestServeValidate(t *testing.T) {
 		{[]string{"--tool-call-parser", "pythonic_v9"}, "--tool-call-parser"},
 		{[]string{"--cluster", "c"}, "advertise"},
 		{[]string{"--cluster", "c", "--advertise", "127.0.0.1:1", "--provider", "zk"}, "provider"},
+		{[]string{"--role", "decode"}, "--role"},
+		{[]string{"--disagg-tokens", "64"}, "--disagg-tokens"},
+		{[]string{"--cluster", "c", "--advertise", "127.0.0.1:1", "--automanaged-port", "2", "--seeds", "127.0.0.1:2", "--role", "encode"}, "--role"},
+		{[]string{"--cluster", "c", "--advertise", "127.0.0.1:1", "--automanaged-port", "2", "--seeds", "127.0.0.1:2", "--disagg-tokens", "-1"}, "--disagg-tokens"},
 	} {
 		c, err := parseServe(t, tc.args...)
 		if err != nil {

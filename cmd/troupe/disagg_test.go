@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+)
+
+// TestDisaggServe runs three troupe serve processes on 127.0.0.1 (roles
+// decode, prefill, decode; automanaged provider) and sends concurrent
+// requests with long prompts, greedy and seeded, streaming and not, to the
+// first: their prompts are computed on the prefill member and their K/V
+// blocks moved to a decode member (--disagg-always), and every answer is
+// the text one node alone gives.
+func TestDisaggServe(t *testing.T) {
+	bin := buildTroupe(t)
+	alone, _, _ := serve(t, bin, nil, "-m", testmodels.Path(t, "stories260K.gguf"))
+	roles := []string{"decode", "prefill", "decode"}
+	ports := freePorts(t, len(roles))
+	var seeds []string
+	for _, p := range ports {
+		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(p))
+	}
+	nodes := startClusterWith(t, bin, len(roles), func(i int) []string {
+		return []string{"--provider", "automanaged", "--automanaged-port", strconv.Itoa(ports[i]), "--seeds", strings.Join(seeds, ","),
+			"--role", roles[i], "--disagg-tokens", "32", "--disagg-always"}
+	})
+	disagg := func() float64 {
+		v, err := scrape(nodes[0].url, "troupe:cluster_disaggregated_total")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	var bodies []soakRequest
+	for i := range 8 {
+		body := map[string]any{"prompt": strings.Repeat(fmt.Sprintf("Lily and Tom %d went to the park to play with a big red ball. ", i), 2+i%3),
+			"max_tokens": 24, "n": 1 + i%2, "temperature": 0, "seed": 3}
+		if i%2 == 1 {
+			body["temperature"] = 0.8
+		}
+		bodies = append(bodies, soakRequest{"/v1/completions", body})
+	}
+	want := make([]*choices, len(bodies))
+	for i, b := range bodies {
+		got, err := (&soakClient{url: alone, http: &http.Client{}}).do(context.Background(), b, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = got
+	}
+	// Until the first node has the others' gossiped loads (their roles), it
+	// keeps requests colocated: send until one is disaggregated.
+	c := &soakClient{url: nodes[0].url, http: &http.Client{}}
+	for deadline := time.Now().Add(2 * time.Minute); disagg() == 0; {
+		if got, err := c.do(context.Background(), bodies[0], false); err != nil || !equalChoices(got, want[0]) {
+			t.Fatalf("warm-up: %v, %v; alone %v", got, err, want[0])
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no request was disaggregated in 2 minutes")
+		}
+	}
+	before := disagg()
+	var wg sync.WaitGroup
+	for i, b := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang, not a slow machine
+			defer cancel()
+			got, err := (&soakClient{url: nodes[0].url, http: &http.Client{}}).do(ctx, b, i%2 == 0)
+			if err != nil || !equalChoices(got, want[i]) {
+				t.Errorf("request %d: %v, %v; alone %v", i, got, err, want[i])
+			}
+		}()
+	}
+	wg.Wait()
+	sent, _ := scrape(nodes[1].url, "troupe:cluster_kv_bytes_sent_total")
+	failed, _ := scrape(nodes[0].url, "troupe:cluster_kv_transfer_failed_total")
+	t.Logf("disaggregated %v of %d; K/V bytes sent by the prefill member %v; failed transfers %v", disagg()-before, len(bodies), sent, failed)
+	if disagg()-before < float64(len(bodies)) || sent == 0 || failed != 0 {
+		t.Errorf("disaggregated %v of %d, %v K/V bytes sent, %v failed", disagg()-before, len(bodies), sent, failed)
+	}
+}
