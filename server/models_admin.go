@@ -152,7 +152,7 @@ func (m *Manager) deleteRoute(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if in != nil {
-			delete(m.loaded, name)
+			m.removeLocked(in)
 		}
 		for a, ad := range m.adapters {
 			if ad.Base == name {

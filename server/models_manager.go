@@ -37,10 +37,21 @@ type ManagerConfig struct {
 	// --models-dir), and the index of created, copied and pulled models
 	// (IndexFile). "": no directory (no create, copy, delete, pull).
 	Dir string
-	// MaxLoaded bounds the models loaded at once (--models-max): loading
-	// another unloads the least recently used idle one. 0: 4, as
-	// llama-server's.
+	// MaxLoaded bounds the models loaded at once (--max-loaded-models,
+	// llama-server's --models-max): loading another unloads the least
+	// recently used idle one. 0: 4, as llama-server's.
 	MaxLoaded int
+	// MaxBytes bounds the memory of the models loaded at once
+	// (--models-memory), each model's as Size measures it: loading one
+	// unloads least recently used idle models until it fits; a model that
+	// alone needs more is refused (400), and at NewManager a model given
+	// by name that does (or a budget no model fits) is ErrOverBudget.
+	// 0: no bound in bytes.
+	MaxBytes int64
+	// Size measures what loading spec will take (its file, KV pool and
+	// adapters) without loading it; required with MaxBytes. nil: every
+	// model counts 0 bytes (/api/ps reports its file's size).
+	Size func(spec LoadSpec) (ModelSize, error)
 	// KeepAlive is how long a model stays loaded after its last request
 	// when the request sets no keep_alive (--keep-alive, Ollama's
 	// OLLAMA_KEEP_ALIVE): 0 unloads it at once, negative never.
@@ -129,6 +140,7 @@ type instance struct {
 	adapters []string
 	own      int // the entry's own adapters (ids 0..own-1)
 	stale    bool
+	size     ModelSize // what the budget counts for it (measured before it loaded)
 }
 
 // Manager serves several models from one HTTP server: it routes each
@@ -145,6 +157,12 @@ type Manager struct {
 	retiring []*instance // stale instances still busy
 	adapters map[string]runtimeAdapter
 	indexMu  sync.Mutex // serializes the index file's read-modify-write
+	// sizes caches the Size function's answers by specKey; freeing is the
+	// memory of models being unloaded (models_budget.go), freedCh closed
+	// (and replaced) each time one has stopped.
+	sizes   map[string]ModelSize
+	freeing int64
+	freedCh chan struct{}
 
 	stopSweep chan struct{}
 	sweepDone chan struct{}
@@ -159,7 +177,13 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 		cfg.MaxLoaded = 4
 	}
 	if cfg.MaxLoaded < 0 {
-		return nil, fmt.Errorf("server: --models-max %d must be at least 1", cfg.MaxLoaded)
+		return nil, fmt.Errorf("server: --max-loaded-models %d must be at least 1", cfg.MaxLoaded)
+	}
+	if cfg.MaxBytes < 0 {
+		return nil, fmt.Errorf("server: --models-memory %d must not be negative", cfg.MaxBytes)
+	}
+	if cfg.MaxBytes > 0 && cfg.Size == nil {
+		return nil, errors.New("server: ManagerConfig.Size is required with MaxBytes")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -196,6 +220,7 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 		}
 	}
 	m := &Manager{cfg: cfg, system: system, loaded: map[string]*instance{}, adapters: map[string]runtimeAdapter{},
+		sizes: map[string]ModelSize{}, freedCh: make(chan struct{}),
 		mux: http.NewServeMux(), stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	inFlight := cfg.Server.MaxBodyBytesInFlight
 	if inFlight <= 0 {
@@ -210,6 +235,9 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 	}
 	if len(entries) == 0 {
 		return nil, errors.New("server: no models: give -m NAME=PATH or a --models-dir with GGUF files")
+	}
+	if err := m.checkBudget(entries); err != nil {
+		return nil, err
 	}
 	m.routes()
 	return m, nil
@@ -247,7 +275,9 @@ func (m *Manager) Close() {
 		all = append(all, in)
 	}
 	all = append(all, m.retiring...)
-	m.loaded, m.retiring = map[string]*instance{}, nil
+	for _, in := range all {
+		m.removeLocked(in)
+	}
 	m.mu.Unlock()
 	for _, in := range all {
 		<-in.ready
@@ -457,69 +487,50 @@ func (m *Manager) adapterNames(base string) []string {
 // errNotLoaded is acquire's answer under NoAutoload.
 var errNotLoaded = errors.New("not loaded")
 
+// specOf is what loading e opens: its file, its own adapters at scale 1,
+// then the runtime adapters (names, at scale 0 until a request names one).
+func (m *Manager) specOf(e *modelEntry, adapters []string) LoadSpec {
+	spec := LoadSpec{Name: e.Name, Path: e.Path, MaxModelLen: e.NumCtx}
+	for _, p := range e.Adapters {
+		spec.Adapters = append(spec.Adapters, AdapterSpec{Path: p, Scale: 1})
+	}
+	for _, a := range adapters {
+		spec.Adapters = append(spec.Adapters, AdapterSpec{Path: m.adapters[a].Path, Scale: 0})
+	}
+	return spec
+}
+
 // acquire holds the model name names (loading it when it is not loaded),
 // waiting for its load until ctx ends; release must follow. The returned
 // refs select the named adapter (nil: the model's defaults).
 func (m *Manager) acquire(ctx context.Context, name string, autoload bool) (*instance, []messages.LoRARef, *apiError) {
-	m.mu.Lock()
-	r, ok, err := m.resolve(name)
-	if err != nil {
-		m.mu.Unlock()
-		return nil, nil, internal(err)
-	}
-	if !ok {
-		m.mu.Unlock()
-		return nil, nil, notFound("model_not_found", "the model %q does not exist; this server serves %s", name, quoteList(m.names()))
-	}
-	in := m.loaded[r.entry.Name]
-	if in != nil && r.adapter != "" && !slices.Contains(in.adapters, r.adapter) {
-		in.stale = true // loaded before the adapter: reloaded with it
-	}
-	if in != nil && in.stale {
-		delete(m.loaded, in.name)
-		if in.busy > 0 {
-			m.retiring = append(m.retiring, in)
-		} else {
-			defer m.stopAsync(in)
+	var (
+		in *instance
+		r  resolved
+	)
+	for {
+		var measure *LoadSpec
+		var wait <-chan struct{}
+		var e *apiError
+		in, r, measure, wait, e = m.hold(name, autoload)
+		if e != nil {
+			return nil, nil, e
 		}
-		in = nil
-	}
-	var evicted []*instance
-	if in == nil {
-		if !autoload {
-			m.mu.Unlock()
-			return nil, nil, badRequest("model", "the model %q is not loaded (--no-models-autoload): POST /models/load loads it", name)
+		if in != nil {
+			break
 		}
-		for len(m.loaded) >= m.cfg.MaxLoaded {
-			victim := m.lruIdle()
-			if victim == nil {
-				m.mu.Unlock()
-				e := unavailable(fmt.Sprintf("all %d loaded models are busy (--models-max %d); try again", len(m.loaded), m.cfg.MaxLoaded))
-				return nil, nil, e
+		if measure != nil { // sized outside the lock (it reads the file's header), then tried again
+			if _, err := m.measure(*measure); err != nil {
+				return nil, nil, internal(fmt.Errorf("measuring the model %q: %w", measure.Name, err))
 			}
-			delete(m.loaded, victim.name)
-			evicted = append(evicted, victim)
+			continue
 		}
-		in = &instance{name: r.entry.Name, ready: make(chan struct{}), keep: m.cfg.KeepAlive,
-			adapters: m.adapterNames(r.entry.Name), own: len(r.entry.Adapters)}
-		m.loaded[in.name] = in
-		spec := LoadSpec{Name: r.entry.Name, Path: r.entry.Path, MaxModelLen: r.entry.NumCtx}
-		for _, p := range r.entry.Adapters {
-			spec.Adapters = append(spec.Adapters, AdapterSpec{Path: p, Scale: 1})
+		select { // memory is being freed: try again once a model has stopped
+		case <-wait:
+		case <-ctx.Done():
+			return nil, nil, unavailable("the request ended while its model waited for memory")
 		}
-		for _, a := range in.adapters {
-			spec.Adapters = append(spec.Adapters, AdapterSpec{Path: m.adapters[a].Path, Scale: 0})
-		}
-		entry, aliases := *r.entry, r.aliases
-		go func() {
-			for _, v := range evicted { // their memory goes back before the new model takes its own
-				m.stop(v)
-			}
-			m.load(in, &entry, aliases, spec)
-		}()
 	}
-	in.busy++
-	m.mu.Unlock()
 
 	select {
 	case <-in.ready:
@@ -544,6 +555,83 @@ func (m *Manager) acquire(ctx context.Context, name string, autoload bool) (*ins
 		refs = append(refs, messages.LoRARef{ID: in.own + i, Scale: 1})
 	}
 	return in, refs, nil
+}
+
+// hold is acquire's step under the lock: the instance of name, held (busy),
+// starting its load when it is not loaded; or the spec to measure first;
+// or a channel to wait on while memory is being freed.
+func (m *Manager) hold(name string, autoload bool) (in *instance, r resolved, measure *LoadSpec, wait <-chan struct{}, e *apiError) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok, err := m.resolve(name)
+	if err != nil {
+		return nil, r, nil, nil, internal(err)
+	}
+	if !ok {
+		return nil, r, nil, nil, notFound("model_not_found", "the model %q does not exist; this server serves %s", name, quoteList(m.names()))
+	}
+	in = m.loaded[r.entry.Name]
+	if in != nil && r.adapter != "" && !slices.Contains(in.adapters, r.adapter) {
+		in.stale = true // loaded before the adapter: reloaded with it
+	}
+	var evicted []*instance
+	started := false
+	defer func() { // a version replaced but no load started: stopped on its own
+		if !started {
+			for _, v := range evicted {
+				m.stopAsync(v)
+			}
+		}
+	}()
+	if in != nil && in.stale {
+		delete(m.loaded, in.name)
+		if in.busy > 0 {
+			m.retiring = append(m.retiring, in)
+		} else {
+			m.removeLocked(in) // stopped before the new version loads
+			evicted = append(evicted, in)
+		}
+		in = nil
+	}
+	if in == nil {
+		if !autoload {
+			return nil, r, nil, nil, badRequest("model", "the model %q is not loaded (--no-models-autoload): POST /models/load loads it", name)
+		}
+		adapters := m.adapterNames(r.entry.Name)
+		spec := m.specOf(r.entry, adapters)
+		size, known := m.measured(spec)
+		if !known {
+			return nil, r, &spec, nil, nil
+		}
+		if m.cfg.MaxBytes > 0 && size.Total() > m.cfg.MaxBytes {
+			return nil, r, nil, nil, m.tooLarge(r.entry.Name, size)
+		}
+		victims, waitFree, fits := m.planLocked(size.Total())
+		switch {
+		case waitFree:
+			return nil, r, nil, m.freedCh, nil
+		case !fits:
+			return nil, r, nil, nil, m.busyError(r.entry.Name, size.Total())
+		}
+		for _, v := range victims {
+			m.removeLocked(v)
+		}
+		evicted = append(evicted, victims...)
+		in = &instance{name: r.entry.Name, ready: make(chan struct{}), keep: m.cfg.KeepAlive,
+			adapters: adapters, own: len(r.entry.Adapters), size: size}
+		m.loaded[in.name] = in
+		entry, aliases := *r.entry, r.aliases
+		started = true
+		go func() {
+			for _, v := range evicted { // their memory goes back before the new model takes its own
+				<-v.ready
+				m.stop(v)
+			}
+			m.load(in, &entry, aliases, spec)
+		}()
+	}
+	in.busy++
+	return in, r, nil, nil, nil
 }
 
 // load starts in's runtime and server; in.ready closes when done.
@@ -633,12 +721,16 @@ func (m *Manager) release(in *instance, keep *time.Duration) {
 	}
 	var drop bool
 	if in.busy == 0 {
-		if i := slices.Index(m.retiring, in); i >= 0 {
-			m.retiring = slices.Delete(m.retiring, i, i+1)
+		if slices.Contains(m.retiring, in) {
+			m.removeLocked(in)
 			drop = true
 		} else if m.loaded[in.name] == in && (in.keep == 0 || in.stale || in.err != nil) {
-			delete(m.loaded, in.name)
-			drop = in.err == nil
+			if in.err != nil {
+				delete(m.loaded, in.name) // nothing loaded: nothing to free
+			} else {
+				m.removeLocked(in)
+				drop = true
+			}
 		}
 	}
 	m.mu.Unlock()
@@ -646,20 +738,6 @@ func (m *Manager) release(in *instance, keep *time.Duration) {
 		<-in.ready
 		m.stop(in)
 	}
-}
-
-// lruIdle is the loaded idle model used least recently (nil: none idle).
-func (m *Manager) lruIdle() *instance {
-	var best *instance
-	for _, in := range m.loaded {
-		if in.busy > 0 {
-			continue
-		}
-		if best == nil || in.used.Before(best.used) {
-			best = in
-		}
-	}
-	return best
 }
 
 // expires is when idle in unloads (zero: never).
@@ -675,14 +753,16 @@ func (m *Manager) Sweep() {
 	now := m.cfg.Now()
 	m.mu.Lock()
 	var drop []*instance
-	for name, in := range m.loaded {
+	for _, in := range m.loaded {
 		if in.busy > 0 || in.keep < 0 {
 			continue
 		}
 		if !now.Before(in.used.Add(in.keep)) {
-			delete(m.loaded, name)
 			drop = append(drop, in)
 		}
+	}
+	for _, in := range drop {
+		m.removeLocked(in)
 	}
 	m.mu.Unlock()
 	for _, in := range drop {
@@ -713,15 +793,18 @@ func (m *Manager) unload(name string) *apiError {
 		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: strp("model_busy"),
 			Message: fmt.Sprintf("the model %q is running %d request(s); unload it once they are done", name, in.busy)}
 	}
-	delete(m.loaded, in.name)
+	m.removeLocked(in)
 	m.mu.Unlock()
+	<-in.ready
 	m.stop(in)
 	return nil
 }
 
-// stop unloads in: its server turns requests away, its runtime stops,
-// its files close.
+// stop unloads in, which removeLocked took out of the loaded models: its
+// server turns requests away, its runtime stops, its files close, and its
+// memory counts as free.
 func (m *Manager) stop(in *instance) {
+	defer m.freed(in)
 	if in.srv == nil {
 		return
 	}

@@ -424,6 +424,9 @@ func (m *Manager) ps(w http.ResponseWriter, r *http.Request) {
 			exp = m.cfg.Now().Add(in.keep)
 		}
 		p["expires_at"] = exp
+		if in.size.Total() > 0 { // its memory as the budget counts it: the file, the KV pool, the adapters
+			p["size"] = in.size.Total()
+		}
 		vram := int64(0)
 		if in.rt.Device() == "cuda" {
 			vram = p["size"].(int64)

@@ -42,6 +42,7 @@ var peerFlags = []peerFlag{
 	{names: []string{"-s"}, peer: "llama-server", alias: "seed"},
 	{names: []string{"--download-dir"}, peer: "vLLM", alias: "cache-dir"},
 	{names: []string{"--no-enable-prefix-caching"}, peer: "vLLM", alias: "no-prefix-caching"},
+	{names: []string{"--models-max"}, peer: "llama-server", alias: "max-loaded-models"},
 	{names: []string{"--n-gpu-layers", "--gpu-layers", "-ngl"}, peer: "llama-server", value: func(c *serveConfig) flag.Value { return gpuLayersFlag{&c.Device} }},
 	{names: []string{"--cache-type-k", "-ctk", "--cache-type-v", "-ctv"}, peer: "llama-server", value: func(c *serveConfig) flag.Value { return &kvTypesFlag{c: c} }},
 	{names: []string{"--enable-prefix-caching"}, peer: "vLLM", value: func(c *serveConfig) flag.Value { return offFlag{&c.Runtime.NoPrefixCaching} }},
