@@ -192,7 +192,7 @@ func (m *Manager) checkBudget(entries map[string]*modelEntry) error {
 		if e.Alias != "" {
 			continue
 		}
-		s, err := m.measure(m.specOf(e, nil))
+		s, err := m.measure(m.specOf(e, m.adapterNames(e.Name)))
 		if err != nil {
 			m.cfg.Server.Log.Warn().Err(err).Str("model", name).Msg("measuring the model's memory; it fails when it loads")
 			continue

@@ -59,6 +59,9 @@ type ManagerConfig struct {
 	// NoAutoload: a request for a model not loaded is refused (400) until
 	// POST /models/load loads it (llama-server's --no-models-autoload).
 	NoAutoload bool
+	// LoRAModules are adapters served as model names from the start
+	// (vLLM's --lora-modules), as /v1/load_lora_adapter makes them.
+	LoRAModules []LoRAModule
 	// RuntimeLoRA enables vLLM's /v1/load_lora_adapter and
 	// /v1/unload_lora_adapter (vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING).
 	RuntimeLoRA bool
@@ -74,6 +77,11 @@ type ManagerConfig struct {
 
 // ModelSource is a model given by name and path.
 type ModelSource struct{ Name, Path string }
+
+// LoRAModule is an adapter served as a model name: requests naming Name
+// run the model Base ("": the one model served) with the adapter at Path
+// at scale 1.
+type LoRAModule struct{ Name, Path, Base string }
 
 // LoadSpec is what Load opens: a GGUF and its adapters.
 type LoadSpec struct {
@@ -236,11 +244,56 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 	if len(entries) == 0 {
 		return nil, errors.New("server: no models: give -m NAME=PATH or a --models-dir with GGUF files")
 	}
+	for _, lm := range cfg.LoRAModules {
+		if err := m.addModule(entries, lm); err != nil {
+			return nil, err
+		}
+	}
 	if err := m.checkBudget(entries); err != nil {
 		return nil, err
 	}
 	m.routes()
 	return m, nil
+}
+
+// addModule registers a --lora-modules adapter as a model name.
+func (m *Manager) addModule(entries map[string]*modelEntry, lm LoRAModule) error {
+	base := lm.Base
+	if base == "" {
+		if len(entries) != 1 {
+			return fmt.Errorf("server: --lora-modules %s: name its base model (base_model_name): this server serves %s", lm.Name, quoteList(sortedKeys(entries)))
+		}
+		base = sortedKeys(entries)[0]
+	}
+	e, ok := entries[canonical(base)]
+	switch {
+	case !ok || e.Alias != "":
+		return fmt.Errorf("server: --lora-modules %s: the base model %q is not served", lm.Name, base)
+	case lm.Name == "" || lm.Path == "":
+		return fmt.Errorf("server: --lora-modules %q: want NAME=PATH", lm.Name+"="+lm.Path)
+	}
+	if _, taken := entries[canonical(lm.Name)]; taken {
+		return fmt.Errorf("server: --lora-modules %s: a model of that name is served already", lm.Name)
+	}
+	if _, taken := m.adapters[lm.Name]; taken {
+		return fmt.Errorf("server: --lora-modules %s: given twice", lm.Name)
+	}
+	if _, err := os.Stat(lm.Path); err != nil {
+		return fmt.Errorf("server: --lora-modules %s: %w", lm.Name, err)
+	}
+	m.adapters[lm.Name] = runtimeAdapter{Name: lm.Name, Base: e.Name, Path: lm.Path}
+	return nil
+}
+
+// Preload loads the model name names now (serve loads its one model, with
+// its --lora-modules, at start); an error is the load's.
+func (m *Manager) Preload(ctx context.Context, name string) error {
+	in, _, e := m.acquire(ctx, name, true)
+	if e != nil {
+		return errors.New(e.Message)
+	}
+	m.release(in, nil)
+	return nil
 }
 
 // Start runs the keep-alive sweep every interval (the production clock);

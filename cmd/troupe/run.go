@@ -86,7 +86,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	closeAdapters, err := openAdapters(m, adapters)
+	closeAdapters, err := openAdapters(m, adapters, 0)
 	if err != nil {
 		return err
 	}

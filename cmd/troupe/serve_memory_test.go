@@ -88,8 +88,8 @@ func TestMeasureManaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{}, {"-c", "64", "--max-num-seqs", "3"}, {"--num-kv-blocks", "40", "--devices", "2"},
-		{"--preemption", "swap", "--swap-blocks", "24", "--kv-cache-type", "q8_0"}} {
+	for _, args := range [][]string{{}, {"-c", "64", "--max-num-seqs", "3"}, {"--num-kv-blocks", "140", "--devices", "2"},
+		{"--preemption", "swap", "--swap-blocks", "24", "--block-size", "32"}} {
 		c, _, err := parseServeFS(t, append([]string{"--models-dir", "d"}, args...)...)
 		if err != nil {
 			t.Fatal(err)

@@ -51,14 +51,26 @@ func (c *serveConfig) validateModels() error {
 	mc := c.Models
 	if mc.Dir == "" {
 		for _, f := range []string{"max-loaded-models", "models-max", "models-memory", "no-models-autoload", "keep-alive", "enable-lora-runtime"} {
-			if mc.given[f] {
+			if mc.given[f] && (f != "enable-lora-runtime" || len(c.LoRAModules) == 0) {
 				return usageError{"--" + f + " needs --models-dir (several models; one served model stays loaded)"}
 			}
 		}
-		return nil
+		if len(c.LoRAModules) == 0 {
+			return nil
+		}
 	}
 	var msg string
 	switch {
+	case mc.Dir == "" && c.Cluster.Name != "":
+		msg = "--lora-modules serves adapters as model names on one node: drop --cluster"
+	case mc.Dir == "" && len(c.LoRA) > 0:
+		msg = "--lora applies adapters to every request, --lora-modules serves them as model names: give one of the two"
+	case mc.Dir == "" && c.DraftModel != "":
+		msg = "--model-draft does not combine with --lora-modules"
+	case mc.Dir == "" && c.MMProj != "":
+		msg = "--mmproj does not combine with --lora-modules"
+	case mc.Dir == "" && c.Pipeline.Stages > 0:
+		msg = "--pipeline-stages does not combine with --lora-modules"
 	case mc.Max < 1:
 		msg = fmt.Sprintf("--max-loaded-models %d: want at least 1", mc.Max)
 	case c.MMProj != "":
@@ -69,7 +81,7 @@ func (c *serveConfig) validateModels() error {
 		msg = "--lora applies to one model: with --models-dir, give adapters in /api/create's Modelfile (ADAPTER) or /v1/load_lora_adapter"
 	case c.DraftModel != "":
 		msg = "--model-draft serves one model: drop --models-dir or --model-draft"
-	case c.Server.ModelName != "" && !mc.explicitM:
+	case c.Server.ModelName != "" && !mc.explicitM && mc.Dir != "":
 		msg = "--served-model-name names -m's model: with --models-dir, each model is named after its file"
 	}
 	if msg != "" {
@@ -114,8 +126,11 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 		rtCfg.Preemption = sched.Swap
 	}
 	cfg := server.ManagerConfig{Server: srvCfg, Dir: mc.Dir, MaxLoaded: mc.Max, MaxBytes: mc.Memory, KeepAlive: mc.KeepAlive,
-		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA}
-	if mc.explicitM {
+		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA, LoRAModules: c.LoRAModules}
+	if mc.Dir == "" { // --lora-modules over one model: loaded at start, never unloaded
+		cfg.KeepAlive = -1
+	}
+	if mc.explicitM || mc.Dir == "" {
 		local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
 		if err != nil {
 			return err
@@ -149,6 +164,11 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 	}
 	defer mgr.Close()
 	mgr.Start(time.Second)
+	if mc.Dir == "" {
+		if err := mgr.Preload(ctx, cfg.Models[0].Name); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
 	if err != nil {
 		return err
@@ -161,7 +181,15 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 	if mc.Memory > 0 {
 		bound = " and " + server.HumanBytes(mc.Memory)
 	}
-	fmt.Fprintf(stdout, "serving the models of %s on http://%s (loaded on demand, at most %d at once%s)\n", mc.Dir, ln.Addr(), mc.Max, bound)
+	if mc.Dir == "" {
+		var names []string
+		for _, lm := range c.LoRAModules {
+			names = append(names, lm.Name)
+		}
+		fmt.Fprintf(stdout, "serving %s and its adapters %s on http://%s\n", cfg.Models[0].Name, strings.Join(names, ", "), ln.Addr())
+	} else {
+		fmt.Fprintf(stdout, "serving the models of %s on http://%s (loaded on demand, at most %d at once%s)\n", mc.Dir, ln.Addr(), mc.Max, bound)
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -196,7 +224,7 @@ func (c *serveConfig) loadManaged(system *actor.ActorSystem, rtCfg actors.Config
 	for _, a := range spec.Adapters {
 		specs = append(specs, loraSpec{Path: a.Path, Scale: a.Scale})
 	}
-	closeAdapters, err := openAdapters(m, specs)
+	closeAdapters, err := openAdapters(m, specs, c.MaxLoRARank)
 	if err != nil {
 		m.Close()
 		return nil, nil, err
