@@ -12,8 +12,14 @@ import (
 )
 
 // synthAdapters writes n random adapters for the model file base (ranks
-// 2, 4, 8, ... and seeds 1, 2, 3, ...) and returns their paths.
+// 2, 4, 8, ... and seeds 1, 2, 3, ..., alpha 4·rank) and returns their
+// paths.
 func synthAdapters(t *testing.T, base string, n int) []string {
+	return synthAdaptersAlpha(t, base, n, 4)
+}
+
+// synthAdaptersAlpha is synthAdapters with alpha k·rank.
+func synthAdaptersAlpha(t *testing.T, base string, n, k int) []string {
 	t.Helper()
 	bf, err := gguf.Open(testmodels.Path(t, base))
 	if err != nil {
@@ -23,7 +29,7 @@ func synthAdapters(t *testing.T, base string, n int) []string {
 	var out []string
 	for i := range n {
 		path := filepath.Join(t.TempDir(), "adapter.gguf")
-		if _, err := synth.WriteLoRA(path, synth.LoRAOptions{Base: bf, Rank: 2 << i, Alpha: float32(int(8) << i), Seed: uint64(i + 1)}); err != nil {
+		if _, err := synth.WriteLoRA(path, synth.LoRAOptions{Base: bf, Rank: 2 << i, Alpha: float32(k * (2 << i)), Seed: uint64(i + 1)}); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, path)
