@@ -52,6 +52,9 @@ func (m *Manager) routes() {
 	m.mux.HandleFunc("POST /v1/load_lora_adapter", m.shell.auth(m.loadLoRARoute))
 	m.mux.HandleFunc("POST /v1/unload_lora_adapter", m.shell.auth(m.unloadLoRARoute))
 	m.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	metrics := newManagerMetrics(m).handler() // every loaded model's series, by model_name (models_metrics.go)
+	m.mux.Handle("GET /metrics", metrics)
+	m.mux.Handle("GET /v1/metrics", metrics)
 	if !m.cfg.Server.NoWebUI {
 		m.mux.Handle("GET /{$}", webui.Handler())
 		m.mux.Handle("GET /webui/", webui.Handler())
@@ -133,11 +136,7 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if name == "" {
-		if name = m.defaultModel(r.Method == http.MethodGet || r.Method == http.MethodHead); name == "" && r.URL.Path == "/metrics" {
-			w.WriteHeader(http.StatusOK) // nothing loaded: nothing to report
-			return
-		}
-		if name == "" {
+		if name = m.defaultModel(r.Method == http.MethodGet || r.Method == http.MethodHead); name == "" {
 			write(w, badRequest("model", "model is required: this server serves %s", quoteList(m.names())))
 			return
 		}
