@@ -178,3 +178,33 @@ func TestManagerBudgetAtStart(t *testing.T) {
 		t.Error("MaxBytes without Size: no error")
 	}
 }
+
+// TestManagerOllamaUnload: Ollama's unload request (keep_alive 0 with no
+// prompt or messages, as `ollama stop` sends) unloads an idle model at once
+// with done_reason "unload", and loads nothing when the model is not
+// loaded.
+func TestManagerOllamaUnload(t *testing.T) {
+	f := newManaged(t, nil)
+	f.complete(t, "small", "")
+	f.complete(t, "tiny", "")
+	resp, b := post(t, f.url+"/api/generate", `{"model":"small","keep_alive":0}`)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"done_reason":"unload"`) {
+		t.Fatalf("/api/generate unload: %d %s", resp.StatusCode, b)
+	}
+	if got := f.psNames(t); !slices.Equal(got, []string{"tiny:latest"}) {
+		t.Errorf("after unloading small: %v", got)
+	}
+	resp, b = post(t, f.url+"/api/chat", `{"model":"tiny","messages":[],"keep_alive":0}`)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"done_reason":"unload"`) || !strings.Contains(string(b), `"role":"assistant"`) {
+		t.Fatalf("/api/chat unload: %d %s", resp.StatusCode, b)
+	}
+	if got := f.psNames(t); len(got) != 0 {
+		t.Errorf("after unloading tiny: %v", got)
+	}
+	if resp, b = post(t, f.url+"/api/generate", `{"model":"small","keep_alive":0}`); resp.StatusCode != 200 || f.loadCount("small") != 1 {
+		t.Errorf("unloading a model not loaded: %d %s, %d loads", resp.StatusCode, b, f.loadCount("small"))
+	}
+	if resp, _ = post(t, f.url+"/api/generate", `{"model":"nope","keep_alive":0}`); resp.StatusCode != 404 {
+		t.Errorf("unloading an unknown model: %d", resp.StatusCode)
+	}
+}

@@ -102,6 +102,7 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 	write := dialectWriter(r.URL.Path)
 	name := r.URL.Query().Get("model")
 	var keep *time.Duration
+	var peek map[string]json.RawMessage
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.cfg.Server.MaxBodyBytes))
 		if err != nil {
@@ -115,7 +116,6 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		var peek map[string]json.RawMessage
 		if json.Unmarshal(body, &peek) == nil { // a body that does not decode is the model's server's to refuse
 			for _, field := range []string{"model", "name"} {
 				if raw, ok := peek[field]; ok && name == "" {
@@ -141,6 +141,10 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if keep != nil && *keep == 0 && ollamaEmpty(r.URL.Path, peek) {
+		m.ollamaUnload(w, r.URL.Path, name)
+		return
+	}
 	in, refs, e := m.acquire(r.Context(), name, !m.cfg.NoAutoload)
 	if e != nil {
 		write(w, e)
@@ -151,6 +155,59 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), loraKey{}, refs))
 	}
 	in.srv.unprefixed(in.srv.cors(in.srv.mux)).ServeHTTP(w, r)
+}
+
+// ollamaEmpty reports an Ollama generate without a prompt or a chat
+// without messages: with keep_alive 0, Ollama's way to unload a model
+// (ollama stop).
+func ollamaEmpty(path string, body map[string]json.RawMessage) bool {
+	field := map[string]string{"/api/generate": "prompt", "/api/chat": "messages"}[path]
+	if field == "" {
+		return false
+	}
+	switch v := strings.TrimSpace(string(body[field])); v {
+	case "", "null", `""`, "[]":
+		return true
+	}
+	return false
+}
+
+// ollamaUnload answers Ollama's unload request (keep_alive 0, no prompt):
+// the model unloads now when idle, else once its requests are done; one
+// not loaded is not loaded to be unloaded. done_reason "unload", as
+// Ollama's.
+func (m *Manager) ollamaUnload(w http.ResponseWriter, path, name string) {
+	m.mu.Lock()
+	r, ok, err := m.resolve(name)
+	if err != nil || !ok {
+		m.mu.Unlock()
+		if err != nil {
+			writeOllamaError(w, internal(err))
+		} else {
+			writeOllamaError(w, notFound("model_not_found", "model '%s' not found", name))
+		}
+		return
+	}
+	in := m.loaded[r.entry.Name]
+	switch {
+	case in != nil && in.busy > 0:
+		in.keep = 0 // unloaded when its last request ends (release)
+		in = nil
+	case in != nil:
+		m.removeLocked(in)
+	}
+	m.mu.Unlock()
+	if in != nil {
+		<-in.ready
+		m.stop(in)
+	}
+	out := map[string]any{"model": name, "created_at": m.cfg.Now().UTC(), "done": true, "done_reason": "unload"}
+	if path == "/api/chat" {
+		out["message"] = map[string]string{"role": "assistant", "content": ""}
+	} else {
+		out["response"] = ""
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // loraKey carries the adapters a request's model name selects (a runtime

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/internal/testmodels"
@@ -139,5 +144,80 @@ func TestServeModelsOverBudget(t *testing.T) {
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `"small"`) || !strings.Contains(err.Error(), "64.00 KiB") ||
 		strings.Contains(err.Error(), "\n") {
 		t.Errorf("serve at 64KiB: %v, want a one-line usage error naming small and both sizes", err)
+	}
+}
+
+// BenchmarkModelSwitch is the manager's model switch at
+// --max-loaded-models 1: unloading one model and loading another (the
+// runtime stopped, the file unmapped; the next opened, repacked as serve
+// does by default, its runtime started), through POST /models/load, and
+// the same followed by a one-token completion. Both models are the same
+// TinyLlama-1.1B-shape file under two names ($TROUPE_BENCH_SWITCH_MODEL,
+// default ~/.cache/troupe-bench/tinyllama-1.1b-Q4_0.gguf, which `make
+// bench-compare` or `troupe synth --shape tinyllama-1.1b --type Q4_0`
+// writes), so its pages stay in the page cache: a warm switch.
+func BenchmarkModelSwitch(b *testing.B) {
+	path := os.Getenv("TROUPE_BENCH_SWITCH_MODEL")
+	if path == "" {
+		home, _ := os.UserHomeDir()
+		path = filepath.Join(home, ".cache", "troupe-bench", "tinyllama-1.1b-Q4_0.gguf")
+	}
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("no TinyLlama-shape file: %v (set TROUPE_BENCH_SWITCH_MODEL)", err)
+	}
+	dir := b.TempDir()
+	for _, name := range []string{"a", "b"} {
+		if err := os.Symlink(path, filepath.Join(dir, name+".gguf")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, bc := range []struct {
+		name, repack string
+		complete     bool
+	}{{"load/repack=auto", "auto", false}, {"load/repack=none", "none", false}, {"load+1token/repack=auto", "auto", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var c serveConfig
+			fs := newFlags("serve", io.Discard)
+			c.register(fs)
+			if err := parse(fs, []string{"--models-dir", dir, "--max-loaded-models", "1", "--repack", bc.repack, "-c", "512"}); err != nil {
+				b.Fatal(err)
+			}
+			sys := newActorSystem()
+			defer sys.Shutdown()
+			cfg := server.ManagerConfig{Dir: dir, MaxLoaded: 1, KeepAlive: -1, Server: c.Server}
+			cfg.Load = func(_ context.Context, system *actor.ActorSystem, spec server.LoadSpec) (*actors.Runtime, func(), error) {
+				return c.loadManaged(system, c.Runtime, backend.DeviceCPU, spec)
+			}
+			cfg.Size = func(spec server.LoadSpec) (server.ModelSize, error) { return c.measureManaged(c.Runtime, spec) }
+			mgr, err := server.NewManager(sys, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer mgr.Close()
+			ts := httptest.NewServer(mgr.Handler())
+			defer ts.Close()
+			ask := func(name string) {
+				route, body := "/models/load", `{"model":"`+name+`"}`
+				if bc.complete {
+					route, body = "/v1/completions", `{"model":"`+name+`","prompt":"Once upon a time","max_tokens":1}`
+				}
+				resp, err := http.Post(ts.URL+route, "application/json", strings.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				msg, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("%s: %d %s", name, resp.StatusCode, msg)
+				}
+			}
+			ask("a") // the first load is not a switch
+			i := 0
+			for b.Loop() {
+				i++
+				ask([]string{"a", "b"}[i%2])
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/switch")
+		})
 	}
 }
