@@ -171,8 +171,8 @@ func (m *Manager) hold(name string, autoload bool) (in *instance, r resolved, me
 func (m *Manager) load(in *instance, e *modelEntry, aliases []string, spec LoadSpec) {
 	defer close(in.ready)
 	fail := func(err error) {
-		in.err = err
 		m.mu.Lock()
+		in.err = err // under the lock: a waiter whose context ended reads it in release
 		if m.loaded[in.name] == in {
 			delete(m.loaded, in.name)
 		}
@@ -206,7 +206,9 @@ func (m *Manager) load(in *instance, e *modelEntry, aliases []string, spec LoadS
 		return
 	}
 	srv.Ready()
+	m.mu.Lock() // the lists (ps, /v1/models, /metrics) read them under the lock, not after ready
 	in.srv, in.rt, in.close = srv, rt, closeFn
+	m.mu.Unlock()
 	m.cfg.Server.Log.Info().Str("model", e.Name).Msg("model loaded")
 }
 
