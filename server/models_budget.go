@@ -187,6 +187,7 @@ func (m *Manager) checkBudget(entries map[string]*modelEntry) error {
 		return nil
 	}
 	smallest, smallestName := ModelSize{}, ""
+	var over []string // the directory's models that cannot fit: logged when others can
 	for _, name := range sortedKeys(entries) {
 		e := entries[name]
 		if e.Alias != "" {
@@ -201,8 +202,7 @@ func (m *Manager) checkBudget(entries map[string]*modelEntry) error {
 			if e.source == "flag" {
 				return fmt.Errorf("server: %w: the model %q needs %s, more than --models-memory %s", ErrOverBudget, name, s, HumanBytes(m.cfg.MaxBytes))
 			}
-			m.cfg.Server.Log.Warn().Str("model", name).Int64("bytes", s.Total()).Int64("budget", m.cfg.MaxBytes).
-				Msg("the model needs more memory than --models-memory: requests for it are refused")
+			over = append(over, name)
 		}
 		if smallestName == "" || s.Total() < smallest.Total() {
 			smallest, smallestName = s, name
@@ -211,6 +211,10 @@ func (m *Manager) checkBudget(entries map[string]*modelEntry) error {
 	if smallestName != "" && smallest.Total() > m.cfg.MaxBytes {
 		return fmt.Errorf("server: %w: the smallest model, %q, needs %s, more than --models-memory %s", ErrOverBudget,
 			smallestName, smallest, HumanBytes(m.cfg.MaxBytes))
+	}
+	for _, name := range over {
+		m.cfg.Server.Log.Warn().Str("model", name).Int64("budget", m.cfg.MaxBytes).
+			Msg("the model needs more memory than --models-memory: requests for it are refused")
 	}
 	return nil
 }
