@@ -102,6 +102,13 @@ func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
 	return c
 }
 
+// WithDefaults is c with the defaults Start fills in for a model of
+// configuration mc: what Runtime.Config reports once it runs (so that a
+// caller can size a model's KV pool before starting it).
+func (c Config) WithDefaults(mc *model.Config) Config {
+	return c.withDefaults(mc.ContextLen, 2*mc.Layers*c.KVCacheType.RowBytes(mc.KVDim()))
+}
+
 // KVCacheBytes is the memory of one device's KV blocks (K and V, every
 // layer) for a model of configuration mc, with c's defaults applied (as
 // Runtime.Config returns it); the host tier for swap adds NumHostBlocks

@@ -69,7 +69,7 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 		return nil, fmt.Errorf("actors: the model has no tokenizer (open it with model.Open)")
 	}
 	c := &m.Config
-	cfg = cfg.withDefaults(c.ContextLen, 2*c.Layers*cfg.KVCacheType.RowBytes(c.KVDim()))
+	cfg = cfg.WithDefaults(c)
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

@@ -152,7 +152,7 @@ func (m *Manager) deleteRoute(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if in != nil {
-			delete(m.loaded, name)
+			m.removeLocked(in)
 		}
 		for a, ad := range m.adapters {
 			if ad.Base == name {
@@ -484,9 +484,9 @@ func (m *Manager) entryFrom(mf modelfile) (*modelEntry, *apiError) {
 		if strings.HasPrefix(mf.From, "@") || strings.HasPrefix(mf.From, "sha256") {
 			return nil, badRequest("from", "from %q: blobs are not supported; give a model name or a GGUF path", mf.From)
 		}
-		path, err := filepath.Abs(mf.From)
-		if err != nil {
-			return nil, badRequest("from", "from %q: %v", mf.From, err)
+		path, ok := m.localPath(mf.From)
+		if !ok {
+			return nil, badRequest("from", "from %q is neither a model of this server nor a GGUF file of --models-dir (or one given with -m)", mf.From)
 		}
 		st, err := os.Stat(path)
 		if err != nil || st.IsDir() || !strings.HasSuffix(path, ".gguf") {
@@ -508,9 +508,9 @@ func (m *Manager) entryFrom(mf modelfile) (*modelEntry, *apiError) {
 		e.System = mf.System
 	}
 	for _, a := range mf.Adapters {
-		path, err := filepath.Abs(a)
-		if err != nil {
-			return nil, badRequest("adapters", "adapter %q: %v", a, err)
+		path, ok := m.localPath(a)
+		if !ok {
+			return nil, badRequest("adapters", "adapter %q is not a file of --models-dir", a)
 		}
 		if _, err := os.Stat(path); err != nil {
 			return nil, badRequest("adapters", "adapter %q: %v", a, err)
@@ -521,6 +521,48 @@ func (m *Manager) entryFrom(mf modelfile) (*modelEntry, *apiError) {
 		return nil, e
 	}
 	return &e, nil
+}
+
+// localPath is the file a Modelfile's path names (relative to the models
+// directory), when /api/create may read it: a file inside --models-dir once
+// every symlink is resolved (no way out by ".." or by a linked directory),
+// a GGUF entry of the directory itself (it may be a link to its model
+// elsewhere), or a file given with -m. Anything else is false: a client
+// names no other file of the server's machine.
+func (m *Manager) localPath(p string) (string, bool) {
+	if m.cfg.Dir == "" || p == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(m.cfg.Dir, p)
+	}
+	p = filepath.Clean(p)
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", false
+	}
+	dir, err := filepath.EvalSymlinks(m.cfg.Dir)
+	if err != nil {
+		return "", false
+	}
+	if rel, err := filepath.Rel(dir, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return real, true
+	}
+	var allowed []string // the directory's own entries and -m's files
+	if files, err := os.ReadDir(m.cfg.Dir); err == nil {
+		for _, f := range files {
+			allowed = append(allowed, filepath.Join(m.cfg.Dir, f.Name()))
+		}
+	}
+	for _, s := range m.cfg.Models {
+		allowed = append(allowed, s.Path)
+	}
+	for _, a := range allowed {
+		if r, err := filepath.EvalSymlinks(a); err == nil && r == real {
+			return real, true
+		}
+	}
+	return "", false
 }
 
 // setParams maps a Modelfile's PARAMETERs onto e: the sampling defaults

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +18,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/messages"
 )
 
 // ManagerConfig sets up a Manager: several models in one server, each
@@ -37,10 +35,21 @@ type ManagerConfig struct {
 	// --models-dir), and the index of created, copied and pulled models
 	// (IndexFile). "": no directory (no create, copy, delete, pull).
 	Dir string
-	// MaxLoaded bounds the models loaded at once (--models-max): loading
-	// another unloads the least recently used idle one. 0: 4, as
-	// llama-server's.
+	// MaxLoaded bounds the models loaded at once (--max-loaded-models,
+	// llama-server's --models-max): loading another unloads the least
+	// recently used idle one. 0: 4, as llama-server's.
 	MaxLoaded int
+	// MaxBytes bounds the memory of the models loaded at once
+	// (--models-memory), each model's as Size measures it: loading one
+	// unloads least recently used idle models until it fits; a model that
+	// alone needs more is refused (400), and at NewManager a model given
+	// by name that does (or a budget no model fits) is ErrOverBudget.
+	// 0: no bound in bytes.
+	MaxBytes int64
+	// Size measures what loading spec will take (its file, KV pool and
+	// adapters) without loading it; required with MaxBytes. nil: every
+	// model counts 0 bytes (/api/ps reports its file's size).
+	Size func(spec LoadSpec) (ModelSize, error)
 	// KeepAlive is how long a model stays loaded after its last request
 	// when the request sets no keep_alive (--keep-alive, Ollama's
 	// OLLAMA_KEEP_ALIVE): 0 unloads it at once, negative never.
@@ -48,6 +57,9 @@ type ManagerConfig struct {
 	// NoAutoload: a request for a model not loaded is refused (400) until
 	// POST /models/load loads it (llama-server's --no-models-autoload).
 	NoAutoload bool
+	// LoRAModules are adapters served as model names from the start
+	// (vLLM's --lora-modules), as /v1/load_lora_adapter makes them.
+	LoRAModules []LoRAModule
 	// RuntimeLoRA enables vLLM's /v1/load_lora_adapter and
 	// /v1/unload_lora_adapter (vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING).
 	RuntimeLoRA bool
@@ -63,6 +75,11 @@ type ManagerConfig struct {
 
 // ModelSource is a model given by name and path.
 type ModelSource struct{ Name, Path string }
+
+// LoRAModule is an adapter served as a model name: requests naming Name
+// run the model Base ("": the one model served) with the adapter at Path
+// at scale 1.
+type LoRAModule struct{ Name, Path, Base string }
 
 // LoadSpec is what Load opens: a GGUF and its adapters.
 type LoadSpec struct {
@@ -129,6 +146,7 @@ type instance struct {
 	adapters []string
 	own      int // the entry's own adapters (ids 0..own-1)
 	stale    bool
+	size     ModelSize // what the budget counts for it (measured before it loaded)
 }
 
 // Manager serves several models from one HTTP server: it routes each
@@ -145,6 +163,12 @@ type Manager struct {
 	retiring []*instance // stale instances still busy
 	adapters map[string]runtimeAdapter
 	indexMu  sync.Mutex // serializes the index file's read-modify-write
+	// sizes caches the Size function's answers by specKey; freeing is the
+	// memory of models being unloaded (models_budget.go), freedCh closed
+	// (and replaced) each time one has stopped.
+	sizes   map[string]ModelSize
+	freeing int64
+	freedCh chan struct{}
 
 	stopSweep chan struct{}
 	sweepDone chan struct{}
@@ -159,7 +183,13 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 		cfg.MaxLoaded = 4
 	}
 	if cfg.MaxLoaded < 0 {
-		return nil, fmt.Errorf("server: --models-max %d must be at least 1", cfg.MaxLoaded)
+		return nil, fmt.Errorf("server: --max-loaded-models %d must be at least 1", cfg.MaxLoaded)
+	}
+	if cfg.MaxBytes < 0 {
+		return nil, fmt.Errorf("server: --models-memory %d must not be negative", cfg.MaxBytes)
+	}
+	if cfg.MaxBytes > 0 && cfg.Size == nil {
+		return nil, errors.New("server: ManagerConfig.Size is required with MaxBytes")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -196,6 +226,7 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 		}
 	}
 	m := &Manager{cfg: cfg, system: system, loaded: map[string]*instance{}, adapters: map[string]runtimeAdapter{},
+		sizes: map[string]ModelSize{}, freedCh: make(chan struct{}),
 		mux: http.NewServeMux(), stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	inFlight := cfg.Server.MaxBodyBytesInFlight
 	if inFlight <= 0 {
@@ -211,8 +242,56 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 	if len(entries) == 0 {
 		return nil, errors.New("server: no models: give -m NAME=PATH or a --models-dir with GGUF files")
 	}
+	for _, lm := range cfg.LoRAModules {
+		if err := m.addModule(entries, lm); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.checkBudget(entries); err != nil {
+		return nil, err
+	}
 	m.routes()
 	return m, nil
+}
+
+// addModule registers a --lora-modules adapter as a model name.
+func (m *Manager) addModule(entries map[string]*modelEntry, lm LoRAModule) error {
+	base := lm.Base
+	if base == "" {
+		if len(entries) != 1 {
+			return fmt.Errorf("server: --lora-modules %s: name its base model (base_model_name): this server serves %s", lm.Name, quoteList(sortedKeys(entries)))
+		}
+		base = sortedKeys(entries)[0]
+	}
+	e, ok := entries[canonical(base)]
+	switch {
+	case !ok || e.Alias != "":
+		return fmt.Errorf("server: --lora-modules %s: the base model %q is not served", lm.Name, base)
+	case lm.Name == "" || lm.Path == "":
+		return fmt.Errorf("server: --lora-modules %q: want NAME=PATH", lm.Name+"="+lm.Path)
+	}
+	if _, taken := entries[canonical(lm.Name)]; taken {
+		return fmt.Errorf("server: --lora-modules %s: a model of that name is served already", lm.Name)
+	}
+	if _, taken := m.adapters[lm.Name]; taken {
+		return fmt.Errorf("server: --lora-modules %s: given twice", lm.Name)
+	}
+	if _, err := os.Stat(lm.Path); err != nil {
+		return fmt.Errorf("server: --lora-modules %s: %w", lm.Name, err)
+	}
+	m.adapters[lm.Name] = runtimeAdapter{Name: lm.Name, Base: e.Name, Path: lm.Path}
+	return nil
+}
+
+// Preload loads the model name names now (serve loads its one model, with
+// its --lora-modules, at start); an error is the load's.
+func (m *Manager) Preload(ctx context.Context, name string) error {
+	in, _, e := m.acquire(ctx, name, true)
+	if e != nil {
+		return errors.New(e.Message)
+	}
+	m.release(in, nil)
+	return nil
 }
 
 // Start runs the keep-alive sweep every interval (the production clock);
@@ -247,7 +326,9 @@ func (m *Manager) Close() {
 		all = append(all, in)
 	}
 	all = append(all, m.retiring...)
-	m.loaded, m.retiring = map[string]*instance{}, nil
+	for _, in := range all {
+		m.removeLocked(in)
+	}
 	m.mu.Unlock()
 	for _, in := range all {
 		<-in.ready
@@ -453,301 +534,6 @@ func (m *Manager) adapterNames(base string) []string {
 	sort.Strings(out)
 	return out
 }
-
-// errNotLoaded is acquire's answer under NoAutoload.
-var errNotLoaded = errors.New("not loaded")
-
-// acquire holds the model name names (loading it when it is not loaded),
-// waiting for its load until ctx ends; release must follow. The returned
-// refs select the named adapter (nil: the model's defaults).
-func (m *Manager) acquire(ctx context.Context, name string, autoload bool) (*instance, []messages.LoRARef, *apiError) {
-	m.mu.Lock()
-	r, ok, err := m.resolve(name)
-	if err != nil {
-		m.mu.Unlock()
-		return nil, nil, internal(err)
-	}
-	if !ok {
-		m.mu.Unlock()
-		return nil, nil, notFound("model_not_found", "the model %q does not exist; this server serves %s", name, quoteList(m.names()))
-	}
-	in := m.loaded[r.entry.Name]
-	if in != nil && r.adapter != "" && !slices.Contains(in.adapters, r.adapter) {
-		in.stale = true // loaded before the adapter: reloaded with it
-	}
-	if in != nil && in.stale {
-		delete(m.loaded, in.name)
-		if in.busy > 0 {
-			m.retiring = append(m.retiring, in)
-		} else {
-			defer m.stopAsync(in)
-		}
-		in = nil
-	}
-	var evicted []*instance
-	if in == nil {
-		if !autoload {
-			m.mu.Unlock()
-			return nil, nil, badRequest("model", "the model %q is not loaded (--no-models-autoload): POST /models/load loads it", name)
-		}
-		for len(m.loaded) >= m.cfg.MaxLoaded {
-			victim := m.lruIdle()
-			if victim == nil {
-				m.mu.Unlock()
-				e := unavailable(fmt.Sprintf("all %d loaded models are busy (--models-max %d); try again", len(m.loaded), m.cfg.MaxLoaded))
-				return nil, nil, e
-			}
-			delete(m.loaded, victim.name)
-			evicted = append(evicted, victim)
-		}
-		in = &instance{name: r.entry.Name, ready: make(chan struct{}), keep: m.cfg.KeepAlive,
-			adapters: m.adapterNames(r.entry.Name), own: len(r.entry.Adapters)}
-		m.loaded[in.name] = in
-		spec := LoadSpec{Name: r.entry.Name, Path: r.entry.Path, MaxModelLen: r.entry.NumCtx}
-		for _, p := range r.entry.Adapters {
-			spec.Adapters = append(spec.Adapters, AdapterSpec{Path: p, Scale: 1})
-		}
-		for _, a := range in.adapters {
-			spec.Adapters = append(spec.Adapters, AdapterSpec{Path: m.adapters[a].Path, Scale: 0})
-		}
-		entry, aliases := *r.entry, r.aliases
-		go func() {
-			for _, v := range evicted { // their memory goes back before the new model takes its own
-				m.stop(v)
-			}
-			m.load(in, &entry, aliases, spec)
-		}()
-	}
-	in.busy++
-	m.mu.Unlock()
-
-	select {
-	case <-in.ready:
-	case <-ctx.Done():
-		m.release(in, nil)
-		return nil, nil, unavailable("the request ended while its model was loading")
-	}
-	if in.err != nil {
-		m.release(in, nil)
-		return nil, nil, internal(fmt.Errorf("loading the model %q: %w", r.entry.Name, in.err))
-	}
-	var refs []messages.LoRARef
-	if r.adapter != "" {
-		i := slices.Index(in.adapters, r.adapter)
-		if i < 0 { // the adapter came while its model loaded
-			m.release(in, nil)
-			return nil, nil, unavailable(fmt.Sprintf("the adapter %q changed while its model loaded; try again", r.adapter))
-		}
-		for k := range in.own {
-			refs = append(refs, messages.LoRARef{ID: k, Scale: 1})
-		}
-		refs = append(refs, messages.LoRARef{ID: in.own + i, Scale: 1})
-	}
-	return in, refs, nil
-}
-
-// load starts in's runtime and server; in.ready closes when done.
-func (m *Manager) load(in *instance, e *modelEntry, aliases []string, spec LoadSpec) {
-	defer close(in.ready)
-	fail := func(err error) {
-		in.err = err
-		m.mu.Lock()
-		if m.loaded[in.name] == in {
-			delete(m.loaded, in.name)
-		}
-		m.mu.Unlock()
-	}
-	rt, closeFn, err := m.cfg.Load(context.Background(), m.system, spec)
-	if err != nil {
-		fail(err)
-		return
-	}
-	cfg := m.cfg.Server
-	cfg.ModelName, cfg.ModelAliases = e.Name, aliases
-	if e.Template != "" {
-		cfg.ChatTemplate = e.Template
-	}
-	cfg.Defaults = mergeDefaults(e.Defaults, cfg.Defaults)
-	if cfg.ChatTemplate == "" {
-		cfg.ChatTemplate = rt.ChatTemplate()
-	}
-	if cfg.ChatTemplate == "" {
-		cfg.ChatTemplate, _ = BuiltinTemplate(FallbackTemplate)
-	}
-	if e.System != "" {
-		cfg.ChatTemplate = systemPrefix(e.System) + cfg.ChatTemplate
-	}
-	srv, err := New(m.system, rt, cfg)
-	if err != nil {
-		_ = rt.Stop(5 * time.Second)
-		closeFn()
-		fail(err)
-		return
-	}
-	srv.Ready()
-	in.srv, in.rt, in.close = srv, rt, closeFn
-	m.cfg.Server.Log.Info().Str("model", e.Name).Msg("model loaded")
-}
-
-// systemPrefix is the Jinja that puts a system message with text in front
-// of a chat that has none (a Modelfile's SYSTEM); text is checked by
-// checkSystem.
-func systemPrefix(text string) string {
-	lit := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(text)
-	return `{%- if not (messages and messages[0]['role'] == 'system') -%}` +
-		`{%- set messages = [{'role': 'system', 'content': "` + lit + `"}] + messages -%}{%- endif -%}`
-}
-
-// mergeDefaults is d with the fields it leaves unset taken from base.
-func mergeDefaults(d, base SamplingDefaults) SamplingDefaults {
-	if d.Temperature == nil {
-		d.Temperature = base.Temperature
-	}
-	if d.TopK == nil {
-		d.TopK = base.TopK
-	}
-	if d.TopP == nil {
-		d.TopP = base.TopP
-	}
-	if d.MinP == nil {
-		d.MinP = base.MinP
-	}
-	if d.RepetitionPenalty == nil {
-		d.RepetitionPenalty = base.RepetitionPenalty
-	}
-	if d.Seed == nil {
-		d.Seed = base.Seed
-	}
-	return d
-}
-
-// release lets go of in after a request; keep, when set, is the request's
-// keep_alive. An idle model whose keep-alive is 0, or that is stale, is
-// unloaded now (before the response is complete for the client).
-func (m *Manager) release(in *instance, keep *time.Duration) {
-	m.mu.Lock()
-	in.busy--
-	in.used = m.cfg.Now()
-	if keep != nil {
-		in.keep = *keep
-	}
-	var drop bool
-	if in.busy == 0 {
-		if i := slices.Index(m.retiring, in); i >= 0 {
-			m.retiring = slices.Delete(m.retiring, i, i+1)
-			drop = true
-		} else if m.loaded[in.name] == in && (in.keep == 0 || in.stale || in.err != nil) {
-			delete(m.loaded, in.name)
-			drop = in.err == nil
-		}
-	}
-	m.mu.Unlock()
-	if drop {
-		<-in.ready
-		m.stop(in)
-	}
-}
-
-// lruIdle is the loaded idle model used least recently (nil: none idle).
-func (m *Manager) lruIdle() *instance {
-	var best *instance
-	for _, in := range m.loaded {
-		if in.busy > 0 {
-			continue
-		}
-		if best == nil || in.used.Before(best.used) {
-			best = in
-		}
-	}
-	return best
-}
-
-// expires is when idle in unloads (zero: never).
-func (m *Manager) expires(in *instance) time.Time {
-	if in.keep < 0 || in.busy > 0 {
-		return time.Time{}
-	}
-	return in.used.Add(in.keep)
-}
-
-// Sweep unloads the idle models whose keep-alive has passed.
-func (m *Manager) Sweep() {
-	now := m.cfg.Now()
-	m.mu.Lock()
-	var drop []*instance
-	for name, in := range m.loaded {
-		if in.busy > 0 || in.keep < 0 {
-			continue
-		}
-		if !now.Before(in.used.Add(in.keep)) {
-			delete(m.loaded, name)
-			drop = append(drop, in)
-		}
-	}
-	m.mu.Unlock()
-	for _, in := range drop {
-		m.stop(in)
-	}
-}
-
-// unload unloads the model name names now when it is idle: false, with
-// the reason, when it is busy or not loaded.
-func (m *Manager) unload(name string) *apiError {
-	m.mu.Lock()
-	r, ok, err := m.resolve(name)
-	if err != nil {
-		m.mu.Unlock()
-		return internal(err)
-	}
-	if !ok {
-		m.mu.Unlock()
-		return notFound("model_not_found", "the model %q does not exist; this server serves %s", name, quoteList(m.names()))
-	}
-	in := m.loaded[r.entry.Name]
-	switch {
-	case in == nil:
-		m.mu.Unlock()
-		return badRequest("model", "the model %q is not loaded", name)
-	case in.busy > 0:
-		m.mu.Unlock()
-		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: strp("model_busy"),
-			Message: fmt.Sprintf("the model %q is running %d request(s); unload it once they are done", name, in.busy)}
-	}
-	delete(m.loaded, in.name)
-	m.mu.Unlock()
-	m.stop(in)
-	return nil
-}
-
-// stop unloads in: its server turns requests away, its runtime stops,
-// its files close.
-func (m *Manager) stop(in *instance) {
-	if in.srv == nil {
-		return
-	}
-	in.srv.Drain()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = in.srv.WaitIdle(ctx)
-	cancel()
-	if err := in.rt.Stop(5 * time.Second); err != nil {
-		m.cfg.Server.Log.Warn().Err(err).Str("model", in.name).Msg("stopping the model's runtime; its files stay mapped")
-	} else {
-		in.close()
-	}
-	in.srv.closeFront()
-	m.cfg.Server.Log.Info().Str("model", in.name).Msg("model unloaded")
-}
-
-// stopAsync is stop once in's load is done, in its own goroutine.
-func (m *Manager) stopAsync(in *instance) {
-	go func() {
-		<-in.ready
-		m.stop(in)
-	}()
-}
-
-// closeFront stops the server's front actor (its model is unloaded).
-func (s *Server) closeFront() { s.system.Root.Stop(s.front) }
 
 // quoteList is names quoted and comma-separated.
 func quoteList(names []string) string {

@@ -52,6 +52,9 @@ func (m *Manager) routes() {
 	m.mux.HandleFunc("POST /v1/load_lora_adapter", m.shell.auth(m.loadLoRARoute))
 	m.mux.HandleFunc("POST /v1/unload_lora_adapter", m.shell.auth(m.unloadLoRARoute))
 	m.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	metrics := newManagerMetrics(m).handler() // every loaded model's series, by model_name (models_metrics.go)
+	m.mux.Handle("GET /metrics", metrics)
+	m.mux.Handle("GET /v1/metrics", metrics)
 	if !m.cfg.Server.NoWebUI {
 		m.mux.Handle("GET /{$}", webui.Handler())
 		m.mux.Handle("GET /webui/", webui.Handler())
@@ -99,6 +102,7 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 	write := dialectWriter(r.URL.Path)
 	name := r.URL.Query().Get("model")
 	var keep *time.Duration
+	var peek map[string]json.RawMessage
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.cfg.Server.MaxBodyBytes))
 		if err != nil {
@@ -112,7 +116,6 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		var peek map[string]json.RawMessage
 		if json.Unmarshal(body, &peek) == nil { // a body that does not decode is the model's server's to refuse
 			for _, field := range []string{"model", "name"} {
 				if raw, ok := peek[field]; ok && name == "" {
@@ -133,14 +136,14 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if name == "" {
-		if name = m.defaultModel(r.Method == http.MethodGet || r.Method == http.MethodHead); name == "" && r.URL.Path == "/metrics" {
-			w.WriteHeader(http.StatusOK) // nothing loaded: nothing to report
-			return
-		}
-		if name == "" {
+		if name = m.defaultModel(r.Method == http.MethodGet || r.Method == http.MethodHead); name == "" {
 			write(w, badRequest("model", "model is required: this server serves %s", quoteList(m.names())))
 			return
 		}
+	}
+	if keep != nil && *keep == 0 && ollamaEmpty(r.URL.Path, peek) {
+		m.ollamaUnload(w, r.URL.Path, name)
+		return
 	}
 	in, refs, e := m.acquire(r.Context(), name, !m.cfg.NoAutoload)
 	if e != nil {
@@ -152,6 +155,59 @@ func (m *Manager) forward(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), loraKey{}, refs))
 	}
 	in.srv.unprefixed(in.srv.cors(in.srv.mux)).ServeHTTP(w, r)
+}
+
+// ollamaEmpty reports an Ollama generate without a prompt or a chat
+// without messages: with keep_alive 0, Ollama's way to unload a model
+// (ollama stop).
+func ollamaEmpty(path string, body map[string]json.RawMessage) bool {
+	field := map[string]string{"/api/generate": "prompt", "/api/chat": "messages"}[path]
+	if field == "" {
+		return false
+	}
+	switch v := strings.TrimSpace(string(body[field])); v {
+	case "", "null", `""`, "[]":
+		return true
+	}
+	return false
+}
+
+// ollamaUnload answers Ollama's unload request (keep_alive 0, no prompt):
+// the model unloads now when idle, else once its requests are done; one
+// not loaded is not loaded to be unloaded. done_reason "unload", as
+// Ollama's.
+func (m *Manager) ollamaUnload(w http.ResponseWriter, path, name string) {
+	m.mu.Lock()
+	r, ok, err := m.resolve(name)
+	if err != nil || !ok {
+		m.mu.Unlock()
+		if err != nil {
+			writeOllamaError(w, internal(err))
+		} else {
+			writeOllamaError(w, notFound("model_not_found", "model '%s' not found", name))
+		}
+		return
+	}
+	in := m.loaded[r.entry.Name]
+	switch {
+	case in != nil && in.busy > 0:
+		in.keep = 0 // unloaded when its last request ends (release)
+		in = nil
+	case in != nil:
+		m.removeLocked(in)
+	}
+	m.mu.Unlock()
+	if in != nil {
+		<-in.ready
+		m.stop(in)
+	}
+	out := map[string]any{"model": name, "created_at": m.cfg.Now().UTC(), "done": true, "done_reason": "unload"}
+	if path == "/api/chat" {
+		out["message"] = map[string]string{"role": "assistant", "content": ""}
+	} else {
+		out["response"] = ""
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // loraKey carries the adapters a request's model name selects (a runtime
@@ -424,6 +480,9 @@ func (m *Manager) ps(w http.ResponseWriter, r *http.Request) {
 			exp = m.cfg.Now().Add(in.keep)
 		}
 		p["expires_at"] = exp
+		if in.size.Total() > 0 { // its memory as the budget counts it: the file, the KV pool, the adapters
+			p["size"] = in.size.Total()
+		}
 		vram := int64(0)
 		if in.rt.Device() == "cuda" {
 			vram = p["size"].(int64)

@@ -89,8 +89,9 @@ func unapplied(specs []loraSpec, off bool) []loraSpec {
 }
 
 // openAdapters opens the adapters of specs and gives them to m
-// (SetAdapters: every request); the returned func closes them.
-func openAdapters(m *model.Model, specs []loraSpec) (func(), error) {
+// (SetAdapters: every request); the returned func closes them. An adapter
+// of a rank above maxRank (vLLM's --max-lora-rank; 0: no bound) is refused.
+func openAdapters(m *model.Model, specs []loraSpec, maxRank int) (func(), error) {
 	var set []lora.Scaled
 	closeAll := func() {
 		for _, s := range set {
@@ -104,6 +105,10 @@ func openAdapters(m *model.Model, specs []loraSpec) (func(), error) {
 			return nil, fmt.Errorf("--lora: %w", err)
 		}
 		set = append(set, lora.Scaled{Adapter: a, Scale: spec.Scale})
+		if r := adapterRank(a); maxRank > 0 && r > maxRank {
+			closeAll()
+			return nil, fmt.Errorf("--lora: %s: rank %d is above --max-lora-rank %d", spec.Path, r, maxRank)
+		}
 	}
 	if err := m.SetAdapters(set); err != nil {
 		closeAll()

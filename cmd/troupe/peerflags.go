@@ -42,6 +42,7 @@ var peerFlags = []peerFlag{
 	{names: []string{"-s"}, peer: "llama-server", alias: "seed"},
 	{names: []string{"--download-dir"}, peer: "vLLM", alias: "cache-dir"},
 	{names: []string{"--no-enable-prefix-caching"}, peer: "vLLM", alias: "no-prefix-caching"},
+	{names: []string{"--models-max"}, peer: "llama-server", alias: "max-loaded-models"},
 	{names: []string{"--n-gpu-layers", "--gpu-layers", "-ngl"}, peer: "llama-server", value: func(c *serveConfig) flag.Value { return gpuLayersFlag{&c.Device} }},
 	{names: []string{"--cache-type-k", "-ctk", "--cache-type-v", "-ctv"}, peer: "llama-server", value: func(c *serveConfig) flag.Value { return &kvTypesFlag{c: c} }},
 	{names: []string{"--enable-prefix-caching"}, peer: "vLLM", value: func(c *serveConfig) flag.Value { return offFlag{&c.Runtime.NoPrefixCaching} }},
@@ -88,7 +89,9 @@ var peerFlags = []peerFlag{
 	{names: []string{"--enforce-eager"}, peer: "vLLM", why: "there are no CUDA graphs to turn off"},
 	{names: []string{"--tokenizer", "--revision", "--load-format"}, peer: "vLLM", why: "the tokenizer and weights come from -m's file"},
 	{names: []string{"--disable-log-requests", "--disable-log-stats", "--uvicorn-log-level"}, peer: "vLLM", why: "use --log-format; troupe logs one line per request"},
-	{names: []string{"--enable-lora", "--lora-modules", "--max-loras", "--max-lora-rank"}, peer: "vLLM", why: "adapters are not served as model names yet: --lora applies one set to every request"},
+	{names: []string{"--enable-lora"}, peer: "vLLM", on: true},
+	{names: []string{"--max-lora-rank"}, peer: "vLLM", value: func(c *serveConfig) flag.Value { return maxRankFlag{&c.MaxLoRARank} }},
+	{names: []string{"--max-loras", "--max-cpu-loras"}, peer: "vLLM", why: "troupe runs any number of adapters in one batch and keeps every --lora-modules adapter loaded; there is no such bound"},
 	{names: []string{"--root-path", "--middleware", "--response-role"}, peer: "vLLM", why: "no such setting"},
 }
 
@@ -263,7 +266,7 @@ func peerNames(fs *flag.FlagSet) map[string][]string {
 }
 
 // serveListFlags are serve's list flags that vLLM writes space-separated.
-var serveListFlags = []string{"served-model-name", "allowed-origins"}
+var serveListFlags = []string{"served-model-name", "allowed-origins", "lora-modules"}
 
 // joinListArgs rewrites vLLM's space-separated lists (--served-model-name
 // a b) as the comma list troupe's flag takes, so that serve (which takes

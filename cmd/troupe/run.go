@@ -48,7 +48,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	closeAdapters, err := openAdapters(m, o.adapters)
+	closeAdapters, err := openAdapters(m, o.adapters, 0)
 	if err != nil {
 		return err
 	}

@@ -47,11 +47,13 @@ type serveConfig struct {
 	Device           string // auto, cpu or cuda: Runtime.NewBackend
 	LogFormat        string // auto, console or json
 	ShutdownGrace    time.Duration
-	Repack           model.Repack // --repack, --no-repack: which weights are repacked at load
-	LoRA             []loraSpec   // --lora: adapters applied to every request
-	LoRAUnapplied    bool         // --lora-init-without-apply: loaded at scale 0
-	DraftModel       string       // --model-draft/-md: speculative decoding's draft model
-	MMProj           string       // --mmproj: the multimodal projector (images)
+	Repack           model.Repack        // --repack, --no-repack: which weights are repacked at load
+	LoRA             []loraSpec          // --lora: adapters applied to every request
+	LoRAUnapplied    bool                // --lora-init-without-apply: loaded at scale 0
+	LoRAModules      []server.LoRAModule // --lora-modules: adapters served as model names (several-models mode)
+	MaxLoRARank      int                 // vLLM's --max-lora-rank: larger adapters refused; 0 no bound
+	DraftModel       string              // --model-draft/-md: speculative decoding's draft model
+	MMProj           string              // --mmproj: the multimodal projector (images)
 
 	Runtime  actors.Config  // NewBackend is set when serving
 	Server   server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
@@ -112,6 +114,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	loraVar(fs, &c.LoRA)
 	mmprojVar(fs, &c.MMProj) // mmproj.go
 	mediaVars(fs, &c.Server.Media)
+	loraModulesVar(fs, &c.LoRAModules)
 	fs.BoolVar(&c.LoRAUnapplied, "lora-init-without-apply", false, "load the --lora adapters at scale 0 (llama-server's flag): requests name them in lora, or POST /lora-adapters sets their scales")
 	pipelineVar(fs, &c.Pipeline)
 	c.Models.register(fs)
@@ -225,7 +228,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if c.Pipeline.Stage > 0 {
 		return c.serveStage(ctx, stdout, stderr) // a pipeline's stage member: pipeline.go
 	}
-	if c.Models.Dir != "" {
+	if c.Models.Dir != "" || len(c.LoRAModules) > 0 {
 		return c.serveModels(ctx, stdout, stderr)
 	}
 	rtCfg, srvCfg := c.Runtime, c.Server
@@ -292,7 +295,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if err := c.checkModel(&m.Config); err != nil {
 		return err
 	}
-	closeAdapters, err := openAdapters(m, unapplied(c.LoRA, c.LoRAUnapplied))
+	closeAdapters, err := openAdapters(m, unapplied(c.LoRA, c.LoRAUnapplied), c.MaxLoRARank)
 	if err != nil {
 		return err
 	}

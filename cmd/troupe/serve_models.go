@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,7 +27,8 @@ import (
 // directory of GGUF files, each loaded on its first request.
 type modelsConfig struct {
 	Dir         string          // --models-dir: "" is the one-model mode
-	Max         int             // --models-max
+	Max         int             // --max-loaded-models (llama-server's --models-max)
+	Memory      int64           // --models-memory: bytes; 0 no bound
 	NoAutoload  bool            // --no-models-autoload
 	KeepAlive   time.Duration   // --keep-alive
 	RuntimeLoRA bool            // --enable-lora-runtime
@@ -36,7 +39,8 @@ type modelsConfig struct {
 // register defines the several-models flags on fs.
 func (c *modelsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Dir, "models-dir", "", "serve every GGUF file of this directory (and the models /api/pull, /api/create and /api/copy add), each loaded on its first request (llama-server's router mode)")
-	fs.IntVar(&c.Max, "models-max", 4, "with --models-dir: models loaded at once; loading another unloads the least recently used idle one")
+	fs.IntVar(&c.Max, "max-loaded-models", 4, "with --models-dir: models loaded at once; loading another unloads the least recently used idle one (default $OLLAMA_MAX_LOADED_MODELS, else 4)")
+	fs.Var(bytesFlag{&c.Memory}, "models-memory", "with --models-dir: the memory the loaded models may take (`size` such as 8GiB, 4.5GB or 512MiB; a model counts its file, its KV pool and its adapters); loading one unloads least recently used idle models until it fits (0: no bound)")
 	fs.BoolVar(&c.NoAutoload, "no-models-autoload", false, "with --models-dir: a request for a model not loaded is refused until POST /models/load loads it")
 	fs.DurationVar(&c.KeepAlive, "keep-alive", 5*time.Minute, "with --models-dir: how long a model stays loaded after its last request when the request sets no keep_alive (0: unload at once; negative: never) (default $OLLAMA_KEEP_ALIVE, else 5m)")
 	fs.BoolVar(&c.RuntimeLoRA, "enable-lora-runtime", false, "with --models-dir: serve vLLM's /v1/load_lora_adapter and /v1/unload_lora_adapter (default on when $VLLM_ALLOW_RUNTIME_LORA_UPDATING is true or 1)")
@@ -46,24 +50,38 @@ func (c *modelsConfig) register(fs *flag.FlagSet) {
 func (c *serveConfig) validateModels() error {
 	mc := c.Models
 	if mc.Dir == "" {
-		for _, f := range []string{"models-max", "no-models-autoload", "keep-alive", "enable-lora-runtime"} {
-			if mc.given[f] {
+		for _, f := range []string{"max-loaded-models", "models-max", "models-memory", "no-models-autoload", "keep-alive", "enable-lora-runtime"} {
+			if mc.given[f] && (f != "enable-lora-runtime" || len(c.LoRAModules) == 0) {
 				return usageError{"--" + f + " needs --models-dir (several models; one served model stays loaded)"}
 			}
 		}
-		return nil
+		if len(c.LoRAModules) == 0 {
+			return nil
+		}
 	}
 	var msg string
 	switch {
+	case mc.Dir == "" && c.Cluster.Name != "":
+		msg = "--lora-modules serves adapters as model names on one node: drop --cluster"
+	case mc.Dir == "" && len(c.LoRA) > 0:
+		msg = "--lora applies adapters to every request, --lora-modules serves them as model names: give one of the two"
+	case mc.Dir == "" && c.DraftModel != "":
+		msg = "--model-draft does not combine with --lora-modules"
+	case mc.Dir == "" && c.MMProj != "":
+		msg = "--mmproj does not combine with --lora-modules"
+	case mc.Dir == "" && c.Pipeline.Stages > 0:
+		msg = "--pipeline-stages does not combine with --lora-modules"
 	case mc.Max < 1:
-		msg = fmt.Sprintf("--models-max %d: want at least 1", mc.Max)
+		msg = fmt.Sprintf("--max-loaded-models %d: want at least 1", mc.Max)
+	case c.MMProj != "":
+		msg = "--mmproj applies to one model: drop --models-dir or --mmproj"
 	case c.Cluster.Name != "":
 		msg = "--cluster serves one model: drop --models-dir or --cluster"
 	case len(c.LoRA) > 0:
 		msg = "--lora applies to one model: with --models-dir, give adapters in /api/create's Modelfile (ADAPTER) or /v1/load_lora_adapter"
 	case c.DraftModel != "":
 		msg = "--model-draft serves one model: drop --models-dir or --model-draft"
-	case c.Server.ModelName != "" && !mc.explicitM:
+	case c.Server.ModelName != "" && !mc.explicitM && mc.Dir != "":
 		msg = "--served-model-name names -m's model: with --models-dir, each model is named after its file"
 	}
 	if msg != "" {
@@ -107,9 +125,12 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 	if c.Preemption == "swap" {
 		rtCfg.Preemption = sched.Swap
 	}
-	cfg := server.ManagerConfig{Server: srvCfg, Dir: mc.Dir, MaxLoaded: mc.Max, KeepAlive: mc.KeepAlive,
-		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA}
-	if mc.explicitM {
+	cfg := server.ManagerConfig{Server: srvCfg, Dir: mc.Dir, MaxLoaded: mc.Max, MaxBytes: mc.Memory, KeepAlive: mc.KeepAlive,
+		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA, LoRAModules: c.LoRAModules}
+	if mc.Dir == "" { // --lora-modules over one model: loaded at start, never unloaded
+		cfg.KeepAlive = -1
+	}
+	if mc.explicitM || mc.Dir == "" {
 		local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
 		if err != nil {
 			return err
@@ -124,6 +145,7 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 	cfg.Load = func(_ context.Context, system *actor.ActorSystem, spec server.LoadSpec) (*actors.Runtime, func(), error) {
 		return c.loadManaged(system, rtCfg, kind, spec)
 	}
+	cfg.Size = func(spec server.LoadSpec) (server.ModelSize, error) { return c.measureManaged(rtCfg, spec) }
 	cfg.Pull = func(ctx context.Context, uri string) (string, error) {
 		ref, err := hub.ParseURI(uri)
 		if err != nil {
@@ -134,11 +156,19 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 	system := newActorSystem()
 	defer system.Shutdown()
 	mgr, err := server.NewManager(system, cfg)
+	if errors.Is(err, server.ErrOverBudget) {
+		return usageError{strings.TrimPrefix(err.Error(), "server: ")}
+	}
 	if err != nil {
 		return err
 	}
 	defer mgr.Close()
 	mgr.Start(time.Second)
+	if mc.Dir == "" {
+		if err := mgr.Preload(ctx, cfg.Models[0].Name); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
 	if err != nil {
 		return err
@@ -147,7 +177,19 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 	httpSrv := mgr.HTTPServer()
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
-	fmt.Fprintf(stdout, "serving the models of %s on http://%s (loaded on demand, at most %d at once)\n", mc.Dir, ln.Addr(), mc.Max)
+	bound := ""
+	if mc.Memory > 0 {
+		bound = " and " + server.HumanBytes(mc.Memory)
+	}
+	if mc.Dir == "" {
+		var names []string
+		for _, lm := range c.LoRAModules {
+			names = append(names, lm.Name)
+		}
+		fmt.Fprintf(stdout, "serving %s and its adapters %s on http://%s\n", cfg.Models[0].Name, strings.Join(names, ", "), ln.Addr())
+	} else {
+		fmt.Fprintf(stdout, "serving the models of %s on http://%s (loaded on demand, at most %d at once%s)\n", mc.Dir, ln.Addr(), mc.Max, bound)
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -182,7 +224,7 @@ func (c *serveConfig) loadManaged(system *actor.ActorSystem, rtCfg actors.Config
 	for _, a := range spec.Adapters {
 		specs = append(specs, loraSpec{Path: a.Path, Scale: a.Scale})
 	}
-	closeAdapters, err := openAdapters(m, specs)
+	closeAdapters, err := openAdapters(m, specs, c.MaxLoRARank)
 	if err != nil {
 		m.Close()
 		return nil, nil, err
@@ -207,6 +249,98 @@ func (c *serveConfig) loadManaged(system *actor.ActorSystem, rtCfg actors.Config
 	}, nil
 }
 
+// measureManaged is what loading spec takes, without loading it: the
+// model file's bytes, its KV pool as the runtime will size it (every
+// device, and the host tier for swap) and its adapter files.
+func (c *serveConfig) measureManaged(rtCfg actors.Config, spec server.LoadSpec) (server.ModelSize, error) {
+	var s server.ModelSize
+	st, err := os.Stat(spec.Path)
+	if err != nil {
+		return s, err
+	}
+	var m *model.Model
+	if st.IsDir() {
+		m, _, err = model.LoadSafetensorsWith(spec.Path, model.LoadOptions{Repack: model.RepackNone})
+		s.Weights = dirBytes(spec.Path)
+	} else {
+		m, _, err = model.LoadGGUFWith(spec.Path, model.LoadOptions{Repack: model.RepackNone})
+		s.Weights = st.Size()
+	}
+	if err != nil {
+		return s, err
+	}
+	mc := m.Config
+	m.Close()
+	if spec.MaxModelLen > 0 {
+		rtCfg.MaxModelLen = spec.MaxModelLen
+	}
+	rtCfg = rtCfg.WithDefaults(&mc)
+	perDevice := rtCfg.KVCacheBytes(&mc)
+	host := rtCfg
+	host.NumBlocks = rtCfg.NumHostBlocks
+	s.KV = int64(rtCfg.Devices) * (perDevice + host.KVCacheBytes(&mc))
+	for _, a := range spec.Adapters {
+		st, err := os.Stat(a.Path)
+		if err != nil {
+			return s, err
+		}
+		s.Adapters += st.Size()
+	}
+	return s, nil
+}
+
+// dirBytes is the size of the files in dir (a safetensors checkpoint).
+func dirBytes(dir string) int64 {
+	var n int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && !e.IsDir() {
+			n += info.Size()
+		}
+	}
+	return n
+}
+
+// bytesFlag is a memory size: a number of bytes with an optional unit, as
+// Ollama and llama.cpp write them: KB, MB, GB, TB (powers of 1000), KiB,
+// MiB, GiB, TiB (powers of 1024), K, M, G, T (as the binary ones); a
+// space before the unit and its case do not matter.
+type bytesFlag struct{ n *int64 }
+
+func (b bytesFlag) String() string {
+	if b.n == nil || *b.n == 0 {
+		return "0"
+	}
+	return server.HumanBytes(*b.n)
+}
+
+func (b bytesFlag) Set(s string) error {
+	n, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	*b.n = n
+	return nil
+}
+
+// parseBytes reads a size for bytesFlag.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	}
+	mult := map[string]float64{"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+		"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
+		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}[unit]
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 || f < 0 || f*mult >= 1<<62 {
+		return 0, fmt.Errorf("%q: want a size such as 8GiB, 4.5GB, 512MiB or a number of bytes", s)
+	}
+	return int64(f * mult), nil
+}
+
 // fromEnv fills the several-models settings the flags left at their
 // defaults from the environment (Ollama's and vLLM's variables).
 func (c *modelsConfig) fromEnv(getenv func(string) string, set map[string]bool) error {
@@ -215,6 +349,13 @@ func (c *modelsConfig) fromEnv(getenv func(string) string, set map[string]bool) 
 		if err := keepAliveEnv(getenv("OLLAMA_KEEP_ALIVE"), &c.KeepAlive); err != nil {
 			return err
 		}
+	}
+	if v := getenv("OLLAMA_MAX_LOADED_MODELS"); v != "" && !set["max-loaded-models"] && !set["models-max"] {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return usageError{fmt.Sprintf("$OLLAMA_MAX_LOADED_MODELS %q: want a whole number of at least 1", v)}
+		}
+		c.Max = n
 	}
 	if v := strings.ToLower(getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")); !set["enable-lora-runtime"] && (v == "1" || v == "true") {
 		c.RuntimeLoRA = true

@@ -36,7 +36,7 @@ func TestServeModelsFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--models-dir", "d", "--models-max", "0"}, "--models-max"},
+		{[]string{"--models-dir", "d", "--models-max", "0"}, "--max-loaded-models"},
 		{[]string{"--models-dir", "d", "--cluster", "c"}, "--cluster"},
 		{[]string{"--models-dir", "d", "--lora", "a.gguf"}, "--lora"},
 		{[]string{"--models-dir", "d", "--served-model-name", "x"}, "--served-model-name"},
