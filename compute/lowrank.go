@@ -58,22 +58,25 @@ func (l *LowRank) RoundT(t []float32) {
 }
 
 // AddCols adds to output columns [c0, c1) of out (a row of Out() values)
-// the update of t (Rank() values, rounded by RoundT), c0 a multiple of 16:
+// the update of t (Rank() values, rounded by RoundT):
 // out[c] += float32((B·t)[c]·scale), each (B·t)[c] computed as MatMul
 // computes it (kern_f.go: 16 lanes by fused multiply-adds over whole steps
 // of 16, summed pairwise, then the rank mod 16 last products), so the
-// result is the same bits as MatMul by B and the scaling apart.
+// result is the same bits as MatMul by B and the scaling apart, whatever
+// the columns of the call.
 func (l *LowRank) AddCols(out, t []float32, scale float32, c0, c1 int) {
-	if c0%16 != 0 || c0 < 0 || c1 > l.out || len(out) < l.out || len(t) < l.rank {
+	if c0 < 0 || c1 > l.out || c0 > c1 || len(out) < l.out || len(t) < l.rank {
 		panic(fmt.Sprintf("compute: LowRank.AddCols [%d, %d) of %d columns, rank %d: out %d values, t %d", c0, c1, l.out, l.rank, len(out), len(t)))
 	}
 	t = t[:l.rank]
-	p0, full := c0/16, (c1-c0)/16 // whole panels from c0
-	if full > 0 {
-		n := lowRankAsm(l.panel[p0*l.rank*16:], t, out[c0:], full, scale)
-		lowRankRef(l.panel, t, out, c0+n*16, c0+full*16, scale)
+	first := min(c1, (c0+15)/16*16) // the first whole panel's column
+	lowRankRef(l.panel, t, out, c0, first, scale)
+	if full := (c1 - first) / 16; full > 0 {
+		n := lowRankAsm(l.panel[first*l.rank:], t, out[first:], full, scale)
+		lowRankRef(l.panel, t, out, first+n*16, first+full*16, scale)
+		first += full * 16
 	}
-	lowRankRef(l.panel, t, out, c0+full*16, c1, scale)
+	lowRankRef(l.panel, t, out, first, c1, scale)
 }
 
 // lowRankRef is AddCols's arithmetic for output columns [c0, c1): dotFloat's

@@ -13,8 +13,12 @@ import (
 // s.loraSeq and s.loraSets): the one hook of the adapters in the forward
 // pass, at each projection of a block.
 func (s *State) matMul(out, x []float32, n int, w *compute.Tensor) error {
-	if err := s.mm.MatMul(out, x, n, w); err != nil {
+	after, err := s.lora.Prepare(out, x, n, w, s.loraSeq, s.loraSets, s.mm.GGMLBatch)
+	if err != nil {
 		return err
+	}
+	if err := s.mm.MatMulThen(out, x, n, w, after); err != nil || after != nil {
+		return err // the updates made by the product's workers, or an error
 	}
 	return s.lora.Add(s.mm, out, x, n, w, s.loraSeq, s.loraSets)
 }

@@ -2,6 +2,8 @@ package lora
 
 import (
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -11,7 +13,11 @@ import (
 // BenchmarkLoRADecode's model (dim 512, FFN 1536) at one layer: 16 rows
 // over 8 rank-16 F32 adapters, two rows each, at the seven projections.
 func BenchmarkApplierAdd(b *testing.B) {
-	const n, adapters, rank = 16, 8, 16
+	const n, rank = 16, 16
+	adapters := 8
+	if os.Getenv("LORA_ADS") != "" {
+		adapters, _ = strconv.Atoi(os.Getenv("LORA_ADS"))
+	}
 	shapes := []struct {
 		name    string
 		in, out int
