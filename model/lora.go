@@ -13,7 +13,7 @@ import (
 // s.loraSeq and s.loraSets): the one hook of the adapters in the forward
 // pass, at each projection of a block.
 func (s *State) matMul(out, x []float32, n int, w *compute.Tensor) error {
-	after, err := s.lora.Prepare(out, x, n, w, s.loraSeq, s.loraSets, s.mm.GGMLBatch)
+	after, err := s.lora.Prepare(s.mm, out, x, n, w, s.loraSeq, s.loraSets)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,7 @@
 package model_test
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -50,7 +48,7 @@ func BenchmarkLoRADecode(b *testing.B) {
 	logits := make([]float32, seqs*c.VocabSize)
 	var mixed [][]lora.Scaled // (seqs) adapter s%8 on sequence s
 	for s := range seqs {
-		mixed = append(mixed, []lora.Scaled{{Adapter: ads[s%benchAds()], Scale: 1}})
+		mixed = append(mixed, []lora.Scaled{{Adapter: ads[s%adapters], Scale: 1}})
 	}
 	// Steps with and without the adapters alternate, so that a loaded
 	// machine slows both alike; the ratio is the figure to read.
@@ -72,12 +70,4 @@ func BenchmarkLoRADecode(b *testing.B) {
 	b.ReportMetric(float64(seqs*b.N)/without.Seconds(), "tok/s-base")
 	b.ReportMetric(float64(seqs*b.N)/with.Seconds(), "tok/s-lora")
 	b.ReportMetric(without.Seconds()/with.Seconds(), "lora/base")
-}
-
-func benchAds() int {
-	if v := os.Getenv("LORA_ADS"); v != "" {
-		n, _ := strconv.Atoi(v)
-		return n
-	}
-	return 8
 }

@@ -60,7 +60,7 @@ const panelBytes = 16 << 10
 // adds nothing. Each row gets out += (B·(A·x))·scale, as llama.cpp's
 // build_lora_mm computes it.
 func (ap *Applier) Add(mm *compute.MatMuler, out, x []float32, n int, w *compute.Tensor, seq []int32, loras [][]Scaled) error {
-	after, err := ap.Prepare(out, x, n, w, seq, loras, mm.GGMLBatch)
+	after, err := ap.Prepare(mm, out, x, n, w, seq, loras)
 	if err != nil {
 		return err
 	}
@@ -75,10 +75,13 @@ func (ap *Applier) Add(mm *compute.MatMuler, out, x []float32, n int, w *compute
 // not yet computed, and returns the function that adds them to output
 // columns [lo, hi) once the base product's are final (for
 // MatMuler.MatMulThen; disjoint ranges may run at once), valid until the
-// next call. It computes the groups' A products. It returns nil where no
-// adapter has a pair for w, and where a pair takes MatMul (B neither F32
-// nor F16, or ggmlBatch, MatMuler.GGMLBatch): then Add does the updates.
-func (ap *Applier) Prepare(out, x []float32, n int, w *compute.Tensor, seq []int32, loras [][]Scaled, ggmlBatch bool) (func(lo, hi int), error) {
+// next call. It computes the groups' A products on the calling goroutine
+// (by a MatMuler of its own, while mm's workers wait for the base product:
+// sharing them out cost a dispatch per projection, which measured no
+// faster on a loaded 2-core machine). It returns nil where no adapter has
+// a pair for w, and where a pair takes MatMul (B neither F32 nor F16, or
+// mm.GGMLBatch): then Add does the updates, with mm.
+func (ap *Applier) Prepare(mm *compute.MatMuler, out, x []float32, n int, w *compute.Tensor, seq []int32, loras [][]Scaled) (func(lo, hi int), error) {
 	if len(loras) == 0 {
 		return nil, nil
 	}
@@ -99,7 +102,7 @@ func (ap *Applier) Prepare(out, x []float32, n int, w *compute.Tensor, seq []int
 			if p == nil {
 				continue
 			}
-			if ggmlBatch || p.lowRank() == nil {
+			if mm.GGMLBatch || p.lowRank() == nil {
 				return nil, nil
 			}
 			g := group{pair: p, lo: len(ap.rows)}

@@ -2,8 +2,6 @@ package lora
 
 import (
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -13,11 +11,7 @@ import (
 // BenchmarkLoRADecode's model (dim 512, FFN 1536) at one layer: 16 rows
 // over 8 rank-16 F32 adapters, two rows each, at the seven projections.
 func BenchmarkApplierAdd(b *testing.B) {
-	const n, rank = 16, 16
-	adapters := 8
-	if os.Getenv("LORA_ADS") != "" {
-		adapters, _ = strconv.Atoi(os.Getenv("LORA_ADS"))
-	}
+	const n, adapters, rank = 16, 8, 16
 	shapes := []struct {
 		name    string
 		in, out int
@@ -31,7 +25,9 @@ func BenchmarkApplierAdd(b *testing.B) {
 	for i := range ads {
 		ads[i] = &Adapter{Path: "a", Alpha: 32, Weights: map[string]*Pair{}}
 		for _, s := range shapes {
-			ads[i].Weights[s.name] = &Pair{A: randTensor(rng, s.name+".lora_a", s.in, rank), B: randTensor(rng, s.name+".lora_b", rank, s.out)}
+			p := &Pair{A: randTensor(rng, s.name+".lora_a", s.in, rank), B: randTensor(rng, s.name+".lora_b", rank, s.out)}
+			p.lowRank() // B transposed, as Open does
+			ads[i].Weights[s.name] = p
 		}
 	}
 	seq := make([]int32, n)
