@@ -24,13 +24,13 @@ type Scaled struct {
 // costs about one small product pair per adapter and no dispatch of its
 // own. Its scratch grows to the largest call and is reused.
 type Applier struct {
-	adapters []*Adapter // the distinct adapters at one place in the rows' lists
-	groups   []group    // the adapters with a pair for the weight, place after place
-	rows     []int32    // the groups' batch rows, group after group
-	scales   []float32  // (len(rows)) each row's factor of B·A·x
-	tAll     []float32  // the groups' A·x, group after group
-	mm1      *compute.MatMuler
-	out      []float32 // Prepare's, for after
+	adapters []*Adapter        // the distinct adapters at one place in the rows' lists
+	groups   []group           // the adapters with a pair for the weight, place after place
+	rows     []int32           // the groups' batch rows, group after group
+	scales   []float32         // (len(rows)) each row's factor of B·A·x
+	tAll     []float32         // the groups' A·x, group after group
+	mm1      *compute.MatMuler // the A products, on the calling goroutine
+	out      []float32         // (n, nOut) Prepare's base product, for after
 	nOut     int
 	after    func(lo, hi int) // ap.addCols, made once
 
