@@ -49,6 +49,11 @@ type group struct {
 	t      []float32 // ((hi-lo), rank) A·x, rounded by LowRank.RoundT
 }
 
+// sharedA is the size (multiply-adds) of a group's A product from which
+// it runs on mm's workers rather than the calling goroutine (the same
+// bits: MatMul's are batch-invariant).
+const sharedA = 1 << 20
+
 // panelBytes bounds the B panels AddCols runs over all of a group's rows
 // before moving on: they stay in the L1 cache.
 const panelBytes = 16 << 10
@@ -75,10 +80,10 @@ func (ap *Applier) Add(mm *compute.MatMuler, out, x []float32, n int, w *compute
 // not yet computed, and returns the function that adds them to output
 // columns [lo, hi) once the base product's are final (for
 // MatMuler.MatMulThen; disjoint ranges may run at once), valid until the
-// next call. It computes the groups' A products on the calling goroutine
-// (by a MatMuler of its own, while mm's workers wait for the base product:
-// sharing them out cost a dispatch per projection, which measured no
-// faster on a loaded 2-core machine). It returns nil where no adapter has
+// next call. It computes the groups' A products, a decode step's on the
+// calling goroutine (by a MatMuler of its own, while mm's workers wait for
+// the base product: sharing them out cost a dispatch per projection, which
+// measured no faster on a loaded 2-core machine), large ones on mm. It returns nil where no adapter has
 // a pair for w, and where a pair takes MatMul (B neither F32 nor F16, or
 // mm.GGMLBatch): then Add does the updates, with mm.
 func (ap *Applier) Prepare(mm *compute.MatMuler, out, x []float32, n int, w *compute.Tensor, seq []int32, loras [][]Scaled) (func(lo, hi int), error) {
@@ -136,7 +141,11 @@ func (ap *Applier) Prepare(mm *compute.MatMuler, out, x []float32, n int, w *com
 		for r, i := range ap.rows[g.lo:g.hi] {
 			copy(ap.x[r*in:(r+1)*in], x[int(i)*in:(int(i)+1)*in])
 		}
-		if err := ap.mm1.MatMul(g.t, ap.x, m, g.pair.A); err != nil {
+		amm := ap.mm1
+		if m*rank*in >= sharedA { // a prefill's: worth mm's workers
+			amm = mm
+		}
+		if err := amm.MatMul(g.t, ap.x, m, g.pair.A); err != nil {
 			return nil, fmt.Errorf("lora: %s: %w", g.pair.A.Name, err)
 		}
 		g.pair.lowRank().RoundT(g.t)

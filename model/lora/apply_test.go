@@ -89,3 +89,51 @@ func TestApplierAdd(t *testing.T) {
 		t.Error("a row without adapters for w changed")
 	}
 }
+
+// TestApplierLargeGroup: a group large enough that its A product runs on
+// the MatMuler's workers (sharedA) gives each row the bits it gets alone
+// (where A's runs on the calling goroutine), through Prepare and
+// MatMulThen as the forward pass calls them.
+func TestApplierLargeGroup(t *testing.T) {
+	const in, out, rank, n = 512, 48, 16, 160
+	if n*rank*in < sharedA {
+		t.Fatalf("%d rows do not reach sharedA", n)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := &compute.Tensor{Name: "blk.0.ffn_up.weight", Type: compute.F32, Shape: []int{in, out}, Data: randTensor(rng, "w", in, out).Data}
+	a := &Adapter{Path: "a", Alpha: 32, Weights: map[string]*Pair{
+		w.Name: {A: randTensor(rng, w.Name+".lora_a", in, rank), B: randTensor(rng, w.Name+".lora_b", rank, out)}}}
+	x := make([]float32, n*in)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	seq := make([]int32, n)
+	loras := [][]Scaled{{{a, 0.5}}}
+	mm := compute.NewMatMuler(2)
+	var ap Applier
+	forward := func(out, x []float32, n int) {
+		after, err := ap.Prepare(mm, out, x, n, w, seq[:n], loras)
+		if err != nil || after == nil {
+			t.Fatalf("Prepare: %v, %v", after != nil, err)
+		}
+		if err := mm.MatMulThen(out, x, n, w, after); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([]float32, n*out)
+	forward(got, x, n)
+	base := make([]float32, out)
+	for i := range n {
+		alone := make([]float32, out)
+		forward(alone, x[i*in:(i+1)*in], 1)
+		if !slices.Equal(alone, got[i*out:(i+1)*out]) {
+			t.Fatalf("row %d: alone differs from in the large group", i)
+		}
+		if err := mm.MatMul(base, x[i*in:(i+1)*in], 1, w); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(alone, base) {
+			t.Fatalf("row %d: no update", i)
+		}
+	}
+}
