@@ -59,12 +59,13 @@ type MatMuler struct {
 
 // job is one MatMul call as the workers see it.
 type job struct {
-	out []float32 // (m, n)
-	x   []float32 // (m, k) activations: the caller's, or rounded into xr
-	m   int
-	w   *Tensor
-	k   matKernel // w's bound kernel
-	per int       // weight rows per worker
+	out   []float32 // (m, n)
+	x     []float32 // (m, k) activations: the caller's, or rounded into xr
+	m     int
+	w     *Tensor
+	k     matKernel        // w's bound kernel
+	per   int              // weight rows per worker
+	after func(lo, hi int) // MatMulThen's, or nil
 }
 
 // NewMatMuler returns a MatMuler splitting work over workers goroutines (at
@@ -79,6 +80,15 @@ func NewMatMuler(workers int) *MatMuler {
 // MatMul computes out = x · wᵀ: x holds m rows of k = w.Cols() values, w has
 // n = w.Rows() rows, and out receives m rows of n values.
 func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
+	return mm.MatMulThen(out, x, m, w, nil)
+}
+
+// MatMulThen is MatMul, and then, on the worker that computed them, calls
+// after(lo, hi) once output columns [lo, hi) of every row are final (the
+// columns split into disjoint ranges, some of them at once on different
+// workers), so that work on the product's columns (a LoRA update) shares
+// its dispatch. after must not call mm's methods; nil: none.
+func (mm *MatMuler) MatMulThen(out, x []float32, m int, w *Tensor, after func(lo, hi int)) error {
 	k, n := w.Cols(), w.Rows()
 	if len(x) < m*k || len(out) < m*n {
 		return fmt.Errorf("matmul %s: x has %d values, out %d; want %d×%d and %d×%d", w.Name, len(x), len(out), m, k, m, n)
@@ -100,7 +110,7 @@ func (mm *MatMuler) MatMul(out, x []float32, m int, w *Tensor) error {
 	step := kern.rowStep()
 	per := ((n+mm.workers-1)/mm.workers + step - 1) / step * step
 	workers := (n + per - 1) / per
-	mm.job = job{out: out, x: x, m: m, w: w, k: kern, per: per}
+	mm.job = job{out: out, x: x, m: m, w: w, k: kern, per: per, after: after}
 	defer func() { mm.job = job{} }() // drop the caller's buffers
 	mm.crew.run(workers, mm.share1)
 	for _, err := range mm.errs[:workers] {
@@ -118,7 +128,11 @@ func (mm *MatMuler) share(wi int) error {
 	if lo >= hi {
 		return nil
 	}
-	return j.k.rows(mm, wi, lo, hi)
+	if err := j.k.rows(mm, wi, lo, hi); err != nil || j.after == nil {
+		return err
+	}
+	j.after(lo, hi)
+	return nil
 }
 
 // gemmRows computes output columns [lo, hi) of out (m rows of stride n) from

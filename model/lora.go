@@ -11,10 +11,17 @@ import (
 // matMul is the product of the batch's n rows of x by w, plus the LoRA
 // updates of each row's adapters (Batch.LoRA, as Forward set them in
 // s.loraSeq and s.loraSets): the one hook of the adapters in the forward
-// pass, at each projection of a block.
+// pass, at each projection of a block. The A products run first; the B
+// updates then run on the product's workers as they finish their columns
+// (Applier.Prepare), or, for pairs only MatMul multiplies, after it
+// (Applier.Add).
 func (s *State) matMul(out, x []float32, n int, w *compute.Tensor) error {
-	if err := s.mm.MatMul(out, x, n, w); err != nil {
+	after, err := s.lora.Prepare(s.mm, out, x, n, w, s.loraSeq, s.loraSets)
+	if err != nil {
 		return err
+	}
+	if err := s.mm.MatMulThen(out, x, n, w, after); err != nil || after != nil {
+		return err // the updates made by the product's workers, or an error
 	}
 	return s.lora.Add(s.mm, out, x, n, w, s.loraSeq, s.loraSets)
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/model/gguf"
@@ -20,6 +21,16 @@ var ErrAdapter = errors.New("lora: bad adapter")
 type Pair struct {
 	A *compute.Tensor // (rank, in): GGUF ne = [in, rank]
 	B *compute.Tensor // (out, rank): GGUF ne = [rank, out]
+
+	once sync.Once
+	low  *compute.LowRank // B transposed for the Applier; nil: B's type takes MatMul
+}
+
+// lowRank returns B as compute.LowRank holds it (made on first use), or
+// nil where B is neither F32 nor F16.
+func (p *Pair) lowRank() *compute.LowRank {
+	p.once.Do(func() { p.low, _ = compute.NewLowRank(p.B) })
+	return p.low
 }
 
 // Rank is the pair's rank r.
@@ -123,6 +134,9 @@ func fromFile(f *gguf.File) (*Adapter, error) {
 	}
 	if len(a.Weights) == 0 {
 		return nil, bad("no lora_a/lora_b tensors")
+	}
+	for _, p := range a.Weights {
+		p.lowRank() // now, not at a request's first step
 	}
 	return a, nil
 }

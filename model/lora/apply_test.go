@@ -89,3 +89,115 @@ func TestApplierAdd(t *testing.T) {
 		t.Error("a row without adapters for w changed")
 	}
 }
+
+// TestApplierLargeGroup: a group large enough that its A product runs on
+// the MatMuler's workers (sharedA) gives each row the bits it gets alone
+// (where A's runs on the calling goroutine), through Prepare and
+// MatMulThen as the forward pass calls them.
+func TestApplierLargeGroup(t *testing.T) {
+	const in, out, rank, n = 512, 48, 16, 160
+	if n*rank*in < sharedA {
+		t.Fatalf("%d rows do not reach sharedA", n)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := &compute.Tensor{Name: "blk.0.ffn_up.weight", Type: compute.F32, Shape: []int{in, out}, Data: randTensor(rng, "w", in, out).Data}
+	a := &Adapter{Path: "a", Alpha: 32, Weights: map[string]*Pair{
+		w.Name: {A: randTensor(rng, w.Name+".lora_a", in, rank), B: randTensor(rng, w.Name+".lora_b", rank, out)}}}
+	x := make([]float32, n*in)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	seq := make([]int32, n)
+	loras := [][]Scaled{{{a, 0.5}}}
+	mm := compute.NewMatMuler(2)
+	var ap Applier
+	forward := func(out, x []float32, n int) {
+		after, err := ap.Prepare(mm, out, x, n, w, seq[:n], loras)
+		if err != nil || after == nil {
+			t.Fatalf("Prepare: %v, %v", after != nil, err)
+		}
+		if err := mm.MatMulThen(out, x, n, w, after); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([]float32, n*out)
+	forward(got, x, n)
+	base := make([]float32, out)
+	for i := range n {
+		alone := make([]float32, out)
+		forward(alone, x[i*in:(i+1)*in], 1)
+		if !slices.Equal(alone, got[i*out:(i+1)*out]) {
+			t.Fatalf("row %d: alone differs from in the large group", i)
+		}
+		if err := mm.MatMul(base, x[i*in:(i+1)*in], 1, w); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(alone, base) {
+			t.Fatalf("row %d: no update", i)
+		}
+	}
+}
+
+// TestApplierMatMulPath: a pair whose B the AXPY form does not take (BF16)
+// goes through MatMul (addPairs), with each row's result the same alone as
+// in a batch mixing it with an F32 adapter, and close to the float64
+// reference (within bf16's rounding of A·x, 2⁻⁹ of each term).
+func TestApplierMatMulPath(t *testing.T) {
+	const in, out, rank, n = 64, 40, 8, 4
+	rng := rand.New(rand.NewPCG(5, 6))
+	w := &compute.Tensor{Name: "blk.0.attn_v.weight", Type: compute.F32, Shape: []int{in, out}}
+	bf := randTensor(rng, w.Name+".lora_b", rank, out)
+	data := make([]byte, 2*rank*out)
+	for i := range rank * out {
+		binary.LittleEndian.PutUint16(data[2*i:], compute.FP32ToBF16(math.Float32frombits(binary.LittleEndian.Uint32(bf.Data[4*i:]))))
+	}
+	a := &Adapter{Path: "bf16", Alpha: 16, Weights: map[string]*Pair{w.Name: {
+		A: randTensor(rng, w.Name+".lora_a", in, rank),
+		B: &compute.Tensor{Name: bf.Name, Type: compute.BF16, Shape: []int{rank, out}, Data: data}}}}
+	f := &Adapter{Path: "f32", Weights: map[string]*Pair{w.Name: {
+		A: randTensor(rng, w.Name+".lora_a", in, rank), B: randTensor(rng, w.Name+".lora_b", rank, out)}}}
+	if a.Weights[w.Name].lowRank() != nil {
+		t.Fatal("a BF16 B took the AXPY form")
+	}
+	x := make([]float32, n*in)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	seq := []int32{0, 1, 0, 2}
+	loras := [][]Scaled{{{a, 1}}, {{f, 1}}, {{f, 0.5}, {a, 2}}}
+	mm := compute.NewMatMuler(2)
+	var ap Applier
+	got := make([]float32, n*out)
+	if err := ap.Add(mm, got, x, n, w, seq, loras); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		alone := make([]float32, out)
+		if err := ap.Add(mm, alone, x[i*in:(i+1)*in], 1, w, []int32{0}, [][]Scaled{loras[seq[i]]}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(alone, got[i*out:(i+1)*out]) {
+			t.Errorf("row %d: alone differs from in the batch", i)
+		}
+		if seq[i] != 0 {
+			continue
+		}
+		p := a.Weights[w.Name]
+		for c := range out {
+			var y, mag float64 // mag: the sum of the terms' sizes, which bf16's rounding of A·x scales
+			for r := range rank {
+				var ax float64
+				for k := range in {
+					ax += f32At(p.A, r, k) * float64(x[i*in+k])
+				}
+				term := float64(compute.BF16ToFP32(binary.LittleEndian.Uint16(data[2*(c*rank+r):]))) * ax
+				y, mag = y+term, mag+math.Abs(term)
+			}
+			s := float64(p.Scale(a.Alpha, 1))
+			want := y * s
+			if d := math.Abs(float64(got[i*out+c]) - want); d > 1e-2*mag*s+1e-5 {
+				t.Fatalf("row %d col %d: %v, want %v", i, c, got[i*out+c], want)
+			}
+		}
+	}
+}

@@ -9,5 +9,6 @@
 //
 // Concurrency: an Adapter is immutable after Open and safe for concurrent
 // use; its tensors stay valid until Close. An Applier is one device's
-// scratch: one goroutine at a time.
+// scratch: one goroutine at a time (the function Prepare returns runs on
+// the base product's workers, on disjoint columns, until the next call).
 package lora
