@@ -196,7 +196,11 @@ func TestPipeline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%d stages %v: %d preemptions", n, ps.head.Plan(), st.Preemptions)
+			hs := ps.head.Stats()
+			if hs.MicroBatches <= hs.Steps {
+				t.Errorf("%d steps in %d micro-batches: no step was cut", hs.Steps, hs.MicroBatches)
+			}
+			t.Logf("%d stages %v: %d preemptions; %d steps in %d micro-batches", n, ps.head.Plan(), st.Preemptions, hs.Steps, hs.MicroBatches)
 		})
 	}
 }
