@@ -217,17 +217,18 @@ func (p *Pipeline) Forward(b *model.Batch, logits []float32) error {
 		return missing
 	}
 	start := time.Now()
-	err := p.run(step, route, b, logits)
+	compute := make([]int64, len(p.plan)) // (stages) nanoseconds in this step
+	err := p.run(step, route, b, logits, compute)
 	p.mu.Lock()
 	p.fresh.mark(b, err == nil)
 	p.mu.Unlock()
-	p.stats.step(time.Since(start), n, err == nil)
+	p.stats.step(time.Since(start), n, compute, err == nil)
 	return err
 }
 
 // run streams b's micro-batches through the stages and waits for their
-// logits.
-func (p *Pipeline) run(step uint64, route []*actor.PID, b *model.Batch, logits []float32) error {
+// logits, adding each stage's compute time to compute.
+func (p *Pipeline) run(step uint64, route []*actor.PID, b *model.Batch, logits []float32, compute []int64) error {
 	c := &p.m.Config
 	mbs := model.SplitBatch(b, int(p.micro.Load()), p.cache.BlockSize)
 	var rest []pid
@@ -242,7 +243,9 @@ func (p *Pipeline) run(step uint64, route []*actor.PID, b *model.Batch, logits [
 		if err := p.m.ForwardStage(p.state, mb, p.cache, nil, p.hidden, nil); err != nil {
 			return err
 		}
-		p.stats.stages[0].computeNanos.Add(time.Since(t0).Nanoseconds())
+		ns := time.Since(t0).Nanoseconds()
+		p.stats.stages[0].computeNanos.Add(ns)
+		compute[0] += ns
 		s := &stageStep{Step: step, Micro: j, Tokens: mb.Tokens, Positions: mb.Positions, Seq: mb.Seq, Tables: mb.BlockTables,
 			Logits: mb.Logits, AttendTo: mb.AttendTo, Hidden: f32Bytes(p.hidden[:rows]), Route: rest, ReplyTo: toPID(p.head)}
 		msg := wrap(&envelope{Step: s})
@@ -273,7 +276,7 @@ func (p *Pipeline) run(step uint64, route []*actor.PID, b *model.Batch, logits [
 			if err := bytesF32(logits[lo:hi], d.Logits, "cluster: the last stage's logits"); err != nil {
 				return err
 			}
-			p.stats.done(d)
+			p.stats.done(d, compute)
 			got[d.Micro] = true
 			left--
 		case <-changed:

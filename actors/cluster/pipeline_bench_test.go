@@ -90,7 +90,7 @@ func BenchmarkPipeline(b *testing.B) {
 					wire += s.BytesIn
 				}
 				b.ReportMetric(float64(wire)/float64(tokens), "wire-B/tok")
-				b.ReportMetric(1-st.Stages[0].ComputeTime.Seconds()/st.StepTime.Seconds(), "head-idle")
+				b.ReportMetric(st.Stages[0].BubbleTime.Seconds()/st.StepTime.Seconds(), "head-idle")
 				b.ReportMetric(float64(st.MicroBatches)/float64(st.Steps), "micro/step")
 			}
 		})

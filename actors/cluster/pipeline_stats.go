@@ -23,9 +23,10 @@ type StageStats struct {
 	Layers  model.Stage
 	Address string // its member's; "" when it has none (the head: its own)
 	// ComputeTime is the time the stage computed (its layers over every
-	// micro-batch; for stage 0, the embedding too). StepTime less it is the
-	// stage's bubble: waiting for the others' compute and the transfers.
-	ComputeTime time.Duration
+	// micro-batch; for stage 0, the embedding too). BubbleTime is, over
+	// the steps that succeeded, the step's time less the stage's compute
+	// in it: waiting for the other stages and the transfers.
+	ComputeTime, BubbleTime time.Duration
 	// BytesIn is what the stage received on the wire: the hidden rows from
 	// the stage before (with the batch), or for stage 0 the logits from the
 	// last stage. One hop's messages are counted by its receiver.
@@ -43,7 +44,7 @@ func (p *Pipeline) Stats() PipelineStats {
 	defer p.mu.Unlock()
 	for i := range s.stages {
 		c := &s.stages[i]
-		ss := StageStats{Layers: p.plan[i], ComputeTime: time.Duration(c.computeNanos.Load()), BytesIn: c.bytesIn.Load(), Rejoins: c.rejoins.Load()}
+		ss := StageStats{Layers: p.plan[i], ComputeTime: time.Duration(c.computeNanos.Load()), BubbleTime: time.Duration(c.bubbleNanos.Load()), BytesIn: c.bytesIn.Load(), Rejoins: c.rejoins.Load()}
 		if m := p.members[i]; m != nil {
 			ss.Address = m.Address
 		} else if i == 0 && p.system != nil {
@@ -61,13 +62,14 @@ type pipelineCounters struct {
 }
 
 type stageCounters struct {
-	computeNanos, bytesIn, rejoins atomic.Int64
+	computeNanos, bubbleNanos, bytesIn, rejoins atomic.Int64
 }
 
 func (s *pipelineCounters) init(stages int) { s.stages = make([]stageCounters, stages) }
 
-// step counts a step of tokens rows that took d.
-func (s *pipelineCounters) step(d time.Duration, tokens int, ok bool) {
+// step counts a step of tokens rows that took d, in which the stages
+// computed for compute (by stage).
+func (s *pipelineCounters) step(d time.Duration, tokens int, compute []int64, ok bool) {
 	if !ok {
 		s.failed.Add(1)
 		return
@@ -75,14 +77,19 @@ func (s *pipelineCounters) step(d time.Duration, tokens int, ok bool) {
 	s.steps.Add(1)
 	s.tokens.Add(int64(tokens))
 	s.stepNanos.Add(d.Nanoseconds())
+	for i, c := range compute {
+		s.stages[i].bubbleNanos.Add(max(0, d.Nanoseconds()-c))
+	}
 }
 
 // done counts a micro-batch's answer: each further stage's compute time
-// and received bytes, carried along the route, and the logits' message.
-func (s *pipelineCounters) done(d *stageDone) {
+// (added to compute, by stage) and received bytes, carried along the
+// route, and the logits' message.
+func (s *pipelineCounters) done(d *stageDone, compute []int64) {
 	for i, c := range d.Costs { // stage i+1's; the head counted what it sent stage 1
 		if i+1 < len(s.stages) {
 			s.stages[i+1].computeNanos.Add(c.Nanos)
+			compute[i+1] += c.Nanos
 			if i > 0 {
 				s.stages[i+1].bytesIn.Add(c.InBytes)
 			}

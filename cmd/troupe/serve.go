@@ -335,6 +335,9 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		log.Info().Str("cluster", c.Cluster.Name).Str("provider", c.Cluster.Provider).Str("advertise", c.Cluster.Advertise).Msg("joined the cluster")
 	}
 	srvCfg.Cluster = node
+	if head != nil {
+		srvCfg.Pipeline = head.p
+	}
 	srv, err := server.New(system, rt, srvCfg)
 	if err != nil {
 		return err
