@@ -345,6 +345,9 @@ func TestPipelineBadSetup(t *testing.T) {
 		{"--pipeline-stages", "2", "--pipeline-stage", "2", "--pipeline-head", "127.0.0.1:1", "--advertise", "127.0.0.1:2"},
 		{"--pipeline-stage", "1"},
 		{"--pipeline-stages", "2", "--advertise", "127.0.0.1:1", "--preemption", "swap"},
+		{"--pipeline-micro-batches", "2"},
+		{"--pipeline-stages", "2", "--advertise", "127.0.0.1:1", "--pipeline-micro-batches", "33"},
+		{"--pipeline-stages", "2", "--pipeline-stage", "1", "--pipeline-head", "127.0.0.1:1", "--advertise", "127.0.0.1:2", "--pipeline-micro-batches", "2"},
 	} {
 		cmd := exec.Command(bin, append([]string{"serve", "-m", path}, args...)...)
 		out, err := cmd.CombinedOutput()

@@ -306,7 +306,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	devices := backend.NewSelector(m, kind)
 	rtCfg.NewBackend = devices.New
 	if head != nil {
-		rtCfg.NewBackend, kind = head.backend(m, c.Pipeline.Stages), backend.DeviceCPU
+		rtCfg.NewBackend, kind = head.backend(m, c.Pipeline.Stages, c.Pipeline.MicroBatches), backend.DeviceCPU
 	}
 	rt, err := actors.Start(system, m, rtCfg)
 	if err != nil {
