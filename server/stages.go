@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -101,7 +102,7 @@ func newLivePipeline(prev, cur *cluster.PipelineStats, dt float64) *livePipeline
 		}
 	}
 	for i, s := range cur.Stages {
-		ls := liveStage{Stage: i, Layers: s.Layers.String(), Address: s.Address, Rejoins: s.Rejoins}
+		ls := liveStage{Stage: i, Layers: fmt.Sprintf("layers [%d, %d)", s.Lo, s.Hi), Address: s.Address, Rejoins: s.Rejoins}
 		if prev != nil && dt > 0 && i < len(prev.Stages) {
 			p := prev.Stages[i]
 			compute := (s.ComputeTime - p.ComputeTime).Seconds()

@@ -5,14 +5,13 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors/cluster"
-	"github.com/troupe-llm/troupe/model"
 )
 
 // TestLivePipeline: the live view's stages, from two readings of a
 // pipeline's counters half a second apart.
 func TestLivePipeline(t *testing.T) {
 	stage := func(lo, hi int, addr string, compute time.Duration, bytes int64) cluster.StageStats {
-		return cluster.StageStats{Layers: model.Stage{Lo: lo, Hi: hi}, Address: addr, ComputeTime: compute, BytesIn: bytes}
+		return cluster.StageStats{Lo: lo, Hi: hi, Address: addr, ComputeTime: compute, BytesIn: bytes}
 	}
 	prev := &cluster.PipelineStats{Steps: 10, MicroBatches: 20, StepTime: time.Second,
 		Stages: []cluster.StageStats{stage(0, 2, "h:1", 600*time.Millisecond, 1000), stage(2, 4, "m:2", 500*time.Millisecond, 2000)}}

@@ -3,8 +3,6 @@ package cluster
 import (
 	"sync/atomic"
 	"time"
-
-	"github.com/troupe-llm/troupe/model"
 )
 
 // PipelineStats are a pipeline head's counters since it started.
@@ -20,7 +18,7 @@ type PipelineStats struct {
 
 // StageStats are one stage's share of a pipeline's counters.
 type StageStats struct {
-	Layers  model.Stage
+	Lo, Hi  int    // its layers: [Lo, Hi)
 	Address string // its member's; "" when it has none (the head: its own)
 	// ComputeTime is the time the stage computed (its layers over every
 	// micro-batch; for stage 0, the embedding too). BubbleTime is, over
@@ -44,7 +42,7 @@ func (p *Pipeline) Stats() PipelineStats {
 	defer p.mu.Unlock()
 	for i := range s.stages {
 		c := &s.stages[i]
-		ss := StageStats{Layers: p.plan[i], ComputeTime: time.Duration(c.computeNanos.Load()), BubbleTime: time.Duration(c.bubbleNanos.Load()), BytesIn: c.bytesIn.Load(), Rejoins: c.rejoins.Load()}
+		ss := StageStats{Lo: p.plan[i].Lo, Hi: p.plan[i].Hi, ComputeTime: time.Duration(c.computeNanos.Load()), BubbleTime: time.Duration(c.bubbleNanos.Load()), BytesIn: c.bytesIn.Load(), Rejoins: c.rejoins.Load()}
 		if m := p.members[i]; m != nil {
 			ss.Address = m.Address
 		} else if i == 0 && p.system != nil {
