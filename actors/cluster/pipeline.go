@@ -214,6 +214,7 @@ func (p *Pipeline) Forward(b *model.Batch, logits []float32) error {
 	step := p.step
 	p.mu.Unlock()
 	if missing != nil {
+		p.stats.failed.Add(1)
 		return missing
 	}
 	start := time.Now()
