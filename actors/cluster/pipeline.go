@@ -42,6 +42,9 @@ type Pipeline struct {
 	state *model.State
 	bc    actors.BackendConfig
 	micro atomic.Int32 // micro-batches a step is cut into at most
+	// minRows is the fewest rows of a micro-batch (minMicroRows; tests
+	// lower it to cut every step).
+	minRows atomic.Int32
 
 	hidden  []float32 // (n_tokens, dim) stage 0's output of one micro-batch
 	results chan *stageDone
@@ -68,6 +71,13 @@ const stepTimeout = 10 * time.Minute
 // waits for).
 const maxMicroBatches = 32
 
+// minMicroRows is the fewest rows a micro-batch is cut to: from about 4
+// rows on, a CPU forward pass costs the same per row (smollm2-135m's shape
+// in Q8_0, one thread: 31 ms for 1 row, 17-18 ms a row for 4, 8 and 16),
+// so a cut there loses nothing to batching; below, the weights are read
+// for too few rows.
+const minMicroRows = 4
+
 // NewPipeline returns the head's backend for m, a model loaded as stage 0
 // of model.PlanStages(path, stages), with a KV cache of bc's shape for its
 // layers. A step is cut into as many micro-batches as there are stages
@@ -92,12 +102,13 @@ func NewPipeline(m *model.Model, stages int, bc actors.BackendConfig) (*Pipeline
 		changed: make(chan struct{}), fresh: kvFresh{blockSize: cache.BlockSize, ok: make([]bool, cache.NumBlocks*cache.BlockSize)}}
 	p.stats.init(stages)
 	p.micro.Store(int32(stages))
+	p.minRows.Store(minMicroRows)
 	return p, nil
 }
 
 // SetMicroBatches sets how many micro-batches a step is cut into at most
-// (1: the step whole, no overlap of the stages). The default is the number
-// of stages.
+// (1: the step whole, no overlap of the stages); a micro-batch keeps at
+// least minMicroRows rows. The default is the number of stages.
 func (p *Pipeline) SetMicroBatches(n int) error {
 	if n < 1 || n > maxMicroBatches {
 		return fmt.Errorf("cluster: %d micro-batches a step: want 1 to %d", n, maxMicroBatches)
@@ -231,7 +242,7 @@ func (p *Pipeline) Forward(b *model.Batch, logits []float32) error {
 // logits, adding each stage's compute time to compute.
 func (p *Pipeline) run(step uint64, route []*actor.PID, b *model.Batch, logits []float32, compute []int64) error {
 	c := &p.m.Config
-	mbs := model.SplitBatch(b, int(p.micro.Load()), p.cache.BlockSize)
+	mbs := model.SplitBatch(b, min(int(p.micro.Load()), len(b.Tokens)/int(p.minRows.Load())), p.cache.BlockSize)
 	var rest []pid
 	for _, r := range route[1:] {
 		rest = append(rest, toPID(r))

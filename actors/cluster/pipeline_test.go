@@ -66,6 +66,9 @@ func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipeli
 	cfg := rcfg
 	cfg.NewBackend = func(i int, bc actors.BackendConfig) (actors.Backend, error) {
 		p, err := cluster.NewPipeline(hm, n, bc)
+		if err == nil {
+			p.CutEveryStep()
+		}
 		ps.head = p
 		return p, err
 	}

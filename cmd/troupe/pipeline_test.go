@@ -181,6 +181,12 @@ func checkPipelineViews(t *testing.T, url string, n int) {
 			}
 		}
 	}
+	steps, err1 := scrape(url, `troupe:pipeline_steps_total{model_name="stories260K"}`)
+	micro, err2 := scrape(url, `troupe:pipeline_micro_batches_total{model_name="stories260K"}`)
+	if err1 != nil || err2 != nil || micro <= steps {
+		t.Errorf("%v steps in %v micro-batches (%v, %v): want steps cut", steps, micro, err1, err2)
+	}
+	t.Logf("%d stages: %v steps in %v micro-batches", n, steps, micro)
 	resp, err := http.Get(url + "/v1/live")
 	if err != nil {
 		t.Fatal(err)
