@@ -12,16 +12,18 @@ import (
 // Rates and means are over the time since the previous event; counters
 // are totals since the server started.
 type liveEvent struct {
-	Time         int64         `json:"time"`         // Unix milliseconds
-	IntervalSec  float64       `json:"interval_s"`   // since the previous event; 0 for the first
-	InFlight     int           `json:"in_flight"`    // requests admitted by the front (running or queued)
-	TokensPerSec float64       `json:"tokens_per_s"` // tokens sampled per second, all devices
-	TTFTms       *float64      `json:"ttft_ms"`      // mean time to first token of the requests that got it; null: none
-	ITLms        *float64      `json:"itl_ms"`       // mean inter-token latency; null: no token
-	Devices      []liveDevice  `json:"devices"`
-	Cluster      *liveCluster  `json:"cluster,omitempty"`  // only on a cluster member
-	Pipeline     *livePipeline `json:"pipeline,omitempty"` // only on a pipeline's head (stages.go)
-	Error        string        `json:"error,omitempty"`    // the runtime did not answer
+	Time         int64        `json:"time"`         // Unix milliseconds
+	IntervalSec  float64      `json:"interval_s"`   // since the previous event; 0 for the first
+	InFlight     int          `json:"in_flight"`    // requests admitted by the front (running or queued)
+	TokensPerSec float64      `json:"tokens_per_s"` // tokens sampled per second, all devices
+	TTFTms       *float64     `json:"ttft_ms"`      // mean time to first token of the requests that got it; null: none
+	ITLms        *float64     `json:"itl_ms"`       // mean inter-token latency; null: no token
+	Devices      []liveDevice `json:"devices"`
+	Cluster      *liveCluster `json:"cluster,omitempty"` // only on a cluster member
+	Error        string       `json:"error,omitempty"`   // the runtime did not answer
+
+	// Pipeline is only on a pipeline's head (stages.go).
+	Pipeline *livePipeline `json:"pipeline,omitempty"`
 }
 
 // liveDevice is one device of a liveEvent.
