@@ -207,3 +207,142 @@ func PlanStages(path string, n int) ([]Stage, error) {
 	}
 	return SplitStages(layer, first, last, n)
 }
+
+// MicroBatch is one part of a batch cut by SplitBatch: the rows [Lo, Hi)
+// of the batch as a batch of their own (its Seq re-based on its own block
+// tables), and LogitLo, the batch's logit row its first logit row is.
+type MicroBatch struct {
+	Batch   Batch
+	Lo, Hi  int
+	LogitLo int
+}
+
+// SplitBatch cuts b into at most parts micro-batches of whole sequences, in
+// batch order, balanced by rows, for a pipeline to run one after the other
+// through every stage. Run so (each stage takes them in order), their
+// logits, in order, are b's bit for bit: Forward is batch-invariant, and a
+// sequence that reads a block another one writes in this step (a prefix
+// hit in its owner's step: blockSize tells which blocks a row writes) is
+// never put in a micro-batch before its writer's. A batch that cannot be
+// cut, or parts < 2, gives one micro-batch, b itself. b's LoRA and Hidden
+// are not carried (a pipeline refuses them); Embeds and AttendTo are.
+func SplitBatch(b *Batch, parts, blockSize int) []MicroBatch {
+	n := len(b.Tokens)
+	whole := []MicroBatch{{Batch: *b, Hi: n}}
+	if parts < 2 || n < 2 || blockSize < 1 {
+		return whole
+	}
+	// noCut[c]: no cut between rows c-1 and c, counted by a difference
+	// array over the spans that must stay whole.
+	noCut := make([]int, n+2)
+	keep := func(lo, hi int) { // rows lo..hi in one micro-batch
+		if lo < hi {
+			noCut[lo+1]++
+			noCut[hi+1]--
+		}
+	}
+	first := make(map[int32]int, len(b.BlockTables)) // sequence -> its first row
+	last := make(map[int32]int, len(b.BlockTables))
+	type writer struct {
+		seq int32
+		row int
+	}
+	writes := map[int32][]writer{} // block -> the last row of each sequence writing it
+	for r, s := range b.Seq {
+		if _, ok := first[s]; !ok {
+			first[s] = r
+		}
+		last[s] = r
+		if int(s) < 0 || int(s) >= len(b.BlockTables) {
+			return whole // Validate's to report
+		}
+		bi := int(b.Positions[r]) / blockSize
+		if bi < 0 || bi >= len(b.BlockTables[s]) {
+			return whole
+		}
+		blk := b.BlockTables[s][bi]
+		ws := writes[blk]
+		if len(ws) > 0 && ws[len(ws)-1].seq == s {
+			ws[len(ws)-1].row = r
+		} else {
+			writes[blk] = append(ws, writer{s, r})
+		}
+	}
+	for s, lo := range first {
+		keep(lo, last[s]) // a sequence's rows together
+		for _, blk := range b.BlockTables[s] {
+			for _, w := range writes[blk] {
+				if w.seq != s && w.row > lo {
+					keep(lo, w.row) // its reader no earlier than its writer
+				}
+			}
+		}
+	}
+	var cuts []int
+	for c, open := 1, 0; c < n; c++ {
+		if open += noCut[c]; open == 0 {
+			cuts = append(cuts, c)
+		}
+	}
+	// The cut nearest each k*n/parts, increasing.
+	var at []int
+	next := 0
+	for k := 1; k < parts && next < len(cuts); k++ {
+		ideal := k * n / parts
+		best := -1
+		for i := next; i < len(cuts); i++ {
+			if best < 0 || abs(cuts[i]-ideal) < abs(cuts[best]-ideal) {
+				best = i
+			}
+			if cuts[i] >= ideal {
+				break
+			}
+		}
+		at = append(at, cuts[best])
+		next = best + 1
+	}
+	if len(at) == 0 {
+		return whole
+	}
+	at = append(at, n)
+	out := make([]MicroBatch, 0, len(at))
+	lo, logitLo := 0, 0
+	for _, hi := range at {
+		mb := MicroBatch{Lo: lo, Hi: hi, LogitLo: logitLo}
+		mb.Batch = b.rows(lo, hi)
+		logitLo += mb.Batch.NumLogits()
+		out = append(out, mb)
+		lo = hi
+	}
+	return out
+}
+
+// rows returns b's rows [lo, hi) as a batch with only their sequences'
+// block tables.
+func (b *Batch) rows(lo, hi int) Batch {
+	p := Batch{Tokens: b.Tokens[lo:hi], Positions: b.Positions[lo:hi], Logits: b.Logits[lo:hi], Seq: make([]int32, hi-lo)}
+	if len(b.Embeds) == len(b.Tokens) {
+		p.Embeds = b.Embeds[lo:hi]
+	}
+	if len(b.AttendTo) == len(b.Tokens) {
+		p.AttendTo = b.AttendTo[lo:hi]
+	}
+	index := map[int32]int32{}
+	for i, s := range b.Seq[lo:hi] {
+		j, ok := index[s]
+		if !ok {
+			j = int32(len(p.BlockTables))
+			index[s] = j
+			p.BlockTables = append(p.BlockTables, b.BlockTables[s])
+		}
+		p.Seq[i] = j
+	}
+	return p
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -41,6 +41,7 @@ type liveReading struct {
 	itl      meanReading
 	cluster  *cluster.Stats
 	members  []cluster.Member
+	pipeline *cluster.PipelineStats
 	inFlight int // set by the front
 }
 
@@ -156,6 +157,10 @@ func (s *Server) liveSource() func() *liveReading {
 		if s.cfg.Cluster != nil {
 			cs := s.cfg.Cluster.Stats()
 			r.cluster, r.members = &cs, s.cfg.Cluster.Members()
+		}
+		if s.cfg.Pipeline != nil {
+			ps := s.cfg.Pipeline.Stats()
+			r.pipeline = &ps
 		}
 		return r
 	}

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/troupe-llm/troupe/actors/cluster"
 )
 
 // liveEvent is one event of the live stream (see live.go; README, "The web page").
@@ -19,6 +21,9 @@ type liveEvent struct {
 	Devices      []liveDevice `json:"devices"`
 	Cluster      *liveCluster `json:"cluster,omitempty"` // only on a cluster member
 	Error        string       `json:"error,omitempty"`   // the runtime did not answer
+
+	// Pipeline is only on a pipeline's head (stages.go).
+	Pipeline *livePipeline `json:"pipeline,omitempty"`
 }
 
 // liveDevice is one device of a liveEvent.
@@ -97,6 +102,13 @@ func newLiveEvent(prev, cur *liveReading) *liveEvent {
 			lc.Members = append(lc.Members, liveMember{Address: m.Address, Self: m.Self, Running: m.Running, Waiting: m.Waiting, KVCacheUsage: m.KVCacheUsage})
 		}
 		ev.Cluster = lc
+	}
+	if cur.pipeline != nil {
+		var before *cluster.PipelineStats
+		if prev != nil {
+			before = prev.pipeline
+		}
+		ev.Pipeline = newLivePipeline(before, cur.pipeline, dt)
 	}
 	return ev
 }

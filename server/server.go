@@ -78,6 +78,9 @@ type Config struct {
 	// Cluster, when set, places each request on a node of the cluster
 	// (this one included) instead of running it on this node's runtime.
 	Cluster *cluster.Node
+	// Pipeline, when set, is the runtime's device, a model split into
+	// stages over members: /metrics and the live view show its stages.
+	Pipeline *cluster.Pipeline
 	// Pprof serves Go's profiles under /debug/pprof/ (an admin surface: off
 	// by default, behind APIKey when one is set).
 	Pprof bool
@@ -208,6 +211,9 @@ func New(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Server, er
 	}
 	s.thinks = templateThinks(s.template, src, s.toolFormat)
 	s.metrics = newMetrics(cfg.ModelName, system, rt, cfg.Cluster)
+	if cfg.Pipeline != nil {
+		s.metrics.reg.MustRegister(newStageCollector(cfg.ModelName, cfg.Pipeline))
+	}
 	limit := rt.Config().MaxNumSeqs*rt.Config().Devices + max(cfg.MaxQueue, 0)
 	s.front = system.Root.SpawnPrefix(actor.PropsFromProducer(newFront(limit, cfg.MaxLiveListeners, s.liveSource())), "http-front-")
 	s.routes()

@@ -143,7 +143,7 @@ func (tn *testNode) stop() {
 func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) (ids [][]int32, text []string, finish []string) {
 	t.Helper()
 	ids, text, finish = make([][]int32, n), make([]string, n), make([]string, n)
-	timeout := time.After(30 * time.Second)
+	timeout := time.After(5 * time.Minute)
 	for {
 		select {
 		case c, ok := <-ch:
@@ -168,7 +168,7 @@ func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) (ids [][]int3
 			for i := range ids {
 				lens[i] = len(ids[i])
 			}
-			t.Fatalf("the stream did not end in 30 s: the choices have %v tokens, finished %q", lens, finish)
+			t.Fatalf("the stream did not end in 5 minutes: the choices have %v tokens, finished %q", lens, finish)
 		}
 	}
 }

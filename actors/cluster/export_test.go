@@ -29,3 +29,9 @@ func (n *Node) MaxWaiting() int {
 	}
 	return w
 }
+
+// CutEveryStep makes p cut steps into micro-batches of one row and more
+// (not minMicroRows), so that tests cut nearly every step; CutAsServed
+// undoes it.
+func (p *Pipeline) CutEveryStep() { p.minRows.Store(1) }
+func (p *Pipeline) CutAsServed()  { p.minRows.Store(minMicroRows) }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/kv"
@@ -22,38 +21,45 @@ var _ actors.WindowBackend = (*Pipeline)(nil)
 
 // Pipeline is the head of a model split into pipeline stages over members:
 // the runtime's one device (an actors.Backend), so that the batcher, the
-// scheduler and preemption see one logical device. Forward runs the
-// embedding and stage 0's layers here, sends the hidden rows to stage 1's
-// member, which sends its own to stage 2's, and so on; the last stage
-// sends the logits back. One micro-batch (the runtime's step) is in flight
-// at a time: while one stage computes, the others wait (see ARCHITECTURE.md
-// for what overlapping them would take).
+// scheduler and preemption see one logical device. Forward cuts the step
+// into micro-batches of whole sequences (model.SplitBatch) and streams
+// them through the stages: it runs the embedding and stage 0's layers on
+// micro-batch j here and sends its hidden rows to stage 1's member while
+// it goes on with j+1; each member sends its rows on to the next, the last
+// sends the logits back, and Forward joins them in order (GPipe's fill and
+// drain within one step; see ARCHITECTURE.md).
 //
 // Stage members announce themselves (StartStage); the head accepts one per
 // stage, for the same model file, and watches it. A stage lost ends the
-// step in flight with an error and every later one: its KV blocks went
-// with it, which the runtime's prefix cache still counts on.
+// steps in flight, and those after, with an error naming it; a member that
+// announces itself for it again takes it back (pipeline_head.go), and from
+// then on a step that would read KV written before the loss fails instead
+// (kvFresh).
 type Pipeline struct {
 	m     *model.Model // loaded as stage 0: its Config is the whole model's
 	plan  []model.Stage
 	cache *kv.Cache // stage 0's layers
 	state *model.State
 	bc    actors.BackendConfig
+	micro atomic.Int32 // micro-batches a step is cut into at most
+	// minRows is the fewest rows of a micro-batch (minMicroRows; tests
+	// lower it to cut every step).
+	minRows atomic.Int32
 
-	hidden  []float32 // (n_tokens, dim) stage 0's output
+	hidden  []float32 // (n_tokens, dim) stage 0's output of one micro-batch
 	results chan *stageDone
 
 	system *actor.ActorSystem
 	head   *actor.PID
 	id     identity
 
-	steps, tokens, bytesSent, bytesReceived atomic.Int64
-	localNanos, remoteNanos                 atomic.Int64
+	stats pipelineCounters
 
 	mu      sync.Mutex
 	members []*actor.PID  // by stage; members[0] nil (this head)
+	lost    []error       // by stage: why its member is gone; nil: never lost
 	changed chan struct{} // closed and replaced when members change
-	broken  error         // a stage was lost: every step fails
+	fresh   kvFresh       // the KV slots every stage holds since a member rejoined
 	step    uint64
 }
 
@@ -61,9 +67,21 @@ type Pipeline struct {
 // known lost: a last resort against a hang, far above any step's time.
 const stepTimeout = 10 * time.Minute
 
+// maxMicroBatches bounds SetMicroBatches (and so the answers a step
+// waits for).
+const maxMicroBatches = 32
+
+// minMicroRows is the fewest rows a micro-batch is cut to: from about 4
+// rows on, a CPU forward pass costs the same per row (smollm2-135m's shape
+// in Q8_0, one thread: 31 ms for 1 row, 17-18 ms a row for 4, 8 and 16),
+// so a cut there loses nothing to batching; below, the weights are read
+// for too few rows.
+const minMicroRows = 4
+
 // NewPipeline returns the head's backend for m, a model loaded as stage 0
 // of model.PlanStages(path, stages), with a KV cache of bc's shape for its
-// layers. Start makes it reachable.
+// layers. A step is cut into as many micro-batches as there are stages
+// (SetMicroBatches changes it). Start makes it reachable.
 func NewPipeline(m *model.Model, stages int, bc actors.BackendConfig) (*Pipeline, error) {
 	plan, err := model.PlanStages(m.Path, stages)
 	if err != nil {
@@ -79,25 +97,24 @@ func NewPipeline(m *model.Model, stages int, bc actors.BackendConfig) (*Pipeline
 	if err != nil {
 		return nil, err
 	}
-	return &Pipeline{m: m, plan: plan, cache: cache, state: model.NewState(&m.Config, bc.Workers), bc: bc,
-		results: make(chan *stageDone, 16), members: make([]*actor.PID, stages), changed: make(chan struct{})}, nil
+	p := &Pipeline{m: m, plan: plan, cache: cache, state: model.NewState(&m.Config, bc.Workers), bc: bc,
+		results: make(chan *stageDone, 4*maxMicroBatches), members: make([]*actor.PID, stages), lost: make([]error, stages),
+		changed: make(chan struct{}), fresh: kvFresh{blockSize: cache.BlockSize, ok: make([]bool, cache.NumBlocks*cache.BlockSize)}}
+	p.stats.init(stages)
+	p.micro.Store(int32(stages))
+	p.minRows.Store(minMicroRows)
+	return p, nil
 }
 
-// PipelineStats are a pipeline head's counters since it started: steps and
-// their tokens; the hidden rows it sent (float32 bytes; each further stage
-// sends as many on) and the logits it received; the time in its own
-// stage and the time waiting for the others (their compute and the
-// transfers: with one step in flight, the head's stage idles meanwhile).
-type PipelineStats struct {
-	Steps, Tokens            int64
-	BytesSent, BytesReceived int64
-	LocalTime, RemoteTime    time.Duration
-}
-
-// Stats returns the head's counters.
-func (p *Pipeline) Stats() PipelineStats {
-	return PipelineStats{Steps: p.steps.Load(), Tokens: p.tokens.Load(), BytesSent: p.bytesSent.Load(), BytesReceived: p.bytesReceived.Load(),
-		LocalTime: time.Duration(p.localNanos.Load()), RemoteTime: time.Duration(p.remoteNanos.Load())}
+// SetMicroBatches sets how many micro-batches a step is cut into at most
+// (1: the step whole, no overlap of the stages); a micro-batch keeps at
+// least minMicroRows rows. The default is the number of stages.
+func (p *Pipeline) SetMicroBatches(n int) error {
+	if n < 1 || n > maxMicroBatches {
+		return fmt.Errorf("cluster: %d micro-batches a step: want 1 to %d", n, maxMicroBatches)
+	}
+	p.micro.Store(int32(n))
+	return nil
 }
 
 // Plan is the stages' layers, by stage.
@@ -142,26 +159,49 @@ func (p *Pipeline) WaitReady(ctx context.Context) error {
 		p.mu.Lock()
 		missing, changed := p.missing(), p.changed
 		p.mu.Unlock()
-		if missing == "" {
+		if missing == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("cluster: the pipeline is not complete: %s", missing)
+			return missing
 		case <-changed:
 		}
 	}
 }
 
-// missing names the stages with no member, "" when none; p.mu held.
-func (p *Pipeline) missing() string {
+// missing says why a step cannot run now, nil when every stage has a
+// member: the first stage lost, or the stages that never had one; p.mu
+// held.
+func (p *Pipeline) missing() error {
 	var s string
 	for i := 1; i < len(p.members); i++ {
-		if p.members[i] == nil {
-			s += fmt.Sprintf("stage %d (%v) has no member; ", i, p.plan[i])
+		if p.members[i] != nil {
+			continue
+		}
+		if p.lost[i] != nil {
+			return p.lost[i]
+		}
+		s += fmt.Sprintf("stage %d (%v) has no member; ", i, p.plan[i])
+	}
+	if s != "" {
+		return fmt.Errorf("cluster: the pipeline is not complete: %s", s)
+	}
+	return nil
+}
+
+// routeLost is the error of the first stage whose member is no longer the
+// one in route (by stage, from 1), nil when none; p.mu held.
+func (p *Pipeline) routeLost(route []*actor.PID) error {
+	for i, r := range route {
+		if m := p.members[i+1]; m == nil || !m.Equal(r) {
+			if p.lost[i+1] != nil {
+				return p.lost[i+1]
+			}
+			return fmt.Errorf("cluster: pipeline stage %d (%v) changed member during the step", i+1, p.plan[i+1])
 		}
 	}
-	return s
+	return nil
 }
 
 func (p *Pipeline) Forward(b *model.Batch, logits []float32) error {
@@ -177,57 +217,86 @@ func (p *Pipeline) Forward(b *model.Batch, logits []float32) error {
 		return fmt.Errorf("cluster: a step of %d tokens and %d logit rows is more than a pipeline message holds (%d MiB): fewer --max-num-batched-tokens or --max-num-seqs", n, b.NumLogits(), maxWireBytes>>20)
 	}
 	p.mu.Lock()
-	route, broken, missing := append([]*actor.PID(nil), p.members[1:]...), p.broken, p.missing()
+	route, missing := append([]*actor.PID(nil), p.members[1:]...), p.missing()
+	if missing == nil {
+		missing = p.fresh.check(b, c.KVWindow())
+	}
 	p.step++
 	step := p.step
 	p.mu.Unlock()
-	if broken != nil {
-		return broken
-	}
-	if missing != "" {
-		return fmt.Errorf("cluster: the pipeline is not complete: %s", missing)
+	if missing != nil {
+		p.stats.failed.Add(1)
+		return missing
 	}
 	start := time.Now()
-	p.hidden = grow(p.hidden, n*c.Dim)
-	if err := p.m.ForwardStage(p.state, b, p.cache, nil, p.hidden, nil); err != nil {
-		return err
-	}
-	sent := time.Now()
-	p.localNanos.Add(sent.Sub(start).Nanoseconds())
-	defer func() { p.remoteNanos.Add(time.Since(sent).Nanoseconds()) }()
-	p.steps.Add(1)
-	p.tokens.Add(int64(n))
-	p.bytesSent.Add(int64(4 * n * c.Dim))
-	s := &stageStep{Step: step, Tokens: b.Tokens, Positions: b.Positions, Seq: b.Seq, Tables: b.BlockTables,
-		Logits: b.Logits, Hidden: f32Bytes(p.hidden[:n*c.Dim]), ReplyTo: toPID(p.head)}
+	compute := make([]int64, len(p.plan)) // (stages) nanoseconds in this step
+	err := p.run(step, route, b, logits, compute)
+	p.mu.Lock()
+	p.fresh.mark(b, err == nil)
+	p.mu.Unlock()
+	p.stats.step(time.Since(start), n, compute, err == nil)
+	return err
+}
+
+// run streams b's micro-batches through the stages and waits for their
+// logits, adding each stage's compute time to compute.
+func (p *Pipeline) run(step uint64, route []*actor.PID, b *model.Batch, logits []float32, compute []int64) error {
+	c := &p.m.Config
+	mbs := model.SplitBatch(b, min(int(p.micro.Load()), len(b.Tokens)/int(p.minRows.Load())), p.cache.BlockSize)
+	var rest []pid
 	for _, r := range route[1:] {
-		s.Route = append(s.Route, toPID(r))
+		rest = append(rest, toPID(r))
 	}
-	p.system.Root.Send(route[0], wrap(&envelope{Step: s}))
+	for j := range mbs {
+		mb := &mbs[j].Batch
+		rows := len(mb.Tokens) * c.Dim
+		t0 := time.Now()
+		p.hidden = grow(p.hidden, rows)
+		if err := p.m.ForwardStage(p.state, mb, p.cache, nil, p.hidden, nil); err != nil {
+			return err
+		}
+		ns := time.Since(t0).Nanoseconds()
+		p.stats.stages[0].computeNanos.Add(ns)
+		compute[0] += ns
+		s := &stageStep{Step: step, Micro: j, Tokens: mb.Tokens, Positions: mb.Positions, Seq: mb.Seq, Tables: mb.BlockTables,
+			Logits: mb.Logits, AttendTo: mb.AttendTo, Hidden: f32Bytes(p.hidden[:rows]), Route: rest, ReplyTo: toPID(p.head)}
+		msg := wrap(&envelope{Step: s})
+		p.stats.stages[1].bytesIn.Add(int64(len(msg.Value)))
+		p.system.Root.Send(route[0], msg)
+	}
+	p.stats.microBatches.Add(int64(len(mbs)))
 	timeout := time.NewTimer(stepTimeout)
 	defer timeout.Stop()
-	for {
+	got := make([]bool, len(mbs))
+	for left := len(mbs); left > 0; {
 		p.mu.Lock()
-		broken, changed := p.broken, p.changed
+		lost, changed := p.routeLost(route), p.changed
 		p.mu.Unlock()
-		if broken != nil {
-			return broken
+		if lost != nil {
+			return lost
 		}
 		select {
 		case d := <-p.results:
-			if d.Step != step {
+			if d.Step != step || d.Micro < 0 || d.Micro >= len(mbs) || got[d.Micro] {
 				continue // a step that failed before its answer came
 			}
 			if d.Err != "" {
 				return errors.New(d.Err)
 			}
-			p.bytesReceived.Add(int64(len(d.Logits)))
-			return bytesF32(logits[:b.NumLogits()*c.VocabSize], d.Logits, "cluster: the last stage's logits")
+			mb := &mbs[d.Micro]
+			lo, hi := mb.LogitLo*c.VocabSize, (mb.LogitLo+mb.Batch.NumLogits())*c.VocabSize
+			if err := bytesF32(logits[lo:hi], d.Logits, "cluster: the last stage's logits"); err != nil {
+				return err
+			}
+			p.stats.done(d, compute)
+			got[d.Micro] = true
+			left--
 		case <-changed:
 		case <-timeout.C:
 			return fmt.Errorf("cluster: pipeline step %d: no answer from the stages in %v", step, stepTimeout)
 		}
 	}
+	return nil
 }
 
 // KVWindow is the model's: every stage reads only each layer's window.
@@ -250,79 +319,4 @@ func (p *Pipeline) SwapIn([]messages.BlockCopy) error {
 func (p *Pipeline) setChanged() {
 	close(p.changed)
 	p.changed = make(chan struct{})
-}
-
-// pipelineHead is the head's actor: it accepts stage members, watches
-// them, and hands the last stage's answers to Forward.
-type pipelineHead struct {
-	p *Pipeline
-}
-
-func (h *pipelineHead) Receive(ctx actor.Context) {
-	switch msg := ctx.Message().(type) {
-	case *actor.Terminated:
-		h.onTerminated(msg)
-	case *wrapperspb.BytesValue:
-		e, err := unwrap(msg)
-		switch {
-		case err != nil:
-			return // nothing to answer: a message no troupe member sends
-		case e.Join != nil:
-			h.onJoin(ctx, e.Join)
-		case e.Done != nil:
-			select {
-			case h.p.results <- e.Done:
-			default: // no Forward waits this many answers: a stale one
-			}
-		}
-	}
-}
-
-// onJoin accepts a stage member or tells it why not.
-func (h *pipelineHead) onJoin(ctx actor.Context, j *stageJoin) {
-	p := h.p
-	who := j.Actor.actor()
-	refuse := func(format string, args ...any) {
-		ctx.Send(who, wrap(&envelope{Joined: &stageJoined{Err: "cluster: pipeline head " + ctx.ActorSystem().Address() + ": " + fmt.Sprintf(format, args...)}}))
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch n := len(p.plan); {
-	case j.Stages != n:
-		refuse("it serves %d pipeline stages; the member at %s announces %d", n, j.Actor.Address, j.Stages)
-	case j.Stage < 1 || j.Stage >= n:
-		refuse("stage %d: a member serves stage 1 to %d", j.Stage, n-1)
-	case j.ID != p.id:
-		refuse("it serves %s; the member at %s %s", p.id, j.Actor.Address, j.ID)
-	case (model.Stage{Lo: j.Lo, Hi: j.Hi}) != p.plan[j.Stage]:
-		refuse("stage %d is %v; the member at %s loaded layers [%d, %d)", j.Stage, p.plan[j.Stage], j.Actor.Address, j.Lo, j.Hi)
-	case p.broken != nil:
-		refuse("%v", p.broken)
-	case p.members[j.Stage] != nil && !p.members[j.Stage].Equal(who):
-		refuse("stage %d of %d is already served by %s", j.Stage, n, p.members[j.Stage].Address)
-	default:
-		if p.members[j.Stage] == nil {
-			p.members[j.Stage] = who
-			ctx.Watch(who)
-			p.setChanged()
-		}
-		ctx.Send(who, wrap(&envelope{Joined: &stageJoined{NumBlocks: p.cache.NumBlocks, BlockSize: p.cache.BlockSize, KVType: uint8(p.cache.Type)}}))
-	}
-}
-
-// onTerminated: a stage member is gone. Its layers' KV blocks went with
-// it, so the pipeline fails every step from now on.
-func (h *pipelineHead) onTerminated(msg *actor.Terminated) {
-	p := h.p
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, m := range p.members {
-		if m != nil && m.Equal(msg.Who) {
-			p.members[i] = nil
-			if p.broken == nil {
-				p.broken = fmt.Errorf("cluster: pipeline stage %d (%v) at %s was lost: its KV blocks went with it; restart the pipeline", i, p.plan[i], m.Address)
-			}
-			p.setChanged()
-		}
-	}
 }

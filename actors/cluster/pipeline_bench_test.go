@@ -19,9 +19,11 @@ import (
 // BenchmarkPipeline measures decode throughput (tok/s over 8 concurrent
 // greedy requests of 32 tokens) of one node against the same model split
 // into 2 and 3 stages over members in this process, talking over loopback
-// gRPC: the network is free and the stages share this machine's cores, so
-// it shows the pipeline's overhead per step (serialization, one step in
-// flight), not what separate machines would gain. The model is
+// gRPC, each step whole (micro1: one micro-batch in flight) or cut into
+// micro-batches that overlap on the stages: the network is free and the
+// stages share this machine's cores, so it shows the pipeline's overhead
+// per step and its head's idle share, not what separate machines would
+// gain. The model is
 // smollm2-135m's shape, Q8_0 (troupe synth, 113 MB); -bench.model=stories
 // is not offered: stories260K is too small for the step to be compute.
 func BenchmarkPipeline(b *testing.B) {
@@ -37,8 +39,9 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	vf.Close()
 	rcfg := actors.Config{Workers: 2}
-	for _, n := range []int{1, 2, 3} {
-		b.Run(fmt.Sprintf("stages%d", n), func(b *testing.B) {
+	for _, run := range []struct{ n, micro int }{{1, 1}, {2, 1}, {2, 2}, {3, 1}, {3, 2}} {
+		n := run.n
+		b.Run(fmt.Sprintf("stages%d/micro%d", n, run.micro), func(b *testing.B) {
 			var rt *actors.Runtime
 			var head *cluster.Pipeline
 			if n == 1 {
@@ -58,6 +61,10 @@ func BenchmarkPipeline(b *testing.B) {
 			} else {
 				ps := startPipeline(b, path, n, rcfg)
 				rt, head = ps.rt, ps.head
+				head.CutAsServed()
+				if err := head.SetMicroBatches(run.micro); err != nil {
+					b.Fatal(err)
+				}
 			}
 			var reqs []*messages.GenerateRequest
 			for i := range 8 {
@@ -69,16 +76,23 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 			tokens := 0
 			for b.Loop() {
-				for _, out := range runAll(b, rt, reqs) {
+				for i, out := range runAll(b, rt, reqs) {
+					if len(out) == 0 || len(out[0]) == 0 {
+						b.Fatalf("request %d gave no tokens", i)
+					}
 					tokens += len(out[0])
 				}
 			}
 			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tok/s")
 			if head != nil {
 				st := head.Stats()
-				// Every stage but the last sends the hidden rows on.
-				b.ReportMetric(float64(st.BytesSent*int64(n-1)+st.BytesReceived)/float64(tokens), "wire-B/tok")
-				b.ReportMetric(st.RemoteTime.Seconds()/(st.LocalTime+st.RemoteTime).Seconds(), "head-idle")
+				var wire int64
+				for _, s := range st.Stages {
+					wire += s.BytesIn
+				}
+				b.ReportMetric(float64(wire)/float64(tokens), "wire-B/tok")
+				b.ReportMetric(st.Stages[0].BubbleTime.Seconds()/st.StepTime.Seconds(), "head-idle")
+				b.ReportMetric(float64(st.MicroBatches)/float64(st.Steps), "micro/step")
 			}
 		})
 	}

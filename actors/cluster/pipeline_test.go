@@ -66,6 +66,9 @@ func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipeli
 	cfg := rcfg
 	cfg.NewBackend = func(i int, bc actors.BackendConfig) (actors.Backend, error) {
 		p, err := cluster.NewPipeline(hm, n, bc)
+		if err == nil {
+			p.CutEveryStep()
+		}
 		ps.head = p
 		return p, err
 	}
@@ -196,7 +199,11 @@ func TestPipeline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%d stages %v: %d preemptions", n, ps.head.Plan(), st.Preemptions)
+			hs := ps.head.Stats()
+			if hs.MicroBatches <= hs.Steps {
+				t.Errorf("%d steps in %d micro-batches: no step was cut", hs.Steps, hs.MicroBatches)
+			}
+			t.Logf("%d stages %v: %d preemptions; %d steps in %d micro-batches", n, ps.head.Plan(), st.Preemptions, hs.Steps, hs.MicroBatches)
 		})
 	}
 }
@@ -326,5 +333,90 @@ func TestPipelineMoE(t *testing.T) {
 				t.Errorf("request %d choice %d:\n  pipeline %v\n  one node %v", i, c, got[i][c], want[i][c])
 			}
 		}
+	}
+}
+
+// TestPipelineRejoin stops the last stage's member of three and starts
+// another at its address: a request while it is gone ends with the lost
+// stage's error; once the new member joined, a request whose prompt hits
+// the prefix cached before the loss is refused rather than read stale KV
+// (kvFresh), and later requests give the tokens they gave before the loss.
+func TestPipelineRejoin(t *testing.T) {
+	path := testmodels.Path(t, "stories260K.gguf")
+	ps := startPipeline(t, path, 3, actors.Config{})
+	prompt, err := ps.rt.Tokenize("Once upon a time, there was a little cat who liked to play in the park with her friends")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(p []int32) ([]int32, string, string) {
+		ch, err := ps.rt.Stream(context.Background(), &messages.GenerateRequest{Prompt: p, MaxTokens: 24, IgnoreEOS: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errText string
+		var ids []int32
+		for c := range ch {
+			for _, tok := range c.Tokens {
+				ids = append(ids, tok.ID)
+			}
+			if c.Err != "" {
+				errText = c.Err
+			}
+			if c.FinishReason != "" {
+				return ids, c.FinishReason, errText
+			}
+		}
+		t.Fatal("the stream closed without a finish")
+		return nil, "", ""
+	}
+	want, finish, _ := run(prompt)
+	if finish != messages.FinishLength {
+		t.Fatalf("before the loss: finish %q", finish)
+	}
+	plan := ps.head.Plan()
+	ps.members[1].Stop()
+	// Wait for the head to see the loss: a condition polled, with a deadline.
+	deadline := time.Now().Add(time.Minute)
+	for ps.head.Stats().Stages[2].Address != "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the head did not see stage 2's member go in a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, finish, errText := run(prompt[:5]); finish != messages.FinishError || !strings.Contains(errText, "pipeline stage 2") || !strings.Contains(errText, "was lost") {
+		t.Errorf("a request while stage 2 is gone: finish %q, error %q", finish, errText)
+	}
+	// The in-between request's failed step dropped the runtime's cached
+	// prefixes; cache the prompt's again, then lose the stage with no
+	// request in between, so that the prefix is stale after the rejoin.
+	if _, finish, _ := run(prompt[:5]); finish != messages.FinishError {
+		t.Fatalf("a second request while stage 2 is gone: finish %q", finish)
+	}
+	sm, err := startStage(t, path, plan[2], cluster.StageConfig{Stage: 2, Stages: 3, Head: ps.addrs[0], Advertise: ps.addrs[2], Workers: 2})
+	if err != nil {
+		t.Fatalf("a member restarted at the lost one's address: %v", err)
+	}
+	if got, finish, errText := run(prompt); finish != messages.FinishLength || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the rejoin: finish %q (%s)\n  got  %v\n  want %v", finish, errText, got, want)
+	}
+	// Lose it again with the prompt's blocks cached, and rejoin.
+	sm.Stop()
+	for ps.head.Stats().Stages[2].Address != "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the head did not see stage 2's second member go")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := startStage(t, path, plan[2], cluster.StageConfig{Stage: 2, Stages: 3, Head: ps.addrs[0], Advertise: ps.addrs[2], Workers: 2}); err != nil {
+		t.Fatalf("the third member: %v", err)
+	}
+	if _, finish, errText := run(prompt); finish != messages.FinishError || !strings.Contains(errText, "run the request again") {
+		t.Errorf("a request on a prefix cached before the loss: finish %q, error %q; want the stale KV refused", finish, errText)
+	}
+	if got, finish, errText := run(prompt); finish != messages.FinishLength || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the request again: finish %q (%s)\n  got  %v\n  want %v", finish, errText, got, want)
+	}
+	if st := ps.head.Stats(); st.Stages[2].Rejoins != 2 {
+		t.Errorf("%d rejoins counted, want 2", st.Stages[2].Rejoins)
 	}
 }

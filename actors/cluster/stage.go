@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -76,24 +77,25 @@ func StartStage(system *actor.ActorSystem, m *model.Model, cfg StageConfig) (*St
 	}
 	sm := &StageMember{system: system, joined: make(chan error, 1), stop: make(chan struct{})}
 	a := &stageActor{m: m, state: model.NewState(&m.Config, cfg.Workers), index: cfg.Stage, joined: sm.joined}
-	self, err := system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return a }), stageName)
+	// A name of its own per start: the head tells a member restarted at
+	// the same address (empty KV) from the one it watched.
+	self, err := system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return a }), fmt.Sprintf("%s-%x", stageName, rand.Uint64()))
 	if err != nil {
 		return nil, fmt.Errorf("cluster: starting the stage actor: %w", err)
 	}
 	join := wrap(&envelope{Join: &stageJoin{Stage: cfg.Stage, Stages: cfg.Stages, Lo: st.Lo, Hi: st.Hi,
 		ID: identity{Model: sum, Device: "cpu"}, Actor: toPID(self)}})
 	head := actor.NewPID(cfg.Head, headName)
-	// Announce until accepted; the actor sets a.head and clears it when
-	// the head is lost, and the loop announces again.
+	// Announce every joinInterval: until accepted, and after (the head
+	// answers its member again; one that lost it, after a lost connection,
+	// takes it back).
 	sm.wg.Add(1)
 	go func() {
 		defer sm.wg.Done()
 		t := time.NewTicker(joinInterval)
 		defer t.Stop()
 		for {
-			if !a.isJoined() {
-				system.Root.Send(self, &sendJoin{head: head, join: join})
-			}
+			system.Root.Send(self, &sendJoin{head: head, join: join})
 			select {
 			case <-sm.stop:
 				return
@@ -178,8 +180,7 @@ type stageActor struct {
 	index  int
 	joined chan error // the first join's answer, once
 
-	mu     sync.Mutex
-	head   *actor.PID // the head that accepted this member; nil: none now
+	head   *actor.PID // the head that accepted this member, watched; nil: none now
 	target *actor.PID // the head announced to
 	once   sync.Once
 	in     []float32 // (n_tokens, dim) the rows received
@@ -202,15 +203,9 @@ func (a *stageActor) Receive(ctx actor.Context) {
 		case e.Joined != nil:
 			a.onJoined(ctx, e.Joined)
 		case e.Step != nil:
-			a.onStep(ctx, e.Step)
+			a.onStep(ctx, e.Step, len(msg.Value))
 		}
 	}
-}
-
-func (a *stageActor) isJoined() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.head != nil
 }
 
 // onJoined: the head accepted this member (and gave the cache's shape)
@@ -222,29 +217,30 @@ func (a *stageActor) onJoined(ctx actor.Context, j *stageJoined) {
 	} else if a.cache == nil || a.cache.NumBlocks != j.NumBlocks || a.cache.BlockSize != j.BlockSize || uint8(a.cache.Type) != j.KVType {
 		a.cache, err = a.m.NewStageCache(kv.CacheType(j.KVType), j.NumBlocks, j.BlockSize)
 	}
-	if err == nil && a.target != nil {
-		a.mu.Lock()
+	if err == nil && a.target != nil && (a.head == nil || !a.head.Equal(a.target)) {
 		a.head = a.target
-		a.mu.Unlock()
 		ctx.Watch(a.target)
 	}
 	a.once.Do(func() { a.joined <- err })
 }
 
-// onTerminated: the head is gone; the join loop announces this member
-// again, to the next head at that address.
+// onTerminated: the head is gone; the next answer to the join loop's
+// announcements (a head restarted at that address) watches it again.
 func (a *stageActor) onTerminated(msg *actor.Terminated) {
-	a.mu.Lock()
 	if a.head != nil && msg.Who.Equal(a.head) {
 		a.head = nil
 	}
-	a.mu.Unlock()
 }
 
-// onStep runs a step through the stage and passes it on.
-func (a *stageActor) onStep(ctx actor.Context, s *stageStep) {
-	done := &stageDone{Step: s.Step, Stage: a.index}
+// onStep runs a micro-batch (of size bytes on the wire) through the
+// stage and passes it on.
+func (a *stageActor) onStep(ctx actor.Context, s *stageStep, size int) {
+	done := &stageDone{Step: s.Step, Micro: s.Micro, Stage: a.index}
+	start := time.Now()
+	cost := stageCost{InBytes: int64(size)}
 	next, err := a.forward(s)
+	cost.Nanos = time.Since(start).Nanoseconds()
+	s.Costs = append(s.Costs, cost)
 	switch {
 	case err != nil:
 		done.Err = fmt.Sprintf("pipeline stage %d (%s): %v", a.index, ctx.ActorSystem().Address(), err)
@@ -252,7 +248,7 @@ func (a *stageActor) onStep(ctx actor.Context, s *stageStep) {
 		ctx.Send(next.actor(), wrap(&envelope{Step: s}))
 		return
 	default:
-		done.Logits = f32Bytes(a.logits)
+		done.Logits, done.Costs = f32Bytes(a.logits), s.Costs
 	}
 	ctx.Send(s.ReplyTo.actor(), wrap(&envelope{Done: done}))
 }

@@ -18,26 +18,41 @@ import (
 // the hidden rows the stage before computed ((n_tokens, dim) float32), the
 // stages still to run it after the receiver (Route, in order) and where the
 // last one sends the logits. Head -> stage 1 -> stage 2 -> ...
+// Micro is the micro-batch's index in its step (model.SplitBatch); Costs
+// what each stage after the head spent on it, appended as it goes.
 type stageStep struct {
-	Step      uint64    `msgpack:"n"`
-	Tokens    []int32   `msgpack:"t"`
-	Positions []int32   `msgpack:"p"`
-	Seq       []int32   `msgpack:"q"`
-	Tables    [][]int32 `msgpack:"b"`
-	Logits    []bool    `msgpack:"l"`
-	Hidden    []byte    `msgpack:"h"`
-	Route     []pid     `msgpack:"r"`
-	ReplyTo   pid       `msgpack:"to"`
+	Step      uint64      `msgpack:"n"`
+	Micro     int         `msgpack:"m"`
+	Tokens    []int32     `msgpack:"t"`
+	Positions []int32     `msgpack:"p"`
+	Seq       []int32     `msgpack:"q"`
+	Tables    [][]int32   `msgpack:"b"`
+	Logits    []bool      `msgpack:"l"`
+	AttendTo  []int32     `msgpack:"at,omitempty"`
+	Hidden    []byte      `msgpack:"h"`
+	Route     []pid       `msgpack:"r"`
+	ReplyTo   pid         `msgpack:"to"`
+	Costs     []stageCost `msgpack:"c,omitempty"`
 }
 
-// stageDone is a step's end: the logits of its rows with Logits set
-// ((NumLogits, VocabSize) float32), or the error of the stage that failed
-// it. Last stage (or a failing one) -> head.
+// stageCost is one stage's share of a micro-batch: the time its layers
+// took and the bytes of the message it received.
+type stageCost struct {
+	Nanos   int64 `msgpack:"ns"`
+	InBytes int64 `msgpack:"in"`
+}
+
+// stageDone is a micro-batch's end: the logits of its rows with Logits set
+// ((NumLogits, VocabSize) float32) and the stages' costs, or the error of
+// the stage that failed it. Last stage (or a failing one) -> head.
 type stageDone struct {
-	Step   uint64 `msgpack:"n"`
-	Logits []byte `msgpack:"l,omitempty"`
-	Stage  int    `msgpack:"s"`
-	Err    string `msgpack:"e,omitempty"`
+	Step   uint64      `msgpack:"n"`
+	Micro  int         `msgpack:"m"`
+	Logits []byte      `msgpack:"l,omitempty"`
+	Stage  int         `msgpack:"s"`
+	Err    string      `msgpack:"e,omitempty"`
+	Costs  []stageCost `msgpack:"c,omitempty"`
+	size   int         // the bytes of its message (set by the head on receipt)
 }
 
 // stageJoin is a stage member announcing itself: which stage of how many it
@@ -84,5 +99,5 @@ func bytesF32(dst []float32, b []byte, what string) error {
 // toBatch is the model.Batch a step carries (its shape checked by
 // ForwardStage, its ids and tables by Batch.Validate).
 func (s *stageStep) toBatch() *model.Batch {
-	return &model.Batch{Tokens: s.Tokens, Positions: s.Positions, Seq: s.Seq, BlockTables: s.Tables, Logits: s.Logits}
+	return &model.Batch{Tokens: s.Tokens, Positions: s.Positions, Seq: s.Seq, BlockTables: s.Tables, Logits: s.Logits, AttendTo: s.AttendTo}
 }

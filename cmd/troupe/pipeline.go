@@ -24,20 +24,26 @@ import (
 type pipelineConfig struct {
 	Stages, Stage int
 	Head          string
+	MicroBatches  int // a step cut into at most this many; 0: Stages
 }
 
 func pipelineVar(fs *flag.FlagSet, p *pipelineConfig) {
 	fs.IntVar(&p.Stages, "pipeline-stages", 0, "split the model's layers into this many pipeline stages, one per member (with --advertise); 0: no pipeline")
 	fs.IntVar(&p.Stage, "pipeline-stage", 0, "the stage this member serves: 0 is the head (HTTP, the runtime, the first layers), 1 to N-1 join the head (--pipeline-head)")
 	fs.StringVar(&p.Head, "pipeline-head", "", "the head's --advertise HOST:PORT (stage members)")
+	fs.IntVar(&p.MicroBatches, "pipeline-micro-batches", 0, "the head cuts a step into at most this many micro-batches of whole sequences, which overlap on the stages (1: no overlap); 0: the stage count")
 }
 
 // checkPipeline is Validate's part for the pipeline flags: "" when fine.
 func (c *serveConfig) checkPipeline() string {
 	p := c.Pipeline
 	switch {
-	case p.Stages == 0 && (p.Stage != 0 || p.Head != ""):
-		return "--pipeline-stage and --pipeline-head need --pipeline-stages"
+	case p.Stages == 0 && (p.Stage != 0 || p.Head != "" || p.MicroBatches != 0):
+		return "--pipeline-stage, --pipeline-head and --pipeline-micro-batches need --pipeline-stages"
+	case p.MicroBatches < 0 || p.MicroBatches > 32:
+		return fmt.Sprintf("--pipeline-micro-batches %d: want 1 to 32 (0: the stage count)", p.MicroBatches)
+	case p.MicroBatches != 0 && p.Stage != 0:
+		return "--pipeline-micro-batches is the head's (stage 0)"
 	case p.Stages == 0:
 		return ""
 	case p.Stages < 2:
@@ -92,10 +98,14 @@ func newPipelineHead(path string, stages int, o *model.LoadOptions) (*pipelineHe
 	return &pipelineHead{plan: plan}, nil
 }
 
-// backend is the runtime's NewBackend: the pipeline over m.
-func (h *pipelineHead) backend(m *model.Model, stages int) func(int, actors.BackendConfig) (actors.Backend, error) {
+// backend is the runtime's NewBackend: the pipeline over m, a step cut
+// into at most micro micro-batches (0: one per stage).
+func (h *pipelineHead) backend(m *model.Model, stages, micro int) func(int, actors.BackendConfig) (actors.Backend, error) {
 	return func(_ int, bc actors.BackendConfig) (actors.Backend, error) {
 		p, err := cluster.NewPipeline(m, stages, bc)
+		if err == nil && micro > 0 {
+			err = p.SetMicroBatches(micro)
+		}
 		h.p = p
 		return p, err
 	}

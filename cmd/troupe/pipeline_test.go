@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,6 +154,7 @@ func TestPipelineServe(t *testing.T) {
 					t.Errorf("request %d:\n  pipeline %q %q\n  one node %q %q", i, got[i].text, got[i].finish, want[i].text, want[i].finish)
 				}
 			}
+			checkPipelineViews(t, url, n)
 			pre, err := scrape(url, `troupe:num_preemptions_total{model_name="stories260K"}`)
 			t.Logf("%d stages: %v preemptions (%v); resident: head %d KiB", n, pre, err, rssOf(head.Process.Pid)>>10)
 			for i, sp := range stages {
@@ -159,6 +162,65 @@ func TestPipelineServe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkPipelineViews checks a pipeline head's /metrics (bytes on every
+// hop, each stage's compute and bubble time) and its live view (every
+// stage, with its member's address), after requests ran.
+func checkPipelineViews(t *testing.T, url string, n int) {
+	t.Helper()
+	for i := range n {
+		hop := fmt.Sprintf(`troupe:pipeline_wire_bytes_total{from_stage="%d",model_name="stories260K",to_stage="%d"}`, (i+n-1)%n, i)
+		if v, err := scrape(url, hop); err != nil || v <= 0 {
+			t.Errorf("%s: %v (%v)", hop, v, err)
+		}
+		for _, name := range []string{"stage_compute_seconds_total", "bubble_seconds_total"} {
+			m := fmt.Sprintf(`troupe:pipeline_%s{model_name="stories260K",stage="%d"}`, name, i)
+			if v, err := scrape(url, m); err != nil || v <= 0 {
+				t.Errorf("%s: %v (%v)", m, v, err)
+			}
+		}
+	}
+	steps, err1 := scrape(url, `troupe:pipeline_steps_total{model_name="stories260K"}`)
+	micro, err2 := scrape(url, `troupe:pipeline_micro_batches_total{model_name="stories260K"}`)
+	if err1 != nil || err2 != nil || micro <= steps {
+		t.Errorf("%v steps in %v micro-batches (%v, %v): want steps cut", steps, micro, err1, err2)
+	}
+	t.Logf("%d stages: %v steps in %v micro-batches", n, steps, micro)
+	resp, err := http.Get(url + "/v1/live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Pipeline *struct {
+				Stages []struct {
+					Stage           int
+					Address, Layers string
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("a live event: %v\n%s", err, data)
+		}
+		if ev.Pipeline == nil || len(ev.Pipeline.Stages) != n {
+			t.Fatalf("the live view's pipeline: %s", data)
+		}
+		for i, st := range ev.Pipeline.Stages {
+			if st.Stage != i || st.Address == "" || !strings.HasPrefix(st.Layers, "layers [") {
+				t.Errorf("the live view's stage %d: %+v", i, st)
+			}
+		}
+		return
+	}
+	t.Errorf("the live view ended without an event: %v", sc.Err())
 }
 
 // TestPipelineStageKilled kills (SIGKILL) the last stage's member of three
@@ -218,6 +280,59 @@ func TestPipelineStageKilled(t *testing.T) {
 	}
 }
 
+// TestPipelineStageRejoin kills (SIGKILL) the last stage's member of three
+// and starts another process at its address: a request while it is gone
+// ends with the lost stage's error; once the new member has joined,
+// requests work again (polled with a deadline: a request whose prompt hit
+// a prefix cached before the loss is refused once), with the text they
+// gave before the loss.
+func TestPipelineStageRejoin(t *testing.T) {
+	bin := buildTroupe(t)
+	path := testmodels.Path(t, "stories260K.gguf")
+	url, _, stages, headAddr := startPipelineProcs(t, bin, path, 3)
+	c := &soakClient{url: url, http: &http.Client{}}
+	req := soakRequest{"/v1/completions", map[string]any{"prompt": "Once upon a time, Lily and Tom", "max_tokens": 24, "ignore_eos": true, "temperature": 0}}
+	want, err := c.do(context.Background(), req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := stages[1].cmd.Args[slices.Index(stages[1].cmd.Args, "--advertise")+1]
+	if err := stages[1].cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-stages[1].exited
+	_, err = c.do(context.Background(), soakRequest{"/v1/completions", map[string]any{"prompt": "Once", "max_tokens": 4}}, false)
+	if err == nil || !strings.Contains(err.Error(), "pipeline stage 2") {
+		t.Fatalf("a request while stage 2 is gone: %v, want its error", err)
+	}
+	sp := startStageProc(t, bin, path, 2, 3, headAddr, addr)
+	select {
+	case <-sp.joined:
+	case err := <-sp.exited:
+		t.Fatalf("the restarted stage 2 exited (%v):\n%s", err, sp.logs.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("the restarted stage 2 did not join in a minute:\n%s", sp.logs.String())
+	}
+	deadline := time.Now().Add(time.Minute)
+	for attempt := 1; ; attempt++ {
+		got, err := c.do(context.Background(), req, attempt%2 == 0)
+		if err == nil {
+			if fmt.Sprint(got.text) != fmt.Sprint(want.text) {
+				t.Errorf("after the rejoin: %q, before the loss: %q", got.text, want.text)
+			}
+			t.Logf("the request worked again at attempt %d", attempt)
+			break
+		}
+		if time.Now().After(deadline) || attempt > 5 {
+			t.Fatalf("requests after the rejoin still fail (attempt %d): %v", attempt, err)
+		}
+	}
+	m, err := scrape(url, `troupe:pipeline_rejoins_total{model_name="stories260K",stage="2"}`)
+	if err != nil || m != 1 {
+		t.Errorf("troupe:pipeline_rejoins_total of stage 2: %v (%v), want 1", m, err)
+	}
+}
+
 // TestPipelineBadSetup: more stages than the model has layers, and a second
 // member for a stage already served, end with errors that say so; bad
 // flag combinations are usage errors (exit 2).
@@ -236,6 +351,9 @@ func TestPipelineBadSetup(t *testing.T) {
 		{"--pipeline-stages", "2", "--pipeline-stage", "2", "--pipeline-head", "127.0.0.1:1", "--advertise", "127.0.0.1:2"},
 		{"--pipeline-stage", "1"},
 		{"--pipeline-stages", "2", "--advertise", "127.0.0.1:1", "--preemption", "swap"},
+		{"--pipeline-micro-batches", "2"},
+		{"--pipeline-stages", "2", "--advertise", "127.0.0.1:1", "--pipeline-micro-batches", "33"},
+		{"--pipeline-stages", "2", "--pipeline-stage", "1", "--pipeline-head", "127.0.0.1:1", "--advertise", "127.0.0.1:2", "--pipeline-micro-batches", "2"},
 	} {
 		cmd := exec.Command(bin, append([]string{"serve", "-m", path}, args...)...)
 		out, err := cmd.CombinedOutput()

@@ -314,7 +314,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	devices := backend.NewSelector(m, kind)
 	rtCfg.NewBackend = devices.New
 	if head != nil {
-		rtCfg.NewBackend, kind = head.backend(m, c.Pipeline.Stages), backend.DeviceCPU
+		rtCfg.NewBackend, kind = head.backend(m, c.Pipeline.Stages, c.Pipeline.MicroBatches), backend.DeviceCPU
 	}
 	rt, err := actors.Start(system, m, rtCfg)
 	if err != nil {
@@ -343,6 +343,9 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		log.Info().Str("cluster", c.Cluster.Name).Str("provider", c.Cluster.Provider).Str("advertise", c.Cluster.Advertise).Msg("joined the cluster")
 	}
 	srvCfg.Cluster = node
+	if head != nil {
+		srvCfg.Pipeline = head.p
+	}
 	srv, err := server.New(system, rt, srvCfg)
 	if err != nil {
 		return err
