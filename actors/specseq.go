@@ -42,6 +42,11 @@ type draftState struct {
 	// sequence proposes none, asks its draft model for none (not even the
 	// look-ahead) and steps as plain decoding until a result says otherwise.
 	busy bool
+	// misses counts the draft model's drafts in a row of which no token
+	// was accepted: from the second, the sequence skips asking for 1, 2,
+	// 4 ... (at most maxDraftBackOff) steps, since a draft pass and a
+	// verified row that are thrown away cost more than they save.
+	misses int
 }
 
 // newDraftState is the draft state of sequence id of req, off when the
@@ -181,9 +186,14 @@ func (d *draftState) adapt(drafted, accepted int, busy bool) {
 	switch {
 	case drafted == 0:
 	case accepted == drafted:
-		d.cur = min(d.k, 2*d.cur)
+		d.cur, d.misses = min(d.k, 2*d.cur), 0
 	default:
 		d.cur = max(d.least, accepted+1)
+		if accepted > 0 || d.device == nil {
+			d.misses = 0
+		} else if d.misses++; d.misses >= 2 {
+			d.skip = min(1<<min(d.misses-2, 5), maxDraftBackOff)
+		}
 	}
 }
 
