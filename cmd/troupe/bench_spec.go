@@ -35,6 +35,7 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	pMin := fs.Float64("draft-p-min", 0, "the draft model stops drafting below this probability (0: never)")
 	temp := fs.Float64("temp", 0, "sampling temperature (0: greedy); sampled requests verify a draft model's drafts by rejection sampling")
 	seed := fs.Uint64("seed", 1, "seed of the first sampled request (request i: seed+i)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the runs (not the loads) to this file")
 	repeat := fs.Int("repeat", 1, "run the modes this many times, alternating (off, n-gram, draft model, off, ...): pairs that cut a loaded machine's noise")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -82,6 +83,11 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	stopProfile, err := startProfile(*profile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	fmt.Fprintf(stdout, "| B | speculation | tok/s | draft tokens | accepted | acceptance | mean accepted length | steps | CPU ms/token |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, b := range pl {
 		prompts := make([][]int32, b)
