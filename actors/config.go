@@ -132,7 +132,7 @@ func (c Config) validate() error {
 	case c.Window < 0:
 		return fmt.Errorf("actors: negative batching window %v", c.Window)
 	}
-	if err := c.Speculative.validate(); err != nil {
+	if err := c.Speculative.validate(c.MaxModelLen); err != nil {
 		return err
 	}
 	return c.schedConfig(nil).Validate()

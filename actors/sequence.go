@@ -137,7 +137,7 @@ func (s *sequence) onStepResult(ctx actor.Context, res *messages.StepResult) {
 		s.queue = res.QueueNanos
 	}
 	out := &messages.SequenceOutput{Drafted: res.Drafted, Accepted: res.Accepted}
-	s.draft.adapt(res.Drafted, res.Accepted)
+	s.draft.adapt(res.Drafted, res.Accepted, res.NoDraft)
 	// A speculative run's accepted draft tokens come first, each taken as
 	// the result of a step of its own; then the run's last token, with the
 	// result's finish.

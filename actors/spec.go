@@ -80,11 +80,12 @@ func (b *batcher) appendSampleSpecs(specs []messages.SampleSpec, q *sched.Seq, d
 // without a draft), or the error of the row that failed.
 func (b *batcher) stepResult(done *messages.StepDone, o sched.Outcome) *messages.StepResult {
 	id := uint64(o.Seq.ID)
-	if e := b.seqs[id]; e != nil {
-		e.dx, e.dq = nil, nil // verified (a draft with q is used once)
-	}
 	res := &messages.StepResult{SeqID: id, Token: done.Tokens[o.Row], Finish: o.Finish,
 		Drafted: o.Drafted, Accepted: o.Accepted}
+	if e := b.seqs[id]; e != nil {
+		e.dx, e.dq = nil, nil // verified (a draft with q is used once)
+		res.NoDraft = e.dev.sched.SpecBusy()
+	}
 	if o.Drafted > 0 {
 		res.Tokens = done.Tokens[o.Row : o.Row+o.N]
 	}

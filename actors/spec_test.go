@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -185,6 +186,7 @@ func TestSpeculativeRejects(t *testing.T) {
 	m := openModel(t, "stories260K.gguf")
 	on := start(t, m, ngramOn(actors.Config{}))
 	off := start(t, m, actors.Config{})
+	short := start(t, m, ngramOn(actors.Config{MaxModelLen: 16}))
 	cases := []struct {
 		rt    *actors.Runtime
 		p     messages.SpeculativeParams
@@ -198,6 +200,8 @@ func TestSpeculativeRejects(t *testing.T) {
 		{on, messages.SpeculativeParams{NMin: 5, NMax: 4}, "speculative.n_min"},
 		{on, messages.SpeculativeParams{PMin: 0.75}, "speculative.p_min"},
 		{off, messages.SpeculativeParams{NMax: 4}, "speculative"},
+		{short, messages.SpeculativeParams{NMax: 15}, ""},
+		{short, messages.SpeculativeParams{NMax: 16}, "speculative.n_max"}, // a draft longer than the context
 	}
 	for i, tc := range cases {
 		req := greedy([]int32{1, 2, 3}, 4)
@@ -210,6 +214,12 @@ func TestSpeculativeRejects(t *testing.T) {
 		case tc.param != "" && (!errors.As(err, &re) || re.Param != tc.param):
 			t.Errorf("case %d %+v: %v; want a RequestError about %s", i, tc.p, err, tc.param)
 		}
+	}
+	// A runtime whose draft is not shorter than its context does not start.
+	cfg := ngramOn(actors.Config{MaxModelLen: 16, NewBackend: backend.For(m, backend.DeviceCPU)})
+	cfg.Speculative.DraftMax = 16
+	if _, err := actors.Start(newSystem(t), m, cfg); err == nil || !strings.Contains(err.Error(), "draft max 16 is not shorter than the context") {
+		t.Errorf("draft max 16 with a context of 16: %v; want an error naming both", err)
 	}
 	// A request that asks for fewer draft tokens gets no more.
 	req := quoteWorkload(loadCases(t, "stories260K"))[2]

@@ -67,8 +67,9 @@ func (c SpecConfig) withDefaults() SpecConfig {
 	return c
 }
 
-// validate reports the first impossible value of a defaulted c.
-func (c SpecConfig) validate() error {
+// validate reports the first impossible value of a defaulted c, on a
+// runtime whose context is maxLen tokens.
+func (c SpecConfig) validate(maxLen int) error {
 	switch {
 	case c.Type != "" && c.Type != SpecNone && c.Type != SpecNGram && c.Type != SpecDraft:
 		return fmt.Errorf("actors: speculative type %q is not supported (want %s, %s or %s)", c.Type, SpecNone, SpecNGram, SpecDraft)
@@ -78,6 +79,8 @@ func (c SpecConfig) validate() error {
 		return fmt.Errorf("actors: draft p-min %v is outside [0, 1]", c.DraftPMin)
 	case c.DraftMax < 1 || c.DraftMax > MaxDraftTokens:
 		return fmt.Errorf("actors: draft max %d is outside [1, %d]", c.DraftMax, MaxDraftTokens)
+	case c.On() && maxLen > 0 && c.DraftMax >= maxLen:
+		return fmt.Errorf("actors: draft max %d is not shorter than the context (%d tokens)", c.DraftMax, maxLen)
 	case c.DraftMin < 1 || c.DraftMin > c.DraftMax:
 		return fmt.Errorf("actors: draft min %d is outside [1, draft max %d]", c.DraftMin, c.DraftMax)
 	case c.MaxSeqs < -1:
@@ -103,6 +106,8 @@ func (r *Runtime) checkSpeculative(p *messages.SpeculativeParams) error {
 		return bad("speculative", "speculative decoding is off on this server (start it with --spec-type %s)", SpecNGram)
 	case p.NMax < 0 || p.NMax > MaxDraftTokens:
 		return bad("speculative.n_max", "speculative.n_max %d is outside [0, %d]", p.NMax, MaxDraftTokens)
+	case p.NMax >= r.cfg.MaxModelLen:
+		return bad("speculative.n_max", "speculative.n_max %d is not shorter than the context (%d tokens)", p.NMax, r.cfg.MaxModelLen)
 	case p.NMin < 0 || p.NMin > MaxDraftTokens:
 		return bad("speculative.n_min", "speculative.n_min %d is outside [0, %d]", p.NMin, MaxDraftTokens)
 	case p.NMax > 0 && p.NMin > p.NMax:

@@ -37,6 +37,16 @@ type draftState struct {
 	// pre is the sequence's preemption count when it sent its last step
 	// request: a draft a preemption dropped is no reason to back off.
 	pre, lastBackoff int
+	// busy: the last step result said the device verifies no draft now
+	// (StepResult.NoDraft: more sequences run than SpecMaxSeqs), so the
+	// sequence proposes none, asks its draft model for none (not even the
+	// look-ahead) and steps as plain decoding until a result says otherwise.
+	busy bool
+	// misses counts the draft model's drafts in a row of which no token
+	// was accepted: from the second, the sequence skips asking for 1, 2,
+	// 4 ... (at most maxDraftBackOff) steps, since a draft pass and a
+	// verified row that are thrown away cost more than they save.
+	misses int
 }
 
 // newDraftState is the draft state of sequence id of req, off when the
@@ -69,6 +79,10 @@ func (d *draftState) release(ctx actor.Context) {
 // draft device first; the step request follows its reply (onDraft).
 func (s *sequence) next(ctx actor.Context) {
 	d := &s.draft
+	if d.busy {
+		s.step(ctx, nil, nil)
+		return
+	}
 	k := s.draftLen()
 	if d.device != nil {
 		if d.skip > 0 && s.preemptions != d.pre { // preempted, not dropped
@@ -159,18 +173,27 @@ func (s *sequence) step(ctx actor.Context, draft []int32, q []messages.DraftDist
 	ctx.Request(s.batcher, &messages.StepRequest{SeqID: s.id, Mask: s.stepMask(s.mask), Draft: draft, DraftMasks: masks})
 }
 
-// adapt sets the next draft length from a verified draft's outcome: a
+// adapt sets the next draft length from a verified draft's outcome (and
+// notes whether the device verifies drafts now, busy: see draftState.busy): a
 // draft wholly accepted doubles it (up to k), a rejection sets it to one
 // more than was accepted (at least least), so the rows a step verifies in
 // vain stay few while the proposer is wrong.
-func (d *draftState) adapt(drafted, accepted int) {
+func (d *draftState) adapt(drafted, accepted int, busy bool) {
+	if d.busy = busy && d.k > 0; d.busy {
+		d.sent = 0 // dropped for the load, which busy follows: no back-off
+	}
 	d.backOff(drafted)
 	switch {
 	case drafted == 0:
 	case accepted == drafted:
-		d.cur = min(d.k, 2*d.cur)
+		d.cur, d.misses = min(d.k, 2*d.cur), 0
 	default:
 		d.cur = max(d.least, accepted+1)
+		if accepted > 0 || d.device == nil {
+			d.misses = 0
+		} else if d.misses++; d.misses >= 2 {
+			d.skip = min(1<<min(d.misses-2, 5), maxDraftBackOff)
+		}
 	}
 }
 

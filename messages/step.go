@@ -80,6 +80,11 @@ type StepResult struct {
 	// the sequence and those it accepted (0 without speculation).
 	Drafted  int `msgpack:"drafted,omitempty"`
 	Accepted int `msgpack:"accepted,omitempty"`
+	// NoDraft: the device runs more sequences than it verifies drafts for
+	// (the runtime's speculative max seqs), so a draft sent with the
+	// sequence's next step would be dropped: the sequence proposes none
+	// until a result without it.
+	NoDraft bool `msgpack:"no_draft,omitempty"`
 }
 
 // Preemption modes.

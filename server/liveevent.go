@@ -12,15 +12,18 @@ import (
 // Rates and means are over the time since the previous event; counters
 // are totals since the server started.
 type liveEvent struct {
-	Time         int64        `json:"time"`         // Unix milliseconds
-	IntervalSec  float64      `json:"interval_s"`   // since the previous event; 0 for the first
-	InFlight     int          `json:"in_flight"`    // requests admitted by the front (running or queued)
-	TokensPerSec float64      `json:"tokens_per_s"` // tokens sampled per second, all devices
-	TTFTms       *float64     `json:"ttft_ms"`      // mean time to first token of the requests that got it; null: none
-	ITLms        *float64     `json:"itl_ms"`       // mean inter-token latency; null: no token
-	Devices      []liveDevice `json:"devices"`
-	Cluster      *liveCluster `json:"cluster,omitempty"` // only on a cluster member
-	Error        string       `json:"error,omitempty"`   // the runtime did not answer
+	Time         int64    `json:"time"`         // Unix milliseconds
+	IntervalSec  float64  `json:"interval_s"`   // since the previous event; 0 for the first
+	InFlight     int      `json:"in_flight"`    // requests admitted by the front (running or queued)
+	TokensPerSec float64  `json:"tokens_per_s"` // tokens sampled per second, all devices
+	TTFTms       *float64 `json:"ttft_ms"`      // mean time to first token of the requests that got it; null: none
+	ITLms        *float64 `json:"itl_ms"`       // mean inter-token latency; null: no token
+	// SpecAcceptance is the fraction of the draft tokens verified in the
+	// interval that were accepted (speculative decoding); absent: none.
+	SpecAcceptance *float64     `json:"spec_acceptance,omitempty"`
+	Devices        []liveDevice `json:"devices"`
+	Cluster        *liveCluster `json:"cluster,omitempty"` // only on a cluster member
+	Error          string       `json:"error,omitempty"`   // the runtime did not answer
 
 	// Pipeline is only on a pipeline's head (stages.go).
 	Pipeline *livePipeline `json:"pipeline,omitempty"`
@@ -75,6 +78,12 @@ func newLiveEvent(prev, cur *liveReading) *liveEvent {
 		ev.IntervalSec = dt
 		ev.TTFTms = cur.ttft.meanSince(prev.ttft, 1e3)
 		ev.ITLms = cur.itl.meanSince(prev.itl, 1e3)
+	}
+	if st := cur.stats; st != nil && prev != nil && prev.stats != nil {
+		if n := st.SpecDraftTokens - prev.stats.SpecDraftTokens; n > 0 {
+			v := float64(st.SpecAcceptedTokens-prev.stats.SpecAcceptedTokens) / float64(n)
+			ev.SpecAcceptance = &v
+		}
 	}
 	if cur.stats != nil {
 		for i, d := range cur.stats.Devices {

@@ -20,10 +20,10 @@ func TestNewLiveEvent(t *testing.T) {
 		return messages.DeviceStats{Running: 2, Waiting: 1, Swapped: 3, NumBlocks: 100, NumFreeBlocks: 70, NumCachedBlocks: 20,
 			Preemptions: 4, Steps: steps, StepTokens: tokens, StepSeqs: seqs, Samples: samples, ForwardNanos: nanos}
 	}
-	prev := &liveReading{at: t0, stats: &messages.Stats{Devices: []messages.DeviceStats{dev(10, 100, 20, 20, 50e6)}},
+	prev := &liveReading{at: t0, stats: &messages.Stats{Devices: []messages.DeviceStats{dev(10, 100, 20, 20, 50e6)}, SpecDraftTokens: 40, SpecAcceptedTokens: 10},
 		ttft: meanReading{sum: 1, n: 2}, itl: meanReading{sum: 0.5, n: 100}}
 	cur := &liveReading{at: t0.Add(500 * time.Millisecond), inFlight: 3,
-		stats: &messages.Stats{Devices: []messages.DeviceStats{dev(20, 300, 60, 60, 70e6)}},
+		stats: &messages.Stats{Devices: []messages.DeviceStats{dev(20, 300, 60, 60, 70e6)}, SpecDraftTokens: 50, SpecAcceptedTokens: 16},
 		ttft:  meanReading{sum: 1.25, n: 4}, itl: meanReading{sum: 0.5, n: 100},
 		cluster: &cluster.Stats{Members: 2, Refused: 1, PlacedLocal: 5, PlacedRemote: 6, Overflowed: 7, Failovers: 8},
 		members: []cluster.Member{{Address: "a:1", Self: true, Running: 2, Waiting: 1, KVCacheUsage: 0.3}}}
@@ -37,7 +37,7 @@ func TestNewLiveEvent(t *testing.T) {
 		want      *liveEvent
 	}{
 		{"first", nil, prev, &liveEvent{Time: 1000000, Devices: []liveDevice{idle}}},
-		{"interval", prev, cur, &liveEvent{Time: 1000500, IntervalSec: 0.5, InFlight: 3, TokensPerSec: 80, TTFTms: f64(125), ITLms: nil,
+		{"interval", prev, cur, &liveEvent{Time: 1000500, IntervalSec: 0.5, InFlight: 3, TokensPerSec: 80, TTFTms: f64(125), ITLms: nil, SpecAcceptance: f64(0.6),
 			Devices: []liveDevice{busy},
 			Cluster: &liveCluster{Members: []liveMember{{Address: "a:1", Self: true, Running: 2, Waiting: 1, KVCacheUsage: 0.3}},
 				Refused: 1, PlacedLocal: 5, PlacedRemote: 6, Overflows: 7, Failovers: 8}}},

@@ -18,7 +18,7 @@ type specStats struct {
 // blocks, and none while more than SpecMaxSeqs sequences run.
 func (s *Scheduler) scheduleDraft(p *Plan, q *Seq, budget int) int {
 	d := min(len(q.Draft), budget, q.MaxLen-len(q.Tokens)-1)
-	if s.cfg.SpecMaxSeqs > 0 && len(s.running) > s.cfg.SpecMaxSeqs {
+	if s.SpecBusy() {
 		d = 0
 	}
 	if d <= 0 || !s.blocks.CanAppendTokens(q.ID, d) {
@@ -29,6 +29,12 @@ func (s *Scheduler) scheduleDraft(p *Plan, q *Seq, budget int) int {
 	}
 	p.Chunks[len(p.Chunks)-1].Draft = d
 	return d
+}
+
+// SpecBusy reports whether more than SpecMaxSeqs sequences run, so that
+// the next plan verifies no draft.
+func (s *Scheduler) SpecBusy() bool {
+	return s.cfg.SpecMaxSeqs > 0 && len(s.running) > s.cfg.SpecMaxSeqs
 }
 
 // verify gives q the tokens of its chunk c's run, whose samples start at

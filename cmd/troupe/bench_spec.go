@@ -35,6 +35,8 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	pMin := fs.Float64("draft-p-min", 0, "the draft model stops drafting below this probability (0: never)")
 	temp := fs.Float64("temp", 0, "sampling temperature (0: greedy); sampled requests verify a draft model's drafts by rejection sampling")
 	seed := fs.Uint64("seed", 1, "seed of the first sampled request (request i: seed+i)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the runs (not the loads) to this file")
+	repeat := fs.Int("repeat", 1, "run the modes this many times, alternating (off, n-gram, draft model, off, ...): pairs that cut a loaded machine's noise")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -81,6 +83,11 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	stopProfile, err := startProfile(*profile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	fmt.Fprintf(stdout, "| B | speculation | tok/s | draft tokens | accepted | acceptance | mean accepted length | steps | CPU ms/token |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, b := range pl {
 		prompts := make([][]int32, b)
@@ -88,7 +95,8 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 			prompts[i] = ids
 		}
 		var off float64
-		for _, mode := range modes {
+		for i := range max(*repeat, 1) * len(modes) {
+			mode := modes[i%len(modes)]
 			o := bench.SpecOptions{Prompts: prompts, MaxTokens: *n, Workers: *threads, Spec: mode}
 			if *temp > 0 {
 				o.Sampling = &messages.SamplingParams{Temperature: float32(*temp), Seed: *seed}
@@ -107,7 +115,7 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 			} else {
 				off = r.TPS()
 			}
-			fmt.Fprintf(stdout, "| %d | %s | %s | %d | %d | %.1f%% | %.2f | %d | %.1f |\n", b, name, strings.TrimSpace(speed),
+			fmt.Fprintf(stdout, "| %d | %s | %s | %d | %d | %.1f%% | %.2f | %d | %.3g |\n", b, name, strings.TrimSpace(speed),
 				r.DraftTokens, r.Accepted, 100*r.AcceptanceRate(), r.MeanAcceptedLength(), r.Steps,
 				float64(r.CPU.Microseconds())/1000/float64(max(r.Tokens, 1)))
 		}

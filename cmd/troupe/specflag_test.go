@@ -96,6 +96,11 @@ func TestBenchSpec(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "| 1 | draft-simple |") || !strings.Contains(out, "| 100.0% |") {
 		t.Errorf("--model-draft: exit %d (%s), want a draft-simple row with 100%% acceptance:\n%s", code, errOut, out)
 	}
+	// --repeat alternates the modes: off, ngram-simple, off, ngram-simple.
+	out, errOut, code = troupe(t, "bench", "spec", "-m", stories, "-p", "Once upon a time", "-n", "8", "--npl", "1", "--repeat", "2")
+	if got := strings.Count(out, "| 1 | off |") + strings.Count(out, "| 1 | ngram-simple |"); code != 0 || got != 4 {
+		t.Errorf("--repeat 2: exit %d (%s), %d rows, want 4:\n%s", code, errOut, got, out)
+	}
 	if _, errOut, code := troupe(t, "bench", "spec", "-m", stories); code != 2 || !strings.Contains(errOut, "-p PROMPT") {
 		t.Errorf("no prompt: exit %d, %q", code, errOut)
 	}
