@@ -23,13 +23,21 @@ var loraIDs = []int32{1, 15, 30, 100, 200, 7, 42, 300, 11, 400, 5, 99}
 // llama.cpp (troupe synth --lora-of base --rank --alpha --seed) and opens it.
 func writeAdapter(t testing.TB, base string, rank int, alpha float32, seed uint64) *lora.Adapter {
 	t.Helper()
+	return writeAdapterWith(t, base, synth.LoRAOptions{Rank: rank, Alpha: alpha, Seed: seed})
+}
+
+// writeAdapterWith is writeAdapter with all of synth's options (o.Base is
+// set to base's file).
+func writeAdapterWith(t testing.TB, base string, o synth.LoRAOptions) *lora.Adapter {
+	t.Helper()
 	bf, err := gguf.Open(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bf.Close()
+	o.Base = bf
 	path := filepath.Join(t.TempDir(), "adapter.gguf")
-	if _, err := synth.WriteLoRA(path, synth.LoRAOptions{Base: bf, Rank: rank, Alpha: alpha, Seed: seed}); err != nil {
+	if _, err := synth.WriteLoRA(path, o); err != nil {
 		t.Fatal(err)
 	}
 	a, err := lora.Open(path)
