@@ -27,29 +27,29 @@ import (
 //   - tinyllama-1.1b: a TinyLlama-1.1B-shape Q4_0 base (written once by
 //     synth into $TROUPE_BENCH_MODELS, default the user cache's
 //     troupe-bench, as `troupe synth --shape tinyllama-1.1b --type Q4_0`
-//     writes it), q, k, v and o adapted, as adapters usually are: 8 MB
-//     of F16 adapter per step each against about 600 MB of base.
+//     writes it), q, k, v and o adapted, as adapters usually are: 72 MB
+//     of F16 adapters a step (144 MB in F32) against 637 MB of base.
 func BenchmarkLoRADecode(b *testing.B) {
 	all := synth.LoRATargets
 	attn := []string{"attn_q", "attn_k", "attn_v", "attn_output"}
 	for _, typ := range []compute.DType{compute.F32, compute.F16} {
 		b.Run("tiny/"+typ.String(), func(b *testing.B) {
-			benchLoRADecode(b, filepath.Join(modelsDir(b), "synthetic-more", "synth-llama-hd64-Q4_0.gguf"), typ, all, true)
+			benchLoRADecode(b, filepath.Join(modelsDir(b), "synthetic-more", "synth-llama-hd64-Q4_0.gguf"), typ, all, true, 1)
 		})
 	}
 	for _, typ := range []compute.DType{compute.F32, compute.F16} {
 		b.Run("tinyllama-1.1b/"+typ.String(), func(b *testing.B) {
-			benchLoRADecode(b, benchSynthModel(b, "tinyllama-1.1b", "Q4_0"), typ, attn, false)
+			benchLoRADecode(b, benchSynthModel(b, "tinyllama-1.1b", "Q4_0"), typ, attn, false, 4)
 		})
 	}
 }
 
 // benchLoRADecode is BenchmarkLoRADecode on the model at path, with
-// adapters of typ over targets. With prefill the sequences' 63 context
+// adapters of typ over targets, pairs of steps (without, with) per op. With prefill the sequences' 63 context
 // tokens are decoded first; without, the cache stays zero (attention's
 // work is the same: the step reads 64 positions either way), sparing a
 // large model's prefill.
-func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []string, prefill bool) {
+func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []string, prefill bool, pairs int) {
 	const seqs, ctxLen, adapters = 16, 64, 8
 	m, err := model.Open(path)
 	if err != nil {
@@ -90,25 +90,37 @@ func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []str
 	for s := range seqs {
 		mixed = append(mixed, []lora.Scaled{{Adapter: ads[s%adapters], Scale: 1}})
 	}
+	// One step of each first: the mapped weights' first reads (page
+	// faults) would otherwise fall on the first timed step.
+	for _, l := range [][][]lora.Scaled{nil, mixed} {
+		step.LoRA = l
+		if err := m.Forward(st, step, cache, logits); err != nil {
+			b.Fatal(err)
+		}
+	}
 	// Steps with and without the adapters alternate, so that a loaded
-	// machine slows both alike; the ratio is the figure to read.
+	// machine slows both alike; the ratio is the figure to read. pairs of
+	// them per op, so that a large model's second-long steps still give
+	// each run several.
 	var with, without time.Duration
 	for b.Loop() {
-		for _, l := range [][][]lora.Scaled{nil, mixed} {
-			step.LoRA = l
-			start := time.Now()
-			if err := m.Forward(st, step, cache, logits); err != nil {
-				b.Fatal(err)
-			}
-			if l == nil {
-				without += time.Since(start)
-			} else {
-				with += time.Since(start)
+		for range pairs {
+			for _, l := range [][][]lora.Scaled{nil, mixed} {
+				step.LoRA = l
+				start := time.Now()
+				if err := m.Forward(st, step, cache, logits); err != nil {
+					b.Fatal(err)
+				}
+				if l == nil {
+					without += time.Since(start)
+				} else {
+					with += time.Since(start)
+				}
 			}
 		}
 	}
-	b.ReportMetric(float64(seqs*b.N)/without.Seconds(), "tok/s-base")
-	b.ReportMetric(float64(seqs*b.N)/with.Seconds(), "tok/s-lora")
+	b.ReportMetric(float64(seqs*pairs*b.N)/without.Seconds(), "tok/s-base")
+	b.ReportMetric(float64(seqs*pairs*b.N)/with.Seconds(), "tok/s-lora")
 	b.ReportMetric(without.Seconds()/with.Seconds(), "lora/base")
 }
 
