@@ -1,6 +1,9 @@
 package compute
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // LowRank is the B matrix (out, rank) of a low-rank update B·(A·x) (a LoRA
 // adapter's lora_b), held for AddCols: in panels of 16 output columns, each
@@ -15,10 +18,15 @@ import "fmt"
 //	MatMul(y, t, 1, b); out[c] += float32(y[c]·scale)
 //
 // A LowRank is immutable and safe for concurrent use.
+//
+// F16 B stays f16 in its panels (half the bytes to read), widened as
+// AddCols reads it: f16 to float32 is exact, so the bits are those of
+// float32 panels of the same values.
 type LowRank struct {
 	rank, out int
-	f16       bool      // B is F16: t is rounded to f16 first, as floatActs does
-	panel     []float32 // (⌈out/16⌉, rank, 16): Bᵀ by panels of 16 columns, zero past out
+	f16       bool      // B is F16: t is rounded to f16 first, as floatActs does; the panels are half
+	panel     []float32 // (⌈out/16⌉, rank, 16): Bᵀ by panels of 16 columns, zero past out (F32 B)
+	half      []uint16  // the same as f16 values (F16 B)
 }
 
 // NewLowRank rearranges b, an F32 or F16 tensor of shape (out, rank), for
@@ -31,12 +39,22 @@ func NewLowRank(b *Tensor) (*LowRank, error) {
 	if rb := b.RowBytes(); len(b.Data) < out*rb {
 		return nil, fmt.Errorf("compute: low-rank %s: %d bytes of data, want %d", b.Name, len(b.Data), out*rb)
 	}
-	l := &LowRank{rank: rank, out: out, f16: b.Type == F16, panel: make([]float32, (out+15)/16*rank*16)}
+	n := (out + 15) / 16 * rank * 16
+	l := &LowRank{rank: rank, out: out, f16: b.Type == F16}
+	if l.f16 {
+		l.half = make([]uint16, n)
+	} else {
+		l.panel = make([]float32, n)
+	}
 	for c := range out {
 		row := b.Row(c)
 		base := c/16*rank*16 + c%16
 		for r := range rank {
-			l.panel[base+16*r] = weightAt(b.Type, row, r)
+			if l.f16 {
+				l.half[base+16*r] = binary.LittleEndian.Uint16(row[2*r:])
+			} else {
+				l.panel[base+16*r] = weightAt(b.Type, row, r)
+			}
 		}
 	}
 	return l, nil
@@ -70,13 +88,27 @@ func (l *LowRank) AddCols(out, t []float32, scale float32, c0, c1 int) {
 	}
 	t = t[:l.rank]
 	first := min(c1, (c0+15)/16*16) // the first whole panel's column
-	lowRankRef(l.panel, t, out, c0, first, scale)
+	l.ref(t, out, c0, first, scale)
 	if full := (c1 - first) / 16; full > 0 {
-		n := lowRankAsm(l.panel[first*l.rank:], t, out[first:], full, scale)
-		lowRankRef(l.panel, t, out, first+n*16, first+full*16, scale)
+		var n int
+		if l.f16 {
+			n = lowRankF16Asm(l.half[first*l.rank:], t, out[first:], full, scale)
+		} else {
+			n = lowRankAsm(l.panel[first*l.rank:], t, out[first:], full, scale)
+		}
+		l.ref(t, out, first+n*16, first+full*16, scale)
 		first += full * 16
 	}
-	lowRankRef(l.panel, t, out, first, c1, scale)
+	l.ref(t, out, first, c1, scale)
+}
+
+// ref is AddCols's Go arithmetic for output columns [c0, c1).
+func (l *LowRank) ref(t, out []float32, c0, c1 int, scale float32) {
+	if l.f16 {
+		lowRankRefF16(l.half, t, out, c0, c1, scale)
+	} else {
+		lowRankRef(l.panel, t, out, c0, c1, scale)
+	}
 }
 
 // lowRankRef is AddCols's arithmetic for output columns [c0, c1): dotFloat's
@@ -95,6 +127,27 @@ func lowRankRef(panel, t, out []float32, c0, c1 int, scale float32) {
 		y := sumLanes(&acc)
 		for i := k0; i < rank; i++ {
 			y = fmaExact32(w[16*i], t[i], y)
+		}
+		out[c] += float32(y * scale) // rounded, then added (never fused)
+	}
+}
+
+// lowRankRefF16 is lowRankRef over f16 panels, each value widened
+// (exactly) to float32 as it is read.
+func lowRankRefF16(panel []uint16, t, out []float32, c0, c1 int, scale float32) {
+	rank := len(t)
+	k0 := rank / 16 * 16
+	for c := c0; c < c1; c++ {
+		w := panel[c/16*rank*16+c%16:]
+		var acc [16]float32
+		for s := 0; s < k0; s += 16 {
+			for l := range acc {
+				acc[l] = fmaExact32(FP16ToFP32(w[16*(s+l)]), t[s+l], acc[l])
+			}
+		}
+		y := sumLanes(&acc)
+		for i := k0; i < rank; i++ {
+			y = fmaExact32(FP16ToFP32(w[16*i]), t[i], y)
 		}
 		out[c] += float32(y * scale) // rounded, then added (never fused)
 	}

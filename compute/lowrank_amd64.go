@@ -21,3 +21,20 @@ func lowRankAsm(panel, t, out []float32, full int, scale float32) int {
 	lowRankAVX2(&panel[0], &t[0], &out[0], full, rank/16, rank%16, scale)
 	return full
 }
+
+// lowRankF16AVX2 is lowRankAVX2 over f16 panels (VCVTPH2PS widens each
+// value, exactly, before its multiply-add).
+//
+//go:noescape
+func lowRankF16AVX2(p *uint16, t, out *float32, nb, nk, tail int, scale float32)
+
+// lowRankF16Asm is lowRankAsm over f16 panels.
+func lowRankF16Asm(panel []uint16, t, out []float32, full int, scale float32) int {
+	if hostISA < AVX2 || full == 0 || len(t) == 0 {
+		return 0
+	}
+	rank := len(t)
+	_, _ = panel[full*rank*16-1], out[full*16-1]
+	lowRankF16AVX2(&panel[0], &t[0], &out[0], full, rank/16, rank%16, scale)
+	return full
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -23,13 +24,21 @@ var loraIDs = []int32{1, 15, 30, 100, 200, 7, 42, 300, 11, 400, 5, 99}
 // llama.cpp (troupe synth --lora-of base --rank --alpha --seed) and opens it.
 func writeAdapter(t testing.TB, base string, rank int, alpha float32, seed uint64) *lora.Adapter {
 	t.Helper()
+	return writeAdapterWith(t, base, synth.LoRAOptions{Rank: rank, Alpha: alpha, Seed: seed})
+}
+
+// writeAdapterWith is writeAdapter with all of synth's options (o.Base is
+// set to base's file).
+func writeAdapterWith(t testing.TB, base string, o synth.LoRAOptions) *lora.Adapter {
+	t.Helper()
 	bf, err := gguf.Open(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bf.Close()
+	o.Base = bf
 	path := filepath.Join(t.TempDir(), "adapter.gguf")
-	if _, err := synth.WriteLoRA(path, synth.LoRAOptions{Base: bf, Rank: rank, Alpha: alpha, Seed: seed}); err != nil {
+	if _, err := synth.WriteLoRA(path, o); err != nil {
 		t.Fatal(err)
 	}
 	a, err := lora.Open(path)
@@ -180,13 +189,21 @@ func TestLoRAMixedBatch(t *testing.T) {
 	}
 	defer m.Close()
 	a, b := writeAdapter(t, path, 8, 16, 1), writeAdapter(t, path, 4, 0, 2)
-	seqs := [][]int32{loraIDs, loraIDs[:5], loraIDs[3:], loraIDs, loraIDs[1:9]}
+	// h: a's values rounded to f16, in an F16 file (B's panels kept f16).
+	h := writeAdapterWith(t, path, synth.LoRAOptions{Rank: 8, Alpha: 16, Seed: 1, Type: compute.F16})
+	for name, p := range h.Weights {
+		if p.A.Type != compute.F16 || p.B.Type != compute.F16 {
+			t.Fatalf("F16 adapter: %s is %s, %s", name, p.A.Type, p.B.Type)
+		}
+	}
+	seqs := [][]int32{loraIDs, loraIDs[:5], loraIDs[3:], loraIDs, loraIDs[1:9], loraIDs}
 	loras := [][]lora.Scaled{
 		{{Adapter: a, Scale: 0.75}},
 		nil,
 		{{Adapter: b, Scale: 1}},
 		{{Adapter: a, Scale: 0.75}, {Adapter: b, Scale: -0.5}},
 		{{Adapter: a, Scale: 2}},
+		{{Adapter: h, Scale: 0.75}},
 	}
 	together := forwardSeqs(t, m, seqs, loras)
 	for i := range seqs {
@@ -197,6 +214,23 @@ func TestLoRAMixedBatch(t *testing.T) {
 	}
 	if slices.Equal(together[0], together[3]) {
 		t.Error("sequences 0 and 3 (one adapter, two) have the same logits")
+	}
+	// The F16 adapter is a with its values rounded: logits near a's
+	// (within the rounding's effect), not the same bits.
+	if slices.Equal(together[0], together[5]) {
+		t.Error("the F16 adapter's logits are the F32 one's bits: rounding to f16 changed nothing")
+	}
+	var worst, mean, sq float64
+	for i, v := range together[0] {
+		worst = max(worst, math.Abs(float64(v-together[5][i])))
+		mean += float64(v)
+		sq += float64(v) * float64(v)
+	}
+	n := float64(len(together[0]))
+	std := math.Sqrt(sq/n - (mean/n)*(mean/n))
+	t.Logf("F16 adapter against F32: max |Δ| / std %.2e", worst/std)
+	if worst > 1e-2*std {
+		t.Errorf("F16 adapter against F32: max |Δ| %g, logits' std %g", worst, std)
 	}
 }
 

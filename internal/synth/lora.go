@@ -25,9 +25,12 @@ type LoRAOptions struct {
 	Alpha   float32    // adapter.lora.alpha; 0: none (the scale applies as given)
 	Targets []string   // weight kinds adapted in every block ("attn_q", ...); nil: LoRATargets
 	Seed    uint64
+	// Type is the tensors' type: compute.F32 (the zero value) or
+	// compute.F16 (llama.cpp's convert_lora_to_gguf.py's default).
+	Type compute.DType
 }
 
-// WriteLoRA writes a LoRA adapter of random F32 weights for o.Base in
+// WriteLoRA writes a LoRA adapter of random F32 (or o.Type) weights for o.Base in
 // llama.cpp's GGUF format (general.type adapter, adapter.type lora) to
 // path, and returns the number of weights it adapts. A's values have
 // variance 1/in and B's 1/(100·rank): B·A·x is about a tenth of x, a
@@ -36,6 +39,10 @@ func WriteLoRA(path string, o LoRAOptions) (int, error) {
 	arch, _ := o.Base.String("general.architecture")
 	if o.Rank < 1 {
 		return 0, fmt.Errorf("synth: lora rank %d: want at least 1", o.Rank)
+	}
+	typ := o.Type // compute.F32 is the zero value
+	if typ != compute.F32 && typ != compute.F16 {
+		return 0, fmt.Errorf("synth: lora type %s: want F32 or F16", typ)
 	}
 	targets := o.Targets
 	if targets == nil {
@@ -57,10 +64,13 @@ func WriteLoRA(path string, o LoRAOptions) (int, error) {
 		base := strings.TrimSuffix(ti.Name, ".weight") + ".weight"
 		a := randomF32(o.Seed, base+".lora_a", in*o.Rank, 1/math.Sqrt(float64(in)))
 		b := randomF32(o.Seed, base+".lora_b", o.Rank*out, 0.1/math.Sqrt(float64(o.Rank)))
-		if err := gw.AddTensor(base+".lora_a", compute.F32, []int{in, o.Rank}, a); err != nil {
+		if typ == compute.F16 {
+			a, b = toF16(a), toF16(b)
+		}
+		if err := gw.AddTensor(base+".lora_a", typ, []int{in, o.Rank}, a); err != nil {
 			return 0, fmt.Errorf("synth: %w", err)
 		}
-		if err := gw.AddTensor(base+".lora_b", compute.F32, []int{o.Rank, out}, b); err != nil {
+		if err := gw.AddTensor(base+".lora_b", typ, []int{o.Rank, out}, b); err != nil {
 			return 0, fmt.Errorf("synth: %w", err)
 		}
 		n++
@@ -95,6 +105,15 @@ func randomF32(seed uint64, name string, n int, std float64) []byte {
 	out := make([]byte, 4*n)
 	for i := range n {
 		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(rng.NormFloat64()*std)))
+	}
+	return out
+}
+
+// toF16 rounds little-endian float32 bytes to little-endian f16 bytes.
+func toF16(f []byte) []byte {
+	out := make([]byte, len(f)/2)
+	for i := range len(f) / 4 {
+		binary.LittleEndian.PutUint16(out[2*i:], compute.FP32ToFP16(math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:]))))
 	}
 	return out
 }
