@@ -247,10 +247,11 @@ func (p *Projector) Deepstack() int {
 func (p *Projector) MaxImageBytes() int { return p.Limits.MaxBytes }
 
 // Check refuses a projector whose output width is not embedDim, the
-// language model's embedding width (ErrMismatch).
+// language model's input width (model.Config.InputDim: the embedding
+// width, times 1 + the deepstack layers for Qwen3-VL) (ErrMismatch).
 func (p *Projector) Check(embedDim int) error {
 	if p.Dim() != embedDim {
-		return fmt.Errorf("%w: the %s projector's output width is %d, the model's embedding width %d", ErrMismatch, p.typ, p.Dim(), embedDim)
+		return fmt.Errorf("%w: the %s projector's output width is %d, the model's input width %d", ErrMismatch, p.typ, p.Dim(), embedDim)
 	}
 	return nil
 }
