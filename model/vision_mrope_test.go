@@ -126,7 +126,8 @@ func TestVisionLogitsParityMRoPE(t *testing.T) {
 // random qwen3vl-tiny projector (rows of 3·256 values: the merger's, then
 // two deepstack layers'), against llama.cpp b10573's mtmd. Besides the
 // plain positions, the image rows without their deepstack slices must
-// differ far beyond the bound, so deepstack reaches the logits.
+// differ far beyond the bound, so deepstack reaches the logits, and so
+// must the sections taken one after another (not interleaved).
 func TestVisionLogitsParityQwen3VL(t *testing.T) {
 	mropeParity(t, "qwen3vl-tiny", "qwen3vl-tiny", 5e-3, 7e-3)
 }
@@ -253,6 +254,16 @@ func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound fl
 	}
 	if !slices.Equal(gen, ref.gen) {
 		t.Errorf("greedy ids %v, llama.cpp's %v", gen, ref.gen)
+	}
+	if c := &m.Config; c.RopeInterleaved {
+		c.RopeInterleaved = false // the sections one after another, as qwen2vl's
+		seq, _ := mropeForward(t, m, ref.ids, pos, ref.emb, 0)
+		c.RopeInterleaved = true
+		off, _ := worstRelAbs(seq, ref.logits, vocab)
+		t.Logf("%.2e with the sections not interleaved", off)
+		if off < 10*imageBound {
+			t.Errorf("sections not interleaved: %.2e, want far more than the bound: IMROPE does not reach the logits", off)
+		}
 	}
 	if c := &m.Config; c.Deepstack > 0 {
 		flat := slices.Clone(ref.emb)
