@@ -24,14 +24,21 @@ import (
 // width (seed 1).
 func qwenVL(t *testing.T) (*model.Model, *vision.Projector) {
 	t.Helper()
+	return qwenVLPair(t, "qwen2vl-tiny", "qwen2.5vl-tiny")
+}
+
+// qwenVLPair is the text model textShape (F32, stories260K's vocabulary,
+// seed 11) and a projShape projector of its width (seed 1).
+func qwenVLPair(t *testing.T, textShape, projShape string) (*model.Model, *vision.Projector) {
+	t.Helper()
 	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	shape, _ := synth.LookupShape("qwen2vl-tiny")
+	shape, _ := synth.LookupShape(textShape)
 	ft, _ := synth.LookupFileType("F32")
-	path := filepath.Join(t.TempDir(), "qwen2vl-tiny.gguf")
+	path := filepath.Join(t.TempDir(), textShape+".gguf")
 	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 11, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +47,7 @@ func qwenVL(t *testing.T) (*model.Model, *vision.Projector) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	ps, _ := synth.LookupProjectorShape("qwen2.5vl-tiny")
+	ps, _ := synth.LookupProjectorShape(projShape)
 	ppath := filepath.Join(t.TempDir(), "mmproj.gguf")
 	if err := synth.WriteProjector(ppath, synth.ProjectorOptions{Shape: ps, TextDim: m.Config.Dim, Seed: 1}); err != nil {
 		t.Fatal(err)
@@ -64,7 +71,66 @@ func qwenVL(t *testing.T) (*model.Model, *vision.Projector) {
 func TestImageMRoPE(t *testing.T) {
 	noLeaks(t)
 	m, proj := qwenVL(t)
-	ref := filepath.Join("..", "model", "vision", "testdata", "logits", "qwen2vl-tiny-qwen2.5vl-tiny")
+	// Measured off by 4.1e-4, and by 5.2e-3 with plain positions (the
+	// steps without RopePositions).
+	imageMRoPE(t, m, proj, "qwen2vl-tiny-qwen2.5vl-tiny", 1.5e-3)
+
+	// Disagreeing pairs.
+	sys := newSystem(t)
+	stories := openModel(t, "stories260K.gguf")
+	ps, _ := synth.LookupProjectorShape("qwen2.5vl-tiny")
+	ppath := filepath.Join(t.TempDir(), "mmproj64.gguf")
+	if err := synth.WriteProjector(ppath, synth.ProjectorOptions{Shape: ps, TextDim: stories.Config.Dim, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	proj64, err := vision.Open(ppath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proj64.Close()
+	for _, tc := range []struct {
+		name string
+		m    *model.Model
+		enc  actors.ImageEncoder
+	}{
+		{"stories260K+qwen2.5vl", stories, proj64},
+		{"qwen2vl+fake", m, &fakeEncoder{dim: m.Config.Dim, rows: 3}},
+	} {
+		if _, err := actors.Start(sys, tc.m, actors.Config{Encoder: tc.enc, NewBackend: backend.For(tc.m, backend.DeviceCPU)}); err == nil || !strings.Contains(err.Error(), "M-RoPE") {
+			t.Errorf("%s: %v, want an M-RoPE mismatch", tc.name, err)
+		}
+	}
+}
+
+// TestImageQwen3VL is TestImageMRoPE for Qwen3-VL (qwen3vl-tiny and its
+// projector: interleaved M-RoPE, image rows of 3·256 values carrying two
+// deepstack slices through the runtime to the model); a Qwen2.5-VL
+// projector (rows of 256) is refused at Start by the qwen3vl model, and
+// the Qwen3-VL projector by the qwen2vl model, naming the input width.
+func TestImageQwen3VL(t *testing.T) {
+	noLeaks(t)
+	m, proj := qwenVLPair(t, "qwen3vl-tiny", "qwen3vl-tiny")
+	imageMRoPE(t, m, proj, "qwen3vl-tiny-qwen3vl-tiny", 1.5e-3) // measured off by 4.7e-4
+
+	sys := newSystem(t)
+	m2, proj25 := qwenVL(t)
+	for _, tc := range []struct {
+		name string
+		m    *model.Model
+		enc  actors.ImageEncoder
+	}{{"qwen3vl+qwen2.5vl", m, proj25}, {"qwen2vl+qwen3vl", m2, proj}} {
+		if _, err := actors.Start(sys, tc.m, actors.Config{Encoder: tc.enc, NewBackend: backend.For(tc.m, backend.DeviceCPU)}); err == nil || !strings.Contains(err.Error(), "input width") {
+			t.Errorf("%s: %v, want an input width mismatch", tc.name, err)
+		}
+	}
+}
+
+// imageMRoPE is TestImageMRoPE's runtime checks of m with proj against
+// the logits reference name: greedy ids, the first token's logprob within
+// lpBound, the same ids chunked, cached and under preemption.
+func imageMRoPE(t *testing.T, m *model.Model, proj *vision.Projector, name string, lpBound float64) {
+	t.Helper()
+	ref := filepath.Join("..", "model", "vision", "testdata", "logits", name)
 	ids, gen := readInt32s(t, ref+".ids"), readInt32s(t, ref+".gen")
 	data, err := os.ReadFile(filepath.Join("..", "model", "vision", "testdata", "img", "wide.png"))
 	if err != nil {
@@ -93,8 +159,7 @@ func TestImageMRoPE(t *testing.T) {
 	}
 	// The first token's logprob against llama.cpp's last text row: the
 	// greedy ids alone do not tell M-RoPE positions from plain ones on
-	// this tiny model, the logprob does: measured off by 4.1e-4, and by
-	// 5.2e-3 with plain positions (the steps without RopePositions).
+	// this tiny model, the logprob does.
 	logits := readFloat32s(t, ref+".logits")
 	last := logits[len(logits)-m.Config.VocabSize:]
 	mx := slices.Max(last)
@@ -104,7 +169,7 @@ func TestImageMRoPE(t *testing.T) {
 	}
 	want := float64(last[gen[0]]-mx) - math.Log(sum)
 	t.Logf("first token's logprob %.5f, llama.cpp's %.5f", lp, want)
-	if d := math.Abs(float64(lp) - want); d > 1.5e-3 {
+	if d := math.Abs(float64(lp) - want); d > lpBound {
 		t.Errorf("first token's logprob %.5f, llama.cpp's %.5f: off by %.2e", lp, want, d)
 	}
 
@@ -144,31 +209,6 @@ func TestImageMRoPE(t *testing.T) {
 		})
 	}
 
-	// Disagreeing pairs.
-	sys := newSystem(t)
-	stories := openModel(t, "stories260K.gguf")
-	ps, _ := synth.LookupProjectorShape("qwen2.5vl-tiny")
-	ppath := filepath.Join(t.TempDir(), "mmproj64.gguf")
-	if err := synth.WriteProjector(ppath, synth.ProjectorOptions{Shape: ps, TextDim: stories.Config.Dim, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	proj64, err := vision.Open(ppath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proj64.Close()
-	for _, tc := range []struct {
-		name string
-		m    *model.Model
-		enc  actors.ImageEncoder
-	}{
-		{"stories260K+qwen2.5vl", stories, proj64},
-		{"qwen2vl+fake", m, &fakeEncoder{dim: m.Config.Dim, rows: 3}},
-	} {
-		if _, err := actors.Start(sys, tc.m, actors.Config{Encoder: tc.enc, NewBackend: backend.For(tc.m, backend.DeviceCPU)}); err == nil || !strings.Contains(err.Error(), "M-RoPE") {
-			t.Errorf("%s: %v, want an M-RoPE mismatch", tc.name, err)
-		}
-	}
 }
 
 // readFloat32s reads a file of little-endian float32s.

@@ -106,8 +106,8 @@ func (r *Runtime) checkImages(req *messages.GenerateRequest) error {
 		}
 		end = im.Pos + im.Rows
 		if im.Embeds != nil {
-			if len(im.Embeds) != im.Rows*r.model.Config.Dim {
-				return bad("image %d has %d values for %d rows of %d", i, len(im.Embeds), im.Rows, r.model.Config.Dim)
+			if len(im.Embeds) != im.Rows*r.model.Config.InputDim() {
+				return bad("image %d has %d values for %d rows of %d", i, len(im.Embeds), im.Rows, r.model.Config.InputDim())
 			}
 			continue
 		}

@@ -76,8 +76,8 @@ func Start(system *actor.ActorSystem, m *model.Model, cfg Config) (*Runtime, err
 	if cfg.LoRA == nil {
 		cfg.LoRA = m.Adapters()
 	}
-	if cfg.Encoder != nil && cfg.Encoder.Dim() != c.Dim {
-		return nil, fmt.Errorf("actors: the image encoder gives rows of %d values, the model's embedding width is %d", cfg.Encoder.Dim(), c.Dim)
+	if cfg.Encoder != nil && cfg.Encoder.Dim() != c.InputDim() { // Qwen3-VL: wider rows, the deepstack slices (model.Config.InputDim)
+		return nil, fmt.Errorf("actors: the image encoder gives rows of %d values, the model's input width is %d", cfg.Encoder.Dim(), c.InputDim())
 	}
 	m.SetContextLen(cfg.MaxModelLen) // LongRoPE's factors for this context, as llama.cpp's n_ctx_seq
 	backends := cfg.Backends

@@ -23,8 +23,9 @@ type Batch struct {
 	// projection (lora.go); nil: none for any sequence. Adapters must have
 	// passed Model.CheckAdapter.
 	LoRA [][]lora.Scaled // (n_seqs) (adapters)
-	// Embeds is a row's input embedding (Dim values: an image's projected
-	// row) in place of its token's; nil, or a nil entry: the token's. The
+	// Embeds is a row's input embedding (InputDim values: an image's
+	// projected row; qwen3vl's deepstack slices after the first Dim) in
+	// place of its token's; nil, or a nil entry: the token's. The
 	// token id is then only a placeholder (still a valid id). Scaling
 	// (EmbedScale) applies to token embeddings only, as llama.cpp's.
 	Embeds [][]float32 // (n_tokens) (dim)
@@ -96,8 +97,8 @@ func (b *Batch) Validate(c *Config, blockSize, numBlocks int) error {
 		return fmt.Errorf("model: batch of %d tokens has %d input embeddings", n, len(b.Embeds))
 	}
 	for i, e := range b.Embeds {
-		if e != nil && len(e) != c.Dim {
-			return fmt.Errorf("model: batch token %d: input embedding of %d values, the model's width is %d", i, len(e), c.Dim)
+		if e != nil && len(e) != c.InputDim() {
+			return fmt.Errorf("model: batch token %d: input embedding of %d values, the model's input width is %d", i, len(e), c.InputDim())
 		}
 	}
 	if len(b.RopePositions) != 0 && len(b.RopePositions) != n {

@@ -8,7 +8,7 @@ import (
 )
 
 // Architectures lists the architectures troupe runs.
-var Architectures = []string{"llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2", "gemma3", "smollm3", "phi3", "gpt-oss", "bert", "nomic-bert", "qwen2vl"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2", "gemma3", "smollm3", "phi3", "gpt-oss", "bert", "nomic-bert", "qwen2vl", "qwen3vl"}
 
 // ErrUnsupportedArch is wrapped when a file holds an architecture troupe
 // does not run.
@@ -65,6 +65,13 @@ type Config struct {
 	// take their angle from a token's t, h, w (and a fourth, always 0)
 	// position, cyclically; all zero: one position per token.
 	RopeSections [4]int
+	// RopeInterleaved takes the sections' positions in turn, pair by pair
+	// (llama.cpp's IMROPE: qwen3vl), rather than one section after another.
+	RopeInterleaved bool
+	// Deepstack is how many layers take an image row's extra slices
+	// (qwen3vl's n_deepstack_layers, qwen2vl.go): an input embedding then
+	// has InputDim values.
+	Deepstack int
 
 	// Phi-3's extras (phi3.go); zero elsewhere.
 	FusedQKV       bool    // q, k and v are one matrix (attn_qkv)

@@ -39,9 +39,9 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	} else if typ != "" && typ != "none" && !(arch == "phi3" && typ == "longrope") && !(arch == "gpt-oss" && typ == "yarn") {
 		return nil, fmt.Errorf("model: %s: rope scaling %q is not supported (troupe supports linear and llama3)", f.Path, typ)
 	}
-	c.RopeNeox = arch == "qwen2" || arch == "qwen2vl" || arch == "qwen3" || isMoE(arch) || isGemma(arch)
+	c.RopeNeox = arch == "qwen2" || arch == "qwen2vl" || arch == "qwen3" || arch == "qwen3vl" || isMoE(arch) || isGemma(arch)
 	c.QKVBias = arch == "qwen2" || arch == "qwen2vl" || arch == "qwen2moe"
-	c.QKNorm = arch == "qwen3" || arch == "qwen3moe"
+	c.QKNorm = arch == "qwen3" || arch == "qwen3moe" || arch == "qwen3vl"
 	c.Pooling = Pooling(r.int("pooling_type", 0))
 	bertConfig(c, r)
 	if isGemma(arch) {
@@ -50,8 +50,12 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 	if arch == "smollm3" {
 		smollm3Config(c)
 	}
-	if arch == "qwen2vl" {
+	if arch == "qwen2vl" || arch == "qwen3vl" {
 		qwen2vlConfig(f, r, c)
+	}
+	if arch == "qwen3vl" {
+		c.RopeInterleaved = true
+		c.Deepstack = r.int("n_deepstack_layers", 0)
 	}
 	if arch == "phi3" {
 		phi3Config(f, r, c)

@@ -50,6 +50,8 @@ const (
 	MoEOAI                               // router and expert biases, swiglu_oai experts (gpt-oss)
 	Encoder                              // a BERT-family encoder (bidirectional, embeddings only)
 	MRoPE                                // multimodal rope: (t, h, w) positions per token (qwen2vl)
+	IMRoPE                               // M-RoPE's sections interleaved pair by pair (qwen3vl)
+	Deepstack                            // image rows' extra slices added after the first layers (qwen3vl)
 )
 
 // featureRules derives each feature from a Config, in bit order.
@@ -89,6 +91,8 @@ var featureRules = []struct {
 	{MoEOAI, "moe-oai", func(c *Config) bool { return c.ExpertOAI }},
 	{Encoder, "encoder", func(c *Config) bool { return c.Encoder }},
 	{MRoPE, "mrope", func(c *Config) bool { return c.RopeSections != [4]int{} }},
+	{IMRoPE, "imrope", func(c *Config) bool { return c.RopeInterleaved }},
+	{Deepstack, "deepstack", func(c *Config) bool { return c.Deepstack > 0 }},
 }
 
 // CPUFeatures is what the CPU forward pass (Forward, bert.go's encoder)
@@ -96,7 +100,7 @@ var featureRules = []struct {
 const CPUFeatures = RopeNeox | RopeScaling | RopeFactors | LongRoPE | RopeAttnFactor | RopeYaRN | NoRopeLayers |
 	QKVBias | QKNorm | FusedQKV | FusedGateUp | TiedOutput | EmbedScale | QueryScale |
 	SlidingWindow | SWARope | AttnSoftcap | FinalSoftcap | AttnSinks | OBias | PostNorms | GeGLU |
-	MoE | MoESharedExpert | MoENormTopK | MoESoftmaxTopK | MoEOAI | Encoder | MRoPE
+	MoE | MoESharedExpert | MoENormTopK | MoESoftmaxTopK | MoEOAI | Encoder | MRoPE | IMRoPE | Deepstack
 
 // ErrUnsupportedFeature is wrapped when a backend is asked to run a model
 // with a feature it does not implement.

@@ -68,6 +68,8 @@ var featureFields = map[string]struct {
 	"ExpertOAI":        {MoEOAI, nil},
 	"RopeYaRN":         {RopeYaRN, nil},
 	"RopeSections":     {MRoPE, func(c *Config) { c.RopeSections = [4]int{2, 3, 3, 0} }},
+	"RopeInterleaved":  {IMRoPE, func(c *Config) { c.RopeSections, c.RopeInterleaved = [4]int{2, 3, 3, 0}, true }},
+	"Deepstack":        {Deepstack, func(c *Config) { c.Deepstack = 1 }},
 }
 
 // plainConfig is a llama with none of the features.

@@ -96,7 +96,7 @@ func (m *Model) embed(s *State, b *Batch) error {
 	dim := c.Dim
 	for i, tok := range b.Tokens {
 		if len(b.Embeds) != 0 && b.Embeds[i] != nil { // an image's row (Batch.Embeds)
-			copy(s.x[i*dim:(i+1)*dim], b.Embeds[i])
+			copy(s.x[i*dim:(i+1)*dim], b.Embeds[i][:dim])
 			continue
 		}
 		if err := compute.Dequantize(w.TokEmbd.Type, w.TokEmbd.Row(int(tok)), s.x[i*dim:(i+1)*dim]); err != nil {
@@ -114,6 +114,9 @@ func (m *Model) layers(s *State, b *Batch, cache *kv.Cache, lo, hi, n int) error
 	for l := lo; l < hi; l++ {
 		if err := m.layer(s, b, cache, l, n); err != nil {
 			return err
+		}
+		if l < m.Config.Deepstack {
+			m.deepstack(s, b, l)
 		}
 	}
 	return nil

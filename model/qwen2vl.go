@@ -36,7 +36,13 @@ func qwen2vlConfig(f *gguf.File, r *ggufKeys, c *Config) {
 
 // validateMRoPE checks the sections: not negative, at least one pair.
 func (c *Config) validateMRoPE() error {
+	if c.Deepstack < 0 || c.Deepstack >= c.Layers {
+		return fmt.Errorf("model: %d deepstack layers: want 0 to %d", c.Deepstack, c.Layers-1)
+	}
 	if c.RopeSections == [4]int{} {
+		if c.RopeInterleaved {
+			return fmt.Errorf("model: interleaved M-RoPE without rope sections")
+		}
 		return nil
 	}
 	sum := 0
@@ -69,7 +75,19 @@ func (c *Config) mropeTable(cs []float32, pos [3]int32) {
 	t, h, w, e := float32(pos[0]), float32(pos[1]), float32(pos[2]), float32(0)
 	for i := range nRot / 2 {
 		theta := t
-		switch s := i % dims; {
+		s := i % dims
+		switch {
+		case c.RopeInterleaved: // ggml's is_imrope
+			switch {
+			case s%3 == 1 && s < 3*sec[1]:
+				theta = h
+			case s%3 == 2 && s < 3*sec[2]:
+				theta = w
+			case s%3 == 0 && s < 3*sec[0]:
+				theta = t
+			default:
+				theta = e
+			}
 		case s >= sec[0] && s < sw:
 			theta = h
 		case s >= sw && s < se:
@@ -83,5 +101,31 @@ func (c *Config) mropeTable(cs []float32, pos [3]int32) {
 		h *= thetaScale
 		w *= thetaScale
 		e *= thetaScale
+	}
+}
+
+// Qwen3-VL's language model (llama.cpp's qwen3vl) is qwen3 with
+// interleaved M-RoPE (GGML_ROPE_TYPE_IMROPE: pair i takes t, h or w by
+// i mod 3 while within 3·its section, else the fourth position, 0; so a
+// text token at (p, p, p, 0) is not plain rope: sections 24, 20, 20 leave
+// pairs 61 and 62 unrotated) and deepstack: an image's row carries
+// Dim·(1+Deepstack) values (llama.cpp's n_embd_inp, the projector's
+// merger then its deepstack layers' outputs); the first Dim are its
+// embedding, and slice j+1 is added to the row's hidden state after layer
+// j, for j < Deepstack. A text token's extra slices are zero (llama.cpp
+// pads its embedding), so only rows with Batch.Embeds take them.
+
+// InputDim is the width of an input embedding (Batch.Embeds): Dim, or
+// Dim·(1+Deepstack) for qwen3vl.
+func (c *Config) InputDim() int { return c.Dim * (1 + c.Deepstack) }
+
+// deepstack adds each image row's slice l+1 to its hidden state after
+// layer l (l < Deepstack), as llama.cpp's qwen3vl graph's deepstack_out.
+func (m *Model) deepstack(s *State, b *Batch, l int) {
+	dim := m.Config.Dim
+	for i, e := range b.Embeds {
+		if e != nil {
+			compute.Add(s.x[i*dim:(i+1)*dim], e[(l+1)*dim:(l+2)*dim])
+		}
 	}
 }

@@ -57,3 +57,65 @@ func TestBatchRopePositions(t *testing.T) {
 		t.Error("two rope positions for one token: no error")
 	}
 }
+
+// TestIMRopeTable: qwen3vl's interleaved table (ggml's IMROPE) with
+// Qwen3-VL's sections 24, 20, 20 of 64 pairs: pair i takes t, h, w by
+// i mod 3 while within 3× its section, else the fourth position (0), so
+// a text token's pairs 61 and 62 are not rotated (not plain rope).
+func TestIMRopeTable(t *testing.T) {
+	c := &Config{RopeBase: 5e6, RopeScale: 1, RopeSections: [4]int{24, 20, 20, 0}, RopeInterleaved: true}
+	got, want := make([]float32, 128), make([]float32, 128)
+	c.mropeTable(got, [3]int32{5, 9, 13})
+	for i := range 64 {
+		p := 0
+		switch {
+		case i%3 == 1 && i < 60:
+			p = 9
+		case i%3 == 2 && i < 60:
+			p = 13
+		case i%3 == 0:
+			p = 5
+		}
+		compute.RopeTable(want, p, c.RopeBase, c.RopeScale, nil)
+		if got[2*i] != want[2*i] || got[2*i+1] != want[2*i+1] {
+			t.Fatalf("pair %d: (%v, %v), want position %d's (%v, %v)", i, got[2*i], got[2*i+1], p, want[2*i], want[2*i+1])
+		}
+	}
+	if got[2*61] != 1 || got[2*61+1] != 0 || got[2*62] != 1 || got[2*62+1] != 0 {
+		t.Errorf("pairs 61, 62 of a row: %v, want unrotated", got[2*61:2*63])
+	}
+}
+
+// TestDeepstackConfig: deepstack layers must be fewer than the layers;
+// interleaved M-RoPE needs sections; an input embedding is InputDim wide.
+func TestDeepstackConfig(t *testing.T) {
+	base := Config{Arch: "qwen3vl", Dim: 8, Layers: 2, Heads: 2, KVHeads: 1, HeadDim: 4, FFNDim: 8, VocabSize: 4,
+		NormEps: 1e-6, RopeDim: 4, RopeBase: 1e4, RopeScale: 1, RopeSections: [4]int{1, 1, 0, 0}, RopeInterleaved: true, Deepstack: 1}
+	if err := base.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(c *Config)
+	}{
+		{"deepstack = layers", func(c *Config) { c.Deepstack = 2 }},
+		{"negative deepstack", func(c *Config) { c.Deepstack = -1 }},
+		{"interleaved without sections", func(c *Config) { c.RopeSections = [4]int{} }},
+	} {
+		c := base
+		tc.edit(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	b := &Batch{BlockTables: [][]int32{{0}}}
+	b.Add(1, 0, 0, true)
+	b.Embeds = [][]float32{make([]float32, 8)}
+	if err := b.Validate(&base, 16, 1); err == nil {
+		t.Error("an input row of Dim values on a deepstack model: no error")
+	}
+	b.Embeds[0] = make([]float32, 16)
+	if err := b.Validate(&base, 16, 1); err != nil {
+		t.Error(err)
+	}
+}

@@ -62,7 +62,7 @@ func mropeForward(t *testing.T, m *model.Model, ids []int32, pos [][3]int32, emb
 	for p, id := range ids {
 		if id < 0 {
 			b.Add(0, int32(p), 0, false)
-			b.Embeds = append(b.Embeds, emb[row*c.Dim:(row+1)*c.Dim])
+			b.Embeds = append(b.Embeds, emb[row*c.InputDim():(row+1)*c.InputDim()])
 			row++
 		} else {
 			b.Add(id, int32(p), 0, true)
@@ -113,20 +113,38 @@ func mropeForward(t *testing.T, m *model.Model, ids []int32, pos [][3]int32, emb
 // differs far beyond the bound (logged), so the positions reach the
 // logits.
 func TestVisionLogitsParityMRoPE(t *testing.T) {
-	const name = "qwen2vl-tiny-qwen2.5vl-tiny"
 	// Measured 4.2e-3 with llama.cpp's image rows, at the first text row
 	// (BOS, before the image: the F32 text model's own difference, as
 	// gemma3-tiny's 2.65e-3; the rows after the image 2.3e-3 to 4.1e-3),
 	// 5.4e-3 with Encode's; 0.12 with plain positions.
-	const bound, imageBound = 5e-3, 7e-3
+	mropeParity(t, "qwen2vl-tiny", "qwen2.5vl-tiny", 5e-3, 7e-3)
+}
+
+// TestVisionLogitsParityQwen3VL is TestVisionLogitsParityMRoPE for
+// Qwen3-VL: a random qwen3vl-tiny text model (qwen3 with interleaved
+// M-RoPE, sections 12, 10, 10 of 32 pairs, and two deepstack layers) and a
+// random qwen3vl-tiny projector (rows of 3·256 values: the merger's, then
+// two deepstack layers'), against llama.cpp b10573's mtmd. Besides the
+// plain positions, the image rows without their deepstack slices must
+// differ far beyond the bound, so deepstack reaches the logits, and so
+// must the sections taken one after another (not interleaved).
+func TestVisionLogitsParityQwen3VL(t *testing.T) {
+	mropeParity(t, "qwen3vl-tiny", "qwen3vl-tiny", 5e-3, 7e-3)
+}
+
+// mropeParity is the M-RoPE logits parity of text shape textShape (synth
+// F32, stories260K's vocabulary, seed 11) with projector projShape (seed
+// 1), against scripts/vision-logits-ref.sh's references.
+func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound float64) {
+	name := textShape + "-" + projShape
 	vf, err := gguf.Open(filepath.Join(modelsDir(t), "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	shape, _ := synth.LookupShape("qwen2vl-tiny")
+	shape, _ := synth.LookupShape(textShape)
 	ft, _ := synth.LookupFileType("F32")
-	path := filepath.Join(t.TempDir(), "qwen2vl-tiny.gguf")
+	path := filepath.Join(t.TempDir(), textShape+".gguf")
 	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 11, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +154,10 @@ func TestVisionLogitsParityMRoPE(t *testing.T) {
 	}
 	defer m.Close()
 	if !m.Features.Has(model.MRoPE) {
-		t.Fatal("qwen2vl model without the mrope feature")
+		t.Fatalf("%s model without the mrope feature", textShape)
 	}
 
-	ps, _ := synth.LookupProjectorShape("qwen2.5vl-tiny")
+	ps, _ := synth.LookupProjectorShape(projShape)
 	ppath := filepath.Join(t.TempDir(), "mmproj.gguf")
 	if err := synth.WriteProjector(ppath, synth.ProjectorOptions{Shape: ps, TextDim: m.Config.Dim, Seed: 1}); err != nil {
 		t.Fatal(err)
@@ -236,5 +254,27 @@ func TestVisionLogitsParityMRoPE(t *testing.T) {
 	}
 	if !slices.Equal(gen, ref.gen) {
 		t.Errorf("greedy ids %v, llama.cpp's %v", gen, ref.gen)
+	}
+	if c := &m.Config; c.RopeInterleaved {
+		c.RopeInterleaved = false // the sections one after another, as qwen2vl's
+		seq, _ := mropeForward(t, m, ref.ids, pos, ref.emb, 0)
+		c.RopeInterleaved = true
+		off, _ := worstRelAbs(seq, ref.logits, vocab)
+		t.Logf("%.2e with the sections not interleaved", off)
+		if off < 10*imageBound {
+			t.Errorf("sections not interleaved: %.2e, want far more than the bound: IMROPE does not reach the logits", off)
+		}
+	}
+	if c := &m.Config; c.Deepstack > 0 {
+		flat := slices.Clone(ref.emb)
+		for r := 0; r < len(flat); r += c.InputDim() {
+			clear(flat[r+c.Dim : r+c.InputDim()])
+		}
+		noDeep, _ := mropeForward(t, m, ref.ids, pos, flat, 0)
+		off, _ := worstRelAbs(noDeep, ref.logits, vocab)
+		t.Logf("%.2e without the deepstack slices", off)
+		if off < 10*imageBound {
+			t.Errorf("without the deepstack slices %.2e, want far more than the bound: deepstack does not reach the logits", off)
+		}
 	}
 }

@@ -28,7 +28,7 @@ else
 		-L"$L/build/bin" -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,"$L/build/bin"
 fi
 
-for shape in ${SHAPES:-gemma3-tiny idefics3-tiny qwen2.5vl-tiny}; do
+for shape in ${SHAPES:-gemma3-tiny idefics3-tiny qwen2.5vl-tiny qwen3vl-tiny}; do
 	"$tmp/troupe" synth --projector "$shape" --seed 1 -o "$tmp/$shape.gguf" >/dev/null
 	mkdir -p "$OUT/$shape"
 	if [ "${GGML_ONLY:-0}" = 1 ]; then

@@ -48,7 +48,7 @@ func realProjector(t *testing.T, name string, textDim int) *countingProjector {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	if err := p.Check(textDim); err != nil {
+	if err := p.Check(textDim * (1 + len(shape.Deepstack))); err != nil { // the model's input width (Qwen3-VL: with the deepstack slices)
 		t.Fatal(err)
 	}
 	return &countingProjector{Projector: p}
@@ -124,6 +124,10 @@ func TestRealProjectorChat(t *testing.T) {
 		{"synth-gemma3+idefics3-tiny", "idefics3-tiny", func(t *testing.T) (string, int) { return synthTextModel(t, tiny), tiny.Dim }},
 		{"synth-qwen2vl+qwen2.5vl-tiny", "qwen2.5vl-tiny", func(t *testing.T) (string, int) {
 			qwen, _ := synth.LookupShape("qwen2vl-tiny")
+			return synthTextModel(t, qwen), qwen.Dim
+		}},
+		{"synth-qwen3vl+qwen3vl-tiny", "qwen3vl-tiny", func(t *testing.T) (string, int) {
+			qwen, _ := synth.LookupShape("qwen3vl-tiny")
 			return synthTextModel(t, qwen), qwen.Dim
 		}},
 	} {

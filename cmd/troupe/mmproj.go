@@ -55,7 +55,7 @@ func openProjector(path string, m *model.Model) (actors.ImageEncoder, func(), er
 			c.Close()
 		}
 	}
-	if err := p.Check(m.Config.Dim); err != nil {
+	if err := p.Check(m.Config.InputDim()); err != nil { // Qwen3-VL: wider, the deepstack slices
 		closeIt()
 		return nil, nil, fmt.Errorf("--mmproj %s (%s): %w", path, p.Type(), err)
 	}

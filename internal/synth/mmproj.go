@@ -22,10 +22,11 @@ type ProjectorShape struct {
 	Layers    int
 	ImageSize int
 	Patch     int
-	Merge     int // clip.vision.projector.scale_factor (Gemma 3's pooling kernel); written when not the type's default
-	ProjDim   int // the language model's embedding width (ProjectorOptions.TextDim overrides it)
-	Longest   int // clip.vision.preproc_image_size: Idefics3's resized image's longer side
-	WAPattern int // clip.vision.n_wa_pattern: Qwen2.5-VL's every WAPattern-th layer attends to the whole image, the others to windows
+	Merge     int   // clip.vision.projector.scale_factor (Gemma 3's pooling kernel); written when not the type's default
+	ProjDim   int   // the language model's embedding width (ProjectorOptions.TextDim overrides it)
+	Longest   int   // clip.vision.preproc_image_size: Idefics3's resized image's longer side
+	WAPattern int   // clip.vision.n_wa_pattern: Qwen2.5-VL's every WAPattern-th layer attends to the whole image, the others to windows
+	Deepstack []int // Qwen3-VL: the layers whose outputs a deepstack merger also projects (clip.vision.is_deepstack_layers)
 }
 
 // ProjectorShapes are the shapes WriteProjector knows: Gemma 3's (4B's
@@ -39,6 +40,10 @@ var ProjectorShapes = []ProjectorShape{
 	// patch 8: llama.cpp's 112-pixel attention windows are 7×7 merged rows,
 	// so a 144×96 image has two windows across.
 	{Name: "qwen2.5vl-tiny", Type: "qwen2.5vl_merger", Dim: 64, FFN: 96, Heads: 4, Layers: 4, ImageSize: 112, Patch: 8, Merge: 2, ProjDim: 64, WAPattern: 2},
+	// Qwen3-VL-4B's and a tiny one: learned positions of a 48×48 (tiny:
+	// 8×8) grid, interpolated to each image's.
+	{Name: "qwen3vl", Type: "qwen3vl_merger", Dim: 1024, FFN: 4096, Heads: 16, Layers: 24, ImageSize: 768, Patch: 16, Merge: 2, ProjDim: 2560, Deepstack: []int{5, 11, 17}},
+	{Name: "qwen3vl-tiny", Type: "qwen3vl_merger", Dim: 64, FFN: 96, Heads: 4, Layers: 4, ImageSize: 64, Patch: 8, Merge: 2, ProjDim: 64, Deepstack: []int{0, 2}},
 }
 
 // LookupProjectorShape finds a projector shape by name.
@@ -68,11 +73,14 @@ func WriteProjector(path string, o ProjectorOptions) error {
 	if o.TextDim > 0 {
 		s.ProjDim = o.TextDim
 	}
-	if s.Type == "qwen2.5vl_merger" {
+	switch s.Type {
+	case "qwen2.5vl_merger":
 		return writeQwen25VL(path, s, o.Seed)
+	case "qwen3vl_merger":
+		return writeQwen3VL(path, s, o.Seed)
 	}
 	if s.Type != "gemma3" && s.Type != "idefics3" {
-		return fmt.Errorf("synth: projector type %q: want gemma3, idefics3 or qwen2.5vl_merger", s.Type)
+		return fmt.Errorf("synth: projector type %q: want gemma3, idefics3, qwen2.5vl_merger or qwen3vl_merger", s.Type)
 	}
 	if s.Dim%s.Heads != 0 || s.ImageSize%s.Patch != 0 || (s.ImageSize/s.Patch)%s.Merge != 0 || s.ProjDim < 1 {
 		return fmt.Errorf("synth: projector shape %+v is not consistent", s)

@@ -84,3 +84,108 @@ func writeQwen25VL(path string, s ProjectorShape, seed uint64) error {
 		return err
 	})
 }
+
+// writeQwen3VL writes a Qwen3-VL projector as llama.cpp's converter
+// (conversion/qwen3vl.py, Qwen3VLVisionModel) does: the Conv3D patch
+// kernel's two temporal slices and its bias, learned positions of an
+// image_size/patch square grid (v.position_embd, F32), fused q/k/v with
+// biases, layer norms with biases, a GELU feed-forward (no gate), the
+// merger's norm as v.post_ln and its layers as mm.0 and mm.2, and for each
+// deepstack layer il its merger v.deepstack.il.{norm,fc1,fc2}
+// (clip.vision.is_deepstack_layers marks them).
+func writeQwen3VL(path string, s ProjectorShape, seed uint64) error {
+	side := 0
+	if s.Patch > 0 {
+		side = s.ImageSize / s.Patch
+	}
+	ok := s.Dim%s.Heads == 0 && (s.Dim/s.Heads)%4 == 0 && s.Patch >= 1 && s.Merge == 2 && s.ProjDim >= 1 &&
+		s.ImageSize%s.Patch == 0 && side%2 == 0
+	deep := make([]bool, s.Layers)
+	for _, il := range s.Deepstack {
+		if il < 0 || il >= s.Layers || deep[il] {
+			ok = false
+			break
+		}
+		deep[il] = true
+	}
+	if !ok {
+		return fmt.Errorf("synth: projector shape %+v is not consistent", s)
+	}
+	gw := gguf.NewWriter(3)
+	gw.SetKV("general.architecture", "clip")
+	gw.SetKV("general.name", "troupe synthetic "+s.Name+" projector")
+	gw.SetKV("general.file_type", uint32(1))
+	gw.SetKV("clip.has_vision_encoder", true)
+	gw.SetKV("clip.projector_type", s.Type)
+	gw.SetKV("clip.vision.image_size", uint32(s.ImageSize))
+	gw.SetKV("clip.vision.patch_size", uint32(s.Patch))
+	gw.SetKV("clip.vision.embedding_length", uint32(s.Dim))
+	gw.SetKV("clip.vision.feed_forward_length", uint32(s.FFN))
+	gw.SetKV("clip.vision.block_count", uint32(s.Layers))
+	gw.SetKV("clip.vision.attention.head_count", uint32(s.Heads))
+	gw.SetKV("clip.vision.attention.layer_norm_epsilon", float32(1e-6))
+	gw.SetKV("clip.vision.projection_dim", uint32(s.ProjDim))
+	gw.SetKV("clip.vision.image_mean", []float32{0.5, 0.5, 0.5})
+	gw.SetKV("clip.vision.image_std", []float32{0.5, 0.5, 0.5})
+	gw.SetKV("clip.use_gelu", true)
+	gw.SetKV("clip.vision.spatial_merge_size", uint32(s.Merge))
+	gw.SetKV("clip.vision.is_deepstack_layers", deep)
+
+	d, p := s.Dim, s.Patch
+	var err error
+	add := func(name string, typ compute.DType, std float64, shape ...int) {
+		if err != nil {
+			return
+		}
+		n := 1
+		for _, v := range shape {
+			n *= v
+		}
+		err = gw.AddTensor(name, typ, shape, randomValues(seed, name, typ, n, std))
+	}
+	ones := func(name string, n int) { add(name, compute.F32, -1, n) }
+	in := func(k int) float64 { return 1 / math.Sqrt(float64(k)) }
+
+	add("v.patch_embd.weight", compute.F16, in(6*p*p), p, p, 3, d)
+	add("v.patch_embd.weight.1", compute.F16, in(6*p*p), p, p, 3, d)
+	add("v.patch_embd.bias", compute.F32, 0.02, d)
+	add("v.position_embd.weight", compute.F32, 0.5, d, side*side)
+	for i := range s.Layers {
+		b := fmt.Sprintf("v.blk.%d.", i)
+		add(b+"attn_qkv.weight", compute.F16, in(d), d, 3*d)
+		add(b+"attn_qkv.bias", compute.F32, 0.02, 3*d)
+		add(b+"attn_out.weight", compute.F16, in(d), d, d)
+		add(b+"attn_out.bias", compute.F32, 0.02, d)
+		ones(b+"ln1.weight", d)
+		add(b+"ln1.bias", compute.F32, 0.02, d)
+		ones(b+"ln2.weight", d)
+		add(b+"ln2.bias", compute.F32, 0.02, d)
+		add(b+"ffn_up.weight", compute.F16, in(d), d, s.FFN)
+		add(b+"ffn_up.bias", compute.F32, 0.02, s.FFN)
+		add(b+"ffn_down.weight", compute.F16, in(s.FFN), s.FFN, d)
+		add(b+"ffn_down.bias", compute.F32, 0.02, d)
+	}
+	ones("v.post_ln.weight", d)
+	add("v.post_ln.bias", compute.F32, 0.02, d)
+	k := 4 * d
+	add("mm.0.weight", compute.F16, in(k), k, k)
+	add("mm.0.bias", compute.F32, 0.02, k)
+	add("mm.2.weight", compute.F16, in(k), k, s.ProjDim)
+	add("mm.2.bias", compute.F32, 0.02, s.ProjDim)
+	for _, il := range s.Deepstack {
+		b := fmt.Sprintf("v.deepstack.%d.", il)
+		ones(b+"norm.weight", k)
+		add(b+"norm.bias", compute.F32, 0.02, k)
+		add(b+"fc1.weight", compute.F16, in(k), k, k)
+		add(b+"fc1.bias", compute.F32, 0.02, k)
+		add(b+"fc2.weight", compute.F16, in(k), k, s.ProjDim)
+		add(b+"fc2.bias", compute.F32, 0.02, s.ProjDim)
+	}
+	if err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return writeFile(path, func(w io.Writer) error {
+		_, err := gw.WriteTo(w)
+		return err
+	})
+}

@@ -45,6 +45,8 @@ func TestWriteProjector(t *testing.T) {
 			[]string{"v.position_embd.weight", "v.post_ln.bias", "mm.model.fc.weight"}},
 		{"qwen2.5vl-tiny", []string{"clip.use_silu", "clip.vision.n_wa_pattern"},
 			[]string{"v.patch_embd.weight", "v.patch_embd.weight.1", "v.blk.3.ffn_gate.weight", "v.post_ln.weight", "mm.0.bias", "mm.2.weight"}},
+		{"qwen3vl-tiny", []string{"clip.use_gelu", "clip.vision.is_deepstack_layers"},
+			[]string{"v.patch_embd.bias", "v.position_embd.weight", "v.blk.3.attn_qkv.weight", "v.deepstack.2.fc2.bias", "mm.2.weight"}},
 	} {
 		f, err := gguf.Parse(tc.shape, write(tc.shape, tc.shape, 1))
 		if err != nil {

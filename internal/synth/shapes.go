@@ -19,8 +19,10 @@ type Shape struct {
 	Tied     bool // output shares token_embd
 	QKVBias  bool // qwen2: biases on q, k and v
 
-	// MRope is rope.dimension_sections (Arch "qwen2vl": M-RoPE).
+	// MRope is rope.dimension_sections (Arch "qwen2vl", "qwen3vl": M-RoPE).
 	MRope [4]int
+	// Deepstack is n_deepstack_layers (Arch "qwen3vl").
+	Deepstack int
 
 	// Gemma (Arch "gemma2", "gemma3"): post norms always, q/k norms in gemma3.
 	HeadDim     int     // key/value length when not Dim/Heads; 0: Dim/Heads
@@ -78,6 +80,12 @@ var Shapes = []Shape{
 		Vocab: 151936, Context: 128000, RopeBase: 1000000, NormEps: 1e-6, Tied: true, QKVBias: true, MRope: [4]int{16, 24, 24, 0}},
 	{Name: "qwen2vl-tiny", Arch: "qwen2vl", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, FFN: 768,
 		Vocab: 151936, Context: 4096, RopeBase: 1000000, NormEps: 1e-6, QKVBias: true, MRope: [4]int{8, 12, 12, 0}},
+	// qwen3-vl-4b is Qwen3-VL-4B-Instruct's language model; qwen3vl-tiny is
+	// for tests (pairs with --projector qwen3vl-tiny --text-dim 256).
+	{Name: "qwen3-vl-4b", Arch: "qwen3vl", Dim: 2560, Layers: 36, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 9728,
+		Vocab: 151936, Context: 262144, RopeBase: 5000000, NormEps: 1e-6, Tied: true, MRope: [4]int{24, 20, 20, 0}, Deepstack: 3},
+	{Name: "qwen3vl-tiny", Arch: "qwen3vl", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 768,
+		Vocab: 151936, Context: 4096, RopeBase: 5000000, NormEps: 1e-6, MRope: [4]int{12, 10, 10, 0}, Deepstack: 2},
 	{Name: "qwen2.5-0.5b", Arch: "qwen2", Dim: 896, Layers: 24, Heads: 14, KVHeads: 2, FFN: 4864,
 		Vocab: 151936, Context: 32768, RopeBase: 1000000, NormEps: 1e-6, Tied: true, QKVBias: true},
 	{Name: "smollm2-135m", Arch: "llama", Dim: 576, Layers: 30, Heads: 9, KVHeads: 3, FFN: 1536,

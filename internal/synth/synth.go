@@ -162,7 +162,7 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 				matrix{name: p + "attn_k.bias", cols: kvDim},
 				matrix{name: p + "attn_v.bias", cols: kvDim})
 		}
-		if s.Arch == "gemma3" || s.Arch == "qwen3" {
+		if s.Arch == "gemma3" || s.Arch == "qwen3" || s.Arch == "qwen3vl" {
 			m = append(m,
 				matrix{name: p + "attn_q_norm.weight", cols: s.headDim(), fill: 1},
 				matrix{name: p + "attn_k_norm.weight", cols: s.headDim(), fill: 1})
@@ -277,6 +277,9 @@ func Write(w io.Writer, o Options) (int, error) {
 	gw.SetKV(a+".rope.dimension_count", uint32(s.ropeDim()))
 	if s.MRope != [4]int{} {
 		gw.SetKV(a+".rope.dimension_sections", []int32{int32(s.MRope[0]), int32(s.MRope[1]), int32(s.MRope[2]), int32(s.MRope[3])})
+	}
+	if s.Deepstack > 0 {
+		gw.SetKV(a+".n_deepstack_layers", uint32(s.Deepstack))
 	}
 	if s.LongRope {
 		gw.SetKV(a+".rope.scaling.attn_factor", s.AttnFactor)

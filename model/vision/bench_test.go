@@ -25,7 +25,7 @@ func BenchmarkPrepare(b *testing.B) {
 }
 
 func BenchmarkEncode(b *testing.B) {
-	for _, shape := range []string{"gemma3-tiny", "idefics3-tiny", "qwen2.5vl-tiny"} {
+	for _, shape := range []string{"gemma3-tiny", "idefics3-tiny", "qwen2.5vl-tiny", "qwen3vl-tiny"} {
 		b.Run(shape, func(b *testing.B) {
 			p := tinyProjector(b, shape)
 			prep, err := p.Prepare(encodePNG(b, testImage(100, 50)))

@@ -17,7 +17,7 @@ func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, err
 	if prep == nil || len(prep.tiles) == 0 {
 		return nil, errors.New("vision: Encode: nothing prepared")
 	}
-	out := make([]float32, 0, prep.Rows()*p.hp.projDim)
+	out := make([]float32, 0, prep.Rows()*p.Dim())
 	for i := range prep.tiles {
 		emb, err := p.encodeTile(mm, &prep.tiles[i])
 		if err != nil {
@@ -25,8 +25,8 @@ func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, err
 		}
 		out = append(out, emb...)
 	}
-	if len(out) != prep.Rows()*p.hp.projDim {
-		return nil, fmt.Errorf("vision: encode: %d values for %d rows of %d", len(out), prep.Rows(), p.hp.projDim)
+	if len(out) != prep.Rows()*p.Dim() {
+		return nil, fmt.Errorf("vision: encode: %d values for %d rows of %d", len(out), prep.Rows(), p.Dim())
 	}
 	return out, nil
 }
@@ -34,8 +34,11 @@ func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, err
 // encodeTile is one clip_image_encode: (tokens, projDim) values.
 func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
-	if p.typ == typeQwen25VL { // one image of its own size (qwen.go)
+	switch p.typ { // one image of its own size (qwen.go, qwen3.go)
+	case typeQwen25VL:
 		return p.encodeQwen(mm, px)
+	case typeQwen3VL:
+		return p.encodeQwen3(mm, px)
 	}
 	if px.nx != hp.imageSize || px.ny != hp.imageSize {
 		return nil, fmt.Errorf("tile of %dx%d pixels, want %d", px.nx, px.ny, hp.imageSize)

@@ -43,8 +43,16 @@ type hparams struct {
 	minPixels, maxPixels int // the resized image's bounds: 8 and 4096 rows' worth of pixels, as clip.cpp's set_limit_image_tokens
 }
 
-// typeQwen25VL is llama.cpp's name of Qwen2.5-VL's projector type.
-const typeQwen25VL = "qwen2.5vl_merger"
+// typeQwen25VL and typeQwen3VL are llama.cpp's names of Qwen2.5-VL's
+// and Qwen3-VL's projector types.
+const (
+	typeQwen25VL = "qwen2.5vl_merger"
+	typeQwen3VL  = "qwen3vl_merger"
+)
+
+// isQwen reports whether typ is a Qwen-VL projector (dynamic resolution,
+// M-RoPE positions, the 2×2 merger).
+func isQwen(typ string) bool { return typ == typeQwen25VL || typ == typeQwen3VL }
 
 // Projector is an open mmproj file: the vision tower, the projector and
 // the preprocessing they expect. It is immutable after Open and safe for
@@ -86,11 +94,11 @@ func newProjector(f *gguf.File) (*Projector, error) {
 		typ, _ = f.String("clip.vision.projector_type")
 	}
 	switch typ {
-	case "gemma3", "idefics3", typeQwen25VL:
+	case "gemma3", "idefics3", typeQwen25VL, typeQwen3VL:
 	case "":
 		return nil, errors.New("no clip.projector_type")
 	default:
-		return nil, fmt.Errorf("projector type %q is not supported (supported: gemma3, idefics3, %s)", typ, typeQwen25VL)
+		return nil, fmt.Errorf("projector type %q is not supported (supported: gemma3, idefics3, %s, %s)", typ, typeQwen25VL, typeQwen3VL)
 	}
 	hp, err := readHparams(f, typ)
 	if err != nil {
@@ -154,10 +162,10 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 	switch typ {
 	case "gemma3":
 		hp.merge = 4 // clip.cpp's default for every Gemma 3 size
-	case typeQwen25VL:
+	case typeQwen25VL, typeQwen3VL:
 		hp.merge = 2
 		u("clip.vision.spatial_merge_size", &hp.merge, false)
-		u("clip.vision.n_wa_pattern", &hp.waPattern, true)
+		u("clip.vision.n_wa_pattern", &hp.waPattern, typ == typeQwen25VL)
 		area := hp.patch * hp.patch * hp.merge * hp.merge
 		hp.minPixels, hp.maxPixels = 8*area, 4096*area
 	}
@@ -185,6 +193,13 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 		}
 		return hp, nil
 	}
+	if typ == typeQwen3VL {
+		if hp.merge != 2 || hp.ffnOp != "gelu" || (hp.dim/hp.heads)%4 != 0 || hp.waPattern != 0 {
+			return hp, fmt.Errorf("%s projector: merge %d, activation %s, head size %d, n_wa_pattern %d: want 2, gelu (clip.use_gelu), a multiple of 4 and none",
+				typ, hp.merge, hp.ffnOp, hp.dim/hp.heads, hp.waPattern)
+		}
+		return hp, nil
+	}
 	if hp.ffnOp != "gelu" {
 		return hp, fmt.Errorf("feed-forward activation %s is not supported (want clip.use_gelu)", hp.ffnOp)
 	}
@@ -195,7 +210,7 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 func (p *Projector) Close() error { return p.f.Close() }
 
 // Type is llama.cpp's name of the projector type (clip.projector_type):
-// "gemma3", "idefics3", "qwen2.5vl_merger".
+// "gemma3", "idefics3", "qwen2.5vl_merger", "qwen3vl_merger".
 func (p *Projector) Type() string { return p.typ }
 
 // Bidirectional reports whether the language model attends over an
@@ -206,21 +221,37 @@ func (p *Projector) Bidirectional() bool { return p.typ == "gemma3" }
 
 // MRoPE reports whether Prepare gives the rows M-RoPE positions
 // (Prepared.Positions), for a language model with multimodal rope
-// (llama.cpp's qwen2vl: Qwen2.5-VL's projector).
-func (p *Projector) MRoPE() bool { return p.typ == typeQwen25VL }
+// (llama.cpp's qwen2vl and qwen3vl: Qwen2.5-VL's and Qwen3-VL's projectors).
+func (p *Projector) MRoPE() bool { return isQwen(p.typ) }
 
-// Dim is the width of Encode's rows: the language model's embedding width
-// the projector was made for.
-func (p *Projector) Dim() int { return p.hp.projDim }
+// Dim is the width of Encode's rows: the language model's input width the
+// projector was made for (clip_n_mmproj_embd). For Qwen3-VL that is the
+// text model's width times 1 + Deepstack(): each row its merger's output,
+// then each deepstack layer's, as llama.cpp's qwen3vl takes them (its
+// n_embd_inp).
+func (p *Projector) Dim() int { return p.hp.projDim * (1 + p.Deepstack()) }
+
+// Deepstack is how many deepstack layers' outputs each row carries after
+// the merger's (Qwen3-VL; 0 for the others).
+func (p *Projector) Deepstack() int {
+	n := 0
+	for i := range p.w.layers {
+		if p.w.layers[i].dsFC1 != nil {
+			n++
+		}
+	}
+	return n
+}
 
 // MaxImageBytes is the largest encoded image Prepare takes (Limits.MaxBytes).
 func (p *Projector) MaxImageBytes() int { return p.Limits.MaxBytes }
 
 // Check refuses a projector whose output width is not embedDim, the
-// language model's embedding width (ErrMismatch).
+// language model's input width (model.Config.InputDim: the embedding
+// width, times 1 + the deepstack layers for Qwen3-VL) (ErrMismatch).
 func (p *Projector) Check(embedDim int) error {
-	if p.hp.projDim != embedDim {
-		return fmt.Errorf("%w: the %s projector's output width is %d, the model's embedding width %d", ErrMismatch, p.typ, p.hp.projDim, embedDim)
+	if p.Dim() != embedDim {
+		return fmt.Errorf("%w: the %s projector's output width is %d, the model's input width %d", ErrMismatch, p.typ, p.Dim(), embedDim)
 	}
 	return nil
 }

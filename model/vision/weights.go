@@ -42,6 +42,15 @@ type layerWeights struct {
 	upb, downb     []float32       // (ffn), (dim)
 	gate           *compute.Tensor // (ffn, dim): Qwen2.5-VL's gated feed-forward; nil: none
 	gateb          []float32       // (ffn)
+
+	// Qwen3-VL
+	qkv          *compute.Tensor // attn_qkv.weight (3·dim, dim): q, k and v fused; q, k, v nil
+	qkvb         []float32       // (3·dim)
+	dsNormW      []float32       // v.deepstack.il.norm (4·dim): this layer's deepstack merger, nil: none
+	dsNormB      []float32
+	dsFC1, dsFC2 *compute.Tensor // (4·dim, 4·dim), (projDim, 4·dim)
+	dsFC1b       []float32       // (4·dim)
+	dsFC2b       []float32       // (projDim)
 }
 
 // loader reads tensors by name, checking shapes; the first error sticks.
@@ -115,13 +124,16 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 		w.patch, l.err = patchKernel(pt, p*p*3, d)
 	}
 	w.patchBias = l.vector("v.patch_embd.bias", d, true)
-	qwen := typ == typeQwen25VL
+	qwen := isQwen(typ)
 	if qwen {
 		if pt := l.tensor("v.patch_embd.weight.1", p, p, 3, d); pt != nil {
 			w.patch1, l.err = patchKernel(pt, p*p*3, d)
 		}
-	} else if pt := l.tensor("v.position_embd.weight", d, side*side); pt != nil {
-		w.pos, l.err = vec(pt)
+	}
+	if typ != typeQwen25VL {
+		if pt := l.tensor("v.position_embd.weight", d, side*side); pt != nil {
+			w.pos, l.err = vec(pt)
+		}
 	}
 	w.preW, w.preB = l.vector("v.pre_ln.weight", d, true), l.vector("v.pre_ln.bias", d, true)
 	w.postW, w.postB = l.vector("v.post_ln.weight", d, true), l.vector("v.post_ln.bias", d, true)
@@ -129,12 +141,22 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 	for i := range w.layers {
 		lw := &w.layers[i]
 		b := fmt.Sprintf("v.blk.%d.", i)
-		lw.q, lw.qb = l.matrix(b+"attn_q.weight", d, d), l.vector(b+"attn_q.bias", d, true)
-		lw.k, lw.kb = l.matrix(b+"attn_k.weight", d, d), l.vector(b+"attn_k.bias", d, true)
-		lw.v, lw.vb = l.matrix(b+"attn_v.weight", d, d), l.vector(b+"attn_v.bias", d, true)
+		if typ == typeQwen3VL {
+			lw.qkv, lw.qkvb = l.matrix(b+"attn_qkv.weight", d, 3*d), l.vector(b+"attn_qkv.bias", 3*d, false)
+			k := 4 * d
+			if ds := fmt.Sprintf("v.deepstack.%d.", i); l.has(ds + "fc1.weight") {
+				lw.dsNormW, lw.dsNormB = l.vector(ds+"norm.weight", k, false), l.vector(ds+"norm.bias", k, true)
+				lw.dsFC1, lw.dsFC1b = l.matrix(ds+"fc1.weight", k, k), l.vector(ds+"fc1.bias", k, true)
+				lw.dsFC2, lw.dsFC2b = l.matrix(ds+"fc2.weight", k, hp.projDim), l.vector(ds+"fc2.bias", hp.projDim, true)
+			}
+		} else {
+			lw.q, lw.qb = l.matrix(b+"attn_q.weight", d, d), l.vector(b+"attn_q.bias", d, true)
+			lw.k, lw.kb = l.matrix(b+"attn_k.weight", d, d), l.vector(b+"attn_k.bias", d, true)
+			lw.v, lw.vb = l.matrix(b+"attn_v.weight", d, d), l.vector(b+"attn_v.bias", d, true)
+		}
 		lw.o, lw.ob = l.matrix(b+"attn_out.weight", d, d), l.vector(b+"attn_out.bias", d, true)
 		lw.ln1w, lw.ln1b = l.vector(b+"ln1.weight", d, false), l.vector(b+"ln1.bias", d, true)
-		if qwen {
+		if typ == typeQwen25VL {
 			lw.gate, lw.gateb = l.matrix(b+"ffn_gate.weight", d, hp.ffn), l.vector(b+"ffn_gate.bias", hp.ffn, true)
 		}
 		lw.ln2w, lw.ln2b = l.vector(b+"ln2.weight", d, false), l.vector(b+"ln2.bias", d, true)
@@ -155,7 +177,7 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 		}
 	case "idefics3":
 		w.fc = l.matrix("mm.model.fc.weight", d*hp.merge*hp.merge, hp.projDim)
-	case typeQwen25VL:
+	case typeQwen25VL, typeQwen3VL:
 		k := 4 * d
 		w.mm0, w.mm0b = l.matrix("mm.0.weight", k, k), l.vector("mm.0.bias", k, false)
 		w.mm2, w.mm2b = l.matrix("mm.2.weight", k, hp.projDim), l.vector("mm.2.bias", hp.projDim, false)
@@ -165,9 +187,10 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 	}
 	mats := []*compute.Tensor{w.patch}
 	for _, lw := range w.layers {
-		mats = append(mats, lw.q, lw.k, lw.v, lw.o, lw.up, lw.down)
-		if lw.gate != nil {
-			mats = append(mats, lw.gate)
+		for _, t := range []*compute.Tensor{lw.q, lw.k, lw.v, lw.qkv, lw.o, lw.up, lw.down, lw.gate, lw.dsFC1, lw.dsFC2} {
+			if t != nil {
+				mats = append(mats, t)
+			}
 		}
 	}
 	for _, t := range []*compute.Tensor{w.inputProj, w.fc, w.patch1, w.mm0, w.mm2} {

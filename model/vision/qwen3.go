@@ -1,0 +1,253 @@
+package vision
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/troupe-llm/troupe/compute"
+)
+
+// Qwen3-VL (clip.cpp's clip_graph_qwen3vl, PROJECTOR_TYPE_QWEN3VL): the
+// image prepared as Qwen2.5-VL's (prepareQwen), a ViT with the Conv3D
+// patch embedding and its bias, learned positions interpolated to the
+// image's patch grid, layer norms, fused q/k/v, 2-D rope and full
+// attention in every layer, a GELU feed-forward; the 2×2 merger after the
+// post norm, and a deepstack merger (its own norm over the 4·dim values,
+// fc1, GELU, fc2) on the output of each deepstack layer. Each row is the
+// merger's projDim values, then each deepstack layer's, in layer order.
+
+// encodeQwen3 is clip_graph_qwen3vl::build for one image: (rows,
+// projDim·(1+deepstack)) values, rows row-major over the merged grid.
+func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, error) {
+	hp, w := &p.hp, p.w
+	d, ps := hp.dim, hp.patch
+	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
+		return nil, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
+	}
+	npx, npy := px.nx/ps, px.ny/ps
+	n, k := npx*npy, 3*ps*ps
+	lay := newQwenLayout(npx, npy, 0) // one window: 2×2 groups row by row
+
+	cols := make([]float32, n*k) // (patches, 3·patch·patch), raster order
+	for py := range npy {
+		for pxx := range npx {
+			row := cols[(py*npx+pxx)*k:]
+			i := 0
+			for c := range 3 {
+				for ky := range ps {
+					src := px.buf[3*((py*ps+ky)*px.nx+pxx*ps):]
+					for kx := range ps {
+						row[i] = src[3*kx+c]
+						i++
+					}
+				}
+			}
+		}
+	}
+	raster := make([]float32, n*d) // (patches, dim)
+	second := make([]float32, n*d)
+	if err := mm.MatMul(raster, cols, n, w.patch); err != nil {
+		return nil, err
+	}
+	if err := mm.MatMul(second, cols, n, w.patch1); err != nil {
+		return nil, err
+	}
+	compute.Add(raster, second)
+	pos := interpolatePositions(w.pos, hp.imageSize/ps, d, npx, npy) // (patches, dim), raster order
+	x := make([]float32, n*d)                                        // (patches, dim): the residual stream, graph order
+	for i, src := range lay.patch {
+		row := x[i*d : (i+1)*d]
+		copy(row, raster[src*d:(src+1)*d])
+		if w.patchBias != nil {
+			compute.Add(row, w.patchBias)
+		}
+		compute.Add(row, pos[src*d:(src+1)*d])
+	}
+	if w.preW != nil {
+		for t := range n {
+			layerNorm(x[t*d:(t+1)*d], x[t*d:(t+1)*d], w.preW, w.preB, hp.eps)
+		}
+	}
+
+	hd := d / hp.heads
+	rope := make([]float32, n*hd) // (patches, head_dim): each patch's cosines and sines
+	thetaScale := float32(math.Pow(10000, float64(float32(-2)/float32(hd/2))))
+	for i, yx := range lay.pos {
+		visionRope(rope[i*hd:(i+1)*hd], yx[0], yx[1], thetaScale)
+	}
+	m := n / 4
+	cur := make([]float32, n*d)     // (patches, dim)
+	qkv := make([]float32, n*3*d)   // (patches, 3·dim)
+	q := make([]float32, n*d)       // (patches, dim)
+	kk := make([]float32, n*d)      // (patches, dim)
+	v := make([]float32, n*d)       // (patches, dim)
+	attn := make([]float32, n*d)    // (patches, dim)
+	up := make([]float32, n*hp.ffn) // (patches, ffn)
+	ones := make([]float32, max(n*hp.ffn, n*d))
+	for i := range ones {
+		ones[i] = 1
+	}
+	var deep [][]float32 // (rows, projDim) per deepstack layer, graph order
+	a := newAttention(n, hd)
+	for li := range w.layers {
+		lw := &w.layers[li]
+		for t := range n {
+			layerNorm(cur[t*d:(t+1)*d], x[t*d:(t+1)*d], lw.ln1w, lw.ln1b, hp.eps)
+		}
+		if err := mm.MatMul(qkv, cur, n, lw.qkv); err != nil {
+			return nil, err
+		}
+		addRows(qkv, lw.qkvb)
+		for t := range n {
+			r := qkv[t*3*d:]
+			copy(q[t*d:(t+1)*d], r[:d])
+			copy(kk[t*d:(t+1)*d], r[d:2*d])
+			copy(v[t*d:(t+1)*d], r[2*d:3*d])
+			cs := rope[t*hd : (t+1)*hd]
+			for h := range hp.heads {
+				compute.RopeApply(q[t*d+h*hd:t*d+(h+1)*hd], cs, true)
+				compute.RopeApply(kk[t*d+h*hd:t*d+(h+1)*hd], cs, true)
+			}
+		}
+		if err := a.run(mm, attn, q, kk, v, hp.heads, nil); err != nil {
+			return nil, err
+		}
+		if err := mm.MatMul(cur, attn, n, lw.o); err != nil {
+			return nil, err
+		}
+		if lw.ob != nil {
+			addRows(cur, lw.ob)
+		}
+		compute.Add(x, cur)
+
+		for t := range n {
+			layerNorm(cur[t*d:(t+1)*d], x[t*d:(t+1)*d], lw.ln2w, lw.ln2b, hp.eps)
+		}
+		if err := mm.MatMul(up, cur, n, lw.up); err != nil {
+			return nil, err
+		}
+		if lw.upb != nil {
+			addRows(up, lw.upb)
+		}
+		gelu(up, ones)
+		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
+			return nil, err
+		}
+		if lw.downb != nil {
+			addRows(cur, lw.downb)
+		}
+		compute.Add(x, cur)
+
+		if lw.dsFC1 != nil {
+			out, err := p.merge(mm, x, m, lw.dsNormW, lw.dsNormB, lw.dsFC1, lw.dsFC1b, lw.dsFC2, lw.dsFC2b, ones)
+			if err != nil {
+				return nil, err
+			}
+			deep = append(deep, out)
+		}
+	}
+	if w.postW != nil {
+		for t := range n {
+			layerNorm(x[t*d:(t+1)*d], x[t*d:(t+1)*d], w.postW, w.postB, hp.eps)
+		}
+	}
+	merged, err := p.merge(mm, x, m, nil, nil, w.mm0, w.mm0b, w.mm2, w.mm2b, ones)
+	if err != nil {
+		return nil, err
+	}
+
+	// Rows in raster order, each the merger's values then the deepstack ones.
+	pd := hp.projDim
+	width := pd * (1 + len(deep))
+	out := make([]float32, m*width)
+	for src, dst := range lay.unit {
+		row := out[src*width : (src+1)*width]
+		copy(row[:pd], merged[dst*pd:(dst+1)*pd])
+		for j, ds := range deep {
+			copy(row[(j+1)*pd:(j+2)*pd], ds[dst*pd:(dst+1)*pd])
+		}
+	}
+	return out, nil
+}
+
+// merge is a Qwen-VL merger over x (4·m patches of dim values, each four
+// consecutive ones a 2×2 group): each group one row of 4·dim values,
+// layer-normed by normW, normB when normW is not nil, then fc1 with b1,
+// GELU, fc2 with b2 ((m, projDim) values).
+func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB []float32, fc1 *compute.Tensor, b1 []float32, fc2 *compute.Tensor, b2 []float32, ones []float32) ([]float32, error) {
+	k := 4 * p.hp.dim
+	in := x
+	if normW != nil {
+		in = make([]float32, m*k)
+		for t := range m {
+			layerNorm(in[t*k:(t+1)*k], x[t*k:(t+1)*k], normW, normB, p.hp.eps)
+		}
+	}
+	hid := make([]float32, m*k) // (rows, 4·dim)
+	if err := mm.MatMul(hid, in, m, fc1); err != nil {
+		return nil, err
+	}
+	if b1 != nil {
+		addRows(hid, b1)
+	}
+	if len(ones) < len(hid) {
+		ones = make([]float32, len(hid))
+		for i := range ones {
+			ones[i] = 1
+		}
+	}
+	gelu(hid, ones)
+	out := make([]float32, m*p.hp.projDim)
+	if err := mm.MatMul(out, hid, m, fc2); err != nil {
+		return nil, err
+	}
+	if b2 != nil {
+		addRows(out, b2)
+	}
+	return out, nil
+}
+
+// interpolatePositions is clip.cpp's resize_position_embeddings with
+// GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ALIGN_CORNERS (ggml's CPU
+// upscale): the side×side table of dim-value rows (raster order) resized
+// to nx×ny, the corners kept; the table itself when the sizes agree.
+func interpolatePositions(table []float32, side, dim, nx, ny int) []float32 {
+	if nx == side && ny == side {
+		return table
+	}
+	scale := func(dst, src int) float32 {
+		if dst > 1 && src > 1 {
+			return float32(dst-1) / float32(src-1)
+		}
+		return float32(dst) / float32(src)
+	}
+	sf0, sf1 := scale(nx, side), scale(ny, side)
+	clampI := func(v int) int { return max(0, min(v, side-1)) }
+	clampF := func(v float32) float32 { return max(0, min(v, 1)) }
+	out := make([]float32, nx*ny*dim)
+	for i1 := range ny {
+		y := float32(i1) / sf1
+		y0 := int(math.Floor(float64(y)))
+		y1 := clampI(y0 + 1)
+		y0 = clampI(y0)
+		dy := clampF(y - float32(y0))
+		for i0 := range nx {
+			x := float32(i0) / sf0
+			x0 := int(math.Floor(float64(x)))
+			x1 := clampI(x0 + 1)
+			x0 = clampI(x0)
+			dx := clampF(x - float32(x0))
+			dst := out[(i1*nx+i0)*dim : (i1*nx+i0+1)*dim]
+			a, b := table[(y0*side+x0)*dim:], table[(y0*side+x1)*dim:]
+			c, e := table[(y1*side+x0)*dim:], table[(y1*side+x1)*dim:]
+			for ch := range dim { // ggml's products left to right; explicit conversions: no fused multiply-add
+				va := float32(float32(a[ch]*float32(1-dx)) * float32(1-dy))
+				vb := float32(float32(b[ch]*dx) * float32(1-dy))
+				vc := float32(float32(c[ch]*float32(1-dx)) * dy)
+				vd := float32(float32(e[ch]*dx) * dy)
+				dst[ch] = float32(float32(va+vb)+vc) + vd
+			}
+		}
+	}
+	return out
+}
