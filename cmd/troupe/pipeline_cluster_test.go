@@ -164,3 +164,56 @@ func TestPipelineCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineClusterFlags: --pipeline-head and the disaggregation flags
+// beside --cluster in a pipeline are usage errors (exit 2) naming them, and
+// more stages than the model has layers is an error saying so.
+func TestPipelineClusterFlags(t *testing.T) {
+	bin := buildTroupe(t)
+	path := testmodels.Path(t, "stories260K.gguf")
+	pc := newPipelineCluster(t, 1)
+	for _, extra := range [][]string{
+		{"--pipeline-head", "127.0.0.1:1"},
+		{"--role", "prefill"},
+		{"--provider", "nope"},
+	} {
+		args := append(append([]string{"serve", "-m", path}, pc.args(0, 1, 2)...), extra...)
+		cmd := exec.Command(bin, args...)
+		out, err := cmd.CombinedOutput()
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), strings.TrimPrefix(extra[0], "--")) {
+			t.Errorf("%v: %v, want exit 2 naming %s:\n%s", extra, err, extra[0], out)
+		}
+	}
+	out, err := exec.Command(bin, append([]string{"serve", "-m", path, "--port", "0"}, pc.args(0, 0, 9)...)...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "9 pipeline stages for a model of 5 layers") {
+		t.Errorf("9 stages of 5 layers in a cluster: %v\n%s", err, out)
+	}
+}
+
+// TestPipelineClusterEtcd forms a 3-stage pipeline through etcd (three
+// member processes on 127.0.0.1, as on three machines with one etcd): the
+// soak mix's text equals one node's.
+func TestPipelineClusterEtcd(t *testing.T) {
+	etcd := startEtcd(t)
+	bin := buildTroupe(t)
+	path := testmodels.Path(t, "stories260K.gguf")
+	alone, _, _ := serve(t, bin, nil, "-m", path)
+	reqs := soakRequests()
+	want := runConcurrently(t, alone, reqs)
+	ports := freePorts(t, 3)
+	args := func(i int) []string {
+		return []string{"--pipeline-stages", "3", "--pipeline-stage", strconv.Itoa(i), "--cluster", "pipe", "--provider", "etcd",
+			"--etcd", etcd, "--advertise", "127.0.0.1:" + strconv.Itoa(ports[i])}
+	}
+	stages := []*stageProc{startClusterStage(t, bin, path, args(1)), startClusterStage(t, bin, path, args(2))}
+	url, _, _ := serve(t, bin, nil, append([]string{"-m", path, "--shutdown-grace", "1s"}, args(0)...)...)
+	for i, sp := range stages {
+		waitJoined(t, sp, fmt.Sprintf("stage %d", i+1))
+	}
+	got := runConcurrently(t, url, reqs)
+	for i := range want {
+		if fmt.Sprint(got[i].text) != fmt.Sprint(want[i].text) || fmt.Sprint(got[i].finish) != fmt.Sprint(want[i].finish) {
+			t.Errorf("request %d:\n  pipeline %q %q\n  one node %q %q", i, got[i].text, got[i].finish, want[i].text, want[i].finish)
+		}
+	}
+}
