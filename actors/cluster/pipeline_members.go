@@ -166,13 +166,16 @@ func (pm *pipelineMembers) read(state map[string]*cluster.GossipKeyValue) {
 		}
 		byStage[r.Stage] = a
 	}
-	// The head: the one kept while it is a member, else the stage 0 seen.
+	// The head: the one kept while it is a member, else a stage 0 of the
+	// same stage count, of the same model file if there is one (a head of
+	// another one refuses this member with an error that says so).
 	if _, ok := records[pm.head]; !ok || pm.head == "" {
 		pm.head = ""
-		for _, a := range addrs {
-			if r := records[a]; r.Stage == 0 && r.Stages == pm.self.Stages && r.ID == pm.self.ID {
-				pm.head = a
-				break
+		for _, sameID := range []bool{true, false} {
+			for _, a := range addrs {
+				if r := records[a]; pm.head == "" && r.Stage == 0 && r.Stages == pm.self.Stages && (r.ID == pm.self.ID || !sameID) {
+					pm.head = a
+				}
 			}
 		}
 	}

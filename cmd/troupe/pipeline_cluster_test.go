@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,7 +86,8 @@ func waitJoined(t *testing.T, sp *stageProc, what string) string {
 // cluster (automanaged provider, three member processes on 127.0.0.1, no
 // --pipeline-head): the stage members find the head in the gossip, and
 // the soak mix's text equals one node's bit for bit. Then a fourth member
-// announcing stage 1 is refused (the first kept), and the last stage's
+// announcing stage 1 is refused (the first kept), as is one with another
+// model file, and the last stage's
 // member is killed and started again: requests meanwhile end with the lost
 // stage's error, and after it has found the head again they give the same
 // text as before.
@@ -123,6 +126,28 @@ func TestPipelineCluster(t *testing.T) {
 		t.Error("a second member for stage 1 joined")
 	case <-time.After(time.Minute):
 		t.Errorf("a second member for stage 1 neither joined nor exited in a minute:\n%s", dup.logs.String())
+	}
+
+	// Another model file (the same weights, one byte more at the end):
+	// refused as with --pipeline-head.
+	other := filepath.Join(t.TempDir(), "other.gguf")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, append(b, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	foreign := startClusterStage(t, bin, other, pc.args(3, 1, 3))
+	select {
+	case err := <-foreign.exited:
+		if err == nil || !strings.Contains(foreign.logs.String(), "it serves model sha256:") {
+			t.Errorf("a member of another model file exited with %v:\n%s", err, foreign.logs.String())
+		}
+	case <-foreign.joined:
+		t.Error("a member of another model file joined")
+	case <-time.After(time.Minute):
+		t.Errorf("a member of another model file neither joined nor exited in a minute:\n%s", foreign.logs.String())
 	}
 
 	c := &soakClient{url: url, http: &http.Client{}}
