@@ -29,8 +29,8 @@ type pipelineConfig struct {
 
 func pipelineVar(fs *flag.FlagSet, p *pipelineConfig) {
 	fs.IntVar(&p.Stages, "pipeline-stages", 0, "split the model's layers into this many pipeline stages, one per member (with --advertise); 0: no pipeline")
-	fs.IntVar(&p.Stage, "pipeline-stage", 0, "the stage this member serves: 0 is the head (HTTP, the runtime, the first layers), 1 to N-1 join the head (--pipeline-head)")
-	fs.StringVar(&p.Head, "pipeline-head", "", "the head's --advertise HOST:PORT (stage members)")
+	fs.IntVar(&p.Stage, "pipeline-stage", 0, "the stage this member serves: 0 is the head (HTTP, the runtime, the first layers), 1 to N-1 join the head (--pipeline-head, or found by gossip in --cluster)")
+	fs.StringVar(&p.Head, "pipeline-head", "", "the head's --advertise HOST:PORT (stage members without --cluster)")
 	fs.IntVar(&p.MicroBatches, "pipeline-micro-batches", 0, "the head cuts a step into at most this many micro-batches of whole sequences, which overlap on the stages (1: no overlap); 0: the stage count")
 }
 
