@@ -49,10 +49,10 @@ type Pipeline struct {
 	hidden  []float32 // (n_tokens, dim) stage 0's output of one micro-batch
 	results chan *stageDone
 
-	system  *actor.ActorSystem
-	head    *actor.PID
-	id      identity
-	gossip  *pipelineMembers // in a cluster (StartCluster); nil: Start
+	system *actor.ActorSystem
+	head   *actor.PID
+	id     identity
+	gossip *pipelineMembers // in a cluster (StartCluster); nil: Start
 
 	stats pipelineCounters
 

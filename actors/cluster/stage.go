@@ -71,7 +71,7 @@ type StageMember struct {
 	system   *actor.ActorSystem
 	members  *pipelineMembers // in a cluster; nil: joined to cfg.Head
 	head     atomic.Value     // string: the head last announced to
-	joined   chan error // the first answer to its join
+	joined   chan error       // the first answer to its join
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
