@@ -52,6 +52,7 @@ type Pipeline struct {
 	system *actor.ActorSystem
 	head   *actor.PID
 	id     identity
+	gossip *pipelineMembers // in a cluster (StartCluster); nil: Start
 
 	stats pipelineCounters
 
@@ -124,6 +125,22 @@ func (p *Pipeline) Plan() []model.Stage { return p.plan }
 // the runtime p is the device of: its actors must have started (remote's
 // start races their spawns otherwise).
 func (p *Pipeline) Start(system *actor.ActorSystem, rt *actors.Runtime, advertise string) error {
+	return p.start(system, rt, Config{Advertise: advertise}, nil)
+}
+
+// StartCluster is Start in the cluster of cfg (its Name, Provider and the
+// provider's settings; Advertise): the head gossips that it serves stage
+// 0, and the stage members find it there (pipeline_members.go). log, when
+// set, gets what the gossip shows wrong (a stage announced twice, a member
+// of another model file).
+func (p *Pipeline) StartCluster(system *actor.ActorSystem, rt *actors.Runtime, cfg Config, log func(string)) error {
+	if cfg.Name == "" {
+		return errors.New("cluster: StartCluster without a cluster name")
+	}
+	return p.start(system, rt, cfg, log)
+}
+
+func (p *Pipeline) start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config, log func(string)) error {
 	sum, err := modelHash(p.m.Path)
 	if err != nil {
 		return fmt.Errorf("cluster: hashing the model: %w", err)
@@ -132,7 +149,11 @@ func (p *Pipeline) Start(system *actor.ActorSystem, rt *actors.Runtime, advertis
 	if _, err := rt.Stats(10 * time.Second); err != nil {
 		return fmt.Errorf("cluster: the runtime: %w", err)
 	}
-	if err := startRemote(system, advertise); err != nil {
+	if cfg.Name != "" {
+		if p.gossip, err = joinPipeline(system, cfg, stageRecord{Stage: 0, Stages: len(p.plan), Address: cfg.Advertise, ID: p.id}, log); err != nil {
+			return err
+		}
+	} else if err := startRemote(system, cfg.Advertise); err != nil {
 		return err
 	}
 	p.system = system
@@ -146,6 +167,10 @@ func (p *Pipeline) Start(system *actor.ActorSystem, rt *actors.Runtime, advertis
 // Stop shuts the remote layer down (the caller stops the runtime first,
 // then the actor system).
 func (p *Pipeline) Stop() {
+	if p.gossip != nil {
+		p.gossip.leave()
+		return
+	}
 	if p.system != nil {
 		if r := remote.GetRemote(p.system); r != nil {
 			r.Shutdown(true)

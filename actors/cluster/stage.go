@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -25,8 +26,15 @@ type StageConfig struct {
 	Stage, Stages int
 	// Head is the head's --advertise HOST:PORT; Advertise this member's.
 	Head, Advertise string
+	// Cluster, when its Name is set, is the cluster the pipeline forms in
+	// (pipeline_members.go): the member finds the head in its gossip, and
+	// Head is unset. Its Advertise is this Advertise.
+	Cluster Config
 	// Workers is the forward pass's goroutines.
 	Workers int
+	// Log, when set, gets what the member notices in the cluster's gossip
+	// (a stage announced twice, a member of another model file).
+	Log func(string)
 }
 
 // Validate checks the Config in words that name the flags.
@@ -37,8 +45,19 @@ func (cfg StageConfig) Validate() error {
 	if cfg.Stage < 1 || cfg.Stage >= cfg.Stages {
 		return fmt.Errorf("cluster: --pipeline-stage %d: a stage member serves stage 1 to %d (stage 0 is the head)", cfg.Stage, cfg.Stages-1)
 	}
-	if _, _, err := splitHostPort(cfg.Head); err != nil {
-		return fmt.Errorf("cluster: --pipeline-head %q: want HOST:PORT", cfg.Head)
+	switch {
+	case cfg.Cluster.Name != "" && cfg.Head != "":
+		return errors.New("cluster: --pipeline-head with --cluster: the members find the head in the cluster")
+	case cfg.Cluster.Name != "":
+		c := cfg.Cluster
+		c.Advertise = cfg.Advertise
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	default:
+		if _, _, err := splitHostPort(cfg.Head); err != nil {
+			return fmt.Errorf("cluster: --pipeline-head %q: want HOST:PORT", cfg.Head)
+		}
 	}
 	if _, _, err := splitHostPort(cfg.Advertise); err != nil {
 		return fmt.Errorf("cluster: --advertise %q: want HOST:PORT", cfg.Advertise)
@@ -50,7 +69,9 @@ func (cfg StageConfig) Validate() error {
 // steps the head sends through its layers.
 type StageMember struct {
 	system   *actor.ActorSystem
-	joined   chan error // the first answer to its join
+	members  *pipelineMembers // in a cluster; nil: joined to cfg.Head
+	head     atomic.Value     // string: the head last announced to
+	joined   chan error       // the first answer to its join
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -72,10 +93,17 @@ func StartStage(system *actor.ActorSystem, m *model.Model, cfg StageConfig) (*St
 	if err != nil {
 		return nil, fmt.Errorf("cluster: hashing the model: %w", err)
 	}
-	if err := startRemote(system, cfg.Advertise); err != nil {
+	id := identity{Model: sum, Device: "cpu"}
+	sm := &StageMember{system: system, joined: make(chan error, 1), stop: make(chan struct{})}
+	if cfg.Cluster.Name != "" {
+		c := cfg.Cluster
+		c.Advertise = cfg.Advertise
+		if sm.members, err = joinPipeline(system, c, stageRecord{Stage: cfg.Stage, Stages: cfg.Stages, Address: cfg.Advertise, ID: id}, cfg.Log); err != nil {
+			return nil, err
+		}
+	} else if err := startRemote(system, cfg.Advertise); err != nil {
 		return nil, err
 	}
-	sm := &StageMember{system: system, joined: make(chan error, 1), stop: make(chan struct{})}
 	a := &stageActor{m: m, state: model.NewState(&m.Config, cfg.Workers), index: cfg.Stage, joined: sm.joined}
 	// A name of its own per start: the head tells a member restarted at
 	// the same address (empty KV) from the one it watched.
@@ -84,8 +112,7 @@ func StartStage(system *actor.ActorSystem, m *model.Model, cfg StageConfig) (*St
 		return nil, fmt.Errorf("cluster: starting the stage actor: %w", err)
 	}
 	join := wrap(&envelope{Join: &stageJoin{Stage: cfg.Stage, Stages: cfg.Stages, Lo: st.Lo, Hi: st.Hi,
-		ID: identity{Model: sum, Device: "cpu"}, Actor: toPID(self)}})
-	head := actor.NewPID(cfg.Head, headName)
+		ID: id, Actor: toPID(self)}})
 	// Announce every joinInterval: until accepted, and after (the head
 	// answers its member again; one that lost it, after a lost connection,
 	// takes it back).
@@ -95,7 +122,14 @@ func StartStage(system *actor.ActorSystem, m *model.Model, cfg StageConfig) (*St
 		t := time.NewTicker(joinInterval)
 		defer t.Stop()
 		for {
-			system.Root.Send(self, &sendJoin{head: head, join: join})
+			addr := cfg.Head
+			if sm.members != nil {
+				addr = sm.members.Head() // "" until the gossip shows one
+			}
+			if addr != "" {
+				sm.head.Store(addr)
+				system.Root.Send(self, &sendJoin{head: actor.NewPID(addr, headName), join: join})
+			}
 			select {
 			case <-sm.stop:
 				return
@@ -110,13 +144,22 @@ func StartStage(system *actor.ActorSystem, m *model.Model, cfg StageConfig) (*St
 // member, else why it refused it (a stage already served, another model).
 func (sm *StageMember) Joined() <-chan error { return sm.joined }
 
+// Head is the address of the head this member announced itself to last
+// ("" before any).
+func (sm *StageMember) Head() string {
+	h, _ := sm.head.Load().(string)
+	return h
+}
+
 // Stop stops announcing and shuts the actor system down.
 // Stop is idempotent.
 func (sm *StageMember) Stop() {
 	sm.stopOnce.Do(func() {
 		close(sm.stop)
 		sm.wg.Wait()
-		if r := remote.GetRemote(sm.system); r != nil {
+		if sm.members != nil {
+			sm.members.leave()
+		} else if r := remote.GetRemote(sm.system); r != nil {
 			r.Shutdown(true)
 		}
 		sm.system.Shutdown()
@@ -135,20 +178,30 @@ const (
 // startRemote starts protoactor's remote on system at advertise, with
 // messages up to maxWireBytes.
 func startRemote(system *actor.ActorSystem, advertise string) (err error) {
-	host, port, err := splitHostPort(advertise)
+	rc, err := remoteConfig(advertise)
 	if err != nil {
-		return fmt.Errorf("cluster: --advertise %q: want HOST:PORT", advertise)
+		return err
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("cluster: listening on %s: %v", advertise, r)
 		}
 	}()
-	remote.NewRemote(system, remote.Configure(host, port,
+	remote.NewRemote(system, rc).Start()
+	return nil
+}
+
+// remoteConfig is the remote layer of a pipeline member at advertise, with
+// messages up to maxWireBytes.
+func remoteConfig(advertise string) (*remote.Config, error) {
+	host, port, err := splitHostPort(advertise)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: --advertise %q: want HOST:PORT", advertise)
+	}
+	return remote.Configure(host, port,
 		remote.WithServerOptions(grpc.MaxRecvMsgSize(maxWireBytes), grpc.MaxSendMsgSize(maxWireBytes)),
 		remote.WithDialOptions(grpc.WithInsecure(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxWireBytes), grpc.MaxCallSendMsgSize(maxWireBytes))),
-	)).Start()
-	return nil
+	), nil
 }
 
 func splitHostPort(hp string) (string, int, error) {

@@ -29,8 +29,8 @@ type pipelineConfig struct {
 
 func pipelineVar(fs *flag.FlagSet, p *pipelineConfig) {
 	fs.IntVar(&p.Stages, "pipeline-stages", 0, "split the model's layers into this many pipeline stages, one per member (with --advertise); 0: no pipeline")
-	fs.IntVar(&p.Stage, "pipeline-stage", 0, "the stage this member serves: 0 is the head (HTTP, the runtime, the first layers), 1 to N-1 join the head (--pipeline-head)")
-	fs.StringVar(&p.Head, "pipeline-head", "", "the head's --advertise HOST:PORT (stage members)")
+	fs.IntVar(&p.Stage, "pipeline-stage", 0, "the stage this member serves: 0 is the head (HTTP, the runtime, the first layers), 1 to N-1 join the head (--pipeline-head, or found by gossip in --cluster)")
+	fs.StringVar(&p.Head, "pipeline-head", "", "the head's --advertise HOST:PORT (stage members without --cluster)")
 	fs.IntVar(&p.MicroBatches, "pipeline-micro-batches", 0, "the head cuts a step into at most this many micro-batches of whole sequences, which overlap on the stages (1: no overlap); 0: the stage count")
 }
 
@@ -52,10 +52,12 @@ func (c *serveConfig) checkPipeline() string {
 		return fmt.Sprintf("--pipeline-stage %d: want 0 (the head) to %d", p.Stage, p.Stages-1)
 	case c.Cluster.Advertise == "":
 		return "--pipeline-stages needs --advertise HOST:PORT (where the other stages reach this member)"
-	case c.Cluster.Name != "":
-		return "--pipeline-stages with --cluster: replicas of a pipeline are not supported yet"
-	case p.Stage > 0 && p.Head == "":
-		return "--pipeline-stage " + strconv.Itoa(p.Stage) + " needs --pipeline-head (the head's --advertise)"
+	case c.Cluster.Name != "" && p.Head != "":
+		return "--pipeline-head with --cluster: the members find the head in the cluster (leave --pipeline-head out)"
+	case c.Cluster.Name != "" && (c.Cluster.Role != "" || c.Cluster.DisaggTokens != 0 || c.Cluster.DisaggAlways):
+		return "--pipeline-stages with --role, --disagg-tokens or --disagg-always: a pipeline's members are its stages, not replicas"
+	case p.Stage > 0 && p.Head == "" && c.Cluster.Name == "":
+		return "--pipeline-stage " + strconv.Itoa(p.Stage) + " needs --pipeline-head (the head's --advertise) or --cluster (the head found in the cluster)"
 	case p.Stage == 0 && p.Head != "":
 		return "--pipeline-head is for stage members (--pipeline-stage 1 and up); the head is stage 0"
 	case c.Runtime.Devices > 1:
@@ -67,7 +69,11 @@ func (c *serveConfig) checkPipeline() string {
 	case len(c.LoRA) > 0 || c.DraftModel != "":
 		return "--pipeline-stages with --lora or --model-draft is not supported"
 	}
-	if err := (cluster.StageConfig{Stage: max(p.Stage, 1), Stages: p.Stages, Head: orDefault(p.Head, c.Cluster.Advertise), Advertise: c.Cluster.Advertise}).Validate(); err != nil {
+	head := orDefault(p.Head, c.Cluster.Advertise)
+	if c.Cluster.Name != "" {
+		head = ""
+	}
+	if err := (cluster.StageConfig{Stage: max(p.Stage, 1), Stages: p.Stages, Head: head, Advertise: c.Cluster.Advertise, Cluster: c.Cluster}).Validate(); err != nil {
 		return strings.TrimPrefix(err.Error(), "cluster: ")
 	}
 	return ""
@@ -111,13 +117,20 @@ func (h *pipelineHead) backend(m *model.Model, stages, micro int) func(int, acto
 	}
 }
 
-// start makes the pipeline reachable at advertise and waits for every
-// stage's member (or ctx's end).
-func (h *pipelineHead) start(ctx context.Context, log zerolog.Logger, system *actor.ActorSystem, rt *actors.Runtime, advertise string) error {
-	if err := h.p.Start(system, rt, advertise); err != nil {
+// start makes the pipeline reachable at cc.Advertise (in the cluster
+// cc.Name when set: the stage members find the head there) and waits for
+// every stage's member (or ctx's end).
+func (h *pipelineHead) start(ctx context.Context, log zerolog.Logger, system *actor.ActorSystem, rt *actors.Runtime, cc cluster.Config) error {
+	var err error
+	if cc.Name != "" {
+		err = h.p.StartCluster(system, rt, cc, func(s string) { log.Warn().Msg(s) })
+	} else {
+		err = h.p.Start(system, rt, cc.Advertise)
+	}
+	if err != nil {
 		return err
 	}
-	log.Info().Int("stages", len(h.plan)).Str("head", advertise).Str("plan", fmt.Sprint(h.plan)).Msg("waiting for the pipeline's stage members")
+	log.Info().Int("stages", len(h.plan)).Str("head", cc.Advertise).Str("cluster", cc.Name).Str("plan", fmt.Sprint(h.plan)).Msg("waiting for the pipeline's stage members")
 	if err := h.p.WaitReady(ctx); err != nil {
 		return err
 	}
@@ -146,13 +159,13 @@ func (c *serveConfig) serveStage(ctx context.Context, stdout, stderr io.Writer) 
 	defer m.Close()
 	system := newActorSystem()
 	sm, err := cluster.StartStage(system, m, cluster.StageConfig{Stage: p.Stage, Stages: p.Stages, Head: p.Head,
-		Advertise: c.Cluster.Advertise, Workers: c.Runtime.Workers})
+		Advertise: c.Cluster.Advertise, Workers: c.Runtime.Workers, Cluster: c.Cluster, Log: func(s string) { log.Warn().Msg(s) }})
 	if err != nil {
 		system.Shutdown()
 		return err
 	}
 	defer sm.Stop()
-	log.Info().Int("stage", p.Stage).Str("layers", st.String()).Str("head", p.Head).Msg("announcing this stage to the head")
+	log.Info().Int("stage", p.Stage).Str("layers", st.String()).Str("head", p.Head).Str("cluster", c.Cluster.Name).Msg("announcing this stage to the head")
 	select {
 	case err := <-sm.Joined():
 		if err != nil {
@@ -162,7 +175,7 @@ func (c *serveConfig) serveStage(ctx context.Context, stdout, stderr io.Writer) 
 		return nil
 	}
 	log.Info().Int64("rss_bytes", residentBytes()).Msg("joined the pipeline")
-	fmt.Fprintf(stdout, "troupe stage %d of %d (%v) joined the pipeline at %s\n", p.Stage, p.Stages, st, p.Head)
+	fmt.Fprintf(stdout, "troupe stage %d of %d (%v) joined the pipeline at %s\n", p.Stage, p.Stages, st, sm.Head())
 	<-ctx.Done()
 	log.Info().Msg("stopped")
 	return nil

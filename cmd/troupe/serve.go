@@ -322,7 +322,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	}
 	if head != nil {
 		defer head.p.Stop()
-		if err := head.start(ctx, log, system, rt, c.Cluster.Advertise); err != nil {
+		if err := head.start(ctx, log, system, rt, c.Cluster); err != nil {
 			rt.Stop(time.Second)
 			return err
 		}
@@ -336,7 +336,7 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 		log.Warn().Str("chat_template", server.FallbackTemplate).
 			Msg("the model has no chat template; /v1/chat/completions uses the built-in " + server.FallbackTemplate + " (choose one with --chat-template)")
 	}
-	if c.Cluster.Name != "" {
+	if c.Cluster.Name != "" && head == nil { // a pipeline's head joined the cluster in head.start
 		if node, err = cluster.Start(system, rt, c.Cluster); err != nil {
 			return err
 		}
