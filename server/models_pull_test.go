@@ -123,6 +123,7 @@ func TestManagerPullTag(t *testing.T) {
 		if min := size / (hub.ProgressStep(size) + 32<<10); len(progress) < 3 || int64(len(progress)) < min {
 			t.Errorf("pull %s: %d progress lines, want %d at least", tc.name, len(progress), max(min, 3))
 		}
+		t.Logf("pull %s: %d progress lines for %d bytes", tc.name, len(progress), size)
 		for i, p := range progress {
 			if p.Status != "pulling "+tc.file || p.Digest != tc.file || p.Total != size || i > 0 && p.Completed <= progress[i-1].Completed {
 				t.Errorf("pull %s: progress line %d %+v (before it %+v), want pulling %s with growing counts of %d bytes", tc.name, i, p, progress[max(i-1, 0)], tc.file, size)
