@@ -15,7 +15,10 @@
 // config.json, tokenizer.json, tokenizer_config.json, generation_config.json
 // and chat_template.jinja when present, and the weights: the shards named by
 // model.safetensors.index.json when there is one, else model.safetensors,
-// else every *.safetensors file at the repository's root.
+// else every *.safetensors file at the repository's root. ListFiles returns
+// that listing (for a caller choosing a file, as /api/pull does for
+// hf.co/OWNER/REPO:QUANT). Options.Progress draws a terminal bar per file;
+// Options.OnProgress gives a caller the byte counts, every 1% of the file.
 //
 // # Cache layout
 //

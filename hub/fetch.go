@@ -32,7 +32,8 @@ func (c *client) fetch(ctx context.Context, ref Ref, m fileMeta, blob string) er
 		return fmt.Errorf("hub: %s: cache: %w", ref, err)
 	}
 	defer f.Close()
-	d := &transfer{f: f, h: sha256.New(), bar: &bar{w: c.o.Progress, name: path.Base(ref.File), size: m.size}}
+	d := &transfer{f: f, h: sha256.New(), bar: &bar{w: c.o.Progress, name: path.Base(ref.File), size: m.size,
+		on: c.o.OnProgress, file: ref.File, step: ProgressStep(m.size)}}
 	defer d.bar.close()
 	if err := d.keep(m.size); err != nil {
 		return fmt.Errorf("hub: %s: cache: %w", ref, err)
@@ -53,7 +54,7 @@ func (c *client) fetch(ctx context.Context, ref Ref, m fileMeta, blob string) er
 	if err := os.Rename(tmp, blob); err != nil {
 		return fmt.Errorf("hub: %s: cache: %w", ref, err)
 	}
-	d.bar.finish()
+	d.bar.finish(d.n)
 	return nil
 }
 
@@ -186,10 +187,28 @@ type bar struct {
 	name string
 	size int64 // -1 when unknown
 	b    *progressbar.ProgressBar
+	// on (Options.OnProgress) is called at start, every step bytes and at
+	// the end; n is the count so far, next the count of its next call.
+	on            func(file string, completed, total int64)
+	file          string
+	step, n, next int64
+}
+
+// ProgressStep is how many bytes pass between two Options.OnProgress calls
+// for a file of size bytes (-1: unknown).
+func ProgressStep(size int64) int64 {
+	if size < 0 {
+		return 1 << 20
+	}
+	return max(size/100, 32<<10)
 }
 
 // start draws the bar for a transfer after the first off bytes.
 func (b *bar) start(off int64) {
+	if b.on != nil {
+		b.n, b.next = off, off+b.step
+		b.on(b.file, off, b.size)
+	}
 	if b.w == nil || b.size == 0 || b.b != nil {
 		return
 	}
@@ -216,12 +235,23 @@ func (b *bar) start(off int64) {
 }
 
 func (b *bar) add(n int) {
+	if b.on != nil {
+		b.n += int64(n)
+		if b.n >= b.next && (b.size < 0 || b.n < b.size) { // the end is finish's
+			b.next = b.n + b.step
+			b.on(b.file, b.n, b.size)
+		}
+	}
 	if b.b != nil {
 		_ = b.b.Add(n)
 	}
 }
 
-func (b *bar) finish() {
+// finish completes the bar of a verified file of n bytes.
+func (b *bar) finish(n int64) {
+	if b.on != nil {
+		b.on(b.file, n, max(b.size, n))
+	}
 	if b.b != nil {
 		_ = b.b.Finish()
 	}

@@ -28,6 +28,15 @@ type Options struct {
 	// Progress receives a progress bar (bytes, speed) per downloaded file;
 	// nil shows none.
 	Progress io.Writer
+	// OnProgress, when not nil, is called while a file downloads with the
+	// file's name in the repository, the bytes it has (a resumed download
+	// starts from what was kept) and its size (-1 when the hub announced
+	// none). It is called when the transfer starts, after every further
+	// ProgressStep bytes (1/100 of the size, at least 32 KiB; 1 MiB when the
+	// size is unknown), and once complete, from the downloading goroutine:
+	// throttled by bytes, not time, so a caller sees the same calls for the
+	// same file. A file already in the cache gives no calls.
+	OnProgress func(file string, completed, total int64)
 	// Client makes the requests; nil means a client over
 	// http.DefaultTransport. Its CheckRedirect is not used for the resolve
 	// request, whose redirect is read rather than followed. A Timeout bounds

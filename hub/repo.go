@@ -154,3 +154,28 @@ func readShards(path string) ([]string, error) {
 	}
 	return slices.Sorted(maps.Keys(seen)), nil
 }
+
+// ListFiles returns the paths of the files in ref's repository at ref's
+// revision (ref.File is ignored), sorted, as the hub's
+// GET {endpoint}/api/models/{owner}/{repo}/revision/{revision} lists them.
+// It always asks the hub: the cache does not keep listings.
+func ListFiles(ctx context.Context, ref Ref, o Options) ([]string, error) {
+	o = o.WithDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	ref.File = ""
+	if err := ref.check(); err != nil {
+		return nil, fmt.Errorf("hub: %s: %w: %v", ref, ErrBadURI, err)
+	}
+	info, err := newClient(o).repoInfo(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]string, 0, len(info.Siblings))
+	for _, s := range info.Siblings {
+		files = append(files, s.RFilename)
+	}
+	slices.Sort(files)
+	return files, nil
+}

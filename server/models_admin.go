@@ -248,9 +248,11 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	}
 	out.send(map[string]any{"status": "pulling manifest"}, true)
-	path, err := m.pull(r, name, func(completed, total int64) {
-		out.send(map[string]any{"status": "pulling " + name, "digest": name, "total": total, "completed": completed}, completed == total)
-	})
+	path, err := m.pull(r, name, func(status string) { out.send(map[string]any{"status": status}, true) },
+		func(file string, completed, total int64) {
+			// Every call: Pull's progress is throttled by bytes already.
+			out.send(map[string]any{"status": "pulling " + file, "digest": file, "total": total, "completed": completed}, true)
+		})
 	if err != nil {
 		out.done(badRequest("model", "pull %s: %v", name, err))
 		return
@@ -272,33 +274,54 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 	out.done(nil)
 }
 
-// pull fetches name from the hub: hf://OWNER/REPO/FILE.gguf, or as Ollama
-// names it, hf.co/OWNER/REPO/FILE.gguf (huggingface.co/ too). The hub
-// package draws no byte counts, so progress comes once, when the file is
-// there.
-func (m *Manager) pull(r *http.Request, name string, progress func(completed, total int64)) (string, error) {
-	uri := name
-	for _, p := range []string{"hf.co/", "huggingface.co/"} {
-		if rest, ok := strings.CutPrefix(name, p); ok {
-			uri = "hf://" + rest
+// pull fetches name from the hub and returns its local path. Names, as
+// Ollama takes them (hf.co/, huggingface.co/ or hf://, then):
+// OWNER/REPO/FILE.gguf, one file; OWNER/REPO[:QUANT], the repository's
+// GGUF of that quant (chooseGGUF; no tag: Q4_K_M, else the first of
+// defaultQuants it has). A revision may follow the repository
+// (OWNER/REPO@REV[:QUANT]). status reports what was chosen; progress the
+// bytes of the file as they arrive (the hub verifies the sha256 before Pull
+// returns). A repository's projector (mmproj) is noted, not pulled.
+func (m *Manager) pull(r *http.Request, name string, status func(string), progress func(file string, completed, total int64)) (string, error) {
+	rest, ok := "", false
+	for _, p := range []string{"hf://", "hf.co/", "huggingface.co/", "https://huggingface.co/", "https://hf.co/"} {
+		if rest, ok = strings.CutPrefix(name, p); ok {
+			break
 		}
 	}
-	if !strings.HasPrefix(uri, "hf://") {
-		return "", fmt.Errorf("want hf://OWNER/REPO/FILE.gguf or hf.co/OWNER/REPO/FILE.gguf (Ollama's registry is not reached)")
+	if !ok {
+		return "", fmt.Errorf("want hf.co/OWNER/REPO[:QUANT] or hf.co/OWNER/REPO/FILE.gguf (Ollama's registry is not reached)")
 	}
-	if parts := strings.Split(strings.TrimPrefix(uri, "hf://"), "/"); len(parts) == 2 && strings.Contains(parts[1], ":") {
-		return "", fmt.Errorf("name the repository's GGUF file (OWNER/REPO/FILE.gguf); a :QUANT tag is not resolved")
+	parts := strings.SplitN(rest, "/", 3)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return "", fmt.Errorf("want hf.co/OWNER/REPO[:QUANT] or hf.co/OWNER/REPO/FILE.gguf")
 	}
-	if !strings.HasSuffix(uri, ".gguf") {
-		return "", fmt.Errorf("name the repository's GGUF file (OWNER/REPO/FILE.gguf); a :QUANT tag is not resolved")
+	uri, file := "hf://"+rest, ""
+	if len(parts) == 3 { // OWNER/REPO[@REV]/FILE.gguf[@REV]
+		file, _, _ = strings.Cut(parts[2], "@")
+		if !strings.HasSuffix(strings.ToLower(file), ".gguf") {
+			return "", fmt.Errorf("%s is not a .gguf file: name a GGUF file, or the repository with a quant (hf.co/OWNER/REPO:Q4_K_M)", file)
+		}
+	} else { // OWNER/REPO[@REV][:QUANT]
+		if m.cfg.ListRepo == nil {
+			return "", fmt.Errorf("this server resolves no quant tags: name the file, hf.co/OWNER/REPO/FILE.gguf")
+		}
+		repo, tag, _ := strings.Cut(parts[1], ":")
+		repoURI := "hf://" + parts[0] + "/" + repo // hub.ParseURI takes OWNER/REPO@REV/FILE
+		files, err := m.cfg.ListRepo(r.Context(), repoURI)
+		if err != nil {
+			return "", err
+		}
+		id, _, _ := strings.Cut(parts[0]+"/"+repo, "@")
+		if file, err = chooseGGUF(id, files, tag); err != nil {
+			return "", err
+		}
+		if _, proj := ggufFiles(files); len(proj) > 0 {
+			status(fmt.Sprintf("the repository has a projector (%s): not pulled, this server's pulled models run text only", strings.Join(proj, ", ")))
+		}
+		uri = repoURI + "/" + file
 	}
-	path, err := m.cfg.Pull(r.Context(), uri)
-	if err != nil {
-		return "", err
-	}
-	size := fileSize(path)
-	progress(size, size)
-	return path, nil
+	return m.cfg.Pull(r.Context(), uri, func(completed, total int64) { progress(file, completed, total) })
 }
 
 // createRequest is Ollama's /api/create body: the current fields (from,

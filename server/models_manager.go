@@ -67,8 +67,14 @@ type ManagerConfig struct {
 	// what the runtime read (called after the runtime stopped).
 	Load func(ctx context.Context, system *actor.ActorSystem, spec LoadSpec) (rt *actors.Runtime, close func(), err error)
 	// Pull fetches hf://OWNER/REPO/FILE.gguf from the hub (serve passes
-	// hub.Download's) and returns its local path; nil: /api/pull is a 501.
-	Pull func(ctx context.Context, uri string) (string, error)
+	// hub.Download's) and returns its local path, calling progress (never
+	// nil) with the bytes it has and the file's size (-1: unknown) while it
+	// downloads (hub.Options.OnProgress); nil: /api/pull is a 501.
+	Pull func(ctx context.Context, uri string, progress func(completed, total int64)) (string, error)
+	// ListRepo lists the files of hf://OWNER/REPO[@REVISION]
+	// (hub.ListFiles), for names without a file, hf.co/OWNER/REPO[:QUANT];
+	// nil: those are a 400.
+	ListRepo func(ctx context.Context, uri string) ([]string, error)
 	// Now is the clock of the keep-alives; nil: time.Now. Tests inject one.
 	Now func() time.Time
 }

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/hub/hubtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
@@ -29,14 +27,7 @@ func TestNodeOllamaModels(t *testing.T) {
 	h := hubtest.New(t, hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{{Name: "stories.gguf", Data: data, LFS: true}}})
 	sizes := map[string]int64{"small": 3000, "tiny": 5000, "hf.co/acme/stories-GGUF/stories.gguf": 7000}
 	f := newManaged(t, func(c *server.ManagerConfig) {
-		cache := t.TempDir()
-		c.Pull = func(ctx context.Context, uri string) (string, error) {
-			ref, err := hub.ParseURI(uri)
-			if err != nil {
-				return "", err
-			}
-			return hub.Download(ctx, ref, hub.Options{Endpoint: h.URL, CacheDir: cache})
-		}
+		useHub(t, c, h)
 		c.Size = fakeSizes(sizes)
 	})
 	// What each model answers alone, asked before the client runs.

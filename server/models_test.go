@@ -22,7 +22,6 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
-	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/hub/hubtest"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
@@ -537,14 +536,7 @@ func TestManagerPull(t *testing.T) {
 	}
 	h := hubtest.New(t, hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{{Name: "stories.gguf", Data: data, LFS: true}}})
 	f := newManaged(t, func(c *server.ManagerConfig) {
-		cache := t.TempDir()
-		c.Pull = func(ctx context.Context, uri string) (string, error) {
-			ref, err := hub.ParseURI(uri)
-			if err != nil {
-				return "", err
-			}
-			return hub.Download(ctx, ref, hub.Options{Endpoint: h.URL, CacheDir: cache})
-		}
+		useHub(t, c, h)
 	})
 	resp, err := http.Post(f.url+"/api/pull", "application/json", strings.NewReader(`{"model":"hf.co/acme/stories-GGUF/stories.gguf"}`))
 	if err != nil {
@@ -583,7 +575,7 @@ func TestManagerPull(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"model":"hf.co/acme/missing-GGUF/x.gguf","stream":false}`: "pull",
 		`{"model":"llama3.2","stream":false}`:                       "registry",
-		`{"model":"hf.co/acme/stories-GGUF:Q4_0","stream":false}`:   "QUANT",
+		`{"model":"hf.co/acme/stories-GGUF:Q4_0","stream":false}`:   "no Q4_0 file; its quants: stories.gguf",
 	} {
 		resp, b := post(t, f.url+"/api/pull", body)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), want) {

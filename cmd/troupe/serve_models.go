@@ -146,12 +146,20 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 		return c.loadManaged(system, rtCfg, kind, spec)
 	}
 	cfg.Size = func(spec server.LoadSpec) (server.ModelSize, error) { return c.measureManaged(rtCfg, spec) }
-	cfg.Pull = func(ctx context.Context, uri string) (string, error) {
+	cfg.Pull = func(ctx context.Context, uri string, progress func(completed, total int64)) (string, error) {
 		ref, err := hub.ParseURI(uri)
 		if err != nil {
 			return "", err
 		}
-		return hub.Download(ctx, ref, hub.Options{CacheDir: c.CacheDir})
+		return hub.Download(ctx, ref, hub.Options{CacheDir: c.CacheDir,
+			OnProgress: func(_ string, completed, total int64) { progress(completed, total) }})
+	}
+	cfg.ListRepo = func(ctx context.Context, uri string) ([]string, error) {
+		ref, err := hub.ParseURI(uri)
+		if err != nil {
+			return nil, err
+		}
+		return hub.ListFiles(ctx, ref, hub.Options{CacheDir: c.CacheDir})
 	}
 	system := newActorSystem()
 	defer system.Shutdown()
