@@ -110,6 +110,7 @@ async function loadModels() {
     const loaded = models.find(m => modelStatus(m) === 'loaded');
     if (models.some(m => m.id === want)) sel.value = want;
     else if (loaded) sel.value = loaded.id;
+    if (!controller) renderMessages(); // the replies' notes name their models
   }
   showModel();
 }
