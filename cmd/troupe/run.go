@@ -66,9 +66,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if device, err = mmprojDevice(device, mmproj); err != nil {
-		return err
-	}
 	if len(images) > 0 && mmproj == "" {
 		return usageError{"--image needs --mmproj"}
 	}
@@ -133,6 +130,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	defer rt.Stop(5 * time.Second)
 	if err := devices.Fallback(); err != nil && !errors.Is(err, cuda.ErrNoDriver) { // a GPU, unusable: say so
 		fmt.Fprintf(stderr, "troupe: --device auto: running on the CPU: %s\n", fallbackWhy(err))
+	}
+	if msg := encoderPlacement(encoder, rt.Device()); msg != "" { // mmproj.go
+		fmt.Fprintln(stderr, "troupe: "+msg)
 	}
 	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(*n, 0), Sampling: params, Images: spans}
 	ch, err := rt.Stream(ctx, req)
