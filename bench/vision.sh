@@ -22,6 +22,11 @@
 # one sample), against troupe's image bytes to first token through the
 # runtime. Prints one markdown row with the means and troupe's ratio
 # (llama.cpp's time over troupe's: above 1 is troupe faster).
+#
+# The text model's vocabulary must hold the tokens mtmd looks up for the
+# projector type (SmolVLM's "<global-img>" and "<fake_token_around_image>"
+# as single tokens): a synthetic text model with another vocabulary makes
+# llama-mtmd-cli fail at the overview image ("invalid token[1] = -1").
 set -euo pipefail
 
 die() { echo "vision.sh: $*" >&2; exit 1; }
