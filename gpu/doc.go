@@ -8,7 +8,9 @@
 // ragged model.Batch, the same block tables, logits for the rows that ask.
 // Every (row, output) is computed the same way whatever the batch, so the
 // pass is batch-invariant like the CPU's (recompute preemption and chunked
-// prefill rely on it).
+// prefill rely on it). An image's rows (Batch.Embeds, encoded on the host)
+// are staged with the batch and copied over their placeholders' token
+// embeddings; rows with Batch.AttendTo attend past their own position.
 //
 // The arithmetic is that of ggml's CPU backend, which made llama.cpp's
 // reference logits, as the CPU path's is: activations converted to the

@@ -35,8 +35,9 @@ type state struct {
 	ints                        cuda.DevicePtr // the batch's index arrays, then the rope table (see layout)
 	intsCap                     int            // 4-byte words in ints
 	staging                     unsafe.Pointer // pinned host copy of ints
-	tokens, pos, slots, seq     int            // word offsets into ints
+	tokens, ends, slots, seq    int            // word offsets into ints
 	btOff, bt, rows, cs, nWords int
+	emb                         int // word offset of the input embeddings (Batch.Embeds)
 	allocs                      []cuda.DevicePtr
 }
 
@@ -103,25 +104,33 @@ func (g *Model) reserve(n, words int) error {
 func (s *state) at(w int) cuda.DevicePtr { return s.ints + cuda.DevicePtr(4*w) }
 
 // stage lays the batch's indexes and rope table out in the pinned staging
-// buffer and copies them to the device: tokens, positions, slots and
-// sequence indexes (n each), the rows that want logits, the rope cos/sin
-// table (n, rope_dim), each sequence's block-table offset, and the block
-// tables.
+// buffer and copies them to the device: tokens, attention ends (the
+// position each row's attention stops before: its own plus one, or its
+// Batch.AttendTo past that), slots and sequence indexes (n each), the rows
+// that want logits, the rope cos/sin table (n, rope_dim), each sequence's
+// block-table offset, the block tables, and the input embeddings
+// (Batch.Embeds: an image's rows, dim floats each, in row order).
 func (g *Model) stage(b *model.Batch, nOut int) error {
 	c := &g.cfg
 	n, s := len(b.Tokens), &g.st
-	tables := 0
+	tables, embeds := 0, 0
 	for _, t := range b.BlockTables {
 		tables += len(t)
 	}
+	for _, e := range b.Embeds {
+		if e != nil {
+			embeds++
+		}
+	}
 	// Every offset but the block tables' depends only on (n, nOut,
 	// sequences), so a decode graph captured for those replays as is.
-	s.tokens, s.pos, s.slots, s.seq = 0, n, 2*n, 3*n
+	s.tokens, s.ends, s.slots, s.seq = 0, n, 2*n, 3*n
 	s.rows = 4 * n
 	s.cs = s.rows + nOut
 	s.btOff = s.cs + n*c.RopeDim
 	s.bt = s.btOff + len(b.BlockTables)
-	s.nWords = s.bt + tables
+	s.emb = s.bt + tables
+	s.nWords = s.emb + embeds*c.Dim
 	if err := g.reserve(n, s.nWords); err != nil {
 		return err
 	}
@@ -130,7 +139,10 @@ func (g *Model) stage(b *model.Batch, nOut int) error {
 	bs := g.cache.BlockSize
 	for i := range n {
 		pos := int(b.Positions[i])
-		words[s.tokens+i], words[s.pos+i], words[s.seq+i] = b.Tokens[i], b.Positions[i], b.Seq[i]
+		words[s.tokens+i], words[s.ends+i], words[s.seq+i] = b.Tokens[i], b.Positions[i]+1, b.Seq[i]
+		if len(b.AttendTo) != 0 && b.AttendTo[i] > b.Positions[i]+1 {
+			words[s.ends+i] = b.AttendTo[i]
+		}
 		words[s.slots+i] = b.BlockTables[b.Seq[i]][pos/bs]*int32(bs) + int32(pos%bs)
 		compute.RopeTable(floats[s.cs+i*c.RopeDim:s.cs+(i+1)*c.RopeDim], pos, c.RopeBase, c.RopeScale, c.RopeFactors)
 	}
@@ -138,6 +150,10 @@ func (g *Model) stage(b *model.Batch, nOut int) error {
 	for j, t := range b.BlockTables {
 		words[s.btOff+j] = int32(off - s.bt)
 		off += copy(words[off:], t)
+	}
+	off = s.emb
+	for _, e := range b.Embeds {
+		off += copy(floats[off:], e)
 	}
 	r := s.rows
 	for i, want := range b.Logits {
@@ -224,22 +240,46 @@ func (g *Model) run(b *model.Batch, room int) (int, error) {
 	if err := g.stage(b, nOut); err != nil {
 		return 0, err
 	}
-	if ge := g.graph(graphKey{n, nOut, len(b.BlockTables)}); ge != nil {
+	// A step with input embeddings launches directly: a graph holds no
+	// copies of them.
+	var ge *cuda.GraphExec
+	if !b.HasEmbeds() {
+		ge = g.graph(graphKey{n, nOut, len(b.BlockTables)})
+	}
+	if ge != nil {
 		if err := ge.Launch(g.stream); err != nil {
 			return 0, fmt.Errorf("gpu: graph: %w", err)
 		}
-		return nOut, nil
+	} else {
+		l := launcher{g: g}
+		g.queue(&l, n, nOut, b.Embeds)
+		if l.err != nil {
+			return 0, l.err
+		}
 	}
-	l := launcher{g: g}
-	g.queue(&l, n, nOut)
-	return nOut, l.err
+	if nOut == 0 { // no logits to wait for: wait here, before the next step's stage reuses the staging buffer
+		return 0, g.stream.Sync()
+	}
+	return nOut, nil
 }
 
 // queue queues the whole pass over the staged batch of n tokens, nOut of
-// which want logits.
-func (g *Model) queue(l *launcher, n, nOut int) {
-	s := &g.st
+// which want logits; embeds (the batch's Embeds, staged) replace their
+// rows' token embeddings.
+func (g *Model) queue(l *launcher, n, nOut int, embeds [][]float32) {
+	s, dim := &g.st, g.cfg.Dim
 	l.getRows(g.w.tokEmbd, s.at(s.tokens), n, s.x)
+	for i, k := 0, 0; i < len(embeds); { // each run of rows with embeddings, one copy
+		j := i
+		for j < len(embeds) && embeds[j] != nil {
+			j++
+		}
+		if j > i {
+			l.copy(s.x+cuda.DevicePtr(4*i*dim), s.at(s.emb+k*dim), 4*(j-i)*dim)
+			k += j - i
+		}
+		i = j + 1
+	}
 	for i := range g.w.layers {
 		g.layer(l, i, n)
 	}
@@ -276,7 +316,7 @@ func (g *Model) layer(l *launcher, i, n int) {
 	l.launch("kv_store", [3]uint32{uint32(n), 1, 1}, 256, s.k, s.v, g.kc[i], g.vc[i], s.at(s.slots), int32(kvDim))
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	l.launch("attention", [3]uint32{uint32(n), uint32(c.Heads), 1}, 32, s.q, g.kc[i], g.vc[i], s.att,
-		s.at(s.pos), s.at(s.seq), s.at(s.btOff), s.at(s.bt), int32(c.Heads), int32(c.KVHeads), int32(hd),
+		s.at(s.ends), s.at(s.seq), s.at(s.btOff), s.at(s.bt), int32(c.Heads), int32(c.KVHeads), int32(hd),
 		int32(g.cache.BlockSize), scale)
 	l.matmul(s.ob, s.att, n, w.o)
 	l.add(s.x, s.ob, n*c.Dim)
@@ -316,6 +356,16 @@ func (l *launcher) launchFn(f *cuda.Function, grid [3]uint32, threads uint32, ar
 	}
 	if err := l.g.dev.Launch(f, grid, [3]uint32{threads, 1, 1}, 0, l.g.stream, args...); err != nil {
 		l.err = fmt.Errorf("gpu: %s: %w", f.Name(), err)
+	}
+}
+
+// copy queues a copy of bytes from src to dst, both on the device.
+func (l *launcher) copy(dst, src cuda.DevicePtr, bytes int) {
+	if l.err != nil {
+		return
+	}
+	if err := l.g.dev.CopyDtoD(dst, src, bytes, l.g.stream); err != nil {
+		l.err = fmt.Errorf("gpu: input embeddings: %w", err)
 	}
 }
 

@@ -55,7 +55,7 @@ func (g *Model) capture(k graphKey) (*cuda.GraphExec, error) {
 		return nil, err
 	}
 	l := launcher{g: g}
-	g.queue(&l, k.n, k.nOut)
+	g.queue(&l, k.n, k.nOut, nil)
 	graph, err := g.stream.EndCapture()
 	if err = errors.Join(l.err, err); err != nil {
 		if graph != nil {

@@ -755,8 +755,10 @@ extern "C" __global__ void kv_store(const float* k, const float* v, u16* kc, u16
 	}
 }
 
-// attention: causal attention of token t, head h (block (t, h), one warp)
-// over positions 0..positions[t] of its sequence, read through its block
+// attention: attention of token t, head h (block (t, h), one warp) over
+// positions 0..ends[t]-1 of its sequence (causal: its own position plus
+// one; past it for the rows of a span that attend both ways, an image's
+// in Gemma 3, as model.Batch.AttendTo says), read through its block
 // table (block_tables[bt_off[seq[t]] ...]), with the arithmetic of ggml's
 // CPU flash attention, which made the reference logits (model's CPU path
 // does the same, see attendRange): q rounded to f16; a position's score is
@@ -771,7 +773,7 @@ extern "C" __global__ void kv_store(const float* k, const float* v, u16* kc, u16
 // c+j of each chunk c of 32 positions; lane l accumulates output dims l,
 // l+32, ... .
 extern "C" __global__ void attention(const float* q, const u16* kc, const u16* vc, float* out,
-                                     const int* positions, const int* seq, const int* bt_off,
+                                     const int* ends, const int* seq, const int* bt_off,
                                      const int* block_tables, int heads, int kv_heads, int hd,
                                      int block_size, float scale) {
 	__shared__ float qs[MAX_HEAD_DIM];
@@ -781,7 +783,7 @@ extern "C" __global__ void attention(const float* q, const u16* kc, const u16* v
 	for (int d = lane; d < hd; d += WARP) qs[d] = h2f(f2h(qh[d]));
 	sync_warp();
 	const int* table = block_tables + bt_off[seq[t]];
-	int n = positions[t] + 1;
+	int n = ends[t];
 	float acc[MAX_HEAD_DIM / WARP]; // dims lane + i*32 (those below hd)
 	for (int i = 0; i < MAX_HEAD_DIM / WARP; i++) acc[i] = 0.f;
 	int nd = (hd + WARP - 1) / WARP;

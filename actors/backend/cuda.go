@@ -60,23 +60,13 @@ func NewCUDA(m *model.Model, ordinal, numBlocks, blockSize, numHostBlocks int) (
 	return &CUDA{dev: dev, g: g}, nil
 }
 
-func (b *CUDA) Forward(batch *model.Batch, logits []float32) error {
-	if batch.HasEmbeds() {
-		return errCUDAEmbeds
-	}
-	return b.g.Forward(batch, logits)
-}
+// Forward runs the batch on the GPU; an image's rows (Batch.Embeds, encoded
+// on the CPU) are copied over their placeholders' embeddings there.
+func (b *CUDA) Forward(batch *model.Batch, logits []float32) error { return b.g.Forward(batch, logits) }
 
 func (b *CUDA) ForwardGreedy(batch *model.Batch, greedy []bool, logits []float32, ids []int32) error {
-	if batch.HasEmbeds() {
-		return errCUDAEmbeds
-	}
 	return b.g.ForwardGreedy(batch, greedy, logits, ids)
 }
-
-// errCUDAEmbeds: the GPU forward pass does not read Batch.Embeds yet
-// (images: issue 34); it refuses instead of computing the placeholders.
-var errCUDAEmbeds = errors.New("backend: the CUDA device does not take input embeddings (images) yet")
 
 func (b *CUDA) VocabSize() int     { return b.g.VocabSize() }
 func (b *CUDA) DeviceKind() string { return DeviceCUDA }

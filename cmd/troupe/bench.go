@@ -18,7 +18,7 @@ import (
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{"want a benchmark: model, batched, serve, embed or spec"}
+		return usageError{"want a benchmark: model, batched, serve, embed, spec or vision"}
 	}
 	switch args[0] {
 	case "model":
@@ -31,15 +31,18 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		return benchEmbed(args[1:], stdout, stderr)
 	case "spec":
 		return benchSpec(args[1:], stdout, stderr)
+	case "vision":
+		return benchVision(args[1:], stdout, stderr) // bench_vision.go
 	case "-h", "--help", "help":
 		fmt.Fprintln(stderr, "usage: troupe bench model [flags]   (llama-bench: pp and tg tokens/s of the forward pass; -h for its flags)")
 		fmt.Fprintln(stderr, "       troupe bench batched [flags] (llama-batched-bench's table; -h for its flags)")
 		fmt.Fprintln(stderr, "       troupe bench serve [flags]   (vllm bench serve: load an OpenAI-compatible server; -h for its flags)")
 		fmt.Fprintln(stderr, "       troupe bench embed [flags]   (embedding sentences/s at batch sizes; -h for its flags)")
 		fmt.Fprintln(stderr, "       troupe bench spec [flags]    (speculative decoding: tokens/s with and without, acceptance; -h for its flags)")
+		fmt.Fprintln(stderr, "       troupe bench vision [flags]  (an image's encoding time and the time to the first token with it; -h for its flags)")
 		return nil
 	}
-	return usageError{fmt.Sprintf("unknown benchmark %q: want model, batched, serve, embed or spec", args[0])}
+	return usageError{fmt.Sprintf("unknown benchmark %q: want model, batched, serve, embed, spec or vision", args[0])}
 }
 
 func benchBatched(args []string, stdout, stderr io.Writer) error {

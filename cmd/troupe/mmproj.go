@@ -17,7 +17,7 @@ import (
 // mmprojVar defines --mmproj (llama-server's): the multimodal projector
 // that lets the model take images.
 func mmprojVar(fs *flag.FlagSet, path *string) {
-	fs.StringVar(path, "mmproj", "", "a multimodal projector `FILE` (llama.cpp's mmproj GGUF) for the model: requests may carry images; runs on the CPU device")
+	fs.StringVar(path, "mmproj", "", "a multimodal projector `FILE` (llama.cpp's mmproj GGUF) for the model: requests may carry images; the image encoder runs on the CPU, the model on its --device")
 }
 
 // mediaVars defines serve's bounds on images.
@@ -26,17 +26,15 @@ func mediaVars(fs *flag.FlagSet, m *server.MediaConfig) {
 	fs.Var(listFlag{&m.AllowedDomains}, "allowed-media-domains", "hosts whose http(s) image URLs the server fetches, comma-separated (.example.com: its subdomains too; *: any); private and loopback addresses stay refused. Default: none (data: URLs only)")
 }
 
-// mmprojDevice is the --device that serves images: the CPU (the CUDA
-// backend does not read image rows yet), so --device cuda with --mmproj is
-// a usage error and auto becomes cpu.
-func mmprojDevice(device, mmproj string) (string, error) {
-	if mmproj == "" {
-		return device, nil
+// encoderPlacement is the line said once at load when a projector is
+// loaded and the model runs on device (the runtime's Device()): the image
+// encoder has no CUDA kernels, so on a GPU it runs on the CPU (its rows are
+// copied to the device with each step); "" where there is nothing to say.
+func encoderPlacement(encoder actors.ImageEncoder, device string) string {
+	if encoder == nil || device != backend.DeviceCUDA {
+		return ""
 	}
-	if device == backend.DeviceCUDA {
-		return "", usageError{"--mmproj runs on the CPU device only: drop --device cuda"}
-	}
-	return backend.DeviceCPU, nil
+	return "--mmproj: the image encoder runs on the CPU (the CUDA backend has no vision kernels); the model runs on the GPU, image rows copied to it"
 }
 
 // openProjector opens --mmproj for m (nil without the flag) and checks

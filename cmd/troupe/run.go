@@ -96,6 +96,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := devices.Fallback(); err != nil && !errors.Is(err, cuda.ErrNoDriver) { // a GPU, unusable: say so
 		fmt.Fprintf(stderr, "troupe: --device auto: running on the CPU: %s\n", fallbackWhy(err))
 	}
+	if msg := encoderPlacement(encoder, rt.Device()); msg != "" { // mmproj.go
+		fmt.Fprintln(stderr, "troupe: "+msg)
+	}
 	req := &messages.GenerateRequest{Prompt: ids, MaxTokens: max(o.n, 0), Sampling: o.params, Images: spans}
 	return streamRun(ctx, stop, rt, req, o.output, stdout)
 }
@@ -141,9 +144,6 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	}
 	device, err := loraDevice(*deviceKind, o.adapters)
 	if err != nil {
-		return nil, err
-	}
-	if device, err = mmprojDevice(device, o.mmproj); err != nil {
 		return nil, err
 	}
 	if len(o.images) > 0 && o.mmproj == "" {

@@ -236,9 +236,6 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if device, err = mmprojDevice(device, c.MMProj); err != nil {
-		return err
-	}
 	kind, err := deviceFlag(device)
 	if err != nil {
 		return err
@@ -330,6 +327,9 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if err := devices.Fallback(); err != nil {
 		kind = backend.DeviceCPU
 		log.Info().Str("why", fallbackWhy(err)).Msg("--device auto: CUDA is not usable here; running on the CPU")
+	}
+	if msg := encoderPlacement(encoder, rt.Device()); msg != "" { // mmproj.go
+		log.Info().Msg(msg)
 	}
 	if srvCfg.ChatTemplate == "" && rt.ChatTemplate() == "" {
 		srvCfg.ChatTemplate, _ = server.BuiltinTemplate(server.FallbackTemplate)

@@ -54,6 +54,12 @@ type testServer struct {
 
 func newTestServer(t *testing.T, cfg server.Config) *testServer {
 	t.Helper()
+	return newTestServerWith(t, cfg, actors.Config{})
+}
+
+// newTestServerWith is newTestServer with rc's encoder (a projector).
+func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testServer {
+	t.Helper()
 	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +78,8 @@ func newTestServer(t *testing.T, cfg server.Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := actors.Start(sys, m, actors.Config{Backends: []actors.Backend{&slowDevice{Backend: be, delay: &ts.delay}}, NumBlocks: 128, BlockSize: 16})
+	rc.Backends, rc.NumBlocks, rc.BlockSize = []actors.Backend{&slowDevice{Backend: be, delay: &ts.delay}}, 128, 16
+	rt, err := actors.Start(sys, m, rc)
 	if err != nil {
 		t.Fatal(err)
 	}

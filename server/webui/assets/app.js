@@ -1,7 +1,10 @@
-// troupe's web page: the chat (streaming through /v1/chat/completions) and
-// the live view of the runtime (the /v1/live event stream). Both send the
-// API key, when one is entered, as "Authorization: Bearer KEY". State kept
-// in localStorage under "troupe.": the key, the settings, the conversations.
+// troupe's web page: the chat (streaming through /v1/chat/completions,
+// images attached as OpenAI image_url parts with data: URLs, the model
+// picked from /v1/models when the server serves several) and the live view
+// of the runtime (the /v1/live event stream). Both send the API key, when
+// one is entered, as "Authorization: Bearer KEY". State kept in
+// localStorage under "troupe.": the key, the settings, the model picked,
+// the conversations (their images too, while the storage has room).
 'use strict';
 
 const $ = id => document.getElementById(id);
@@ -62,7 +65,7 @@ async function apiError(resp) {
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
-// ---- tabs, key, model
+// ---- tabs, key, models
 
 function showTab(name) {
   $('chat-view').hidden = name !== 'chat';
@@ -72,18 +75,128 @@ function showTab(name) {
   store.set('tab', name);
 }
 
-async function loadModel() {
+let models = []; // /v1/models' entries
+
+// modelStatus is an entry's status as the model manager lists it
+// (llama-server's {value: "loaded" | "loading" | "unloaded"}); '' for a
+// server of one model, which lists none.
+function modelStatus(m) { return m.status && m.status.value ? m.status.value : ''; }
+
+// loadModels reads /v1/models: several models fill the picker (each with
+// its status; the one picked before stays picked), one is shown by name.
+async function loadModels() {
   try {
     const resp = await fetch('/v1/models', { headers: authHeaders(false) });
     if (!resp.ok) {
       $('model').textContent = resp.status === 401 ? '(enter the API key)' : '';
       return;
     }
-    const m = (await resp.json()).data[0];
-    $('model').textContent = m.id + (m.max_model_len ? ' · context ' + m.max_model_len : '');
+    models = (await resp.json()).data || [];
   } catch (e) {
     $('model').textContent = '(server unreachable)';
+    return;
   }
+  const sel = $('model-select');
+  sel.hidden = models.length < 2;
+  if (models.length >= 2) {
+    const want = sel.value || store.get('model', '');
+    sel.textContent = '';
+    for (const m of models) {
+      const o = document.createElement('option');
+      o.value = m.id;
+      o.textContent = m.id + (modelStatus(m) ? ' (' + modelStatus(m) + ')' : '');
+      sel.append(o);
+    }
+    const loaded = models.find(m => modelStatus(m) === 'loaded');
+    if (models.some(m => m.id === want)) sel.value = want;
+    else if (loaded) sel.value = loaded.id;
+    if (!controller) renderMessages(); // the replies' notes name their models
+  }
+  showModel();
+}
+
+// chosenModel is the name the chat sends as "model": the one picked, or
+// the only one served (undefined until /v1/models answers).
+function chosenModel() {
+  if (models.length >= 2) return $('model-select').value;
+  return models.length ? models[0].id : undefined;
+}
+
+// showModel describes the chosen model beside the picker (or in its place).
+function showModel() {
+  const m = models.find(m => m.id === chosenModel());
+  if (!m) {
+    $('model').textContent = '';
+    return;
+  }
+  const parts = [];
+  if (models.length < 2) parts.push(m.id + (modelStatus(m) ? ' (' + modelStatus(m) + ')' : ''));
+  if (m.max_model_len) parts.push('context ' + m.max_model_len);
+  if ((m.capabilities || []).includes('vision')) parts.push('takes images');
+  $('model').textContent = parts.join(' · ');
+}
+
+// ---- images attached to the next message
+
+let attached = []; // data: URLs, in the order they were added
+
+function readDataURL(file) {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+    r.readAsDataURL(file);
+  });
+}
+
+// attach adds image files (pasted, dropped or picked) to the next message.
+// The server decodes and checks them: a file it cannot read, or a model
+// without a projector, is its 400, shown on the reply.
+async function attach(files) {
+  for (const f of files) {
+    if (!f.type.startsWith('image/')) {
+      $('chat-status').textContent = (f.name || 'the pasted item') + ' is not an image';
+      continue;
+    }
+    try {
+      attached.push(await readDataURL(f));
+    } catch (e) {
+      $('chat-status').textContent = 'reading ' + (f.name || 'the image') + ': ' + e.message;
+    }
+  }
+  renderAttachments();
+}
+
+function renderAttachments() {
+  const box = $('attachments');
+  box.textContent = '';
+  box.hidden = attached.length === 0;
+  attached.forEach((url, i) => {
+    const fig = document.createElement('figure');
+    const img = document.createElement('img');
+    img.src = url;
+    img.alt = 'image ' + (i + 1);
+    const del = document.createElement('button');
+    del.type = 'button';
+    del.className = 'delete';
+    del.textContent = '×';
+    del.title = 'Remove';
+    del.onclick = () => {
+      attached.splice(i, 1);
+      renderAttachments();
+    };
+    fig.append(img, del);
+    box.append(fig);
+  });
+}
+
+// apiContent is a message's content as the chat route takes it: its text,
+// or, with images, the images' image_url parts and then the text's part.
+function apiContent(m) {
+  if (!m.images || !m.images.length) return m.content;
+  const parts = m.images.map(url => ({ type: 'image_url', image_url: { url } }));
+  if (m.content) parts.push({ type: 'text', text: m.content });
+  return parts;
 }
 
 // ---- chat
@@ -110,8 +223,20 @@ function currentConv() {
   return c;
 }
 
+// saveConvs keeps the conversations; when the storage is full (images are
+// large), without their images, each message noting how many it lost.
 function saveConvs() {
-  store.set('convs', convs);
+  try {
+    store.set('convs', convs);
+  } catch (e) {
+    const textOnly = convs.map(c => ({ ...c, messages: c.messages.map(m => !m.images ? m :
+      { ...m, images: undefined, imagesDropped: m.images.length + (m.imagesDropped || 0) }) }));
+    try {
+      store.set('convs', textOnly);
+    } catch (e2) {
+      $('chat-status').textContent = 'the conversations are not saved: ' + e2.message;
+    }
+  }
   store.set('current', currentID);
 }
 
@@ -161,6 +286,17 @@ function messageElement(msg) {
   body.className = 'body';
   const note = document.createElement('div');
   note.className = 'note';
+  if (msg.images && msg.images.length) {
+    const imgs = document.createElement('div');
+    imgs.className = 'images';
+    msg.images.forEach((url, i) => {
+      const img = document.createElement('img');
+      img.src = url;
+      img.alt = 'image ' + (i + 1);
+      imgs.append(img);
+    });
+    div.append(imgs);
+  }
   div.append(body, note);
   fillMessage(div, msg);
   return div;
@@ -187,6 +323,8 @@ function fillMessage(div, msg) {
   if (msg.role === 'assistant') body.innerHTML = renderMarkdown(msg.content); // escaped by renderMarkdown
   else body.textContent = msg.content;
   const notes = [];
+  if (msg.imagesDropped) notes.push(msg.imagesDropped + (msg.imagesDropped === 1 ? ' image' : ' images') + ' not kept (the browser\'s storage is full)');
+  if (msg.model && models.length >= 2) notes.push(msg.model);
   if (msg.finish === 'stopped') notes.push('stopped');
   else if (msg.finish === 'length') notes.push('max tokens reached');
   if (msg.usage) notes.push(msg.usage.completion_tokens + ' tokens');
@@ -208,13 +346,17 @@ function setBusy(busy) {
   $('chat-status').textContent = busy ? 'generating…' : '';
 }
 
-async function send(text) {
+async function send(text, images) {
   const conv = currentConv();
   conv.system = $('system').value;
-  if (conv.messages.length === 0) conv.title = text.slice(0, 48);
-  conv.messages.push({ role: 'user', content: text });
+  if (conv.messages.length === 0) conv.title = text.slice(0, 48) || 'Image';
+  const msg = { role: 'user', content: text };
+  if (images.length) msg.images = images;
+  conv.messages.push(msg);
   const reply = { role: 'assistant', content: '' };
-  const history = conv.messages.filter(m => !m.error).map(m => ({ role: m.role, content: m.content }));
+  // A failed reply and the message it answered are not sent again.
+  const history = conv.messages.filter((m, i, all) => !m.error && !(all[i + 1] && all[i + 1].error))
+    .map(m => ({ role: m.role, content: apiContent(m) }));
   if (conv.system.trim()) history.unshift({ role: 'system', content: conv.system });
   conv.messages.push(reply);
   saveConvs();
@@ -223,6 +365,8 @@ async function send(text) {
   const div = $('messages').lastElementChild;
   const settings = readSettings();
   const body = { messages: history, stream: true, stream_options: { include_usage: true }, temperature: settings.temperature };
+  const model = chosenModel();
+  if (model) body.model = model;
   if (settings.maxTokens > 0) body.max_tokens = settings.maxTokens;
   controller = new AbortController();
   setBusy(true);
@@ -243,6 +387,7 @@ async function send(text) {
       if (data === '[DONE]') return;
       const chunk = JSON.parse(data);
       if (chunk.error) throw new Error(chunk.error.message);
+      if (chunk.model) reply.model = chunk.model;
       for (const c of chunk.choices || []) {
         if (c.delta && c.delta.content) reply.content += c.delta.content;
         if (c.delta && c.delta.reasoning_content) reply.reasoning = (reply.reasoning || '') + c.delta.reasoning_content;
@@ -262,6 +407,7 @@ async function send(text) {
     setBusy(false);
     saveConvs();
     fillMessage(div, reply);
+    if (models.length >= 2) loadModels(); // the statuses changed (a model loaded)
   }
 }
 
@@ -401,7 +547,7 @@ function init() {
   $('api-key').value = store.get('key', '');
   $('api-key').addEventListener('change', () => {
     store.set('key', $('api-key').value.trim());
-    loadModel();
+    loadModels();
     if (liveController) liveController.abort(); // reconnect with the new key
   });
   const s = store.get('settings', null);
@@ -424,9 +570,35 @@ function init() {
   $('composer').addEventListener('submit', e => {
     e.preventDefault();
     const text = $('prompt').value.trim();
-    if (!text || controller) return;
+    if ((!text && !attached.length) || controller) return;
+    const images = attached;
+    attached = [];
+    renderAttachments();
     $('prompt').value = '';
-    send(text);
+    send(text, images);
+  });
+  $('prompt').addEventListener('paste', e => {
+    const files = [...(e.clipboardData ? e.clipboardData.files : [])].filter(f => f.type.startsWith('image/'));
+    if (!files.length) return;
+    if (!e.clipboardData.types.includes('text/plain')) e.preventDefault(); // an image alone: nothing to paste as text
+    attach(files);
+  });
+  $('composer').addEventListener('dragover', e => {
+    if (e.dataTransfer.types.includes('Files')) e.preventDefault();
+  });
+  $('composer').addEventListener('drop', e => {
+    if (!e.dataTransfer.files.length) return;
+    e.preventDefault();
+    attach([...e.dataTransfer.files]);
+  });
+  $('attach').onclick = () => $('image-input').click();
+  $('image-input').addEventListener('change', () => {
+    attach([...$('image-input').files]);
+    $('image-input').value = '';
+  });
+  $('model-select').addEventListener('change', () => {
+    store.set('model', $('model-select').value);
+    showModel();
   });
   $('prompt').addEventListener('keydown', e => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -436,7 +608,7 @@ function init() {
   });
   renderConvs();
   renderMessages();
-  loadModel();
+  loadModels();
   liveLoop();
 }
 

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/messages"
+)
+
+// visionRep is one repetition of bench vision, in milliseconds.
+type visionRep struct {
+	PrepareMS float64 `json:"prepare_ms"` // decode and preprocess (Projector.Prepare)
+	EncodeMS  float64 `json:"encode_ms"`  // the encoder and projector (Projector.Encode), as mtmd_batch_encode
+	TTFTMS    float64 `json:"ttft_ms"`    // the image file's bytes to the first token, through the runtime
+}
+
+// benchVision measures an image's encoding time and the time to the first
+// token of a prompt with it, as llama-mtmd-cli does one image
+// (bench/vision.sh sets the two side by side): each repetition prepares
+// and encodes the image on its own (the encode timed as mtmd times
+// mtmd_batch_encode), then starts a fresh runtime (no embedding or prefix
+// cache to hit) and times a greedy request from reading the image file
+// (decode, preprocess, encode, prefill) to its first token.
+func benchVision(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench vision", stderr)
+	path := fs.String("m", "", "model: a GGUF file (required)")
+	var mmproj string
+	mmprojVar(fs, &mmproj)
+	image := fs.String("image", "", "an image `FILE` (required)")
+	prompt := fs.String("p", "<__media__>Describe this image.", "the prompt; the image goes where <__media__> stands (else first); special tokens parsed")
+	reps := fs.Int("r", 3, "repetitions")
+	threads := fs.Int("t", 2, "threads of the encoder and the forward pass")
+	output := outputFlag(fs, "text or json (one object: the repetitions and their means)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *path == "" || mmproj == "" || *image == "":
+		return usageError{"-m MODEL, --mmproj FILE and --image FILE are required"}
+	case *reps < 1 || *threads < 1:
+		return usageError{"-r and -t must be at least 1"}
+	case *output != "text" && *output != "json":
+		return usageError{fmt.Sprintf("--output %q: want text or json", *output)}
+	}
+	data, err := os.ReadFile(*image)
+	if err != nil {
+		return err
+	}
+	m, err := openModel(*path)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	enc, closeProjector, err := openProjector(mmproj, m)
+	if err != nil {
+		return err
+	}
+	defer closeProjector()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	system := newActorSystem()
+	defer system.Shutdown()
+
+	mm := compute.NewMatMuler(*threads)
+	var out struct {
+		Rows          int         `json:"image_rows"`
+		PromptTokens  int         `json:"prompt_tokens"`
+		Reps          []visionRep `json:"reps"`
+		MeanPrepareMS float64     `json:"mean_prepare_ms"`
+		MeanEncodeMS  float64     `json:"mean_encode_ms"`
+		MeanTTFTMS    float64     `json:"mean_ttft_ms"`
+	}
+	for range *reps {
+		var r visionRep
+		start := time.Now()
+		p, err := enc.Prepare(data)
+		if err != nil {
+			return fmt.Errorf("--image %s: %w", *image, err)
+		}
+		r.PrepareMS = ms(time.Since(start))
+		start = time.Now()
+		if _, err := enc.Encode(mm, p); err != nil {
+			return err
+		}
+		r.EncodeMS = ms(time.Since(start))
+		out.Rows = p.Rows()
+
+		rt, err := actors.Start(system, m, actors.Config{Workers: *threads, Encoder: enc, NoPrefixCaching: true, MaxNumSeqs: 1,
+			NumBlocks: (m.Config.ContextLen + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize, MaxModelLen: m.Config.ContextLen,
+			NewBackend: backend.For(m, backend.DeviceCPU)})
+		if err != nil {
+			return err
+		}
+		start = time.Now()
+		ids, spans, err := imagePrompt(rt, *prompt, []string{*image}, true)
+		if err != nil {
+			rt.Stop(time.Second)
+			return err
+		}
+		out.PromptTokens = len(ids)
+		r.TTFTMS, err = firstToken(ctx, rt, &messages.GenerateRequest{Prompt: ids, Images: spans, MaxTokens: 1}, start)
+		if err := rt.Stop(5 * time.Second); err != nil && r.TTFTMS > 0 {
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		out.Reps = append(out.Reps, r)
+		out.MeanPrepareMS += r.PrepareMS / float64(*reps)
+		out.MeanEncodeMS += r.EncodeMS / float64(*reps)
+		out.MeanTTFTMS += r.TTFTMS / float64(*reps)
+		if *output == "text" {
+			fmt.Fprintf(stdout, "prepare %8.1f ms  encode %8.1f ms  ttft %8.1f ms  (%d image rows, %d prompt tokens)\n",
+				r.PrepareMS, r.EncodeMS, r.TTFTMS, out.Rows, out.PromptTokens)
+		}
+	}
+	if *output == "json" {
+		return json.NewEncoder(stdout).Encode(out)
+	}
+	_, err = fmt.Fprintf(stdout, "mean    %8.1f ms         %8.1f ms       %8.1f ms\n", out.MeanPrepareMS, out.MeanEncodeMS, out.MeanTTFTMS)
+	return err
+}
+
+// firstToken streams req on rt and returns the milliseconds from start to
+// its first token, then reads the stream to its end.
+func firstToken(ctx context.Context, rt *actors.Runtime, req *messages.GenerateRequest, start time.Time) (float64, error) {
+	ch, err := rt.Stream(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	var ttft float64
+	var failure error
+	for c := range ch {
+		if len(c.Tokens) > 0 && ttft == 0 {
+			ttft = ms(time.Since(start))
+		}
+		if c.FinishReason == messages.FinishError {
+			failure = fmt.Errorf("bench vision: %s", c.Err)
+		}
+	}
+	if failure == nil && ttft == 0 {
+		failure = fmt.Errorf("bench vision: no token came back")
+	}
+	return ttft, failure
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/internal/testmodels"
+)
+
+// TestBenchVision: troupe bench vision on stories260K with a synthetic
+// gemma3-tiny projector reports each repetition's prepare, encode and
+// time-to-first-token (all positive) and the image's 16 rows; missing files and flags are usage errors.
+func TestBenchVision(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.gguf")
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "mmproj.gguf")
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	pic := filepath.Join(dir, "pic.png")
+	writePNG(t, pic, 30, 20)
+	stdout, errOut, code := troupe(t, "bench", "vision", "-m", stories, "--mmproj", proj, "--image", pic, "-r", "2", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var out struct {
+		Rows int `json:"image_rows"`
+		Reps []struct {
+			PrepareMS float64 `json:"prepare_ms"`
+			EncodeMS  float64 `json:"encode_ms"`
+			TTFTMS    float64 `json:"ttft_ms"`
+		} `json:"reps"`
+		MeanTTFTMS float64 `json:"mean_ttft_ms"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if out.Rows != 16 || len(out.Reps) != 2 || out.MeanTTFTMS <= 0 {
+		t.Fatalf("output %s", stdout)
+	}
+	for i, r := range out.Reps {
+		if r.PrepareMS <= 0 || r.EncodeMS <= 0 || r.TTFTMS <= 0 {
+			t.Errorf("rep %d: %+v", i, r)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"bench", "vision", "-m", stories, "--image", pic}, "--mmproj FILE and --image FILE are required"},
+		{[]string{"bench", "vision", "-m", stories, "--mmproj", proj, "--image", pic, "-r", "0"}, "must be at least 1"},
+	} {
+		if _, errOut, code := troupe(t, tc.args...); code != 2 || !strings.Contains(errOut, tc.msg) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.msg)
+		}
+	}
+}
