@@ -6,7 +6,8 @@ import (
 )
 
 // Tests of the chunked-prefill API: AllocateUpTo, AppendTokens,
-// CanAppendTokens, NumCachedTokens, ResetPrefixCache. Block size 4.
+// CanAppendTokens, NumCachedTokens. Block size 4. ResetPrefixCache is
+// traced in testdata/trace/reset.txt.
 
 func TestAllocateUpTo(t *testing.T) {
 	const bs = 4
@@ -148,52 +149,5 @@ func TestNumCachedTokens(t *testing.T) {
 	}
 	if n := NewBlockManager(8, 4, false); n.NumCachedTokens(0, a) != 0 {
 		t.Error("NumCachedTokens without prefix caching")
-	}
-}
-
-func TestResetPrefixCache(t *testing.T) {
-	m := NewBlockManager(8, 4, true)
-	running, freed := span(0, 9), span(100, 9)
-	mustAllocate(t, m, 1, running)
-	mustAllocate(t, m, 2, freed)
-	mustFree(t, m, 2)
-	before := m.Stats()
-	if before.NumCachedBlocks != 2 || m.NumCachedTokens(0, freed) != 8 || m.NumCachedTokens(0, running) != 8 {
-		t.Fatalf("before: %+v", before)
-	}
-	m.ResetPrefixCache()
-	mustCheck(t, m)
-	s := m.Stats()
-	if s.NumCachedBlocks != 0 || s.NumFreeBlocks != before.NumFreeBlocks || s.PrefixQueries != before.PrefixQueries ||
-		s.PrefixHits != before.PrefixHits || s.Evictions != before.Evictions {
-		t.Errorf("after: %+v, before %+v", s, before)
-	}
-	if got := m.NumCachedTokens(0, freed); got != 0 {
-		t.Errorf("a freed prompt still finds %d cached tokens", got)
-	}
-	// Blocks in use keep their registration.
-	if got := mustAllocate(t, m, 3, running); got != 8 {
-		t.Errorf("a running sequence's prefix: %d cached tokens, want 8", got)
-	}
-	// The reset blocks are plain free blocks, reused before anything else
-	// would be evicted, and a freed prompt registers again.
-	if got := mustAllocate(t, m, 4, freed); got != 0 {
-		t.Errorf("%d cached tokens after the reset, want 0", got)
-	}
-	if m.Stats().Evictions != before.Evictions {
-		t.Error("allocating after a reset evicted")
-	}
-	mustFree(t, m, 4)
-	if got := m.NumCachedTokens(0, freed); got != 8 {
-		t.Errorf("registered again: %d cached tokens, want 8", got)
-	}
-	m.ResetPrefixCache()
-	m.ResetPrefixCache() // idempotent
-	mustCheck(t, m)
-	for _, id := range []SeqID{1, 3} {
-		mustFree(t, m, id)
-	}
-	if s := m.Stats(); s.NumFreeBlocks != 8 || s.NumCachedBlocks != 2 {
-		t.Errorf("after freeing all: %+v", s)
 	}
 }

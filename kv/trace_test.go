@@ -84,8 +84,11 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 	switch verb {
 	case "stats":
 		s := m.Stats()
-		return fmt.Sprintf("stats free=%d/%d cached=%d seqs=%d queries=%d hits=%d evictions=%d",
-			s.NumFreeBlocks, s.NumBlocks, s.NumCachedBlocks, s.NumSeqs, s.PrefixQueries, s.PrefixHits, s.Evictions), nil
+		return fmt.Sprintf("stats free=%d/%d cached=%d seqs=%d queries=%d hits=%d evictions=%d window-freed=%d",
+			s.NumFreeBlocks, s.NumBlocks, s.NumCachedBlocks, s.NumSeqs, s.PrefixQueries, s.PrefixHits, s.Evictions, s.WindowFreed), nil
+	case "reset":
+		m.ResetPrefixCache()
+		return "", nil
 	case "cached":
 		if len(args) != 1 {
 			return "", fmt.Errorf("cached takes prompt=…")
@@ -93,8 +96,8 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		p, err := datadriven.Tokens(args[0], "prompt")
 		return fmt.Sprintf("cached %s: %d", args[0], cachedTokens(m, p)), err
 	}
-	if len(args) != 2 && !(verb == "free" && len(args) == 1) {
-		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can: n=N; free: the id alone)", verb)
+	if len(args) != 2 && !((verb == "free" || verb == "seq") && len(args) == 1) {
+		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can: n=N; free-before: pos=N; free, seq: the id alone)", verb)
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil {
@@ -104,6 +107,19 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 	switch verb {
 	case "free":
 		return "", m.Free(id)
+	case "seq":
+		return fmt.Sprintf("seq %d: table %v tokens %d live %d", id, m.BlockTable(id), m.NumTokens(id), m.NumLiveBlocks(id)), nil
+	case "free-before":
+		v, ok := strings.CutPrefix(args[1], "pos=")
+		pos, err := strconv.Atoi(v)
+		if !ok || err != nil {
+			return "", fmt.Errorf("free-before: %q, want pos=N", args[1])
+		}
+		freed, err := m.FreeBefore(id, pos)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("free-before %d pos=%d: freed %d table %v", id, pos, freed, m.BlockTable(id)), nil
 	case "can":
 		v, ok := strings.CutPrefix(args[1], "n=")
 		k, err := strconv.Atoi(v)

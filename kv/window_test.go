@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"errors"
 	"slices"
 	"testing"
 )
@@ -29,51 +28,7 @@ func TestWindowStart(t *testing.T) {
 	}
 }
 
-// TestFreeBefore follows one sequence (block size 4) as its window moves:
-// blocks wholly before the position go, the one holding the last position
-// stays, nothing comes back, and Free releases only the live blocks.
-func TestFreeBefore(t *testing.T) {
-	m := NewBlockManager(8, 4, true)
-	mustAllocate(t, m, 1, span(0, 10)) // blocks #0..#2, 10 tokens
-	for _, step := range []struct {
-		pos, freed int
-		table      []int32 // NoBlock = -1
-	}{
-		{0, 0, []int32{0, 1, 2}},
-		{3, 0, []int32{0, 1, 2}},  // position 3 is in block #0
-		{4, 1, []int32{-1, 1, 2}}, // block #0 is wholly before 4
-		{2, 0, []int32{-1, 1, 2}}, // never back
-		{9, 1, []int32{-1, -1, 2}},
-		{10, 0, []int32{-1, -1, 2}}, // the last position's block stays
-		{99, 0, []int32{-1, -1, 2}},
-	} {
-		freed, err := m.FreeBefore(1, step.pos)
-		if err != nil || freed != step.freed || !slices.Equal(m.BlockTable(1), step.table) {
-			t.Fatalf("FreeBefore(%d): freed %d (%v), table %v; want %d, %v", step.pos, freed, err, m.BlockTable(1), step.freed, step.table)
-		}
-		mustCheck(t, m)
-	}
-	if m.NumTokens(1) != 10 || m.NumLiveBlocks(1) != 1 || m.NumFreeBlocks() != 7 || m.Stats().WindowFreed != 2 {
-		t.Fatalf("after the window: %d tokens, %d live blocks, %d free, stats %+v", m.NumTokens(1), m.NumLiveBlocks(1), m.NumFreeBlocks(), m.Stats())
-	}
-	// Decoding on: the table grows at its end as before.
-	for tok := range int32(3) {
-		if err := appendToken(m, 1, 10+tok); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if tbl := m.BlockTable(1); len(tbl) != 4 || tbl[3] == NoBlock || m.NumTokens(1) != 13 {
-		t.Fatalf("after appending: table %v, %d tokens", tbl, m.NumTokens(1))
-	}
-	mustCheck(t, m)
-	mustFree(t, m, 1)
-	if m.NumFreeBlocks() != 8 {
-		t.Fatalf("%d blocks free after Free", m.NumFreeBlocks())
-	}
-	if _, err := m.FreeBefore(1, 4); !errors.Is(err, ErrUnknownSeq) {
-		t.Fatalf("FreeBefore of a freed sequence: %v", err)
-	}
-}
+// FreeBefore is traced in testdata/trace/window.txt.
 
 // TestWindowPrefix: blocks freed behind the window stay cached, so a later
 // prompt with the same prefix hits them; a block filled after its parent was
