@@ -271,65 +271,8 @@ func expectUnchanged(t *testing.T, m *BlockManager, want error, op func() error)
 	mustCheck(t, m)
 }
 
-func TestAllocateAllOrNothing(t *testing.T) {
-	const bs = 4
-	a := span(100, 12)
-	t.Run("in-use hits need no free block", func(t *testing.T) {
-		m := NewBlockManager(4, bs, true)
-		mustAllocate(t, m, 1, a)
-		unrelated := span(1, 9)
-		if canAllocate(m, unrelated) {
-			t.Error("canAllocate of 3 blocks with 1 free")
-		}
-		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := allocate(m, 2, unrelated); return err })
-		sharing := cat(a[:8], span(7, 1)) // 2 shared blocks + 1 new
-		if !canAllocate(m, sharing) {
-			t.Fatal("canAllocate of 2 shared + 1 new block with 1 free")
-		}
-		if got := mustAllocate(t, m, 2, sharing); got != 8 {
-			t.Fatalf("%d cached tokens, want 8", got)
-		}
-		for _, tok := range span(50, 3) { // fills the last block
-			if err := appendToken(m, 2, tok); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if m.CanAppendTokens(2, 1) {
-			t.Error("CanAppendTokens with a full last block and no free block")
-		}
-		expectUnchanged(t, m, ErrOutOfBlocks, func() error { return appendToken(m, 2, 9) })
-		for _, c := range []struct {
-			free      SeqID
-			wantFree  int
-			wantUsage float64
-		}{{1, 1, 0.75}, {2, 4, 0}} {
-			mustFree(t, m, c.free)
-			if m.NumFreeBlocks() != c.wantFree || m.Usage() != c.wantUsage {
-				t.Errorf("after Free(%d): %d free, usage %v; want %d, %v", c.free, m.NumFreeBlocks(), m.Usage(), c.wantFree, c.wantUsage)
-			}
-		}
-		if s := m.Stats(); s.NumSeqs != 0 || s.NumFreeBlocks != 4 || s.NumCachedBlocks != 4 {
-			t.Errorf("stats after freeing all: %+v", s)
-		}
-	})
-	t.Run("cached free hits need a free block", func(t *testing.T) {
-		m := NewBlockManager(4, bs, true)
-		mustAllocate(t, m, 1, a)
-		mustFree(t, m, 1) // 3 cached free + 1 plain
-		mustAllocate(t, m, 2, span(1, 2))
-		long := cat(a, span(7, 1)) // 3 cached hits + 1 new = 4 free blocks, 3 left
-		if canAllocate(m, long) {
-			t.Error("canAllocate of 4 blocks with 3 free")
-		}
-		expectUnchanged(t, m, ErrOutOfBlocks, func() error { _, err := allocate(m, 3, long); return err })
-		if got := mustAllocate(t, m, 3, a); got != 8 { // evicts a's last block, the only one not hit
-			t.Fatalf("%d cached tokens, want 8", got)
-		}
-		if m.NumFreeBlocks() != 0 || m.Usage() != 1 || m.Stats().Evictions != 1 {
-			t.Errorf("%d free, usage %v, stats %+v", m.NumFreeBlocks(), m.Usage(), m.Stats())
-		}
-	})
-}
+// Allocations all or nothing, decoding and running without prefix caching
+// are traced in testdata/trace (all_or_nothing.txt, decode.txt).
 
 func TestErrors(t *testing.T) {
 	m := NewBlockManager(8, 4, true)
@@ -357,50 +300,5 @@ func TestErrors(t *testing.T) {
 	}
 	if m.BlockTable(9) != nil || m.NumTokens(9) != 0 || m.CanAppendTokens(9, 1) || m.NumCachedTokens(0, nil) != 0 {
 		t.Error("unknown sequence or empty prompt reported as usable")
-	}
-}
-
-func TestAppend(t *testing.T) {
-	m := NewBlockManager(8, 4, true)
-	mustAllocate(t, m, 1, span(1, 3))
-	for i, tok := range span(4, 6) { // decode: one token at a time
-		if !m.CanAppendTokens(1, 1) {
-			t.Fatalf("append %d: CanAppendTokens false", i)
-		}
-		if err := appendToken(m, 1, tok); err != nil {
-			t.Fatal(err)
-		}
-		mustCheck(t, m)
-	}
-	if got, want := m.NumTokens(1), 9; got != want {
-		t.Errorf("NumTokens %d, want %d", got, want)
-	}
-	if got := len(m.BlockTable(1)); got != 3 {
-		t.Errorf("%d blocks for 9 tokens, want 3", got)
-	}
-	// Blocks filled by decode tokens are shared like prompt blocks.
-	if got := mustAllocate(t, m, 2, span(1, 10)); got != 8 {
-		t.Errorf("%d cached tokens, want 8", got)
-	}
-	if !slices.Equal(m.BlockTable(2)[:2], m.BlockTable(1)[:2]) {
-		t.Errorf("tables %v and %v do not share the appended blocks", m.BlockTable(1), m.BlockTable(2))
-	}
-}
-
-func TestNoPrefixCaching(t *testing.T) {
-	m := NewBlockManager(8, 4, false)
-	p := span(1, 9)
-	for id := range SeqID(2) {
-		if got := mustAllocate(t, m, id, p); got != 0 {
-			t.Errorf("seq %d: %d cached tokens without prefix caching", id, got)
-		}
-	}
-	if slices.ContainsFunc(m.BlockTable(1), func(b int32) bool { return slices.Contains(m.BlockTable(0), b) }) {
-		t.Errorf("tables share blocks: %v %v", m.BlockTable(0), m.BlockTable(1))
-	}
-	mustFree(t, m, 0)
-	mustFree(t, m, 1)
-	if s := m.Stats(); s.NumCachedBlocks != 0 || s.PrefixQueries != 0 || len(m.cached) != 0 {
-		t.Errorf("prefix state without prefix caching: %+v, %d registered", s, len(m.cached))
 	}
 }

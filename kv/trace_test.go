@@ -84,8 +84,10 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 	switch verb {
 	case "stats":
 		s := m.Stats()
-		return fmt.Sprintf("stats free=%d/%d cached=%d seqs=%d queries=%d hits=%d evictions=%d window-freed=%d",
-			s.NumFreeBlocks, s.NumBlocks, s.NumCachedBlocks, s.NumSeqs, s.PrefixQueries, s.PrefixHits, s.Evictions, s.WindowFreed), nil
+		return fmt.Sprintf("stats free=%d/%d cached=%d seqs=%d queries=%d hits=%d evictions=%d window-freed=%d registered=%d",
+			s.NumFreeBlocks, s.NumBlocks, s.NumCachedBlocks, s.NumSeqs, s.PrefixQueries, s.PrefixHits, s.Evictions, s.WindowFreed, len(m.cached)), nil
+	case "usage":
+		return fmt.Sprintf("usage %v", m.Usage()), nil
 	case "reset":
 		m.ResetPrefixCache()
 		return "", nil
@@ -95,6 +97,12 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		}
 		p, err := datadriven.Tokens(args[0], "prompt")
 		return fmt.Sprintf("cached %s: %d", args[0], cachedTokens(m, p)), err
+	case "can-alloc":
+		if len(args) != 1 {
+			return "", fmt.Errorf("can-alloc takes prompt=…")
+		}
+		p, err := datadriven.Tokens(args[0], "prompt")
+		return fmt.Sprintf("can-alloc %s: %v", args[0], canAllocate(m, p)), err
 	}
 	if len(args) != 2 && !((verb == "free" || verb == "seq") && len(args) == 1) {
 		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can: n=N; free-before: pos=N; free, seq: the id alone)", verb)
