@@ -271,34 +271,6 @@ func expectUnchanged(t *testing.T, m *BlockManager, want error, op func() error)
 	mustCheck(t, m)
 }
 
-// Allocations all or nothing, decoding and running without prefix caching
-// are traced in testdata/trace (all_or_nothing.txt, decode.txt).
-
-func TestErrors(t *testing.T) {
-	m := NewBlockManager(8, 4, true)
-	mustAllocate(t, m, 1, span(0, 5))
-	for _, tc := range []struct {
-		name string
-		want error
-		op   func() error
-	}{
-		{"append unknown", ErrUnknownSeq, func() error { return m.AppendTokens(9, span(1, 1)) }},
-		{"free unknown", ErrUnknownSeq, func() error { return m.Free(9) }},
-		{"allocate twice", ErrSeqExists, func() error { _, err := m.AllocateUpTo(1, span(0, 3), 3); return err }},
-		{"empty prompt", nil, func() error { _, err := m.AllocateUpTo(2, nil, 0); return err }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := takeSnapshot(m)
-			err := tc.op()
-			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
-				t.Fatalf("got error %v, want %v", err, tc.want)
-			}
-			if !takeSnapshot(m).equal(before) {
-				t.Fatal("failed operation changed the manager")
-			}
-		})
-	}
-	if m.BlockTable(9) != nil || m.NumTokens(9) != 0 || m.CanAppendTokens(9, 1) || m.NumCachedTokens(0, nil) != 0 {
-		t.Error("unknown sequence or empty prompt reported as usable")
-	}
-}
+// Allocations all or nothing, decoding, running without prefix caching and
+// refused calls are traced in testdata/trace (all_or_nothing.txt,
+// decode.txt, errors.txt).

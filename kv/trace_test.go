@@ -72,10 +72,25 @@ func newTraceManager(args []datadriven.Arg) (*BlockManager, error) {
 	return NewBlockManager(blocks, bs, caching), nil
 }
 
-// managerError reports whether err is one the manager returns for a call
-// it refuses (the call's result in a trace, not a script error).
+// refusal is an error the manager returned for a call it refused: the
+// call's result in a trace, not a script error.
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return r.err.Error() }
+
+// refused wraps a manager's error as a refusal (nil stays nil).
+func refused(err error) error {
+	if err == nil {
+		return nil
+	}
+	return refusal{err}
+}
+
+// managerError reports whether err is one the manager returned for a call
+// it refuses (its text is the call's trace line, so a changed error shows).
 func managerError(err error) bool {
-	return errors.Is(err, ErrUnknownSeq) || errors.Is(err, ErrSeqExists) || errors.Is(err, ErrOutOfBlocks)
+	var r refusal
+	return errors.As(err, &r)
 }
 
 // traceCall makes one call of a script and returns its trace line (or "").
@@ -114,7 +129,7 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 	id := SeqID(n)
 	switch verb {
 	case "free":
-		return "", m.Free(id)
+		return "", refused(m.Free(id))
 	case "seq":
 		return fmt.Sprintf("seq %d: table %v tokens %d live %d", id, m.BlockTable(id), m.NumTokens(id), m.NumLiveBlocks(id)), nil
 	case "free-before":
@@ -125,7 +140,7 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		}
 		freed, err := m.FreeBefore(id, pos)
 		if err != nil {
-			return "", err
+			return "", refused(err)
 		}
 		return fmt.Sprintf("free-before %d pos=%d: freed %d table %v", id, pos, freed, m.BlockTable(id)), nil
 	case "can":
@@ -144,12 +159,12 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 	case "alloc":
 		cached, err := allocate(m, id, p)
 		if err != nil {
-			return "", err
+			return "", refused(err)
 		}
 		return fmt.Sprintf("alloc %d: table %v tokens %d cached %d", id, m.BlockTable(id), m.NumTokens(id), cached), nil
 	case "append":
 		if err := m.AppendTokens(id, p); err != nil {
-			return "", err
+			return "", refused(err)
 		}
 		return fmt.Sprintf("append %d: table %v tokens %d", id, m.BlockTable(id), m.NumTokens(id)), nil
 	}
