@@ -112,6 +112,12 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		}
 		p, err := datadriven.Tokens(args[0], "prompt")
 		return fmt.Sprintf("cached %s: %d", args[0], cachedTokens(m, p)), err
+	case "num-cached":
+		if len(args) != 1 {
+			return "", fmt.Errorf("num-cached takes prompt=…")
+		}
+		p, err := datadriven.Tokens(args[0], "prompt")
+		return fmt.Sprintf("num-cached %s: %d", args[0], m.NumCachedTokens(0, p)), err
 	case "can-alloc":
 		if len(args) != 1 {
 			return "", fmt.Errorf("can-alloc takes prompt=…")
@@ -120,7 +126,7 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		return fmt.Sprintf("can-alloc %s: %v", args[0], canAllocate(m, p)), err
 	}
 	if len(args) != 2 && !((verb == "free" || verb == "seq") && len(args) == 1) {
-		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can: n=N; free-before: pos=N; free, seq: the id alone)", verb)
+		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can, accept: n=N; free-before: pos=N; free, seq: the id alone)", verb)
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil {
@@ -132,6 +138,16 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		return "", refused(m.Free(id))
 	case "seq":
 		return fmt.Sprintf("seq %d: table %v tokens %d live %d", id, m.BlockTable(id), m.NumTokens(id), m.NumLiveBlocks(id)), nil
+	case "accept":
+		v, ok := strings.CutPrefix(args[1], "n=")
+		k, err := strconv.Atoi(v)
+		if !ok || err != nil {
+			return "", fmt.Errorf("accept: %q, want n=N", args[1])
+		}
+		if err := m.AcceptDraft(id, k); err != nil {
+			return "", refused(err)
+		}
+		return fmt.Sprintf("accept %d n=%d: table %v tokens %d", id, k, m.BlockTable(id), m.NumTokens(id)), nil
 	case "free-before":
 		v, ok := strings.CutPrefix(args[1], "pos=")
 		pos, err := strconv.Atoi(v)
@@ -162,6 +178,11 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 			return "", refused(err)
 		}
 		return fmt.Sprintf("alloc %d: table %v tokens %d cached %d", id, m.BlockTable(id), m.NumTokens(id), cached), nil
+	case "draft":
+		if err := m.AppendDraft(id, p); err != nil {
+			return "", refused(err)
+		}
+		return fmt.Sprintf("draft %d: table %v tokens %d draft %d", id, m.BlockTable(id), m.NumTokens(id), m.DraftLen(id)), nil
 	case "append":
 		if err := m.AppendTokens(id, p); err != nil {
 			return "", refused(err)
