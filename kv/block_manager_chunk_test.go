@@ -6,8 +6,8 @@ import (
 )
 
 // Tests of the chunked-prefill API: AllocateUpTo, AppendTokens,
-// CanAppendTokens, NumCachedTokens. Block size 4. ResetPrefixCache is
-// traced in testdata/trace/reset.txt.
+// CanAppendTokens. Block size 4. NumCachedTokens and ResetPrefixCache are
+// traced in testdata/trace (num_cached.txt, reset.txt).
 
 func TestAllocateUpTo(t *testing.T) {
 	const bs = 4
@@ -115,39 +115,4 @@ func TestAllocateUpToAllOrNothing(t *testing.T) {
 			t.Error("a failed AllocateUpTo changed the manager")
 		}
 	})
-}
-
-func TestNumCachedTokens(t *testing.T) {
-	m := NewBlockManager(8, 4, true)
-	a := span(100, 14)
-	mustAllocate(t, m, 1, a)
-	mustAllocate(t, m, 2, span(0, 5))
-	mustFree(t, m, 1)
-	for _, tc := range []struct {
-		name   string
-		tokens []int32
-		want   int
-	}{
-		{"empty", nil, 0},
-		{"one token", a[:1], 0},
-		{"the same prompt", a, 12},
-		{"a block-aligned prefix keeps its last block", a[:12], 8},
-		{"one past a block", a[:9], 8},
-		{"a different first block", cat(span(7, 4), a[4:]), 0},
-		{"a running sequence's full block", span(0, 7), 4},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := takeSnapshot(m) // LRU order and counters included
-			got := m.NumCachedTokens(0, tc.tokens)
-			if got != tc.want || got != cachedTokens(m, tc.tokens) {
-				t.Errorf("NumCachedTokens %d, want %d", got, tc.want)
-			}
-			if !takeSnapshot(m).equal(before) {
-				t.Error("NumCachedTokens changed the manager")
-			}
-		})
-	}
-	if n := NewBlockManager(8, 4, false); n.NumCachedTokens(0, a) != 0 {
-		t.Error("NumCachedTokens without prefix caching")
-	}
 }

@@ -117,7 +117,18 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 			return "", fmt.Errorf("num-cached takes prompt=…")
 		}
 		p, err := datadriven.Tokens(args[0], "prompt")
-		return fmt.Sprintf("num-cached %s: %d", args[0], m.NumCachedTokens(0, p)), err
+		if err != nil {
+			return "", err
+		}
+		before := takeSnapshot(m) // LRU order and counters included
+		n := m.NumCachedTokens(0, p)
+		if !takeSnapshot(m).equal(before) {
+			return "", fmt.Errorf("NumCachedTokens changed the manager")
+		}
+		if c := cachedTokens(m, p); n != c {
+			return "", fmt.Errorf("NumCachedTokens %d, a lookup finds %d", n, c)
+		}
+		return fmt.Sprintf("num-cached %s: %d", args[0], n), nil
 	case "can-alloc":
 		if len(args) != 1 {
 			return "", fmt.Errorf("can-alloc takes prompt=…")
