@@ -1,83 +1,11 @@
 package kv
 
-import (
-	"slices"
-	"testing"
-)
+import "testing"
 
 // Tests of the chunked-prefill API: AllocateUpTo, AppendTokens,
-// CanAppendTokens. Block size 4. NumCachedTokens and ResetPrefixCache are
-// traced in testdata/trace (num_cached.txt, reset.txt).
-
-func TestAllocateUpTo(t *testing.T) {
-	const bs = 4
-	prompt := span(100, 14) // 3 full blocks and 2 tokens
-	for _, tc := range []struct {
-		name       string
-		warm       []int32 // computed and freed first, so its full blocks are cached
-		numTokens  int
-		wantCached int
-		wantCover  int // positions the new table covers
-	}{
-		{"first chunk", nil, 6, 0, 6},
-		{"chunk of whole blocks", nil, 8, 0, 8},
-		{"whole prompt", nil, 14, 0, 14},
-		{"past the prompt", nil, 99, 0, 14},
-		{"zero tokens: one at least", nil, 0, 0, 1},
-		{"negative tokens: one at least", nil, -3, 0, 1},
-		{"chunk inside the cached prefix: one past it", span(100, 10), 5, 8, 9},
-		{"chunk past the cached prefix", span(100, 10), 11, 8, 11},
-		{"cached prefix, whole prompt", prompt, 14, 12, 14},
-		{"cached prefix, zero tokens", prompt, 0, 12, 13},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := NewBlockManager(8, bs, true)
-			if tc.warm != nil {
-				mustAllocate(t, m, 9, tc.warm)
-				mustFree(t, m, 9)
-			}
-			before := m.Stats()
-			if got := m.NumCachedTokens(0, prompt); got != tc.wantCached {
-				t.Errorf("NumCachedTokens %d, want %d", got, tc.wantCached)
-			}
-			cached, err := m.AllocateUpTo(1, prompt, tc.numTokens)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustCheck(t, m)
-			if cached != tc.wantCached || m.NumTokens(1) != tc.wantCover ||
-				len(m.BlockTable(1)) != (tc.wantCover+bs-1)/bs {
-				t.Errorf("cached %d, table of %d blocks covering %d; want %d, covering %d",
-					cached, len(m.BlockTable(1)), m.NumTokens(1), tc.wantCached, tc.wantCover)
-			}
-			// One query of the whole prompt, whatever the table covers.
-			s := m.Stats()
-			if q, h := s.PrefixQueries-before.PrefixQueries, s.PrefixHits-before.PrefixHits; q != 14 || h != int64(tc.wantCached) {
-				t.Errorf("counted %d queries, %d hits; want 14, %d", q, h, tc.wantCached)
-			}
-			// Only blocks the table fills are registered: another sequence
-			// finds the full blocks of the covered positions, no more.
-			if got, want := m.NumCachedTokens(0, prompt), max(tc.wantCached, tc.wantCover/bs*bs); got != min(want, 12) {
-				t.Errorf("after: NumCachedTokens %d, want %d", got, min(want, 12))
-			}
-			// AppendTokens covers the rest; then the prompt's blocks are all
-			// registered.
-			if err := m.AppendTokens(1, prompt[tc.wantCover:]); err != nil {
-				t.Fatal(err)
-			}
-			mustCheck(t, m)
-			if m.NumTokens(1) != 14 || m.NumCachedTokens(0, prompt) != 12 {
-				t.Errorf("after the rest: %d tokens, %d cached", m.NumTokens(1), m.NumCachedTokens(0, prompt))
-			}
-			if got := mustAllocate(t, m, 2, prompt); got != 12 {
-				t.Errorf("a second sequence finds %d cached tokens, want 12", got)
-			}
-			if !slices.Equal(m.BlockTable(2)[:3], m.BlockTable(1)[:3]) {
-				t.Errorf("tables %v and %v do not share the prompt's blocks", m.BlockTable(1), m.BlockTable(2))
-			}
-		})
-	}
-}
+// CanAppendTokens. Block size 4. AllocateUpTo's chunks, NumCachedTokens and
+// ResetPrefixCache are traced in testdata/trace (allocate_up_to.txt,
+// num_cached.txt, reset.txt).
 
 func TestAllocateUpToAllOrNothing(t *testing.T) {
 	const bs = 4

@@ -136,6 +136,9 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		p, err := datadriven.Tokens(args[0], "prompt")
 		return fmt.Sprintf("can-alloc %s: %v", args[0], canAllocate(m, p)), err
 	}
+	if verb == "alloc-upto" {
+		return allocUpTo(m, args)
+	}
 	if len(args) != 2 && !((verb == "free" || verb == "seq") && len(args) == 1) {
 		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can, accept: n=N; free-before: pos=N; free, seq: the id alone)", verb)
 	}
@@ -201,4 +204,30 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		return fmt.Sprintf("append %d: table %v tokens %d", id, m.BlockTable(id), m.NumTokens(id)), nil
 	}
 	return "", fmt.Errorf("unknown call %q", verb)
+}
+
+// allocUpTo is "alloc-upto ID prompt=P n=N": AllocateUpTo of N tokens of P.
+func allocUpTo(m *BlockManager, args []string) (string, error) {
+	if len(args) != 3 {
+		return "", fmt.Errorf("alloc-upto takes a sequence id, prompt=… and n=N")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		return "", fmt.Errorf("alloc-upto: sequence id %q: %w", args[0], err)
+	}
+	p, err := datadriven.Tokens(args[1], "prompt")
+	if err != nil {
+		return "", err
+	}
+	v, ok := strings.CutPrefix(args[2], "n=")
+	k, err := strconv.Atoi(v)
+	if !ok || err != nil {
+		return "", fmt.Errorf("alloc-upto: %q, want n=N", args[2])
+	}
+	id := SeqID(n)
+	cached, err := m.AllocateUpTo(id, p, k)
+	if err != nil {
+		return "", refused(err)
+	}
+	return fmt.Sprintf("alloc-upto %d n=%d: table %v tokens %d cached %d", id, k, m.BlockTable(id), m.NumTokens(id), cached), nil
 }
