@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"testing"
@@ -256,19 +255,6 @@ func (s snapshot) equal(o snapshot) bool {
 		slices.Equal(s.prev, o.prev) && slices.Equal(s.next, o.next) &&
 		maps.Equal(s.cached, o.cached) && s.stats == o.stats &&
 		maps.EqualFunc(s.tables, o.tables, slices.Equal[[]int32])
-}
-
-// expectUnchanged runs op, which must fail with want and change nothing.
-func expectUnchanged(t *testing.T, m *BlockManager, want error, op func() error) {
-	t.Helper()
-	before := takeSnapshot(m)
-	if err := op(); !errors.Is(err, want) {
-		t.Fatalf("got error %v, want %v", err, want)
-	}
-	if !takeSnapshot(m).equal(before) {
-		t.Fatal("failed operation changed the manager")
-	}
-	mustCheck(t, m)
 }
 
 // Allocations all or nothing, decoding, running without prefix caching and

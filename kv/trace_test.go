@@ -136,8 +136,11 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		p, err := datadriven.Tokens(args[0], "prompt")
 		return fmt.Sprintf("can-alloc %s: %v", args[0], canAllocate(m, p)), err
 	}
-	if verb == "alloc-upto" {
+	switch verb {
+	case "alloc-upto":
 		return allocUpTo(m, args)
+	case "alloc-from", "alloc-fresh":
+		return allocFrom(m, verb, args)
 	}
 	if len(args) != 2 && !((verb == "free" || verb == "seq") && len(args) == 1) {
 		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can, accept: n=N; free-before: pos=N; free, seq: the id alone)", verb)
@@ -230,4 +233,47 @@ func allocUpTo(m *BlockManager, args []string) (string, error) {
 		return "", refused(err)
 	}
 	return fmt.Sprintf("alloc-upto %d n=%d: table %v tokens %d cached %d", id, k, m.BlockTable(id), m.NumTokens(id), cached), nil
+}
+
+// allocFrom is "alloc-from ID prompt=P from=N salt=S" (AllocateFrom of all
+// of P) and "alloc-fresh ID prompt=P from=N salt=S" (AllocateFresh); from
+// and salt are 0 unless given.
+func allocFrom(m *BlockManager, verb string, args []string) (string, error) {
+	if len(args) < 2 {
+		return "", fmt.Errorf("%s takes a sequence id, prompt=…, from=N and salt=N", verb)
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		return "", fmt.Errorf("%s: sequence id %q: %w", verb, args[0], err)
+	}
+	p, err := datadriven.Tokens(args[1], "prompt")
+	if err != nil {
+		return "", err
+	}
+	from, salt := 0, uint64(0)
+	for _, a := range args[2:] {
+		k, v, _ := strings.Cut(a, "=")
+		var err error
+		switch k {
+		case "from":
+			from, err = strconv.Atoi(v)
+		case "salt":
+			salt, err = strconv.ParseUint(v, 10, 64)
+		default:
+			err = fmt.Errorf("unknown argument")
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %q: %w", verb, a, err)
+		}
+	}
+	id, cached := SeqID(n), 0
+	if verb == "alloc-fresh" {
+		err = m.AllocateFresh(id, salt, p, len(p), from)
+	} else {
+		cached, err = m.AllocateFrom(id, salt, p, len(p), from)
+	}
+	if err != nil {
+		return "", refused(err)
+	}
+	return fmt.Sprintf("%s %d: table %v tokens %d cached %d", verb, id, m.BlockTable(id), m.NumTokens(id), cached), nil
 }
