@@ -78,62 +78,7 @@ func cachedTokens(m *BlockManager, tokens []int32) int {
 	return len(m.lookup(0, tokens, nil)) * m.blockSize
 }
 
-func TestPrefixHits(t *testing.T) {
-	const bs = 4
-	for _, tc := range []struct {
-		name       string
-		a, b       []int32
-		wantCached int // tokens of b found cached
-	}{
-		{"shared 3-block prefix", span(100, 14), cat(span(100, 12), span(7, 3)), 12},
-		{"partial block not shared", span(100, 10), cat(span(100, 10), span(7, 1)), 8},
-		{"identical prompt, partial last block", span(100, 10), span(100, 10), 8},
-		{"identical block-aligned prompt computes its last block", span(100, 12), span(100, 12), 8},
-		{"one token", span(5, 1), span(5, 1), 0},
-		{"first block differs", span(100, 12), cat(span(7, 4), span(104, 8)), 0},
-		{"prompt is a prefix", span(100, 14), span(100, 9), 8},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, freeFirst := range []bool{false, true} {
-				m := NewBlockManager(32, bs, true)
-				if got := mustAllocate(t, m, 1, tc.a); got != 0 {
-					t.Fatalf("first sequence: %d cached tokens, want 0", got)
-				}
-				tableA := slices.Clone(m.BlockTable(1))
-				if freeFirst { // the hit must survive as a cached free block
-					mustFree(t, m, 1)
-					if got, want := m.Stats().NumCachedBlocks, len(tc.a)/bs; got != want {
-						t.Errorf("cached free blocks after Free: %d, want %d", got, want)
-					}
-				}
-				if got := mustAllocate(t, m, 2, tc.b); got != tc.wantCached {
-					t.Fatalf("free first %v: %d cached tokens, want %d", freeFirst, got, tc.wantCached)
-				}
-				tableB := m.BlockTable(2)
-				shared := tc.wantCached / bs
-				if !slices.Equal(tableB[:shared], tableA[:shared]) {
-					t.Errorf("shared blocks %v, want %v", tableB[:shared], tableA[:shared])
-				}
-				for _, b := range tableB[shared:] {
-					if slices.Contains(tableA, b) && !freeFirst {
-						t.Errorf("block %d of b is in a's table %v beyond the shared prefix", b, tableA)
-					}
-				}
-				if !freeFirst {
-					for _, b := range tableB[:shared] {
-						if m.blocks[b].ref != 2 {
-							t.Errorf("shared block %d has ref %d, want 2", b, m.blocks[b].ref)
-						}
-					}
-				}
-				s := m.Stats()
-				if want := int64(len(tc.a) + len(tc.b)); s.PrefixQueries != want || s.PrefixHits != int64(tc.wantCached) {
-					t.Errorf("queries, hits = %d, %d; want %d, %d", s.PrefixQueries, s.PrefixHits, want, tc.wantCached)
-				}
-			}
-		})
-	}
-}
+// Prefix hits are traced in testdata/trace/prefix_hits.txt.
 
 // TestHashCollision forces colliding hashes: a collision may cost a hit but
 // must never give one.
