@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +39,9 @@ func TestTrace(t *testing.T) {
 				t.Fatalf("%s: %q: %v", c.Pos, line, err)
 			}
 			mustCheck(t, m)
+			if err := sharedPrefixes(m); err != nil {
+				t.Fatalf("%s: after %q: %v", c.Pos, line, err)
+			}
 			if got != "" {
 				out = append(out, got)
 			}
@@ -47,9 +51,10 @@ func TestTrace(t *testing.T) {
 }
 
 // newTraceManager makes the manager of a run directive: blocks=N (required),
-// block-size=N (4), no-prefix-caching.
+// block-size=N (4), no-prefix-caching, hash=collide|no-parent (a broken
+// hash, to show a collision costs a hit but never gives one).
 func newTraceManager(args []datadriven.Arg) (*BlockManager, error) {
-	blocks, bs, caching := 0, 4, true
+	blocks, bs, caching, hash := 0, 4, true, BlockHash
 	for _, a := range args {
 		var err error
 		switch a.Key {
@@ -59,6 +64,15 @@ func newTraceManager(args []datadriven.Arg) (*BlockManager, error) {
 			bs, err = strconv.Atoi(a.Val)
 		case "no-prefix-caching":
 			caching = false
+		case "hash":
+			switch a.Val {
+			case "collide": // every block hashes alike
+				hash = func(uint64, []int32) uint64 { return 42 }
+			case "no-parent": // a block's hash ignores its prefix
+				hash = func(_ uint64, t []int32) uint64 { return BlockHash(RootHash, t) }
+			default:
+				err = fmt.Errorf("hash=%q: collide or no-parent", a.Val)
+			}
 		default:
 			err = fmt.Errorf("unknown argument %q", a.Key)
 		}
@@ -69,7 +83,9 @@ func newTraceManager(args []datadriven.Arg) (*BlockManager, error) {
 	if blocks == 0 {
 		return nil, fmt.Errorf("run needs blocks=N")
 	}
-	return NewBlockManager(blocks, bs, caching), nil
+	m := NewBlockManager(blocks, bs, caching)
+	m.hash = hash
+	return m, nil
 }
 
 // refusal is an error the manager returned for a call it refused: the
@@ -113,22 +129,29 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		p, err := datadriven.Tokens(args[0], "prompt")
 		return fmt.Sprintf("cached %s: %d", args[0], cachedTokens(m, p)), err
 	case "num-cached":
-		if len(args) != 1 {
-			return "", fmt.Errorf("num-cached takes prompt=…")
+		var salt uint64
+		if len(args) == 2 {
+			v, ok := strings.CutPrefix(args[1], "salt=")
+			var err error
+			if salt, err = strconv.ParseUint(v, 10, 64); !ok || err != nil {
+				return "", fmt.Errorf("num-cached: %q, want salt=N", args[1])
+			}
+		} else if len(args) != 1 {
+			return "", fmt.Errorf("num-cached takes prompt=… and salt=N")
 		}
 		p, err := datadriven.Tokens(args[0], "prompt")
 		if err != nil {
 			return "", err
 		}
 		before := takeSnapshot(m) // LRU order and counters included
-		n := m.NumCachedTokens(0, p)
+		n := m.NumCachedTokens(salt, p)
 		if !takeSnapshot(m).equal(before) {
 			return "", fmt.Errorf("NumCachedTokens changed the manager")
 		}
-		if c := cachedTokens(m, p); n != c {
+		if c := len(m.lookup(salt, p, nil)) * m.blockSize; n != c {
 			return "", fmt.Errorf("NumCachedTokens %d, a lookup finds %d", n, c)
 		}
-		return fmt.Sprintf("num-cached %s: %d", args[0], n), nil
+		return fmt.Sprintf("num-cached %s: %d", strings.Join(args, " "), n), nil
 	case "can-alloc":
 		if len(args) != 1 {
 			return "", fmt.Errorf("can-alloc takes prompt=…")
@@ -142,8 +165,8 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 	case "alloc-from", "alloc-fresh":
 		return allocFrom(m, verb, args)
 	}
-	if len(args) != 2 && !((verb == "free" || verb == "seq") && len(args) == 1) {
-		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can, accept: n=N; free-before: pos=N; free, seq: the id alone)", verb)
+	if len(args) != 2 && !((verb == "free" || verb == "seq" || verb == "registered") && len(args) == 1) {
+		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can, accept: n=N; free-before: pos=N; free, seq, registered: the id alone)", verb)
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil {
@@ -153,6 +176,12 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 	switch verb {
 	case "free":
 		return "", refused(m.Free(id))
+	case "registered":
+		var reg []bool
+		for _, b := range m.BlockTable(id) {
+			reg = append(reg, b != NoBlock && m.blocks[b].cached)
+		}
+		return fmt.Sprintf("registered %d: %v", id, reg), nil
 	case "seq":
 		return fmt.Sprintf("seq %d: table %v tokens %d live %d", id, m.BlockTable(id), m.NumTokens(id), m.NumLiveBlocks(id)), nil
 	case "accept":
@@ -276,4 +305,33 @@ func allocFrom(m *BlockManager, verb string, args []string) (string, error) {
 		return "", refused(err)
 	}
 	return fmt.Sprintf("%s %d: table %v tokens %d cached %d", verb, id, m.BlockTable(id), m.NumTokens(id), cached), nil
+}
+
+// sharedPrefixes checks that two tables share a block only where they hold
+// the same tokens up to it: a hit never gives a block computed after
+// another prefix, whatever the hash does.
+func sharedPrefixes(m *BlockManager) error {
+	for id, s := range m.seqs {
+		for other, o := range m.seqs {
+			if other <= id {
+				continue
+			}
+		blocks:
+			for k := range min(len(s.table), len(o.table)) {
+				if s.table[k] == NoBlock || s.table[k] != o.table[k] {
+					continue
+				}
+				for i := range k {
+					a, b := s.table[i], o.table[i]
+					if a == NoBlock || b == NoBlock {
+						continue blocks
+					}
+					if !slices.Equal(m.blockTokens(a), m.blockTokens(b)) {
+						return fmt.Errorf("seqs %d and %d share block %d (#%d) after different blocks #%d (%d, %d)", id, other, s.table[k], k, i, a, b)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
