@@ -164,6 +164,8 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 		return allocUpTo(m, args)
 	case "alloc-from", "alloc-fresh":
 		return allocFrom(m, verb, args)
+	case "hold", "import":
+		return holdImport(m, verb, args)
 	}
 	if len(args) != 2 && !((verb == "free" || verb == "seq" || verb == "registered") && len(args) == 1) {
 		return "", fmt.Errorf("%s takes a sequence id and prompt=… (can, accept: n=N; free-before: pos=N; free, seq, registered: the id alone)", verb)
@@ -334,4 +336,46 @@ func sharedPrefixes(m *BlockManager) error {
 		}
 	}
 	return nil
+}
+
+// holdImport is "hold ID prompt=P from=N max=N" (HoldPrefix) and "import ID
+// prompt=P from=N end=N" (ImportPrefix); the numbers are 0 unless given.
+func holdImport(m *BlockManager, verb string, args []string) (string, error) {
+	if len(args) < 2 {
+		return "", fmt.Errorf("%s takes a sequence id, prompt=… and from=N, max=N or end=N", verb)
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		return "", fmt.Errorf("%s: sequence id %q: %w", verb, args[0], err)
+	}
+	p, err := datadriven.Tokens(args[1], "prompt")
+	if err != nil {
+		return "", err
+	}
+	num := map[string]int{"from": 0, "max": 0, "end": 0}
+	for _, a := range args[2:] {
+		k, v, _ := strings.Cut(a, "=")
+		if _, ok := num[k]; !ok {
+			return "", fmt.Errorf("%s: unknown argument %q", verb, a)
+		}
+		if num[k], err = strconv.Atoi(v); err != nil {
+			return "", fmt.Errorf("%s: %q: %w", verb, a, err)
+		}
+	}
+	id := SeqID(n)
+	if verb == "hold" {
+		held, err := m.HoldPrefix(id, 0, p, num["from"], num["max"])
+		if err != nil {
+			return "", refused(err)
+		}
+		return fmt.Sprintf("hold %d: %v", id, held), nil
+	}
+	cached, blocks, err := m.ImportPrefix(id, 0, p, num["from"], num["end"])
+	if err != nil {
+		return "", refused(err)
+	}
+	if blocks == nil {
+		return fmt.Sprintf("import %d: cached %d, nothing new", id, cached), nil
+	}
+	return fmt.Sprintf("import %d: cached %d new %v table %v", id, cached, blocks, m.BlockTable(id)), nil
 }
