@@ -109,55 +109,69 @@ func managerError(err error) bool {
 	return errors.As(err, &r)
 }
 
+// traceQuery answers a call that only reads the manager (or resets its
+// cache); ok is false for the other calls.
+func traceQuery(m *BlockManager, verb string, args []string) (got string, ok bool, err error) {
+	ok = true
+	got, err = func() (string, error) {
+		switch verb {
+		case "stats":
+			s := m.Stats()
+			return fmt.Sprintf("stats free=%d/%d cached=%d seqs=%d queries=%d hits=%d evictions=%d window-freed=%d registered=%d",
+				s.NumFreeBlocks, s.NumBlocks, s.NumCachedBlocks, s.NumSeqs, s.PrefixQueries, s.PrefixHits, s.Evictions, s.WindowFreed, len(m.cached)), nil
+		case "usage":
+			return fmt.Sprintf("usage %v", m.Usage()), nil
+		case "reset":
+			m.ResetPrefixCache()
+			return "", nil
+		case "cached":
+			if len(args) != 1 {
+				return "", fmt.Errorf("cached takes prompt=…")
+			}
+			p, err := datadriven.Tokens(args[0], "prompt")
+			return fmt.Sprintf("cached %s: %d", args[0], cachedTokens(m, p)), err
+		case "num-cached":
+			var salt uint64
+			if len(args) == 2 {
+				v, ok := strings.CutPrefix(args[1], "salt=")
+				var err error
+				if salt, err = strconv.ParseUint(v, 10, 64); !ok || err != nil {
+					return "", fmt.Errorf("num-cached: %q, want salt=N", args[1])
+				}
+			} else if len(args) != 1 {
+				return "", fmt.Errorf("num-cached takes prompt=… and salt=N")
+			}
+			p, err := datadriven.Tokens(args[0], "prompt")
+			if err != nil {
+				return "", err
+			}
+			before := takeSnapshot(m) // LRU order and counters included
+			n := m.NumCachedTokens(salt, p)
+			if !takeSnapshot(m).equal(before) {
+				return "", fmt.Errorf("NumCachedTokens changed the manager")
+			}
+			if c := len(m.lookup(salt, p, nil)) * m.blockSize; n != c {
+				return "", fmt.Errorf("NumCachedTokens %d, a lookup finds %d", n, c)
+			}
+			return fmt.Sprintf("num-cached %s: %d", strings.Join(args, " "), n), nil
+		case "can-alloc":
+			if len(args) != 1 {
+				return "", fmt.Errorf("can-alloc takes prompt=…")
+			}
+			p, err := datadriven.Tokens(args[0], "prompt")
+			return fmt.Sprintf("can-alloc %s: %v", args[0], canAllocate(m, p)), err
+		}
+		ok = false
+		return "", nil
+	}()
+	return got, ok, err
+}
+
 // traceCall makes one call of a script and returns its trace line (or "").
 func traceCall(m *BlockManager, w []string) (string, error) {
 	verb, args := w[0], w[1:]
-	switch verb {
-	case "stats":
-		s := m.Stats()
-		return fmt.Sprintf("stats free=%d/%d cached=%d seqs=%d queries=%d hits=%d evictions=%d window-freed=%d registered=%d",
-			s.NumFreeBlocks, s.NumBlocks, s.NumCachedBlocks, s.NumSeqs, s.PrefixQueries, s.PrefixHits, s.Evictions, s.WindowFreed, len(m.cached)), nil
-	case "usage":
-		return fmt.Sprintf("usage %v", m.Usage()), nil
-	case "reset":
-		m.ResetPrefixCache()
-		return "", nil
-	case "cached":
-		if len(args) != 1 {
-			return "", fmt.Errorf("cached takes prompt=…")
-		}
-		p, err := datadriven.Tokens(args[0], "prompt")
-		return fmt.Sprintf("cached %s: %d", args[0], cachedTokens(m, p)), err
-	case "num-cached":
-		var salt uint64
-		if len(args) == 2 {
-			v, ok := strings.CutPrefix(args[1], "salt=")
-			var err error
-			if salt, err = strconv.ParseUint(v, 10, 64); !ok || err != nil {
-				return "", fmt.Errorf("num-cached: %q, want salt=N", args[1])
-			}
-		} else if len(args) != 1 {
-			return "", fmt.Errorf("num-cached takes prompt=… and salt=N")
-		}
-		p, err := datadriven.Tokens(args[0], "prompt")
-		if err != nil {
-			return "", err
-		}
-		before := takeSnapshot(m) // LRU order and counters included
-		n := m.NumCachedTokens(salt, p)
-		if !takeSnapshot(m).equal(before) {
-			return "", fmt.Errorf("NumCachedTokens changed the manager")
-		}
-		if c := len(m.lookup(salt, p, nil)) * m.blockSize; n != c {
-			return "", fmt.Errorf("NumCachedTokens %d, a lookup finds %d", n, c)
-		}
-		return fmt.Sprintf("num-cached %s: %d", strings.Join(args, " "), n), nil
-	case "can-alloc":
-		if len(args) != 1 {
-			return "", fmt.Errorf("can-alloc takes prompt=…")
-		}
-		p, err := datadriven.Tokens(args[0], "prompt")
-		return fmt.Sprintf("can-alloc %s: %v", args[0], canAllocate(m, p)), err
+	if got, ok, err := traceQuery(m, verb, args); ok {
+		return got, err
 	}
 	switch verb {
 	case "alloc-upto":
