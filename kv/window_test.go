@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"errors"
 	"slices"
 	"testing"
 )
@@ -29,51 +28,8 @@ func TestWindowStart(t *testing.T) {
 	}
 }
 
-// TestFreeBefore follows one sequence (block size 4) as its window moves:
-// blocks wholly before the position go, the one holding the last position
-// stays, nothing comes back, and Free releases only the live blocks.
-func TestFreeBefore(t *testing.T) {
-	m := NewBlockManager(8, 4, true)
-	mustAllocate(t, m, 1, span(0, 10)) // blocks #0..#2, 10 tokens
-	for _, step := range []struct {
-		pos, freed int
-		table      []int32 // NoBlock = -1
-	}{
-		{0, 0, []int32{0, 1, 2}},
-		{3, 0, []int32{0, 1, 2}},  // position 3 is in block #0
-		{4, 1, []int32{-1, 1, 2}}, // block #0 is wholly before 4
-		{2, 0, []int32{-1, 1, 2}}, // never back
-		{9, 1, []int32{-1, -1, 2}},
-		{10, 0, []int32{-1, -1, 2}}, // the last position's block stays
-		{99, 0, []int32{-1, -1, 2}},
-	} {
-		freed, err := m.FreeBefore(1, step.pos)
-		if err != nil || freed != step.freed || !slices.Equal(m.BlockTable(1), step.table) {
-			t.Fatalf("FreeBefore(%d): freed %d (%v), table %v; want %d, %v", step.pos, freed, err, m.BlockTable(1), step.freed, step.table)
-		}
-		mustCheck(t, m)
-	}
-	if m.NumTokens(1) != 10 || m.NumLiveBlocks(1) != 1 || m.NumFreeBlocks() != 7 || m.Stats().WindowFreed != 2 {
-		t.Fatalf("after the window: %d tokens, %d live blocks, %d free, stats %+v", m.NumTokens(1), m.NumLiveBlocks(1), m.NumFreeBlocks(), m.Stats())
-	}
-	// Decoding on: the table grows at its end as before.
-	for tok := range int32(3) {
-		if err := appendToken(m, 1, 10+tok); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if tbl := m.BlockTable(1); len(tbl) != 4 || tbl[3] == NoBlock || m.NumTokens(1) != 13 {
-		t.Fatalf("after appending: table %v, %d tokens", tbl, m.NumTokens(1))
-	}
-	mustCheck(t, m)
-	mustFree(t, m, 1)
-	if m.NumFreeBlocks() != 8 {
-		t.Fatalf("%d blocks free after Free", m.NumFreeBlocks())
-	}
-	if _, err := m.FreeBefore(1, 4); !errors.Is(err, ErrUnknownSeq) {
-		t.Fatalf("FreeBefore of a freed sequence: %v", err)
-	}
-}
+// FreeBefore and AllocateFrom are traced in testdata/trace (window.txt,
+// allocate_from.txt).
 
 // TestWindowPrefix: blocks freed behind the window stay cached, so a later
 // prompt with the same prefix hits them; a block filled after its parent was
@@ -115,79 +71,5 @@ func TestWindowPrefix(t *testing.T) {
 	mustAllocate(t, m, 3, a[:5])
 	if got := cachedTokens(m, append(slices.Clone(a), 1)); got != 4 {
 		t.Fatalf("%d tokens cached with the first block back, want 4", got)
-	}
-}
-
-// TestAllocateFrom: a table allocated from a position leaves the blocks
-// wholly before it out, shares only the hits from there on, and, when its
-// leading blocks are neither hits nor in the table (a swap-in), registers
-// nothing after them.
-func TestAllocateFrom(t *testing.T) {
-	p := span(0, 21) // 5 full blocks and a partial one
-	for _, tc := range []struct {
-		name       string
-		cachedUpTo int // tokens of p computed and freed before
-		from       int
-		table      []int32 // -1: NoBlock, 1: a hit, 0: a new block
-		cached     int
-		registered bool // the new blocks are registered
-	}{
-		{"no window", 20, 0, []int32{1, 1, 1, 1, 1, 0}, 20, true},
-		{"hits behind the window", 20, 13, []int32{-1, -1, -1, 1, 1, 0}, 20, true},
-		{"no hits", 0, 13, []int32{-1, -1, -1, 0, 0, 0}, 0, false},
-		{"hits up to the window", 12, 13, []int32{-1, -1, -1, 0, 0, 0}, 12, true},
-		{"hits short of the window", 8, 13, []int32{-1, -1, -1, 0, 0, 0}, 8, false},
-		{"from past the last position", 0, 40, []int32{-1, -1, -1, -1, -1, 0}, 0, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := NewBlockManager(16, 4, true)
-			if tc.cachedUpTo > 0 {
-				mustAllocate(t, m, 9, p[:tc.cachedUpTo])
-				mustFree(t, m, 9)
-			}
-			hitBlocks := m.lookup(0, p, nil)
-			cached, err := m.AllocateFrom(1, 0, p, len(p), tc.from)
-			if err != nil || cached != tc.cached {
-				t.Fatalf("AllocateFrom: %d cached (%v), want %d", cached, err, tc.cached)
-			}
-			mustCheck(t, m)
-			table := m.BlockTable(1)
-			if len(table) != len(tc.table) {
-				t.Fatalf("table %v", table)
-			}
-			for i, b := range table {
-				switch tc.table[i] {
-				case -1:
-					if b != NoBlock {
-						t.Fatalf("table %v: #%d is not left out", table, i)
-					}
-				case 1:
-					if b != hitBlocks[i] {
-						t.Fatalf("table %v: #%d is not the hit %d", table, i, hitBlocks[i])
-					}
-				default:
-					if b == NoBlock || i < len(hitBlocks) && b == hitBlocks[i] {
-						t.Fatalf("table %v: #%d is not a new block", table, i)
-					}
-				}
-			}
-			if want := 16 - (len(table) - NumFreed(table)); m.NumFreeBlocks() != want {
-				t.Fatalf("%d free blocks, want %d", m.NumFreeBlocks(), want)
-			}
-			mustFree(t, m, 1)
-			// A new block registered under p's prefix makes p hit up to it.
-			want := tc.cachedUpTo
-			if tc.registered {
-				want = 20
-			}
-			if got := cachedTokens(m, p); got != want {
-				t.Fatalf("afterwards %d tokens of p cached, want %d", got, want)
-			}
-			// A prompt without p's block #2 hits at most #0 and #1: no new
-			// block chained to the last hit across the left-out ones.
-			if got := cachedTokens(m, cat(p[:8], p[12:])); got > 8 {
-				t.Fatalf("a prompt without block #2 has %d tokens cached", got)
-			}
-		})
 	}
 }
