@@ -229,11 +229,9 @@ func (c *schemaConv) number(o *object, typ, path string) (string, error) {
 			}
 			// Above k: a larger integer part with any fraction, or k with a
 			// fraction not all zeros.
-			var b strings.Builder
-			buildMinMaxInt(int64(x)+1, math.MaxInt64, &b)
 			c.primitive("decimal-part")
 			k := strconv.FormatInt(int64(x), 10)
-			return "((" + b.String() + `) ("." decimal-part)? | "` + k + `." [0-9]{0,15} [1-9]) space`, nil
+			return "((" + intRange(int64(x)+1, math.MaxInt64).String() + `) ("." decimal-part)? | "` + k + `." [0-9]{0,15} [1-9]) space`, nil
 		}
 		if x = math.Floor(x) + 1; !hasLo || x > lo {
 			lo = x
@@ -269,13 +267,11 @@ func (c *schemaConv) number(o *object, typ, path string) (string, error) {
 		}
 		var parts []string
 		if !hasHi || maxV > minV {
-			var b strings.Builder
+			top := int64(math.MaxInt64)
 			if hasHi {
-				buildMinMaxInt(minV, maxV-1, &b)
-			} else {
-				buildMinMaxInt(minV, math.MaxInt64, &b)
+				top = maxV - 1
 			}
-			parts = append(parts, "("+b.String()+`) ("." decimal-part)?`)
+			parts = append(parts, "("+intRange(minV, top).String()+`) ("." decimal-part)?`)
 		}
 		if hasHi {
 			parts = append(parts, `"`+strconv.FormatInt(maxV, 10)+`" ("." "0"{1,16})?`)
@@ -299,11 +295,7 @@ func (c *schemaConv) number(o *object, typ, path string) (string, error) {
 	if hasLo && hasHi && minV > maxV {
 		return "", fmt.Errorf("json schema: at %q: minimum above maximum", path)
 	}
-	var b strings.Builder
-	b.WriteByte('(')
-	buildMinMaxInt(minV, maxV, &b)
-	b.WriteString(") space")
-	return b.String(), nil
+	return "(" + intRange(minV, maxV).String() + ") space", nil
 }
 
 func floatOf(o *object, k string) (float64, bool) {
