@@ -16,6 +16,7 @@ type Expr struct {
 	s    string
 	atom bool // one item: a literal, a class, a rule's name, a group
 	alt  bool // alternatives not grouped (alts): grouped inside a sequence
+	keep bool // the empty item a sequence keeps (hole)
 }
 
 // String is e's GBNF.
@@ -41,7 +42,7 @@ func Seq(items ...Expr) Expr {
 	var out []string
 	var last Expr
 	for _, it := range items {
-		if it.s == "" {
+		if it.s == "" && !it.keep {
 			continue
 		}
 		last = it
@@ -80,8 +81,19 @@ func alts(xs ...Expr) Expr {
 	for i, x := range xs {
 		s[i] = x.s
 	}
-	return Expr{s: strings.Join(s, " | "), alt: true}
+	j := strings.Join(s, " | ")
+	if xs[0].s == "" {
+		j = strings.TrimPrefix(j, " ") // "| a": nothing, or a
+	}
+	return Expr{s: j, alt: true}
 }
+
+// hole is the empty sequence, kept in a sequence: llama.cpp's layout
+// writes the empty item between its neighbours' spaces ("a  b").
+var hole = Expr{keep: true}
+
+// ruleRef is a reference to the rule (or primitive) named name.
+func ruleRef(name string) Expr { return Expr{s: name, atom: true} }
 
 // paren is e in parentheses, even when it is one item.
 func paren(e Expr) Expr { return Expr{s: "(" + e.s + ")", atom: true} }
@@ -228,8 +240,7 @@ func (b *Builder) reserved(key, body string) bool {
 // schema is an *UnsupportedError; past the converter's budget the error
 // wraps ErrTooComplex.
 func (b *Builder) Schema(name string, schema []byte) (Expr, error) {
-	s, err := b.conv.schema(b, name, schema)
-	return Expr{s: s, atom: true}, err
+	return b.conv.schema(b, name, schema)
 }
 
 // GBNF returns the grammar's source: its rules, in the order they were

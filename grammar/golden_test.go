@@ -4,9 +4,48 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
+
+// layoutSchemas are the corners of llama.cpp's layout (empty repetitions,
+// single items, optional members, nested alternatives).
+var layoutSchemas = []string{
+	`{"type": "array", "maxItems": 0}`,
+	`{"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 1}`,
+	`{"type": "array", "items": {"type": "integer"}, "minItems": 3, "maxItems": 3}`,
+	`{"type": "array", "items": {"type": "integer"}, "minItems": 3}`,
+	`{"type": "array", "items": {"type": "integer"}, "minItems": 0, "maxItems": 5}`,
+	`{"type": "array", "prefixItems": []}`,
+	`{"type": "array", "prefixItems": [{"type": "integer"}]}`,
+	`{"type": "string", "pattern": ""}`,
+	`{"type": "string", "pattern": "a|b"}`,
+	`{"type": "string", "minLength": 1, "maxLength": 1}`,
+	`{"type": "string", "minLength": 4, "maxLength": 4}`,
+	`{"type": "string", "maxLength": 1}`,
+	`{"type": "number", "exclusiveMinimum": 0}`,
+	`{"type": "number", "exclusiveMinimum": 7}`,
+	`{"type": "number", "minimum": 0, "maximum": 100}`,
+	`{"type": "number", "minimum": 5, "maximum": 5}`,
+	`{"type": "integer", "minimum": -100}`,
+	`{"type": "integer", "maximum": 0}`,
+	`{"type": "integer", "minimum": -1000, "maximum": -3}`,
+	`{"type": "integer", "minimum": 12345678901234}`,
+	`{"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}}`,
+	`{"type": "object", "properties": {"abc": {"type": "integer"}, "abd": {"type": "integer"}, "x\"y": {}}, "additionalProperties": true}`,
+	`{"type": "object", "properties": {"a": {}, "b": {}, "c": {}, "d": {}}, "required": ["b", "d"]}`,
+	`{"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"], "additionalProperties": {"type": "null"}}`,
+	`{"type": ["integer", "string", "null"], "minimum": 3, "maxLength": 2}`,
+	`{"const": 5, "type": "string"}`,
+	`{"enum": ["a", 1], "type": "string"}`,
+	`{"enum": ["only"]}`,
+	`{"anyOf": [{"type": "integer"}, {"anyOf": [{"type": "null"}, {"type": "boolean"}]}]}`,
+	`{"$defs": {"a": {"anyOf": [{"type": "integer"}, {"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}`,
+	`{"$ref": "#"}`,
+	`{"type": "object", "additionalProperties": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}`,
+	`{"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "minItems": 2}`,
+}
 
 var rewriteGolden = flag.Bool("rewrite", false, "rewrite testdata/schema-gbnf.golden")
 
@@ -15,7 +54,7 @@ var rewriteGolden = flag.Bool("rewrite", false, "rewrite testdata/schema-gbnf.go
 // schema-gbnf.golden, -rewrite to update): the converter builds its rules
 // as Builder expressions, and their text keeps llama.cpp's layout.
 func TestSchemaGBNFGolden(t *testing.T) {
-	schemas := append([]string(nil), testSchemas...)
+	schemas := append(slices.Clone(testSchemas), layoutSchemas...)
 	data, err := os.ReadFile("testdata/llama-grammar-integration.json")
 	if err != nil {
 		t.Fatal(err)
