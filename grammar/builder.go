@@ -95,6 +95,15 @@ var hole = Expr{keep: true}
 // ruleRef is a reference to the rule (or primitive) named name.
 func ruleRef(name string) Expr { return Expr{s: name, atom: true} }
 
+// plus is e repeated, at least once.
+func plus(e Expr) Expr { return Expr{s: e.group() + "+"} }
+
+// emptyLit is the empty literal "", where a pattern matches nothing.
+var emptyLit = Expr{s: `""`, atom: true}
+
+// anyChar is any one character (GBNF's dot).
+var anyChar = Expr{s: ".", atom: true}
+
 // paren is e in parentheses, even when it is one item.
 func paren(e Expr) Expr { return Expr{s: "(" + e.s + ")", atom: true} }
 

@@ -225,7 +225,7 @@ func (c *schemaConv) str(o *object, name, path string) (Expr, error) {
 			return Expr{}, fmt.Errorf("json schema: at %q: pattern: %w", path, err)
 		}
 		c.primitive("json-char")
-		return Seq(Lit(`"`), Expr{s: expr, keep: true}, Lit(`"`), space), nil
+		return Seq(Lit(`"`), expr, Lit(`"`), space), nil
 	}
 	lo, _, err := intOf(o, "minLength", path)
 	if err != nil {
@@ -303,7 +303,7 @@ func notStrings(strs []string) Expr {
 		}
 		n.end = true
 	}
-	jsonClass := func(pairs []rune) Expr { return Expr{s: (&regexConv{json: true}).class(pairs), atom: true} }
+	jsonClass := (&regexConv{json: true}).class
 	escape := Seq(Lit(`\`), paren(alts(Class(`"\\/bfnrt`), Seq(Lit("u"), rep(Class("0-9a-fA-F"), 4, 4)))))
 	var visit func(n *trie) Expr
 	visit = func(n *trie) Expr {
