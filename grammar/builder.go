@@ -215,7 +215,7 @@ func (b *Builder) declare(name string) string {
 // taken reports whether a rule is named name, or a primitive could be.
 func (b *Builder) taken(name string) bool {
 	_, ok := b.rules[name]
-	return ok || primitives[name].body != ""
+	return ok || !primitives[name].body.Empty()
 }
 
 // add is Rule over GBNF text, for the package's converters.
@@ -241,7 +241,7 @@ func (b *Builder) add(name, body string) string {
 // body of: the primitives reference each other by name.
 func (b *Builder) reserved(key, body string) bool {
 	p, ok := primitives[key]
-	return ok && p.body != body
+	return ok && p.body.s != body
 }
 
 // Schema converts a JSON Schema into rules (the schema's own named after
