@@ -107,6 +107,10 @@ var anyChar = Expr{s: ".", atom: true}
 // paren is e in parentheses, even when it is one item.
 func paren(e Expr) Expr { return Expr{s: "(" + e.s + ")", atom: true} }
 
+// looseParen is e in parentheses with a space before the closing one,
+// "(e )": llama.cpp's group of an object's optional members.
+func looseParen(e Expr) Expr { return Expr{s: "(" + e.s + " )", atom: true} }
+
 // spaced is e in parentheses with spaces inside, "( e )".
 func spaced(e Expr) Expr { return Expr{s: "( " + e.s + " )", atom: true} }
 

@@ -132,7 +132,7 @@ func (c *schemaConv) members(kvs map[string]Expr, req, opt []string, name string
 		}
 		// llama.cpp's layout: "(a | b )" after no required pair (written
 		// after a double space), `( "," space ( a | b ) )` after some.
-		group := Expr{s: "(" + alts(first...).s + " )", atom: true}
+		group := looseParen(alts(first...))
 		if len(req) > 0 {
 			group = spaced(Seq(comma, spaced(alts(first...))))
 		} else {
