@@ -222,7 +222,7 @@ func (b *Builder) taken(name string) bool {
 	return ok || !primitives[name].body.Empty()
 }
 
-// add is Rule over GBNF text, for the package's converters.
+// add defines name ::= body (Rule's text), under a unique name.
 func (b *Builder) add(name, body string) string {
 	name = invalidRuleChars.ReplaceAllString(name, "-")
 	key := name

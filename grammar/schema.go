@@ -58,7 +58,7 @@ func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
 		return "", err
 	}
 	if name.s != "root" {
-		b.add("root", name.s)
+		b.Rule("root", name)
 	}
 	var s strings.Builder
 	b.write(&s)
@@ -198,9 +198,9 @@ func (c *schemaConv) addRule(name string, body Expr) Expr {
 	if err := c.v.spend(0, len(body.s), name); err != nil && c.err == nil {
 		c.err = err
 	}
-	key := c.b.add(name, body.s)
-	c.size += len(key) + len(body.s)
-	return ruleRef(key)
+	rule := c.b.Rule(name, body)
+	c.size += len(rule.s) + len(body.s)
+	return rule
 }
 
 var invalidRuleChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
