@@ -15,6 +15,8 @@ import (
 type Expr struct {
 	s    string
 	atom bool // one item: a literal, a class, a rule's name, a group
+	alt  bool // alternatives not grouped (alts): grouped inside a sequence
+	keep bool // the empty item a sequence keeps (hole)
 }
 
 // String is e's GBNF.
@@ -28,21 +30,26 @@ func Lit(s string) Expr {
 	if s == "" {
 		return Expr{}
 	}
-	return Expr{literal(s), true}
+	return Expr{s: literal(s), atom: true}
 }
 
 // Class is the character class [set], set written as GBNF writes it
 // between the brackets ("a-z", "^<").
-func Class(set string) Expr { return Expr{"[" + set + "]", true} }
+func Class(set string) Expr { return Expr{s: "[" + set + "]", atom: true} }
 
 // Seq is its items in order (empty ones left out).
 func Seq(items ...Expr) Expr {
 	var out []string
 	var last Expr
 	for _, it := range items {
-		if it.s != "" {
+		if it.s == "" && !it.keep {
+			continue
+		}
+		last = it
+		if it.alt {
+			out = append(out, it.group())
+		} else {
 			out = append(out, it.s)
-			last = it
 		}
 	}
 	if len(out) == 1 {
@@ -60,7 +67,63 @@ func Alt(alts ...Expr) Expr {
 	for i, a := range alts {
 		s[i] = a.s
 	}
-	return Expr{"(" + strings.Join(s, " | ") + ")", true}
+	return Expr{s: "(" + strings.Join(s, " | ") + ")", atom: true}
+}
+
+// alts is one of its alternatives, not grouped: bare at the top of a rule's
+// body (llama.cpp's layout), grouped inside a sequence or a repetition.
+// Alternatives that are themselves alts are joined flat.
+func alts(xs ...Expr) Expr {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = x.s
+	}
+	j := strings.Join(s, " | ")
+	if xs[0].s == "" {
+		j = strings.TrimPrefix(j, " ") // "| a": nothing, or a
+	}
+	return Expr{s: j, alt: true}
+}
+
+// hole is the empty sequence, kept in a sequence: llama.cpp's layout
+// writes the empty item between its neighbours' spaces ("a  b").
+var hole = Expr{keep: true}
+
+// ruleRef is a reference to the rule (or primitive) named name.
+func ruleRef(name string) Expr { return Expr{s: name, atom: true} }
+
+// plus is e repeated, at least once.
+func plus(e Expr) Expr { return Expr{s: e.group() + "+"} }
+
+// emptyLit is the empty literal "", where a pattern matches nothing.
+var emptyLit = Expr{s: `""`, atom: true}
+
+// anyChar is any one character (GBNF's dot).
+var anyChar = Expr{s: ".", atom: true}
+
+// paren is e in parentheses, even when it is one item.
+func paren(e Expr) Expr { return Expr{s: "(" + e.s + ")", atom: true} }
+
+// looseParen is e in parentheses with a space before the closing one,
+// "(e )": llama.cpp's group of an object's optional members.
+func looseParen(e Expr) Expr { return Expr{s: "(" + e.s + " )", atom: true} }
+
+// spaced is e in parentheses with spaces inside, "( e )".
+func spaced(e Expr) Expr { return Expr{s: "( " + e.s + " )", atom: true} }
+
+// rep is e repeated lo to hi times as llama.cpp writes it: e alone for
+// {1}, e{n} for lo = hi, e{lo,} for hi < 0.
+func rep(e Expr, lo, hi int) Expr {
+	switch {
+	case lo == 1 && hi == 1:
+		return e
+	case lo == hi:
+		return Expr{s: e.group() + "{" + strconv.Itoa(lo) + "}"}
+	}
+	return Repeat(e, lo, hi)
 }
 
 // group is e as one item.
@@ -130,11 +193,11 @@ func NewBuilder(conv *Converter) *Builder {
 // Rule defines name ::= body under a unique name (the name, or the name
 // with a suffix; a rule of the same name and body is reused) and returns a
 // reference to it.
-func (b *Builder) Rule(name string, body Expr) Expr { return Expr{b.add(name, body.s), true} }
+func (b *Builder) Rule(name string, body Expr) Expr { return Expr{s: b.add(name, body.s), atom: true} }
 
 // Declare reserves a unique name for a rule that Define writes later, so
 // that rules may reference each other (recursion).
-func (b *Builder) Declare(name string) Expr { return Expr{b.declare(name), true} }
+func (b *Builder) Declare(name string) Expr { return Expr{s: b.declare(name), atom: true} }
 
 // Define writes the body of a rule Declare reserved.
 func (b *Builder) Define(rule, body Expr) {
@@ -156,10 +219,10 @@ func (b *Builder) declare(name string) string {
 // taken reports whether a rule is named name, or a primitive could be.
 func (b *Builder) taken(name string) bool {
 	_, ok := b.rules[name]
-	return ok || primitives[name].body != ""
+	return ok || !primitives[name].body.Empty()
 }
 
-// add is Rule over GBNF text, for the package's converters.
+// add defines name ::= body (Rule's text), under a unique name.
 func (b *Builder) add(name, body string) string {
 	name = invalidRuleChars.ReplaceAllString(name, "-")
 	key := name
@@ -182,7 +245,7 @@ func (b *Builder) add(name, body string) string {
 // body of: the primitives reference each other by name.
 func (b *Builder) reserved(key, body string) bool {
 	p, ok := primitives[key]
-	return ok && p.body != body
+	return ok && p.body.s != body
 }
 
 // Schema converts a JSON Schema into rules (the schema's own named after
@@ -190,8 +253,7 @@ func (b *Builder) reserved(key, body string) bool {
 // schema is an *UnsupportedError; past the converter's budget the error
 // wraps ErrTooComplex.
 func (b *Builder) Schema(name string, schema []byte) (Expr, error) {
-	s, err := b.conv.schema(b, name, schema)
-	return Expr{s, true}, err
+	return b.conv.schema(b, name, schema)
 }
 
 // GBNF returns the grammar's source: its rules, in the order they were

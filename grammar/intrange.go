@@ -9,174 +9,131 @@ import (
 // intDecimalsLeft bounds the digits of an integer bounded on one side only.
 const intDecimalsLeft = 16
 
-// buildMinMaxInt writes GBNF for the decimal integers in min..max
-// (math.MinInt64 / math.MaxInt64: unbounded) with at most intDecimalsLeft
-// digits when unbounded; after llama.cpp's build_min_max_int.
-func buildMinMaxInt(minV, maxV int64, out *strings.Builder) {
-	w := intRangeWriter{out}
+// intRange is the decimal integers in min..max (math.MinInt64 /
+// math.MaxInt64: unbounded) with at most intDecimalsLeft digits when
+// unbounded; after llama.cpp's build_min_max_int, in its layout.
+func intRange(minV, maxV int64) Expr {
 	hasMin, hasMax := minV != math.MinInt64, maxV != math.MaxInt64
 	switch {
 	case hasMin && hasMax:
-		w.bounded(minV, maxV)
+		return intBounded(minV, maxV)
 	case hasMin:
-		w.atLeastSigned(minV)
-	default:
-		w.atMostSigned(maxV)
+		return intAtLeastSigned(minV)
 	}
+	return intAtMostSigned(maxV)
 }
 
-// intRangeWriter holds the GBNF pieces buildMinMaxInt is made of.
-type intRangeWriter struct{ out *strings.Builder }
-
-// digitRange writes the class [from-to] (or [from] when they are equal).
-func (w intRangeWriter) digitRange(from, to byte) {
-	w.out.WriteByte('[')
-	w.out.WriteByte(from)
-	if from != to {
-		w.out.WriteByte('-')
-		w.out.WriteByte(to)
+// digitRange is the class [from-to] (or [from] when they are equal).
+func digitRange(from, to byte) Expr {
+	if from == to {
+		return Class(string(from))
 	}
-	w.out.WriteByte(']')
+	return Class(string(from) + "-" + string(to))
 }
 
-// moreDigits writes minD to maxD digits (maxD math.MaxInt: unbounded).
-func (w intRangeWriter) moreDigits(minD, maxD int) {
-	w.out.WriteString("[0-9]")
-	if minD == maxD && minD == 1 {
-		return
+// moreDigits is minD to maxD digits (maxD math.MaxInt: unbounded).
+func moreDigits(minD, maxD int) Expr {
+	if maxD == math.MaxInt {
+		maxD = -1
 	}
-	w.out.WriteString("{" + strconv.Itoa(minD))
-	if maxD != minD {
-		w.out.WriteByte(',')
-		if maxD != math.MaxInt {
-			w.out.WriteString(strconv.Itoa(maxD))
-		}
-	}
-	w.out.WriteByte('}')
+	return rep(Class("0-9"), minD, maxD)
 }
 
-// uniformRange writes the numbers from..to, both of the same digit count.
-func (w intRangeWriter) uniformRange(from, to string) {
+// anyDigits is an integer of 1 to intDecimalsLeft digits, without a
+// leading zero (zero itself aside).
+func anyDigits() Expr { return Seq(Class("1-9"), moreDigits(0, intDecimalsLeft-1)) }
+
+// negated is "-" and then e.
+func negated(e Expr) Expr { return Seq(Lit("-"), paren(e)) }
+
+// uniformRange is the numbers from..to, both of the same digit count.
+func uniformRange(from, to string) Expr {
 	i := 0
 	for i < len(from) && i < len(to) && from[i] == to[i] {
 		i++
 	}
-	if i > 0 {
-		w.out.WriteString(`"` + from[:i] + `"`)
-	}
+	prefix := Lit(from[:i])
 	if i >= len(from) || i >= len(to) {
-		return
-	}
-	if i > 0 {
-		w.out.WriteByte(' ')
+		return prefix
 	}
 	if len(from)-i-1 > 0 {
-		w.splitRange(from, to, i)
-	} else {
-		w.out.WriteString("[" + from[i:i+1] + "-" + to[i:i+1] + "]")
+		return Seq(prefix, splitRange(from, to, i))
 	}
+	return Seq(prefix, Class(from[i:i+1]+"-"+to[i:i+1]))
 }
 
-// splitRange writes uniformRange's alternatives from the first digit i
-// where from and to differ, with digits left after it.
-func (w intRangeWriter) splitRange(from, to string, i int) {
+// splitRange is uniformRange's alternatives from the first digit i where
+// from and to differ, with digits left after it.
+func splitRange(from, to string, i int) Expr {
 	subLen := len(from) - i - 1
 	fromSub, toSub := from[i+1:], to[i+1:]
 	zeros, nines := strings.Repeat("0", subLen), strings.Repeat("9", subLen)
 	toReached := false
-	w.out.WriteByte('(')
+	var out []Expr
 	if fromSub == zeros {
-		w.digitRange(from[i], to[i]-1)
-		w.out.WriteByte(' ')
-		w.moreDigits(subLen, subLen)
+		out = append(out, Seq(digitRange(from[i], to[i]-1), moreDigits(subLen, subLen)))
 	} else {
-		w.out.WriteString("[" + from[i:i+1] + "] (")
-		w.uniformRange(fromSub, nines)
-		w.out.WriteByte(')')
+		out = append(out, Seq(Class(from[i:i+1]), paren(uniformRange(fromSub, nines))))
 		if from[i] < to[i]-1 {
-			w.out.WriteString(" | ")
+			last := to[i] - 1
 			if toSub == nines {
-				w.digitRange(from[i]+1, to[i])
-				toReached = true
-			} else {
-				w.digitRange(from[i]+1, to[i]-1)
+				last, toReached = to[i], true
 			}
-			w.out.WriteByte(' ')
-			w.moreDigits(subLen, subLen)
+			out = append(out, Seq(digitRange(from[i]+1, last), moreDigits(subLen, subLen)))
 		}
 	}
 	if !toReached {
-		w.out.WriteString(" | ")
-		w.digitRange(to[i], to[i])
-		w.out.WriteByte(' ')
-		w.uniformRange(zeros, toSub)
+		out = append(out, Seq(digitRange(to[i], to[i]), uniformRange(zeros, toSub)))
 	}
-	w.out.WriteByte(')')
+	return paren(alts(out...))
 }
 
-// bounded writes the integers in minV..maxV.
-func (w intRangeWriter) bounded(minV, maxV int64) {
+// intBounded is the integers in minV..maxV.
+func intBounded(minV, maxV int64) Expr {
 	if minV < 0 && maxV < 0 {
-		w.out.WriteString(`"-" (`)
-		buildMinMaxInt(-maxV, -minV, w.out)
-		w.out.WriteByte(')')
-		return
+		return negated(intRange(-maxV, -minV))
 	}
+	var out []Expr
 	if minV < 0 {
-		w.out.WriteString(`"-" (`)
-		buildMinMaxInt(1, -minV, w.out) // llama.cpp allows "-0" here
-		w.out.WriteString(") | ")
+		out = append(out, negated(intRange(1, -minV))) // llama.cpp allows "-0" here
 		minV = 0
 	}
 	minS, maxS := strconv.FormatInt(minV, 10), strconv.FormatInt(maxV, 10)
 	for digits := len(minS); digits < len(maxS); digits++ {
-		w.uniformRange(minS, strings.Repeat("9", digits))
+		out = append(out, uniformRange(minS, strings.Repeat("9", digits)))
 		minS = "1" + strings.Repeat("0", digits)
-		w.out.WriteString(" | ")
 	}
-	w.uniformRange(minS, maxS)
+	return alts(append(out, uniformRange(minS, maxS))...)
 }
 
 // One side bounded: llama.cpp's recursion here loses the digit count of
 // the rest (minimum 100 let "10" through), so these are written directly.
 
-// atLeast writes the integers >= m (m >= 0), without sign.
-func (w intRangeWriter) atLeast(m int64) {
+// intAtLeast is the integers >= m (m >= 0), without sign.
+func intAtLeast(m int64) Expr {
 	ms := strconv.FormatInt(m, 10)
 	if m == 0 {
-		w.out.WriteString("[0] | [1-9] ")
-		w.moreDigits(0, intDecimalsLeft-1)
-		return
+		return alts(Class("0"), anyDigits())
 	}
-	w.uniformRange(ms, strings.Repeat("9", len(ms)))
+	r := uniformRange(ms, strings.Repeat("9", len(ms)))
 	if len(ms) < intDecimalsLeft {
-		w.out.WriteString(" | [1-9] ")
-		w.moreDigits(len(ms), intDecimalsLeft-1)
+		r = alts(r, Seq(Class("1-9"), moreDigits(len(ms), intDecimalsLeft-1)))
 	}
+	return r
 }
 
-// atLeastSigned writes the integers >= minV.
-func (w intRangeWriter) atLeastSigned(minV int64) {
+// intAtLeastSigned is the integers >= minV.
+func intAtLeastSigned(minV int64) Expr {
 	if minV >= 0 {
-		w.atLeast(minV)
-		return
+		return intAtLeast(minV)
 	}
-	w.out.WriteString(`"-" (`)
-	buildMinMaxInt(1, -minV, w.out)
-	w.out.WriteString(") | [0] | [1-9] ")
-	w.moreDigits(0, intDecimalsLeft-1)
+	return alts(negated(intRange(1, -minV)), Class("0"), anyDigits())
 }
 
-// atMostSigned writes the integers <= maxV.
-func (w intRangeWriter) atMostSigned(maxV int64) {
+// intAtMostSigned is the integers <= maxV.
+func intAtMostSigned(maxV int64) Expr {
 	if maxV >= 0 {
-		w.out.WriteString(`"-" [1-9] `)
-		w.moreDigits(0, intDecimalsLeft-1)
-		w.out.WriteString(" | ")
-		buildMinMaxInt(0, maxV, w.out)
-		return
+		return alts(Seq(Lit("-"), anyDigits()), intRange(0, maxV))
 	}
-	w.out.WriteString(`"-" (`)
-	w.atLeast(-maxV)
-	w.out.WriteByte(')')
+	return negated(intAtLeast(-maxV))
 }

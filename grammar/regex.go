@@ -16,24 +16,28 @@ func FromRegex(pattern string) (*Grammar, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Compile("root ::= " + expr + "\n")
+	src, err := NewBuilder(nil).GBNF(expr)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(src)
 }
 
-// regexGBNF converts a pattern to a GBNF expression. jsonString: the text
+// regexGBNF converts a pattern to an expression. jsonString: the text
 // is the inside of a JSON string (characters that JSON escapes come out
 // escaped). whole: the pattern matches the whole text; else it is searched
 // for (JSON Schema's "pattern"), unless anchored with ^ and $.
-func regexGBNF(pattern string, jsonString, whole bool) (string, error) {
+func regexGBNF(pattern string, jsonString, whole bool) (Expr, error) {
 	if len(pattern) > 64<<10 {
-		return "", fmt.Errorf("regex: pattern of %d bytes: %w", len(pattern), ErrTooComplex)
+		return Expr{}, fmt.Errorf("regex: pattern of %d bytes: %w", len(pattern), ErrTooComplex)
 	}
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
-		return "", fmt.Errorf("regex: %w", err)
+		return Expr{}, fmt.Errorf("regex: %w", err)
 	}
-	anyText := ".*"
+	anyText := Star(anyChar)
 	if jsonString {
-		anyText = "json-char*"
+		anyText = Star(ruleRef("json-char"))
 	}
 	c := &regexConv{json: jsonString}
 	// Each top-level alternative is searched for unless anchored; anchors
@@ -42,21 +46,21 @@ func regexGBNF(pattern string, jsonString, whole bool) (string, error) {
 	if re.Op == syntax.OpAlternate && !whole {
 		branches = re.Sub
 	}
-	var alts []string
+	var out []Expr
 	for _, br := range branches {
 		e, err := c.conv(br, 0)
 		if err != nil {
-			return "", err
+			return Expr{}, err
 		}
 		if !whole && !anchored(br, true) {
-			e = anyText + " " + e
+			e = Seq(anyText, e)
 		}
 		if !whole && !anchored(br, false) {
-			e += " " + anyText
+			e = Seq(e, anyText)
 		}
-		alts = append(alts, e)
+		out = append(out, e)
 	}
-	return "(" + strings.Join(alts, " | ") + ")", nil
+	return paren(alts(out...)), nil
 }
 
 // anchored reports whether every match of re starts (start) or ends (!start)
@@ -90,18 +94,18 @@ func anchored(re *syntax.Regexp, start bool) bool {
 
 type regexConv struct{ json bool }
 
-func (c *regexConv) conv(re *syntax.Regexp, depth int) (string, error) {
+func (c *regexConv) conv(re *syntax.Regexp, depth int) (Expr, error) {
 	if depth > maxNesting {
-		return "", fmt.Errorf("regex: nested deeper than %d: %w", maxNesting, ErrTooComplex)
+		return Expr{}, fmt.Errorf("regex: nested deeper than %d: %w", maxNesting, ErrTooComplex)
 	}
-	sub := func(i int) (string, error) { return c.conv(re.Sub[i], depth+1) }
+	sub := func(i int) (Expr, error) { return c.conv(re.Sub[i], depth+1) }
 	switch re.Op {
 	case syntax.OpNoMatch:
-		return `[^\x00-\U0010FFFF]`, nil
+		return nothing, nil
 	case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpBeginLine, syntax.OpEndText, syntax.OpEndLine:
-		return `""`, nil
+		return emptyLit, nil
 	case syntax.OpLiteral:
-		var parts []string
+		var parts []Expr
 		for _, r := range re.Rune {
 			if re.Flags&syntax.FoldCase != 0 && unicode.SimpleFold(r) != r {
 				rs := []rune{r, r}
@@ -113,7 +117,7 @@ func (c *regexConv) conv(re *syntax.Regexp, depth int) (string, error) {
 			}
 			parts = append(parts, c.class([]rune{r, r}))
 		}
-		return "(" + strings.Join(parts, " ") + ")", nil
+		return paren(Seq(parts...)), nil
 	case syntax.OpCharClass:
 		return c.class(re.Rune), nil
 	case syntax.OpAnyCharNotNL:
@@ -124,28 +128,24 @@ func (c *regexConv) conv(re *syntax.Regexp, depth int) (string, error) {
 		return sub(0)
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
 		s, err := sub(0)
-		return "(" + s + ")" + map[syntax.Op]string{syntax.OpStar: "*", syntax.OpPlus: "+", syntax.OpQuest: "?"}[re.Op], err
+		return map[syntax.Op]func(Expr) Expr{syntax.OpStar: Star, syntax.OpPlus: plus, syntax.OpQuest: Opt}[re.Op](paren(s)), err
 	case syntax.OpRepeat:
 		s, err := sub(0)
-		if re.Max < 0 {
-			return fmt.Sprintf("(%s){%d,}", s, re.Min), err
-		}
-		return fmt.Sprintf("(%s){%d,%d}", s, re.Min, re.Max), err
+		return Repeat(paren(s), re.Min, re.Max), err
 	case syntax.OpConcat, syntax.OpAlternate:
-		sep := " "
-		if re.Op == syntax.OpAlternate {
-			sep = " | "
-		}
-		parts := make([]string, len(re.Sub))
+		parts := make([]Expr, len(re.Sub))
 		for i := range re.Sub {
 			var err error
 			if parts[i], err = sub(i); err != nil {
-				return "", err
+				return Expr{}, err
 			}
 		}
-		return "(" + strings.Join(parts, sep) + ")", nil
+		if re.Op == syntax.OpAlternate {
+			return paren(alts(parts...)), nil
+		}
+		return paren(Seq(parts...)), nil
 	}
-	return "", fmt.Errorf("regex: %s is not supported inside a pattern", opName(re))
+	return Expr{}, fmt.Errorf("regex: %s is not supported inside a pattern", opName(re))
 }
 
 func opName(re *syntax.Regexp) string {
@@ -155,12 +155,11 @@ func opName(re *syntax.Regexp) string {
 	return fmt.Sprintf("operator %d", re.Op)
 }
 
-// class writes a character class of rune pairs [lo, hi, ...]. In a JSON
+// class is a character class of rune pairs [lo, hi, ...]. In a JSON
 // string, the quote, backslash and control characters come out as escapes.
-func (c *regexConv) class(pairs []rune) string {
+func (c *regexConv) class(pairs []rune) Expr {
 	var b strings.Builder
-	var escapes []string
-	b.WriteByte('[')
+	var escapes []Expr
 	empty := true
 	for i := 0; i+1 < len(pairs); i += 2 {
 		lo, hi := pairs[i], pairs[i+1]
@@ -185,18 +184,17 @@ func (c *regexConv) class(pairs []rune) string {
 			empty = false
 		}
 	}
-	b.WriteByte(']')
-	alts := escapes
+	out := escapes
 	if !empty {
-		alts = append([]string{b.String()}, escapes...)
+		out = append([]Expr{Class(b.String())}, escapes...)
 	}
-	switch len(alts) {
+	switch len(out) {
 	case 0:
-		return `[^\x00-\U0010FFFF]`
+		return nothing
 	case 1:
-		return alts[0]
+		return out[0]
 	}
-	return "(" + strings.Join(alts, " | ") + ")"
+	return paren(alts(out...))
 }
 
 func writeClassRange(b *strings.Builder, lo, hi rune) {
@@ -219,21 +217,19 @@ func classChar(r rune) string {
 	return string(r)
 }
 
-// jsonEscape is the GBNF literal of the JSON escape of r.
-func jsonEscape(r rune) string {
+// jsonEscape is the literal of the JSON escape of r.
+func jsonEscape(r rune) Expr {
 	switch r {
-	case '"':
-		return `"\\\""`
-	case '\\':
-		return `"\\\\"`
+	case '"', '\\':
+		return Lit(`\` + string(r))
 	case '\n':
-		return `"\\n"`
+		return Lit(`\n`)
 	case '\r':
-		return `"\\r"`
+		return Lit(`\r`)
 	case '\t':
-		return `"\\t"`
+		return Lit(`\t`)
 	}
-	return `"\\u00` + fmt.Sprintf("%02x", r) + `"`
+	return Lit(`\u00` + fmt.Sprintf("%02x", r))
 }
 
 // literal is s as a GBNF string literal.

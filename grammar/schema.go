@@ -57,8 +57,8 @@ func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if name != "root" {
-		b.add("root", name)
+	if name.s != "root" {
+		b.Rule("root", name)
 	}
 	var s strings.Builder
 	b.write(&s)
@@ -66,94 +66,49 @@ func (v *Converter) JSONSchemaGBNF(schema []byte) (string, error) {
 }
 
 // schema converts a schema into b's rules, its own named after name, and
-// returns the GBNF of a value it accepts.
-func (v *Converter) schema(b *Builder, name string, schema []byte) (string, error) {
+// returns the expression of a value it accepts.
+func (v *Converter) schema(b *Builder, name string, schema []byte) (Expr, error) {
 	if len(schema) > MaxSourceBytes {
-		return "", fmt.Errorf("json schema: %d bytes: %w", len(schema), ErrTooComplex)
+		return Expr{}, fmt.Errorf("json schema: %d bytes: %w", len(schema), ErrTooComplex)
 	}
 	if err := v.spend(0, len(schema), ""); err != nil { // its parse (many schemas, as a tool's properties with the $defs beside each)
-		return "", err
+		return Expr{}, err
 	}
 	root, err := parseOrdered(schema)
 	if err != nil {
-		return "", fmt.Errorf("json schema: %w", err)
+		return Expr{}, fmt.Errorf("json schema: %w", err)
 	}
-	c := &schemaConv{v: v, b: b, root: root, refs: map[string]string{}, memo: map[*object]string{}}
-	c.addRule("space", `| " " | "\n" [ \t]{0,20}`)
-	name, err = c.visit(root, name, "")
+	c := &schemaConv{v: v, b: b, root: root, refs: map[string]Expr{}, memo: map[*object]Expr{}}
+	c.addRule("space", spaceBody)
+	e, err := c.visit(root, name, "")
 	if err != nil {
-		return "", err
+		return Expr{}, err
 	}
 	if c.err != nil {
-		return "", c.err
+		return Expr{}, c.err
 	}
-	return name, nil
+	return e, nil
 }
 
 type schemaConv struct {
 	v    *Converter
 	b    *Builder // the rules written
 	root any
-	refs map[string]string  // $ref -> rule name
-	memo map[*object]string // schema node converted -> its rule
+	refs map[string]Expr  // $ref -> its rule
+	memo map[*object]Expr // schema node converted -> its rule
 	size int
 	err  error // the budget spent (sticky)
 }
 
-// Primitive rules, as llama.cpp's PRIMITIVE_RULES (values end with space).
-var primitives = map[string]struct{ body, deps string }{
-	"boolean":       {`("true" | "false") space`, ""},
-	"null":          {`"null" space`, ""},
-	"decimal-part":  {`[0-9]{1,16}`, ""},
-	"integral-part": {`[0] | [1-9] [0-9]{0,15}`, ""},
-	"number":        {`("-"? integral-part) ("." decimal-part)? ([eE] [-+]? integral-part)? space`, "integral-part decimal-part"},
-	"integer":       {`("-"? integral-part) space`, "integral-part"},
-	"json-char":     {`[^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}))`, ""},
-	"string":        {`"\"" json-char* "\"" space`, "json-char"},
-	"value":         {`object | array | string | number | boolean | null`, "object array string number boolean null"},
-	"object":        {`"{" space ( string ":" space value ("," space string ":" space value)* )? "}" space`, "string value"},
-	"array":         {`"[" space ( value ("," space value)* )? "]" space`, "value"},
-	"date":          {`year "-" ( month31 "-" day31 | month30 "-" day30 | "02-" day28 ) | leap-year "-02-29"`, "year leap-year month31 month30 day31 day30 day28"},
-	"year":          {`[0-9]{4}`, ""},
-	"leap-year":     {`[0-9]{2} ( [02468] [48] | [13579] [26] | [2468] "0" ) | ( [02468] [048] | [13579] [26] ) "00"`, ""},
-	"month31":       {`"01" | "03" | "05" | "07" | "08" | "10" | "12"`, ""},
-	"month30":       {`"04" | "06" | "09" | "11"`, ""},
-	"day31":         {`"0" [1-9] | [12] [0-9] | "3" [01]`, ""},
-	"day30":         {`"0" [1-9] | [12] [0-9] | "30"`, ""},
-	"day28":         {`"0" [1-9] | "1" [0-9] | "2" [0-8]`, ""},
-	"time":          {`([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{3} )? ( "Z" | ( "+" | "-" ) ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] )`, ""},
-	"date-time":     {`date "T" time`, "date time"},
-	"uuid":          {`"\"" [0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12} "\"" space`, ""},
-	"email":         {`email-atom ("." email-atom){0,3} "@" email-label ("." email-label){0,3}`, "email-atom email-label"},
-	"email-atom":    {`[a-zA-Z0-9_+-]{1,15}`, ""},
-	"email-label":   {`[a-zA-Z0-9]{1,30}`, ""},
-	"hostname":      {`email-label ("." email-label){0,3}`, "email-label"},
-	"uri":           {`[a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" hostname (":" [1-9] [0-9]{0,3})? ("/" uri-char{0,30}){0,8} ("?" (uri-char | [/?]){0,60})?`, "hostname uri-char"},
-	"uri-char":      {`[a-zA-Z0-9._~!$&'()*+,;=:@-] | "%" [0-9a-fA-F]{2}`, ""},
-	"byte":          {`([A-Za-z0-9+/]{4}){0,64} ([A-Za-z0-9+/]{2} "==" | [A-Za-z0-9+/]{3} "=")?`, ""},
-	"ipv4-octet":    {`[0-9] | [1-9] [0-9] | "1" [0-9]{2} | "2" [0-4] [0-9] | "25" [0-5]`, ""},
-	"ipv4":          {`ipv4-octet "." ipv4-octet "." ipv4-octet "." ipv4-octet`, "ipv4-octet"},
-}
-
-func (c *schemaConv) primitive(name string) string {
-	p := primitives[name]
-	if _, ok := c.b.rules[name]; !ok {
-		c.addRule(name, p.body)
-		for _, d := range strings.Fields(p.deps) {
-			c.primitive(d)
-		}
-	}
-	return name
-}
-
-// addRule adds name ::= body; a name taken by another body gets a suffix.
-func (c *schemaConv) addRule(name, body string) string {
-	if err := c.v.spend(0, len(body), name); err != nil && c.err == nil {
+// addRule adds name ::= body and returns a reference to it; a name taken
+// by another body gets a suffix.
+func (c *schemaConv) addRule(name string, body Expr) Expr {
+	if err := c.v.spend(0, len(body.s), name); err != nil && c.err == nil {
 		c.err = err
 	}
-	key := c.b.add(name, body)
-	c.size += len(key) + len(body)
-	return key
+	rule := c.b.Rule(name, body)
+	c.size += len(rule.s) + len(body.s)
+	return rule
 }
 
 var invalidRuleChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
@@ -174,15 +129,15 @@ var unsupported = map[string]bool{
 // on where the node is reached from (the type-list copies and merged
 // branches made on the way are new nodes, but their children are the
 // schema's own, so each is converted once too).
-func (c *schemaConv) visit(s any, name, path string) (string, error) {
+func (c *schemaConv) visit(s any, name, path string) (Expr, error) {
 	if strings.Count(path, "/") > 64 || c.size > MaxSourceBytes {
-		return "", fmt.Errorf("json schema: at %q: %w", path, ErrTooComplex)
+		return Expr{}, fmt.Errorf("json schema: at %q: %w", path, ErrTooComplex)
 	}
 	if c.err != nil {
-		return "", c.err
+		return Expr{}, c.err
 	}
 	if err := c.v.spend(1, 0, path); err != nil {
-		return "", err
+		return Expr{}, err
 	}
 	if o, ok := s.(*object); ok {
 		if rule, ok := c.memo[o]; ok {
@@ -193,7 +148,7 @@ func (c *schemaConv) visit(s any, name, path string) (string, error) {
 			err = c.err
 		}
 		if err != nil {
-			return "", err
+			return Expr{}, err
 		}
 		c.memo[o] = rule
 		return rule, nil
@@ -202,41 +157,41 @@ func (c *schemaConv) visit(s any, name, path string) (string, error) {
 }
 
 // visitNode converts one schema node (visit without the memo).
-func (c *schemaConv) visitNode(s any, name, path string) (string, error) {
+func (c *schemaConv) visitNode(s any, name, path string) (Expr, error) {
 	name = invalidRuleChars.ReplaceAllString(name, "-")
 	if b, ok := s.(bool); ok {
 		if !b {
-			return "", &UnsupportedError{path, "the schema false"}
+			return Expr{}, &UnsupportedError{path, "the schema false"}
 		}
 		return c.primitive("value"), nil
 	}
 	o, ok := s.(*object)
 	if !ok {
-		return "", fmt.Errorf("json schema: at %q: a schema must be an object or a boolean", path)
+		return Expr{}, fmt.Errorf("json schema: at %q: a schema must be an object or a boolean", path)
 	}
 	for _, k := range o.keys {
 		if unsupported[k] && !(k == "minProperties" && o.vals[k] == json.Number("0")) {
-			return "", &UnsupportedError{path, fmt.Sprintf("keyword %q", k)}
+			return Expr{}, &UnsupportedError{path, fmt.Sprintf("keyword %q", k)}
 		}
 		if k == "uniqueItems" && o.vals[k] == true {
-			return "", &UnsupportedError{path, `keyword "uniqueItems"`}
+			return Expr{}, &UnsupportedError{path, `keyword "uniqueItems"`}
 		}
 	}
 	body, err := c.body(o, name, path)
 	if err != nil {
-		return "", err
+		return Expr{}, err
 	}
-	if _, isPrim := primitives[body]; isPrim {
+	if _, isPrim := primitives[body.s]; isPrim {
 		return body, nil
 	}
 	return c.addRule(name, body), nil
 }
 
-func (c *schemaConv) body(o *object, name, path string) (string, error) {
+func (c *schemaConv) body(o *object, name, path string) (Expr, error) {
 	if all, ok := o.get("allOf"); ok {
 		merged, err := c.mergeAllOf(o, all, path)
 		if err != nil {
-			return "", err
+			return Expr{}, err
 		}
 		return c.body(merged, name, path)
 	}
@@ -245,25 +200,25 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 	}
 	if v, ok := o.get("const"); ok {
 		if !typeAllows(o, v) {
-			return `[^\x00-\U0010FFFF]`, nil
+			return nothing, nil
 		}
-		return literal(encodeJSON(v)) + " space", nil
+		return Seq(Lit(encodeJSON(v)), space), nil
 	}
 	if v, ok := o.get("enum"); ok {
 		list, ok := v.([]any)
 		if !ok || len(list) == 0 {
-			return "", fmt.Errorf("json schema: at %q: enum must be a non-empty array", path)
+			return Expr{}, fmt.Errorf("json schema: at %q: enum must be a non-empty array", path)
 		}
-		var alts []string
+		var lits []Expr
 		for _, x := range list {
 			if typeAllows(o, x) {
-				alts = append(alts, literal(encodeJSON(x)))
+				lits = append(lits, Lit(encodeJSON(x)))
 			}
 		}
-		if len(alts) == 0 { // nothing can match: pruned at compile, or an error there
-			return `[^\x00-\U0010FFFF]`, nil
+		if len(lits) == 0 { // nothing can match: pruned at compile, or an error there
+			return nothing, nil
 		}
-		return "(" + strings.Join(alts, " | ") + ") space", nil
+		return Seq(paren(alts(lits...)), space), nil
 	}
 	for _, k := range []string{"anyOf", "oneOf"} {
 		if v, ok := o.get(k); ok {
@@ -301,15 +256,15 @@ func (c *schemaConv) body(o *object, name, path string) (string, error) {
 	case "boolean", "null":
 		return c.primitive(typ), nil
 	}
-	return "", &UnsupportedError{path, fmt.Sprintf("type %q", typ)}
+	return Expr{}, &UnsupportedError{path, fmt.Sprintf("type %q", typ)}
 }
 
 // branches is the alternatives of an anyOf or oneOf (k), each merged
 // with the schema's other keywords.
-func (c *schemaConv) branches(o *object, k string, v any, name, path string) (string, error) {
+func (c *schemaConv) branches(o *object, k string, v any, name, path string) (Expr, error) {
 	list, ok := v.([]any)
 	if !ok || len(list) == 0 {
-		return "", fmt.Errorf("json schema: at %q: %s must be a non-empty array", path, k)
+		return Expr{}, fmt.Errorf("json schema: at %q: %s must be a non-empty array", path, k)
 	}
 	branches := make([]any, len(list))
 	for i, x := range list {
@@ -317,23 +272,23 @@ func (c *schemaConv) branches(o *object, k string, v any, name, path string) (st
 	}
 	if k == "oneOf" {
 		if err := c.oneOfDisjoint(branches, path); err != nil {
-			return "", err
+			return Expr{}, err
 		}
 	}
-	alts := make([]string, len(list))
+	out := make([]Expr, len(list))
 	for i, x := range branches {
 		var err error
-		if alts[i], err = c.visit(x, name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
-			return "", err
+		if out[i], err = c.visit(x, name+"-"+strconv.Itoa(i), path+"/"+k+"/"+strconv.Itoa(i)); err != nil {
+			return Expr{}, err
 		}
 	}
-	return strings.Join(alts, " | "), nil
+	return alts(out...), nil
 }
 
 // types is the alternatives of a list of types, each the schema with
 // that one type.
-func (c *schemaConv) types(o *object, list []any, name, path string) (string, error) {
-	alts := make([]string, len(list))
+func (c *schemaConv) types(o *object, list []any, name, path string) (Expr, error) {
+	out := make([]Expr, len(list))
 	for i, x := range list {
 		cp := &object{keys: slices.Clone(o.keys), vals: map[string]any{}}
 		for k, v := range o.vals {
@@ -341,11 +296,11 @@ func (c *schemaConv) types(o *object, list []any, name, path string) (string, er
 		}
 		cp.vals["type"] = x
 		var err error
-		if alts[i], err = c.visit(cp, name+"-"+fmt.Sprint(x), path); err != nil {
-			return "", err
+		if out[i], err = c.visit(cp, name+"-"+fmt.Sprint(x), path); err != nil {
+			return Expr{}, err
 		}
 	}
-	return strings.Join(alts, " | "), nil
+	return alts(out...), nil
 }
 
 func has(o *object, keys ...string) bool {
@@ -357,26 +312,26 @@ func has(o *object, keys ...string) bool {
 	return false
 }
 
-func (c *schemaConv) ref(v any, path string) (string, error) {
+func (c *schemaConv) ref(v any, path string) (Expr, error) {
 	ref, _ := v.(string)
 	if name, ok := c.refs[ref]; ok {
 		return name, nil
 	}
 	target, err := c.resolve(ref, path)
 	if err != nil {
-		return "", err
+		return Expr{}, err
 	}
 	last := ref[strings.LastIndex(ref, "/")+1:]
 	if last == "" || last == "#" {
 		last = "root"
 	}
-	name := c.b.declare("ref-" + last)
+	name := c.b.Declare("ref-" + last)
 	c.refs[ref] = name
-	rule, err := c.visit(target, name+"-body", ref)
+	rule, err := c.visit(target, name.s+"-body", ref)
 	if err != nil {
-		return "", err
+		return Expr{}, err
 	}
-	c.b.Define(Expr{s: name}, Expr{s: rule})
+	c.b.Define(name, rule)
 	return name, nil
 }
 
@@ -395,30 +350,28 @@ func intOf(o *object, k, path string) (n int, ok bool, err error) {
 }
 
 // repetition is item repeated lo..hi times (hi < 0: unbounded), separated by
-// sep, as llama.cpp's build_repetition.
-func repetition(item string, lo, hi int, sep string) string {
+// sep (none when empty), as llama.cpp's build_repetition.
+func repetition(item Expr, lo, hi int, sep Expr) Expr {
 	if hi == 0 {
-		return ""
+		return hole
 	}
 	if lo == 0 && hi == 1 {
-		return item + "?"
+		return Opt(item)
 	}
-	bound := func(lo, hi int) string {
-		if hi < 0 {
-			return fmt.Sprintf("{%d,}", lo)
-		}
-		return fmt.Sprintf("{%d,%d}", lo, hi)
-	}
-	if sep == "" {
-		return item + bound(lo, hi)
+	if sep.Empty() {
+		return Repeat(item, lo, hi)
 	}
 	h := hi
 	if hi > 0 {
 		h = hi - 1
 	}
-	r := item + " " + repetition("("+sep+" "+item+")", max(lo-1, 0), h, "")
+	r := Seq(item, repetition(paren(Seq(sep, item)), max(lo-1, 0), h, Expr{}))
 	if lo == 0 {
-		r = "(" + r + ")?"
+		r = Opt(paren(r))
 	}
 	return r
 }
+
+// nothing is a class of no character: a schema no value matches (pruned
+// at compile, or an error there).
+var nothing = Class(`^\x00-\U0010FFFF`)

@@ -219,21 +219,20 @@ func (c *schemaConv) resolve(ref, path string) (any, error) {
 	return target, nil
 }
 
-func (c *schemaConv) number(o *object, typ, path string) (string, error) {
+func (c *schemaConv) number(o *object, typ, path string) (Expr, error) {
 	lo, hasLo := floatOf(o, "minimum")
 	hi, hasHi := floatOf(o, "maximum")
 	if x, ok := floatOf(o, "exclusiveMinimum"); ok {
 		if typ != "integer" {
 			if hasLo || hasHi || has(o, "exclusiveMaximum") || x != math.Trunc(x) || x < 0 || x > 1e15 {
-				return "", &UnsupportedError{path, "exclusiveMinimum on a number other than a whole bound from 0 up alone"}
+				return Expr{}, &UnsupportedError{path, "exclusiveMinimum on a number other than a whole bound from 0 up alone"}
 			}
 			// Above k: a larger integer part with any fraction, or k with a
 			// fraction not all zeros.
-			var b strings.Builder
-			buildMinMaxInt(int64(x)+1, math.MaxInt64, &b)
-			c.primitive("decimal-part")
+			fraction := Opt(paren(Seq(Lit("."), c.primitive("decimal-part"))))
 			k := strconv.FormatInt(int64(x), 10)
-			return "((" + b.String() + `) ("." decimal-part)? | "` + k + `." [0-9]{0,15} [1-9]) space`, nil
+			return Seq(paren(alts(Seq(paren(intRange(int64(x)+1, math.MaxInt64)), fraction),
+				Seq(Lit(k+"."), Repeat(Class("0-9"), 0, 15), Class("1-9")))), space), nil
 		}
 		if x = math.Floor(x) + 1; !hasLo || x > lo {
 			lo = x
@@ -242,7 +241,7 @@ func (c *schemaConv) number(o *object, typ, path string) (string, error) {
 	}
 	if x, ok := floatOf(o, "exclusiveMaximum"); ok {
 		if typ != "integer" {
-			return "", &UnsupportedError{path, "exclusiveMaximum on a number"}
+			return Expr{}, &UnsupportedError{path, "exclusiveMaximum on a number"}
 		}
 		if x = math.Ceil(x) - 1; !hasHi || x < hi {
 			hi = x
@@ -255,55 +254,49 @@ func (c *schemaConv) number(o *object, typ, path string) (string, error) {
 	if typ == "number" {
 		whole := func(x float64) bool { return x == math.Trunc(x) && x >= 0 && x <= 1e15 }
 		if !hasLo || !whole(lo) || hasHi && !whole(hi) {
-			return "", &UnsupportedError{path, "minimum/maximum on a number other than whole bounds from 0 up"}
+			return Expr{}, &UnsupportedError{path, "minimum/maximum on a number other than whole bounds from 0 up"}
 		}
-		c.primitive("integral-part")
-		c.primitive("decimal-part")
+		integral := c.primitive("integral-part")
+		fraction := Opt(paren(Seq(Lit("."), c.primitive("decimal-part"))))
 		if !hasHi && lo == 0 {
-			return `integral-part ("." decimal-part)? ([eE] [-+]? integral-part)? space`, nil
+			return Seq(integral, fraction, Opt(paren(Seq(Class("eE"), Opt(Class("-+")), integral))), space), nil
 		}
 		// An integer part in lo..hi-1 with any fraction, or hi with a zero one.
 		minV, maxV := int64(lo), int64(hi)
 		if hasHi && maxV < minV {
-			return "", fmt.Errorf("json schema: at %q: minimum above maximum", path)
+			return Expr{}, fmt.Errorf("json schema: at %q: minimum above maximum", path)
 		}
-		var parts []string
+		var parts []Expr
 		if !hasHi || maxV > minV {
-			var b strings.Builder
+			top := int64(math.MaxInt64)
 			if hasHi {
-				buildMinMaxInt(minV, maxV-1, &b)
-			} else {
-				buildMinMaxInt(minV, math.MaxInt64, &b)
+				top = maxV - 1
 			}
-			parts = append(parts, "("+b.String()+`) ("." decimal-part)?`)
+			parts = append(parts, Seq(paren(intRange(minV, top)), fraction))
 		}
 		if hasHi {
-			parts = append(parts, `"`+strconv.FormatInt(maxV, 10)+`" ("." "0"{1,16})?`)
+			parts = append(parts, Seq(Lit(strconv.FormatInt(maxV, 10)), Opt(paren(Seq(Lit("."), Repeat(Lit("0"), 1, 16))))))
 		}
-		return "(" + strings.Join(parts, " | ") + ") space", nil
+		return Seq(paren(alts(parts...)), space), nil
 	}
 	const limit = 1e15
 	minV, maxV := int64(math.MinInt64), int64(math.MaxInt64)
 	if hasLo {
 		if math.Abs(lo) > limit {
-			return "", &UnsupportedError{path, "a minimum beyond 1e15"}
+			return Expr{}, &UnsupportedError{path, "a minimum beyond 1e15"}
 		}
 		minV = int64(math.Ceil(lo))
 	}
 	if hasHi {
 		if math.Abs(hi) > limit {
-			return "", &UnsupportedError{path, "a maximum beyond 1e15"}
+			return Expr{}, &UnsupportedError{path, "a maximum beyond 1e15"}
 		}
 		maxV = int64(math.Floor(hi))
 	}
 	if hasLo && hasHi && minV > maxV {
-		return "", fmt.Errorf("json schema: at %q: minimum above maximum", path)
+		return Expr{}, fmt.Errorf("json schema: at %q: minimum above maximum", path)
 	}
-	var b strings.Builder
-	b.WriteByte('(')
-	buildMinMaxInt(minV, maxV, &b)
-	b.WriteString(") space")
-	return b.String(), nil
+	return Seq(paren(intRange(minV, maxV)), space), nil
 }
 
 func floatOf(o *object, k string) (float64, bool) {

@@ -3,29 +3,28 @@ package grammar
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"unicode"
 )
 
 // object builds an object rule as llama.cpp's _build_object_rule: required
 // properties in their order, then any subset of the optional ones in their
 // order.
-func (c *schemaConv) object(o *object, name, path string) (string, error) {
+func (c *schemaConv) object(o *object, name, path string) (Expr, error) {
 	props, _ := o.get("properties")
 	po, _ := props.(*object)
 	if props != nil && po == nil {
-		return "", fmt.Errorf("json schema: at %q: properties must be an object", path)
+		return Expr{}, fmt.Errorf("json schema: at %q: properties must be an object", path)
 	}
 	var required []string
 	if r, ok := o.get("required"); ok {
 		list, ok := r.([]any)
 		if !ok {
-			return "", fmt.Errorf("json schema: at %q: required must be an array", path)
+			return Expr{}, fmt.Errorf("json schema: at %q: required must be an array", path)
 		}
 		for _, x := range list {
 			s, ok := x.(string)
 			if !ok {
-				return "", fmt.Errorf("json schema: at %q: required must hold strings", path)
+				return Expr{}, fmt.Errorf("json schema: at %q: required must hold strings", path)
 			}
 			required = append(required, s)
 		}
@@ -33,31 +32,30 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 	additional, hasAdditional := o.get("additionalProperties")
 	if po == nil || len(po.keys) == 0 {
 		if len(required) > 0 {
-			return "", &UnsupportedError{path, "required without properties"}
+			return Expr{}, &UnsupportedError{path, "required without properties"}
 		}
 		if b, ok := additional.(bool); hasAdditional && ok && !b {
-			return `"{" space "}" space`, nil
+			return Seq(Lit("{"), space, Lit("}"), space), nil
 		}
 		if !hasAdditional || additional == true {
 			return c.primitive("object"), nil
 		}
 		val, err := c.visit(additional, name+"-additional", path+"/additionalProperties")
 		if err != nil {
-			return "", err
+			return Expr{}, err
 		}
-		c.primitive("string")
-		kv := c.addRule(name+"-kv", `string ":" space `+val)
-		return `"{" space ( ` + kv + ` ("," space ` + kv + `)* )? "}" space`, nil
+		kv := c.addRule(name+"-kv", Seq(c.primitive("string"), Lit(":"), space, val))
+		return Seq(Lit("{"), space, Opt(spaced(Seq(kv, Star(paren(Seq(Lit(","), space, kv)))))), Lit("}"), space), nil
 	}
-	extra := "" // the rule of an additional property, when allowed
+	var extra Expr // the rule of an additional property, when allowed
 	if hasAdditional && additional != false {
 		val, err := c.visit(additional, name+"-additional", path+"/additionalProperties")
 		if err != nil {
-			return "", err
+			return Expr{}, err
 		}
 		c.primitive("json-char")
-		key := c.addRule(name+"-additional-key", `"\"" `+notStrings(po.keys)+` "\"" space`)
-		extra = c.addRule(name+"-additional-kv", key+` ":" space `+val)
+		key := c.addRule(name+"-additional-key", Seq(Lit(`"`), notStrings(po.keys), Lit(`"`), space))
+		extra = c.addRule(name+"-additional-kv", Seq(key, Lit(":"), space, val))
 	}
 	for _, r := range required {
 		if _, ok := po.vals[r]; !ok { // required but not described: any value
@@ -68,21 +66,21 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 			po = cp
 		}
 	}
-	kvs := map[string]string{}
+	kvs := map[string]Expr{}
 	var req, opt []string
 	for _, k := range po.keys {
 		val, err := c.visit(po.vals[k], name+"-"+k, path+"/properties/"+k)
 		if err != nil {
-			return "", err
+			return Expr{}, err
 		}
-		kvs[k] = c.addRule(name+"-"+k+"-kv", literal(jsonString(k))+` space ":" space `+val)
+		kvs[k] = c.addRule(name+"-"+k+"-kv", Seq(Lit(jsonString(k)), space, Lit(":"), space, val))
 		if slices.Contains(required, k) {
 			req = append(req, k)
 		} else {
 			opt = append(opt, k)
 		}
 	}
-	if extra != "" {
+	if !extra.Empty() {
 		kvs["*"] = extra
 		opt = append(opt, "*")
 	}
@@ -92,35 +90,31 @@ func (c *schemaConv) object(o *object, name, path string) (string, error) {
 // members is an object of the pairs kvs: the required keys req in order,
 // then any subset of the optional ones opt in order ("*" for additional
 // properties, any number of them).
-func (c *schemaConv) members(kvs map[string]string, req, opt []string, name string) string {
-	var b strings.Builder
-	b.WriteString(`"{" space `)
+func (c *schemaConv) members(kvs map[string]Expr, req, opt []string, name string) Expr {
+	comma := Seq(Lit(","), space)
+	items := []Expr{Lit("{"), space}
 	for i, k := range req {
 		if i > 0 {
-			b.WriteString(` "," space `)
+			items = append(items, comma)
 		}
-		b.WriteString(kvs[k])
+		items = append(items, kvs[k])
 	}
 	if len(opt) > 0 {
-		b.WriteString(" (")
-		if len(req) > 0 {
-			b.WriteString(` "," space ( `)
-		}
 		// rest(ks, optFirst) is ks[0]'s pair (after a comma when optFirst,
 		// and then optional) followed by a rule for the rest; the rules of
 		// the suffixes after the first are built once each (restRule).
-		restRule := map[int]string{} // len(ks) -> a rule of rest(ks, true)
-		var rest func(ks []string, optFirst bool) string
-		rest = func(ks []string, optFirst bool) string {
+		restRule := map[int]Expr{} // len(ks) -> a rule of rest(ks, true)
+		var rest func(ks []string, optFirst bool) Expr
+		rest = func(ks []string, optFirst bool) Expr {
 			kv := kvs[ks[0]]
 			res := kv
 			switch {
 			case ks[0] == "*" && optFirst:
-				res = `( "," space ` + kv + ` )*`
+				res = Star(spaced(Seq(comma, kv)))
 			case ks[0] == "*":
-				res = kv + ` ( "," space ` + kv + ` )*`
+				res = Seq(kv, Star(spaced(Seq(comma, kv))))
 			case optFirst:
-				res = `( "," space ` + kv + ` )?`
+				res = Opt(spaced(Seq(comma, kv)))
 			}
 			if len(ks) > 1 {
 				next, ok := restRule[len(ks)-1]
@@ -128,40 +122,41 @@ func (c *schemaConv) members(kvs map[string]string, req, opt []string, name stri
 					next = c.addRule(name+"-"+ks[0]+"-rest", rest(ks[1:], true))
 					restRule[len(ks)-1] = next
 				}
-				res += " " + next
+				res = Seq(res, next)
 			}
 			return res
 		}
+		first := make([]Expr, len(opt))
 		for i := range opt {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			b.WriteString(rest(opt[i:], false))
+			first[i] = rest(opt[i:], false)
 		}
-		b.WriteString(" )")
+		// llama.cpp's layout: "(a | b )" after no required pair (written
+		// after a double space), `( "," space ( a | b ) )` after some.
+		group := looseParen(alts(first...))
 		if len(req) > 0 {
-			b.WriteString(" )")
+			group = spaced(Seq(comma, spaced(alts(first...))))
+		} else {
+			items = append(items, hole)
 		}
-		b.WriteString("?")
+		items = append(items, Opt(group))
 	}
-	b.WriteString(` "}" space`)
-	return b.String()
+	return Seq(append(items, Lit("}"), space)...)
 }
 
-func (c *schemaConv) array(o *object, name, path string) (string, error) {
+func (c *schemaConv) array(o *object, name, path string) (Expr, error) {
 	lo, _, err := intOf(o, "minItems", path)
 	if err != nil {
-		return "", err
+		return Expr{}, err
 	}
 	hi, hasHi, err := intOf(o, "maxItems", path)
 	if err != nil {
-		return "", err
+		return Expr{}, err
 	}
 	if !hasHi {
 		hi = -1
 	}
 	if hasHi && hi < lo {
-		return "", fmt.Errorf("json schema: at %q: maxItems below minItems", path)
+		return Expr{}, fmt.Errorf("json schema: at %q: maxItems below minItems", path)
 	}
 	p, ok := o.get("prefixItems")
 	if items, isList := o.vals["items"].([]any); isList && !ok { // draft 4's tuple form
@@ -177,74 +172,79 @@ func (c *schemaConv) array(o *object, name, path string) (string, error) {
 	if ok {
 		list, ok := p.([]any)
 		if !ok {
-			return "", fmt.Errorf("json schema: at %q: prefixItems must be an array", path)
+			return Expr{}, fmt.Errorf("json schema: at %q: prefixItems must be an array", path)
 		}
 		if items, ok := o.get("items"); ok && items != false || lo != 0 && lo != len(list) || hasHi && hi != len(list) {
-			return "", &UnsupportedError{path, "prefixItems with items or other item counts"}
+			return Expr{}, &UnsupportedError{path, "prefixItems with items or other item counts"}
 		}
-		var parts []string
+		parts := []Expr{Lit("["), space}
 		for i, x := range list {
 			r, err := c.visit(x, fmt.Sprintf("%s-tuple-%d", name, i), fmt.Sprintf("%s/prefixItems/%d", path, i))
 			if err != nil {
-				return "", err
+				return Expr{}, err
+			}
+			if i > 0 {
+				parts = append(parts, Lit(","), space)
 			}
 			parts = append(parts, r)
 		}
-		return `"[" space ` + strings.Join(parts, ` "," space `) + ` "]" space`, nil
+		if len(list) == 0 {
+			parts = append(parts, hole)
+		}
+		return Seq(append(parts, Lit("]"), space)...), nil
 	}
 	item := c.primitive("value")
 	if items, ok := o.get("items"); ok {
 		if item, err = c.visit(items, name+"-item", path+"/items"); err != nil {
-			return "", err
+			return Expr{}, err
 		}
 	}
-	return `"[" space ` + repetition(item, lo, hi, `"," space`) + ` "]" space`, nil
+	return Seq(Lit("["), space, repetition(item, lo, hi, Seq(Lit(","), space)), Lit("]"), space), nil
 }
 
-func (c *schemaConv) str(o *object, name, path string) (string, error) {
+func (c *schemaConv) str(o *object, name, path string) (Expr, error) {
 	if f, ok := o.get("format"); ok {
 		if err := formatLength(o, f, path); err != nil {
-			return "", err
+			return Expr{}, err
 		}
 		switch f {
 		case "date", "time", "date-time", "email", "hostname", "ipv4", "uri", "byte":
-			return `"\"" ` + c.primitive(f.(string)) + ` "\"" space`, nil
+			return Seq(Lit(`"`), c.primitive(f.(string)), Lit(`"`), space), nil
 		case "uuid":
 			return c.primitive("uuid"), nil
 		}
-		return "", &UnsupportedError{path, fmt.Sprintf("format %q", f)}
+		return Expr{}, &UnsupportedError{path, fmt.Sprintf("format %q", f)}
 	}
 	if p, ok := o.get("pattern"); ok {
 		if has(o, "minLength", "maxLength") {
-			return "", &UnsupportedError{path, "pattern with minLength/maxLength"}
+			return Expr{}, &UnsupportedError{path, "pattern with minLength/maxLength"}
 		}
 		ps, _ := p.(string)
 		expr, err := regexGBNF(ps, true, false)
 		if err != nil {
-			return "", fmt.Errorf("json schema: at %q: pattern: %w", path, err)
+			return Expr{}, fmt.Errorf("json schema: at %q: pattern: %w", path, err)
 		}
 		c.primitive("json-char")
-		return `"\"" ` + expr + ` "\"" space`, nil
+		return Seq(Lit(`"`), expr, Lit(`"`), space), nil
 	}
 	lo, _, err := intOf(o, "minLength", path)
 	if err != nil {
-		return "", err
+		return Expr{}, err
 	}
 	hi, hasHi, err := intOf(o, "maxLength", path)
 	if err != nil {
-		return "", err
+		return Expr{}, err
 	}
 	if !hasHi {
 		hi = -1
 	}
 	if hasHi && hi < lo {
-		return "", fmt.Errorf("json schema: at %q: maxLength below minLength", path)
+		return Expr{}, fmt.Errorf("json schema: at %q: maxLength below minLength", path)
 	}
 	if lo == 0 && !hasHi {
 		return c.primitive("string"), nil
 	}
-	c.primitive("json-char")
-	return `"\"" ` + repetition("json-char", lo, hi, "") + ` "\"" space`, nil
+	return Seq(Lit(`"`), repetition(c.primitive("json-char"), lo, hi, Expr{}), Lit(`"`), space), nil
 }
 
 // formatLengths are the shortest and longest strings (in characters, all
@@ -281,11 +281,11 @@ func formatLength(o *object, f any, path string) error {
 	return nil
 }
 
-// notStrings is a GBNF expression for the contents of a JSON string other
+// notStrings is an expression for the contents of a JSON string other
 // than the given ones (additional property names must differ from the
 // declared ones), walking their trie as llama.cpp's _not_strings. Escaped
 // spellings of a declared name are not caught.
-func notStrings(strs []string) string {
+func notStrings(strs []string) Expr {
 	type trie struct {
 		kids map[rune]*trie
 		end  bool
@@ -303,9 +303,11 @@ func notStrings(strs []string) string {
 		}
 		n.end = true
 	}
-	var visit func(n *trie) string
-	visit = func(n *trie) string {
-		var alts []string
+	jsonClass := (&regexConv{json: true}).class
+	escape := Seq(Lit(`\`), paren(alts(Class(`"\\/bfnrt`), Seq(Lit("u"), rep(Class("0-9a-fA-F"), 4, 4)))))
+	var visit func(n *trie) Expr
+	visit = func(n *trie) Expr {
+		var out []Expr
 		var firsts []rune
 		keys := make([]rune, 0, len(n.kids))
 		for r := range n.kids {
@@ -314,17 +316,17 @@ func notStrings(strs []string) string {
 		slices.Sort(keys)
 		for _, r := range keys {
 			firsts = append(firsts, r, r)
-			alts = append(alts, (&regexConv{json: true}).class([]rune{r, r})+" "+visit(n.kids[r]))
+			out = append(out, Seq(jsonClass([]rune{r, r}), visit(n.kids[r])))
 		}
 		// Any other character (or an escape), then anything.
 		other := []rune{0x20, unicode.MaxRune}
 		for _, r := range keys {
 			other = subtractRune(other, r)
 		}
-		alts = append(alts, "("+(&regexConv{json: true}).class(subtractRune(subtractRune(other, '"'), '\\'))+` | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})) json-char*`)
-		e := "(" + strings.Join(alts, " | ") + ")"
+		out = append(out, Seq(paren(alts(jsonClass(subtractRune(subtractRune(other, '"'), '\\')), escape)), Star(ruleRef("json-char"))))
+		e := paren(alts(out...))
 		if !n.end {
-			e += "?"
+			e = Opt(e)
 		}
 		return e
 	}

@@ -1,9 +1,6 @@
 package grammar
 
-import (
-	"errors"
-	"strings"
-)
+import "errors"
 
 // FromChoices compiles a grammar matching exactly one of the choices
 // (vLLM's guided_choice).
@@ -11,9 +8,16 @@ func FromChoices(choices []string) (*Grammar, error) {
 	if len(choices) == 0 {
 		return nil, errors.New("grammar: no choices")
 	}
-	alts := make([]string, len(choices))
+	out := make([]Expr, len(choices))
 	for i, c := range choices {
-		alts[i] = literal(c)
+		out[i] = Lit(c)
+		if c == "" {
+			out[i] = emptyLit
+		}
 	}
-	return Compile("root ::= " + strings.Join(alts, " | ") + "\n")
+	src, err := NewBuilder(nil).GBNF(alts(out...))
+	if err != nil {
+		return nil, err
+	}
+	return Compile(src)
 }
