@@ -24,6 +24,9 @@ var errNotLoaded = errors.New("not loaded")
 // then the runtime adapters (names, at scale 0 until a request names one).
 func (m *Manager) specOf(e *modelEntry, adapters []string) LoadSpec {
 	spec := LoadSpec{Name: e.Name, Path: e.Path, MaxModelLen: e.NumCtx, Projector: e.Projector}
+	if m.cfg.NoProjectors {
+		spec.Projector = ""
+	}
 	for _, p := range e.Adapters {
 		spec.Adapters = append(spec.Adapters, AdapterSpec{Path: p, Scale: 1})
 	}

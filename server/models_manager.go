@@ -75,6 +75,9 @@ type ManagerConfig struct {
 	// (hub.ListFiles), for names without a file, hf.co/OWNER/REPO[:QUANT];
 	// nil: those are a 400.
 	ListRepo func(ctx context.Context, uri string) ([]string, error)
+	// NoProjectors: models load without their projectors (serve's
+	// --no-mmproj): text only, images refused as a text model's are.
+	NoProjectors bool
 	// Now is the clock of the keep-alives; nil: time.Now. Tests inject one.
 	Now func() time.Time
 }

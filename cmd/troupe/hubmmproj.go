@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/hub"
+	"github.com/troupe-llm/troupe/server"
+)
+
+// noMMProjVar defines --no-mmproj (llama-server's): a hub model's
+// repository projector is not fetched, the model runs text only.
+func noMMProjVar(fs interface {
+	BoolVar(p *bool, name string, value bool, usage string)
+}, p *bool) {
+	fs.BoolVar(p, "no-mmproj", false, "do not fetch and load the projector (mmproj GGUF) of a hub model's repository, or of a --models-dir subdirectory: the model runs text only")
+}
+
+// hubProjector finds the projector of a hub model, as llama-server's -hf
+// does: when spec is hf://OWNER/REPO/FILE.gguf and the repository holds an
+// mmproj GGUF (several: the F16 one, else the first by name), it is
+// downloaded and its local path returned; "" for a local model, a
+// safetensors repository or a repository without one.
+func hubProjector(ctx context.Context, spec, cacheDir string, progress io.Writer) (string, error) {
+	if !strings.HasPrefix(spec, "hf://") {
+		return "", nil
+	}
+	ref, err := hub.ParseURI(spec)
+	if err != nil || !strings.HasSuffix(strings.ToLower(ref.File), ".gguf") || strings.Contains(strings.ToLower(path.Base(ref.File)), "mmproj") {
+		return "", nil // resolveModel says what is wrong with spec
+	}
+	o := hub.Options{CacheDir: cacheDir, Progress: progress}
+	files, err := hub.ListFiles(ctx, ref, o)
+	if err != nil {
+		return "", fmt.Errorf("listing %s/%s for its projector (--no-mmproj: text only): %w", ref.Owner, ref.Repo, err)
+	}
+	p := server.ChooseProjector(files)
+	if p == "" {
+		return "", nil
+	}
+	ref.File = p
+	local, err := hub.Download(ctx, ref, o)
+	if err != nil {
+		return "", fmt.Errorf("the projector %s (--no-mmproj: text only): %w", p, err)
+	}
+	return local, nil
+}
+
+// autoProjector sets c.MMProj to the hub model's repository projector
+// (hubProjector) when neither --mmproj nor --no-mmproj is given, saying so
+// in one line; with --device cuda (the projector runs on the CPU only) it
+// is not loaded, and the line says that instead.
+func (c *serveConfig) autoProjector(ctx context.Context, device string, stderr io.Writer) error {
+	if c.MMProj != "" || c.NoMMProj || !strings.HasPrefix(c.Model, "hf://") {
+		return nil
+	}
+	p, err := hubProjector(ctx, c.Model, c.CacheDir, stderr)
+	if err != nil || p == "" {
+		return err
+	}
+	if device == backend.DeviceCUDA {
+		fmt.Fprintf(stderr, "troupe: the repository's projector %s is not loaded: it runs on the CPU device only, and --device is cuda (text only)\n", path.Base(p))
+		return nil
+	}
+	fmt.Fprintf(stderr, "troupe: loading the repository's projector %s: the model takes images (--no-mmproj: text only)\n", path.Base(p))
+	c.MMProj = p
+	return nil
+}
