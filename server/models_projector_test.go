@@ -106,6 +106,9 @@ func TestManagerPullProjector(t *testing.T) {
 		if caps := capabilities(t, f.url, name); !slices.Contains(caps, "vision") {
 			t.Errorf("%s: capabilities %q, want vision", name, caps)
 		}
+		if resp, b := post(t, f.url+"/api/show", `{"model":"`+name+`"}`); resp.StatusCode != 200 || !strings.Contains(string(b), `"vision"`) {
+			t.Errorf("/api/show %s: %d %s", name, resp.StatusCode, b)
+		}
 	}
 	for _, tr := range h.Requests() {
 		if strings.Contains(tr.Path, "BF16") {
@@ -175,6 +178,18 @@ func TestManagerSubdirProjector(t *testing.T) {
 		}
 		if _, b := get(t, f.url+"/v1/models"); strings.Contains(string(b), `"two"`) {
 			t.Errorf("a subdirectory of two models is listed: %s", b)
+		}
+		if noProj { // deleting it removes its model and projectors' files it named, then the subdirectory once empty
+			req, _ := http.NewRequest(http.MethodDelete, f.url+"/api/delete", strings.NewReader(`{"model":"seeing"}`))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			left, _ := os.ReadDir(filepath.Join(f.dir, "seeing"))
+			if resp.StatusCode != 200 || len(left) != 1 || left[0].Name() != "mmproj-seeing-q8_0.gguf" {
+				t.Errorf("delete: %d, left %v", resp.StatusCode, left)
+			}
 		}
 	}
 }
