@@ -24,7 +24,8 @@ func noMMProjVar(fs interface {
 // does: when spec is hf://OWNER/REPO/FILE.gguf and the repository holds an
 // mmproj GGUF (several: the F16 one, else the first by name), it is
 // downloaded and its local path returned; "" for a local model, a
-// safetensors repository or a repository without one.
+// safetensors repository, a repository without one, or one that cannot be
+// listed (offline: the model may be in the cache; a line says so).
 func hubProjector(ctx context.Context, spec, cacheDir string, progress io.Writer) (string, error) {
 	if !strings.HasPrefix(spec, "hf://") {
 		return "", nil
@@ -35,8 +36,9 @@ func hubProjector(ctx context.Context, spec, cacheDir string, progress io.Writer
 	}
 	o := hub.Options{CacheDir: cacheDir, Progress: progress}
 	files, err := hub.ListFiles(ctx, ref, o)
-	if err != nil {
-		return "", fmt.Errorf("listing %s/%s for its projector (--no-mmproj: text only): %w", ref.Owner, ref.Repo, err)
+	if err != nil { // offline with the model cached, say: served text only, as before
+		fmt.Fprintf(progress, "troupe: %s/%s is not listed (%v): its projector, if any, is not loaded (text only)\n", ref.Owner, ref.Repo, err)
+		return "", nil
 	}
 	p := server.ChooseProjector(files)
 	if p == "" {
