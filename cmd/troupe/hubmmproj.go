@@ -7,7 +7,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -54,19 +53,14 @@ func hubProjector(ctx context.Context, spec, cacheDir string, progress io.Writer
 
 // autoProjector sets c.MMProj to the hub model's repository projector
 // (hubProjector) when neither --mmproj nor --no-mmproj is given, saying so
-// in one line; with --device cuda (the projector runs on the CPU only) it
-// is not loaded, and the line says that instead.
-func (c *serveConfig) autoProjector(ctx context.Context, device string, stderr io.Writer) error {
+// in one line.
+func (c *serveConfig) autoProjector(ctx context.Context, stderr io.Writer) error {
 	if c.MMProj != "" || c.NoMMProj || !strings.HasPrefix(c.Model, "hf://") {
 		return nil
 	}
 	p, err := hubProjector(ctx, c.Model, c.CacheDir, stderr)
 	if err != nil || p == "" {
 		return err
-	}
-	if device == backend.DeviceCUDA {
-		fmt.Fprintf(stderr, "troupe: the repository's projector %s is not loaded: it runs on the CPU device only, and --device is cuda (text only)\n", path.Base(p))
-		return nil
 	}
 	fmt.Fprintf(stderr, "troupe: loading the repository's projector %s: the model takes images (--no-mmproj: text only)\n", path.Base(p))
 	c.MMProj = p

@@ -233,12 +233,12 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if c.Models.Dir != "" || len(c.LoRAModules) > 0 {
 		return c.serveModels(ctx, stdout, stderr)
 	}
+	if err := c.autoProjector(ctx, stderr); err != nil { // hubmmproj.go
+		return err
+	}
 	rtCfg, srvCfg := c.Runtime, c.Server
 	device, err := loraDevice(c.Device, c.LoRA)
 	if err != nil {
-		return err
-	}
-	if err := c.autoProjector(ctx, device, stderr); err != nil { // hubmmproj.go
 		return err
 	}
 	if device, err = mmprojDevice(device, c.MMProj); err != nil {

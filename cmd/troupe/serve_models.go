@@ -253,15 +253,8 @@ func (c *serveConfig) loadManaged(system *actor.ActorSystem, rtCfg actors.Config
 		kind = backend.DeviceCPU
 	}
 	// The model's projector (a --models-dir subdirectory's mmproj, a pulled
-	// repository's, a hub model's): images, on the CPU device as --mmproj's.
+	// repository's, a hub model's): images, as --mmproj's.
 	encoder, closeProjector, err := openProjector(spec.Projector, m) // mmproj.go
-	if err == nil && spec.Projector != "" {
-		if _, err = mmprojDevice(c.Device, spec.Projector); err == nil {
-			kind = backend.DeviceCPU
-		} else {
-			closeProjector()
-		}
-	}
 	if err != nil {
 		closeAdapters()
 		m.Close()
