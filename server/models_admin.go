@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -165,9 +166,18 @@ func (m *Manager) deleteRoute(w http.ResponseWriter, r *http.Request) {
 			m.stop(in)
 		}
 	}
-	if e.source == "dir" {
+	switch e.source {
+	case "dir":
 		err = os.Remove(e.Path)
-	} else {
+	case "subdir": // its model and projector go, then the subdirectory if nothing else is left
+		err = os.Remove(e.Path)
+		if err == nil && e.Projector != "" {
+			err = os.Remove(e.Projector)
+		}
+		if err == nil {
+			os.Remove(filepath.Dir(e.Path)) // fails, harmlessly, when not empty
+		}
+	default:
 		err = m.updateIndex(func(index map[string]*modelEntry) error {
 			delete(index, name)
 			return nil
@@ -248,7 +258,7 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	}
 	out.send(map[string]any{"status": "pulling manifest"}, true)
-	path, err := m.pull(r, name, func(status string) { out.send(map[string]any{"status": status}, true) },
+	path, projector, err := m.pull(r, name, func(status string) { out.send(map[string]any{"status": status}, true) },
 		func(file string, completed, total int64) {
 			// Every call: Pull's progress is throttled by bytes already.
 			out.send(map[string]any{"status": "pulling " + file, "digest": file, "total": total, "completed": completed}, true)
@@ -264,7 +274,7 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 		mod = st.ModTime()
 	}
 	err = m.updateIndex(func(index map[string]*modelEntry) error {
-		index[canonical(name)] = &modelEntry{Path: path, Modified: mod}
+		index[canonical(name)] = &modelEntry{Path: path, Projector: projector, Modified: mod}
 		return nil
 	})
 	if err != nil {
@@ -280,9 +290,33 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 // GGUF of that quant (chooseGGUF; no tag: Q4_K_M, else the first of
 // defaultQuants it has). A revision may follow the repository
 // (OWNER/REPO@REV[:QUANT]). status reports what was chosen; progress the
-// bytes of the file as they arrive (the hub verifies the sha256 before Pull
-// returns). A repository's projector (mmproj) is noted, not pulled.
-func (m *Manager) pull(r *http.Request, name string, status func(string), progress func(file string, completed, total int64)) (string, error) {
+// bytes of each file as they arrive (the hub verifies the sha256 before Pull
+// returns). When the repository has a projector (an mmproj GGUF; several:
+// the F16 one, else the first by name) it is pulled too, as llama-server's
+// -hf does, and its local path returned with the model's (listing the
+// repository needs ListRepo; without it a named file is pulled alone).
+func (m *Manager) pull(r *http.Request, name string, status func(string), progress func(file string, completed, total int64)) (path, projector string, err error) {
+	uri, file, proj, err := m.pullURIs(r, name, status)
+	if err != nil {
+		return "", "", err
+	}
+	if path, err = m.cfg.Pull(r.Context(), uri, func(completed, total int64) { progress(file, completed, total) }); err != nil {
+		return "", "", err
+	}
+	if proj == "" {
+		return path, "", nil
+	}
+	pfile := proj[strings.LastIndex(proj, "/")+1:]
+	projector, err = m.cfg.Pull(r.Context(), proj, func(completed, total int64) { progress(pfile, completed, total) })
+	if err != nil {
+		return "", "", fmt.Errorf("its projector %s: %w", pfile, err)
+	}
+	return path, projector, nil
+}
+
+// pullURIs resolves name (as pull takes it) to the hf:// URI of its GGUF
+// file and of the repository's projector ("" when it has none).
+func (m *Manager) pullURIs(r *http.Request, name string, status func(string)) (uri, file, projector string, err error) {
 	rest, ok := "", false
 	for _, p := range []string{"hf://", "hf.co/", "huggingface.co/", "https://huggingface.co/", "https://hf.co/"} {
 		if rest, ok = strings.CutPrefix(name, p); ok {
@@ -290,38 +324,46 @@ func (m *Manager) pull(r *http.Request, name string, status func(string), progre
 		}
 	}
 	if !ok {
-		return "", fmt.Errorf("want hf.co/OWNER/REPO[:QUANT] or hf.co/OWNER/REPO/FILE.gguf (Ollama's registry is not reached)")
+		return "", "", "", fmt.Errorf("want hf.co/OWNER/REPO[:QUANT] or hf.co/OWNER/REPO/FILE.gguf (Ollama's registry is not reached)")
 	}
 	parts := strings.SplitN(rest, "/", 3)
 	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
-		return "", fmt.Errorf("want hf.co/OWNER/REPO[:QUANT] or hf.co/OWNER/REPO/FILE.gguf")
+		return "", "", "", fmt.Errorf("want hf.co/OWNER/REPO[:QUANT] or hf.co/OWNER/REPO/FILE.gguf")
 	}
-	uri, file := "hf://"+rest, ""
+	repo, tag, _ := strings.Cut(parts[1], ":")
+	repoURI := "hf://" + parts[0] + "/" + repo // hub.ParseURI takes OWNER/REPO@REV/FILE
+	id, _, _ := strings.Cut(parts[0]+"/"+repo, "@")
+	var files []string
 	if len(parts) == 3 { // OWNER/REPO[@REV]/FILE.gguf[@REV]
 		file, _, _ = strings.Cut(parts[2], "@")
 		if !strings.HasSuffix(strings.ToLower(file), ".gguf") {
-			return "", fmt.Errorf("%s is not a .gguf file: name a GGUF file, or the repository with a quant (hf.co/OWNER/REPO:Q4_K_M)", file)
+			return "", "", "", fmt.Errorf("%s is not a .gguf file: name a GGUF file, or the repository with a quant (hf.co/OWNER/REPO:Q4_K_M)", file)
+		}
+		uri, repoURI = "hf://"+rest, "hf://"+parts[0]+"/"+parts[1]
+		if m.cfg.ListRepo != nil { // for its projector
+			if files, err = m.cfg.ListRepo(r.Context(), repoURI); err != nil {
+				status(fmt.Sprintf("the repository's files are not listed (%v): its projector, if any, is not pulled", err))
+				files = nil
+			}
 		}
 	} else { // OWNER/REPO[@REV][:QUANT]
 		if m.cfg.ListRepo == nil {
-			return "", fmt.Errorf("this server resolves no quant tags: name the file, hf.co/OWNER/REPO/FILE.gguf")
+			return "", "", "", fmt.Errorf("this server resolves no quant tags: name the file, hf.co/OWNER/REPO/FILE.gguf")
 		}
-		repo, tag, _ := strings.Cut(parts[1], ":")
-		repoURI := "hf://" + parts[0] + "/" + repo // hub.ParseURI takes OWNER/REPO@REV/FILE
-		files, err := m.cfg.ListRepo(r.Context(), repoURI)
-		if err != nil {
-			return "", err
+		if files, err = m.cfg.ListRepo(r.Context(), repoURI); err != nil {
+			return "", "", "", err
 		}
-		id, _, _ := strings.Cut(parts[0]+"/"+repo, "@")
 		if file, err = chooseGGUF(id, files, tag); err != nil {
-			return "", err
-		}
-		if _, proj := ggufFiles(files); len(proj) > 0 {
-			status(fmt.Sprintf("the repository has a projector (%s): not pulled, this server's pulled models run text only", strings.Join(proj, ", ")))
+			return "", "", "", err
 		}
 		uri = repoURI + "/" + file
 	}
-	return m.cfg.Pull(r.Context(), uri, func(completed, total int64) { progress(file, completed, total) })
+	if _, proj := ggufFiles(files); len(proj) > 0 && !strings.Contains(strings.ToLower(path.Base(file)), "mmproj") {
+		p := chooseProjector(proj)
+		status(fmt.Sprintf("the repository has a projector: pulling %s too (images)", p))
+		projector = repoURI + "/" + p
+	}
+	return uri, file, projector, nil
 }
 
 // createRequest is Ollama's /api/create body: the current fields (from,

@@ -22,7 +22,7 @@ import (
 
 // ModelSize is the memory a loaded model takes, as the budget counts it.
 type ModelSize struct {
-	Weights  int64 // the model file's bytes (mapped)
+	Weights  int64 // the model file's bytes (mapped), and its projector's
 	KV       int64 // the KV pool: every device's blocks, and the host tier for swap
 	Adapters int64 // its LoRA adapter files
 }
@@ -70,6 +70,10 @@ func specKey(spec LoadSpec) string {
 		b.WriteByte(';')
 	}
 	file(spec.Path)
+	if spec.Projector != "" {
+		b.WriteString("projector:")
+		file(spec.Projector)
+	}
 	for _, a := range spec.Adapters {
 		file(a.Path)
 	}

@@ -23,7 +23,10 @@ var errNotLoaded = errors.New("not loaded")
 // specOf is what loading e opens: its file, its own adapters at scale 1,
 // then the runtime adapters (names, at scale 0 until a request names one).
 func (m *Manager) specOf(e *modelEntry, adapters []string) LoadSpec {
-	spec := LoadSpec{Name: e.Name, Path: e.Path, MaxModelLen: e.NumCtx}
+	spec := LoadSpec{Name: e.Name, Path: e.Path, MaxModelLen: e.NumCtx, Projector: e.Projector}
+	if m.cfg.NoProjectors {
+		spec.Projector = ""
+	}
 	for _, p := range e.Adapters {
 		spec.Adapters = append(spec.Adapters, AdapterSpec{Path: p, Scale: 1})
 	}

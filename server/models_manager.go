@@ -75,12 +75,16 @@ type ManagerConfig struct {
 	// (hub.ListFiles), for names without a file, hf.co/OWNER/REPO[:QUANT];
 	// nil: those are a 400.
 	ListRepo func(ctx context.Context, uri string) ([]string, error)
+	// NoProjectors: models load without their projectors (serve's
+	// --no-mmproj): text only, images refused as a text model's are.
+	NoProjectors bool
 	// Now is the clock of the keep-alives; nil: time.Now. Tests inject one.
 	Now func() time.Time
 }
 
-// ModelSource is a model given by name and path.
-type ModelSource struct{ Name, Path string }
+// ModelSource is a model given by name and path, with its projector
+// (mmproj GGUF; "": text only).
+type ModelSource struct{ Name, Path, Projector string }
 
 // LoRAModule is an adapter served as a model name: requests naming Name
 // run the model Base ("": the one model served) with the adapter at Path
@@ -96,6 +100,9 @@ type LoadSpec struct {
 	Adapters []AdapterSpec
 	// MaxModelLen, when not 0, bounds the context (a Modelfile's num_ctx).
 	MaxModelLen int
+	// Projector, when not "", is the model's multimodal projector (an
+	// mmproj GGUF): Load opens it, so requests may carry images.
+	Projector string
 }
 
 // AdapterSpec is one LoRA adapter file and the scale a request that names
@@ -115,6 +122,9 @@ type modelEntry struct {
 	// Path is the GGUF file; Alias, for a copy, the model it names.
 	Path  string `json:"path,omitempty"`
 	Alias string `json:"alias,omitempty"`
+	// Projector is the model's mmproj GGUF ("": text only): a
+	// subdirectory's mmproj*.gguf, or the one /api/pull fetched.
+	Projector string `json:"projector,omitempty"`
 	// Template (a Jinja chat template), Adapters (applied to every
 	// request), Defaults and NumCtx come from a Modelfile.
 	Template string           `json:"template,omitempty"`
@@ -383,7 +393,7 @@ func (m *Manager) WaitIdle(ctx context.Context) error {
 func (m *Manager) entries() (map[string]*modelEntry, error) {
 	out := map[string]*modelEntry{}
 	for _, s := range m.cfg.Models {
-		e := &modelEntry{Name: s.Name, Path: s.Path, source: "flag"}
+		e := &modelEntry{Name: s.Name, Path: s.Path, Projector: s.Projector, source: "flag"}
 		if st, err := os.Stat(s.Path); err == nil {
 			e.Modified = st.ModTime()
 		}
@@ -397,7 +407,15 @@ func (m *Manager) entries() (map[string]*modelEntry, error) {
 		return nil, fmt.Errorf("server: --models-dir: %w", err)
 	}
 	for _, f := range files {
-		if f.IsDir() || !strings.HasSuffix(f.Name(), ".gguf") {
+		if f.IsDir() {
+			if e := subdirEntry(m.cfg.Dir, f.Name()); e != nil {
+				if _, ok := out[e.Name]; !ok {
+					out[e.Name] = e
+				}
+			}
+			continue
+		}
+		if !strings.HasSuffix(f.Name(), ".gguf") {
 			continue
 		}
 		name := strings.TrimSuffix(f.Name(), ".gguf")
@@ -421,6 +439,36 @@ func (m *Manager) entries() (map[string]*modelEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+// subdirEntry is llama-server's router layout: a subdirectory of Dir
+// holding one model GGUF, and optionally its projector (a GGUF whose name
+// contains "mmproj"; several: the F16 one, else the first by name), is one
+// model named after the subdirectory; nil when sub holds no model GGUF, or
+// several (which one is meant is not said).
+func subdirEntry(dir, sub string) *modelEntry {
+	files, err := os.ReadDir(filepath.Join(dir, sub))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, f := range files {
+		if !f.IsDir() {
+			names = append(names, f.Name())
+		}
+	}
+	models, projectors := ggufFiles(names)
+	if len(models) != 1 || models[0].parts > 1 {
+		return nil
+	}
+	e := &modelEntry{Name: sub, Path: filepath.Join(dir, sub, models[0].name), source: "subdir"}
+	if p := chooseProjector(projectors); p != "" {
+		e.Projector = filepath.Join(dir, sub, p)
+	}
+	if st, err := os.Stat(e.Path); err == nil {
+		e.Modified = st.ModTime()
+	}
+	return e
 }
 
 // readIndex reads IndexFile (none: empty).

@@ -86,6 +86,30 @@ func ggufFiles(files []string) (models []ggufFile, projectors []string) {
 	return models, projectors
 }
 
+// chooseProjector picks the projector among a repository's (or a
+// directory's) mmproj files, sorted: the F16 one, as llama-server's -hf
+// does, else the first; "" when there is none.
+func chooseProjector(projectors []string) string {
+	for _, p := range projectors {
+		stem := strings.TrimSuffix(path.Base(p), path.Ext(p))
+		if q := quantOf(stem); q == "F16" || q == "FP16" {
+			return p
+		}
+	}
+	if len(projectors) > 0 {
+		return projectors[0]
+	}
+	return ""
+}
+
+// ChooseProjector is chooseProjector for serve's hub models (-m
+// hf://OWNER/REPO/FILE.gguf): the mmproj GGUF among a repository's files,
+// "" when it has none.
+func ChooseProjector(files []string) string {
+	_, projectors := ggufFiles(files)
+	return chooseProjector(projectors)
+}
+
 // chooseGGUF picks the file of repo (a name for errors) that tag names
 // among files, the repository's listing: "" or "latest" picks by
 // defaultQuants. Errors are the user's: no GGUF in the repository, no file

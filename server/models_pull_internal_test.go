@@ -52,3 +52,21 @@ func TestChooseGGUF(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseProjector: among a repository's mmproj files the F16 one is
+// picked (llama-server's -hf), else the first by name; none: "".
+func TestChooseProjector(t *testing.T) {
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"gemma-3-4b-it-Q4_K_M.gguf", "mmproj-model-f16.gguf"}, "mmproj-model-f16.gguf"},
+		{[]string{"m.gguf", "mmproj-BF16.gguf", "mmproj-F16.gguf", "mmproj-F32.gguf"}, "mmproj-F16.gguf"},
+		{[]string{"m.gguf", "mmproj-Q8_0.gguf", "mmproj-BF16.gguf"}, "mmproj-BF16.gguf"},
+		{[]string{"m.gguf", "README.md"}, ""},
+	} {
+		if got := ChooseProjector(tc.files); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.files, got, tc.want)
+		}
+	}
+}

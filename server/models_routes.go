@@ -323,6 +323,9 @@ func (m *Manager) modelObject(entries map[string]*modelEntry, name string) map[s
 	if in := m.loaded[base]; in != nil && in.rt != nil {
 		o["max_model_len"] = in.rt.MaxModelLen()
 	}
+	if b := entries[base]; b != nil && b.Projector != "" && !m.cfg.NoProjectors { // a projector: images are taken, as a served model's /v1/models says
+		o["capabilities"] = []string{"completion", "vision"}
+	}
 	return o
 }
 

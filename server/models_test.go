@@ -28,6 +28,7 @@ import (
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
+	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -96,7 +97,24 @@ func (f *managed) load(_ context.Context, sys *actor.ActorSystem, spec server.Lo
 		closeAll()
 		return nil, nil, err
 	}
-	rt, err := actors.Start(sys, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU), MaxModelLen: spec.MaxModelLen})
+	var encoder actors.ImageEncoder
+	if spec.Projector != "" { // as serve's loadManaged opens it
+		p, err := vision.Open(spec.Projector)
+		if err == nil {
+			err = p.Check(m.Config.InputDim())
+		}
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		encoder = p
+		closeModel := closeAll
+		closeAll = func() {
+			closeModel()
+			p.Close()
+		}
+	}
+	rt, err := actors.Start(sys, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU), MaxModelLen: spec.MaxModelLen, Encoder: encoder})
 	if err != nil {
 		closeAll()
 		return nil, nil, err

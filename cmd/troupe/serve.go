@@ -54,6 +54,7 @@ type serveConfig struct {
 	MaxLoRARank      int                 // vLLM's --max-lora-rank: larger adapters refused; 0 no bound
 	DraftModel       string              // --model-draft/-md: speculative decoding's draft model
 	MMProj           string              // --mmproj: the multimodal projector (images)
+	NoMMProj         bool                // --no-mmproj: a hub model's (or subdirectory's) projector is not loaded
 
 	Runtime  actors.Config  // NewBackend is set when serving
 	Server   server.Config  // ModelName "": the model's file name; ChatTemplate, Cluster and Log are set when serving
@@ -112,7 +113,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	registerSamplingDefaults(fs, &c.Server.Defaults)
 	specVar(fs, &c.Runtime.Speculative, &c.DraftModel)
 	loraVar(fs, &c.LoRA)
-	mmprojVar(fs, &c.MMProj) // mmproj.go
+	mmprojVar(fs, &c.MMProj)     // mmproj.go
+	noMMProjVar(fs, &c.NoMMProj) // hubmmproj.go
 	mediaVars(fs, &c.Server.Media)
 	loraModulesVar(fs, &c.LoRAModules)
 	fs.BoolVar(&c.LoRAUnapplied, "lora-init-without-apply", false, "load the --lora adapters at scale 0 (llama-server's flag): requests name them in lora, or POST /lora-adapters sets their scales")
@@ -230,6 +232,9 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	}
 	if c.Models.Dir != "" || len(c.LoRAModules) > 0 {
 		return c.serveModels(ctx, stdout, stderr)
+	}
+	if err := c.autoProjector(ctx, stderr); err != nil { // hubmmproj.go
+		return err
 	}
 	rtCfg, srvCfg := c.Runtime, c.Server
 	device, err := loraDevice(c.Device, c.LoRA)

@@ -49,6 +49,9 @@ func (c *modelsConfig) register(fs *flag.FlagSet) {
 // validate reports a several-models setting that cannot work.
 func (c *serveConfig) validateModels() error {
 	mc := c.Models
+	if c.NoMMProj && c.MMProj != "" {
+		return usageError{"--no-mmproj and --mmproj: give one of the two"}
+	}
 	if mc.Dir == "" {
 		for _, f := range []string{"max-loaded-models", "models-max", "models-memory", "no-models-autoload", "keep-alive", "enable-lora-runtime"} {
 			if mc.given[f] && (f != "enable-lora-runtime" || len(c.LoRAModules) == 0) {
@@ -126,11 +129,17 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 		rtCfg.Preemption = sched.Swap
 	}
 	cfg := server.ManagerConfig{Server: srvCfg, Dir: mc.Dir, MaxLoaded: mc.Max, MaxBytes: mc.Memory, KeepAlive: mc.KeepAlive,
-		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA, LoRAModules: c.LoRAModules}
+		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA, LoRAModules: c.LoRAModules, NoProjectors: c.NoMMProj}
 	if mc.Dir == "" { // --lora-modules over one model: loaded at start, never unloaded
 		cfg.KeepAlive = -1
 	}
 	if mc.explicitM || mc.Dir == "" {
+		var proj string
+		if !c.NoMMProj {
+			if proj, err = hubProjector(ctx, c.Model, c.CacheDir, stderr); err != nil { // hubmmproj.go
+				return err
+			}
+		}
 		local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
 		if err != nil {
 			return err
@@ -139,7 +148,10 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 		if name == "" {
 			name = strings.TrimSuffix(filepath.Base(local), ".gguf")
 		}
-		cfg.Models = []server.ModelSource{{Name: name, Path: local}}
+		if proj != "" {
+			fmt.Fprintf(stderr, "troupe: %s: loading the repository's projector %s: the model takes images (--no-mmproj: text only)\n", name, filepath.Base(proj))
+		}
+		cfg.Models = []server.ModelSource{{Name: name, Path: local, Projector: proj}}
 		cfg.Server.ModelName, cfg.Server.ModelAliases = "", nil
 	}
 	cfg.Load = func(_ context.Context, system *actor.ActorSystem, spec server.LoadSpec) (*actors.Runtime, func(), error) {
@@ -240,6 +252,15 @@ func (c *serveConfig) loadManaged(system *actor.ActorSystem, rtCfg actors.Config
 	if len(specs) > 0 {
 		kind = backend.DeviceCPU
 	}
+	// The model's projector (a --models-dir subdirectory's mmproj, a pulled
+	// repository's, a hub model's): images, as --mmproj's.
+	encoder, closeProjector, err := openProjector(spec.Projector, m) // mmproj.go
+	if err != nil {
+		closeAdapters()
+		m.Close()
+		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	rtCfg.Encoder = encoder
 	if spec.MaxModelLen > 0 {
 		rtCfg.MaxModelLen = spec.MaxModelLen
 	}
@@ -247,11 +268,13 @@ func (c *serveConfig) loadManaged(system *actor.ActorSystem, rtCfg actors.Config
 	rtCfg.NewBackend = devices.New
 	rt, err := actors.Start(system, m, rtCfg)
 	if err != nil {
+		closeProjector()
 		closeAdapters()
 		m.Close()
 		return nil, nil, err
 	}
 	return rt, func() {
+		closeProjector()
 		closeAdapters()
 		m.Close()
 	}, nil
@@ -276,6 +299,13 @@ func (c *serveConfig) measureManaged(rtCfg actors.Config, spec server.LoadSpec) 
 	}
 	if err != nil {
 		return s, err
+	}
+	if spec.Projector != "" { // its projector, mapped as the model is
+		pst, err := os.Stat(spec.Projector)
+		if err != nil {
+			return s, err
+		}
+		s.Weights += pst.Size()
 	}
 	mc := m.Config
 	m.Close()

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/base64"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/hub/hubtest"
+	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/server"
+)
+
+// synthProjectorFile writes a gemma3-tiny projector for stories260K (width
+// 64) into dir and returns its path.
+func synthProjectorFile(t *testing.T, dir string) string {
+	t.Helper()
+	proj := filepath.Join(dir, "mmproj.gguf")
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	return proj
+}
+
+// TestServeHubProjector: serve -m hf://OWNER/REPO/FILE.gguf fetches the
+// repository's F16 projector too (as llama-server's -hf does) and the
+// model takes images; with --no-mmproj it is text only (an image is the
+// usual 400); --mmproj with --no-mmproj is a usage error.
+func TestServeHubProjector(t *testing.T) {
+	model, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	proj, err := os.ReadFile(synthProjectorFile(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pic := filepath.Join(dir, "pic.png")
+	writePNG(t, pic, 30, 20)
+	data, err := os.ReadFile(pic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hubtest.New(t, hubtest.Repo{ID: "acme/seeing-GGUF", Files: []hubtest.File{
+		{Name: "stories260K.gguf", Data: model, LFS: true},
+		{Name: "mmproj-seeing-Q8_0.gguf", Data: []byte("not this one"), LFS: true},
+		{Name: "mmproj-seeing-f16.gguf", Data: proj, LFS: true},
+	}})
+	t.Setenv("HF_ENDPOINT", h.URL)
+	cache := t.TempDir()
+	body := `{"max_tokens": 4, "messages": [{"role": "user", "content": [{"type": "text", "text": "Look:"},
+		{"type": "image_url", "image_url": {"url": "data:image/png;base64,` + base64.StdEncoding.EncodeToString(data) + `"}}]}]}`
+	for _, tc := range []struct {
+		args []string
+		code int
+		body string
+	}{
+		{nil, 200, `"content"`},
+		{[]string{"--no-mmproj"}, 400, "takes no images"},
+	} {
+		_, url, stop := startServe(t, append([]string{"-m", "hf://acme/seeing-GGUF/stories260K.gguf", "--cache-dir", cache, "-c", "256", "-t", "1"}, tc.args...)...)
+		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(strings.Replace(body, "{", `{"model": "stories260K", `, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.body) {
+			t.Errorf("%v: an image gives %d %s, want %d with %s", tc.args, resp.StatusCode, b, tc.code, tc.body)
+		}
+		stop()
+	}
+	for _, tr := range h.Requests() {
+		if strings.Contains(tr.Path, "Q8_0") {
+			t.Errorf("the Q8_0 projector was fetched: %+v", tr)
+		}
+	}
+	if _, stderr, code := troupe(t, "serve", "-m", "x.gguf", "--mmproj", "p.gguf", "--no-mmproj"); code != 2 || !strings.Contains(stderr, "--no-mmproj") {
+		t.Errorf("--mmproj with --no-mmproj: exit %d %s", code, stderr)
+	}
+}
+
+// TestManagedProjector: a managed model's projector (a --models-dir
+// subdirectory's, a pulled repository's) is loaded with it, so it takes
+// images, and its bytes count in the model's memory.
+func TestManagedProjector(t *testing.T) {
+	path := testmodels.Path(t, "stories260K.gguf")
+	proj := synthProjectorFile(t, t.TempDir())
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pst, err := os.Stat(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := parseServeFS(t, "--models-dir", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := server.LoadSpec{Name: "s", Path: path, Projector: proj}
+	size, err := c.measureManaged(c.Runtime, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size.Weights != st.Size()+pst.Size() {
+		t.Errorf("weights %d, want the model's %d and the projector's %d", size.Weights, st.Size(), pst.Size())
+	}
+	sys := newActorSystem()
+	defer sys.Shutdown()
+	rt, closeFn, err := c.loadManaged(sys, c.Runtime, backend.DeviceCPU, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rt.HasImageEncoder() {
+		t.Error("loaded without its projector")
+	}
+	rt.Stop(0)
+	closeFn()
+}
