@@ -23,6 +23,7 @@ GENERATORS = [
     ('gen-kern-k.py', 'kern_k_amd64.s'),
     ('gen-kern-inplace.py', 'kern_inplace_amd64.s'),
     ('gen-attn.py', 'attn512_amd64.s'),
+    ('gen-lowrank.py', 'lowrank_amd64.s'),
 ]
 
 # The weight types in the order of their sections; each section's title.
@@ -35,6 +36,7 @@ GROUPS = {
     'attention rows': 'Attention, one query head a pass (F16 and Q8_0 K/V)',
     'softmax': "exp and the online softmax's scan and sum passes",
     'activations': 'The quantizers of activation rows',
+    'lowrank': "LowRank.AddCols's panels (lowrank.go)",
 }
 
 # The tables, by KernelSet.table and activation signature.
@@ -74,6 +76,8 @@ def section(wtype, kernels, sets, files):
     for k in kernels:
         out += ['', '//go:noescape', f'func {k.name}({kerngen.SIGNATURES[k.sig]}){kerngen.RESULTS.get(k.sig, "")}']
     for s in sets:
+        if s.table is None:
+            continue  # a test's value: gen-kern-go-test.py writes it
         out.append('')
         if s.doc:
             out.append(kerngen.comment(s.doc))
@@ -140,6 +144,20 @@ def write(generators, header):
             "// and give the packed kernels' bits."]
     for kind, acts, var in TABLES:
         out += table(kind, acts, var, all_sets)
+    sys.stdout.write('\n'.join(out) + '\n')
+
+
+def write_tests(generators, header):
+    """Prints the Go test file of generators under header: the kernel
+    values no table binds (KernelSet.table None), which only tests use."""
+    units = [(kerngen.load(g).build(), out) for g, out in generators]
+    check(units)
+    out = [header.rstrip('\n')]
+    for s in (s for u, _ in units for s in u.sets if s.table is None):
+        out.append('')
+        if s.doc:
+            out.append(kerngen.comment(s.doc))
+        out.append(f'var {s.var} = {kernel_value(s)}')
     sys.stdout.write('\n'.join(out) + '\n')
 
 

@@ -40,6 +40,9 @@ SIGNATURES = {
     'vkqGroup': 'out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int',
     'dotGroupQ8': 'q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int',
     'vkqGroupQ8': 'out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int',
+    # LowRank.AddCols's panels (lowrank_amd64.s).
+    'lowRank': 'p, t, out *float32, nb, nk, tail int, scale float32',
+    'lowRankF16': 'p *uint16, t, out *float32, nb, nk, tail int, scale float32',
     # Attention one query head a pass (arm64: attn_arm64.s, attn_rows_arm64.s).
     'dotRows': 'q *float32, k *uint16, stride, n, hd int, out *float32',
     'vkqRowsF16': 'out *float32, v *uint16, stride, n, hd int, ms, vs *float32',
