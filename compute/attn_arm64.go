@@ -4,18 +4,10 @@ package compute
 // attn_arm64.s (the rest of the attention helpers run in Go on arm64:
 // attn_other.go).
 
-//go:generate sh -c "cd .. && python3 scripts/gen-attn-arm64.py > compute/attn_arm64.s"
-
-//go:noescape
-func dotRows64NEON(q *float32, k *uint16, stride, n, hd int, out *float32)
-
 // dotRows64Asm is DotRows for hd a multiple of 64 (stride in bytes).
 func dotRows64Asm(q *float32, k *uint16, stride, n, hd int, out *float32) {
 	dotRows64NEON(q, k, stride, n, hd, out)
 }
-
-//go:noescape
-func roundF16sNEON(dst, src *float32, n int)
 
 // roundF16sAsm rounds the first multiple of 8 values and returns how many
 // it did.
@@ -27,9 +19,6 @@ func roundF16sAsm(dst, src []float32) int {
 	roundF16sNEON(&dst[0], &src[0], n)
 	return n
 }
-
-//go:noescape
-func f16sNEON(dst *uint16, src *float32, n int)
 
 // f16sAsm converts the first multiple of 8 values and returns how many it
 // did.

@@ -65,15 +65,6 @@ func lowerISA(best ISA, override string) ISA {
 	return best
 }
 
-// hostLevels lists the ISA levels this machine runs kernels for, best first.
-func hostLevels() []ISA {
-	var isas []ISA
-	for isa := hostISA; isa > Generic && isa >= baseISA; isa-- {
-		isas = append(isas, isa)
-	}
-	return isas
-}
-
 // x86 reports whether i is one of amd64's SIMD levels.
 func (i ISA) x86() bool { return i == AVX2 || i == AVX512VNNI }
 

@@ -1,10 +1,5 @@
 package compute
 
-//go:generate sh -c "cd .. && python3 scripts/gen-exp-arm64.py > compute/exp_arm64.s"
-
-//go:noescape
-func expfNEON(x *float32, n int)
-
 // expInPlace sets x[i] = Expf(x[i]) (see expfNEON, exp_arm64.s) for the
 // whole groups of four in x and returns how many it did.
 func expInPlace(x []float32) int {

@@ -2,7 +2,8 @@ package compute
 
 // The amd64 assembly and its Go side are generated (scripts/kerngen.py):
 // each generator writes one assembly file and gen-kern-go.py writes every
-// kernel's declaration and the tables that bind them. TestGeneratedAssembly
+// kernel's declaration and the tables that bind them (gen-kern-go-test.py
+// the kernel values only tests use). TestGeneratedAssembly
 // checks the files against their generators.
 
 //go:generate sh -c "cd .. && python3 scripts/gen-kern-f.py > compute/kern_f_amd64.s"
@@ -13,4 +14,6 @@ package compute
 //go:generate sh -c "cd .. && python3 scripts/gen-kern-k.py > compute/kern_k_amd64.s"
 //go:generate sh -c "cd .. && python3 scripts/gen-kern-inplace.py > compute/kern_inplace_amd64.s"
 //go:generate sh -c "cd .. && python3 scripts/gen-attn.py > compute/attn512_amd64.s"
+//go:generate sh -c "cd .. && python3 scripts/gen-lowrank.py > compute/lowrank_amd64.s"
 //go:generate sh -c "cd .. && python3 scripts/gen-kern-go.py > compute/kernels_amd64.go"
+//go:generate sh -c "cd .. && python3 scripts/gen-kern-go-test.py > compute/kernels_amd64_test.go"

@@ -1,8 +1,7 @@
 package compute
 
-// The float weight kernels of kern_f_arm64.s (see kern_f.go).
-
-//go:generate sh -c "cd .. && python3 scripts/gen-kern-f-arm64.py > compute/kern_f_arm64.s"
+// The float weight kernels of kern_f_arm64.s (see kern_f.go), declared in
+// kernels_arm64.go.
 
 // floatKernelFor returns the kernels for float weight type t on isa, or nil
 // (the Go reference). Every arm64 level runs the NEON kernels: dotprod and
@@ -34,60 +33,6 @@ var floatKernelsNEON = [...]*floatKernel{
 		main: [floatRN + 1]floatFunc{nil, bf16x4r1NEON, bf16x3r2NEON, bf16x2r3NEON},
 		one:  [floatRN + 1]floatFunc{nil, bf16x1r1NEON, bf16x1r2NEON, bf16x1r3NEON}},
 }
-
-//go:noescape
-func f32x4r1NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f32x1r1NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f32x3r2NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f32x1r2NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f32x2r3NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f32x1r3NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f16x4r1NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f16x1r1NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f16x3r2NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f16x1r2NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f16x2r3NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func f16x1r3NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func bf16x4r1NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func bf16x1r1NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func bf16x3r2NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func bf16x1r2NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func bf16x2r3NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
-
-//go:noescape
-func bf16x1r3NEON(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 // roundF16 rounds x to f16 values into dst (FP32ToFP16 and back; a NaN may
 // keep other payload bits), eight at a time by NEON.

@@ -8,6 +8,3 @@ var (
 	asmQ8_1 map[DType]*isaKernels[blockQ8_1]
 	asmQ8_K map[DType]*isaKernels[blockQ8_K]
 )
-
-// q4_KRowsVNNI is nil: this build has no assembly kernels.
-var q4_KRowsVNNI *panelKernel[blockQ8_K]

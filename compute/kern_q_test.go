@@ -8,7 +8,23 @@ import (
 )
 
 // hostISAs lists the ISA levels this machine runs kernels for, best first.
-func hostISAs() []ISA { return hostLevels() }
+func hostISAs() []ISA {
+	var isas []ISA
+	for isa := hostISA; isa > Generic && isa >= baseISA; isa-- {
+		isas = append(isas, isa)
+	}
+	return isas
+}
+
+// quantizeRows quantizes the m activation rows of x, nb blocks each, into
+// *dst (grown if needed).
+func quantizeRows[B any](dst *[]B, x []float32, m, nb int, quantize func([]float32, []B)) {
+	y := grow(dst, m*nb)
+	k := len(x) / m
+	for t := range m {
+		quantize(x[t*k:(t+1)*k], y[t*nb:(t+1)*nb])
+	}
+}
 
 // missingKernel reports whether a kernel looked up for typ on isa is
 // missing. On amd64 every integer type has its assembly at every level, so

@@ -474,9 +474,6 @@ var q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true, x1: q4
 
 var q4_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1AVX2}
 
-// The VNNI row kernels, kept for comparison in tests.
-var q4_KRowsVNNI = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1VNNI, x4: q4_KRowsX4VNNI}
-
 // Q4_K rows read as the file stores them, with the bits of its packed kernels.
 var q4_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1VNNI, x4: q4_KInPlaceX4VNNI}
 
@@ -597,6 +594,14 @@ func dotRowsQ8G2C2(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride 
 
 //go:noescape
 func vkqRowsQ8G2C2(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+
+// LowRank.AddCols's panels (lowrank.go): lowrank_amd64.s.
+
+//go:noescape
+func lowRankAVX2(p, t, out *float32, nb, nk, tail int, scale float32)
+
+//go:noescape
+func lowRankF16AVX2(p *uint16, t, out *float32, nb, nk, tail int, scale float32)
 
 // The kernels of each weight type per ISA level: MatMul binds the one of the
 // highest level the CPU runs (kernel.go). A type without an entry runs its

@@ -195,16 +195,6 @@ func (mm *MatMuler) dequantTile(buf []float32, ldw, r, nr int) error {
 	return nil
 }
 
-// quantizeRows quantizes the m activation rows of x, nb blocks each, into
-// *dst (grown if needed).
-func quantizeRows[B any](dst *[]B, x []float32, m, nb int, quantize func([]float32, []B)) {
-	y := grow(dst, m*nb)
-	k := len(x) / m
-	for t := range m {
-		quantize(x[t*k:(t+1)*k], y[t*nb:(t+1)*nb])
-	}
-}
-
 // dotRows computes output columns [lo, hi): out[t·n + r] is the dot product
 // of weight row r (rb bytes of data) with quantized activation row t. Each
 // weight row is read once and used for all m activation rows. When batch is

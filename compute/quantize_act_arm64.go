@@ -2,23 +2,12 @@ package compute
 
 // The activation quantizers of quantize_act_arm64.s.
 
-//go:generate sh -c "cd .. && python3 scripts/gen-quantize-act-arm64.py > compute/quantize_act_arm64.s"
-
-//go:noescape
-func quantizeQ8_0NEON(x *float32, y *blockQ8_0, nb int, c int32)
-
 // quantizeQ8_0Asm quantizes len(y) blocks of x with quantizeQ8_0NEON,
 // setting corr to c·Σqs.
 func quantizeQ8_0Asm(x []float32, y []blockQ8_0, c int32) { quantizeQ8_0NEON(&x[0], &y[0], len(y), c) }
 
-//go:noescape
-func quantizeQ8_1NEON(x *float32, y *blockQ8_1, nb int)
-
 // quantizeQ8_1Asm quantizes len(y) blocks of x with quantizeQ8_1NEON.
 func quantizeQ8_1Asm(x []float32, y []blockQ8_1) { quantizeQ8_1NEON(&x[0], &y[0], len(y)) }
-
-//go:noescape
-func quantizeQ8_KNEON(x *float32, y *blockQ8_K, nb int)
 
 // quantizeQ8_KAsm quantizes len(y) super-blocks of x with quantizeQ8_KNEON
 // (all but bsums).

@@ -12,6 +12,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 
 # (G heads, C 64-value chunks): the kernels written. A dot kernel needs
 # 4G + 4C + 8 vector registers, so G + C <= 6.
@@ -166,6 +167,17 @@ def one_head_rows():
     print('\n'.join(['1:'] + [i.gnu for i in body if i.gnu.startswith(('b.ne', 'st1')) is False] + ['b.ne 1b']))
 
 
+def build():
+    u = kerngen.Unit('scripts/gen-attn-group-arm64.py')
+    u.text(a.header('scripts/gen-attn-group-arm64.py', WHAT))
+    for g, c in SHAPES:
+        u.text('\n'.join(dot_kernel(g, c)))
+        u.text('\n'.join(vkq_kernel(g, c)))
+        u.declare(f'dotRowsNEONG{g}C{c}', 'dotGroup', 'attention')
+        u.declare(f'vkqRowsNEONG{g}C{c}', 'vkqGroup', 'attention')
+    return u
+
+
 def main():
     if sys.argv[1:] == ['--mca']:
         one_head_rows()
@@ -175,10 +187,7 @@ def main():
             print(f'# kernel vkqRowsNEONG{g}C{c} vkq rows=1 values={16 * g}')
             print('\n'.join(['1:'] + [i.gnu for i in vkq_row(g)] + ['add x15, x15, x2', 'subs x16, x16, #1', 'b.ne 1b']))
         return
-    print(a.header('scripts/gen-attn-group-arm64.py', WHAT))
-    for g, c in SHAPES:
-        print('\n'.join(dot_kernel(g, c)))
-        print('\n'.join(vkq_kernel(g, c)))
+    kerngen.run(build)
 
 
 if __name__ == '__main__':

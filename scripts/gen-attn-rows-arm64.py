@@ -10,6 +10,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 
 WHAT = '''// Attention kernels over KV cache rows (attn.go, attn_q8.go), each with
 // the float operations of its Go version per value, so that the results
@@ -114,11 +115,20 @@ def dot_short():
     return '\n'.join(out + a.indent(body) + ['done:', '\tRET', ''])
 
 
+def build():
+    u = kerngen.Unit('scripts/gen-attn-rows-arm64.py')
+    u.text(a.header('scripts/gen-attn-rows-arm64.py', WHAT))
+    u.text(vkq_f16())
+    u.text(vkq_q8())
+    u.text(dot_short())
+    u.declare('vkqRowsF16NEON', 'vkqRowsF16', 'attention rows')
+    u.declare('vkqRowsQ8_0NEON', 'vkqRowsQ8_0', 'attention rows')
+    u.declare('dotRowsNEON', 'dotRows', 'attention rows')
+    return u
+
+
 def main():
-    print(a.header('scripts/gen-attn-rows-arm64.py', WHAT))
-    print(vkq_f16())
-    print(vkq_q8())
-    print(dot_short())
+    kerngen.run(build)
 
 
 if __name__ == '__main__':

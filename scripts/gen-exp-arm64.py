@@ -11,6 +11,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 from arm64enc import three, two, word  # noqa: E402
 
 WHAT = '''// func expfNEON(x *float32, n int)
@@ -192,11 +193,8 @@ def body():
                                            a.str_q(0, 0, 0)])
 
 
-def main():
-    if sys.argv[1:] == ['--mca']:
-        print('# kernel expfNEON exp rows=1 values=4')
-        print('\n'.join(['1:'] + [i.gnu for i in body()] + ['add x0, x0, #16', 'subs x1, x1, #1', 'b.ne 1b']))
-        return
+def build():
+    u = kerngen.Unit('scripts/gen-exp-arm64.py')
     out = [a.header('scripts/gen-exp-arm64.py', WHAT).rstrip('\n'), '', 'TEXT ·expfNEON(SB), NOSPLIT, $0-16']
     s = [a.go('MOVD x+0(FP), R0', 'ldr x0, [sp, #8]'), a.go('MOVD n+8(FP), R1', 'ldr x1, [sp, #16]'),
          a.go('LSR $2, R1', 'lsr x1, x1, #2'), a.cbz(1, 'done'),
@@ -210,7 +208,19 @@ def main():
         for lane in range(2):
             out.append(f'DATA expNEONConsts<>+{16 * i + 8 * lane}(SB)/8, ${bits:#018x} // {name}')
     out.append(f'GLOBL expNEONConsts<>(SB), RODATA|NOPTR, ${16 * len(CONSTS)}')
-    print('\n'.join(out))
+    u.text('\n'.join(out))
+    u.declare('expfNEON', 'expf', 'softmax')
+    u.declare('softmaxScanNEON', 'softmaxScan', 'softmax')
+    u.declare('softmaxSumNEON', 'softmaxSum', 'softmax')
+    return u
+
+
+def main():
+    if sys.argv[1:] == ['--mca']:
+        print('# kernel expfNEON exp rows=1 values=4')
+        print('\n'.join(['1:'] + [i.gnu for i in body()] + ['add x0, x0, #16', 'subs x1, x1, #1', 'b.ne 1b']))
+        return
+    kerngen.run(build)
 
 
 if __name__ == '__main__':

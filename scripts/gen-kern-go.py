@@ -23,6 +23,7 @@ GENERATORS = [
     ('gen-kern-k.py', 'kern_k_amd64.s'),
     ('gen-kern-inplace.py', 'kern_inplace_amd64.s'),
     ('gen-attn.py', 'attn512_amd64.s'),
+    ('gen-lowrank.py', 'lowrank_amd64.s'),
 ]
 
 # The weight types in the order of their sections; each section's title.
@@ -32,6 +33,10 @@ GROUPS = {
     'IQ4_NL': 'IQ4_NL', 'MXFP4': 'MXFP4',
     'Q2_K': 'Q2_K', 'Q3_K': 'Q3_K', 'Q4_K': 'Q4_K', 'Q5_K': 'Q5_K', 'Q6_K': 'Q6_K', 'IQ4_XS': 'IQ4_XS',
     'attention': 'Attention over a group of query heads (F16 and Q8_0 K/V)',
+    'attention rows': 'Attention, one query head a pass (F16 and Q8_0 K/V)',
+    'softmax': "exp and the online softmax's scan and sum passes",
+    'activations': 'The quantizers of activation rows',
+    'lowrank': "LowRank.AddCols's panels (lowrank.go)",
 }
 
 # The tables, by KernelSet.table and activation signature.
@@ -61,14 +66,18 @@ def kernel_value(s):
     fields += [f'{slot}: {name}' for slot, name in (('x1', s.x1), ('x4', s.x4), ('x8', s.x8)) if name]
     if s.corr:
         fields.append(f'corr: {s.corr}')
+    if s.inter:
+        fields.append(f'inter: {s.inter}')
     return f'&panelKernel[{kerngen.BLOCK[s.acts]}]{{{", ".join(fields)}}}'
 
 
 def section(wtype, kernels, sets, files):
     out = ['', f'// {GROUPS[wtype]}: {", ".join(files)}.']
     for k in kernels:
-        out += ['', '//go:noescape', f'func {k.name}({kerngen.SIGNATURES[k.sig]})']
+        out += ['', '//go:noescape', f'func {k.name}({kerngen.SIGNATURES[k.sig]}){kerngen.RESULTS.get(k.sig, "")}']
     for s in sets:
+        if s.table is None:
+            continue  # a test's value: gen-kern-go-test.py writes it
         out.append('')
         if s.doc:
             out.append(kerngen.comment(s.doc))
@@ -82,6 +91,8 @@ def table(kind, acts, var, sets):
     for s in sets:
         if s.table == kind and s.acts == acts:
             rows.setdefault(s.wtype, []).append(s)
+    if not rows:
+        return ['', f'var {var} map[DType]*isaKernels[{kerngen.BLOCK[acts]}]']
     width = max(len(t) for t in rows) + 1
     out = ['', f'var {var} = map[DType]*isaKernels[{kerngen.BLOCK[acts]}]{{']
     for t in sorted(rows, key=list(GROUPS).index):
@@ -91,13 +102,13 @@ def table(kind, acts, var, sets):
     return out + ['}']
 
 
-def check(units):
+def check(units, groups=GROUPS):
     """Fails on a kernel of a weight type without a section, or a kernel
     value naming a kernel no generator emits."""
     names = {k.name for u, _ in units for k in u.kernels}
     for u, _ in units:
         for k in u.kernels:
-            if k.wtype not in GROUPS:
+            if k.wtype not in groups:
                 sys.exit(f'{u.script}: kernel {k.name}: weight type {k.wtype!r} has no section in GROUPS')
         for s in u.sets:
             for name in (s.x1, s.x4, s.x8):
@@ -106,9 +117,15 @@ def check(units):
 
 
 def main():
-    units = [(kerngen.load(g).build(), out) for g, out in GENERATORS]
+    write(GENERATORS, HEADER)
+
+
+def write(generators, header):
+    """Prints the Go file of generators (script, assembly file) under
+    header: their kernels by weight type, then the tables."""
+    units = [(kerngen.load(g).build(), out) for g, out in generators]
     check(units)
-    out = [HEADER.rstrip('\n')]
+    out = [header.rstrip('\n')]
     for wtype in GROUPS:
         kernels = [k for u, _ in units for k in u.kernels if k.wtype == wtype]
         sets = [s for u, _ in units for s in u.sets if s.wtype == wtype]
@@ -127,6 +144,20 @@ def main():
             "// and give the packed kernels' bits."]
     for kind, acts, var in TABLES:
         out += table(kind, acts, var, all_sets)
+    sys.stdout.write('\n'.join(out) + '\n')
+
+
+def write_tests(generators, header):
+    """Prints the Go test file of generators under header: the kernel
+    values no table binds (KernelSet.table None), which only tests use."""
+    units = [(kerngen.load(g).build(), out) for g, out in generators]
+    check(units)
+    out = [header.rstrip('\n')]
+    for s in (s for u, _ in units for s in u.sets if s.table is None):
+        out.append('')
+        if s.doc:
+            out.append(kerngen.comment(s.doc))
+        out.append(f'var {s.var} = {kernel_value(s)}')
     sys.stdout.write('\n'.join(out) + '\n')
 
 

@@ -8,6 +8,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 import arm64rows as rows  # noqa: E402
 
 WHAT = '''// Kernels for i8mm (SMMLA) on arm64, with the signature of the other
@@ -207,11 +208,23 @@ def x4_kernel(name, bs, mask, block):
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
-def main():
-    print(a.header('scripts/gen-kern-i8mm-arm64.py', WHAT))
-    print(x4_kernel('q4_KX4I8MM', 144, 0x0f, q4_k_block))
-    print(x4_kernel('q2_KX4I8MM', 84, 0x03, q2_k_block))
+def build():
+    u = kerngen.Unit('scripts/gen-kern-i8mm-arm64.py')
+    u.text(a.header('scripts/gen-kern-i8mm-arm64.py', WHAT))
+    u.kernel('q4_KX4I8MM', 'Q8_K', 'Q4_K', x4_kernel('q4_KX4I8MM', 144, 0x0f, q4_k_block))
+    u.kernel('q2_KX4I8MM', 'Q8_K', 'Q2_K', x4_kernel('q2_KX4I8MM', 84, 0x03, q2_k_block))
+    # One activation row (decode, and the rows left over) by the dotprod
+    # kernel; four by SMMLA from interleaveQ8_K's layout.
+    u.set('q2_KI8MMK', 'Q2_K', 'Q8_K', 'I8MM', 'q2_KDotProd', 'q2_KX4I8MM', inter='interleaveQ8_K', doc=I8MM_DOC)
+    u.set('q4_KI8MMK', 'Q4_K', 'Q8_K', 'I8MM', 'q4_KDotProd', 'q4_KX4I8MM', inter='interleaveQ8_K')
+    return u
+
+
+I8MM_DOC = """Q2_K and Q4_K on i8mm: four activation rows by SMMLA, two weight rows at
+a time, reading the activations as interleaveQ8_K lays them out; one
+activation row (decode, and the rows left over) by the dotprod kernel.
+Both read the weight rows as stored."""
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build)

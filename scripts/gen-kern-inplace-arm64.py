@@ -9,6 +9,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 
 WHAT = '''// MXFP4 rows read in place (17-byte blocks: e8m0 scale, qs[16]) against
 // Q8_0 activation blocks on arm64, one activation row, output r at 4r
@@ -63,11 +64,18 @@ def mxfp4_rows_kernel(name, neon):
     return '\n'.join(out + a.indent(body) + ['done:', '\tRET', ''])
 
 
-def main():
-    print(a.header('scripts/gen-kern-inplace-arm64.py', WHAT))
+def build():
+    u = kerngen.Unit('scripts/gen-kern-inplace-arm64.py')
+    u.text(a.header('scripts/gen-kern-inplace-arm64.py', WHAT))
     for level, neon in (('DotProd', False), ('NEON', True)):
-        print(mxfp4_rows_kernel(f'mxfp4InPlaceX1{level}', neon))
+        u.kernel(f'mxfp4InPlaceX1{level}', 'Q8_0', 'MXFP4', mxfp4_rows_kernel(f'mxfp4InPlaceX1{level}', neon))
+    # MXFP4 rows as stored. The K-quant, Q6_K and Q8_0 kernels read rows as
+    # stored anyway; Q4_0 and IQ4_NL tensors read in place run their Go dot
+    # products.
+    for level in ('NEON', 'DotProd'):
+        u.set(f'mxfp4InPlace{level}', 'MXFP4', 'Q8_0', level, f'mxfp4InPlaceX1{level}', table='inplace')
+    return u
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build)

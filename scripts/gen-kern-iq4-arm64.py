@@ -9,6 +9,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 import arm64panel as panel  # noqa: E402
 import arm64rows as rows  # noqa: E402
 
@@ -63,14 +64,29 @@ def iq4_xs_kernel(name, neon):
     return rows.rows_kernel(name, consts, rows.LANES_ZERO, block + rows.lanes_tail(0), 136, rows.LANES_FINISH)
 
 
-def main():
-    print(a.header('scripts/gen-kern-iq4-arm64.py', WHAT))
+def build():
+    u = kerngen.Unit('scripts/gen-kern-iq4-arm64.py')
+    u.text(a.header('scripts/gen-kern-iq4-arm64.py', WHAT))
     for rows in (1, 4):
-        print(panel.q4_0_kernel(f'iq4_nlX{rows}DotProd', rows, panel.q4_0_dot_sdot, table='iq4nl<>'))
-    print(panel.q4_0_kernel('iq4_nlX1NEON', 1, panel.q4_0_dot_neon_wide, table='iq4nl<>'))
+        u.kernel(f'iq4_nlX{rows}DotProd', 'Q8_0', 'IQ4_NL',
+                 panel.q4_0_kernel(f'iq4_nlX{rows}DotProd', rows, panel.q4_0_dot_sdot, table='iq4nl<>'))
+    u.kernel('iq4_nlX1NEON', 'Q8_0', 'IQ4_NL',
+             panel.q4_0_kernel('iq4_nlX1NEON', 1, panel.q4_0_dot_neon_wide, table='iq4nl<>'))
     for level, neon in (('DotProd', False), ('NEON', True)):
-        print(iq4_xs_kernel(f'iq4_xsX1{level}', neon))
+        u.kernel(f'iq4_xsX1{level}', 'Q8_K', 'IQ4_XS', iq4_xs_kernel(f'iq4_xsX1{level}', neon))
+    u.set('iq4_nlNEON', 'IQ4_NL', 'Q8_0', 'NEON', 'iq4_nlX1NEON', pack='packQ4_0', panel=True, doc=IQ4_NL_DOC)
+    u.set('iq4_nlDotProd', 'IQ4_NL', 'Q8_0', 'DotProd', 'iq4_nlX1DotProd', 'iq4_nlX4DotProd',
+          pack='packQ4_0', panel=True)
+    u.set('iq4_xsNEON', 'IQ4_XS', 'Q8_K', 'NEON', 'iq4_xsX1NEON', doc='IQ4_XS rows are read as stored.')
+    u.set('iq4_xsDotProd', 'IQ4_XS', 'Q8_K', 'DotProd', 'iq4_xsX1DotProd')
+    return u
+
+
+IQ4_NL_DOC = """IQ4_NL shares Q4_0's block layout, so its panels are Q4_0's; the table
+values are signed, so no correction. Without dotprod each 16-bit product
+is widened at once (Q4_0's 16-bit NEON sums would overflow on table
+values)."""
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build)

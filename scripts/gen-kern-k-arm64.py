@@ -7,6 +7,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 import arm64rows as rows  # noqa: E402
 
 WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K: d
@@ -252,16 +253,23 @@ GLOBL q3shift<>(SB), RODATA|NOPTR, $16
 '''
 
 
-def main():
-    print(a.header('scripts/gen-kern-k-arm64.py', WHAT))
-    print(Q3_SHIFT)
+def build():
+    u = kerngen.Unit('scripts/gen-kern-k-arm64.py')
+    u.text(a.header('scripts/gen-kern-k-arm64.py', WHAT))
+    u.text(Q3_SHIFT)
+    kinds = (('Q2_K', q2_k_kernel), ('Q3_K', q3_k_kernel), ('Q4_K', q4_k_kernel), ('Q5_K', q5_k_kernel),
+             ('Q6_K', q6_k_kernel))
     for level, neon in (('DotProd', False), ('NEON', True)):
-        print(q2_k_kernel(f'q2_K{level}', neon))
-        print(q3_k_kernel(f'q3_K{level}', neon))
-        print(q4_k_kernel(f'q4_K{level}', neon))
-        print(q5_k_kernel(f'q5_K{level}', neon))
-        print(q6_k_kernel(f'q6_K{level}', neon))
+        for t, kernel in kinds:
+            u.kernel(f'{t.lower()[:2]}_K{level}', 'Q8_K', t, kernel(f'{t.lower()[:2]}_K{level}', neon))
+    # Rows as stored (no packing), one activation row at a time; the
+    # values carry a K to differ from the kernels' names.
+    for t, _ in kinds:
+        for level in ('NEON', 'DotProd'):
+            name = f'{t.lower()[:2]}_K{level}'
+            u.set(name + 'K', t, 'Q8_K', level, name)
+    return u
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build)

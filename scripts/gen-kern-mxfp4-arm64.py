@@ -8,6 +8,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 import arm64panel as panel  # noqa: E402
 
 WHAT = '''// MXFP4 panel kernels against Q8_0 activation blocks on arm64, with the
@@ -28,12 +29,20 @@ DATA mxfp4tab<>+8(SB)/8, $0xf4f8fafcfdfeff00
 GLOBL mxfp4tab<>(SB), RODATA|NOPTR, $16'''
 
 
-def main():
-    print(a.header('scripts/gen-kern-mxfp4-arm64.py', WHAT))
+def build():
+    u = kerngen.Unit('scripts/gen-kern-mxfp4-arm64.py')
+    u.text(a.header('scripts/gen-kern-mxfp4-arm64.py', WHAT))
     for rows in (1, 4):
-        print(panel.q4_0_kernel(f'mxfp4X{rows}DotProd', rows, panel.q4_0_dot_sdot, table='mxfp4tab<>', bf16=True))
-    print(panel.q4_0_kernel('mxfp4X1NEON', 1, panel.q4_0_dot_neon, table='mxfp4tab<>', bf16=True))
+        u.kernel(f'mxfp4X{rows}DotProd', 'Q8_0', 'MXFP4',
+                 panel.q4_0_kernel(f'mxfp4X{rows}DotProd', rows, panel.q4_0_dot_sdot, table='mxfp4tab<>', bf16=True))
+    u.kernel('mxfp4X1NEON', 'Q8_0', 'MXFP4',
+             panel.q4_0_kernel('mxfp4X1NEON', 1, panel.q4_0_dot_neon, table='mxfp4tab<>', bf16=True))
+    u.set('mxfp4NEON', 'MXFP4', 'Q8_0', 'NEON', 'mxfp4X1NEON', pack='packMXFP4', panel=True,
+          doc="MXFP4 reads packMXFP4's panels; the table values are signed, so no\ncorrection.")
+    u.set('mxfp4DotProd', 'MXFP4', 'Q8_0', 'DotProd', 'mxfp4X1DotProd', 'mxfp4X4DotProd',
+          pack='packMXFP4', panel=True)
+    return u
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build)

@@ -8,6 +8,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 import arm64lanes  # noqa: E402
 import arm64panel  # noqa: E402
 
@@ -76,16 +77,30 @@ def q8_0_x4_kernel(name, neon):
     return '\n'.join(out + ['done:', '\tRET', ''])
 
 
-def main():
-    print(a.header('scripts/gen-kern-q-arm64.py', WHAT))
+def build():
+    u = kerngen.Unit('scripts/gen-kern-q-arm64.py')
+    u.text(a.header('scripts/gen-kern-q-arm64.py', WHAT))
     for rows in (1, 4):
-        print(arm64panel.q4_0_kernel(f'q4_0x{rows}DotProd', rows, arm64panel.q4_0_dot_sdot))
-    print(arm64panel.q4_0_kernel('q4_0x1NEON', 1, arm64panel.q4_0_dot_neon))
-    print(arm64lanes.rows_kernel('q8_0x1DotProd', arm64lanes.TYPES['q8_0'], 'blockQ8_0', False))
-    print(q8_0_x4_kernel('q8_0x4DotProd', False))
-    print(arm64lanes.rows_kernel('q8_0x1NEON', arm64lanes.TYPES['q8_0'], 'blockQ8_0', True))
-    print(q8_0_x4_kernel('q8_0x4NEON', True))
+        u.kernel(f'q4_0x{rows}DotProd', 'Q8_0', 'Q4_0',
+                 arm64panel.q4_0_kernel(f'q4_0x{rows}DotProd', rows, arm64panel.q4_0_dot_sdot))
+    u.kernel('q4_0x1NEON', 'Q8_0', 'Q4_0', arm64panel.q4_0_kernel('q4_0x1NEON', 1, arm64panel.q4_0_dot_neon))
+    u.kernel('q8_0x1DotProd', 'Q8_0', 'Q8_0',
+             arm64lanes.rows_kernel('q8_0x1DotProd', arm64lanes.TYPES['q8_0'], 'blockQ8_0', False))
+    u.kernel('q8_0x4DotProd', 'Q8_0', 'Q8_0', q8_0_x4_kernel('q8_0x4DotProd', False))
+    u.kernel('q8_0x1NEON', 'Q8_0', 'Q8_0',
+             arm64lanes.rows_kernel('q8_0x1NEON', arm64lanes.TYPES['q8_0'], 'blockQ8_0', True))
+    u.kernel('q8_0x4NEON', 'Q8_0', 'Q8_0', q8_0_x4_kernel('q8_0x4NEON', True))
+    u.set('q4_0NEON', 'Q4_0', 'Q8_0', 'NEON', 'q4_0x1NEON', pack='packQ4_0', panel=True, corr=-8)
+    u.set('q4_0DotProd', 'Q4_0', 'Q8_0', 'DotProd', 'q4_0x1DotProd', 'q4_0x4DotProd',
+          pack='packQ4_0', panel=True, corr=-8)
+    u.set('q8_0NEON', 'Q8_0', 'Q8_0', 'NEON', 'q8_0x1NEON', 'q8_0x4NEON')
+    u.set('q8_0DotProd', 'Q8_0', 'Q8_0', 'DotProd', 'q8_0x1DotProd', 'q8_0x4DotProd', doc=Q8_0_DOC)
+    return u
+
+
+Q8_0_DOC = """Q8_0 keeps ggml's vec_dot order (eight position lanes per row), as on
+amd64 (Q8_0's AVX2 and VNNI kernels say why)."""
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build)

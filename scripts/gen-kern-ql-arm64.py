@@ -8,6 +8,7 @@ import sys
 
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
+import kerngen  # noqa: E402
 import arm64lanes as lanes  # noqa: E402
 
 WHAT = '''// Kernels for Q5_0 (against Q8_0 activation blocks), Q4_1 and Q5_1
@@ -25,14 +26,20 @@ WHAT = '''// Kernels for Q5_0 (against Q8_0 activation blocks), Q4_1 and Q5_1
 // scripts/arm64asm.py).'''
 
 
-def main():
-    print(a.header('scripts/gen-kern-ql-arm64.py', WHAT))
-    print(lanes.Q5_TABLE)
+def build():
+    u = kerngen.Unit('scripts/gen-kern-ql-arm64.py')
+    u.text(a.header('scripts/gen-kern-ql-arm64.py', WHAT))
+    u.text(lanes.Q5_TABLE)
     for level, neon in (('DotProd', False), ('NEON', True)):
-        print(lanes.rows_kernel(f'q5_0x1{level}', lanes.TYPES['q5_0'], 'blockQ8_0', neon))
-        print(lanes.rows_kernel(f'q4_1x1{level}', lanes.TYPES['q4_1'], 'blockQ8_1', neon))
-        print(lanes.rows_kernel(f'q5_1x1{level}', lanes.TYPES['q5_1'], 'blockQ8_1', neon))
+        for t, acts in (('q5_0', 'Q8_0'), ('q4_1', 'Q8_1'), ('q5_1', 'Q8_1')):
+            name = f'{t}x1{level}'
+            u.kernel(name, acts, t.upper(), lanes.rows_kernel(name, lanes.TYPES[t], f'block{acts}', neon))
+    # Rows as stored, one activation row at a time.
+    for t, acts in (('q5_0', 'Q8_0'), ('q4_1', 'Q8_1'), ('q5_1', 'Q8_1')):
+        for level in ('NEON', 'DotProd'):
+            u.set(f'{t}{level}', t.upper(), acts, level, f'{t}x1{level}')
+    return u
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build)
