@@ -164,8 +164,8 @@ func TestClusterServe(t *testing.T) {
 			}()
 		}
 	}
-	waitRequestOn(t, nodes[2].url)
-	if err := nodes[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	victim := waitRequestOn(t, nodes) // placement decides which node runs requests
+	if err := nodes[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -173,7 +173,7 @@ func TestClusterServe(t *testing.T) {
 	served, cut := 0, 0
 	for r := range results {
 		switch {
-		case r.err != nil && r.node == 2:
+		case r.err != nil && r.node == victim:
 			cut++ // its client was connected to the node that died
 		case r.err != nil:
 			t.Errorf("node %d, request %d (stream %v): %v", r.node, r.body, r.stream, r.err)
@@ -183,8 +183,14 @@ func TestClusterServe(t *testing.T) {
 			served++
 		}
 	}
+	var survivors []*clusterNode
+	for i, nd := range nodes {
+		if i != victim {
+			survivors = append(survivors, nd)
+		}
+	}
 	failovers := 0.0
-	for _, nd := range nodes[:2] {
+	for _, nd := range survivors {
 		v, err := scrape(nd.url, "troupe:cluster_failovers_total")
 		if err != nil {
 			t.Fatal(err)
@@ -195,7 +201,7 @@ func TestClusterServe(t *testing.T) {
 	if failovers == 0 {
 		t.Error("no request was running on the killed node")
 	}
-	for _, nd := range nodes[:2] { // etcd's lease (3 s) ends the dead node's membership
+	for _, nd := range survivors { // etcd's lease (3 s) ends the dead node's membership
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 			v, err := scrape(nd.url, "troupe:cluster_members")
 			if err == nil && v == 2 {
@@ -224,19 +230,24 @@ func clusterServeBodies() []soakRequest {
 	return bodies
 }
 
-// waitRequestOn waits until the node at url has a request running or
-// waiting (polled, not a fixed sleep, which a loaded machine can outlast
-// before any request gets there).
-func waitRequestOn(t *testing.T, url string) {
+// waitRequestOn waits until one of nodes has a request running or
+// waiting, and returns its index (polled, not a fixed sleep, which a
+// loaded machine can outlast before any request gets there). Any node
+// will do: which nodes run requests is placement's choice (prefix
+// affinity over the members' hash ring, and load), so waiting on one
+// given node could outlast the whole load.
+func waitRequestOn(t *testing.T, nodes []*clusterNode) int {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		running, err1 := scrape(url, "troupe:num_requests_running")
-		waiting, err2 := scrape(url, "troupe:num_requests_waiting")
-		if err1 == nil && err2 == nil && running+waiting > 0 {
-			return
+		for i, nd := range nodes {
+			running, err1 := scrape(nd.url, "troupe:num_requests_running")
+			waiting, err2 := scrape(nd.url, "troupe:num_requests_waiting")
+			if err1 == nil && err2 == nil && running+waiting > 0 {
+				return i
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no request on %s after 5 minutes", url)
+			t.Fatal("no request on any node after 5 minutes")
 		}
 	}
 }
