@@ -173,36 +173,7 @@ func TestVisionLogitsParity(t *testing.T) {
 			// <start_of_image>" and "<end_of_image> there was a little" (its
 			// markers are plain text to stories260K's vocabulary): the same
 			// ids.
-			vf, err := tokenizer.FromGGUF(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tok, err := tokenizer.New(vf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var layout []int32
-			for i, piece := range []string{"Once upon a time ", "", " there was a little"} {
-				if piece == "" {
-					for _, c := range prep.Chunks {
-						if c.Embeds > 0 {
-							layout = append(layout, slices.Repeat([]int32{-1}, c.Embeds)...)
-							continue
-						}
-						ids, err := tok.Encode(c.Text, false, true)
-						if err != nil {
-							t.Fatal(err)
-						}
-						layout = append(layout, ids...)
-					}
-					continue
-				}
-				ids, err := tok.Encode(piece, i == 0, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				layout = append(layout, ids...)
-			}
+			layout := serverLayout(t, f, prep)
 			if !slices.Equal(layout, causal.ids) {
 				t.Errorf("server's layout %v\nmtmd's          %v", layout, causal.ids)
 			}
@@ -309,4 +280,38 @@ func worstRelAbs(got, want []float32, vocab int) (rel, abs float64) {
 		}
 	}
 	return worstRel(got, want, vocab), abs
+}
+
+// serverLayout is server/images.go's layout of the parity prompt "Once
+// upon a time <image> there was a little" (as it does it, written out
+// here): the text pieces around the image and Prepare's marker texts each
+// tokenized alone (BOS on the first), a -1 per image row.
+func serverLayout(t *testing.T, f *gguf.File, prep *vision.Prepared) []int32 {
+	t.Helper()
+	vf, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.New(vf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var layout []int32
+	encode := func(text string, bos bool) {
+		ids, err := tok.Encode(text, bos, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layout = append(layout, ids...)
+	}
+	encode("Once upon a time ", true)
+	for _, c := range prep.Chunks {
+		if c.Embeds > 0 {
+			layout = append(layout, slices.Repeat([]int32{-1}, c.Embeds)...)
+		} else {
+			encode(c.Text, false)
+		}
+	}
+	encode(" there was a little", false)
+	return layout
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/tokenizer"
 	"github.com/troupe-llm/troupe/model/vision"
 )
 
@@ -185,38 +184,7 @@ func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound fl
 	if len(emb) != len(ref.emb) {
 		t.Fatalf("Encode gave %d values, llama.cpp %d", len(emb), len(ref.emb))
 	}
-	// The server's layout: text pieces and Prepare's marker texts each
-	// tokenized alone (BOS on the first), a -1 per image row.
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk, err := tokenizer.New(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var layout []int32
-	for i, piece := range []string{"Once upon a time ", "", " there was a little"} {
-		if piece == "" {
-			for _, c := range prep.Chunks {
-				if c.Embeds > 0 {
-					layout = append(layout, slices.Repeat([]int32{-1}, c.Embeds)...)
-					continue
-				}
-				ids, err := tk.Encode(c.Text, false, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				layout = append(layout, ids...)
-			}
-			continue
-		}
-		ids, err := tk.Encode(piece, i == 0, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		layout = append(layout, ids...)
-	}
+	layout := serverLayout(t, f, prep)
 	if !slices.Equal(layout, ref.ids) {
 		t.Errorf("server's layout %v\nmtmd's          %v", layout, ref.ids)
 	}
