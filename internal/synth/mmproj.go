@@ -85,22 +85,7 @@ func WriteProjector(path string, o ProjectorOptions) error {
 	if s.Dim%s.Heads != 0 || s.ImageSize%s.Patch != 0 || (s.ImageSize/s.Patch)%s.Merge != 0 || s.ProjDim < 1 {
 		return fmt.Errorf("synth: projector shape %+v is not consistent", s)
 	}
-	gw := gguf.NewWriter(3)
-	gw.SetKV("general.architecture", "clip")
-	gw.SetKV("general.name", "troupe synthetic "+s.Name+" projector")
-	gw.SetKV("general.file_type", uint32(1))
-	gw.SetKV("clip.has_vision_encoder", true)
-	gw.SetKV("clip.projector_type", s.Type)
-	gw.SetKV("clip.vision.image_size", uint32(s.ImageSize))
-	gw.SetKV("clip.vision.patch_size", uint32(s.Patch))
-	gw.SetKV("clip.vision.embedding_length", uint32(s.Dim))
-	gw.SetKV("clip.vision.feed_forward_length", uint32(s.FFN))
-	gw.SetKV("clip.vision.block_count", uint32(s.Layers))
-	gw.SetKV("clip.vision.attention.head_count", uint32(s.Heads))
-	gw.SetKV("clip.vision.attention.layer_norm_epsilon", float32(1e-6))
-	gw.SetKV("clip.vision.projection_dim", uint32(s.ProjDim))
-	gw.SetKV("clip.vision.image_mean", []float32{0.5, 0.5, 0.5})
-	gw.SetKV("clip.vision.image_std", []float32{0.5, 0.5, 0.5})
+	gw := newClipWriter(s, []float32{0.5, 0.5, 0.5}, []float32{0.5, 0.5, 0.5})
 	gw.SetKV("clip.use_gelu", true)
 	if s.Merge != 4 || s.Type != "gemma3" {
 		gw.SetKV("clip.vision.projector.scale_factor", uint32(s.Merge))
@@ -185,4 +170,27 @@ func randomValues(seed uint64, name string, typ compute.DType, n int, std float6
 		}
 	}
 	return out
+}
+
+// newClipWriter starts a projector file as llama.cpp's converter writes
+// one: the clip keys every projector type has, from s, and the image
+// normalization's mean and std.
+func newClipWriter(s ProjectorShape, mean, std []float32) *gguf.Writer {
+	gw := gguf.NewWriter(3)
+	gw.SetKV("general.architecture", "clip")
+	gw.SetKV("general.name", "troupe synthetic "+s.Name+" projector")
+	gw.SetKV("general.file_type", uint32(1))
+	gw.SetKV("clip.has_vision_encoder", true)
+	gw.SetKV("clip.projector_type", s.Type)
+	gw.SetKV("clip.vision.image_size", uint32(s.ImageSize))
+	gw.SetKV("clip.vision.patch_size", uint32(s.Patch))
+	gw.SetKV("clip.vision.embedding_length", uint32(s.Dim))
+	gw.SetKV("clip.vision.feed_forward_length", uint32(s.FFN))
+	gw.SetKV("clip.vision.block_count", uint32(s.Layers))
+	gw.SetKV("clip.vision.attention.head_count", uint32(s.Heads))
+	gw.SetKV("clip.vision.attention.layer_norm_epsilon", float32(1e-6))
+	gw.SetKV("clip.vision.projection_dim", uint32(s.ProjDim))
+	gw.SetKV("clip.vision.image_mean", mean)
+	gw.SetKV("clip.vision.image_std", std)
+	return gw
 }

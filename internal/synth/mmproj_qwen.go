@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // writeQwen25VL writes a Qwen2.5-VL projector as llama.cpp's converter
@@ -19,22 +18,7 @@ func writeQwen25VL(path string, s ProjectorShape, seed uint64) error {
 	if s.Dim%s.Heads != 0 || (s.Dim/s.Heads)%4 != 0 || s.Patch < 1 || s.Merge != 2 || s.WAPattern < 1 || s.ProjDim < 1 || s.ImageSize%(s.Patch*s.Merge) != 0 {
 		return fmt.Errorf("synth: projector shape %+v is not consistent", s)
 	}
-	gw := gguf.NewWriter(3)
-	gw.SetKV("general.architecture", "clip")
-	gw.SetKV("general.name", "troupe synthetic "+s.Name+" projector")
-	gw.SetKV("general.file_type", uint32(1))
-	gw.SetKV("clip.has_vision_encoder", true)
-	gw.SetKV("clip.projector_type", s.Type)
-	gw.SetKV("clip.vision.image_size", uint32(s.ImageSize))
-	gw.SetKV("clip.vision.patch_size", uint32(s.Patch))
-	gw.SetKV("clip.vision.embedding_length", uint32(s.Dim))
-	gw.SetKV("clip.vision.feed_forward_length", uint32(s.FFN))
-	gw.SetKV("clip.vision.block_count", uint32(s.Layers))
-	gw.SetKV("clip.vision.attention.head_count", uint32(s.Heads))
-	gw.SetKV("clip.vision.attention.layer_norm_epsilon", float32(1e-6))
-	gw.SetKV("clip.vision.projection_dim", uint32(s.ProjDim))
-	gw.SetKV("clip.vision.image_mean", []float32{0.48145466, 0.4578275, 0.40821073})
-	gw.SetKV("clip.vision.image_std", []float32{0.26862954, 0.26130258, 0.27577711})
+	gw := newClipWriter(s, []float32{0.48145466, 0.4578275, 0.40821073}, []float32{0.26862954, 0.26130258, 0.27577711})
 	gw.SetKV("clip.use_silu", true)
 	gw.SetKV("clip.vision.n_wa_pattern", uint32(s.WAPattern))
 
@@ -111,22 +95,7 @@ func writeQwen3VL(path string, s ProjectorShape, seed uint64) error {
 	if !ok {
 		return fmt.Errorf("synth: projector shape %+v is not consistent", s)
 	}
-	gw := gguf.NewWriter(3)
-	gw.SetKV("general.architecture", "clip")
-	gw.SetKV("general.name", "troupe synthetic "+s.Name+" projector")
-	gw.SetKV("general.file_type", uint32(1))
-	gw.SetKV("clip.has_vision_encoder", true)
-	gw.SetKV("clip.projector_type", s.Type)
-	gw.SetKV("clip.vision.image_size", uint32(s.ImageSize))
-	gw.SetKV("clip.vision.patch_size", uint32(s.Patch))
-	gw.SetKV("clip.vision.embedding_length", uint32(s.Dim))
-	gw.SetKV("clip.vision.feed_forward_length", uint32(s.FFN))
-	gw.SetKV("clip.vision.block_count", uint32(s.Layers))
-	gw.SetKV("clip.vision.attention.head_count", uint32(s.Heads))
-	gw.SetKV("clip.vision.attention.layer_norm_epsilon", float32(1e-6))
-	gw.SetKV("clip.vision.projection_dim", uint32(s.ProjDim))
-	gw.SetKV("clip.vision.image_mean", []float32{0.5, 0.5, 0.5})
-	gw.SetKV("clip.vision.image_std", []float32{0.5, 0.5, 0.5})
+	gw := newClipWriter(s, []float32{0.5, 0.5, 0.5}, []float32{0.5, 0.5, 0.5})
 	gw.SetKV("clip.use_gelu", true)
 	gw.SetKV("clip.vision.spatial_merge_size", uint32(s.Merge))
 	gw.SetKV("clip.vision.is_deepstack_layers", deep)
