@@ -64,17 +64,11 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 			if err := mm.MatMul(kq, a.qh[t0*hd:(t0+rows)*hd], rows, f32Matrix(a.kh, hd, n)); err != nil {
 				return err
 			}
-			for r := range rows {
-				row := kq[r*n : (r+1)*n]
-				if win == nil {
-					softmax(row, scale)
-					continue
+			parallelRows(mm, rows, func(r0, r1 int) {
+				for r := r0; r < r1; r++ {
+					softmax(kq[r*n:(r+1)*n], scale)
 				}
-				lo, hi := win[t0+r][0], win[t0+r][1]
-				softmax(row[lo:hi], scale)
-				clear(row[:lo])
-				clear(row[hi:])
-			}
+			})
 			kqv := a.kqv[:rows*hd]
 			if err := mm.MatMul(kqv, kq, rows, f32Matrix(a.vt, n, hd)); err != nil {
 				return err
@@ -110,9 +104,11 @@ func (a *attention) windows(mm *compute.MatMuler, out, q, k, v []float32, heads 
 			if err := mm.MatMul(kq, a.qh[:m*hd], m, f32Matrix(a.kh[:m*hd], hd, m)); err != nil {
 				return err
 			}
-			for r := range m {
-				softmax(kq[r*m:(r+1)*m], scale)
-			}
+			parallelRows(mm, m, func(r0, r1 int) {
+				for r := r0; r < r1; r++ {
+					softmax(kq[r*m:(r+1)*m], scale)
+				}
+			})
 			kqv := a.kqv[:m*hd]
 			if err := mm.MatMul(kqv, kq, m, f32Matrix(a.vt[:hd*m], m, hd)); err != nil {
 				return err

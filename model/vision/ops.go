@@ -63,14 +63,32 @@ func softmax(x []float32, scale float32) {
 		x[i] = v
 		mx = max(mx, v)
 	}
-	var sum float64
 	for i, v := range x {
-		e := compute.Expf(v - mx)
-		x[i] = e
+		x[i] = v - mx
+	}
+	compute.Exp(x) // Expf's bits, several at a time
+	var sum float64
+	for _, e := range x {
 		sum += float64(e)
 	}
 	inv := float32(1 / sum)
 	for i := range x {
 		x[i] *= inv
 	}
+}
+
+// parallelRows runs f over rows [0, n), split into at most mm.Workers()
+// consecutive shares, on mm's crew (compute.MatMuler.Parallel): the work
+// between products uses every thread the products do. f must not call
+// mm's methods. Each row's result does not depend on the split.
+func parallelRows(mm *compute.MatMuler, n int, f func(lo, hi int)) {
+	w := min(mm.Workers(), n)
+	if w <= 1 {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	per := (n + w - 1) / w
+	mm.Parallel((n+per-1)/per, func(wi int) { f(wi*per, min(n, (wi+1)*per)) })
 }
