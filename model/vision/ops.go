@@ -54,7 +54,8 @@ func gelu(x, ones []float32) {
 }
 
 // softmax is ggml_soft_max_ext without a mask: x·scale, e^(x−max) summed
-// in float64, each scaled by float32(1/sum). ggml's SIMD expf (ggml_v_expf)
+// as ggml_vec_soft_max_f32 sums them on x86-64 with AVX2, each scaled by
+// float32(1/sum). ggml's SIMD expf (ggml_v_expf)
 // is not glibc's, so values differ from ggml's in the last bits.
 func softmax(x []float32, scale float32) {
 	mx := float32(math.Inf(-1))
@@ -67,9 +68,17 @@ func softmax(x []float32, scale float32) {
 		x[i] = v - mx
 	}
 	compute.Exp(x) // Expf's bits, several at a time
+	// ggml_vec_soft_max_f32's sum with AVX2: eight at a time in float32, in
+	// the order of its horizontal sum, the eights and the tail in float64.
 	var sum float64
-	for _, e := range x {
-		sum += float64(e)
+	i := 0
+	for ; i+7 < len(x); i += 8 {
+		e := x[i : i+8 : i+8]
+		l0, l1, l2, l3 := e[0]+e[4], e[1]+e[5], e[2]+e[6], e[3]+e[7]
+		sum += float64((l0 + l2) + (l1 + l3))
+	}
+	for ; i < len(x); i++ {
+		sum += float64(x[i])
 	}
 	inv := float32(1 / sum)
 	for i := range x {
