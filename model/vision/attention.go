@@ -50,13 +50,15 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 	block := len(a.kq) / n
 	scale := 1 / float32(math.Sqrt(float64(hd)))
 	for h := range heads {
-		for t := range n {
-			copy(a.qh[t*hd:(t+1)*hd], q[t*d+h*hd:])
-			copy(a.kh[t*hd:(t+1)*hd], k[t*d+h*hd:])
-			for i := range hd {
-				a.vt[i*n+t] = v[t*d+h*hd+i]
+		parallelRows(mm, n, func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				copy(a.qh[t*hd:(t+1)*hd], q[t*d+h*hd:])
+				copy(a.kh[t*hd:(t+1)*hd], k[t*d+h*hd:])
+				for i := range hd {
+					a.vt[i*n+t] = v[t*d+h*hd+i]
+				}
 			}
-		}
+		})
 		for t0 := 0; t0 < n; t0 += block {
 			rows := min(block, n-t0)
 			kq := a.kq[:rows*n]

@@ -150,7 +150,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		if lw.ob != nil {
 			addRows(cur, lw.ob)
 		}
-		compute.Add(x, cur)
+		addParallel(mm, x, cur, d)
 
 		normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
 		if err := mm.MatMul(up, cur, n, lw.up); err != nil {
@@ -166,7 +166,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		if lw.downb != nil {
 			addRows(cur, lw.downb)
 		}
-		compute.Add(x, cur)
+		addParallel(mm, x, cur, d)
 	}
 	if w.postW != nil {
 		normRows(mm, x, x, d, w.postW, w.postB, hp.eps)
@@ -240,4 +240,10 @@ func normRows(mm *compute.MatMuler, dst, x []float32, d int, w, b []float32, eps
 			layerNorm(dst[t*d:(t+1)*d], x[t*d:(t+1)*d], w, b, eps)
 		}
 	})
+}
+
+// addParallel is compute.Add(x, y) over rows of d values, the rows split
+// over mm's crew.
+func addParallel(mm *compute.MatMuler, x, y []float32, d int) {
+	parallelRows(mm, len(x)/d, func(lo, hi int) { compute.Add(x[lo*d:hi*d], y[lo*d:hi*d]) })
 }
