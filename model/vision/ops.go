@@ -59,13 +59,11 @@ func gelu(x, ones []float32) {
 // is not glibc's, so values differ from ggml's in the last bits.
 func softmax(x []float32, scale float32) {
 	mx := float32(math.Inf(-1))
-	for i, v := range x {
-		v *= scale
-		x[i] = v
-		mx = max(mx, v)
+	for _, v := range x {
+		mx = max(mx, float32(v*scale))
 	}
 	for i, v := range x {
-		x[i] = v - mx
+		x[i] = float32(v*scale) - mx // explicit conversion: no fused multiply-add
 	}
 	compute.Exp(x) // Expf's bits, several at a time
 	// ggml_vec_soft_max_f32's sum with AVX2: eight at a time in float32, in
