@@ -14,8 +14,9 @@ import (
 // image stay bounded.
 type attention struct {
 	n, hd int
-	qh    []float32 // (n, head_dim): one head's queries
-	kh    []float32 // (n, head_dim): its keys
+	hdp   int       // head_dim rounded up to 16: run's query and key rows, zero padded
+	qh    []float32 // (n, hdp): one head's queries
+	kh    []float32 // (n, hdp): its keys
 	vt    []float32 // (head_dim, n): its values, transposed
 	kq    []float32 // (block, n): scores, then weights
 	kqv   []float32 // (block, head_dim)
@@ -30,7 +31,11 @@ func newAttention(n, hd int) *attention {
 	if n > 2*attnBlock {
 		block = attnBlock
 	}
-	return &attention{n: n, hd: hd, qh: make([]float32, n*hd), kh: make([]float32, n*hd),
+	// A head_dim that is no multiple of 16 (Gemma 3's 72) would leave
+	// K·Qᵀ's float kernel a tail it sums element by element in Go; zeros
+	// pad it instead (another summation order, within the parity bounds).
+	hdp := (hd + 15) / 16 * 16
+	return &attention{n: n, hd: hd, hdp: hdp, qh: make([]float32, n*hdp), kh: make([]float32, n*hdp),
 		vt: make([]float32, hd*n), kq: make([]float32, block*n), kqv: make([]float32, block*hd)}
 }
 
@@ -45,36 +50,32 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 	if win != nil {
 		return a.windows(mm, out, q, k, v, heads, win)
 	}
-	n, hd := a.n, a.hd
+	n, hd, hdp := a.n, a.hd, a.hdp
 	d := heads * hd
 	block := len(a.kq) / n
 	scale := 1 / float32(math.Sqrt(float64(hd)))
 	for h := range heads {
-		for t := range n {
-			copy(a.qh[t*hd:(t+1)*hd], q[t*d+h*hd:])
-			copy(a.kh[t*hd:(t+1)*hd], k[t*d+h*hd:])
-			for i := range hd {
-				a.vt[i*n+t] = v[t*d+h*hd+i]
+		parallelRows(mm, n, func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				copy(a.qh[t*hdp:t*hdp+hd], q[t*d+h*hd:])
+				copy(a.kh[t*hdp:t*hdp+hd], k[t*d+h*hd:])
+				for i := range hd {
+					a.vt[i*n+t] = v[t*d+h*hd+i]
+				}
 			}
-		}
+		})
 		for t0 := 0; t0 < n; t0 += block {
 			rows := min(block, n-t0)
 			kq := a.kq[:rows*n]
 			// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
-			if err := mm.MatMul(kq, a.qh[t0*hd:(t0+rows)*hd], rows, f32Matrix(a.kh, hd, n)); err != nil {
+			if err := mm.MatMul(kq, a.qh[t0*hdp:(t0+rows)*hdp], rows, f32Matrix(a.kh, hdp, n)); err != nil {
 				return err
 			}
-			for r := range rows {
-				row := kq[r*n : (r+1)*n]
-				if win == nil {
-					softmax(row, scale)
-					continue
+			parallelRows(mm, rows, func(r0, r1 int) {
+				for r := r0; r < r1; r++ {
+					softmax(kq[r*n:(r+1)*n], scale)
 				}
-				lo, hi := win[t0+r][0], win[t0+r][1]
-				softmax(row[lo:hi], scale)
-				clear(row[:lo])
-				clear(row[hi:])
-			}
+			})
 			kqv := a.kqv[:rows*hd]
 			if err := mm.MatMul(kqv, kq, rows, f32Matrix(a.vt, n, hd)); err != nil {
 				return err
@@ -110,9 +111,11 @@ func (a *attention) windows(mm *compute.MatMuler, out, q, k, v []float32, heads 
 			if err := mm.MatMul(kq, a.qh[:m*hd], m, f32Matrix(a.kh[:m*hd], hd, m)); err != nil {
 				return err
 			}
-			for r := range m {
-				softmax(kq[r*m:(r+1)*m], scale)
-			}
+			parallelRows(mm, m, func(r0, r1 int) {
+				for r := r0; r < r1; r++ {
+					softmax(kq[r*m:(r+1)*m], scale)
+				}
+			})
 			kqv := a.kqv[:m*hd]
 			if err := mm.MatMul(kqv, kq, m, f32Matrix(a.vt[:hd*m], m, hd)); err != nil {
 				return err

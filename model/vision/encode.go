@@ -111,9 +111,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	}
 	compute.Add(x, w.pos)
 	if w.preW != nil {
-		for t := range n {
-			layerNorm(x[t*d:(t+1)*d], x[t*d:(t+1)*d], w.preW, w.preB, hp.eps)
-		}
+		normRows(mm, x, x, d, w.preW, w.preB, hp.eps)
 	}
 
 	hd := d / hp.heads
@@ -130,9 +128,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	a := newAttention(n, hd)
 	for li := range w.layers {
 		lw := &w.layers[li]
-		for t := range n {
-			layerNorm(cur[t*d:(t+1)*d], x[t*d:(t+1)*d], lw.ln1w, lw.ln1b, hp.eps)
-		}
+		normRows(mm, cur, x, d, lw.ln1w, lw.ln1b, hp.eps)
 		for _, m := range []struct {
 			dst  []float32
 			w    *compute.Tensor
@@ -154,30 +150,26 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		if lw.ob != nil {
 			addRows(cur, lw.ob)
 		}
-		compute.Add(x, cur)
+		addParallel(mm, x, cur, d)
 
-		for t := range n {
-			layerNorm(cur[t*d:(t+1)*d], x[t*d:(t+1)*d], lw.ln2w, lw.ln2b, hp.eps)
-		}
+		normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
 		if err := mm.MatMul(up, cur, n, lw.up); err != nil {
 			return nil, err
 		}
 		if lw.upb != nil {
 			addRows(up, lw.upb)
 		}
-		gelu(up, ones)
+		parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn:hi*hp.ffn], ones) })
 		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
 			return nil, err
 		}
 		if lw.downb != nil {
 			addRows(cur, lw.downb)
 		}
-		compute.Add(x, cur)
+		addParallel(mm, x, cur, d)
 	}
 	if w.postW != nil {
-		for t := range n {
-			layerNorm(x[t*d:(t+1)*d], x[t*d:(t+1)*d], w.postW, w.postB, hp.eps)
-		}
+		normRows(mm, x, x, d, w.postW, w.postB, hp.eps)
 	}
 	return x, nil
 }
@@ -238,4 +230,20 @@ func addRows(x, bias []float32) {
 func f32Matrix(v []float32, cols, rows int) *compute.Tensor {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*cols*rows)
 	return &compute.Tensor{Type: compute.F32, Shape: []int{cols, rows}, Data: b, InPlace: true}
+}
+
+// normRows is layerNorm of every row of d values of x into dst (which may
+// be x), the rows split over mm's crew.
+func normRows(mm *compute.MatMuler, dst, x []float32, d int, w, b []float32, eps float32) {
+	parallelRows(mm, len(x)/d, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			layerNorm(dst[t*d:(t+1)*d], x[t*d:(t+1)*d], w, b, eps)
+		}
+	})
+}
+
+// addParallel is compute.Add(x, y) over rows of d values, the rows split
+// over mm's crew.
+func addParallel(mm *compute.MatMuler, x, y []float32, d int) {
+	parallelRows(mm, len(x)/d, func(lo, hi int) { compute.Add(x[lo*d:hi*d], y[lo*d:hi*d]) })
 }
