@@ -109,19 +109,51 @@ func newQwenLayout(npx, npy, grid int) *qwenLayout {
 func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
 	d, ps := hp.dim, hp.patch
-	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
-		return nil, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
+	raster, npx, npy, err := p.qwenPatches(mm, px)
+	if err != nil {
+		return nil, err
 	}
-	npx, npy := px.nx/ps, px.ny/ps
-	n, k := npx*npy, 3*ps*ps
+	n := npx * npy
 	grid := qwenWindow / ps / 2
 	if hp.waPattern <= 0 {
 		grid = 0
 	}
 	lay := newQwenLayout(npx, npy, grid)
+	x := make([]float32, n*d) // (patches, dim): the residual stream, graph order
+	for i, src := range lay.patch {
+		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
+	}
+	if w.preW != nil {
+		rmsNormRows(x, x, w.preW, w.preB, d, hp.eps)
+	}
 
-	// The two temporal slices of the Conv3D, each ggml_conv_2d (im2col
-	// and an F16 product), added; then the patches in graph order.
+	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, true)
+	for li := range w.layers {
+		full := hp.waPattern <= 0 || (li+1)%hp.waPattern == 0
+		var win [][2]int
+		if !full {
+			win = lay.window
+		}
+		if err := p.qwenLayer(mm, &w.layers[li], x, sc, win); err != nil {
+			return nil, err
+		}
+	}
+	if w.postW != nil {
+		rmsNormRows(x, x, w.postW, w.postB, d, hp.eps)
+	}
+	return p.qwenMerger(mm, x, n, lay)
+}
+
+// qwenPatches is the Qwen-VL patch embedding, shared by Qwen2.5-VL and
+// Qwen3-VL: the two temporal slices of the Conv3D, each ggml_conv_2d
+// (im2col and an F16 product), added; (patches, dim) in raster order.
+func (p *Projector) qwenPatches(mm *compute.MatMuler, px *pixels) (raster []float32, npx, npy int, err error) {
+	d, ps, w := p.hp.dim, p.hp.patch, p.w
+	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
+		return nil, 0, 0, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
+	}
+	npx, npy = px.nx/ps, px.ny/ps
+	n, k := npx*npy, 3*ps*ps
 	cols := make([]float32, n*k) // (patches, 3·patch·patch), raster order
 	for py := range npy {
 		for pxx := range npx {
@@ -138,105 +170,138 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 			}
 		}
 	}
-	raster := make([]float32, n*d) // (patches, dim)
+	raster = make([]float32, n*d) // (patches, dim)
 	second := make([]float32, n*d)
 	if err := mm.MatMul(raster, cols, n, w.patch); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	if err := mm.MatMul(second, cols, n, w.patch1); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	compute.Add(raster, second)
-	x := make([]float32, n*d) // (patches, dim): the residual stream, graph order
-	for i, src := range lay.patch {
-		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
-	}
-	if w.preW != nil {
-		rmsNormRows(x, x, w.preW, w.preB, d, hp.eps)
-	}
+	return raster, npx, npy, nil
+}
 
-	hd := d / hp.heads
-	rope := make([]float32, n*hd) // (patches, head_dim): each patch's cosines and sines
+// qwenScratch is a Qwen-VL encoder's buffers for one image of n patches,
+// and each patch's rope cosines and sines (head_dim values, graph order).
+type qwenScratch struct {
+	n, hd               int
+	rope                []float32 // (patches, head_dim)
+	cur, q, kk, v, attn []float32 // (patches, dim)
+	gate, up            []float32 // (patches, ffn)
+	qkv                 []float32 // (patches, 3·dim): Qwen3-VL's fused projection
+	ones                []float32 // GELU's multiplier: Qwen3-VL
+	a                   *attention
+}
+
+// newQwenScratch makes the buffers; gate only for a gated feed-forward
+// (Qwen2.5-VL's).
+func newQwenScratch(n, d, heads, ffn int, lay *qwenLayout, gated bool) *qwenScratch {
+	hd := d / heads
+	s := &qwenScratch{n: n, hd: hd, rope: make([]float32, n*hd),
+		cur: make([]float32, n*d), q: make([]float32, n*d), kk: make([]float32, n*d), v: make([]float32, n*d),
+		attn: make([]float32, n*d), up: make([]float32, n*ffn), a: newAttention(n, hd)}
+	if gated {
+		s.gate = make([]float32, n*ffn)
+	}
 	thetaScale := float32(math.Pow(10000, float64(float32(-2)/float32(hd/2))))
 	for i, yx := range lay.pos {
-		visionRope(rope[i*hd:(i+1)*hd], yx[0], yx[1], thetaScale)
+		visionRope(s.rope[i*hd:(i+1)*hd], yx[0], yx[1], thetaScale)
 	}
-	cur := make([]float32, n*d)  // (patches, dim)
-	q := make([]float32, n*d)    // (patches, dim)
-	kk := make([]float32, n*d)   // (patches, dim)
-	v := make([]float32, n*d)    // (patches, dim)
-	attn := make([]float32, n*d) // (patches, dim)
-	gate := make([]float32, n*hp.ffn)
-	up := make([]float32, n*hp.ffn) // (patches, ffn)
-	a := newAttention(n, hd)
-	for li := range w.layers {
-		lw := &w.layers[li]
-		full := hp.waPattern <= 0 || (li+1)%hp.waPattern == 0
-		rmsNormRows(cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
-		for _, m := range []struct {
-			dst  []float32
-			w    *compute.Tensor
-			bias []float32
-		}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
-			if err := mm.MatMul(m.dst, cur, n, m.w); err != nil {
-				return nil, err
-			}
-			if m.bias != nil {
-				addRows(m.dst, m.bias)
-			}
-		}
-		for t := range n {
-			cs := rope[t*hd : (t+1)*hd]
-			for h := range hp.heads {
-				compute.RopeApply(q[t*d+h*hd:t*d+(h+1)*hd], cs, true)
-				compute.RopeApply(kk[t*d+h*hd:t*d+(h+1)*hd], cs, true)
-			}
-		}
-		var win [][2]int
-		if !full {
-			win = lay.window
-		}
-		if err := a.run(mm, attn, q, kk, v, hp.heads, win); err != nil {
-			return nil, err
-		}
-		if err := mm.MatMul(cur, attn, n, lw.o); err != nil {
-			return nil, err
-		}
-		if lw.ob != nil {
-			addRows(cur, lw.ob)
-		}
-		compute.Add(x, cur)
+	return s
+}
 
-		rmsNormRows(cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
-		if err := mm.MatMul(gate, cur, n, lw.gate); err != nil {
-			return nil, err
-		}
-		if lw.gateb != nil {
-			addRows(gate, lw.gateb)
-		}
-		if err := mm.MatMul(up, cur, n, lw.up); err != nil {
-			return nil, err
-		}
-		if lw.upb != nil {
-			addRows(up, lw.upb)
-		}
-		for t := range n {
-			r := up[t*hp.ffn : (t+1)*hp.ffn]
-			compute.SiLUMul(r, gate[t*hp.ffn:(t+1)*hp.ffn], r)
-		}
-		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
-			return nil, err
-		}
-		if lw.downb != nil {
-			addRows(cur, lw.downb)
-		}
-		compute.Add(x, cur)
+// ropeQK rotates each head of the queries and keys of patch t.
+func (s *qwenScratch) ropeQK(t, d, heads int) {
+	cs, hd := s.rope[t*s.hd:(t+1)*s.hd], s.hd
+	for h := range heads {
+		compute.RopeApply(s.q[t*d+h*hd:t*d+(h+1)*hd], cs, true)
+		compute.RopeApply(s.kk[t*d+h*hd:t*d+(h+1)*hd], cs, true)
 	}
-	if w.postW != nil {
-		rmsNormRows(x, x, w.postW, w.postB, d, hp.eps)
+}
+
+// qwenLayer is one Qwen2.5-VL ViT layer on the residual stream x: RMS
+// norm, q, k, v with biases and 2-D rope, attention within win (nil: all
+// patches), the output projection; RMS norm and the gated SiLU
+// feed-forward.
+func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch, win [][2]int) error {
+	hp := &p.hp
+	d, n, cur, q, kk, v, gate, up := hp.dim, sc.n, sc.cur, sc.q, sc.kk, sc.v, sc.gate, sc.up
+	rmsNormRows(cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
+	for _, m := range []struct {
+		dst  []float32
+		w    *compute.Tensor
+		bias []float32
+	}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
+		if err := mm.MatMul(m.dst, cur, n, m.w); err != nil {
+			return err
+		}
+		if m.bias != nil {
+			addRows(m.dst, m.bias)
+		}
+	}
+	for t := range n {
+		sc.ropeQK(t, d, hp.heads)
+	}
+	if err := sc.attend(mm, lw, x, hp.heads, win); err != nil {
+		return err
 	}
 
-	// The merger: each four consecutive patches one row of 4·dim values.
+	rmsNormRows(cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
+	if err := mm.MatMul(gate, cur, n, lw.gate); err != nil {
+		return err
+	}
+	if lw.gateb != nil {
+		addRows(gate, lw.gateb)
+	}
+	if err := mm.MatMul(up, cur, n, lw.up); err != nil {
+		return err
+	}
+	if lw.upb != nil {
+		addRows(up, lw.upb)
+	}
+	for t := range n {
+		r := up[t*hp.ffn : (t+1)*hp.ffn]
+		compute.SiLUMul(r, gate[t*hp.ffn:(t+1)*hp.ffn], r)
+	}
+	return sc.down(mm, lw, x)
+}
+
+// attend is a layer's attention after q, k and v: attention over heads
+// within win (nil: all patches), the output projection with its bias,
+// added to the residual stream x.
+func (s *qwenScratch) attend(mm *compute.MatMuler, lw *layerWeights, x []float32, heads int, win [][2]int) error {
+	if err := s.a.run(mm, s.attn, s.q, s.kk, s.v, heads, win); err != nil {
+		return err
+	}
+	if err := mm.MatMul(s.cur, s.attn, s.n, lw.o); err != nil {
+		return err
+	}
+	if lw.ob != nil {
+		addRows(s.cur, lw.ob)
+	}
+	compute.Add(x, s.cur)
+	return nil
+}
+
+// down is a layer's feed-forward output: the down projection of up with
+// its bias, added to the residual stream x.
+func (s *qwenScratch) down(mm *compute.MatMuler, lw *layerWeights, x []float32) error {
+	if err := mm.MatMul(s.cur, s.up, s.n, lw.down); err != nil {
+		return err
+	}
+	if lw.downb != nil {
+		addRows(s.cur, lw.downb)
+	}
+	compute.Add(x, s.cur)
+	return nil
+}
+
+// qwenMerger is Qwen2.5-VL's merger: each four consecutive patches of x
+// (n patches, graph order) one row of 4·dim values, mm.0, GELU, mm.2;
+// the rows returned in raster order.
+func (p *Projector) qwenMerger(mm *compute.MatMuler, x []float32, n int, lay *qwenLayout) ([]float32, error) {
+	hp, w, d := &p.hp, p.w, p.hp.dim
 	m := n / 4
 	hid := make([]float32, m*4*d) // (rows, 4·dim)
 	if err := mm.MatMul(hid, x, m, w.mm0); err != nil {

@@ -1,7 +1,6 @@
 package vision
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -21,38 +20,12 @@ import (
 func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
 	d, ps := hp.dim, hp.patch
-	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
-		return nil, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
-	}
-	npx, npy := px.nx/ps, px.ny/ps
-	n, k := npx*npy, 3*ps*ps
-	lay := newQwenLayout(npx, npy, 0) // one window: 2×2 groups row by row
-
-	cols := make([]float32, n*k) // (patches, 3·patch·patch), raster order
-	for py := range npy {
-		for pxx := range npx {
-			row := cols[(py*npx+pxx)*k:]
-			i := 0
-			for c := range 3 {
-				for ky := range ps {
-					src := px.buf[3*((py*ps+ky)*px.nx+pxx*ps):]
-					for kx := range ps {
-						row[i] = src[3*kx+c]
-						i++
-					}
-				}
-			}
-		}
-	}
-	raster := make([]float32, n*d) // (patches, dim)
-	second := make([]float32, n*d)
-	if err := mm.MatMul(raster, cols, n, w.patch); err != nil {
+	raster, npx, npy, err := p.qwenPatches(mm, px)
+	if err != nil {
 		return nil, err
 	}
-	if err := mm.MatMul(second, cols, n, w.patch1); err != nil {
-		return nil, err
-	}
-	compute.Add(raster, second)
+	n := npx * npy
+	lay := newQwenLayout(npx, npy, 0)                                // one window: 2×2 groups row by row
 	pos := interpolatePositions(w.pos, hp.imageSize/ps, d, npx, npy) // (patches, dim), raster order
 	x := make([]float32, n*d)                                        // (patches, dim): the residual stream, graph order
 	for i, src := range lay.patch {
@@ -64,82 +37,24 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 		compute.Add(row, pos[src*d:(src+1)*d])
 	}
 	if w.preW != nil {
-		for t := range n {
-			layerNorm(x[t*d:(t+1)*d], x[t*d:(t+1)*d], w.preW, w.preB, hp.eps)
-		}
+		layerNormRows(x, x, w.preW, w.preB, d, hp.eps)
 	}
 
-	hd := d / hp.heads
-	rope := make([]float32, n*hd) // (patches, head_dim): each patch's cosines and sines
-	thetaScale := float32(math.Pow(10000, float64(float32(-2)/float32(hd/2))))
-	for i, yx := range lay.pos {
-		visionRope(rope[i*hd:(i+1)*hd], yx[0], yx[1], thetaScale)
-	}
 	m := n / 4
-	cur := make([]float32, n*d)     // (patches, dim)
-	qkv := make([]float32, n*3*d)   // (patches, 3·dim)
-	q := make([]float32, n*d)       // (patches, dim)
-	kk := make([]float32, n*d)      // (patches, dim)
-	v := make([]float32, n*d)       // (patches, dim)
-	attn := make([]float32, n*d)    // (patches, dim)
-	up := make([]float32, n*hp.ffn) // (patches, ffn)
-	ones := make([]float32, max(n*hp.ffn, n*d))
-	for i := range ones {
-		ones[i] = 1
+	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, false)
+	sc.qkv = make([]float32, n*3*d) // (patches, 3·dim)
+	sc.ones = make([]float32, max(n*hp.ffn, n*d))
+	for i := range sc.ones {
+		sc.ones[i] = 1
 	}
 	var deep [][]float32 // (rows, projDim) per deepstack layer, graph order
-	a := newAttention(n, hd)
 	for li := range w.layers {
 		lw := &w.layers[li]
-		for t := range n {
-			layerNorm(cur[t*d:(t+1)*d], x[t*d:(t+1)*d], lw.ln1w, lw.ln1b, hp.eps)
-		}
-		if err := mm.MatMul(qkv, cur, n, lw.qkv); err != nil {
+		if err := p.qwen3Layer(mm, lw, x, sc); err != nil {
 			return nil, err
 		}
-		addRows(qkv, lw.qkvb)
-		for t := range n {
-			r := qkv[t*3*d:]
-			copy(q[t*d:(t+1)*d], r[:d])
-			copy(kk[t*d:(t+1)*d], r[d:2*d])
-			copy(v[t*d:(t+1)*d], r[2*d:3*d])
-			cs := rope[t*hd : (t+1)*hd]
-			for h := range hp.heads {
-				compute.RopeApply(q[t*d+h*hd:t*d+(h+1)*hd], cs, true)
-				compute.RopeApply(kk[t*d+h*hd:t*d+(h+1)*hd], cs, true)
-			}
-		}
-		if err := a.run(mm, attn, q, kk, v, hp.heads, nil); err != nil {
-			return nil, err
-		}
-		if err := mm.MatMul(cur, attn, n, lw.o); err != nil {
-			return nil, err
-		}
-		if lw.ob != nil {
-			addRows(cur, lw.ob)
-		}
-		compute.Add(x, cur)
-
-		for t := range n {
-			layerNorm(cur[t*d:(t+1)*d], x[t*d:(t+1)*d], lw.ln2w, lw.ln2b, hp.eps)
-		}
-		if err := mm.MatMul(up, cur, n, lw.up); err != nil {
-			return nil, err
-		}
-		if lw.upb != nil {
-			addRows(up, lw.upb)
-		}
-		gelu(up, ones)
-		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
-			return nil, err
-		}
-		if lw.downb != nil {
-			addRows(cur, lw.downb)
-		}
-		compute.Add(x, cur)
-
 		if lw.dsFC1 != nil {
-			out, err := p.merge(mm, x, m, lw.dsNormW, lw.dsNormB, lw.dsFC1, lw.dsFC1b, lw.dsFC2, lw.dsFC2b, ones)
+			out, err := p.merge(mm, x, m, lw.dsNormW, lw.dsNormB, lw.dsFC1, lw.dsFC1b, lw.dsFC2, lw.dsFC2b, sc.ones)
 			if err != nil {
 				return nil, err
 			}
@@ -147,11 +62,9 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 		}
 	}
 	if w.postW != nil {
-		for t := range n {
-			layerNorm(x[t*d:(t+1)*d], x[t*d:(t+1)*d], w.postW, w.postB, hp.eps)
-		}
+		layerNormRows(x, x, w.postW, w.postB, d, hp.eps)
 	}
-	merged, err := p.merge(mm, x, m, nil, nil, w.mm0, w.mm0b, w.mm2, w.mm2b, ones)
+	merged, err := p.merge(mm, x, m, nil, nil, w.mm0, w.mm0b, w.mm2, w.mm2b, sc.ones)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +81,46 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 		}
 	}
 	return out, nil
+}
+
+// qwen3Layer is one Qwen3-VL ViT layer on the residual stream x: layer
+// norm, the fused q, k, v with its bias and 2-D rope, attention over all
+// patches, the output projection; layer norm and the GELU feed-forward.
+func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch) error {
+	hp := &p.hp
+	d, n, cur, qkv, up := hp.dim, sc.n, sc.cur, sc.qkv, sc.up
+	layerNormRows(cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
+	if err := mm.MatMul(qkv, cur, n, lw.qkv); err != nil {
+		return err
+	}
+	addRows(qkv, lw.qkvb)
+	for t := range n {
+		r := qkv[t*3*d:]
+		copy(sc.q[t*d:(t+1)*d], r[:d])
+		copy(sc.kk[t*d:(t+1)*d], r[d:2*d])
+		copy(sc.v[t*d:(t+1)*d], r[2*d:3*d])
+		sc.ropeQK(t, d, hp.heads)
+	}
+	if err := sc.attend(mm, lw, x, hp.heads, nil); err != nil {
+		return err
+	}
+
+	layerNormRows(cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
+	if err := mm.MatMul(up, cur, n, lw.up); err != nil {
+		return err
+	}
+	if lw.upb != nil {
+		addRows(up, lw.upb)
+	}
+	gelu(up, sc.ones)
+	return sc.down(mm, lw, x)
+}
+
+// layerNormRows is layerNorm on each row of d values of x.
+func layerNormRows(dst, x, w, b []float32, d int, eps float32) {
+	for t := 0; t < len(x); t += d {
+		layerNorm(dst[t:t+d], x[t:t+d], w, b, eps)
+	}
 }
 
 // merge is a Qwen-VL merger over x (4·m patches of dim values, each four
