@@ -88,24 +88,42 @@ func benchSpec(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
+	run := specRun{m: m, ids: ids, modes: modes, n: *n, threads: *threads, repeat: *repeat, temp: *temp, seed: *seed}
+	return run.table(ctx, stdout, pl)
+}
+
+// specRun is one bench spec invocation: the model, the prompt's ids and
+// the modes (off, n-gram, draft model) to run alternately.
+type specRun struct {
+	m                  *model.Model
+	ids                []int32
+	modes              []actors.SpecConfig
+	n, threads, repeat int
+	temp               float64
+	seed               uint64
+}
+
+// table writes the markdown table: a row per batch size and mode, each
+// mode's speed beside the last plain run's.
+func (sr specRun) table(ctx context.Context, stdout io.Writer, pl []int) error {
 	fmt.Fprintf(stdout, "| B | speculation | tok/s | draft tokens | accepted | acceptance | mean accepted length | steps | CPU ms/token |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, b := range pl {
 		prompts := make([][]int32, b)
 		for i := range prompts {
-			prompts[i] = ids
+			prompts[i] = sr.ids
 		}
 		var off float64
-		for i := range max(*repeat, 1) * len(modes) {
-			mode := modes[i%len(modes)]
-			o := bench.SpecOptions{Prompts: prompts, MaxTokens: *n, Workers: *threads, Spec: mode}
-			if *temp > 0 {
-				o.Sampling = &messages.SamplingParams{Temperature: float32(*temp), Seed: *seed}
+		for i := range max(sr.repeat, 1) * len(sr.modes) {
+			mode := sr.modes[i%len(sr.modes)]
+			o := bench.SpecOptions{Prompts: prompts, MaxTokens: sr.n, Workers: sr.threads, Spec: mode}
+			if sr.temp > 0 {
+				o.Sampling = &messages.SamplingParams{Temperature: float32(sr.temp), Seed: sr.seed}
 			}
 			name := "off"
 			if mode.On() {
 				name = mode.Type
 			}
-			r, err := bench.Speculative(ctx, m, o)
+			r, err := bench.Speculative(ctx, sr.m, o)
 			if err != nil {
 				return err
 			}
