@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/server"
@@ -34,7 +35,9 @@ func hubProjector(ctx context.Context, spec, cacheDir string, progress io.Writer
 		return "", nil // resolveModel says what is wrong with spec
 	}
 	o := hub.Options{CacheDir: cacheDir, Progress: progress}
-	files, err := hub.ListFiles(ctx, ref, o)
+	listCtx, cancel := context.WithTimeout(ctx, 30*time.Second) // a black-holed network must not hold the start
+	files, err := hub.ListFiles(listCtx, ref, o)
+	cancel()
 	if err != nil { // offline with the model cached, say: served text only, as before
 		fmt.Fprintf(progress, "troupe: %s/%s is not listed (%v): its projector, if any, is not loaded (text only)\n", ref.Owner, ref.Repo, err)
 		return "", nil

@@ -233,9 +233,6 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if c.Models.Dir != "" || len(c.LoRAModules) > 0 {
 		return c.serveModels(ctx, stdout, stderr)
 	}
-	if err := c.autoProjector(ctx, stderr); err != nil { // hubmmproj.go
-		return err
-	}
 	rtCfg, srvCfg := c.Runtime, c.Server
 	device, err := loraDevice(c.Device, c.LoRA)
 	if err != nil {
@@ -254,6 +251,9 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	srvCfg.BindHost = c.Host
 	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr) // before the template: a missing model is said as such
 	if err != nil {
+		return err
+	}
+	if err := c.autoProjector(ctx, stderr); err != nil { // hubmmproj.go: after the flags' checks and the model
 		return err
 	}
 	if srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {
