@@ -74,7 +74,10 @@ func Alt(alts ...Expr) Expr {
 // body (llama.cpp's layout), grouped inside a sequence or a repetition.
 // Alternatives that are themselves alts are joined flat.
 func alts(xs ...Expr) Expr {
-	if len(xs) == 1 {
+	switch len(xs) {
+	case 0: // "type": [] — the empty body, as strings.Join of none
+		return Expr{}
+	case 1:
 		return xs[0]
 	}
 	s := make([]string, len(xs))
