@@ -155,7 +155,7 @@ func TestVisionLogitsParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			emb, rows, prep := encodeWide(t, m.Config.Dim)
+			emb, rows, prep := encodeWide(t, "gemma3-tiny", m.Config.Dim)
 			name := tc.name + "-gemma3-tiny"
 			causal, mtmd := readVisionPrompt(t, name+"-causal"), readVisionPrompt(t, name)
 			if !slices.Equal(causal.ids, mtmd.ids) || !slices.Equal(causal.emb, mtmd.emb) {
@@ -237,12 +237,12 @@ func writeGemma3Tiny(t *testing.T) string {
 	return path
 }
 
-// encodeWide writes scripts/vision-logits-ref.sh's projector (gemma3-tiny,
+// encodeWide writes scripts/vision-logits-ref.sh's projector (projShape,
 // output width dim, seed 1) and returns Encode's rows of
 // vision/testdata/img/wide.png and the number of rows Prepare's chunks
 // hold.
-func encodeWide(t *testing.T, dim int) ([]float32, int, *vision.Prepared) {
-	shape, _ := synth.LookupProjectorShape("gemma3-tiny")
+func encodeWide(t *testing.T, projShape string, dim int) ([]float32, int, *vision.Prepared) {
+	shape, _ := synth.LookupProjectorShape(projShape)
 	path := filepath.Join(t.TempDir(), "mmproj.gguf")
 	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: shape, TextDim: dim, Seed: 1}); err != nil {
 		t.Fatal(err)

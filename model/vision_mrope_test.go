@@ -1,17 +1,14 @@
 package model_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
-	"github.com/troupe-llm/troupe/model/vision"
 )
 
 // mropePositions is mtmd's M-RoPE layout of a prompt whose image rows (ids
@@ -156,28 +153,7 @@ func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound fl
 		t.Fatalf("%s model without the mrope feature", textShape)
 	}
 
-	ps, _ := synth.LookupProjectorShape(projShape)
-	ppath := filepath.Join(t.TempDir(), "mmproj.gguf")
-	if err := synth.WriteProjector(ppath, synth.ProjectorOptions{Shape: ps, TextDim: m.Config.Dim, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	proj, err := vision.Open(ppath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proj.Close()
-	data, err := os.ReadFile(filepath.Join("vision", "testdata", "img", "wide.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prep, err := proj.Prepare(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb, err := proj.Encode(compute.NewMatMuler(2), prep)
-	if err != nil {
-		t.Fatal(err)
-	}
+	emb, _, prep := encodeWide(t, projShape, m.Config.Dim)
 
 	ref := readVisionPrompt(t, name)
 	refPos := readI32(t, filepath.Join(visionLogitsDir, name+".pos"))
