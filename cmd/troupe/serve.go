@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -233,36 +234,10 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 	if c.Models.Dir != "" || len(c.LoRAModules) > 0 {
 		return c.serveModels(ctx, stdout, stderr)
 	}
-	rtCfg, srvCfg := c.Runtime, c.Server
-	device, err := loraDevice(c.Device, c.LoRA)
+	s, err := c.prepare(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	kind, err := deviceFlag(device)
-	if err != nil {
-		return err
-	}
-	if c.Preemption == "swap" {
-		rtCfg.Preemption = sched.Swap
-	}
-	log, console := newLogger(stderr, c.LogFormat)
-	srvCfg.Log = log
-	srvCfg.Version = buildVersion()
-	srvCfg.BindHost = c.Host
-	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr) // before the template: a missing model is said as such
-	if err != nil {
-		return err
-	}
-	if err := c.autoProjector(ctx, stderr); err != nil { // hubmmproj.go: after the flags' checks and the model
-		return err
-	}
-	if srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {
-		return err
-	}
-	if srvCfg.ModelName == "" {
-		srvCfg.ModelName = strings.TrimSuffix(filepath.Base(local), ".gguf")
-	}
-
 	system := newActorSystem()
 	var node *cluster.Node // when set, it shuts the system down
 	defer func() {
@@ -270,114 +245,214 @@ func (c *serveConfig) serve(ctx context.Context, stdout, stderr io.Writer) error
 			system.Shutdown()
 		}
 	}()
-	ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
+	ln, err := listen(c.Host, c.Port)
 	if err != nil {
 		return err
 	}
 	defer ln.Close() // the one Close: every return below (after Shutdown it is closed already)
-	log.Debug().Str("model", local).Str("device", kind).Str("addr", ln.Addr().String()).Msg("loading")
+	s.log.Debug().Str("model", s.local).Str("device", s.kind).Str("addr", ln.Addr().String()).Msg("loading")
 	loadStart := time.Now()
-	loadOpts := model.LoadOptions{Repack: c.Repack}
-	var head *pipelineHead // the head of a pipeline: pipeline.go
-	if c.Pipeline.Stages > 0 {
-		if head, err = newPipelineHead(local, c.Pipeline.Stages, &loadOpts); err != nil {
-			return err
-		}
-	}
-	m, err := model.OpenWith(local, loadOpts)
+	o, err := c.openModel(s)
 	if err != nil {
 		return err
 	}
-	mapped := true // false once the runtime may still read the weights
-	defer func() {
-		if mapped {
-			m.Close()
-		}
-	}()
-	if err := c.checkModel(&m.Config); err != nil {
-		return err
-	}
-	closeAdapters, err := openAdapters(m, unapplied(c.LoRA, c.LoRAUnapplied), c.MaxLoRARank)
+	defer o.close()
+	rt, err := c.startRuntime(ctx, s, o, system)
 	if err != nil {
 		return err
 	}
-	defer closeAdapters()
-	encoder, closeProjector, err := openProjector(c.MMProj, m)
-	if err != nil {
-		return err
-	}
-	defer closeProjector()
-	rtCfg.Encoder = encoder
-	closeDraft, err := openDraft(&rtCfg.Speculative, c.DraftModel, kind, c.Repack)
-	if err != nil {
-		return err
-	}
-	defer closeDraft()
-	devices := backend.NewSelector(m, kind)
-	rtCfg.NewBackend = devices.New
-	if head != nil {
-		rtCfg.NewBackend, kind = head.backend(m, c.Pipeline.Stages, c.Pipeline.MicroBatches), backend.DeviceCPU
-	}
-	rt, err := actors.Start(system, m, rtCfg)
-	if err != nil {
-		return err
-	}
-	if head != nil {
-		defer head.p.Stop()
-		if err := head.start(ctx, log, system, rt, c.Cluster); err != nil {
-			rt.Stop(time.Second)
-			return err
-		}
-	}
-	if err := devices.Fallback(); err != nil {
-		kind = backend.DeviceCPU
-		log.Info().Str("why", fallbackWhy(err)).Msg("--device auto: CUDA is not usable here; running on the CPU")
-	}
-	if msg := encoderPlacement(encoder, rt.Device()); msg != "" { // mmproj.go
-		log.Info().Msg(msg)
-	}
-	if srvCfg.ChatTemplate == "" && rt.ChatTemplate() == "" {
-		srvCfg.ChatTemplate, _ = server.BuiltinTemplate(server.FallbackTemplate)
-		log.Warn().Str("chat_template", server.FallbackTemplate).
-			Msg("the model has no chat template; /v1/chat/completions uses the built-in " + server.FallbackTemplate + " (choose one with --chat-template)")
-	}
-	if c.Cluster.Name != "" && head == nil { // a pipeline's head joined the cluster in head.start
+	if c.Cluster.Name != "" && o.head == nil { // a pipeline's head joined the cluster in head.start
 		if node, err = cluster.Start(system, rt, c.Cluster); err != nil {
 			return err
 		}
-		log.Info().Str("cluster", c.Cluster.Name).Str("provider", c.Cluster.Provider).Str("advertise", c.Cluster.Advertise).Msg("joined the cluster")
+		s.log.Info().Str("cluster", c.Cluster.Name).Str("provider", c.Cluster.Provider).Str("advertise", c.Cluster.Advertise).Msg("joined the cluster")
 	}
-	srvCfg.Cluster = node
-	if head != nil {
-		srvCfg.Pipeline = head.p
+	s.srvCfg.Cluster = node
+	if o.head != nil {
+		s.srvCfg.Pipeline = o.head.p
 	}
-	srv, err := server.New(system, rt, srvCfg)
+	srv, err := server.New(system, rt, s.srvCfg)
 	if err != nil {
 		return err
 	}
 	httpSrv := srv.HTTPServer()
-	errc := make(chan error, 1)
-	go func() { errc <- httpSrv.Serve(ln) }()
+	wait := serveHTTP(httpSrv, ln)
 	srv.Ready()
-	sum := newSummary(srvCfg.ModelName, m, rt.Config(), kind, time.Since(loadStart), "http://"+ln.Addr().String())
-	if console {
-		sum.log(log.Debug()) // a person reads the line below
+	sum := newSummary(s.srvCfg.ModelName, o.m, rt.Config(), s.kind, time.Since(loadStart), "http://"+ln.Addr().String())
+	if s.console {
+		sum.log(s.log.Debug()) // a person reads the line below
 	} else {
-		sum.log(log.Info())
+		sum.log(s.log.Info())
 	}
 	fmt.Fprintln(stdout, sum)
 
-	select {
-	case err := <-errc:
+	if err := wait(ctx); err != nil {
 		return err
-	case <-ctx.Done():
 	}
-	mapped = drain(log, c.ShutdownGrace, srv, httpSrv, rt)
+	o.mapped = drain(s.log, c.ShutdownGrace, srv, httpSrv, rt)
 	if node != nil {
 		node.Stop() // requests other nodes ran here were cancelled by drain: they re-run elsewhere
 	}
-	log.Info().Msg("stopped")
+	s.log.Info().Msg("stopped")
 	return nil
+}
+
+// serveSetup is what serve works out from the flags before it listens.
+type serveSetup struct {
+	rtCfg   actors.Config
+	srvCfg  server.Config
+	log     zerolog.Logger
+	console bool   // log writes console lines
+	kind    string // the device: backend.DeviceCPU or DeviceCUDA
+	local   string // the model's local path
+}
+
+// prepare is serve's first step: the device, the logger, the model's
+// local path (downloaded when hf://), its projector and the chat template.
+func (c *serveConfig) prepare(ctx context.Context, stderr io.Writer) (*serveSetup, error) {
+	device, err := loraDevice(c.Device, c.LoRA)
+	if err != nil {
+		return nil, err
+	}
+	s := &serveSetup{rtCfg: c.Runtime, srvCfg: c.Server}
+	if s.kind, err = deviceFlag(device); err != nil {
+		return nil, err
+	}
+	s.log, s.console = c.baseConfigs(stderr, &s.rtCfg, &s.srvCfg)
+	if s.local, err = resolveModel(ctx, c.Model, c.CacheDir, stderr); err != nil { // before the template: a missing model is said as such
+		return nil, err
+	}
+	if err := c.autoProjector(ctx, stderr); err != nil { // hubmmproj.go: after the flags' checks and the model
+		return nil, err
+	}
+	if s.srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {
+		return nil, err
+	}
+	if s.srvCfg.ModelName == "" {
+		s.srvCfg.ModelName = modelName(s.local)
+	}
+	return s, nil
+}
+
+// baseConfigs completes the runtime and server configs with what every
+// serve mode sets the same way: --preemption, the logger (returned, with
+// whether it writes console lines), the version and the bound host.
+func (c *serveConfig) baseConfigs(stderr io.Writer, rtCfg *actors.Config, srvCfg *server.Config) (zerolog.Logger, bool) {
+	if c.Preemption == "swap" {
+		rtCfg.Preemption = sched.Swap
+	}
+	log, console := newLogger(stderr, c.LogFormat)
+	srvCfg.Log, srvCfg.Version, srvCfg.BindHost = log, buildVersion(), c.Host
+	return log, console
+}
+
+// modelName is the name a model is served under by default: its file or
+// directory name, less .gguf.
+func modelName(local string) string {
+	return strings.TrimSuffix(filepath.Base(local), ".gguf")
+}
+
+// listen opens serve's TCP listener on --host and --port.
+func listen(host string, port int) (net.Listener, error) {
+	return net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+}
+
+// openedModel is the model serve opened, with what goes with it: a
+// pipeline head's split, the adapters, the projector and the draft model.
+type openedModel struct {
+	m       *model.Model
+	head    *pipelineHead       // the head of a pipeline (pipeline.go); nil without one
+	encoder actors.ImageEncoder // the projector's, else nil
+	closers []func()            // run last first by close
+	mapped  bool                // false once the runtime may still read the weights
+}
+
+// close releases what openModel opened, last first; the model only while
+// it is mapped.
+func (o *openedModel) close() {
+	for i := len(o.closers) - 1; i >= 0; i-- {
+		o.closers[i]()
+	}
+	if o.mapped {
+		o.m.Close()
+	}
+}
+
+// openModel is serve's load step: the model (split for a pipeline's head),
+// checked against the flags, then its adapters, projector and draft model.
+// On an error, what it opened is closed.
+func (c *serveConfig) openModel(s *serveSetup) (_ *openedModel, err error) {
+	loadOpts := model.LoadOptions{Repack: c.Repack}
+	o := &openedModel{}
+	if c.Pipeline.Stages > 0 {
+		if o.head, err = newPipelineHead(s.local, c.Pipeline.Stages, &loadOpts); err != nil {
+			return nil, err
+		}
+	}
+	if o.m, err = model.OpenWith(s.local, loadOpts); err != nil {
+		return nil, err
+	}
+	o.mapped = true
+	defer func() {
+		if err != nil {
+			o.close()
+		}
+	}()
+	if err := c.checkModel(&o.m.Config); err != nil {
+		return nil, err
+	}
+	closeAdapters, err := openAdapters(o.m, unapplied(c.LoRA, c.LoRAUnapplied), c.MaxLoRARank)
+	if err != nil {
+		return nil, err
+	}
+	o.closers = append(o.closers, closeAdapters)
+	encoder, closeProjector, err := openProjector(c.MMProj, o.m)
+	if err != nil {
+		return nil, err
+	}
+	o.closers = append(o.closers, closeProjector)
+	o.encoder, s.rtCfg.Encoder = encoder, encoder
+	closeDraft, err := openDraft(&s.rtCfg.Speculative, c.DraftModel, s.kind, c.Repack)
+	if err != nil {
+		return nil, err
+	}
+	o.closers = append(o.closers, closeDraft)
+	return o, nil
+}
+
+// startRuntime is serve's runtime step: the runtime on the selected
+// device (or a pipeline's stages, its head started), then what the logs
+// say about where it runs, and the fallback chat template.
+func (c *serveConfig) startRuntime(ctx context.Context, s *serveSetup, o *openedModel, system *actor.ActorSystem) (*actors.Runtime, error) {
+	devices := backend.NewSelector(o.m, s.kind)
+	s.rtCfg.NewBackend = devices.New
+	if o.head != nil {
+		s.rtCfg.NewBackend, s.kind = o.head.backend(o.m, c.Pipeline.Stages, c.Pipeline.MicroBatches), backend.DeviceCPU
+	}
+	rt, err := actors.Start(system, o.m, s.rtCfg)
+	if err != nil {
+		return nil, err
+	}
+	if o.head != nil {
+		o.closers = append(o.closers, o.head.p.Stop)
+		if err := o.head.start(ctx, s.log, system, rt, c.Cluster); err != nil {
+			rt.Stop(time.Second)
+			return nil, err
+		}
+	}
+	if err := devices.Fallback(); err != nil {
+		s.kind = backend.DeviceCPU
+		s.log.Info().Str("why", fallbackWhy(err)).Msg("--device auto: CUDA is not usable here; running on the CPU")
+	}
+	if msg := encoderPlacement(o.encoder, rt.Device()); msg != "" { // mmproj.go
+		s.log.Info().Msg(msg)
+	}
+	if s.srvCfg.ChatTemplate == "" && rt.ChatTemplate() == "" {
+		s.srvCfg.ChatTemplate, _ = server.BuiltinTemplate(server.FallbackTemplate)
+		s.log.Warn().Str("chat_template", server.FallbackTemplate).
+			Msg("the model has no chat template; /v1/chat/completions uses the built-in " + server.FallbackTemplate + " (choose one with --chat-template)")
+	}
+	return rt, nil
 }
 
 // drain stops a serving server: new requests get 503 with Retry-After
@@ -403,16 +478,37 @@ func drain(log zerolog.Logger, grace time.Duration, srv *server.Server, httpSrv 
 			stopped = false
 		}
 	}
-	answered, cancelAnswered := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancelAnswered()
-	if httpSrv.Shutdown(answered) != nil {
-		httpSrv.Close()
-	}
+	closeHTTP(httpSrv)
 	if err := rt.Stop(5 * time.Second); err != nil {
 		log.Warn().Err(err).Msg("stopping the runtime")
 		stopped = false
 	}
 	return stopped
+}
+
+// serveHTTP serves httpSrv on ln in the background. wait returns the
+// error that ends serving early, or nil once ctx ends.
+func serveHTTP(httpSrv *http.Server, ln net.Listener) (wait func(ctx context.Context) error) {
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	return func(ctx context.Context) error {
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// closeHTTP shuts httpSrv down, giving its handlers 5s to answer the
+// requests they hold, then closes it.
+func closeHTTP(httpSrv *http.Server) {
+	answered, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if httpSrv.Shutdown(answered) != nil {
+		httpSrv.Close()
+	}
 }
 
 // deviceFlag resolves --device (see backend.Resolve): a value other

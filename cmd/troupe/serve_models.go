@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
-	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/server"
@@ -113,20 +113,59 @@ func keepAliveEnv(v string, d *time.Duration) error {
 
 // serveModels runs the several-models server until ctx ends.
 func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer) error {
-	mc := c.Models
-	srvCfg := c.Server
-	kind, err := deviceFlag(c.Device)
+	cfg, log, err := c.managerConfig(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	log, _ := newLogger(stderr, c.LogFormat)
-	srvCfg.Log, srvCfg.Version, srvCfg.BindHost = log, buildVersion(), c.Host
-	if srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {
+	system := newActorSystem()
+	defer system.Shutdown()
+	mgr, err := server.NewManager(system, cfg)
+	if errors.Is(err, server.ErrOverBudget) {
+		return usageError{strings.TrimPrefix(err.Error(), "server: ")}
+	}
+	if err != nil {
 		return err
 	}
-	rtCfg := c.Runtime
-	if c.Preemption == "swap" {
-		rtCfg.Preemption = sched.Swap
+	defer mgr.Close()
+	mgr.Start(time.Second)
+	if c.Models.Dir == "" {
+		if err := mgr.Preload(ctx, cfg.Models[0].Name); err != nil {
+			return err
+		}
+	}
+	ln, err := listen(c.Host, c.Port)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	httpSrv := mgr.HTTPServer()
+	wait := serveHTTP(httpSrv, ln)
+	fmt.Fprintln(stdout, c.modelsBanner(cfg.Models, ln.Addr()))
+	if err := wait(ctx); err != nil {
+		return err
+	}
+	log.Info().Dur("grace", c.ShutdownGrace).Msg("draining")
+	mgr.Drain()
+	grace, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
+	defer cancel()
+	_ = mgr.WaitIdle(grace)
+	closeHTTP(httpSrv)
+	log.Info().Msg("stopped")
+	return nil
+}
+
+// managerConfig is serveModels' set-up: the manager's config from the
+// flags (with -m's model, resolved, when it is served too), and the logger.
+func (c *serveConfig) managerConfig(ctx context.Context, stderr io.Writer) (server.ManagerConfig, zerolog.Logger, error) {
+	mc := c.Models
+	srvCfg, rtCfg := c.Server, c.Runtime
+	kind, err := deviceFlag(c.Device)
+	if err != nil {
+		return server.ManagerConfig{}, zerolog.Logger{}, err
+	}
+	log, _ := c.baseConfigs(stderr, &rtCfg, &srvCfg)
+	if srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {
+		return server.ManagerConfig{}, log, err
 	}
 	cfg := server.ManagerConfig{Server: srvCfg, Dir: mc.Dir, MaxLoaded: mc.Max, MaxBytes: mc.Memory, KeepAlive: mc.KeepAlive,
 		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA, LoRAModules: c.LoRAModules, NoProjectors: c.NoMMProj}
@@ -134,24 +173,11 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 		cfg.KeepAlive = -1
 	}
 	if mc.explicitM || mc.Dir == "" {
-		var proj string
-		if !c.NoMMProj {
-			if proj, err = hubProjector(ctx, c.Model, c.CacheDir, stderr); err != nil { // hubmmproj.go
-				return err
-			}
-		}
-		local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
+		src, err := c.servedModel(ctx, srvCfg.ModelName, stderr)
 		if err != nil {
-			return err
+			return server.ManagerConfig{}, log, err
 		}
-		name := srvCfg.ModelName
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(local), ".gguf")
-		}
-		if proj != "" {
-			fmt.Fprintf(stderr, "troupe: %s: loading the repository's projector %s: the model takes images (--no-mmproj: text only)\n", name, filepath.Base(proj))
-		}
-		cfg.Models = []server.ModelSource{{Name: name, Path: local, Projector: proj}}
+		cfg.Models = []server.ModelSource{src}
 		cfg.Server.ModelName, cfg.Server.ModelAliases = "", nil
 	}
 	cfg.Load = func(_ context.Context, system *actor.ActorSystem, spec server.LoadSpec) (*actors.Runtime, func(), error) {
@@ -173,60 +199,48 @@ func (c *serveConfig) serveModels(ctx context.Context, stdout, stderr io.Writer)
 		}
 		return hub.ListFiles(ctx, ref, hub.Options{CacheDir: c.CacheDir})
 	}
-	system := newActorSystem()
-	defer system.Shutdown()
-	mgr, err := server.NewManager(system, cfg)
-	if errors.Is(err, server.ErrOverBudget) {
-		return usageError{strings.TrimPrefix(err.Error(), "server: ")}
-	}
-	if err != nil {
-		return err
-	}
-	defer mgr.Close()
-	mgr.Start(time.Second)
-	if mc.Dir == "" {
-		if err := mgr.Preload(ctx, cfg.Models[0].Name); err != nil {
-			return err
+	return cfg, log, nil
+}
+
+// servedModel is -m's model as the manager serves it: resolved (downloaded
+// when hf://), named (name, else after its file), with a hub repository's
+// projector unless --no-mmproj.
+func (c *serveConfig) servedModel(ctx context.Context, name string, stderr io.Writer) (server.ModelSource, error) {
+	var proj string
+	if !c.NoMMProj {
+		var err error
+		if proj, err = hubProjector(ctx, c.Model, c.CacheDir, stderr); err != nil { // hubmmproj.go
+			return server.ModelSource{}, err
 		}
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
+	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
 	if err != nil {
-		return err
+		return server.ModelSource{}, err
 	}
-	defer ln.Close()
-	httpSrv := mgr.HTTPServer()
-	errc := make(chan error, 1)
-	go func() { errc <- httpSrv.Serve(ln) }()
-	bound := ""
-	if mc.Memory > 0 {
-		bound = " and " + server.HumanBytes(mc.Memory)
+	if name == "" {
+		name = modelName(local)
 	}
+	if proj != "" {
+		fmt.Fprintf(stderr, "troupe: %s: loading the repository's projector %s: the model takes images (--no-mmproj: text only)\n", name, filepath.Base(proj))
+	}
+	return server.ModelSource{Name: name, Path: local, Projector: proj}, nil
+}
+
+// modelsBanner is the line serveModels prints once it listens at addr.
+func (c *serveConfig) modelsBanner(models []server.ModelSource, addr net.Addr) string {
+	mc := c.Models
 	if mc.Dir == "" {
 		var names []string
 		for _, lm := range c.LoRAModules {
 			names = append(names, lm.Name)
 		}
-		fmt.Fprintf(stdout, "serving %s and its adapters %s on http://%s\n", cfg.Models[0].Name, strings.Join(names, ", "), ln.Addr())
-	} else {
-		fmt.Fprintf(stdout, "serving the models of %s on http://%s (loaded on demand, at most %d at once%s)\n", mc.Dir, ln.Addr(), mc.Max, bound)
+		return fmt.Sprintf("serving %s and its adapters %s on http://%s", models[0].Name, strings.Join(names, ", "), addr)
 	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	bound := ""
+	if mc.Memory > 0 {
+		bound = " and " + server.HumanBytes(mc.Memory)
 	}
-	log.Info().Dur("grace", c.ShutdownGrace).Msg("draining")
-	mgr.Drain()
-	grace, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
-	defer cancel()
-	_ = mgr.WaitIdle(grace)
-	answered, cancelAnswered := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancelAnswered()
-	if httpSrv.Shutdown(answered) != nil {
-		httpSrv.Close()
-	}
-	log.Info().Msg("stopped")
-	return nil
+	return fmt.Sprintf("serving the models of %s on http://%s (loaded on demand, at most %d at once%s)", mc.Dir, addr, mc.Max, bound)
 }
 
 // loadManaged opens one model of the manager with its adapters and starts
