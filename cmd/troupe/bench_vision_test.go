@@ -2,25 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
 // TestBenchVision: troupe bench vision on stories260K with a synthetic
 // gemma3-tiny projector reports each repetition's prepare, encode and
 // time-to-first-token (all positive) and the image's 16 rows; missing files and flags are usage errors.
 func TestBenchVision(t *testing.T) {
-	stories := testmodels.Path(t, "stories260K.gguf")
-	dir := t.TempDir()
-	proj := filepath.Join(dir, "mmproj.gguf")
-	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
-		t.Fatalf("synth: exit %d: %s", code, errOut)
-	}
-	pic := filepath.Join(dir, "pic.png")
-	writePNG(t, pic, 30, 20)
+	stories, proj, pic := imageFixture(t)
 	stdout, errOut, code := troupe(t, "bench", "vision", "-m", stories, "--mmproj", proj, "--image", pic, "-r", "2", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

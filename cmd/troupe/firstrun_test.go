@@ -125,14 +125,7 @@ func TestServeRefuses(t *testing.T) {
 // the summary line and the URL.
 func startServe(t *testing.T, args ...string) (summaryLine, url string, stop func()) {
 	t.Helper()
-	c, err := parseServe(t, append([]string{"--device", "cpu", "--log-format", "json"}, args...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Port = freePort(t)
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	c := validServe(t, append([]string{"--device", "cpu", "--log-format", "json"}, args...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	lines := make(chan string, 1)
 	var once sync.Once
@@ -298,15 +291,7 @@ func TestMakeRun(t *testing.T) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		cmd.Wait()
 	}()
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "serving") {
-				line <- sc.Text()
-			}
-		}
-	}()
+	line := linesWith(stdout, "serving")
 	select {
 	case l := <-line:
 		if want := "on http://127.0.0.1:" + strconv.Itoa(port) + " "; !strings.Contains(l, want) {

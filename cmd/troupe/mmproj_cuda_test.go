@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/cudaemu"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
 // TestRunImageCUDA: troupe run --mmproj --image on --device cuda (the CUDA
@@ -24,14 +22,7 @@ func TestRunImageCUDA(t *testing.T) {
 		cudaemu.Unavailable(t, err)
 	}
 	bin := buildTroupe(t)
-	stories := testmodels.Path(t, "stories260K.gguf")
-	dir := t.TempDir()
-	proj := filepath.Join(dir, "mmproj.gguf")
-	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
-		t.Fatalf("synth: exit %d: %s", code, errOut)
-	}
-	pic := filepath.Join(dir, "pic.png")
-	writePNG(t, pic, 30, 20)
+	stories, proj, pic := imageFixture(t)
 	type answer struct {
 		PromptIDs []int32 `json:"prompt_ids"`
 		IDs       []int32 `json:"ids"`

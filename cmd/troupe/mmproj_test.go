@@ -18,6 +18,21 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
+// imageFixture is the image tests' files: stories260K, a synthetic
+// gemma3-tiny projector of its width and a 30×20 PNG (both in a temp dir).
+func imageFixture(t *testing.T) (stories, proj, pic string) {
+	t.Helper()
+	stories = testmodels.Path(t, "stories260K.gguf")
+	dir := t.TempDir()
+	proj = filepath.Join(dir, "mmproj.gguf")
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	pic = filepath.Join(dir, "pic.png")
+	writePNG(t, pic, 30, 20)
+	return stories, proj, pic
+}
+
 // writePNG writes a w×h PNG of a gradient to path.
 func writePNG(t *testing.T, path string, w, h int) {
 	t.Helper()
@@ -40,14 +55,8 @@ func writePNG(t *testing.T, path string, w, h int) {
 // repeatable; a projector of another width, a marker count that does not
 // match, --image without --mmproj and a file that is no image are errors.
 func TestRunImage(t *testing.T) {
-	stories := testmodels.Path(t, "stories260K.gguf")
-	dir := t.TempDir()
-	proj := filepath.Join(dir, "mmproj.gguf")
-	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
-		t.Fatalf("synth: exit %d: %s", code, errOut)
-	}
-	pic := filepath.Join(dir, "pic.png")
-	writePNG(t, pic, 30, 20)
+	stories, proj, pic := imageFixture(t)
+	dir := filepath.Dir(pic)
 	args := []string{"run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "Look: <__media__> Once upon a time", "-n", "8", "--temp", "0", "--output", "json"}
 	type answer struct {
 		PromptIDs []int32 `json:"prompt_ids"`
@@ -121,14 +130,7 @@ func TestRunImage(t *testing.T) {
 // chat, greedy the same on a repeat (the image then cached), and /api/show
 // lists vision.
 func TestServeImage(t *testing.T) {
-	stories := testmodels.Path(t, "stories260K.gguf")
-	dir := t.TempDir()
-	proj := filepath.Join(dir, "mmproj.gguf")
-	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
-		t.Fatalf("synth: exit %d: %s", code, errOut)
-	}
-	pic := filepath.Join(dir, "pic.png")
-	writePNG(t, pic, 30, 20)
+	stories, proj, pic := imageFixture(t)
 	data, err := os.ReadFile(pic)
 	if err != nil {
 		t.Fatal(err)

@@ -184,7 +184,13 @@ func (c *serveConfig) serveStage(ctx context.Context, stdout, stderr io.Writer) 
 // residentBytes is this process's resident memory (Rss of
 // /proc/self/smaps_rollup); 0 where that cannot be read.
 func residentBytes() int64 {
-	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	return smapsRss("/proc/self/smaps_rollup")
+}
+
+// smapsRss is the Rss line of an smaps_rollup file, in bytes; 0 where it
+// cannot be read.
+func smapsRss(path string) int64 {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
@@ -40,48 +39,6 @@ func (pc *pipelineCluster) args(i, stage, stages int) []string {
 		"--seeds", strings.Join(seeds, ","), "--advertise", "127.0.0.1:" + strconv.Itoa(pc.adv[i])}
 }
 
-// startClusterStage starts `troupe serve` with args, a stage member that
-// finds its head through the cluster.
-func startClusterStage(t *testing.T, bin, path string, args []string) *stageProc {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "-m", path, "--log-format", "json"}, args...)...)
-	sp := &stageProc{cmd: cmd, logs: &lockedBuilder{}, joined: make(chan string, 1), exited: make(chan error, 1)}
-	cmd.Stderr = sp.logs
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "joined the pipeline") {
-				sp.joined <- sc.Text()
-			}
-		}
-		sp.exited <- cmd.Wait()
-	}()
-	return sp
-}
-
-// waitJoined waits for sp's "joined the pipeline" line (a minute: a hang,
-// not a slow machine) and returns it.
-func waitJoined(t *testing.T, sp *stageProc, what string) string {
-	t.Helper()
-	select {
-	case l := <-sp.joined:
-		return l
-	case err := <-sp.exited:
-		t.Fatalf("%s exited (%v):\n%s", what, err, sp.logs.String())
-	case <-time.After(time.Minute):
-		t.Fatalf("%s did not join in a minute:\n%s", what, sp.logs.String())
-	}
-	return ""
-}
-
 // TestPipelineCluster forms a 3-stage pipeline of stories260K through the
 // cluster (automanaged provider, three member processes on 127.0.0.1, no
 // --pipeline-head): the stage members find the head in the gossip, and
@@ -100,7 +57,7 @@ func TestPipelineCluster(t *testing.T) {
 	want := runConcurrently(t, alone, reqs)
 
 	pc := newPipelineCluster(t, 4) // member 3: the duplicate stage 1, started later
-	stages := []*stageProc{startClusterStage(t, bin, path, pc.args(1, 1, 3)), startClusterStage(t, bin, path, pc.args(2, 2, 3))}
+	stages := []*stageProc{startStage(t, bin, path, pc.args(1, 1, 3)), startStage(t, bin, path, pc.args(2, 2, 3))}
 	url, _, _ := serve(t, bin, nil, append(append([]string{"-m", path, "--shutdown-grace", "1s"}, pc.args(0, 0, 3)...), kvFlags...)...)
 	head := "127.0.0.1:" + strconv.Itoa(pc.adv[0])
 	for i, sp := range stages {
@@ -116,7 +73,7 @@ func TestPipelineCluster(t *testing.T) {
 	}
 	checkPipelineViews(t, url, 3)
 
-	dup := startClusterStage(t, bin, path, pc.args(3, 1, 3))
+	dup := startStage(t, bin, path, pc.args(3, 1, 3))
 	select {
 	case err := <-dup.exited:
 		if err == nil || !strings.Contains(dup.logs.String(), "stage 1 of 3 is already served by 127.0.0.1:"+strconv.Itoa(pc.adv[1])) {
@@ -138,7 +95,7 @@ func TestPipelineCluster(t *testing.T) {
 	if err := os.WriteFile(other, append(b, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	foreign := startClusterStage(t, bin, other, pc.args(3, 1, 3))
+	foreign := startStage(t, bin, other, pc.args(3, 1, 3))
 	select {
 	case err := <-foreign.exited:
 		if err == nil || !strings.Contains(foreign.logs.String(), "it serves model sha256:") {
@@ -173,7 +130,7 @@ func TestPipelineCluster(t *testing.T) {
 			t.Fatal("requests still work a minute after stage 2's member was killed")
 		}
 	}
-	again := startClusterStage(t, bin, path, pc.args(2, 2, 3))
+	again := startStage(t, bin, path, pc.args(2, 2, 3))
 	waitJoined(t, again, "the restarted stage 2")
 	deadline := time.Now().Add(time.Minute)
 	for attempt := 1; ; attempt++ {
@@ -230,7 +187,7 @@ func TestPipelineClusterEtcd(t *testing.T) {
 		return []string{"--pipeline-stages", "3", "--pipeline-stage", strconv.Itoa(i), "--cluster", "pipe", "--provider", "etcd",
 			"--etcd", etcd, "--advertise", "127.0.0.1:" + strconv.Itoa(ports[i])}
 	}
-	stages := []*stageProc{startClusterStage(t, bin, path, args(1)), startClusterStage(t, bin, path, args(2))}
+	stages := []*stageProc{startStage(t, bin, path, args(1)), startStage(t, bin, path, args(2))}
 	url, _, _ := serve(t, bin, nil, append([]string{"-m", path, "--shutdown-grace", "1s"}, args(0)...)...)
 	for i, sp := range stages {
 		waitJoined(t, sp, fmt.Sprintf("stage %d", i+1))

@@ -30,9 +30,15 @@ type stageProc struct {
 // startStageProc starts `troupe serve` as stage i of n, joining head.
 func startStageProc(t *testing.T, bin, path string, i, n int, head, advertise string, extra ...string) *stageProc {
 	t.Helper()
-	args := append([]string{"serve", "-m", path, "--log-format", "json", "--pipeline-stages", strconv.Itoa(n),
-		"--pipeline-stage", strconv.Itoa(i), "--pipeline-head", head, "--advertise", advertise}, extra...)
-	cmd := exec.Command(bin, args...)
+	return startStage(t, bin, path, append([]string{"--pipeline-stages", strconv.Itoa(n), "--pipeline-stage", strconv.Itoa(i),
+		"--pipeline-head", head, "--advertise", advertise}, extra...))
+}
+
+// startStage starts `troupe serve -m path` with args, a stage member, and
+// watches its stdout for the "joined the pipeline" line.
+func startStage(t *testing.T, bin, path string, args []string) *stageProc {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "-m", path, "--log-format", "json"}, args...)...)
 	sp := &stageProc{cmd: cmd, logs: &lockedBuilder{}, joined: make(chan string, 1), exited: make(chan error, 1)}
 	cmd.Stderr = sp.logs
 	stdout, err := cmd.StdoutPipe()
@@ -53,6 +59,21 @@ func startStageProc(t *testing.T, bin, path string, i, n int, head, advertise st
 		sp.exited <- cmd.Wait()
 	}()
 	return sp
+}
+
+// waitJoined waits for sp's "joined the pipeline" line (a minute: a hang,
+// not a slow machine) and returns it.
+func waitJoined(t *testing.T, sp *stageProc, what string) string {
+	t.Helper()
+	select {
+	case l := <-sp.joined:
+		return l
+	case err := <-sp.exited:
+		t.Fatalf("%s exited (%v):\n%s", what, err, sp.logs.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not join in a minute:\n%s", what, sp.logs.String())
+	}
+	return ""
 }
 
 // lockedBuilder is a strings.Builder that the exec package's copying
@@ -87,30 +108,14 @@ func startPipelineProcs(t *testing.T, bin, path string, n int, extra ...string) 
 	}
 	url, head, _ = serve(t, bin, nil, append([]string{"-m", path, "--pipeline-stages", strconv.Itoa(n), "--advertise", addr(0), "--shutdown-grace", "1s"}, extra...)...)
 	for i, sp := range stages {
-		select {
-		case <-sp.joined:
-		case err := <-sp.exited:
-			t.Fatalf("stage %d exited (%v):\n%s", i+1, err, sp.logs.String())
-		case <-time.After(time.Minute):
-			t.Fatalf("stage %d did not join in a minute:\n%s", i+1, sp.logs.String())
-		}
+		waitJoined(t, sp, fmt.Sprintf("stage %d", i+1))
 	}
 	return url, head, stages, addr(0)
 }
 
 // rssOf reads a process's resident memory (Rss of /proc/PID/smaps_rollup).
 func rssOf(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Rss:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	return smapsRss(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 }
 
 // runConcurrently sends every request at once, streaming every other one,

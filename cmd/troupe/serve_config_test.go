@@ -22,10 +22,23 @@ import (
 // parseServe parses serve's flags into a config, as serveCmd does.
 func parseServe(t *testing.T, args ...string) (*serveConfig, error) {
 	t.Helper()
-	var c serveConfig
-	fs := newFlags("serve", io.Discard)
-	c.register(fs)
-	return &c, parse(fs, args)
+	c, _, err := parseServeFS(t, args...)
+	return c, err
+}
+
+// validServe is parseServe of args that must parse and validate, on a
+// free port.
+func validServe(t *testing.T, args ...string) *serveConfig {
+	t.Helper()
+	c, err := parseServe(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Port = freePort(t)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestServeFlags: each flag lands in its field, with the defaults serve has
@@ -158,14 +171,7 @@ func TestServeClosesListener(t *testing.T) {
 		{"drained", testmodels.Path(t, "stories260K.gguf"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := parseServe(t, "-m", tc.model, "--device", "cpu", "--shutdown-grace", "0s", "--log-format", "json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Port = freePort(t)
-			if err := c.Validate(); err != nil {
-				t.Fatal(err)
-			}
+			c := validServe(t, "-m", tc.model, "--device", "cpu", "--shutdown-grace", "0s", "--log-format", "json")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			serving := make(chan struct{})
@@ -177,6 +183,7 @@ func TestServeClosesListener(t *testing.T) {
 			})
 			done := make(chan error, 1)
 			go func() { done <- c.serve(ctx, out, io.Discard) }()
+			var err error
 			select {
 			case err = <-done:
 			case <-serving:

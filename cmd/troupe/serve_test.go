@@ -71,15 +71,7 @@ func serve(t *testing.T, bin string, env []string, args ...string) (string, *exe
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "serving") {
-				line <- sc.Text()
-			}
-		}
-	}()
+	line := linesWith(stdout, "serving")
 	select {
 	case l := <-line:
 		return regexp.MustCompile(`http://\S+`).FindString(l), cmd, &logs
@@ -87,6 +79,20 @@ func serve(t *testing.T, bin string, env []string, args ...string) (string, *exe
 		t.Fatalf("troupe serve did not start; stderr:\n%s", logs.String())
 	}
 	return "", nil, nil
+}
+
+// linesWith sends r's lines that contain substr (r is read to its end).
+func linesWith(r io.Reader, substr string) <-chan string {
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), substr) {
+				line <- sc.Text()
+			}
+		}
+	}()
+	return line
 }
 
 // TestServe starts the real server, serves a completion, and shuts down
