@@ -21,6 +21,13 @@ from arm64enc import go, word  # noqa: F401
 
 import kerngen
 
+# kvalues_mxfp4 as bytes: the TBL table of the MXFP4 kernels (mxfp4tab<>),
+# as the end of their files' header.
+MXFP4_TABLE = '''// kvalues_mxfp4 as bytes.
+DATA mxfp4tab<>+0(SB)/8, $0x0c08060403020100
+DATA mxfp4tab<>+8(SB)/8, $0xf4f8fafcfdfeff00
+GLOBL mxfp4tab<>(SB), RODATA|NOPTR, $16'''
+
 
 def mov(d, n):
     return go(f'MOVD R{n}, R{d}', f'mov x{d}, x{n}')

@@ -23,10 +23,7 @@ WHAT = '''// MXFP4 rows read in place (17-byte blocks: e8m0 scale, qs[16]) again
 // Every instruction carries its GNU spelling ("// gnu: ..."; see
 // scripts/arm64asm.py).
 
-// kvalues_mxfp4 as bytes.
-DATA mxfp4tab<>+0(SB)/8, $0x0c08060403020100
-DATA mxfp4tab<>+8(SB)/8, $0xf4f8fafcfdfeff00
-GLOBL mxfp4tab<>(SB), RODATA|NOPTR, $16'''
+''' + a.MXFP4_TABLE
 
 
 def row_block(k, p, neon):

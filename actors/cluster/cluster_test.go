@@ -1,10 +1,9 @@
 package cluster_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"regexp"
@@ -72,10 +71,12 @@ type nodeSpec struct {
 	m       *model.Model
 	cfg     actors.Config
 	backend func() actors.Backend
+	role    string // cluster.Config.Role
 }
 
 // startCluster starts a node per spec, in process, with the automanaged
-// provider, and waits until each sees members members (0: no wait).
+// provider (in the cluster ccfg.Name, "test" when empty), and waits until
+// each sees members members (0: no wait).
 //
 // Under -race it skips: several members in one process trip data races
 // inside protoactor-go itself (ARCHITECTURE.md, "Data races in
@@ -95,9 +96,7 @@ func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members i
 	}
 	var nodes []*testNode
 	for i, spec := range specs {
-		sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-			return slog.New(slog.NewTextHandler(io.Discard, nil))
-		}))
+		sys := quietSystem()
 		cfg := spec.cfg
 		if spec.backend != nil {
 			cfg.Backends = []actors.Backend{spec.backend()}
@@ -109,7 +108,8 @@ func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members i
 			t.Fatal(err)
 		}
 		cc := ccfg
-		cc.Name, cc.Provider, cc.Advertise, cc.AutoManagedPort, cc.Seeds = "test", "automanaged", "127.0.0.1:"+strconv.Itoa(ports[i]), ports[n+i], seeds
+		cc.Name = cmp.Or(cc.Name, "test")
+		cc.Provider, cc.Advertise, cc.AutoManagedPort, cc.Seeds, cc.Role = "automanaged", "127.0.0.1:"+strconv.Itoa(ports[i]), ports[n+i], seeds, spec.role
 		node, err := cluster.Start(sys, rt, cc)
 		if err != nil {
 			t.Fatal(err)
@@ -118,16 +118,28 @@ func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members i
 		nodes = append(nodes, tn)
 		t.Cleanup(func() { tn.stop() })
 	}
+	waitNodes(t, nodes, func(tn *testNode) string {
+		if got := tn.node.Stats().Members; got < members {
+			return fmt.Sprintf("a node sees %d members of %d", got, members)
+		}
+		return ""
+	})
+	return nodes
+}
+
+// waitNodes polls every node until notYet says "" of it (a minute: a hang,
+// not a slow machine); past that it fails with notYet's last word.
+func waitNodes(t testing.TB, nodes []*testNode, notYet func(*testNode) string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for _, tn := range nodes {
-		for tn.node.Stats().Members < members {
+		for why := notYet(tn); why != ""; why = notYet(tn) {
 			if time.Now().After(deadline) {
-				t.Fatalf("a node sees %d members of %d", tn.node.Stats().Members, members)
+				t.Fatal(why)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	return nodes
 }
 
 func (tn *testNode) stop() {
@@ -245,6 +257,51 @@ func numActors(sys *actor.ActorSystem) int {
 // failoverRegex constrains some of TestFailover's requests: it never ends.
 const failoverRegex = `[a-z ,.]*`
 
+// running is a request streaming from a node.
+type running struct {
+	req *messages.GenerateRequest
+	ch  <-chan *messages.OutputChunk
+}
+
+// streamDogs sends the failover tests' 18 requests to tn: "The dog i ran
+// to the park and", maxTokens each (EOS ignored), one or two choices,
+// every third sampled with a seed, the rest greedy; withGrammar, some
+// under failoverRegex.
+func streamDogs(t *testing.T, tn *testNode, maxTokens int, withGrammar bool) []running {
+	t.Helper()
+	var runs []running
+	for i := range 18 {
+		prompt, err := tn.rt.Tokenize(fmt.Sprintf("The dog %d ran to the park and", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &messages.GenerateRequest{Prompt: prompt, MaxTokens: maxTokens, N: 1 + i%2, IgnoreEOS: true}
+		if i%3 == 0 {
+			req.Sampling = messages.SamplingParams{Temperature: 1, TopK: 40, Seed: uint64(i), HasSeed: true}
+		}
+		if withGrammar && i%3 != 1 && i%2 == 0 { // the rerun's matcher goes over the tokens the client had again
+			req.Grammar = &messages.Grammar{Kind: messages.GrammarRegex, Source: failoverRegex}
+		}
+		ch, err := tn.node.Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, running{req, ch})
+	}
+	return runs
+}
+
+// streamIDs runs req on rt alone: the ids of each choice.
+func streamIDs(t testing.TB, rt *actors.Runtime, req *messages.GenerateRequest) [][]int32 {
+	t.Helper()
+	ch, err := rt.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _, _ := collect(t, ch, max(req.N, 1))
+	return ids
+}
+
 // TestFailover kills a node (as a crash: connections drop) while requests
 // from another node run on it. Each request completes, on the nodes left,
 // with exactly the tokens one node gives alone and no token twice, greedy
@@ -269,29 +326,7 @@ func TestFailover(t *testing.T) {
 		m.Close()
 	})
 	nodes := startNodes(t, m, 3)
-	type running struct {
-		req *messages.GenerateRequest
-		ch  <-chan *messages.OutputChunk
-	}
-	var runs []running
-	for i := range 18 {
-		prompt, err := nodes[0].rt.Tokenize(fmt.Sprintf("The dog %d ran to the park and", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := &messages.GenerateRequest{Prompt: prompt, MaxTokens: 300, N: 1 + i%2, IgnoreEOS: true}
-		if i%3 == 0 {
-			req.Sampling = messages.SamplingParams{Temperature: 1, TopK: 40, Seed: uint64(i), HasSeed: true}
-		}
-		if i%3 != 1 && i%2 == 0 { // the rerun's matcher goes over the tokens the client had again
-			req.Grammar = &messages.Grammar{Kind: messages.GrammarRegex, Source: failoverRegex}
-		}
-		ch, err := nodes[0].node.Stream(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, running{req, ch})
-	}
+	runs := streamDogs(t, nodes[0], 300, true)
 	// The kill must find requests running there: wait until one has
 	// started (a slow machine may not have placed any yet).
 	for deadline := time.Now().Add(60 * time.Second); nodes[1].rt.NumRequests() == 0; time.Sleep(time.Millisecond) {
@@ -305,11 +340,7 @@ func TestFailover(t *testing.T) {
 	for i, r := range runs {
 		t.Logf("request %d: n %d, grammar %v, seeded %v", i, r.req.N, r.req.Grammar != nil, r.req.Sampling.HasSeed)
 		got, text, finish := collect(t, r.ch, max(r.req.N, 1))
-		alone, err := nodes[0].rt.Stream(context.Background(), r.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _, _ := collect(t, alone, max(r.req.N, 1))
+		want := streamIDs(t, nodes[0].rt, r.req)
 		for c := range want {
 			if !slices.Equal(got[c], want[c]) || finish[c] != messages.FinishLength {
 				t.Errorf("request %d choice %d (%s): %v\nalone: %v", i, c, finish[c], got[c], want[c])

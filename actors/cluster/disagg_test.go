@@ -3,20 +3,13 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
@@ -28,43 +21,18 @@ import (
 // member's gossiped load, and so its role.
 func startRoles(t *testing.T, m *model.Model, roles ...string) []*testNode {
 	t.Helper()
-	if raceEnabled && os.Getenv("TROUPE_CLUSTER_RACE") != "1" {
-		t.Skip("several cluster members in one process race inside protoactor-go (ARCHITECTURE.md); TROUPE_CLUSTER_RACE=1 runs them anyway")
-	}
 	n := len(roles)
-	ports := freePorts(t, 2*n)
-	var seeds []string
-	for i := range n {
-		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(ports[n+i]))
-	}
-	var nodes []*testNode
+	specs := make([]nodeSpec, n)
 	for i, role := range roles {
-		sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-			return slog.New(slog.NewTextHandler(io.Discard, nil))
-		}))
-		rt, err := actors.Start(sys, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		node, err := cluster.Start(sys, rt, cluster.Config{Name: "disagg", Provider: "automanaged",
-			Advertise: "127.0.0.1:" + strconv.Itoa(ports[i]), AutoManagedPort: ports[n+i], Seeds: seeds,
-			Role: role, DisaggTokens: 32, DisaggAlways: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tn := &testNode{rt: rt, node: node, sys: sys}
-		nodes = append(nodes, tn)
-		t.Cleanup(func() { tn.stop() })
+		specs[i] = nodeSpec{m: m, role: role}
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for _, tn := range nodes {
-		for tn.node.Stats().Members < n || tn.node.KnownRoles() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("a node sees %d members, %d loads, of %d", tn.node.Stats().Members, tn.node.KnownRoles(), n)
-			}
-			time.Sleep(50 * time.Millisecond)
+	nodes := startCluster(t, specs, cluster.Config{Name: "disagg", DisaggTokens: 32, DisaggAlways: true}, 0)
+	waitNodes(t, nodes, func(tn *testNode) string {
+		if tn.node.Stats().Members < n || tn.node.KnownRoles() < n {
+			return fmt.Sprintf("a node sees %d members, %d loads, of %d", tn.node.Stats().Members, tn.node.KnownRoles(), n)
 		}
-	}
+		return ""
+	})
 	return nodes
 }
 
@@ -92,23 +60,11 @@ func disaggRequests(t *testing.T, rt *actors.Runtime, n int) []*messages.Generat
 // aloneIDs runs each request on a runtime of its own, outside any cluster.
 func aloneIDs(t *testing.T, m *model.Model, reqs []*messages.GenerateRequest) [][][]int32 {
 	t.Helper()
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	defer sys.Shutdown()
-	rt, err := actors.Start(sys, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Stop(5 * time.Second)
+	rt, stop := startOne(t, m, actors.Config{})
+	defer stop()
 	var want [][][]int32
 	for _, req := range reqs {
-		ch, err := rt.Stream(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, _, _ := collect(t, ch, max(req.N, 1))
-		want = append(want, ids)
+		want = append(want, streamIDs(t, rt, req))
 	}
 	return want
 }

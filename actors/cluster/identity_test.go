@@ -54,26 +54,7 @@ func TestFailoverDiverged(t *testing.T) {
 		{m: m, cfg: cfg, backend: func() actors.Backend { return slowCPU(t, m, 256) }},
 	}
 	nodes := startCluster(t, specs, cluster.Config{}, 3)
-	type running struct {
-		req *messages.GenerateRequest
-		ch  <-chan *messages.OutputChunk
-	}
-	var runs []running
-	for i := range 18 {
-		prompt, err := nodes[0].rt.Tokenize(fmt.Sprintf("The dog %d ran to the park and", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := &messages.GenerateRequest{Prompt: prompt, MaxTokens: 200, N: 1 + i%2, IgnoreEOS: true}
-		if i%3 == 0 {
-			req.Sampling = messages.SamplingParams{Temperature: 1, TopK: 40, Seed: uint64(i), HasSeed: true}
-		}
-		ch, err := nodes[0].node.Stream(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, running{req, ch})
-	}
+	runs := streamDogs(t, nodes[0], 200, false)
 	// Some tokens are sent: node 1 has run steps (polled, not a fixed
 	// sleep, which a loaded machine can outlast before the first token).
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
@@ -93,11 +74,7 @@ func TestFailoverDiverged(t *testing.T) {
 	diverged := 0
 	for i, r := range runs {
 		got, _, finish := collect(t, r.ch, max(r.req.N, 1))
-		alone, err := nodes[0].rt.Stream(context.Background(), r.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _, _ := collect(t, alone, max(r.req.N, 1))
+		want := streamIDs(t, nodes[0].rt, r.req)
 		for c := range want {
 			if finish[c] == messages.FinishError {
 				diverged++

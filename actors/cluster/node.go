@@ -27,12 +27,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
-	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
-	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
 	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/vmihailenco/msgpack/v5"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -119,20 +116,9 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 	if err != nil {
 		return nil, fmt.Errorf("cluster: hashing the model: %w", err)
 	}
-	var provider cluster.ClusterProvider
-	switch cfg.Provider {
-	case "etcd":
-		eps := cfg.Etcd
-		if len(eps) == 0 {
-			eps = []string{"127.0.0.1:2379"}
-		}
-		p, err := etcd.NewWithConfig("/troupe", clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
-		if err != nil {
-			return nil, fmt.Errorf("cluster: etcd at %v: %w", eps, err)
-		}
-		provider = p
-	case "automanaged":
-		provider = automanaged.NewWithConfig(time.Second, cfg.AutoManagedPort, cfg.Seeds...)
+	provider, err := newProvider(cfg) // pipeline_members.go
+	if err != nil {
+		return nil, err
 	}
 	n := &Node{cfg: cfg, rt: rt, system: system, id: identity{Model: sum, Device: rt.Device()},
 		loads: map[string]load{}, refused: map[string]string{}, stop: make(chan struct{})}
@@ -142,19 +128,7 @@ func Start(system *actor.ActorSystem, rt *actors.Runtime, cfg Config) (*Node, er
 	clusterCfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,
 		cluster.WithKinds(cluster.NewKind(workerKind, grainProps)), cluster.WithRequestTimeout(5*time.Second))
 	n.c = cluster.New(system, clusterCfg)
-	// The members as the topology events give them, in the goroutine that
-	// updates them: MemberList.Members() reads them without its lock.
-	topology := system.EventStream.Subscribe(func(ev any) {
-		if t, ok := ev.(*cluster.ClusterTopology); ok {
-			var addrs []string
-			for _, m := range t.Members {
-				addrs = append(addrs, m.Address())
-			}
-			n.mu.Lock()
-			n.members = addrs
-			n.mu.Unlock()
-		}
-	})
+	topology := subscribeMembers(system, &n.mu, &n.members)
 	// remote.Start writes the system's address, which every spawn reads:
 	// the runtime's actors must have spawned theirs first (its batcher
 	// answers Stats once it has started its devices).

@@ -60,7 +60,29 @@ type pipelineMembers struct {
 // serves self's stage (its remote listening on cfg.Advertise, with
 // messages up to maxWireBytes) and starts gossiping.
 func joinPipeline(system *actor.ActorSystem, cfg Config, self stageRecord, log func(string)) (*pipelineMembers, error) {
-	var provider cluster.ClusterProvider
+	provider, err := newProvider(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := remoteConfig(cfg.Advertise)
+	if err != nil {
+		return nil, err
+	}
+	pm := &pipelineMembers{self: self, log: log, records: map[string]stageRecord{}, noticed: map[string]bool{}, stop: make(chan struct{})}
+	pm.c = cluster.New(system, cluster.Configure(cfg.Name, provider, disthash.New(), rc, cluster.WithRequestTimeout(5*time.Second)))
+	pm.topology = subscribeMembers(system, &pm.mu, &pm.members)
+	if err := startMember(pm.c); err != nil {
+		system.EventStream.Unsubscribe(pm.topology)
+		return nil, err
+	}
+	pm.wg.Add(1)
+	go pm.gossip()
+	return pm, nil
+}
+
+// newProvider is the cluster provider cfg names: etcd (at cfg.Etcd, else
+// 127.0.0.1:2379) or automanaged.
+func newProvider(cfg Config) (cluster.ClusterProvider, error) {
 	switch cfg.Provider {
 	case "etcd":
 		eps := cfg.Etcd
@@ -71,39 +93,31 @@ func joinPipeline(system *actor.ActorSystem, cfg Config, self stageRecord, log f
 		if err != nil {
 			return nil, fmt.Errorf("cluster: etcd at %v: %w", eps, err)
 		}
-		provider = p
+		return p, nil
 	case "automanaged":
 		if cfg.AutoManagedPort <= 0 || len(cfg.Seeds) == 0 {
 			return nil, fmt.Errorf("cluster: the automanaged provider needs --automanaged-port and --seeds (every member's HOST:PORT)")
 		}
-		provider = automanaged.NewWithConfig(time.Second, cfg.AutoManagedPort, cfg.Seeds...)
-	default:
-		return nil, fmt.Errorf("cluster: --provider %q: want etcd or automanaged", cfg.Provider)
+		return automanaged.NewWithConfig(time.Second, cfg.AutoManagedPort, cfg.Seeds...), nil
 	}
-	rc, err := remoteConfig(cfg.Advertise)
-	if err != nil {
-		return nil, err
-	}
-	pm := &pipelineMembers{self: self, log: log, records: map[string]stageRecord{}, noticed: map[string]bool{}, stop: make(chan struct{})}
-	pm.c = cluster.New(system, cluster.Configure(cfg.Name, provider, disthash.New(), rc, cluster.WithRequestTimeout(5*time.Second)))
-	pm.topology = system.EventStream.Subscribe(func(ev any) {
+	return nil, fmt.Errorf("cluster: --provider %q: want etcd or automanaged", cfg.Provider)
+}
+
+// subscribeMembers keeps *members the addresses of the cluster's topology
+// events, under mu, set in the goroutine that publishes them
+// (MemberList.Members() reads them without its lock).
+func subscribeMembers(system *actor.ActorSystem, mu *sync.Mutex, members *[]string) *eventstream.Subscription {
+	return system.EventStream.Subscribe(func(ev any) {
 		if t, ok := ev.(*cluster.ClusterTopology); ok {
 			var addrs []string
 			for _, m := range t.Members {
 				addrs = append(addrs, m.Address())
 			}
-			pm.mu.Lock()
-			pm.members = addrs
-			pm.mu.Unlock()
+			mu.Lock()
+			*members = addrs
+			mu.Unlock()
 		}
 	})
-	if err := startMember(pm.c); err != nil {
-		system.EventStream.Unsubscribe(pm.topology)
-		return nil, err
-	}
-	pm.wg.Add(1)
-	go pm.gossip()
-	return pm, nil
 }
 
 // gossip publishes this member's record and reads the others', every

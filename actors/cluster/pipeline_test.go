@@ -34,6 +34,24 @@ type pipelineSet struct {
 	addrs   []string // by stage
 }
 
+// startOne starts a runtime of rcfg on m's CPU device, in an actor system
+// of its own, outside any cluster; stop stops both.
+func startOne(t testing.TB, m *model.Model, rcfg actors.Config) (rt *actors.Runtime, stop func()) {
+	t.Helper()
+	sys := quietSystem()
+	rcfg.NewBackend = backend.For(m, backend.DeviceCPU)
+	rt, err := actors.Start(sys, m, rcfg)
+	if err != nil {
+		sys.Shutdown()
+		t.Fatal(err)
+	}
+	return rt, func() {
+		rt.Stop(5 * time.Second)
+		sys.Shutdown()
+	}
+}
+
+// quietSystem is an actor system that logs nothing.
 func quietSystem() *actor.ActorSystem {
 	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -174,15 +192,8 @@ func TestPipeline(t *testing.T) {
 	}
 	defer m.Close()
 	rcfg := actors.Config{NumBlocks: 24, MaxNumSeqs: 8} // preemption: 18 choices of ~56 positions in 24 blocks of 16
-	sys := quietSystem()
-	defer sys.Shutdown()
-	ocfg := rcfg
-	ocfg.NewBackend = backend.For(m, backend.DeviceCPU)
-	one, err := actors.Start(sys, m, ocfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Stop(5 * time.Second)
+	one, stop := startOne(t, m, rcfg)
+	defer stop()
 	want := runAll(t, one, pipelineRequests(t, one, 12))
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprintf("stages%d", n), func(t *testing.T) {
@@ -308,15 +319,8 @@ func TestPipelineMoE(t *testing.T) {
 	}
 	defer m.Close()
 	rcfg := actors.Config{NumBlocks: 48, MaxNumSeqs: 8}
-	sys := quietSystem()
-	defer sys.Shutdown()
-	ocfg := rcfg
-	ocfg.NewBackend = backend.For(m, backend.DeviceCPU)
-	one, err := actors.Start(sys, m, ocfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Stop(5 * time.Second)
+	one, stop := startOne(t, m, rcfg)
+	defer stop()
 	reqs := func(rt *actors.Runtime) []*messages.GenerateRequest {
 		rs := pipelineRequests(t, rt, 6)
 		for _, r := range rs {

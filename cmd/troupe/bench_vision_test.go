@@ -11,10 +11,7 @@ import (
 // time-to-first-token (all positive) and the image's 16 rows; missing files and flags are usage errors.
 func TestBenchVision(t *testing.T) {
 	stories, proj, pic := imageFixture(t)
-	stdout, errOut, code := troupe(t, "bench", "vision", "-m", stories, "--mmproj", proj, "--image", pic, "-r", "2", "-o", "json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	stdout := troupeOK(t, "bench", "vision", "-m", stories, "--mmproj", proj, "--image", pic, "-r", "2", "-o", "json")
 	var out struct {
 		Rows int `json:"image_rows"`
 		Reps []struct {

@@ -22,6 +22,24 @@ func troupe(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return o.String(), e.String(), code
 }
 
+// troupeOK runs `troupe args...`, which must exit 0, and returns its stdout.
+func troupeOK(t *testing.T, args ...string) string {
+	t.Helper()
+	out := troupeOK(t, args...)
+	return out
+}
+
+// wantReport logs a command's report out and checks it holds every want.
+func wantReport(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	t.Logf("\n%s", out)
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
 func refDir(t *testing.T) string { return filepath.Join(testmodels.Dir(t), "..", "reference") }
 
 type refCase struct {

@@ -41,14 +41,7 @@ func startStage(t *testing.T, bin, path string, args []string) *stageProc {
 	cmd := exec.Command(bin, append([]string{"serve", "-m", path, "--log-format", "json"}, args...)...)
 	sp := &stageProc{cmd: cmd, logs: &lockedBuilder{}, joined: make(chan string, 1), exited: make(chan error, 1)}
 	cmd.Stderr = sp.logs
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	stdout := startProc(t, cmd)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {

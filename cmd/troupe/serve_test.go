@@ -63,14 +63,7 @@ func serve(t *testing.T, bin string, env []string, args ...string) (string, *exe
 	cmd.Env = append(os.Environ(), env...)
 	var logs strings.Builder
 	cmd.Stderr = &logs
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	stdout := startProc(t, cmd)
 	line := linesWith(stdout, "serving")
 	select {
 	case l := <-line:
@@ -79,6 +72,20 @@ func serve(t *testing.T, bin string, env []string, args ...string) (string, *exe
 		t.Fatalf("troupe serve did not start; stderr:\n%s", logs.String())
 	}
 	return "", nil, nil
+}
+
+// startProc starts cmd, killed when the test ends, and returns its stdout.
+func startProc(t *testing.T, cmd *exec.Cmd) io.Reader {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return stdout
 }
 
 // linesWith sends r's lines that contain substr (r is read to its end).
