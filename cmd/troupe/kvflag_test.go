@@ -16,26 +16,14 @@ import (
 func TestKVCacheTypeFlag(t *testing.T) {
 	stories := testmodels.Path(t, "stories260K.gguf")
 	tiny := testmodels.Path(t, "synthetic/synth-llama-tiny256-Q8_0.gguf")
-	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		msg  string
-	}{
+	checkExits(t, []exitCase{
 		{"run bad type", []string{"run", "-m", stories, "-p", "x", "--kv-cache-type", "q4_0"}, 2, `invalid value "q4_0" for flag --kv-cache-type`},
 		{"serve bad type", []string{"serve", "-m", stories, "--kv-cache-type", "f32"}, 2, "-kv-cache-type"},
 		{"bench model bad type", []string{"bench", "model", "-m", stories, "--kv-cache-type", "Q8_0"}, 2, "want one of f16, q8_0"},
 		{"bench batched bad type", []string{"bench", "batched", "-m", stories, "--kv-cache-type", ""}, 2, "-kv-cache-type"},
 		{"q8_0 head size 8", []string{"run", "-m", stories, "-p", "x", "-n", "2", "--device", "cpu", "--kv-cache-type", "q8_0"}, 1, "multiple of 32"},
 		{"run q8_0", []string{"run", "-m", tiny, "-p", "x", "-n", "4", "--temp", "0", "--device", "cpu", "--kv-cache-type", "q8_0"}, 0, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, errOut, code := troupe(t, tc.args...)
-			if code != tc.code || !strings.Contains(errOut, tc.msg) {
-				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, errOut, tc.code, tc.msg)
-			}
-		})
-	}
+	})
 
 	out, errOut, code := troupe(t, "bench", "model", "-m", tiny, "-p", "16", "-n", "4", "-r", "1", "--kv-cache-type", "q8_0")
 	if code != 0 || !strings.Contains(out, "; KV cache q8_0, 0.01 MiB;") {

@@ -40,6 +40,28 @@ func wantReport(t *testing.T, out string, wants ...string) {
 	}
 }
 
+// exitCase is a command line and how it must end: its exit status, and
+// a piece of its stderr.
+type exitCase struct {
+	name string
+	args []string
+	code int
+	msg  string
+}
+
+// checkExits runs each case as a subtest.
+func checkExits(t *testing.T, cases []exitCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := troupe(t, tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.msg) {
+				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, errOut, tc.code, tc.msg)
+			}
+		})
+	}
+}
+
 func refDir(t *testing.T) string { return filepath.Join(testmodels.Dir(t), "..", "reference") }
 
 type refCase struct {

@@ -102,24 +102,12 @@ func TestRunImage(t *testing.T) {
 	}
 	notImage := filepath.Join(dir, "note.png")
 	os.WriteFile(notImage, []byte("not an image at all"), 0o644)
-	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		msg  string
-	}{
+	checkExits(t, []exitCase{
 		{"other width", []string{"run", "-m", stories, "--mmproj", wide, "--image", pic, "-p", "x"}, 1, "--mmproj"},
 		{"markers", []string{"run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "<__media__> and <__media__>"}, 2, "2 image markers"},
 		{"no mmproj", []string{"run", "-m", stories, "--image", pic, "-p", "x"}, 2, "--image needs --mmproj"},
 		{"not an image", []string{"run", "-m", stories, "--mmproj", proj, "--image", notImage, "-p", "x"}, 1, "--image " + notImage},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, errOut, code := troupe(t, tc.args...)
-			if code != tc.code || !strings.Contains(errOut, tc.msg) {
-				t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, tc.code, tc.msg)
-			}
-		})
-	}
+	})
 }
 
 // TestServeImage: troupe serve --mmproj with the real (synthetic
