@@ -25,7 +25,10 @@ func troupe(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // troupeOK runs `troupe args...`, which must exit 0, and returns its stdout.
 func troupeOK(t *testing.T, args ...string) string {
 	t.Helper()
-	out := troupeOK(t, args...)
+	out, errOut, code := troupe(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
 	return out
 }
 
