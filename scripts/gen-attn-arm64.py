@@ -103,14 +103,10 @@ def build():
     return u
 
 
-def main():
-    if sys.argv[1:] == ['--mca']:
-        print('# kernel dotRows64NEON attn rows=1 values=64')
-        print('\n'.join(['1:'] + [i.gnu for i in chunk()] + [f'add x{ROW}, x{ROW}, #128', f'add x{QP}, x{QP}, #256',
-                                                             f'subs x{CNT}, x{CNT}, #1', 'b.ne 1b']))
-        return
-    kerngen.run(build)
+def mca():
+    kerngen.mca_loop('dotRows64NEON attn rows=1 values=64', chunk(),
+                     [f'add x{ROW}, x{ROW}, #128', f'add x{QP}, x{QP}, #256', f'subs x{CNT}, x{CNT}, #1', 'b.ne 1b'])
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build, mca)

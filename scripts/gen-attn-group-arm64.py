@@ -146,25 +146,15 @@ def one_head_rows():
     """The one-head kernels' whole loop over one row, for comparison: a
     dotRows64NEON row (its zeroing, chunks and reduction) for head size 64
     and 128, and a vkqRowsF16NEON row of a 32-value chunk."""
-    import importlib.util
-    import os
-
-    def load(name):
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-        spec = importlib.util.spec_from_file_location(name[:-3].replace('-', '_'), path)
-        m = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(m)
-        return m
-
-    att, rows = load('gen-attn-arm64.py'), load('gen-attn-rows-arm64.py')
+    att, rows = kerngen.load('gen-attn-arm64.py'), kerngen.load('gen-attn-rows-arm64.py')
     for c in (1, 2):
         body = [a.movi_zero(r) for r in range(16)] + att.chunk() * c + att.reduce_store()
-        print(f'# kernel dotRows64NEON/row/hd{64 * c} attn rows=1 values={64 * c}')
-        print('\n'.join(['1:'] + [i.gnu for i in body] + ['add x1, x1, x2', 'subs x3, x3, #1', 'b.ne 1b']))
+        kerngen.mca_loop(f'dotRows64NEON/row/hd{64 * c} attn rows=1 values={64 * c}', body,
+                         ['add x1, x1, x2', 'subs x3, x3, #1', 'b.ne 1b'])
     s = rows.vkq_f16_chunk([0, 1, 2, 3, 4, 5, 6, 7], 'wrow')
     body = s[s.index('wrow:') + 1:]
-    print('# kernel vkqRowsF16NEON/row vkq rows=1 values=32')
-    print('\n'.join(['1:'] + [i.gnu for i in body if i.gnu.startswith(('b.ne', 'st1')) is False] + ['b.ne 1b']))
+    kerngen.mca_loop('vkqRowsF16NEON/row vkq rows=1 values=32',
+                     [i for i in body if i.gnu.startswith(('b.ne', 'st1')) is False], ['b.ne 1b'])
 
 
 def build():
@@ -178,17 +168,14 @@ def build():
     return u
 
 
-def main():
-    if sys.argv[1:] == ['--mca']:
-        one_head_rows()
-        for g, c in SHAPES:
-            print(f'# kernel dotRowsNEONG{g}C{c} attn rows=1 values={64 * c * g}')
-            print('\n'.join(['1:'] + [i.gnu for i in dot_row(g, c)] + ['add x1, x1, x2', 'subs x3, x3, #1', 'b.ne 1b']))
-            print(f'# kernel vkqRowsNEONG{g}C{c} vkq rows=1 values={16 * g}')
-            print('\n'.join(['1:'] + [i.gnu for i in vkq_row(g)] + ['add x15, x15, x2', 'subs x16, x16, #1', 'b.ne 1b']))
-        return
-    kerngen.run(build)
+def mca():
+    one_head_rows()
+    for g, c in SHAPES:
+        kerngen.mca_loop(f'dotRowsNEONG{g}C{c} attn rows=1 values={64 * c * g}', dot_row(g, c),
+                         ['add x1, x1, x2', 'subs x3, x3, #1', 'b.ne 1b'])
+        kerngen.mca_loop(f'vkqRowsNEONG{g}C{c} vkq rows=1 values={16 * g}', vkq_row(g),
+                         ['add x15, x15, x2', 'subs x16, x16, #1', 'b.ne 1b'])
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build, mca)

@@ -215,13 +215,9 @@ def build():
     return u
 
 
-def main():
-    if sys.argv[1:] == ['--mca']:
-        print('# kernel expfNEON exp rows=1 values=4')
-        print('\n'.join(['1:'] + [i.gnu for i in body()] + ['add x0, x0, #16', 'subs x1, x1, #1', 'b.ne 1b']))
-        return
-    kerngen.run(build)
+def mca():
+    kerngen.mca_loop('expfNEON exp rows=1 values=4', body(), ['add x0, x0, #16', 'subs x1, x1, #1', 'b.ne 1b'])
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build, mca)

@@ -172,14 +172,11 @@ def build():
     return u
 
 
-def main():
-    if sys.argv[1:] == ['--mca']:
-        for kind, rm, rn in shapes():
-            print(f'# kernel {name(kind, rm, rn)} {kind.name} rows={rm * rn} values={16 * rm * rn * (2 if kind is BF16 else 1)}')
-            print('\n'.join(mca_loop(kind, rm, rn)))
-        return
-    kerngen.run(build)
+def mca():
+    for kind, rm, rn in shapes():
+        print(f'# kernel {name(kind, rm, rn)} {kind.name} rows={rm * rn} values={16 * rm * rn * (2 if kind is BF16 else 1)}')
+        print('\n'.join(mca_loop(kind, rm, rn)))
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build, mca)

@@ -131,18 +131,14 @@ def build():
     return u
 
 
-def main():
-    if sys.argv[1:] == ['--mca']:
-        body = load32(0) + absmax(16) + [a.fmaxv(16, 16), a.fdiv_s(17, 31, 16), a.fdiv_s(18, 16, 31),
-                                          a.fcvt_h_s(19, 18), a.fcvt_sh(19, 19), a.str_s(19, 1, 0)]
-        body += quantize32(17) + [a.stur_q(0, 1, 8), a.stur_q(4, 1, 24), a.saddlp_h(1, 0), a.sadalp_h(1, 4),
-                                  a.saddlv_s(1, 1)]
-        print('# kernel quantizeQ8_0NEON q8_0 rows=1 values=32')
-        print('\n'.join(['1:'] + [i.gnu for i in body] + ['add x0, x0, #128', 'add x1, x1, #40',
-                                                         'subs x2, x2, #1', 'b.ne 1b']))
-        return
-    kerngen.run(build)
+def mca():
+    body = load32(0) + absmax(16) + [a.fmaxv(16, 16), a.fdiv_s(17, 31, 16), a.fdiv_s(18, 16, 31),
+                                      a.fcvt_h_s(19, 18), a.fcvt_sh(19, 19), a.str_s(19, 1, 0)]
+    body += quantize32(17) + [a.stur_q(0, 1, 8), a.stur_q(4, 1, 24), a.saddlp_h(1, 0), a.sadalp_h(1, 4),
+                              a.saddlv_s(1, 1)]
+    kerngen.mca_loop('quantizeQ8_0NEON q8_0 rows=1 values=32', body,
+                     ['add x0, x0, #128', 'add x1, x1, #40', 'subs x2, x2, #1', 'b.ne 1b'])
 
 
 if __name__ == '__main__':
-    main()
+    kerngen.run(build, mca)

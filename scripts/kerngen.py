@@ -134,9 +134,21 @@ class Unit:
         return ''.join(self.parts)
 
 
-def run(build):
-    """The generator's entry point: prints build()'s assembly."""
+def run(build, mca=None):
+    """The generator's entry point: prints build()'s assembly; with --mca,
+    mca() prints the kernels' loops for bench/arm64-mca.sh instead."""
+    if mca is not None and sys.argv[1:] == ['--mca']:
+        mca()
+        return
     sys.stdout.write(build().asm())
+
+
+def mca_loop(title, body, tail):
+    """Prints one kernel's loop for llvm-mca (bench/arm64-mca.sh): its
+    "# kernel" line (title), then label 1, the GNU spelling of each of
+    body's instructions, and tail's lines (the loop's back edge)."""
+    print(f'# kernel {title}')
+    print('\n'.join(['1:'] + [i.gnu for i in body] + tail))
 
 
 def load(file):
