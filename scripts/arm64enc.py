@@ -392,3 +392,16 @@ fmaxnm4s = _three_reg(0x4E20C400, 'fmaxnm v{d}.4s, v{n}.4s, v{m}.4s')  # a NaN o
 fmaxnmv = _two_reg(0x6E30C800, 'fmaxnmv s{d}, v{n}.4s')
 smlal_s = _three_reg(0x0E608000, 'smlal v{d}.4s, v{n}.4h, v{m}.4h')
 zip2_b = _three_reg(0x4E007800, 'zip2 v{d}.16b, v{n}.16b, v{m}.16b')  # n8, m8, n9, m9, ...
+
+# float64 lanes and the rest of the exp kernel's (scripts/gen-exp-arm64.py)
+add_d = _three_reg(0x4EE08400, 'add v{d}.2d, v{n}.2d, v{m}.2d')
+fcmgt = _three_reg(0x6EA0E400, 'fcmgt v{d}.4s, v{n}.4s, v{m}.4s')
+fcvt_ds = _two_reg(0x1E22C000, 'fcvt d{d}, s{n}')
+fcvtn2_s = _two_reg(0x4E616800, 'fcvtn2 v{d}.4s, v{n}.2d')
+fcvtn_s = _two_reg(0x0E616800, 'fcvtn v{d}.2s, v{n}.2d')
+fmax_d = _three_reg(0x4E60F400, 'fmax v{d}.2d, v{n}.2d, v{m}.2d')
+fmin_d = _three_reg(0x4EE0F400, 'fmin v{d}.2d, v{n}.2d, v{m}.2d')
+fmla_d = _three_reg(0x4E60CC00, 'fmla v{d}.2d, v{n}.2d, v{m}.2d')
+fmul_d = _three_reg(0x6E60DC00, 'fmul v{d}.2d, v{n}.2d, v{m}.2d')
+fsub_d = _three_reg(0x4EE0D400, 'fsub v{d}.2d, v{n}.2d, v{m}.2d')
+umaxv = _two_reg(0x6EB0A800, 'umaxv s{d}, v{n}.4s')

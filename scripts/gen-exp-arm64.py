@@ -12,7 +12,9 @@ import sys
 sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
 import kerngen  # noqa: E402
-from arm64enc import three, two, word  # noqa: E402
+from arm64enc import two, word  # noqa: E402
+from arm64enc import (add_d, fadd_d, fcmgt, fcvt_ds, fcvtn2_s, fcvtn_s, fmax_d, fmin_d, fmla_d,  # noqa: E402
+                      fmul_d, fsub_d, umaxv)
 
 WHAT = '''// func expfNEON(x *float32, n int)
 // x[i] = Expf(x[i]) for n values (a multiple of 4), as expfAVX2: in float64
@@ -41,44 +43,8 @@ WHAT = '''// func expfNEON(x *float32, n int)
 // scripts/arm64asm.py).'''
 
 
-def fmul_d(d, n, m):
-    return word(three(0x6E60DC00, d, n, m), f'fmul v{d}.2d, v{n}.2d, v{m}.2d')
-
-
-def fadd_d(d, n, m):
-    return word(three(0x4E60D400, d, n, m), f'fadd v{d}.2d, v{n}.2d, v{m}.2d')
-
-
-def fsub_d(d, n, m):
-    return word(three(0x4EE0D400, d, n, m), f'fsub v{d}.2d, v{n}.2d, v{m}.2d')
-
-
-def fmla_d(d, n, m):
-    return word(three(0x4E60CC00, d, n, m), f'fmla v{d}.2d, v{n}.2d, v{m}.2d')
-
-
-def fmax_d(d, n, m):
-    return word(three(0x4E60F400, d, n, m), f'fmax v{d}.2d, v{n}.2d, v{m}.2d')
-
-
-def fmin_d(d, n, m):
-    return word(three(0x4EE0F400, d, n, m), f'fmin v{d}.2d, v{n}.2d, v{m}.2d')
-
-
-def add_d(d, n, m):
-    return word(three(0x4EE08400, d, n, m), f'add v{d}.2d, v{n}.2d, v{m}.2d')
-
-
 def shl_d(d, n, sh):
     return word(two(0x4F005400 | (64 + sh) << 16, d, n), f'shl v{d}.2d, v{n}.2d, #{sh}')
-
-
-def fcvtn_s(d, n):
-    return word(two(0x0E616800, d, n), f'fcvtn v{d}.2s, v{n}.2d')
-
-
-def fcvtn2_s(d, n):
-    return word(two(0x4E616800, d, n), f'fcvtn2 v{d}.4s, v{n}.2d')
 
 
 def umov_d(d, n, i):
@@ -121,18 +87,6 @@ def lanes(x, w):
           fmul_d(p, z, z), a.mov16(x, C['one']), fmla_d(x, C['c2'], z),  # C2·r + 1
           fmla_d(x, y, p), fmul_d(x, x, t)]
     return s
-
-
-def fcmgt(d, n, m):
-    return word(three(0x6EA0E400, d, n, m), f'fcmgt v{d}.4s, v{n}.4s, v{m}.4s')
-
-
-def umaxv(d, n):
-    return word(two(0x6EB0A800, d, n), f'umaxv s{d}, v{n}.4s')
-
-
-def fcvt_ds(d, n):
-    return word(two(0x1E22C000, d, n), f'fcvt d{d}, s{n}')
 
 
 def fmadd_dd(d, n, m, acc):
