@@ -121,12 +121,9 @@ func TestServeRefuses(t *testing.T) {
 	}
 }
 
-// startServe runs serve in this process until the test ends and returns
-// the summary line and the URL.
-func startServe(t *testing.T, args ...string) (summaryLine, url string, stop func()) {
-	t.Helper()
-	c := validServe(t, append([]string{"--device", "cpu", "--log-format", "json"}, args...)...)
-	ctx, cancel := context.WithCancel(context.Background())
+// goServe runs c.serve(ctx) in a goroutine: serving gets its first
+// "troupe: serving" line, done what it returns.
+func goServe(ctx context.Context, c *serveConfig) (serving <-chan string, done <-chan error) {
 	lines := make(chan string, 1)
 	var once sync.Once
 	out := writerFunc(func(p []byte) (int, error) {
@@ -135,8 +132,18 @@ func startServe(t *testing.T, args ...string) (summaryLine, url string, stop fun
 		}
 		return len(p), nil
 	})
-	done := make(chan error, 1)
-	go func() { done <- c.serve(ctx, out, io.Discard) }()
+	errc := make(chan error, 1)
+	go func() { errc <- c.serve(ctx, out, io.Discard) }()
+	return lines, errc
+}
+
+// startServe runs serve in this process until the test ends and returns
+// the summary line and the URL.
+func startServe(t *testing.T, args ...string) (summaryLine, url string, stop func()) {
+	t.Helper()
+	c := validServe(t, append([]string{"--device", "cpu", "--log-format", "json"}, args...)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	lines, done := goServe(ctx, c)
 	stop = func() {
 		cancel()
 		if err := <-done; err != nil {

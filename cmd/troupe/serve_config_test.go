@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -174,15 +173,7 @@ func TestServeClosesListener(t *testing.T) {
 			c := validServe(t, "-m", tc.model, "--device", "cpu", "--shutdown-grace", "0s", "--log-format", "json")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			serving := make(chan struct{})
-			out := writerFunc(func(p []byte) (int, error) {
-				if strings.Contains(string(p), "troupe: serving") {
-					close(serving)
-				}
-				return len(p), nil
-			})
-			done := make(chan error, 1)
-			go func() { done <- c.serve(ctx, out, io.Discard) }()
+			serving, done := goServe(ctx, c)
 			var err error
 			select {
 			case err = <-done:
