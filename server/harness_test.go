@@ -64,10 +64,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
+	sys := quietSystem(t)
 	if o.wrap != nil {
 		be, err := backend.NewCPU(m, o.rt.NumBlocks, o.rt.BlockSize, o.rt.NumHostBlocks, 1)
 		if err != nil {
@@ -82,7 +79,9 @@ func newFixture(t testing.TB, o options) *fixture {
 		t.Fatal(err)
 	}
 	cfg := o.srv
-	cfg.ModelName = modelName
+	if cfg.ModelName == "" {
+		cfg.ModelName = modelName
+	}
 	cfg.Log = zerolog.Nop()
 	if o.logTo != nil {
 		cfg.Log = zerolog.New(o.logTo).Level(zerolog.InfoLevel)
@@ -112,6 +111,16 @@ func newFixture(t testing.TB, o options) *fixture {
 		srv.Ready()
 	}
 	return &fixture{url: ts.URL, rt: rt, srv: srv, m: m}
+}
+
+// quietSystem is an actor system that logs nothing, shut down when the
+// test ends.
+func quietSystem(t testing.TB) *actor.ActorSystem {
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	t.Cleanup(sys.Shutdown)
+	return sys
 }
 
 // text decodes ids as the server streams them.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -130,10 +129,7 @@ func newManaged(t *testing.T, tweak func(*server.ManagerConfig)) *managed {
 			t.Fatal(err)
 		}
 	}
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
+	sys := quietSystem(t)
 	cfg := server.ManagerConfig{Dir: f.dir, KeepAlive: 5 * time.Minute, Load: f.load,
 		Now: func() time.Time { return time.Unix(1e9, f.now.Load()) }}
 	if tweak != nil {
