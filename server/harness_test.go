@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,6 +122,15 @@ func quietSystem(t testing.TB) *actor.ActorSystem {
 	}))
 	t.Cleanup(sys.Shutdown)
 	return sys
+}
+
+// parallel runs fn(0), ..., fn(n-1) at once and waits for them all.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { fn(i) })
+	}
+	wg.Wait()
 }
 
 // text decodes ids as the server streams them.
