@@ -34,11 +34,8 @@ var known = []string{"model", "max_tokens", "messages", "system", "stop_sequence
 
 func (r *request) UnmarshalJSON(b []byte) error {
 	type plain request
-	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
-		return err
-	}
 	var err error
-	r.unknown, err = pipeline.UnknownFields(b, known, false)
+	r.unknown, err = pipeline.DecodeKnown(b, (*plain)(r), known, false)
 	return err
 }
 

@@ -68,10 +68,15 @@ func IsNull(v json.RawMessage) bool {
 	return len(v) == 0 || string(v) == "null"
 }
 
-// UnknownFields returns, sorted, the names of the top-level fields of the
-// JSON object body that are not in known; with skipNull, a null field
-// is taken as absent and never listed.
-func UnknownFields(body []byte, known []string, skipNull bool) ([]string, error) {
+// DecodeKnown unmarshals body, a JSON object, into v (a type without
+// an UnmarshalJSON of its own) and returns, sorted, the names of its
+// top-level fields that are not in known; with skipNull, a null field is
+// taken as absent and never listed. A dialect's UnmarshalJSON calls it
+// to refuse the fields it does not read (Unsupported).
+func DecodeKnown(body []byte, v any, known []string, skipNull bool) ([]string, error) {
+	if err := json.Unmarshal(body, v); err != nil {
+		return nil, err
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return nil, err
@@ -87,7 +92,7 @@ func UnknownFields(body []byte, known []string, skipNull bool) ([]string, error)
 }
 
 // Unsupported is the error for the first of the sorted unknown fields
-// (UnknownFields), nil when there is none.
+// (DecodeKnown), nil when there is none.
 func Unsupported(unknown []string) *Error {
 	if len(unknown) == 0 {
 		return nil

@@ -43,11 +43,8 @@ var known = []string{"model", "input", "instructions", "tools", "tool_choice", "
 
 func (r *request) UnmarshalJSON(b []byte) error {
 	type plain request
-	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
-		return err
-	}
 	var err error
-	r.unknown, err = pipeline.UnknownFields(b, known, true)
+	r.unknown, err = pipeline.DecodeKnown(b, (*plain)(r), known, true)
 	return err
 }
 
