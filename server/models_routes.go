@@ -289,9 +289,8 @@ func (m *Manager) modelStatus(name string) string {
 // model, loaded or not, with its status; runtime adapters with their
 // parent, as vLLM lists them.
 func (m *Manager) listModels(w http.ResponseWriter, r *http.Request) {
-	entries, err := m.entries()
-	if err != nil {
-		writeError(w, internal(err))
+	entries, ok := m.readEntries(w, writeError)
+	if !ok {
 		return
 	}
 	m.mu.Lock()
@@ -306,6 +305,17 @@ func (m *Manager) listModels(w http.ResponseWriter, r *http.Request) {
 			"root": a.Path, "parent": a.Base, "status": map[string]string{"value": m.modelStatus(a.Base)}})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// readEntries is m.entries(); on failure it has written the error with
+// write.
+func (m *Manager) readEntries(w http.ResponseWriter, write errorWriter) (map[string]*modelEntry, bool) {
+	entries, err := m.entries()
+	if err != nil {
+		write(w, internal(err))
+		return nil, false
+	}
+	return entries, true
 }
 
 // modelObject is entries[name] as /v1/models lists it.
@@ -332,9 +342,8 @@ func (m *Manager) modelObject(entries map[string]*modelEntry, name string) map[s
 // modelByID serves GET /v1/models/{id}.
 func (m *Manager) modelByID(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	entries, err := m.entries()
-	if err != nil {
-		writeError(w, internal(err))
+	entries, ok := m.readEntries(w, writeError)
+	if !ok {
 		return
 	}
 	m.mu.Lock()
@@ -376,17 +385,27 @@ func (m *Manager) decode(w http.ResponseWriter, r *http.Request, v any, write er
 	return true
 }
 
-// loadRoute serves llama-server's POST /models/load {"model"}.
-func (m *Manager) loadRoute(w http.ResponseWriter, r *http.Request) {
+// routerModel reads the body of llama-server's /models/load and
+// /models/unload: the model it names. On failure it has written the error.
+func (m *Manager) routerModel(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var b modelBody
 	if !m.decode(w, r, &b, writeError) {
-		return
+		return "", false
 	}
 	if b.model() == "" {
 		writeError(w, badRequest("model", "model is required"))
+		return "", false
+	}
+	return b.model(), true
+}
+
+// loadRoute serves llama-server's POST /models/load {"model"}.
+func (m *Manager) loadRoute(w http.ResponseWriter, r *http.Request) {
+	name, ok := m.routerModel(w, r)
+	if !ok {
 		return
 	}
-	in, _, e := m.acquire(r.Context(), b.model(), true)
+	in, _, e := m.acquire(r.Context(), name, true)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -397,15 +416,11 @@ func (m *Manager) loadRoute(w http.ResponseWriter, r *http.Request) {
 
 // unloadRoute serves llama-server's POST /models/unload {"model"}.
 func (m *Manager) unloadRoute(w http.ResponseWriter, r *http.Request) {
-	var b modelBody
-	if !m.decode(w, r, &b, writeError) {
+	name, ok := m.routerModel(w, r)
+	if !ok {
 		return
 	}
-	if b.model() == "" {
-		writeError(w, badRequest("model", "model is required"))
-		return
-	}
-	if e := m.unload(b.model()); e != nil {
+	if e := m.unload(name); e != nil {
 		writeError(w, e)
 		return
 	}
@@ -445,9 +460,8 @@ func ollamaSummary(entries map[string]*modelEntry, e *modelEntry) map[string]any
 
 // tags serves Ollama's GET /api/tags: every model.
 func (m *Manager) tags(w http.ResponseWriter, r *http.Request) {
-	entries, err := m.entries()
-	if err != nil {
-		writeOllamaError(w, internal(err))
+	entries, ok := m.readEntries(w, writeOllamaError)
+	if !ok {
 		return
 	}
 	out := []any{}
@@ -460,9 +474,8 @@ func (m *Manager) tags(w http.ResponseWriter, r *http.Request) {
 // ps serves Ollama's GET /api/ps: the loaded models and when each
 // unloads.
 func (m *Manager) ps(w http.ResponseWriter, r *http.Request) {
-	entries, err := m.entries()
-	if err != nil {
-		writeOllamaError(w, internal(err))
+	entries, ok := m.readEntries(w, writeOllamaError)
+	if !ok {
 		return
 	}
 	m.mu.Lock()
