@@ -133,6 +133,16 @@ func parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
+// runNode runs script with node, the npm packages of mods and args, and
+// decodes what it prints into got.
+func runNode(t *testing.T, mods, script string, got any, args ...string) {
+	t.Helper()
+	out := testmodels.Node(t, mods, script, args...)
+	if err := json.Unmarshal(out, got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+}
+
 // text decodes ids as the server streams them.
 func (f *fixture) text(ids []int32) string {
 	d := tokenizer.NewStreamDecoder(f.m.Tokenizer)
