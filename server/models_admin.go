@@ -712,8 +712,9 @@ func (m *Manager) loadLoRARoute(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	entries, ok := m.readEntries(w, writeError)
-	if !ok {
+	entries, err := m.entries()
+	if err != nil {
+		writeError(w, internal(err))
 		return
 	}
 	base := b.BaseModel

@@ -289,8 +289,9 @@ func (m *Manager) modelStatus(name string) string {
 // model, loaded or not, with its status; runtime adapters with their
 // parent, as vLLM lists them.
 func (m *Manager) listModels(w http.ResponseWriter, r *http.Request) {
-	entries, ok := m.readEntries(w, writeError)
-	if !ok {
+	entries, err := m.entries()
+	if err != nil {
+		writeError(w, internal(err))
 		return
 	}
 	m.mu.Lock()
@@ -305,17 +306,6 @@ func (m *Manager) listModels(w http.ResponseWriter, r *http.Request) {
 			"root": a.Path, "parent": a.Base, "status": map[string]string{"value": m.modelStatus(a.Base)}})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
-}
-
-// readEntries is m.entries(); on failure it has written the error with
-// write.
-func (m *Manager) readEntries(w http.ResponseWriter, write errorWriter) (map[string]*modelEntry, bool) {
-	entries, err := m.entries()
-	if err != nil {
-		write(w, internal(err))
-		return nil, false
-	}
-	return entries, true
 }
 
 // modelObject is entries[name] as /v1/models lists it.
@@ -342,8 +332,9 @@ func (m *Manager) modelObject(entries map[string]*modelEntry, name string) map[s
 // modelByID serves GET /v1/models/{id}.
 func (m *Manager) modelByID(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	entries, ok := m.readEntries(w, writeError)
-	if !ok {
+	entries, err := m.entries()
+	if err != nil {
+		writeError(w, internal(err))
 		return
 	}
 	m.mu.Lock()
@@ -460,8 +451,9 @@ func ollamaSummary(entries map[string]*modelEntry, e *modelEntry) map[string]any
 
 // tags serves Ollama's GET /api/tags: every model.
 func (m *Manager) tags(w http.ResponseWriter, r *http.Request) {
-	entries, ok := m.readEntries(w, writeOllamaError)
-	if !ok {
+	entries, err := m.entries()
+	if err != nil {
+		writeOllamaError(w, internal(err))
 		return
 	}
 	out := []any{}
@@ -474,8 +466,9 @@ func (m *Manager) tags(w http.ResponseWriter, r *http.Request) {
 // ps serves Ollama's GET /api/ps: the loaded models and when each
 // unloads.
 func (m *Manager) ps(w http.ResponseWriter, r *http.Request) {
-	entries, ok := m.readEntries(w, writeOllamaError)
-	if !ok {
+	entries, err := m.entries()
+	if err != nil {
+		writeOllamaError(w, internal(err))
 		return
 	}
 	m.mu.Lock()
