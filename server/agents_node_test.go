@@ -39,11 +39,8 @@ func TestNodeAgentClients(t *testing.T) {
 		}
 		return []string{"Hello ", "there."}, messages.FinishStop
 	})
-	out := testmodels.Node(t, mods, "testdata/agents-client.cjs", s.url)
 	var got map[string]any
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	runNode(t, mods, "testdata/agents-client.cjs", &got, s.url)
 	want := map[string]string{
 		"responsesText":        `{"id":"*","status":"completed","text":"Hello there."}`,
 		"responsesLoop":        `{"answer":"It is sunny.","call":"get_weather {\"city\": \"Paris\"}"}`,

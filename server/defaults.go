@@ -24,23 +24,19 @@ func (f *samplingFields) sampling() *samplingFields { return f }
 // afterwards as the client's would be, so a default outside a field's
 // range is refused there too (serve checks them at startup).
 func (d *SamplingDefaults) fill(f *samplingFields) {
-	set := func(dst **float64, v *float64) {
-		if *dst == nil && v != nil {
-			x := *v
-			*dst = &x
-		}
-	}
-	set(&f.Temperature, d.Temperature)
-	set(&f.TopP, d.TopP)
-	set(&f.MinP, d.MinP)
-	set(&f.RepetitionPenalty, d.RepetitionPenalty)
-	if f.TopK == nil && d.TopK != nil {
-		k := *d.TopK
-		f.TopK = &k
-	}
-	if f.Seed == nil && d.Seed != nil {
-		v := *d.Seed
-		f.Seed = &v
+	setDefault(&f.Temperature, d.Temperature)
+	setDefault(&f.TopK, d.TopK)
+	setDefault(&f.TopP, d.TopP)
+	setDefault(&f.MinP, d.MinP)
+	setDefault(&f.RepetitionPenalty, d.RepetitionPenalty)
+	setDefault(&f.Seed, d.Seed)
+}
+
+// setDefault sets *dst, when unset, to a copy of *v, when set.
+func setDefault[T any](dst **T, v *T) {
+	if *dst == nil && v != nil {
+		x := *v
+		*dst = &x
 	}
 }
 
@@ -49,31 +45,24 @@ func (d *SamplingDefaults) fill(f *samplingFields) {
 // them out, as Ollama applies a Modelfile's PARAMETERs.
 func (d *SamplingDefaults) ollamaOptions() map[string]json.RawMessage {
 	opts := map[string]json.RawMessage{}
-	put := func(name string, v any) {
-		if b, err := json.Marshal(v); err == nil {
-			opts[name] = b
-		}
-	}
-	if d.Temperature != nil {
-		put("temperature", *d.Temperature)
-	}
-	if d.TopK != nil {
-		put("top_k", *d.TopK)
-	}
-	if d.TopP != nil {
-		put("top_p", *d.TopP)
-	}
-	if d.MinP != nil {
-		put("min_p", *d.MinP)
-	}
-	if d.RepetitionPenalty != nil {
-		put("repeat_penalty", *d.RepetitionPenalty)
-	}
-	if d.Seed != nil {
-		put("seed", *d.Seed)
-	}
+	putOption(opts, "temperature", d.Temperature)
+	putOption(opts, "top_k", d.TopK)
+	putOption(opts, "top_p", d.TopP)
+	putOption(opts, "min_p", d.MinP)
+	putOption(opts, "repeat_penalty", d.RepetitionPenalty)
+	putOption(opts, "seed", d.Seed)
 	if len(opts) == 0 {
 		return nil
 	}
 	return opts
+}
+
+// putOption sets opts[name] to *v's JSON, when v is set.
+func putOption[T any](opts map[string]json.RawMessage, name string, v *T) {
+	if v == nil {
+		return
+	}
+	if b, err := json.Marshal(*v); err == nil {
+		opts[name] = b
+	}
 }

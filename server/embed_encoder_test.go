@@ -4,24 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-	"github.com/rs/zerolog"
-
-	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -52,32 +42,7 @@ func synthServer(t *testing.T, shape, vocab, name string) string {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
-	rt, err := actors.Start(sys, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(sys, rt, server.Config{ModelName: name, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		if err := rt.Stop(5 * time.Second); err != nil {
-			t.Error(err)
-		}
-	})
-	srv.Ready()
-	return ts.URL
+	return newFixture(t, options{model: path, noTmpl: true, srv: server.Config{ModelName: name}}).url
 }
 
 // TestEncoderServe: a BERT model serves embeddings (equal to llama.cpp's,

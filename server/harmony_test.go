@@ -348,15 +348,7 @@ func TestHarmonyOllama(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s stream %v", tc.name, stream), func(t *testing.T) {
 				s.say(messages.FinishStop, tc.pieces...)
-				status, _, objs := ollamaDo(t, "POST", s.url+"/api/chat", ollamaChatBody(fmt.Sprintf(`, "stream": %v%s`, stream, tc.extra)))
-				if status != 200 {
-					t.Fatalf("status %d: %v", status, objs)
-				}
-				got := readAnswer(t, objs, stream)
-				tc.want.doneReason = "stop"
-				if got.content != tc.want.content || got.thinking != tc.want.thinking || !slices.Equal(got.calls, tc.want.calls) || got.doneReason != "stop" {
-					t.Errorf("got %+v\nwant %+v", got, tc.want)
-				}
+				checkAnswer(t, s.url+"/api/chat", ollamaChatBody(fmt.Sprintf(`, "stream": %v%s`, stream, tc.extra)), stream, tc.want)
 			})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,10 +65,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
+	sys := quietSystem(t)
 	if o.wrap != nil {
 		be, err := backend.NewCPU(m, o.rt.NumBlocks, o.rt.BlockSize, o.rt.NumHostBlocks, 1)
 		if err != nil {
@@ -82,7 +80,9 @@ func newFixture(t testing.TB, o options) *fixture {
 		t.Fatal(err)
 	}
 	cfg := o.srv
-	cfg.ModelName = modelName
+	if cfg.ModelName == "" {
+		cfg.ModelName = modelName
+	}
 	cfg.Log = zerolog.Nop()
 	if o.logTo != nil {
 		cfg.Log = zerolog.New(o.logTo).Level(zerolog.InfoLevel)
@@ -112,6 +112,35 @@ func newFixture(t testing.TB, o options) *fixture {
 		srv.Ready()
 	}
 	return &fixture{url: ts.URL, rt: rt, srv: srv, m: m}
+}
+
+// quietSystem is an actor system that logs nothing, shut down when the
+// test ends.
+func quietSystem(t testing.TB) *actor.ActorSystem {
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	t.Cleanup(sys.Shutdown)
+	return sys
+}
+
+// parallel runs fn(0), ..., fn(n-1) at once and waits for them all.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { fn(i) })
+	}
+	wg.Wait()
+}
+
+// runNode runs script with node, the npm packages of mods and args, and
+// decodes what it prints into got.
+func runNode(t *testing.T, mods, script string, got any, args ...string) {
+	t.Helper()
+	out := testmodels.Node(t, mods, script, args...)
+	if err := json.Unmarshal(out, got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
 }
 
 // text decodes ids as the server streams them.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -135,91 +134,103 @@ func TestRealProjectorChat(t *testing.T) {
 			path, dim := tc.model(t)
 			proj := realProjector(t, tc.projector, dim)
 			f := newFixture(t, options{model: path, rt: actors.Config{Encoder: proj}, srv: server.Config{Media: server.MediaConfig{MaxImages: 2}}})
-			img := dataURL("image/png", pngBytes(t, 40, 24))
-			user := map[string]any{"role": "user", "content": []map[string]any{
-				{"type": "text", "text": "Look:"},
-				{"type": "image_url", "image_url": map[string]any{"url": img}},
-				{"type": "text", "text": "What is it?"},
-			}}
-			req := func(msgs ...map[string]any) map[string]any {
-				return map[string]any{"model": modelName, "max_tokens": 8, "temperature": 0, "messages": msgs}
-			}
-			first := chatOK(t, f.url, req(user))
-			if n := proj.encodes.Load(); n != 1 {
-				t.Fatalf("%d encodes after the first request", n)
-			}
-			prep, err := proj.Prepare(pngBytes(t, 40, 24))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if first.Usage.PromptTokens <= prep.Rows() {
-				t.Errorf("prompt tokens %d, the image alone has %d rows", first.Usage.PromptTokens, prep.Rows())
-			}
-			answer := first.Choices[0].Message.Content
-			second := chatOK(t, f.url, req(user, map[string]any{"role": "assistant", "content": answer},
-				map[string]any{"role": "user", "content": "And its color?"}))
-			if n := proj.encodes.Load(); n != 1 {
-				t.Errorf("the same image was encoded %d times", n)
-			}
-			t.Logf("image rows %d; first turn %d prompt tokens; second turn %d, %d of them cached",
-				prep.Rows(), first.Usage.PromptTokens, second.Usage.PromptTokens, second.Usage.PromptTokensDetails.CachedTokens)
-			// The first turn's prompt, image and all, is cached but for its
-			// last partial block (and a block at most held back for the
-			// prefill of the rest).
-			if c := second.Usage.PromptTokensDetails.CachedTokens; c < first.Usage.PromptTokens-2*kv.DefaultBlockSize || c <= prep.Rows() {
-				t.Errorf("second turn: %d cached tokens of %d, want about the first turn's %d",
-					c, second.Usage.PromptTokens, first.Usage.PromptTokens)
-			}
-
-			// Anthropic's image block and Ollama's images carry the same
-			// image: answered, and still not encoded again.
-			b64 := base64.StdEncoding.EncodeToString(pngBytes(t, 40, 24))
-			for _, c := range []struct{ path, body string }{
-				{"/v1/messages", `{"model":"` + modelName + `","max_tokens":4,"temperature":0,"messages":[{"role":"user","content":[` +
-					`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}},{"type":"text","text":"What is this?"}]}]}`},
-				{"/api/chat", `{"model":"` + modelName + `","stream":false,"options":{"num_predict":4,"temperature":0},` +
-					`"messages":[{"role":"user","content":"What is this?","images":["` + b64 + `"]}]}`},
-			} {
-				if resp, body := post(t, f.url+c.path, c.body); resp.StatusCode != http.StatusOK {
-					t.Errorf("%s: status %d: %s", c.path, resp.StatusCode, body)
-				}
-			}
-			if n := proj.encodes.Load(); n != 1 {
-				t.Errorf("after Anthropic's and Ollama's requests: %d encodes", n)
-			}
-
-			// Alone (a fresh image, so it is encoded and prefilled anew)
-			// and then among text-only requests: the same greedy answer.
-			other := dataURL("image/png", pngBytes(t, 17, 33))
-			imgReq := req(map[string]any{"role": "user", "content": []map[string]any{
-				{"type": "image_url", "image_url": map[string]any{"url": other}},
-				{"type": "text", "text": "Describe it."},
-			}})
-			alone := chatOK(t, f.url, imgReq).Choices[0].Message.Content
-			var wg sync.WaitGroup
-			mixed := make([]string, 3)
-			for i := range 6 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					body := req(map[string]any{"role": "user", "content": fmt.Sprintf("Tell me story %d.", i)})
-					if i%2 == 0 {
-						body = imgReq
-					}
-					a, err := chatAnswerOf(t, f.url, body)
-					if err != nil {
-						t.Error(err)
-					} else if i%2 == 0 {
-						mixed[i/2] = a.Choices[0].Message.Content
-					}
-				}()
-			}
-			wg.Wait()
-			for i, m := range mixed {
-				if m != alone {
-					t.Errorf("mixed request %d answered %q, alone %q", i, m, alone)
-				}
-			}
+			checkImageCached(t, f, proj)
+			checkImageDialects(t, f, proj)
+			checkImageAmongText(t, f)
 		})
+	}
+}
+
+// greedyChat is a greedy chat request of msgs for 8 tokens.
+func greedyChat(msgs ...map[string]any) map[string]any {
+	return map[string]any{"model": modelName, "max_tokens": 8, "temperature": 0, "messages": msgs}
+}
+
+// checkImageCached: an image chat answers 200, the image encoded once;
+// the same image again in a longer conversation finds its prefix cached
+// and is not encoded again.
+func checkImageCached(t *testing.T, f *fixture, proj *countingProjector) {
+	t.Helper()
+	img := dataURL("image/png", pngBytes(t, 40, 24))
+	user := map[string]any{"role": "user", "content": []map[string]any{
+		{"type": "text", "text": "Look:"},
+		{"type": "image_url", "image_url": map[string]any{"url": img}},
+		{"type": "text", "text": "What is it?"},
+	}}
+	first := chatOK(t, f.url, greedyChat(user))
+	if n := proj.encodes.Load(); n != 1 {
+		t.Fatalf("%d encodes after the first request", n)
+	}
+	prep, err := proj.Prepare(pngBytes(t, 40, 24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Usage.PromptTokens <= prep.Rows() {
+		t.Errorf("prompt tokens %d, the image alone has %d rows", first.Usage.PromptTokens, prep.Rows())
+	}
+	answer := first.Choices[0].Message.Content
+	second := chatOK(t, f.url, greedyChat(user, map[string]any{"role": "assistant", "content": answer},
+		map[string]any{"role": "user", "content": "And its color?"}))
+	if n := proj.encodes.Load(); n != 1 {
+		t.Errorf("the same image was encoded %d times", n)
+	}
+	t.Logf("image rows %d; first turn %d prompt tokens; second turn %d, %d of them cached",
+		prep.Rows(), first.Usage.PromptTokens, second.Usage.PromptTokens, second.Usage.PromptTokensDetails.CachedTokens)
+	// The first turn's prompt, image and all, is cached but for its
+	// last partial block (and a block at most held back for the
+	// prefill of the rest).
+	if c := second.Usage.PromptTokensDetails.CachedTokens; c < first.Usage.PromptTokens-2*kv.DefaultBlockSize || c <= prep.Rows() {
+		t.Errorf("second turn: %d cached tokens of %d, want about the first turn's %d",
+			c, second.Usage.PromptTokens, first.Usage.PromptTokens)
+	}
+}
+
+// checkImageDialects: Anthropic's image block and Ollama's images carry
+// the image of checkImageCached: answered, and still not encoded again.
+func checkImageDialects(t *testing.T, f *fixture, proj *countingProjector) {
+	t.Helper()
+	b64 := base64.StdEncoding.EncodeToString(pngBytes(t, 40, 24))
+	for _, c := range []struct{ path, body string }{
+		{"/v1/messages", `{"model":"` + modelName + `","max_tokens":4,"temperature":0,"messages":[{"role":"user","content":[` +
+			`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}},{"type":"text","text":"What is this?"}]}]}`},
+		{"/api/chat", `{"model":"` + modelName + `","stream":false,"options":{"num_predict":4,"temperature":0},` +
+			`"messages":[{"role":"user","content":"What is this?","images":["` + b64 + `"]}]}`},
+	} {
+		if resp, body := post(t, f.url+c.path, c.body); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d: %s", c.path, resp.StatusCode, body)
+		}
+	}
+	if n := proj.encodes.Load(); n != 1 {
+		t.Errorf("after Anthropic's and Ollama's requests: %d encodes", n)
+	}
+}
+
+// checkImageAmongText: the greedy answer to a fresh image (encoded and
+// prefilled anew) is the same alone and among text-only requests.
+func checkImageAmongText(t *testing.T, f *fixture) {
+	t.Helper()
+	other := dataURL("image/png", pngBytes(t, 17, 33))
+	imgReq := greedyChat(map[string]any{"role": "user", "content": []map[string]any{
+		{"type": "image_url", "image_url": map[string]any{"url": other}},
+		{"type": "text", "text": "Describe it."},
+	}})
+	alone := chatOK(t, f.url, imgReq).Choices[0].Message.Content
+	mixed := make([]string, 3)
+	parallel(6, func(i int) {
+		body := greedyChat(map[string]any{"role": "user", "content": fmt.Sprintf("Tell me story %d.", i)})
+		if i%2 == 0 {
+			body = imgReq
+		}
+		a, err := chatAnswerOf(t, f.url, body)
+		if err != nil {
+			t.Error(err)
+		} else if i%2 == 0 {
+			mixed[i/2] = a.Choices[0].Message.Content
+		}
+	})
+	for i, m := range mixed {
+		if m != alone {
+			t.Errorf("mixed request %d answered %q, alone %q", i, m, alone)
+		}
 	}
 }

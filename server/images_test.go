@@ -309,7 +309,6 @@ func TestNodeImageClients(t *testing.T) {
 	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
 	testmodels.NPMPackage(t, "ollama")
 	f, fp := visionFixture(t, server.MediaConfig{})
-	out := testmodels.Node(t, mods, "testdata/image-clients.cjs", f.url, base64.StdEncoding.EncodeToString(pngBytes(t, 8, 8)))
 	var got struct {
 		Chat, Streamed, Ollama, OllamaGenerate string
 		PromptTokens                           int
@@ -318,9 +317,7 @@ func TestNodeImageClients(t *testing.T) {
 			Param  string
 		}
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	runNode(t, mods, "testdata/image-clients.cjs", &got, f.url, base64.StdEncoding.EncodeToString(pngBytes(t, 8, 8)))
 	if got.Chat == "" || got.Chat != got.Streamed {
 		t.Errorf("chat %q, streamed %q", got.Chat, got.Streamed)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/messages"
 )
 
 // metrics are the server's Prometheus metrics, named after vLLM's with the
@@ -30,16 +31,10 @@ type metrics struct {
 	rejectedTotal                  *prometheus.CounterVec // by status code
 	ttft, itl, e2e, queue          prometheus.Observer
 
-	running, waiting, swapped, kvUsage, freeBlocks *prometheus.Desc
-	prefixQueries, prefixHits, preemptions         *prometheus.Desc
-	windowFreed                                    *prometheus.Desc
-	processes                                      *prometheus.Desc
-	specDrafts, specDraftTokens, specAccepted      *prometheus.Desc
-	specPerPos                                     *prometheus.Desc
-
-	cluster                                   *cluster.Node // nil: none
-	members, placements, overflows, failovers *prometheus.Desc
-	disagg, kvFailed, kvBytes                 *prometheus.Desc // disaggregated prefill
+	scraped    []scraped        // read at scrape time, the cluster's only with one
+	specPerPos *prometheus.Desc // by position
+	cluster    *cluster.Node    // nil: none
+	placements *prometheus.Desc // by where
 }
 
 func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl *cluster.Node) *metrics {
@@ -73,28 +68,40 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 	desc := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc("troupe:"+name, help, nil, labels)
 	}
-	m.running = desc("num_requests_running", "Sequences in the running set.")
-	m.waiting = desc("num_requests_waiting", "Sequences waiting to be scheduled.")
-	m.swapped = desc("num_requests_swapped", "Sequences swapped out to the host tier.")
-	m.kvUsage = desc("kv_cache_usage_perc", "Fraction of KV blocks held by sequences (1 = full).")
-	m.freeBlocks = desc("kv_cache_free_blocks", "KV blocks no sequence holds (cached prefixes included).")
-	m.prefixQueries = desc("prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.")
-	m.prefixHits = desc("prefix_cache_hits_total", "Prompt tokens found in the prefix cache.")
-	m.preemptions = desc("num_preemptions_total", "Sequences preempted.")
-	m.specDrafts = desc("spec_decode_num_drafts_total", "Speculative drafts verified (vLLM's spec_decode_num_drafts).")
-	m.specDraftTokens = desc("spec_decode_num_draft_tokens_total", "Draft tokens verified.")
-	m.specAccepted = desc("spec_decode_num_accepted_tokens_total", "Draft tokens accepted.")
+	add := func(kind prometheus.ValueType) func(name, help string, read func(*scrape) float64) {
+		return func(name, help string, read func(*scrape) float64) {
+			m.scraped = append(m.scraped, scraped{desc(name, help), kind, read})
+		}
+	}
+	gauge, count := add(prometheus.GaugeValue), add(prometheus.CounterValue)
+	gauge("num_requests_running", "Sequences in the running set.", func(s *scrape) float64 { return float64(s.st.Running) })
+	gauge("num_requests_waiting", "Sequences waiting to be scheduled.", func(s *scrape) float64 { return float64(s.st.Waiting) })
+	gauge("num_requests_swapped", "Sequences swapped out to the host tier.", func(s *scrape) float64 { return float64(s.st.Swapped) })
+	gauge("kv_cache_usage_perc", "Fraction of KV blocks held by sequences (1 = full).", func(s *scrape) float64 { return s.st.KVCacheUsage })
+	gauge("kv_cache_free_blocks", "KV blocks no sequence holds (cached prefixes included).", func(s *scrape) float64 { return float64(s.st.NumFreeBlocks) })
+	count("prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.", func(s *scrape) float64 { return float64(s.st.PrefixQueries) })
+	count("prefix_cache_hits_total", "Prompt tokens found in the prefix cache.", func(s *scrape) float64 { return float64(s.st.PrefixHits) })
+	count("num_preemptions_total", "Sequences preempted.", func(s *scrape) float64 { return float64(s.st.Preemptions) })
+	count("spec_decode_num_drafts_total", "Speculative drafts verified (vLLM's spec_decode_num_drafts).", func(s *scrape) float64 { return float64(s.st.SpecDrafts) })
+	count("spec_decode_num_draft_tokens_total", "Draft tokens verified.", func(s *scrape) float64 { return float64(s.st.SpecDraftTokens) })
+	count("spec_decode_num_accepted_tokens_total", "Draft tokens accepted.", func(s *scrape) float64 { return float64(s.st.SpecAcceptedTokens) })
 	m.specPerPos = prometheus.NewDesc("troupe:spec_decode_num_accepted_tokens_per_pos", "Drafts whose token at position was accepted.", []string{"position"}, labels)
-	m.windowFreed = desc("kv_window_freed_blocks_total", "KV blocks freed behind a sliding window every layer uses (0 unless all layers are windowed).")
-	m.members = desc("cluster_members", "Nodes in the cluster, as this node sees it.")
-	m.placements = prometheus.NewDesc("troupe:cluster_placements_total", "Requests this node placed, by where they ran (local: this node).",
-		[]string{"where"}, labels)
-	m.overflows = desc("cluster_overflows_total", "Requests placed away from their prefix's node because it was busier.")
-	m.failovers = desc("cluster_failovers_total", "Requests re-run on another node after theirs was lost.")
-	m.disagg = desc("cluster_disaggregated_total", "Requests this node placed with their prompt computed on a prefill member.")
-	m.kvFailed = desc("cluster_kv_transfer_failed_total", "Disaggregated requests whose K/V transfer failed (the decode member computed the rest).")
-	m.kvBytes = desc("cluster_kv_bytes_sent_total", "Bytes of K/V blocks this node sent to decode members.")
-	m.processes = desc("actor_processes", "Actors and futures registered in the actor system (back to its idle level when no request runs).")
+	count("kv_window_freed_blocks_total", "KV blocks freed behind a sliding window every layer uses (0 unless all layers are windowed).",
+		func(s *scrape) float64 { return float64(s.st.WindowFreedBlocks) })
+	gauge("actor_processes", "Actors and futures registered in the actor system (back to its idle level when no request runs).",
+		func(s *scrape) float64 { return float64(s.processes) })
+	if cl != nil {
+		gauge("cluster_members", "Nodes in the cluster, as this node sees it.", func(s *scrape) float64 { return float64(s.cs.Members) })
+		m.placements = prometheus.NewDesc("troupe:cluster_placements_total", "Requests this node placed, by where they ran (local: this node).",
+			[]string{"where"}, labels)
+		count("cluster_overflows_total", "Requests placed away from their prefix's node because it was busier.", func(s *scrape) float64 { return float64(s.cs.Overflowed) })
+		count("cluster_failovers_total", "Requests re-run on another node after theirs was lost.", func(s *scrape) float64 { return float64(s.cs.Failovers) })
+		count("cluster_disaggregated_total", "Requests this node placed with their prompt computed on a prefill member.",
+			func(s *scrape) float64 { return float64(s.ds.Disaggregated) })
+		count("cluster_kv_transfer_failed_total", "Disaggregated requests whose K/V transfer failed (the decode member computed the rest).",
+			func(s *scrape) float64 { return float64(s.ds.TransferFailed) })
+		count("cluster_kv_bytes_sent_total", "Bytes of K/V blocks this node sent to decode members.", func(s *scrape) float64 { return float64(s.ds.BytesSent) })
+	}
 	m.reg.MustRegister(m)
 	// The Go runtime's and the process's own (go_goroutines, go_memstats_*,
 	// process_resident_memory_bytes, ...), as every Go exporter has.
@@ -102,15 +109,29 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 	return m
 }
 
+// scraped is a metric without labels of its own, read at scrape time.
+type scraped struct {
+	desc *prometheus.Desc
+	kind prometheus.ValueType
+	read func(*scrape) float64
+}
+
+// scrape is what one scrape reads: the runtime's stats, the actor
+// system's processes, and the cluster's figures (zero without one).
+type scrape struct {
+	st        *messages.Stats
+	processes int
+	cs        cluster.Stats
+	ds        cluster.DisaggStats
+}
+
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.running, m.waiting, m.swapped, m.kvUsage, m.freeBlocks, m.prefixQueries, m.prefixHits, m.preemptions, m.windowFreed, m.processes,
-		m.specDrafts, m.specDraftTokens, m.specAccepted, m.specPerPos} {
-		ch <- d
+	for _, s := range m.scraped {
+		ch <- s.desc
 	}
+	ch <- m.specPerPos
 	if m.cluster != nil {
-		for _, d := range []*prometheus.Desc{m.members, m.placements, m.overflows, m.failovers, m.disagg, m.kvFailed, m.kvBytes} {
-			ch <- d
-		}
+		ch <- m.placements
 	}
 }
 
@@ -120,41 +141,20 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
-	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
-	count := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+	s := &scrape{st: st}
+	for _, pids := range m.system.ProcessRegistry.LocalPIDs.LocalPIDs {
+		s.processes += pids.Count()
 	}
-	gauge(m.running, float64(st.Running))
-	gauge(m.waiting, float64(st.Waiting))
-	gauge(m.swapped, float64(st.Swapped))
-	gauge(m.kvUsage, st.KVCacheUsage)
-	gauge(m.freeBlocks, float64(st.NumFreeBlocks))
-	count(m.prefixQueries, float64(st.PrefixQueries))
-	count(m.prefixHits, float64(st.PrefixHits))
-	count(m.preemptions, float64(st.Preemptions))
-	count(m.windowFreed, float64(st.WindowFreedBlocks))
-	count(m.specDrafts, float64(st.SpecDrafts))
-	count(m.specDraftTokens, float64(st.SpecDraftTokens))
-	count(m.specAccepted, float64(st.SpecAcceptedTokens))
+	if m.cluster != nil {
+		s.cs, s.ds = m.cluster.Stats(), m.cluster.DisaggStats()
+		ch <- prometheus.MustNewConstMetric(m.placements, prometheus.CounterValue, float64(s.cs.PlacedLocal), "local")
+		ch <- prometheus.MustNewConstMetric(m.placements, prometheus.CounterValue, float64(s.cs.PlacedRemote), "remote")
+	}
+	for _, sc := range m.scraped {
+		ch <- prometheus.MustNewConstMetric(sc.desc, sc.kind, sc.read(s))
+	}
 	for i, n := range st.SpecAcceptedPerPos {
 		ch <- prometheus.MustNewConstMetric(m.specPerPos, prometheus.CounterValue, float64(n), strconv.Itoa(i))
-	}
-	n := 0
-	for _, pids := range m.system.ProcessRegistry.LocalPIDs.LocalPIDs {
-		n += pids.Count()
-	}
-	gauge(m.processes, float64(n))
-	if m.cluster != nil {
-		cs := m.cluster.Stats()
-		gauge(m.members, float64(cs.Members))
-		ch <- prometheus.MustNewConstMetric(m.placements, prometheus.CounterValue, float64(cs.PlacedLocal), "local")
-		ch <- prometheus.MustNewConstMetric(m.placements, prometheus.CounterValue, float64(cs.PlacedRemote), "remote")
-		count(m.overflows, float64(cs.Overflowed))
-		count(m.failovers, float64(cs.Failovers))
-		ds := m.cluster.DisaggStats()
-		count(m.disagg, float64(ds.Disaggregated))
-		count(m.kvFailed, float64(ds.TransferFailed))
-		count(m.kvBytes, float64(ds.BytesSent))
 	}
 }
 

@@ -111,17 +111,28 @@ func writeIndexError(w http.ResponseWriter, err error) bool {
 	return true
 }
 
+// readNamed decodes r's body into b, which names a model, for a route
+// that writes the models directory; it returns the model's canonical
+// name. On failure it has written the error in Ollama's shape.
+func (m *Manager) readNamed(w http.ResponseWriter, r *http.Request, b interface{ model() string }) (string, bool) {
+	if !m.needDir(w) || !m.decode(w, r, b, writeOllamaError) {
+		return "", false
+	}
+	name := canonical(b.model())
+	if e := checkName("model", name); e != nil {
+		writeOllamaError(w, e)
+		return "", false
+	}
+	return name, true
+}
+
 // deleteRoute serves DELETE /api/delete {model}: the model's file (a GGUF
 // of the directory) or index entry goes; a model running requests is
 // refused (409), an idle loaded one unloaded first.
 func (m *Manager) deleteRoute(w http.ResponseWriter, r *http.Request) {
 	var b modelBody
-	if !m.needDir(w) || !m.decode(w, r, &b, writeOllamaError) {
-		return
-	}
-	name := canonical(b.model())
-	if e := checkName("model", name); e != nil {
-		writeOllamaError(w, e)
+	name, ok := m.readNamed(w, r, &b)
+	if !ok {
 		return
 	}
 	entries, err := m.entries()
@@ -198,6 +209,17 @@ type ndjson struct {
 	last   time.Time
 }
 
+// newNDJSON starts the progress lines of a request whose stream is
+// stream (nil: true), their headers sent when streaming.
+func newNDJSON(w http.ResponseWriter, stream *bool) *ndjson {
+	out := &ndjson{w: w, stream: stream == nil || *stream}
+	if out.stream {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(http.StatusOK)
+	}
+	return out
+}
+
 func (n *ndjson) send(v map[string]any, force bool) {
 	if !n.stream {
 		return
@@ -252,11 +274,7 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Message: "this server pulls no models"})
 		return
 	}
-	out := &ndjson{w: w, stream: b.Stream == nil || *b.Stream}
-	if out.stream {
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		w.WriteHeader(http.StatusOK)
-	}
+	out := newNDJSON(w, b.Stream)
 	out.send(map[string]any{"status": "pulling manifest"}, true)
 	path, projector, err := m.pull(r, name, func(status string) { out.send(map[string]any{"status": status}, true) },
 		func(file string, completed, total int64) {
@@ -390,12 +408,8 @@ type createRequest struct {
 // (LoRA files applied to every request). Anything else is a 400 naming it.
 func (m *Manager) createRoute(w http.ResponseWriter, r *http.Request) {
 	var b createRequest
-	if !m.needDir(w) || !m.decode(w, r, &b, writeOllamaError) {
-		return
-	}
-	name := canonical(b.model())
-	if e := checkName("model", name); e != nil {
-		writeOllamaError(w, e)
+	name, ok := m.readNamed(w, r, &b)
+	if !ok {
 		return
 	}
 	for field, set := range map[string]bool{"files": len(b.Files) > 0, "quantize": b.Quantize != "", "license": b.License != nil,
@@ -460,12 +474,8 @@ func (m *Manager) createRoute(w http.ResponseWriter, r *http.Request) {
 		in.stale = true // replaced: the next request loads the new one
 	}
 	m.mu.Unlock()
-	out := &ndjson{w: w, stream: b.Stream == nil || *b.Stream}
-	if out.stream {
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		w.WriteHeader(http.StatusOK)
-		out.send(map[string]any{"status": "writing manifest"}, true)
-	}
+	out := newNDJSON(w, b.Stream)
+	out.send(map[string]any{"status": "writing manifest"}, true) // streamed only
 	out.done(nil)
 }
 

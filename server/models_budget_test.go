@@ -3,16 +3,12 @@ package server_test
 import (
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
@@ -143,10 +139,7 @@ func TestManagerBudgetAtStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
+	sys := quietSystem(t)
 	sizes := map[string]int64{"small": 3 << 20, "tiny": 2 << 20, "big": 5 << 20}
 	for _, c := range []struct {
 		budget int64

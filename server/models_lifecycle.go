@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -226,24 +227,12 @@ func systemPrefix(text string) string {
 
 // mergeDefaults is d with the fields it leaves unset taken from base.
 func mergeDefaults(d, base SamplingDefaults) SamplingDefaults {
-	if d.Temperature == nil {
-		d.Temperature = base.Temperature
-	}
-	if d.TopK == nil {
-		d.TopK = base.TopK
-	}
-	if d.TopP == nil {
-		d.TopP = base.TopP
-	}
-	if d.MinP == nil {
-		d.MinP = base.MinP
-	}
-	if d.RepetitionPenalty == nil {
-		d.RepetitionPenalty = base.RepetitionPenalty
-	}
-	if d.Seed == nil {
-		d.Seed = base.Seed
-	}
+	d.Temperature = cmp.Or(d.Temperature, base.Temperature)
+	d.TopK = cmp.Or(d.TopK, base.TopK)
+	d.TopP = cmp.Or(d.TopP, base.TopP)
+	d.MinP = cmp.Or(d.MinP, base.MinP)
+	d.RepetitionPenalty = cmp.Or(d.RepetitionPenalty, base.RepetitionPenalty)
+	d.Seed = cmp.Or(d.Seed, base.Seed)
 	return d
 }
 

@@ -45,7 +45,6 @@ func TestNodeOllamaModels(t *testing.T) {
 	}
 
 	const pulled = "hf.co/acme/stories-GGUF/stories.gguf"
-	out := testmodels.Node(t, mods, "testdata/ollama-models-client.cjs", f.url, pulled, "small", "tiny")
 	var got struct {
 		Pull []struct {
 			Status           string
@@ -63,9 +62,7 @@ func TestNodeOllamaModels(t *testing.T) {
 			Message string
 		}
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	runNode(t, mods, "testdata/ollama-models-client.cjs", &got, f.url, pulled, "small", "tiny")
 	var statuses []string
 	sawBytes := false
 	for _, p := range got.Pull {

@@ -376,17 +376,27 @@ func (m *Manager) decode(w http.ResponseWriter, r *http.Request, v any, write er
 	return true
 }
 
-// loadRoute serves llama-server's POST /models/load {"model"}.
-func (m *Manager) loadRoute(w http.ResponseWriter, r *http.Request) {
+// routerModel reads the body of llama-server's /models/load and
+// /models/unload: the model it names. On failure it has written the error.
+func (m *Manager) routerModel(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var b modelBody
 	if !m.decode(w, r, &b, writeError) {
-		return
+		return "", false
 	}
 	if b.model() == "" {
 		writeError(w, badRequest("model", "model is required"))
+		return "", false
+	}
+	return b.model(), true
+}
+
+// loadRoute serves llama-server's POST /models/load {"model"}.
+func (m *Manager) loadRoute(w http.ResponseWriter, r *http.Request) {
+	name, ok := m.routerModel(w, r)
+	if !ok {
 		return
 	}
-	in, _, e := m.acquire(r.Context(), b.model(), true)
+	in, _, e := m.acquire(r.Context(), name, true)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -397,15 +407,11 @@ func (m *Manager) loadRoute(w http.ResponseWriter, r *http.Request) {
 
 // unloadRoute serves llama-server's POST /models/unload {"model"}.
 func (m *Manager) unloadRoute(w http.ResponseWriter, r *http.Request) {
-	var b modelBody
-	if !m.decode(w, r, &b, writeError) {
+	name, ok := m.routerModel(w, r)
+	if !ok {
 		return
 	}
-	if b.model() == "" {
-		writeError(w, badRequest("model", "model is required"))
-		return
-	}
-	if e := m.unload(b.model()); e != nil {
+	if e := m.unload(name); e != nil {
 		writeError(w, e)
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -130,10 +129,7 @@ func newManaged(t *testing.T, tweak func(*server.ManagerConfig)) *managed {
 			t.Fatal(err)
 		}
 	}
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
+	sys := quietSystem(t)
 	cfg := server.ManagerConfig{Dir: f.dir, KeepAlive: 5 * time.Minute, Load: f.load,
 		Now: func() time.Time { return time.Unix(1e9, f.now.Load()) }}
 	if tweak != nil {
@@ -421,6 +417,16 @@ func TestManagerRouterRoutes(t *testing.T) {
 // load) and /api/delete; unsupported Modelfile instructions are 400s.
 func TestManagerCreateCopyDelete(t *testing.T) {
 	f := newManaged(t, nil)
+	checkCreate(t, f)
+	checkCreateSystem(t, f)
+	checkCopyDelete(t, f)
+	checkDeleteBusy(t, f)
+}
+
+// checkCreate: /api/create FROM small with PARAMETERs makes "mine", its
+// temperature and num_ctx applied; unsupported instructions are 400s.
+func checkCreate(t *testing.T, f *managed) {
+	t.Helper()
 	resp, b := post(t, f.url+"/api/create", `{"model":"mine","modelfile":"FROM small\nPARAMETER temperature 0\nPARAMETER num_ctx 64\n","stream":false}`)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "success") {
 		t.Fatalf("/api/create: %d %s", resp.StatusCode, b)
@@ -452,8 +458,13 @@ func TestManagerCreateCopyDelete(t *testing.T) {
 			t.Errorf("create %s: %d %s, want 400 naming %s", c.body, resp.StatusCode, b, c.want)
 		}
 	}
+}
 
-	resp, b = post(t, f.url+"/api/create", `{"model":"teller","from":"small","system":"You tell stories to children.","stream":false}`)
+// checkCreateSystem: /api/create with a system message makes "teller",
+// whose prompts render it.
+func checkCreateSystem(t *testing.T, f *managed) {
+	t.Helper()
+	resp, b := post(t, f.url+"/api/create", `{"model":"teller","from":"small","system":"You tell stories to children.","stream":false}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("/api/create with system: %d %s", resp.StatusCode, b)
 	}
@@ -472,8 +483,15 @@ func TestManagerCreateCopyDelete(t *testing.T) {
 	if with, without := promptTokens("teller"), promptTokens("small"); with <= without {
 		t.Errorf("SYSTEM: the prompt has %d tokens, %d without: the system message is not rendered", with, without)
 	}
+}
 
-	if resp, b = post(t, f.url+"/api/copy", `{"source":"tiny","destination":"tiny2"}`); resp.StatusCode != 200 {
+// checkCopyDelete: /api/copy names tiny again (no second load); a model
+// with a copy is not deleted, then the copies and the models are, their
+// files with them.
+func checkCopyDelete(t *testing.T, f *managed) {
+	t.Helper()
+	resp, b := post(t, f.url+"/api/copy", `{"source":"tiny","destination":"tiny2"}`)
+	if resp.StatusCode != 200 {
 		t.Fatalf("/api/copy: %d %s", resp.StatusCode, b)
 	}
 	if resp, b = post(t, f.url+"/api/copy", `{"source":"nope","destination":"x"}`); resp.StatusCode != 404 {
@@ -505,7 +523,11 @@ func TestManagerCreateCopyDelete(t *testing.T) {
 	if resp, b = deleteReq(t, f.url+"/api/delete", `{"model":"tiny"}`); resp.StatusCode != 404 {
 		t.Errorf("delete again: %d %s", resp.StatusCode, b)
 	}
+}
 
+// checkDeleteBusy: a model a request holds is a 409 to /api/delete.
+func checkDeleteBusy(t *testing.T, f *managed) {
+	t.Helper()
 	gate := f.gate("small")
 	f.m.Sweep()
 	post(t, f.url+"/models/unload", `{"model":"small"}`)
@@ -517,7 +539,7 @@ func TestManagerCreateCopyDelete(t *testing.T) {
 	for f.m.Busy("small") != 1 {
 		runtime.Gosched()
 	}
-	if resp, b = deleteReq(t, f.url+"/api/delete", `{"model":"small"}`); resp.StatusCode != 409 {
+	if resp, b := deleteReq(t, f.url+"/api/delete", `{"model":"small"}`); resp.StatusCode != 409 {
 		t.Errorf("delete a busy model: %d %s", resp.StatusCode, b)
 	}
 	close(gate)

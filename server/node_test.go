@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"math"
 	"path/filepath"
 	"slices"
@@ -18,7 +17,6 @@ func TestNodeOpenAIClient(t *testing.T) {
 	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
 	f := newFixture(t, options{})
 	rc := loadCases(t)[0]
-	out := testmodels.Node(t, mods, "testdata/openai-client.cjs", f.url, rc.Prompt)
 	var got struct {
 		Completion, Streamed, ChatStreamed, Role string
 		CompletionUsage, StreamedUsage           struct {
@@ -35,9 +33,7 @@ func TestNodeOpenAIClient(t *testing.T) {
 			Type, Param string
 		}
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	runNode(t, mods, "testdata/openai-client.cjs", &got, f.url, rc.Prompt)
 	want := f.text(rc.GreedyIDs)
 	if got.Completion != want || got.Streamed != want {
 		t.Errorf("completion %q, streamed %q; want %q", got.Completion, got.Streamed, want)

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -47,12 +45,7 @@ func FuzzOllamaRequests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, route int, body []byte) {
 		path := paths[uint(route)%uint(len(paths))]
 		h := handlers[uint(route)/uint(len(paths))%2]
-		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(body)))
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("%s %q: status %d: %s", path, body, rec.Code, rec.Body.String())
-		}
+		rec := fuzzPost(t, h, path, body)
 		for _, line := range bytes.Split(bytes.TrimSpace(rec.Body.Bytes()), []byte("\n")) {
 			var o map[string]any
 			if err := json.Unmarshal(line, &o); err != nil {

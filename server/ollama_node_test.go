@@ -33,11 +33,8 @@ func TestNodeOllamaClient(t *testing.T) {
 		}
 		return []string{"<think>\nA greeting.\n</think>\n\n", "Hello!"}, messages.FinishStop
 	})
-	out := testmodels.Node(t, mods, "testdata/ollama-client.cjs", f.url, modelName, rc.Prompt, strconv.Itoa(len(rc.GreedyIDs)), ts.url)
 	var got nodeOllamaResult
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	runNode(t, mods, "testdata/ollama-client.cjs", &got, f.url, modelName, rc.Prompt, strconv.Itoa(len(rc.GreedyIDs)), ts.url)
 	checkNodeOllama(t, f, rc, &got)
 	checkNodeOllamaTools(t, &got)
 	f.waitIdle(t)

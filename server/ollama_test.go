@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -148,15 +147,7 @@ func ollamaDo(t *testing.T, method, url, body string) (int, string, []map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := roundTrip(t, req)
 	var objs []map[string]any
 	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
 		d := json.NewDecoder(bytes.NewReader(line))

@@ -74,6 +74,22 @@ func readAnswer(t *testing.T, objs []map[string]any, stream bool) ollamaAnswer {
 	return a
 }
 
+// checkAnswer posts body to url (an /api route) and checks that the answer
+// is a 200 joining to want, done_reason "stop"; it returns the objects.
+func checkAnswer(t *testing.T, url, body string, stream bool, want ollamaAnswer) []map[string]any {
+	t.Helper()
+	status, _, objs := ollamaDo(t, "POST", url, body)
+	if status != 200 {
+		t.Fatalf("status %d: %v", status, objs)
+	}
+	got := readAnswer(t, objs, stream)
+	want.doneReason = "stop"
+	if got.content != want.content || got.thinking != want.thinking || !slices.Equal(got.calls, want.calls) || got.doneReason != "stop" {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	return objs
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -129,15 +145,7 @@ func TestOllamaToolCalls(t *testing.T) {
 				if tc.extra != "no tools" {
 					extra += ", " + weatherTools
 				}
-				status, _, objs := ollamaDo(t, "POST", s.url+"/api/chat", ollamaChatBody(extra))
-				if status != 200 {
-					t.Fatalf("status %d: %v", status, objs)
-				}
-				got := readAnswer(t, objs, stream)
-				tc.want.doneReason = "stop"
-				if !slices.Equal(got.calls, tc.want.calls) || got.content != tc.want.content || got.thinking != "" || got.doneReason != "stop" {
-					t.Errorf("got %+v\nwant %+v", got, tc.want)
-				}
+				objs := checkAnswer(t, s.url+"/api/chat", ollamaChatBody(extra), stream, tc.want)
 				if req := s.last(t); req.SpecialText != (tc.extra != "no tools") {
 					t.Errorf("SpecialText %v: the parser must see the markers, and only then", req.SpecialText)
 				}
@@ -240,15 +248,7 @@ func TestOllamaThinking(t *testing.T) {
 				if tc.path == "/api/generate" {
 					body = fmt.Sprintf(`{"model": "stories", "prompt": "Weather in Paris?", "stream": %v%s}`, stream, tc.extra)
 				}
-				status, _, objs := ollamaDo(t, "POST", s.url+tc.path, body)
-				if status != 200 {
-					t.Fatalf("status %d: %v", status, objs)
-				}
-				got := readAnswer(t, objs, stream)
-				tc.want.doneReason = "stop"
-				if got.content != tc.want.content || got.thinking != tc.want.thinking || !slices.Equal(got.calls, tc.want.calls) || got.doneReason != "stop" {
-					t.Errorf("got %+v\nwant %+v", got, tc.want)
-				}
+				objs := checkAnswer(t, s.url+tc.path, body, stream, tc.want)
 				if p := s.text(s.last(t).Prompt); tc.prompt != nil && !tc.prompt(p) {
 					t.Errorf("the prompt ends %q", p[max(0, len(p)-200):])
 				}

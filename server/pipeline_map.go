@@ -196,7 +196,7 @@ func pipelineGrammar(c *pipeline.Constraint) (*messages.Grammar, *apiError) {
 	if c == nil {
 		return nil, nil
 	}
-	if c.Kind == pipeline.JSONObject || isNull(c.Schema) {
+	if c.Kind == pipeline.JSONObject || pipeline.IsNull(c.Schema) {
 		return &messages.Grammar{Kind: messages.GrammarJSONObject}, nil
 	}
 	g, err := jsonFormatGrammar(c.Schema)

@@ -18,32 +18,26 @@ func TestPreemptionUsage(t *testing.T) {
 	f := newFixture(t, options{rt: actors.Config{MaxNumSeqs: 4, NumBlocks: 8, BlockSize: 16}})
 	cases := loadCases(t)
 	const requests = 6
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var total, preempted int
-	for i := range requests {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body := fmt.Sprintf(`{"prompt": %q, "max_tokens": 48, "n": 2, "temperature": 0, "ignore_eos": true}`, cases[i%len(cases)].Prompt)
-			resp, b := post(t, f.url+"/v1/completions", body)
-			var r struct {
-				Usage map[string]any `json:"usage"`
-			}
-			if err := json.Unmarshal(b, &r); err != nil || resp.StatusCode != 200 {
-				t.Errorf("request %d: %d %s", i, resp.StatusCode, b)
-				return
-			}
-			n, _ := r.Usage["preemptions"].(float64)
-			mu.Lock()
-			defer mu.Unlock()
-			total += int(n)
-			if n > 0 {
-				preempted++
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(requests, func(i int) {
+		body := fmt.Sprintf(`{"prompt": %q, "max_tokens": 48, "n": 2, "temperature": 0, "ignore_eos": true}`, cases[i%len(cases)].Prompt)
+		resp, b := post(t, f.url+"/v1/completions", body)
+		var r struct {
+			Usage map[string]any `json:"usage"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil || resp.StatusCode != 200 {
+			t.Errorf("request %d: %d %s", i, resp.StatusCode, b)
+			return
+		}
+		n, _ := r.Usage["preemptions"].(float64)
+		mu.Lock()
+		defer mu.Unlock()
+		total += int(n)
+		if n > 0 {
+			preempted++
+		}
+	})
 	f.waitIdle(t)
 	want := f.metric(t, "troupe:num_preemptions_total")
 	t.Logf("%d preemptions in %d of %d requests", total, preempted, requests)

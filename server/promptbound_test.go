@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,32 +67,26 @@ func TestTokenizeFloodMemory(t *testing.T) {
 			}
 		}
 	}()
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body, n := floodBody(size)
-			req, err := http.NewRequest(http.MethodPost, f.url+"/tokenize", body)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			req.ContentLength = n
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Errorf("request %d: %v", i, err)
-				return
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != 400 || errorCode(b) != "context_length_exceeded" {
-				t.Errorf("request %d: status %d %s, want 400 context_length_exceeded", i, resp.StatusCode, b)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(8, func(i int) {
+		body, n := floodBody(size)
+		req, err := http.NewRequest(http.MethodPost, f.url+"/tokenize", body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		req.ContentLength = n
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("request %d: %v", i, err)
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 400 || errorCode(b) != "context_length_exceeded" {
+			t.Errorf("request %d: status %d %s, want 400 context_length_exceeded", i, resp.StatusCode, b)
+		}
+	})
 	close(stop)
 	<-sampled
 	limit := 2*idle + 6*(8<<20)

@@ -121,31 +121,25 @@ func TestOverload(t *testing.T) {
 		}
 	}()
 
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var served, rejected int
-	for i := range burst {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			text, status, err := complete(f.url, body(i))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				t.Errorf("request %d: %v", i, err)
-			case status == http.StatusTooManyRequests:
-				rejected++
-			case status != 200:
-				t.Errorf("request %d: status %d", i, status)
-			case text != quiet[i%len(cases)]:
-				t.Errorf("request %d (case %d) under load:\n%q\nquiet:\n%q", i, i%len(cases), text, quiet[i%len(cases)])
-			default:
-				served++
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(burst, func(i int) {
+		text, status, err := complete(f.url, body(i))
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			t.Errorf("request %d: %v", i, err)
+		case status == http.StatusTooManyRequests:
+			rejected++
+		case status != 200:
+			t.Errorf("request %d: status %d", i, status)
+		case text != quiet[i%len(cases)]:
+			t.Errorf("request %d (case %d) under load:\n%q\nquiet:\n%q", i, i%len(cases), text, quiet[i%len(cases)])
+		default:
+			served++
+		}
+	})
 	close(stop)
 	if err := <-probes; err != nil {
 		t.Error(err)

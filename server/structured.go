@@ -42,7 +42,7 @@ var constraints = []constraint{
 func applyConstraint(f *samplingFields, req *messages.GenerateRequest) *apiError {
 	for _, c := range constraints {
 		v := c.get(&f.Formats)
-		if isNull(v) {
+		if pipeline.IsNull(v) {
 			continue
 		}
 		g, e := c.parse(c.name, v)
@@ -58,11 +58,6 @@ func applyConstraint(f *samplingFields, req *messages.GenerateRequest) *apiError
 		req.Grammar, f.grammarParam = g, c.name
 	}
 	return nil
-}
-
-func isNull(v json.RawMessage) bool {
-	v = bytes.TrimSpace(v)
-	return len(v) == 0 || string(v) == "null"
 }
 
 // responseFormat maps OpenAI's response_format: text (no constraint),
@@ -85,13 +80,13 @@ func responseFormat(name string, v json.RawMessage) (*messages.Grammar, *apiErro
 		return nil, nil
 	case "json_object", "json_schema":
 		schema := rf.Schema
-		if rf.JSONSchema != nil && !isNull(rf.JSONSchema.Schema) {
+		if rf.JSONSchema != nil && !pipeline.IsNull(rf.JSONSchema.Schema) {
 			schema = rf.JSONSchema.Schema
 		}
-		if rf.Type == "json_schema" && rf.JSONSchema == nil && isNull(schema) {
+		if rf.Type == "json_schema" && rf.JSONSchema == nil && pipeline.IsNull(schema) {
 			return nil, badRequest(name, `response_format json_schema needs "json_schema": {"name": ..., "schema": {...}}`)
 		}
-		if isNull(schema) {
+		if pipeline.IsNull(schema) {
 			return &messages.Grammar{Kind: messages.GrammarJSONObject}, nil
 		}
 		g, err := jsonFormatGrammar(schema)
@@ -113,7 +108,7 @@ func responseFormat(name string, v json.RawMessage) (*messages.Grammar, *apiErro
 // here too.
 func jsonFormatGrammar(schema json.RawMessage) (*messages.Grammar, error) {
 	schema = bytes.TrimSpace(schema)
-	if isNull(schema) {
+	if pipeline.IsNull(schema) {
 		return &messages.Grammar{Kind: messages.GrammarJSONObject}, nil
 	}
 	if schema[0] == '"' {
@@ -178,7 +173,7 @@ func structuredOutputs(name string, v json.RawMessage) (*messages.Grammar, *apiE
 	if err := json.Unmarshal(v, &so); err != nil {
 		return nil, badRequest(name, "structured_outputs must be an object with one of json, regex, choice, grammar, json_object")
 	}
-	if !isNull(so.StructuralTag) {
+	if !pipeline.IsNull(so.StructuralTag) {
 		return nil, badRequest(name, "structured_outputs.structural_tag is not supported")
 	}
 	var out *messages.Grammar
@@ -193,7 +188,7 @@ func structuredOutputs(name string, v json.RawMessage) (*messages.Grammar, *apiE
 		{"choice", so.Choice, choiceGrammar},
 		{"grammar", so.Grammar, textGrammar(messages.GrammarGBNF)},
 	} {
-		if isNull(f.v) {
+		if pipeline.IsNull(f.v) {
 			continue
 		}
 		g, e := f.parse(name+"."+f.key, f.v)

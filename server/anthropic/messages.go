@@ -61,7 +61,7 @@ func readBlocks(raw json.RawMessage, field string) ([]block, *pipeline.Error) {
 		return []block{{Type: "text", Text: s}}, nil
 	}
 	var blocks []block
-	if isNull(raw) || json.Unmarshal(raw, &blocks) != nil {
+	if pipeline.IsNull(raw) || json.Unmarshal(raw, &blocks) != nil {
 		return nil, pipeline.Errorf(field, "%s: expected a string or a list of content blocks", field)
 	}
 	return blocks, nil
@@ -123,7 +123,7 @@ func assistantTurn(blocks []block, field string, calls map[string]string) (pipel
 				return m, pipeline.Errorf(bf, "%s: a tool_use block needs an id and a name", bf)
 			}
 			input := "{}"
-			if !isNull(b.Input) {
+			if !pipeline.IsNull(b.Input) {
 				if strings.TrimSpace(string(b.Input))[0] != '{' {
 					return m, pipeline.Errorf(bf+".input", "%s.input: expected an object", bf)
 				}
@@ -143,7 +143,7 @@ func assistantTurn(blocks []block, field string, calls map[string]string) (pipel
 
 // resultText is a tool_result's content: a string or text blocks.
 func resultText(raw json.RawMessage, field string) (string, *pipeline.Error) {
-	if isNull(raw) {
+	if pipeline.IsNull(raw) {
 		return "", nil
 	}
 	blocks, err := readBlocks(raw, field)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
@@ -35,20 +34,9 @@ var known = []string{"model", "max_tokens", "messages", "system", "stop_sequence
 
 func (r *request) UnmarshalJSON(b []byte) error {
 	type plain request
-	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
-		return err
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return err
-	}
-	for k := range fields {
-		if !slices.Contains(known, k) {
-			r.unknown = append(r.unknown, k)
-		}
-	}
-	slices.Sort(r.unknown)
-	return nil
+	var err error
+	r.unknown, err = pipeline.DecodeKnown(b, (*plain)(r), known, false)
+	return err
 }
 
 type message struct {
@@ -92,8 +80,8 @@ type thinking struct {
 // toPipeline checks the request and translates it. count is true for
 // count_tokens, which needs no max_tokens.
 func (r *request) toPipeline(count bool, thinks bool) (*pipeline.Request, *pipeline.Error) {
-	if len(r.unknown) > 0 {
-		return nil, pipeline.Errorf(r.unknown[0], "%s: this field is not supported", r.unknown[0])
+	if e := pipeline.Unsupported(r.unknown); e != nil {
+		return nil, e
 	}
 	p := &pipeline.Request{ParallelToolCalls: true,
 		Names: map[string]string{"stop": "stop_sequences", "reasoning_effort": "thinking", "reasoning_budget_tokens": "thinking.budget_tokens"}}
@@ -133,7 +121,7 @@ func (r *request) toPipeline(count bool, thinks bool) (*pipeline.Request, *pipel
 
 // systemText is the system prompt: a string or a list of text blocks.
 func systemText(raw json.RawMessage) (string, *pipeline.Error) {
-	if isNull(raw) {
+	if pipeline.IsNull(raw) {
 		return "", nil
 	}
 	var s string
@@ -166,7 +154,7 @@ func (r *request) readTools(p *pipeline.Request) *pipeline.Error {
 		if t.Name == "" {
 			return pipeline.Errorf(fmt.Sprintf("tools.%d.name", i), "tools.%d.name: Field required", i)
 		}
-		if isNull(t.InputSchema) || bytes.TrimSpace(t.InputSchema)[0] != '{' {
+		if pipeline.IsNull(t.InputSchema) || bytes.TrimSpace(t.InputSchema)[0] != '{' {
 			return pipeline.Errorf(fmt.Sprintf("tools.%d.input_schema", i), "tools.%d.input_schema: a JSON Schema object is required", i)
 		}
 		p.Tools = append(p.Tools, pipeline.Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
@@ -225,9 +213,4 @@ func (r *request) readThinking(p *pipeline.Request, thinks bool) *pipeline.Error
 		return pipeline.Errorf("thinking.type", `thinking.type %q: want "enabled" or "disabled"`, t.Type)
 	}
 	return nil
-}
-
-func isNull(v json.RawMessage) bool {
-	v = bytes.TrimSpace(v)
-	return len(v) == 0 || string(v) == "null"
 }

@@ -95,27 +95,39 @@ func compareTest(op string) pyTest {
 	}
 }
 
+// filterItems is the items of in, a filter's sequence; done, when set, is
+// the filter's answer already: in's error, the empty generator of a falsy
+// in, or the error of one that is not a sequence.
+func filterItems(in *exec.Value) (items []any, done *exec.Value) {
+	if in.IsError() {
+		return nil, in
+	}
+	if !truthy(unwrap(in)) {
+		return nil, exec.AsValue(generator{})
+	}
+	items, err := iterate(unwrap(in))
+	if err != nil {
+		return nil, exec.AsValue(err)
+	}
+	return items, nil
+}
+
 // selectFilter is select and reject (attr false) or selectattr and
 // rejectattr (attr true): the items whose test (or truth) is keep.
 func selectFilter(keep, attr bool) exec.FilterFunction {
 	return func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
-		if in.IsError() {
-			return in
+		items, done := filterItems(in)
+		if done != nil {
+			return done
 		}
 		out := generator{}
-		if !truthy(unwrap(in)) {
-			return exec.AsValue(out)
-		}
-		items, err := iterate(unwrap(in))
-		if err != nil {
-			return exec.AsValue(err)
-		}
 		args := params.Args
 		subjects := items
 		if attr {
 			if len(args) == 0 {
 				return exec.AsValue(&pyError{"FilterArgumentError", "Missing parameter for attribute name"})
 			}
+			var err error
 			if subjects, err = mapAttribute(items, unwrap(args[0]), nil); err != nil {
 				return exec.AsValue(err)
 			}
@@ -142,16 +154,9 @@ func selectFilter(keep, attr bool) exec.FilterFunction {
 // mapFilter is jinja2's map: each item's attribute (map(attribute='x',
 // default=…)) or each item through a filter (map('lower')).
 func mapFilter(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
-	if in.IsError() {
-		return in
-	}
-	out := generator{}
-	if !truthy(unwrap(in)) {
-		return exec.AsValue(out)
-	}
-	items, err := iterate(unwrap(in))
-	if err != nil {
-		return exec.AsValue(err)
+	items, done := filterItems(in)
+	if done != nil {
+		return done
 	}
 	if a, ok := params.KwArgs["attribute"]; ok && len(params.Args) == 0 {
 		var def any
@@ -168,6 +173,7 @@ func mapFilter(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Va
 		return exec.AsValue(&pyError{"FilterArgumentError", "map requires a filter argument"})
 	}
 	name := strings.TrimSpace(pyStr(unwrap(params.Args[0])))
+	out := generator{}
 	for _, it := range items {
 		r := e.ExecuteFilterByName(name, exec.AsValue(it), &exec.VarArgs{Args: params.Args[1:], KwArgs: params.KwArgs})
 		if r.IsError() {

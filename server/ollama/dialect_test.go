@@ -12,14 +12,15 @@ import (
 	"github.com/troupe-llm/troupe/server/pipeline/pipelinetest"
 )
 
-func post(t *testing.T, f *pipelinetest.Runner, path, body string) *httptest.ResponseRecorder {
-	t.Helper()
-	mux := http.NewServeMux()
-	New(f, &Model{Name: "m", Tools: true}).Register(mux, func(h http.HandlerFunc) http.HandlerFunc { return h })
-	rec := httptest.NewRecorder()
-	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
-	return rec
+// post sends body to the route through a Handler over f serving model.
+func post(f *pipelinetest.Runner, model *Model, path, body string) *httptest.ResponseRecorder {
+	return pipelinetest.Post(func(mux *http.ServeMux) {
+		New(f, model).Register(mux, func(h http.HandlerFunc) http.HandlerFunc { return h })
+	}, path, body)
 }
+
+// withTools is the model the tests serve unless they need its options.
+var withTools = &Model{Name: "m", Tools: true}
 
 // script is a thinking model's answer with a call, in one runtime chunk.
 var script = []pipeline.Event{
@@ -33,18 +34,9 @@ var script = []pipeline.Event{
 // three objects, the call whole; done_reason is the model's "stop".
 func TestChatStreamParts(t *testing.T) {
 	f := &pipelinetest.Runner{Thinking: true, Events: script}
-	rec := post(t, f, "/api/chat", `{"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f"}}], "options": {"temperature": 5}}`)
-	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
-	want := []string{`"thinking":" ab "`, `"content":"c"`, `"tool_calls":[{"id":"x","function":{"index":0,"name":"f","arguments":{"k":1}}}]`,
-		`"done":true,"done_reason":"stop"`}
-	if len(lines) != len(want) {
-		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), rec.Body.String())
-	}
-	for i, w := range want {
-		if !strings.Contains(lines[i], w) {
-			t.Errorf("line %d is %s; want it to hold %s", i, lines[i], w)
-		}
-	}
+	rec := post(f, withTools, "/api/chat", `{"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f"}}], "options": {"temperature": 5}}`)
+	pipelinetest.Parts(t, rec.Body.String(), "\n", []string{`"thinking":" ab "`, `"content":"c"`, `"tool_calls":[{"id":"x","function":{"index":0,"name":"f","arguments":{"k":1}}}]`,
+		`"done":true,"done_reason":"stop"`})
 	if p := f.Got; p.Sampler == nil || p.Sampler.Temperature != 5 || p.Sampler.TopK != 40 || !p.Messages[0].StringContent ||
 		string(p.TemplateVars["enable_thinking"]) != "true" {
 		t.Errorf("the pipeline got %+v", p)
@@ -55,7 +47,7 @@ func TestChatStreamParts(t *testing.T) {
 // content trimmed, with the context (prompt and generated tokens).
 func TestGenerateWhole(t *testing.T) {
 	f := &pipelinetest.Runner{Thinking: true, Events: script}
-	rec := post(t, f, "/api/generate", `{"model": "m:latest", "prompt": "hi", "stream": false, "options": {"num_predict": 7, "num_ctx": 32}}`)
+	rec := post(f, withTools, "/api/generate", `{"model": "m:latest", "prompt": "hi", "stream": false, "options": {"num_predict": 7, "num_ctx": 32}}`)
 	var o final
 	if err := json.Unmarshal(rec.Body.Bytes(), &o); err != nil {
 		t.Fatalf("%v: %s", err, rec.Body.String())
@@ -70,7 +62,7 @@ func TestGenerateWhole(t *testing.T) {
 		`{"model": "m", "prompt": "x", "options": {"num_ctx": 65}}`: `num_ctx`, `{"model": "other", "prompt": "x"}`: `model 'other' not found`,
 		`{"model": "m", "prompt": "x", "format": "yaml"}`: `yaml`, `{"model": "m", "prompt": "x", "raw": true, "system": "s"}`: `raw mode`,
 	} {
-		if rec := post(t, &pipelinetest.Runner{}, "/api/generate", body); rec.Code/100 != 4 || !strings.Contains(rec.Body.String(), want) {
+		if rec := post(&pipelinetest.Runner{}, withTools, "/api/generate", body); rec.Code/100 != 4 || !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("%s: %d %s; want an error with %q", body, rec.Code, rec.Body.String(), want)
 		}
 	}
@@ -87,10 +79,7 @@ func TestModelOptions(t *testing.T) {
 		`{"model": "m", "messages": [{"role": "user", "content": "hi"}], "options": {"top_k": 3, "seed": 1}}`: {0, 3},
 	} {
 		f := &pipelinetest.Runner{Events: script}
-		mux := http.NewServeMux()
-		New(f, &Model{Name: "m", Options: opts}).Register(mux, func(h http.HandlerFunc) http.HandlerFunc { return h })
-		rec := httptest.NewRecorder()
-		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body)))
+		rec := post(f, &Model{Name: "m", Options: opts}, "/api/chat", body)
 		if p := f.Got; rec.Code != http.StatusOK || p == nil || p.Sampler.Temperature != want[0] || float32(p.Sampler.TopK) != want[1] || p.Sampler.TopP != 0.9 {
 			t.Errorf("%s: %d, the pipeline got %+v; want temperature %v, top_k %v and Ollama's top_p", body, rec.Code, f.Got, want[0], want[1])
 		}

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,7 +111,7 @@ func (req *chatRequest) tools(p *pipeline.Request) *pipeline.Error {
 	for _, t := range req.Tools {
 		p.Tools = append(p.Tools, pipeline.Tool{Raw: t})
 	}
-	if isNull(req.ToolChoice) {
+	if pipeline.IsNull(req.ToolChoice) {
 		return nil
 	}
 	var s string
@@ -144,7 +143,7 @@ func (req *chatRequest) tools(p *pipeline.Request) *pipeline.Error {
 // readToolCalls reads an assistant message's tool_calls; a call's
 // arguments may be JSON text (OpenAI's) or an object.
 func readToolCalls(raw json.RawMessage) ([]pipeline.ToolCall, error) {
-	if isNull(raw) {
+	if pipeline.IsNull(raw) {
 		return nil, nil
 	}
 	var calls []struct {
@@ -160,7 +159,7 @@ func readToolCalls(raw json.RawMessage) ([]pipeline.ToolCall, error) {
 	out := make([]pipeline.ToolCall, len(calls))
 	for i, c := range calls {
 		args := string(c.Function.Arguments)
-		if isNull(c.Function.Arguments) {
+		if pipeline.IsNull(c.Function.Arguments) {
 			args = "{}"
 		} else if err := json.Unmarshal(c.Function.Arguments, &args); err != nil && c.Function.Arguments[0] != '{' {
 			return nil, fmt.Errorf("call %d: arguments must be JSON text or an object", i)
@@ -168,11 +167,6 @@ func readToolCalls(raw json.RawMessage) ([]pipeline.ToolCall, error) {
 		out[i] = pipeline.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args}
 	}
 	return out, nil
-}
-
-func isNull(v json.RawMessage) bool {
-	v = bytes.TrimSpace(v)
-	return len(v) == 0 || string(v) == "null"
 }
 
 // contentField is a chat message's content: a string, or a list of text

@@ -13,14 +13,9 @@ import (
 )
 
 // post sends body to the route through a Handler over f.
-func post(t *testing.T, f *pipelinetest.Runner, path, body string) *httptest.ResponseRecorder {
-	t.Helper()
-	mux := http.NewServeMux()
+func post(f *pipelinetest.Runner, path, body string) *httptest.ResponseRecorder {
 	id := func(h http.HandlerFunc) http.HandlerFunc { return h }
-	New(f).Register(mux, Middleware{Auth: id, Body: id, Generation: id})
-	rec := httptest.NewRecorder()
-	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
-	return rec
+	return pipelinetest.Post(func(mux *http.ServeMux) { New(f).Register(mux, Middleware{Auth: id, Body: id, Generation: id}) }, path, body)
 }
 
 // TestChatStreamChunks: a runtime chunk's deltas are sent one per event,
@@ -31,19 +26,10 @@ func TestChatStreamChunks(t *testing.T) {
 		{Kind: pipeline.Chunk, Tokens: []messages.Token{{ID: 1}}, Logprobs: []pipeline.TokenLogprob{{Text: "ab", Bytes: []byte("ab"), Logprob: -1}}},
 		{Kind: pipeline.Finish, Finish: pipeline.FinishStop}, {Kind: pipeline.Usage},
 	}}
-	rec := post(t, f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "stream": true, "logprobs": true}`)
-	events := strings.Split(strings.TrimSpace(rec.Body.String()), "\n\n")
-	want := []string{`"role":"assistant","content":""`, `"delta":{"content":"a"},"logprobs":null`,
+	rec := post(f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "stream": true, "logprobs": true}`)
+	pipelinetest.Parts(t, rec.Body.String(), "\n\n", []string{`"role":"assistant","content":""`, `"delta":{"content":"a"},"logprobs":null`,
 		`"delta":{"reasoning_content":"b"},"logprobs":{"content":[{"token":"ab","logprob":-1,"bytes":[97,98]`,
-		`"finish_reason":"stop"`, `[DONE]`}
-	if len(events) != len(want) {
-		t.Fatalf("%d events, want %d:\n%s", len(events), len(want), rec.Body.String())
-	}
-	for i, w := range want {
-		if !strings.Contains(events[i], w) {
-			t.Errorf("event %d is %s; want it to hold %s", i, events[i], w)
-		}
-	}
+		`"finish_reason":"stop"`, `[DONE]`})
 	if !f.Got.WantLogprobs || f.Got.Messages[0].Content != "hi" {
 		t.Errorf("the pipeline got %+v", f.Got)
 	}
@@ -57,7 +43,7 @@ func TestChatParsedAnswer(t *testing.T) {
 		{Kind: pipeline.CallArgs, Call: &pipeline.CallDelta{Arguments: `{"x":`}}, {Kind: pipeline.CallArgs, Call: &pipeline.CallDelta{Arguments: `1}`}},
 		{Kind: pipeline.Chunk}, {Kind: pipeline.Finish, Finish: pipeline.FinishToolCall, Parsed: true}, {Kind: pipeline.Usage},
 	}}
-	rec := post(t, f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f"}}]}`)
+	rec := post(f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f"}}]}`)
 	var resp chatResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || len(resp.Choices) != 1 {
 		t.Fatalf("%v: %s", err, rec.Body.String())
@@ -76,7 +62,7 @@ func TestChatParsedAnswer(t *testing.T) {
 // it, and wins over n_predict as it always has.
 func TestErrorShape(t *testing.T) {
 	f := &pipelinetest.Runner{Err: &pipeline.Error{Kind: pipeline.ContextLength, Param: "max_completion_tokens", Message: "too long"}}
-	rec := post(t, f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 9, "n_predict": 5}`)
+	rec := post(f, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 9, "n_predict": 5}`)
 	want := `{"error":{"message":"too long","type":"invalid_request_error","param":"max_completion_tokens","code":"context_length_exceeded"}}`
 	if rec.Code != 400 || strings.TrimSpace(rec.Body.String()) != want {
 		t.Fatalf("%d %s", rec.Code, rec.Body.String())
@@ -91,7 +77,7 @@ func TestErrorShape(t *testing.T) {
 		{"/v1/completions", `{}`, "prompt"},
 		{"/v1/completions", `{"prompt": "x", "temperature": "hot"}`, "temperature"},
 	} {
-		rec := post(t, &pipelinetest.Runner{}, tc.path, tc.body)
+		rec := post(&pipelinetest.Runner{}, tc.path, tc.body)
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), `"param":"`+tc.param+`"`) {
 			t.Errorf("%s %s: %d %s; want a 400 about %s", tc.path, tc.body, rec.Code, rec.Body.String(), tc.param)
 		}
@@ -105,7 +91,7 @@ func TestCompletionsEcho(t *testing.T) {
 		{Kind: pipeline.Echo, Text: "P"}, {Kind: pipeline.TextDelta, Text: "ab"}, {Kind: pipeline.Chunk},
 		{Kind: pipeline.Finish, Finish: pipeline.FinishLength}, {Kind: pipeline.Usage, Usage: messages.Usage{PromptTokens: 1, CompletionTokens: 2}},
 	}}
-	rec := post(t, f, "/v1/completions", `{"prompt": ["P"], "echo": true}`)
+	rec := post(f, "/v1/completions", `{"prompt": ["P"], "echo": true}`)
 	var resp completionResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || len(resp.Choices) != 1 {
 		t.Fatalf("%v: %s", err, rec.Body.String())

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -59,6 +60,44 @@ func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any, embed
 		return jsonError(err, embedded)
 	}
 	return nil
+}
+
+// IsNull reports whether a raw JSON value is absent or null.
+func IsNull(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) == 0 || string(v) == "null"
+}
+
+// DecodeKnown unmarshals body, a JSON object, into v (a type without
+// an UnmarshalJSON of its own) and returns, sorted, the names of its
+// top-level fields that are not in known; with skipNull, a null field is
+// taken as absent and never listed. A dialect's UnmarshalJSON calls it
+// to refuse the fields it does not read (Unsupported).
+func DecodeKnown(body []byte, v any, known []string, skipNull bool) ([]string, error) {
+	if err := json.Unmarshal(body, v); err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, err
+	}
+	var unknown []string
+	for k, v := range fields {
+		if !slices.Contains(known, k) && !(skipNull && IsNull(v)) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown, nil
+}
+
+// Unsupported is the error for the first of the sorted unknown fields
+// (DecodeKnown), nil when there is none.
+func Unsupported(unknown []string) *Error {
+	if len(unknown) == 0 {
+		return nil
+	}
+	return Errorf(unknown[0], "%s: this field is not supported", unknown[0])
 }
 
 // readBody reads all of body. With a known length within the limit it

@@ -39,7 +39,7 @@ func readInput(raw json.RawMessage, history []pipeline.Message) ([]pipeline.Mess
 		return []pipeline.Message{{Role: pipeline.User, Content: s}}, nil
 	}
 	var items []json.RawMessage
-	if isNull(raw) || json.Unmarshal(raw, &items) != nil {
+	if pipeline.IsNull(raw) || json.Unmarshal(raw, &items) != nil {
 		return nil, pipeline.Errorf("input", "input: expected a string or a list of items")
 	}
 	if len(items) == 0 && len(history) == 0 {
@@ -108,7 +108,7 @@ func (b *inputBuilder) add(it *item, f string) *pipeline.Error {
 			text = append(text, p.Text)
 		}
 		var content []part
-		if !isNull(it.Content) && json.Unmarshal(it.Content, &content) != nil {
+		if !pipeline.IsNull(it.Content) && json.Unmarshal(it.Content, &content) != nil {
 			return pipeline.Errorf(f+".content", "%s.content: expected a list of reasoning_text parts", f)
 		}
 		for _, p := range content {
@@ -175,7 +175,7 @@ func messageText(raw json.RawMessage, f string) (string, *pipeline.Error) {
 		return s, nil
 	}
 	var parts []part
-	if isNull(raw) || json.Unmarshal(raw, &parts) != nil {
+	if pipeline.IsNull(raw) || json.Unmarshal(raw, &parts) != nil {
 		return "", pipeline.Errorf(f, "%s: expected a string or a list of content parts", f)
 	}
 	var text []string
@@ -194,7 +194,7 @@ func messageText(raw json.RawMessage, f string) (string, *pipeline.Error) {
 
 // outputText is a function_call_output's output: a string or text parts.
 func outputText(raw json.RawMessage, f string) (string, *pipeline.Error) {
-	if isNull(raw) {
+	if pipeline.IsNull(raw) {
 		return "", pipeline.Errorf(f, "%s is required", f)
 	}
 	return messageText(raw, f)

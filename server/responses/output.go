@@ -94,7 +94,7 @@ func newResponse(req *request, model string) *response {
 	if req.Text != nil && req.Text.Format != nil {
 		resp.Text["format"] = req.Text.Format
 	}
-	if isNull(resp.ToolChoice) {
+	if pipeline.IsNull(resp.ToolChoice) {
 		resp.ToolChoice = json.RawMessage(`"auto"`)
 	}
 	if resp.Tools == nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
@@ -44,20 +43,9 @@ var known = []string{"model", "input", "instructions", "tools", "tool_choice", "
 
 func (r *request) UnmarshalJSON(b []byte) error {
 	type plain request
-	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
-		return err
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return err
-	}
-	for k, v := range fields {
-		if !slices.Contains(known, k) && !isNull(v) {
-			r.unknown = append(r.unknown, k)
-		}
-	}
-	slices.Sort(r.unknown)
-	return nil
+	var err error
+	r.unknown, err = pipeline.DecodeKnown(b, (*plain)(r), known, true)
+	return err
 }
 
 type tool struct {
@@ -85,8 +73,8 @@ type reasoning struct {
 
 // check refuses what troupe cannot honour; the field named.
 func (r *request) check() *pipeline.Error {
-	if len(r.unknown) > 0 {
-		return pipeline.Errorf(r.unknown[0], "%s: this field is not supported", r.unknown[0])
+	if e := pipeline.Unsupported(r.unknown); e != nil {
+		return e
 	}
 	switch {
 	case r.Background != nil && *r.Background:
@@ -153,12 +141,12 @@ func (r *request) readTools(p *pipeline.Request) *pipeline.Error {
 		if t.Name == "" {
 			return pipeline.Errorf(f+".name", "%s.name is required", f)
 		}
-		if !isNull(t.Parameters) && bytes.TrimSpace(t.Parameters)[0] != '{' {
+		if !pipeline.IsNull(t.Parameters) && bytes.TrimSpace(t.Parameters)[0] != '{' {
 			return pipeline.Errorf(f+".parameters", "%s.parameters must be a JSON Schema object", f)
 		}
 		p.Tools = append(p.Tools, pipeline.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
-	if isNull(r.ToolChoice) {
+	if pipeline.IsNull(r.ToolChoice) {
 		return nil
 	}
 	var mode string
@@ -192,7 +180,7 @@ func (r *request) readFormat(p *pipeline.Request) *pipeline.Error {
 	case "json_object":
 		p.Constraint = &pipeline.Constraint{Kind: pipeline.JSONObject, Param: "text.format"}
 	case "json_schema":
-		if isNull(f.Schema) {
+		if pipeline.IsNull(f.Schema) {
 			return pipeline.Errorf("text.format.schema", "text.format.schema is required for json_schema")
 		}
 		p.Constraint = &pipeline.Constraint{Kind: pipeline.JSONSchema, Schema: f.Schema, Param: "text.format"}
@@ -200,9 +188,4 @@ func (r *request) readFormat(p *pipeline.Request) *pipeline.Error {
 		return pipeline.Errorf("text.format.type", `text.format.type %q: want "text", "json_object" or "json_schema"`, f.Type)
 	}
 	return nil
-}
-
-func isNull(v json.RawMessage) bool {
-	v = bytes.TrimSpace(v)
-	return len(v) == 0 || string(v) == "null"
 }

@@ -2,20 +2,15 @@ package webui_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
-	"encoding/json"
 	"image"
 	"image/color"
 	"image/png"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -25,120 +20,6 @@ import (
 	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
 )
-
-// page drives one tab of headless chromium; a failed action ends the test.
-type page struct {
-	t   *testing.T
-	ctx context.Context
-}
-
-// newPage opens a tab in bctx's browser, closed when the test ends.
-func newPage(t *testing.T, bctx context.Context) page {
-	t.Helper()
-	tab, cancelTab := chromedp.NewContext(bctx)
-	t.Cleanup(cancelTab)
-	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
-	t.Cleanup(cancel)
-	return page{t, ctx}
-}
-
-func (p page) run(what string, actions ...chromedp.Action[chromedp.Void]) {
-	p.t.Helper()
-	if err := chromedp.Do(p.ctx, actions...); err != nil {
-		p.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// wait polls expr until it is true (a generous bound: CI is a busy box).
-func (p page) wait(what, expr string) {
-	p.t.Helper()
-	p.run(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(90*time.Second)))
-}
-
-// eval evaluates expr and decodes its value into v (nil: ignored).
-func (p page) eval(what, expr string, v any) {
-	p.t.Helper()
-	raw, err := chromedp.Run(p.ctx, chromedp.Evaluate[json.RawMessage](expr))
-	if err == nil && v != nil {
-		err = json.Unmarshal(raw, v)
-	}
-	if err != nil {
-		p.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// shoot saves a screenshot of the page as dir/name.png.
-func (p page) shoot(dir, name string) {
-	p.t.Helper()
-	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		p.t.Fatalf("screenshot %s: %v", name, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-// pasteImage pastes a PNG into the prompt as a browser's clipboard does
-// (a paste event carrying the file); it reports whether the page kept the
-// paste from the text.
-func (p page) pasteImage(data []byte) bool {
-	p.t.Helper()
-	var prevented bool
-	p.eval("paste an image", `(() => {
-		const bytes = Uint8Array.from(atob(`+strconv.Quote(base64.StdEncoding.EncodeToString(data))+`), c => c.charCodeAt(0));
-		const dt = new DataTransfer();
-		dt.items.add(new File([bytes], 'pasted.png', {type: 'image/png'}));
-		const ev = new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true});
-		document.getElementById('prompt').dispatchEvent(ev);
-		return ev.defaultPrevented;
-	})()`, &prevented)
-	return prevented
-}
-
-// send types text and a greedy setting, clicks Send and waits for the
-// reply at messages[index] of the current conversation; it returns it.
-func (p page) send(text string, maxTokens, index int) pageReply {
-	p.t.Helper()
-	p.run("send "+text, chromedp.SetValue(chromedp.CSS("#temperature"), "0"), chromedp.SetValue(chromedp.CSS("#max-tokens"), strconv.Itoa(maxTokens)),
-		chromedp.SetValue(chromedp.CSS("#prompt"), text), chromedp.Click(chromedp.CSS("#send")))
-	reply := `(() => { const cs = JSON.parse(localStorage.getItem('troupe.convs')); const c = cs.find(c => c.id === JSON.parse(localStorage.getItem('troupe.current')));
-		return c.messages[` + strconv.Itoa(index) + `] })()`
-	p.wait("the reply to "+text, `!document.getElementById('send').disabled && (`+reply+` || {}).role === 'assistant' &&
-		(`+reply+`.finish !== undefined || `+reply+`.error !== undefined)`)
-	var r pageReply
-	p.eval("read the reply", reply, &r)
-	return r
-}
-
-// pageReply is an assistant message as the page keeps it.
-type pageReply struct {
-	Content, Finish, Error, Model string
-	Usage                         struct {
-		PromptTokens int `json:"prompt_tokens"`
-	}
-}
-
-// apiChat posts a non-streaming chat request to url and returns its answer.
-func apiChat(t *testing.T, url string, body map[string]any) (content string, promptTokens int) {
-	t.Helper()
-	b, _ := json.Marshal(body)
-	resp, err := http.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Choices []struct{ Message struct{ Content string } }
-		Usage   struct {
-			PromptTokens int `json:"prompt_tokens"`
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || len(out.Choices) != 1 {
-		t.Fatalf("chat: status %d, %v", resp.StatusCode, err)
-	}
-	return out.Choices[0].Message.Content, out.Usage.PromptTokens
-}
 
 // testPNG is a w×h PNG of a gradient seeded by seed.
 func testPNG(t *testing.T, w, h, seed int) []byte {
@@ -201,8 +82,6 @@ func TestBrowserImage(t *testing.T) {
 	vis := newTestServerWith(t, server.Config{}, actors.Config{Encoder: proj})
 	plain := newTestServer(t, server.Config{})
 	bctx := startBrowser(t, 1100, 800) // after the servers: closed before them
-	var console consoleLog
-	go console.read(bctx)
 	p := newPage(t, bctx)
 
 	p.run("load", chromedp.Navigate(vis.url+"/"), chromedp.WaitVisible(chromedp.CSS("#prompt")))
@@ -223,9 +102,9 @@ func TestBrowserImage(t *testing.T) {
 		t.Errorf("%d encodes after the page's request, want 1", n)
 	}
 	user1 := map[string]any{"role": "user", "content": []map[string]any{imagePart(first), {"type": "text", "text": q1}}}
-	want1, prompt1 := apiChat(t, vis.url, map[string]any{"messages": []any{user1}, "temperature": 0, "max_tokens": maxTokens})
-	if r1.Content != want1 || r1.Usage.PromptTokens != prompt1 || want1 == "" {
-		t.Errorf("turn 1: the page got %q (%d prompt tokens), the API %q (%d)", r1.Content, r1.Usage.PromptTokens, want1, prompt1)
+	want1 := apiChat(t, vis.url, "", map[string]any{"messages": []any{user1}, "temperature": 0, "max_tokens": maxTokens})
+	if r1.Content != want1.Content || r1.Usage.PromptTokens != want1.PromptTokens || want1.Content == "" {
+		t.Errorf("turn 1: the page got %q (%d prompt tokens), the API %q (%d)", r1.Content, r1.Usage.PromptTokens, want1.Content, want1.PromptTokens)
 	}
 	if n := proj.encodes.Load(); n != 1 {
 		t.Errorf("the API's request with the page's image encoded it again (%d encodes): the page sent other pixels", n)
@@ -245,16 +124,16 @@ func TestBrowserImage(t *testing.T) {
 	if r2.Error != "" {
 		t.Fatalf("the second image chat failed: %s", r2.Error)
 	}
-	want2, prompt2 := apiChat(t, vis.url, map[string]any{"messages": []any{user1, map[string]any{"role": "assistant", "content": want1},
+	want2 := apiChat(t, vis.url, "", map[string]any{"messages": []any{user1, map[string]any{"role": "assistant", "content": want1.Content},
 		map[string]any{"role": "user", "content": []map[string]any{imagePart(second), {"type": "text", "text": q2}}}}, "temperature": 0, "max_tokens": maxTokens})
-	if r2.Content != want2 || r2.Usage.PromptTokens != prompt2 {
-		t.Errorf("turn 2: the page got %q (%d prompt tokens), the API %q (%d)", r2.Content, r2.Usage.PromptTokens, want2, prompt2)
+	if r2.Content != want2.Content || r2.Usage.PromptTokens != want2.PromptTokens {
+		t.Errorf("turn 2: the page got %q (%d prompt tokens), the API %q (%d)", r2.Content, r2.Usage.PromptTokens, want2.Content, want2.PromptTokens)
 	}
 	if n := proj.encodes.Load(); n != 2 {
 		t.Errorf("%d encodes after two images, want 2", n)
 	}
 	p.wait("both images shown", `document.querySelectorAll('.msg.user .images img').length === 2`)
-	p.shoot(artifacts(t), "image")
+	p.shoot("image")
 
 	// A model without a projector: the server's 400 on the reply.
 	q := newPage(t, bctx)
@@ -271,14 +150,14 @@ func TestBrowserImage(t *testing.T) {
 	if !strings.Contains(note, "takes no images") {
 		t.Errorf("the reply's note %q does not say the model takes no images", note)
 	}
-	q.shoot(artifacts(t), "image-refused")
+	q.shoot("image-refused")
 	const story = "Tell me a story."
 	after := q.send(story, maxTokens, 3)
-	want, _ := apiChat(t, plain.url, map[string]any{"messages": []any{map[string]any{"role": "user", "content": story}}, "temperature": 0, "max_tokens": maxTokens})
-	if after.Error != "" || after.Content != want {
-		t.Errorf("after the refused image: the page got %q (error %q), the API alone %q", after.Content, after.Error, want)
+	want := apiChat(t, plain.url, "", map[string]any{"messages": []any{map[string]any{"role": "user", "content": story}}, "temperature": 0, "max_tokens": maxTokens})
+	if after.Error != "" || after.Content != want.Content {
+		t.Errorf("after the refused image: the page got %q (error %q), the API alone %q", after.Content, after.Error, want.Content)
 	}
-	for _, e := range console.take() {
+	for _, e := range append(p.console.take(), q.console.take()...) {
 		if !strings.Contains(e, "400") { // the refused request's failed load
 			t.Errorf("console: %s", e)
 		}

@@ -2,11 +2,7 @@ package webui_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,14 +22,7 @@ import (
 // unloaded), with SmolLM2's chat template; it returns the URL.
 func newManagedServer(t *testing.T) string {
 	t.Helper()
-	tmpl, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", "HuggingFaceTB-SmolLM2-135M-Instruct.jinja"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
+	sys := quietSystem(t)
 	load := func(_ context.Context, sys *actor.ActorSystem, spec server.LoadSpec) (*actors.Runtime, func(), error) {
 		m, err := model.Open(spec.Path)
 		if err != nil {
@@ -49,7 +38,7 @@ func newManagedServer(t *testing.T) string {
 	mgr, err := server.NewManager(sys, server.ManagerConfig{
 		Models: []server.ModelSource{{Name: "small", Path: testmodels.Path(t, "stories260K.gguf")},
 			{Name: "tiny", Path: testmodels.Path(t, "TinyStories-656K-Q8_0.gguf")}},
-		Server:    server.Config{ChatTemplate: string(tmpl), Log: zerolog.Nop()},
+		Server:    server.Config{ChatTemplate: smolTemplate(t), Log: zerolog.Nop()},
 		KeepAlive: -1, Load: load})
 	if err != nil {
 		t.Fatal(err)
@@ -70,32 +59,23 @@ func newManagedServer(t *testing.T) string {
 func TestBrowserModels(t *testing.T) {
 	url := newManagedServer(t)
 	bctx := startBrowser(t, 1100, 800)
-	var console consoleLog
-	go console.read(bctx)
 	p := newPage(t, bctx)
 
 	p.run("load", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.CSS("#prompt")))
 	p.wait("the picker", `(() => { const s = document.getElementById('model-select');
 		return !s.hidden && [...s.options].map(o => o.textContent).join('|') === 'small (unloaded)|tiny (unloaded)' })()`)
-	pick := func(name string) {
-		t.Helper()
-		p.run("pick "+name, chromedp.SetValue(chromedp.CSS("#model-select"), name), chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Evaluate[bool](`document.getElementById('model-select').dispatchEvent(new Event('change'))`)(ctx, tg)
-			return err
-		}))
-	}
 	const prompt, maxTokens = "Tell me a story about a frog.", 16
 	answers := map[string]string{}
 	for i, name := range []string{"tiny", "small"} {
 		if i > 0 {
 			p.run("a new chat", chromedp.Click(chromedp.CSS("#new-conv")))
 		}
-		pick(name)
+		p.change("#model-select", name)
 		r := p.send(prompt, maxTokens, 1)
-		want, _ := apiChat(t, url, map[string]any{"model": name, "messages": []any{map[string]any{"role": "user", "content": prompt}},
+		want := apiChat(t, url, "", map[string]any{"model": name, "messages": []any{map[string]any{"role": "user", "content": prompt}},
 			"temperature": 0, "max_tokens": maxTokens})
-		if r.Error != "" || r.Content != want || r.Model != name {
-			t.Errorf("%s: the page got %q from %q (error %q), the API %q", name, r.Content, r.Model, r.Error, want)
+		if r.Error != "" || r.Content != want.Content || r.Model != name {
+			t.Errorf("%s: the page got %q from %q (error %q), the API %q", name, r.Content, r.Model, r.Error, want.Content)
 		}
 		answers[name] = r.Content
 		p.wait(name+" loaded", `[...document.getElementById('model-select').options].some(o => o.textContent === '`+name+` (loaded)')`)
@@ -116,8 +96,8 @@ func TestBrowserModels(t *testing.T) {
 	if !strings.Contains(note, "small") {
 		t.Errorf("after a reload, the reply's note %q does not name the model", note)
 	}
-	p.shoot(artifacts(t), "models")
-	for _, e := range console.take() {
+	p.shoot("models")
+	for _, e := range p.console.take() {
 		if !strings.Contains(e, "/v1/live") { // the live view's stream asks for a loaded model
 			t.Errorf("console: %s", e)
 		}
