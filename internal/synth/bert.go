@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"strings"
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/model/gguf"
@@ -101,31 +100,9 @@ func writeBERT(w io.Writer, o Options) (int, error) {
 	if a == "nomic-bert" {
 		gw.SetKV(a+".rope.freq_base", s.RopeBase)
 	}
-	gw.SetKV("general.file_type", o.Type.ID)
-	gw.SetKV("general.quantization_version", uint32(2))
-	for _, k := range o.Vocab.Keys() {
-		if strings.HasPrefix(k, "tokenizer.") {
-			v, _ := o.Vocab.Value(k)
-			gw.SetKV(k, v)
-		}
-	}
+	setFileKV(gw, o)
 	if _, ok := o.Vocab.Value("tokenizer.ggml.token_type_count"); !ok {
 		gw.SetKV("tokenizer.ggml.token_type_count", uint32(2))
 	}
-	workers := max(1, o.Workers)
-	for _, m := range bertTensors(s, o.Type, vocab) {
-		shape := []int{m.cols}
-		if m.rows > 0 {
-			shape = append(shape, m.rows)
-		}
-		if err := gw.AddTensorFunc(m.name, m.typ, shape, func(out io.Writer) error {
-			return writeRows(out, m, o.Seed, workers)
-		}); err != nil {
-			return 0, fmt.Errorf("synth: %w", err)
-		}
-	}
-	if _, err := gw.WriteTo(w); err != nil {
-		return 0, fmt.Errorf("synth: %w", err)
-	}
-	return vocab, nil
+	return vocab, writeTensors(w, gw, bertTensors(s, o.Type, vocab), o)
 }

@@ -309,6 +309,23 @@ func Write(w io.Writer, o Options) (int, error) {
 	setMoEKV(gw, s)
 	setRankKV(gw, s)
 	gw.SetKV(a+".vocab_size", uint32(vocab))
+	setFileKV(gw, o)
+	expertType, ok := compute.ParseDType(o.ExpertType)
+	if o.ExpertType != "" && !ok {
+		return 0, fmt.Errorf("synth: expert type %q: not a ggml type name", o.ExpertType)
+	}
+	ms := tensors(s, o.Type, vocab)
+	for i := range ms {
+		if ms[i].experts > 0 && o.ExpertType != "" {
+			ms[i].typ = expertType
+		}
+	}
+	return vocab, writeTensors(w, gw, ms, o)
+}
+
+// setFileKV sets the file type keys from o.Type and copies o.Vocab's
+// tokenizer keys.
+func setFileKV(gw *gguf.Writer, o Options) {
 	gw.SetKV("general.file_type", o.Type.ID)
 	gw.SetKV("general.quantization_version", uint32(2))
 	for _, k := range o.Vocab.Keys() {
@@ -317,15 +334,13 @@ func Write(w io.Writer, o Options) (int, error) {
 			gw.SetKV(k, v)
 		}
 	}
+}
+
+// writeTensors adds ms to gw, their rows made on o.Workers goroutines as
+// gw streams them out, and writes the file to w.
+func writeTensors(w io.Writer, gw *gguf.Writer, ms []matrix, o Options) error {
 	workers := max(1, o.Workers)
-	expertType, ok := compute.ParseDType(o.ExpertType)
-	if o.ExpertType != "" && !ok {
-		return 0, fmt.Errorf("synth: expert type %q: not a ggml type name", o.ExpertType)
-	}
-	for _, m := range tensors(s, o.Type, vocab) {
-		if m.experts > 0 && o.ExpertType != "" {
-			m.typ = expertType
-		}
+	for _, m := range ms {
 		shape := []int{m.cols}
 		if m.rows > 0 {
 			shape = append(shape, m.rows)
@@ -336,13 +351,21 @@ func Write(w io.Writer, o Options) (int, error) {
 		if err := gw.AddTensorFunc(m.name, m.typ, shape, func(out io.Writer) error {
 			return writeRows(out, m, o.Seed, workers)
 		}); err != nil {
-			return 0, fmt.Errorf("synth: %w", err)
+			return fmt.Errorf("synth: %w", err)
 		}
 	}
 	if _, err := gw.WriteTo(w); err != nil {
-		return 0, fmt.Errorf("synth: %w", err)
+		return fmt.Errorf("synth: %w", err)
 	}
-	return vocab, nil
+	return nil
+}
+
+// writeGGUF writes gw to a new file at path.
+func writeGGUF(path string, gw *gguf.Writer) error {
+	return writeFile(path, func(w io.Writer) error {
+		_, err := gw.WriteTo(w)
+		return err
+	})
 }
 
 // rowChunk is how many rows the workers make between writes.
