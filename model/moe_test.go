@@ -53,7 +53,7 @@ func writeSynth(t *testing.T, shape, typ, vocab string, seed uint64) string {
 func TestMoEParity(t *testing.T) {
 	for _, g := range moeModels {
 		t.Run(g.name, func(t *testing.T) {
-			m := openInvariance(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
+			m := openModel(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
 			checkCases(t, filepath.Join("testdata", "reference", g.name), g.bound, func(promptLen int, ids []int32) []float32 {
 				return teacherForced(t, m, promptLen, ids)
 			})
@@ -68,7 +68,7 @@ func TestMoEParity(t *testing.T) {
 func TestMoEBatchInvariance(t *testing.T) {
 	for _, g := range moeModels {
 		t.Run(g.name, func(t *testing.T) {
-			m := openInvariance(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
+			m := openModel(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
 			vocab, n := m.Config.VocabSize, invLenShort
 			rng := rand.New(rand.NewPCG(1, g.seed))
 			states := map[int]*model.State{1: model.NewState(&m.Config, 1), 2: model.NewState(&m.Config, 2)}
@@ -83,16 +83,7 @@ func TestMoEBatchInvariance(t *testing.T) {
 				{name: "mixed3-chunk7", workers: 2, chunk: 7, others: 3},
 				{name: "mixed16-interleaved-workers1", workers: 1, prompt: 13, chunk: 5, others: 16, interleave: true},
 			} {
-				t.Run(tc.name, func(t *testing.T) {
-					prompt := tc.prompt
-					if prompt == 0 {
-						prompt = n
-					}
-					target := &invSeq{ids: a.ids, ref: a.ref, total: n, prompt: prompt, chunk: tc.chunk}
-					seqs := append([]*invSeq{target}, otherSeqs(tc.others, a, b)...)
-					runInvariance(t, m, states[tc.workers], seqs, tc.interleave, uint64(ci))
-					checkInvariance(t, seqs, nil, vocab)
-				})
+				t.Run(tc.name, func(t *testing.T) { runInvCase(t, m, states, tc, uint64(ci), a, b, n) })
 			}
 		})
 	}
