@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // isEncoder reports whether s is a BERT-family shape ("bert", "nomic-bert").
@@ -78,7 +77,7 @@ func writeBERT(w io.Writer, o Options) (int, error) {
 		return 0, fmt.Errorf("synth: %s shape needs a WordPiece vocabulary (tokenizer.ggml.model bert), %s has %q", s.Name, o.Vocab.Path, model)
 	}
 	vocab := len(tokens)
-	gw := gguf.NewWriter(3)
+	gw := newModelWriter(s)
 	a := s.Arch
 	pooling := uint32(2) // bge: cls
 	if a == "nomic-bert" {
@@ -87,13 +86,6 @@ func writeBERT(w io.Writer, o Options) (int, error) {
 	if s.Rerank {
 		pooling = poolingRank
 	}
-	gw.SetKV("general.architecture", a)
-	gw.SetKV("general.name", "troupe synthetic "+s.Name)
-	gw.SetKV(a+".context_length", uint32(s.Context))
-	gw.SetKV(a+".embedding_length", uint32(s.Dim))
-	gw.SetKV(a+".block_count", uint32(s.Layers))
-	gw.SetKV(a+".feed_forward_length", uint32(s.FFN))
-	gw.SetKV(a+".attention.head_count", uint32(s.Heads))
 	gw.SetKV(a+".attention.layer_norm_epsilon", s.NormEps)
 	gw.SetKV(a+".attention.causal", false)
 	gw.SetKV(a+".pooling_type", pooling)

@@ -102,10 +102,7 @@ func WriteProjector(path string, o ProjectorOptions) error {
 	add("v.position_embd.weight", compute.F32, 0.5, d, side*side)
 	for i := range s.Layers {
 		b := fmt.Sprintf("v.blk.%d.", i)
-		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
-			add(b+m+".weight", compute.F16, in(d), d, d)
-			add(b+m+".bias", compute.F32, 0.02, d)
-		}
+		pt.attention(b, d)
 		ones(b+"ln1.weight", d)
 		add(b+"ln1.bias", compute.F32, 0.02, d)
 		add(b+"ffn_up.weight", compute.F16, in(d), d, s.FFN)
@@ -196,6 +193,15 @@ func (p *projTensors) add(name string, typ compute.DType, std float64, shape ...
 		n *= v
 	}
 	p.err = p.gw.AddTensor(name, typ, shape, randomValues(p.seed, name, typ, n, std))
+}
+
+// attention adds layer b's separate q, k, v and output projections of
+// width d, with biases.
+func (p *projTensors) attention(b string, d int) {
+	for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
+		p.add(b+m+".weight", compute.F16, invSqrt(d), d, d)
+		p.add(b+m+".bias", compute.F32, 0.02, d)
+	}
 }
 
 // ones adds a norm's weight of n values about 1.

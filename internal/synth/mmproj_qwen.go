@@ -28,10 +28,7 @@ func writeQwen25VL(path string, s ProjectorShape, seed uint64) error {
 	add("v.patch_embd.weight.1", compute.F16, in(6*p*p), p, p, 3, d)
 	for i := range s.Layers {
 		b := fmt.Sprintf("v.blk.%d.", i)
-		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
-			add(b+m+".weight", compute.F16, in(d), d, d)
-			add(b+m+".bias", compute.F32, 0.02, d)
-		}
+		pt.attention(b, d)
 		ones(b+"ln1.weight", d)
 		ones(b+"ln2.weight", d)
 		add(b+"ffn_gate.weight", compute.F16, in(d), d, s.FFN)

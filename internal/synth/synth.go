@@ -262,15 +262,8 @@ func Write(w io.Writer, o Options) (int, error) {
 		return 0, fmt.Errorf("synth: %s has no tokenizer.ggml.tokens", o.Vocab.Path)
 	}
 	vocab := len(tokens)
-	gw := gguf.NewWriter(3)
+	gw := newModelWriter(s)
 	a := s.Arch
-	gw.SetKV("general.architecture", a)
-	gw.SetKV("general.name", "troupe synthetic "+s.Name)
-	gw.SetKV(a+".context_length", uint32(s.Context))
-	gw.SetKV(a+".embedding_length", uint32(s.Dim))
-	gw.SetKV(a+".block_count", uint32(s.Layers))
-	gw.SetKV(a+".feed_forward_length", uint32(s.FFN))
-	gw.SetKV(a+".attention.head_count", uint32(s.Heads))
 	gw.SetKV(a+".attention.head_count_kv", uint32(s.KVHeads))
 	gw.SetKV(a+".rope.freq_base", s.RopeBase)
 	gw.SetKV(a+".attention.layer_norm_rms_epsilon", s.NormEps)
@@ -321,6 +314,21 @@ func Write(w io.Writer, o Options) (int, error) {
 		}
 	}
 	return vocab, writeTensors(w, gw, ms, o)
+}
+
+// newModelWriter starts a model file of shape s with the keys every
+// architecture has: its name and the widths and counts of s.
+func newModelWriter(s Shape) *gguf.Writer {
+	gw := gguf.NewWriter(3)
+	a := s.Arch
+	gw.SetKV("general.architecture", a)
+	gw.SetKV("general.name", "troupe synthetic "+s.Name)
+	gw.SetKV(a+".context_length", uint32(s.Context))
+	gw.SetKV(a+".embedding_length", uint32(s.Dim))
+	gw.SetKV(a+".block_count", uint32(s.Layers))
+	gw.SetKV(a+".feed_forward_length", uint32(s.FFN))
+	gw.SetKV(a+".attention.head_count", uint32(s.Heads))
+	return gw
 }
 
 // setFileKV sets the file type keys from o.Type and copies o.Vocab's
