@@ -14,11 +14,7 @@ import (
 // others, and blocks come from one shared pool in interleaved order. Each
 // sequence's logits must equal those of running it alone.
 func TestRaggedBatch(t *testing.T) {
-	m, _, err := model.LoadGGUF(filepath.Join(modelsDir(t), "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, filepath.Join(modelsDir(t), "stories260K.gguf"))
 	c := &m.Config
 	cases := loadCases(t, "stories260K")
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 64, BlockSize: 4})

@@ -19,12 +19,7 @@ var benchModels = []string{
 }
 
 func openBench(b *testing.B, rel string) *model.Model {
-	m, err := model.Open(filepath.Join(modelsDir(b), rel))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	return m
+	return openTokenized(b, filepath.Join(modelsDir(b), rel))
 }
 
 // BenchmarkPrefill runs a 128-token prompt as one batch (pp128).

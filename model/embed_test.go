@@ -2,7 +2,6 @@ package model_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -156,68 +155,51 @@ func embedAll(t *testing.T, m *model.Model, seqs [][]int32, p model.Pooling, nor
 // TestEmbedParity checks pooled embeddings against llama.cpp's
 // llama-embedding (testdata/embed): cosine >= 0.9999 per input.
 func TestEmbedParity(t *testing.T) {
-	files, _ := filepath.Glob("testdata/embed/*.json")
-	if len(files) == 0 {
-		t.Fatal("no references in testdata/embed (scripts/embed-ref.sh makes them)")
-	}
 	opened := map[string]*model.Model{}
 	defer func() {
 		for _, m := range opened {
 			m.Close()
 		}
 	}()
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
+	forEachRef(t, "embed", "embed-ref.sh", func(t *testing.T, ref *embedRef) {
+		rel, ok := embedModels[ref.Model]
+		if !ok {
+			t.Fatalf("no model file known for %q", ref.Model)
+		}
+		m := opened[rel]
+		if m == nil {
+			var err error
+			if m, _, err = model.LoadGGUF(embedModelPath(t, rel)); err != nil {
 				t.Fatal(err)
 			}
-			var ref embedRef
-			if err := json.Unmarshal(raw, &ref); err != nil {
-				t.Fatal(err)
+			opened[rel] = m
+		}
+		p, err := model.ParsePooling(ref.Pooling)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs [][]int32
+		for _, in := range ref.Inputs {
+			seqs = append(seqs, in.Tokens)
+		}
+		got := embedAll(t, m, seqs, p, ref.Normalize, 0)
+		worst := 1.0
+		for i, in := range ref.Inputs {
+			cos := cosine(got[i], in.Embedding)
+			worst = min(worst, cos)
+			if !(cos >= 0.9999) {
+				t.Errorf("input %d (%q): cosine %.6f with llama-embedding, want >= 0.9999", i, in.Text, cos)
 			}
-			rel, ok := embedModels[ref.Model]
-			if !ok {
-				t.Fatalf("no model file known for %q", ref.Model)
-			}
-			m := opened[rel]
-			if m == nil {
-				if m, _, err = model.LoadGGUF(embedModelPath(t, rel)); err != nil {
-					t.Fatal(err)
-				}
-				opened[rel] = m
-			}
-			p, err := model.ParsePooling(ref.Pooling)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var seqs [][]int32
-			for _, in := range ref.Inputs {
-				seqs = append(seqs, in.Tokens)
-			}
-			got := embedAll(t, m, seqs, p, ref.Normalize, 0)
-			worst := 1.0
-			for i, in := range ref.Inputs {
-				cos := cosine(got[i], in.Embedding)
-				worst = min(worst, cos)
-				if !(cos >= 0.9999) {
-					t.Errorf("input %d (%q): cosine %.6f with llama-embedding, want >= 0.9999", i, in.Text, cos)
-				}
-			}
-			t.Logf("%d inputs, lowest cosine %.7f", len(ref.Inputs), worst)
-		})
-	}
+		}
+		t.Logf("%d inputs, lowest cosine %.7f", len(ref.Inputs), worst)
+	})
 }
 
 // TestEmbedBatchInvariance checks that an embedding is the same bit for bit
 // computed alone and whole, alone in chunks, and beside other sequences in
 // chunks of another size.
 func TestEmbedBatchInvariance(t *testing.T) {
-	m, _, err := model.LoadGGUF(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	seq := []int32{1, 291, 376, 400, 428, 352, 303, 267, 265, 282, 295, 433, 269, 394, 261, 370, 352, 266, 268, 388, 426}
 	others := [][]int32{{1, 403, 407, 261, 378}, {1, 317, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317}}
 	for _, p := range []model.Pooling{model.PoolingMean, model.PoolingCLS, model.PoolingLast} {
@@ -282,11 +264,7 @@ func TestNormalize(t *testing.T) {
 // batches is refused (its tokens attend to all of it).
 func TestEncoderBatch(t *testing.T) {
 	for _, shape := range []string{"bert-tiny", "nomic-bert-tiny"} {
-		m, _, err := model.LoadGGUF(synthEncoder(t, shape))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
+		m := openModel(t, synthEncoder(t, shape))
 		if !m.Config.Encoder {
 			t.Fatalf("%s: not an encoder", shape)
 		}

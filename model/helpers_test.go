@@ -1,7 +1,10 @@
 package model_test
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/testmodels"
@@ -45,6 +48,18 @@ func openGGUF(t testing.TB, path string) (*model.Model, *gguf.File) {
 	return m, f
 }
 
+// openTokenized opens the model at path with its tokenizer (model.Open),
+// closed when the test ends.
+func openTokenized(t testing.TB, path string) *model.Model {
+	t.Helper()
+	m, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 // seqCache returns a cache of type typ for c's model with just enough
 // blocks for one sequence of n positions, and that sequence's block table.
 func seqCache(t testing.TB, c *model.Config, n int, typ kv.CacheType) (*kv.Cache, []int32) {
@@ -58,4 +73,26 @@ func seqCache(t testing.TB, c *model.Config, n int, typ kv.CacheType) (*kv.Cache
 		t.Fatal(err)
 	}
 	return cache, table
+}
+
+// forEachRef runs run as a subtest on each reference
+// testdata/<dir>/*.json (scripts/<script> makes them), read into a T.
+func forEachRef[T any](t *testing.T, dir, script string, run func(t *testing.T, ref *T)) {
+	files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
+	if len(files) == 0 {
+		t.Fatalf("no references in testdata/%s (scripts/%s makes them)", dir, script)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ref T
+			if err := json.Unmarshal(raw, &ref); err != nil {
+				t.Fatal(err)
+			}
+			run(t, &ref)
+		})
+	}
 }

@@ -49,11 +49,7 @@ func BenchmarkLoRADecode(b *testing.B) {
 // large model's prefill.
 func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []string, prefill bool, pairs int) {
 	const seqs, ctxLen, adapters = 16, 64, 8
-	m, err := model.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
+	m := openTokenized(b, path)
 	c := &m.Config
 	var ads []*lora.Adapter
 	for i := range adapters {

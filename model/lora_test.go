@@ -144,11 +144,7 @@ func TestLoRAParity(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(modelsDir(t), tc.file)
-			m, _, err := model.LoadGGUF(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := openModel(t, path)
 			a, b := writeAdapter(t, path, 8, 16, 1), writeAdapter(t, path, 4, 0, 2)
 			for _, ad := range []*lora.Adapter{a, b} {
 				if err := m.CheckAdapter(ad); err != nil {
@@ -183,11 +179,7 @@ func TestLoRAParity(t *testing.T) {
 // adapters' updates).
 func TestLoRAMixedBatch(t *testing.T) {
 	path := filepath.Join(modelsDir(t), "stories260K.gguf")
-	m, _, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, path)
 	a, b := writeAdapter(t, path, 8, 16, 1), writeAdapter(t, path, 4, 0, 2)
 	// h: a's values rounded to f16, in an F16 file (B's panels kept f16).
 	h := writeAdapterWith(t, path, synth.LoRAOptions{Rank: 8, Alpha: 16, Seed: 1, Type: compute.F16})
@@ -238,11 +230,7 @@ func TestLoRAMixedBatch(t *testing.T) {
 // file that is not an adapter, is refused with lora.ErrAdapter.
 func TestLoRABadAdapters(t *testing.T) {
 	dir := modelsDir(t)
-	m, _, err := model.LoadGGUF(filepath.Join(dir, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, filepath.Join(dir, "stories260K.gguf"))
 	other := writeAdapter(t, filepath.Join(dir, "synthetic", "synth-llama-tiny256-Q8_0.gguf"), 4, 8, 1) // llama, dim 256
 	if err := m.CheckAdapter(other); !errors.Is(err, lora.ErrAdapter) {
 		t.Errorf("an adapter of another width: %v, want ErrAdapter", err)
@@ -262,11 +250,7 @@ func TestLoRABadAdapters(t *testing.T) {
 // them.
 func TestLoRAModelAdapters(t *testing.T) {
 	path := filepath.Join(modelsDir(t), "stories260K.gguf")
-	m, _, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, path)
 	a := writeAdapter(t, path, 8, 16, 1)
 	base := forwardSeqs(t, m, [][]int32{loraIDs}, nil)[0]
 	set := []lora.Scaled{{Adapter: a, Scale: 0.75}}

@@ -33,13 +33,7 @@ var synthRefModels = []struct {
 // troupe synth, the bytes scripts/make-refs.py gave llama.cpp, and loads it.
 func synthModel(t *testing.T, shape, typ, vocab string, seed uint64) *model.Model {
 	t.Helper()
-	path := writeSynth(t, shape, typ, vocab, seed)
-	m, _, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	return openModel(t, writeSynth(t, shape, typ, vocab, seed))
 }
 
 // TestSynthParity compares troupe's teacher-forced logits of these models
@@ -128,11 +122,7 @@ func TestParityEnv(t *testing.T) {
 	if path == "" || dir == "" {
 		t.Skip("TROUPE_REF_MODEL and TROUPE_REF_DIR are not set")
 	}
-	m, _, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, path)
 	for ci, rc := range testmodels.CasesIn(t, dir) {
 		ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
 		got := teacherForcedKV(t, m, kv.F16, len(rc.PromptIDs), ids, m.Config.Experts > 0)
