@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/internal/reftest"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
@@ -269,7 +270,7 @@ func BenchmarkDecode(b *testing.B) {
 	bw := copyBandwidth(b, dev)
 	b.Logf("%s: copy bandwidth %.0f GB/s", dev.Name(), bw)
 	for _, typ := range []string{"Q4_K_M", "Q8_0", "F16"} {
-		path := testmodels.BenchSynth(b, "llama-3.2-1b", typ)
+		path := synthtest.BenchModel(b, "llama-3.2-1b", typ)
 		for _, batch := range []int{1, 64} {
 			b.Run(typ+"/batch"+strconv.Itoa(batch), func(b *testing.B) {
 				m, g := load(b, dev, path, batch*8+8, 0)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/lora"
@@ -37,7 +37,7 @@ func BenchmarkLoRADecode(b *testing.B) {
 	}
 	for _, typ := range []compute.DType{compute.F32, compute.F16} {
 		b.Run("tinyllama-1.1b/"+typ.String(), func(b *testing.B) {
-			benchLoRADecode(b, testmodels.BenchSynth(b, "tinyllama-1.1b", "Q4_0"), typ, attn, false, 4)
+			benchLoRADecode(b, synthtest.BenchModel(b, "tinyllama-1.1b", "Q4_0"), typ, attn, false, 4)
 		})
 	}
 }

@@ -1,4 +1,6 @@
-package testmodels
+// Package synthtest writes the random-weight models benchmarks run on
+// (internal/synth's shapes), kept between runs in a cache directory.
+package synthtest
 
 import (
 	"os"
@@ -7,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model/gguf"
 )
 
-// BenchSynth writes (once) a random-weight model of shape and type
+// BenchModel writes (once) a random-weight model of shape and type
 // (seed 1) with the Llama SPM vocabulary into $TROUPE_BENCH_MODELS
 // (default the user cache's troupe-bench, where `make bench-compare`
 // keeps its models too) and returns its path.
-func BenchSynth(b testing.TB, shape, typ string) string {
+func BenchModel(b testing.TB, shape, typ string) string {
 	b.Helper()
 	dir := os.Getenv("TROUPE_BENCH_MODELS")
 	if dir == "" {
@@ -33,7 +36,7 @@ func BenchSynth(b testing.TB, shape, typ string) string {
 	if !ok || !ok2 {
 		b.Fatalf("synth: no shape %s or type %s", shape, typ)
 	}
-	vocab, err := gguf.Open(Path(b, "vocab/ggml-vocab-llama-spm.gguf"))
+	vocab, err := gguf.Open(testmodels.Path(b, "vocab/ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		b.Fatal(err)
 	}
