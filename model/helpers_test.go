@@ -1,6 +1,8 @@
 package model_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -95,4 +97,25 @@ func forEachRef[T any](t *testing.T, dir, script string, run func(t *testing.T, 
 			run(t, &ref)
 		})
 	}
+}
+
+// readF32 reads a file of little-endian float32s.
+func readF32(t *testing.T, path string) []float32 { return readLE[float32](t, path) }
+
+// readI32 reads a file of little-endian int32s.
+func readI32(t *testing.T, path string) []int32 { return readLE[int32](t, path) }
+
+// readLE reads a file of little-endian 4-byte values (a partial last one
+// left out).
+func readLE[T int32 | float32](t *testing.T, path string) []T {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]T, len(b)/4)
+	if err := binary.Read(bytes.NewReader(b), binary.LittleEndian, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -1,10 +1,8 @@
 package model_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -83,20 +81,6 @@ func forwardSeqs(t *testing.T, m *model.Model, seqs [][]int32, loras [][]lora.Sc
 	for i, s := range seqs {
 		out[i] = logits[off*c.VocabSize : (off+len(s))*c.VocabSize]
 		off += len(s)
-	}
-	return out
-}
-
-// readF32 reads a file of little-endian float32s.
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return out
 }

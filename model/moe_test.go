@@ -15,11 +15,7 @@ import (
 // tests, with llama.cpp's references in testdata/reference/<name> (made by
 // scripts/make-refs-moe.py, which lists the same shapes, types, vocabularies
 // and seeds) and the bound of their teacher-forced logits.
-var moeModels = []struct {
-	name, shape, typ, vocab string
-	seed                    uint64
-	bound                   float64
-}{
+var moeModels = []synthRef{
 	{"synth-qwen3moe-tiny-Q8_0", "qwen3moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-qwen2moe-tiny-Q8_0", "qwen2moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-qwen3moe-tiny-MXFP4_MOE", "qwen3moe-tiny", "MXFP4_MOE", "stories260K.gguf", 1, 1e-4},
@@ -53,7 +49,7 @@ func writeSynth(t *testing.T, shape, typ, vocab string, seed uint64) string {
 func TestMoEParity(t *testing.T) {
 	for _, g := range moeModels {
 		t.Run(g.name, func(t *testing.T) {
-			m := openModel(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
+			m := synthModel(t, g.shape, g.typ, g.vocab, g.seed)
 			checkCases(t, filepath.Join("testdata", "reference", g.name), g.bound, func(promptLen int, ids []int32) []float32 {
 				return teacherForced(t, m, promptLen, ids)
 			})
@@ -68,7 +64,7 @@ func TestMoEParity(t *testing.T) {
 func TestMoEBatchInvariance(t *testing.T) {
 	for _, g := range moeModels {
 		t.Run(g.name, func(t *testing.T) {
-			m := openModel(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
+			m := synthModel(t, g.shape, g.typ, g.vocab, g.seed)
 			vocab, n := m.Config.VocabSize, invLenShort
 			rng := rand.New(rand.NewPCG(1, g.seed))
 			states := map[int]*model.State{1: model.NewState(&m.Config, 1), 2: model.NewState(&m.Config, 2)}

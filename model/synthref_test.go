@@ -15,11 +15,7 @@ import (
 // llama.cpp's references in testdata/reference/<name> (made by
 // scripts/make-refs.py, which lists the same shapes, types, vocabularies and
 // seeds) and the bound of their teacher-forced logits.
-var synthRefModels = []struct {
-	name, shape, typ, vocab string
-	seed                    uint64
-	bound                   float64
-}{
+var synthRefModels = []synthRef{
 	// Q8_0: ggml's integer dot products; 0.0000% measured.
 	{"synth-gemma3-tiny-Q8_0", "gemma3-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-gemma2-tiny-Q8_0", "gemma2-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
@@ -27,6 +23,15 @@ var synthRefModels = []struct {
 	{"synth-phi4-tiny-Q8_0", "phi4-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	// MXFP4: the same integer dot products with E8M0 block scales.
 	{"synth-smollm3-tiny-MXFP4", "smollm3-tiny", "MXFP4", "stories260K.gguf", 1, 1e-4},
+}
+
+// synthRef is a model `troupe synth` writes for a test (shape, type,
+// vocabulary file, seed), with llama.cpp's references in
+// testdata/reference/<name> and the bound of its teacher-forced logits.
+type synthRef struct {
+	name, shape, typ, vocab string
+	seed                    uint64
+	bound                   float64
 }
 
 // synthModel writes the named test model into a temporary directory with

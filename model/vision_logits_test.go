@@ -1,7 +1,6 @@
 package model_test
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,20 +18,6 @@ import (
 
 // visionLogitsDir holds scripts/vision-logits-ref.sh's references.
 const visionLogitsDir = "vision/testdata/logits"
-
-// readI32 reads a file of little-endian int32s.
-func readI32(t *testing.T, path string) []int32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]int32, len(b)/4)
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
 
 // visionPrompt is one reference's prompt: llama.cpp's layout (ids, -1 at
 // an image row), its image rows, text rows' logits and greedy ids.
