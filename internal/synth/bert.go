@@ -2,10 +2,7 @@ package synth
 
 import (
 	"fmt"
-	"hash/fnv"
 	"io"
-
-	"github.com/troupe-llm/troupe/compute"
 )
 
 // isEncoder reports whether s is a BERT-family shape ("bert", "nomic-bert").
@@ -55,13 +52,7 @@ func bertTensors(s Shape, ft FileType, vocab int) []matrix {
 	}
 	m = append(m, rankTensors(s)...)
 	for i := range m {
-		h := fnv.New64a()
-		h.Write([]byte(m[i].name))
-		m[i].seedPerName = h.Sum64()
-		m[i].typ = compute.F32
-		if m[i].rows > 0 && m[i].kind != "f32" {
-			m[i].typ = ft.TensorType(m[i].kind, m[i].layer, s.Layers, m[i].cols, 1)
-		}
+		m[i].setSeedAndType(ft, s.Layers, 1, "f32")
 	}
 	return m
 }

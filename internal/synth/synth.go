@@ -130,6 +130,18 @@ type matrix struct {
 	seedPerName uint64
 }
 
+// setSeedAndType seeds m's values by its name and gives it the type ft
+// gives its kind (F32 for vectors and the plain kind, which stays float).
+func (m *matrix) setSeedAndType(ft FileType, layers, gqa int, plain string) {
+	h := fnv.New64a()
+	h.Write([]byte(m.name))
+	m.seedPerName = h.Sum64()
+	m.typ = compute.F32
+	if m.rows > 0 && m.kind != plain {
+		m.typ = ft.TensorType(m.kind, m.layer, layers, m.cols, gqa)
+	}
+}
+
 // tensors lists the model's tensors in llama.cpp's order.
 func tensors(s Shape, ft FileType, vocab int) []matrix {
 	qDim, kvDim := s.Heads*s.headDim(), s.KVHeads*s.headDim()
@@ -200,13 +212,7 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 	}
 	m = append(m, rankTensors(s)...)
 	for i := range m {
-		h := fnv.New64a()
-		h.Write([]byte(m[i].name))
-		m[i].seedPerName = h.Sum64()
-		m[i].typ = compute.F32
-		if m[i].rows > 0 && m[i].kind != "bias" {
-			m[i].typ = ft.TensorType(m[i].kind, m[i].layer, s.Layers, m[i].cols, s.Heads/s.KVHeads)
-		}
+		m[i].setSeedAndType(ft, s.Layers, s.Heads/s.KVHeads, "bias")
 		if m[i].experts > 0 && ft.isMXFP4() {
 			m[i].typ = ft.mxfp4Type(m[i].kind, true)
 		}
