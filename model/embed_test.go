@@ -1,20 +1,15 @@
 package model_test
 
 import (
-	"bytes"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // embedRef is one file of testdata/embed, made by scripts/embed-ref.sh
@@ -52,32 +47,7 @@ func embedModelPath(t *testing.T, rel string) string {
 // synthEncoder writes the F16 encoder of shape (seed 1) into a temporary
 // directory.
 func synthEncoder(t *testing.T, shape string) string {
-	return synthFile(t, shape, "vocab/ggml-vocab-bert-bge.gguf")
-}
-
-// synthFile writes shape in F16 (seed 1) with the tokenizer of vocab (a
-// file under the test models) into a temporary directory.
-func synthFile(t *testing.T, shape, vocab string) string {
-	t.Helper()
-	s, ok := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("F16")
-	if !ok {
-		t.Fatalf("no shape %q", shape)
-	}
-	vf, err := gguf.Open(testmodels.Path(t, vocab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	path := filepath.Join(t.TempDir(), shape+".gguf")
-	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeSynth(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1)
 }
 
 // cosine is the cosine similarity of a and b, in float64.

@@ -36,7 +36,7 @@ var rankVocabs = map[string]string{
 // (F16, seed 1, its vocabulary) and opens it with its tokenizer.
 func synthReranker(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	return openTokenized(t, synthFile(t, shape, rankVocabs[shape]))
+	return openTokenized(t, writeSynth(t, shape, "F16", rankVocabs[shape], 1))
 }
 
 // rankScores scores each sequence: pooled as the reranker says, each whole
