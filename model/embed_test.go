@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -47,7 +48,7 @@ func embedModelPath(t *testing.T, rel string) string {
 // synthEncoder writes the F16 encoder of shape (seed 1) into a temporary
 // directory.
 func synthEncoder(t *testing.T, shape string) string {
-	return writeSynth(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1)
+	return synthtest.Write(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1)
 }
 
 // cosine is the cosine similarity of a and b, in float64.

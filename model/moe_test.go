@@ -5,10 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // moeModels are the mixture-of-experts files `troupe synth` writes for
@@ -19,28 +16,6 @@ var moeModels = []synthRef{
 	{"synth-qwen3moe-tiny-Q8_0", "qwen3moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-qwen2moe-tiny-Q8_0", "qwen2moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-qwen3moe-tiny-MXFP4_MOE", "qwen3moe-tiny", "MXFP4_MOE", "stories260K.gguf", 1, 1e-4},
-}
-
-// writeSynth writes a test model with troupe synth into a temporary
-// directory, the bytes scripts/make-refs-moe.py gave llama.cpp, and
-// returns its path.
-func writeSynth(t *testing.T, shape, typ, vocab string, seed uint64) string {
-	t.Helper()
-	s, ok := synth.LookupShape(shape)
-	ft, okType := synth.LookupFileType(typ)
-	if !ok || !okType {
-		t.Fatalf("no shape %q or type %q", shape, typ)
-	}
-	vf, err := gguf.Open(testmodels.Path(t, vocab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	path := filepath.Join(t.TempDir(), shape+"-"+typ+".gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // TestMoEParity compares troupe's teacher-forced logits of the MoE test

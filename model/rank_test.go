@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -36,7 +37,7 @@ var rankVocabs = map[string]string{
 // (F16, seed 1, its vocabulary) and opens it with its tokenizer.
 func synthReranker(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	return openTokenized(t, writeSynth(t, shape, "F16", rankVocabs[shape], 1))
+	return openTokenized(t, synthtest.Write(t, shape, "F16", rankVocabs[shape], 1))
 }
 
 // rankScores scores each sequence: pooled as the reranker says, each whole

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -38,7 +39,7 @@ type synthRef struct {
 // troupe synth, the bytes scripts/make-refs.py gave llama.cpp, and loads it.
 func synthModel(t *testing.T, shape, typ, vocab string, seed uint64) *model.Model {
 	t.Helper()
-	return openModel(t, writeSynth(t, shape, typ, vocab, seed))
+	return openModel(t, synthtest.Write(t, shape, typ, vocab, seed))
 }
 
 // TestSynthParity compares troupe's teacher-forced logits of these models

@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -202,7 +203,7 @@ func TestVisionLogitsParity(t *testing.T) {
 // writeGemma3Tiny writes scripts/vision-logits-ref.sh's gemma3-tiny text
 // model and returns its path.
 func writeGemma3Tiny(t *testing.T) string {
-	return writeSynth(t, "gemma3-tiny", "F32", "stories260K.gguf", 11)
+	return synthtest.Write(t, "gemma3-tiny", "F32", "stories260K.gguf", 11)
 }
 
 // encodeWide writes scripts/vision-logits-ref.sh's projector (projShape,

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -72,7 +73,7 @@ func TestVisionLogitsParityQwen3VL(t *testing.T) {
 // 1), against scripts/vision-logits-ref.sh's references.
 func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound float64) {
 	name := textShape + "-" + projShape
-	m, f := openGGUF(t, writeSynth(t, textShape, "F32", "stories260K.gguf", 11))
+	m, f := openGGUF(t, synthtest.Write(t, textShape, "F32", "stories260K.gguf", 11))
 	if !m.Features.Has(model.MRoPE) {
 		t.Fatalf("%s model without the mrope feature", textShape)
 	}

@@ -1,5 +1,6 @@
-// Package synthtest writes the random-weight models benchmarks run on
-// (internal/synth's shapes), kept between runs in a cache directory.
+// Package synthtest writes internal/synth's random-weight models for tests
+// (into the test's temporary directory) and benchmarks (kept between runs
+// in a cache directory).
 package synthtest
 
 import (
@@ -12,6 +13,28 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model/gguf"
 )
+
+// Write writes a model of shape and type (a file type's name) with the
+// tokenizer of vocab (a file under the test models) and seed into t's
+// temporary directory, as `troupe synth` would, and returns its path.
+func Write(t testing.TB, shape, typ, vocab string, seed uint64) string {
+	t.Helper()
+	s, ok := synth.LookupShape(shape)
+	ft, okType := synth.LookupFileType(typ)
+	if !ok || !okType {
+		t.Fatalf("no shape %q or type %q", shape, typ)
+	}
+	vf, err := gguf.Open(testmodels.Path(t, vocab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	path := filepath.Join(t.TempDir(), shape+"-"+typ+".gguf")
+	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 // BenchModel writes (once) a random-weight model of shape and type
 // (seed 1) with the Llama SPM vocabulary into $TROUPE_BENCH_MODELS
