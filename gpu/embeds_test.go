@@ -28,6 +28,37 @@ func TestForwardEmbeds(t *testing.T) {
 	}
 	ids = ids[:10]
 	const first, last = 2, 6 // the image's rows: [first, last)
+	own, image, both := imageRows(t, m, ids, first, last)
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: m.Config.Layers, KVDim: m.Config.KVDim(), BlockSize: 16, NumBlocks: 16, Type: kv.F16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &embedsRun{t: t, m: m, g: g, cache: cache, ids: ids, vocab: m.Config.VocabSize}
+	n, vocab := len(ids), r.vocab
+
+	plain := r.onGPU(r.batch(0, n, nil, nil))
+	r.same("the tokens' own rows as embeddings", r.onGPU(r.batch(0, n, own, nil)), plain, n)
+	withImage := r.onGPU(r.batch(0, n, image, nil))
+	r.same("the rows before the image", withImage, plain, first)
+	r.differs("an image row", withImage, plain, first)
+	r.near("causal, with the image", withImage, r.onCPU(r.batch(0, n, image, nil)))
+
+	bidi := r.onGPU(r.batch(0, n, image, both))
+	r.same("bidirectional: the rows before the image", bidi, withImage, first)
+	r.differs("bidirectional: the image's first row", bidi, withImage, first)
+	r.near("bidirectional, with the image", bidi, r.onCPU(r.batch(0, n, image, both)))
+
+	// In two steps: the first (no logits) ends inside the image, which is
+	// causal; the second holds the rest.
+	r.onGPU(r.batch(0, 4, image, nil))
+	r.same("in two steps", r.onGPU(r.batch(4, n, image, nil)), withImage[4*vocab:], n-4)
+}
+
+// imageRows are the input rows of TestForwardEmbeds's image, rows [first,
+// last) of ids: own, the tokens' own embeddings; image, other tokens' rows
+// scaled by 0.75; both, Batch.AttendTo with the image's rows attending to
+// one another both ways.
+func imageRows(t *testing.T, m *model.Model, ids []int32, first, last int) (own, image [][]float32, both []int32) {
 	dim, vocab := m.Config.Dim, m.Config.VocabSize
 	row := func(tok int32) []float32 {
 		e := make([]float32, dim)
@@ -36,106 +67,101 @@ func TestForwardEmbeds(t *testing.T) {
 		}
 		return e
 	}
-	own, image := make([][]float32, len(ids)), make([][]float32, len(ids))
+	own, image = make([][]float32, len(ids)), make([][]float32, len(ids))
+	both = make([]int32, len(ids))
 	for i := first; i < last; i++ {
 		own[i] = row(ids[i])
 		image[i] = row(int32((int(ids[i]) + 37*i) % vocab)) // another token's row, scaled
 		for j := range image[i] {
 			image[i][j] *= 0.75
 		}
+		both[i] = int32(last)
 	}
-	both := make([]int32, len(ids))
-	for i := first; i < last; i++ {
-		both[i] = last
-	}
-	batch := func(from, to int, embeds [][]float32, attendTo []int32) *model.Batch {
-		var b model.Batch
-		b.BlockTables = append(b.BlockTables, identityTable(16))
-		for p := from; p < to; p++ {
-			b.Add(ids[p], int32(p), 0, to == len(ids))
-		}
-		if embeds != nil {
-			b.Embeds = embeds[from:to]
-		}
-		if attendTo != nil {
-			b.AttendTo = attendTo[from:to]
-		}
-		return &b
-	}
-	onGPU := func(b *model.Batch) []float32 {
-		t.Helper()
-		logits := make([]float32, b.NumLogits()*vocab)
-		if err := g.Forward(b, logits); err != nil {
-			t.Fatal(err)
-		}
-		return logits
-	}
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: m.Config.Layers, KVDim: m.Config.KVDim(), BlockSize: 16, NumBlocks: 16, Type: kv.F16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	onCPU := func(b *model.Batch) []float32 {
-		t.Helper()
-		logits := make([]float32, b.NumLogits()*vocab)
-		if err := m.Forward(model.NewState(&m.Config, 1), b, cache, logits); err != nil {
-			t.Fatal(err)
-		}
-		return logits
-	}
-	same := func(what string, got, want []float32, rows int) {
-		t.Helper()
-		for i := range rows * vocab {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Errorf("%s: row %d logit %d: %v, want %v", what, i/vocab, i%vocab, got[i], want[i])
-				return
-			}
-		}
-	}
-	differs := func(what string, a, b []float32, r int) {
-		t.Helper()
-		for i := r * vocab; i < (r+1)*vocab; i++ {
-			if a[i] != b[i] {
-				return
-			}
-		}
-		t.Errorf("%s: row %d unchanged", what, r)
-	}
-	// near reports the largest |Δ| over a row's std, against the CPU's.
-	near := func(what string, got, want []float32) {
-		t.Helper()
-		worst := 0.0
-		for r := range len(want) / vocab {
-			w := want[r*vocab : (r+1)*vocab]
-			var sum, sq float64
-			for _, v := range w {
-				sum += float64(v)
-				sq += float64(v) * float64(v)
-			}
-			std := math.Sqrt(sq/float64(vocab) - (sum/float64(vocab))*(sum/float64(vocab)))
-			for i, v := range w {
-				worst = max(worst, math.Abs(float64(got[r*vocab+i]-v))/std)
-			}
-		}
-		t.Logf("%s: max |Δ|/std against the CPU %.2e", what, worst)
-		if worst > 1e-3 {
-			t.Errorf("%s: max |Δ|/std against the CPU %.2e > 1e-3", what, worst)
-		}
-	}
+	return own, image, both
+}
 
-	plain := onGPU(batch(0, len(ids), nil, nil))
-	same("the tokens' own rows as embeddings", onGPU(batch(0, len(ids), own, nil)), plain, len(ids))
-	withImage := onGPU(batch(0, len(ids), image, nil))
-	same("the rows before the image", withImage, plain, first)
-	differs("an image row", withImage, plain, first)
-	near("causal, with the image", withImage, onCPU(batch(0, len(ids), image, nil)))
+// embedsRun runs batches of ids on the device (g) and on the CPU (m, with
+// its own cache) and compares their logits.
+type embedsRun struct {
+	t     *testing.T
+	m     *model.Model
+	g     *Model
+	cache *kv.Cache // the CPU path's
+	ids   []int32
+	vocab int
+}
 
-	bidi := onGPU(batch(0, len(ids), image, both))
-	same("bidirectional: the rows before the image", bidi, withImage, first)
-	differs("bidirectional: the image's first row", bidi, withImage, first)
-	near("bidirectional, with the image", bidi, onCPU(batch(0, len(ids), image, both)))
+// batch holds ids[from:to] at their positions, with logits for every row
+// when it ends the prompt, and the rows' embeds and attendTo when given.
+func (r *embedsRun) batch(from, to int, embeds [][]float32, attendTo []int32) *model.Batch {
+	var b model.Batch
+	b.BlockTables = append(b.BlockTables, identityTable(16))
+	for p := from; p < to; p++ {
+		b.Add(r.ids[p], int32(p), 0, to == len(r.ids))
+	}
+	if embeds != nil {
+		b.Embeds = embeds[from:to]
+	}
+	if attendTo != nil {
+		b.AttendTo = attendTo[from:to]
+	}
+	return &b
+}
 
-	// In two steps: the first (no logits) ends inside the image, which is
-	// causal; the second holds the rest.
-	onGPU(batch(0, 4, image, nil))
-	same("in two steps", onGPU(batch(4, len(ids), image, nil)), withImage[4*vocab:], len(ids)-4)
+func (r *embedsRun) onGPU(b *model.Batch) []float32 {
+	r.t.Helper()
+	logits := make([]float32, b.NumLogits()*r.vocab)
+	if err := r.g.Forward(b, logits); err != nil {
+		r.t.Fatal(err)
+	}
+	return logits
+}
+
+func (r *embedsRun) onCPU(b *model.Batch) []float32 {
+	r.t.Helper()
+	logits := make([]float32, b.NumLogits()*r.vocab)
+	if err := r.m.Forward(model.NewState(&r.m.Config, 1), b, r.cache, logits); err != nil {
+		r.t.Fatal(err)
+	}
+	return logits
+}
+
+// same checks that the first rows rows of got and want are the same bits.
+func (r *embedsRun) same(what string, got, want []float32, rows int) {
+	r.t.Helper()
+	for i := range rows * r.vocab {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			r.t.Errorf("%s: row %d logit %d: %v, want %v", what, i/r.vocab, i%r.vocab, got[i], want[i])
+			return
+		}
+	}
+}
+
+// differs checks that row row of a and b differ.
+func (r *embedsRun) differs(what string, a, b []float32, row int) {
+	r.t.Helper()
+	for i := row * r.vocab; i < (row+1)*r.vocab; i++ {
+		if a[i] != b[i] {
+			return
+		}
+	}
+	r.t.Errorf("%s: row %d unchanged", what, row)
+}
+
+// near reports the largest |Δ| over a row's std, against the CPU's, and
+// checks it is at most 1e-3.
+func (r *embedsRun) near(what string, got, want []float32) {
+	r.t.Helper()
+	worst := 0.0
+	for row := range len(want) / r.vocab {
+		w := want[row*r.vocab : (row+1)*r.vocab]
+		std := testmodels.StdDev(w)
+		for i, v := range w {
+			worst = max(worst, math.Abs(float64(got[row*r.vocab+i]-v))/std)
+		}
+	}
+	r.t.Logf("%s: max |Δ|/std against the CPU %.2e", what, worst)
+	if worst > 1e-3 {
+		r.t.Errorf("%s: max |Δ|/std against the CPU %.2e > 1e-3", what, worst)
+	}
 }

@@ -2,31 +2,18 @@ package gpu
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // loadSynth writes the synthetic shape as Q8_0 and loads it on the host.
 func loadSynth(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	s, _ := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("Q8_0")
-	vocab, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vocab.Close()
-	path := filepath.Join(t.TempDir(), shape+".gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vocab, Seed: 1, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	m, _, err := model.LoadGGUF(path)
+	m, _, err := model.LoadGGUF(synthtest.Write(t, shape, "Q8_0", "stories260K.gguf", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

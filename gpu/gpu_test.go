@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,7 +13,7 @@ import (
 	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/internal/reftest"
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
@@ -271,7 +270,7 @@ func BenchmarkDecode(b *testing.B) {
 	bw := copyBandwidth(b, dev)
 	b.Logf("%s: copy bandwidth %.0f GB/s", dev.Name(), bw)
 	for _, typ := range []string{"Q4_K_M", "Q8_0", "F16"} {
-		path := synthFile(b, "llama-3.2-1b", typ)
+		path := synthtest.BenchModel(b, "llama-3.2-1b", typ)
 		for _, batch := range []int{1, 64} {
 			b.Run(typ+"/batch"+strconv.Itoa(batch), func(b *testing.B) {
 				m, g := load(b, dev, path, batch*8+8, 0)
@@ -307,51 +306,6 @@ func BenchmarkDecode(b *testing.B) {
 			})
 		}
 	}
-}
-
-// synthFile writes (once) a random-weight model of shape and type with
-// the Llama SPM vocabulary and returns its path.
-func synthFile(b *testing.B, shape, typ string) string {
-	dir := os.Getenv("TROUPE_BENCH_MODELS")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			b.Fatal(err)
-		}
-		dir = filepath.Join(cache, "troupe-bench")
-	}
-	path := filepath.Join(dir, shape+"-"+typ+".gguf")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	s, ok := synth.LookupShape(shape)
-	ft, ok2 := synth.LookupFileType(typ)
-	if !ok || !ok2 {
-		b.Fatalf("synth: no shape %s or type %s", shape, typ)
-	}
-	vocab, err := gguf.Open(testmodels.Path(b, "vocab/ggml-vocab-llama-spm.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer vocab.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Create(path + ".tmp")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := synth.Write(f, synth.Options{Shape: s, Type: ft, Vocab: vocab, Seed: 1, Workers: 8}); err != nil {
-		f.Close()
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
-		b.Fatal(err)
-	}
-	return path
 }
 
 // TestArgmax: the device's greedy pick is the host sampler's (the lowest

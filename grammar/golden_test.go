@@ -1,7 +1,6 @@
 package grammar
 
 import (
-	"encoding/json"
 	"flag"
 	"os"
 	"slices"
@@ -55,14 +54,7 @@ var rewriteGolden = flag.Bool("rewrite", false, "rewrite testdata/schema-gbnf.go
 // as Builder expressions, and their text keeps llama.cpp's layout.
 func TestSchemaGBNFGolden(t *testing.T) {
 	schemas := append(slices.Clone(testSchemas), layoutSchemas...)
-	data, err := os.ReadFile("testdata/llama-grammar-integration.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []llamaCase
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
+	cases := llamaCases(t)
 	for _, c := range cases {
 		if c.Kind == "schema" {
 			schemas = append(schemas, c.Source)

@@ -24,8 +24,9 @@ var llamaDeviations = map[string]string{
 	"required props":              "uniqueItems true is refused: a grammar cannot express it (llama.cpp ignores it)",
 }
 
-// TestLlamaIntegration runs llama.cpp's grammar integration cases.
-func TestLlamaIntegration(t *testing.T) {
+// llamaCases reads llama.cpp's grammar integration cases.
+func llamaCases(t *testing.T) []llamaCase {
+	t.Helper()
 	data, err := os.ReadFile("testdata/llama-grammar-integration.json")
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +35,12 @@ func TestLlamaIntegration(t *testing.T) {
 	if err := json.Unmarshal(data, &cases); err != nil {
 		t.Fatal(err)
 	}
+	return cases
+}
+
+// TestLlamaIntegration runs llama.cpp's grammar integration cases.
+func TestLlamaIntegration(t *testing.T) {
+	cases := llamaCases(t)
 	for _, c := range cases {
 		t.Run(c.Desc, func(t *testing.T) {
 			if why, ok := llamaDeviations[c.Desc]; ok {

@@ -254,16 +254,23 @@ func traceCall(m *BlockManager, w []string) (string, error) {
 	return "", fmt.Errorf("unknown call %q", verb)
 }
 
+// seqPrompt reads a call's first two arguments: a sequence id and
+// prompt=….
+func seqPrompt(verb string, args []string) (SeqID, []int32, error) {
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: sequence id %q: %w", verb, args[0], err)
+	}
+	p, err := datadriven.Tokens(args[1], "prompt")
+	return SeqID(n), p, err
+}
+
 // allocUpTo is "alloc-upto ID prompt=P n=N": AllocateUpTo of N tokens of P.
 func allocUpTo(m *BlockManager, args []string) (string, error) {
 	if len(args) != 3 {
 		return "", fmt.Errorf("alloc-upto takes a sequence id, prompt=… and n=N")
 	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil {
-		return "", fmt.Errorf("alloc-upto: sequence id %q: %w", args[0], err)
-	}
-	p, err := datadriven.Tokens(args[1], "prompt")
+	id, p, err := seqPrompt("alloc-upto", args)
 	if err != nil {
 		return "", err
 	}
@@ -272,7 +279,6 @@ func allocUpTo(m *BlockManager, args []string) (string, error) {
 	if !ok || err != nil {
 		return "", fmt.Errorf("alloc-upto: %q, want n=N", args[2])
 	}
-	id := SeqID(n)
 	cached, err := m.AllocateUpTo(id, p, k)
 	if err != nil {
 		return "", refused(err)
@@ -287,11 +293,7 @@ func allocFrom(m *BlockManager, verb string, args []string) (string, error) {
 	if len(args) < 2 {
 		return "", fmt.Errorf("%s takes a sequence id, prompt=…, from=N and salt=N", verb)
 	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil {
-		return "", fmt.Errorf("%s: sequence id %q: %w", verb, args[0], err)
-	}
-	p, err := datadriven.Tokens(args[1], "prompt")
+	id, p, err := seqPrompt(verb, args)
 	if err != nil {
 		return "", err
 	}
@@ -311,7 +313,7 @@ func allocFrom(m *BlockManager, verb string, args []string) (string, error) {
 			return "", fmt.Errorf("%s: %q: %w", verb, a, err)
 		}
 	}
-	id, cached := SeqID(n), 0
+	cached := 0
 	if verb == "alloc-fresh" {
 		err = m.AllocateFresh(id, salt, p, len(p), from)
 	} else {
@@ -358,11 +360,7 @@ func holdImport(m *BlockManager, verb string, args []string) (string, error) {
 	if len(args) < 2 {
 		return "", fmt.Errorf("%s takes a sequence id, prompt=… and from=N, max=N or end=N", verb)
 	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil {
-		return "", fmt.Errorf("%s: sequence id %q: %w", verb, args[0], err)
-	}
-	p, err := datadriven.Tokens(args[1], "prompt")
+	id, p, err := seqPrompt(verb, args)
 	if err != nil {
 		return "", err
 	}
@@ -376,7 +374,6 @@ func holdImport(m *BlockManager, verb string, args []string) (string, error) {
 			return "", fmt.Errorf("%s: %q: %w", verb, a, err)
 		}
 	}
-	id := SeqID(n)
 	if verb == "hold" {
 		held, err := m.HoldPrefix(id, 0, p, num["from"], num["max"])
 		if err != nil {

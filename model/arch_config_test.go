@@ -1,10 +1,7 @@
 package model
 
 import (
-	"bytes"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,15 +28,7 @@ func archConfig(t *testing.T, arch string, keys map[string]any, tensors ...strin
 			t.Fatal(err)
 		}
 	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "m.gguf")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(p)
+	f, err := gguf.Open(WriteTempGGUF(t, w))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,7 @@ import (
 // others, and blocks come from one shared pool in interleaved order. Each
 // sequence's logits must equal those of running it alone.
 func TestRaggedBatch(t *testing.T) {
-	m, _, err := model.LoadGGUF(filepath.Join(modelsDir(t), "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, filepath.Join(modelsDir(t), "stories260K.gguf"))
 	c := &m.Config
 	cases := loadCases(t, "stories260K")
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 64, BlockSize: 4})
@@ -99,34 +95,28 @@ func TestRaggedBatch(t *testing.T) {
 func TestForwardAllocs(t *testing.T) {
 	for _, rel := range []string{"stories260K.gguf", "synthetic/synth-llama-tiny256-Q4_0.gguf"} {
 		t.Run(filepath.Base(rel), func(t *testing.T) {
-			m, _, err := model.LoadGGUF(filepath.Join(modelsDir(t), rel))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			c := &m.Config
-			cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 4})
-			if err != nil {
-				t.Fatal(err)
-			}
-			table, err := kv.NewPool(cache.NumBlocks).Grow(nil, 32, cache.BlockSize)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := model.NewState(c, 2)
-			b := &model.Batch{BlockTables: [][]int32{table}}
-			logits := make([]float32, c.VocabSize)
-			b.Add(1, 0, 0, true)
-			if err := m.Forward(st, b, cache, logits); err != nil {
-				t.Fatal(err)
-			}
-			if n := testing.AllocsPerRun(20, func() {
-				if err := m.Forward(st, b, cache, logits); err != nil {
-					t.Fatal(err)
-				}
-			}); n != 0 {
-				t.Errorf("a decode step allocates %v times", n)
-			}
+			checkDecodeAllocs(t, openModel(t, filepath.Join(modelsDir(t), rel)), kv.F16)
 		})
+	}
+}
+
+// checkDecodeAllocs checks that m's decode step at position 0 allocates
+// nothing once warm, with a cache of type typ.
+func checkDecodeAllocs(t *testing.T, m *model.Model, typ kv.CacheType) {
+	c := &m.Config
+	cache, table := seqCache(t, c, 32, typ)
+	st := model.NewState(c, 2)
+	b := &model.Batch{BlockTables: [][]int32{table}}
+	logits := make([]float32, c.VocabSize)
+	b.Add(1, 0, 0, true)
+	if err := m.Forward(st, b, cache, logits); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() {
+		if err := m.Forward(st, b, cache, logits); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a decode step allocates %v times", n)
 	}
 }

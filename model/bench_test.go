@@ -19,25 +19,7 @@ var benchModels = []string{
 }
 
 func openBench(b *testing.B, rel string) *model.Model {
-	m, err := model.Open(filepath.Join(modelsDir(b), rel))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	return m
-}
-
-// benchCache returns a cache and a block table covering n positions.
-func benchCache(b *testing.B, c *model.Config, n int) (*kv.Cache, []int32) {
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (n + 15) / 16})
-	if err != nil {
-		b.Fatal(err)
-	}
-	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, n, cache.BlockSize)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return cache, table
+	return openTokenized(b, filepath.Join(modelsDir(b), rel))
 }
 
 // BenchmarkPrefill runs a 128-token prompt as one batch (pp128).
@@ -47,7 +29,7 @@ func BenchmarkPrefill(b *testing.B) {
 		b.Run(filepath.Base(rel), func(b *testing.B) {
 			m := openBench(b, rel)
 			c := &m.Config
-			cache, table := benchCache(b, c, n)
+			cache, table := seqCache(b, c, n, kv.F16)
 			st := model.NewState(c, 2)
 			batch := &model.Batch{BlockTables: [][]int32{table}}
 			for i := range n {
@@ -70,26 +52,34 @@ func BenchmarkDecode(b *testing.B) {
 	for _, rel := range benchModels {
 		b.Run(filepath.Base(rel), func(b *testing.B) {
 			m := openBench(b, rel)
-			c := &m.Config
-			cache, table := benchCache(b, c, ctx+1)
-			st := model.NewState(c, 2)
-			batch := &model.Batch{BlockTables: [][]int32{table}}
-			for i := range ctx {
-				batch.Add(int32(i%c.VocabSize), int32(i), 0, false)
-			}
-			logits := make([]float32, c.VocabSize)
-			if err := m.Forward(st, batch, cache, logits); err != nil {
-				b.Fatal(err)
-			}
-			batch.Reset()
-			batch.BlockTables = append(batch.BlockTables, table)
-			batch.Add(1, ctx, 0, true)
-			for b.Loop() {
-				if err := m.Forward(st, batch, cache, logits); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			benchDecode(b, m, kv.F16, 2, ctx)
 		})
 	}
+}
+
+// benchDecode prefills ctx tokens into a cache of type typ, then times
+// decoding one token after them on workers workers (tok/s); it returns
+// the cache.
+func benchDecode(b *testing.B, m *model.Model, typ kv.CacheType, workers, ctx int) *kv.Cache {
+	c := &m.Config
+	cache, table := seqCache(b, c, ctx+1, typ)
+	st := model.NewState(c, workers)
+	batch := &model.Batch{BlockTables: [][]int32{table}}
+	for i := range ctx {
+		batch.Add(int32(i%c.VocabSize), int32(i), 0, false)
+	}
+	logits := make([]float32, c.VocabSize)
+	if err := m.Forward(st, batch, cache, logits); err != nil {
+		b.Fatal(err)
+	}
+	batch.Reset()
+	batch.BlockTables = append(batch.BlockTables, table)
+	batch.Add(1, int32(ctx), 0, true)
+	for b.Loop() {
+		if err := m.Forward(st, batch, cache, logits); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+	return cache
 }

@@ -119,6 +119,16 @@ func bertFromGGUF(src TensorSource, c *Config) (*bertWeights, error) {
 	return w, nil
 }
 
+// residualLayerNorm is BERT's residual after a sublayer: each of the n rows of x
+// (dim wide) becomes layerNorm(x + o), o the sublayer's output (clobbered).
+func residualLayerNorm(x, o []float32, n, dim int, w, b []float32, eps float32) {
+	for i := range n {
+		xi, oi := x[i*dim:(i+1)*dim], o[i*dim:(i+1)*dim]
+		compute.Add(oi, xi)
+		layerNorm(xi, oi, w, b, eps)
+	}
+}
+
 // layerNorm is ggml's norm followed by the weight and bias: (x - mean) /
 // sqrt(var + eps) * w + b, the mean and variance summed in float64.
 func layerNorm(dst, x, w, b []float32, eps float32) {
@@ -306,11 +316,7 @@ func (m *Model) bertLayer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 		return err
 	}
 	addBias(s.ob, n, lw.OBias)
-	for i := range n {
-		x, o := s.x[i*dim:(i+1)*dim], s.ob[i*dim:(i+1)*dim]
-		compute.Add(o, x)
-		layerNorm(x, o, lw.AttnNorm, lw.AttnNormBias, c.NormEps)
-	}
+	residualLayerNorm(s.x, s.ob, n, dim, lw.AttnNorm, lw.AttnNormBias, c.NormEps)
 
 	if err := s.mm.MatMul(s.up, s.x, n, lw.Up); err != nil {
 		return err
@@ -334,11 +340,7 @@ func (m *Model) bertLayer(s *State, b *Batch, cache *kv.Cache, l, n int) error {
 		return err
 	}
 	addBias(s.ob, n, lw.DownBias)
-	for i := range n {
-		x, o := s.x[i*dim:(i+1)*dim], s.ob[i*dim:(i+1)*dim]
-		compute.Add(o, x)
-		layerNorm(x, o, lw.OutNorm, lw.OutNormBias, c.NormEps)
-	}
+	residualLayerNorm(s.x, s.ob, n, dim, lw.OutNorm, lw.OutNormBias, c.NormEps)
 	return nil
 }
 

@@ -1,9 +1,6 @@
 package model_test
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,15 +19,7 @@ func writeGGUF(t *testing.T, arch string, kv map[string]any) string {
 	if err := w.AddTensor("token_embd.weight", compute.F32, []int{4, 8}, make([]byte, 4*8*4)); err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "m.gguf")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return model.WriteTempGGUF(t, w)
 }
 
 func TestUnsupportedArchitecture(t *testing.T) {

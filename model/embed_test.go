@@ -1,21 +1,16 @@
 package model_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // embedRef is one file of testdata/embed, made by scripts/embed-ref.sh
@@ -53,32 +48,7 @@ func embedModelPath(t *testing.T, rel string) string {
 // synthEncoder writes the F16 encoder of shape (seed 1) into a temporary
 // directory.
 func synthEncoder(t *testing.T, shape string) string {
-	return synthFile(t, shape, "vocab/ggml-vocab-bert-bge.gguf")
-}
-
-// synthFile writes shape in F16 (seed 1) with the tokenizer of vocab (a
-// file under the test models) into a temporary directory.
-func synthFile(t *testing.T, shape, vocab string) string {
-	t.Helper()
-	s, ok := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("F16")
-	if !ok {
-		t.Fatalf("no shape %q", shape)
-	}
-	vf, err := gguf.Open(testmodels.Path(t, vocab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	path := filepath.Join(t.TempDir(), shape+".gguf")
-	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return synthtest.Write(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1)
 }
 
 // cosine is the cosine similarity of a and b, in float64.
@@ -156,68 +126,51 @@ func embedAll(t *testing.T, m *model.Model, seqs [][]int32, p model.Pooling, nor
 // TestEmbedParity checks pooled embeddings against llama.cpp's
 // llama-embedding (testdata/embed): cosine >= 0.9999 per input.
 func TestEmbedParity(t *testing.T) {
-	files, _ := filepath.Glob("testdata/embed/*.json")
-	if len(files) == 0 {
-		t.Fatal("no references in testdata/embed (scripts/embed-ref.sh makes them)")
-	}
 	opened := map[string]*model.Model{}
 	defer func() {
 		for _, m := range opened {
 			m.Close()
 		}
 	}()
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
+	forEachRef(t, "embed", "embed-ref.sh", func(t *testing.T, ref *embedRef) {
+		rel, ok := embedModels[ref.Model]
+		if !ok {
+			t.Fatalf("no model file known for %q", ref.Model)
+		}
+		m := opened[rel]
+		if m == nil {
+			var err error
+			if m, _, err = model.LoadGGUF(embedModelPath(t, rel)); err != nil {
 				t.Fatal(err)
 			}
-			var ref embedRef
-			if err := json.Unmarshal(raw, &ref); err != nil {
-				t.Fatal(err)
+			opened[rel] = m
+		}
+		p, err := model.ParsePooling(ref.Pooling)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs [][]int32
+		for _, in := range ref.Inputs {
+			seqs = append(seqs, in.Tokens)
+		}
+		got := embedAll(t, m, seqs, p, ref.Normalize, 0)
+		worst := 1.0
+		for i, in := range ref.Inputs {
+			cos := cosine(got[i], in.Embedding)
+			worst = min(worst, cos)
+			if !(cos >= 0.9999) {
+				t.Errorf("input %d (%q): cosine %.6f with llama-embedding, want >= 0.9999", i, in.Text, cos)
 			}
-			rel, ok := embedModels[ref.Model]
-			if !ok {
-				t.Fatalf("no model file known for %q", ref.Model)
-			}
-			m := opened[rel]
-			if m == nil {
-				if m, _, err = model.LoadGGUF(embedModelPath(t, rel)); err != nil {
-					t.Fatal(err)
-				}
-				opened[rel] = m
-			}
-			p, err := model.ParsePooling(ref.Pooling)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var seqs [][]int32
-			for _, in := range ref.Inputs {
-				seqs = append(seqs, in.Tokens)
-			}
-			got := embedAll(t, m, seqs, p, ref.Normalize, 0)
-			worst := 1.0
-			for i, in := range ref.Inputs {
-				cos := cosine(got[i], in.Embedding)
-				worst = min(worst, cos)
-				if !(cos >= 0.9999) {
-					t.Errorf("input %d (%q): cosine %.6f with llama-embedding, want >= 0.9999", i, in.Text, cos)
-				}
-			}
-			t.Logf("%d inputs, lowest cosine %.7f", len(ref.Inputs), worst)
-		})
-	}
+		}
+		t.Logf("%d inputs, lowest cosine %.7f", len(ref.Inputs), worst)
+	})
 }
 
 // TestEmbedBatchInvariance checks that an embedding is the same bit for bit
 // computed alone and whole, alone in chunks, and beside other sequences in
 // chunks of another size.
 func TestEmbedBatchInvariance(t *testing.T) {
-	m, _, err := model.LoadGGUF(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	seq := []int32{1, 291, 376, 400, 428, 352, 303, 267, 265, 282, 295, 433, 269, 394, 261, 370, 352, 266, 268, 388, 426}
 	others := [][]int32{{1, 403, 407, 261, 378}, {1, 317, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317}}
 	for _, p := range []model.Pooling{model.PoolingMean, model.PoolingCLS, model.PoolingLast} {
@@ -282,11 +235,7 @@ func TestNormalize(t *testing.T) {
 // batches is refused (its tokens attend to all of it).
 func TestEncoderBatch(t *testing.T) {
 	for _, shape := range []string{"bert-tiny", "nomic-bert-tiny"} {
-		m, _, err := model.LoadGGUF(synthEncoder(t, shape))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
+		m := openModel(t, synthEncoder(t, shape))
 		if !m.Config.Encoder {
 			t.Fatalf("%s: not an encoder", shape)
 		}

@@ -16,7 +16,7 @@ import (
 // and beside a text sequence in the same batches; and the embeddings are
 // used (the logits differ from the placeholder tokens').
 func TestBatchEmbeds(t *testing.T) {
-	m := openInvariance(t, testmodels.Path(t, "stories260K.gguf"))
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	c := &m.Config
 	const n, blockSize = 20, 8
 	rng := rand.New(rand.NewPCG(3, 4))

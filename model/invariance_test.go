@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,7 +95,7 @@ var invCases = []invCase{
 func TestBatchInvariance(t *testing.T) {
 	for _, im := range invarianceModels {
 		t.Run(strings.TrimSuffix(filepath.Base(im.rel), ".gguf"), func(t *testing.T) {
-			batchInvariance(t, openInvariance(t, testmodels.Path(t, im.rel)), uint64(len(im.rel)), im.allCases)
+			batchInvariance(t, openModel(t, testmodels.Path(t, im.rel)), uint64(len(im.rel)), im.allCases)
 		})
 	}
 }
@@ -138,16 +137,7 @@ func batchInvariance(t *testing.T, m *model.Model, seed uint64, allCases bool) {
 		if !tc.short && !allCases {
 			continue
 		}
-		t.Run(tc.name, func(t *testing.T) {
-			prompt := tc.prompt
-			if prompt == 0 {
-				prompt = n
-			}
-			target := &invSeq{ids: a.ids, ref: a.ref, total: n, prompt: prompt, chunk: tc.chunk}
-			seqs := append([]*invSeq{target}, otherSeqs(tc.others, a, b)...)
-			runInvariance(t, m, states[tc.workers], seqs, tc.interleave, uint64(ci))
-			checkInvariance(t, seqs, nil, vocab)
-		})
+		t.Run(tc.name, func(t *testing.T) { runInvCase(t, m, states, tc, uint64(ci), a, b, n) })
 	}
 }
 
@@ -159,7 +149,7 @@ func batchInvariance(t *testing.T, m *model.Model, seed uint64, allCases bool) {
 func TestMatchGGMLBatching(t *testing.T) {
 	for _, name := range []string{"synth-llama-tiny256-Q2_K", "synth-llama-tiny256-Q4_K_S", "synth-llama-tiny256-Q4_K_M"} {
 		t.Run(name, func(t *testing.T) {
-			m := openInvariance(t, testmodels.Path(t, "synthetic/"+name+".gguf"))
+			m := openModel(t, testmodels.Path(t, "synthetic/"+name+".gguf"))
 			rc := loadCases(t, name)[2]
 			st := model.NewState(&m.Config, 2)
 			st.MatchGGMLBatching(true)
@@ -183,22 +173,6 @@ func TestMatchGGMLBatching(t *testing.T) {
 			}
 		})
 	}
-}
-
-func openInvariance(t *testing.T, path string) *model.Model {
-	t.Helper()
-	var m *model.Model
-	var err error
-	if st, serr := os.Stat(path); serr == nil && st.IsDir() {
-		m, _, err = model.LoadSafetensors(path)
-	} else {
-		m, _, err = model.LoadGGUF(path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
 }
 
 // stream is a token sequence and, when checked, its logits run alone as one
@@ -384,6 +358,20 @@ func checkInvariance(t *testing.T, seqs []*invSeq, want []float32, vocab int) {
 	if bad > 0 {
 		t.Errorf("%d of %d rows not bit-identical to running alone as one batch (first: %s), max |Δ| %.3g", bad, rows, first, maxd)
 	}
+}
+
+// runInvCase runs stream a (n tokens) as tc says, on states' State for
+// tc.workers, among tc.others sequences of a and b (shuffled with seed),
+// and checks a's rows against a.ref.
+func runInvCase(t *testing.T, m *model.Model, states map[int]*model.State, tc invCase, seed uint64, a, b stream, n int) {
+	prompt := tc.prompt
+	if prompt == 0 {
+		prompt = n
+	}
+	target := &invSeq{ids: a.ids, ref: a.ref, total: n, prompt: prompt, chunk: tc.chunk}
+	seqs := append([]*invSeq{target}, otherSeqs(tc.others, a, b)...)
+	runInvariance(t, m, states[tc.workers], seqs, tc.interleave, seed)
+	checkInvariance(t, seqs, nil, m.Config.VocabSize)
 }
 
 func argmax(row []float32) int32 {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
-	"github.com/troupe-llm/troupe/model"
 )
 
 // TestKVCacheLlamaCpp compares teacher-forced logits on each cache type
@@ -30,11 +29,7 @@ func TestKVCacheLlamaCpp(t *testing.T) {
 		{"synthetic-more/synth-llama-hd128-Q4_K_M.gguf", "synth-llama-hd128-Q4_K_M"},
 	} {
 		t.Run(tc.ref, func(t *testing.T) {
-			m, _, err := model.LoadGGUF(filepath.Join(dir, tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := openModel(t, filepath.Join(dir, tc.file))
 			vocab := m.Config.VocabSize
 			tol := testmodels.LookupReference(t, tc.ref).Bound
 			for _, typ := range []kv.CacheType{kv.F16, kv.Q8_0} {

@@ -43,17 +43,7 @@ func kvGoldenLogits(t *testing.T, m *model.Model) string {
 	for i := range ids {
 		ids[i] = int32(rng.IntN(c.VocabSize))
 	}
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(ids), cache.BlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := model.NewState(c, 2)
-	logits := reftest.TeacherForced(t, func(b *model.Batch, l []float32) error { return m.Forward(st, b, cache, l) },
-		c.VocabSize, 40, ids, table)
+	logits := teacherForcedKV(t, m, kv.F16, 40, ids, false)
 	h := sha256.New()
 	var buf [4]byte
 	for _, v := range logits {
@@ -73,11 +63,7 @@ func TestKVCacheF16Golden(t *testing.T) {
 		"synthetic-more/synth-llama-hd128-Q4_K_M.gguf",
 	} {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			m, _, err := model.LoadGGUF(filepath.Join(dir, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := openModel(t, filepath.Join(dir, f))
 			t.Logf("%s: head_dim %d, heads %d/%d", f, m.Config.HeadDim, m.Config.Heads, m.Config.KVHeads)
 			got := kvGoldenLogits(t, m)
 			if want := kvGolden[f]; got != want {
@@ -92,14 +78,7 @@ func TestKVCacheF16Golden(t *testing.T) {
 func teacherForcedKV(t *testing.T, m *model.Model, typ kv.CacheType, promptLen int, ids []int32, ggml bool) []float32 {
 	t.Helper()
 	c := &m.Config
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(ids) + 15) / 16, Type: typ})
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(ids), cache.BlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cache, table := seqCache(t, c, len(ids), typ)
 	st := model.NewState(c, 2)
 	st.MatchGGMLBatching(ggml)
 	return reftest.TeacherForced(t, func(b *model.Batch, l []float32) error { return m.Forward(st, b, cache, l) },
@@ -124,11 +103,7 @@ func TestKVCacheQ8_0(t *testing.T) {
 		{"synthetic-more/synth-llama-hd128-Q4_K_M.gguf", "synth-llama-hd128-Q4_K_M", 0.145}, // measured 11.51%
 	} {
 		t.Run(tc.ref, func(t *testing.T) {
-			m, _, err := model.LoadGGUF(filepath.Join(dir, tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := openModel(t, filepath.Join(dir, tc.file))
 			vocab := m.Config.VocabSize
 			var worst float64
 			for _, rc := range loadCases(t, tc.ref) {
@@ -158,35 +133,9 @@ func TestKVCacheQ8_0(t *testing.T) {
 func BenchmarkDecodeLongContext(b *testing.B) {
 	const ctx = 1024
 	m := openBench(b, "synthetic-more/synth-llama-hd64-Q8_0.gguf")
-	c := &m.Config
 	for _, typ := range []kv.CacheType{kv.F16, kv.Q8_0} {
 		b.Run(typ.String(), func(b *testing.B) {
-			cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: ctx/16 + 1, Type: typ})
-			if err != nil {
-				b.Fatal(err)
-			}
-			table, err := kv.NewPool(cache.NumBlocks).Grow(nil, ctx+1, cache.BlockSize)
-			if err != nil {
-				b.Fatal(err)
-			}
-			st := model.NewState(c, 1)
-			batch := &model.Batch{BlockTables: [][]int32{table}}
-			for i := range ctx {
-				batch.Add(int32(i%c.VocabSize), int32(i), 0, false)
-			}
-			logits := make([]float32, c.VocabSize)
-			if err := m.Forward(st, batch, cache, logits); err != nil {
-				b.Fatal(err)
-			}
-			batch.Reset()
-			batch.BlockTables = append(batch.BlockTables, table)
-			batch.Add(1, ctx, 0, true)
-			for b.Loop() {
-				if err := m.Forward(st, batch, cache, logits); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			cache := benchDecode(b, m, typ, 1, ctx)
 			b.ReportMetric(float64(cache.Bytes())/(1<<20), "KV-MiB")
 		})
 	}
@@ -196,32 +145,5 @@ func BenchmarkDecodeLongContext(b *testing.B) {
 // quantized query), a decode step allocates nothing once the State has
 // grown.
 func TestForwardAllocsQ8_0(t *testing.T) {
-	m, _, err := model.LoadGGUF(filepath.Join(modelsDir(t), "synthetic-more/synth-llama-hd64-Q8_0.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	c := &m.Config
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: 4, Type: kv.Q8_0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, 32, cache.BlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := model.NewState(c, 2)
-	b := &model.Batch{BlockTables: [][]int32{table}}
-	logits := make([]float32, c.VocabSize)
-	b.Add(1, 0, 0, true)
-	if err := m.Forward(st, b, cache, logits); err != nil {
-		t.Fatal(err)
-	}
-	if n := testing.AllocsPerRun(20, func() {
-		if err := m.Forward(st, b, cache, logits); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 0 {
-		t.Errorf("a decode step allocates %v times", n)
-	}
+	checkDecodeAllocs(t, openModel(t, filepath.Join(modelsDir(t), "synthetic-more/synth-llama-hd64-Q8_0.gguf")), kv.Q8_0)
 }

@@ -1,17 +1,15 @@
 package model_test
 
 import (
-	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
 )
 
@@ -39,7 +37,7 @@ func BenchmarkLoRADecode(b *testing.B) {
 	}
 	for _, typ := range []compute.DType{compute.F32, compute.F16} {
 		b.Run("tinyllama-1.1b/"+typ.String(), func(b *testing.B) {
-			benchLoRADecode(b, benchSynthModel(b, "tinyllama-1.1b", "Q4_0"), typ, attn, false, 4)
+			benchLoRADecode(b, synthtest.BenchModel(b, "tinyllama-1.1b", "Q4_0"), typ, attn, false, 4)
 		})
 	}
 }
@@ -51,11 +49,7 @@ func BenchmarkLoRADecode(b *testing.B) {
 // large model's prefill.
 func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []string, prefill bool, pairs int) {
 	const seqs, ctxLen, adapters = 16, 64, 8
-	m, err := model.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
+	m := openTokenized(b, path)
 	c := &m.Config
 	var ads []*lora.Adapter
 	for i := range adapters {
@@ -122,55 +116,4 @@ func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []str
 	b.ReportMetric(float64(seqs*pairs*b.N)/without.Seconds(), "tok/s-base")
 	b.ReportMetric(float64(seqs*pairs*b.N)/with.Seconds(), "tok/s-lora")
 	b.ReportMetric(without.Seconds()/with.Seconds(), "lora/base")
-}
-
-// benchSynthModel writes (once) a random-weight model of shape and type
-// with the Llama SPM vocabulary into $TROUPE_BENCH_MODELS (default the
-// user cache's troupe-bench, where `make bench-compare` and gpu's
-// benchmarks keep theirs) and returns its path.
-func benchSynthModel(b *testing.B, shape, typ string) string {
-	dir := os.Getenv("TROUPE_BENCH_MODELS")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			b.Fatal(err)
-		}
-		dir = filepath.Join(cache, "troupe-bench")
-	}
-	path := filepath.Join(dir, shape+"-"+typ+".gguf")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	s, ok := synth.LookupShape(shape)
-	ft, ok2 := synth.LookupFileType(typ)
-	if !ok || !ok2 {
-		b.Fatalf("synth: no shape %s or type %s", shape, typ)
-	}
-	vocab, err := gguf.Open(filepath.Join(modelsDir(b), "vocab", "ggml-vocab-llama-spm.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer vocab.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	tmp, err := os.CreateTemp(dir, shape+"-*.tmp")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := synth.Write(tmp, synth.Options{Shape: s, Type: ft, Vocab: vocab, Seed: 1, Workers: runtime.GOMAXPROCS(0)}); err != nil {
-		tmp.Close()
-		b.Fatal(err)
-	}
-	if err := tmp.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		b.Fatal(err)
-	}
-	return path
 }

@@ -1,10 +1,8 @@
 package model_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -87,20 +85,6 @@ func forwardSeqs(t *testing.T, m *model.Model, seqs [][]int32, loras [][]lora.Sc
 	return out
 }
 
-// readF32 reads a file of little-endian float32s.
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
-
 // worstRel is the worst row's max |got - want| over that row's standard
 // deviation (refParity's measure).
 func worstRel(got, want []float32, vocab int) float64 {
@@ -144,11 +128,7 @@ func TestLoRAParity(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(modelsDir(t), tc.file)
-			m, _, err := model.LoadGGUF(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := openModel(t, path)
 			a, b := writeAdapter(t, path, 8, 16, 1), writeAdapter(t, path, 4, 0, 2)
 			for _, ad := range []*lora.Adapter{a, b} {
 				if err := m.CheckAdapter(ad); err != nil {
@@ -183,11 +163,7 @@ func TestLoRAParity(t *testing.T) {
 // adapters' updates).
 func TestLoRAMixedBatch(t *testing.T) {
 	path := filepath.Join(modelsDir(t), "stories260K.gguf")
-	m, _, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, path)
 	a, b := writeAdapter(t, path, 8, 16, 1), writeAdapter(t, path, 4, 0, 2)
 	// h: a's values rounded to f16, in an F16 file (B's panels kept f16).
 	h := writeAdapterWith(t, path, synth.LoRAOptions{Rank: 8, Alpha: 16, Seed: 1, Type: compute.F16})
@@ -238,11 +214,7 @@ func TestLoRAMixedBatch(t *testing.T) {
 // file that is not an adapter, is refused with lora.ErrAdapter.
 func TestLoRABadAdapters(t *testing.T) {
 	dir := modelsDir(t)
-	m, _, err := model.LoadGGUF(filepath.Join(dir, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, filepath.Join(dir, "stories260K.gguf"))
 	other := writeAdapter(t, filepath.Join(dir, "synthetic", "synth-llama-tiny256-Q8_0.gguf"), 4, 8, 1) // llama, dim 256
 	if err := m.CheckAdapter(other); !errors.Is(err, lora.ErrAdapter) {
 		t.Errorf("an adapter of another width: %v, want ErrAdapter", err)
@@ -262,11 +234,7 @@ func TestLoRABadAdapters(t *testing.T) {
 // them.
 func TestLoRAModelAdapters(t *testing.T) {
 	path := filepath.Join(modelsDir(t), "stories260K.gguf")
-	m, _, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, path)
 	a := writeAdapter(t, path, 8, 16, 1)
 	base := forwardSeqs(t, m, [][]int32{loraIDs}, nil)[0]
 	set := []lora.Scaled{{Adapter: a, Scale: 0.75}}

@@ -1,13 +1,10 @@
 package model
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // TestMoEExpertsRun checks that a step runs each expert that some token
@@ -70,18 +67,7 @@ func TestMoEExpertsRun(t *testing.T) {
 // seed 1) with troupe synth and loads it.
 func loadSynthMoE(t *testing.T, shape string) *Model {
 	t.Helper()
-	s, _ := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("Q8_0")
-	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	path := filepath.Join(t.TempDir(), shape+".gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	m, _, err := LoadGGUF(path)
+	m, _, err := LoadGGUF(synthtest.Write(t, shape, "Q8_0", "stories260K.gguf", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,46 +5,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // moeModels are the mixture-of-experts files `troupe synth` writes for
 // tests, with llama.cpp's references in testdata/reference/<name> (made by
 // scripts/make-refs-moe.py, which lists the same shapes, types, vocabularies
 // and seeds) and the bound of their teacher-forced logits.
-var moeModels = []struct {
-	name, shape, typ, vocab string
-	seed                    uint64
-	bound                   float64
-}{
+var moeModels = []synthRef{
 	{"synth-qwen3moe-tiny-Q8_0", "qwen3moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-qwen2moe-tiny-Q8_0", "qwen2moe-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-qwen3moe-tiny-MXFP4_MOE", "qwen3moe-tiny", "MXFP4_MOE", "stories260K.gguf", 1, 1e-4},
-}
-
-// writeSynth writes a test model with troupe synth into a temporary
-// directory, the bytes scripts/make-refs-moe.py gave llama.cpp, and
-// returns its path.
-func writeSynth(t *testing.T, shape, typ, vocab string, seed uint64) string {
-	t.Helper()
-	s, ok := synth.LookupShape(shape)
-	ft, okType := synth.LookupFileType(typ)
-	if !ok || !okType {
-		t.Fatalf("no shape %q or type %q", shape, typ)
-	}
-	vf, err := gguf.Open(testmodels.Path(t, vocab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	path := filepath.Join(t.TempDir(), shape+"-"+typ+".gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // TestMoEParity compares troupe's teacher-forced logits of the MoE test
@@ -53,7 +24,7 @@ func writeSynth(t *testing.T, shape, typ, vocab string, seed uint64) string {
 func TestMoEParity(t *testing.T) {
 	for _, g := range moeModels {
 		t.Run(g.name, func(t *testing.T) {
-			m := openInvariance(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
+			m := synthModel(t, g.shape, g.typ, g.vocab, g.seed)
 			checkCases(t, filepath.Join("testdata", "reference", g.name), g.bound, func(promptLen int, ids []int32) []float32 {
 				return teacherForced(t, m, promptLen, ids)
 			})
@@ -68,7 +39,7 @@ func TestMoEParity(t *testing.T) {
 func TestMoEBatchInvariance(t *testing.T) {
 	for _, g := range moeModels {
 		t.Run(g.name, func(t *testing.T) {
-			m := openInvariance(t, writeSynth(t, g.shape, g.typ, g.vocab, g.seed))
+			m := synthModel(t, g.shape, g.typ, g.vocab, g.seed)
 			vocab, n := m.Config.VocabSize, invLenShort
 			rng := rand.New(rand.NewPCG(1, g.seed))
 			states := map[int]*model.State{1: model.NewState(&m.Config, 1), 2: model.NewState(&m.Config, 2)}
@@ -83,16 +54,7 @@ func TestMoEBatchInvariance(t *testing.T) {
 				{name: "mixed3-chunk7", workers: 2, chunk: 7, others: 3},
 				{name: "mixed16-interleaved-workers1", workers: 1, prompt: 13, chunk: 5, others: 16, interleave: true},
 			} {
-				t.Run(tc.name, func(t *testing.T) {
-					prompt := tc.prompt
-					if prompt == 0 {
-						prompt = n
-					}
-					target := &invSeq{ids: a.ids, ref: a.ref, total: n, prompt: prompt, chunk: tc.chunk}
-					seqs := append([]*invSeq{target}, otherSeqs(tc.others, a, b)...)
-					runInvariance(t, m, states[tc.workers], seqs, tc.interleave, uint64(ci))
-					checkInvariance(t, seqs, nil, vocab)
-				})
+				t.Run(tc.name, func(t *testing.T) { runInvCase(t, m, states, tc, uint64(ci), a, b, n) })
 			}
 		})
 	}

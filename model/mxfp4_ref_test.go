@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/model/gguf"
 )
 
@@ -37,7 +38,7 @@ func TestMXFP4MatchesGGML(t *testing.T) {
 	if len(refs) == 0 {
 		t.Fatal("no reference tensors")
 	}
-	f, err := gguf.Open(writeSynth(t, "qwen3moe-tiny", "MXFP4_MOE", "stories260K.gguf", 1))
+	f, err := gguf.Open(synthtest.Write(t, "qwen3moe-tiny", "MXFP4_MOE", "stories260K.gguf", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -16,19 +15,7 @@ var stdDev = testmodels.StdDev
 // token per step, as llama.cpp made the reference) and returns every row's logits.
 func teacherForced(t *testing.T, m *model.Model, promptLen int, ids []int32) []float32 {
 	t.Helper()
-	c := &m.Config
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(ids)+15)/16 + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := kv.NewPool(cache.NumBlocks)
-	table, err := pool.Grow(nil, len(ids), cache.BlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := model.NewState(c, 2)
-	forward := func(b *model.Batch, logits []float32) error { return m.Forward(st, b, cache, logits) }
-	return reftest.TeacherForced(t, forward, c.VocabSize, promptLen, ids, table)
+	return teacherForcedKV(t, m, kv.F16, promptLen, ids, false)
 }
 
 func TestLogitParityGGUF(t *testing.T) {
@@ -36,12 +23,7 @@ func TestLogitParityGGUF(t *testing.T) {
 	for _, r := range testmodels.ReferenceGGUFs(t) {
 		name := r.Name()
 		t.Run(name, func(t *testing.T) {
-			m, _, err := model.LoadGGUF(filepath.Join(dir, r.Rel))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			checkParity(t, m, name)
+			checkParity(t, openModel(t, filepath.Join(dir, r.Rel)), name)
 		})
 	}
 }
@@ -60,10 +42,5 @@ func checkParity(t *testing.T, m *model.Model, name string) {
 }
 
 func TestLogitParitySafetensors(t *testing.T) {
-	m, _, err := model.LoadSafetensors(filepath.Join(modelsDir(t), "tinystories-656k-safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	checkParity(t, m, "tinystories-656k-safetensors")
+	checkParity(t, openModel(t, filepath.Join(modelsDir(t), "tinystories-656k-safetensors")), "tinystories-656k-safetensors")
 }

@@ -1,15 +1,13 @@
 package model_test
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -39,12 +37,7 @@ var rankVocabs = map[string]string{
 // (F16, seed 1, its vocabulary) and opens it with its tokenizer.
 func synthReranker(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	m, err := model.Open(synthFile(t, shape, rankVocabs[shape]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	return openTokenized(t, synthtest.Write(t, shape, "F16", rankVocabs[shape], 1))
 }
 
 // rankScores scores each sequence: pooled as the reranker says, each whole
@@ -73,61 +66,43 @@ func rankTolerance(ref float32) float64 { return 1e-3 * max(1, math.Abs(float64(
 // TestRerankParity checks the reranker's prompt tokens (llama-server's
 // format_prompt_rerank) and scores against llama.cpp's (testdata/rerank).
 func TestRerankParity(t *testing.T) {
-	files, _ := filepath.Glob("testdata/rerank/*.json")
-	if len(files) == 0 {
-		t.Fatal("no references in testdata/rerank (scripts/rerank-ref.sh makes them)")
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
+	forEachRef(t, "rerank", "rerank-ref.sh", func(t *testing.T, ref *rankRef) {
+		if ref.Type != "F16" || ref.Seed != 1 {
+			t.Fatalf("reference of %s seed %d: this test synthesizes F16 seed 1", ref.Type, ref.Seed)
+		}
+		m := synthReranker(t, ref.Shape)
+		var seqs [][]int32
+		for i, p := range ref.Pairs {
+			toks, err := m.RankTokens(m.Tokenizer, p.Query, p.Document)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ref rankRef
-			if err := json.Unmarshal(raw, &ref); err != nil {
-				t.Fatal(err)
+			if !slices.Equal(toks, p.Tokens) {
+				t.Errorf("pair %d: tokens\n%v\nllama.cpp's\n%v", i, toks, p.Tokens)
 			}
-			if ref.Type != "F16" || ref.Seed != 1 {
-				t.Fatalf("reference of %s seed %d: this test synthesizes F16 seed 1", ref.Type, ref.Seed)
+			seqs = append(seqs, p.Tokens)
+		}
+		got, pooled := rankScores(t, m, seqs)
+		worst, worstCos := 0.0, 1.0
+		for i, p := range ref.Pairs {
+			if cos := cosine(pooled[i], p.Pooled); !(cos >= 0.9999) {
+				t.Errorf("pair %d: pooled state's cosine %.7f with llama.cpp's, want >= 0.9999", i, cos)
+			} else {
+				worstCos = min(worstCos, cos)
 			}
-			m := synthReranker(t, ref.Shape)
-			var seqs [][]int32
-			for i, p := range ref.Pairs {
-				toks, err := m.RankTokens(m.Tokenizer, p.Query, p.Document)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(toks, p.Tokens) {
-					t.Errorf("pair %d: tokens\n%v\nllama.cpp's\n%v", i, toks, p.Tokens)
-				}
-				seqs = append(seqs, p.Tokens)
+			d := math.Abs(float64(got[i] - p.Scores[0]))
+			worst = max(worst, d)
+			if !(d <= rankTolerance(p.Scores[0])) {
+				t.Errorf("pair %d (%q, %q): score %.7f, llama.cpp %.7f (diff %.2g)", i, p.Query, p.Document, got[i], p.Scores[0], d)
 			}
-			got, pooled := rankScores(t, m, seqs)
-			worst, worstCos := 0.0, 1.0
-			for i, p := range ref.Pairs {
-				if cos := cosine(pooled[i], p.Pooled); !(cos >= 0.9999) {
-					t.Errorf("pair %d: pooled state's cosine %.7f with llama.cpp's, want >= 0.9999", i, cos)
-				} else {
-					worstCos = min(worstCos, cos)
-				}
-				d := math.Abs(float64(got[i] - p.Scores[0]))
-				worst = max(worst, d)
-				if !(d <= rankTolerance(p.Scores[0])) {
-					t.Errorf("pair %d (%q, %q): score %.7f, llama.cpp %.7f (diff %.2g)", i, p.Query, p.Document, got[i], p.Scores[0], d)
-				}
-			}
-			t.Logf("%d pairs, lowest pooled cosine %.7f, largest score difference %.3g", len(ref.Pairs), worstCos, worst)
-		})
-	}
+		}
+		t.Logf("%d pairs, lowest pooled cosine %.7f, largest score difference %.3g", len(ref.Pairs), worstCos, worst)
+	})
 }
 
 // TestRerankNotReranker checks that a model without rank pooling says so.
 func TestRerankNotReranker(t *testing.T) {
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openTokenized(t, testmodels.Path(t, "stories260K.gguf"))
 	if err := m.Reranker(); !errors.Is(err, model.ErrNotReranker) {
 		t.Fatalf("Reranker() = %v, want ErrNotReranker", err)
 	}

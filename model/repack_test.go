@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -14,7 +15,7 @@ import (
 // RepackAuto keeps everything repacked with memory to spare and reads the
 // experts in place without.
 func TestRepackModes(t *testing.T) {
-	path := writeSynth(t, "qwen3moe-tiny", "Q4_K_M", "stories260K.gguf", 3)
+	path := synthtest.Write(t, "qwen3moe-tiny", "Q4_K_M", "stories260K.gguf", 3)
 	rng := rand.New(rand.NewPCG(5, 6))
 	var ids []int32
 	var want []float32

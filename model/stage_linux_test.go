@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -25,7 +26,7 @@ func TestStageResident(t *testing.T) {
 	if _, err := os.Stat("/proc/self/smaps"); err != nil {
 		t.Skip("no /proc/self/smaps here")
 	}
-	path := writeSynth(t, "gpt-oss-tiny", "Q8_0", "stories260K.gguf", 1)
+	path := synthtest.Write(t, "gpt-oss-tiny", "Q8_0", "stories260K.gguf", 1)
 	plan, err := model.PlanStages(path, 3)
 	if err != nil {
 		t.Fatal(err)

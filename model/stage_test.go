@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -91,7 +92,7 @@ func TestStageExactness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := testmodels.Path(t, "stories260K.gguf")
 			if tc.shape != "" {
-				path = writeSynth(t, tc.shape, "Q8_0", "stories260K.gguf", 1)
+				path = synthtest.Write(t, tc.shape, "Q8_0", "stories260K.gguf", 1)
 			}
 			whole, err := model.Open(path)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -15,11 +16,7 @@ import (
 // llama.cpp's references in testdata/reference/<name> (made by
 // scripts/make-refs.py, which lists the same shapes, types, vocabularies and
 // seeds) and the bound of their teacher-forced logits.
-var synthRefModels = []struct {
-	name, shape, typ, vocab string
-	seed                    uint64
-	bound                   float64
-}{
+var synthRefModels = []synthRef{
 	// Q8_0: ggml's integer dot products; 0.0000% measured.
 	{"synth-gemma3-tiny-Q8_0", "gemma3-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
 	{"synth-gemma2-tiny-Q8_0", "gemma2-tiny", "Q8_0", "stories260K.gguf", 1, 1e-4},
@@ -29,17 +26,20 @@ var synthRefModels = []struct {
 	{"synth-smollm3-tiny-MXFP4", "smollm3-tiny", "MXFP4", "stories260K.gguf", 1, 1e-4},
 }
 
+// synthRef is a model `troupe synth` writes for a test (shape, type,
+// vocabulary file, seed), with llama.cpp's references in
+// testdata/reference/<name> and the bound of its teacher-forced logits.
+type synthRef struct {
+	name, shape, typ, vocab string
+	seed                    uint64
+	bound                   float64
+}
+
 // synthModel writes the named test model into a temporary directory with
 // troupe synth, the bytes scripts/make-refs.py gave llama.cpp, and loads it.
 func synthModel(t *testing.T, shape, typ, vocab string, seed uint64) *model.Model {
 	t.Helper()
-	path := writeSynth(t, shape, typ, vocab, seed)
-	m, _, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	return openModel(t, synthtest.Write(t, shape, typ, vocab, seed))
 }
 
 // TestSynthParity compares troupe's teacher-forced logits of these models
@@ -128,11 +128,7 @@ func TestParityEnv(t *testing.T) {
 	if path == "" || dir == "" {
 		t.Skip("TROUPE_REF_MODEL and TROUPE_REF_DIR are not set")
 	}
-	m, _, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, path)
 	for ci, rc := range testmodels.CasesIn(t, dir) {
 		ids := append(append([]int32(nil), rc.PromptIDs...), rc.GreedyIDs...)
 		got := teacherForcedKV(t, m, kv.F16, len(rc.PromptIDs), ids, m.Config.Experts > 0)

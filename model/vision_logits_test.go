@@ -1,7 +1,6 @@
 package model_test
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
@@ -19,20 +19,6 @@ import (
 
 // visionLogitsDir holds scripts/vision-logits-ref.sh's references.
 const visionLogitsDir = "vision/testdata/logits"
-
-// readI32 reads a file of little-endian int32s.
-func readI32(t *testing.T, path string) []int32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]int32, len(b)/4)
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
 
 // visionPrompt is one reference's prompt: llama.cpp's layout (ids, -1 at
 // an image row), its image rows, text rows' logits and greedy ids.
@@ -50,34 +36,36 @@ func readVisionPrompt(t *testing.T, name string) *visionPrompt {
 // visionForward decodes ids (one batch, positions 0, 1, ...), the image
 // rows (ids -1) taking emb's rows in order, each attending to all of them
 // when bidirectional (Batch.AttendTo), then ngen greedy tokens one at a
-// time; it returns the text rows' logits and the greedy ids.
-func visionForward(t *testing.T, m *model.Model, ids []int32, emb []float32, ngen int, bidirectional bool) ([]float32, []int32) {
+// time; it returns the text rows' logits and the greedy ids. pos, when not
+// nil, gives every token its M-RoPE positions (the prompt's, then one per
+// generated token).
+func visionForward(t *testing.T, m *model.Model, ids []int32, pos [][3]int32, emb []float32, ngen int, bidirectional bool) ([]float32, []int32) {
 	t.Helper()
 	c := &m.Config
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(ids) + ngen + 15) / 16, Type: kv.F16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(ids)+ngen, cache.BlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cache, table := seqCache(t, c, len(ids)+ngen, kv.F16)
 	st := model.NewState(c, 2)
 	b := &model.Batch{BlockTables: [][]int32{table}}
+	addPos := func(p int) {
+		if pos != nil {
+			b.RopePositions = append(b.RopePositions, pos[p])
+		}
+	}
+	in := c.InputDim()
 	row, text := 0, 0
 	for p, id := range ids {
 		if id < 0 {
 			b.Add(0, int32(p), 0, false)
-			b.Embeds = append(b.Embeds, emb[row*c.Dim:(row+1)*c.Dim])
+			b.Embeds = append(b.Embeds, emb[row*in:(row+1)*in])
 			row++
-			continue
+		} else {
+			b.Add(id, int32(p), 0, true)
+			b.Embeds = append(b.Embeds, nil)
+			text++
 		}
-		b.Add(id, int32(p), 0, true)
-		b.Embeds = append(b.Embeds, nil)
-		text++
+		addPos(p)
 	}
-	if row*c.Dim != len(emb) {
-		t.Fatalf("%d image rows in the layout, %d in the embeddings", row, len(emb)/c.Dim)
+	if row*in != len(emb) {
+		t.Fatalf("%d image rows in the layout, %d in the embeddings", row, len(emb)/in)
 	}
 	if bidirectional { // one image: its rows attend to its last one
 		end := int32(slices.Index(ids, -1) + row)
@@ -96,16 +84,12 @@ func visionForward(t *testing.T, m *model.Model, ids []int32, emb []float32, nge
 	last := slices.Clone(logits[(text-1)*c.VocabSize:])
 	var gen []int32
 	for i := range ngen {
-		best := int32(0)
-		for j, v := range last {
-			if v > last[best] {
-				best = int32(j)
-			}
-		}
+		best := argmax(last)
 		gen = append(gen, best)
 		b.Reset()
 		b.BlockTables = append(b.BlockTables, table)
 		b.Add(best, int32(len(ids)+i), 0, true)
+		addPos(len(ids) + i)
 		if err := m.Forward(st, b, cache, last); err != nil {
 			t.Fatal(err)
 		}
@@ -150,11 +134,7 @@ func TestVisionLogitsParity(t *testing.T) {
 		{"gemma3-tiny", writeGemma3Tiny, 3.5e-3, 5e-3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, f, err := model.LoadGGUF(tc.model(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m, f := openGGUF(t, tc.model(t))
 			emb, rows, prep := encodeWide(t, "gemma3-tiny", m.Config.Dim)
 			name := tc.name + "-gemma3-tiny"
 			causal, mtmd := readVisionPrompt(t, name+"-causal"), readVisionPrompt(t, name)
@@ -178,11 +158,11 @@ func TestVisionLogitsParity(t *testing.T) {
 				t.Errorf("server's layout %v\nmtmd's          %v", layout, causal.ids)
 			}
 			vocab := m.Config.VocabSize
-			got, gen := visionForward(t, m, causal.ids, emb, len(causal.gen), false)
-			withRef, _ := visionForward(t, m, causal.ids, causal.emb, 0, false)
-			noImage, _ := visionForward(t, m, causal.ids, make([]float32, len(emb)), 0, false)
-			bidi, bidiGen := visionForward(t, m, mtmd.ids, emb, len(mtmd.gen), true)
-			bidiRef, _ := visionForward(t, m, mtmd.ids, mtmd.emb, 0, true)
+			got, gen := visionForward(t, m, causal.ids, nil, emb, len(causal.gen), false)
+			withRef, _ := visionForward(t, m, causal.ids, nil, causal.emb, 0, false)
+			noImage, _ := visionForward(t, m, causal.ids, nil, make([]float32, len(emb)), 0, false)
+			bidi, bidiGen := visionForward(t, m, mtmd.ids, nil, emb, len(mtmd.gen), true)
+			bidiRef, _ := visionForward(t, m, mtmd.ids, nil, mtmd.emb, 0, true)
 			rel, abs := worstRelAbs(got, causal.logits, vocab)
 			relRef, _ := worstRelAbs(withRef, causal.logits, vocab)
 			relMtmd, _ := worstRelAbs(got, mtmd.logits, vocab)
@@ -223,18 +203,7 @@ func TestVisionLogitsParity(t *testing.T) {
 // writeGemma3Tiny writes scripts/vision-logits-ref.sh's gemma3-tiny text
 // model and returns its path.
 func writeGemma3Tiny(t *testing.T) string {
-	vf, err := gguf.Open(filepath.Join(modelsDir(t), "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	shape, _ := synth.LookupShape("gemma3-tiny")
-	ft, _ := synth.LookupFileType("F32")
-	path := filepath.Join(t.TempDir(), "gemma3-tiny.gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 11, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return synthtest.Write(t, "gemma3-tiny", "F32", "stories260K.gguf", 11)
 }
 
 // encodeWide writes scripts/vision-logits-ref.sh's projector (projShape,

@@ -5,10 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/kv"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // mropePositions is mtmd's M-RoPE layout of a prompt whose image rows (ids
@@ -36,64 +34,6 @@ func mropePositions(ids []int32, rows [][3]int32, extent, ngen int) [][3]int32 {
 		p++
 	}
 	return out
-}
-
-// mropeForward is visionForward (causal) with M-RoPE positions pos (the
-// prompt's, then one per generated token); pos nil: none (each token at
-// its index).
-func mropeForward(t *testing.T, m *model.Model, ids []int32, pos [][3]int32, emb []float32, ngen int) ([]float32, []int32) {
-	t.Helper()
-	c := &m.Config
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(ids) + ngen + 15) / 16, Type: kv.F16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(ids)+ngen, cache.BlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := model.NewState(c, 2)
-	b := &model.Batch{BlockTables: [][]int32{table}}
-	row, text := 0, 0
-	for p, id := range ids {
-		if id < 0 {
-			b.Add(0, int32(p), 0, false)
-			b.Embeds = append(b.Embeds, emb[row*c.InputDim():(row+1)*c.InputDim()])
-			row++
-		} else {
-			b.Add(id, int32(p), 0, true)
-			b.Embeds = append(b.Embeds, nil)
-			text++
-		}
-		if pos != nil {
-			b.RopePositions = append(b.RopePositions, pos[p])
-		}
-	}
-	logits := make([]float32, text*c.VocabSize)
-	if err := m.Forward(st, b, cache, logits); err != nil {
-		t.Fatal(err)
-	}
-	last := slices.Clone(logits[(text-1)*c.VocabSize:])
-	var gen []int32
-	for i := range ngen {
-		best := int32(0)
-		for j, v := range last {
-			if v > last[best] {
-				best = int32(j)
-			}
-		}
-		gen = append(gen, best)
-		b.Reset()
-		b.BlockTables = append(b.BlockTables, table)
-		b.Add(best, int32(len(ids)+i), 0, true)
-		if pos != nil {
-			b.RopePositions = append(b.RopePositions, pos[len(ids)+i])
-		}
-		if err := m.Forward(st, b, cache, last); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return logits, gen
 }
 
 // TestVisionLogitsParityMRoPE is TestVisionLogitsParity for Qwen2.5-VL: a
@@ -133,22 +73,7 @@ func TestVisionLogitsParityQwen3VL(t *testing.T) {
 // 1), against scripts/vision-logits-ref.sh's references.
 func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound float64) {
 	name := textShape + "-" + projShape
-	vf, err := gguf.Open(filepath.Join(modelsDir(t), "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	shape, _ := synth.LookupShape(textShape)
-	ft, _ := synth.LookupFileType("F32")
-	path := filepath.Join(t.TempDir(), textShape+".gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 11, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	m, f, err := model.LoadGGUF(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, f := openGGUF(t, synthtest.Write(t, textShape, "F32", "stories260K.gguf", 11))
 	if !m.Features.Has(model.MRoPE) {
 		t.Fatalf("%s model without the mrope feature", textShape)
 	}
@@ -178,9 +103,9 @@ func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound fl
 	}
 
 	vocab := m.Config.VocabSize
-	got, gen := mropeForward(t, m, ref.ids, pos, emb, len(ref.gen))
-	withRef, _ := mropeForward(t, m, ref.ids, pos, ref.emb, 0)
-	plain, _ := mropeForward(t, m, ref.ids, nil, ref.emb, 0)
+	got, gen := visionForward(t, m, ref.ids, pos, emb, len(ref.gen), false)
+	withRef, _ := visionForward(t, m, ref.ids, pos, ref.emb, 0, false)
+	plain, _ := visionForward(t, m, ref.ids, nil, ref.emb, 0, false)
 	rel, abs := worstRelAbs(got, ref.logits, vocab)
 	relRef, _ := worstRelAbs(withRef, ref.logits, vocab)
 	off, _ := worstRelAbs(plain, ref.logits, vocab)
@@ -201,7 +126,7 @@ func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound fl
 	}
 	if c := &m.Config; c.RopeInterleaved {
 		c.RopeInterleaved = false // the sections one after another, as qwen2vl's
-		seq, _ := mropeForward(t, m, ref.ids, pos, ref.emb, 0)
+		seq, _ := visionForward(t, m, ref.ids, pos, ref.emb, 0, false)
 		c.RopeInterleaved = true
 		off, _ := worstRelAbs(seq, ref.logits, vocab)
 		t.Logf("%.2e with the sections not interleaved", off)
@@ -214,7 +139,7 @@ func mropeParity(t *testing.T, textShape, projShape string, bound, imageBound fl
 		for r := 0; r < len(flat); r += c.InputDim() {
 			clear(flat[r+c.Dim : r+c.InputDim()])
 		}
-		noDeep, _ := mropeForward(t, m, ref.ids, pos, flat, 0)
+		noDeep, _ := visionForward(t, m, ref.ids, pos, flat, 0, false)
 		off, _ := worstRelAbs(noDeep, ref.logits, vocab)
 		t.Logf("%.2e without the deepstack slices", off)
 		if off < 10*imageBound {

@@ -2,12 +2,7 @@ package synth
 
 import (
 	"fmt"
-	"hash/fnv"
 	"io"
-	"strings"
-
-	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // isEncoder reports whether s is a BERT-family shape ("bert", "nomic-bert").
@@ -57,13 +52,7 @@ func bertTensors(s Shape, ft FileType, vocab int) []matrix {
 	}
 	m = append(m, rankTensors(s)...)
 	for i := range m {
-		h := fnv.New64a()
-		h.Write([]byte(m[i].name))
-		m[i].seedPerName = h.Sum64()
-		m[i].typ = compute.F32
-		if m[i].rows > 0 && m[i].kind != "f32" {
-			m[i].typ = ft.TensorType(m[i].kind, m[i].layer, s.Layers, m[i].cols, 1)
-		}
+		m[i].setSeedAndType(ft, s.Layers, 1, "f32")
 	}
 	return m
 }
@@ -79,7 +68,7 @@ func writeBERT(w io.Writer, o Options) (int, error) {
 		return 0, fmt.Errorf("synth: %s shape needs a WordPiece vocabulary (tokenizer.ggml.model bert), %s has %q", s.Name, o.Vocab.Path, model)
 	}
 	vocab := len(tokens)
-	gw := gguf.NewWriter(3)
+	gw := newModelWriter(s)
 	a := s.Arch
 	pooling := uint32(2) // bge: cls
 	if a == "nomic-bert" {
@@ -88,44 +77,15 @@ func writeBERT(w io.Writer, o Options) (int, error) {
 	if s.Rerank {
 		pooling = poolingRank
 	}
-	gw.SetKV("general.architecture", a)
-	gw.SetKV("general.name", "troupe synthetic "+s.Name)
-	gw.SetKV(a+".context_length", uint32(s.Context))
-	gw.SetKV(a+".embedding_length", uint32(s.Dim))
-	gw.SetKV(a+".block_count", uint32(s.Layers))
-	gw.SetKV(a+".feed_forward_length", uint32(s.FFN))
-	gw.SetKV(a+".attention.head_count", uint32(s.Heads))
 	gw.SetKV(a+".attention.layer_norm_epsilon", s.NormEps)
 	gw.SetKV(a+".attention.causal", false)
 	gw.SetKV(a+".pooling_type", pooling)
 	if a == "nomic-bert" {
 		gw.SetKV(a+".rope.freq_base", s.RopeBase)
 	}
-	gw.SetKV("general.file_type", o.Type.ID)
-	gw.SetKV("general.quantization_version", uint32(2))
-	for _, k := range o.Vocab.Keys() {
-		if strings.HasPrefix(k, "tokenizer.") {
-			v, _ := o.Vocab.Value(k)
-			gw.SetKV(k, v)
-		}
-	}
+	setFileKV(gw, o)
 	if _, ok := o.Vocab.Value("tokenizer.ggml.token_type_count"); !ok {
 		gw.SetKV("tokenizer.ggml.token_type_count", uint32(2))
 	}
-	workers := max(1, o.Workers)
-	for _, m := range bertTensors(s, o.Type, vocab) {
-		shape := []int{m.cols}
-		if m.rows > 0 {
-			shape = append(shape, m.rows)
-		}
-		if err := gw.AddTensorFunc(m.name, m.typ, shape, func(out io.Writer) error {
-			return writeRows(out, m, o.Seed, workers)
-		}); err != nil {
-			return 0, fmt.Errorf("synth: %w", err)
-		}
-	}
-	if _, err := gw.WriteTo(w); err != nil {
-		return 0, fmt.Errorf("synth: %w", err)
-	}
-	return vocab, nil
+	return vocab, writeTensors(w, gw, bertTensors(s, o.Type, vocab), o)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -78,10 +77,7 @@ func WriteLoRA(path string, o LoRAOptions) (int, error) {
 	if n == 0 {
 		return 0, fmt.Errorf("synth: %s has no weights of kinds %s to adapt", o.Base.Path, strings.Join(targets, ", "))
 	}
-	return n, writeFile(path, func(w io.Writer) error {
-		_, err := gw.WriteTo(w)
-		return err
-	})
+	return n, writeGGUF(path, gw)
 }
 
 // loraKind is the kind of a block's weight ("blk.3.attn_q.weight":

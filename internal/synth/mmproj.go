@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
 	"math/rand/v2"
 
@@ -95,29 +94,15 @@ func WriteProjector(path string, o ProjectorOptions) error {
 	}
 
 	d, side := s.Dim, s.ImageSize/s.Patch
-	var err error
-	add := func(name string, typ compute.DType, std float64, shape ...int) {
-		if err != nil {
-			return
-		}
-		n := 1
-		for _, v := range shape {
-			n *= v
-		}
-		err = gw.AddTensor(name, typ, shape, randomValues(o.Seed, name, typ, n, std))
-	}
-	ones := func(name string, n int) { add(name, compute.F32, -1, n) }
-	in := func(k int) float64 { return 1 / math.Sqrt(float64(k)) }
+	pt := &projTensors{gw: gw, seed: o.Seed}
+	add, ones, in := pt.add, pt.ones, invSqrt
 
 	add("v.patch_embd.weight", compute.F32, in(3*s.Patch*s.Patch), s.Patch, s.Patch, 3, d)
 	add("v.patch_embd.bias", compute.F32, 0.02, d)
 	add("v.position_embd.weight", compute.F32, 0.5, d, side*side)
 	for i := range s.Layers {
 		b := fmt.Sprintf("v.blk.%d.", i)
-		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
-			add(b+m+".weight", compute.F16, in(d), d, d)
-			add(b+m+".bias", compute.F32, 0.02, d)
-		}
+		pt.attention(b, d)
 		ones(b+"ln1.weight", d)
 		add(b+"ln1.bias", compute.F32, 0.02, d)
 		add(b+"ffn_up.weight", compute.F16, in(d), d, s.FFN)
@@ -137,13 +122,7 @@ func WriteProjector(path string, o ProjectorOptions) error {
 		k := d * s.Merge * s.Merge
 		add("mm.model.fc.weight", compute.F16, in(k), k, s.ProjDim)
 	}
-	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	return writeFile(path, func(w io.Writer) error {
-		_, err := gw.WriteTo(w)
-		return err
-	})
+	return pt.write(path)
 }
 
 // randomValues is n values of type F32 or F16, normal with standard
@@ -194,3 +173,47 @@ func newClipWriter(s ProjectorShape, mean, std []float32) *gguf.Writer {
 	gw.SetKV("clip.vision.image_std", std)
 	return gw
 }
+
+// projTensors adds a projector's random tensors to gw, keeping the first
+// error.
+type projTensors struct {
+	gw   *gguf.Writer
+	seed uint64
+	err  error
+}
+
+// add adds tensor name of type typ and shape, its values random with
+// standard deviation std (std < 0: about 1, as randomValues).
+func (p *projTensors) add(name string, typ compute.DType, std float64, shape ...int) {
+	if p.err != nil {
+		return
+	}
+	n := 1
+	for _, v := range shape {
+		n *= v
+	}
+	p.err = p.gw.AddTensor(name, typ, shape, randomValues(p.seed, name, typ, n, std))
+}
+
+// attention adds layer b's separate q, k, v and output projections of
+// width d, with biases.
+func (p *projTensors) attention(b string, d int) {
+	for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
+		p.add(b+m+".weight", compute.F16, invSqrt(d), d, d)
+		p.add(b+m+".bias", compute.F32, 0.02, d)
+	}
+}
+
+// ones adds a norm's weight of n values about 1.
+func (p *projTensors) ones(name string, n int) { p.add(name, compute.F32, -1, n) }
+
+// write writes the projector to path, or returns the first error.
+func (p *projTensors) write(path string) error {
+	if p.err != nil {
+		return fmt.Errorf("synth: %w", p.err)
+	}
+	return writeGGUF(path, p.gw)
+}
+
+// invSqrt is 1/√k, a k-input matrix's standard deviation.
+func invSqrt(k int) float64 { return 1 / math.Sqrt(float64(k)) }

@@ -2,8 +2,6 @@ package synth
 
 import (
 	"fmt"
-	"io"
-	"math"
 
 	"github.com/troupe-llm/troupe/compute"
 )
@@ -23,28 +21,14 @@ func writeQwen25VL(path string, s ProjectorShape, seed uint64) error {
 	gw.SetKV("clip.vision.n_wa_pattern", uint32(s.WAPattern))
 
 	d, p := s.Dim, s.Patch
-	var err error
-	add := func(name string, typ compute.DType, std float64, shape ...int) {
-		if err != nil {
-			return
-		}
-		n := 1
-		for _, v := range shape {
-			n *= v
-		}
-		err = gw.AddTensor(name, typ, shape, randomValues(seed, name, typ, n, std))
-	}
-	ones := func(name string, n int) { add(name, compute.F32, -1, n) }
-	in := func(k int) float64 { return 1 / math.Sqrt(float64(k)) }
+	pt := &projTensors{gw: gw, seed: seed}
+	add, ones, in := pt.add, pt.ones, invSqrt
 
 	add("v.patch_embd.weight", compute.F16, in(6*p*p), p, p, 3, d)
 	add("v.patch_embd.weight.1", compute.F16, in(6*p*p), p, p, 3, d)
 	for i := range s.Layers {
 		b := fmt.Sprintf("v.blk.%d.", i)
-		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
-			add(b+m+".weight", compute.F16, in(d), d, d)
-			add(b+m+".bias", compute.F32, 0.02, d)
-		}
+		pt.attention(b, d)
 		ones(b+"ln1.weight", d)
 		ones(b+"ln2.weight", d)
 		add(b+"ffn_gate.weight", compute.F16, in(d), d, s.FFN)
@@ -60,13 +44,7 @@ func writeQwen25VL(path string, s ProjectorShape, seed uint64) error {
 	add("mm.0.bias", compute.F32, 0.02, k)
 	add("mm.2.weight", compute.F16, in(k), k, s.ProjDim)
 	add("mm.2.bias", compute.F32, 0.02, s.ProjDim)
-	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	return writeFile(path, func(w io.Writer) error {
-		_, err := gw.WriteTo(w)
-		return err
-	})
+	return pt.write(path)
 }
 
 // writeQwen3VL writes a Qwen3-VL projector as llama.cpp's converter
@@ -101,19 +79,8 @@ func writeQwen3VL(path string, s ProjectorShape, seed uint64) error {
 	gw.SetKV("clip.vision.is_deepstack_layers", deep)
 
 	d, p := s.Dim, s.Patch
-	var err error
-	add := func(name string, typ compute.DType, std float64, shape ...int) {
-		if err != nil {
-			return
-		}
-		n := 1
-		for _, v := range shape {
-			n *= v
-		}
-		err = gw.AddTensor(name, typ, shape, randomValues(seed, name, typ, n, std))
-	}
-	ones := func(name string, n int) { add(name, compute.F32, -1, n) }
-	in := func(k int) float64 { return 1 / math.Sqrt(float64(k)) }
+	pt := &projTensors{gw: gw, seed: seed}
+	add, ones, in := pt.add, pt.ones, invSqrt
 
 	add("v.patch_embd.weight", compute.F16, in(6*p*p), p, p, 3, d)
 	add("v.patch_embd.weight.1", compute.F16, in(6*p*p), p, p, 3, d)
@@ -150,11 +117,5 @@ func writeQwen3VL(path string, s ProjectorShape, seed uint64) error {
 		add(b+"fc2.weight", compute.F16, in(k), k, s.ProjDim)
 		add(b+"fc2.bias", compute.F32, 0.02, s.ProjDim)
 	}
-	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	return writeFile(path, func(w io.Writer) error {
-		_, err := gw.WriteTo(w)
-		return err
-	})
+	return pt.write(path)
 }

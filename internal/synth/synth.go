@@ -130,6 +130,18 @@ type matrix struct {
 	seedPerName uint64
 }
 
+// setSeedAndType seeds m's values by its name and gives it the type ft
+// gives its kind (F32 for vectors and the plain kind, which stays float).
+func (m *matrix) setSeedAndType(ft FileType, layers, gqa int, plain string) {
+	h := fnv.New64a()
+	h.Write([]byte(m.name))
+	m.seedPerName = h.Sum64()
+	m.typ = compute.F32
+	if m.rows > 0 && m.kind != plain {
+		m.typ = ft.TensorType(m.kind, m.layer, layers, m.cols, gqa)
+	}
+}
+
 // tensors lists the model's tensors in llama.cpp's order.
 func tensors(s Shape, ft FileType, vocab int) []matrix {
 	qDim, kvDim := s.Heads*s.headDim(), s.KVHeads*s.headDim()
@@ -200,13 +212,7 @@ func tensors(s Shape, ft FileType, vocab int) []matrix {
 	}
 	m = append(m, rankTensors(s)...)
 	for i := range m {
-		h := fnv.New64a()
-		h.Write([]byte(m[i].name))
-		m[i].seedPerName = h.Sum64()
-		m[i].typ = compute.F32
-		if m[i].rows > 0 && m[i].kind != "bias" {
-			m[i].typ = ft.TensorType(m[i].kind, m[i].layer, s.Layers, m[i].cols, s.Heads/s.KVHeads)
-		}
+		m[i].setSeedAndType(ft, s.Layers, s.Heads/s.KVHeads, "bias")
 		if m[i].experts > 0 && ft.isMXFP4() {
 			m[i].typ = ft.mxfp4Type(m[i].kind, true)
 		}
@@ -262,15 +268,8 @@ func Write(w io.Writer, o Options) (int, error) {
 		return 0, fmt.Errorf("synth: %s has no tokenizer.ggml.tokens", o.Vocab.Path)
 	}
 	vocab := len(tokens)
-	gw := gguf.NewWriter(3)
+	gw := newModelWriter(s)
 	a := s.Arch
-	gw.SetKV("general.architecture", a)
-	gw.SetKV("general.name", "troupe synthetic "+s.Name)
-	gw.SetKV(a+".context_length", uint32(s.Context))
-	gw.SetKV(a+".embedding_length", uint32(s.Dim))
-	gw.SetKV(a+".block_count", uint32(s.Layers))
-	gw.SetKV(a+".feed_forward_length", uint32(s.FFN))
-	gw.SetKV(a+".attention.head_count", uint32(s.Heads))
 	gw.SetKV(a+".attention.head_count_kv", uint32(s.KVHeads))
 	gw.SetKV(a+".rope.freq_base", s.RopeBase)
 	gw.SetKV(a+".attention.layer_norm_rms_epsilon", s.NormEps)
@@ -309,6 +308,38 @@ func Write(w io.Writer, o Options) (int, error) {
 	setMoEKV(gw, s)
 	setRankKV(gw, s)
 	gw.SetKV(a+".vocab_size", uint32(vocab))
+	setFileKV(gw, o)
+	expertType, ok := compute.ParseDType(o.ExpertType)
+	if o.ExpertType != "" && !ok {
+		return 0, fmt.Errorf("synth: expert type %q: not a ggml type name", o.ExpertType)
+	}
+	ms := tensors(s, o.Type, vocab)
+	for i := range ms {
+		if ms[i].experts > 0 && o.ExpertType != "" {
+			ms[i].typ = expertType
+		}
+	}
+	return vocab, writeTensors(w, gw, ms, o)
+}
+
+// newModelWriter starts a model file of shape s with the keys every
+// architecture has: its name and the widths and counts of s.
+func newModelWriter(s Shape) *gguf.Writer {
+	gw := gguf.NewWriter(3)
+	a := s.Arch
+	gw.SetKV("general.architecture", a)
+	gw.SetKV("general.name", "troupe synthetic "+s.Name)
+	gw.SetKV(a+".context_length", uint32(s.Context))
+	gw.SetKV(a+".embedding_length", uint32(s.Dim))
+	gw.SetKV(a+".block_count", uint32(s.Layers))
+	gw.SetKV(a+".feed_forward_length", uint32(s.FFN))
+	gw.SetKV(a+".attention.head_count", uint32(s.Heads))
+	return gw
+}
+
+// setFileKV sets the file type keys from o.Type and copies o.Vocab's
+// tokenizer keys.
+func setFileKV(gw *gguf.Writer, o Options) {
 	gw.SetKV("general.file_type", o.Type.ID)
 	gw.SetKV("general.quantization_version", uint32(2))
 	for _, k := range o.Vocab.Keys() {
@@ -317,15 +348,13 @@ func Write(w io.Writer, o Options) (int, error) {
 			gw.SetKV(k, v)
 		}
 	}
+}
+
+// writeTensors adds ms to gw, their rows made on o.Workers goroutines as
+// gw streams them out, and writes the file to w.
+func writeTensors(w io.Writer, gw *gguf.Writer, ms []matrix, o Options) error {
 	workers := max(1, o.Workers)
-	expertType, ok := compute.ParseDType(o.ExpertType)
-	if o.ExpertType != "" && !ok {
-		return 0, fmt.Errorf("synth: expert type %q: not a ggml type name", o.ExpertType)
-	}
-	for _, m := range tensors(s, o.Type, vocab) {
-		if m.experts > 0 && o.ExpertType != "" {
-			m.typ = expertType
-		}
+	for _, m := range ms {
 		shape := []int{m.cols}
 		if m.rows > 0 {
 			shape = append(shape, m.rows)
@@ -336,13 +365,21 @@ func Write(w io.Writer, o Options) (int, error) {
 		if err := gw.AddTensorFunc(m.name, m.typ, shape, func(out io.Writer) error {
 			return writeRows(out, m, o.Seed, workers)
 		}); err != nil {
-			return 0, fmt.Errorf("synth: %w", err)
+			return fmt.Errorf("synth: %w", err)
 		}
 	}
 	if _, err := gw.WriteTo(w); err != nil {
-		return 0, fmt.Errorf("synth: %w", err)
+		return fmt.Errorf("synth: %w", err)
 	}
-	return vocab, nil
+	return nil
+}
+
+// writeGGUF writes gw to a new file at path.
+func writeGGUF(path string, gw *gguf.Writer) error {
+	return writeFile(path, func(w io.Writer) error {
+		_, err := gw.WriteTo(w)
+		return err
+	})
 }
 
 // rowChunk is how many rows the workers make between writes.

@@ -27,13 +27,20 @@ func sharedGGUFs(tb testing.TB) []string {
 	return paths
 }
 
-func TestStories260K(t *testing.T) {
-	path := testmodels.Path(t, "stories260K.gguf")
+// openFile opens the GGUF file at path, closed when the test ends.
+func openFile(t testing.TB, path string) *File {
+	t.Helper()
 	f, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestStories260K(t *testing.T) {
+	path := testmodels.Path(t, "stories260K.gguf")
+	f := openFile(t, path)
 	if f.Version != 3 || len(f.Tensors()) != 48 || f.Alignment != 32 {
 		t.Errorf("version %d, %d tensors, alignment %d; want 3, 48, 32", f.Version, len(f.Tensors()), f.Alignment)
 	}
@@ -79,11 +86,7 @@ func TestStories260K(t *testing.T) {
 func TestOpenSharedFiles(t *testing.T) {
 	for _, path := range sharedGGUFs(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			f, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openFile(t, path)
 			if _, ok := f.String("general.architecture"); !ok {
 				t.Error("no general.architecture")
 			}
@@ -232,11 +235,7 @@ func BenchmarkOpen(b *testing.B) {
 // that the data reads back the same (from the file) afterwards, and that
 // slices outside the mapping are ignored.
 func TestDropPages(t *testing.T) {
-	f, err := Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openFile(t, testmodels.Path(t, "stories260K.gguf"))
 	for _, ti := range f.Tensors() {
 		tt, err := f.Tensor(ti.Name)
 		if err != nil {

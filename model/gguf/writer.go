@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/troupe-llm/troupe/compute"
 )
@@ -250,11 +249,6 @@ func (e *encoder) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (e *encoder) u8(v uint8) { e.buf[0] = v; _, _ = e.Write(e.buf[:1]) }
-func (e *encoder) u16(v uint16) {
-	binary.LittleEndian.PutUint16(e.buf[:], v)
-	_, _ = e.Write(e.buf[:2])
-}
 func (e *encoder) u32(v uint32) {
 	binary.LittleEndian.PutUint32(e.buf[:], v)
 	_, _ = e.Write(e.buf[:4])
@@ -284,31 +278,9 @@ func (e *encoder) pad(align uint64) {
 // value writes the payload of v (its type tag is written by the caller).
 func (e *encoder) value(v any) {
 	switch v := v.(type) {
-	case uint8:
-		e.u8(v)
-	case int8:
-		e.u8(uint8(v))
-	case uint16:
-		e.u16(v)
-	case int16:
-		e.u16(uint16(v))
-	case uint32:
-		e.u32(v)
-	case int32:
-		e.u32(uint32(v))
-	case uint64:
-		e.u64(v)
-	case int64:
-		e.u64(uint64(v))
-	case float32:
-		e.u32(math.Float32bits(v))
-	case float64:
-		e.u64(math.Float64bits(v))
-	case bool:
-		if v {
-			e.u8(1)
-		} else {
-			e.u8(0)
+	case uint8, int8, uint16, int16, uint32, int32, uint64, int64, float32, float64, bool:
+		if e.err == nil { // little endian, a bool as one byte (0 or 1)
+			e.err = binary.Write(e, binary.LittleEndian, v)
 		}
 	case string:
 		e.str(v)

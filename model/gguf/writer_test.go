@@ -345,11 +345,7 @@ func TestWriterErrors(t *testing.T) {
 func TestWriterRewritesSharedFiles(t *testing.T) {
 	for _, path := range sharedGGUFs(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			f, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openFile(t, path)
 			w := rewrite(t, f)
 			want, err := os.ReadFile(path)
 			if err != nil {
@@ -404,11 +400,7 @@ func TestWriteToFileThenOpen(t *testing.T) {
 	if err := fd.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openFile(t, path)
 	tn, err := f.Tensor("w")
 	if err != nil {
 		t.Fatal(err)

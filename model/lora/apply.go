@@ -93,13 +93,7 @@ func (ap *Applier) Prepare(mm *compute.MatMuler, out, x []float32, n int, w *com
 	ap.groups, ap.rows, ap.scales = ap.groups[:0], ap.rows[:0], ap.scales[:0]
 	size := 0
 	for j := 0; ; j++ {
-		ap.adapters = ap.adapters[:0]
-		for i := range n {
-			if l := loras[seq[i]]; j < len(l) && !slices.Contains(ap.adapters, l[j].Adapter) {
-				ap.adapters = append(ap.adapters, l[j].Adapter)
-			}
-		}
-		if len(ap.adapters) == 0 {
+		if ap.collect(j, n, seq, loras); len(ap.adapters) == 0 {
 			break
 		}
 		for _, a := range ap.adapters {
@@ -171,19 +165,24 @@ func (ap *Applier) addCols(lo, hi int) {
 	}
 }
 
+// collect sets ap.adapters to the distinct adapters the n rows take at
+// position j of their sequences' lists.
+func (ap *Applier) collect(j, n int, seq []int32, loras [][]Scaled) {
+	ap.adapters = ap.adapters[:0]
+	for i := range n {
+		if l := loras[seq[i]]; j < len(l) && !slices.Contains(ap.adapters, l[j].Adapter) {
+			ap.adapters = append(ap.adapters, l[j].Adapter)
+		}
+	}
+}
+
 // addPairs adds the updates by MatMul, adapter by adapter (addPair).
 func (ap *Applier) addPairs(mm *compute.MatMuler, out, x []float32, n int, w *compute.Tensor, seq []int32, loras [][]Scaled) error {
 	if len(loras) == 0 {
 		return nil
 	}
 	for j := 0; ; j++ {
-		ap.adapters = ap.adapters[:0]
-		for i := range n {
-			if l := loras[seq[i]]; j < len(l) && !slices.Contains(ap.adapters, l[j].Adapter) {
-				ap.adapters = append(ap.adapters, l[j].Adapter)
-			}
-		}
-		if len(ap.adapters) == 0 {
+		if ap.collect(j, n, seq, loras); len(ap.adapters) == 0 {
 			return nil
 		}
 		for _, a := range ap.adapters {

@@ -36,10 +36,7 @@ func BenchmarkApplierAdd(b *testing.B) {
 		seq[i] = int32(i)
 		loras[i] = []Scaled{{Adapter: ads[i%adapters], Scale: 1}}
 	}
-	x := make([]float32, n*1536)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := randVec(rng, n*1536)
 	out := make([]float32, n*1536)
 	mm := compute.NewMatMuler(2)
 	var ap Applier

@@ -19,6 +19,29 @@ func randTensor(rng *rand.Rand, name string, cols, rows int) *compute.Tensor {
 	return &compute.Tensor{Name: name, Type: compute.F32, Shape: []int{cols, rows}, Data: data}
 }
 
+// randVec is n values drawn from N(0, 1).
+func randVec(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+// checkAlone checks that row i of got, Add's result for a batch of rows x
+// of w, has the bits Add gives row i alone with its adapters l.
+func checkAlone(t *testing.T, ap *Applier, mm *compute.MatMuler, w *compute.Tensor, x, got []float32, i int, l []Scaled) {
+	t.Helper()
+	in, out := w.Shape[0], w.Shape[1]
+	alone := make([]float32, out)
+	if err := ap.Add(mm, alone, x[i*in:(i+1)*in], 1, w, []int32{0}, [][]Scaled{l}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(alone, got[i*out:(i+1)*out]) {
+		t.Errorf("row %d: alone differs from in the batch", i)
+	}
+}
+
 func f32At(t *compute.Tensor, r, c int) float64 {
 	return float64(math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*(r*t.Cols()+c):])))
 }
@@ -37,10 +60,7 @@ func TestApplierAdd(t *testing.T) {
 	}
 	a, b := mk(4, 8, "a"), mk(8, 0, "b")
 	other := &Adapter{Path: "other", Weights: map[string]*Pair{"blk.0.ffn_up.weight": a.Weights[w.Name]}}
-	x := make([]float32, n*in)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := randVec(rng, n*in)
 	seq := []int32{0, 1, 2, 3, 3, 4}
 	loras := [][]Scaled{
 		{{a, 0.5}},
@@ -77,13 +97,7 @@ func TestApplierAdd(t *testing.T) {
 				t.Fatalf("row %d col %d: %v, want %v", i, c, got[i*out+c], want)
 			}
 		}
-		alone := make([]float32, out)
-		if err := ap.Add(mm, alone, x[i*in:(i+1)*in], 1, w, []int32{0}, [][]Scaled{loras[seq[i]]}); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(alone, got[i*out:(i+1)*out]) {
-			t.Errorf("row %d: alone differs from in the batch", i)
-		}
+		checkAlone(t, &ap, mm, w, x, got, i, loras[seq[i]])
 	}
 	if !slices.Equal(got[out:2*out], make([]float32, out)) || !slices.Equal(got[5*out:], make([]float32, out)) {
 		t.Error("a row without adapters for w changed")
@@ -103,10 +117,7 @@ func TestApplierLargeGroup(t *testing.T) {
 	w := &compute.Tensor{Name: "blk.0.ffn_up.weight", Type: compute.F32, Shape: []int{in, out}, Data: randTensor(rng, "w", in, out).Data}
 	a := &Adapter{Path: "a", Alpha: 32, Weights: map[string]*Pair{
 		w.Name: {A: randTensor(rng, w.Name+".lora_a", in, rank), B: randTensor(rng, w.Name+".lora_b", rank, out)}}}
-	x := make([]float32, n*in)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := randVec(rng, n*in)
 	seq := make([]int32, n)
 	loras := [][]Scaled{{{a, 0.5}}}
 	mm := compute.NewMatMuler(2)
@@ -159,10 +170,7 @@ func TestApplierMatMulPath(t *testing.T) {
 	if a.Weights[w.Name].lowRank() != nil {
 		t.Fatal("a BF16 B took the AXPY form")
 	}
-	x := make([]float32, n*in)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := randVec(rng, n*in)
 	seq := []int32{0, 1, 0, 2}
 	loras := [][]Scaled{{{a, 1}}, {{f, 1}}, {{f, 0.5}, {a, 2}}}
 	mm := compute.NewMatMuler(2)
@@ -172,13 +180,7 @@ func TestApplierMatMulPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		alone := make([]float32, out)
-		if err := ap.Add(mm, alone, x[i*in:(i+1)*in], 1, w, []int32{0}, [][]Scaled{loras[seq[i]]}); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(alone, got[i*out:(i+1)*out]) {
-			t.Errorf("row %d: alone differs from in the batch", i)
-		}
+		checkAlone(t, &ap, mm, w, x, got, i, loras[seq[i]])
 		if seq[i] != 0 {
 			continue
 		}

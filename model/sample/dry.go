@@ -2,6 +2,7 @@ package sample
 
 import (
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -58,23 +59,11 @@ func DryBreakerSequences(breakers []string, n int, piece func(int32) string, enc
 // appendBreaker appends seq unless seqs already holds it.
 func appendBreaker(seqs [][]int32, seq []int32) [][]int32 {
 	for _, s := range seqs {
-		if equalTokens(s, seq) {
+		if slices.Equal(s, seq) {
 			return seqs
 		}
 	}
 	return append(seqs, seq)
-}
-
-func equalTokens(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // dryPenalize applies DRY to the adjusted logits l, given the history, as

@@ -161,27 +161,23 @@ func (p Params) Validate() error {
 			return fmt.Errorf("%w: %s is %v", ErrInvalidParams, f.name, f.v)
 		}
 	}
+	for _, err := range []error{
+		inUnitInterval("top_p", p.TopP),
+		inUnitInterval("min_p", p.MinP),
+		nonNegative("repetition_penalty", p.RepetitionPenalty),
+		nonNegative("penalty_last_n", p.PenaltyLastN),
+		inUnitInterval("typical_p", p.TypicalP),
+		inUnitInterval("xtc_probability", p.XTCProbability),
+		inUnitInterval("xtc_threshold", p.XTCThreshold),
+		nonNegative("min_keep", p.MinKeep),
+		nonNegative("dry_multiplier", p.DryMultiplier),
+		nonNegative("dry_allowed_length", p.DryAllowedLength),
+	} {
+		if err != nil {
+			return err
+		}
+	}
 	switch {
-	case p.TopP < 0 || p.TopP > 1:
-		return fmt.Errorf("%w: top_p %v is outside [0, 1]", ErrInvalidParams, p.TopP)
-	case p.MinP < 0 || p.MinP > 1:
-		return fmt.Errorf("%w: min_p %v is outside [0, 1]", ErrInvalidParams, p.MinP)
-	case p.RepetitionPenalty < 0:
-		return fmt.Errorf("%w: repetition_penalty %v is negative", ErrInvalidParams, p.RepetitionPenalty)
-	case p.PenaltyLastN < 0:
-		return fmt.Errorf("%w: penalty_last_n %d is negative", ErrInvalidParams, p.PenaltyLastN)
-	case p.TypicalP < 0 || p.TypicalP > 1:
-		return fmt.Errorf("%w: typical_p %v is outside [0, 1]", ErrInvalidParams, p.TypicalP)
-	case p.XTCProbability < 0 || p.XTCProbability > 1:
-		return fmt.Errorf("%w: xtc_probability %v is outside [0, 1]", ErrInvalidParams, p.XTCProbability)
-	case p.XTCThreshold < 0 || p.XTCThreshold > 1:
-		return fmt.Errorf("%w: xtc_threshold %v is outside [0, 1]", ErrInvalidParams, p.XTCThreshold)
-	case p.MinKeep < 0:
-		return fmt.Errorf("%w: min_keep %d is negative", ErrInvalidParams, p.MinKeep)
-	case p.DryMultiplier < 0:
-		return fmt.Errorf("%w: dry_multiplier %v is negative", ErrInvalidParams, p.DryMultiplier)
-	case p.DryAllowedLength < 0:
-		return fmt.Errorf("%w: dry_allowed_length %d is negative", ErrInvalidParams, p.DryAllowedLength)
 	case p.DryPenaltyLastN < -1:
 		return fmt.Errorf("%w: dry_penalty_last_n %d: want -1 (the whole history), 0 (off) or a window", ErrInvalidParams, p.DryPenaltyLastN)
 	case p.Mirostat < 0 || p.Mirostat > 2:
@@ -239,6 +235,23 @@ func (p Params) dry() bool {
 func (p Params) chain() bool { return p.typical() || p.xtc() || p.MinKeep > 1 || p.Infill != nil }
 
 func (p Params) logprobs() bool { return p.WantLogprob || p.Logprobs > 0 }
+
+// inUnitInterval is the error of a parameter name of value v outside
+// [0, 1], or nil.
+func inUnitInterval(name string, v float32) error {
+	if v < 0 || v > 1 {
+		return fmt.Errorf("%w: %s %v is outside [0, 1]", ErrInvalidParams, name, v)
+	}
+	return nil
+}
+
+// nonNegative is the error of a parameter name of negative value v, or nil.
+func nonNegative[T int | float32](name string, v T) error {
+	if v < 0 {
+		return fmt.Errorf("%w: %s %v is negative", ErrInvalidParams, name, v)
+	}
+	return nil
+}
 
 func isFinite(x float32) bool {
 	return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)

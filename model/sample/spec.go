@@ -186,20 +186,7 @@ func (s *Sampler) residual(cand []candidate, total float64, q Dist, n int) int32
 	if mass <= 0 {
 		return s.draw(cand, maxLogit(cand))
 	}
-	u := s.uniform() * mass
-	var cum float64
-	last := cand[0].id
-	for _, c := range cand {
-		if c.p == 0 {
-			continue
-		}
-		cum += float64(c.p)
-		if u < cum {
-			return c.id
-		}
-		last = c.id
-	}
-	return last
+	return pick(cand, s.uniform()*mass)
 }
 
 // qScratch is a zeroed (vocab) scratch for q, dense.

@@ -147,10 +147,16 @@ func (s *Sampler) draw(cand []candidate, max float32) int32 {
 		cand[i].p = float32(expNeg(float64(cand[i].logit-max) * invT))
 		total += float64(cand[i].p)
 	}
-	u := s.uniform() * total
+	return pick(cand, s.uniform()*total)
+}
+
+// pick is the first candidate at which the running sum of cand's weights
+// (p) passes u, u below their total; the last with any weight where
+// rounding left u just past the end.
+func pick(cand []candidate, u float64) int32 {
 	var cum float64
-	last := 0
-	for i, c := range cand {
+	last := cand[0].id
+	for _, c := range cand {
 		if c.p == 0 {
 			continue
 		}
@@ -158,7 +164,7 @@ func (s *Sampler) draw(cand []candidate, max float32) int32 {
 		if u < cum {
 			return c.id
 		}
-		last = i
+		last = c.id
 	}
-	return cand[last].id // rounding left u just past the end
+	return last
 }
