@@ -41,7 +41,8 @@ type typeTraits struct {
 }
 
 // traits is the one table of weight types, indexed by DType: a new type is
-// one entry here (and its assembly, if any, in asm_amd64.go).
+// one entry here (and its assembly, if any, from a generator under
+// scripts/, bound in the generated kernels_amd64.go and kernels_arm64.go).
 var traits = [...]typeTraits{
 	F32:  {"F32", 1, 4, dequantF32, floatMat{}},
 	F16:  {"F16", 1, 2, dequantF16, floatMat{}},

@@ -14,7 +14,8 @@ import (
 //   - blockKernel: quantized types, whose activation rows are quantized
 //     once per call to the type's vec_dot_type (Q8_0, Q8_1 or Q8_K) and
 //     multiplied block by block in integers (the Go dot product is the
-//     reference; the assembly of asm_amd64.go runs where the CPU has it);
+//     reference; the assembly bound in kernels_amd64.go or kernels_arm64.go
+//     runs where the CPU has it);
 //   - none (nil): dequantize tiles of rows to float32 and multiply those.
 //
 // A tensor binds its kernel once, on first use or at load (Prepare), for
@@ -107,7 +108,7 @@ var (
 type isaKernels[B actBlock] [numISA]*panelKernel[B]
 
 // asmFor returns weight type t's assembly against activation blocks B, or
-// nil (asm_amd64.go).
+// nil (the tables of kernels_amd64.go and kernels_arm64.go).
 func asmFor[B actBlock](t DType) *isaKernels[B] {
 	var ks any
 	switch any((*B)(nil)).(type) {

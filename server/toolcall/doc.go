@@ -34,7 +34,9 @@
 // templates with a row in templateFormats (TestDetectTemplates), output
 // fixtures in fixtures_test.go (TestParseFixtures,
 // TestStreamSplits); with calls set, TestGrammarParses and
-// TestGrammarEndsAfterCall sample its grammar.
+// TestGrammarEndsAfterCall sample its grammar (a format whose parameters
+// are written apart, XML tags or Python calls, joins xmlShapes in
+// grammar_test.go); its name in README.md's list of formats.
 //
 // Concurrency: a Parser is read-only after construction and safe to share;
 // a Stream belongs to one goroutine.
