@@ -97,7 +97,7 @@ func hubModelURI(ctx context.Context, spec, cacheDir string, stderr io.Writer) (
 	case err != nil:
 		return "", fmt.Errorf("%s: %w", spec, err)
 	}
-	fmt.Fprintf(stderr, "troupe: %s: %s\n", spec, file)
+	fmt.Fprintf(stderr, "troupe: %s is %s\n", spec, file)
 	return uri, nil
 }
 
