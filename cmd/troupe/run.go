@@ -124,7 +124,7 @@ func (o *runOptions) resolve(ctx context.Context, stderr io.Writer) error {
 		return err
 	}
 	if len(o.images) > 0 && o.mmproj == "" {
-		return usageError{"--image: " + spec + " has no projector in its repository: give one with --mmproj FILE"}
+		return usageError{"--image: no projector found for " + spec + " (its repository has none, or was not listed): give one with --mmproj FILE"}
 	}
 	return nil
 }
