@@ -90,7 +90,9 @@ func hubModelURI(ctx context.Context, spec, cacheDir string, stderr io.Writer) (
 		listErr = err
 		return files, err
 	}
-	uri, file, _, err := server.HubURIs(ctx, spec, list, func(string) {}) // the projector: autoProjector
+	listCtx, cancel := context.WithTimeout(ctx, 30*time.Second) // HubURIs only lists: as hubProjector's bound
+	uri, file, _, err := server.HubURIs(listCtx, spec, list, func(string) {}) // the projector: autoProjector
+	cancel()
 	switch {
 	case err != nil && listErr == nil:
 		return "", usageError{fmt.Sprintf("%s: %v", spec, err)}
