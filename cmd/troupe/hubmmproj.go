@@ -90,7 +90,7 @@ func hubModelURI(ctx context.Context, spec, cacheDir string, stderr io.Writer) (
 		listErr = err
 		return files, err
 	}
-	listCtx, cancel := context.WithTimeout(ctx, 30*time.Second) // HubURIs only lists: as hubProjector's bound
+	listCtx, cancel := context.WithTimeout(ctx, 30*time.Second)               // HubURIs only lists: as hubProjector's bound
 	uri, file, _, err := server.HubURIs(listCtx, spec, list, func(string) {}) // the projector: autoProjector
 	cancel()
 	switch {
