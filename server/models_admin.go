@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -335,6 +336,15 @@ func (m *Manager) pull(r *http.Request, name string, status func(string), progre
 // pullURIs resolves name (as pull takes it) to the hf:// URI of its GGUF
 // file and of the repository's projector ("" when it has none).
 func (m *Manager) pullURIs(r *http.Request, name string, status func(string)) (uri, file, projector string, err error) {
+	return HubURIs(r.Context(), name, m.cfg.ListRepo, status)
+}
+
+// HubURIs is pull's resolution of name (hf.co/OWNER/REPO[:QUANT], hf.co/
+// OWNER/REPO/FILE.gguf; huggingface.co/ or hf:// for hf.co/) for troupe
+// run too: the hf:// URI of its GGUF file, the file, and the hf:// URI of
+// the repository's projector ("" when it has none). list lists a
+// repository (as Config.ListRepo; nil: quant tags are not resolved).
+func HubURIs(ctx context.Context, name string, list func(ctx context.Context, uri string) ([]string, error), status func(string)) (uri, file, projector string, err error) {
 	rest, ok := "", false
 	for _, p := range []string{"hf://", "hf.co/", "huggingface.co/", "https://huggingface.co/", "https://hf.co/"} {
 		if rest, ok = strings.CutPrefix(name, p); ok {
@@ -358,17 +368,17 @@ func (m *Manager) pullURIs(r *http.Request, name string, status func(string)) (u
 			return "", "", "", fmt.Errorf("%s is not a .gguf file: name a GGUF file, or the repository with a quant (hf.co/OWNER/REPO:Q4_K_M)", file)
 		}
 		uri, repoURI = "hf://"+rest, "hf://"+parts[0]+"/"+parts[1]
-		if m.cfg.ListRepo != nil { // for its projector
-			if files, err = m.cfg.ListRepo(r.Context(), repoURI); err != nil {
+		if list != nil { // for its projector
+			if files, err = list(ctx, repoURI); err != nil {
 				status(fmt.Sprintf("the repository's files are not listed (%v): its projector, if any, is not pulled", err))
 				files = nil
 			}
 		}
 	} else { // OWNER/REPO[@REV][:QUANT]
-		if m.cfg.ListRepo == nil {
+		if list == nil {
 			return "", "", "", fmt.Errorf("this server resolves no quant tags: name the file, hf.co/OWNER/REPO/FILE.gguf")
 		}
-		if files, err = m.cfg.ListRepo(r.Context(), repoURI); err != nil {
+		if files, err = list(ctx, repoURI); err != nil {
 			return "", "", "", err
 		}
 		if file, err = chooseGGUF(id, files, tag); err != nil {

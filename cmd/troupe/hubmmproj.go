@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,18 +56,62 @@ func hubProjector(ctx context.Context, spec, cacheDir string, progress io.Writer
 	return local, nil
 }
 
-// autoProjector sets c.MMProj to the hub model's repository projector
+// autoProjector sets *mmproj to the hub model's repository projector
 // (hubProjector) when neither --mmproj nor --no-mmproj is given, saying so
-// in one line.
-func (c *serveConfig) autoProjector(ctx context.Context, stderr io.Writer) error {
-	if c.MMProj != "" || c.NoMMProj || !strings.HasPrefix(c.Model, "hf://") {
+// in one line: serve's -m and troupe run's model.
+func autoProjector(ctx context.Context, model, cacheDir string, mmproj *string, noMMProj bool, stderr io.Writer) error {
+	if *mmproj != "" || noMMProj || !strings.HasPrefix(model, "hf://") {
 		return nil
 	}
-	p, err := hubProjector(ctx, c.Model, c.CacheDir, stderr)
+	p, err := hubProjector(ctx, model, cacheDir, stderr)
 	if err != nil || p == "" {
 		return err
 	}
 	fmt.Fprintf(stderr, "troupe: loading the repository's projector %s: the model takes images (--no-mmproj: text only)\n", path.Base(p))
-	c.MMProj = p
+	*mmproj = p
 	return nil
+}
+
+// hubModelURI turns an Ollama-style hub name (hf.co/OWNER/REPO[:QUANT],
+// hf.co/OWNER/REPO/FILE.gguf; huggingface.co/ or https:// before them, or
+// hf://OWNER/REPO:QUANT) into the hf:// URI of its GGUF file, choosing the
+// file by quant as /api/pull does (server.HubURIs: no tag is Q4_K_M, else
+// the nearest quant the repository has); a path or another hf:// URI is
+// returned as it is. The choice is said in one line on stderr; a name that
+// does not resolve (no such quant: the error lists those there are) is a
+// usageError.
+func hubModelURI(ctx context.Context, spec, cacheDir string, stderr io.Writer) (string, error) {
+	if !isHubName(spec) {
+		return spec, nil
+	}
+	var listErr error // the hub's or the network's; the other errors are the name's (exit 2)
+	list := func(ctx context.Context, uri string) ([]string, error) {
+		files, err := listRepo(cacheDir)(ctx, uri)
+		listErr = err
+		return files, err
+	}
+	listCtx, cancel := context.WithTimeout(ctx, 30*time.Second)               // HubURIs only lists: as hubProjector's bound
+	uri, file, _, err := server.HubURIs(listCtx, spec, list, func(string) {}) // the projector: autoProjector
+	cancel()
+	switch {
+	case err != nil && listErr == nil:
+		return "", usageError{fmt.Sprintf("%s: %v", spec, err)}
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", spec, err)
+	}
+	fmt.Fprintf(stderr, "troupe: %s is %s\n", spec, file)
+	return uri, nil
+}
+
+// isHubName reports whether spec is a name for hubModelURI: not a file or
+// directory there is, nor an hf:// URI without a quant.
+func isHubName(spec string) bool {
+	if _, err := os.Stat(spec); err == nil {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(spec, hub.Scheme); ok {
+		return strings.Contains(rest, ":")
+	}
+	return slices.ContainsFunc([]string{"hf.co/", "huggingface.co/", "https://hf.co/", "https://huggingface.co/"},
+		func(p string) bool { return strings.HasPrefix(spec, p) })
 }

@@ -105,7 +105,7 @@ func TestRunImage(t *testing.T) {
 	checkExits(t, []exitCase{
 		{"other width", []string{"run", "-m", stories, "--mmproj", wide, "--image", pic, "-p", "x"}, 1, "--mmproj"},
 		{"markers", []string{"run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "<__media__> and <__media__>"}, 2, "2 image markers"},
-		{"no mmproj", []string{"run", "-m", stories, "--image", pic, "-p", "x"}, 2, "--image needs --mmproj"},
+		{"no mmproj", []string{"run", "-m", stories, "--image", pic, "-p", "x"}, 2, "--image needs a projector"},
 		{"not an image", []string{"run", "-m", stories, "--mmproj", proj, "--image", notImage, "-p", "x"}, 1, "--image " + notImage},
 	})
 }

@@ -24,7 +24,8 @@ import (
 
 // runOptions is what troupe run's flags ask for, checked.
 type runOptions struct {
-	path, prompt, output string
+	path, prompt, output string // path: as given; resolve makes it local
+	cacheDir             string // --cache-dir: serve's, for hub models
 	n, ctxLen, threads   int
 	noSpecial            bool
 	kind                 string // the device, from deviceFlag
@@ -34,6 +35,7 @@ type runOptions struct {
 	draftPath            string
 	adapters             []loraSpec
 	mmproj               string
+	noMMProj             bool
 	images               []string
 	params               messages.SamplingParams
 }
@@ -41,6 +43,11 @@ type runOptions struct {
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	o, err := parseRunFlags(args, stderr)
 	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := o.resolve(ctx, stderr); err != nil {
 		return err
 	}
 	m, err := openModelWith(o.path, *o.repack)
@@ -62,8 +69,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
 	// The request goes through the actor runtime, as a server's would.
 	system := newActorSystem()
@@ -103,12 +108,42 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	return streamRun(ctx, stop, rt, req, o.output, stdout)
 }
 
+// resolve makes o.path local as serve's -m is (a hub model downloaded into
+// the cache; hf.co/OWNER/REPO[:QUANT] choosing the GGUF by quant, as
+// /api/pull does) and finds a hub model's projector (autoProjector) unless
+// --mmproj or --no-mmproj is given.
+func (o *runOptions) resolve(ctx context.Context, stderr io.Writer) error {
+	spec, err := hubModelURI(ctx, o.path, o.cacheDir, stderr) // hubmmproj.go
+	if err != nil {
+		return err
+	}
+	if o.path, err = resolveModel(ctx, spec, o.cacheDir, stderr); err != nil { // serve.go
+		return err
+	}
+	if err := autoProjector(ctx, spec, o.cacheDir, &o.mmproj, o.noMMProj, stderr); err != nil {
+		return err
+	}
+	if len(o.images) > 0 && o.mmproj == "" {
+		return usageError{"--image: no projector found for " + spec + " (its repository has none, or was not listed): give one with --mmproj FILE"}
+	}
+	return nil
+}
+
 // parseRunFlags reads and checks troupe run's flags; a bad one is a
-// usageError.
+// usageError. The model may also come first, before the flags, as
+// `ollama run MODEL` takes it.
 func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	o := &runOptions{}
 	fs := newFlags("run", stderr)
-	fs.StringVar(&o.path, "m", "", "model: a GGUF file or a safetensors directory (required)")
+	var model string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		model, args = args[0], args[1:]
+	}
+	const modelUsage = "model: a GGUF file, a safetensors directory, hf://OWNER/REPO[/FILE], or hf.co/OWNER/REPO[:QUANT] (the GGUF of that quant, default Q4_K_M); also the first argument"
+	fs.StringVar(&o.path, "m", "", modelUsage)
+	hfRepo := fs.String("hf", "", "llama-cli's -hf: OWNER/REPO[:QUANT], as -m hf.co/OWNER/REPO[:QUANT]")
+	fs.StringVar(hfRepo, "hf-repo", "", "the same as -hf")
+	fs.StringVar(&o.cacheDir, "cache-dir", "", "download cache for hub models (default $TROUPE_CACHE, else the user cache dir)")
 	fs.StringVar(&o.prompt, "p", "", "prompt text (required)")
 	fs.IntVar(&o.n, "n", 128, "tokens to generate at most (-1: until the context is full)")
 	fs.IntVar(&o.ctxLen, "c", 0, "context length (0: the model's)")
@@ -126,17 +161,19 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	o.repack = repackFlag(fs)
 	specVar(fs, &o.spec, &o.draftPath)
 	loraVar(fs, &o.adapters)
-	mmprojVar(fs, &o.mmproj) // mmproj.go
-	fs.Var(listFlag{&o.images}, "image", "image `FILE`s for the prompt (with --mmproj), comma-separated or repeated: each where the prompt has <__media__>, else before it")
+	mmprojVar(fs, &o.mmproj)     // mmproj.go
+	noMMProjVar(fs, &o.noMMProj) // hubmmproj.go
+	fs.Var(listFlag{&o.images}, "image", "image `FILE`s for the prompt (with --mmproj, or a hub model's projector), comma-separated or repeated: each where the prompt has <__media__>, else before it")
 	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := o.modelArg(model, *hfRepo); err != nil {
 		return nil, err
 	}
 	if err := checkSpec(&o.spec, o.draftPath); err != nil {
 		return nil, usageError{err.Error()}
 	}
 	switch {
-	case o.path == "":
-		return nil, usageError{"-m MODEL is required"}
 	case o.output != "text" && o.output != "json":
 		return nil, usageError{fmt.Sprintf("--output %q: want text or json", o.output)}
 	case o.threads < 1:
@@ -146,8 +183,13 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(o.images) > 0 && o.mmproj == "" {
-		return nil, usageError{"--image needs --mmproj"}
+	switch {
+	case o.mmproj != "" && o.noMMProj:
+		return nil, usageError{"--no-mmproj and --mmproj: give one of the two"}
+	case len(o.images) > 0 && o.noMMProj:
+		return nil, usageError{"--image with --no-mmproj: the model would run text only (give --mmproj FILE, or leave --no-mmproj out for a hub model's projector)"}
+	case len(o.images) > 0 && o.mmproj == "" && !isHubSpec(o.path):
+		return nil, usageError{"--image needs a projector: give one with --mmproj FILE (a hub model's repository projector is found by itself)"}
 	}
 	if o.kind, err = deviceFlag(device); err != nil {
 		return nil, err
@@ -158,6 +200,37 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 		return nil, usageError{err.Error()}
 	}
 	return o, nil
+}
+
+// modelArg sets o.path from the one of -m, the first argument (model) and
+// -hf that is given.
+func (o *runOptions) modelArg(model, hfRepo string) error {
+	if hfRepo != "" {
+		if strings.Contains(hfRepo, "://") || strings.HasPrefix(hfRepo, "hf.co/") || strings.HasPrefix(hfRepo, "huggingface.co/") {
+			return usageError{fmt.Sprintf("-hf %q: want OWNER/REPO[:QUANT]", hfRepo)}
+		}
+		hfRepo = "hf.co/" + hfRepo
+	}
+	given := 0
+	for _, v := range []string{o.path, model, hfRepo} {
+		if v != "" {
+			given++
+			o.path = v
+		}
+	}
+	switch given {
+	case 0:
+		return usageError{"-m MODEL is required (or the model as the first argument, or -hf OWNER/REPO[:QUANT])"}
+	case 1:
+		return nil
+	}
+	return usageError{"the model is given twice: give one of -m, -hf and the first argument"}
+}
+
+// isHubSpec reports whether a model spec names a hub model (whose
+// repository may hold a projector) rather than a path.
+func isHubSpec(spec string) bool {
+	return strings.HasPrefix(spec, "hf://") || isHubName(spec)
 }
 
 // streamRun runs req on rt and writes its output: the text as it comes

@@ -322,7 +322,7 @@ func (c *serveConfig) prepare(ctx context.Context, stderr io.Writer) (*serveSetu
 	if s.local, err = resolveModel(ctx, c.Model, c.CacheDir, stderr); err != nil { // before the template: a missing model is said as such
 		return nil, err
 	}
-	if err := c.autoProjector(ctx, stderr); err != nil { // hubmmproj.go: after the flags' checks and the model
+	if err := autoProjector(ctx, c.Model, c.CacheDir, &c.MMProj, c.NoMMProj, stderr); err != nil { // hubmmproj.go: after the flags' checks and the model
 		return nil, err
 	}
 	if s.srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {

@@ -192,14 +192,20 @@ func (c *serveConfig) managerConfig(ctx context.Context, stderr io.Writer) (serv
 		return hub.Download(ctx, ref, hub.Options{CacheDir: c.CacheDir,
 			OnProgress: func(_ string, completed, total int64) { progress(completed, total) }})
 	}
-	cfg.ListRepo = func(ctx context.Context, uri string) ([]string, error) {
+	cfg.ListRepo = listRepo(c.CacheDir)
+	return cfg, log, nil
+}
+
+// listRepo lists the files of hf://OWNER/REPO[@REVISION] on the hub, for
+// choosing a GGUF by quant (server.HubURIs): the manager's and troupe run's.
+func listRepo(cacheDir string) func(ctx context.Context, uri string) ([]string, error) {
+	return func(ctx context.Context, uri string) ([]string, error) {
 		ref, err := hub.ParseURI(uri)
 		if err != nil {
 			return nil, err
 		}
-		return hub.ListFiles(ctx, ref, hub.Options{CacheDir: c.CacheDir})
+		return hub.ListFiles(ctx, ref, hub.Options{CacheDir: cacheDir})
 	}
-	return cfg, log, nil
 }
 
 // servedModel is -m's model as the manager serves it: resolved (downloaded
