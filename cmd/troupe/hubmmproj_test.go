@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,8 +63,14 @@ func TestServeHubProjector(t *testing.T) {
 	}{
 		{nil, 200, `"content"`},
 		{[]string{"--no-mmproj"}, 400, "takes no images"},
+		{[]string{"-m", "hf.co/acme/seeing-GGUF"}, 200, `"content"`}, // as troupe run takes it: the GGUF chosen by quant
+		{[]string{"-hf", "acme/seeing-GGUF"}, 200, `"content"`},      // llama-server's -hf
 	} {
-		_, url, stop := startServe(t, append([]string{"-m", "hf://acme/seeing-GGUF/stories260K.gguf", "--cache-dir", cache, "-c", "256", "-t", "1"}, tc.args...)...)
+		model := []string{"-m", "hf://acme/seeing-GGUF/stories260K.gguf"}
+		if slices.Contains(tc.args, "-m") || slices.Contains(tc.args, "-hf") {
+			model = nil
+		}
+		_, url, stop := startServe(t, slices.Concat(model, []string{"--cache-dir", cache, "-c", "256", "-t", "1"}, tc.args)...)
 		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(strings.Replace(body, "{", `{"model": "stories260K", `, 1)))
 		if err != nil {
 			t.Fatal(err)

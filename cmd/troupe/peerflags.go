@@ -77,7 +77,7 @@ var peerFlags = []peerFlag{
 	{names: []string{"--api-key-file"}, peer: "llama-server", why: "use --api-key or $TROUPE_API_KEY"},
 	{names: []string{"--ssl-key-file", "--ssl-cert-file"}, peer: "llama-server/vLLM", why: "no TLS: put a TLS proxy in front"},
 	{names: []string{"--path", "--api-prefix"}, peer: "llama-server", why: "the routes are fixed (/v1 and without it)"},
-	{names: []string{"--hf-repo", "-hf", "--hf-file", "-hff", "--model-url", "-mu"}, peer: "llama-server", why: "use -m hf://OWNER/REPO/FILE.gguf"},
+	{names: []string{"--hf-file", "-hff", "--model-url", "-mu"}, peer: "llama-server", why: "use -m hf://OWNER/REPO/FILE.gguf (or -hf OWNER/REPO:QUANT)"},
 	{names: []string{"--verbose", "-v", "--log-verbosity", "-lv", "--log-disable"}, peer: "llama-server", why: "use --log-format; troupe logs at info"},
 	{names: []string{"--slots", "--no-slots", "--props"}, peer: "llama-server", why: "no /slots or /props routes"},
 	{names: []string{"--lora-scaled"}, peer: "llama-server", alias: "lora"},

@@ -142,7 +142,11 @@ func (h *pipelineHead) start(ctx context.Context, log zerolog.Logger, system *ac
 // joined to the head, until ctx ends. It serves no HTTP.
 func (c *serveConfig) serveStage(ctx context.Context, stdout, stderr io.Writer) error {
 	log, _ := newLogger(stderr, c.LogFormat)
-	local, err := resolveModel(ctx, c.Model, c.CacheDir, stderr)
+	spec, err := hubModelURI(ctx, c.Model, c.CacheDir, stderr) // hubmmproj.go
+	if err != nil {
+		return err
+	}
+	local, err := resolveModel(ctx, spec, c.CacheDir, stderr)
 	if err != nil {
 		return err
 	}

@@ -205,11 +205,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 // modelArg sets o.path from the one of -m, the first argument (model) and
 // -hf that is given.
 func (o *runOptions) modelArg(model, hfRepo string) error {
-	if hfRepo != "" {
-		if strings.Contains(hfRepo, "://") || strings.HasPrefix(hfRepo, "hf.co/") || strings.HasPrefix(hfRepo, "huggingface.co/") {
-			return usageError{fmt.Sprintf("-hf %q: want OWNER/REPO[:QUANT]", hfRepo)}
-		}
-		hfRepo = "hf.co/" + hfRepo
+	hfRepo, err := hfRepoSpec(hfRepo)
+	if err != nil {
+		return err
 	}
 	given := 0
 	for _, v := range []string{o.path, model, hfRepo} {
@@ -225,6 +223,18 @@ func (o *runOptions) modelArg(model, hfRepo string) error {
 		return nil
 	}
 	return usageError{"the model is given twice: give one of -m, -hf and the first argument"}
+}
+
+// hfRepoSpec is llama-cli's and llama-server's -hf OWNER/REPO[:QUANT] as
+// the model name hubModelURI resolves ("" stays "").
+func hfRepoSpec(hfRepo string) (string, error) {
+	if hfRepo == "" {
+		return "", nil
+	}
+	if strings.Contains(hfRepo, "://") || strings.HasPrefix(hfRepo, "hf.co/") || strings.HasPrefix(hfRepo, "huggingface.co/") {
+		return "", usageError{fmt.Sprintf("-hf %q: want OWNER/REPO[:QUANT]", hfRepo)}
+	}
+	return "hf.co/" + hfRepo, nil
 }
 
 // isHubSpec reports whether a model spec names a hub model (whose

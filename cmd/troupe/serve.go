@@ -40,6 +40,7 @@ const DefaultModel = "hf://bartowski/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Ins
 // those packages' configs, completed by serve with what only it knows.
 type serveConfig struct {
 	Model            string // -m: a file, a directory or hf://...; "": $TROUPE_MODEL, else DefaultModel
+	HFRepo           string // -hf, --hf-repo: OWNER/REPO[:QUANT], the model as hf.co/OWNER/REPO[:QUANT] (llama-server's)
 	CacheDir         string // download cache for hf:// models; "": $TROUPE_CACHE, else the user cache dir
 	Host             string
 	Port             int    // 0: any free port
@@ -68,6 +69,8 @@ type serveConfig struct {
 // line here (and its check in Validate, if it needs one).
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Model, "m", "", "model: a GGUF file, a safetensors directory, or hf://OWNER/REPO[/FILE] (default $TROUPE_MODEL, else "+DefaultModel+")")
+	fs.StringVar(&c.HFRepo, "hf", "", "llama-server's -hf: OWNER/REPO[:QUANT], as -m hf.co/OWNER/REPO[:QUANT] (the GGUF chosen by quant)")
+	fs.StringVar(&c.HFRepo, "hf-repo", "", "the same as -hf")
 	fs.StringVar(&c.Host, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&c.Port, "port", 8080, "port to listen on (0: any free port)")
 	fs.StringVar(&c.Server.APIKey, "api-key", "", "require this key as a Bearer token on /v1 routes (default $TROUPE_API_KEY)")
@@ -141,6 +144,9 @@ func (c *serveConfig) fromEnv(getenv func(string) string) {
 // naming its flag. It does no I/O: a missing model file or a device that
 // is not there is found by serve.
 func (c *serveConfig) Validate() error {
+	if err := c.hfModel(); err != nil { // serveCmd's, before the environment's model: a no-op then
+		return err
+	}
 	var msg string
 	switch {
 	case c.Preemption != "recompute" && c.Preemption != "swap":
@@ -206,6 +212,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, joinListArgs(args, serveListFlags...)); err != nil {
 		return err
 	}
+	if err := c.hfModel(); err != nil {
+		return err
+	}
 	c.Models.explicitM = c.Model != ""
 	c.fromEnv(os.Getenv)
 	if err := c.Models.fromEnv(os.Getenv, flagsSet(fs)); err != nil {
@@ -221,6 +230,20 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	context.AfterFunc(ctx, stop) // after the first signal, a second kills the process the usual way
 	return c.serve(ctx, stdout, stderr)
+}
+
+// hfModel makes -hf OWNER/REPO[:QUANT] the model (once: it clears
+// HFRepo); with -m too it is a usage error.
+func (c *serveConfig) hfModel() error {
+	spec, err := hfRepoSpec(c.HFRepo)
+	switch {
+	case err != nil || spec == "":
+		return err
+	case c.Model != "":
+		return usageError{"the model is given twice: give one of -m and -hf"}
+	}
+	c.Model, c.HFRepo = spec, ""
+	return nil
 }
 
 // serve runs the server of a validated c until ctx ends, then drains it:
@@ -319,6 +342,9 @@ func (c *serveConfig) prepare(ctx context.Context, stderr io.Writer) (*serveSetu
 		return nil, err
 	}
 	s.log, s.console = c.baseConfigs(stderr, &s.rtCfg, &s.srvCfg)
+	if c.Model, err = hubModelURI(ctx, c.Model, c.CacheDir, stderr); err != nil { // hubmmproj.go: hf.co/OWNER/REPO[:QUANT] as run takes it
+		return nil, err
+	}
 	if s.local, err = resolveModel(ctx, c.Model, c.CacheDir, stderr); err != nil { // before the template: a missing model is said as such
 		return nil, err
 	}

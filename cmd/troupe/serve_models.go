@@ -213,8 +213,11 @@ func listRepo(cacheDir string) func(ctx context.Context, uri string) ([]string, 
 // projector unless --no-mmproj.
 func (c *serveConfig) servedModel(ctx context.Context, name string, stderr io.Writer) (server.ModelSource, error) {
 	var proj string
+	var err error
+	if c.Model, err = hubModelURI(ctx, c.Model, c.CacheDir, stderr); err != nil { // hubmmproj.go
+		return server.ModelSource{}, err
+	}
 	if !c.NoMMProj {
-		var err error
 		if proj, err = hubProjector(ctx, c.Model, c.CacheDir, stderr); err != nil { // hubmmproj.go
 			return server.ModelSource{}, err
 		}
