@@ -12,16 +12,23 @@ import (
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 )
 
+// requireCUDA skips t unless the CUDA device, or the emulator (see
+// main_test.go), is there; under CI=true cudaemu.Require fails it instead.
+func requireCUDA(t *testing.T) {
+	t.Helper()
+	cudaemu.Require(t)
+	if err := cuda.Available(); err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+}
+
 // TestCUDA runs the runtime on the CUDA device, or on the CUDA emulator
 // where there is none (see main_test.go): 16 concurrent greedy requests give
 // the ids each gives alone on the GPU, llama.cpp's greedy ids on the
 // comfortable reference cases, and the same ids again with a KV pool too
 // small for all of them, preempting by recompute and by swap.
 func TestCUDA(t *testing.T) {
-	cudaemu.Require(t)
-	if err := cuda.Available(); err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
+	requireCUDA(t)
 	noLeaks(t)
 	for _, tm := range invarianceModels {
 		t.Run(tm.reference, func(t *testing.T) {

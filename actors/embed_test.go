@@ -233,12 +233,7 @@ func synthEncoder(t *testing.T, shape string) *model.Model {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	return openFile(t, path)
 }
 
 // TestEmbedEncoder serves a BERT encoder: its tokenizer and embeddings

@@ -33,7 +33,13 @@ func newSystem(t testing.TB) *actor.ActorSystem {
 // openModel opens a shared model (a path relative to the models directory).
 func openModel(t testing.TB, rel string) *model.Model {
 	t.Helper()
-	m, err := model.Open(testmodels.Path(t, rel))
+	return openFile(t, testmodels.Path(t, rel))
+}
+
+// openFile opens the model file at path, closed at the test's cleanup.
+func openFile(t testing.TB, path string) *model.Model {
+	t.Helper()
+	m, err := model.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

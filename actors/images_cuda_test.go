@@ -7,8 +7,6 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
-	"github.com/troupe-llm/troupe/gpu/cuda"
-	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -19,10 +17,7 @@ import (
 // its prefill chunked across the image; rows attending both ways
 // (Bidirectional) too.
 func TestImageCUDA(t *testing.T) {
-	cudaemu.Require(t)
-	if err := cuda.Available(); err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
+	requireCUDA(t)
 	noLeaks(t)
 	m := openModel(t, "stories260K.gguf")
 	c := loadCases(t, "stories260K")[0]

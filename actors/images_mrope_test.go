@@ -12,10 +12,8 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/vision"
 )
 
@@ -31,33 +29,28 @@ func qwenVL(t *testing.T) (*model.Model, *vision.Projector) {
 // seed 11) and a projShape projector of its width (seed 1).
 func qwenVLPair(t *testing.T, textShape, projShape string) (*model.Model, *vision.Projector) {
 	t.Helper()
-	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
 	shape, _ := synth.LookupShape(textShape)
-	ft, _ := synth.LookupFileType("F32")
 	path := filepath.Join(t.TempDir(), textShape+".gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 11, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	writeSynth(t, path, shape, "F32", 11)
+	m := openFile(t, path)
+	return m, synthProjector(t, projShape, m.Config.Dim)
+}
+
+// synthProjector writes a projShape projector (seed 1) for a text model of
+// width textDim and opens it, closed with t.
+func synthProjector(t *testing.T, projShape string, textDim int) *vision.Projector {
+	t.Helper()
 	ps, _ := synth.LookupProjectorShape(projShape)
-	ppath := filepath.Join(t.TempDir(), "mmproj.gguf")
-	if err := synth.WriteProjector(ppath, synth.ProjectorOptions{Shape: ps, TextDim: m.Config.Dim, Seed: 1}); err != nil {
+	path := filepath.Join(t.TempDir(), "mmproj.gguf")
+	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: ps, TextDim: textDim, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	proj, err := vision.Open(ppath)
+	proj, err := vision.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { proj.Close() })
-	return m, proj
+	return proj
 }
 
 // TestImageMRoPE: a Qwen2.5-VL prompt through the runtime (Prepare, the
@@ -78,16 +71,7 @@ func TestImageMRoPE(t *testing.T) {
 	// Disagreeing pairs.
 	sys := newSystem(t)
 	stories := openModel(t, "stories260K.gguf")
-	ps, _ := synth.LookupProjectorShape("qwen2.5vl-tiny")
-	ppath := filepath.Join(t.TempDir(), "mmproj64.gguf")
-	if err := synth.WriteProjector(ppath, synth.ProjectorOptions{Shape: ps, TextDim: stories.Config.Dim, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	proj64, err := vision.Open(ppath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proj64.Close()
+	proj64 := synthProjector(t, "qwen2.5vl-tiny", stories.Config.Dim)
 	for _, tc := range []struct {
 		name string
 		m    *model.Model

@@ -9,8 +9,6 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
-	"github.com/troupe-llm/troupe/gpu/cuda"
-	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -120,10 +118,7 @@ func TestKVCacheTypeConfig(t *testing.T) {
 // TestKVCacheTypeCUDA: the CUDA device (or its emulator) refuses a q8_0
 // cache with an error that says so.
 func TestKVCacheTypeCUDA(t *testing.T) {
-	cudaemu.Require(t)
-	if err := cuda.Available(); err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
+	requireCUDA(t)
 	m := openModel(t, "synthetic/synth-qwen2-tiny256-Q8_0.gguf")
 	_, err := actors.Start(newSystem(t), m, actors.Config{NewBackend: backend.For(m, backend.DeviceCUDA), KVCacheType: kv.Q8_0})
 	if err == nil || !strings.Contains(err.Error(), "f16 only") {

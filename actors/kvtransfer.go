@@ -189,11 +189,10 @@ func (d *device) onKVWrite(msg *kvWrite) {
 // CachedTokens returns how many leading tokens of tokens this runtime's
 // prefix cache holds now (on the device a prompt would be placed on).
 func (r *Runtime) CachedTokens(tokens []int32, timeout time.Duration) (int, error) {
-	res, err := r.system.Root.RequestFuture(r.batcher, &messages.CachedTokens{Tokens: tokens}, timeout).Result()
+	c, err := askBatcher[*messages.KVCached](r, &messages.CachedTokens{Tokens: tokens}, timeout, "cached tokens")
 	if err != nil {
-		return 0, fmt.Errorf("actors: cached tokens: %w", err)
+		return 0, err
 	}
-	c := res.(*messages.KVCached)
 	if c.Err != "" {
 		return 0, fmt.Errorf("%s", c.Err)
 	}
@@ -203,11 +202,10 @@ func (r *Runtime) CachedTokens(tokens []int32, timeout time.Duration) (int, erro
 // ExportKV returns the K/V of the cached full blocks of req.Tokens from
 // req.From on (fewer, or none, where the cache lacks them).
 func (r *Runtime) ExportKV(req *messages.ExportKV, timeout time.Duration) (*messages.KVExported, error) {
-	res, err := r.system.Root.RequestFuture(r.batcher, req, timeout).Result()
+	e, err := askBatcher[*messages.KVExported](r, req, timeout, "export K/V")
 	if err != nil {
-		return nil, fmt.Errorf("actors: export K/V: %w", err)
+		return nil, err
 	}
-	e := res.(*messages.KVExported)
 	if e.Err != "" {
 		return nil, fmt.Errorf("%s", e.Err)
 	}
@@ -217,11 +215,10 @@ func (r *Runtime) ExportKV(req *messages.ExportKV, timeout time.Duration) (*mess
 // ImportKV gives exported K/V blocks to the prefix cache (see
 // messages.ImportKV); a request over the same tokens then finds them.
 func (r *Runtime) ImportKV(req *messages.ImportKV, timeout time.Duration) (*messages.KVImported, error) {
-	res, err := r.system.Root.RequestFuture(r.batcher, req, timeout).Result()
+	i, err := askBatcher[*messages.KVImported](r, req, timeout, "import K/V")
 	if err != nil {
-		return nil, fmt.Errorf("actors: import K/V: %w", err)
+		return nil, err
 	}
-	i := res.(*messages.KVImported)
 	if i.Err != "" {
 		return i, fmt.Errorf("%s", i.Err)
 	}

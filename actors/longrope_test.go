@@ -8,7 +8,6 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 )
 
@@ -19,16 +18,12 @@ import (
 func TestStartLongRope(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "phi4-tiny-long.gguf")
 	s, _ := synth.LookupShape("phi4-tiny-long")
-	writeSynth(t, path, s, 1)
+	writeSynth(t, path, s, "Q8_0", 1)
 	for _, tc := range []struct {
 		maxLen int
 		long   bool
 	}{{256, true}, {128, false}, {0, true}} { // 0: the model's context, 131072
-		m, err := model.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
+		m := openFile(t, path)
 		start(t, m, actors.Config{MaxModelLen: tc.maxLen, NumBlocks: 64, Devices: 1})
 		c := &m.Config
 		if got := slices.Equal(c.RopeFactors, c.RopeFactorsLong); got != tc.long || c.RopeFactors == nil {
@@ -37,16 +32,16 @@ func TestStartLongRope(t *testing.T) {
 	}
 }
 
-// writeSynth writes shape, Q8_0, with stories260K's vocabulary and the
-// given seed, to path.
-func writeSynth(t *testing.T, path string, shape synth.Shape, seed uint64) {
+// writeSynth writes shape, of the file type typ (synth.LookupFileType's
+// name), with stories260K's vocabulary and the given seed, to path.
+func writeSynth(t *testing.T, path string, shape synth.Shape, typ string, seed uint64) {
 	t.Helper()
 	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	ft, _ := synth.LookupFileType("Q8_0")
+	ft, _ := synth.LookupFileType(typ)
 	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -120,11 +120,7 @@ func longContextModel(t *testing.T, ctxLen int) *model.Model {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := openFile(t, path)
 	if m.Config.ContextLen != ctxLen {
 		t.Fatalf("context length %d, want %d", m.Config.ContextLen, ctxLen)
 	}

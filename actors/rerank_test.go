@@ -8,7 +8,6 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -62,11 +61,7 @@ func TestRerankRuntime(t *testing.T) {
 // can never be served, are invalid requests.
 func TestRerankRuntimeErrors(t *testing.T) {
 	noLeaks(t)
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, "stories260K.gguf")
 	rt := start(t, m, actors.Config{})
 	if err := rt.Reranker(); !errors.Is(err, model.ErrNotReranker) {
 		t.Errorf("Reranker() = %v, want ErrNotReranker", err)

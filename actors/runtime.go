@@ -243,11 +243,18 @@ func (r *Runtime) Generate(ctx context.Context, req *messages.GenerateRequest, f
 
 // Stats asks the batcher for a snapshot of the schedule and its counters.
 func (r *Runtime) Stats(timeout time.Duration) (*messages.Stats, error) {
-	res, err := r.system.Root.RequestFuture(r.batcher, &messages.GetStats{}, timeout).Result()
+	return askBatcher[*messages.Stats](r, &messages.GetStats{}, timeout, "stats")
+}
+
+// askBatcher sends msg to the batcher and returns its answer, of type T;
+// what names the question in the error when no answer comes in time.
+func askBatcher[T any](r *Runtime, msg any, timeout time.Duration, what string) (T, error) {
+	res, err := r.system.Root.RequestFuture(r.batcher, msg, timeout).Result()
 	if err != nil {
-		return nil, fmt.Errorf("actors: stats: %w", err)
+		var none T
+		return none, fmt.Errorf("actors: %s: %w", what, err)
 	}
-	return res.(*messages.Stats), nil
+	return res.(T), nil
 }
 
 // Stop cancels every request in flight, waits for them to end (at most

@@ -30,13 +30,8 @@ var (
 func synthModel(t *testing.T, shape synth.Shape) *model.Model {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), shape.Name+".gguf")
-	writeSynth(t, path, shape, 7)
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	writeSynth(t, path, shape, "Q8_0", 7)
+	return openFile(t, path)
 }
 
 // keepAll is a Backend that does not say it reads only a window (it hides

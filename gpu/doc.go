@@ -1,8 +1,9 @@
 // Package gpu runs a model's forward pass on an NVIDIA GPU: the weights in
 // their GGUF types and the paged KV cache (as halves) in device memory, a
 // host tier of pinned memory for swapped-out blocks, and kernels compiled
-// at run time by NVRTC from kernels.cu (gpu/cuda loads the driver, so
-// nothing of CUDA is needed to build or to run without a GPU).
+// at run time by NVRTC from kernels_*.cu, joined into one source (gpu/cuda
+// loads the driver, so nothing of CUDA is needed to build or to run without
+// a GPU).
 //
 // A Model has model.Model's Forward contract over its own cache: the same
 // ragged model.Batch, the same block tables, logits for the rows that ask.
@@ -25,7 +26,7 @@
 // F16 and BF16 weights sum in another order: they differ by float rounding.
 //
 // Without a GPU the tests run on a CUDA emulator (testdata/emu, set up by
-// internal/cudaemu): kernels.cu built for the host, each CUDA thread a
+// internal/cudaemu): the kernels built for the host, each CUDA thread a
 // fiber.
 //
 // Concurrency: a Model is used by one goroutine at a time (its device

@@ -11,8 +11,8 @@ import (
 )
 
 // mmvMaxM is the activation rows one mmv launch takes (MMV_MAXM in
-// kernels.cu); mmvWarps the output rows per block of mmv (MMV_WARPS),
-// mmvqRows those of mmvq (MMVQ_ROWS).
+// kernels_dequant.cu); mmvWarps the output rows per block of mmv
+// (MMV_WARPS, kernels_matmul.cu), mmvqRows those of mmvq (MMVQ_ROWS).
 const (
 	mmvMaxM  = 8
 	mmvWarps = 4
@@ -371,7 +371,7 @@ func (l *launcher) copy(dst, src cuda.DevicePtr, bytes int) {
 
 func grid1(total int) [3]uint32 { return [3]uint32{uint32((total + 255) / 256), 1, 1} }
 
-// Activation forms (ACT_* in kernels.cu), and the one each weight type's
+// Activation forms (ACT_* in kernels_matmul.cu), and the one each weight type's
 // dot products read: what ggml's CPU backend converts activations to, its
 // vec_dot_type. F32 weights read them as they are.
 const (

@@ -14,8 +14,9 @@ import (
 	"github.com/troupe-llm/troupe/compute"
 )
 
-// Checks of kernels.cu that need no GPU: every kernel the Go side launches
-// is defined; the source compiles as CUDA (clang, when installed); and the
+// Checks of the kernels (kernelSource, joined from kernelFiles) that need no
+// GPU: every kernel file is joined; every kernel the Go side launches is
+// defined; the source compiles as CUDA (clang, when installed); and the
 // dequantizers, built for the host, equal compute.Dequantize bit for bit.
 
 // launched lists every kernel name forward.go and swap.go can launch.
@@ -25,6 +26,18 @@ func launched() []string {
 		names = append(names, matmulKernel(typ), "get_rows_"+suffix)
 	}
 	return names
+}
+
+// TestKernelFiles checks that kernelFiles names every kernels_*.cu here,
+// each once, so no file is left out of kernelSource.
+func TestKernelFiles(t *testing.T) {
+	found, err := filepath.Glob("kernels_*.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(found, slices.Sorted(slices.Values(kernelFiles))) {
+		t.Errorf("kernelFiles %v, want each of %v once", kernelFiles, found)
+	}
 }
 
 func TestKernelNames(t *testing.T) {
@@ -38,7 +51,7 @@ func TestKernelNames(t *testing.T) {
 	}
 	for _, name := range launched() {
 		if !defined[name] {
-			t.Errorf("kernel %s is launched but not defined in kernels.cu", name)
+			t.Errorf("kernel %s is launched but not defined in %v", name, kernelFiles)
 		}
 	}
 }
@@ -59,15 +72,19 @@ func findTool(t *testing.T, why string, names ...string) string {
 	return ""
 }
 
-// TestKernelsCompile compiles kernels.cu for sm_80 with clang's CUDA front
-// end (no CUDA toolkit: the file includes no CUDA header) and checks that
+// TestKernelsCompile compiles kernelSource for sm_80 with clang's CUDA front
+// end (no CUDA toolkit: the source includes no CUDA header) and checks that
 // every launched kernel is emitted. NVRTC compiles the same source at run
 // time; this catches syntax and type errors on machines without a GPU.
 func TestKernelsCompile(t *testing.T) {
 	clang := findTool(t, "the CUDA source is then only compiled by NVRTC on a GPU machine", "clang", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14")
-	out := filepath.Join(t.TempDir(), "kernels.ll")
+	dir := t.TempDir()
+	src, out := filepath.Join(dir, "kernels.cu"), filepath.Join(dir, "kernels.ll")
+	if err := os.WriteFile(src, []byte(kernelSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(clang, "-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_80", "-nocudainc", "-nocudalib",
-		"-S", "-emit-llvm", "-O2", "-Wall", "-Werror", "-Wno-unknown-cuda-version", "-o", out, "kernels.cu")
+		"-S", "-emit-llvm", "-O2", "-Wall", "-Werror", "-Wno-unknown-cuda-version", "-o", out, src)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cmd, err, msg)
 	}
@@ -82,7 +99,7 @@ func TestKernelsCompile(t *testing.T) {
 	}
 }
 
-// TestDequantHost builds kernels.cu's dequantizers for the host (the
+// TestDequantHost builds kernels_dequant.cu's dequantizers for the host (the
 // testdata harness) and checks every type against compute.Dequantize on
 // random rows, bit for bit (no contraction to FMA on either side).
 func TestDequantHost(t *testing.T) {

@@ -1,9 +1,10 @@
 package gpu
 
 import (
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -11,8 +12,31 @@ import (
 	"github.com/troupe-llm/troupe/model"
 )
 
-//go:embed kernels.cu
-var kernelSource string
+// kernelFiles are the CUDA sources, in the order they are joined into
+// kernelSource: each uses the types, macros and helpers of those before it
+// (kernels_dequant.cu says what each holds).
+var kernelFiles = []string{"kernels_dequant.cu", "kernels_matmul.cu", "kernels_layer.cu"}
+
+//go:embed kernels_dequant.cu kernels_matmul.cu kernels_layer.cu
+var kernelFS embed.FS
+
+// kernelSource is the one translation unit NVRTC (and the emulator, and
+// TestKernelsCompile) compiles: kernelFiles joined, each after a #line
+// directive so diagnostics name the file and line it came from.
+var kernelSource = joinKernels(kernelFS, kernelFiles)
+
+func joinKernels(fsys embed.FS, names []string) string {
+	var b strings.Builder
+	for _, name := range names {
+		src, err := fsys.ReadFile(name)
+		if err != nil {
+			panic(err) // a name missing from the go:embed line above
+		}
+		fmt.Fprintf(&b, "#line 1 \"%s\"\n", name)
+		b.Write(src)
+	}
+	return b.String()
+}
 
 // Config is the shape of a Model's KV cache, and how it runs.
 type Config struct {

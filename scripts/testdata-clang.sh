@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs clang (Debian's clang-14), which gpu's TestKernelsCompile
-# uses to compile the CUDA kernels (gpu/kernels.cu) on machines
+# uses to compile the CUDA kernels (gpu/kernels_*.cu) on machines
 # without a GPU or a CUDA toolkit: NVRTC compiles them only where a GPU is.
 #
 # Usage: scripts/testdata-clang.sh

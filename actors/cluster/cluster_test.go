@@ -22,6 +22,24 @@ import (
 	"github.com/troupe-llm/troupe/model"
 )
 
+// openModel opens the model file at path for tb; it is closed in tb's
+// cleanup, after those registered later (the nodes' stops).
+func openModel(tb testing.TB, path string) *model.Model {
+	tb.Helper()
+	return openModelWith(tb, path, model.LoadOptions{})
+}
+
+// openModelWith is openModel with load options.
+func openModelWith(tb testing.TB, path string, o model.LoadOptions) *model.Model {
+	tb.Helper()
+	m, err := model.OpenWith(path, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { m.Close() })
+	return m
+}
+
 // freePorts returns n ports free on 127.0.0.1 just now.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
@@ -188,11 +206,7 @@ func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) (ids [][]int3
 // TestCluster: requests sent to one node of three run across the cluster
 // and give exactly what one node gives alone.
 func TestCluster(t *testing.T) {
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	nodes := startNodes(t, m, 3)
 	base := make([]int, len(nodes))
 	for i, tn := range nodes {
@@ -377,11 +391,7 @@ func slowCPU(t testing.TB, m *model.Model, numBlocks int) actors.Backend {
 // node has Overflow more sequences than the least loaded (as gossiped);
 // then to the least loaded. All give one node's output.
 func TestOverflow(t *testing.T) {
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	nodes := startNodesWith(t, m, 3, actors.Config{MaxNumSeqs: 2, NumBlocks: 256, Backends: []actors.Backend{nil}},
 		cluster.Config{Overflow: 3})
 	prompt, err := nodes[0].rt.Tokenize("Once upon a time, there was a little girl who loved the sea")
@@ -424,11 +434,7 @@ func TestOverflow(t *testing.T) {
 // on stories260K, run on the node it is sent to (local) or placed on the
 // other node (remote): the difference is the cluster's cost per request.
 func BenchmarkRequest(b *testing.B) {
-	m, err := model.Open(testmodels.Path(b, "stories260K.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(b, testmodels.Path(b, "stories260K.gguf"))
 	nodes := startNodes(b, m, 2)
 	// Find a prompt placed here and one placed on the other node.
 	prompts := map[bool][]int32{}
@@ -466,11 +472,7 @@ func TestPassivation(t *testing.T) {
 	// one after the other (on a loaded 2-core machine 100 ms was not).
 	const idle = 1500 * time.Millisecond
 	defer cluster.SetGrainIdle(idle)()
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	nodes := startNodes(t, m, 2)
 	var prompts [][]int32
 	for i := range 8 {

@@ -103,11 +103,7 @@ func runConcurrently(t *testing.T, node *cluster.Node, reqs []*messages.Generate
 // member, their blocks moved to the decode member, and decoded there: the
 // tokens are those of one runtime alone, greedy and seeded.
 func TestDisagg(t *testing.T) {
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	nodes := startRoles(t, m, cluster.RoleDecode, cluster.RolePrefill, cluster.RoleDecode)
 	origin := nodes[0].node
 	reqs := disaggRequests(t, nodes[0].rt, 8)
@@ -135,11 +131,7 @@ func TestDisagg(t *testing.T) {
 // counted with a clear reason. A malformed envelope sent to a member's K/V
 // actor is answered with an error, and the member keeps serving.
 func TestDisaggCut(t *testing.T) {
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 
 	t.Run("malformed", func(t *testing.T) {
 		nodes := startRoles(t, m, cluster.RoleDecode, cluster.RolePrefill)

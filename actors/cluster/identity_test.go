@@ -42,11 +42,7 @@ func (b biasedDevice) Forward(batch *model.Batch, logits []float32) error {
 // tokens spliced on; the requests that did not run there give one node's
 // output.
 func TestFailoverDiverged(t *testing.T) {
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	cfg := actors.Config{NumBlocks: 256}
 	specs := []nodeSpec{
 		{m: m, cfg: cfg, backend: func() actors.Backend { return slowCPU(t, m, 256) }},
@@ -110,11 +106,7 @@ func (k kindDevice) DeviceKind() string { return k.kind }
 // node's output.
 func TestRefuseMembers(t *testing.T) {
 	path := testmodels.Path(t, "stories260K.gguf")
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, path)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -124,11 +116,7 @@ func TestRefuseMembers(t *testing.T) {
 	if err := os.WriteFile(other, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m2, err := model.Open(other)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m2.Close()
+	m2 := openModel(t, other)
 	cpu := func(m *model.Model, kind string) func() actors.Backend {
 		return func() actors.Backend { return kindDevice{slowCPU(t, m, 256), kind} }
 	}

@@ -7,17 +7,12 @@ import (
 
 	"github.com/troupe-llm/troupe/actors/cluster"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model"
 )
 
 // TestMembers checks Node.Members: every node lists both members, in
 // address order, itself marked once, the same list on each node.
 func TestMembers(t *testing.T) {
-	m, err := model.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
 	nodes := startNodes(t, m, 2)
 	addr := func(ms []cluster.Member) []string {
 		var a []string

@@ -317,6 +317,17 @@ func affinityIdentity(prompt []int32, tokens int) string {
 	return fmt.Sprintf("p-%016x", h.Sum64())
 }
 
+// decodeGossip decodes a gossiped value (msgpack in a BytesValue, as
+// gossipLoad and pipelineMembers.gossip publish theirs) into v, bounds
+// checked.
+func decodeGossip(kv *cluster.GossipKeyValue, v any) error {
+	var b wrapperspb.BytesValue
+	if err := kv.GetValue().UnmarshalTo(&b); err != nil {
+		return err
+	}
+	return decode(b.GetValue(), v)
+}
+
 // gossipLoad publishes this node's load and reads the others', every
 // loadInterval.
 func (n *Node) gossipLoad() {
@@ -331,9 +342,8 @@ func (n *Node) gossipLoad() {
 		if state, err := n.c.Gossip.GetState(loadKey); err == nil {
 			loads := map[string]load{}
 			for member, kv := range state {
-				var v wrapperspb.BytesValue
 				var l load
-				if kv.GetValue().UnmarshalTo(&v) != nil || decode(v.GetValue(), &l) != nil || l.Address == "" {
+				if decodeGossip(kv, &l) != nil || l.Address == "" {
 					continue
 				}
 				if l.ID != n.id {

@@ -2,18 +2,13 @@ package cluster_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
-	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
-	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // BenchmarkPipeline measures decode throughput (tok/s over 8 concurrent
@@ -27,17 +22,7 @@ import (
 // smollm2-135m's shape, Q8_0 (troupe synth, 113 MB); -bench.model=stories
 // is not offered: stories260K is too small for the step to be compute.
 func BenchmarkPipeline(b *testing.B) {
-	vf, err := gguf.Open(testmodels.Path(b, "stories260K.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, _ := synth.LookupShape("smollm2-135m")
-	ft, _ := synth.LookupFileType("Q8_0")
-	path := filepath.Join(b.TempDir(), "smollm2-135m-Q8_0.gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
-		b.Fatal(err)
-	}
-	vf.Close()
+	path := synthModel(b, "smollm2-135m")
 	rcfg := actors.Config{Workers: 2}
 	for _, run := range []struct{ n, micro int }{{1, 1}, {2, 1}, {2, 2}, {3, 1}, {3, 2}} {
 		n := run.n
@@ -45,15 +30,12 @@ func BenchmarkPipeline(b *testing.B) {
 			var rt *actors.Runtime
 			var head *cluster.Pipeline
 			if n == 1 {
-				m, err := model.Open(path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer m.Close()
+				m := openModel(b, path)
 				sys := quietSystem()
 				defer sys.Shutdown()
 				cfg := rcfg
 				cfg.NewBackend = backend.For(m, backend.DeviceCPU)
+				var err error
 				if rt, err = actors.Start(sys, m, cfg); err != nil {
 					b.Fatal(err)
 				}

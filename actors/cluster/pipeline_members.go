@@ -148,9 +148,8 @@ func (pm *pipelineMembers) read(state map[string]*cluster.GossipKeyValue) {
 	defer pm.mu.Unlock()
 	records := map[string]stageRecord{}
 	for _, kv := range state {
-		var v wrapperspb.BytesValue
 		var r stageRecord
-		if kv.GetValue().UnmarshalTo(&v) != nil || decode(v.GetValue(), &r) != nil || r.Address == "" {
+		if decodeGossip(kv, &r) != nil || r.Address == "" {
 			continue
 		}
 		if slices.Contains(pm.members, r.Address) || r.Address == pm.self.Address {

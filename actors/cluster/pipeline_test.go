@@ -34,6 +34,25 @@ type pipelineSet struct {
 	addrs   []string // by stage
 }
 
+// synthModel writes the synth shape (troupe synth), Q8_0, with
+// stories260K's vocabulary and seed 1, into tb's temporary directory and
+// returns the file's path.
+func synthModel(tb testing.TB, shape string) string {
+	tb.Helper()
+	vf, err := gguf.Open(testmodels.Path(tb, "stories260K.gguf"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer vf.Close()
+	s, _ := synth.LookupShape(shape)
+	ft, _ := synth.LookupFileType("Q8_0")
+	path := filepath.Join(tb.TempDir(), shape+"-Q8_0.gguf")
+	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
 // startOne starts a runtime of rcfg on m's CPU device, in an actor system
 // of its own, outside any cluster; stop stops both.
 func startOne(t testing.TB, m *model.Model, rcfg actors.Config) (rt *actors.Runtime, stop func()) {
@@ -76,11 +95,7 @@ func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipeli
 	for i := range n {
 		ps.addrs = append(ps.addrs, "127.0.0.1:"+strconv.Itoa(ports[i]))
 	}
-	hm, err := model.OpenWith(path, model.LoadOptions{Stage: plan[0]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hm.Close() })
+	hm := openModelWith(t, path, model.LoadOptions{Stage: plan[0]})
 	cfg := rcfg
 	cfg.NewBackend = func(i int, bc actors.BackendConfig) (actors.Backend, error) {
 		p, err := cluster.NewPipeline(hm, n, bc)
@@ -119,11 +134,7 @@ func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipeli
 // startStage loads stage st of the model at path and starts its member,
 // waiting for the head's answer.
 func startStage(t testing.TB, path string, st model.Stage, cfg cluster.StageConfig) (*cluster.StageMember, error) {
-	m, err := model.OpenWith(path, model.LoadOptions{Stage: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := openModelWith(t, path, model.LoadOptions{Stage: st})
 	sm, err := cluster.StartStage(quietSystem(), m, cfg)
 	if err != nil {
 		return nil, err
@@ -186,11 +197,7 @@ func runAll(t testing.TB, rt *actors.Runtime, reqs []*messages.GenerateRequest) 
 // sequences are preempted, and requires exactly the tokens one node gives.
 func TestPipeline(t *testing.T) {
 	path := testmodels.Path(t, "stories260K.gguf")
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, path)
 	rcfg := actors.Config{NumBlocks: 24, MaxNumSeqs: 8} // preemption: 18 choices of ~56 positions in 24 blocks of 16
 	one, stop := startOne(t, m, rcfg)
 	defer stop()
@@ -301,23 +308,8 @@ func TestPipelineStageLost(t *testing.T) {
 // on every other layer; troupe synth) split into 2 stages against one node,
 // past the window: the tokens are one node's.
 func TestPipelineMoE(t *testing.T) {
-	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := synth.LookupShape("gpt-oss-tiny")
-	ft, _ := synth.LookupFileType("Q8_0")
-	path := filepath.Join(t.TempDir(), "gpt-oss-tiny-Q8_0.gguf")
-	_, err = synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2})
-	vf.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	path := synthModel(t, "gpt-oss-tiny")
+	m := openModel(t, path)
 	rcfg := actors.Config{NumBlocks: 48, MaxNumSeqs: 8}
 	one, stop := startOne(t, m, rcfg)
 	defer stop()

@@ -1,8 +1,8 @@
-// Host build of kernels.cu's dequantization, for kernels_test.go: reads one
+// Host build of kernels_dequant.cu's dequantization, for kernels_test.go: reads one
 // row of the named type from stdin and writes its k values as float32.
 // usage: dequant_host TYPE K < row > values
 #define TROUPE_HOST
-#include "../kernels.cu"
+#include "../kernels_dequant.cu"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

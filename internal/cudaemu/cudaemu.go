@@ -1,7 +1,7 @@
 // Package cudaemu points gpu/cuda at troupe's CUDA test emulator
 // (gpu/testdata/emu) on machines without a GPU, so the GPU tests of
 // gpu and actors run there and in CI: a fake libcuda.so.1 and
-// libnvrtc.so.12, built here from their C++ sources, run kernels.cu on the
+// libnvrtc.so.12, built here from their C++ sources, run gpu's kernels on the
 // CPU, each CUDA thread a fiber. The emulator checks logic and arithmetic,
 // not GPU timing, memory coalescing or races between blocks.
 //

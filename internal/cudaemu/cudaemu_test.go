@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	m.Run()
 }
 
-// src is CUDA C over kernels.cu's primitives (f2h, shfl_bfly, ...), which
+// src is CUDA C over gpu's kernels' primitives (f2h, shfl_bfly, ...), which
 // emu.h provides.
 const src = `
 extern "C" __global__ void halves(const float* in, unsigned short* out, float* back, int n) {

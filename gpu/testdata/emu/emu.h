@@ -2,11 +2,11 @@
 // CUDA kernels on the CPU so gpu's GPU tests run where there is no GPU
 // (internal/cudaemu sets it up).
 //
-// kernels.cu includes it when built with -DTROUPE_EMU (the fake NVRTC in
-// libnvrtc.cc does so, with -ffp-contract=off, and forces it on other
-// sources). It supplies what a CUDA compiler would: the qualifiers, the
+// gpu's kernels (kernels_dequant.cu) include it when built with
+// -DTROUPE_EMU (the fake NVRTC in libnvrtc.cc does so, with
+// -ffp-contract=off, and forces it on other sources). It supplies what a CUDA compiler would: the qualifiers, the
 // built-in variables threadIdx, blockIdx, blockDim and gridDim, math (the
-// host's <math.h>), and kernels.cu's device primitives (half conversions,
+// host's <math.h>), and the kernels' device primitives (half conversions,
 // warp shuffles, barriers). emu_runtime.cc runs every thread of a block as
 // a cooperative fiber, blocks one after another, so a run is deterministic.
 //
@@ -77,7 +77,7 @@ unsigned emu_shfl(unsigned v, int b, int kind);
 #define gridDim ((const emu_dim3&)emu_grid_dim)
 #define warpSize 32
 
-// ---- kernels.cu's primitives ----------------------------------------------
+// ---- the kernels' primitives ----------------------------------------------
 static inline unsigned emu_f2u(float f) {
 	unsigned u;
 	memcpy(&u, &f, 4);
@@ -126,7 +126,7 @@ static inline void sync_warp(void) { emu_sync_warp(); }
 // The build uses -ffp-contract=off: no product is fused into an add.
 #define NO_CONTRACT(x) ((void)0)
 
-// ---- a few CUDA intrinsics, for sources other than kernels.cu ------------
+// ---- a few CUDA intrinsics, for sources other than gpu's kernels --------
 static inline void __syncthreads(void) { emu_sync_threads(); }
 static inline void __syncwarp(unsigned = 0xffffffffu) { emu_sync_warp(); }
 static inline unsigned __float_as_uint(float f) { return emu_f2u(f); }

@@ -12,7 +12,7 @@
 // A launch fails (emu_run returns nonzero, after printing why) when the
 // threads of a block deadlock, when the lanes of a warp meet at different
 // kinds of warp-wide operation, or when a warp-wide operation (all of
-// kernels.cu's use the full mask) finds a lane of its warp exited or
+// gpu's kernels use the full mask) finds a lane of its warp exited or
 // missing.
 //
 // Fibers switch by a few lines of assembly on x86-64 and arm64, by

@@ -87,7 +87,7 @@ API CUresult cuFuncSetAttribute(void* f, int attr, int v) {
 // cuLaunchKernel runs the kernel now (or records it, with a copy of its
 // parameter values, on a capturing stream). kernelParams must be given;
 // extra is not supported. Dynamic shared memory is checked, not provided:
-// kernels.cu declares none.
+// gpu's kernels declare none.
 API CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, void* h, void** params, void** extra) {
 	LOCK;
