@@ -128,7 +128,8 @@ func (m *Manager) usedLocked() int64 {
 // planLocked chooses the idle models to evict, least recently used first,
 // so that a model of need bytes fits both bounds (the count and the bytes).
 // wait: it does not fit yet, but models being unloaded will free memory
-// (retry once one has stopped); neither: every model in the way is busy.
+// (retry once one has stopped); neither: every model in the way is busy
+// (wait in the queue for one to be idle, models_queue.go).
 func (m *Manager) planLocked(need int64) (victims []*instance, wait, ok bool) {
 	var idle []*instance
 	for _, in := range m.loaded {
@@ -152,7 +153,8 @@ func (m *Manager) planLocked(need int64) (victims []*instance, wait, ok bool) {
 	return victims, false, true
 }
 
-// busyError is acquire's 503 when the models in the way are all busy.
+// busyError is acquire's 503 when the models in the way are all busy and
+// the queue is off (MaxQueue 0).
 func (m *Manager) busyError(name string, need int64) *apiError {
 	if m.cfg.MaxBytes > 0 && len(m.loaded) < m.cfg.MaxLoaded {
 		return unavailable(fmt.Sprintf("the model %q needs %s; %s of the memory budget of %s (--models-memory) is held by busy models; try again",
@@ -174,12 +176,11 @@ func (m *Manager) removeLocked(in *instance) {
 }
 
 // freed ends the accounting of a model stop has unloaded, and wakes the
-// loads waiting for memory.
+// queue's head (it may wait for that memory, or that place).
 func (m *Manager) freed(in *instance) {
 	m.mu.Lock()
 	m.freeing -= in.size.Total()
-	close(m.freedCh)
-	m.freedCh = make(chan struct{})
+	m.wakeLocked()
 	m.mu.Unlock()
 }
 

@@ -49,8 +49,8 @@ func (f *managed) psSizes(t *testing.T) map[string]int64 {
 // TestManagerMemoryBudget: under --models-memory, loading a model evicts
 // the least recently used idle ones until it fits; a model that alone is
 // over the budget is a 400 naming it and both sizes (and nothing loads); a
-// busy model is never evicted (503 with Retry-After); /api/ps reports each
-// model's measured size.
+// busy model is never evicted (with no queue, --models-queue 0: 503 with
+// Retry-After); /api/ps reports each model's measured size.
 func TestManagerMemoryBudget(t *testing.T) {
 	sizes := map[string]int64{"small": 60, "tiny": 50, "huge": 200, "mid": 40}
 	f := newManaged(t, func(c *server.ManagerConfig) {

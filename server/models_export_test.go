@@ -10,3 +10,11 @@ func (m *Manager) Busy(name string) int {
 	}
 	return -1
 }
+
+// Queued is how many requests wait in the queue for their model to load,
+// for the manager's tests.
+func (m *Manager) Queued() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.queue)
+}

@@ -44,12 +44,17 @@ func (m *Manager) acquire(ctx context.Context, name string, autoload bool) (*ins
 	var (
 		in *instance
 		r  resolved
+		w  *waiter // its place in the queue while it waits (models_queue.go)
 	)
+	defer func() {
+		if w != nil {
+			m.leave(w)
+		}
+	}()
 	for {
 		var measure *LoadSpec
-		var wait <-chan struct{}
 		var e *apiError
-		in, r, measure, wait, e = m.hold(name, autoload)
+		in, r, measure, w, e = m.hold(name, autoload, w)
 		if e != nil {
 			return nil, nil, e
 		}
@@ -62,10 +67,10 @@ func (m *Manager) acquire(ctx context.Context, name string, autoload bool) (*ins
 			}
 			continue
 		}
-		select { // memory is being freed: try again once a model has stopped
-		case <-wait:
+		select { // queued: plan again once a model is idle or unloaded
+		case <-w.wake:
 		case <-ctx.Done():
-			return nil, nil, unavailable("the request ended while its model waited for memory")
+			return nil, nil, unavailable("the request ended while it waited for its model to load")
 		}
 	}
 
@@ -94,12 +99,19 @@ func (m *Manager) acquire(ctx context.Context, name string, autoload bool) (*ins
 	return in, refs, nil
 }
 
-// hold is acquire's step under the lock: the instance of name, held (busy),
-// starting its load when it is not loaded; or the spec to measure first;
-// or a channel to wait on while memory is being freed.
-func (m *Manager) hold(name string, autoload bool) (in *instance, r resolved, measure *LoadSpec, wait <-chan struct{}, e *apiError) {
+// hold is acquire's step under the lock, for a request queued at w (nil:
+// not queued): the instance of name, held (busy), starting its load when it
+// is not loaded; or the spec to measure first; or the request's place in
+// the queue, to wait there (models_queue.go). With an instance or an error
+// the request has left the queue.
+func (m *Manager) hold(name string, autoload bool, w *waiter) (in *instance, r resolved, measure *LoadSpec, queued *waiter, e *apiError) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer func() {
+		if in != nil || e != nil {
+			m.leaveLocked(w)
+		}
+	}()
 	r, ok, err := m.resolve(name)
 	if err != nil {
 		return nil, r, nil, nil, internal(err)
@@ -130,25 +142,37 @@ func (m *Manager) hold(name string, autoload bool) (in *instance, r resolved, me
 		}
 		in = nil
 	}
+	var (
+		spec     LoadSpec
+		size     ModelSize
+		adapters []string
+	)
 	if in == nil {
 		if !autoload {
 			return nil, r, nil, nil, badRequest("model", "the model %q is not loaded (--no-models-autoload): POST /models/load loads it", name)
 		}
-		adapters := m.adapterNames(r.entry.Name)
-		spec := m.specOf(r.entry, adapters)
-		size, known := m.measured(spec)
-		if !known {
-			return nil, r, &spec, nil, nil
+		adapters = m.adapterNames(r.entry.Name)
+		spec = m.specOf(r.entry, adapters)
+		var known bool
+		if size, known = m.measured(spec); !known {
+			return nil, r, &spec, w, nil
 		}
 		if m.cfg.MaxBytes > 0 && size.Total() > m.cfg.MaxBytes {
 			return nil, r, nil, nil, m.tooLarge(r.entry.Name, size)
 		}
+	}
+	if m.behindLocked(w) { // others wait first, and this one is not served before them
+		if w != nil && !m.draining {
+			return nil, r, nil, w, nil // not its turn yet
+		}
+		queued, e = m.waitLocked(w, false, m.queueFull)
+		return nil, r, nil, queued, e
+	}
+	if in == nil {
 		victims, waitFree, fits := m.planLocked(size.Total())
-		switch {
-		case waitFree:
-			return nil, r, nil, m.freedCh, nil
-		case !fits:
-			return nil, r, nil, nil, m.busyError(r.entry.Name, size.Total())
+		if waitFree || !fits {
+			queued, e = m.waitLocked(w, waitFree, func() *apiError { return m.busyError(r.entry.Name, size.Total()) })
+			return nil, r, nil, queued, e
 		}
 		for _, v := range victims {
 			m.removeLocked(v)
@@ -180,6 +204,7 @@ func (m *Manager) load(in *instance, e *modelEntry, aliases []string, spec LoadS
 		if m.loaded[in.name] == in {
 			delete(m.loaded, in.name)
 		}
+		m.wakeLocked()
 		m.mu.Unlock()
 	}
 	rt, closeFn, err := m.cfg.Load(context.Background(), m.system, spec)
@@ -248,6 +273,7 @@ func (m *Manager) release(in *instance, keep *time.Duration) {
 	}
 	var drop bool
 	if in.busy == 0 {
+		m.wakeLocked() // a model in the way of a queued load may go now
 		if slices.Contains(m.retiring, in) {
 			m.removeLocked(in)
 			drop = true

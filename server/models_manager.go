@@ -46,6 +46,12 @@ type ManagerConfig struct {
 	// by name that does (or a budget no model fits) is ErrOverBudget.
 	// 0: no bound in bytes.
 	MaxBytes int64
+	// MaxQueue bounds the requests that wait, first come first served,
+	// for a model to load while every model in its way is busy
+	// (--models-queue, Ollama's OLLAMA_MAX_QUEUE): a request past it is a
+	// 503 with Retry-After. 0: no queue, such a request is a 503 at once
+	// (serve's default is 512, Ollama's).
+	MaxQueue int
 	// Size measures what loading spec will take (its file, KV pool and
 	// adapters) without loading it; required with MaxBytes. nil: every
 	// model counts 0 bytes (/api/ps reports its file's size).
@@ -180,11 +186,13 @@ type Manager struct {
 	adapters map[string]runtimeAdapter
 	indexMu  sync.Mutex // serializes the index file's read-modify-write
 	// sizes caches the Size function's answers by specKey; freeing is the
-	// memory of models being unloaded (models_budget.go), freedCh closed
-	// (and replaced) each time one has stopped.
+	// memory of models being unloaded (models_budget.go).
 	sizes   map[string]ModelSize
 	freeing int64
-	freedCh chan struct{}
+	// queue are the requests waiting for their model to load, in order
+	// (models_queue.go); draining: Drain or Close turned them away.
+	queue    []*waiter
+	draining bool
 
 	stopSweep chan struct{}
 	sweepDone chan struct{}
@@ -200,6 +208,9 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 	}
 	if cfg.MaxLoaded < 0 {
 		return nil, fmt.Errorf("server: --max-loaded-models %d must be at least 1", cfg.MaxLoaded)
+	}
+	if cfg.MaxQueue < 0 {
+		return nil, fmt.Errorf("server: --models-queue %d must not be negative", cfg.MaxQueue)
 	}
 	if cfg.MaxBytes < 0 {
 		return nil, fmt.Errorf("server: --models-memory %d must not be negative", cfg.MaxBytes)
@@ -242,8 +253,7 @@ func NewManager(system *actor.ActorSystem, cfg ManagerConfig) (*Manager, error) 
 		}
 	}
 	m := &Manager{cfg: cfg, system: system, loaded: map[string]*instance{}, adapters: map[string]runtimeAdapter{},
-		sizes: map[string]ModelSize{}, freedCh: make(chan struct{}),
-		mux: http.NewServeMux(), stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+		sizes: map[string]ModelSize{}, mux: http.NewServeMux(), stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	inFlight := cfg.Server.MaxBodyBytesInFlight
 	if inFlight <= 0 {
 		inFlight = 2 * cfg.Server.MaxBodyBytes // as New does
@@ -337,6 +347,7 @@ func (m *Manager) Close() {
 		close(m.stopSweep)
 	}
 	m.mu.Lock()
+	m.drainQueueLocked()
 	var all []*instance
 	for _, in := range m.loaded {
 		all = append(all, in)
@@ -352,10 +363,12 @@ func (m *Manager) Close() {
 	}
 }
 
-// Drain turns new requests away with 503 on every loaded model.
+// Drain turns new requests away with 503 on every loaded model, and the
+// requests queued for a model to load (and any that would queue).
 func (m *Manager) Drain() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.drainQueueLocked()
 	for _, in := range m.loaded {
 		if in.srv != nil {
 			in.srv.Drain()

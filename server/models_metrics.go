@@ -14,7 +14,7 @@ import (
 // The manager's GET /metrics: every loaded model's series (each labelled
 // by its model_name, as one model's server labels them), merged into one
 // exposition, beside the manager's own: the models loaded, each one's
-// memory as the budget counts it, the budget, and the Go runtime's and
+// memory as the budget counts it, the budget, the requests queued, and the Go runtime's and
 // the process's series once.
 
 // managerMetrics is the manager's own registry and the gatherer that
@@ -23,7 +23,7 @@ type managerMetrics struct {
 	m   *Manager
 	reg *prometheus.Registry
 
-	loaded, memory, budget, freeing *prometheus.Desc
+	loaded, memory, budget, freeing, queued *prometheus.Desc
 }
 
 func newManagerMetrics(m *Manager) *managerMetrics {
@@ -33,13 +33,15 @@ func newManagerMetrics(m *Manager) *managerMetrics {
 			[]string{"model_name"}, nil),
 		budget:  prometheus.NewDesc("troupe:models_memory_budget_bytes", "--models-memory (0: no bound in bytes).", nil, nil),
 		freeing: prometheus.NewDesc("troupe:models_memory_freeing_bytes", "Memory of models being unloaded now.", nil, nil),
+		queued: prometheus.NewDesc("troupe:models_queue_waiting", "Requests waiting now for their model to load while the models in its way are busy (--models-queue).",
+			nil, nil),
 	}
 	mm.reg.MustRegister(mm, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return mm
 }
 
 func (mm *managerMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mm.loaded, mm.memory, mm.budget, mm.freeing} {
+	for _, d := range []*prometheus.Desc{mm.loaded, mm.memory, mm.budget, mm.freeing, mm.queued} {
 		ch <- d
 	}
 }
@@ -54,6 +56,7 @@ func (mm *managerMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(mm.budget, prometheus.GaugeValue, float64(m.cfg.MaxBytes))
 	ch <- prometheus.MustNewConstMetric(mm.freeing, prometheus.GaugeValue, float64(m.freeing))
+	ch <- prometheus.MustNewConstMetric(mm.queued, prometheus.GaugeValue, float64(len(m.queue)))
 }
 
 // Gather is the manager's families and every loaded model's troupe:

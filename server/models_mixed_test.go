@@ -58,9 +58,11 @@ func (f *managed) ask(t *testing.T, name, prompt string) (int, string, string) {
 // mixed load, every request answered by the right model and adapter: each
 // greedy text equals the one that name gives asked alone, bit for bit.
 // Then at --max-loaded-models 1, where each model's load evicts the other
-// while requests for it wait or are turned away (503, Retry-After), a
-// client that retries on 503 gets every answer, and the same ones: nothing
-// lost, nothing answered by the wrong model.
+// while requests for it wait in the queue (--models-queue), every request
+// is answered, none turned away; and with no queue, where they are turned
+// away (503, Retry-After), a client that retries on 503 gets every answer.
+// Either way the same answers: nothing lost, nothing answered by the wrong
+// model.
 func TestManagerMixedLoad(t *testing.T) {
 	adapters := synthAdapters(t, "stories260K.gguf", 2)
 	adapters = append(adapters, synthAdaptersAlpha(t, "TinyStories-656K-Q8_0.gguf", 1, 32)...)
@@ -85,12 +87,12 @@ func TestManagerMixedLoad(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		name  string
-		max   int
-		retry bool
-	}{{"all loaded", 4, false}, {"evicting", 1, true}} {
+		name       string
+		max, queue int
+		retry      bool
+	}{{"all loaded", 4, 0, false}, {"evicting, queued", 1, 512, false}, {"evicting, no queue", 1, 0, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newMixed(t, adapters, func(cfg *server.ManagerConfig) { cfg.MaxLoaded = c.max })
+			f := newMixed(t, adapters, func(cfg *server.ManagerConfig) { cfg.MaxLoaded, cfg.MaxQueue = c.max, c.queue })
 			const repeats = 3
 			var wg sync.WaitGroup
 			var mu sync.Mutex

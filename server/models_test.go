@@ -310,7 +310,8 @@ func TestManagerKeepAlive(t *testing.T) {
 
 // TestManagerMaxLRU: at --models-max 2 a third model evicts the least
 // recently used idle one; a model busy (here: loading, held by its
-// request) is never evicted: past the bound with all busy, 503.
+// request) is never evicted: past the bound with all busy and no queue
+// (MaxQueue 0, --models-queue 0), 503 at once.
 func TestManagerMaxLRU(t *testing.T) {
 	f := newManaged(t, func(c *server.ManagerConfig) {
 		c.MaxLoaded = 2

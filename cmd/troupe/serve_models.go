@@ -29,6 +29,7 @@ type modelsConfig struct {
 	Dir         string          // --models-dir: "" is the one-model mode
 	Max         int             // --max-loaded-models (llama-server's --models-max)
 	Memory      int64           // --models-memory: bytes; 0 no bound
+	Queue       int             // --models-queue: requests waiting for busy models; 0 none
 	NoAutoload  bool            // --no-models-autoload
 	KeepAlive   time.Duration   // --keep-alive
 	RuntimeLoRA bool            // --enable-lora-runtime
@@ -41,6 +42,7 @@ func (c *modelsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Dir, "models-dir", "", "serve every GGUF file of this directory (and the models /api/pull, /api/create and /api/copy add), each loaded on its first request (llama-server's router mode)")
 	fs.IntVar(&c.Max, "max-loaded-models", 4, "with --models-dir: models loaded at once; loading another unloads the least recently used idle one (default $OLLAMA_MAX_LOADED_MODELS, else 4)")
 	fs.Var(bytesFlag{&c.Memory}, "models-memory", "with --models-dir: the memory the loaded models may take (`size` such as 8GiB, 4.5GB or 512MiB; a model counts its file, its KV pool and its adapters); loading one unloads least recently used idle models until it fits (0: no bound)")
+	fs.IntVar(&c.Queue, "models-queue", 512, "with --models-dir: requests that may wait, in order, for a model to load while the models in its way are busy; past it, 503 (0: no queue, 503 at once) (default $OLLAMA_MAX_QUEUE, else 512)")
 	fs.BoolVar(&c.NoAutoload, "no-models-autoload", false, "with --models-dir: a request for a model not loaded is refused until POST /models/load loads it")
 	fs.DurationVar(&c.KeepAlive, "keep-alive", 5*time.Minute, "with --models-dir: how long a model stays loaded after its last request when the request sets no keep_alive (0: unload at once; negative: never) (default $OLLAMA_KEEP_ALIVE, else 5m)")
 	fs.BoolVar(&c.RuntimeLoRA, "enable-lora-runtime", false, "with --models-dir: serve vLLM's /v1/load_lora_adapter and /v1/unload_lora_adapter (default on when $VLLM_ALLOW_RUNTIME_LORA_UPDATING is true or 1)")
@@ -53,7 +55,7 @@ func (c *serveConfig) validateModels() error {
 		return usageError{"--no-mmproj and --mmproj: give one of the two"}
 	}
 	if mc.Dir == "" {
-		for _, f := range []string{"max-loaded-models", "models-max", "models-memory", "no-models-autoload", "keep-alive", "enable-lora-runtime"} {
+		for _, f := range []string{"max-loaded-models", "models-max", "models-memory", "models-queue", "no-models-autoload", "keep-alive", "enable-lora-runtime"} {
 			if mc.given[f] && (f != "enable-lora-runtime" || len(c.LoRAModules) == 0) {
 				return usageError{"--" + f + " needs --models-dir (several models; one served model stays loaded)"}
 			}
@@ -76,6 +78,8 @@ func (c *serveConfig) validateModels() error {
 		msg = "--pipeline-stages does not combine with --lora-modules"
 	case mc.Max < 1:
 		msg = fmt.Sprintf("--max-loaded-models %d: want at least 1", mc.Max)
+	case mc.Queue < 0:
+		msg = fmt.Sprintf("--models-queue %d: want 0 (no queue) or more", mc.Queue)
 	case c.MMProj != "":
 		msg = "--mmproj applies to one model: drop --models-dir or --mmproj"
 	case c.Cluster.Name != "":
@@ -167,7 +171,7 @@ func (c *serveConfig) managerConfig(ctx context.Context, stderr io.Writer) (serv
 	if srvCfg.ChatTemplate, err = readChatTemplate(c.ChatTemplateFile); err != nil {
 		return server.ManagerConfig{}, log, err
 	}
-	cfg := server.ManagerConfig{Server: srvCfg, Dir: mc.Dir, MaxLoaded: mc.Max, MaxBytes: mc.Memory, KeepAlive: mc.KeepAlive,
+	cfg := server.ManagerConfig{Server: srvCfg, Dir: mc.Dir, MaxLoaded: mc.Max, MaxBytes: mc.Memory, MaxQueue: mc.Queue, KeepAlive: mc.KeepAlive,
 		NoAutoload: mc.NoAutoload, RuntimeLoRA: mc.RuntimeLoRA, LoRAModules: c.LoRAModules, NoProjectors: c.NoMMProj}
 	if mc.Dir == "" { // --lora-modules over one model: loaded at start, never unloaded
 		cfg.KeepAlive = -1
@@ -417,6 +421,13 @@ func (c *modelsConfig) fromEnv(getenv func(string) string, set map[string]bool) 
 			return usageError{fmt.Sprintf("$OLLAMA_MAX_LOADED_MODELS %q: want a whole number of at least 1", v)}
 		}
 		c.Max = n
+	}
+	if v := getenv("OLLAMA_MAX_QUEUE"); v != "" && !set["models-queue"] {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return usageError{fmt.Sprintf("$OLLAMA_MAX_QUEUE %q: want a whole number, 0 or more", v)}
+		}
+		c.Queue = n
 	}
 	if v := strings.ToLower(getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")); !set["enable-lora-runtime"] && (v == "1" || v == "true") {
 		c.RuntimeLoRA = true

@@ -64,3 +64,47 @@ func parseServeFS(t *testing.T, args ...string) (*serveConfig, *flag.FlagSet, er
 	c.register(fs)
 	return &c, fs, parse(fs, args)
 }
+
+// TestServeModelsQueueFlag: --models-queue (default 512, Ollama's) lands in
+// its field, $OLLAMA_MAX_QUEUE fills it when the flag is not given (0 turns
+// the queue off), and a negative one, a bad $OLLAMA_MAX_QUEUE or the flag
+// without --models-dir is one line and exit 2.
+func TestServeModelsQueueFlag(t *testing.T) {
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want int
+	}{
+		{[]string{"--models-dir", "d"}, "", 512},
+		{[]string{"--models-dir", "d", "--models-queue", "3"}, "", 3},
+		{[]string{"--models-dir", "d"}, "7", 7},
+		{[]string{"--models-dir", "d"}, "0", 0},
+		{[]string{"--models-dir", "d", "--models-queue", "3"}, "7", 3},
+	} {
+		c, fs, err := parseServeFS(t, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Models.fromEnv(env(map[string]string{"OLLAMA_MAX_QUEUE": tc.env}), flagsSet(fs)); err != nil || c.Models.Queue != tc.want {
+			t.Errorf("%v, $OLLAMA_MAX_QUEUE %q: queue %d, %v; want %d", tc.args, tc.env, c.Models.Queue, err, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--models-dir", dir, "--models-queue", "-1"}, "", "--models-queue -1: want 0 (no queue) or more"},
+		{[]string{"--models-dir", dir, "--models-queue", "many"}, "", "--models-queue"},
+		{[]string{"--models-dir", dir}, "-2", `$OLLAMA_MAX_QUEUE "-2"`},
+		{[]string{"--models-queue", "2"}, "", "--models-queue needs --models-dir"},
+	} {
+		t.Setenv("OLLAMA_MAX_QUEUE", tc.env)
+		_, errOut, code := troupe(t, append([]string{"serve"}, tc.args...)...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("serve %q, $OLLAMA_MAX_QUEUE %q: exit %d, %q; want exit 2 and one line with %q", tc.args, tc.env, code, errOut, tc.want)
+		}
+	}
+}
