@@ -5,7 +5,10 @@ import "unsafe"
 // panelKernel is the assembly for one weight type on one ISA, run against
 // activation blocks B (the weight type's vec_dot_type) one (x1), four (x4, where
 // there is one) or eight (x8, where there is one) activation rows at a
-// time. With pack set, the weights are read in a layout of their own (see
+// time, and the rest by x3 (three rows, once) and x2 (pairs) where there
+// are: a 7-row batch is x4 then x3, a 6-row one x4 then x2, each weight
+// block decoded once per call rather than once per row. (Splitting 5 rows
+// as x3 and x2 rather than x4 and x1 measured no faster on AVX2.) With pack set, the weights are read in a layout of their own (see
 // pack.go): whole panels of panelRows interleaved rows when panel is set
 // (np then counts panels), else rows one after the other. Without pack the
 // kernels read the rows as stored. See kern_q_amd64.s, kern_ql_amd64.s and
@@ -14,6 +17,7 @@ type panelKernel[B actBlock] struct {
 	pack       func(*Tensor) *packed
 	panel      bool
 	x1, x4, x8 func(w *byte, x *B, xs int, out *float32, os int, np, nb int)
+	x2, x3     func(w *byte, x *B, xs int, out *float32, os int, np, nb int)
 	// corr is c in the integer sum's start c·Σq_x: the panels store
 	// unsigned quants u = q + off, so Σ q·x = Σ u·x − off·Σx, and c = −off.
 	corr int32
@@ -83,6 +87,13 @@ func (pk *panelKernel[B]) rows4(p *packed, w *Tensor, out []float32, xq, xq4 []B
 			} else {
 				pk.x4(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 			}
+		}
+		if pk.x3 != nil && m-t >= 3 {
+			pk.x3(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
+			t += 3
+		}
+		for ; pk.x2 != nil && t+2 <= m; t += 2 {
+			pk.x2(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}
 		for ; t < m; t++ {
 			pk.x1(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)

@@ -239,6 +239,18 @@ func q4_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q4_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_0x2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_0x2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_0x3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_0x3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_0x4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -247,9 +259,9 @@ func q4_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q4_0x8ZVNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
-var q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8ZVNNI, corr: -8}
+var q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x2: q4_0x2VNNI, x3: q4_0x3VNNI, x4: q4_0x4VNNI, x8: q4_0x8ZVNNI, corr: -8}
 
-var q4_0AVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x4: q4_0x4AVX2, corr: -8}
+var q4_0AVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x2: q4_0x2AVX2, x3: q4_0x3AVX2, x4: q4_0x4AVX2, corr: -8}
 
 // Q4_1: kern_ql_amd64.s.
 
@@ -320,7 +332,19 @@ var q5_1AVX2 = &panelKernel[blockQ8_1]{x1: q5_1x1AVX2, x4: q5_1x4AVX2}
 func q8_0LanesX1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q8_0LanesX2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q8_0LanesX3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q8_0LanesX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q8_0LanesX2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q8_0LanesX3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q8_0LanesX4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -336,9 +360,9 @@ func q8_0PairX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb 
 // reference logits were computed that way, and through the f16 accumulator
 // of flash attention a last-bit difference grows to several percent of a
 // small model's logit spread.
-var q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x4: q8_0PairX4VNNI, x8: q8_0PairX8VNNI}
+var q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x2: q8_0LanesX2VNNI, x3: q8_0LanesX3VNNI, x4: q8_0PairX4VNNI, x8: q8_0PairX8VNNI}
 
-var q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x4: q8_0LanesX4AVX2}
+var q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x2: q8_0LanesX2AVX2, x3: q8_0LanesX3AVX2, x4: q8_0LanesX4AVX2}
 
 // IQ4_NL: kern_iq4_amd64.s.
 
