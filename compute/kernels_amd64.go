@@ -272,6 +272,18 @@ func q4_1x1VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 func q4_1x1AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_1x2VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_1x2AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_1x3VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_1x3AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_1x4VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -280,9 +292,9 @@ func q4_1x4AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q4_1x8VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
-var q4_1VNNI = &panelKernel[blockQ8_1]{x1: q4_1x1VNNI, x4: q4_1x4VNNI, x8: q4_1x8VNNI}
+var q4_1VNNI = &panelKernel[blockQ8_1]{x1: q4_1x1VNNI, x2: q4_1x2VNNI, x3: q4_1x3VNNI, x4: q4_1x4VNNI, x8: q4_1x8VNNI}
 
-var q4_1AVX2 = &panelKernel[blockQ8_1]{x1: q4_1x1AVX2, x4: q4_1x4AVX2}
+var q4_1AVX2 = &panelKernel[blockQ8_1]{x1: q4_1x1AVX2, x2: q4_1x2AVX2, x3: q4_1x3AVX2, x4: q4_1x4AVX2}
 
 // Q5_0: kern_ql_amd64.s.
 
@@ -293,6 +305,18 @@ func q5_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q5_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q5_0x2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_0x2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_0x3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_0x3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q5_0x4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -301,9 +325,9 @@ func q5_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q5_0x8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
-var q5_0VNNI = &panelKernel[blockQ8_0]{x1: q5_0x1VNNI, x4: q5_0x4VNNI, x8: q5_0x8VNNI}
+var q5_0VNNI = &panelKernel[blockQ8_0]{x1: q5_0x1VNNI, x2: q5_0x2VNNI, x3: q5_0x3VNNI, x4: q5_0x4VNNI, x8: q5_0x8VNNI}
 
-var q5_0AVX2 = &panelKernel[blockQ8_0]{x1: q5_0x1AVX2, x4: q5_0x4AVX2}
+var q5_0AVX2 = &panelKernel[blockQ8_0]{x1: q5_0x1AVX2, x2: q5_0x2AVX2, x3: q5_0x3AVX2, x4: q5_0x4AVX2}
 
 // Q5_1: kern_ql_amd64.s.
 
@@ -314,6 +338,18 @@ func q5_1x1VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 func q5_1x1AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q5_1x2VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_1x2AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_1x3VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_1x3AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q5_1x4VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -322,9 +358,9 @@ func q5_1x4AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q5_1x8VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
-var q5_1VNNI = &panelKernel[blockQ8_1]{x1: q5_1x1VNNI, x4: q5_1x4VNNI, x8: q5_1x8VNNI}
+var q5_1VNNI = &panelKernel[blockQ8_1]{x1: q5_1x1VNNI, x2: q5_1x2VNNI, x3: q5_1x3VNNI, x4: q5_1x4VNNI, x8: q5_1x8VNNI}
 
-var q5_1AVX2 = &panelKernel[blockQ8_1]{x1: q5_1x1AVX2, x4: q5_1x4AVX2}
+var q5_1AVX2 = &panelKernel[blockQ8_1]{x1: q5_1x1AVX2, x2: q5_1x2AVX2, x3: q5_1x3AVX2, x4: q5_1x4AVX2}
 
 // Q8_0: kern_q_amd64.s, kern_ql_amd64.s.
 
@@ -373,6 +409,18 @@ func iq4_nlX1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb in
 func iq4_nlX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func iq4_nlX2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_nlX2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_nlX3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_nlX3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func iq4_nlX4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -384,9 +432,9 @@ func iq4_nlX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb in
 // IQ4_NL shares Q4_0's block layout, so its panels are Q4_0's. The VNNI
 // kernels read unsigned table values v + 128 (corr −128); the AVX2 ones
 // signed values and need no correction.
-var iq4_nlVNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1VNNI, x4: iq4_nlX4VNNI, x8: iq4_nlX8VNNI, corr: -128}
+var iq4_nlVNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1VNNI, x2: iq4_nlX2VNNI, x3: iq4_nlX3VNNI, x4: iq4_nlX4VNNI, x8: iq4_nlX8VNNI, corr: -128}
 
-var iq4_nlAVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1AVX2, x4: iq4_nlX4AVX2}
+var iq4_nlAVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1AVX2, x2: iq4_nlX2AVX2, x3: iq4_nlX3AVX2, x4: iq4_nlX4AVX2}
 
 // MXFP4: kern_mxfp4_amd64.s.
 
@@ -395,6 +443,18 @@ func mxfp4X1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int
 
 //go:noescape
 func mxfp4X1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func mxfp4X2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func mxfp4X2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func mxfp4X3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func mxfp4X3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func mxfp4X4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -422,9 +482,9 @@ func mxfp4InPlaceX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np,
 
 // The VNNI kernels read unsigned table values v + 128 (corr −128); the
 // AVX2 ones signed values and need no correction.
-var mxfp4VNNI = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1VNNI, x4: mxfp4X4VNNI, x8: mxfp4X8VNNI, corr: -128}
+var mxfp4VNNI = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1VNNI, x2: mxfp4X2VNNI, x3: mxfp4X3VNNI, x4: mxfp4X4VNNI, x8: mxfp4X8VNNI, corr: -128}
 
-var mxfp4AVX2 = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1AVX2, x4: mxfp4X4AVX2}
+var mxfp4AVX2 = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1AVX2, x2: mxfp4X2AVX2, x3: mxfp4X3AVX2, x4: mxfp4X4AVX2}
 
 // The in-place kernels: rows read as the file stores them, the panel
 // kernels' arithmetic (np counts rows, output r at 4r).
@@ -556,6 +616,18 @@ func iq4_xsRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, n
 func iq4_xsRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func iq4_xsRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_xsRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_xsRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_xsRowsX3AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func iq4_xsRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -565,9 +637,9 @@ func iq4_xsRowsX4AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, n
 func iq4_xsRowsX8VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 // IQ4_XS rows are read as stored.
-var iq4_xsVNNI = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1VNNI, x4: iq4_xsRowsX4VNNI, x8: iq4_xsRowsX8VNNI}
+var iq4_xsVNNI = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1VNNI, x2: iq4_xsRowsX2VNNI, x3: iq4_xsRowsX3VNNI, x4: iq4_xsRowsX4VNNI, x8: iq4_xsRowsX8VNNI}
 
-var iq4_xsAVX2 = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1AVX2, x4: iq4_xsRowsX4AVX2}
+var iq4_xsAVX2 = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1AVX2, x2: iq4_xsRowsX2AVX2, x3: iq4_xsRowsX3AVX2, x4: iq4_xsRowsX4AVX2}
 
 // Attention over a group of query heads (F16 and Q8_0 K/V): attn512_amd64.s.
 
