@@ -534,10 +534,22 @@ var q3_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ3_K, x1: q3_KRowsX1AVX2}
 func q4_KPanelX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_KPanelX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KPanelX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_KPanelX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -546,7 +558,16 @@ func q4_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q4_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_KRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_KInPlaceX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KInPlaceX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KInPlaceX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_KInPlaceX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -554,19 +575,28 @@ func q4_KInPlaceX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, 
 //go:noescape
 func q4_KInPlaceX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true, x1: q4_KPanelX1VNNI, x4: q4_KPanelX4VNNI}
+//go:noescape
+func q4_KInPlaceX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q4_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1AVX2}
+var q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true, x1: q4_KPanelX1VNNI, x2: q4_KPanelX2VNNI, x3: q4_KPanelX3VNNI, x4: q4_KPanelX4VNNI}
+
+var q4_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1AVX2, x2: q4_KRowsX2AVX2}
 
 // Q4_K rows read as the file stores them, with the bits of its packed kernels.
-var q4_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1VNNI, x4: q4_KInPlaceX4VNNI}
+var q4_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1VNNI, x2: q4_KInPlaceX2VNNI, x3: q4_KInPlaceX3VNNI, x4: q4_KInPlaceX4VNNI}
 
-var q4_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1AVX2}
+var q4_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1AVX2, x2: q4_KInPlaceX2AVX2}
 
 // Q5_K: kern_k_amd64.s, kern_inplace_amd64.s.
 
 //go:noescape
 func q5_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q5_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -578,17 +608,23 @@ func q5_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q5_KInPlaceX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q5_KInPlaceX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_KInPlaceX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q5_KInPlaceX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q5_KInPlaceX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q5_KVNNI = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1VNNI, x4: q5_KRowsX4VNNI}
+var q5_KVNNI = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1VNNI, x2: q5_KRowsX2VNNI, x3: q5_KRowsX3VNNI, x4: q5_KRowsX4VNNI}
 
 var q5_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1AVX2}
 
 // Q5_K rows read as the file stores them, with the bits of its packed kernels.
-var q5_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1VNNI, x4: q5_KInPlaceX4VNNI}
+var q5_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1VNNI, x2: q5_KInPlaceX2VNNI, x3: q5_KInPlaceX3VNNI, x4: q5_KInPlaceX4VNNI}
 
 var q5_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1AVX2}
 
@@ -598,14 +634,23 @@ var q5_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1AVX2}
 func q6_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q6_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q6_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q6_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q6_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q6_KVNNI = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
+//go:noescape
+func q6_KRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q6_KAVX2 = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2}
+var q6_KVNNI = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x2: q6_KRowsX2VNNI, x3: q6_KRowsX3VNNI, x4: q6_KRowsX4VNNI}
+
+var q6_KAVX2 = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2, x2: q6_KRowsX2AVX2}
 
 // IQ4_XS: kern_iq4_amd64.s.
 
