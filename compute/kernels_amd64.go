@@ -386,6 +386,9 @@ func q8_0LanesX3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb
 func q8_0LanesX4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q8_0LanesX5AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q8_0PairX4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -398,7 +401,7 @@ func q8_0PairX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb 
 // small model's logit spread.
 var q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x2: q8_0LanesX2VNNI, x3: q8_0LanesX3VNNI, x4: q8_0PairX4VNNI, x8: q8_0PairX8VNNI}
 
-var q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x2: q8_0LanesX2AVX2, x3: q8_0LanesX3AVX2, x4: q8_0LanesX4AVX2}
+var q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x2: q8_0LanesX2AVX2, x3: q8_0LanesX3AVX2, x4: q8_0LanesX4AVX2, x5: q8_0LanesX5AVX2}
 
 // IQ4_NL: kern_iq4_amd64.s.
 

@@ -108,11 +108,16 @@ def lanes_kernel(name, rows, vnni):
     # Per block, eight int32 lanes (lane l sums quants 4l..4l+3) times
     # d_w·d_x added by FMA into eight float lanes; at the end the lanes are
     # summed upper half onto lower, then pairs. np counts weight rows.
-    out = prologue(name, not vnni) + loop_start('row', rows)
+    # A fifth activation row (AVX2, x5) is at AX, its accumulator Y13.
+    r4 = min(rows, 4)
+    start = loop_start('row', r4)
+    if rows == 5:
+        start[-1:-1] = ['\tVXORPS Y13, Y13, Y13', '\tLEAQ (R14)(R10*1), AX']
+    out = prologue(name, not vnni) + start
     out.append('block:')
     body = ['VPBROADCASTW (SI), X8', 'VCVTPH2PS X8, Y8', 'VMOVDQU 2(SI), Y0', 'VPABSB Y0, Y1']
     for j in range(rows):
-        r, f = ACT[j], ACC[j]
+        r, f = (ACT + ['AX'])[j], (ACC + ['Y13'])[j]
         body += [f'VMOVDQU 8({r}), Y2', 'VPSIGNB Y0, Y2, Y2']
         if vnni:
             body += ['VPXOR Y3, Y3, Y3', 'VPDPBUSD Y2, Y1, Y3']
@@ -121,14 +126,19 @@ def lanes_kernel(name, rows, vnni):
         # d_w·d_x: one VMULPS with an embedded broadcast where EVEX is allowed.
         scale = [f'VMULPS.BCST ({r}), Y8, Y4'] if vnni else [f'VBROADCASTSS ({r}), Y4', 'VMULPS Y8, Y4, Y4']
         body += ['VCVTDQ2PS Y3, Y3'] + scale + [f'VFMADD231PS Y4, Y3, {f}']
-    body += kerngen.advance(rows, 34, 40, 'block')
+    adv = kerngen.advance(r4, 34, 40, 'block')
+    if rows == 5:
+        adv[-2:-2] = ['ADDQ $40, AX']
+    body += adv
     # hsum_float_8 of each accumulator, stored at out + t·os.
     for j in range(rows):
-        f = ACC[j]
+        f = (ACC + ['Y13'])[j]
         x = 'X' + f[1:]
         body += [f'VEXTRACTF128 $1, {f}, X5', f'VADDPS X5, {x}, {x}', f'VMOVHLPS {x}, {x}, X5',
                  f'VADDPS X5, {x}, {x}', f'VMOVSHDUP {x}, X5', f'VADDSS X5, {x}, {x}']
-    body += kerngen.store('VMOVSS', ['X9', 'X10', 'X11', 'X12'], rows)
+    body += kerngen.store('VMOVSS', ['X9', 'X10', 'X11', 'X12'], r4)
+    if rows == 5:
+        body += ['LEAQ (AX)(R11*2), AX', 'VMOVSS X13, (AX)']
     body += ['ADDQ $4, DI', 'DECQ R8', 'JNZ row']
     out += ['\t' + x for x in body]
     return '\n'.join(out + kerngen.epilogue())
@@ -250,7 +260,7 @@ def build():
     # gen-kern-ql.py's q8_0Pair* (512-bit vectors).
     for rows in (1, 2, 3):
         u.kernel(f'q8_0LanesX{rows}VNNI', 'Q8_0', 'Q8_0', lanes_kernel(f'q8_0LanesX{rows}VNNI', rows, True))
-    for rows in (1, 2, 3, 4):
+    for rows in (1, 2, 3, 4, 5):
         u.kernel(f'q8_0LanesX{rows}AVX2', 'Q8_0', 'Q8_0', lanes_kernel(f'q8_0LanesX{rows}AVX2', rows, False))
     u.set('q4_0VNNI', 'Q4_0', 'Q8_0', 'VNNI', 'q4_0x1VNNI', 'q4_0x4VNNI', 'q4_0x8ZVNNI',
           pack='packQ4_0', panel=True, corr=-8, x2='q4_0x2VNNI', x3='q4_0x3VNNI')
@@ -259,8 +269,10 @@ def build():
     # x4 and x8 on VNNI are gen-kern-ql.py's.
     u.set('q8_0VNNI', 'Q8_0', 'Q8_0', 'VNNI', 'q8_0LanesX1VNNI', 'q8_0PairX4VNNI', 'q8_0PairX8VNNI',
           doc=Q8_0_DOC, x2='q8_0LanesX2VNNI', x3='q8_0LanesX3VNNI')
+    # x5: five rows, a k = 4 speculative verification, in one pass over the
+    # weights (nine rows as x4 then x5).
     u.set('q8_0AVX2', 'Q8_0', 'Q8_0', 'AVX2', 'q8_0LanesX1AVX2', 'q8_0LanesX4AVX2',
-          x2='q8_0LanesX2AVX2', x3='q8_0LanesX3AVX2')
+          x2='q8_0LanesX2AVX2', x3='q8_0LanesX3AVX2', x5='q8_0LanesX5AVX2')
     return u
 
 

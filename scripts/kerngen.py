@@ -87,7 +87,7 @@ class KernelSet:
     """A weight type's kernels on one ISA level: a panelKernel value.
 
     acts is the signature ('Q8_0', 'Q8_1', 'Q8_K'); x1, x4, x8 kernel names
-    (or None), x2 and x3 those of a batch's last two or three rows (or None); pack the Go packing function (or None); panel whether rows
+    (or None), x2, x3 and x5 those of a batch's last two, three or five rows (or None); pack the Go packing function (or None); panel whether rows
     come in panels of eight; corr the activation correction; inter the Go
     function laying out activation rows for x4 (or None); table where
     the set goes: 'asm' (the type's kernels), 'inplace' (rows read as
@@ -95,10 +95,10 @@ class KernelSet:
     """
 
     def __init__(self, var, wtype, acts, isa, x1, x4=None, x8=None, pack=None, panel=False, corr=0,
-                 inter=None, table='asm', doc='', x2=None, x3=None):
+                 inter=None, table='asm', doc='', x2=None, x3=None, x5=None):
         self.var, self.wtype, self.acts, self.isa = var, wtype, acts, isa
         self.x1, self.x4, self.x8 = x1, x4, x8
-        self.x2, self.x3 = x2, x3
+        self.x2, self.x3, self.x5 = x2, x3, x5
         self.pack, self.panel, self.corr, self.table, self.doc = pack, panel, corr, table, doc
         self.inter = inter
 
