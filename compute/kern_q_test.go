@@ -199,7 +199,7 @@ func BenchmarkMatMulQ(b *testing.B) {
 // dot products bit for bit (ggml's repacked q2_K and q4_K gemv order,
 // ggml_vec_dot_q{3,5,6}_K_q8_K's lanes), on random blocks, on a first weight
 // row at the extremes (see extremeKRow) and on activation rows at ±127 and
-// all zero, for 1 to 7, 9 and 13 activation rows (the x8, x4, x3, x2 and x1
+// all zero, for 1 to 9 and 13 activation rows (the x8, x4, x3, x2 and x1
 // kernels).
 func TestKKernels(t *testing.T) {
 	if len(hostISAs()) == 0 {
@@ -208,7 +208,7 @@ func TestKKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, typ := range []DType{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
 		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}, {7, 2, 13},
-			{16, 2, 2}, {3, 3, 3}, {16, 1, 6}, {9, 2, 7}} { // and the x3 and x2 tails
+			{16, 2, 2}, {3, 3, 3}, {16, 1, 6}, {9, 2, 7}, {4, 1, 8}} { // and the x3 and x2 tails
 			k := shape.nb * QK_K
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
 			extremeKRow(w)
