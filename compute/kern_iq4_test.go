@@ -18,7 +18,8 @@ func TestIQ4Kernels(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, typ := range []DType{IQ4_NL, IQ4_XS} {
-		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8}} {
+		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8},
+			{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}} { // and the x2 and x3 tails
 			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
 				k := shape.nb * typ.BlockSize()
 				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}

@@ -5,7 +5,11 @@ import "unsafe"
 // panelKernel is the assembly for one weight type on one ISA, run against
 // activation blocks B (the weight type's vec_dot_type) one (x1), four (x4, where
 // there is one) or eight (x8, where there is one) activation rows at a
-// time. With pack set, the weights are read in a layout of their own (see
+// time, and the rest by x5 (the last five rows), x3 (three rows, once) and
+// x2 (pairs) where there are: a 7-row batch is x4 then x3, a 6-row one x4
+// then x2, a 9-row one x4 then x5 (x8 then x1 where there is an x8), each
+// weight block decoded once per call rather than once per row. (Splitting
+// 5 rows as x3 and x2 rather than x4 and x1 measured no faster on AVX2.) With pack set, the weights are read in a layout of their own (see
 // pack.go): whole panels of panelRows interleaved rows when panel is set
 // (np then counts panels), else rows one after the other. Without pack the
 // kernels read the rows as stored. See kern_q_amd64.s, kern_ql_amd64.s and
@@ -14,6 +18,7 @@ type panelKernel[B actBlock] struct {
 	pack       func(*Tensor) *packed
 	panel      bool
 	x1, x4, x8 func(w *byte, x *B, xs int, out *float32, os int, np, nb int)
+	x2, x3, x5 func(w *byte, x *B, xs int, out *float32, os int, np, nb int)
 	// corr is c in the integer sum's start c·Σq_x: the panels store
 	// unsigned quants u = q + off, so Σ q·x = Σ u·x − off·Σx, and c = −off.
 	corr int32
@@ -77,12 +82,23 @@ func (pk *panelKernel[B]) rows4(p *packed, w *Tensor, out []float32, xq, xq4 []B
 		for ; pk.x8 != nil && t+8 <= m; t += 8 {
 			pk.x8(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}
-		for ; pk.x4 != nil && t+4 <= m; t += 4 {
+		for ; pk.x4 != nil && t+4 <= m && (m-t != 5 || pk.x5 == nil); t += 4 {
 			if pk.inter != nil {
 				pk.x4(wp, &xq4[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 			} else {
 				pk.x4(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 			}
+		}
+		if pk.x5 != nil && m-t == 5 {
+			pk.x5(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
+			t += 5
+		}
+		if pk.x3 != nil && m-t >= 3 {
+			pk.x3(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
+			t += 3
+		}
+		for ; pk.x2 != nil && t+2 <= m; t += 2 {
+			pk.x2(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)
 		}
 		for ; t < m; t++ {
 			pk.x1(wp, &xq[t*nb], xs, &out[t*n+r0], os, nr/step, nb)

@@ -111,14 +111,16 @@ func edgeActs(rng *rand.Rand, m, k int) []float32 {
 // TestPanelKernels checks the assembly kernels against the Go block dot
 // products bit for bit (the Q4_0 panels follow ggml's repacked gemv order,
 // the Q5_0 and Q8_0 rows its vec_dot order, as the references do), and every kernel
-// (x1, x4, AVX2, VNNI) against the others.
+// (x1..x4, x8, AVX2, VNNI) against the others, for 1 to 9, 11, 16 and 17
+// activation rows.
 func TestPanelKernels(t *testing.T) {
 	if len(hostISAs()) == 0 {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range []DType{Q4_0, Q5_0, Q8_0} {
-		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {32, 2, 8}, {40, 3, 17}, {136, 4, 16}} {
+		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {32, 2, 8}, {40, 3, 17}, {136, 4, 16},
+			{24, 3, 2}, {43, 5, 3}, {40, 3, 6}, {24, 9, 7}, {19, 2, 11}} { // every tail after the x8 and x4 rows
 			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
 				k := shape.nb * 32
 				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
@@ -197,14 +199,16 @@ func BenchmarkMatMulQ(b *testing.B) {
 // dot products bit for bit (ggml's repacked q2_K and q4_K gemv order,
 // ggml_vec_dot_q{3,5,6}_K_q8_K's lanes), on random blocks, on a first weight
 // row at the extremes (see extremeKRow) and on activation rows at ±127 and
-// all zero, for 1 to 13 activation rows (the x8, x4 and x1 kernels).
+// all zero, for 1 to 9 and 13 activation rows (the x8, x4, x3, x2 and x1
+// kernels).
 func TestKKernels(t *testing.T) {
 	if len(hostISAs()) == 0 {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, typ := range []DType{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
-		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}, {7, 2, 13}} {
+		for _, shape := range []struct{ n, nb, m int }{{3, 1, 1}, {5, 8, 9}, {2, 3, 4}, {16, 2, 5}, {19, 1, 9}, {7, 2, 13},
+			{16, 2, 2}, {3, 3, 3}, {16, 1, 6}, {9, 2, 7}, {4, 1, 8}} { // and the x3 and x2 tails
 			k := shape.nb * QK_K
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
 			extremeKRow(w)
@@ -256,6 +260,29 @@ func extremeKRow(w *Tensor) {
 			}
 		case Q3_K:
 			clear(blk[0:108])
+		}
+	}
+}
+
+// BenchmarkMatMulTail measures MatMul on a TinyLlama-sized weight (k =
+// 2048, n = 5632) for 1 to 9 activation rows on one worker, per ISA: a
+// decode step of m sequences or a speculative verification of m − 1 draft
+// tokens, where rows past the x8 and x4 panels take the x3, x2 or x1
+// kernels. cpu-ms/op is the process's CPU time per product.
+func BenchmarkMatMulTail(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const k, n = 2048, 5632
+	for _, typ := range []DType{Q4_0, Q8_0, Q4_K, Q6_K} {
+		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		for m := 1; m <= 9; m++ {
+			x := randomActs(rng, m*k)
+			out := make([]float32, m*n)
+			for _, isa := range hostISAs() {
+				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) {
+					cpu := benchMatMul(b, isa, 1, true, out, x, m, w)
+					b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+				})
+			}
 		}
 	}
 }

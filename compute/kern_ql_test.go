@@ -28,7 +28,8 @@ func TestQ8_1Kernels(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, typ := range []DType{Q4_1, Q5_1} {
-		for _, shape := range []struct{ n, nb, m int }{{1, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {9, 2, 17}} {
+		for _, shape := range []struct{ n, nb, m int }{{1, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {9, 2, 17},
+			{5, 3, 2}, {24, 3, 3}, {11, 4, 6}, {7, 2, 7}, {6, 2, 8}} { // and the x2 and x3 tails
 			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
 				k := shape.nb * 32
 				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}

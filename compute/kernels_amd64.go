@@ -239,6 +239,18 @@ func q4_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q4_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_0x2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_0x2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_0x3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_0x3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_0x4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -247,9 +259,9 @@ func q4_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q4_0x8ZVNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
-var q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8ZVNNI, corr: -8}
+var q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x2: q4_0x2VNNI, x3: q4_0x3VNNI, x4: q4_0x4VNNI, x8: q4_0x8ZVNNI, corr: -8}
 
-var q4_0AVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x4: q4_0x4AVX2, corr: -8}
+var q4_0AVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x2: q4_0x2AVX2, x3: q4_0x3AVX2, x4: q4_0x4AVX2, corr: -8}
 
 // Q4_1: kern_ql_amd64.s.
 
@@ -260,6 +272,18 @@ func q4_1x1VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 func q4_1x1AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_1x2VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_1x2AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_1x3VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_1x3AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_1x4VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -268,9 +292,9 @@ func q4_1x4AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q4_1x8VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
-var q4_1VNNI = &panelKernel[blockQ8_1]{x1: q4_1x1VNNI, x4: q4_1x4VNNI, x8: q4_1x8VNNI}
+var q4_1VNNI = &panelKernel[blockQ8_1]{x1: q4_1x1VNNI, x2: q4_1x2VNNI, x3: q4_1x3VNNI, x4: q4_1x4VNNI, x8: q4_1x8VNNI}
 
-var q4_1AVX2 = &panelKernel[blockQ8_1]{x1: q4_1x1AVX2, x4: q4_1x4AVX2}
+var q4_1AVX2 = &panelKernel[blockQ8_1]{x1: q4_1x1AVX2, x2: q4_1x2AVX2, x3: q4_1x3AVX2, x4: q4_1x4AVX2}
 
 // Q5_0: kern_ql_amd64.s.
 
@@ -281,6 +305,18 @@ func q5_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q5_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q5_0x2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_0x2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_0x3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_0x3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q5_0x4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -289,9 +325,9 @@ func q5_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q5_0x8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
-var q5_0VNNI = &panelKernel[blockQ8_0]{x1: q5_0x1VNNI, x4: q5_0x4VNNI, x8: q5_0x8VNNI}
+var q5_0VNNI = &panelKernel[blockQ8_0]{x1: q5_0x1VNNI, x2: q5_0x2VNNI, x3: q5_0x3VNNI, x4: q5_0x4VNNI, x8: q5_0x8VNNI}
 
-var q5_0AVX2 = &panelKernel[blockQ8_0]{x1: q5_0x1AVX2, x4: q5_0x4AVX2}
+var q5_0AVX2 = &panelKernel[blockQ8_0]{x1: q5_0x1AVX2, x2: q5_0x2AVX2, x3: q5_0x3AVX2, x4: q5_0x4AVX2}
 
 // Q5_1: kern_ql_amd64.s.
 
@@ -302,6 +338,18 @@ func q5_1x1VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 func q5_1x1AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q5_1x2VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_1x2AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_1x3VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_1x3AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q5_1x4VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -310,9 +358,9 @@ func q5_1x4AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q5_1x8VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
-var q5_1VNNI = &panelKernel[blockQ8_1]{x1: q5_1x1VNNI, x4: q5_1x4VNNI, x8: q5_1x8VNNI}
+var q5_1VNNI = &panelKernel[blockQ8_1]{x1: q5_1x1VNNI, x2: q5_1x2VNNI, x3: q5_1x3VNNI, x4: q5_1x4VNNI, x8: q5_1x8VNNI}
 
-var q5_1AVX2 = &panelKernel[blockQ8_1]{x1: q5_1x1AVX2, x4: q5_1x4AVX2}
+var q5_1AVX2 = &panelKernel[blockQ8_1]{x1: q5_1x1AVX2, x2: q5_1x2AVX2, x3: q5_1x3AVX2, x4: q5_1x4AVX2}
 
 // Q8_0: kern_q_amd64.s, kern_ql_amd64.s.
 
@@ -320,10 +368,25 @@ var q5_1AVX2 = &panelKernel[blockQ8_1]{x1: q5_1x1AVX2, x4: q5_1x4AVX2}
 func q8_0LanesX1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q8_0LanesX2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q8_0LanesX3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q8_0LanesX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q8_0LanesX2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q8_0LanesX3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q8_0LanesX4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q8_0LanesX5AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q8_0PairX4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -336,9 +399,9 @@ func q8_0PairX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb 
 // reference logits were computed that way, and through the f16 accumulator
 // of flash attention a last-bit difference grows to several percent of a
 // small model's logit spread.
-var q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x4: q8_0PairX4VNNI, x8: q8_0PairX8VNNI}
+var q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x2: q8_0LanesX2VNNI, x3: q8_0LanesX3VNNI, x4: q8_0PairX4VNNI, x8: q8_0PairX8VNNI}
 
-var q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x4: q8_0LanesX4AVX2}
+var q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x2: q8_0LanesX2AVX2, x3: q8_0LanesX3AVX2, x4: q8_0LanesX4AVX2, x5: q8_0LanesX5AVX2}
 
 // IQ4_NL: kern_iq4_amd64.s.
 
@@ -347,6 +410,18 @@ func iq4_nlX1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb in
 
 //go:noescape
 func iq4_nlX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_nlX2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_nlX2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_nlX3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_nlX3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func iq4_nlX4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -360,9 +435,9 @@ func iq4_nlX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb in
 // IQ4_NL shares Q4_0's block layout, so its panels are Q4_0's. The VNNI
 // kernels read unsigned table values v + 128 (corr −128); the AVX2 ones
 // signed values and need no correction.
-var iq4_nlVNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1VNNI, x4: iq4_nlX4VNNI, x8: iq4_nlX8VNNI, corr: -128}
+var iq4_nlVNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1VNNI, x2: iq4_nlX2VNNI, x3: iq4_nlX3VNNI, x4: iq4_nlX4VNNI, x8: iq4_nlX8VNNI, corr: -128}
 
-var iq4_nlAVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1AVX2, x4: iq4_nlX4AVX2}
+var iq4_nlAVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1AVX2, x2: iq4_nlX2AVX2, x3: iq4_nlX3AVX2, x4: iq4_nlX4AVX2}
 
 // MXFP4: kern_mxfp4_amd64.s.
 
@@ -371,6 +446,18 @@ func mxfp4X1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int
 
 //go:noescape
 func mxfp4X1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func mxfp4X2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func mxfp4X2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func mxfp4X3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func mxfp4X3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func mxfp4X4VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -398,9 +485,9 @@ func mxfp4InPlaceX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np,
 
 // The VNNI kernels read unsigned table values v + 128 (corr −128); the
 // AVX2 ones signed values and need no correction.
-var mxfp4VNNI = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1VNNI, x4: mxfp4X4VNNI, x8: mxfp4X8VNNI, corr: -128}
+var mxfp4VNNI = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1VNNI, x2: mxfp4X2VNNI, x3: mxfp4X3VNNI, x4: mxfp4X4VNNI, x8: mxfp4X8VNNI, corr: -128}
 
-var mxfp4AVX2 = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1AVX2, x4: mxfp4X4AVX2}
+var mxfp4AVX2 = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1AVX2, x2: mxfp4X2AVX2, x3: mxfp4X3AVX2, x4: mxfp4X4AVX2}
 
 // The in-place kernels: rows read as the file stores them, the panel
 // kernels' arithmetic (np counts rows, output r at 4r).
@@ -450,10 +537,22 @@ var q3_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ3_K, x1: q3_KRowsX1AVX2}
 func q4_KPanelX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_KPanelX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KPanelX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_KPanelX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -462,7 +561,16 @@ func q4_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q4_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q4_KRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q4_KInPlaceX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KInPlaceX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q4_KInPlaceX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_KInPlaceX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -470,19 +578,28 @@ func q4_KInPlaceX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, 
 //go:noescape
 func q4_KInPlaceX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true, x1: q4_KPanelX1VNNI, x4: q4_KPanelX4VNNI}
+//go:noescape
+func q4_KInPlaceX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q4_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1AVX2}
+var q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true, x1: q4_KPanelX1VNNI, x2: q4_KPanelX2VNNI, x3: q4_KPanelX3VNNI, x4: q4_KPanelX4VNNI}
+
+var q4_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1AVX2, x2: q4_KRowsX2AVX2}
 
 // Q4_K rows read as the file stores them, with the bits of its packed kernels.
-var q4_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1VNNI, x4: q4_KInPlaceX4VNNI}
+var q4_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1VNNI, x2: q4_KInPlaceX2VNNI, x3: q4_KInPlaceX3VNNI, x4: q4_KInPlaceX4VNNI}
 
-var q4_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1AVX2}
+var q4_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1AVX2, x2: q4_KInPlaceX2AVX2}
 
 // Q5_K: kern_k_amd64.s, kern_inplace_amd64.s.
 
 //go:noescape
 func q5_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q5_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -494,17 +611,23 @@ func q5_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q5_KInPlaceX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q5_KInPlaceX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q5_KInPlaceX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q5_KInPlaceX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q5_KInPlaceX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q5_KVNNI = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1VNNI, x4: q5_KRowsX4VNNI}
+var q5_KVNNI = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1VNNI, x2: q5_KRowsX2VNNI, x3: q5_KRowsX3VNNI, x4: q5_KRowsX4VNNI}
 
 var q5_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1AVX2}
 
 // Q5_K rows read as the file stores them, with the bits of its packed kernels.
-var q5_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1VNNI, x4: q5_KInPlaceX4VNNI}
+var q5_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1VNNI, x2: q5_KInPlaceX2VNNI, x3: q5_KInPlaceX3VNNI, x4: q5_KInPlaceX4VNNI}
 
 var q5_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1AVX2}
 
@@ -514,14 +637,23 @@ var q5_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1AVX2}
 func q6_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
+func q6_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func q6_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
 func q6_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q6_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q6_KVNNI = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
+//go:noescape
+func q6_KRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q6_KAVX2 = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2}
+var q6_KVNNI = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x2: q6_KRowsX2VNNI, x3: q6_KRowsX3VNNI, x4: q6_KRowsX4VNNI}
+
+var q6_KAVX2 = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2, x2: q6_KRowsX2AVX2}
 
 // IQ4_XS: kern_iq4_amd64.s.
 
@@ -530,6 +662,18 @@ func iq4_xsRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, n
 
 //go:noescape
 func iq4_xsRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_xsRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_xsRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_xsRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+
+//go:noescape
+func iq4_xsRowsX3AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func iq4_xsRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -541,9 +685,9 @@ func iq4_xsRowsX4AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, n
 func iq4_xsRowsX8VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 // IQ4_XS rows are read as stored.
-var iq4_xsVNNI = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1VNNI, x4: iq4_xsRowsX4VNNI, x8: iq4_xsRowsX8VNNI}
+var iq4_xsVNNI = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1VNNI, x2: iq4_xsRowsX2VNNI, x3: iq4_xsRowsX3VNNI, x4: iq4_xsRowsX4VNNI, x8: iq4_xsRowsX8VNNI}
 
-var iq4_xsAVX2 = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1AVX2, x4: iq4_xsRowsX4AVX2}
+var iq4_xsAVX2 = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1AVX2, x2: iq4_xsRowsX2AVX2, x3: iq4_xsRowsX3AVX2, x4: iq4_xsRowsX4AVX2}
 
 // Attention over a group of query heads (F16 and Q8_0 K/V): attn512_amd64.s.
 

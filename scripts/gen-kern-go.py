@@ -63,7 +63,7 @@ def kernel_value(s):
         fields.append(f'pack: {s.pack}')
     if s.panel:
         fields.append('panel: true')
-    fields += [f'{slot}: {name}' for slot, name in (('x1', s.x1), ('x4', s.x4), ('x8', s.x8)) if name]
+    fields += [f'{slot}: {name}' for slot, name in (('x1', s.x1), ('x2', s.x2), ('x3', s.x3), ('x4', s.x4), ('x5', s.x5), ('x8', s.x8)) if name]
     if s.corr:
         fields.append(f'corr: {s.corr}')
     if s.inter:
@@ -111,7 +111,7 @@ def check(units, groups=GROUPS):
             if k.wtype not in groups:
                 sys.exit(f'{u.script}: kernel {k.name}: weight type {k.wtype!r} has no section in GROUPS')
         for s in u.sets:
-            for name in (s.x1, s.x4, s.x8):
+            for name in (s.x1, s.x2, s.x3, s.x4, s.x5, s.x8):
                 if name and name not in names:
                     sys.exit(f'{u.script}: {s.var}: no kernel {name}')
 

@@ -79,16 +79,20 @@ INPLACE_Q5_K = dict(INPLACE_Q4_K, size=176, qh=16, qs=48)
 def build():
     u = kerngen.Unit('scripts/gen-kern-inplace.py')
     u.text(HEADER)
-    for rows, vnni in ((1, True), (4, True), (1, False)):
+    # x2 and x3: a batch's last rows (AVX2: Q4_K's x2 only, as gen-kern-k.py's).
+    for rows, vnni in ((1, True), (2, True), (3, True), (4, True), (1, False), (2, False)):
         isa = 'VNNI' if vnni else 'AVX2'
         u.kernel(f'q4_KInPlaceX{rows}{isa}', 'Q8_K', 'Q4_K',
                  k.q4k_kernel(f'q4_KInPlaceX{rows}{isa}', rows, vnni, INPLACE_Q4_K))
-        u.kernel(f'q5_KInPlaceX{rows}{isa}', 'Q8_K', 'Q5_K',
-                 k.q5k_kernel(f'q5_KInPlaceX{rows}{isa}', rows, vnni, INPLACE_Q5_K))
+        if vnni or rows == 1:
+            u.kernel(f'q5_KInPlaceX{rows}{isa}', 'Q8_K', 'Q5_K',
+                     k.q5k_kernel(f'q5_KInPlaceX{rows}{isa}', rows, vnni, INPLACE_Q5_K))
     for t in ('q4_K', 'q5_K'):
         u.set(f'{t}InPlaceVNNI', t.upper(), 'Q8_K', 'VNNI', f'{t}InPlaceX1VNNI', f'{t}InPlaceX4VNNI', table='inplace',
+              x2=f'{t}InPlaceX2VNNI', x3=f'{t}InPlaceX3VNNI',
               doc=f'{t.upper()} rows read as the file stores them, with the bits of its packed kernels.')
-        u.set(f'{t}InPlaceAVX2', t.upper(), 'Q8_K', 'AVX2', f'{t}InPlaceX1AVX2', table='inplace')
+        u.set(f'{t}InPlaceAVX2', t.upper(), 'Q8_K', 'AVX2', f'{t}InPlaceX1AVX2', table='inplace',
+              x2='q4_KInPlaceX2AVX2' if t == 'q4_K' else None)
     return u
 
 

@@ -192,9 +192,7 @@ def xs_kernel(name, rows, vnni):
         x = 'X' + f[1:]
         body += [f'VEXTRACTF128 $1, {f}, X14', f'VADDPS X14, {x}, {x}', f'VMOVHLPS {x}, {x}, X14',
                  f'VADDPS X14, {x}, {x}', f'VMOVSHDUP {x}, X14', f'VADDSS X14, {x}, {x}']
-    body.append('VMOVSS X5, (DI)')
-    if rows == 4:
-        body += ['VMOVSS X6, (DI)(R11*1)', 'LEAQ (DI)(R11*2), AX', 'VMOVSS X7, (AX)', 'VMOVSS X8, (AX)(R11*1)']
+    body += kerngen.store('VMOVSS', ['X5', 'X6', 'X7', 'X8'], rows)
     body += ['ADDQ $4, DI', 'DECQ R8', 'JNZ row']
     out += ['\t' + x for x in body]
     return '\n'.join(out + epilogue())
@@ -249,23 +247,25 @@ def build():
     u.text(words('shmul', [1 << (14 - 2 * i) for i in range(8)]))
     u.text(words('w32', [32] * 8))
     u.text(word_masks())
-    for rows in (1, 4):
+    for rows in (1, 2, 3, 4):
         u.kernel(f'iq4_nlX{rows}VNNI', 'Q8_0', 'IQ4_NL', nl_kernel(f'iq4_nlX{rows}VNNI', rows, False))
         u.kernel(f'iq4_nlX{rows}AVX2', 'Q8_0', 'IQ4_NL', nl_kernel(f'iq4_nlX{rows}AVX2', rows, True))
     u.kernel('iq4_nlX8VNNI', 'Q8_0', 'IQ4_NL', q.kernel8z('iq4_nlX8VNNI', table='iq4u<>(SB)'))
-    for rows in (1, 4):
+    for rows in (1, 2, 3, 4):
         u.kernel(f'iq4_xsRowsX{rows}VNNI', 'Q8_K', 'IQ4_XS', xs_kernel(f'iq4_xsRowsX{rows}VNNI', rows, True))
         u.kernel(f'iq4_xsRowsX{rows}AVX2', 'Q8_K', 'IQ4_XS', xs_kernel(f'iq4_xsRowsX{rows}AVX2', rows, False))
     u.kernel('iq4_xsRowsX8VNNI', 'Q8_K', 'IQ4_XS', xs_kernel8('iq4_xsRowsX8VNNI'))
     u.set('iq4_nlVNNI', 'IQ4_NL', 'Q8_0', 'VNNI', 'iq4_nlX1VNNI', 'iq4_nlX4VNNI', 'iq4_nlX8VNNI',
-          pack='packQ4_0', panel=True, corr=-128,
+          pack='packQ4_0', panel=True, corr=-128, x2='iq4_nlX2VNNI', x3='iq4_nlX3VNNI',
           doc="IQ4_NL shares Q4_0's block layout, so its panels are Q4_0's. The VNNI\n"
               "kernels read unsigned table values v + 128 (corr −128); the AVX2 ones\n"
               "signed values and need no correction.")
-    u.set('iq4_nlAVX2', 'IQ4_NL', 'Q8_0', 'AVX2', 'iq4_nlX1AVX2', 'iq4_nlX4AVX2', pack='packQ4_0', panel=True)
+    u.set('iq4_nlAVX2', 'IQ4_NL', 'Q8_0', 'AVX2', 'iq4_nlX1AVX2', 'iq4_nlX4AVX2', pack='packQ4_0', panel=True,
+          x2='iq4_nlX2AVX2', x3='iq4_nlX3AVX2')
     u.set('iq4_xsVNNI', 'IQ4_XS', 'Q8_K', 'VNNI', 'iq4_xsRowsX1VNNI', 'iq4_xsRowsX4VNNI', 'iq4_xsRowsX8VNNI',
-          doc='IQ4_XS rows are read as stored.')
-    u.set('iq4_xsAVX2', 'IQ4_XS', 'Q8_K', 'AVX2', 'iq4_xsRowsX1AVX2', 'iq4_xsRowsX4AVX2')
+          x2='iq4_xsRowsX2VNNI', x3='iq4_xsRowsX3VNNI', doc='IQ4_XS rows are read as stored.')
+    u.set('iq4_xsAVX2', 'IQ4_XS', 'Q8_K', 'AVX2', 'iq4_xsRowsX1AVX2', 'iq4_xsRowsX4AVX2',
+          x2='iq4_xsRowsX2AVX2', x3='iq4_xsRowsX3AVX2')
     return u
 
 

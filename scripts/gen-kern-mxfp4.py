@@ -181,7 +181,7 @@ def build():
     u.text(HEADER)
     u.text(kerngen.table('mxfp4s', KVALUES))
     u.text(kerngen.table('mxfp4u', [v + 128 for v in KVALUES]))
-    for rows in (1, 4):
+    for rows in (1, 2, 3, 4):
         for isa, avx2 in (('VNNI', False), ('AVX2', True)):
             name = f'mxfp4X{rows}{isa}'
             u.kernel(name, 'Q8_0', 'MXFP4', iq4.nl_kernel(name, rows, avx2, ('mxfp4s', 'mxfp4u'), bf16_scales))
@@ -192,10 +192,11 @@ def build():
             u.kernel(name, 'Q8_0', 'MXFP4', inplace_kernel(name, rows, avx2))
     u.kernel('mxfp4InPlaceX8VNNI', 'Q8_0', 'MXFP4', inplace_kernel('mxfp4InPlaceX8VNNI', 8, False))
     u.set('mxfp4VNNI', 'MXFP4', 'Q8_0', 'VNNI', 'mxfp4X1VNNI', 'mxfp4X4VNNI', 'mxfp4X8VNNI',
-          pack='packMXFP4', panel=True, corr=-128,
+          pack='packMXFP4', panel=True, corr=-128, x2='mxfp4X2VNNI', x3='mxfp4X3VNNI',
           doc='The VNNI kernels read unsigned table values v + 128 (corr −128); the\n'
               'AVX2 ones signed values and need no correction.')
-    u.set('mxfp4AVX2', 'MXFP4', 'Q8_0', 'AVX2', 'mxfp4X1AVX2', 'mxfp4X4AVX2', pack='packMXFP4', panel=True)
+    u.set('mxfp4AVX2', 'MXFP4', 'Q8_0', 'AVX2', 'mxfp4X1AVX2', 'mxfp4X4AVX2', pack='packMXFP4', panel=True,
+          x2='mxfp4X2AVX2', x3='mxfp4X3AVX2')
     u.set('mxfp4InPlaceVNNI', 'MXFP4', 'Q8_0', 'VNNI', 'mxfp4InPlaceX1VNNI', 'mxfp4InPlaceX4VNNI',
           'mxfp4InPlaceX8VNNI', corr=-128, table='inplace',
           doc="The in-place kernels: rows read as the file stores them, the panel\n"

@@ -87,7 +87,7 @@ class KernelSet:
     """A weight type's kernels on one ISA level: a panelKernel value.
 
     acts is the signature ('Q8_0', 'Q8_1', 'Q8_K'); x1, x4, x8 kernel names
-    (or None); pack the Go packing function (or None); panel whether rows
+    (or None), x2, x3 and x5 those of a batch's last two, three or five rows (or None); pack the Go packing function (or None); panel whether rows
     come in panels of eight; corr the activation correction; inter the Go
     function laying out activation rows for x4 (or None); table where
     the set goes: 'asm' (the type's kernels), 'inplace' (rows read as
@@ -95,9 +95,10 @@ class KernelSet:
     """
 
     def __init__(self, var, wtype, acts, isa, x1, x4=None, x8=None, pack=None, panel=False, corr=0,
-                 inter=None, table='asm', doc=''):
+                 inter=None, table='asm', doc='', x2=None, x3=None, x5=None):
         self.var, self.wtype, self.acts, self.isa = var, wtype, acts, isa
         self.x1, self.x4, self.x8 = x1, x4, x8
+        self.x2, self.x3, self.x5 = x2, x3, x5
         self.pack, self.panel, self.corr, self.table, self.doc = pack, panel, corr, table, doc
         self.inter = inter
 
@@ -268,9 +269,12 @@ def advance(rows, wsz, xsz, label):
 
 
 def store(op, regs, rows):
-    """Stores regs[t] by op at out + t·os for rows one or four (AX free)."""
+    """Stores regs[t] by op at out + t·os for rows one to four (AX free)."""
     s = [f'{op} {regs[0]}, (DI)']
+    if rows >= 2:
+        s.append(f'{op} {regs[1]}, (DI)(R11*1)')
+    if rows >= 3:
+        s += ['LEAQ (DI)(R11*2), AX', f'{op} {regs[2]}, (AX)']
     if rows == 4:
-        s += [f'{op} {regs[1]}, (DI)(R11*1)', 'LEAQ (DI)(R11*2), AX', f'{op} {regs[2]}, (AX)',
-              f'{op} {regs[3]}, (AX)(R11*1)']
+        s.append(f'{op} {regs[3]}, (AX)(R11*1)')
     return s
