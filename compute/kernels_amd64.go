@@ -239,13 +239,7 @@ func q4_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q4_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q4_0x2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q4_0x2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q4_0x3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_0x3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -259,7 +253,7 @@ func q4_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q4_0x8ZVNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
-var q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x2: q4_0x2VNNI, x3: q4_0x3VNNI, x4: q4_0x4VNNI, x8: q4_0x8ZVNNI, corr: -8}
+var q4_0VNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1VNNI, x4: q4_0x4VNNI, x8: q4_0x8ZVNNI, corr: -8}
 
 var q4_0AVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: q4_0x1AVX2, x2: q4_0x2AVX2, x3: q4_0x3AVX2, x4: q4_0x4AVX2, corr: -8}
 
@@ -272,13 +266,7 @@ func q4_1x1VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 func q4_1x1AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q4_1x2VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q4_1x2AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q4_1x3VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_1x3AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
@@ -292,7 +280,7 @@ func q4_1x4AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q4_1x8VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
-var q4_1VNNI = &panelKernel[blockQ8_1]{x1: q4_1x1VNNI, x2: q4_1x2VNNI, x3: q4_1x3VNNI, x4: q4_1x4VNNI, x8: q4_1x8VNNI}
+var q4_1VNNI = &panelKernel[blockQ8_1]{x1: q4_1x1VNNI, x4: q4_1x4VNNI, x8: q4_1x8VNNI}
 
 var q4_1AVX2 = &panelKernel[blockQ8_1]{x1: q4_1x1AVX2, x2: q4_1x2AVX2, x3: q4_1x3AVX2, x4: q4_1x4AVX2}
 
@@ -305,13 +293,7 @@ func q5_0x1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 func q5_0x1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q5_0x2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q5_0x2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q5_0x3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q5_0x3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -325,7 +307,7 @@ func q5_0x4AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q5_0x8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
-var q5_0VNNI = &panelKernel[blockQ8_0]{x1: q5_0x1VNNI, x2: q5_0x2VNNI, x3: q5_0x3VNNI, x4: q5_0x4VNNI, x8: q5_0x8VNNI}
+var q5_0VNNI = &panelKernel[blockQ8_0]{x1: q5_0x1VNNI, x4: q5_0x4VNNI, x8: q5_0x8VNNI}
 
 var q5_0AVX2 = &panelKernel[blockQ8_0]{x1: q5_0x1AVX2, x2: q5_0x2AVX2, x3: q5_0x3AVX2, x4: q5_0x4AVX2}
 
@@ -338,13 +320,7 @@ func q5_1x1VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 func q5_1x1AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q5_1x2VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q5_1x2AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q5_1x3VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q5_1x3AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
@@ -358,7 +334,7 @@ func q5_1x4AVX2(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 //go:noescape
 func q5_1x8VNNI(w *byte, x *blockQ8_1, xs int, out *float32, os int, np, nb int)
 
-var q5_1VNNI = &panelKernel[blockQ8_1]{x1: q5_1x1VNNI, x2: q5_1x2VNNI, x3: q5_1x3VNNI, x4: q5_1x4VNNI, x8: q5_1x8VNNI}
+var q5_1VNNI = &panelKernel[blockQ8_1]{x1: q5_1x1VNNI, x4: q5_1x4VNNI, x8: q5_1x8VNNI}
 
 var q5_1AVX2 = &panelKernel[blockQ8_1]{x1: q5_1x1AVX2, x2: q5_1x2AVX2, x3: q5_1x3AVX2, x4: q5_1x4AVX2}
 
@@ -366,12 +342,6 @@ var q5_1AVX2 = &panelKernel[blockQ8_1]{x1: q5_1x1AVX2, x2: q5_1x2AVX2, x3: q5_1x
 
 //go:noescape
 func q8_0LanesX1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q8_0LanesX2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q8_0LanesX3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q8_0LanesX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -399,7 +369,7 @@ func q8_0PairX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb 
 // reference logits were computed that way, and through the f16 accumulator
 // of flash attention a last-bit difference grows to several percent of a
 // small model's logit spread.
-var q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x2: q8_0LanesX2VNNI, x3: q8_0LanesX3VNNI, x4: q8_0PairX4VNNI, x8: q8_0PairX8VNNI}
+var q8_0VNNI = &panelKernel[blockQ8_0]{x1: q8_0LanesX1VNNI, x4: q8_0PairX4VNNI, x8: q8_0PairX8VNNI}
 
 var q8_0AVX2 = &panelKernel[blockQ8_0]{x1: q8_0LanesX1AVX2, x2: q8_0LanesX2AVX2, x3: q8_0LanesX3AVX2, x4: q8_0LanesX4AVX2, x5: q8_0LanesX5AVX2}
 
@@ -412,13 +382,7 @@ func iq4_nlX1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb in
 func iq4_nlX1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func iq4_nlX2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func iq4_nlX2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func iq4_nlX3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func iq4_nlX3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -435,7 +399,7 @@ func iq4_nlX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb in
 // IQ4_NL shares Q4_0's block layout, so its panels are Q4_0's. The VNNI
 // kernels read unsigned table values v + 128 (corr −128); the AVX2 ones
 // signed values and need no correction.
-var iq4_nlVNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1VNNI, x2: iq4_nlX2VNNI, x3: iq4_nlX3VNNI, x4: iq4_nlX4VNNI, x8: iq4_nlX8VNNI, corr: -128}
+var iq4_nlVNNI = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1VNNI, x4: iq4_nlX4VNNI, x8: iq4_nlX8VNNI, corr: -128}
 
 var iq4_nlAVX2 = &panelKernel[blockQ8_0]{pack: packQ4_0, panel: true, x1: iq4_nlX1AVX2, x2: iq4_nlX2AVX2, x3: iq4_nlX3AVX2, x4: iq4_nlX4AVX2}
 
@@ -448,13 +412,7 @@ func mxfp4X1VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int
 func mxfp4X1AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func mxfp4X2VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func mxfp4X2AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func mxfp4X3VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func mxfp4X3AVX2(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
@@ -485,7 +443,7 @@ func mxfp4InPlaceX8VNNI(w *byte, x *blockQ8_0, xs int, out *float32, os int, np,
 
 // The VNNI kernels read unsigned table values v + 128 (corr −128); the
 // AVX2 ones signed values and need no correction.
-var mxfp4VNNI = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1VNNI, x2: mxfp4X2VNNI, x3: mxfp4X3VNNI, x4: mxfp4X4VNNI, x8: mxfp4X8VNNI, corr: -128}
+var mxfp4VNNI = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1VNNI, x4: mxfp4X4VNNI, x8: mxfp4X8VNNI, corr: -128}
 
 var mxfp4AVX2 = &panelKernel[blockQ8_0]{pack: packMXFP4, panel: true, x1: mxfp4X1AVX2, x2: mxfp4X2AVX2, x3: mxfp4X3AVX2, x4: mxfp4X4AVX2}
 
@@ -537,22 +495,10 @@ var q3_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ3_K, x1: q3_KRowsX1AVX2}
 func q4_KPanelX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q4_KPanelX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q4_KPanelX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q4_KPanelX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q4_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q4_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q4_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -567,12 +513,6 @@ func q4_KRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q4_KInPlaceX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q4_KInPlaceX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q4_KInPlaceX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q4_KInPlaceX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
@@ -581,12 +521,12 @@ func q4_KInPlaceX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, 
 //go:noescape
 func q4_KInPlaceX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true, x1: q4_KPanelX1VNNI, x2: q4_KPanelX2VNNI, x3: q4_KPanelX3VNNI, x4: q4_KPanelX4VNNI}
+var q4_KVNNI = &panelKernel[blockQ8_K]{pack: packQ4_KPanels, panel: true, x1: q4_KPanelX1VNNI, x4: q4_KPanelX4VNNI}
 
 var q4_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1AVX2, x2: q4_KRowsX2AVX2}
 
 // Q4_K rows read as the file stores them, with the bits of its packed kernels.
-var q4_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1VNNI, x2: q4_KInPlaceX2VNNI, x3: q4_KInPlaceX3VNNI, x4: q4_KInPlaceX4VNNI}
+var q4_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1VNNI, x4: q4_KInPlaceX4VNNI}
 
 var q4_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1AVX2, x2: q4_KInPlaceX2AVX2}
 
@@ -594,12 +534,6 @@ var q4_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q4_KInPlaceX1AVX2, x2: q4_KInP
 
 //go:noescape
 func q5_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q5_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q5_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q5_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -611,23 +545,17 @@ func q5_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 func q5_KInPlaceX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func q5_KInPlaceX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q5_KInPlaceX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func q5_KInPlaceX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q5_KInPlaceX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q5_KVNNI = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1VNNI, x2: q5_KRowsX2VNNI, x3: q5_KRowsX3VNNI, x4: q5_KRowsX4VNNI}
+var q5_KVNNI = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1VNNI, x4: q5_KRowsX4VNNI}
 
 var q5_KAVX2 = &panelKernel[blockQ8_K]{pack: packQ5_K, x1: q5_KRowsX1AVX2}
 
 // Q5_K rows read as the file stores them, with the bits of its packed kernels.
-var q5_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1VNNI, x2: q5_KInPlaceX2VNNI, x3: q5_KInPlaceX3VNNI, x4: q5_KInPlaceX4VNNI}
+var q5_KInPlaceVNNI = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1VNNI, x4: q5_KInPlaceX4VNNI}
 
 var q5_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1AVX2}
 
@@ -635,12 +563,6 @@ var q5_KInPlaceAVX2 = &panelKernel[blockQ8_K]{x1: q5_KInPlaceX1AVX2}
 
 //go:noescape
 func q6_KRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q6_KRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func q6_KRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func q6_KRowsX4VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -651,7 +573,7 @@ func q6_KRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb 
 //go:noescape
 func q6_KRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
-var q6_KVNNI = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x2: q6_KRowsX2VNNI, x3: q6_KRowsX3VNNI, x4: q6_KRowsX4VNNI}
+var q6_KVNNI = &panelKernel[blockQ8_K]{x1: q6_KRowsX1VNNI, x4: q6_KRowsX4VNNI}
 
 var q6_KAVX2 = &panelKernel[blockQ8_K]{x1: q6_KRowsX1AVX2, x2: q6_KRowsX2AVX2}
 
@@ -664,13 +586,7 @@ func iq4_xsRowsX1VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, n
 func iq4_xsRowsX1AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
-func iq4_xsRowsX2VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
 func iq4_xsRowsX2AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-
-//go:noescape
-func iq4_xsRowsX3VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 //go:noescape
 func iq4_xsRowsX3AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
@@ -685,7 +601,7 @@ func iq4_xsRowsX4AVX2(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, n
 func iq4_xsRowsX8VNNI(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 
 // IQ4_XS rows are read as stored.
-var iq4_xsVNNI = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1VNNI, x2: iq4_xsRowsX2VNNI, x3: iq4_xsRowsX3VNNI, x4: iq4_xsRowsX4VNNI, x8: iq4_xsRowsX8VNNI}
+var iq4_xsVNNI = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1VNNI, x4: iq4_xsRowsX4VNNI, x8: iq4_xsRowsX8VNNI}
 
 var iq4_xsAVX2 = &panelKernel[blockQ8_K]{x1: iq4_xsRowsX1AVX2, x2: iq4_xsRowsX2AVX2, x3: iq4_xsRowsX3AVX2, x4: iq4_xsRowsX4AVX2}
 

@@ -6,4 +6,4 @@ package compute
 // (scripts/gen-*.py through scripts/kerngen.py).
 
 // The VNNI row kernels, kept for comparison in tests.
-var q4_KRowsVNNI = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1VNNI, x2: q4_KRowsX2VNNI, x3: q4_KRowsX3VNNI, x4: q4_KRowsX4VNNI}
+var q4_KRowsVNNI = &panelKernel[blockQ8_K]{pack: packQ4_K, x1: q4_KRowsX1VNNI, x4: q4_KRowsX4VNNI}
