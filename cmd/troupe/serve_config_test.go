@@ -48,7 +48,7 @@ func TestServeFlags(t *testing.T) {
 		Runtime: actors.Config{Workers: 2, Devices: 1, BlockSize: 16},
 		Server:  server.Config{MaxQueue: 256, RequestTimeout: 10 * time.Minute, WriteStallTimeout: 30 * time.Second},
 		Cluster: cluster.Config{Provider: "automanaged", Etcd: []string{"127.0.0.1:2379"}},
-		Models:  modelsConfig{Max: 4, KeepAlive: 5 * time.Minute},
+		Models:  modelsConfig{Max: 4, Queue: 512, KeepAlive: 5 * time.Minute},
 	}
 	for _, tc := range []struct {
 		args []string
