@@ -154,21 +154,21 @@ EOF
 
 # shape makes (if absent) and compares one projector shape's files.
 shape() {
-	local s=$1 dir=$VISION_DIR text tdim w h tiles=0
+	local s=$1 dir=$VISION_DIR tm tdim w h tiles=0
 	case $s in
-	gemma3) text=$MODELS/stories260K.gguf tdim=64 w=640 h=480 ;;
-	smolvlm-256m) text=$MODELS/stories260K.gguf tdim=64 w=1024 h=256 tiles=5 ;; # 2048×512: 4 tiles and the overview
-	qwen2.5vl) text=$dir/qwen2vl-tiny.gguf tdim=256 w=560 h=560 ;;
-	qwen3vl) text=$dir/qwen3vl-tiny.gguf tdim=256 w=768 h=768 ;;
+	gemma3) tm=$MODELS/stories260K.gguf tdim=64 w=640 h=480 ;;
+	smolvlm-256m) tm=$MODELS/stories260K.gguf tdim=64 w=1024 h=256 tiles=5 ;; # 2048×512: 4 tiles and the overview
+	qwen2.5vl) tm=$dir/qwen2vl-tiny.gguf tdim=256 w=560 h=560 ;;
+	qwen3vl) tm=$dir/qwen3vl-tiny.gguf tdim=256 w=768 h=768 ;;
 	*) die "shape $s: want gemma3, smolvlm-256m, qwen2.5vl or qwen3vl" ;;
 	esac
 	[[ -f $dir/$s-mmproj.gguf ]] || "$TROUPE" synth --projector "$s" --text-dim "$tdim" -o "$dir/$s-mmproj.gguf" >&2
-	if [[ ! -f $text ]]; then
-		[[ $text == "$dir"/* ]] || die "$text: no such file (set MODELS)"
-		"$TROUPE" synth --shape "$(basename "$text" .gguf)" --type Q8_0 --vocab "$MODELS/synthetic/synth-qwen2-tiny256-Q8_0.gguf" -o "$text" >&2
+	if [[ ! -f $tm ]]; then
+		[[ $tm == "$dir"/* ]] || die "$tm: no such file (set MODELS)"
+		"$TROUPE" synth --shape "$(basename "$tm" .gguf)" --type Q8_0 --vocab "$MODELS/synthetic/synth-qwen2-tiny256-Q8_0.gguf" -o "$tm" >&2
 	fi
 	[[ -f $dir/$s.png ]] || png "$w" "$h" "$dir/$s.png"
-	compare "$text" "$dir/$s-mmproj.gguf" "$dir/$s.png" "$s" "$tiles"
+	compare "$tm" "$dir/$s-mmproj.gguf" "$dir/$s.png" "$s" "$tiles"
 }
 
 echo junk >"$tmp/not-an-image.png"
