@@ -159,7 +159,7 @@ shape() {
 	gemma3) tm=$MODELS/stories260K.gguf tdim=64 w=640 h=480 ;;
 	smolvlm-256m) tm=$MODELS/stories260K.gguf tdim=64 w=1024 h=256 tiles=5 ;; # 2048×512: 4 tiles and the overview
 	qwen2.5vl) tm=$dir/qwen2vl-tiny.gguf tdim=256 w=560 h=560 ;;
-	qwen3vl) tm=$dir/qwen3vl-tiny.gguf tdim=256 w=768 h=768 ;;
+	qwen3vl) tm=$dir/qwen3vl-tiny-ds3.gguf tdim=256 w=768 h=768 ;; # three deepstack layers, as the projector
 	*) die "shape $s: want gemma3, smolvlm-256m, qwen2.5vl or qwen3vl" ;;
 	esac
 	[[ -f $dir/$s-mmproj.gguf ]] || "$TROUPE" synth --projector "$s" --text-dim "$tdim" -o "$dir/$s-mmproj.gguf" >&2
