@@ -127,7 +127,7 @@ compare() {
 		((${#l_ttft[@]} > r)) && lt1=${l_ttft[r]}
 		if [[ $ttft_flag == true ]]; then
 			t_ttft+=("$(jq '.mean_ttft_ms' <<<"$out")")
-			tt1=${t_ttft[-1]}
+			tt1="${t_ttft[-1]} ($(jq '.mean_ttft_cpu_ms | round' <<<"$out") CPU-ms)"
 		fi
 		echo "$name pair $r: encode llama.cpp ${l_enc[-1]} ms (${l_cpu[-1]} CPU-ms), troupe ${t_enc[-1]} ms (${t_cpu[-1]} CPU-ms);" \
 			"ttft llama.cpp $lt1 ms, troupe $tt1 ms; load ${loads[-2]} / ${loads[-1]}" >&2
