@@ -71,7 +71,9 @@ prompt=$'<|im_start|>user\n<__media__>'"$text"$'<|im_end|>\n<|im_start|>assistan
 # stamp_ms converts a log timestamp (minutes.seconds.millis.micros) to ms.
 stamp_ms() { awk -F. '{ printf "%.3f", $1 * 60000 + $2 * 1000 + $3 + $4 / 1000 }' <<<"$1"; }
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
-cpu_ms() { awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$1"; }
+# cpu_ms reads GNU time's "%U %S" line (its last: a failed command's
+# status line comes first) as milliseconds.
+cpu_ms() { tail -1 "$1" | awk '{ printf "%.0f", ($1 + $2) * 1000 }'; }
 mean() { printf '%s\n' "$@" | jq -s 'add / length * 10 | round / 10'; }
 ratio() { jq -n --argjson a "$1" --argjson b "$2" 'if $b > 0 then ($a / $b * 100 | round / 100) else null end'; }
 
