@@ -64,6 +64,14 @@ func benchVision(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Read the files through once, so that the first encode does not wait
+	// on the disk for the weights it maps (llama.cpp reads them at load,
+	// which bench/vision.sh does not count).
+	for _, f := range []string{*path, mmproj} {
+		if err := readThrough(f); err != nil {
+			return err
+		}
+	}
 	m, err := openModel(*path)
 	if err != nil {
 		return err
@@ -173,6 +181,17 @@ func firstToken(ctx context.Context, rt *actors.Runtime, req *messages.GenerateR
 		failure = fmt.Errorf("bench vision: no token came back")
 	}
 	return ttft, failure
+}
+
+// readThrough reads the file at path to its end (into the page cache).
+func readThrough(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(io.Discard, f)
+	return err
 }
 
 // cpuTime is the process's user and system CPU time so far (0 where the
