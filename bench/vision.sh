@@ -137,7 +137,8 @@ compare() {
 	local le te lc tc lt=- tt=- rt=-
 	le=$(mean "${l_enc[@]}") te=$(mean "${t_enc[@]}") lc=$(mean "${l_cpu[@]}") tc=$(mean "${t_cpu[@]}")
 	if ((${#l_ttft[@]} > 0 && ${#t_ttft[@]} > 0)); then
-		lt=$(mean "${l_ttft[@]}") tt=$(mean "${t_ttft[@]}") rt=$(ratio "$lt" "$tt")
+		# llama.cpp's TTFT over the same pairs as troupe's (the first TTFT_REPS).
+		lt=$(mean "${l_ttft[@]:0:${#t_ttft[@]}}") tt=$(mean "${t_ttft[@]}") rt=$(ratio "$lt" "$tt")
 	fi
 	echo "| $name | $rows | $te | $le | $(ratio "$le" "$te") | $tc | $lc | $(ratio "$lc" "$tc") | $tt | $lt | $rt | $(printf '%s ' "${loads[@]}")|"
 }
