@@ -42,6 +42,11 @@ const floatPad = 16
 // cache. 256 KB was a quarter slower for F32 at k = 2048 (BenchmarkMatMulFloat).
 const floatChunkBytes = 64 << 10
 
+// floatBlockBytes bounds the activation rows every chunk of weight rows
+// runs over before the next block of rows (at least rnMax rows): about
+// half of a Zen 4 or 5 core's 1 MB L2.
+const floatBlockBytes = 384 << 10
+
 // floatFunc is a float kernel (see kern_f_amd64.s): ng groups of RM weight
 // rows, ws bytes apart, against RN activation rows, xs bytes apart, over nk
 // steps; output (i, j) of group g at out + 4·(g·RM + i) + j·os bytes. Its
@@ -143,12 +148,39 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 	}
 	nk := k / fk.step
 	chunk := max(8, floatChunkBytes/rb/8*8)
+	// The activation rows go in blocks that stay in L2 while every chunk
+	// of weight rows runs over them: all of a large m streamed from
+	// memory once a chunk ran 1600 rows by 1280 a quarter slower than 96
+	// (BenchmarkMatMulFloatTall).
+	mb := max(fk.rnMax, floatBlockBytes/xs/fk.rnMax*fk.rnMax)
+	for m0 := 0; m0 < m; m0 += mb {
+		me := min(m, m0+mb)
+		mm.floatBlock(fk, xb, xs, m0, me, lo, hi, chunk, nk)
+	}
+	if k0 := nk * fk.step; k0 < k { // the tail, element by element
+		floatTail(j.out, w, m, n, k0, lo, hi, func(t, i int) float32 {
+			if fk.dp {
+				return BF16ToFP32(mm.xh[t*ld+i])
+			} else if fk.xh {
+				return FP16ToFP32(mm.xh[t*ld+i])
+			}
+			return j.x[t*ld+i]
+		})
+	}
+}
+
+// floatBlock is floatRows' output columns [lo, hi) of activation rows
+// [m0, me), the weight rows in chunks of chunk rows.
+func (mm *MatMuler) floatBlock(fk *floatKernel, xb []byte, xs, m0, me, lo, hi, chunk, nk int) {
+	j := &mm.job
+	w := j.w
+	n, rb := w.Rows(), w.RowBytes()
 	for r0 := lo; r0 < hi; r0 += chunk {
 		nr := min(chunk, hi-r0)
 		// As few calls as rnMax allows, their rows balanced (16 rows are
 		// three calls of 6, 5 and 5, not two of 6 and one of 4): every
 		// output's arithmetic is the same whatever its call.
-		calls := (m + fk.rnMax - 1) / fk.rnMax
+		calls := (me - m0 + fk.rnMax - 1) / fk.rnMax
 		// The first call reads the chunk from memory; the others, which
 		// find it in L2, prefetch the next chunk, a share each, so that
 		// memory and arithmetic overlap (batched decode).
@@ -157,8 +189,8 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 			pf, lines = next*rb, min(chunk, hi-next)*rb/64
 			share = (lines + calls - 2) / (calls - 1)
 		}
-		for t, c := 0, 0; t < m; c++ {
-			rn := (m - t + calls - c - 1) / (calls - c)
+		for t, c := m0, 0; t < me; c++ {
+			rn := (me - t + calls - c - 1) / (calls - c)
 			rm := fk.rm[rn]
 			ng := nr / rm
 			wr := &w.Data[r0*rb]
@@ -176,23 +208,34 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 			t += rn
 		}
 	}
-	if k0 := nk * fk.step; k0 < k { // the tail, element by element
+}
+
+// floatTail adds weight elements [k0, k) of rows [lo, hi) of w times the
+// activations' (act(t, i): row t, element i), one by one by fused
+// multiply-adds, to the m rows of n outputs in out. The tails are read once
+// each (a few values a row: it costs a few percent of a product of k = 3420
+// when read element by element), the arithmetic that of dotFloat's tail.
+func floatTail(out []float32, w *Tensor, m, n, k0, lo, hi int, act func(t, i int) float32) {
+	k := w.Cols()
+	tail := k - k0
+	xt := make([]float32, m*tail) // the activations' tails, row by row
+	for t := range m {
+		for i := range tail {
+			xt[t*tail+i] = act(t, k0+i)
+		}
+	}
+	wt := make([]float32, tail)
+	for r := lo; r < hi; r++ {
+		row := w.Row(r)
+		for i := range wt {
+			wt[i] = weightAt(w.Type, row, k0+i)
+		}
 		for t := range m {
-			for r := lo; r < hi; r++ {
-				s := j.out[t*n+r]
-				for i := k0; i < k; i++ {
-					var x float32
-					if fk.dp {
-						x = BF16ToFP32(mm.xh[t*ld+i])
-					} else if fk.xh {
-						x = FP16ToFP32(mm.xh[t*ld+i])
-					} else {
-						x = j.x[t*ld+i]
-					}
-					s = fmaExact32(weightAt(w.Type, w.Row(r), i), x, s)
-				}
-				j.out[t*n+r] = s
+			s := out[t*n+r]
+			for i, x := range xt[t*tail : (t+1)*tail] {
+				s = fmaExact32(wt[i], x, s)
 			}
+			out[t*n+r] = s
 		}
 	}
 }

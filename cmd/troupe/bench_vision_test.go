@@ -8,7 +8,8 @@ import (
 
 // TestBenchVision: troupe bench vision on stories260K with a synthetic
 // gemma3-tiny projector reports each repetition's prepare, encode and
-// time-to-first-token (all positive) and the image's 16 rows; missing files and flags are usage errors.
+// time-to-first-token (all positive) and the image's 16 rows, and with
+// --ttft=false the encode alone; missing files and flags are usage errors.
 func TestBenchVision(t *testing.T) {
 	stories, proj, pic := imageFixture(t)
 	stdout := troupeOK(t, "bench", "vision", "-m", stories, "--mmproj", proj, "--image", pic, "-r", "2", "-o", "json")
@@ -31,6 +32,18 @@ func TestBenchVision(t *testing.T) {
 		if r.PrepareMS <= 0 || r.EncodeMS <= 0 || r.TTFTMS <= 0 {
 			t.Errorf("rep %d: %+v", i, r)
 		}
+	}
+	// --ttft=false: the encode alone, no first token.
+	stdout, errOut, code = troupe(t, "bench", "vision", "-m", stories, "--mmproj", proj, "--image", pic, "-r", "1", "--ttft=false", "-o", "json")
+	if code != 0 {
+		t.Fatalf("--ttft=false: exit %d: %s", code, errOut)
+	}
+	out.Reps, out.MeanTTFTMS = nil, 0
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if len(out.Reps) != 1 || out.Reps[0].EncodeMS <= 0 || out.Reps[0].TTFTMS != 0 || out.MeanTTFTMS != 0 {
+		t.Errorf("--ttft=false: output %s", stdout)
 	}
 	for _, tc := range []struct {
 		args []string

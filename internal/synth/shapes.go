@@ -86,6 +86,10 @@ var Shapes = []Shape{
 		Vocab: 151936, Context: 262144, RopeBase: 5000000, NormEps: 1e-6, Tied: true, MRope: [4]int{24, 20, 20, 0}, Deepstack: 3},
 	{Name: "qwen3vl-tiny", Arch: "qwen3vl", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 768,
 		Vocab: 151936, Context: 4096, RopeBase: 5000000, NormEps: 1e-6, MRope: [4]int{12, 10, 10, 0}, Deepstack: 2},
+	// qwen3vl-tiny-ds3 is qwen3vl-tiny with Qwen3-VL-4B's three deepstack
+	// layers: it pairs with --projector qwen3vl --text-dim 256 (bench/vision.sh).
+	{Name: "qwen3vl-tiny-ds3", Arch: "qwen3vl", Dim: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 768,
+		Vocab: 151936, Context: 4096, RopeBase: 5000000, NormEps: 1e-6, MRope: [4]int{12, 10, 10, 0}, Deepstack: 3},
 	{Name: "qwen2.5-0.5b", Arch: "qwen2", Dim: 896, Layers: 24, Heads: 14, KVHeads: 2, FFN: 4864,
 		Vocab: 151936, Context: 32768, RopeBase: 1000000, NormEps: 1e-6, Tied: true, QKVBias: true},
 	{Name: "smollm2-135m", Arch: "llama", Dim: 576, Layers: 30, Heads: 9, KVHeads: 3, FFN: 1536,

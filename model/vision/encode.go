@@ -107,9 +107,9 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		return nil, err
 	}
 	if w.patchBias != nil {
-		addRows(x, w.patchBias)
+		addRows(mm, x, w.patchBias)
 	}
-	compute.Add(x, w.pos)
+	addParallel(mm, x, w.pos, d)
 	if w.preW != nil {
 		normRows(mm, x, x, d, w.preW, w.preB, hp.eps)
 	}
@@ -138,7 +138,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 				return nil, err
 			}
 			if m.bias != nil {
-				addRows(m.dst, m.bias)
+				addRows(mm, m.dst, m.bias)
 			}
 		}
 		if err := a.run(mm, attn, q, kk, v, hp.heads, nil); err != nil {
@@ -148,7 +148,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 			return nil, err
 		}
 		if lw.ob != nil {
-			addRows(cur, lw.ob)
+			addRows(mm, cur, lw.ob)
 		}
 		addParallel(mm, x, cur, d)
 
@@ -157,14 +157,14 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 			return nil, err
 		}
 		if lw.upb != nil {
-			addRows(up, lw.upb)
+			addRows(mm, up, lw.upb)
 		}
 		parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn:hi*hp.ffn], ones) })
 		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
 			return nil, err
 		}
 		if lw.downb != nil {
-			addRows(cur, lw.downb)
+			addRows(mm, cur, lw.downb)
 		}
 		addParallel(mm, x, cur, d)
 	}
@@ -218,11 +218,14 @@ func pixelShuffle(x []float32, side, dim, s int) []float32 {
 	return out
 }
 
-// addRows adds bias to every row of x.
-func addRows(x, bias []float32) {
-	for i := 0; i < len(x); i += len(bias) {
-		compute.Add(x[i:i+len(bias)], bias)
-	}
+// addRows adds bias to every row of x, the rows split over mm's crew.
+func addRows(mm *compute.MatMuler, x, bias []float32) {
+	d := len(bias)
+	parallelRows(mm, len(x)/d, func(lo, hi int) {
+		for i := lo * d; i < hi*d; i += d {
+			compute.Add(x[i:i+d], bias)
+		}
+	})
 }
 
 // f32Matrix views rows·cols float32 values as an F32 weight matrix of

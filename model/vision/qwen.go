@@ -124,7 +124,7 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
 	}
 	if w.preW != nil {
-		rmsNormRows(x, x, w.preW, w.preB, d, hp.eps)
+		rmsNormRows(mm, x, x, w.preW, w.preB, d, hp.eps)
 	}
 
 	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, true)
@@ -139,7 +139,7 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 		}
 	}
 	if w.postW != nil {
-		rmsNormRows(x, x, w.postW, w.postB, d, hp.eps)
+		rmsNormRows(mm, x, x, w.postW, w.postB, d, hp.eps)
 	}
 	return p.qwenMerger(mm, x, n, lay)
 }
@@ -178,7 +178,7 @@ func (p *Projector) qwenPatches(mm *compute.MatMuler, px *pixels) (raster []floa
 	if err := mm.MatMul(second, cols, n, w.patch1); err != nil {
 		return nil, 0, 0, err
 	}
-	compute.Add(raster, second)
+	addParallel(mm, raster, second, d)
 	return raster, npx, npy, nil
 }
 
@@ -227,7 +227,7 @@ func (s *qwenScratch) ropeQK(t, d, heads int) {
 func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch, win [][2]int) error {
 	hp := &p.hp
 	d, n, cur, q, kk, v, gate, up := hp.dim, sc.n, sc.cur, sc.q, sc.kk, sc.v, sc.gate, sc.up
-	rmsNormRows(cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
+	rmsNormRows(mm, cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
 	for _, m := range []struct {
 		dst  []float32
 		w    *compute.Tensor
@@ -237,33 +237,35 @@ func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float3
 			return err
 		}
 		if m.bias != nil {
-			addRows(m.dst, m.bias)
+			addRows(mm, m.dst, m.bias)
 		}
 	}
-	for t := range n {
-		sc.ropeQK(t, d, hp.heads)
-	}
+	parallelRows(mm, n, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			sc.ropeQK(t, d, hp.heads)
+		}
+	})
 	if err := sc.attend(mm, lw, x, hp.heads, win); err != nil {
 		return err
 	}
 
-	rmsNormRows(cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
+	rmsNormRows(mm, cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
 	if err := mm.MatMul(gate, cur, n, lw.gate); err != nil {
 		return err
 	}
 	if lw.gateb != nil {
-		addRows(gate, lw.gateb)
+		addRows(mm, gate, lw.gateb)
 	}
 	if err := mm.MatMul(up, cur, n, lw.up); err != nil {
 		return err
 	}
 	if lw.upb != nil {
-		addRows(up, lw.upb)
+		addRows(mm, up, lw.upb)
 	}
-	for t := range n {
-		r := up[t*hp.ffn : (t+1)*hp.ffn]
-		compute.SiLUMul(r, gate[t*hp.ffn:(t+1)*hp.ffn], r)
-	}
+	parallelRows(mm, n, func(lo, hi int) {
+		r := up[lo*hp.ffn : hi*hp.ffn]
+		compute.SiLUMul(r, gate[lo*hp.ffn:hi*hp.ffn], r)
+	})
 	return sc.down(mm, lw, x)
 }
 
@@ -278,9 +280,9 @@ func (s *qwenScratch) attend(mm *compute.MatMuler, lw *layerWeights, x []float32
 		return err
 	}
 	if lw.ob != nil {
-		addRows(s.cur, lw.ob)
+		addRows(mm, s.cur, lw.ob)
 	}
-	compute.Add(x, s.cur)
+	addParallel(mm, x, s.cur, len(x)/s.n)
 	return nil
 }
 
@@ -291,9 +293,9 @@ func (s *qwenScratch) down(mm *compute.MatMuler, lw *layerWeights, x []float32) 
 		return err
 	}
 	if lw.downb != nil {
-		addRows(s.cur, lw.downb)
+		addRows(mm, s.cur, lw.downb)
 	}
-	compute.Add(x, s.cur)
+	addParallel(mm, x, s.cur, len(x)/s.n)
 	return nil
 }
 
@@ -307,17 +309,17 @@ func (p *Projector) qwenMerger(mm *compute.MatMuler, x []float32, n int, lay *qw
 	if err := mm.MatMul(hid, x, m, w.mm0); err != nil {
 		return nil, err
 	}
-	addRows(hid, w.mm0b)
+	addRows(mm, hid, w.mm0b)
 	ones := make([]float32, len(hid))
 	for i := range ones {
 		ones[i] = 1
 	}
-	gelu(hid, ones)
+	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*4*d:hi*4*d], ones) })
 	merged := make([]float32, m*hp.projDim) // (rows, projDim), graph order
 	if err := mm.MatMul(merged, hid, m, w.mm2); err != nil {
 		return nil, err
 	}
-	addRows(merged, w.mm2b)
+	addRows(mm, merged, w.mm2b)
 	out := make([]float32, m*hp.projDim) // raster order
 	for src, dst := range lay.unit {
 		copy(out[src*hp.projDim:(src+1)*hp.projDim], merged[dst*hp.projDim:(dst+1)*hp.projDim])
@@ -326,14 +328,16 @@ func (p *Projector) qwenMerger(mm *compute.MatMuler, x []float32, n int, lay *qw
 }
 
 // rmsNormRows is ggml_rms_norm, then ggml_mul by w and ggml_add of b (b
-// may be nil), on each row of d values of x.
-func rmsNormRows(dst, x, w, b []float32, d int, eps float32) {
-	for t := 0; t < len(x); t += d {
-		compute.RMSNorm(dst[t:t+d], x[t:t+d], w, eps)
-		if b != nil {
-			compute.Add(dst[t:t+d], b)
+// may be nil), on each row of d values of x, the rows split over mm's crew.
+func rmsNormRows(mm *compute.MatMuler, dst, x, w, b []float32, d int, eps float32) {
+	parallelRows(mm, len(x)/d, func(lo, hi int) {
+		for t := lo * d; t < hi*d; t += d {
+			compute.RMSNorm(dst[t:t+d], x[t:t+d], w, eps)
+			if b != nil {
+				compute.Add(dst[t:t+d], b)
+			}
 		}
-	}
+	})
 }
 
 // visionRope is ggml_rope_multi's cache in GGML_ROPE_TYPE_VISION mode

@@ -37,7 +37,7 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 		compute.Add(row, pos[src*d:(src+1)*d])
 	}
 	if w.preW != nil {
-		layerNormRows(x, x, w.preW, w.preB, d, hp.eps)
+		normRows(mm, x, x, d, w.preW, w.preB, hp.eps)
 	}
 
 	m := n / 4
@@ -62,7 +62,7 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 		}
 	}
 	if w.postW != nil {
-		layerNormRows(x, x, w.postW, w.postB, d, hp.eps)
+		normRows(mm, x, x, d, w.postW, w.postB, hp.eps)
 	}
 	merged, err := p.merge(mm, x, m, nil, nil, w.mm0, w.mm0b, w.mm2, w.mm2b, sc.ones)
 	if err != nil {
@@ -89,38 +89,33 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch) error {
 	hp := &p.hp
 	d, n, cur, qkv, up := hp.dim, sc.n, sc.cur, sc.qkv, sc.up
-	layerNormRows(cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
+	normRows(mm, cur, x, d, lw.ln1w, lw.ln1b, hp.eps)
 	if err := mm.MatMul(qkv, cur, n, lw.qkv); err != nil {
 		return err
 	}
-	addRows(qkv, lw.qkvb)
-	for t := range n {
-		r := qkv[t*3*d:]
-		copy(sc.q[t*d:(t+1)*d], r[:d])
-		copy(sc.kk[t*d:(t+1)*d], r[d:2*d])
-		copy(sc.v[t*d:(t+1)*d], r[2*d:3*d])
-		sc.ropeQK(t, d, hp.heads)
-	}
+	addRows(mm, qkv, lw.qkvb)
+	parallelRows(mm, n, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			r := qkv[t*3*d:]
+			copy(sc.q[t*d:(t+1)*d], r[:d])
+			copy(sc.kk[t*d:(t+1)*d], r[d:2*d])
+			copy(sc.v[t*d:(t+1)*d], r[2*d:3*d])
+			sc.ropeQK(t, d, hp.heads)
+		}
+	})
 	if err := sc.attend(mm, lw, x, hp.heads, nil); err != nil {
 		return err
 	}
 
-	layerNormRows(cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
+	normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
 	if err := mm.MatMul(up, cur, n, lw.up); err != nil {
 		return err
 	}
 	if lw.upb != nil {
-		addRows(up, lw.upb)
+		addRows(mm, up, lw.upb)
 	}
-	gelu(up, sc.ones)
+	parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn:hi*hp.ffn], sc.ones) })
 	return sc.down(mm, lw, x)
-}
-
-// layerNormRows is layerNorm on each row of d values of x.
-func layerNormRows(dst, x, w, b []float32, d int, eps float32) {
-	for t := 0; t < len(x); t += d {
-		layerNorm(dst[t:t+d], x[t:t+d], w, b, eps)
-	}
 }
 
 // merge is a Qwen-VL merger over x (4·m patches of dim values, each four
@@ -132,16 +127,14 @@ func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB
 	in := x
 	if normW != nil {
 		in = make([]float32, m*k)
-		for t := range m {
-			layerNorm(in[t*k:(t+1)*k], x[t*k:(t+1)*k], normW, normB, p.hp.eps)
-		}
+		normRows(mm, in, x[:m*k], k, normW, normB, p.hp.eps)
 	}
 	hid := make([]float32, m*k) // (rows, 4·dim)
 	if err := mm.MatMul(hid, in, m, fc1); err != nil {
 		return nil, err
 	}
 	if b1 != nil {
-		addRows(hid, b1)
+		addRows(mm, hid, b1)
 	}
 	if len(ones) < len(hid) {
 		ones = make([]float32, len(hid))
@@ -149,13 +142,13 @@ func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB
 			ones[i] = 1
 		}
 	}
-	gelu(hid, ones)
+	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*k:hi*k], ones) })
 	out := make([]float32, m*p.hp.projDim)
 	if err := mm.MatMul(out, hid, m, fc2); err != nil {
 		return nil, err
 	}
 	if b2 != nil {
-		addRows(out, b2)
+		addRows(mm, out, b2)
 	}
 	return out, nil
 }
