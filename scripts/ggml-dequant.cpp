@@ -1,7 +1,7 @@
 // ggml-dequant writes one tensor of a GGUF file dequantized by ggml's own
 // to_float (ggml-base's type traits: dequantize_row_mxfp4 and the others)
 // to stdout as little-endian float32, for references such as
-// scripts/make-refs-mxfp4.sh makes.
+// scripts/make-refs-mxfp4.py makes.
 //
 // Build against a llama.cpp build (not part of troupe; never commit one):
 //
