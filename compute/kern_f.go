@@ -212,19 +212,14 @@ func (mm *MatMuler) floatBlock(fk *floatKernel, xb []byte, xs, m0, me, lo, hi, c
 
 // floatTail adds weight elements [k0, k) of rows [lo, hi) of w times the
 // activations' (act(t, i): row t, element i), one by one by fused
-// multiply-adds, to the m rows of n outputs in out. The tails are read once
-// each (a few values a row: it costs a few percent of a product of k = 3420
-// when read element by element), the arithmetic that of dotFloat's tail.
+// multiply-adds, to the m rows of n outputs in out. Each row's tail (fewer
+// than a step's 32 values) is read once, not once per activation row (it
+// cost a few percent of a product of k = 3420 read element by element), the
+// arithmetic that of dotFloat's tail. It allocates nothing (a decode step
+// must not: TestForwardAllocs).
 func floatTail(out []float32, w *Tensor, m, n, k0, lo, hi int, act func(t, i int) float32) {
-	k := w.Cols()
-	tail := k - k0
-	xt := make([]float32, m*tail) // the activations' tails, row by row
-	for t := range m {
-		for i := range tail {
-			xt[t*tail+i] = act(t, k0+i)
-		}
-	}
-	wt := make([]float32, tail)
+	var wb [32]float32
+	wt := wb[:w.Cols()-k0]
 	for r := lo; r < hi; r++ {
 		row := w.Row(r)
 		for i := range wt {
@@ -232,8 +227,8 @@ func floatTail(out []float32, w *Tensor, m, n, k0, lo, hi int, act func(t, i int
 		}
 		for t := range m {
 			s := out[t*n+r]
-			for i, x := range xt[t*tail : (t+1)*tail] {
-				s = fmaExact32(wt[i], x, s)
+			for i, wv := range wt {
+				s = fmaExact32(wv, act(t, k0+i), s)
 			}
 			out[t*n+r] = s
 		}
