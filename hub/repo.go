@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -178,4 +180,37 @@ func ListFiles(ctx context.Context, ref Ref, o Options) ([]string, error) {
 	}
 	slices.Sort(files)
 	return files, nil
+}
+
+// CachedFiles returns the files of ref's repository at its revision whose
+// content is in o's cache (a file or directory download left them there),
+// sorted as ListFiles sorts: what a caller may choose among when the hub
+// cannot be reached. None cached: an empty list.
+func CachedFiles(ref Ref, o Options) ([]string, error) {
+	o = o.WithDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	ref.File = ""
+	if err := ref.check(); err != nil {
+		return nil, fmt.Errorf("hub: %s: %w: %v", ref, ErrBadURI, err)
+	}
+	rc := newRepoCache(o.CacheDir, ref)
+	dir := rc.snapshotDir(rc.commit(ref.revision()))
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil // no snapshot, or an unreadable part: nothing cached there
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return nil
+		}
+		if _, ok := rc.cachedFile(ref.revision(), filepath.ToSlash(rel)); ok {
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	slices.Sort(files)
+	return files, err
 }

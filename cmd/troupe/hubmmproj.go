@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -88,6 +89,10 @@ func hubModelURI(ctx context.Context, spec, cacheDir string, stderr io.Writer) (
 	list := func(ctx context.Context, uri string) ([]string, error) {
 		files, err := listRepo(cacheDir)(ctx, uri)
 		listErr = err
+		if cached := cachedRepo(uri, cacheDir, err); len(cached) > 0 {
+			fmt.Fprintf(stderr, "troupe: %v: choosing among the cached files\n", err)
+			return cached, nil
+		}
 		return files, err
 	}
 	listCtx, cancel := context.WithTimeout(ctx, 30*time.Second)               // HubURIs only lists: as hubProjector's bound
@@ -101,6 +106,22 @@ func hubModelURI(ctx context.Context, spec, cacheDir string, stderr io.Writer) (
 	}
 	fmt.Fprintf(stderr, "troupe: %s is %s\n", spec, file)
 	return uri, nil
+}
+
+// cachedRepo lists the cached files of uri's repository when listing it
+// failed for want of an answer (err neither nil nor the hub's refusal:
+// not found, access denied): a model pulled before runs offline, as
+// Ollama's do. Nothing cached, or another error: nil.
+func cachedRepo(uri, cacheDir string, err error) []string {
+	if err == nil || errors.Is(err, hub.ErrNotFound) || errors.Is(err, hub.ErrAccess) || errors.Is(err, hub.ErrBadURI) {
+		return nil
+	}
+	ref, perr := hub.ParseURI(uri)
+	if perr != nil {
+		return nil
+	}
+	files, _ := hub.CachedFiles(ref, hub.Options{CacheDir: cacheDir})
+	return files
 }
 
 // isHubName reports whether spec is a name for hubModelURI: not a file or

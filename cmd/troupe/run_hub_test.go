@@ -123,4 +123,13 @@ func TestRunHub(t *testing.T) {
 	if _, ids, _ := runIDs(t, "hf://acme/stories-GGUF/stories-Q4_K_M.gguf", "--cache-dir", cache, "-p", prompt); !slices.Equal(ids, want) {
 		t.Errorf("the cached file offline generates %v, want %v", ids, want)
 	}
+	// A name with a quant chooses among the cached files (as a pulled
+	// Ollama model runs offline), saying so; a quant not cached is an error.
+	_, ids, errOut = runIDs(t, "hf.co/acme/stories-GGUF:q4_k_m", "--cache-dir", cache, "-p", prompt)
+	if !slices.Equal(ids, want) || !strings.Contains(errOut, "choosing among the cached files") {
+		t.Errorf("the cached quant offline generates %v (stderr %q), want %v", ids, errOut, want)
+	}
+	if _, errOut, code := troupe(t, "run", "hf.co/acme/stories-GGUF:Q8_0", "--cache-dir", cache, "-p", "x"); code == 0 || !strings.Contains(errOut, "Q4_K_M") {
+		t.Errorf("a quant not cached, offline: exit %d, stderr %q; want an error naming the cached Q4_K_M", code, errOut)
+	}
 }
