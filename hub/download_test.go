@@ -147,6 +147,14 @@ func TestCachedNeedsNoNetwork(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot reach 127.0.0.1") {
 		t.Errorf("uncached file with the server closed: %v", err)
 	}
+	// CachedFiles lists what is cached (the GGUF, not the README), offline;
+	// a repository never downloaded has none.
+	if files, err := CachedFiles(ref, o); err != nil || !slices.Equal(files, []string{"stories260K.gguf"}) {
+		t.Errorf("CachedFiles = %v, %v; want the GGUF alone", files, err)
+	}
+	if files, err := CachedFiles(mustParse(t, "hf://acme/never"), o); err != nil || len(files) != 0 {
+		t.Errorf("CachedFiles of an uncached repository = %v, %v; want none", files, err)
+	}
 }
 
 func TestResume(t *testing.T) {
