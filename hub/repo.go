@@ -157,18 +157,28 @@ func readShards(path string) ([]string, error) {
 	return slices.Sorted(maps.Keys(seen)), nil
 }
 
+// repoOf is ref's repository (File cleared) and o with its defaults, both
+// checked: ListFiles' and CachedFiles' start.
+func repoOf(ref Ref, o Options) (Ref, Options, error) {
+	o = o.WithDefaults()
+	if err := o.Validate(); err != nil {
+		return ref, o, err
+	}
+	ref.File = ""
+	if err := ref.check(); err != nil {
+		return ref, o, fmt.Errorf("hub: %s: %w: %v", ref, ErrBadURI, err)
+	}
+	return ref, o, nil
+}
+
 // ListFiles returns the paths of the files in ref's repository at ref's
 // revision (ref.File is ignored), sorted, as the hub's
 // GET {endpoint}/api/models/{owner}/{repo}/revision/{revision} lists them.
 // It always asks the hub: the cache does not keep listings.
 func ListFiles(ctx context.Context, ref Ref, o Options) ([]string, error) {
-	o = o.WithDefaults()
-	if err := o.Validate(); err != nil {
+	ref, o, err := repoOf(ref, o)
+	if err != nil {
 		return nil, err
-	}
-	ref.File = ""
-	if err := ref.check(); err != nil {
-		return nil, fmt.Errorf("hub: %s: %w: %v", ref, ErrBadURI, err)
 	}
 	info, err := newClient(o).repoInfo(ctx, ref)
 	if err != nil {
@@ -187,18 +197,14 @@ func ListFiles(ctx context.Context, ref Ref, o Options) ([]string, error) {
 // sorted as ListFiles sorts: what a caller may choose among when the hub
 // cannot be reached. None cached: an empty list.
 func CachedFiles(ref Ref, o Options) ([]string, error) {
-	o = o.WithDefaults()
-	if err := o.Validate(); err != nil {
+	ref, o, err := repoOf(ref, o)
+	if err != nil {
 		return nil, err
-	}
-	ref.File = ""
-	if err := ref.check(); err != nil {
-		return nil, fmt.Errorf("hub: %s: %w: %v", ref, ErrBadURI, err)
 	}
 	rc := newRepoCache(o.CacheDir, ref)
 	dir := rc.snapshotDir(rc.commit(ref.revision()))
 	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil // no snapshot, or an unreadable part: nothing cached there
 		}
