@@ -92,6 +92,8 @@ func newMetrics(model string, system *actor.ActorSystem, rt *actors.Runtime, cl 
 		func(s *scrape) float64 { return float64(s.processes) })
 	if cl != nil {
 		gauge("cluster_members", "Nodes in the cluster, as this node sees it.", func(s *scrape) float64 { return float64(s.cs.Members) })
+		gauge("cluster_members_reporting", "Nodes whose load this node has heard by gossip, itself included: placement weighs only these.",
+			func(s *scrape) float64 { return float64(s.cs.Reporting) })
 		m.placements = prometheus.NewDesc("troupe:cluster_placements_total", "Requests this node placed, by where they ran (local: this node).",
 			[]string{"where"}, labels)
 		count("cluster_overflows_total", "Requests placed away from their prefix's node because it was busier.", func(s *scrape) float64 { return float64(s.cs.Overflowed) })

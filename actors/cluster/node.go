@@ -382,19 +382,26 @@ func (n *Node) refuse(member string, l load) {
 }
 
 // Stats are the node's cluster figures. Refused is the members refused for
-// serving another model file or device; Diverged the choices ended because
-// a rerun did not give the tokens the client had.
+// serving another model file or device; Reporting the members (itself
+// included) whose gossiped load this node has, the only ones placement and
+// disaggregation weigh; Diverged the choices ended because a rerun did not
+// give the tokens the client had.
 type Stats struct {
-	Members, Refused                                           int
+	Members, Refused, Reporting                                int
 	PlacedLocal, PlacedRemote, Overflowed, Failovers, Diverged int64
 }
 
 // Stats returns the node's cluster figures.
 func (n *Node) Stats() Stats {
 	n.mu.Lock()
-	members, refused := len(n.members), len(n.refused)
+	members, refused, reporting := len(n.members), len(n.refused), 0
+	for _, m := range n.members {
+		if _, ok := n.loads[m]; ok {
+			reporting++
+		}
+	}
 	n.mu.Unlock()
-	return Stats{Members: members, Refused: refused, PlacedLocal: n.placedLocal.Load(), PlacedRemote: n.placedRemote.Load(),
+	return Stats{Members: members, Refused: refused, Reporting: reporting, PlacedLocal: n.placedLocal.Load(), PlacedRemote: n.placedRemote.Load(),
 		Overflowed: n.overflowed.Load(), Failovers: n.failovers.Load(), Diverged: n.diverged.Load()}
 }
 

@@ -97,10 +97,14 @@ func startClusterWith(t *testing.T, bin string, n int, provider func(i int) []st
 		url, cmd, _ := serve(t, bin, nil, args...)
 		nodes = append(nodes, &clusterNode{url: url, cmd: cmd})
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	// Ready: every node sees every member and has heard its load (placement
+	// weighs only members whose load it has). The deadline is for a hang.
+	for deadline := time.Now().Add(2 * time.Minute); ; {
 		ready := 0
 		for _, nd := range nodes {
-			if v, err := scrape(nd.url, "troupe:cluster_members"); err == nil && int(v) == n {
+			m, err := scrape(nd.url, "troupe:cluster_members")
+			r, rerr := scrape(nd.url, "troupe:cluster_members_reporting")
+			if err == nil && rerr == nil && int(m) == n && int(r) == n {
 				ready++
 			}
 		}

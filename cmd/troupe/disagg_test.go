@@ -56,8 +56,8 @@ func TestDisaggServe(t *testing.T) {
 		}
 		want[i] = got
 	}
-	// Until the first node has the others' gossiped loads (their roles), it
-	// keeps requests colocated: send until one is disaggregated.
+	// startClusterWith waited until every node had every member's load
+	// (their roles); send until one request is disaggregated.
 	c := &soakClient{url: nodes[0].url, http: &http.Client{}}
 	for deadline := time.Now().Add(2 * time.Minute); disagg() == 0; {
 		if got, err := c.do(context.Background(), bodies[0], false); err != nil || !equalChoices(got, want[0]) {
