@@ -349,6 +349,20 @@ func intOf(o *object, k, path string) (n int, ok bool, err error) {
 	return int(i), true, nil
 }
 
+// minMax reads a minimum and a maximum count (minItems and maxItems, say),
+// each a non-negative integer; hi is -1 without a maximum.
+func minMax(o *object, minKey, maxKey, path string) (lo, hi int, err error) {
+	lo, _, err = intOf(o, minKey, path)
+	if err != nil {
+		return 0, 0, err
+	}
+	hi, hasHi, err := intOf(o, maxKey, path)
+	if err != nil || !hasHi {
+		return lo, -1, err
+	}
+	return lo, hi, nil
+}
+
 // repetition is item repeated lo..hi times (hi < 0: unbounded), separated by
 // sep (none when empty), as llama.cpp's build_repetition.
 func repetition(item Expr, lo, hi int, sep Expr) Expr {

@@ -144,18 +144,11 @@ func (c *schemaConv) members(kvs map[string]Expr, req, opt []string, name string
 }
 
 func (c *schemaConv) array(o *object, name, path string) (Expr, error) {
-	lo, _, err := intOf(o, "minItems", path)
+	lo, hi, err := minMax(o, "minItems", "maxItems", path)
 	if err != nil {
 		return Expr{}, err
 	}
-	hi, hasHi, err := intOf(o, "maxItems", path)
-	if err != nil {
-		return Expr{}, err
-	}
-	if !hasHi {
-		hi = -1
-	}
-	if hasHi && hi < lo {
+	if hi >= 0 && hi < lo {
 		return Expr{}, fmt.Errorf("json schema: at %q: maxItems below minItems", path)
 	}
 	p, ok := o.get("prefixItems")
@@ -174,7 +167,7 @@ func (c *schemaConv) array(o *object, name, path string) (Expr, error) {
 		if !ok {
 			return Expr{}, fmt.Errorf("json schema: at %q: prefixItems must be an array", path)
 		}
-		if items, ok := o.get("items"); ok && items != false || lo != 0 && lo != len(list) || hasHi && hi != len(list) {
+		if items, ok := o.get("items"); ok && items != false || lo != 0 && lo != len(list) || hi >= 0 && hi != len(list) {
 			return Expr{}, &UnsupportedError{path, "prefixItems with items or other item counts"}
 		}
 		parts := []Expr{Lit("["), space}
@@ -227,21 +220,14 @@ func (c *schemaConv) str(o *object, name, path string) (Expr, error) {
 		c.primitive("json-char")
 		return Seq(Lit(`"`), expr, Lit(`"`), space), nil
 	}
-	lo, _, err := intOf(o, "minLength", path)
+	lo, hi, err := minMax(o, "minLength", "maxLength", path)
 	if err != nil {
 		return Expr{}, err
 	}
-	hi, hasHi, err := intOf(o, "maxLength", path)
-	if err != nil {
-		return Expr{}, err
-	}
-	if !hasHi {
-		hi = -1
-	}
-	if hasHi && hi < lo {
+	if hi >= 0 && hi < lo {
 		return Expr{}, fmt.Errorf("json schema: at %q: maxLength below minLength", path)
 	}
-	if lo == 0 && !hasHi {
+	if lo == 0 && hi < 0 {
 		return c.primitive("string"), nil
 	}
 	return Seq(Lit(`"`), repetition(c.primitive("json-char"), lo, hi, Expr{}), Lit(`"`), space), nil
@@ -267,15 +253,11 @@ func formatLength(o *object, f any, path string) error {
 	if !known {
 		return nil // refused as an unknown format
 	}
-	lo, _, err := intOf(o, "minLength", path)
+	lo, hi, err := minMax(o, "minLength", "maxLength", path)
 	if err != nil {
 		return err
 	}
-	hi, hasHi, err := intOf(o, "maxLength", path)
-	if err != nil {
-		return err
-	}
-	if lo > bounds[0] || hasHi && (bounds[1] < 0 || bounds[1] > hi) {
+	if lo > bounds[0] || hi >= 0 && (bounds[1] < 0 || bounds[1] > hi) {
 		return &UnsupportedError{path, fmt.Sprintf("format %q with minLength/maxLength", fs)}
 	}
 	return nil

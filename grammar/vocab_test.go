@@ -69,6 +69,23 @@ func bruteMask(t testing.TB, m *Matcher, v *Vocab) []uint64 {
 	return dst
 }
 
+// maskCase is a grammar and a text it accepts.
+type maskCase struct{ name, src, text string }
+
+// checkMaskCases compiles each case's grammar and checks its masks along
+// its text (checkMasks, at every every-th byte).
+func checkMaskCases(t *testing.T, v *Vocab, every int, tests []maskCase) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := Compile(tt.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMasks(t, g, v, tt.text, every)
+		})
+	}
+}
+
 func checkMasks(t *testing.T, g *Grammar, v *Vocab, text string, every int) {
 	t.Helper()
 	m, err := g.NewMatcher(v)
@@ -104,20 +121,12 @@ func TestMaskSmallVocab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct{ name, src, text string }{
+	tests := []maskCase{
 		{"ab", `root ::= "a" "b"+ "c"?`, "abbc"},
 		{"utf8", `root ::= [^a]+ "!"`, "é!é!"},
 		{"end", `root ::= "ab" | "abc"`, "abc"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g, err := Compile(tt.src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkMasks(t, g, v, tt.text, 1)
-		})
-	}
+	checkMaskCases(t, v, 1, tests)
 	g, _ := Compile(`root ::= "ab"`)
 	m, _ := g.NewMatcher(v)
 	mask := make([]uint64, 1)
@@ -146,20 +155,12 @@ func TestMaskSmallVocab(t *testing.T) {
 
 func TestMaskLlamaVocab(t *testing.T) {
 	v := testVocab(t)
-	tests := []struct{ name, src, text string }{
+	tests := []maskCase{
 		{"json", jsonGBNF, `{"name": "Zoë", "tags": ["a\n", 12, -3.5e2, true], "x": {}}`},
 		{"unicode", `root ::= [α-ω]+ " " [😀-😏]`, "λμ 😃"},
 		{"digits", `root ::= [0-9]{1,3} ("," [0-9]{3})*`, "12,345,678"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g, err := Compile(tt.src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkMasks(t, g, v, tt.text, 3)
-		})
-	}
+	checkMaskCases(t, v, 3, tests)
 }
 
 // TestAutomatonReset runs matchers on a grammar whose shared automaton is

@@ -46,9 +46,12 @@ type Batch struct {
 }
 
 // NumLogits is the number of rows with Logits set.
-func (b *Batch) NumLogits() int {
+func (b *Batch) NumLogits() int { return numSet(b.Logits) }
+
+// numSet is the number of true entries of rows.
+func numSet(rows []bool) int {
 	n := 0
-	for _, w := range b.Logits {
+	for _, w := range rows {
 		if w {
 			n++
 		}

@@ -66,15 +66,7 @@ func (m *Model) EmbedPooling(want Pooling) (Pooling, error) {
 }
 
 // NumHidden is the number of rows with Hidden set.
-func (b *Batch) NumHidden() int {
-	n := 0
-	for _, w := range b.Hidden {
-		if w {
-			n++
-		}
-	}
-	return n
-}
+func (b *Batch) NumHidden() int { return numSet(b.Hidden) }
 
 // ForwardHidden is Forward that also stores the final hidden states (after
 // the output norm, as llama.cpp's embeddings) of the rows with b.Hidden set
