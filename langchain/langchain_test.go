@@ -3,7 +3,6 @@ package langchain_test
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/tmc/langchaingo/vectorstores"
 
 	"github.com/troupe-llm/troupe"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/langchain"
 	"github.com/troupe-llm/troupe/troupetest"
 )
@@ -202,7 +202,7 @@ func (s *memStore) SimilaritySearch(ctx context.Context, query string, n int, _ 
 	}
 	out := slices.Clone(s.docs)
 	for i := range out {
-		out[i].Score = float32(cosine(q, s.vecs[i]))
+		out[i].Score = float32(reftest.Cosine(q, s.vecs[i]))
 	}
 	slices.SortFunc(out, func(a, b schema.Document) int {
 		if a.Score > b.Score {
@@ -213,16 +213,6 @@ func (s *memStore) SimilaritySearch(ctx context.Context, query string, n int, _ 
 		return 0
 	})
 	return out[:min(n, len(out))], nil
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // TestVectorStore: documents embedded in process are found again by

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
@@ -49,17 +50,6 @@ func embedModelPath(t *testing.T, rel string) string {
 // directory.
 func synthEncoder(t *testing.T, shape string) string {
 	return synthtest.Write(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1)
-}
-
-// cosine is the cosine similarity of a and b, in float64.
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }
 
 // embedAll computes the pooled, normalized embedding of each sequence, the
@@ -156,7 +146,7 @@ func TestEmbedParity(t *testing.T) {
 		got := embedAll(t, m, seqs, p, ref.Normalize, 0)
 		worst := 1.0
 		for i, in := range ref.Inputs {
-			cos := cosine(got[i], in.Embedding)
+			cos := reftest.Cosine(got[i], in.Embedding)
 			worst = min(worst, cos)
 			if !(cos >= 0.9999) {
 				t.Errorf("input %d (%q): cosine %.6f with llama-embedding, want >= 0.9999", i, in.Text, cos)
@@ -187,7 +177,7 @@ func TestEmbedBatchInvariance(t *testing.T) {
 			i := slices.IndexFunc(tc.seqs, func(s []int32) bool { return len(s) == len(seq) && s[1] == seq[1] })
 			got := embedAll(t, m, tc.seqs, p, 2, tc.chunk)[i]
 			if !slices.Equal(got, alone) {
-				t.Errorf("%s pooling, %s: embedding differs from the sequence alone (cosine %.9f)", p, tc.name, cosine(got, alone))
+				t.Errorf("%s pooling, %s: embedding differs from the sequence alone (cosine %.9f)", p, tc.name, reftest.Cosine(got, alone))
 			}
 		}
 	}
@@ -245,7 +235,7 @@ func TestEncoderBatch(t *testing.T) {
 		alone := embedAll(t, m, [][]int32{seq}, p, 2, 0)[0]
 		got := embedAll(t, m, [][]int32{others[0], seq, others[1]}, p, 2, 0)[1]
 		if !slices.Equal(got, alone) {
-			t.Errorf("%s: batched embedding differs from alone (cosine %.9f)", shape, cosine(got, alone))
+			t.Errorf("%s: batched embedding differs from alone (cosine %.9f)", shape, reftest.Cosine(got, alone))
 		}
 		c := &m.Config
 		cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), BlockSize: 16, NumBlocks: 1})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
@@ -85,7 +86,7 @@ func TestRerankParity(t *testing.T) {
 		got, pooled := rankScores(t, m, seqs)
 		worst, worstCos := 0.0, 1.0
 		for i, p := range ref.Pairs {
-			if cos := cosine(pooled[i], p.Pooled); !(cos >= 0.9999) {
+			if cos := reftest.Cosine(pooled[i], p.Pooled); !(cos >= 0.9999) {
 				t.Errorf("pair %d: pooled state's cosine %.7f with llama.cpp's, want >= 0.9999", i, cos)
 			} else {
 				worstCos = min(worstCos, cos)
