@@ -18,17 +18,7 @@ func logitsOf(probs []float32) []float32 {
 // chainSurvivors runs the general chain for p on logits and returns the
 // surviving ids in id order.
 func chainSurvivors(t *testing.T, p Params, logits []float32) []int32 {
-	t.Helper()
-	s, err := New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int32
-	for _, c := range s.chainTruncate(logits) {
-		ids = append(ids, c.id)
-	}
-	slices.Sort(ids)
-	return ids
+	return sortedIDs(mustNew(t, p).chainTruncate(logits))
 }
 
 // TestChain checks typical-p, XTC and min_keep against llama.cpp's own
@@ -143,10 +133,7 @@ func TestXTCMatchesLlamaCpp(t *testing.T) {
 	}
 	logits := logitsOf([]float32{0.4, 0.3, 0.2, 0.1})
 	for seed, want := range golden {
-		s, err := New(Params{Temperature: 1, XTCProbability: 0.5, XTCThreshold: 0.1, Seed: seed, HasSeed: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustNew(t, Params{Temperature: 1, XTCProbability: 0.5, XTCThreshold: 0.1, Seed: seed, HasSeed: true})
 		got := make([]byte, 0, len(want))
 		for range len(want) {
 			if len(s.chainTruncate(logits)) == 4 {

@@ -38,11 +38,8 @@ func TestDry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := New(Params{Temperature: 1, DryMultiplier: tt.mult, DryBase: tt.base, DryAllowedLength: tt.allowed,
+			s := mustNew(t, Params{Temperature: 1, DryMultiplier: tt.mult, DryBase: tt.base, DryAllowedLength: tt.allowed,
 				DryPenaltyLastN: tt.lastN, DryBreakers: tt.breakers})
-			if err != nil {
-				t.Fatal(err)
-			}
 			l := slices.Clone(s.adjust(logitsOf(tt.probs), tt.history))
 			LogSoftmax(l, l)
 			for i := range l {

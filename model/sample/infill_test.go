@@ -79,10 +79,7 @@ func TestInfillMatchesLlamaCpp(t *testing.T) {
 			if kind == "keep1" {
 				p.TopK, p.TopP = 40, 0.9
 			}
-			s, err := New(p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := mustNew(t, p)
 			var got []string
 			for _, c := range s.chainTruncate(logits) {
 				got = append(got, strconv.Itoa(int(c.id)))

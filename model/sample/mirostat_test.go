@@ -57,10 +57,7 @@ func TestMirostatMatchesLlamaCpp(t *testing.T) {
 					if ver == 2 {
 						p.MirostatTau, p.MirostatEta = 3, 0.2
 					}
-					s, err := New(p)
-					if err != nil {
-						t.Fatal(err)
-					}
+					s := mustNew(t, p)
 					var got []string
 					history := []int32{1, 2, 3}
 					for step := range uint32(40) {

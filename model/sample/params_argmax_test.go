@@ -30,10 +30,7 @@ func TestArgmaxParams(t *testing.T) {
 			continue
 		}
 		// Where Argmax holds, Sample is the first index of the largest logit.
-		s, err := New(tc.p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustNew(t, tc.p)
 		logits := []float32{1, 3, float32(math.Inf(-1)), 3, 2}
 		tok, err := s.Sample(logits, []int32{1, 1, 3})
 		if err != nil || tok.ID != 1 {

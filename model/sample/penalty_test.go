@@ -39,10 +39,7 @@ func TestAdjust(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := New(tt.p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := mustNew(t, tt.p)
 			in := slices.Clone(logits)
 			// Twice, to check that the counts left behind are clean.
 			for range 2 {

@@ -62,18 +62,13 @@ func TestVerifyKeepsTheTargetDistribution(t *testing.T) {
 	const n = 40000
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ts, err := New(Params{Temperature: c.temp, TopK: c.targetK, HasSeed: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds, err := New(Params{Temperature: c.temp, TopK: c.draftK, HasSeed: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ts := mustNew(t, Params{Temperature: c.temp, TopK: c.targetK, HasSeed: true})
+			ds := mustNew(t, Params{Temperature: c.temp, TopK: c.draftK, HasSeed: true})
 			p, q := wantDist(target, c.temp, c.targetK), wantDist(draft, c.temp, c.draftK)
 			got := make([]float64, len(target))
 			accepted := 0
 			var qd Dist
+			var err error
 			for seed := range uint64(n) {
 				ds.Seek(seed^0x5eed, 7)
 				if qd, err = ds.Dist(draft, nil, 0, qd); err != nil {

@@ -10,17 +10,27 @@ import (
 // survivors runs truncate for p on logits and returns the surviving ids in
 // id order.
 func survivors(t *testing.T, p Params, logits []float32) []int32 {
+	return sortedIDs(mustNew(t, p).truncate(logits, logits[Argmax(logits)]))
+}
+
+// sortedIDs returns the candidates' ids in id order.
+func sortedIDs(cands []candidate) []int32 {
+	var ids []int32
+	for _, c := range cands {
+		ids = append(ids, c.id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// mustNew is New(p), failing the test on an error.
+func mustNew(t *testing.T, p Params) *Sampler {
 	t.Helper()
 	s, err := New(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []int32
-	for _, c := range s.truncate(logits, logits[Argmax(logits)]) {
-		ids = append(ids, c.id)
-	}
-	slices.Sort(ids)
-	return ids
+	return s
 }
 
 func TestTruncate(t *testing.T) {
