@@ -1,7 +1,6 @@
 package troupetest
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/troupe-llm/troupe/internal/synth"
@@ -106,11 +105,7 @@ func tinyVocab() (*gguf.File, error) {
 	w.SetKV("tokenizer.ggml.padding_token_id", uint32(endOfText))
 	w.SetKV("tokenizer.ggml.add_bos_token", false)
 	w.SetKV("tokenizer.chat_template", TinyTemplate)
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("troupetest: vocabulary: %w", err)
-	}
-	f, err := gguf.Parse("troupe-tiny-vocab", buf.Bytes())
+	f, err := w.Parse("troupe-tiny-vocab")
 	if err != nil {
 		return nil, fmt.Errorf("troupetest: vocabulary: %w", err)
 	}

@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -124,6 +125,16 @@ func (w *Writer) tensorInfo(name string, typ compute.DType, shape []int) (Tensor
 		return TensorInfo{}, fmt.Errorf("gguf: tensor %q: %w", name, err)
 	}
 	return TensorInfo{Name: name, Type: typ, Shape: append([]int(nil), shape...), Size: uint64(rowBytes) * (elems / uint64(shape[0]))}, nil
+}
+
+// Parse writes the image into memory and reads it back as Parse does,
+// under name.
+func (w *Writer) Parse(name string) (*File, error) {
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return Parse(name, buf.Bytes())
 }
 
 // WriteTo writes the image to out and returns the number of bytes written.

@@ -1,7 +1,6 @@
 package lora
 
 import (
-	"bytes"
 	"errors"
 	"math"
 	"strings"
@@ -23,11 +22,7 @@ func adapterFile(t *testing.T, kv map[string]any, tensors map[string][]int) *ggu
 			t.Fatal(err)
 		}
 	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Parse("adapter.gguf", buf.Bytes())
+	f, err := w.Parse("adapter.gguf")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/troupe-llm/troupe/model/gguf"
@@ -18,11 +17,7 @@ func fimVocab(t *testing.T, tokens []string, keys map[string]uint32) *Vocab {
 	for k, v := range keys {
 		w.SetKV(k, v)
 	}
-	var b bytes.Buffer
-	if _, err := w.WriteTo(&b); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Parse("fim.gguf", b.Bytes())
+	f, err := w.Parse("fim.gguf")
 	if err != nil {
 		t.Fatal(err)
 	}
