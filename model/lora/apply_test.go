@@ -42,6 +42,22 @@ func checkAlone(t *testing.T, ap *Applier, mm *compute.MatMuler, w *compute.Tens
 	}
 }
 
+// addBatch runs Add on the batch x of n rows of w, checks each row's bits
+// against the row's alone (checkAlone) and returns the result.
+func addBatch(t *testing.T, w *compute.Tensor, x []float32, n int, seq []int32, loras [][]Scaled) []float32 {
+	t.Helper()
+	mm := compute.NewMatMuler(2)
+	var ap Applier
+	got := make([]float32, n*w.Shape[1])
+	if err := ap.Add(mm, got, x, n, w, seq, loras); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		checkAlone(t, &ap, mm, w, x, got, i, loras[seq[i]])
+	}
+	return got
+}
+
 func f32At(t *compute.Tensor, r, c int) float64 {
 	return float64(math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*(r*t.Cols()+c):])))
 }
@@ -69,12 +85,7 @@ func TestApplierAdd(t *testing.T) {
 		{{b, 2}},
 		{{other, 1}},
 	}
-	mm := compute.NewMatMuler(2)
-	var ap Applier
-	got := make([]float32, n*out)
-	if err := ap.Add(mm, got, x, n, w, seq, loras); err != nil {
-		t.Fatal(err)
-	}
+	got := addBatch(t, w, x, n, seq, loras)
 	for i := range n {
 		for c := range out {
 			var want float64
@@ -97,7 +108,6 @@ func TestApplierAdd(t *testing.T) {
 				t.Fatalf("row %d col %d: %v, want %v", i, c, got[i*out+c], want)
 			}
 		}
-		checkAlone(t, &ap, mm, w, x, got, i, loras[seq[i]])
 	}
 	if !slices.Equal(got[out:2*out], make([]float32, out)) || !slices.Equal(got[5*out:], make([]float32, out)) {
 		t.Error("a row without adapters for w changed")
@@ -173,14 +183,8 @@ func TestApplierMatMulPath(t *testing.T) {
 	x := randVec(rng, n*in)
 	seq := []int32{0, 1, 0, 2}
 	loras := [][]Scaled{{{a, 1}}, {{f, 1}}, {{f, 0.5}, {a, 2}}}
-	mm := compute.NewMatMuler(2)
-	var ap Applier
-	got := make([]float32, n*out)
-	if err := ap.Add(mm, got, x, n, w, seq, loras); err != nil {
-		t.Fatal(err)
-	}
+	got := addBatch(t, w, x, n, seq, loras)
 	for i := range n {
-		checkAlone(t, &ap, mm, w, x, got, i, loras[seq[i]])
 		if seq[i] != 0 {
 			continue
 		}
