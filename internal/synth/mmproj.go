@@ -103,17 +103,12 @@ func WriteProjector(path string, o ProjectorOptions) error {
 	for i := range s.Layers {
 		b := fmt.Sprintf("v.blk.%d.", i)
 		pt.attention(b, d)
-		ones(b+"ln1.weight", d)
-		add(b+"ln1.bias", compute.F32, 0.02, d)
-		add(b+"ffn_up.weight", compute.F16, in(d), d, s.FFN)
-		add(b+"ffn_up.bias", compute.F32, 0.02, s.FFN)
-		add(b+"ffn_down.weight", compute.F16, in(s.FFN), s.FFN, d)
-		add(b+"ffn_down.bias", compute.F32, 0.02, d)
-		ones(b+"ln2.weight", d)
-		add(b+"ln2.bias", compute.F32, 0.02, d)
+		pt.norm(b+"ln1", d)
+		pt.linear(b+"ffn_up", d, s.FFN)
+		pt.linear(b+"ffn_down", s.FFN, d)
+		pt.norm(b+"ln2", d)
 	}
-	ones("v.post_ln.weight", d)
-	add("v.post_ln.bias", compute.F32, 0.02, d)
+	pt.norm("v.post_ln", d)
 	switch s.Type {
 	case "gemma3":
 		ones("mm.soft_emb_norm.weight", d)
@@ -199,9 +194,22 @@ func (p *projTensors) add(name string, typ compute.DType, std float64, shape ...
 // width d, with biases.
 func (p *projTensors) attention(b string, d int) {
 	for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_out"} {
-		p.add(b+m+".weight", compute.F16, invSqrt(d), d, d)
-		p.add(b+m+".bias", compute.F32, 0.02, d)
+		p.linear(b+m, d, d)
 	}
+}
+
+// linear adds matrix name.weight of k inputs and n outputs (F16) and its
+// bias name.bias.
+func (p *projTensors) linear(name string, k, n int) {
+	p.add(name+".weight", compute.F16, invSqrt(k), k, n)
+	p.add(name+".bias", compute.F32, 0.02, n)
+}
+
+// norm adds a norm's weight name.weight (about 1) and bias name.bias, of n
+// values each.
+func (p *projTensors) norm(name string, n int) {
+	p.ones(name+".weight", n)
+	p.add(name+".bias", compute.F32, 0.02, n)
 }
 
 // ones adds a norm's weight of n values about 1.

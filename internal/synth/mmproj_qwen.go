@@ -31,19 +31,14 @@ func writeQwen25VL(path string, s ProjectorShape, seed uint64) error {
 		pt.attention(b, d)
 		ones(b+"ln1.weight", d)
 		ones(b+"ln2.weight", d)
-		add(b+"ffn_gate.weight", compute.F16, in(d), d, s.FFN)
-		add(b+"ffn_gate.bias", compute.F32, 0.02, s.FFN)
-		add(b+"ffn_up.weight", compute.F16, in(d), d, s.FFN)
-		add(b+"ffn_up.bias", compute.F32, 0.02, s.FFN)
-		add(b+"ffn_down.weight", compute.F16, in(s.FFN), s.FFN, d)
-		add(b+"ffn_down.bias", compute.F32, 0.02, d)
+		pt.linear(b+"ffn_gate", d, s.FFN)
+		pt.linear(b+"ffn_up", d, s.FFN)
+		pt.linear(b+"ffn_down", s.FFN, d)
 	}
 	ones("v.post_ln.weight", d)
 	k := 4 * d
-	add("mm.0.weight", compute.F16, in(k), k, k)
-	add("mm.0.bias", compute.F32, 0.02, k)
-	add("mm.2.weight", compute.F16, in(k), k, s.ProjDim)
-	add("mm.2.bias", compute.F32, 0.02, s.ProjDim)
+	pt.linear("mm.0", k, k)
+	pt.linear("mm.2", k, s.ProjDim)
 	return pt.write(path)
 }
 
@@ -80,7 +75,7 @@ func writeQwen3VL(path string, s ProjectorShape, seed uint64) error {
 
 	d, p := s.Dim, s.Patch
 	pt := &projTensors{gw: gw, seed: seed}
-	add, ones, in := pt.add, pt.ones, invSqrt
+	add, in := pt.add, invSqrt
 
 	add("v.patch_embd.weight", compute.F16, in(6*p*p), p, p, 3, d)
 	add("v.patch_embd.weight.1", compute.F16, in(6*p*p), p, p, 3, d)
@@ -88,34 +83,22 @@ func writeQwen3VL(path string, s ProjectorShape, seed uint64) error {
 	add("v.position_embd.weight", compute.F32, 0.5, d, side*side)
 	for i := range s.Layers {
 		b := fmt.Sprintf("v.blk.%d.", i)
-		add(b+"attn_qkv.weight", compute.F16, in(d), d, 3*d)
-		add(b+"attn_qkv.bias", compute.F32, 0.02, 3*d)
-		add(b+"attn_out.weight", compute.F16, in(d), d, d)
-		add(b+"attn_out.bias", compute.F32, 0.02, d)
-		ones(b+"ln1.weight", d)
-		add(b+"ln1.bias", compute.F32, 0.02, d)
-		ones(b+"ln2.weight", d)
-		add(b+"ln2.bias", compute.F32, 0.02, d)
-		add(b+"ffn_up.weight", compute.F16, in(d), d, s.FFN)
-		add(b+"ffn_up.bias", compute.F32, 0.02, s.FFN)
-		add(b+"ffn_down.weight", compute.F16, in(s.FFN), s.FFN, d)
-		add(b+"ffn_down.bias", compute.F32, 0.02, d)
+		pt.linear(b+"attn_qkv", d, 3*d)
+		pt.linear(b+"attn_out", d, d)
+		pt.norm(b+"ln1", d)
+		pt.norm(b+"ln2", d)
+		pt.linear(b+"ffn_up", d, s.FFN)
+		pt.linear(b+"ffn_down", s.FFN, d)
 	}
-	ones("v.post_ln.weight", d)
-	add("v.post_ln.bias", compute.F32, 0.02, d)
+	pt.norm("v.post_ln", d)
 	k := 4 * d
-	add("mm.0.weight", compute.F16, in(k), k, k)
-	add("mm.0.bias", compute.F32, 0.02, k)
-	add("mm.2.weight", compute.F16, in(k), k, s.ProjDim)
-	add("mm.2.bias", compute.F32, 0.02, s.ProjDim)
+	pt.linear("mm.0", k, k)
+	pt.linear("mm.2", k, s.ProjDim)
 	for _, il := range s.Deepstack {
 		b := fmt.Sprintf("v.deepstack.%d.", il)
-		ones(b+"norm.weight", k)
-		add(b+"norm.bias", compute.F32, 0.02, k)
-		add(b+"fc1.weight", compute.F16, in(k), k, k)
-		add(b+"fc1.bias", compute.F32, 0.02, k)
-		add(b+"fc2.weight", compute.F16, in(k), k, s.ProjDim)
-		add(b+"fc2.bias", compute.F32, 0.02, s.ProjDim)
+		pt.norm(b+"norm", k)
+		pt.linear(b+"fc1", k, k)
+		pt.linear(b+"fc2", k, s.ProjDim)
 	}
 	return pt.write(path)
 }
