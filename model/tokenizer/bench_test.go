@@ -9,12 +9,15 @@ const benchText = "Once upon a time, there was a little girl named Lily. She lov
 	"One day, she saw a big, red ball. She wanted to play with it, but it was too high. Cửa Việt 🦙.cpp\n"
 
 func benchmarkEncode(b *testing.B, rel string) {
-	tok := loadTokenizer(b, rel)
-	text := strings.Repeat(benchText, 16)
+	benchEncode(b, loadTokenizer(b, rel), strings.Repeat(benchText, 16), true)
+}
+
+// benchEncode measures tok's Encode of text, in bytes and tokens a second.
+func benchEncode(b *testing.B, tok *Tokenizer, text string, addSpecial bool) {
 	b.SetBytes(int64(len(text)))
 	n := 0
 	for b.Loop() {
-		ids, _ := tok.Encode(text, true, false)
+		ids, _ := tok.Encode(text, addSpecial, false)
 		n += len(ids)
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tok/s")

@@ -125,15 +125,7 @@ func FuzzEncodeWPM(f *testing.F) {
 	}
 	tok := loadTokenizer(f, "vocab/ggml-vocab-bert-bge.gguf")
 	f.Fuzz(func(t *testing.T, s string) {
-		ids, err := tok.Encode(s, true, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range ids {
-			if id < 0 || int(id) >= tok.VocabSize() {
-				t.Fatalf("%q → %v: id %d outside the vocabulary", s, ids, id)
-			}
-		}
+		ids := encodeChecked(t, tok, s, true, false)
 		if again, _ := tok.Encode(s, true, false); !slices.Equal(again, ids) {
 			t.Fatalf("%q: %v, then %v", s, ids, again)
 		}
@@ -169,14 +161,7 @@ func BenchmarkBPEEncode(b *testing.B) {
 				text.WriteString(v.text)
 				text.WriteByte('\n')
 			}
-			s := strings.Repeat(text.String(), 20)
-			b.SetBytes(int64(len(s)))
-			tokens := 0
-			for b.Loop() {
-				ids, _ := tok.Encode(s, false, false)
-				tokens += len(ids)
-			}
-			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tok/s")
+			benchEncode(b, tok, strings.Repeat(text.String(), 20), false)
 		})
 	}
 }

@@ -7,6 +7,22 @@ import (
 	"unicode/utf8"
 )
 
+// encodeChecked encodes text, failing the test on an error or an id outside
+// tok's vocabulary.
+func encodeChecked(t *testing.T, tok *Tokenizer, text string, addSpecial, parseSpecial bool) []int32 {
+	t.Helper()
+	ids, err := tok.Encode(text, addSpecial, parseSpecial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if id < 0 || int(id) >= tok.VocabSize() {
+			t.Fatalf("Encode(%q) = %v: id %d outside the vocabulary", text, ids, id)
+		}
+	}
+	return ids
+}
+
 // FuzzEncodeSPM checks, on the Llama 2 SentencePiece vocabulary (which has
 // byte tokens), that encoding never panics, that decoding gives the text
 // back, and that the incremental Decoder agrees with Decode. Exempt from the
@@ -23,15 +39,7 @@ func FuzzEncodeSPM(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		ids, err := spm.Encode(text, false, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range ids {
-			if id < 0 || int(id) >= spm.VocabSize() {
-				t.Fatalf("Encode(%q) gave id %d", text, id)
-			}
-		}
+		ids := encodeChecked(t, spm, text, false, false)
 		back := spm.Decode(ids)
 		if utf8.ValidString(text) && !strings.Contains(text, spmSpace) && back != text {
 			t.Fatalf("Decode(Encode(%q)) = %q", text, back)
@@ -49,14 +57,6 @@ func FuzzEncodeSPM(f *testing.F) {
 		if len(withBOS) == 0 || withBOS[0] != spm.BOS() || !slices.Equal(withBOS[1:], ids) {
 			t.Fatalf("Encode(%q, addSpecial) = %v, want BOS then %v", text, withBOS, ids)
 		}
-		tids, err := tiny.Encode(text, true, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range tids {
-			if id < 0 || int(id) >= tiny.VocabSize() {
-				t.Fatalf("TinyStories Encode(%q) gave id %d", text, id)
-			}
-		}
+		encodeChecked(t, tiny, text, true, true)
 	})
 }
