@@ -23,11 +23,7 @@ func loadVocab(rel string) (*Vocab, error) {
 		return nil, err
 	}
 	defer f.Close()
-	tv, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := tokenizer.New(tv)
+	tok, err := tokenizer.FromFile(f)
 	if err != nil {
 		return nil, err
 	}

@@ -257,11 +257,7 @@ func worstRelAbs(got, want []float32, vocab int) (rel, abs float64) {
 // tokenized alone (BOS on the first), a -1 per image row.
 func serverLayout(t *testing.T, f *gguf.File, prep *vision.Prepared) []int32 {
 	t.Helper()
-	vf, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New(vf)
+	tok, err := tokenizer.FromFile(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,7 @@ func infillVocabOf(t *testing.T, rel string) *InfillVocab {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	v, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New(v)
+	tok, err := tokenizer.FromFile(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,16 @@ import (
 	"github.com/troupe-llm/troupe/model/gguf"
 )
 
+// FromFile builds the Tokenizer of a GGUF file's vocabulary:
+// New(FromGGUF(f)).
+func FromFile(f *gguf.File) (*Tokenizer, error) {
+	v, err := FromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	return New(v)
+}
+
 // FromGGUF reads the vocabulary in a GGUF file's tokenizer.ggml.* keys the
 // way llama.cpp's llama_vocab::impl::load does: its defaults per tokenizer
 // family and pre-tokenizer, its checks on special token ids, and its
