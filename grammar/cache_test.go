@@ -93,6 +93,21 @@ func TestCachePanic(t *testing.T) {
 	}
 }
 
+// cachedMatcher gets src's grammar from c, made by compile on a miss, and
+// a matcher of it on v.
+func cachedMatcher(t *testing.T, c *Cache, v *Vocab, src string, compile func(string) (*Grammar, error)) (*Grammar, *Matcher) {
+	t.Helper()
+	g, err := c.Get(src, func() (*Grammar, error) { return compile(src) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := g.NewMatcher(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, m
+}
+
 // TestCacheBytes: grammars whose automata and masks grow past the cache's
 // memory bound are dropped, least recently used first, never the one just
 // used; Bytes grows as a matcher works.
@@ -102,14 +117,7 @@ func TestCacheBytes(t *testing.T) {
 	mask := make([]uint64, v.MaskWords())
 	var gs []*Grammar
 	for _, src := range []string{"[a-z]+", "[0-9]+", "(ab)+"} {
-		g, err := c.Get(src, func() (*Grammar, error) { return FromRegex(src) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := g.NewMatcher(v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, m := cachedMatcher(t, c, v, src, FromRegex)
 		if err := m.Mask(mask); err != nil {
 			t.Fatal(err)
 		}
@@ -162,14 +170,7 @@ func TestCacheFloodHeap(t *testing.T) {
 			fmt.Fprintf(&b, `"w%dx%d" [a-z]? `, i, j)
 		}
 		src := b.String()
-		g, err := c.Get(src, func() (*Grammar, error) { return Compile(src) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := g.NewMatcher(v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, m := cachedMatcher(t, c, v, src, Compile)
 		for _, tok := range []byte(fmt.Sprintf("w%dx0", i)) {
 			if err := m.Mask(mask); err != nil {
 				t.Fatal(err)
