@@ -16,25 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "emu_fail.h"
+
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 #define API extern "C" __attribute__((visibility("default")))
-
-// emu_fail reports whether TROUPE_EMU_FAIL, a comma-separated list, names
-// stage: the tests of troupe's fallback from CUDA to the CPU make the fake
-// libraries fail there ("cuInit", "cuMemAlloc", "cuModuleLoadData",
-// "nvrtcCompileProgram").
-static inline bool emu_fail(const char* stage) {
-	const char* list = getenv("TROUPE_EMU_FAIL");
-	size_t n = strlen(stage);
-	for (const char* p = list; p && *p;) {
-		const char* end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (len == n && strncmp(p, stage, n) == 0) return true;
-		p = end ? end + 1 : 0;
-	}
-	return false;
-}
 
 enum {
 	kSuccess = 0,

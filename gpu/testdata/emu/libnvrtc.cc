@@ -22,21 +22,7 @@
 #include <unistd.h>
 #include <utime.h>
 
-// emu_fail reports whether TROUPE_EMU_FAIL, a comma-separated list, names
-// stage: the tests of troupe's fallback from CUDA to the CPU make the fake
-// libraries fail there ("cuInit", "cuMemAlloc", "cuModuleLoadData",
-// "nvrtcCompileProgram").
-static bool emu_fail(const char* stage) {
-	const char* list = getenv("TROUPE_EMU_FAIL");
-	size_t n = strlen(stage);
-	for (const char* p = list; p && *p;) {
-		const char* end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (len == n && strncmp(p, stage, n) == 0) return true;
-		p = end ? end + 1 : 0;
-	}
-	return false;
-}
+#include "emu_fail.h"
 
 #include <set>
 #include <string>
