@@ -69,13 +69,7 @@ func WithMetrics(reg prometheus.Registerer) Option {
 // device (default 2), so that troupe leaves the program's other work its
 // share of the machine.
 func WithThreads(n int) Option {
-	return func(o *options) error {
-		if n < 1 {
-			return fmt.Errorf("troupe: WithThreads(%d): at least 1", n)
-		}
-		o.runtime.Workers = n
-		return nil
-	}
+	return atLeastOne("WithThreads", n, func(o *options) { o.runtime.Workers = n })
 }
 
 // WithKVCacheBytes bounds the memory of the KV cache (K and V of every
@@ -95,23 +89,22 @@ func WithKVCacheBytes(n int64) Option {
 // WithContextLength bounds each sequence's positions, prompt and output
 // together (default: the model's context).
 func WithContextLength(n int) Option {
-	return func(o *options) error {
-		if n < 1 {
-			return fmt.Errorf("troupe: WithContextLength(%d): at least 1", n)
-		}
-		o.runtime.MaxModelLen = n
-		return nil
-	}
+	return atLeastOne("WithContextLength", n, func(o *options) { o.runtime.MaxModelLen = n })
 }
 
 // WithMaxSequences bounds the sequences that run at once on a device
 // (vLLM's max_num_seqs; default 64); requests past it wait.
 func WithMaxSequences(n int) Option {
+	return atLeastOne("WithMaxSequences", n, func(o *options) { o.runtime.MaxNumSeqs = n })
+}
+
+// atLeastOne is the Option name(n): set, unless n is below 1.
+func atLeastOne(name string, n int, set func(*options)) Option {
 	return func(o *options) error {
 		if n < 1 {
-			return fmt.Errorf("troupe: WithMaxSequences(%d): at least 1", n)
+			return fmt.Errorf("troupe: %s(%d): at least 1", name, n)
 		}
-		o.runtime.MaxNumSeqs = n
+		set(o)
 		return nil
 	}
 }
