@@ -41,13 +41,7 @@ func WithLogger(log zerolog.Logger) Option {
 // WithSlog sends troupe's log lines, and those of the actor system it
 // starts, to h.
 func WithSlog(h slog.Handler) Option {
-	return func(o *options) error {
-		if h == nil {
-			return fmt.Errorf("troupe: WithSlog: a nil handler")
-		}
-		o.slog = h
-		return nil
-	}
+	return nonNil("WithSlog", "handler", h == nil, func(o *options) { o.slog = h })
 }
 
 // WithMetrics registers troupe's metrics (the troupe: names GET /metrics
@@ -56,13 +50,7 @@ func WithSlog(h slog.Handler) Option {
 // troupe's own. The Go and process collectors are not registered: a
 // program has its own.
 func WithMetrics(reg prometheus.Registerer) Option {
-	return func(o *options) error {
-		if reg == nil {
-			return fmt.Errorf("troupe: WithMetrics: a nil registerer")
-		}
-		o.metrics = reg
-		return nil
-	}
+	return nonNil("WithMetrics", "registerer", reg == nil, func(o *options) { o.metrics = reg })
 }
 
 // WithThreads bounds the goroutines a forward pass uses on each CPU
@@ -98,6 +86,17 @@ func WithMaxSequences(n int) Option {
 	return atLeastOne("WithMaxSequences", n, func(o *options) { o.runtime.MaxNumSeqs = n })
 }
 
+// nonNil is the Option name(v): set, unless v is nil (isNil), a nil what.
+func nonNil(name, what string, isNil bool, set func(*options)) Option {
+	return func(o *options) error {
+		if isNil {
+			return fmt.Errorf("troupe: %s: a nil %s", name, what)
+		}
+		set(o)
+		return nil
+	}
+}
+
 // atLeastOne is the Option name(n): set, unless n is below 1.
 func atLeastOne(name string, n int, set func(*options)) Option {
 	return func(o *options) error {
@@ -126,13 +125,7 @@ func WithDevice(kind string) Option {
 // makes (a test's scripted backend: package troupetest). The model file
 // still gives the tokenizer and the chat template. The caller closes b.
 func WithBackend(b actors.Backend) Option {
-	return func(o *options) error {
-		if b == nil {
-			return fmt.Errorf("troupe: WithBackend: a nil backend")
-		}
-		o.runtime.Backends = []actors.Backend{b}
-		return nil
-	}
+	return nonNil("WithBackend", "backend", b == nil, func(o *options) { o.runtime.Backends = []actors.Backend{b} })
 }
 
 // WithChatTemplate overrides the model's chat template: the name of a
