@@ -8,7 +8,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
-	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
 	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/eventstream"
@@ -81,7 +80,7 @@ func joinPipeline(system *actor.ActorSystem, cfg Config, self stageRecord, log f
 }
 
 // newProvider is the cluster provider cfg names: etcd (at cfg.Etcd, else
-// 127.0.0.1:2379) or automanaged.
+// 127.0.0.1:2379) or automanaged (seeds.go).
 func newProvider(cfg Config) (cluster.ClusterProvider, error) {
 	switch cfg.Provider {
 	case "etcd":
@@ -98,7 +97,7 @@ func newProvider(cfg Config) (cluster.ClusterProvider, error) {
 		if cfg.AutoManagedPort <= 0 || len(cfg.Seeds) == 0 {
 			return nil, fmt.Errorf("cluster: the automanaged provider needs --automanaged-port and --seeds (every member's HOST:PORT)")
 		}
-		return automanaged.NewWithConfig(time.Second, cfg.AutoManagedPort, cfg.Seeds...), nil
+		return newSeedProvider(cfg.AutoManagedPort, cfg.Seeds), nil
 	}
 	return nil, fmt.Errorf("cluster: --provider %q: want etcd or automanaged", cfg.Provider)
 }
