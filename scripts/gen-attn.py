@@ -146,24 +146,28 @@ def vkq(G, C):
     return '\n'.join(out)
 
 
+# The Q8_0 kernels (the .s says they are described here):
+#
+# The same for a Q8_0 cache (rows of Q8_0 blocks, 34 bytes each: an f16
+# scale and 32 int8), per head the operations of DotRowsQ8_0 and
+# VKQRowsQ8_0 (TestAttnGroupQ8_0Kernels):
+#
+#     func dotRowsQ8G{G}C{C}(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+#
+# q holds the G heads' queries as 2C blockQ8_0 each (40 bytes: d float32,
+# corr, qs); each score is ggml_vec_dot_q8_0_q8_0: per block the int8
+# products summed by VPDPBUSD in eight lanes, times d_k·d_q, by FMA into
+# eight float32 lanes, reduced as hsum_float_8. The row's block is loaded
+# once for all G heads.
+#
+#     func vkqRowsQ8G{G}C{C}(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+#
+# out holds the G heads' float32 accumulators; each row is dequantized
+# once (d·q, exact), then per head: where ms_g[j] != 1, out_g = out_g·ms_g[j];
+# out_g = fma(v_j, vs_g[j], out_g).
+
 Q8_HEADER = '''
-// The same for a Q8_0 cache (rows of Q8_0 blocks, 34 bytes each: an f16
-// scale and 32 int8), per head the operations of DotRowsQ8_0 and
-// VKQRowsQ8_0 (TestAttnGroupQ8_0Kernels):
-//
-//	func dotRowsQ8G{G}C{C}(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
-//
-// q holds the G heads' queries as 2C blockQ8_0 each (40 bytes: d float32,
-// corr, qs); each score is ggml_vec_dot_q8_0_q8_0: per block the int8
-// products summed by VPDPBUSD in eight lanes, times d_k·d_q, by FMA into
-// eight float32 lanes, reduced as hsum_float_8. The row's block is loaded
-// once for all G heads.
-//
-//	func vkqRowsQ8G{G}C{C}(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
-//
-// out holds the G heads' float32 accumulators; each row is dequantized
-// once (d·q, exact), then per head: where ms_g[j] != 1, out_g = out_g·ms_g[j];
-// out_g = fma(v_j, vs_g[j], out_g).
+// The same for a Q8_0 cache: scripts/gen-attn.py describes them.
 '''
 
 
