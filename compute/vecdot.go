@@ -102,6 +102,7 @@ func sequentialDot(x []byte, y []blockQ8_0, size int, quants func(w *[32]int8, b
 	}
 	return acc
 }
+
 // lanesDot is the lanes shape over nb blocks of size bytes (d f16 first):
 // quants(w, b, ib) writes block ib's (b) weight quants into w and returns
 // its activation block's d and qs.
