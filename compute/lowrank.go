@@ -92,7 +92,7 @@ func (l *LowRank) AddCols(out, t []float32, scale float32, c0, c1 int) {
 	if full := (c1 - first) / 16; full > 0 {
 		var n int
 		if l.f16 {
-			n = lowRankF16Asm(l.half[first*l.rank:], t, out[first:], full, scale)
+			n = lowRankAsm(l.half[first*l.rank:], t, out[first:], full, scale)
 		} else {
 			n = lowRankAsm(l.panel[first*l.rank:], t, out[first:], full, scale)
 		}
