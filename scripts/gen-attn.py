@@ -41,20 +41,42 @@ GLOBL attnOne<>(SB), RODATA|NOPTR, $4
 SHAPES = [(2, 1), (3, 1), (4, 1), (2, 2)]
 
 
+# The heads' pointers for heads 0..3: the outputs of the dot kernels, the
+# ms and vs of the vkq kernels.
+OUT_PTRS = ['DI', 'R12', 'R13', 'R8']
+MS_PTRS = ['R8', 'R12', 'SI', 'R14']
+VS_PTRS = ['R9', 'R13', 'DX', 'AX']
+
+
+def group_start(name, sig, regs, setup=()):
+    """A group kernel's header, its argument loads into regs, the jump to
+    done when there are no rows (CX), then setup."""
+    head, body = kerngen.header(name, sig, regs)
+    return [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done'] + list(setup)]
+
+
+def load_heads(G, C, base):
+    """Loads the G heads' 4C 16-value chunks at base into
+    Z((g·C + c)·4 + a), head g's chunk 4c + a."""
+    return [f'\tVMOVUPS {((g * C + c) * 4 + a) * 64}({base}), Z{(g * C + c) * 4 + a}'
+            for g in range(G) for c in range(C) for a in range(4)]
+
+
+def head_ptrs(G, *ptrs):
+    """Points each list of ptrs' entry g at entry g − 1 + R11 (the heads'
+    stride), for heads 1..G−1."""
+    return [f'\tLEAQ ({p[g - 1]})(R11*1), {p[g]}' for g in range(1, G) for p in ptrs]
+
+
 def dot(G, C):
     name = f'dotRowsG{G}C{C}'
-    head, body = kerngen.header(name, 'dotGroup', ['SI', 'BX', 'R10', 'CX', 'DI', 'R11'])
-    out = [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done']]
+    out = group_start(name, 'dotGroup', ['SI', 'BX', 'R10', 'CX', 'DI', 'R11'])
     # query registers: head g, chunk c, quarter a -> Z(16 g C + 4 c + a)... kept below Z24
     qreg = lambda g, c, a: f'Z{(g * C + c) * 4 + a}'
-    for g in range(G):
-        for c in range(C):
-            for a in range(4):
-                out.append(f'\tVMOVUPS {((g * C + c) * 4 + a) * 64}(SI), {qreg(g, c, a)}')
+    out += load_heads(G, C, 'SI')
     # output pointers: DI (head 0), R12, R13, R8 for heads 1..3
-    optr = ['DI', 'R12', 'R13', 'R8'][:G]
-    for g in range(1, G):
-        out.append(f'\tLEAQ ({optr[g - 1]})(R11*1), {optr[g]}')
+    optr = OUT_PTRS[:G]
+    out += head_ptrs(G, optr)
     # the row's values as float32: chunk c, quarter a -> Z(16 + 4c + a)
     kreg = lambda c, a: f'Z{16 + c * 4 + a}'
     out.append(f'{name}row:')
@@ -98,19 +120,12 @@ def dot(G, C):
 
 def vkq(G, C):
     name = f'vkqRowsG{G}C{C}'
-    head, body = kerngen.header(name, 'vkqGroup', ['DI', 'BX', 'R10', 'CX', 'R8', 'R9', 'R11'])
-    out = [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done', 'VMOVSS attnOne<>(SB), X27']]
+    out = group_start(name, 'vkqGroup', ['DI', 'BX', 'R10', 'CX', 'R8', 'R9', 'R11'], ['VMOVSS attnOne<>(SB), X27'])
     acc = lambda g, c, a: f'Z{(g * C + c) * 4 + a}'
-    for g in range(G):
-        for c in range(C):
-            for a in range(4):
-                out.append(f'\tVMOVUPS {((g * C + c) * 4 + a) * 64}(DI), {acc(g, c, a)}')
+    out += load_heads(G, C, 'DI')
     # ms_g and vs_g: R8/R9 for head 0, then R12/R13, SI/DX, R14/AX.
-    ms = ['R8', 'R12', 'SI', 'R14'][:G]
-    vs = ['R9', 'R13', 'DX', 'AX'][:G]
-    for g in range(1, G):
-        out.append(f'\tLEAQ ({ms[g - 1]})(R11*1), {ms[g]}')
-        out.append(f'\tLEAQ ({vs[g - 1]})(R11*1), {vs[g]}')
+    ms, vs = MS_PTRS[:G], VS_PTRS[:G]
+    out += head_ptrs(G, ms, vs)
     vreg = lambda c, a: f'Z{16 + c * 4 + a}'  # the row as float32
     out.append(f'{name}row:')
     for c in range(C):
@@ -174,11 +189,9 @@ Q8_HEADER = '''
 def dot_q8(G, C):
     name = f'dotRowsQ8G{G}C{C}'
     NB = 2 * C
-    head, body = kerngen.header(name, 'dotGroupQ8', ['SI', 'BX', 'R10', 'CX', 'DI', 'R11'])
-    out = [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done']]
-    optr = ['DI', 'R12', 'R13', 'R8'][:G]
-    for g in range(1, G):
-        out.append(f'\tLEAQ ({optr[g - 1]})(R11*1), {optr[g]}')
+    out = group_start(name, 'dotGroupQ8', ['SI', 'BX', 'R10', 'CX', 'DI', 'R11'])
+    optr = OUT_PTRS[:G]
+    out += head_ptrs(G, optr)
     out.append(f'{name}row:')
     # VPSIGNB has no EVEX form: everything stays in Y0..Y15. Y0..Y3 the
     # heads' lanes, Y4 d_k, Y5 k, Y6 |k|, Y7..Y12 per-head temporaries.
@@ -221,17 +234,11 @@ def dot_q8(G, C):
 def vkq_q8(G, C):
     name = f'vkqRowsQ8G{G}C{C}'
     NB = 2 * C
-    head, body = kerngen.header(name, 'vkqGroupQ8', ['DI', 'BX', 'R10', 'CX', 'R8', 'R9', 'R11'])
-    out = [''] + head + ['\t' + b for b in body + ['TESTQ CX, CX', f'JZ {name}done', 'VMOVSS attnOne<>(SB), X27']]
+    out = group_start(name, 'vkqGroupQ8', ['DI', 'BX', 'R10', 'CX', 'R8', 'R9', 'R11'], ['VMOVSS attnOne<>(SB), X27'])
     acc = lambda g, i: f'Z{g * 4 * C + i}'  # head g, 16 values i
-    for g in range(G):
-        for i in range(4 * C):
-            out.append(f'\tVMOVUPS {(g * 4 * C + i) * 64}(DI), {acc(g, i)}')
-    ms = ['R8', 'R12', 'SI', 'R14'][:G]
-    vs = ['R9', 'R13', 'DX', 'AX'][:G]
-    for g in range(1, G):
-        out.append(f'\tLEAQ ({ms[g - 1]})(R11*1), {ms[g]}')
-        out.append(f'\tLEAQ ({vs[g - 1]})(R11*1), {vs[g]}')
+    out += load_heads(G, C, 'DI')
+    ms, vs = MS_PTRS[:G], VS_PTRS[:G]
+    out += head_ptrs(G, ms, vs)
     vreg = lambda i: f'Z{16 + i}'  # the row dequantized
     out.append(f'{name}row:')
     for b in range(NB):
