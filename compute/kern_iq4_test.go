@@ -17,22 +17,16 @@ func TestIQ4Kernels(t *testing.T) {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
-	for _, typ := range []DType{IQ4_NL, IQ4_XS} {
-		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8},
-			{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}} { // and the x2 and x3 tails
-			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
-				k := shape.nb * typ.BlockSize()
-				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
-				x := edgeActs(rng, shape.m, k)
-				for _, isa := range hostISAs() {
-					if missingKernel(t, isa, typ, typ == IQ4_NL && panelKernelFor(typ, isa) == nil || typ == IQ4_XS && kKernelFor(typ, isa) == nil) {
-						continue
-					}
-					checkRows(t, isa, typ, w, x, shape.m, false, func(x []float32, m int) []float32 { return iq4Outputs(typ, isa, w, x, m) })
+	forKernelShapes(t, rng, []DType{IQ4_NL, IQ4_XS}, []kernelShape{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8},
+		{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}}, // and the x2 and x3 tails
+		func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32) {
+			for _, isa := range hostISAs() {
+				if missingKernel(t, isa, typ, typ == IQ4_NL && panelKernelFor(typ, isa) == nil || typ == IQ4_XS && kKernelFor(typ, isa) == nil) {
+					continue
 				}
-			})
-		}
-	}
+				checkRows(t, isa, typ, w, x, shape.m, false, func(x []float32, m int) []float32 { return iq4Outputs(typ, isa, w, x, m) })
+			}
+		})
 }
 
 // iq4Outputs runs typ's assembly on isa over w for the m activation rows of

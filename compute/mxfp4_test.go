@@ -200,12 +200,9 @@ func TestMXFP4Kernels(t *testing.T) {
 		t.Skip("no assembly kernels on this CPU/GOARCH")
 	}
 	rng := rand.New(rand.NewPCG(43, 44))
-	for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8}, {40, 3, 17},
-		{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}} { // and the x2 and x3 tails
-		t.Run(fmt.Sprintf("n%d_nb%d_m%d", shape.n, shape.nb, shape.m), func(t *testing.T) {
-			k := shape.nb * 32
-			w := &Tensor{Name: "w", Type: MXFP4, Shape: []int{k, shape.n}, Data: randomMXFP4(rng, shape.n, k)}
-			x := edgeActs(rng, shape.m, k)
+	forKernelShapes(t, rng, []DType{MXFP4}, []kernelShape{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8}, {40, 3, 17},
+		{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}}, // and the x2 and x3 tails
+		func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32) {
 			for _, isa := range hostISAs() {
 				pk := panelKernelFor(MXFP4, isa)
 				if missingKernel(t, isa, MXFP4, pk == nil) {
@@ -217,7 +214,6 @@ func TestMXFP4Kernels(t *testing.T) {
 				}
 			}
 		})
-	}
 }
 
 // BenchmarkMatMulMXFP4 measures MatMul on TinyLlama-sized MXFP4 weights
