@@ -52,18 +52,24 @@ func iq4Outputs(typ DType, isa ISA, w *Tensor, x []float32, m int) []float32 {
 // prefill chunk (m = 64), with two workers, per ISA. GMAC/s counts the
 // weight·activation products.
 func BenchmarkMatMulIQ4(b *testing.B) {
+	benchMatMulTypes(b, []DType{IQ4_NL, Q4_0, IQ4_XS, Q4_K}, func(b *testing.B, isa ISA, out, x []float32, m int, w *Tensor) {
+		benchMatMul(b, isa, 2, true, out, x, m, w)
+		reportGMACs(b, m, w.Rows(), w.Cols())
+	})
+}
+
+// benchMatMulTypes runs bench for each of types on TinyLlama-sized random
+// weights (k = 2048, n = 2048), for m = 1 and 64 activation rows, per ISA.
+func benchMatMulTypes(b *testing.B, types []DType, bench func(b *testing.B, isa ISA, out, x []float32, m int, w *Tensor)) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const k, n = 2048, 2048
-	for _, typ := range []DType{IQ4_NL, Q4_0, IQ4_XS, Q4_K} {
+	for _, typ := range types {
 		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
 		for _, m := range []int{1, 64} {
 			x := randomActs(rng, m*k)
 			out := make([]float32, m*n)
 			for _, isa := range hostISAs() {
-				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) {
-					benchMatMul(b, isa, 2, true, out, x, m, w)
-					reportGMACs(b, m, n, k)
-				})
+				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) { bench(b, isa, out, x, m, w) })
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package compute
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -221,18 +220,7 @@ func TestMXFP4Kernels(t *testing.T) {
 // and a prefill chunk (m = 64), with two workers, per ISA. GFLOP/cpu-s
 // divides by the CPU time the process used (steadier on a shared machine).
 func BenchmarkMatMulMXFP4(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	const k, n = 2048, 2048
-	for _, typ := range []DType{MXFP4, IQ4_NL, Q4_0} {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
-		for _, m := range []int{1, 64} {
-			x := randomActs(rng, m*k)
-			out := make([]float32, m*n)
-			for _, isa := range hostISAs() {
-				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) {
-					reportGFLOPs(b, m, n, k, benchMatMul(b, isa, 2, true, out, x, m, w))
-				})
-			}
-		}
-	}
+	benchMatMulTypes(b, []DType{MXFP4, IQ4_NL, Q4_0}, func(b *testing.B, isa ISA, out, x []float32, m int, w *Tensor) {
+		reportGFLOPs(b, m, w.Rows(), w.Cols(), benchMatMul(b, isa, 2, true, out, x, m, w))
+	})
 }
