@@ -113,9 +113,14 @@ func edgeActs(rng *rand.Rand, m, k int) []float32 {
 type kernelShape struct{ n, nb, m int }
 
 // forKernelShapes runs check as a subtest "TYPE/nN_nbNB_mM" for each of
-// types and shapes, on randomWeights of the type and edgeActs activations.
-func forKernelShapes(t *testing.T, rng *rand.Rand, types []DType, shapes []kernelShape,
+// types and shapes, on randomWeights of the type and edgeActs activations
+// drawn from src; it skips the test where there are no assembly kernels.
+func forKernelShapes(t *testing.T, src rand.Source, types []DType, shapes []kernelShape,
 	check func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32)) {
+	if len(hostISAs()) == 0 {
+		t.Skip("no assembly kernels on this CPU/GOARCH")
+	}
+	rng := rand.New(src)
 	for _, typ := range types {
 		for _, shape := range shapes {
 			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
@@ -133,11 +138,7 @@ func forKernelShapes(t *testing.T, rng *rand.Rand, types []DType, shapes []kerne
 // (x1..x4, x8, AVX2, VNNI) against the others, for 1 to 9, 11, 16 and 17
 // activation rows.
 func TestPanelKernels(t *testing.T) {
-	if len(hostISAs()) == 0 {
-		t.Skip("no assembly kernels on this CPU/GOARCH")
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	forKernelShapes(t, rng, []DType{Q4_0, Q5_0, Q8_0}, []kernelShape{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {32, 2, 8}, {40, 3, 17}, {136, 4, 16},
+	forKernelShapes(t, rand.NewPCG(1, 2), []DType{Q4_0, Q5_0, Q8_0}, []kernelShape{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {32, 2, 8}, {40, 3, 17}, {136, 4, 16},
 		{24, 3, 2}, {43, 5, 3}, {40, 3, 6}, {24, 9, 7}, {19, 2, 11}}, // every tail after the x8 and x4 rows
 		func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32) {
 			k := w.Cols()
