@@ -136,6 +136,49 @@ func AttnGroup(hd int) int { return maxGroup(hd) }
 // MaxAttnGroup bounds AttnGroup for every head size.
 const MaxAttnGroup = 4
 
+// The grouped kernels' signatures (G query heads of one KV head a pass over
+// the cache rows: attn512_amd64.s, attn_group_arm64.s).
+type (
+	dotGroupFunc func(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
+	vkqGroupFunc func(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
+
+	dotGroupQ8Func func(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
+	vkqGroupQ8Func func(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
+)
+
+// groupKernel is an architecture's pair of grouped kernels for g heads of
+// head_dim hd.
+type groupKernel[D, V any] struct {
+	g, hd int
+	dot   D
+	vkq   V
+}
+
+// findGroup returns table's kernels for g heads of head_dim hd, or zero
+// values.
+func findGroup[D, V any](table []groupKernel[D, V], g, hd int) (D, V) {
+	for _, k := range table {
+		if k.g == g && k.hd == hd {
+			return k.dot, k.vkq
+		}
+	}
+	var dot D
+	var vkq V
+	return dot, vkq
+}
+
+// largestGroup is the most heads one of table's kernels takes for head_dim
+// hd, 1 where none takes it.
+func largestGroup[D, V any](table []groupKernel[D, V], hd int) int {
+	most := 1
+	for _, k := range table {
+		if k.hd == hd {
+			most = max(most, k.g)
+		}
+	}
+	return most
+}
+
 // DotRowsGroup is DotRows for g query heads against the same rows: q holds
 // the heads' queries one after the other (g·hd values) and head i's n
 // results go to out[i·ostride:]. Each head's results equal DotRows's bit

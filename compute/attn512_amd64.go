@@ -3,30 +3,27 @@ package compute
 // The group kernels of attn512_amd64.s, by head count G and 64-value
 // chunks C (see scripts/gen-attn.py), declared in kernels_amd64.go.
 
-type (
-	dotGroupFunc func(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-	vkqGroupFunc func(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
+// groupTable and groupTableQ8 are the kernels by heads and head_dim.
+var groupTable = []groupKernel[dotGroupFunc, vkqGroupFunc]{
+	{2, 64, dotRowsG2C1, vkqRowsG2C1},
+	{3, 64, dotRowsG3C1, vkqRowsG3C1},
+	{4, 64, dotRowsG4C1, vkqRowsG4C1},
+	{2, 128, dotRowsG2C2, vkqRowsG2C2},
+}
 
-	dotGroupQ8Func func(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
-	vkqGroupQ8Func func(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
-)
+var groupTableQ8 = []groupKernel[dotGroupQ8Func, vkqGroupQ8Func]{
+	{2, 64, dotRowsQ8G2C1, vkqRowsQ8G2C1},
+	{3, 64, dotRowsQ8G3C1, vkqRowsQ8G3C1},
+	{4, 64, dotRowsQ8G4C1, vkqRowsQ8G4C1},
+	{2, 128, dotRowsQ8G2C2, vkqRowsQ8G2C2},
+}
 
 // groupKernels returns the kernels for g heads of head_dim hd, or nils.
 func groupKernels(g, hd int) (dotGroupFunc, vkqGroupFunc) {
 	if hostISA < AVX512VNNI {
 		return nil, nil
 	}
-	switch {
-	case hd == 64 && g == 2:
-		return dotRowsG2C1, vkqRowsG2C1
-	case hd == 64 && g == 3:
-		return dotRowsG3C1, vkqRowsG3C1
-	case hd == 64 && g == 4:
-		return dotRowsG4C1, vkqRowsG4C1
-	case hd == 128 && g == 2:
-		return dotRowsG2C2, vkqRowsG2C2
-	}
-	return nil, nil
+	return findGroup(groupTable, g, hd)
 }
 
 // groupKernelsQ8 returns the Q8_0 kernels for g heads of head_dim hd, or
@@ -35,28 +32,13 @@ func groupKernelsQ8(g, hd int) (dotGroupQ8Func, vkqGroupQ8Func) {
 	if hostISA < AVX512VNNI {
 		return nil, nil
 	}
-	switch {
-	case hd == 64 && g == 2:
-		return dotRowsQ8G2C1, vkqRowsQ8G2C1
-	case hd == 64 && g == 3:
-		return dotRowsQ8G3C1, vkqRowsQ8G3C1
-	case hd == 64 && g == 4:
-		return dotRowsQ8G4C1, vkqRowsQ8G4C1
-	case hd == 128 && g == 2:
-		return dotRowsQ8G2C2, vkqRowsQ8G2C2
-	}
-	return nil, nil
+	return findGroup(groupTableQ8, g, hd)
 }
 
 // maxGroup is the most heads one group kernel takes for head_dim hd.
 func maxGroup(hd int) int {
-	switch {
-	case hostISA < AVX512VNNI:
+	if hostISA < AVX512VNNI {
 		return 1
-	case hd == 64:
-		return 4
-	case hd == 128:
-		return 2
 	}
-	return 1
+	return largestGroup(groupTable, hd)
 }

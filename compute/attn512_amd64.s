@@ -2,29 +2,8 @@
 
 #include "textflag.h"
 
-// Attention kernels for G query heads that read the same key and value rows
-// (one KV head of grouped-query attention), head_dim = 64·C. The rows hold
-// f16 values (the KV cache), converted to float32 once per row (VCVTPH2PS,
-// exact) for all G heads. One pass over the rows serves all G heads; the
-// heads' chains are independent, so the latency of one head's FMA and f16
-// conversions hides behind the others'.
-// Per head the operations are exactly those of the one-head AVX2 kernels
-// in attn_amd64.s (dotRows64AVX2, vkqRowsF16AVX2), so the results are the
-// same bit for bit (TestAttnGroupKernels).
-//
-//	func dotRowsG{G}C{C}(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-//
-// q holds the G heads' (f16-rounded) queries one after the other; for each
-// row j < n at k + j·kstride (bytes) it stores head g's dot product at
-// out + g·ostride + 4j: four 16-lane products (FMA over the C chunks),
-// reduced in ggml_vec_dot_f16's tree.
-//
-//	func vkqRowsG{G}C{C}(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
-//
-// out holds the G heads' f16-valued accumulators one after the other; for
-// each row j, head g: where ms_g[j] != 1, out_g = f16(out_g·ms_g[j]); then
-// out_g = f16(fma(v_j, vs_g[j], out_g)), with ms_g = ms + g·sstride and
-// vs_g = vs + g·sstride (bytes).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-attn.py.
 
 DATA attnOne<>+0(SB)/4, $1.0
 GLOBL attnOne<>(SB), RODATA|NOPTR, $4
@@ -1037,23 +1016,7 @@ vkqRowsG2C2done:
 	VZEROUPPER
 	RET
 
-// The same for a Q8_0 cache (rows of Q8_0 blocks, 34 bytes each: an f16
-// scale and 32 int8), per head the operations of DotRowsQ8_0 and
-// VKQRowsQ8_0 (TestAttnGroupQ8_0Kernels):
-//
-//	func dotRowsQ8G{G}C{C}(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
-//
-// q holds the G heads' queries as 2C blockQ8_0 each (40 bytes: d float32,
-// corr, qs); each score is ggml_vec_dot_q8_0_q8_0: per block the int8
-// products summed by VPDPBUSD in eight lanes, times d_k·d_q, by FMA into
-// eight float32 lanes, reduced as hsum_float_8. The row's block is loaded
-// once for all G heads.
-//
-//	func vkqRowsQ8G{G}C{C}(out *float32, v *byte, vstride, n int, ms, vs *float32, sstride int)
-//
-// out holds the G heads' float32 accumulators; each row is dequantized
-// once (d·q, exact), then per head: where ms_g[j] != 1, out_g = out_g·ms_g[j];
-// out_g = fma(v_j, vs_g[j], out_g).
+// The same for a Q8_0 cache: scripts/gen-attn.py describes them.
 
 // func dotRowsQ8G2C1(q *blockQ8_0, k *byte, kstride, n int, out *float32, ostride int)
 TEXT ·dotRowsQ8G2C1(SB), NOSPLIT, $0-48

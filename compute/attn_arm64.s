@@ -2,16 +2,8 @@
 
 #include "textflag.h"
 
-// dotRows64NEON is DotRows for head sizes a multiple of 64 (see attn.go,
-// dotRowsGeneric): per row, four 16-lane float32 FMA accumulators (sum[a]
-// takes values 64c + 16a + l), each in four V registers; then sum0 + sum2,
-// sum1 + sum3, their sum, the upper 8 lanes onto the lower 8, and hsum8.
-//
-// f16sNEON and roundF16sNEON convert to f16 by FCVTN (to nearest even, as
-// FP32ToFP16; a NaN stays a NaN, maybe with other payload bits), and back by
-// FCVTL.
-// Go's assembler lacks these vector instructions: they are WORDs, each with
-// its GNU spelling (scripts/arm64enc.py encodes them).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-attn-arm64.py.
 
 // func dotRows64NEON(q *float32, k *uint16, stride, n, hd int, out *float32)
 TEXT ·dotRows64NEON(SB), NOSPLIT, $0-48

@@ -2,30 +2,8 @@
 
 #include "textflag.h"
 
-// Grouped attention kernels over f16 KV cache rows for NEON: G query heads
-// of one KV head (head size 64·C) a pass over the rows, each row read and
-// widened once for all G heads. Each head's results equal the one-head
-// kernels' (attn_arm64.s, attn_rows_arm64.s) and so the Go versions' bit
-// for bit: the same float operations per value in the same order.
-//
-// dotRowsNEONG<G>C<C>(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-// (DotRowsGroup; kstride and ostride in bytes): per row, for each quarter
-// qd of DotRows's 16-lane accumulators (lanes 4qd..4qd+3 of sum[a], a <
-// 4), the row's values 64c + 16a + 4qd widened by FCVTL (4C registers),
-// then per head sum[a] = FMLA over the chunks c from zero and that
-// quarter of (sum0 + sum2) + (sum1 + sum3); per head the quarters 2 + 0
-// and 3 + 1, their sum and hsum8 as dotRows64NEON, stored to head h's
-// out (out + h·ostride, four bytes a row).
-//
-// vkqRowsNEONG<G>C<C>(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
-// (VKQRowsF16Group; vstride and sstride in bytes): per 16 values of the
-// head (G·4 accumulators in registers), for each row j in order: the row's
-// 16 values widened once, then per head out = f16(out·ms[j]), out =
-// f16(fma(v, vs[j], out)) as vkqRowsF16NEON (f16 rounding by FCVTN, back
-// by FCVTL), head h's ms and vs at h·sstride.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-attn-group-arm64.py.
 
 // func dotRowsNEONG2C1(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
 TEXT ·dotRowsNEONG2C1(SB), NOSPLIT, $0-48

@@ -2,26 +2,8 @@
 
 #include "textflag.h"
 
-// Attention kernels over KV cache rows (attn.go, attn_q8.go), each with
-// the float operations of its Go version per value, so that the results
-// equal it bit for bit:
-//
-// vkqRowsF16NEON (VKQRowsF16, hd a multiple of 8, stride in bytes): per
-// chunk of 32 (then 8) values kept in registers, for each row j in order
-// out = f16(out·ms[j]), out = f16(fma(v, vs[j], out)); f16 rounding by
-// FCVTN (to nearest even) and back by FCVTL.
-//
-// vkqRowsQ8_0NEON (VKQRowsQ8_0, nb blocks of 32 values, stride in bytes):
-// per block kept in registers, for each row j in order out = out·ms[j]
-// where ms[j] is not 1, then out = fma(float(q)·d, vs[j], out).
-//
-// dotRowsNEON (DotRows, hd a multiple of 8 below 64, stride in bytes):
-// per row, eight float64 lanes (position mod 8) adding the float32
-// products, then (l0 + l4) + (l2 + l6) + ((l1 + l5) + (l3 + l7)) as
-// dotRowsGeneric, rounded to float32.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-attn-rows-arm64.py.
 
 // func vkqRowsF16NEON(out *float32, v *uint16, stride, n, hd int, ms, vs *float32)
 TEXT ·vkqRowsF16NEON(SB), NOSPLIT, $0-56

@@ -80,6 +80,12 @@ func scaleMinK4(j int, q *[12]byte) (sc, m byte) {
 	return q[j+4]&0x0f | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
 }
 
+// scaleMinK4f returns sub-block j's d·sc and dmin·m (scaleMinK4).
+func scaleMinK4f(j int, scales *[12]byte, d, dmin float32) (float32, float32) {
+	sc, m := scaleMinK4(j, scales)
+	return d * float32(sc), float32(dmin * float32(m))
+}
+
 // Q4_K block (144 bytes): d f16, dmin f16, scales[12], qs[128]. Each 64
 // values share 32 bytes: low nibbles first, then high nibbles; value =
 // d·sc·q − dmin·m.
@@ -92,10 +98,8 @@ func dequantQ4K(src []byte, dst []float32) {
 		k := 0
 		for j := 0; j < QK_K/64; j++ {
 			q := (*[32]byte)(b[16+32*j:])
-			sc, m := scaleMinK4(2*j, scales)
-			d1, m1 := d*float32(sc), float32(dmin*float32(m))
-			sc, m = scaleMinK4(2*j+1, scales)
-			d2, m2 := d*float32(sc), float32(dmin*float32(m))
+			d1, m1 := scaleMinK4f(2*j, scales, d, dmin)
+			d2, m2 := scaleMinK4f(2*j+1, scales, d, dmin)
 			for l := range 32 {
 				y[k+l] = float32(d1*float32(q[l]&0x0f)) - m1
 				y[k+32+l] = float32(d2*float32(q[l]>>4)) - m2
@@ -118,10 +122,8 @@ func dequantQ5K(src []byte, dst []float32) {
 		u1, u2 := byte(1), byte(2)
 		for j := 0; j < QK_K/64; j++ {
 			ql := (*[32]byte)(b[48+32*j:])
-			sc, m := scaleMinK4(2*j, scales)
-			d1, m1 := d*float32(sc), float32(dmin*float32(m))
-			sc, m = scaleMinK4(2*j+1, scales)
-			d2, m2 := d*float32(sc), float32(dmin*float32(m))
+			d1, m1 := scaleMinK4f(2*j, scales, d, dmin)
+			d2, m2 := scaleMinK4f(2*j+1, scales, d, dmin)
 			for l := range 32 {
 				lo, hi := int(ql[l]&0x0f), int(ql[l]>>4)
 				if qh[l]&u1 != 0 {

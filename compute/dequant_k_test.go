@@ -110,23 +110,7 @@ func (b *kBlock) pack(typ DType) []byte {
 		putF16(out[2:], b.dmin)
 		packScaleMinK4(out[4:16], b.sc, b.m)
 		qh, ql := out[16:48], out[48:]
-		m1, m2 := byte(1), byte(2)
-		for n := 0; n < QK_K; n += 64 {
-			for j := range 32 {
-				l1, l2 := L[n+j], L[n+j+32]
-				if l1 > 15 {
-					l1 -= 16
-					qh[j] |= m1
-				}
-				if l2 > 15 {
-					l2 -= 16
-					qh[j] |= m2
-				}
-				ql[j] = byte(l1 | l2<<4)
-			}
-			m1, m2 = m1<<2, m2<<2
-			ql = ql[32:]
-		}
+		packQ5K(qh, ql, L[:])
 	case Q6_K:
 		ql, qh := out[0:128], out[128:192]
 		for j := 0; j < QK_K; j += 128 {

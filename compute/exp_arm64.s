@@ -2,31 +2,8 @@
 
 #include "textflag.h"
 
-// func expfNEON(x *float32, n int)
-// x[i] = Expf(x[i]) for n values (a multiple of 4), as expfAVX2: in float64
-// lanes (two to a register, FCVTL/FCVTL2), each clamped to [−104, 89]
-// (where the formula gives glibc's 0 and +Inf; FMAX/FMIN keep a NaN a
-// NaN), z = x·32/ln2, k its nearest integer (by adding 1.5·2^52), r = z −
-// k, s = 2^(k/32) from the 32-entry exp2fTab (one load per lane, through
-// a general register) and the exponent bits k<<47, y = s·((C0·r + C1)·r²
-// + (C2·r + 1)) with Expf's fused multiply-adds (FMLA .2d), rounded to
-// float32 by FCVTN/FCVTN2. Bit for bit Expf (TestExp).
-//
-// func softmaxScanNEON(vs, ms *float32, n int, scale float32)
-// The online softmax's first pass (softmaxScanGeneric): with s =
-// vs[j]·scale and M the running max before j, where s > M: vs[j] = M − s,
-// ms[j] = 0 and M = s; else vs[j] = s − M, ms[j] = 1. Four positions at a
-// time where none of them moves the max (FCMGT, ordered: a NaN never
-// does), one by one where one does.
-//
-// func softmaxSumNEON(vs, ms *float32, n int) float32
-// The last pass (softmaxSumGeneric): where ms[j] = 0, ms[j] = vs[j] and
-// vs[j] = 1, S = float32(fma(S, ms[j], 1)) in float64; else (ms[j] = 1)
-// S = S + vs[j] in float32, which is float32(fma(S, 1, vs[j])) (a float64
-// sum of two float32 values rounded to float32 is their float32 sum).
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-exp-arm64.py.
 
 TEXT ·expfNEON(SB), NOSPLIT, $0-16
 	MOVD x+0(FP), R0 // gnu: ldr x0, [sp, #8]

@@ -21,27 +21,34 @@ package compute
 // kvaluesIQ4NL is ggml's kvalues_iq4nl.
 var kvaluesIQ4NL = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
-// unpackIQ4 writes the 32 table values of one block's quants qs[16] into w:
-// low nibbles are values 0..15, high nibbles 16..31.
-func unpackIQ4(w *[32]int8, qs *[16]byte) {
+// unpackTable writes the 32 values of table that one block's quants qs[16]
+// index into w: low nibbles are values 0..15, high nibbles 16..31.
+func unpackTable(w *[32]int8, qs *[16]byte, table *[16]int8) {
 	for j, q := range qs {
-		w[j] = kvaluesIQ4NL[q&0x0f]
-		w[j+16] = kvaluesIQ4NL[q>>4]
+		w[j] = table[q&0x0f]
+		w[j+16] = table[q>>4]
+	}
+}
+
+// dequantTable dequantizes 32-value blocks of size bytes: quants(w, b) writes
+// block b's values into w and returns its scale.
+func dequantTable(src []byte, dst []float32, size int, quants func(w *[32]int8, b []byte) float32) {
+	var w [32]int8
+	for i := range len(dst) / 32 {
+		y := (*[32]float32)(dst[i*32:])
+		d := quants(&w, src[i*size:(i+1)*size])
+		for j, q := range w {
+			y[j] = d * float32(q)
+		}
 	}
 }
 
 // dequantIQ4NL is ggml's dequantize_row_iq4_nl.
 func dequantIQ4NL(src []byte, dst []float32) {
-	var w [32]int8
-	for i := range len(dst) / 32 {
-		b := (*[18]byte)(src[i*18:])
-		y := (*[32]float32)(dst[i*32:])
-		d := f16At(b[0:])
-		unpackIQ4(&w, (*[16]byte)(b[2:]))
-		for j, q := range w {
-			y[j] = d * float32(q)
-		}
-	}
+	dequantTable(src, dst, 18, func(w *[32]int8, b []byte) float32 {
+		unpackTable(w, (*[16]byte)(b[2:]), &kvaluesIQ4NL)
+		return f16At(b[0:])
+	})
 }
 
 // iq4XSScale returns sub-block ib's scale ls − 32 of an IQ4_XS block.
@@ -59,7 +66,7 @@ func dequantIQ4XS(src []byte, dst []float32) {
 		d := f16At(b[0:])
 		for ib := range QK_K / 32 {
 			dl := d * float32(iq4XSScale(b, ib))
-			unpackIQ4(&w, (*[16]byte)(b[8+16*ib:]))
+			unpackTable(&w, (*[16]byte)(b[8+16*ib:]), &kvaluesIQ4NL)
 			y := (*[32]float32)(dst[i*QK_K+32*ib:])
 			for j, q := range w {
 				y[j] = dl * float32(q)
@@ -71,19 +78,10 @@ func dequantIQ4XS(src []byte, dst []float32) {
 // vecDotIQ4NL is the repacked iq4_nl_8x8 gemv/gemm (ggml's
 // gemv_q4_b32_8x8_q8_0_lut_avx, shared with Q4_0): sequential.
 func vecDotIQ4NL(x []byte, y []blockQ8_0) float32 {
-	var acc float32
-	var w [32]int8
-	for ib := range y {
-		b := (*[18]byte)(x[ib*18:])
-		yb := &y[ib]
-		unpackIQ4(&w, (*[16]byte)(b[2:]))
-		var sumi int32
-		for j, q := range w {
-			sumi += int32(q) * int32(yb.qs[j])
-		}
-		acc = fma32(float32(sumi), f16At(b[0:])*yb.d, acc)
-	}
-	return acc
+	return sequentialDot(x, y, 18, func(w *[32]int8, b []byte) float32 {
+		unpackTable(w, (*[16]byte)(b[2:]), &kvaluesIQ4NL)
+		return f16At(b[0:])
+	})
 }
 
 // vecDotIQ4XS is ggml_vec_dot_iq4_xs_q8_K (AVX2): per super-block eight
@@ -98,7 +96,7 @@ func vecDotIQ4XS(x []byte, y []blockQ8_K) float32 {
 		yb := &y[i]
 		var lane [8]int32
 		for ib := range QK_K / 32 {
-			unpackIQ4(&w, (*[16]byte)(b[8+16*ib:]))
+			unpackTable(&w, (*[16]byte)(b[8+16*ib:]), &kvaluesIQ4NL)
 			part := lanes32(&w, (*[32]int8)(yb.qs[32*ib:]))
 			ls := iq4XSScale(b, ib)
 			for l, s := range part {

@@ -2,39 +2,8 @@
 
 #include "textflag.h"
 
-// Kernels for i8mm (SMMLA) on arm64, with the signature of the other
-// kernels
-//
-//	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-//
-// x is not four blockQ8_K rows but one group of four activation rows laid
-// out by interleaveQ8_K (kern_i8mm_arm64.go), 1168 bytes per super-block:
-// at 0 and 512 the qs of rows 0, 1 and of rows 2, 3 with their eight-byte
-// groups side by side (g: row j's bytes 8g..8g+7 then row j''s), at 1024
-// d of the four rows (f32), at 1040 their bsums (int16[16] each); xs is
-// not read.
-//
-// q4_KX4I8MM (and q2_KX4I8MM, below): Q4_K rows as stored (144-byte
-// blocks: d f16, dmin f16, scales[12], qs[128]) two weight rows a, b at a
-// time (the last row of an odd np with itself, storing its outputs only),
-// output for row r and activation row j at 4r + j·os. Per super-block and
-// pair of activation rows j, j' the four integer sums (j·a, j·b, j'·a,
-// j'·b, SMMLA's 2×2 lanes) of each 32-value sub-block s take four SMMLAs
-// (the weights' eight-byte groups put side by side by TRN1/TRN2 .2d, the
-// activations' read so by two LDPs), then isum += sc_s·sum (MLA by [sa_s,
-// sb_s, sa_s, sb_s]); imin = Σ_s min_s·(bsums[2s] + bsums[2s+1]). The
-// integers are exact, so the float operations are the x1 kernels'
-// (vecDotQ4_K's order, one FMA per super-block): acc = fma(float(isum),
-// d_w·d_x, acc), accMin = fma(float(imin), dmin_w·d_x, accMin), output acc
-// − accMin, four outputs to a vector.
-//
-// q2_KX4I8MM: Q2_K rows as stored (84-byte blocks: scales[16] (scale |
-// min<<4), qs[64], d f16, dmin f16), as q4_KX4I8MM with sixteen 16-value
-// sub-blocks (two SMMLAs each; sub-block j = 8n + 2sh + h is bits 2sh of
-// qs[32n + 16h:]) and imin = Σ_j min_j·bsums[j] (vecDotQ2_K's order).
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-i8mm-arm64.py.
 
 // func q4_KX4I8MM(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
 TEXT ·q4_KX4I8MM(SB), NOSPLIT, $0-56

@@ -2,25 +2,8 @@
 
 #include "textflag.h"
 
-// Q4_K and Q5_K row kernels that read ggml's blocks as stored (Q4_K 144
-// bytes: d, dmin (f16), scales[12] with the eight 6-bit scales and mins,
-// qs[128]; Q5_K 176: the same with qh[32] before qs), against
-// Q8_K activation blocks (d f32 at 0, qs at 4, bsums int16[16] at 260; 292
-// bytes). The signature is the row kernels' of kern_k_amd64.s:
-//
-//	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-//
-// np rows of nb super-blocks from w, against one (x1) or four (x4, VNNI)
-// activation rows at x, x+xs, ...; output t of row r at out + t·os + 4r.
-// Per super-block the scales and mins are unpacked as ggml's
-// ggml_vec_dot_q4_K_q8_K does (the kmask trick, here on two 32-bit lanes at
-// once): the scales as int16 to the frame, the mins as int16 pairs in Y4.
-// The rest is kern_k_amd64.s's row kernel of the type. Q4_K: isum and imin
-// exact per super-block, acc = fma(isum, d·d_x, acc), accMin = fma(imin,
-// dmin·d_x, accMin), the row acc − accMin (ggml's repacked q4_K gemv
-// order). Q5_K: ggml_vec_dot_q5_K_q8_K's eight float lanes, acc_l =
-// fma(d_x·d, lane_l, acc_l), the mins in summs = fma(−d_x·dmin, imin,
-// summs), the row hsum(acc) + summs.
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-inplace.py.
 
 DATA ipmask0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA ipmask0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f

@@ -2,17 +2,8 @@
 
 #include "textflag.h"
 
-// MXFP4 rows read in place (17-byte blocks: e8m0 scale, qs[16]) against
-// Q8_0 activation blocks on arm64, one activation row, output r at 4r
-// (four weight rows a step, then one at a time):
-// per block sumi = Σ kvalues_mxfp4[nibble]·q exact (TBL, then SDOT or
-// SMULL/SMLAL into 16-bit lanes), acc = fma(float(sumi), e8m0Half(e)·d_x,
-// acc) in the blocks' order (vecDotMXFP4's, the panel kernels'):
-// e8m0Half(e) is 0x00200000 << e as float bits for e < 2, else
-// (e − 1) << 23.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-inplace-arm64.py.
 
 // kvalues_mxfp4 as bytes.
 DATA mxfp4tab<>+0(SB)/8, $0x0c08060403020100

@@ -2,36 +2,8 @@
 
 #include "textflag.h"
 
-// Kernels for IQ4_NL weights against Q8_0 activation blocks (blockQ8_0: d
-// f32 at 0, corr i32 at 4, qs at 8; 40 bytes) and IQ4_XS weights against
-// Q8_K activation blocks (blockQ8_K: d f32 at 0, qs at 4; 292 bytes). Every
-// kernel has the signature
-//
-//	func k(w *byte, x *B, xs int, out *float32, os int, np, nb int)
-//
-// and computes outputs for one (x1), four (x4) or eight (x8) activation
-// rows at x, x+xs, ... (nb blocks each), output t at out + t·os (bytes).
-// The 4-bit indices become table values (kvalues_iq4nl) by one VPSHUFB.
-//
-// IQ4_NL (iq4_nlX*): np panels of eight rows in Q4_0's panel layout (see
-// pack.go), output r of panel p at 4·(8p + r); per row acc = fma(float(
-// sumi_b), d_w·d_x, acc) over the blocks b in order, sumi_b the exact block
-// dot product (ggml's repacked iq4_nl_8x8 order, which is q4_0_8x8's). The
-// VNNI kernels look up unsigned values u = v + 128 for VPDPBUSD and start
-// each block's sum at corr = −128·Σq_x; the AVX2 kernels look up the signed
-// values, keep |v| in registers and v on the stack, and multiply |v| by
-// sign(v)·q_x with PMADDUBSW (whose 16-bit pair sums would saturate on u).
-//
-// IQ4_XS (iq4_xsRows*): np rows as stored (136-byte super-blocks: d f16,
-// scales_h u16, scales_l[4], qs[128]), output r at 4r. Per sub-block of 32
-// values |v| times sign(v)·q_x by PMADDUBSW, the 16-bit pair sums times the
-// sub-block scale ls − 32 into eight int32 lanes (lane l: values 4l..4l+3 of
-// each 32) with VPDPWSSD (VNNI) or PMADDWD + PADDD; per super-block the
-// lanes times d_w·d_x are added by FMA into eight float lanes, summed at the
-// end upper half onto lower, then pairs (ggml_vec_dot_iq4_xs_q8_K's order).
-//
-// The integers are exact, so the x1, x4 and x8 kernels and the AVX2 and
-// VNNI ones agree bit for bit.
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-iq4.py.
 
 DATA nibmask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA nibmask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f

@@ -2,19 +2,8 @@
 
 #include "textflag.h"
 
-// IQ4_NL panel kernels against Q8_0 activation blocks on arm64 (SDOT, or
-// without dotprod 16-bit products widened by SADALP), with the
-// signature and panels of kern_q_arm64.s's Q4_0 kernels (IQ4_NL shares
-// Q4_0's block layout): each nibble is replaced by its signed kvalues_iq4nl
-// entry (TBL), corr is 0, and per row acc = fma(float(sumi_b), d_w·d_x,
-// acc) over the blocks in order (the repacked iq4_nl_8x8 gemv's order, as
-// vecDotIQ4NL).
-//
-// IQ4_XS (iq4_xsX1*): rows as stored against Q8_K activation blocks, one
-// activation row; ggml_vec_dot_iq4_xs_q8_K's x86 lanes (vecDotIQ4XS).
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-iq4-arm64.py.
 
 // kvalues_iq4nl as bytes.
 DATA iq4nl<>+0(SB)/8, $0xf6eaddcfbfad9881

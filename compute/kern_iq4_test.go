@@ -13,26 +13,16 @@ import (
 // blocks and on activation rows at ±127 and all zero, for 1 to 9 activation
 // rows, each also run alone.
 func TestIQ4Kernels(t *testing.T) {
-	if len(hostISAs()) == 0 {
-		t.Skip("no assembly kernels on this CPU/GOARCH")
-	}
-	rng := rand.New(rand.NewPCG(41, 42))
-	for _, typ := range []DType{IQ4_NL, IQ4_XS} {
-		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8},
-			{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}} { // and the x2 and x3 tails
-			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
-				k := shape.nb * typ.BlockSize()
-				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
-				x := edgeActs(rng, shape.m, k)
-				for _, isa := range hostISAs() {
-					if missingKernel(t, isa, typ, typ == IQ4_NL && panelKernelFor(typ, isa) == nil || typ == IQ4_XS && kKernelFor(typ, isa) == nil) {
-						continue
-					}
-					checkRows(t, isa, typ, w, x, shape.m, false, func(x []float32, m int) []float32 { return iq4Outputs(typ, isa, w, x, m) })
+	forKernelShapes(t, rand.NewPCG(41, 42), []DType{IQ4_NL, IQ4_XS}, []kernelShape{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8},
+		{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}}, // and the x2 and x3 tails
+		func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32) {
+			for _, isa := range hostISAs() {
+				if missingKernel(t, isa, typ, typ == IQ4_NL && panelKernelFor(typ, isa) == nil || typ == IQ4_XS && kKernelFor(typ, isa) == nil) {
+					continue
 				}
-			})
-		}
-	}
+				checkRows(t, isa, typ, w, x, shape.m, false, func(x []float32, m int) []float32 { return iq4Outputs(typ, isa, w, x, m) })
+			}
+		})
 }
 
 // iq4Outputs runs typ's assembly on isa over w for the m activation rows of
@@ -58,18 +48,24 @@ func iq4Outputs(typ DType, isa ISA, w *Tensor, x []float32, m int) []float32 {
 // prefill chunk (m = 64), with two workers, per ISA. GMAC/s counts the
 // weight·activation products.
 func BenchmarkMatMulIQ4(b *testing.B) {
+	benchMatMulTypes(b, []DType{IQ4_NL, Q4_0, IQ4_XS, Q4_K}, func(b *testing.B, isa ISA, out, x []float32, m int, w *Tensor) {
+		benchMatMul(b, isa, 2, true, out, x, m, w)
+		reportGMACs(b, m, w.Rows(), w.Cols())
+	})
+}
+
+// benchMatMulTypes runs bench for each of types on TinyLlama-sized random
+// weights (k = 2048, n = 2048), for m = 1 and 64 activation rows, per ISA.
+func benchMatMulTypes(b *testing.B, types []DType, bench func(b *testing.B, isa ISA, out, x []float32, m int, w *Tensor)) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const k, n = 2048, 2048
-	for _, typ := range []DType{IQ4_NL, Q4_0, IQ4_XS, Q4_K} {
+	for _, typ := range types {
 		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
 		for _, m := range []int{1, 64} {
 			x := randomActs(rng, m*k)
 			out := make([]float32, m*n)
 			for _, isa := range hostISAs() {
-				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) {
-					benchMatMul(b, isa, 2, true, out, x, m, w)
-					reportGMACs(b, m, n, k)
-				})
+				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) { bench(b, isa, out, x, m, w) })
 			}
 		}
 	}

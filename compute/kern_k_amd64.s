@@ -2,39 +2,8 @@
 
 #include "textflag.h"
 
-// Row kernels for Q2_K..Q6_K weights against Q8_K activation blocks
-// (blockQ8_K: d f32 at 0, qs at 4, bsums int16[16] at 260; 292 bytes).
-// Every kernel has the signature
-//
-//	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-//
-// and computes np weight rows of nb super-blocks each, one after the other
-// from w, against one to four (x1..x4) or eight (x8) activation rows at x,
-// x+xs, ...; output t of row r at out + t·os + 4r (bytes). The AVX2
-// kernels take one row, Q4_K's and Q6_K's also two (x2). Per 32 quants
-// the bytes are multiplied with PMADDUBSW into 16-bit pair sums, which are multiplied
-// by the 16-bit sub-block scales and added into eight int32 lanes (lane l:
-// quants 4l..4l+3 of each 32) with VPDPWSSD (VNNI) or PMADDWD + PADDD.
-// The integers are exact, so every kernel of a type gives the same bits.
-//
-// Q4_K rows are repacked (see pack_k.go), 156 bytes a super-block: d, dmin
-// (f16), the eight 6-bit scales as int16, the eight mins as bytes, then
-// qs[128] as stored. Per super-block the lanes are summed to isum, the mins
-// give imin = Σ m_j·(bsum_2j + bsum_2j+1), and acc = fma(isum, d·d_x, acc),
-// accMin = fma(imin, dmin·d_x, accMin); the row is acc − accMin (ggml's
-// repacked q4_K gemv order).
-//
-// Q6_K rows are read as stored (210 bytes: ql[128], qh[64], scales[16], d).
-// The quants are taken unsigned (0..63) and the lanes corrected by
-// −32·(bsum_2l·sc_2l + bsum_2l+1·sc_2l+1); acc_l = fma(d_x·d, lane_l,
-// acc_l), and the row is the sum of the eight lanes, upper half onto lower
-// then pairs (ggml_vec_dot_q6_K_q8_K's order).
-//
-// Q2_K rows are read as stored and take Q4_K's order per super-block (the
-// sub-blocks are 16 values). Q3_K rows are repacked (114 bytes) and take
-// Q6_K's lanes, with the activations made unsigned (x+128) and the lanes
-// corrected by 128·Σ sc·q. Their AVX-512 kernels work on 512-bit vectors,
-// two 32-value chunks at a time; see the generator for the details.
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-k.py.
 
 DATA mask0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA mask0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f

@@ -35,28 +35,22 @@ func BenchmarkExpertGEMV(b *testing.B) {
 		report := func(b *testing.B) {
 			b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		}
-		b.Run(fmt.Sprintf("%s/one", tc.typ), func(b *testing.B) {
-			mm := NewMatMuler(1)
-			for b.Loop() {
-				for e, w := range ws {
-					if err := mm.MatMul(outs[e], x, 1, w); err != nil {
-						b.Fatal(err)
+		for _, split := range []struct {
+			name    string
+			workers int
+		}{{"one", 1}, {"split", 2}} {
+			b.Run(fmt.Sprintf("%s/%s", tc.typ, split.name), func(b *testing.B) {
+				mm := NewMatMuler(split.workers)
+				for b.Loop() {
+					for e, w := range ws {
+						if err := mm.MatMul(outs[e], x, 1, w); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
-			}
-			report(b)
-		})
-		b.Run(fmt.Sprintf("%s/split", tc.typ), func(b *testing.B) {
-			mm := NewMatMuler(2)
-			for b.Loop() {
-				for e, w := range ws {
-					if err := mm.MatMul(outs[e], x, 1, w); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			report(b)
-		})
+				report(b)
+			})
+		}
 		b.Run(fmt.Sprintf("%s/whole", tc.typ), func(b *testing.B) {
 			mm, one := NewMatMuler(2), []*MatMuler{NewMatMuler(1), NewMatMuler(1)}
 			share := func(wi int) {

@@ -2,28 +2,8 @@
 
 #include "textflag.h"
 
-// Kernels for MXFP4 weights against Q8_0 activation blocks (blockQ8_0: d
-// f32 at 0, corr i32 at 4, qs at 8; 40 bytes), with the signature
-//
-//	func k(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-//
-// computing outputs for one (x1), four (x4) or eight (x8) activation rows at
-// x, x+xs, ... (nb blocks each), output t at out + t·os (bytes). The
-// weights are np panels of eight rows (packMXFP4: a 144-byte panel block is
-// the eight rows' scales d_w = 2^(e−128) as bf16, exact, then four 32-byte
-// chunks of four quant bytes per row, as Q4_0's panels), output r of panel
-// p at 4·(8p + r); per row acc = fma(float(sumi_b), d_w·d_x, acc) over the
-// blocks b in order, sumi_b the exact block dot product (ggml's repacked
-// mxfp4_8x8 order, which is q4_0_8x8's). The 4-bit codes become table
-// values (kvalues_mxfp4) by one VPSHUFB, as IQ4_NL's do (gen-kern-iq4.py).
-// The in-place kernels (mxfp4InPlace*) read the rows as stored (17-byte
-// blocks: e, qs[16]) and build d_w from e's bits: (e − 1)<<23, or
-// (e + 1)<<21 for the subnormal e < 2 (ggml_e8m0_to_fp32_half). The VNNI
-// kernels look up u = v + 128 and start each block's sum at corr =
-// −128·Σq_x; the AVX2 ones multiply |v| by sign(v)·q_x with PMADDUBSW.
-//
-// The integers are exact, so the x1, x4 and x8 kernels and the AVX2 and
-// VNNI ones agree bit for bit.
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-mxfp4.py.
 
 DATA nibmask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA nibmask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f

@@ -11,17 +11,10 @@ import (
 // the panel kernels, with row counts that leave a last group of fewer than
 // eight rows.
 func TestMXFP4InPlaceKernels(t *testing.T) {
-	if len(hostISAs()) == 0 {
-		t.Skip("no assembly kernels on this CPU")
-	}
 	isas := map[ISA]*panelKernel[blockQ8_0]{AVX2: mxfp4InPlaceAVX2, AVX512VNNI: mxfp4InPlaceVNNI}
-	rng := rand.New(rand.NewPCG(45, 46))
-	for _, shape := range []struct{ n, nb, m int }{{1, 1, 1}, {8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {7, 2, 4}, {19, 2, 8}, {40, 3, 17},
-		{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}} { // and the x2 and x3 tails
-		t.Run(fmt.Sprintf("n%d_nb%d_m%d", shape.n, shape.nb, shape.m), func(t *testing.T) {
-			k := shape.nb * 32
-			w := &Tensor{Name: "w", Type: MXFP4, Shape: []int{k, shape.n}, Data: randomMXFP4(rng, shape.n, k)}
-			x := edgeActs(rng, shape.m, k)
+	forKernelShapes(t, rand.NewPCG(45, 46), []DType{MXFP4}, []kernelShape{{1, 1, 1}, {8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {7, 2, 4}, {19, 2, 8}, {40, 3, 17},
+		{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}}, // and the x2 and x3 tails
+		func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32) {
 			for _, isa := range hostISAs() {
 				pk := isas[isa]
 				if pk == nil {
@@ -30,7 +23,6 @@ func TestMXFP4InPlaceKernels(t *testing.T) {
 				checkRows(t, isa, MXFP4, w, x, shape.m, true, func(x []float32, m int) []float32 { return panelOutputs(pk, w, x, m) })
 			}
 		})
-	}
 }
 
 // BenchmarkMXFP4InPlace measures the in-place kernels beside the panel

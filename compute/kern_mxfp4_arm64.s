@@ -2,17 +2,8 @@
 
 #include "textflag.h"
 
-// MXFP4 panel kernels against Q8_0 activation blocks on arm64, with the
-// signature and the panel arithmetic of kern_q_arm64.s's Q4_0 kernels, on
-// packMXFP4's panels (the eight rows' scales 2^(e−128) as bf16, widened
-// exactly by SHLL, then Q4_0's chunks): each nibble is replaced by its
-// signed kvalues_mxfp4 entry (TBL), corr is 0, and per row acc =
-// fma(float(sumi_b), d_w·d_x, acc) over the blocks in order (the repacked
-// mxfp4_8x8 gemv's order, as vecDotMXFP4). Without dotprod the 16-bit
-// SMLAL sums of Q4_0's NEON kernel hold (eight products of at most 12·128).
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-mxfp4-arm64.py.
 
 // kvalues_mxfp4 as bytes.
 DATA mxfp4tab<>+0(SB)/8, $0x0c08060403020100

@@ -2,29 +2,8 @@
 
 #include "textflag.h"
 
-// Kernels for Q4_0 and Q8_0 weights against Q8_0 activation blocks
-// (blockQ8_0: d f32 at 0, corr i32 at 4, qs at 8; 40 bytes). Every kernel
-// has the signature
-//
-//	func k(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-//
-// and computes outputs for one to four (x1..x4) activation rows at x,
-// x+xs, x+2xs, x+3xs (nb blocks each), output t at out + t·os (bytes).
-//
-// Q4_0 (q4_0x*): np panels of eight rows (see pack.go), output r of panel
-// p at 4·(8p + r); per row acc = fma(float(sumi_b), d_w·d_x, acc) over the
-// blocks b in order, sumi_b = corr_b + Σ_j u_j·q_j the exact block dot
-// product (ggml's repacked q4_0_8x8 order).
-//
-// Q8_0 (q8_0Lanes*): np rows as stored, output r at 4r; per block eight
-// int32 lanes (lane l sums quants 4l..4l+3) times d_w·d_x added by FMA into
-// eight float lanes, summed at the end upper half onto lower, then pairs
-// (ggml_vec_dot_q8_0_q8_0's order). The VNNI kernels for four and eight
-// activation rows are kern_ql_amd64.s's q8_0Pair* (the same operations).
-//
-// x1..x4 kernels do the same float operations per output, and the AVX2
-// and VNNI kernels compute the same integers, so all of them agree bit for
-// bit.
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-q.py.
 
 DATA nibmask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA nibmask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f

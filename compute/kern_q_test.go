@@ -108,64 +108,64 @@ func edgeActs(rng *rand.Rand, m, k int) []float32 {
 	return x
 }
 
+// kernelShape is a kernel test's shape: n weight rows of nb blocks, m
+// activation rows.
+type kernelShape struct{ n, nb, m int }
+
+// forKernelShapes runs check as a subtest "TYPE/nN_nbNB_mM" for each of
+// types and shapes, on randomWeights of the type and edgeActs activations
+// drawn from src; it skips the test where there are no assembly kernels.
+func forKernelShapes(t *testing.T, src rand.Source, types []DType, shapes []kernelShape,
+	check func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32)) {
+	if len(hostISAs()) == 0 {
+		t.Skip("no assembly kernels on this CPU/GOARCH")
+	}
+	rng := rand.New(src)
+	for _, typ := range types {
+		for _, shape := range shapes {
+			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
+				k := shape.nb * typ.BlockSize()
+				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
+				check(t, typ, shape, w, edgeActs(rng, shape.m, k))
+			})
+		}
+	}
+}
+
 // TestPanelKernels checks the assembly kernels against the Go block dot
 // products bit for bit (the Q4_0 panels follow ggml's repacked gemv order,
 // the Q5_0 and Q8_0 rows its vec_dot order, as the references do), and every kernel
 // (x1..x4, x8, AVX2, VNNI) against the others, for 1 to 9, 11, 16 and 17
 // activation rows.
 func TestPanelKernels(t *testing.T) {
-	if len(hostISAs()) == 0 {
-		t.Skip("no assembly kernels on this CPU/GOARCH")
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, typ := range []DType{Q4_0, Q5_0, Q8_0} {
-		for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {32, 2, 8}, {40, 3, 17}, {136, 4, 16},
-			{24, 3, 2}, {43, 5, 3}, {40, 3, 6}, {24, 9, 7}, {19, 2, 11}} { // every tail after the x8 and x4 rows
-			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
-				k := shape.nb * 32
-				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
-				x := edgeActs(rng, shape.m, k)
-				var xq []blockQ8_0
-				quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_0)
-				var first []float32
-				for _, isa := range hostISAs() {
-					pk := panelKernelFor(typ, isa)
-					if missingKernel(t, isa, typ, pk == nil) {
-						continue
-					}
-					got := panelOutputs(pk, w, x, shape.m)
-					// x1 only: the same values.
-					for t0 := range shape.m {
-						one := panelOutputs(pk, w, x[t0*k:(t0+1)*k], 1)
-						for r := range shape.n {
-							if math.Float32bits(one[r]) != math.Float32bits(got[t0*shape.n+r]) {
-								t.Fatalf("%v: row %d act %d: x1 %g, batched %g", isa, r, t0, one[r], got[t0*shape.n+r])
-							}
-						}
-					}
-					if first == nil {
-						first = got
-					}
-					for i := range got {
-						if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
-							t.Fatalf("%v differs from %v at %d: %g vs %g", isa, hostISA, i, got[i], first[i])
-						}
-					}
-					for t0 := range shape.m {
-						for r := range shape.n {
-							if typ == Q4_0 && r >= shape.n/panelRows*panelRows {
-								continue // left to the reference kernels
-							}
-							want := vecDotQ8_0Kernel(typ)(w.Row(r), xq[t0*shape.nb:(t0+1)*shape.nb])
-							if g := got[t0*shape.n+r]; math.Float32bits(g) != math.Float32bits(want) {
-								t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
-							}
-						}
+	forKernelShapes(t, rand.NewPCG(1, 2), []DType{Q4_0, Q5_0, Q8_0}, []kernelShape{{8, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {32, 2, 8}, {40, 3, 17}, {136, 4, 16},
+		{24, 3, 2}, {43, 5, 3}, {40, 3, 6}, {24, 9, 7}, {19, 2, 11}}, // every tail after the x8 and x4 rows
+		func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32) {
+			rows := shape.n
+			if typ == Q4_0 {
+				rows = shape.n / panelRows * panelRows // the rest left to the reference kernels
+			}
+			var first []float32
+			for _, isa := range hostISAs() {
+				pk := panelKernelFor(typ, isa)
+				if missingKernel(t, isa, typ, pk == nil) {
+					continue
+				}
+				outputs := func(x []float32, m int) []float32 { return panelOutputs(pk, w, x, m) }
+				if checked := checkRows(t, isa, typ, w, x, shape.m, false, outputs); checked < shape.m*rows {
+					t.Fatalf("%v: only %d outputs checked", isa, checked)
+				}
+				got := outputs(x, shape.m)
+				if first == nil {
+					first = got
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+						t.Fatalf("%v differs from %v at %d: %g vs %g", isa, hostISA, i, got[i], first[i])
 					}
 				}
-			})
-		}
-	}
+			}
+		})
 }
 
 // BenchmarkMatMulQ measures MatMul on TinyLlama-sized weights (Q4_0, Q8_0,

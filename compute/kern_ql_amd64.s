@@ -2,31 +2,8 @@
 
 #include "textflag.h"
 
-// Row kernels for the legacy 32-value weight types with a fifth bit or a
-// min, and 512-bit forms of the Q8_0 row kernels of kern_q_amd64.s: Q5_0
-// and Q8_0 against Q8_0 activation blocks (blockQ8_0: d f32 at 0, corr
-// i32 at 4, qs at 8; 40 bytes), Q4_1 and Q5_1 against Q8_1 activation
-// blocks (blockQ8_1: d f32 at 0, s f32 at 4, qs at 8; 40 bytes). Every
-// kernel has the signature
-//
-//	func k(w *byte, x *B, xs int, out *float32, os int, np, nb int)
-//
-// and computes np weight rows as stored (nb blocks each; output r at 4r)
-// against one to four (x1..x4) or eight (x8, VNNI only) activation rows at
-// x, x+xs, ... (output t at out + t·os bytes).
-//
-// The order is ggml_vec_dot_q5_0_q8_0's, _q4_1_q8_1's and _q5_1_q8_1's on
-// x86, as in vecdot.go: per block eight int32 lanes (lane l sums quants
-// 4l..4l+3) times d_w·d_x added by FMA into eight float lanes, summed at the
-// end upper half onto lower, then pairs; Q4_1 and Q5_1 add m_w·s_x per block
-// by FMA into a scalar, added to that sum at the end. Q5_0 weights are
-// signed (q − 16) and multiply |w| by x with w's sign (x8: x + 128 by w,
-// less 128·Σw); Q4_1 and Q5_1 quants are unsigned and multiply x directly.
-//
-// The VNNI x4 and x8 kernels take two weight rows at a time in 512-bit
-// vectors, one output's eight lanes in each half. x1, x4 and x8 kernels do
-// the same float operations per output lane, and the AVX2 and VNNI kernels
-// compute the same integers, so all of them agree bit for bit.
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-ql.py.
 
 DATA nibmask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA nibmask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f

@@ -2,19 +2,8 @@
 
 #include "textflag.h"
 
-// Kernels for Q5_0 (against Q8_0 activation blocks), Q4_1 and Q5_1
-// (against Q8_1: d f32 at 0, s f32 at 4, qs at 8; 40 bytes) on arm64, with
-// the signature of kern_ql_amd64.s's, for one activation row: np weight
-// rows as stored, output r at 4r, two rows a step (independent chains).
-// ggml_vec_dot_q{5_0,4_1,5_1}'s x86 lanes, as vecDotQ5_0/Q4_1/Q5_1: per
-// block eight int32 lanes (lane l sums the products at positions
-// 4l..4l+3) times d_w·d_x added by FMA into eight float lanes, hsum8 at
-// the end; Q4_1 and Q5_1 add m_w·s_x by FMA into a scalar added after.
-// The fifth bits are spread to bytes by TBL (the byte of qh holding each
-// quant's bit) and CMTST (its bit), from q5tab.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-kern-ql-arm64.py.
 
 DATA q5tab<>+0(SB)/8, $0x0000000000000000
 DATA q5tab<>+8(SB)/8, $0x0101010101010101

@@ -2,7 +2,6 @@ package compute
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -23,42 +22,20 @@ func q8_1Outputs(pk *panelKernel[blockQ8_1], w *Tensor, x []float32, m int) []fl
 // kernels for one activation row against those for four and eight, on
 // random blocks and on activation rows at ±127 and all zero.
 func TestQ8_1Kernels(t *testing.T) {
-	if len(hostISAs()) == 0 {
-		t.Skip("no assembly kernels on this CPU/GOARCH")
-	}
-	rng := rand.New(rand.NewPCG(31, 32))
-	for _, typ := range []DType{Q4_1, Q5_1} {
-		for _, shape := range []struct{ n, nb, m int }{{1, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {9, 2, 17},
-			{5, 3, 2}, {24, 3, 3}, {11, 4, 6}, {7, 2, 7}, {6, 2, 8}} { // and the x2 and x3 tails
-			t.Run(fmt.Sprintf("%v/n%d_nb%d_m%d", typ, shape.n, shape.nb, shape.m), func(t *testing.T) {
-				k := shape.nb * 32
-				w := &Tensor{Name: "w", Type: typ, Shape: []int{k, shape.n}, Data: randomWeights(rng, typ, shape.n, k)}
-				x := edgeActs(rng, shape.m, k)
-				var xq []blockQ8_1
-				quantizeRows(&xq, x, shape.m, shape.nb, quantizeRowQ8_1)
-				for _, isa := range hostISAs() {
-					pk := asmFor[blockQ8_1](typ).best(isa)
-					if missingKernel(t, isa, typ, pk == nil) {
-						continue
-					}
-					got := q8_1Outputs(pk, w, x, shape.m)
-					for t0 := range shape.m {
-						one := q8_1Outputs(pk, w, x[t0*k:(t0+1)*k], 1)
-						for r := range shape.n {
-							want := vecDotQ8_1Kernel(typ)(w.Row(r), xq[t0*shape.nb:(t0+1)*shape.nb])
-							g := got[t0*shape.n+r]
-							if math.Float32bits(g) != math.Float32bits(want) {
-								t.Fatalf("%v: row %d act %d: got %g, reference %g", isa, r, t0, g, want)
-							}
-							if math.Float32bits(one[r]) != math.Float32bits(g) {
-								t.Fatalf("%v: row %d act %d: x1 %g, batched %g", isa, r, t0, one[r], g)
-							}
-						}
-					}
+	forKernelShapes(t, rand.NewPCG(31, 32), []DType{Q4_1, Q5_1}, []kernelShape{{1, 1, 1}, {24, 3, 5}, {43, 64, 9}, {16, 7, 4}, {9, 2, 17},
+		{5, 3, 2}, {24, 3, 3}, {11, 4, 6}, {7, 2, 7}, {6, 2, 8}}, // and the x2 and x3 tails
+		func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32) {
+			for _, isa := range hostISAs() {
+				pk := asmFor[blockQ8_1](typ).best(isa)
+				if missingKernel(t, isa, typ, pk == nil) {
+					continue
 				}
-			})
-		}
-	}
+				outputs := func(x []float32, m int) []float32 { return q8_1Outputs(pk, w, x, m) }
+				if checked := checkRows(t, isa, typ, w, x, shape.m, true, outputs); checked != shape.m*shape.n {
+					t.Fatalf("%v: %d outputs checked, want %d", isa, checked, shape.m*shape.n)
+				}
+			}
+		})
 }
 
 // BenchmarkMatMulQLegacy measures MatMul on TinyLlama-sized Q5_0, Q4_1 and

@@ -92,7 +92,7 @@ func (l *LowRank) AddCols(out, t []float32, scale float32, c0, c1 int) {
 	if full := (c1 - first) / 16; full > 0 {
 		var n int
 		if l.f16 {
-			n = lowRankF16Asm(l.half[first*l.rank:], t, out[first:], full, scale)
+			n = lowRankAsm(l.half[first*l.rank:], t, out[first:], full, scale)
 		} else {
 			n = lowRankAsm(l.panel[first*l.rank:], t, out[first:], full, scale)
 		}
@@ -105,15 +105,16 @@ func (l *LowRank) AddCols(out, t []float32, scale float32, c0, c1 int) {
 // ref is AddCols's Go arithmetic for output columns [c0, c1).
 func (l *LowRank) ref(t, out []float32, c0, c1 int, scale float32) {
 	if l.f16 {
-		lowRankRefF16(l.half, t, out, c0, c1, scale)
+		lowRankRef(l.half, t, out, c0, c1, scale, FP16ToFP32)
 	} else {
-		lowRankRef(l.panel, t, out, c0, c1, scale)
+		lowRankRef(l.panel, t, out, c0, c1, scale, func(v float32) float32 { return v })
 	}
 }
 
 // lowRankRef is AddCols's arithmetic for output columns [c0, c1): dotFloat's
-// over the column's panel lane.
-func lowRankRef(panel, t, out []float32, c0, c1 int, scale float32) {
+// over the column's panel lane, each value widened (exactly) to float32 by
+// widen as it is read.
+func lowRankRef[E float32 | uint16](panel []E, t, out []float32, c0, c1 int, scale float32, widen func(E) float32) {
 	rank := len(t)
 	k0 := rank / 16 * 16
 	for c := c0; c < c1; c++ {
@@ -121,33 +122,12 @@ func lowRankRef(panel, t, out []float32, c0, c1 int, scale float32) {
 		var acc [16]float32
 		for s := 0; s < k0; s += 16 {
 			for l := range acc {
-				acc[l] = fmaExact32(w[16*(s+l)], t[s+l], acc[l])
+				acc[l] = fmaExact32(widen(w[16*(s+l)]), t[s+l], acc[l])
 			}
 		}
 		y := sumLanes(&acc)
 		for i := k0; i < rank; i++ {
-			y = fmaExact32(w[16*i], t[i], y)
-		}
-		out[c] += float32(y * scale) // rounded, then added (never fused)
-	}
-}
-
-// lowRankRefF16 is lowRankRef over f16 panels, each value widened
-// (exactly) to float32 as it is read.
-func lowRankRefF16(panel []uint16, t, out []float32, c0, c1 int, scale float32) {
-	rank := len(t)
-	k0 := rank / 16 * 16
-	for c := c0; c < c1; c++ {
-		w := panel[c/16*rank*16+c%16:]
-		var acc [16]float32
-		for s := 0; s < k0; s += 16 {
-			for l := range acc {
-				acc[l] = fmaExact32(FP16ToFP32(w[16*(s+l)]), t[s+l], acc[l])
-			}
-		}
-		y := sumLanes(&acc)
-		for i := k0; i < rank; i++ {
-			y = fmaExact32(FP16ToFP32(w[16*i]), t[i], y)
+			y = fmaExact32(widen(w[16*i]), t[i], y)
 		}
 		out[c] += float32(y * scale) // rounded, then added (never fused)
 	}

@@ -2,17 +2,8 @@
 
 #include "textflag.h"
 
-// func lowRankAVX2(p, t, out *float32, nb, nk, tail int, scale float32)
-//
-// nb panels of 16 columns: panel i at p + i·rank·64 bytes (rank = 16·nk +
-// tail), its row r's 16 values at +64·r; out + 64·i its 16 outputs. DI the
-// panel, SI t, DX out, CX panels left, R8 nk, R9 tail, R10 the panel
-// stride; Y13 a broadcast of t, Y15 the scale; the sum in Y0:Y1.
-//
-// func lowRankF16AVX2(p *uint16, t, out *float32, nb, nk, tail int, scale float32)
-//
-// The same over f16 panels: row r's 16 values at +32·r, each half-row
-// widened into Y14 (VCVTPH2PS, exact) before its multiply-add.
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-lowrank.py.
 
 TEXT ·lowRankAVX2(SB), NOSPLIT, $0-52
 	MOVQ p+0(FP), DI

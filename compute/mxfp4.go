@@ -27,46 +27,22 @@ func e8m0Half(e uint8) float32 {
 	return math.Float32frombits(uint32(e-1) << 23)
 }
 
-// unpackMXFP4 writes the 32 table values of one block's quants qs[16] into
-// w: low nibbles are values 0..15, high nibbles 16..31.
-func unpackMXFP4(w *[32]int8, qs *[16]byte) {
-	for j, q := range qs {
-		w[j] = kvaluesMXFP4[q&0x0f]
-		w[j+16] = kvaluesMXFP4[q>>4]
-	}
-}
-
 // dequantMXFP4 is ggml's dequantize_row_mxfp4.
 func dequantMXFP4(src []byte, dst []float32) {
-	var w [32]int8
-	for i := range len(dst) / 32 {
-		b := (*[17]byte)(src[i*17:])
-		y := (*[32]float32)(dst[i*32:])
-		d := e8m0Half(b[0])
-		unpackMXFP4(&w, (*[16]byte)(b[1:]))
-		for j, q := range w {
-			y[j] = float32(q) * d
-		}
-	}
+	dequantTable(src, dst, 17, func(w *[32]int8, b []byte) float32 {
+		unpackTable(w, (*[16]byte)(b[1:]), &kvaluesMXFP4)
+		return e8m0Half(b[0])
+	})
 }
 
 // vecDotMXFP4 is the repacked mxfp4_8x8 gemv/gemm (ggml's
 // gemv_q4_b32_8x8_q8_0_lut_avx, shared with Q4_0 and IQ4_NL): sequential,
 // acc = FMA(sumi, d_w·d_x, acc) per block.
 func vecDotMXFP4(x []byte, y []blockQ8_0) float32 {
-	var acc float32
-	var w [32]int8
-	for ib := range y {
-		b := (*[17]byte)(x[ib*17:])
-		yb := &y[ib]
-		unpackMXFP4(&w, (*[16]byte)(b[1:]))
-		var sumi int32
-		for j, q := range w {
-			sumi += int32(q) * int32(yb.qs[j])
-		}
-		acc = fma32(float32(sumi), e8m0Half(b[0])*yb.d, acc)
-	}
-	return acc
+	return sequentialDot(x, y, 17, func(w *[32]int8, b []byte) float32 {
+		unpackTable(w, (*[16]byte)(b[1:]), &kvaluesMXFP4)
+		return e8m0Half(b[0])
+	})
 }
 
 // bestIndexMXFP4 is ggml's best_index_mxfp4: the first index i with the

@@ -1,7 +1,6 @@
 package compute
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -196,16 +195,9 @@ func TestVecDotMXFP4(t *testing.T) {
 // activation rows at ±127 and all zero, for 1 to 9 activation rows, each
 // also run alone.
 func TestMXFP4Kernels(t *testing.T) {
-	if len(hostISAs()) == 0 {
-		t.Skip("no assembly kernels on this CPU/GOARCH")
-	}
-	rng := rand.New(rand.NewPCG(43, 44))
-	for _, shape := range []struct{ n, nb, m int }{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8}, {40, 3, 17},
-		{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}} { // and the x2 and x3 tails
-		t.Run(fmt.Sprintf("n%d_nb%d_m%d", shape.n, shape.nb, shape.m), func(t *testing.T) {
-			k := shape.nb * 32
-			w := &Tensor{Name: "w", Type: MXFP4, Shape: []int{k, shape.n}, Data: randomMXFP4(rng, shape.n, k)}
-			x := edgeActs(rng, shape.m, k)
+	forKernelShapes(t, rand.NewPCG(43, 44), []DType{MXFP4}, []kernelShape{{8, 1, 1}, {24, 3, 5}, {43, 9, 9}, {16, 7, 4}, {19, 2, 8}, {40, 3, 17},
+		{24, 3, 2}, {16, 2, 3}, {19, 2, 6}, {43, 3, 7}}, // and the x2 and x3 tails
+		func(t *testing.T, typ DType, shape kernelShape, w *Tensor, x []float32) {
 			for _, isa := range hostISAs() {
 				pk := panelKernelFor(MXFP4, isa)
 				if missingKernel(t, isa, MXFP4, pk == nil) {
@@ -217,7 +209,6 @@ func TestMXFP4Kernels(t *testing.T) {
 				}
 			}
 		})
-	}
 }
 
 // BenchmarkMatMulMXFP4 measures MatMul on TinyLlama-sized MXFP4 weights
@@ -225,18 +216,7 @@ func TestMXFP4Kernels(t *testing.T) {
 // and a prefill chunk (m = 64), with two workers, per ISA. GFLOP/cpu-s
 // divides by the CPU time the process used (steadier on a shared machine).
 func BenchmarkMatMulMXFP4(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	const k, n = 2048, 2048
-	for _, typ := range []DType{MXFP4, IQ4_NL, Q4_0} {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
-		for _, m := range []int{1, 64} {
-			x := randomActs(rng, m*k)
-			out := make([]float32, m*n)
-			for _, isa := range hostISAs() {
-				b.Run(fmt.Sprintf("%v/m%d/%v", typ, m, isa), func(b *testing.B) {
-					reportGFLOPs(b, m, n, k, benchMatMul(b, isa, 2, true, out, x, m, w))
-				})
-			}
-		}
-	}
+	benchMatMulTypes(b, []DType{MXFP4, IQ4_NL, Q4_0}, func(b *testing.B, isa ISA, out, x []float32, m int, w *Tensor) {
+		reportGFLOPs(b, m, w.Rows(), w.Cols(), benchMatMul(b, isa, 2, true, out, x, m, w))
+	})
 }

@@ -15,15 +15,21 @@ func packQ5_K(t *Tensor) *packed { return packKRows(t, 176) }
 // dmin, then the scales and mins unpacked (24 bytes where the block has 12),
 // then the rest of the block as stored.
 func packKRows(t *Tensor, bs int) *packed {
-	out := bs + 12
+	return repackSuperBlocks(t, bs, bs+12, func(dst, src []byte) {
+		copy(dst[0:4], src[0:4])
+		unpackScalesMins(dst[4:28], (*[12]byte)(src[4:16]))
+		copy(dst[28:], src[16:])
+	})
+}
+
+// repackSuperBlocks repacks t's rows super-block by super-block: each one's
+// bs bytes (src) become out bytes (dst) by repack.
+func repackSuperBlocks(t *Tensor, bs, out int, repack func(dst, src []byte)) *packed {
 	nb := t.Cols() / QK_K
 	p := &packed{nb: nb, blockSz: out, rowBytes: nb * out}
 	p.data = make([]byte, t.Rows()*nb*out)
 	for b := range t.Rows() * nb {
-		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
-		copy(dst[0:4], src[0:4])
-		unpackScalesMins(dst[4:28], (*[12]byte)(src[4:16]))
-		copy(dst[28:], src[16:])
+		repack(p.data[b*out:(b+1)*out], t.Data[b*bs:(b+1)*bs])
 	}
 	return p
 }
@@ -69,18 +75,12 @@ func unpackScalesMins(dst []byte, packed *[12]byte) {
 // 14, 1, 3, ..., 15, so that one VPSHUFB gives a 32-value chunk its two
 // scales), then d (f16).
 func packQ3_K(t *Tensor) *packed {
-	const bs, out = 110, 114
-	nb := t.Cols() / QK_K
-	p := &packed{nb: nb, blockSz: out, rowBytes: nb * out}
-	p.data = make([]byte, t.Rows()*nb*out)
-	for b := range t.Rows() * nb {
-		src, dst := t.Data[b*bs:(b+1)*bs], p.data[b*out:(b+1)*out]
+	return repackSuperBlocks(t, 110, 114, func(dst, src []byte) {
 		copy(dst[0:96], src[0:96])
 		sc := q3KScales(src[96:108])
 		for j, s := range sc {
 			dst[96+j/2+8*(j%2)] = byte(s - 32)
 		}
 		copy(dst[112:114], src[108:110])
-	}
-	return p
+	})
 }

@@ -98,17 +98,23 @@ func quantizeRowQ8_0Corr(x []float32, y []blockQ8_0, c int32) {
 // quantizeRowQ8_0Generic is quantizeRowQ8_0 in Go: the reference.
 func quantizeRowQ8_0Generic(x []float32, y []blockQ8_0) {
 	for i := range y {
-		xb := (*[32]float32)(x[i*32:])
-		amax := absMax32(xb)
-		var id float32
-		if amax != 0 {
-			id = 127 / amax
-		}
-		y[i].d = RoundF16(amax / 127)
-		for j, v := range xb {
-			y[i].qs[j] = roundEvenSat(v * id)
-		}
+		y[i].d = RoundF16(quantizeBlock32((*[32]float32)(x[i*32:]), &y[i].qs))
 	}
+}
+
+// quantizeBlock32 writes the 32 values of xb times 127/amax (amax their
+// largest magnitude) rounded to nearest even into qs and returns the
+// unrounded scale amax/127.
+func quantizeBlock32(xb *[32]float32, qs *[32]int8) float32 {
+	amax := absMax32(xb)
+	var id float32
+	if amax != 0 {
+		id = 127 / amax
+	}
+	for j, v := range xb {
+		qs[j] = roundEvenSat(v * id)
+	}
+	return amax / 127
 }
 
 // quantizeRowQ8_1 is quantizeRowQ8_0 plus s = f16(d·Σq) with the unrounded
@@ -126,18 +132,10 @@ func quantizeRowQ8_1(x []float32, y []blockQ8_1) {
 // quantizeRowQ8_1Generic is quantizeRowQ8_1 in Go: the reference.
 func quantizeRowQ8_1Generic(x []float32, y []blockQ8_1) {
 	for i := range y {
-		xb := (*[32]float32)(x[i*32:])
-		amax := absMax32(xb)
-		var id float32
-		if amax != 0 {
-			id = 127 / amax
-		}
-		d := amax / 127
+		d := quantizeBlock32((*[32]float32)(x[i*32:]), &y[i].qs)
 		y[i].d = RoundF16(d)
 		var sum int32
-		for j, v := range xb {
-			q := roundEvenSat(v * id)
-			y[i].qs[j] = q
+		for _, q := range y[i].qs {
 			sum += int32(q)
 		}
 		y[i].s = RoundF16(d * float32(sum))

@@ -2,13 +2,8 @@
 
 #include "textflag.h"
 
-// The activation quantizers of quantize_act.go for arm64's Advanced SIMD,
-// bit for bit the Go references: the largest magnitude by FABS and FMAX
-// (exact in any order), the scales by scalar FDIV and FCVT (to nearest
-// even, as FP32ToFP16), the quants by FMUL, FCVTNS (to nearest even) and
-// saturating narrows (the int8 clamp). Go's assembler lacks these vector
-// instructions: they are WORDs, each with its GNU spelling
-// (scripts/arm64enc.py encodes them).
+// What these kernels compute, their layouts and orders: the comments of
+// scripts/gen-quantize-act-arm64.py.
 
 // func quantizeQ8_0NEON(x *float32, y *blockQ8_0, nb int, c int32)
 TEXT ·quantizeQ8_0NEON(SB), NOSPLIT, $0-28

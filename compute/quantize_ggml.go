@@ -349,7 +349,13 @@ func quantizeQ5_KRef(x *[QK_K]float32, y *[176]byte) {
 	quantizeKScaleMin(x, y[:], &L, 31, -0.5, 0.1, 15)
 	qh, ql := y[16:48], y[48:]
 	clear(qh)
-	m1, m2 := uint8(1), uint8(2)
+	packQ5K(qh, ql, L[:])
+}
+
+// packQ5K writes the 5-bit quants L (QK_K of them) as Q5_K's qh[32], whose
+// fifth bits it sets (not clears), and ql[128].
+func packQ5K[E int | uint8](qh, ql []byte, L []E) {
+	m1, m2 := byte(1), byte(2)
 	for n := 0; n < QK_K; n += 64 {
 		for j := range 32 {
 			l1, l2 := L[n+j], L[n+j+32]
@@ -361,10 +367,9 @@ func quantizeQ5_KRef(x *[QK_K]float32, y *[176]byte) {
 				l2 -= 16
 				qh[j] |= m2
 			}
-			ql[j] = l1 | l2<<4
+			ql[j] = byte(l1 | l2<<4)
 		}
-		m1 <<= 2
-		m2 <<= 2
+		m1, m2 = m1<<2, m2<<2
 		ql = ql[32:]
 	}
 }

@@ -80,84 +80,85 @@ func unpack5(w *[32]int8, qs *[16]byte, qh uint32, off int8) {
 // vecDotQ4_0 is the repacked q4_0_8x8 gemv/gemm: sequential. Q4_0 block (18
 // bytes): d f16, qs[16]; value = q − 8.
 func vecDotQ4_0(x []byte, y []blockQ8_0) float32 {
+	return sequentialDot(x, y, 18, func(w *[32]int8, b []byte) float32 {
+		unpack4(w, (*[16]byte)(b[2:]), 8)
+		return f16At(b[0:])
+	})
+}
+
+// sequentialDot is the sequential shape over blocks of size bytes:
+// quants(w, b) writes block b's weight quants into w and returns its scale
+// d_w; per block acc = fma(float(sumi), d_w·d_x, acc).
+func sequentialDot(x []byte, y []blockQ8_0, size int, quants func(w *[32]int8, b []byte) float32) float32 {
 	var acc float32
 	var w [32]int8
 	for ib := range y {
-		b := (*[18]byte)(x[ib*18:])
-		yb := &y[ib]
-		unpack4(&w, (*[16]byte)(b[2:]), 8)
+		d := quants(&w, x[ib*size:(ib+1)*size])
 		var sumi int32
 		for j, q := range w {
-			sumi += int32(q) * int32(yb.qs[j])
+			sumi += int32(q) * int32(y[ib].qs[j])
 		}
-		acc = fma32(float32(sumi), f16At(b[0:])*yb.d, acc)
+		acc = fma32(float32(sumi), d*y[ib].d, acc)
 	}
 	return acc
+}
+
+// lanesDot is the lanes shape over nb blocks of size bytes (d f16 first):
+// quants(w, b, ib) writes block ib's (b) weight quants into w and returns
+// its activation block's d and qs.
+func lanesDot(x []byte, nb, size int, quants func(w *[32]int8, b []byte, ib int) (float32, *[32]int8)) float32 {
+	var acc [8]float32
+	var w [32]int8
+	for ib := range nb {
+		b := x[ib*size : (ib+1)*size]
+		d, qs := quants(&w, b, ib)
+		lane := lanes32(&w, qs)
+		accLanes(&acc, f16At(b[0:])*d, &lane)
+	}
+	return hsum8(&acc)
 }
 
 // vecDotQ4_1 is ggml_vec_dot_q4_1_q8_1 (x86): lanes, plus Σ m·s added by FMA
 // into a separate scalar. Q4_1 block (20 bytes): d f16, m f16, qs[16]; value
 // = q·d + m.
 func vecDotQ4_1(x []byte, y []blockQ8_1) float32 {
-	var acc [8]float32
 	var summs float32
-	var w [32]int8
-	for ib := range y {
-		b := (*[20]byte)(x[ib*20:])
-		yb := &y[ib]
-		summs = fma32(f16At(b[2:]), yb.s, summs)
-		unpack4(&w, (*[16]byte)(b[4:]), 0)
-		lane := lanes32(&w, &yb.qs)
-		accLanes(&acc, f16At(b[0:])*yb.d, &lane)
-	}
-	return hsum8(&acc) + summs
+	sum := lanesDot(x, len(y), 20, func(w *[32]int8, b []byte, ib int) (float32, *[32]int8) {
+		summs = fma32(f16At(b[2:]), y[ib].s, summs)
+		unpack4(w, (*[16]byte)(b[4:]), 0)
+		return y[ib].d, &y[ib].qs
+	})
+	return sum + summs
 }
 
 // vecDotQ5_0 is ggml_vec_dot_q5_0_q8_0 (x86): lanes. Q5_0 block (22 bytes):
 // d f16, qh u32 (fifth bits), qs[16]; value = q − 16.
 func vecDotQ5_0(x []byte, y []blockQ8_0) float32 {
-	var acc [8]float32
-	var w [32]int8
-	for ib := range y {
-		b := (*[22]byte)(x[ib*22:])
-		yb := &y[ib]
-		unpack5(&w, (*[16]byte)(b[6:]), binary.LittleEndian.Uint32(b[2:]), 16)
-		lane := lanes32(&w, &yb.qs)
-		accLanes(&acc, f16At(b[0:])*yb.d, &lane)
-	}
-	return hsum8(&acc)
+	return lanesDot(x, len(y), 22, func(w *[32]int8, b []byte, ib int) (float32, *[32]int8) {
+		unpack5(w, (*[16]byte)(b[6:]), binary.LittleEndian.Uint32(b[2:]), 16)
+		return y[ib].d, &y[ib].qs
+	})
 }
 
 // vecDotQ5_1 is ggml_vec_dot_q5_1_q8_1 (x86): lanes plus Σ m·s. Q5_1 block
 // (24 bytes): d f16, m f16, qh u32, qs[16]; value = q·d + m.
 func vecDotQ5_1(x []byte, y []blockQ8_1) float32 {
-	var acc [8]float32
 	var summs float32
-	var w [32]int8
-	for ib := range y {
-		b := (*[24]byte)(x[ib*24:])
-		yb := &y[ib]
-		summs = fma32(f16At(b[2:]), yb.s, summs)
-		unpack5(&w, (*[16]byte)(b[8:]), binary.LittleEndian.Uint32(b[4:]), 0)
-		lane := lanes32(&w, &yb.qs)
-		accLanes(&acc, f16At(b[0:])*yb.d, &lane)
-	}
-	return hsum8(&acc) + summs
+	sum := lanesDot(x, len(y), 24, func(w *[32]int8, b []byte, ib int) (float32, *[32]int8) {
+		summs = fma32(f16At(b[2:]), y[ib].s, summs)
+		unpack5(w, (*[16]byte)(b[8:]), binary.LittleEndian.Uint32(b[4:]), 0)
+		return y[ib].d, &y[ib].qs
+	})
+	return sum + summs
 }
 
 // vecDotQ8_0 is ggml_vec_dot_q8_0_q8_0 (x86) and tinyBLAS_Q0_AVX: lanes.
 // Q8_0 block (34 bytes): d f16, qs int8[32].
 func vecDotQ8_0(x []byte, y []blockQ8_0) float32 {
-	var acc [8]float32
-	var w [32]int8
-	for ib := range y {
-		b := (*[34]byte)(x[ib*34:])
-		yb := &y[ib]
+	return lanesDot(x, len(y), 34, func(w *[32]int8, b []byte, ib int) (float32, *[32]int8) {
 		for j := range w {
 			w[j] = int8(b[2+j])
 		}
-		lane := lanes32(&w, &yb.qs)
-		accLanes(&acc, f16At(b[0:])*yb.d, &lane)
-	}
-	return hsum8(&acc)
+		return y[ib].d, &y[ib].qs
+	})
 }

@@ -59,6 +59,22 @@ func unpackQs2(w *[QK_K]int8, qs []byte) {
 func vecDotQ2_K(x []byte, y []blockQ8_K) float32      { return seqQ2_K(x, y, 16) }
 func vecDotQ2_KBatch(x []byte, y []blockQ8_K) float32 { return seqQ2_K(x, y, 8) }
 
+// seqChunks adds one super-block of the sequential K kernels to acc and
+// accMin in groups of chunk sub-blocks of size values: per group
+// fma(float(isum), d, acc) with isum its kSum, and fma(float(imin), dmin,
+// accMin) with imin the sum of minTerm(j) over its sub-blocks j.
+func seqChunks(acc, accMin *float32, w *[QK_K]int8, yb *blockQ8_K, sc []int32, size, chunk int, d, dmin float32, minTerm func(j int) int32) {
+	for c := 0; c < len(sc); c += chunk {
+		var imin int32
+		for j := c; j < c+chunk; j++ {
+			imin += minTerm(j)
+		}
+		isum := kSum(w, &yb.qs, sc, size, c, c+chunk)
+		*acc = fma32(float32(isum), d, *acc)
+		*accMin = fma32(float32(imin), dmin, *accMin)
+	}
+}
+
 // seqQ2_K accumulates per group of chunk 16-value sub-blocks.
 func seqQ2_K(x []byte, y []blockQ8_K, chunk int) float32 {
 	var acc, accMin float32
@@ -72,15 +88,9 @@ func seqQ2_K(x []byte, y []blockQ8_K, chunk int) float32 {
 		}
 		unpackQs2(&w, b[16:80])
 		d, dmin := f16At(b[80:])*yb.d, f16At(b[82:])*yb.d
-		for c := 0; c < 16; c += chunk {
-			var imin int32
-			for j := c; j < c+chunk; j++ {
-				imin += int32(yb.bsums[j]) * int32(b[j]>>4)
-			}
-			isum := kSum(&w, &yb.qs, sc[:], 16, c, c+chunk)
-			acc = fma32(float32(isum), d, acc)
-			accMin = fma32(float32(imin), dmin, accMin)
-		}
+		seqChunks(&acc, &accMin, &w, yb, sc[:], 16, chunk, d, dmin, func(j int) int32 {
+			return int32(yb.bsums[j]) * int32(b[j]>>4)
+		})
 	}
 	return acc - accMin
 }
@@ -145,15 +155,9 @@ func seqQ4_K(x []byte, y []blockQ8_K, chunk int) float32 {
 		}
 		unpackScalesK4(&sc, &mins, (*[12]byte)(b[4:]))
 		d, dmin := f16At(b[0:])*yb.d, f16At(b[2:])*yb.d
-		for c := 0; c < 8; c += chunk {
-			var imin int32
-			for j := c; j < c+chunk; j++ {
-				imin += mins[j] * (int32(yb.bsums[2*j]) + int32(yb.bsums[2*j+1]))
-			}
-			isum := kSum(&w, &yb.qs, sc[:], 32, c, c+chunk)
-			acc = fma32(float32(isum), d, acc)
-			accMin = fma32(float32(imin), dmin, accMin)
-		}
+		seqChunks(&acc, &accMin, &w, yb, sc[:], 32, chunk, d, dmin, func(j int) int32 {
+			return mins[j] * (int32(yb.bsums[2*j]) + int32(yb.bsums[2*j+1]))
+		})
 	}
 	return acc - accMin
 }

@@ -23,10 +23,8 @@ import kerngen
 
 # kvalues_mxfp4 as bytes: the TBL table of the MXFP4 kernels (mxfp4tab<>),
 # as the end of their files' header.
-MXFP4_TABLE = '''// kvalues_mxfp4 as bytes.
-DATA mxfp4tab<>+0(SB)/8, $0x0c08060403020100
-DATA mxfp4tab<>+8(SB)/8, $0xf4f8fafcfdfeff00
-GLOBL mxfp4tab<>(SB), RODATA|NOPTR, $16'''
+MXFP4_TABLE = '// kvalues_mxfp4 as bytes.\n' + kerngen.data(
+    'mxfp4tab', kerngen.packed([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], 8)).rstrip('\n')
 
 
 def mov(d, n):
@@ -96,9 +94,10 @@ def indent(lines):
     return ['\t' + x if not x.endswith(':') else x for x in lines]
 
 
-def header(script, what):
-    """The head of a generated assembly file (kerngen.asm_header)."""
-    return kerngen.asm_header(script, what)
+def header(script, data=''):
+    """The head of a generated assembly file (kerngen.asm_head), then its
+    read-only data."""
+    return kerngen.asm_head(script) + (f'\n{data}\n' if data else '')
 
 
 def hsum8(f):

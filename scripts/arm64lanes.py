@@ -8,6 +8,7 @@ lanes, summed at the end by hsum8; the Q8_1 types add Σ m_w·s_x by FMA into
 a separate scalar, added after hsum8 (vecDot{Q4_1,Q5_1} order).
 """
 import arm64asm as a
+import kerngen
 
 # Constant registers: the nibble mask, the fifth-bit tables (byte index
 # and bit of each quant's fifth bit in qh), 0x10.
@@ -15,15 +16,9 @@ M0F, BITS, IDXHI, IDXLO, C10 = 26, 25, 24, 23, 22
 # Activations: qs in v28, v29, d_x in v30, s_x (Q8_1) in v27.
 A0, DX, SX = 28, 30, 27
 
-Q5_TABLE = '''DATA q5tab<>+0(SB)/8, $0x0000000000000000
-DATA q5tab<>+8(SB)/8, $0x0101010101010101
-DATA q5tab<>+16(SB)/8, $0x0202020202020202
-DATA q5tab<>+24(SB)/8, $0x0303030303030303
-DATA q5tab<>+32(SB)/8, $0x8040201008040201
-DATA q5tab<>+40(SB)/8, $0x8040201008040201
-GLOBL q5tab<>(SB), RODATA|NOPTR, $48
-'''
-
+# The fifth-bit tables: the byte of qh holding quant i's fifth bit (i/8,
+# for 32 quants), then its bit (1 << i%8) for 16.
+Q5_TABLE = kerngen.data('q5tab', kerngen.packed([i // 8 for i in range(32)] + [1 << i % 8 for i in range(16)], 8))
 
 class Type:
     """A weight type: block bytes, rows a step of the x1 kernel, whether

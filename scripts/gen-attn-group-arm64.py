@@ -18,30 +18,32 @@ import kerngen  # noqa: E402
 # 4G + 4C + 8 vector registers, so G + C <= 6.
 SHAPES = [(2, 1), (3, 1), (4, 1), (2, 2), (3, 2), (4, 2), (2, 4)]
 
-WHAT = '''// Grouped attention kernels over f16 KV cache rows for NEON: G query heads
-// of one KV head (head size 64·C) a pass over the rows, each row read and
-// widened once for all G heads. Each head's results equal the one-head
-// kernels' (attn_arm64.s, attn_rows_arm64.s) and so the Go versions' bit
-// for bit: the same float operations per value in the same order.
-//
-// dotRowsNEONG<G>C<C>(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
-// (DotRowsGroup; kstride and ostride in bytes): per row, for each quarter
-// qd of DotRows's 16-lane accumulators (lanes 4qd..4qd+3 of sum[a], a <
-// 4), the row's values 64c + 16a + 4qd widened by FCVTL (4C registers),
-// then per head sum[a] = FMLA over the chunks c from zero and that
-// quarter of (sum0 + sum2) + (sum1 + sum3); per head the quarters 2 + 0
-// and 3 + 1, their sum and hsum8 as dotRows64NEON, stored to head h's
-// out (out + h·ostride, four bytes a row).
-//
-// vkqRowsNEONG<G>C<C>(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
-// (VKQRowsF16Group; vstride and sstride in bytes): per 16 values of the
-// head (G·4 accumulators in registers), for each row j in order: the row's
-// 16 values widened once, then per head out = f16(out·ms[j]), out =
-// f16(fma(v, vs[j], out)) as vkqRowsF16NEON (f16 rounding by FCVTN, back
-// by FCVTL), head h's ms and vs at h·sstride.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).'''
+# The assembly's documentation (scripts/gen-attn-group-arm64.py points here):
+#
+# Grouped attention kernels over f16 KV cache rows for NEON: G query heads
+# of one KV head (head size 64·C) a pass over the rows, each row read and
+# widened once for all G heads. Each head's results equal the one-head
+# kernels' (attn_arm64.s, attn_rows_arm64.s) and so the Go versions' bit
+# for bit: the same float operations per value in the same order.
+#
+# dotRowsNEONG<G>C<C>(q *float32, k *uint16, kstride, n int, out *float32, ostride int)
+# (DotRowsGroup; kstride and ostride in bytes): per row, for each quarter
+# qd of DotRows's 16-lane accumulators (lanes 4qd..4qd+3 of sum[a], a <
+# 4), the row's values 64c + 16a + 4qd widened by FCVTL (4C registers),
+# then per head sum[a] = FMLA over the chunks c from zero and that
+# quarter of (sum0 + sum2) + (sum1 + sum3); per head the quarters 2 + 0
+# and 3 + 1, their sum and hsum8 as dotRows64NEON, stored to head h's
+# out (out + h·ostride, four bytes a row).
+#
+# vkqRowsNEONG<G>C<C>(out *float32, v *uint16, vstride, n int, ms, vs *float32, sstride int)
+# (VKQRowsF16Group; vstride and sstride in bytes): per 16 values of the
+# head (G·4 accumulators in registers), for each row j in order: the row's
+# 16 values widened once, then per head out = f16(out·ms[j]), out =
+# f16(fma(v, vs[j], out)) as vkqRowsF16NEON (f16 rounding by FCVTN, back
+# by FCVTL), head h's ms and vs at h·sstride.
+#
+# Every instruction carries its GNU spelling ("// gnu: ..."; see
+# scripts/arm64asm.py).
 
 
 def args(names):
@@ -159,7 +161,7 @@ def one_head_rows():
 
 def build():
     u = kerngen.Unit('scripts/gen-attn-group-arm64.py')
-    u.text(a.header('scripts/gen-attn-group-arm64.py', WHAT))
+    u.text(a.header('scripts/gen-attn-group-arm64.py'))
     for g, c in SHAPES:
         u.text('\n'.join(dot_kernel(g, c)))
         u.text('\n'.join(vkq_kernel(g, c)))

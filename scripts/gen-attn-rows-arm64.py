@@ -12,26 +12,28 @@ sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
 import kerngen  # noqa: E402
 
-WHAT = '''// Attention kernels over KV cache rows (attn.go, attn_q8.go), each with
-// the float operations of its Go version per value, so that the results
-// equal it bit for bit:
-//
-// vkqRowsF16NEON (VKQRowsF16, hd a multiple of 8, stride in bytes): per
-// chunk of 32 (then 8) values kept in registers, for each row j in order
-// out = f16(out·ms[j]), out = f16(fma(v, vs[j], out)); f16 rounding by
-// FCVTN (to nearest even) and back by FCVTL.
-//
-// vkqRowsQ8_0NEON (VKQRowsQ8_0, nb blocks of 32 values, stride in bytes):
-// per block kept in registers, for each row j in order out = out·ms[j]
-// where ms[j] is not 1, then out = fma(float(q)·d, vs[j], out).
-//
-// dotRowsNEON (DotRows, hd a multiple of 8 below 64, stride in bytes):
-// per row, eight float64 lanes (position mod 8) adding the float32
-// products, then (l0 + l4) + (l2 + l6) + ((l1 + l5) + (l3 + l7)) as
-// dotRowsGeneric, rounded to float32.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).'''
+# The assembly's documentation (scripts/gen-attn-rows-arm64.py points here):
+#
+# Attention kernels over KV cache rows (attn.go, attn_q8.go), each with
+# the float operations of its Go version per value, so that the results
+# equal it bit for bit:
+#
+# vkqRowsF16NEON (VKQRowsF16, hd a multiple of 8, stride in bytes): per
+# chunk of 32 (then 8) values kept in registers, for each row j in order
+# out = f16(out·ms[j]), out = f16(fma(v, vs[j], out)); f16 rounding by
+# FCVTN (to nearest even) and back by FCVTL.
+#
+# vkqRowsQ8_0NEON (VKQRowsQ8_0, nb blocks of 32 values, stride in bytes):
+# per block kept in registers, for each row j in order out = out·ms[j]
+# where ms[j] is not 1, then out = fma(float(q)·d, vs[j], out).
+#
+# dotRowsNEON (DotRows, hd a multiple of 8 below 64, stride in bytes):
+# per row, eight float64 lanes (position mod 8) adding the float32
+# products, then (l0 + l4) + (l2 + l6) + ((l1 + l5) + (l3 + l7)) as
+# dotRowsGeneric, rounded to float32.
+#
+# Every instruction carries its GNU spelling ("// gnu: ..."; see
+# scripts/arm64asm.py).
 
 
 def args(names):
@@ -117,7 +119,7 @@ def dot_short():
 
 def build():
     u = kerngen.Unit('scripts/gen-attn-rows-arm64.py')
-    u.text(a.header('scripts/gen-attn-rows-arm64.py', WHAT))
+    u.text(a.header('scripts/gen-attn-rows-arm64.py'))
     u.text(vkq_f16())
     u.text(vkq_q8())
     u.text(dot_short())

@@ -16,31 +16,33 @@ from arm64enc import two, word  # noqa: E402
 from arm64enc import (add_d, fadd_d, fcmgt, fcvt_ds, fcvtn2_s, fcvtn_s, fmax_d, fmin_d, fmla_d,  # noqa: E402
                       fmul_d, fsub_d, umaxv)
 
-WHAT = '''// func expfNEON(x *float32, n int)
-// x[i] = Expf(x[i]) for n values (a multiple of 4), as expfAVX2: in float64
-// lanes (two to a register, FCVTL/FCVTL2), each clamped to [−104, 89]
-// (where the formula gives glibc's 0 and +Inf; FMAX/FMIN keep a NaN a
-// NaN), z = x·32/ln2, k its nearest integer (by adding 1.5·2^52), r = z −
-// k, s = 2^(k/32) from the 32-entry exp2fTab (one load per lane, through
-// a general register) and the exponent bits k<<47, y = s·((C0·r + C1)·r²
-// + (C2·r + 1)) with Expf's fused multiply-adds (FMLA .2d), rounded to
-// float32 by FCVTN/FCVTN2. Bit for bit Expf (TestExp).
-//
-// func softmaxScanNEON(vs, ms *float32, n int, scale float32)
-// The online softmax's first pass (softmaxScanGeneric): with s =
-// vs[j]·scale and M the running max before j, where s > M: vs[j] = M − s,
-// ms[j] = 0 and M = s; else vs[j] = s − M, ms[j] = 1. Four positions at a
-// time where none of them moves the max (FCMGT, ordered: a NaN never
-// does), one by one where one does.
-//
-// func softmaxSumNEON(vs, ms *float32, n int) float32
-// The last pass (softmaxSumGeneric): where ms[j] = 0, ms[j] = vs[j] and
-// vs[j] = 1, S = float32(fma(S, ms[j], 1)) in float64; else (ms[j] = 1)
-// S = S + vs[j] in float32, which is float32(fma(S, 1, vs[j])) (a float64
-// sum of two float32 values rounded to float32 is their float32 sum).
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).'''
+# The assembly's documentation (scripts/gen-exp-arm64.py points here):
+#
+# func expfNEON(x *float32, n int)
+# x[i] = Expf(x[i]) for n values (a multiple of 4), as expfAVX2: in float64
+# lanes (two to a register, FCVTL/FCVTL2), each clamped to [−104, 89]
+# (where the formula gives glibc's 0 and +Inf; FMAX/FMIN keep a NaN a
+# NaN), z = x·32/ln2, k its nearest integer (by adding 1.5·2^52), r = z −
+# k, s = 2^(k/32) from the 32-entry exp2fTab (one load per lane, through
+# a general register) and the exponent bits k<<47, y = s·((C0·r + C1)·r²
+# + (C2·r + 1)) with Expf's fused multiply-adds (FMLA .2d), rounded to
+# float32 by FCVTN/FCVTN2. Bit for bit Expf (TestExp).
+#
+# func softmaxScanNEON(vs, ms *float32, n int, scale float32)
+# The online softmax's first pass (softmaxScanGeneric): with s =
+# vs[j]·scale and M the running max before j, where s > M: vs[j] = M − s,
+# ms[j] = 0 and M = s; else vs[j] = s − M, ms[j] = 1. Four positions at a
+# time where none of them moves the max (FCMGT, ordered: a NaN never
+# does), one by one where one does.
+#
+# func softmaxSumNEON(vs, ms *float32, n int) float32
+# The last pass (softmaxSumGeneric): where ms[j] = 0, ms[j] = vs[j] and
+# vs[j] = 1, S = float32(fma(S, ms[j], 1)) in float64; else (ms[j] = 1)
+# S = S + vs[j] in float32, which is float32(fma(S, 1, vs[j])) (a float64
+# sum of two float32 values rounded to float32 is their float32 sum).
+#
+# Every instruction carries its GNU spelling ("// gnu: ..."; see
+# scripts/arm64asm.py).
 
 
 def shl_d(d, n, sh):
@@ -149,7 +151,7 @@ def body():
 
 def build():
     u = kerngen.Unit('scripts/gen-exp-arm64.py')
-    out = [a.header('scripts/gen-exp-arm64.py', WHAT).rstrip('\n'), '', 'TEXT ·expfNEON(SB), NOSPLIT, $0-16']
+    out = [a.header('scripts/gen-exp-arm64.py').rstrip('\n'), '', 'TEXT ·expfNEON(SB), NOSPLIT, $0-16']
     s = [a.go('MOVD x+0(FP), R0', 'ldr x0, [sp, #8]'), a.go('MOVD n+8(FP), R1', 'ldr x1, [sp, #16]'),
          a.go('LSR $2, R1', 'lsr x1, x1, #2'), a.cbz(1, 'done'),
          a.go('MOVD $·exp2fTab(SB), R5', 'adr x5, exp2fTab'), a.go('MOVD $expNEONConsts<>(SB), R4', 'adr x4, consts')]

@@ -11,19 +11,20 @@ sys.dont_write_bytecode = True
 import arm64asm as a  # noqa: E402
 import kerngen  # noqa: E402
 
-WHAT = '''// MXFP4 rows read in place (17-byte blocks: e8m0 scale, qs[16]) against
-// Q8_0 activation blocks on arm64, one activation row, output r at 4r
-// (four weight rows a step, then one at a time):
-// per block sumi = Σ kvalues_mxfp4[nibble]·q exact (TBL, then SDOT or
-// SMULL/SMLAL into 16-bit lanes), acc = fma(float(sumi), e8m0Half(e)·d_x,
-// acc) in the blocks' order (vecDotMXFP4's, the panel kernels'):
-// e8m0Half(e) is 0x00200000 << e as float bits for e < 2, else
-// (e − 1) << 23.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
-
-''' + a.MXFP4_TABLE
+# The assembly's documentation (scripts/gen-kern-inplace-arm64.py points here):
+#
+# MXFP4 rows read in place (17-byte blocks: e8m0 scale, qs[16]) against
+# Q8_0 activation blocks on arm64, one activation row, output r at 4r
+# (four weight rows a step, then one at a time):
+# per block sumi = Σ kvalues_mxfp4[nibble]·q exact (TBL, then SDOT or
+# SMULL/SMLAL into 16-bit lanes), acc = fma(float(sumi), e8m0Half(e)·d_x,
+# acc) in the blocks' order (vecDotMXFP4's, the panel kernels'):
+# e8m0Half(e) is 0x00200000 << e as float bits for e < 2, else
+# (e − 1) << 23.
+#
+# Every instruction carries its GNU spelling ("// gnu: ..."; see
+# scripts/arm64asm.py).
+DATA = a.MXFP4_TABLE
 
 
 def row_block(k, p, neon):
@@ -63,7 +64,7 @@ def mxfp4_rows_kernel(name, neon):
 
 def build():
     u = kerngen.Unit('scripts/gen-kern-inplace-arm64.py')
-    u.text(a.header('scripts/gen-kern-inplace-arm64.py', WHAT))
+    u.text(a.header('scripts/gen-kern-inplace-arm64.py', DATA))
     for level, neon in (('DotProd', False), ('NEON', True)):
         u.kernel(f'mxfp4InPlaceX1{level}', 'Q8_0', 'MXFP4', mxfp4_rows_kernel(f'mxfp4InPlaceX1{level}', neon))
     # MXFP4 rows as stored. The K-quant, Q6_K and Q8_0 kernels read rows as

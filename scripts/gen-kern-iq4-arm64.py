@@ -13,32 +13,26 @@ import kerngen  # noqa: E402
 import arm64panel as panel  # noqa: E402
 import arm64rows as rows  # noqa: E402
 
-WHAT = '''// IQ4_NL panel kernels against Q8_0 activation blocks on arm64 (SDOT, or
-// without dotprod 16-bit products widened by SADALP), with the
-// signature and panels of kern_q_arm64.s's Q4_0 kernels (IQ4_NL shares
-// Q4_0's block layout): each nibble is replaced by its signed kvalues_iq4nl
-// entry (TBL), corr is 0, and per row acc = fma(float(sumi_b), d_w·d_x,
-// acc) over the blocks in order (the repacked iq4_nl_8x8 gemv's order, as
-// vecDotIQ4NL).
-//
-// IQ4_XS (iq4_xsX1*): rows as stored against Q8_K activation blocks, one
-// activation row; ggml_vec_dot_iq4_xs_q8_K's x86 lanes (vecDotIQ4XS).
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).
-
-// kvalues_iq4nl as bytes.
-DATA iq4nl<>+0(SB)/8, $0xf6eaddcfbfad9881
-DATA iq4nl<>+8(SB)/8, $0x7159453526190d01
-GLOBL iq4nl<>(SB), RODATA|NOPTR, $16
-
-// kvalues_iq4nl, then the int16 shifts 0, −2, ..., −14 that bring each
-// IQ4_XS sub-block's two high scale bits down.
-DATA iq4xs<>+0(SB)/8, $0xf6eaddcfbfad9881
-DATA iq4xs<>+8(SB)/8, $0x7159453526190d01
-DATA iq4xs<>+16(SB)/8, $0xfffafffcfffe0000
-DATA iq4xs<>+24(SB)/8, $0xfff2fff4fff6fff8
-GLOBL iq4xs<>(SB), RODATA|NOPTR, $32'''
+# The assembly's documentation (scripts/gen-kern-iq4-arm64.py points here):
+#
+# IQ4_NL panel kernels against Q8_0 activation blocks on arm64 (SDOT, or
+# without dotprod 16-bit products widened by SADALP), with the
+# signature and panels of kern_q_arm64.s's Q4_0 kernels (IQ4_NL shares
+# Q4_0's block layout): each nibble is replaced by its signed kvalues_iq4nl
+# entry (TBL), corr is 0, and per row acc = fma(float(sumi_b), d_w·d_x,
+# acc) over the blocks in order (the repacked iq4_nl_8x8 gemv's order, as
+# vecDotIQ4NL).
+#
+# IQ4_XS (iq4_xsX1*): rows as stored against Q8_K activation blocks, one
+# activation row; ggml_vec_dot_iq4_xs_q8_K's x86 lanes (vecDotIQ4XS).
+#
+# Every instruction carries its GNU spelling ("// gnu: ..."; see
+# scripts/arm64asm.py).
+KVALUES = kerngen.load('gen-kern-iq4.py').KVALUES
+DATA = ('// kvalues_iq4nl as bytes.\n' + kerngen.data('iq4nl', kerngen.packed(KVALUES, 8)) + '\n' +
+        "// kvalues_iq4nl, then the int16 shifts 0, −2, ..., −14 that bring each\n"
+        "// IQ4_XS sub-block's two high scale bits down.\n" +
+        kerngen.data('iq4xs', kerngen.packed(KVALUES, 8) + kerngen.packed(range(0, -16, -2), 16))).rstrip('\n')
 
 
 def iq4_xs_kernel(name, neon):
@@ -66,7 +60,7 @@ def iq4_xs_kernel(name, neon):
 
 def build():
     u = kerngen.Unit('scripts/gen-kern-iq4-arm64.py')
-    u.text(a.header('scripts/gen-kern-iq4-arm64.py', WHAT))
+    u.text(a.header('scripts/gen-kern-iq4-arm64.py', DATA))
     for rows in (1, 4):
         u.kernel(f'iq4_nlX{rows}DotProd', 'Q8_0', 'IQ4_NL',
                  panel.q4_0_kernel(f'iq4_nlX{rows}DotProd', rows, panel.q4_0_dot_sdot, table='iq4nl<>'))

@@ -10,47 +10,49 @@ import arm64asm as a  # noqa: E402
 import kerngen  # noqa: E402
 import arm64rows as rows  # noqa: E402
 
-WHAT = '''// K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K: d
-// f32 at 0, qs[256] at 4, bsums int16[16] at 260; 292 bytes), with the
-// signature of kern_k_amd64.s's
-//
-//	func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
-//
-// np weight rows as stored, output r at 4r, one activation row.
-//
-// Q2_K (q2_K*, 84-byte blocks: scales[16], qs[64], d f16, dmin f16): the
-// repacked q2_K_8x8 gemv's sequential order, as vecDotQ2_K: isum = Σ_j
-// sc_j·(sub-block j's dot) and imin = Σ_j min_j·bsums[j] per super-block,
-// acc = fma(float(isum), d_w·d_x, acc), accMin = fma(float(imin),
-// dmin_w·d_x, accMin); output acc − accMin.
-//
-// Q3_K (q3_K*, 110-byte blocks: hmask[32], qs[64], scales[12], d f16):
-// ggml_vec_dot_q3_K_q8_K's x86 lanes, as vecDotQ3_K (lane l sums
-// sc_j·w·x over the sub-blocks j and positions (p mod 32)/4 = l).
-//
-// Q4_K (q4_K*, 144-byte blocks: d f16, dmin f16, scales[12], qs[128]):
-// the repacked q4_K_8x8 gemv's sequential order, as vecDotQ4_K: per
-// super-block isum = Σ_j sc_j·Σ(sub-block j of u·x) and imin = Σ_j
-// mins_j·(bsums[2j] + bsums[2j+1]), exact; acc = fma(float(isum), d_w·d_x,
-// acc), accMin = fma(float(imin), dmin_w·d_x, accMin); output acc − accMin.
-//
-// Q5_K (q5_K*, 176-byte blocks: d, dmin, scales[12], qh[32], qs[128]):
-// ggml_vec_dot_q5_K_q8_K's x86 lanes, as vecDotQ5_K: lane l sums
-// sc_j·w·x over sub-blocks j and positions (p mod 32)/4 = l; acc_l =
-// fma(float(lane_l), d_x·d_w, acc_l); summs = fma(−d_x·dmin_w,
-// float(imin), summs); output hsum8(acc) + summs.
-//
-// Q6_K (q6_K*, 210-byte blocks: ql[128], qh[64], scales int8[16], d f16):
-// ggml_vec_dot_q6_K_q8_K's x86 lanes, as vecDotQ6_K. Lane l (0..7) of a
-// super-block is Σ sc[p/16]·u_p·x_p over the positions p with
-// (p mod 32)/4 = l (u the unsigned 6-bit quant), minus
-// 32·(bsums[2l]·sc[2l] + bsums[2l+1]·sc[2l+1]): one SDOT per sixteen
-// quants (they share a scale) and an MLA by the scale; then
-// acc_l = fma(float(lane_l), d_x·d_w, acc_l) and at the end hsum8. The
-// integers are exact, so the float operations are the reference's.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."; see
-// scripts/arm64asm.py).'''
+# The assembly's documentation (scripts/gen-kern-k-arm64.py points here):
+#
+# K-quant kernels against Q8_K activation blocks on arm64 (blockQ8_K: d
+# f32 at 0, qs[256] at 4, bsums int16[16] at 260; 292 bytes), with the
+# signature of kern_k_amd64.s's
+#
+#     func k(w *byte, x *blockQ8_K, xs int, out *float32, os int, np, nb int)
+#
+# np weight rows as stored, output r at 4r, one activation row.
+#
+# Q2_K (q2_K*, 84-byte blocks: scales[16], qs[64], d f16, dmin f16): the
+# repacked q2_K_8x8 gemv's sequential order, as vecDotQ2_K: isum = Σ_j
+# sc_j·(sub-block j's dot) and imin = Σ_j min_j·bsums[j] per super-block,
+# acc = fma(float(isum), d_w·d_x, acc), accMin = fma(float(imin),
+# dmin_w·d_x, accMin); output acc − accMin.
+#
+# Q3_K (q3_K*, 110-byte blocks: hmask[32], qs[64], scales[12], d f16):
+# ggml_vec_dot_q3_K_q8_K's x86 lanes, as vecDotQ3_K (lane l sums
+# sc_j·w·x over the sub-blocks j and positions (p mod 32)/4 = l).
+#
+# Q4_K (q4_K*, 144-byte blocks: d f16, dmin f16, scales[12], qs[128]):
+# the repacked q4_K_8x8 gemv's sequential order, as vecDotQ4_K: per
+# super-block isum = Σ_j sc_j·Σ(sub-block j of u·x) and imin = Σ_j
+# mins_j·(bsums[2j] + bsums[2j+1]), exact; acc = fma(float(isum), d_w·d_x,
+# acc), accMin = fma(float(imin), dmin_w·d_x, accMin); output acc − accMin.
+#
+# Q5_K (q5_K*, 176-byte blocks: d, dmin, scales[12], qh[32], qs[128]):
+# ggml_vec_dot_q5_K_q8_K's x86 lanes, as vecDotQ5_K: lane l sums
+# sc_j·w·x over sub-blocks j and positions (p mod 32)/4 = l; acc_l =
+# fma(float(lane_l), d_x·d_w, acc_l); summs = fma(−d_x·dmin_w,
+# float(imin), summs); output hsum8(acc) + summs.
+#
+# Q6_K (q6_K*, 210-byte blocks: ql[128], qh[64], scales int8[16], d f16):
+# ggml_vec_dot_q6_K_q8_K's x86 lanes, as vecDotQ6_K. Lane l (0..7) of a
+# super-block is Σ sc[p/16]·u_p·x_p over the positions p with
+# (p mod 32)/4 = l (u the unsigned 6-bit quant), minus
+# 32·(bsums[2l]·sc[2l] + bsums[2l+1]·sc[2l+1]): one SDOT per sixteen
+# quants (they share a scale) and an MLA by the scale; then
+# acc_l = fma(float(lane_l), d_x·d_w, acc_l) and at the end hsum8. The
+# integers are exact, so the float operations are the reference's.
+#
+# Every instruction carries its GNU spelling ("// gnu: ..."; see
+# scripts/arm64asm.py).
 
 M0F, M30 = 30, 29
 S = [24, 25, 26, 27]  # sixteen scales as int32
@@ -255,7 +257,7 @@ GLOBL q3shift<>(SB), RODATA|NOPTR, $16
 
 def build():
     u = kerngen.Unit('scripts/gen-kern-k-arm64.py')
-    u.text(a.header('scripts/gen-kern-k-arm64.py', WHAT))
+    u.text(a.header('scripts/gen-kern-k-arm64.py'))
     u.text(Q3_SHIFT)
     kinds = (('Q2_K', q2_k_kernel), ('Q3_K', q3_k_kernel), ('Q4_K', q4_k_kernel), ('Q5_K', q5_k_kernel),
              ('Q6_K', q6_k_kernel))

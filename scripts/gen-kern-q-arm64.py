@@ -12,32 +12,34 @@ import kerngen  # noqa: E402
 import arm64lanes  # noqa: E402
 import arm64panel  # noqa: E402
 
-WHAT = '''// Kernels for Q4_0 and Q8_0 weights against Q8_0 activation blocks on
-// arm64 (blockQ8_0: d f32 at 0, corr i32 at 4, qs at 8; 40 bytes), the
-// arm64 counterparts of kern_q_amd64.s with the same signature
-//
-//	func k(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
-//
-// and the same float operations per output, so that their results equal
-// the Go reference's and the amd64 kernels' bit for bit:
-//
-// Q4_0 (q4_0x*): np panels of eight rows (pack.go's packQ4_0), output r of
-// panel p at 4·(8p + r); per row acc = fma(float(sumi_b), d_w·d_x, acc)
-// over the blocks in order, sumi_b = corr_b + Σ_j u_j·q_j exact (u the
-// unsigned nibble, corr_b = −8·Σq). DotProd: SDOT by element (chunk c of
-// the panel block, four bytes of each of four rows, against activation
-// bytes 4c..4c+3). NEON: SMLAL into 16-bit lanes (at most eight products of
-// 15·127 each), then pairwise adds.
-//
-// Q8_0 (q8_0*): np rows as stored (34-byte blocks), output r at 4r; per
-// block eight int32 lanes (lane l sums quants 4l..4l+3: one SDOT per sixteen
-// bytes, or SMULL, ADDP and SADDLP) times d_w·d_x added by FMA into eight
-// float lanes, summed at the end upper half onto lower, then pairs
-// (ggml_vec_dot_q8_0_q8_0's x86 order). The x1 kernels take four weight
-// rows at a time (independent accumulator chains), then single rows.
-//
-// Every instruction carries its GNU spelling ("// gnu: ..."): Go's
-// assembler lacks most of these, so they are WORDs (scripts/arm64asm.py).'''
+# The assembly's documentation (scripts/gen-kern-q-arm64.py points here):
+#
+# Kernels for Q4_0 and Q8_0 weights against Q8_0 activation blocks on
+# arm64 (blockQ8_0: d f32 at 0, corr i32 at 4, qs at 8; 40 bytes), the
+# arm64 counterparts of kern_q_amd64.s with the same signature
+#
+#     func k(w *byte, x *blockQ8_0, xs int, out *float32, os int, np, nb int)
+#
+# and the same float operations per output, so that their results equal
+# the Go reference's and the amd64 kernels' bit for bit:
+#
+# Q4_0 (q4_0x*): np panels of eight rows (pack.go's packQ4_0), output r of
+# panel p at 4·(8p + r); per row acc = fma(float(sumi_b), d_w·d_x, acc)
+# over the blocks in order, sumi_b = corr_b + Σ_j u_j·q_j exact (u the
+# unsigned nibble, corr_b = −8·Σq). DotProd: SDOT by element (chunk c of
+# the panel block, four bytes of each of four rows, against activation
+# bytes 4c..4c+3). NEON: SMLAL into 16-bit lanes (at most eight products of
+# 15·127 each), then pairwise adds.
+#
+# Q8_0 (q8_0*): np rows as stored (34-byte blocks), output r at 4r; per
+# block eight int32 lanes (lane l sums quants 4l..4l+3: one SDOT per sixteen
+# bytes, or SMULL, ADDP and SADDLP) times d_w·d_x added by FMA into eight
+# float lanes, summed at the end upper half onto lower, then pairs
+# (ggml_vec_dot_q8_0_q8_0's x86 order). The x1 kernels take four weight
+# rows at a time (independent accumulator chains), then single rows.
+#
+# Every instruction carries its GNU spelling ("// gnu: ..."): Go's
+# assembler lacks most of these, so they are WORDs (scripts/arm64asm.py).
 
 ACTP = arm64panel.ACTP
 act_pointers = arm64panel.act_pointers
@@ -79,7 +81,7 @@ def q8_0_x4_kernel(name, neon):
 
 def build():
     u = kerngen.Unit('scripts/gen-kern-q-arm64.py')
-    u.text(a.header('scripts/gen-kern-q-arm64.py', WHAT))
+    u.text(a.header('scripts/gen-kern-q-arm64.py'))
     for rows in (1, 4):
         u.kernel(f'q4_0x{rows}DotProd', 'Q8_0', 'Q4_0',
                  arm64panel.q4_0_kernel(f'q4_0x{rows}DotProd', rows, arm64panel.q4_0_dot_sdot))

@@ -16,7 +16,7 @@
 // llama.cpp rotates q, k and v by a Walsh-Hadamard matrix around a
 // quantized cache (head sizes that are multiples of 64) unless
 // LLAMA_ATTN_ROT_DISABLE=1; troupe does the same rotations.
-#include "llama.h"
+#include "ref-common.h"
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,17 +30,9 @@ int main(int argc, char **argv) {
     std::vector<llama_token> ids;
     for (int i = 5; i < argc; i++) ids.push_back(atoi(argv[i]));
     llama_backend_init();
-    auto mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    llama_model *model = llama_model_load_from_file(path, mp);
+    llama_model *model = refModel(path);
     if (!model) return 1;
-    auto cp = llama_context_default_params();
-    cp.n_ctx = 256; cp.n_batch = 256; cp.n_ubatch = 256;
-    cp.n_threads = 2; cp.n_threads_batch = 2;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
-    cp.type_k = q8 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
-    cp.type_v = q8 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
-    llama_context *ctx = llama_init_from_model(model, cp);
+    llama_context *ctx = refContext(model, 256, q8);
     if (!ctx) return 1;
     int nv = llama_vocab_n_tokens(llama_model_get_vocab(model));
     FILE *f = fopen(out, "wb");

@@ -5,7 +5,7 @@
 // against a llama.cpp build (not part of troupe; never commit one).
 //
 // Run: lora-dump MODEL OUT IDS [ADAPTER SCALE]...   (IDS: comma-separated token ids)
-#include "llama.h"
+#include "ref-common.h"
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -13,18 +13,11 @@
 int main(int argc, char **argv) {
     if (argc < 4 || (argc - 4) % 2 != 0) { fprintf(stderr, "usage: lora-dump MODEL OUT IDS [ADAPTER SCALE]...\n"); return 2; }
     llama_backend_init();
-    auto mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    llama_model *model = llama_model_load_from_file(argv[1], mp);
+    llama_model *model = refModel(argv[1]);
     if (!model) return 1;
     std::vector<llama_token> ids;
     for (char *p = argv[3]; *p;) { ids.push_back(strtol(p, &p, 10)); if (*p == ',') p++; }
-    auto cp = llama_context_default_params();
-    cp.n_ctx = 256; cp.n_batch = 256; cp.n_ubatch = 256;
-    cp.n_threads = 2; cp.n_threads_batch = 2;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
-    cp.type_k = GGML_TYPE_F16; cp.type_v = GGML_TYPE_F16;
-    llama_context *ctx = llama_init_from_model(model, cp);
+    llama_context *ctx = refContext(model, 256, false);
     if (!ctx) return 1;
     std::vector<llama_adapter_lora *> adapters;
     std::vector<float> scales;

@@ -8,18 +8,11 @@
 # build; it never builds llama.cpp.
 #
 #   LLAMA=/work/peer/llama.cpp MODELS=../shared/models sh scripts/lora-ref.sh
-set -eu
-L=${LLAMA:-/work/peer/llama.cpp}
-MODELS=${MODELS:-../shared/models}
+. scripts/ref-env.sh
 OUT=${OUT:-model/testdata/lora}
 IDS=1,15,30,100,200,7,42,300,11,400,5,99 # TestLoRAParity's loraIDs
 mkdir -p "$OUT"
-tmp=$(mktemp -d)
-trap 'rm -r "$tmp"' EXIT
-
-g++ -O2 -o "$tmp/lora-dump" scripts/lora-dump.cpp -I"$L/include" -I"$L/ggml/include" \
-	-L"$L/build/bin" -lllama -lggml -lggml-base -Wl,-rpath,"$L/build/bin"
-go build -o "$tmp/troupe" ./cmd/troupe
+build_dump lora-dump lora-dump.cpp -lllama
 
 for m in stories260K synthetic/synth-llama-tiny256-Q8_0; do
 	name=$(basename "$m")

@@ -68,15 +68,19 @@ def main():
         return
     ref_dump = args[0] if args else "/tmp/ref-dump"
     only = set(args[1:])
-    for name, (shape, typ, vocab, seed) in MODELS.items():
-        if only and name not in only:
-            continue
+    synth_cases(ref_dump, {n: m for n, m in MODELS.items() if not only or n in only}, ("f16", "q8_0"), n_gen)
+
+
+def synth_cases(ref_dump, models, kv_types, n_gen=N_GEN):
+    """Writes each of models (MODELS' shape) by `bin/troupe synth` and runs
+    dump_cases on it into model/testdata/reference/<name>."""
+    for name, (shape, typ, vocab, seed) in models.items():
         out_dir = os.path.join("model", "testdata", "reference", name)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, name + ".gguf")
             subprocess.run(["bin/troupe", "synth", "--shape", shape, "--type", typ, "--vocab", vocab,
                             "--seed", str(seed), "-t", "1", "-o", path], check=True)
-            dump_cases(ref_dump, name, path, out_dir, ("f16", "q8_0"), n_gen)
+            dump_cases(ref_dump, name, path, out_dir, kv_types, n_gen)
 
 
 def dump_cases(ref_dump, name, path, out_dir, kv_types, n_gen=N_GEN):

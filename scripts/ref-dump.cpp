@@ -14,7 +14,7 @@
 //	    -L$L/build/bin -lllama -lggml -lggml-base -Wl,-rpath,$L/build/bin
 //
 // Run: ref-dump MODEL PROMPT N OUT [q8_0] (q8_0: a Q8_0 KV cache instead)
-#include "llama.h"
+#include "ref-common.h"
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,18 +27,10 @@ int main(int argc, char **argv) {
     int nGen = atoi(argv[3]);
     std::string out = argv[4];
     llama_backend_init();
-    auto mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    llama_model *model = llama_model_load_from_file(path, mp);
+    llama_model *model = refModel(path);
     if (!model) return 1;
     const llama_vocab *vocab = llama_model_get_vocab(model);
-    auto cp = llama_context_default_params();
-    cp.n_ctx = 256; cp.n_batch = 256; cp.n_ubatch = 256;
-    cp.n_threads = 2; cp.n_threads_batch = 2;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
-    cp.type_k = q8 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
-    cp.type_v = q8 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
-    llama_context *ctx = llama_init_from_model(model, cp);
+    llama_context *ctx = refContext(model, 256, q8);
     if (!ctx) return 1;
     int nv = llama_vocab_n_tokens(vocab);
     std::vector<llama_token> ids(256);

@@ -8,17 +8,10 @@
 # the dumper against a llama.cpp build; it never builds llama.cpp.
 #
 #   LLAMA=/work/peer/llama.cpp MODELS=../shared/models sh scripts/rerank-ref.sh
-set -eu
-L=${LLAMA:-/work/peer/llama.cpp}
-MODELS=${MODELS:-../shared/models}
+. scripts/ref-env.sh
 OUT=${OUT:-model/testdata/rerank}
 mkdir -p "$OUT"
-tmp=$(mktemp -d)
-trap 'rm -r "$tmp"' EXIT
-
-g++ -O2 -o "$tmp/rerank-dump" scripts/rerank-dump.cpp -I"$L/include" -I"$L/ggml/include" \
-	-L"$L/build/bin" -lllama -lggml -lggml-base -Wl,-rpath,"$L/build/bin"
-go build -o "$tmp/troupe" ./cmd/troupe
+build_dump rerank-dump rerank-dump.cpp -lllama
 
 TAB=$(printf '\t')
 cat >"$tmp/pairs" <<PAIRS

@@ -24,7 +24,7 @@
 // against a llama.cpp build (not part of troupe; never commit one).
 //
 // Run: vision-logits-dump MODEL MMPROJ IMAGE PROMPT NGEN OUT
-#include "llama.h"
+#include "ref-common.h"
 #include "mtmd.h"
 #include "mtmd-helper.h"
 #include <cstdio>
@@ -46,16 +46,9 @@ int main(int argc, char **argv) {
     const int ngen = atoi(argv[5]);
     const std::string out = argv[6];
     llama_backend_init();
-    auto mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    llama_model *model = llama_model_load_from_file(argv[1], mp);
+    llama_model *model = refModel(argv[1]);
     if (!model) return 1;
-    auto cp = llama_context_default_params();
-    cp.n_ctx = 512; cp.n_batch = 512; cp.n_ubatch = 512;
-    cp.n_threads = 2; cp.n_threads_batch = 2;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
-    cp.type_k = GGML_TYPE_F16; cp.type_v = GGML_TYPE_F16;
-    llama_context *lctx = llama_init_from_model(model, cp);
+    llama_context *lctx = refContext(model, 512, false);
     if (!lctx) return 1;
     auto mcp = mtmd_context_params_default();
     mcp.use_gpu = false;

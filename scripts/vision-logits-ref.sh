@@ -18,19 +18,12 @@
 # llama.cpp.
 #
 #   LLAMA=/work/peer/llama.cpp MODELS=../shared/models sh scripts/vision-logits-ref.sh
-set -eu
-L=${LLAMA:-/work/peer/llama.cpp}
-MODELS=${MODELS:-../shared/models}
+. scripts/ref-env.sh
 OUT=${OUT:-model/vision/testdata/logits}
 PROMPT='Once upon a time <__media__> there was a little'
 NGEN=8
 mkdir -p "$OUT"
-tmp=$(mktemp -d)
-trap 'rm -r "$tmp"' EXIT
-
-g++ -O2 -std=c++17 -o "$tmp/dump" scripts/vision-logits-dump.cpp -I"$L/tools/mtmd" -I"$L/include" -I"$L/ggml/include" \
-	-L"$L/build/bin" -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,"$L/build/bin"
-go build -o "$tmp/troupe" ./cmd/troupe
+build_dump dump vision-logits-dump.cpp -lmtmd -lllama
 "$tmp/troupe" synth --shape gemma3-tiny --type F32 --vocab "$MODELS/stories260K.gguf" --seed 11 -o "$tmp/gemma3-tiny.gguf" >/dev/null
 for c in "stories260K $MODELS/stories260K.gguf 64" "gemma3-tiny $tmp/gemma3-tiny.gguf 256"; do
 	set -- $c

@@ -12,20 +12,13 @@
 # llama.cpp.
 #
 #   LLAMA=/work/peer/llama.cpp sh scripts/vision-ref.sh
-set -eu
-L=${LLAMA:-/work/peer/llama.cpp}
+. scripts/ref-env.sh
 OUT=${OUT:-model/vision/testdata}
-tmp=$(mktemp -d)
-trap 'rm -r "$tmp"' EXIT
-
-go build -o "$tmp/troupe" ./cmd/troupe
 (cd model/vision && TROUPE_WRITE_TESTDATA=1 go test -count=1 -run TestWriteParityImages . >/dev/null)
 if [ "${GGML_ONLY:-0}" = 1 ]; then
-	g++ -O2 -std=c++17 -o "$tmp/dump" scripts/vision-ggml-dump.cpp -I"$L/ggml/include" \
-		-L"$L/build/bin" -lggml -lggml-base -lggml-cpu -Wl,-rpath,"$L/build/bin"
+	build_dump dump vision-ggml-dump.cpp -lggml-cpu
 else
-	g++ -O2 -std=c++17 -o "$tmp/dump" scripts/vision-dump.cpp -I"$L/tools/mtmd" -I"$L/include" -I"$L/ggml/include" \
-		-L"$L/build/bin" -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,"$L/build/bin"
+	build_dump dump vision-dump.cpp -lmtmd -lllama
 fi
 
 for shape in ${SHAPES:-gemma3-tiny idefics3-tiny qwen2.5vl-tiny qwen3vl-tiny}; do
