@@ -2,11 +2,9 @@ package server_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -20,10 +18,7 @@ import (
 // output is scripted: a weather call where tools are offered (or forced),
 // an answer once the tool's result is in the conversation.
 func TestNodeAgentClients(t *testing.T) {
-	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
-	for _, pkg := range []string{"@openai/agents", "@anthropic-ai/sdk", "zod"} {
-		testmodels.NPMPackage(t, pkg)
-	}
+	mods := nodeModules(t, "openai", "@openai/agents", "@anthropic-ai/sdk", "zod")
 	s := newScripted(t, qwen25, server.Config{})
 	s.srv.Script(func(req *messages.GenerateRequest) ([]string, string) {
 		p := s.text(req.Prompt)

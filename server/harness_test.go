@@ -133,6 +133,16 @@ func parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
+// nodeModules is the node_modules folder that holds the npm packages pkgs,
+// all of which the test needs; it ends the test when one is missing.
+func nodeModules(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	for _, pkg := range pkgs[1:] {
+		testmodels.NPMPackage(t, pkg)
+	}
+	return filepath.Dir(testmodels.NPMPackage(t, pkgs[0]))
+}
+
 // runNode runs script with node, the npm packages of mods and args, and
 // decodes what it prints into got.
 func runNode(t *testing.T, mods, script string, got any, args ...string) {

@@ -3,7 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +18,7 @@ import (
 // the one that model gives when asked alone), ps showing both with their
 // sizes, keep_alive 0 unloading a model once its chat is done, delete.
 func TestNodeOllamaModels(t *testing.T) {
-	mods := filepath.Dir(testmodels.NPMPackage(t, "ollama"))
+	mods := nodeModules(t, "ollama")
 	data, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
