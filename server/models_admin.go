@@ -32,15 +32,19 @@ func (m *Manager) needDir(w http.ResponseWriter) bool {
 	return true
 }
 
-// checkName refuses a name a model cannot have.
-func checkName(field, name string) *apiError {
-	switch {
-	case name == "":
-		return badRequest(field, "%s is required", field)
-	case len(name) > 256:
-		return badRequest(field, "%s: a name of at most 256 bytes", field)
-	case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return badRequest(field, "%s: a name without control characters", field)
+// checkNames refuses a name a model cannot have; fieldNames are pairs of
+// a field and its name, checked in order.
+func checkNames(fieldNames ...string) *apiError {
+	for i := 0; i+1 < len(fieldNames); i += 2 {
+		field, name := fieldNames[i], fieldNames[i+1]
+		switch {
+		case name == "":
+			return badRequest(field, "%s is required", field)
+		case len(name) > 256:
+			return badRequest(field, "%s: a name of at most 256 bytes", field)
+		case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			return badRequest(field, "%s: a name without control characters", field)
+		}
 	}
 	return nil
 }
@@ -52,11 +56,9 @@ func (m *Manager) copyRoute(w http.ResponseWriter, r *http.Request) {
 	if !m.needDir(w) || !m.decode(w, r, &b, writeOllamaError) {
 		return
 	}
-	for _, f := range []struct{ field, v string }{{"source", b.Source}, {"destination", b.Destination}} {
-		if e := checkName(f.field, f.v); e != nil {
-			writeOllamaError(w, e)
-			return
-		}
+	if e := checkNames("source", b.Source, "destination", b.Destination); e != nil {
+		writeOllamaError(w, e)
+		return
 	}
 	src, dst := canonical(b.Source), canonical(b.Destination)
 	err := m.updateIndex(func(index map[string]*modelEntry) error {
@@ -120,7 +122,7 @@ func (m *Manager) readNamed(w http.ResponseWriter, r *http.Request, b interface{
 		return "", false
 	}
 	name := canonical(b.model())
-	if e := checkName("model", name); e != nil {
+	if e := checkNames("model", name); e != nil {
 		writeOllamaError(w, e)
 		return "", false
 	}
@@ -267,7 +269,7 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := b.model()
-	if e := checkName("model", name); e != nil {
+	if e := checkNames("model", name); e != nil {
 		writeOllamaError(w, e)
 		return
 	}
@@ -716,11 +718,9 @@ func (m *Manager) loadLoRARoute(w http.ResponseWriter, r *http.Request) {
 	if !m.runtimeLoRA(w) || !m.decode(w, r, &b, writeError) {
 		return
 	}
-	for _, f := range []struct{ field, v string }{{"lora_name", b.LoRAName}, {"lora_path", b.LoRAPath}} {
-		if e := checkName(f.field, f.v); e != nil {
-			writeError(w, e)
-			return
-		}
+	if e := checkNames("lora_name", b.LoRAName, "lora_path", b.LoRAPath); e != nil {
+		writeError(w, e)
+		return
 	}
 	entries, err := m.entries()
 	if err != nil {
