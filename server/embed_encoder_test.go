@@ -49,16 +49,9 @@ func synthServer(t *testing.T, shape, vocab, name string) string {
 // its own cls pooling) and answers the generation routes 400.
 func TestEncoderServe(t *testing.T) {
 	url := encoderServer(t)
-	raw, err := os.ReadFile("../model/testdata/embed/bert-tiny-F16-cls.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct{ Inputs []embedCase }
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	cases := embedCases(t, "bert-tiny-F16-cls.json")
 	var texts []string
-	for _, in := range ref.Inputs {
+	for _, in := range cases {
 		texts = append(texts, in.Text)
 	}
 	body, _ := json.Marshal(map[string]any{"input": texts})
@@ -71,7 +64,7 @@ func TestEncoderServe(t *testing.T) {
 		t.Fatalf("%d embeddings (%v): %s", len(r.Data), err, b)
 	}
 	for i, d := range r.Data {
-		if c := cosine(vector(t, d.Embedding), ref.Inputs[i].Embedding); !(c >= 0.9999) {
+		if c := cosine(vector(t, d.Embedding), cases[i].Embedding); !(c >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f with llama-embedding", i, c)
 		}
 	}
