@@ -93,14 +93,6 @@ func (h *Handler) head(idPrefix string, start time.Time) responseHead {
 	return responseHead{ID: pipeline.NewID(idPrefix), Created: start.Unix(), Model: h.run.Model(), SystemFingerprint: h.run.Fingerprint()}
 }
 
-// errorTypes are OpenAI's error types by kind.
-var errorTypes = map[pipeline.ErrorKind]string{
-	pipeline.Invalid: "invalid_request_error", pipeline.ContextLength: "invalid_request_error",
-	pipeline.Unauthorized: "invalid_request_error", pipeline.NotFound: "invalid_request_error",
-	pipeline.TooLarge: "invalid_request_error", pipeline.Timeout: "timeout_error",
-	pipeline.Overloaded: "rate_limit_error", pipeline.Unavailable: "server_error", pipeline.Internal: "server_error",
-}
-
 // errorJSON is OpenAI's error object.
 type errorJSON struct {
 	Message string  `json:"message"`
@@ -119,7 +111,7 @@ func errorBody(e *pipeline.Error) any {
 	case e.Kind == pipeline.TooLarge:
 		code = "request_too_large"
 	}
-	typ := errorTypes[e.Kind]
+	typ := pipeline.OpenAIErrorType(e.Kind)
 	if typ == "" {
 		typ = "server_error"
 	}
