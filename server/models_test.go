@@ -613,12 +613,19 @@ func TestManagerPull(t *testing.T) {
 	if code, out := f.complete(t, "hf.co/acme/stories-GGUF/stories.gguf", ""); code != 200 {
 		t.Errorf("the pulled model: %d %s", code, out)
 	}
-	for body, want := range map[string]string{
+	checkPullRefused(t, f.url, map[string]string{
 		`{"model":"hf.co/acme/missing-GGUF/x.gguf","stream":false}`: "pull",
 		`{"model":"llama3.2","stream":false}`:                       "registry",
 		`{"model":"hf.co/acme/stories-GGUF:Q4_0","stream":false}`:   "no Q4_0 file; its quants: stories.gguf",
-	} {
-		resp, b := post(t, f.url+"/api/pull", body)
+	})
+}
+
+// checkPullRefused posts each body of refused to /api/pull: each is a 400
+// whose body holds its text.
+func checkPullRefused(t *testing.T, url string, refused map[string]string) {
+	t.Helper()
+	for body, want := range refused {
+		resp, b := post(t, url+"/api/pull", body)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), want) {
 			t.Errorf("pull %s: %d %s, want 400 with %q", body, resp.StatusCode, b, want)
 		}
