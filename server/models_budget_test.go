@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -100,15 +99,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 	// small (60) must evict both; tiny is busy (held while a request
 	// loads it again after an unload), so it cannot: 503.
 	post(t, f.url+"/models/unload", `{"model":"tiny"}`)
-	gate := f.gate("tiny")
-	done := make(chan int)
-	go func() {
-		code, _ := f.complete(t, "tiny", "")
-		done <- code
-	}()
-	for f.m.Busy("tiny") != 1 {
-		runtime.Gosched()
-	}
+	gate, tiny := f.busyLoading("tiny")
 	resp, b := post(t, f.url+"/v1/completions", `{"model":"small","prompt":"x","max_tokens":1}`)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "busy") {
 		t.Errorf("small while tiny is busy: %d %s", resp.StatusCode, b)
@@ -117,16 +108,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 		t.Errorf("the refused load of small evicted mid: %v", got)
 	}
 	f.advance(1) // tiny's request ends after mid's: mid is the least recently used
-	close(gate)
-	if code := <-done; code != 200 {
-		t.Errorf("tiny: %d", code)
-	}
-	if code, _ := f.complete(t, "small", ""); code != 200 {
-		t.Errorf("small once tiny is idle: %d", code)
-	}
-	if got := f.psNames(t); !slices.Equal(got, []string{"small:latest"}) {
-		t.Errorf("after small: %v", got)
-	}
+	f.releaseThenLoad(t, gate, tiny, "tiny", "small")
 }
 
 // TestManagerBudgetAtStart: a model given by name that needs more than the

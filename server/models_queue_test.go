@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +73,22 @@ func (f *managed) busyLoading(name string) (chan struct{}, <-chan reply) {
 	r := f.send(context.Background(), name)
 	until(func() bool { return f.m.Busy(name) == 1 })
 	return gate, r
+}
+
+// releaseThenLoad lets the request that holds busy (busyLoading) end, then
+// asks for next, which must load in busy's place: the one model loaded.
+func (f *managed) releaseThenLoad(t *testing.T, gate chan struct{}, held <-chan reply, busy, next string) {
+	t.Helper()
+	close(gate)
+	if r := <-held; r.code != 200 {
+		t.Errorf("%s: %d %s", busy, r.code, r.body)
+	}
+	if code, out := f.complete(t, next, ""); code != 200 {
+		t.Errorf("%s once %s is idle: %d %s", next, busy, code, out)
+	}
+	if got := f.psNames(t); !slices.Equal(got, []string{next + ":latest"}) {
+		t.Errorf("after %s: %v loaded", next, got)
+	}
 }
 
 // queueManaged is the manager of small, tiny and third (stories260K by

@@ -329,29 +329,12 @@ func TestManagerMaxLRU(t *testing.T) {
 	}
 
 	f2 := newManaged(t, func(c *server.ManagerConfig) { c.MaxLoaded = 1 })
-	gate := f2.gate("small")
-	done := make(chan int)
-	go func() {
-		code, _ := f2.complete(t, "small", "")
-		done <- code
-	}()
-	for f2.m.Busy("small") != 1 { // the request holds small while it loads
-		runtime.Gosched()
-	}
+	gate, small := f2.busyLoading("small") // the request holds small while it loads
 	resp, b := post(t, f2.url+"/v1/completions", `{"model":"tiny","prompt":"x","max_tokens":1}`)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("tiny while small is busy at max 1: %d %s", resp.StatusCode, b)
 	}
-	close(gate)
-	if code := <-done; code != 200 {
-		t.Errorf("small: %d", code)
-	}
-	if code, _ := f2.complete(t, "tiny", ""); code != 200 {
-		t.Errorf("tiny once small is idle: %d", code)
-	}
-	if got := f2.psNames(t); !slices.Equal(got, []string{"tiny:latest"}) {
-		t.Errorf("at max 1: %v", got)
-	}
+	f2.releaseThenLoad(t, gate, small, "small", "tiny")
 }
 
 // TestManagerConcurrentFirstRequests: requests that arrive while their
