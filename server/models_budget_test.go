@@ -3,7 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,12 +53,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 	sizes := map[string]int64{"small": 60, "tiny": 50, "huge": 200, "mid": 40}
 	f := newManaged(t, func(c *server.ManagerConfig) {
 		c.MaxBytes, c.Size = 100, fakeSizes(sizes)
-		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(c.Dir, "huge.gguf")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(c.Dir, "mid.gguf")); err != nil {
-			t.Fatal(err)
-		}
+		linkStories(t, filepath.Join(c.Dir, "huge.gguf"), filepath.Join(c.Dir, "mid.gguf"))
 	})
 	f.complete(t, "mid", "")
 	f.advance(1)
@@ -116,11 +110,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 // both sizes; a directory's model over the budget alone is not.
 func TestManagerBudgetAtStart(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"small", "tiny"} {
-		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(dir, name+".gguf")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	linkStories(t, filepath.Join(dir, "small.gguf"), filepath.Join(dir, "tiny.gguf"))
 	sys := quietSystem(t)
 	sizes := map[string]int64{"small": 3 << 20, "tiny": 2 << 20, "big": 5 << 20}
 	for _, c := range []struct {

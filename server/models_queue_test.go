@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -189,9 +188,7 @@ func TestManagerQueueLeaves(t *testing.T) {
 
 	f = newManaged(t, func(c *server.ManagerConfig) {
 		c.MaxQueue, c.MaxBytes, c.Size = 4, 100, fakeSizes(map[string]int64{"small": 60, "tiny": 50, "huge": 200})
-		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(c.Dir, "huge.gguf")); err != nil {
-			t.Fatal(err)
-		}
+		linkStories(t, filepath.Join(c.Dir, "huge.gguf"))
 	})
 	gate, small = f.busyLoading("small")
 	resp, b = post(t, f.url+"/v1/completions", `{"model":"huge","prompt":"x","max_tokens":1}`)

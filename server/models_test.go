@@ -121,6 +121,16 @@ func (f *managed) load(_ context.Context, sys *actor.ActorSystem, spec server.Lo
 	return rt, closeAll, nil
 }
 
+// linkStories links each of paths to the test models' stories260K.gguf.
+func linkStories(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func newManaged(t *testing.T, tweak func(*server.ManagerConfig)) *managed {
 	t.Helper()
 	f := &managed{dir: t.TempDir(), loads: map[string]int{}, gates: map[string]chan struct{}{}, answers: map[string]string{}}
