@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -65,20 +66,6 @@ func TestNodeAgentClients(t *testing.T) {
 
 // match reports whether s matches pattern, whose * matches any text.
 func match(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			return strings.HasSuffix(s, p)
-		}
-		k := strings.Index(s, p)
-		if k < 0 {
-			return false
-		}
-		s = s[k+len(p):]
-	}
-	return s == ""
+	re := "(?s)^" + strings.ReplaceAll(regexp.QuoteMeta(pattern), `\*`, ".*") + "$"
+	return regexp.MustCompile(re).MatchString(s)
 }
