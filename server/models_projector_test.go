@@ -11,7 +11,6 @@ import (
 
 	"github.com/troupe-llm/troupe/hub/hubtest"
 	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -70,10 +69,7 @@ func capabilities(t *testing.T, url, name string) []string {
 // both), and the pulled model takes images (/v1/models says vision);
 // /api/delete forgets both.
 func TestManagerPullProjector(t *testing.T) {
-	model, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := modelBytes(t, "stories260K.gguf")
 	proj, err := os.ReadFile(synthProjectorFile(t, t.TempDir(), "p.gguf"))
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/hub/hubtest"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -73,14 +71,8 @@ func pullStream(t *testing.T, url, name string) []pullLine {
 // name pulled and served. A repository without GGUF files, an unknown quant
 // and a missing repository are 400s that say so.
 func TestManagerPullTag(t *testing.T) {
-	q4, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q8, err := os.ReadFile(testmodels.Path(t, "TinyStories-656K-Q8_0.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	q4 := modelBytes(t, "stories260K.gguf")
+	q8 := modelBytes(t, "TinyStories-656K-Q8_0.gguf")
 	h := hubtest.New(t,
 		hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{
 			{Name: "README.md", Data: []byte("# stories\n")},

@@ -121,6 +121,16 @@ func (f *managed) load(_ context.Context, sys *actor.ActorSystem, spec server.Lo
 	return rt, closeAll, nil
 }
 
+// modelBytes are the bytes of the test models' file name.
+func modelBytes(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(testmodels.Path(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // linkStories links each of paths to the test models' stories260K.gguf.
 func linkStories(t *testing.T, paths ...string) {
 	t.Helper()
@@ -564,10 +574,7 @@ func deleteReq(t *testing.T, url, body string) (*http.Response, []byte) {
 // TestManagerPull: /api/pull from a fake hub on 127.0.0.1 streams NDJSON
 // progress, then the model is listed and served.
 func TestManagerPull(t *testing.T) {
-	data, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := modelBytes(t, "stories260K.gguf")
 	h := hubtest.New(t, hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{{Name: "stories.gguf", Data: data, LFS: true}}})
 	f := newManaged(t, func(c *server.ManagerConfig) {
 		useHub(t, c, h)
