@@ -2,11 +2,10 @@ package server_test
 
 import (
 	"encoding/json"
-	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -20,10 +19,7 @@ import (
 // output is scripted: a weather call where tools are offered (or forced),
 // an answer once the tool's result is in the conversation.
 func TestNodeAgentClients(t *testing.T) {
-	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
-	for _, pkg := range []string{"@openai/agents", "@anthropic-ai/sdk", "zod"} {
-		testmodels.NPMPackage(t, pkg)
-	}
+	mods := nodeModules(t, "openai", "@openai/agents", "@anthropic-ai/sdk", "zod")
 	s := newScripted(t, qwen25, server.Config{})
 	s.srv.Script(func(req *messages.GenerateRequest) ([]string, string) {
 		p := s.text(req.Prompt)
@@ -70,20 +66,6 @@ func TestNodeAgentClients(t *testing.T) {
 
 // match reports whether s matches pattern, whose * matches any text.
 func match(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			return strings.HasSuffix(s, p)
-		}
-		k := strings.Index(s, p)
-		if k < 0 {
-			return false
-		}
-		s = s[k+len(p):]
-	}
-	return s == ""
+	re := "(?s)^" + strings.ReplaceAll(regexp.QuoteMeta(pattern), `\*`, ".*") + "$"
+	return regexp.MustCompile(re).MatchString(s)
 }

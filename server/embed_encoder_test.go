@@ -1,18 +1,13 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -27,21 +22,7 @@ func encoderServer(t *testing.T) string {
 // its URL.
 func synthServer(t *testing.T, shape, vocab, name string) string {
 	t.Helper()
-	s, _ := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("F16")
-	vf, err := gguf.Open(testmodels.Path(t, vocab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), shape+".gguf")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := synthtest.Write(t, shape, "F16", vocab, 1)
 	return newFixture(t, options{model: path, noTmpl: true, srv: server.Config{ModelName: name}}).url
 }
 
@@ -49,16 +30,9 @@ func synthServer(t *testing.T, shape, vocab, name string) string {
 // its own cls pooling) and answers the generation routes 400.
 func TestEncoderServe(t *testing.T) {
 	url := encoderServer(t)
-	raw, err := os.ReadFile("../model/testdata/embed/bert-tiny-F16-cls.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct{ Inputs []embedCase }
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	cases := embedCases(t, "bert-tiny-F16-cls.json")
 	var texts []string
-	for _, in := range ref.Inputs {
+	for _, in := range cases {
 		texts = append(texts, in.Text)
 	}
 	body, _ := json.Marshal(map[string]any{"input": texts})
@@ -71,7 +45,7 @@ func TestEncoderServe(t *testing.T) {
 		t.Fatalf("%d embeddings (%v): %s", len(r.Data), err, b)
 	}
 	for i, d := range r.Data {
-		if c := cosine(vector(t, d.Embedding), ref.Inputs[i].Embedding); !(c >= 0.9999) {
+		if c := cosine(vector(t, d.Embedding), cases[i].Embedding); !(c >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f with llama-embedding", i, c)
 		}
 	}

@@ -26,9 +26,10 @@ type embedCase struct {
 	Embedding []float32 `json:"embedding"`
 }
 
-func embedCases(t *testing.T) []embedCase {
+// embedCases are the inputs of model/testdata/embed/name.
+func embedCases(t *testing.T, name string) []embedCase {
 	t.Helper()
-	raw, err := os.ReadFile("../model/testdata/embed/stories260K-mean.json")
+	raw, err := os.ReadFile("../model/testdata/embed/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func vector(t *testing.T, raw json.RawMessage) []float32 {
 
 func TestEmbeddingsOpenAI(t *testing.T) {
 	f := newFixture(t, options{rt: actors.Config{MaxModelLen: 256}})
-	cases := embedCases(t)
+	cases := embedCases(t, "stories260K-mean.json")
 	jsonOf := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	var texts []string
 	var ids [][]int32
@@ -165,7 +166,7 @@ func TestEmbeddingsOpenAI(t *testing.T) {
 // TestEmbeddingsOpenAIClient drives /v1/embeddings with the official Go client.
 func TestEmbeddingsOpenAIClient(t *testing.T) {
 	f := newFixture(t, options{})
-	cases := embedCases(t)
+	cases := embedCases(t, "stories260K-mean.json")
 	c := client(f)
 	for _, format := range []openai.EmbeddingNewParamsEncodingFormat{"", openai.EmbeddingNewParamsEncodingFormatFloat} {
 		res, err := c.Embeddings.New(context.Background(), openai.EmbeddingNewParams{Model: modelName, EncodingFormat: format,
@@ -192,7 +193,7 @@ func TestEmbeddingsOpenAIClient(t *testing.T) {
 // against Ollama's API documentation.
 func TestEmbedOllama(t *testing.T) {
 	f := newFixture(t, options{rt: actors.Config{MaxModelLen: 256}})
-	cases := embedCases(t)
+	cases := embedCases(t, "stories260K-mean.json")
 	resp, b := post(t, f.url+"/api/embed", fmt.Sprintf(`{"model":"stories:latest","input":[%q,%q]}`, cases[0].Text, cases[2].Text))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)

@@ -88,11 +88,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		cfg.Log = zerolog.New(o.logTo).Level(zerolog.InfoLevel)
 	}
 	if !o.noTmpl && cfg.ChatTemplate == "" {
-		b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", "HuggingFaceTB-SmolLM2-135M-Instruct.jinja"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.ChatTemplate = string(b)
+		cfg.ChatTemplate = chatTemplate(t, "HuggingFaceTB-SmolLM2-135M-Instruct.jinja")
 	}
 	srv, err := server.New(sys, rt, cfg)
 	if err != nil {
@@ -131,6 +127,26 @@ func parallel(n int, fn func(i int)) {
 		wg.Go(func() { fn(i) })
 	}
 	wg.Wait()
+}
+
+// chatTemplate is the test models' chat template templates/name.
+func chatTemplate(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// nodeModules is the node_modules folder that holds the npm packages pkgs,
+// all of which the test needs; it ends the test when one is missing.
+func nodeModules(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	for _, pkg := range pkgs[1:] {
+		testmodels.NPMPackage(t, pkg)
+	}
+	return filepath.Dir(testmodels.NPMPackage(t, pkgs[0]))
 }
 
 // runNode runs script with node, the npm packages of mods and args, and

@@ -14,14 +14,12 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -306,8 +304,7 @@ func TestAnthropicImages(t *testing.T) {
 // 400 with its param; the npm ollama client sends images on chat and
 // generate (bytes, which it base64-encodes).
 func TestNodeImageClients(t *testing.T) {
-	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
-	testmodels.NPMPackage(t, "ollama")
+	mods := nodeModules(t, "openai", "ollama")
 	f, fp := visionFixture(t, server.MediaConfig{})
 	var got struct {
 		Chat, Streamed, Ollama, OllamaGenerate string

@@ -81,26 +81,18 @@ func applySamplers(names []string, s *messages.SamplingParams) *apiError {
 		}
 		last, on[canon] = i, true
 	}
-	if !on["penalties"] {
-		s.RepetitionPenalty, s.PresencePenalty, s.FrequencyPenalty = 0, 0, 0
-	}
-	if !on["dry"] {
-		s.DryMultiplier = 0
-	}
-	if !on["top_k"] {
-		s.TopK = 0
-	}
-	if !on["typ_p"] {
-		s.TypicalP = 0
-	}
-	if !on["top_p"] {
-		s.TopP = 0
-	}
-	if !on["min_p"] {
-		s.MinP = 0
-	}
-	if !on["xtc"] {
-		s.XTCProbability = 0
+	for name, off := range map[string]func(){
+		"penalties": func() { s.RepetitionPenalty, s.PresencePenalty, s.FrequencyPenalty = 0, 0, 0 },
+		"dry":       func() { s.DryMultiplier = 0 },
+		"top_k":     func() { s.TopK = 0 },
+		"typ_p":     func() { s.TypicalP = 0 },
+		"top_p":     func() { s.TopP = 0 },
+		"min_p":     func() { s.MinP = 0 },
+		"xtc":       func() { s.XTCProbability = 0 },
+	} {
+		if !on[name] {
+			off()
+		}
 	}
 	s.Infill = on["infill"]
 	if !on["temperature"] && s.Temperature > 0 {

@@ -32,15 +32,19 @@ func (m *Manager) needDir(w http.ResponseWriter) bool {
 	return true
 }
 
-// checkName refuses a name a model cannot have.
-func checkName(field, name string) *apiError {
-	switch {
-	case name == "":
-		return badRequest(field, "%s is required", field)
-	case len(name) > 256:
-		return badRequest(field, "%s: a name of at most 256 bytes", field)
-	case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return badRequest(field, "%s: a name without control characters", field)
+// checkNames refuses a name a model cannot have; fieldNames are pairs of
+// a field and its name, checked in order.
+func checkNames(fieldNames ...string) *apiError {
+	for i := 0; i+1 < len(fieldNames); i += 2 {
+		field, name := fieldNames[i], fieldNames[i+1]
+		switch {
+		case name == "":
+			return badRequest(field, "%s is required", field)
+		case len(name) > 256:
+			return badRequest(field, "%s: a name of at most 256 bytes", field)
+		case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			return badRequest(field, "%s: a name without control characters", field)
+		}
 	}
 	return nil
 }
@@ -52,11 +56,9 @@ func (m *Manager) copyRoute(w http.ResponseWriter, r *http.Request) {
 	if !m.needDir(w) || !m.decode(w, r, &b, writeOllamaError) {
 		return
 	}
-	for _, f := range []struct{ field, v string }{{"source", b.Source}, {"destination", b.Destination}} {
-		if e := checkName(f.field, f.v); e != nil {
-			writeOllamaError(w, e)
-			return
-		}
+	if e := checkNames("source", b.Source, "destination", b.Destination); e != nil {
+		writeOllamaError(w, e)
+		return
 	}
 	src, dst := canonical(b.Source), canonical(b.Destination)
 	err := m.updateIndex(func(index map[string]*modelEntry) error {
@@ -120,7 +122,7 @@ func (m *Manager) readNamed(w http.ResponseWriter, r *http.Request, b interface{
 		return "", false
 	}
 	name := canonical(b.model())
-	if e := checkName("model", name); e != nil {
+	if e := checkNames("model", name); e != nil {
 		writeOllamaError(w, e)
 		return "", false
 	}
@@ -267,7 +269,7 @@ func (m *Manager) pullRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := b.model()
-	if e := checkName("model", name); e != nil {
+	if e := checkNames("model", name); e != nil {
 		writeOllamaError(w, e)
 		return
 	}
@@ -701,104 +703,4 @@ func setParams(e *modelEntry, params map[string][]string) *apiError {
 		}
 	}
 	return nil
-}
-
-// loadLoRARoute serves vLLM's POST /v1/load_lora_adapter {lora_name,
-// lora_path}: the adapter becomes a model name that runs its base model
-// (the one served, or base_model_name) with it. The base model is loaded
-// with it now, so a bad adapter is this request's 400.
-func (m *Manager) loadLoRARoute(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		LoRAName  string `json:"lora_name"`
-		LoRAPath  string `json:"lora_path"`
-		BaseModel string `json:"base_model_name"`
-	}
-	if !m.runtimeLoRA(w) || !m.decode(w, r, &b, writeError) {
-		return
-	}
-	for _, f := range []struct{ field, v string }{{"lora_name", b.LoRAName}, {"lora_path", b.LoRAPath}} {
-		if e := checkName(f.field, f.v); e != nil {
-			writeError(w, e)
-			return
-		}
-	}
-	entries, err := m.entries()
-	if err != nil {
-		writeError(w, internal(err))
-		return
-	}
-	base := b.BaseModel
-	if base == "" {
-		if len(entries) != 1 {
-			writeError(w, badRequest("base_model_name", "base_model_name is required: this server serves %s", quoteList(sortedKeys(entries))))
-			return
-		}
-		base = sortedKeys(entries)[0]
-	}
-	if _, err := os.Stat(b.LoRAPath); err != nil {
-		writeError(w, badRequest("lora_path", "lora_path: %v", err))
-		return
-	}
-	m.mu.Lock()
-	r2, ok, _ := m.resolve(base)
-	_, adapterTaken := m.adapters[b.LoRAName]
-	_, modelTaken := entries[canonical(b.LoRAName)]
-	switch {
-	case !ok || r2.adapter != "":
-		m.mu.Unlock()
-		writeError(w, notFound("model_not_found", "base_model_name: the model %q does not exist", base))
-		return
-	case adapterTaken || modelTaken:
-		m.mu.Unlock()
-		writeError(w, badRequest("lora_name", "The lora adapter '%s' has already been loaded.", b.LoRAName))
-		return
-	}
-	m.adapters[b.LoRAName] = runtimeAdapter{Name: b.LoRAName, Base: r2.entry.Name, Path: b.LoRAPath}
-	m.mu.Unlock()
-	in, _, e := m.acquire(r.Context(), b.LoRAName, true)
-	if e != nil {
-		m.mu.Lock()
-		delete(m.adapters, b.LoRAName)
-		m.mu.Unlock()
-		if e.Status == http.StatusInternalServerError { // the load failed: the adapter is at fault
-			e = badRequest("lora_path", "%s", e.Message)
-		}
-		writeError(w, e)
-		return
-	}
-	m.release(in, nil)
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "Success: LoRA adapter '%s' added successfully.", b.LoRAName)
-}
-
-// unloadLoRARoute serves vLLM's POST /v1/unload_lora_adapter {lora_name}:
-// the name goes (its base model keeps the adapter at scale 0 until it
-// reloads).
-func (m *Manager) unloadLoRARoute(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		LoRAName string `json:"lora_name"`
-		LoRAInt  *int   `json:"lora_int_id"`
-	}
-	if !m.runtimeLoRA(w) || !m.decode(w, r, &b, writeError) {
-		return
-	}
-	m.mu.Lock()
-	_, ok := m.adapters[b.LoRAName]
-	delete(m.adapters, b.LoRAName)
-	m.mu.Unlock()
-	if !ok {
-		writeError(w, notFound("model_not_found", "The lora adapter '%s' cannot be found.", b.LoRAName))
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "Success: LoRA adapter '%s' removed successfully.", b.LoRAName)
-}
-
-// runtimeLoRA refuses the runtime LoRA routes unless they are enabled.
-func (m *Manager) runtimeLoRA(w http.ResponseWriter) bool {
-	if !m.cfg.RuntimeLoRA {
-		writeError(w, notFound("", "loading LoRA adapters at runtime is off: start the server with --enable-lora-runtime (vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING)"))
-		return false
-	}
-	return true
 }

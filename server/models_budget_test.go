@@ -3,9 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -55,12 +53,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 	sizes := map[string]int64{"small": 60, "tiny": 50, "huge": 200, "mid": 40}
 	f := newManaged(t, func(c *server.ManagerConfig) {
 		c.MaxBytes, c.Size = 100, fakeSizes(sizes)
-		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(c.Dir, "huge.gguf")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(c.Dir, "mid.gguf")); err != nil {
-			t.Fatal(err)
-		}
+		linkStories(t, filepath.Join(c.Dir, "huge.gguf"), filepath.Join(c.Dir, "mid.gguf"))
 	})
 	f.complete(t, "mid", "")
 	f.advance(1)
@@ -100,15 +93,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 	// small (60) must evict both; tiny is busy (held while a request
 	// loads it again after an unload), so it cannot: 503.
 	post(t, f.url+"/models/unload", `{"model":"tiny"}`)
-	gate := f.gate("tiny")
-	done := make(chan int)
-	go func() {
-		code, _ := f.complete(t, "tiny", "")
-		done <- code
-	}()
-	for f.m.Busy("tiny") != 1 {
-		runtime.Gosched()
-	}
+	gate, tiny := f.busyLoading("tiny")
 	resp, b := post(t, f.url+"/v1/completions", `{"model":"small","prompt":"x","max_tokens":1}`)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "busy") {
 		t.Errorf("small while tiny is busy: %d %s", resp.StatusCode, b)
@@ -117,16 +102,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 		t.Errorf("the refused load of small evicted mid: %v", got)
 	}
 	f.advance(1) // tiny's request ends after mid's: mid is the least recently used
-	close(gate)
-	if code := <-done; code != 200 {
-		t.Errorf("tiny: %d", code)
-	}
-	if code, _ := f.complete(t, "small", ""); code != 200 {
-		t.Errorf("small once tiny is idle: %d", code)
-	}
-	if got := f.psNames(t); !slices.Equal(got, []string{"small:latest"}) {
-		t.Errorf("after small: %v", got)
-	}
+	f.releaseThenLoad(t, gate, tiny, "tiny", "small")
 }
 
 // TestManagerBudgetAtStart: a model given by name that needs more than the
@@ -134,11 +110,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 // both sizes; a directory's model over the budget alone is not.
 func TestManagerBudgetAtStart(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"small", "tiny"} {
-		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(dir, name+".gguf")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	linkStories(t, filepath.Join(dir, "small.gguf"), filepath.Join(dir, "tiny.gguf"))
 	sys := quietSystem(t)
 	sizes := map[string]int64{"small": 3 << 20, "tiny": 2 << 20, "big": 5 << 20}
 	for _, c := range []struct {

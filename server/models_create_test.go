@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -21,9 +20,7 @@ func TestManagerCreatePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	given := filepath.Join(outside, "given.gguf")
-	if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), given); err != nil {
-		t.Fatal(err)
-	}
+	linkStories(t, given)
 	f := newManaged(t, func(c *server.ManagerConfig) {
 		c.Models = []server.ModelSource{{Name: "given", Path: given}}
 		if err := os.Symlink(outside, filepath.Join(c.Dir, "sub")); err != nil {

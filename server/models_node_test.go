@@ -2,14 +2,11 @@ package server_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/hub/hubtest"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -19,11 +16,8 @@ import (
 // the one that model gives when asked alone), ps showing both with their
 // sizes, keep_alive 0 unloading a model once its chat is done, delete.
 func TestNodeOllamaModels(t *testing.T) {
-	mods := filepath.Dir(testmodels.NPMPackage(t, "ollama"))
-	data, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mods := nodeModules(t, "ollama")
+	data := modelBytes(t, "stories260K.gguf")
 	h := hubtest.New(t, hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{{Name: "stories.gguf", Data: data, LFS: true}}})
 	sizes := map[string]int64{"small": 3000, "tiny": 5000, "hf.co/acme/stories-GGUF/stories.gguf": 7000}
 	f := newManaged(t, func(c *server.ManagerConfig) {

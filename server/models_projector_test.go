@@ -11,7 +11,6 @@ import (
 
 	"github.com/troupe-llm/troupe/hub/hubtest"
 	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -70,10 +69,7 @@ func capabilities(t *testing.T, url, name string) []string {
 // both), and the pulled model takes images (/v1/models says vision);
 // /api/delete forgets both.
 func TestManagerPullProjector(t *testing.T) {
-	model, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := modelBytes(t, "stories260K.gguf")
 	proj, err := os.ReadFile(synthProjectorFile(t, t.TempDir(), "p.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -146,9 +142,7 @@ func TestManagerSubdirProjector(t *testing.T) {
 			if err := os.Mkdir(sub, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(sub, "stories260K-Q8_0.gguf")); err != nil {
-				t.Fatal(err)
-			}
+			linkStories(t, filepath.Join(sub, "stories260K-Q8_0.gguf"))
 			synthProjectorFile(t, sub, "mmproj-seeing-f16.gguf")
 			if err := os.WriteFile(filepath.Join(sub, "mmproj-seeing-q8_0.gguf"), []byte("not this one"), 0o644); err != nil {
 				t.Fatal(err)
@@ -157,11 +151,7 @@ func TestManagerSubdirProjector(t *testing.T) {
 			if err := os.Mkdir(two, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			for _, n := range []string{"a.gguf", "b.gguf"} {
-				if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(two, n)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			linkStories(t, filepath.Join(two, "a.gguf"), filepath.Join(two, "b.gguf"))
 			c.NoProjectors = noProj
 		})
 		code, out := imageChat(t, f.url, "seeing")

@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/hub"
 	"github.com/troupe-llm/troupe/hub/hubtest"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -73,14 +71,8 @@ func pullStream(t *testing.T, url, name string) []pullLine {
 // name pulled and served. A repository without GGUF files, an unknown quant
 // and a missing repository are 400s that say so.
 func TestManagerPullTag(t *testing.T) {
-	q4, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q8, err := os.ReadFile(testmodels.Path(t, "TinyStories-656K-Q8_0.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	q4 := modelBytes(t, "stories260K.gguf")
+	q8 := modelBytes(t, "TinyStories-656K-Q8_0.gguf")
 	h := hubtest.New(t,
 		hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{
 			{Name: "README.md", Data: []byte("# stories\n")},
@@ -139,19 +131,14 @@ func TestManagerPullTag(t *testing.T) {
 	if !strings.Contains(string(b), `"hf.co/acme/stories-GGUF:q8_0"`) || !strings.Contains(string(b), `"huggingface.co/acme/stories-GGUF:latest"`) {
 		t.Errorf("/api/tags after the pulls: %s", b)
 	}
-	for body, want := range map[string]string{
+	checkPullRefused(t, f.url, map[string]string{
 		`{"model":"hf.co/acme/stories-GGUF:Q2_K","stream":false}`:      "acme/stories-GGUF has no Q2_K file; its quants: Q4_K_M, Q8_0",
 		`{"model":"hf.co/acme/stories:Q4_K_M","stream":false}`:         "acme/stories has no GGUF file",
 		`{"model":"hf.co/acme/stories","stream":false}`:                "acme/stories has no GGUF file",
 		`{"model":"hf.co/acme/missing","stream":false}`:                "acme/missing",
 		`{"model":"hf.co/acme/stories-GGUF/README.md","stream":false}`: "README.md is not a .gguf file",
 		`{"model":"hf.co/acme","stream":false}`:                        "want hf.co/OWNER/REPO[:QUANT]",
-	} {
-		resp, b := post(t, f.url+"/api/pull", body)
-		if resp.StatusCode != 400 || !strings.Contains(string(b), want) {
-			t.Errorf("pull %s: %d %s, want 400 with %q", body, resp.StatusCode, b, want)
-		}
-	}
+	})
 	if lines := pullStream(t, f.url, "hf.co/acme/stories-GGUF:Q2_K"); !strings.Contains(lines[len(lines)-1].Error, "its quants: Q4_K_M, Q8_0") {
 		t.Errorf("streamed unknown quant: %+v", lines)
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +72,22 @@ func (f *managed) busyLoading(name string) (chan struct{}, <-chan reply) {
 	r := f.send(context.Background(), name)
 	until(func() bool { return f.m.Busy(name) == 1 })
 	return gate, r
+}
+
+// releaseThenLoad lets the request that holds busy (busyLoading) end, then
+// asks for next, which must load in busy's place: the one model loaded.
+func (f *managed) releaseThenLoad(t *testing.T, gate chan struct{}, held <-chan reply, busy, next string) {
+	t.Helper()
+	close(gate)
+	if r := <-held; r.code != 200 {
+		t.Errorf("%s: %d %s", busy, r.code, r.body)
+	}
+	if code, out := f.complete(t, next, ""); code != 200 {
+		t.Errorf("%s once %s is idle: %d %s", next, busy, code, out)
+	}
+	if got := f.psNames(t); !slices.Equal(got, []string{next + ":latest"}) {
+		t.Errorf("after %s: %v loaded", next, got)
+	}
 }
 
 // queueManaged is the manager of small, tiny and third (stories260K by
@@ -172,9 +188,7 @@ func TestManagerQueueLeaves(t *testing.T) {
 
 	f = newManaged(t, func(c *server.ManagerConfig) {
 		c.MaxQueue, c.MaxBytes, c.Size = 4, 100, fakeSizes(map[string]int64{"small": 60, "tiny": 50, "huge": 200})
-		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), filepath.Join(c.Dir, "huge.gguf")); err != nil {
-			t.Fatal(err)
-		}
+		linkStories(t, filepath.Join(c.Dir, "huge.gguf"))
 	})
 	gate, small = f.busyLoading("small")
 	resp, b = post(t, f.url+"/v1/completions", `{"model":"huge","prompt":"x","max_tokens":1}`)

@@ -289,23 +289,31 @@ func (m *Manager) modelStatus(name string) string {
 // model, loaded or not, with its status; runtime adapters with their
 // parent, as vLLM lists them.
 func (m *Manager) listModels(w http.ResponseWriter, r *http.Request) {
+	m.withEntries(w, writeError, func(entries map[string]*modelEntry) {
+		data := []map[string]any{}
+		for _, name := range sortedKeys(entries) {
+			data = append(data, m.modelObject(entries, name))
+		}
+		for _, name := range sortedKeys(m.adapters) {
+			a := m.adapters[name]
+			data = append(data, map[string]any{"id": name, "object": "model", "created": 0, "owned_by": "troupe",
+				"root": a.Path, "parent": a.Base, "status": map[string]string{"value": m.modelStatus(a.Base)}})
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	})
+}
+
+// withEntries calls fn with the models' entries, under m.mu; when they
+// cannot be read it writes the error with write instead.
+func (m *Manager) withEntries(w http.ResponseWriter, write func(http.ResponseWriter, *apiError), fn func(entries map[string]*modelEntry)) {
 	entries, err := m.entries()
 	if err != nil {
-		writeError(w, internal(err))
+		write(w, internal(err))
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	data := []map[string]any{}
-	for _, name := range sortedKeys(entries) {
-		data = append(data, m.modelObject(entries, name))
-	}
-	for _, name := range sortedKeys(m.adapters) {
-		a := m.adapters[name]
-		data = append(data, map[string]any{"id": name, "object": "model", "created": 0, "owned_by": "troupe",
-			"root": a.Path, "parent": a.Base, "status": map[string]string{"value": m.modelStatus(a.Base)}})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	fn(entries)
 }
 
 // modelObject is entries[name] as /v1/models lists it.
@@ -332,18 +340,13 @@ func (m *Manager) modelObject(entries map[string]*modelEntry, name string) map[s
 // modelByID serves GET /v1/models/{id}.
 func (m *Manager) modelByID(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	entries, err := m.entries()
-	if err != nil {
-		writeError(w, internal(err))
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := entries[canonical(id)]; !ok {
-		writeError(w, notFound("model_not_found", "the model %q does not exist; this server serves %s", id, quoteList(m.names())))
-		return
-	}
-	writeJSON(w, http.StatusOK, m.modelObject(entries, canonical(id)))
+	m.withEntries(w, writeError, func(entries map[string]*modelEntry) {
+		if _, ok := entries[canonical(id)]; !ok {
+			writeError(w, notFound("model_not_found", "the model %q does not exist; this server serves %s", id, quoteList(m.names())))
+			return
+		}
+		writeJSON(w, http.StatusOK, m.modelObject(entries, canonical(id)))
+	})
 }
 
 // modelBody is the body of the routes that name one model.
@@ -466,41 +469,36 @@ func (m *Manager) tags(w http.ResponseWriter, r *http.Request) {
 // ps serves Ollama's GET /api/ps: the loaded models and when each
 // unloads.
 func (m *Manager) ps(w http.ResponseWriter, r *http.Request) {
-	entries, err := m.entries()
-	if err != nil {
-		writeOllamaError(w, internal(err))
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := []any{}
-	for _, name := range sortedKeys(m.loaded) {
-		in, e := m.loaded[name], entries[name]
-		if in.srv == nil || e == nil {
-			continue // loading, or deleted while loaded
+	m.withEntries(w, writeOllamaError, func(entries map[string]*modelEntry) {
+		out := []any{}
+		for _, name := range sortedKeys(m.loaded) {
+			in, e := m.loaded[name], entries[name]
+			if in.srv == nil || e == nil {
+				continue // loading, or deleted while loaded
+			}
+			p := ollamaSummary(entries, e)
+			delete(p, "modified_at")
+			exp := m.expires(in)
+			switch {
+			case in.keep < 0:
+				exp = forever
+			case exp.IsZero(): // busy: its keep-alive starts when its requests end
+				exp = m.cfg.Now().Add(in.keep)
+			}
+			p["expires_at"] = exp
+			if in.size.Total() > 0 { // its memory as the budget counts it: the file, the KV pool, the adapters
+				p["size"] = in.size.Total()
+			}
+			vram := int64(0)
+			if in.rt.Device() == "cuda" {
+				vram = p["size"].(int64)
+			}
+			p["size_vram"] = vram
+			p["context_length"] = in.rt.MaxModelLen()
+			out = append(out, p)
 		}
-		p := ollamaSummary(entries, e)
-		delete(p, "modified_at")
-		exp := m.expires(in)
-		switch {
-		case in.keep < 0:
-			exp = forever
-		case exp.IsZero(): // busy: its keep-alive starts when its requests end
-			exp = m.cfg.Now().Add(in.keep)
-		}
-		p["expires_at"] = exp
-		if in.size.Total() > 0 { // its memory as the budget counts it: the file, the KV pool, the adapters
-			p["size"] = in.size.Total()
-		}
-		vram := int64(0)
-		if in.rt.Device() == "cuda" {
-			vram = p["size"].(int64)
-		}
-		p["size_vram"] = vram
-		p["context_length"] = in.rt.MaxModelLen()
-		out = append(out, p)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": out})
+		writeJSON(w, http.StatusOK, map[string]any{"models": out})
+	})
 }
 
 // forever is the expires_at of a model kept loaded (keep_alive < 0).

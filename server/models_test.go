@@ -121,6 +121,26 @@ func (f *managed) load(_ context.Context, sys *actor.ActorSystem, spec server.Lo
 	return rt, closeAll, nil
 }
 
+// modelBytes are the bytes of the test models' file name.
+func modelBytes(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(testmodels.Path(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// linkStories links each of paths to the test models' stories260K.gguf.
+func linkStories(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.Symlink(testmodels.Path(t, "stories260K.gguf"), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func newManaged(t *testing.T, tweak func(*server.ManagerConfig)) *managed {
 	t.Helper()
 	f := &managed{dir: t.TempDir(), loads: map[string]int{}, gates: map[string]chan struct{}{}, answers: map[string]string{}}
@@ -329,29 +349,12 @@ func TestManagerMaxLRU(t *testing.T) {
 	}
 
 	f2 := newManaged(t, func(c *server.ManagerConfig) { c.MaxLoaded = 1 })
-	gate := f2.gate("small")
-	done := make(chan int)
-	go func() {
-		code, _ := f2.complete(t, "small", "")
-		done <- code
-	}()
-	for f2.m.Busy("small") != 1 { // the request holds small while it loads
-		runtime.Gosched()
-	}
+	gate, small := f2.busyLoading("small") // the request holds small while it loads
 	resp, b := post(t, f2.url+"/v1/completions", `{"model":"tiny","prompt":"x","max_tokens":1}`)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("tiny while small is busy at max 1: %d %s", resp.StatusCode, b)
 	}
-	close(gate)
-	if code := <-done; code != 200 {
-		t.Errorf("small: %d", code)
-	}
-	if code, _ := f2.complete(t, "tiny", ""); code != 200 {
-		t.Errorf("tiny once small is idle: %d", code)
-	}
-	if got := f2.psNames(t); !slices.Equal(got, []string{"tiny:latest"}) {
-		t.Errorf("at max 1: %v", got)
-	}
+	f2.releaseThenLoad(t, gate, small, "small", "tiny")
 }
 
 // TestManagerConcurrentFirstRequests: requests that arrive while their
@@ -571,10 +574,7 @@ func deleteReq(t *testing.T, url, body string) (*http.Response, []byte) {
 // TestManagerPull: /api/pull from a fake hub on 127.0.0.1 streams NDJSON
 // progress, then the model is listed and served.
 func TestManagerPull(t *testing.T) {
-	data, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := modelBytes(t, "stories260K.gguf")
 	h := hubtest.New(t, hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{{Name: "stories.gguf", Data: data, LFS: true}}})
 	f := newManaged(t, func(c *server.ManagerConfig) {
 		useHub(t, c, h)
@@ -613,12 +613,19 @@ func TestManagerPull(t *testing.T) {
 	if code, out := f.complete(t, "hf.co/acme/stories-GGUF/stories.gguf", ""); code != 200 {
 		t.Errorf("the pulled model: %d %s", code, out)
 	}
-	for body, want := range map[string]string{
+	checkPullRefused(t, f.url, map[string]string{
 		`{"model":"hf.co/acme/missing-GGUF/x.gguf","stream":false}`: "pull",
 		`{"model":"llama3.2","stream":false}`:                       "registry",
 		`{"model":"hf.co/acme/stories-GGUF:Q4_0","stream":false}`:   "no Q4_0 file; its quants: stories.gguf",
-	} {
-		resp, b := post(t, f.url+"/api/pull", body)
+	})
+}
+
+// checkPullRefused posts each body of refused to /api/pull: each is a 400
+// whose body holds its text.
+func checkPullRefused(t *testing.T, url string, refused map[string]string) {
+	t.Helper()
+	for body, want := range refused {
+		resp, b := post(t, url+"/api/pull", body)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), want) {
 			t.Errorf("pull %s: %d %s, want 400 with %q", body, resp.StatusCode, b, want)
 		}

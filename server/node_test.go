@@ -2,11 +2,8 @@ package server_test
 
 import (
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
 // TestNodeOpenAIClient drives the server with the official npm openai
@@ -14,7 +11,7 @@ import (
 // embeddings (base64, the client's default, and float), an error; greedy
 // output equals llama.cpp's.
 func TestNodeOpenAIClient(t *testing.T) {
-	mods := filepath.Dir(testmodels.NPMPackage(t, "openai"))
+	mods := nodeModules(t, "openai")
 	f := newFixture(t, options{})
 	rc := loadCases(t)[0]
 	var got struct {

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -35,11 +32,7 @@ func FuzzOllamaRequests(f *testing.F) {
 	fx := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}})
 	// A second server whose template has tools and thinking: its output
 	// goes through the tool-call parser.
-	qwen3, err := os.ReadFile(filepath.Join(testmodels.Dir(f), "templates-more", "Qwen-Qwen3-0.6B.jinja"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	fq := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}, srv: server.Config{ChatTemplate: string(qwen3)}})
+	fq := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}, srv: server.Config{ChatTemplate: chatTemplate(f, qwen3)}})
 	handlers := []http.Handler{fx.srv.Handler(), fq.srv.Handler()}
 	paths := []string{"/api/generate", "/api/chat", "/api/show"}
 	f.Fuzz(func(t *testing.T, route int, body []byte) {

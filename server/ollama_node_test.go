@@ -2,13 +2,11 @@ package server_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -20,7 +18,7 @@ import (
 // and whose output is scripted: a tool call, streamed and not, the answer
 // to the tool's result, thinking on generate.
 func TestNodeOllamaClient(t *testing.T) {
-	mods := filepath.Dir(testmodels.NPMPackage(t, "ollama"))
+	mods := nodeModules(t, "ollama")
 	f := newFixture(t, options{})
 	rc := loadCases(t)[0]
 	ts := newScripted(t, qwen3, server.Config{})

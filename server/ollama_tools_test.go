@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -300,11 +298,7 @@ func TestOllamaCapabilities(t *testing.T) {
 		{"../templates-more/Mistral-Small-3.2-24B-Instruct-2506.jinja", []string{"completion", "tools"}},
 	} {
 		t.Run(filepath.Base(tc.template), func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", tc.template))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv, err := server.New(f.srv.System(), f.rt, server.Config{ModelName: modelName, ChatTemplate: string(b)})
+			srv, err := server.New(f.srv.System(), f.rt, server.Config{ModelName: modelName, ChatTemplate: chatTemplate(t, tc.template)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,12 +2,9 @@ package server_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -19,11 +16,7 @@ import (
 // is detected by the first check (choices) and the test is skipped,
 // saying so; once the runtime masks, the skip never happens.
 func TestConstrainedEndToEnd(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", "Qwen-Qwen2.5-7B-Instruct.jinja"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := newFixture(t, options{srv: server.Config{ChatTemplate: string(b)}})
+	f := newFixture(t, options{srv: server.Config{ChatTemplate: chatTemplate(t, "Qwen-Qwen2.5-7B-Instruct.jinja")}})
 	type choice struct {
 		Text         string
 		FinishReason string `json:"finish_reason"`

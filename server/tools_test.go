@@ -32,11 +32,7 @@ type scripted struct {
 // ../shared/models/templates) that answers with s.pieces.
 func newScripted(t testing.TB, template string, cfg server.Config) *scripted {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", template))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ChatTemplate = string(b)
+	cfg.ChatTemplate = chatTemplate(t, template)
 	s := &scripted{fixture: newFixture(t, options{srv: cfg}), finish: messages.FinishStop}
 	s.srv.Script(func(req *messages.GenerateRequest) ([]string, string) {
 		s.mu.Lock()

@@ -36,8 +36,8 @@ func (h *Handler) auth(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// read decodes and checks a body; on failure it has written the error.
-func (h *Handler) read(w http.ResponseWriter, r *http.Request, count bool) (*request, *pipeline.Request, bool) {
+// read decodes and checks a body.
+func (h *Handler) read(w http.ResponseWriter, r *http.Request, count bool) (*request, *pipeline.Request, *pipeline.Error) {
 	var req request
 	e := pipeline.Decode(w, r, h.run.MaxBodyBytes(), &req)
 	if e == nil && req.Model != "" && !h.run.Serves(req.Model) {
@@ -50,20 +50,16 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request, count bool) (*req
 	if e == nil {
 		p, e = req.toPipeline(count, h.run.Thinks())
 	}
-	if e != nil {
-		writeError(w, e)
-		return nil, nil, false
-	}
-	return &req, p, true
+	return &req, p, e
 }
 
 // messages serves POST /v1/messages.
 func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
-	req, p, ok := h.read(w, r, false)
-	if !ok {
-		return
+	req, p, e := h.read(w, r, false)
+	var run pipeline.Run
+	if e == nil {
+		run, e = h.run.Start(r.Context(), p)
 	}
-	run, e := h.run.Start(r.Context(), p)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -88,11 +84,11 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 
 // countTokens serves POST /v1/messages/count_tokens.
 func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
-	_, p, ok := h.read(w, r, true)
-	if !ok {
-		return
+	_, p, e := h.read(w, r, true)
+	n := 0
+	if e == nil {
+		n, e = h.run.CountTokens(p)
 	}
-	n, e := h.run.CountTokens(p)
 	if e != nil {
 		writeError(w, e)
 		return

@@ -18,9 +18,10 @@ import (
 // Python jinja2's renderings of every template in ../shared/models/templates
 // on a set of conversations.
 type golden struct {
-	BOSToken      string `json:"bos_token"`
-	EOSToken      string `json:"eos_token"`
-	Now           string `json:"now"`
+	BOSToken      string    `json:"bos_token"`
+	EOSToken      string    `json:"eos_token"`
+	Now           string    `json:"now"`
+	now           time.Time // Now parsed
 	Conversations map[string]struct {
 		Messages            []Message                  `json:"messages"`
 		Tools               []json.RawMessage          `json:"tools"`
@@ -60,6 +61,11 @@ func loadGoldenFile(t *testing.T, name string) *golden {
 	}
 	if len(g.Cases) == 0 || len(g.Templates) == 0 {
 		t.Fatalf("%s has no cases", name)
+	}
+	if g.Now != "" {
+		if g.now, err = time.Parse("2006-01-02T15:04:05", g.Now); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return &g
 }
@@ -109,10 +115,6 @@ func checkRendering(t *testing.T, got string, err error, expected *string, pyErr
 // byte for byte; where Python raised, Render must fail too.
 func TestGolden(t *testing.T) {
 	g := loadGolden(t)
-	now, err := time.Parse("2006-01-02T15:04:05", g.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
 	parsed := map[string]*Template{}
 	for name, tpl := range g.Templates {
 		p, err := Parse(tpl.Source)
@@ -132,7 +134,7 @@ func TestGolden(t *testing.T) {
 			if tpl == nil {
 				t.Fatal("template did not parse")
 			}
-			got, err := tpl.Render(g.Conversations[c.Conversation].Messages, g.options(c.Conversation, now))
+			got, err := tpl.Render(g.Conversations[c.Conversation].Messages, g.options(c.Conversation, g.now))
 			checkRendering(t, got, err, c.Expected, c.Error)
 			matched++
 		})
@@ -152,10 +154,6 @@ var knownDivergent = map[string]string{
 // compares with Python's output.
 func TestConstructs(t *testing.T) {
 	g := loadGolden(t)
-	now, err := time.Parse("2006-01-02T15:04:05", g.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
 	matched := 0
 	for i, c := range g.Constructs {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -167,7 +165,7 @@ func TestConstructs(t *testing.T) {
 				t.Fatalf("%s\n%v", c.Source, err)
 			}
 			got, err := tpl.Render(g.ConstructMessages, Options{
-				BOSToken: g.BOSToken, EOSToken: g.EOSToken, Now: func() time.Time { return now },
+				BOSToken: g.BOSToken, EOSToken: g.EOSToken, Now: func() time.Time { return g.now },
 			})
 			t.Log(c.Source)
 			checkRendering(t, got, err, c.Expected, c.Error)

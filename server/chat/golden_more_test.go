@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"testing"
-	"time"
 )
 
 // TestGoldenMore is TestGolden for testdata/golden-more.json: Python
@@ -41,10 +40,6 @@ func TestGoldenPhi4(t *testing.T) {
 // raised on the others).
 func runGolden(t *testing.T, name string) (rendered int) {
 	g := loadGoldenFile(t, name)
-	now, err := time.Parse("2006-01-02T15:04:05", g.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range g.Cases {
 		if c.Error == "" {
 			rendered++
@@ -54,7 +49,7 @@ func runGolden(t *testing.T, name string) (rendered int) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := tpl.Render(g.Conversations[c.Conversation].Messages, g.options(c.Conversation, now))
+			got, err := tpl.Render(g.Conversations[c.Conversation].Messages, g.options(c.Conversation, g.now))
 			checkRendering(t, got, err, c.Expected, c.Error)
 		})
 	}
@@ -80,10 +75,6 @@ func runGoldenProbed(t *testing.T, name string) map[string]int {
 	if err := json.Unmarshal(data, &probes); err != nil {
 		t.Fatal(err)
 	}
-	now, err := time.Parse("2006-01-02T15:04:05", g.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
 	parsed := map[string]*Template{}
 	for name, src := range g.Templates {
 		tpl, err := Parse(src.Source)
@@ -107,7 +98,7 @@ func runGoldenProbed(t *testing.T, name string) map[string]int {
 			for i := range msgs {
 				msgs[i].StringContent = tpl.NeedsStringContent()
 			}
-			got, err := tpl.Render(msgs, g.options(c.Conversation, now))
+			got, err := tpl.Render(msgs, g.options(c.Conversation, g.now))
 			checkRendering(t, got, err, c.Expected, c.Error)
 		})
 	}

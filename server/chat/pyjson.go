@@ -2,7 +2,6 @@ package chat
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,16 +137,14 @@ func jsonKey(k any) (string, error) {
 	return "", typeError("keys must be str, int, float, bool or None, not %s", typeName(k))
 }
 
+// jsonFloat is f as json.dumps writes it: Python's repr, but nan and the
+// infinities as JavaScript names them.
 func jsonFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
+	r := floatRepr(f)
+	if js, ok := map[string]string{"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}[r]; ok {
+		return js
 	}
-	return floatRepr(f)
+	return r
 }
 
 // writeJSONString writes s quoted as json.dumps does: control characters,

@@ -165,14 +165,9 @@ func setParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, e
 		if !args.End() {
 			return nil, args.Error("set: expected '=' or the end of the tag", nil)
 		}
-		wrapper, endargs, err := p.WrapUntil("endset")
-		if err != nil {
+		if s.body, err = blockBody(p, "endset"); err != nil {
 			return nil, err
 		}
-		if !endargs.End() {
-			return nil, endargs.Error("endset takes no arguments", nil)
-		}
-		s.body = wrapper
 		return s, nil
 	}
 	if s.expr, err = args.ParseExpression(); err != nil {
@@ -260,13 +255,22 @@ func generationParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStruc
 	if !args.End() {
 		return nil, args.Error("generation takes no arguments", nil)
 	}
-	wrapper, endargs, err := p.WrapUntil("endgeneration")
+	var err error
+	if s.body, err = blockBody(p, "endgeneration"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// blockBody parses a block's body up to its end tag, which takes no
+// arguments.
+func blockBody(p *parser.Parser, end string) (*nodes.Wrapper, error) {
+	body, endargs, err := p.WrapUntil(end)
 	if err != nil {
 		return nil, err
 	}
 	if !endargs.End() {
-		return nil, endargs.Error("endgeneration takes no arguments", nil)
+		return nil, endargs.Error(end+" takes no arguments", nil)
 	}
-	s.body = wrapper
-	return s, nil
+	return body, nil
 }

@@ -114,25 +114,21 @@ func (req *chatRequest) tools(p *pipeline.Request) *pipeline.Error {
 	if pipeline.IsNull(req.ToolChoice) {
 		return nil
 	}
-	var s string
-	if json.Unmarshal(req.ToolChoice, &s) == nil {
-		switch s {
-		case "none", "auto", "required":
-			p.ToolChoice.Mode = pipeline.ToolMode(s)
-		default:
-			return pipeline.Errorf("tool_choice", `tool_choice %q: want "none", "auto", "required" or {"type": "function", "function": {"name": ...}}`, s)
-		}
-	} else {
+	var e *pipeline.Error
+	p.ToolChoice, e = pipeline.ReadToolChoice(req.ToolChoice, `{"type": "function", "function": {"name": ...}}`, func(raw json.RawMessage) string {
 		var named struct {
 			Type     string `json:"type"`
 			Function struct {
 				Name string `json:"name"`
 			} `json:"function"`
 		}
-		if json.Unmarshal(req.ToolChoice, &named) != nil || named.Type != "function" || named.Function.Name == "" {
-			return pipeline.Errorf("tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}`)
+		if json.Unmarshal(raw, &named) != nil || named.Type != "function" {
+			return ""
 		}
-		p.ToolChoice = pipeline.ToolChoice{Mode: pipeline.ToolNamed, Name: named.Function.Name}
+		return named.Function.Name
+	})
+	if e != nil {
+		return e
 	}
 	if m := p.ToolChoice.Mode; len(req.Tools) == 0 && (m == pipeline.ToolRequired || m == pipeline.ToolNamed) {
 		return pipeline.Errorf("tool_choice", "tool_choice %s needs tools", string(req.ToolChoice))

@@ -3,7 +3,6 @@ package openai
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
@@ -53,17 +52,13 @@ type functionJSON struct {
 
 // chat serves POST /v1/chat/completions.
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	var req chatRequest
-	p, run, ok := h.start(w, r, &req)
+	p, run, head, ok := h.start(w, r, &req, "chatcmpl-")
 	if !ok {
 		return
 	}
-	n := 1
-	if req.N != nil {
-		n = *req.N
-	}
-	resp := &chatResponse{responseHead: h.head("chatcmpl-", start)}
+	n := req.choices()
+	resp := &chatResponse{responseHead: head}
 	if req.Stream {
 		resp.Object = "chat.completion.chunk"
 		streamChat(w, run, resp, n, p.WantLogprobs, req.StreamOptions, req.TimingsPerToken)

@@ -3,7 +3,6 @@ package openai
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/troupe-llm/troupe/server/pipeline"
 )
@@ -53,18 +52,14 @@ func (req *completionRequest) toPipeline() (*pipeline.Request, *pipeline.Error) 
 
 // completions serves POST /v1/completions.
 func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	var req completionRequest
-	p, run, ok := h.start(w, r, &req)
+	p, run, head, ok := h.start(w, r, &req, "cmpl-")
 	if !ok {
 		return
 	}
-	resp := &completionResponse{responseHead: h.head("cmpl-", start)}
+	resp := &completionResponse{responseHead: head}
 	resp.Object = "text_completion"
-	n := 1
-	if req.N != nil {
-		n = *req.N
-	}
+	n := req.choices()
 	choices := make([]completionChoice, len(p.Prompts)*n)
 	for i := range choices {
 		choices[i].Index = i

@@ -71,34 +71,21 @@ type generationRequest interface {
 }
 
 // start reads a generation body into req and starts it on the pipeline;
-// on failure it has written the error.
-func (h *Handler) start(w http.ResponseWriter, r *http.Request, req generationRequest) (*pipeline.Request, pipeline.Run, bool) {
+// head is the start of its response (and of each of its chunks), with an
+// ID that begins with idPrefix. On failure it has written the error.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, req generationRequest, idPrefix string) (p *pipeline.Request, run pipeline.Run, head responseHead, ok bool) {
+	created := time.Now().Unix()
 	if !h.read(w, r, req) {
-		return nil, nil, false
+		return nil, nil, head, false
 	}
 	p, e := req.toPipeline()
 	if e == nil {
-		var run pipeline.Run
 		if run, e = h.run.Start(r.Context(), p); e == nil {
-			return p, run, true
+			return p, run, responseHead{ID: pipeline.NewID(idPrefix), Created: created, Model: h.run.Model(), SystemFingerprint: h.run.Fingerprint()}, true
 		}
 	}
 	WriteError(w, e)
-	return nil, nil, false
-}
-
-// head is the start of a response (and of each of its chunks) to a
-// request that came in at start.
-func (h *Handler) head(idPrefix string, start time.Time) responseHead {
-	return responseHead{ID: pipeline.NewID(idPrefix), Created: start.Unix(), Model: h.run.Model(), SystemFingerprint: h.run.Fingerprint()}
-}
-
-// errorTypes are OpenAI's error types by kind.
-var errorTypes = map[pipeline.ErrorKind]string{
-	pipeline.Invalid: "invalid_request_error", pipeline.ContextLength: "invalid_request_error",
-	pipeline.Unauthorized: "invalid_request_error", pipeline.NotFound: "invalid_request_error",
-	pipeline.TooLarge: "invalid_request_error", pipeline.Timeout: "timeout_error",
-	pipeline.Overloaded: "rate_limit_error", pipeline.Unavailable: "server_error", pipeline.Internal: "server_error",
+	return nil, nil, head, false
 }
 
 // errorJSON is OpenAI's error object.
@@ -119,7 +106,7 @@ func errorBody(e *pipeline.Error) any {
 	case e.Kind == pipeline.TooLarge:
 		code = "request_too_large"
 	}
-	typ := errorTypes[e.Kind]
+	typ := pipeline.OpenAIErrorType(e.Kind)
 	if typ == "" {
 		typ = "server_error"
 	}

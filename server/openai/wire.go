@@ -22,6 +22,14 @@ type Common struct {
 
 func (c *Common) model() string { return c.Model }
 
+// choices is the number of choices asked for (n; 1 when not given).
+func (c *Common) choices() int {
+	if c.N != nil {
+		return *c.N
+	}
+	return 1
+}
+
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }

@@ -59,6 +59,22 @@ func (e *Error) Status() int {
 	return http.StatusInternalServerError
 }
 
+// OpenAIErrorType is OpenAI's error type of kind ("" for none), which its
+// chat and Responses APIs share.
+func OpenAIErrorType(kind ErrorKind) string {
+	switch kind {
+	case Invalid, ContextLength, Unauthorized, NotFound, TooLarge:
+		return "invalid_request_error"
+	case Timeout:
+		return "timeout_error"
+	case Overloaded:
+		return "rate_limit_error"
+	case Unavailable, Internal:
+		return "server_error"
+	}
+	return ""
+}
+
 // KindOf is the kind of an HTTP status, for errors made as statuses.
 func KindOf(status int) ErrorKind {
 	switch status {

@@ -153,6 +153,25 @@ type ToolChoice struct {
 	Name string // the function ToolNamed names
 }
 
+// ReadToolChoice reads OpenAI's tool_choice: "none", "auto", "required",
+// or the object that names a function, shape as the API writes it (for the
+// errors), whose name named reads ("" when raw is not that object).
+func ReadToolChoice(raw json.RawMessage, shape string, named func(raw json.RawMessage) string) (ToolChoice, *Error) {
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		switch mode {
+		case "none", "auto", "required":
+			return ToolChoice{Mode: ToolMode(mode)}, nil
+		}
+		return ToolChoice{}, Errorf("tool_choice", `tool_choice %q: want "none", "auto", "required" or %s`, mode, shape)
+	}
+	name := named(raw)
+	if name == "" {
+		return ToolChoice{}, Errorf("tool_choice", `tool_choice must be "none", "auto", "required" or %s`, shape)
+	}
+	return ToolChoice{Mode: ToolNamed, Name: name}, nil
+}
+
 // ConstraintKind is the kind of JSON a Constraint asks for.
 type ConstraintKind uint8
 

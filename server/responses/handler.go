@@ -161,14 +161,6 @@ func notFound(id string) *pipeline.Error {
 	return &pipeline.Error{Kind: pipeline.NotFound, Param: "response_id", Message: fmt.Sprintf("Response with id '%s' not found.", id)}
 }
 
-// errorTypes are OpenAI's error types by kind.
-var errorTypes = map[pipeline.ErrorKind]string{
-	pipeline.Invalid: "invalid_request_error", pipeline.ContextLength: "invalid_request_error",
-	pipeline.Unauthorized: "invalid_request_error", pipeline.NotFound: "invalid_request_error",
-	pipeline.Timeout: "timeout_error", pipeline.TooLarge: "invalid_request_error",
-	pipeline.Overloaded: "rate_limit_error", pipeline.Unavailable: "server_error", pipeline.Internal: "server_error",
-}
-
 // errorCode is OpenAI's code of an error, "" where it has none.
 func errorCode(e *pipeline.Error) string {
 	switch e.Kind {
@@ -190,7 +182,7 @@ func errorCode(e *pipeline.Error) string {
 
 // writeError writes e in OpenAI's shape: {"error": {message, type, param, code}}.
 func writeError(w http.ResponseWriter, e *pipeline.Error) {
-	pipeline.WriteError(w, e, map[string]any{"error": map[string]any{"message": e.Message, "type": errorTypes[e.Kind],
+	pipeline.WriteError(w, e, map[string]any{"error": map[string]any{"message": e.Message, "type": pipeline.OpenAIErrorType(e.Kind),
 		"param": nilIfEmpty(e.Param), "code": nilIfEmpty(errorCode(e))}})
 }
 

@@ -149,24 +149,18 @@ func (r *request) readTools(p *pipeline.Request) *pipeline.Error {
 	if pipeline.IsNull(r.ToolChoice) {
 		return nil
 	}
-	var mode string
-	if json.Unmarshal(r.ToolChoice, &mode) == nil {
-		switch mode {
-		case "none", "auto", "required":
-			p.ToolChoice.Mode = pipeline.ToolMode(mode)
-			return nil
+	var e *pipeline.Error
+	p.ToolChoice, e = pipeline.ReadToolChoice(r.ToolChoice, `{"type": "function", "name": ...}`, func(raw json.RawMessage) string {
+		var named struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
 		}
-		return pipeline.Errorf("tool_choice", `tool_choice %q: want "none", "auto", "required" or {"type": "function", "name": ...}`, mode)
-	}
-	var named struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	}
-	if json.Unmarshal(r.ToolChoice, &named) != nil || named.Type != "function" || named.Name == "" {
-		return pipeline.Errorf("tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "name": ...}`)
-	}
-	p.ToolChoice = pipeline.ToolChoice{Mode: pipeline.ToolNamed, Name: named.Name}
-	return nil
+		if json.Unmarshal(raw, &named) != nil || named.Type != "function" {
+			return ""
+		}
+		return named.Name
+	})
+	return e
 }
 
 // readFormat translates text.format: text, json_object or json_schema.

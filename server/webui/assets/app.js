@@ -167,6 +167,17 @@ async function attach(files) {
   renderAttachments();
 }
 
+// deleteButton is a × button titled title that calls onclick.
+function deleteButton(title, onclick) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = 'delete';
+  b.textContent = '×';
+  b.title = title;
+  b.onclick = onclick;
+  return b;
+}
+
 function renderAttachments() {
   const box = $('attachments');
   box.textContent = '';
@@ -176,15 +187,10 @@ function renderAttachments() {
     const img = document.createElement('img');
     img.src = url;
     img.alt = 'image ' + (i + 1);
-    const del = document.createElement('button');
-    del.type = 'button';
-    del.className = 'delete';
-    del.textContent = '×';
-    del.title = 'Remove';
-    del.onclick = () => {
+    const del = deleteButton('Remove', () => {
       attached.splice(i, 1);
       renderAttachments();
-    };
+    });
     fig.append(img, del);
     box.append(fig);
   });
@@ -259,12 +265,7 @@ function renderConvs() {
       renderConvs();
       renderMessages();
     };
-    const del = document.createElement('button');
-    del.type = 'button';
-    del.className = 'delete';
-    del.textContent = '×';
-    del.title = 'Delete';
-    del.onclick = () => {
+    const del = deleteButton('Delete', () => {
       if (controller && c.id === currentID) return;
       convs = convs.filter(x => x !== c);
       if (c.id === currentID) currentID = convs.length ? convs[0].id : null;
@@ -273,7 +274,7 @@ function renderConvs() {
       $('system').value = currentConv().system || '';
       renderConvs();
       renderMessages();
-    };
+    });
     li.append(open, del);
     ul.append(li);
   }
