@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -45,7 +46,7 @@ func TestEncoderServe(t *testing.T) {
 		t.Fatalf("%d embeddings (%v): %s", len(r.Data), err, b)
 	}
 	for i, d := range r.Data {
-		if c := cosine(vector(t, d.Embedding), cases[i].Embedding); !(c >= 0.9999) {
+		if c := reftest.Cosine(vector(t, d.Embedding), cases[i].Embedding); !(c >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f with llama-embedding", i, c)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/reftest"
 )
 
 // embedCase is one input of model/testdata/embed/stories260K-mean.json
@@ -38,16 +39,6 @@ func embedCases(t *testing.T, name string) []embedCase {
 		t.Fatal(err)
 	}
 	return ref.Inputs
-}
-
-func cosine[T float32 | float64](a, b []T) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }
 
 type embeddingsResp struct {
@@ -127,7 +118,7 @@ func TestEmbeddingsOpenAI(t *testing.T) {
 				if d.Object != "embedding" || d.Index != i || len(v) != 64 {
 					t.Errorf("data %d: object %q index %d, %d values", i, d.Object, d.Index, len(v))
 				}
-				if cos := cosine(v, c.Embedding); !(cos >= 0.9999) {
+				if cos := reftest.Cosine(v, c.Embedding); !(cos >= 0.9999) {
 					t.Errorf("data %d (%q): cosine %.6f with llama-embedding", i, c.Text, cos)
 				}
 			}
@@ -182,7 +173,7 @@ func TestEmbeddingsOpenAIClient(t *testing.T) {
 			for j, x := range want.Embedding {
 				w[j] = float64(x)
 			}
-			if cos := cosine(res.Data[i].Embedding, w); !(cos >= 0.9999) {
+			if cos := reftest.Cosine(res.Data[i].Embedding, w); !(cos >= 0.9999) {
 				t.Errorf("format %q, input %d: cosine %.6f", format, i, cos)
 			}
 		}
@@ -222,7 +213,7 @@ func TestEmbedOllama(t *testing.T) {
 		t.Errorf("model %q, %d embeddings, total_duration %d, prompt_eval_count %d", r.Model, len(r.Embeddings), r.TotalDuration, r.PromptEvalCount)
 	}
 	for i, c := range []embedCase{cases[0], cases[2]} {
-		if cos := cosine(r.Embeddings[i], c.Embedding); !(cos >= 0.9999) {
+		if cos := reftest.Cosine(r.Embeddings[i], c.Embedding); !(cos >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f", i, cos)
 		}
 	}
@@ -235,7 +226,7 @@ func TestEmbedOllama(t *testing.T) {
 	if err := json.Unmarshal(b, &old); resp.StatusCode != http.StatusOK || err != nil || len(old.Embedding) != 64 {
 		t.Fatalf("/api/embeddings: status %d: %s", resp.StatusCode, b)
 	}
-	if cos := cosine(old.Embedding, cases[0].Embedding); !(cos >= 0.9999) {
+	if cos := reftest.Cosine(old.Embedding, cases[0].Embedding); !(cos >= 0.9999) {
 		t.Errorf("/api/embeddings: cosine %.6f", cos)
 	}
 	var ss float64

@@ -45,7 +45,7 @@ func TeacherForced(t testing.TB, forward Forward, vocab, promptLen int, ids, tab
 }
 
 // Cosine is the cosine similarity of a and b, in float64.
-func Cosine(a, b []float32) float64 {
+func Cosine[T float32 | float64](a, b []T) float64 {
 	var ab, aa, bb float64
 	for i := range a {
 		ab += float64(a[i]) * float64(b[i])
