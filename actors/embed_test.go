@@ -1,13 +1,10 @@
 package actors_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,10 +13,9 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // embedRef reads one of model's embedding references (scripts/embed-ref.sh).
@@ -42,16 +38,6 @@ func embedRef(t *testing.T, name string) (tokens [][]int32, want [][]float32) {
 		tokens, want = append(tokens, in.Tokens), append(want, in.Embedding)
 	}
 	return tokens, want
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }
 
 // mixRecorder is the CPU backend, counting the steps in which embedding
@@ -99,7 +85,7 @@ func TestEmbedRuntime(t *testing.T) {
 					t.Errorf("usage %+v, want %d prompt tokens", usage, len(in))
 				}
 				alone[i] = got[0]
-				if c := cosine(got[0], want[i]); !(c >= 0.9999) {
+				if c := testmodels.Cosine(got[0], want[i]); !(c >= 0.9999) {
 					t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
 				}
 			}
@@ -137,7 +123,7 @@ func TestEmbedRuntime(t *testing.T) {
 				wg.Wait()
 				for i := range got {
 					if !slices.Equal(got[i], alone[i]) {
-						t.Errorf("round %d, input %d: batched embedding differs from alone (cosine %.9f)", round, i, cosine(got[i], alone[i]))
+						t.Errorf("round %d, input %d: batched embedding differs from alone (cosine %.9f)", round, i, testmodels.Cosine(got[i], alone[i]))
 					}
 				}
 			}
@@ -218,22 +204,7 @@ func TestEmbedUnsupportedBackend(t *testing.T) {
 // vocabulary: scripts/embed-ref.sh's) into a temporary directory and opens it.
 func synthEncoder(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	s, _ := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("F16")
-	vf, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-bert-bge.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), shape+".gguf")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return openFile(t, path)
+	return openFile(t, synthtest.Write(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1))
 }
 
 // TestEmbedEncoder serves a BERT encoder: its tokenizer and embeddings
@@ -273,7 +244,7 @@ func TestEmbedEncoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		alone[i] = got[0]
-		if c := cosine(got[0], ref.Inputs[i].Embedding); !(c >= 0.9999) {
+		if c := testmodels.Cosine(got[0], ref.Inputs[i].Embedding); !(c >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
 		}
 	}

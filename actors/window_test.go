@@ -10,9 +10,11 @@ import (
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
+	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // windowShape is a Gemma 3 whose every layer has a sliding window of 8: 2
@@ -26,11 +28,20 @@ var (
 	globalShape = func() synth.Shape { s := windowShape; s.Name, s.SWAPattern = "gemma3-global", 2; return s }()
 )
 
-// synthModel writes shape with stories260K's vocabulary and opens it.
+// synthModel writes shape (Q8_0, seed 7) with stories260K's vocabulary and
+// opens it.
 func synthModel(t *testing.T, shape synth.Shape) *model.Model {
 	t.Helper()
+	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	ft, _ := synth.LookupFileType("Q8_0")
 	path := filepath.Join(t.TempDir(), shape.Name+".gguf")
-	writeSynth(t, path, shape, "Q8_0", 7)
+	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 7, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
 	return openFile(t, path)
 }
 
