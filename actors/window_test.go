@@ -2,7 +2,6 @@ package actors_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -10,11 +9,10 @@ import (
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // windowShape is a Gemma 3 whose every layer has a sliding window of 8: 2
@@ -32,17 +30,7 @@ var (
 // opens it.
 func synthModel(t *testing.T, shape synth.Shape) *model.Model {
 	t.Helper()
-	vf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	ft, _ := synth.LookupFileType("Q8_0")
-	path := filepath.Join(t.TempDir(), shape.Name+".gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: shape, Type: ft, Vocab: vf, Seed: 7, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	return openFile(t, path)
+	return openFile(t, synthtest.WriteShape(t, shape, "Q8_0", "stories260K.gguf", 7))
 }
 
 // keepAll is a Backend that does not say it reads only a window (it hides
