@@ -138,10 +138,7 @@ func TestEmbedRuntime(t *testing.T) {
 func waitQueued(t *testing.T, rt *actors.Runtime, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(gateWait); ; time.Sleep(time.Millisecond) {
-		st, err := rt.Stats(timeout)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := stats(t, rt)
 		if st.Waiting+st.Running >= n {
 			return
 		}

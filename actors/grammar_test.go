@@ -290,10 +290,7 @@ func TestGrammarInvariance(t *testing.T) {
 					t.Errorf("request %d: %q %s, alone %q %s", i, r.text[0], r.finish[0], want[i].text[0], want[i].finish[0])
 				}
 			}
-			st, err := rt.Stats(timeout)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := stats(t, rt)
 			t.Logf("preemptions %d, swap-outs %d, steps %d", st.Preemptions, st.SwapOuts, st.Steps)
 			if cfg.name != "batch" && st.Preemptions == 0 {
 				t.Error("no preemption: the pool is not small enough for the test to mean anything")

@@ -59,9 +59,7 @@ func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Stats(timeout); err != nil { // the batcher has started its devices
-		t.Fatal(err)
-	}
+	stats(t, rt) // the batcher has started its devices
 	base := numActors(sys)
 	t.Cleanup(func() {
 		checkIdle(t, rt)
@@ -110,6 +108,16 @@ func checkIdle(t *testing.T, rt *actors.Runtime) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Errorf("runtime not idle after the test: %+v", st)
+}
+
+// stats is rt's Stats, failing the test on an error.
+func stats(t testing.TB, rt *actors.Runtime) *messages.Stats {
+	t.Helper()
+	st, err := rt.Stats(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // noLeaks checks, at the end of the test, that no goroutine outlived it.

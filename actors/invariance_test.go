@@ -150,10 +150,7 @@ func TestPreemption(t *testing.T) {
 				rt := start(t, m, actors.Config{NumBlocks: 12, NumHostBlocks: 16, Preemption: mode})
 				res := concurrently(t, rt, reqs)
 				sameAsAlone(t, res, want)
-				st, err := rt.Stats(timeout)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := stats(t, rt)
 				var total int64
 				for i, r := range res {
 					if r.usage.Preemptions != r.preempted[0] {
@@ -193,10 +190,7 @@ func TestPrefixCache(t *testing.T) {
 	rt := start(t, m, actors.Config{})
 	gotA := run(t, rt, copyReq(a))
 	gotB := run(t, rt, copyReq(b))
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, rt)
 	full := len(prefix) / 16 * 16
 	if gotA.usage.CachedTokens != 0 || gotB.usage.CachedTokens != full {
 		t.Errorf("cached tokens: first %d, second %d; want 0 and %d", gotA.usage.CachedTokens, gotB.usage.CachedTokens, full)

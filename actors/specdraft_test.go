@@ -108,10 +108,7 @@ func TestSpeculativeDraftSelf(t *testing.T) {
 			}
 		}
 		checkSpecStats(t, rt, samePlain(t, got, want))
-		st, err := rt.Stats(timeout)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := stats(t, rt)
 		if st.SpecDraftTokens != k*st.SpecDrafts || st.SpecAcceptedTokens != st.SpecDraftTokens {
 			t.Errorf("together %v: %d drafts of %d tokens, %d accepted: mean accepted length %.2f, want %d", together,
 				st.SpecDrafts, st.SpecDraftTokens, st.SpecAcceptedTokens, float64(st.SpecAcceptedTokens)/float64(st.SpecDrafts), k)
@@ -308,10 +305,7 @@ func TestSpeculativeDraftSelfSampled(t *testing.T) {
 	rt := start(t, m, draftOn(actors.Config{}, draft, k))
 	got := concurrently(t, rt, reqs)
 	checkSpecStats(t, rt, samePlain(t, got, ref))
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, rt)
 	if rate := float64(st.SpecAcceptedTokens) / float64(max(st.SpecDraftTokens, 1)); rate < 0.95 {
 		t.Errorf("%d of %d draft tokens accepted (%.3f): a draft drawn from p itself should be accepted nearly always",
 			st.SpecAcceptedTokens, st.SpecDraftTokens, rate)

@@ -163,10 +163,7 @@ func sameIDs(t *testing.T, got, want [][]int32) {
 // cache where it is on.
 func checkWindowStats(t *testing.T, rt *actors.Runtime, cfg actors.Config, preempted bool) {
 	t.Helper()
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, rt)
 	t.Logf("stats: preemptions %d, swap outs %d, swap ins %d, prefix hits %d of %d",
 		st.Preemptions, st.SwapOuts, st.SwapIns, st.PrefixHits, st.PrefixQueries)
 	if preempted && st.Preemptions == 0 {
@@ -245,10 +242,7 @@ func TestWindowBlocks(t *testing.T) {
 			if r.errs[0] != "" || len(r.ids[0]) != maxTokens {
 				t.Fatalf("%d tokens, %s", len(r.ids[0]), r.errs[0])
 			}
-			st, err := rt.Stats(timeout)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := stats(t, rt)
 			// 104 positions, the last one sampled, never computed: blocks
 			// #0..#23 of the 26 fall behind its window (from position 96).
 			freed := int64(kv.WindowStart(maxTokens+len(prompt)-1, tc.window) / 4)
