@@ -73,6 +73,17 @@ func copyReq(r *messages.GenerateRequest) *messages.GenerateRequest {
 	return &c
 }
 
+// oneByOne runs each request alone, one after another, and returns their
+// results.
+func oneByOne(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) []*result {
+	t.Helper()
+	var res []*result
+	for _, req := range reqs {
+		res = append(res, run(t, rt, copyReq(req)))
+	}
+	return res
+}
+
 // concurrently submits every request at once and returns their results.
 func concurrently(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) []*result {
 	t.Helper()

@@ -61,12 +61,7 @@ func quoteWorkload(cases []*refCase) []*messages.GenerateRequest {
 // plainResults runs each request alone without speculation.
 func plainResults(t *testing.T, m *model.Model, reqs []*messages.GenerateRequest) []*result {
 	t.Helper()
-	rt := start(t, m, actors.Config{})
-	var out []*result
-	for _, req := range reqs {
-		out = append(out, run(t, rt, copyReq(req)))
-	}
-	return out
+	return oneByOne(t, start(t, m, actors.Config{}), reqs)
 }
 
 // samePlain compares speculative results with plain ones: ids, text and
@@ -132,10 +127,7 @@ func TestSpeculativeIdentical(t *testing.T) {
 		want := plainResults(t, m, reqs)
 		t.Run(sm.reference+"/alone", func(t *testing.T) {
 			rt := start(t, m, ngramOn(actors.Config{}))
-			var got []*result
-			for _, req := range reqs {
-				got = append(got, run(t, rt, copyReq(req)))
-			}
+			got := oneByOne(t, rt, reqs)
 			checkSpecStats(t, rt, samePlain(t, got, want))
 			// Each path met accepted drafts: seeded sampling (the residual
 			// draw), a grammar, min_tokens.
