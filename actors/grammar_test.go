@@ -251,8 +251,7 @@ func TestGrammarSlowCompile(t *testing.T) {
 // with a KV pool so small that it is preempted by recompute or by swap.
 func TestGrammarInvariance(t *testing.T) {
 	noLeaks(t)
-	m := openModel(t, "stories260K.gguf")
-	cases := loadCases(t, "stories260K")
+	m, cases := stories(t)
 	g := &messages.Grammar{Kind: messages.GrammarJSONSchema, Source: `{"type": "array", "items": {"type": "string", "maxLength": 10}, "minItems": 2, "maxItems": 4}`}
 	var reqs []*messages.GenerateRequest
 	for i := range 6 {

@@ -189,11 +189,16 @@ type refCase = testmodels.Case
 
 func loadCases(t testing.TB, name string) []*refCase { return testmodels.Cases(t, name) }
 
+// stories opens stories260K and loads its reference cases.
+func stories(t testing.TB) (*model.Model, []*refCase) {
+	t.Helper()
+	return openModel(t, "stories260K.gguf"), loadCases(t, "stories260K")
+}
+
 func TestSmoke(t *testing.T) {
 	noLeaks(t)
-	m := openModel(t, "stories260K.gguf")
+	m, cases := stories(t)
 	rt := start(t, m, actors.Config{})
-	cases := loadCases(t, "stories260K")
 	r := run(t, rt, greedy(cases[0].PromptIDs, 48))
 	if !slices.Equal(r.ids[0], cases[0].GreedyIDs) {
 		t.Fatalf("got %v\nwant %v\n%q %s %+v", r.ids[0], cases[0].GreedyIDs, r.text[0], r.finish[0]+" "+r.errs[0], r.usage)

@@ -24,8 +24,7 @@ import (
 // goes on serving.
 func TestImpossibleRequest(t *testing.T) {
 	noLeaksSince(t)
-	m := openModel(t, "stories260K.gguf")
-	cases := loadCases(t, "stories260K")
+	m, cases := stories(t)
 	vocab := int32(m.Config.VocabSize)
 	fitting := greedy(cases[0].PromptIDs, 20) // 24 positions: 2 blocks of 16
 	want := choicesAlone(t, m, fitting)[0][0]

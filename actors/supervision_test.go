@@ -31,8 +31,7 @@ import (
 // Both end idle: no sequence, every block free, no goroutine left.
 func TestDevicePanic(t *testing.T) {
 	noLeaksSince(t)
-	m := openModel(t, "stories260K.gguf")
-	cases := loadCases(t, "stories260K")
+	m, cases := stories(t)
 	var reqs []*messages.GenerateRequest
 	for i, c := range cases {
 		next := cases[(i+1)%len(cases)]
@@ -135,8 +134,7 @@ func TestDevicePanic(t *testing.T) {
 // a device round trip, about 5 runs in 6 went wrong.
 func TestSwapPanic(t *testing.T) {
 	noLeaksSince(t)
-	m := openModel(t, "stories260K.gguf")
-	cases := loadCases(t, "stories260K")
+	m, cases := stories(t)
 	var reqs []*messages.GenerateRequest
 	for _, c := range cases {
 		reqs = append(reqs, greedy(c.PromptIDs, 40))
