@@ -293,15 +293,11 @@ func allocUpTo(m *BlockManager, args []string) (string, error) {
 	if len(args) != 3 {
 		return "", fmt.Errorf("alloc-upto takes a sequence id, prompt=… and n=N")
 	}
-	id, p, err := seqPrompt("alloc-upto", args)
+	id, p, num, err := seqPromptNums("alloc-upto", args, "n")
 	if err != nil {
 		return "", err
 	}
-	v, ok := strings.CutPrefix(args[2], "n=")
-	k, err := strconv.Atoi(v)
-	if !ok || err != nil {
-		return "", fmt.Errorf("alloc-upto: %q, want n=N", args[2])
-	}
+	k := num["n"]
 	cached, err := m.AllocateUpTo(id, p, k)
 	if err != nil {
 		return "", refused(err)
