@@ -18,26 +18,32 @@ import (
 	"github.com/troupe-llm/troupe/model"
 )
 
-// embedRef reads one of model's embedding references (scripts/embed-ref.sh).
-func embedRef(t *testing.T, name string) (tokens [][]int32, want [][]float32) {
+// embedInput is one input of an embedding reference: its text, llama.cpp's
+// tokens and llama-embedding's embedding.
+type embedInput struct {
+	Text      string    `json:"text"`
+	Tokens    []int32   `json:"tokens"`
+	Embedding []float32 `json:"embedding"`
+}
+
+// embedRef reads one of model's embedding references (scripts/embed-ref.sh),
+// and its inputs' tokens.
+func embedRef(t *testing.T, name string) (inputs []embedInput, tokens [][]int32) {
 	t.Helper()
 	raw, err := os.ReadFile("../model/testdata/embed/" + name + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ref struct {
-		Inputs []struct {
-			Tokens    []int32   `json:"tokens"`
-			Embedding []float32 `json:"embedding"`
-		} `json:"inputs"`
+		Inputs []embedInput `json:"inputs"`
 	}
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range ref.Inputs {
-		tokens, want = append(tokens, in.Tokens), append(want, in.Embedding)
+		tokens = append(tokens, in.Tokens)
 	}
-	return tokens, want
+	return ref.Inputs, tokens
 }
 
 // mixRecorder is the CPU backend, counting the steps in which embedding
@@ -72,7 +78,7 @@ func TestEmbedRuntime(t *testing.T) {
 	m := openModel(t, "stories260K.gguf")
 	for _, pool := range []model.Pooling{model.PoolingMean, model.PoolingLast, model.PoolingCLS} {
 		t.Run(pool.String(), func(t *testing.T) {
-			tokens, want := embedRef(t, "stories260K-"+pool.String())
+			ref, tokens := embedRef(t, "stories260K-"+pool.String())
 			opts := actors.EmbedOptions{Pooling: pool}
 			rt := start(t, m, actors.Config{})
 			alone := make([][]float32, len(tokens))
@@ -85,7 +91,7 @@ func TestEmbedRuntime(t *testing.T) {
 					t.Errorf("usage %+v, want %d prompt tokens", usage, len(in))
 				}
 				alone[i] = got[0]
-				if c := testmodels.Cosine(got[0], want[i]); !(c >= 0.9999) {
+				if c := testmodels.Cosine(got[0], ref[i].Embedding); !(c >= 0.9999) {
 					t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
 				}
 			}
@@ -211,28 +217,13 @@ func synthEncoder(t *testing.T, shape string) *model.Model {
 func TestEmbedEncoder(t *testing.T) {
 	noLeaks(t)
 	m := synthEncoder(t, "bert-tiny")
-	raw, err := os.ReadFile("../model/testdata/embed/bert-tiny-F16-cls.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		Inputs []struct {
-			Text      string    `json:"text"`
-			Tokens    []int32   `json:"tokens"`
-			Embedding []float32 `json:"embedding"`
-		} `json:"inputs"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref, inputs := embedRef(t, "bert-tiny-F16-cls")
 	rt := start(t, m, actors.Config{MaxNumBatchedTokens: 40})
-	var inputs [][]int32
-	for i, in := range ref.Inputs {
+	for i, in := range ref {
 		ids, err := rt.Tokenize(in.Text)
 		if err != nil || !slices.Equal(ids, in.Tokens) {
 			t.Errorf("input %d: tokens %v (%v), llama-tokenize %v", i, ids, err, in.Tokens)
 		}
-		inputs = append(inputs, in.Tokens)
 	}
 	alone := make([][]float32, len(inputs))
 	for i, in := range inputs {
@@ -241,7 +232,7 @@ func TestEmbedEncoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		alone[i] = got[0]
-		if c := testmodels.Cosine(got[0], ref.Inputs[i].Embedding); !(c >= 0.9999) {
+		if c := testmodels.Cosine(got[0], ref[i].Embedding); !(c >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
 		}
 	}
