@@ -13,8 +13,8 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 )
 
@@ -91,7 +91,7 @@ func TestEmbedRuntime(t *testing.T) {
 					t.Errorf("usage %+v, want %d prompt tokens", usage, len(in))
 				}
 				alone[i] = got[0]
-				if c := testmodels.Cosine(got[0], ref[i].Embedding); !(c >= 0.9999) {
+				if c := reftest.Cosine(got[0], ref[i].Embedding); !(c >= 0.9999) {
 					t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
 				}
 			}
@@ -129,7 +129,7 @@ func TestEmbedRuntime(t *testing.T) {
 				wg.Wait()
 				for i := range got {
 					if !slices.Equal(got[i], alone[i]) {
-						t.Errorf("round %d, input %d: batched embedding differs from alone (cosine %.9f)", round, i, testmodels.Cosine(got[i], alone[i]))
+						t.Errorf("round %d, input %d: batched embedding differs from alone (cosine %.9f)", round, i, reftest.Cosine(got[i], alone[i]))
 					}
 				}
 			}
@@ -232,7 +232,7 @@ func TestEmbedEncoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		alone[i] = got[0]
-		if c := testmodels.Cosine(got[0], ref[i].Embedding); !(c >= 0.9999) {
+		if c := reftest.Cosine(got[0], ref[i].Embedding); !(c >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
 		}
 	}

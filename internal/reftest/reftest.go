@@ -1,10 +1,12 @@
 // Package reftest runs a forward pass the way llama.cpp made the reference
 // logits in ../shared/reference, for the tests of every device (model's
 // CPU pass, gpu's). It is apart from internal/testmodels because it
-// imports model, which model's own packages' tests cannot.
+// imports model, which model's own packages' tests cannot. Cosine compares
+// embeddings with their references.
 package reftest
 
 import (
+	"math"
 	"testing"
 
 	"github.com/troupe-llm/troupe/model"
@@ -40,4 +42,15 @@ func TeacherForced(t testing.TB, forward Forward, vocab, promptLen int, ids, tab
 		start = end
 	}
 	return out
+}
+
+// Cosine is the cosine similarity of a and b, in float64.
+func Cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
 }

@@ -78,17 +78,6 @@ func StdDev(row []float32) float64 {
 	return math.Sqrt(s2/n - float64((s/n)*(s/n)))
 }
 
-// Cosine is the cosine similarity of a and b (embeddings), in float64.
-func Cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(float64(a[i]) * float64(b[i])) // explicit conversions: no fused multiply-add
-		aa += float64(float64(a[i]) * float64(a[i]))
-		bb += float64(float64(b[i]) * float64(b[i]))
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 // Top2 is a row's largest value's index and its lead over the second.
 func Top2(row []float32) (best int, gap float64) {
 	b, s := 0, -1
