@@ -3,7 +3,6 @@ package actors_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -263,7 +262,7 @@ func choicesAlone(t *testing.T, m *model.Model, reqs ...*messages.GenerateReques
 	rt := start(t, m, actors.Config{NumBlocks: 256})
 	out := make([][][]int32, len(reqs))
 	for i, req := range reqs {
-		r := run(t, rt, cloneRequest(req))
+		r := run(t, rt, copyReq(req))
 		for c, f := range r.finish {
 			if f != messages.FinishLength && f != messages.FinishStop {
 				t.Fatalf("request %d choice %d alone: finish %q %s", i, c, f, r.errs[c])
@@ -272,12 +271,6 @@ func choicesAlone(t *testing.T, m *model.Model, reqs ...*messages.GenerateReques
 		out[i] = r.ids
 	}
 	return out
-}
-
-func cloneRequest(req *messages.GenerateRequest) *messages.GenerateRequest {
-	c := *req
-	c.Prompt = slices.Clone(req.Prompt)
-	return &c
 }
 
 // streamTail reads a request's stream as it arrives, checking the stream's rules

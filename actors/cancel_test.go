@@ -201,7 +201,7 @@ func (f *cancelFixture) run(t *testing.T, tc cancelCase) {
 
 	var by *streamTail
 	if tc.withBy {
-		by = newStreamTail(t, streamOrFail(t, rt, context.Background(), cloneRequest(f.bystander)), 1)
+		by = newStreamTail(t, streamOrFail(t, rt, context.Background(), copyReq(f.bystander)), 1)
 		g.next(t) // the bystander's prefill is on the device: it is the older
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -209,7 +209,7 @@ func (f *cancelFixture) run(t *testing.T, tc cancelCase) {
 	if tc.preCancel {
 		cancel()
 	}
-	victim := cloneRequest(tc.victim)
+	victim := copyReq(tc.victim)
 	n := max(victim.N, 1)
 	v := newStreamTail(t, streamOrFail(t, rt, ctx, victim), n)
 	if tc.postCancel {
@@ -242,7 +242,7 @@ func (f *cancelFixture) run(t *testing.T, tc cancelCase) {
 	pollStats(t, rt, "idle", idleStats)
 
 	// The runtime still serves.
-	if r := run(t, rt, cloneRequest(f.bystander)); !slices.Equal(r.ids[0], f.ref[0][0]) {
+	if r := run(t, rt, copyReq(f.bystander)); !slices.Equal(r.ids[0], f.ref[0][0]) {
 		t.Errorf("after the cancel: %v\nwant %v", r.ids[0], f.ref[0][0])
 	}
 }

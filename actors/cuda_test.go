@@ -55,10 +55,7 @@ func TestCUDA(t *testing.T) {
 				t.Run(fmt.Sprint(mode), func(t *testing.T) {
 					rt := start(t, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCUDA), NumBlocks: 12, NumHostBlocks: 16, Preemption: mode})
 					sameAsAlone(t, concurrently(t, rt, reqs), want)
-					st, err := rt.Stats(timeout)
-					if err != nil {
-						t.Fatal(err)
-					}
+					st := stats(t, rt)
 					t.Logf("preemptions %d, swap-outs %d, swap-ins %d", st.Preemptions, st.SwapOuts, st.SwapIns)
 					if st.Preemptions == 0 || mode == sched.Swap && st.SwapIns == 0 {
 						t.Error("the pool was not small enough to preempt (and swap)")

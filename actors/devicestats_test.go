@@ -14,9 +14,8 @@ import (
 // generated.
 func TestDeviceStats(t *testing.T) {
 	noLeaks(t)
-	m := openModel(t, "stories260K.gguf")
+	m, cases := stories(t)
 	rt := start(t, m, actors.Config{Devices: 2})
-	cases := loadCases(t, "stories260K")
 	const maxTokens, n = 12, 4
 	var chans []<-chan *messages.OutputChunk
 	for i := range n {

@@ -1,13 +1,10 @@
 package actors_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,42 +13,37 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
-	"github.com/troupe-llm/troupe/internal/synth"
-	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/internal/reftest"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
-// embedRef reads one of model's embedding references (scripts/embed-ref.sh).
-func embedRef(t *testing.T, name string) (tokens [][]int32, want [][]float32) {
+// embedInput is one input of an embedding reference: its text, llama.cpp's
+// tokens and llama-embedding's embedding.
+type embedInput struct {
+	Text      string    `json:"text"`
+	Tokens    []int32   `json:"tokens"`
+	Embedding []float32 `json:"embedding"`
+}
+
+// embedRef reads one of model's embedding references (scripts/embed-ref.sh),
+// and its inputs' tokens.
+func embedRef(t *testing.T, name string) (inputs []embedInput, tokens [][]int32) {
 	t.Helper()
 	raw, err := os.ReadFile("../model/testdata/embed/" + name + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ref struct {
-		Inputs []struct {
-			Tokens    []int32   `json:"tokens"`
-			Embedding []float32 `json:"embedding"`
-		} `json:"inputs"`
+		Inputs []embedInput `json:"inputs"`
 	}
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range ref.Inputs {
-		tokens, want = append(tokens, in.Tokens), append(want, in.Embedding)
+		tokens = append(tokens, in.Tokens)
 	}
-	return tokens, want
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
+	return ref.Inputs, tokens
 }
 
 // mixRecorder is the CPU backend, counting the steps in which embedding
@@ -86,7 +78,7 @@ func TestEmbedRuntime(t *testing.T) {
 	m := openModel(t, "stories260K.gguf")
 	for _, pool := range []model.Pooling{model.PoolingMean, model.PoolingLast, model.PoolingCLS} {
 		t.Run(pool.String(), func(t *testing.T) {
-			tokens, want := embedRef(t, "stories260K-"+pool.String())
+			ref, tokens := embedRef(t, "stories260K-"+pool.String())
 			opts := actors.EmbedOptions{Pooling: pool}
 			rt := start(t, m, actors.Config{})
 			alone := make([][]float32, len(tokens))
@@ -99,7 +91,7 @@ func TestEmbedRuntime(t *testing.T) {
 					t.Errorf("usage %+v, want %d prompt tokens", usage, len(in))
 				}
 				alone[i] = got[0]
-				if c := cosine(got[0], want[i]); !(c >= 0.9999) {
+				if c := reftest.Cosine(got[0], ref[i].Embedding); !(c >= 0.9999) {
 					t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
 				}
 			}
@@ -137,7 +129,7 @@ func TestEmbedRuntime(t *testing.T) {
 				wg.Wait()
 				for i := range got {
 					if !slices.Equal(got[i], alone[i]) {
-						t.Errorf("round %d, input %d: batched embedding differs from alone (cosine %.9f)", round, i, cosine(got[i], alone[i]))
+						t.Errorf("round %d, input %d: batched embedding differs from alone (cosine %.9f)", round, i, reftest.Cosine(got[i], alone[i]))
 					}
 				}
 			}
@@ -152,10 +144,7 @@ func TestEmbedRuntime(t *testing.T) {
 func waitQueued(t *testing.T, rt *actors.Runtime, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(gateWait); ; time.Sleep(time.Millisecond) {
-		st, err := rt.Stats(timeout)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := stats(t, rt)
 		if st.Waiting+st.Running >= n {
 			return
 		}
@@ -218,22 +207,7 @@ func TestEmbedUnsupportedBackend(t *testing.T) {
 // vocabulary: scripts/embed-ref.sh's) into a temporary directory and opens it.
 func synthEncoder(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	s, _ := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("F16")
-	vf, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-bert-bge.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vf.Close()
-	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), shape+".gguf")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return openFile(t, path)
+	return openFile(t, synthtest.Write(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1))
 }
 
 // TestEmbedEncoder serves a BERT encoder: its tokenizer and embeddings
@@ -243,28 +217,13 @@ func synthEncoder(t *testing.T, shape string) *model.Model {
 func TestEmbedEncoder(t *testing.T) {
 	noLeaks(t)
 	m := synthEncoder(t, "bert-tiny")
-	raw, err := os.ReadFile("../model/testdata/embed/bert-tiny-F16-cls.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		Inputs []struct {
-			Text      string    `json:"text"`
-			Tokens    []int32   `json:"tokens"`
-			Embedding []float32 `json:"embedding"`
-		} `json:"inputs"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref, inputs := embedRef(t, "bert-tiny-F16-cls")
 	rt := start(t, m, actors.Config{MaxNumBatchedTokens: 40})
-	var inputs [][]int32
-	for i, in := range ref.Inputs {
+	for i, in := range ref {
 		ids, err := rt.Tokenize(in.Text)
 		if err != nil || !slices.Equal(ids, in.Tokens) {
 			t.Errorf("input %d: tokens %v (%v), llama-tokenize %v", i, ids, err, in.Tokens)
 		}
-		inputs = append(inputs, in.Tokens)
 	}
 	alone := make([][]float32, len(inputs))
 	for i, in := range inputs {
@@ -273,7 +232,7 @@ func TestEmbedEncoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		alone[i] = got[0]
-		if c := cosine(got[0], ref.Inputs[i].Embedding); !(c >= 0.9999) {
+		if c := reftest.Cosine(got[0], ref[i].Embedding); !(c >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f with llama-embedding, want >= 0.9999", i, c)
 		}
 	}

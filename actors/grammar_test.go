@@ -251,8 +251,7 @@ func TestGrammarSlowCompile(t *testing.T) {
 // with a KV pool so small that it is preempted by recompute or by swap.
 func TestGrammarInvariance(t *testing.T) {
 	noLeaks(t)
-	m := openModel(t, "stories260K.gguf")
-	cases := loadCases(t, "stories260K")
+	m, cases := stories(t)
 	g := &messages.Grammar{Kind: messages.GrammarJSONSchema, Source: `{"type": "array", "items": {"type": "string", "maxLength": 10}, "minItems": 2, "maxItems": 4}`}
 	var reqs []*messages.GenerateRequest
 	for i := range 6 {
@@ -290,10 +289,7 @@ func TestGrammarInvariance(t *testing.T) {
 					t.Errorf("request %d: %q %s, alone %q %s", i, r.text[0], r.finish[0], want[i].text[0], want[i].finish[0])
 				}
 			}
-			st, err := rt.Stats(timeout)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := stats(t, rt)
 			t.Logf("preemptions %d, swap-outs %d, steps %d", st.Preemptions, st.SwapOuts, st.Steps)
 			if cfg.name != "batch" && st.Preemptions == 0 {
 				t.Error("no preemption: the pool is not small enough for the test to mean anything")

@@ -59,9 +59,7 @@ func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Stats(timeout); err != nil { // the batcher has started its devices
-		t.Fatal(err)
-	}
+	stats(t, rt) // the batcher has started its devices
 	base := numActors(sys)
 	t.Cleanup(func() {
 		checkIdle(t, rt)
@@ -110,6 +108,16 @@ func checkIdle(t *testing.T, rt *actors.Runtime) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Errorf("runtime not idle after the test: %+v", st)
+}
+
+// stats is rt's Stats, failing the test on an error.
+func stats(t testing.TB, rt *actors.Runtime) *messages.Stats {
+	t.Helper()
+	st, err := rt.Stats(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // noLeaks checks, at the end of the test, that no goroutine outlived it.
@@ -181,11 +189,16 @@ type refCase = testmodels.Case
 
 func loadCases(t testing.TB, name string) []*refCase { return testmodels.Cases(t, name) }
 
+// stories opens stories260K and loads its reference cases.
+func stories(t testing.TB) (*model.Model, []*refCase) {
+	t.Helper()
+	return openModel(t, "stories260K.gguf"), loadCases(t, "stories260K")
+}
+
 func TestSmoke(t *testing.T) {
 	noLeaks(t)
-	m := openModel(t, "stories260K.gguf")
+	m, cases := stories(t)
 	rt := start(t, m, actors.Config{})
-	cases := loadCases(t, "stories260K")
 	r := run(t, rt, greedy(cases[0].PromptIDs, 48))
 	if !slices.Equal(r.ids[0], cases[0].GreedyIDs) {
 		t.Fatalf("got %v\nwant %v\n%q %s %+v", r.ids[0], cases[0].GreedyIDs, r.text[0], r.finish[0]+" "+r.errs[0], r.usage)

@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/vision"
@@ -29,10 +30,7 @@ func qwenVL(t *testing.T) (*model.Model, *vision.Projector) {
 // seed 11) and a projShape projector of its width (seed 1).
 func qwenVLPair(t *testing.T, textShape, projShape string) (*model.Model, *vision.Projector) {
 	t.Helper()
-	shape, _ := synth.LookupShape(textShape)
-	path := filepath.Join(t.TempDir(), textShape+".gguf")
-	writeSynth(t, path, shape, "F32", 11)
-	m := openFile(t, path)
+	m := openFile(t, synthtest.Write(t, textShape, "F32", "stories260K.gguf", 11))
 	return m, synthProjector(t, projShape, m.Config.Dim)
 }
 

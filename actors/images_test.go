@@ -130,10 +130,7 @@ func TestImageInvariance(t *testing.T) {
 			rt := start(t, m, tc.cfg)
 			besideText(t, rt, before, after, texts, wantA.ids[0])
 			if tc.cfg.NumBlocks > 0 {
-				st, err := rt.Stats(timeout)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := stats(t, rt)
 				if st.Preemptions == 0 {
 					t.Error("no preemption: the pool is not small enough for the case to mean anything")
 				}

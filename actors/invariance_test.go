@@ -73,6 +73,17 @@ func copyReq(r *messages.GenerateRequest) *messages.GenerateRequest {
 	return &c
 }
 
+// oneByOne runs each request alone, one after another, and returns their
+// results.
+func oneByOne(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) []*result {
+	t.Helper()
+	var res []*result
+	for _, req := range reqs {
+		res = append(res, run(t, rt, copyReq(req)))
+	}
+	return res
+}
+
 // concurrently submits every request at once and returns their results.
 func concurrently(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) []*result {
 	t.Helper()
@@ -150,10 +161,7 @@ func TestPreemption(t *testing.T) {
 				rt := start(t, m, actors.Config{NumBlocks: 12, NumHostBlocks: 16, Preemption: mode})
 				res := concurrently(t, rt, reqs)
 				sameAsAlone(t, res, want)
-				st, err := rt.Stats(timeout)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := stats(t, rt)
 				var total int64
 				for i, r := range res {
 					if r.usage.Preemptions != r.preempted[0] {
@@ -193,10 +201,7 @@ func TestPrefixCache(t *testing.T) {
 	rt := start(t, m, actors.Config{})
 	gotA := run(t, rt, copyReq(a))
 	gotB := run(t, rt, copyReq(b))
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, rt)
 	full := len(prefix) / 16 * 16
 	if gotA.usage.CachedTokens != 0 || gotB.usage.CachedTokens != full {
 		t.Errorf("cached tokens: first %d, second %d; want 0 and %d", gotA.usage.CachedTokens, gotB.usage.CachedTokens, full)

@@ -80,10 +80,7 @@ func TestPreemptionQ8_0(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", tm.reference, mode), func(t *testing.T) {
 				rt := start(t, m, actors.Config{NumBlocks: 12, NumHostBlocks: 16, Preemption: mode, KVCacheType: kv.Q8_0})
 				sameAsAlone(t, concurrently(t, rt, reqs), want)
-				st, err := rt.Stats(timeout)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := stats(t, rt)
 				t.Logf("preemptions %d, swap-outs %d, swap-ins %d, steps %d", st.Preemptions, st.SwapOuts, st.SwapIns, st.Steps)
 				if st.Preemptions == 0 || mode == sched.Swap && (st.SwapOuts == 0 || st.SwapIns == 0) {
 					t.Errorf("%d preemptions, %d swap-outs, %d swap-ins: the test means nothing", st.Preemptions, st.SwapOuts, st.SwapIns)

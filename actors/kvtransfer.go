@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -189,12 +190,9 @@ func (d *device) onKVWrite(msg *kvWrite) {
 // CachedTokens returns how many leading tokens of tokens this runtime's
 // prefix cache holds now (on the device a prompt would be placed on).
 func (r *Runtime) CachedTokens(tokens []int32, timeout time.Duration) (int, error) {
-	c, err := askBatcher[*messages.KVCached](r, &messages.CachedTokens{Tokens: tokens}, timeout, "cached tokens")
+	c, err := askKV(r, &messages.CachedTokens{Tokens: tokens}, timeout, "cached tokens", func(c *messages.KVCached) string { return c.Err })
 	if err != nil {
 		return 0, err
-	}
-	if c.Err != "" {
-		return 0, fmt.Errorf("%s", c.Err)
 	}
 	return c.NumCachedTokens, nil
 }
@@ -202,25 +200,26 @@ func (r *Runtime) CachedTokens(tokens []int32, timeout time.Duration) (int, erro
 // ExportKV returns the K/V of the cached full blocks of req.Tokens from
 // req.From on (fewer, or none, where the cache lacks them).
 func (r *Runtime) ExportKV(req *messages.ExportKV, timeout time.Duration) (*messages.KVExported, error) {
-	e, err := askBatcher[*messages.KVExported](r, req, timeout, "export K/V")
+	e, err := askKV(r, req, timeout, "export K/V", func(e *messages.KVExported) string { return e.Err })
 	if err != nil {
 		return nil, err
-	}
-	if e.Err != "" {
-		return nil, fmt.Errorf("%s", e.Err)
 	}
 	return e, nil
 }
 
 // ImportKV gives exported K/V blocks to the prefix cache (see
-// messages.ImportKV); a request over the same tokens then finds them.
+// messages.ImportKV); a request over the same tokens then finds them. A
+// refused import returns its answer with the error.
 func (r *Runtime) ImportKV(req *messages.ImportKV, timeout time.Duration) (*messages.KVImported, error) {
-	i, err := askBatcher[*messages.KVImported](r, req, timeout, "import K/V")
-	if err != nil {
-		return nil, err
+	return askKV(r, req, timeout, "import K/V", func(i *messages.KVImported) string { return i.Err })
+}
+
+// askKV is askBatcher for an answer that carries the batcher's refusal
+// (errOf of it, "" when none): that refusal is then the error.
+func askKV[T any](r *Runtime, msg any, timeout time.Duration, what string, errOf func(T) string) (T, error) {
+	res, err := askBatcher[T](r, msg, timeout, what)
+	if err == nil && errOf(res) != "" {
+		err = errors.New(errOf(res))
 	}
-	if i.Err != "" {
-		return i, fmt.Errorf("%s", i.Err)
-	}
-	return i, nil
+	return res, err
 }

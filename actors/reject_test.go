@@ -24,8 +24,7 @@ import (
 // goes on serving.
 func TestImpossibleRequest(t *testing.T) {
 	noLeaksSince(t)
-	m := openModel(t, "stories260K.gguf")
-	cases := loadCases(t, "stories260K")
+	m, cases := stories(t)
 	vocab := int32(m.Config.VocabSize)
 	fitting := greedy(cases[0].PromptIDs, 20) // 24 positions: 2 blocks of 16
 	want := choicesAlone(t, m, fitting)[0][0]
@@ -63,7 +62,7 @@ func TestImpossibleRequest(t *testing.T) {
 			{"empty stop string", "stop", func(r *messages.GenerateRequest) { r.Stop = []string{".", ""} }},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				req := cloneRequest(fitting)
+				req := copyReq(fitting)
 				tc.edit(req)
 				ch, err := rt.Stream(context.Background(), req)
 				if !errors.Is(err, actors.ErrInvalidRequest) || ch != nil {
@@ -83,7 +82,7 @@ func TestImpossibleRequest(t *testing.T) {
 		if st.Steps != 0 || st.Rejected != 0 {
 			t.Errorf("refused requests reached the batcher: %+v", st)
 		}
-		if r := run(t, rt, cloneRequest(fitting)); !slices.Equal(r.ids[0], want) {
+		if r := run(t, rt, copyReq(fitting)); !slices.Equal(r.ids[0], want) {
 			t.Errorf("after the refusals: %v\nwant %v", r.ids[0], want)
 		}
 	})
@@ -96,7 +95,7 @@ func TestImpossibleRequest(t *testing.T) {
 		rt := start(t, m, actors.Config{NumBlocks: 64, Backends: []actors.Backend{be}})
 		rejected := int64(0)
 		for _, n := range []int{1, 3} {
-			req := cloneRequest(fitting)
+			req := copyReq(fitting)
 			req.MaxTokens, req.N = 100, n
 			r := newStreamTail(t, streamOrFail(t, rt, context.Background(), req), n).wait()
 			for c := range n {
@@ -114,7 +113,7 @@ func TestImpossibleRequest(t *testing.T) {
 			}
 		}
 		// 24 positions fit in 2 blocks.
-		if r := run(t, rt, cloneRequest(fitting)); !slices.Equal(r.ids[0], want) || r.finish[0] != messages.FinishLength {
+		if r := run(t, rt, copyReq(fitting)); !slices.Equal(r.ids[0], want) || r.finish[0] != messages.FinishLength {
 			t.Errorf("after the rejections: %v %s %s\nwant %v", r.ids[0], r.finish[0], r.errs[0], want)
 		}
 		if st := pollStats(t, rt, "idle", idleStats); st.Rejected != rejected {
@@ -132,7 +131,7 @@ func TestCheckLeavesRequest(t *testing.T) {
 	rt := start(t, m, actors.Config{})
 	req := greedy(loadCases(t, "stories260K")[0].PromptIDs, 4)
 	req.Sampling.Temperature = 1
-	want := cloneRequest(req)
+	want := copyReq(req)
 	if err := rt.Check(req); err != nil {
 		t.Fatal(err)
 	}

@@ -61,12 +61,7 @@ func quoteWorkload(cases []*refCase) []*messages.GenerateRequest {
 // plainResults runs each request alone without speculation.
 func plainResults(t *testing.T, m *model.Model, reqs []*messages.GenerateRequest) []*result {
 	t.Helper()
-	rt := start(t, m, actors.Config{})
-	var out []*result
-	for _, req := range reqs {
-		out = append(out, run(t, rt, copyReq(req)))
-	}
-	return out
+	return oneByOne(t, start(t, m, actors.Config{}), reqs)
 }
 
 // samePlain compares speculative results with plain ones: ids, text and
@@ -99,10 +94,7 @@ func samePlain(t *testing.T, got, want []*result) (accepted int) {
 // scheduler agree.
 func checkSpecStats(t *testing.T, rt *actors.Runtime, accepted int) {
 	t.Helper()
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, rt)
 	t.Logf("drafts %d, draft tokens %d, accepted %d (per position %v), steps %d",
 		st.SpecDrafts, st.SpecDraftTokens, st.SpecAcceptedTokens, st.SpecAcceptedPerPos, st.Steps)
 	if st.SpecAcceptedTokens == 0 || accepted == 0 {
@@ -135,10 +127,7 @@ func TestSpeculativeIdentical(t *testing.T) {
 		want := plainResults(t, m, reqs)
 		t.Run(sm.reference+"/alone", func(t *testing.T) {
 			rt := start(t, m, ngramOn(actors.Config{}))
-			var got []*result
-			for _, req := range reqs {
-				got = append(got, run(t, rt, copyReq(req)))
-			}
+			got := oneByOne(t, rt, reqs)
 			checkSpecStats(t, rt, samePlain(t, got, want))
 			// Each path met accepted drafts: seeded sampling (the residual
 			// draw), a grammar, min_tokens.
@@ -166,10 +155,7 @@ func TestSpeculativeIdentical(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/preempt-%s", sm.reference, mode), func(t *testing.T) {
 				rt := start(t, m, ngramOn(actors.Config{NumBlocks: 20, NumHostBlocks: 24, Preemption: mode}))
 				checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
-				st, err := rt.Stats(timeout)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := stats(t, rt)
 				if st.Preemptions == 0 {
 					t.Error("no preemption happened: the pool is not small enough for the test to mean anything")
 				}
@@ -225,10 +211,7 @@ func TestSpeculativeRejects(t *testing.T) {
 	req := quoteWorkload(loadCases(t, "stories260K"))[2]
 	req.Speculative = &messages.SpeculativeParams{NMax: 2}
 	res := run(t, on, req)
-	st, err := on.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, on)
 	if res.usage.DraftTokens == 0 || len(st.SpecAcceptedPerPos) > 2 || st.SpecDraftTokens > 2*st.SpecDrafts {
 		t.Errorf("n_max 2: %d draft tokens in %d drafts, acceptance per position %v", st.SpecDraftTokens, st.SpecDrafts, st.SpecAcceptedPerPos)
 	}
@@ -258,10 +241,7 @@ func TestSpeculativeDeviceRestart(t *testing.T) {
 	rt := start(t, m, ngramOn(actors.Config{Backends: []actors.Backend{f}, NumBlocks: 256}))
 	accepted := samePlain(t, concurrently(t, rt, reqs), want)
 	checkSpecStats(t, rt, accepted)
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, rt)
 	if st.DeviceRestarts != 1 || f.panics.Load() != 1 {
 		t.Errorf("%d panics, %d device restarts; want 1 and 1", f.panics.Load(), st.DeviceRestarts)
 	}

@@ -61,12 +61,7 @@ func draftWant(reqs []*messages.GenerateRequest, plain, ref []*result) []*result
 // draftAlone runs each request alone on a runtime with the draft model.
 func draftAlone(t *testing.T, m, draft *model.Model, k int, reqs []*messages.GenerateRequest) []*result {
 	t.Helper()
-	rt := start(t, m, draftOn(actors.Config{}, draft, k))
-	var out []*result
-	for _, req := range reqs {
-		out = append(out, run(t, rt, copyReq(req)))
-	}
-	return out
+	return oneByOne(t, start(t, m, draftOn(actors.Config{}, draft, k)), reqs)
 }
 
 // differs counts the requests whose outputs differ.
@@ -103,15 +98,10 @@ func TestSpeculativeDraftSelf(t *testing.T) {
 		if together { // the draft device drafts for several sequences per pass
 			got = concurrently(t, rt, reqs)
 		} else {
-			for _, req := range reqs {
-				got = append(got, run(t, rt, copyReq(req)))
-			}
+			got = oneByOne(t, rt, reqs)
 		}
 		checkSpecStats(t, rt, samePlain(t, got, want))
-		st, err := rt.Stats(timeout)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := stats(t, rt)
 		if st.SpecDraftTokens != k*st.SpecDrafts || st.SpecAcceptedTokens != st.SpecDraftTokens {
 			t.Errorf("together %v: %d drafts of %d tokens, %d accepted: mean accepted length %.2f, want %d", together,
 				st.SpecDrafts, st.SpecDraftTokens, st.SpecAcceptedTokens, float64(st.SpecAcceptedTokens)/float64(st.SpecDrafts), k)
@@ -153,11 +143,7 @@ func TestSpeculativeDraftOther(t *testing.T) {
 	}
 	t.Run("alone", func(t *testing.T) {
 		rt := start(t, m, draftOn(actors.Config{}, draft, 4))
-		var got []*result
-		for _, req := range reqs {
-			got = append(got, run(t, rt, copyReq(req)))
-		}
-		checkSpecStats(t, rt, samePlain(t, got, want))
+		checkSpecStats(t, rt, samePlain(t, oneByOne(t, rt, reqs), want))
 		draftBlocksFreed(t, rt)
 	})
 	t.Run("batch", func(t *testing.T) {
@@ -308,10 +294,7 @@ func TestSpeculativeDraftSelfSampled(t *testing.T) {
 	rt := start(t, m, draftOn(actors.Config{}, draft, k))
 	got := concurrently(t, rt, reqs)
 	checkSpecStats(t, rt, samePlain(t, got, ref))
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, rt)
 	if rate := float64(st.SpecAcceptedTokens) / float64(max(st.SpecDraftTokens, 1)); rate < 0.95 {
 		t.Errorf("%d of %d draft tokens accepted (%.3f): a draft drawn from p itself should be accepted nearly always",
 			st.SpecAcceptedTokens, st.SpecDraftTokens, rate)

@@ -31,8 +31,7 @@ import (
 // Both end idle: no sequence, every block free, no goroutine left.
 func TestDevicePanic(t *testing.T) {
 	noLeaksSince(t)
-	m := openModel(t, "stories260K.gguf")
-	cases := loadCases(t, "stories260K")
+	m, cases := stories(t)
 	var reqs []*messages.GenerateRequest
 	for i, c := range cases {
 		next := cases[(i+1)%len(cases)]
@@ -97,7 +96,7 @@ func TestDevicePanic(t *testing.T) {
 			rt := start(t, m, actors.Config{NumBlocks: 256, Backends: []actors.Backend{f}})
 			res := make([]*streamTail, len(reqs))
 			for i, req := range reqs {
-				res[i] = newStreamTail(t, streamOrFail(t, rt, context.Background(), cloneRequest(req)), 1)
+				res[i] = newStreamTail(t, streamOrFail(t, rt, context.Background(), copyReq(req)), 1)
 			}
 			for _, r := range res {
 				r.wait()
@@ -109,7 +108,7 @@ func TestDevicePanic(t *testing.T) {
 			}
 
 			// Afterwards: served as before, or refused at once, never hung.
-			r := newStreamTail(t, streamOrFail(t, rt, context.Background(), cloneRequest(reqs[0])), 1).wait()
+			r := newStreamTail(t, streamOrFail(t, rt, context.Background(), copyReq(reqs[0])), 1).wait()
 			switch f.panics.Load() {
 			case 1:
 				if !slices.Equal(r.ids[0], want[0][0]) {
@@ -135,8 +134,7 @@ func TestDevicePanic(t *testing.T) {
 // a device round trip, about 5 runs in 6 went wrong.
 func TestSwapPanic(t *testing.T) {
 	noLeaksSince(t)
-	m := openModel(t, "stories260K.gguf")
-	cases := loadCases(t, "stories260K")
+	m, cases := stories(t)
 	var reqs []*messages.GenerateRequest
 	for _, c := range cases {
 		reqs = append(reqs, greedy(c.PromptIDs, 40))
@@ -163,7 +161,7 @@ func TestSwapPanic(t *testing.T) {
 					Preemption: sched.Swap, Window: time.Nanosecond, Backends: []actors.Backend{f}})
 				res := make([]*streamTail, len(reqs))
 				for i, req := range reqs {
-					res[i] = newStreamTail(t, streamOrFail(t, rt, context.Background(), cloneRequest(req)), 1)
+					res[i] = newStreamTail(t, streamOrFail(t, rt, context.Background(), copyReq(req)), 1)
 				}
 				pollStats(t, rt, "all four admitted", func(st *messages.Stats) bool { return st.Running+st.Waiting == len(reqs) })
 				close(f.start)

@@ -2,7 +2,6 @@ package actors_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -26,12 +26,11 @@ var (
 	globalShape = func() synth.Shape { s := windowShape; s.Name, s.SWAPattern = "gemma3-global", 2; return s }()
 )
 
-// synthModel writes shape with stories260K's vocabulary and opens it.
+// synthModel writes shape (Q8_0, seed 7) with stories260K's vocabulary and
+// opens it.
 func synthModel(t *testing.T, shape synth.Shape) *model.Model {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), shape.Name+".gguf")
-	writeSynth(t, path, shape, "Q8_0", 7)
-	return openFile(t, path)
+	return openFile(t, synthtest.WriteShape(t, shape, "Q8_0", "stories260K.gguf", 7))
 }
 
 // keepAll is a Backend that does not say it reads only a window (it hides
@@ -164,10 +163,7 @@ func sameIDs(t *testing.T, got, want [][]int32) {
 // cache where it is on.
 func checkWindowStats(t *testing.T, rt *actors.Runtime, cfg actors.Config, preempted bool) {
 	t.Helper()
-	st, err := rt.Stats(timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stats(t, rt)
 	t.Logf("stats: preemptions %d, swap outs %d, swap ins %d, prefix hits %d of %d",
 		st.Preemptions, st.SwapOuts, st.SwapIns, st.PrefixHits, st.PrefixQueries)
 	if preempted && st.Preemptions == 0 {
@@ -246,10 +242,7 @@ func TestWindowBlocks(t *testing.T) {
 			if r.errs[0] != "" || len(r.ids[0]) != maxTokens {
 				t.Fatalf("%d tokens, %s", len(r.ids[0]), r.errs[0])
 			}
-			st, err := rt.Stats(timeout)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := stats(t, rt)
 			// 104 positions, the last one sampled, never computed: blocks
 			// #0..#23 of the 26 fall behind its window (from position 96).
 			freed := int64(kv.WindowStart(maxTokens+len(prompt)-1, tc.window) / 4)

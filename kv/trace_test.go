@@ -265,20 +265,39 @@ func seqPrompt(verb string, args []string) (SeqID, []int32, error) {
 	return SeqID(n), p, err
 }
 
+// seqPromptNums reads a call's "ID prompt=P" and then its key=N
+// arguments, each one of keys (0 unless given).
+func seqPromptNums(verb string, args []string, keys ...string) (SeqID, []int32, map[string]int, error) {
+	if len(args) < 2 {
+		return 0, nil, nil, fmt.Errorf("%s takes a sequence id, prompt=… and %s=N", verb, strings.Join(keys, "=N, "))
+	}
+	id, p, err := seqPrompt(verb, args)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	num := make(map[string]int, len(keys))
+	for _, a := range args[2:] {
+		k, v, _ := strings.Cut(a, "=")
+		if !slices.Contains(keys, k) {
+			return 0, nil, nil, fmt.Errorf("%s: unknown argument %q", verb, a)
+		}
+		if num[k], err = strconv.Atoi(v); err != nil {
+			return 0, nil, nil, fmt.Errorf("%s: %q: %w", verb, a, err)
+		}
+	}
+	return id, p, num, nil
+}
+
 // allocUpTo is "alloc-upto ID prompt=P n=N": AllocateUpTo of N tokens of P.
 func allocUpTo(m *BlockManager, args []string) (string, error) {
 	if len(args) != 3 {
 		return "", fmt.Errorf("alloc-upto takes a sequence id, prompt=… and n=N")
 	}
-	id, p, err := seqPrompt("alloc-upto", args)
+	id, p, num, err := seqPromptNums("alloc-upto", args, "n")
 	if err != nil {
 		return "", err
 	}
-	v, ok := strings.CutPrefix(args[2], "n=")
-	k, err := strconv.Atoi(v)
-	if !ok || err != nil {
-		return "", fmt.Errorf("alloc-upto: %q, want n=N", args[2])
-	}
+	k := num["n"]
 	cached, err := m.AllocateUpTo(id, p, k)
 	if err != nil {
 		return "", refused(err)
@@ -290,30 +309,11 @@ func allocUpTo(m *BlockManager, args []string) (string, error) {
 // of P) and "alloc-fresh ID prompt=P from=N salt=S" (AllocateFresh); from
 // and salt are 0 unless given.
 func allocFrom(m *BlockManager, verb string, args []string) (string, error) {
-	if len(args) < 2 {
-		return "", fmt.Errorf("%s takes a sequence id, prompt=…, from=N and salt=N", verb)
-	}
-	id, p, err := seqPrompt(verb, args)
+	id, p, num, err := seqPromptNums(verb, args, "from", "salt")
 	if err != nil {
 		return "", err
 	}
-	from, salt := 0, uint64(0)
-	for _, a := range args[2:] {
-		k, v, _ := strings.Cut(a, "=")
-		var err error
-		switch k {
-		case "from":
-			from, err = strconv.Atoi(v)
-		case "salt":
-			salt, err = strconv.ParseUint(v, 10, 64)
-		default:
-			err = fmt.Errorf("unknown argument")
-		}
-		if err != nil {
-			return "", fmt.Errorf("%s: %q: %w", verb, a, err)
-		}
-	}
-	cached := 0
+	from, salt, cached := num["from"], uint64(num["salt"]), 0
 	if verb == "alloc-fresh" {
 		err = m.AllocateFresh(id, salt, p, len(p), from)
 	} else {
@@ -357,22 +357,9 @@ func sharedPrefixes(m *BlockManager) error {
 // holdImport is "hold ID prompt=P from=N max=N" (HoldPrefix) and "import ID
 // prompt=P from=N end=N" (ImportPrefix); the numbers are 0 unless given.
 func holdImport(m *BlockManager, verb string, args []string) (string, error) {
-	if len(args) < 2 {
-		return "", fmt.Errorf("%s takes a sequence id, prompt=… and from=N, max=N or end=N", verb)
-	}
-	id, p, err := seqPrompt(verb, args)
+	id, p, num, err := seqPromptNums(verb, args, "from", "max", "end")
 	if err != nil {
 		return "", err
-	}
-	num := map[string]int{"from": 0, "max": 0, "end": 0}
-	for _, a := range args[2:] {
-		k, v, _ := strings.Cut(a, "=")
-		if _, ok := num[k]; !ok {
-			return "", fmt.Errorf("%s: unknown argument %q", verb, a)
-		}
-		if num[k], err = strconv.Atoi(v); err != nil {
-			return "", fmt.Errorf("%s: %q: %w", verb, a, err)
-		}
 	}
 	if verb == "hold" {
 		held, err := m.HoldPrefix(id, 0, p, num["from"], num["max"])

@@ -29,6 +29,12 @@ func openModel(tb testing.TB, path string) *model.Model {
 	return openModelWith(tb, path, model.LoadOptions{})
 }
 
+// stories opens stories260K (openModel).
+func stories(tb testing.TB) *model.Model {
+	tb.Helper()
+	return openModel(tb, testmodels.Path(tb, "stories260K.gguf"))
+}
+
 // openModelWith is openModel with load options.
 func openModelWith(tb testing.TB, path string, o model.LoadOptions) *model.Model {
 	tb.Helper()
@@ -206,7 +212,7 @@ func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) (ids [][]int3
 // TestCluster: requests sent to one node of three run across the cluster
 // and give exactly what one node gives alone.
 func TestCluster(t *testing.T) {
-	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
+	m := stories(t)
 	nodes := startNodes(t, m, 3)
 	base := make([]int, len(nodes))
 	for i, tn := range nodes {
@@ -391,7 +397,7 @@ func slowCPU(t testing.TB, m *model.Model, numBlocks int) actors.Backend {
 // node has Overflow more sequences than the least loaded (as gossiped);
 // then to the least loaded. All give one node's output.
 func TestOverflow(t *testing.T) {
-	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
+	m := stories(t)
 	nodes := startNodesWith(t, m, 3, actors.Config{MaxNumSeqs: 2, NumBlocks: 256, Backends: []actors.Backend{nil}},
 		cluster.Config{Overflow: 3})
 	prompt, err := nodes[0].rt.Tokenize("Once upon a time, there was a little girl who loved the sea")
@@ -434,7 +440,7 @@ func TestOverflow(t *testing.T) {
 // on stories260K, run on the node it is sent to (local) or placed on the
 // other node (remote): the difference is the cluster's cost per request.
 func BenchmarkRequest(b *testing.B) {
-	m := openModel(b, testmodels.Path(b, "stories260K.gguf"))
+	m := stories(b)
 	nodes := startNodes(b, m, 2)
 	// Find a prompt placed here and one placed on the other node.
 	prompts := map[bool][]int32{}
@@ -472,7 +478,7 @@ func TestPassivation(t *testing.T) {
 	// one after the other (on a loaded 2-core machine 100 ms was not).
 	const idle = 1500 * time.Millisecond
 	defer cluster.SetGrainIdle(idle)()
-	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
+	m := stories(t)
 	nodes := startNodes(t, m, 2)
 	var prompts [][]int32
 	for i := range 8 {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/cluster"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -103,7 +102,7 @@ func runConcurrently(t *testing.T, node *cluster.Node, reqs []*messages.Generate
 // member, their blocks moved to the decode member, and decoded there: the
 // tokens are those of one runtime alone, greedy and seeded.
 func TestDisagg(t *testing.T) {
-	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
+	m := stories(t)
 	nodes := startRoles(t, m, cluster.RoleDecode, cluster.RolePrefill, cluster.RoleDecode)
 	origin := nodes[0].node
 	reqs := disaggRequests(t, nodes[0].rt, 8)
@@ -131,7 +130,7 @@ func TestDisagg(t *testing.T) {
 // counted with a clear reason. A malformed envelope sent to a member's K/V
 // actor is answered with an error, and the member keeps serving.
 func TestDisaggCut(t *testing.T) {
-	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
+	m := stories(t)
 
 	t.Run("malformed", func(t *testing.T) {
 		nodes := startRoles(t, m, cluster.RoleDecode, cluster.RolePrefill)

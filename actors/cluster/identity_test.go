@@ -42,7 +42,7 @@ func (b biasedDevice) Forward(batch *model.Batch, logits []float32) error {
 // tokens spliced on; the requests that did not run there give one node's
 // output.
 func TestFailoverDiverged(t *testing.T) {
-	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
+	m := stories(t)
 	cfg := actors.Config{NumBlocks: 256}
 	specs := []nodeSpec{
 		{m: m, cfg: cfg, backend: func() actors.Backend { return slowCPU(t, m, 256) }},

@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors/cluster"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
 // TestMembers checks Node.Members: every node lists both members, in
 // address order, itself marked once, the same list on each node.
 func TestMembers(t *testing.T) {
-	m := openModel(t, testmodels.Path(t, "stories260K.gguf"))
+	m := stories(t)
 	nodes := startNodes(t, m, 2)
 	addr := func(ms []cluster.Member) []string {
 		var a []string

@@ -8,6 +8,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/messages"
 )
 
@@ -22,7 +23,7 @@ import (
 // smollm2-135m's shape, Q8_0 (troupe synth, 113 MB); -bench.model=stories
 // is not offered: stories260K is too small for the step to be compute.
 func BenchmarkPipeline(b *testing.B) {
-	path := synthModel(b, "smollm2-135m")
+	path := synthtest.Write(b, "smollm2-135m", "Q8_0", "stories260K.gguf", 1) // troupe synth, stories260K's vocabulary
 	rcfg := actors.Config{Workers: 2}
 	for _, run := range []struct{ n, micro int }{{1, 1}, {2, 1}, {2, 2}, {3, 1}, {3, 2}} {
 		n := run.n

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,11 +17,10 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // pipelineSet is a head and its stage members, in process.
@@ -32,25 +30,6 @@ type pipelineSet struct {
 	head    *cluster.Pipeline
 	members []*cluster.StageMember
 	addrs   []string // by stage
-}
-
-// synthModel writes the synth shape (troupe synth), Q8_0, with
-// stories260K's vocabulary and seed 1, into tb's temporary directory and
-// returns the file's path.
-func synthModel(tb testing.TB, shape string) string {
-	tb.Helper()
-	vf, err := gguf.Open(testmodels.Path(tb, "stories260K.gguf"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer vf.Close()
-	s, _ := synth.LookupShape(shape)
-	ft, _ := synth.LookupFileType("Q8_0")
-	path := filepath.Join(tb.TempDir(), shape+"-Q8_0.gguf")
-	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: 1, Workers: 2}); err != nil {
-		tb.Fatal(err)
-	}
-	return path
 }
 
 // startOne starts a runtime of rcfg on m's CPU device, in an actor system
@@ -308,7 +287,7 @@ func TestPipelineStageLost(t *testing.T) {
 // on every other layer; troupe synth) split into 2 stages against one node,
 // past the window: the tokens are one node's.
 func TestPipelineMoE(t *testing.T) {
-	path := synthModel(t, "gpt-oss-tiny")
+	path := synthtest.Write(t, "gpt-oss-tiny", "Q8_0", "stories260K.gguf", 1)
 	m := openModel(t, path)
 	rcfg := actors.Config{NumBlocks: 48, MaxNumSeqs: 8}
 	one, stop := startOne(t, m, rcfg)

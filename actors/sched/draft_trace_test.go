@@ -18,33 +18,9 @@ import (
 // (decoding); a script of moves; and the trace they must leave. go test
 // -rewrite updates the files (testdata/draft/README.md).
 func TestDraftTrace(t *testing.T) {
-	datadriven.RunDir(t, "testdata/draft", func(t *testing.T, c *datadriven.Case) string {
-		if c.Cmd != "run" {
-			t.Fatalf("%s: unknown directive %q", c.Pos, c.Cmd)
-		}
-		cfg, maxTokens := Config{MaxModelLen: 32, NumBlocks: 8, BlockSize: 4}, 0
-		for _, a := range c.Args {
-			n, err := strconv.Atoi(a.Val)
-			if err != nil {
-				t.Fatalf("%s: %s=%q: %v", c.Pos, a.Key, a.Val, err)
-			}
-			switch a.Key {
-			case "max-model-len":
-				cfg.MaxModelLen = n
-			case "num-blocks":
-				cfg.NumBlocks = n
-			case "max-num-batched-tokens":
-				cfg.MaxNumBatchedTokens = n
-			case "spec-max-seqs":
-				cfg.SpecMaxSeqs = n
-			case "max-tokens":
-				maxTokens = n
-			default:
-				t.Fatalf("%s: unknown argument %q", c.Pos, a.Key)
-			}
-		}
+	replay(t, "testdata/draft", traceRun{cfg: Config{MaxModelLen: 32, NumBlocks: 8, BlockSize: 4}}, func(t *testing.T, c *datadriven.Case, r traceRun) string {
 		d := draftRun{t: t}
-		d.s, d.q = decoding(t, cfg, maxTokens)
+		d.s, d.q = decoding(t, r.cfg, r.maxTokens)
 		var out []string
 		for _, line := range c.Input {
 			got, err := d.move(strings.Fields(line))

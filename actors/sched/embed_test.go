@@ -7,14 +7,6 @@ import (
 	"github.com/troupe-llm/troupe/kv"
 )
 
-func tokensFrom(start, n int) []int32 {
-	t := make([]int32, n)
-	for i := range t {
-		t[i] = int32(start + i)
-	}
-	return t
-}
-
 // TestAddEmbedding: a prompt may fill the context; past it, past the
 // blocks, or (whole) past the step budget it never fits; a whole sequence
 // waits for a step with room for all of it; none takes a cached prefix.
@@ -32,7 +24,7 @@ func TestAddEmbedding(t *testing.T) {
 		if tc.whole {
 			id += 1000
 		}
-		_, err := s.AddEmbedding(id, tokensFrom(1, tc.n), 0, tc.whole)
+		_, err := s.AddEmbedding(id, toks(1, tc.n), 0, tc.whole)
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrNeverFits)) {
 			t.Errorf("%d tokens, whole %v: error %v", tc.n, tc.whole, err)
 		}
@@ -40,7 +32,7 @@ func TestAddEmbedding(t *testing.T) {
 	}
 
 	// A generation caches 16 tokens; the embedding of the same prompt computes them all.
-	prompt := tokensFrom(1, 20)
+	prompt := toks(1, 20)
 	if _, err := s.Add(1, prompt, 4, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +61,10 @@ func TestAddEmbedding(t *testing.T) {
 
 	// Whole: with 10 tokens of budget used by a prompt ahead of it, a
 	// 20-token embedding waits for the next step instead of running a chunk.
-	if _, err := s.Add(3, tokensFrom(500, 14), 4, 0); err != nil {
+	if _, err := s.Add(3, toks(500, 14), 4, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddEmbedding(4, tokensFrom(900, 20), 0, true); err != nil {
+	if _, err := s.AddEmbedding(4, toks(900, 20), 0, true); err != nil {
 		t.Fatal(err)
 	}
 	s.Ready(1)

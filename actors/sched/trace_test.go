@@ -14,19 +14,8 @@ import (
 // leave. After the script, every sequence left is run to its end, and every
 // device and host block must be free. go test -rewrite updates the files.
 func TestTrace(t *testing.T) {
-	datadriven.RunDir(t, "testdata/trace", func(t *testing.T, c *datadriven.Case) string {
-		if c.Cmd != "run" {
-			t.Fatalf("%s: unknown directive %q", c.Pos, c.Cmd)
-		}
-		r := traceRun{
-			cfg: Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, MaxModelLen: 64, NumBlocks: 16, BlockSize: 4},
-			eos: -1,
-		}
-		for _, a := range c.Args {
-			if err := r.set(a); err != nil {
-				t.Fatalf("%s: %v", c.Pos, err)
-			}
-		}
+	cfg := Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, MaxModelLen: 64, NumBlocks: 16, BlockSize: 4}
+	replay(t, "testdata/trace", traceRun{cfg: cfg, eos: -1}, func(t *testing.T, c *datadriven.Case, r traceRun) string {
 		h := newHarness(t, r.cfg)
 		h.eos, h.manualReady = r.eos, r.manualReady
 		for _, line := range c.Input {
@@ -43,38 +32,55 @@ func TestTrace(t *testing.T) {
 }
 
 // traceRun is what a run directive sets: the configuration (4-token
-// blocks unless changed), the stop token (-1: none) and whether the
-// script's ready moves, not the harness, mark sequences ready.
+// blocks unless changed), the stop token (-1: none), whether the script's
+// ready moves, not the harness, mark sequences ready, and the output limit
+// of a draft trace's sequence.
 type traceRun struct {
 	cfg         Config
 	eos         int32
 	manualReady bool
+	maxTokens   int
+}
+
+// replay runs the cases of the files in dir, each a "run" directive whose
+// arguments change r (traceRun.set), through run.
+func replay(t *testing.T, dir string, r traceRun, run func(t *testing.T, c *datadriven.Case, r traceRun) string) {
+	datadriven.RunDir(t, dir, func(t *testing.T, c *datadriven.Case) string {
+		if c.Cmd != "run" {
+			t.Fatalf("%s: unknown directive %q", c.Pos, c.Cmd)
+		}
+		r := r
+		for _, a := range c.Args {
+			if err := r.set(a); err != nil {
+				t.Fatalf("%s: %v", c.Pos, err)
+			}
+		}
+		return run(t, c, r)
+	})
 }
 
 // set applies one argument of a run directive.
 func (r *traceRun) set(a datadriven.Arg) error {
 	cfg := &r.cfg
-	num := func() (int, error) {
-		n, err := strconv.Atoi(a.Val)
-		if err != nil {
-			return 0, fmt.Errorf("%s=%q: %w", a.Key, a.Val, err)
-		}
-		return n, nil
+	ints := map[string]*int{"max-num-seqs": &cfg.MaxNumSeqs, "max-num-batched-tokens": &cfg.MaxNumBatchedTokens,
+		"max-model-len": &cfg.MaxModelLen, "num-blocks": &cfg.NumBlocks, "num-host-blocks": &cfg.NumHostBlocks,
+		"spec-max-seqs": &cfg.SpecMaxSeqs, "max-tokens": &r.maxTokens}
+	n, err := strconv.Atoi(a.Val)
+	if err != nil {
+		err = fmt.Errorf("%s=%q: %w", a.Key, a.Val, err)
 	}
-	var err error
+	if p, ok := ints[a.Key]; ok {
+		*p = n
+		return err
+	}
 	switch a.Key {
-	case "max-num-seqs":
-		cfg.MaxNumSeqs, err = num()
-	case "max-num-batched-tokens":
-		cfg.MaxNumBatchedTokens, err = num()
-	case "max-model-len":
-		cfg.MaxModelLen, err = num()
-	case "num-blocks":
-		cfg.NumBlocks, err = num()
-	case "num-host-blocks":
-		cfg.NumHostBlocks, err = num()
+	case "eos":
+		r.eos = int32(n)
+		return err
 	case "no-prefix-caching":
 		cfg.NoPrefixCaching = true
+	case "manual-ready":
+		r.manualReady = true
 	case "preemption":
 		switch a.Val {
 		case "swap":
@@ -84,16 +90,10 @@ func (r *traceRun) set(a datadriven.Arg) error {
 		default:
 			return fmt.Errorf("preemption=%q: swap or recompute", a.Val)
 		}
-	case "eos":
-		var n int
-		n, err = num()
-		r.eos = int32(n)
-	case "manual-ready":
-		r.manualReady = true
 	default:
 		return fmt.Errorf("unknown argument %q", a.Key)
 	}
-	return err
+	return nil
 }
 
 // parseOp reads one move of a script: a verb and its words (see

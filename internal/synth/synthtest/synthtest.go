@@ -20,16 +20,26 @@ import (
 func Write(t testing.TB, shape, typ, vocab string, seed uint64) string {
 	t.Helper()
 	s, ok := synth.LookupShape(shape)
-	ft, okType := synth.LookupFileType(typ)
-	if !ok || !okType {
-		t.Fatalf("no shape %q or type %q", shape, typ)
+	if !ok {
+		t.Fatalf("no shape %q", shape)
+	}
+	return WriteShape(t, s, typ, vocab, seed)
+}
+
+// WriteShape is Write for a shape of the test's own, one synth's table
+// does not list.
+func WriteShape(t testing.TB, s synth.Shape, typ, vocab string, seed uint64) string {
+	t.Helper()
+	ft, ok := synth.LookupFileType(typ)
+	if !ok {
+		t.Fatalf("no type %q", typ)
 	}
 	vf, err := gguf.Open(testmodels.Path(t, vocab))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	path := filepath.Join(t.TempDir(), shape+"-"+typ+".gguf")
+	path := filepath.Join(t.TempDir(), s.Name+"-"+typ+".gguf")
 	if _, err := synth.WriteFile(path, synth.Options{Shape: s, Type: ft, Vocab: vf, Seed: seed, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
