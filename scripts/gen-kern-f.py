@@ -117,6 +117,8 @@ def load_w256(kind, p, h, i, reg, mask):
     a = w_addr(i, 32 * h)
     if kind is F32:
         return [f'VMOVUPS {a}, {reg}']
+    if p == 0 and mask.endswith('(SP)'):  # the mask in memory
+        return [f'VMOVDQU {a}, {reg}', f'VPAND {mask}, {reg}, {reg}']
     if p == 0:
         return [f'VPAND {a}, {mask}, {reg}']
     return [f'VMOVDQU {a}, {reg}', f'VPSLLD $16, {reg}, {reg}']
@@ -140,6 +142,55 @@ def out_addr(i, j):
     if j < 3:
         return f'{4 * i}({OUT})' if j == 0 else f'{4 * i}({OUT})({OS}*{j})'
     return f'{4 * i}(CX)' if j == 3 else f'{4 * i}(CX)({OS}*{j - 3})'
+
+
+def step_half(kind, wide, rm, rn, h, acc, xreg, nx, mask):
+    # One step's FMAs of half h (AVX2; AVX-512's one half): the weights of
+    # the rm rows, then each activation row against them; acc(i, j) is
+    # output (i, j)'s accumulator.
+    V = 'Z' if wide else 'Y'
+    body = []
+    for p, xoff in enumerate(kind.parts):
+        for i in range(rm):
+            if wide:
+                body += load_w512(kind, p, i, f'Z{i}', mask)
+            else:
+                body += load_w256(kind, p, h, i, f'Y{i}', mask)
+        for j in range(rn):
+            x = xreg + j % nx
+            if kind.xh:
+                body.append(f'VCVTPH2PS {x_addr(j, xoff + 16 * h)}, {V}{x}')
+            else:
+                body.append(f'VMOVUPS {x_addr(j, xoff + 32 * h)}, {V}{x}')
+            for i in range(rm):
+                a = acc(i, j)
+                if kind is BF16DP:
+                    body.append(vdpbf16ps_reg(a, i, x))
+                else:
+                    body.append(f'VFMADD231PS {V}{x}, {V}{i}, {V}{a}')
+    return body
+
+
+def advance(kind, rm, rn, label):
+    # The pointers to the next step, and one prefetch while npf lasts.
+    body = []
+    for r in [W0, W3, W6][:(rm + 2) // 3]:
+        body.append(f'ADDQ ${kind.sw}, {r}')
+    for r in [X0, X3][:(rn + 2) // 3]:
+        body.append(f'ADDQ ${kind.sx}, {r}')
+    if rn > 1:  # (one activation row is one call: nothing to prefetch)
+        body += [f'CMPQ {PF}, npf+72(FP)', f'JAE {label}', f'PREFETCHT1 ({PF})', f'ADDQ $64, {PF}',
+                 f'{label}:']
+    return body
+
+
+def next_group(rm):
+    # WG to the next group's first weight row, rm rows on.
+    if rm == 1:
+        return [f'ADDQ {WS}, {WG}']
+    if rm in (2, 4, 8):
+        return [f'LEAQ ({WG})({WS}*{rm}), {WG}']
+    return [f'LEAQ ({WG})({WS}*{rm - 1}), {WG}', f'ADDQ {WS}, {WG}']
 
 
 def kernel(kind, isa, rm, rn):
@@ -190,31 +241,8 @@ def kernel(kind, isa, rm, rn):
     out += ['group:'] + ['\t' + b for b in body] + ['step:']
     body = []
     for h in range(halves):
-        for p, xoff in enumerate(kind.parts):
-            for i in range(rm):
-                if wide:
-                    body += load_w512(kind, p, i, f'Z{i}', mask)
-                else:
-                    body += load_w256(kind, p, h, i, f'Y{i}', mask)
-            for j in range(rn):
-                x = xreg + j % nx
-                if kind.xh:
-                    body.append(f'VCVTPH2PS {x_addr(j, xoff + 16 * h)}, {V}{x}')
-                else:
-                    body.append(f'VMOVUPS {x_addr(j, xoff + 32 * h)}, {V}{x}')
-                for i in range(rm):
-                    a = acc[i, j, h]
-                    if kind is BF16DP:
-                        body.append(vdpbf16ps_reg(a, i, x))
-                    else:
-                        body.append(f'VFMADD231PS {V}{x}, {V}{i}, {V}{a}')
-    for r in [W0, W3, W6][:(rm + 2) // 3]:
-        body.append(f'ADDQ ${kind.sw}, {r}')
-    for r in [X0, X3][:(rn + 2) // 3]:
-        body.append(f'ADDQ ${kind.sx}, {r}')
-    if rn > 1:  # (one activation row is one call: nothing to prefetch)
-        body += [f'CMPQ {PF}, npf+72(FP)', 'JAE nopf', f'PREFETCHT1 ({PF})', f'ADDQ $64, {PF}',
-                 'nopf:']
+        body += step_half(kind, wide, rm, rn, h, lambda i, j, h=h: acc[i, j, h], xreg, nx, mask)
+    body += advance(kind, rm, rn, 'nopf')
     body += ['DECQ CX', 'JNZ step']
     out += [b if b.endswith(':') else '\t' + b for b in body] + ['reduce:']
     body = []
@@ -228,10 +256,94 @@ def kernel(kind, isa, rm, rn):
                 body.append(f'VADDPS Y{acc[i, j, 1]}, Y{a}, Y{a}')
             body += reduce_store(f'{V}{a}', t, out_addr(i, j), wide)
     body.append(f'ADDQ ${4 * rm}, {OUT}')
-    if rm == 1:
-        body.append(f'ADDQ {WS}, {WG}')
-    else:
-        body.append(f'LEAQ ({WG})({WS}*{rm}), {WG}')
+    body += next_group(rm)
+    body += [f'DECQ {NG}', 'JNZ group']
+    out += ['\t' + b for b in body]
+    out += ['done:', '\tVZEROUPPER', '\tRET', '']
+    return '\n'.join(out)
+
+
+# KB: the steps of a block of split_kernel (AVX2): both halves of a block
+# read the same cache lines, so the second finds them in L1.
+KB = 32
+
+
+def split_kernel(kind, rm, rn):
+    """An AVX2 kernel (named as kernel's) that keeps one YMM accumulator per
+    output rather than two, so that a tile has twice the outputs: k runs
+    in blocks of KB steps, each block's lanes 0..7 (half 0) and then its
+    lanes 8..15 (half 1), the other half's accumulators kept on the stack
+    meanwhile. Every lane adds the same products in the same order as
+    kernel's."""
+    name = f'{kind.name}x{rm}r{rn}AVX2'
+    assert rm <= 6, name  # R9 (W6) holds the prefetch pointer
+    n_acc = rm * rn
+    # The BF16 mask after the weights where it fits, else on the stack
+    # (after the accumulators).
+    mask = f'Y{rm}' if kind is BF16 and rm + 2 + n_acc <= 16 else None
+    xreg = rm + 1 if mask else rm
+    if kind is BF16 and mask is None:
+        mask = f'{16 + 32 * n_acc}(SP)'
+    acc = {(i, j): xreg + 1 + i * rn + j for i in range(rm) for j in range(rn)}
+    assert xreg + 1 + n_acc <= 16, name
+    # Stack: the remaining steps at 0, the block's steps at 8, the other
+    # half's accumulators from 16.
+    slot = {ij: 16 + 32 * t for t, ij in enumerate(acc)}
+    frame = 16 + 32 * n_acc + (32 if mask and mask.endswith('(SP)') else 0)
+    out, body = kerngen.header(name, 'float', [WG, WS, XB, XS, OUT, OS, NG, NK, PF], frame)
+    if rn > 1:
+        body += ['MOVQ npf+72(FP), CX', 'SHLQ $6, CX', f'ADDQ {PF}, CX', 'MOVQ CX, npf+72(FP)']
+    if mask and mask.endswith('(SP)'):
+        body += ['VPCMPEQD Y0, Y0, Y0', 'VPSLLD $16, Y0, Y0', f'VMOVDQU Y0, {mask}']
+    elif mask:
+        body += [f'VPCMPEQD {mask}, {mask}, {mask}', f'VPSLLD $16, {mask}, {mask}']
+    body += [f'TESTQ {NG}, {NG}', 'JZ done']
+    out += ['\t' + b for b in body]
+    body = [f'MOVQ {WG}, {W0}']
+    if rm > 3:
+        body += [f'LEAQ ({WG})({WS}*2), {W3}', f'ADDQ {WS}, {W3}']
+    body += [f'MOVQ {XB}, {X0}']
+    if rn > 3:
+        body += [f'LEAQ ({XB})({XS}*2), {X3}', f'ADDQ {XS}, {X3}']
+    for a in acc.values():
+        body.append(f'VXORPS Y{a}, Y{a}, Y{a}')
+    for ij, a in acc.items():
+        body.append(f'VMOVUPS Y{a}, {slot[ij]}(SP)')
+    body += [f'MOVQ {NK}, 0(SP)', f'TESTQ {NK}, {NK}', 'JZ reduce']
+    out += ['group:'] + ['\t' + b for b in body]
+    # The block: min(KB, remaining) steps.
+    body = ['block:', 'MOVQ 0(SP), CX', f'CMPQ CX, ${KB}', 'JLE blockn', f'MOVQ ${KB}, CX', 'blockn:',
+            'SUBQ CX, 0(SP)', 'MOVQ CX, 8(SP)']
+    swap = []  # the accumulators and the stack's half exchanged (Y0 free)
+    for ij, a in acc.items():
+        swap += [f'VMOVUPS {slot[ij]}(SP), Y0', f'VMOVUPS Y{a}, {slot[ij]}(SP)', f'VMOVAPS Y0, Y{a}']
+    for h in range(2):
+        body += [f'half{h}:']
+        body += step_half(kind, False, rm, rn, h, lambda i, j: acc[i, j], xreg, 1, mask)
+        if h == 0:  # the pointers advance, and back by the block after
+            for r in [W0, W3][:(rm + 2) // 3]:
+                body.append(f'ADDQ ${kind.sw}, {r}')
+            for r in [X0, X3][:(rn + 2) // 3]:
+                body.append(f'ADDQ ${kind.sx}, {r}')
+            body += ['DECQ CX', 'JNZ half0']
+            body += ['MOVQ 8(SP), CX', f'SHLQ ${kind.sw.bit_length() - 1}, CX']
+            body += [f'SUBQ CX, {r}' for r in [W0, W3][:(rm + 2) // 3]]
+            body += ['MOVQ 8(SP), CX', f'SHLQ ${kind.sx.bit_length() - 1}, CX']
+            body += [f'SUBQ CX, {r}' for r in [X0, X3][:(rn + 2) // 3]]
+            body += swap + ['MOVQ 8(SP), CX']
+        else:
+            body += advance(kind, rm, rn, 'nopf')
+            body += ['DECQ CX', 'JNZ half1'] + swap
+    body += ['CMPQ 0(SP), $0', 'JNE block']
+    out += [b if b.endswith(':') else '\t' + b for b in body] + ['reduce:']
+    body = []
+    if rn > 3:
+        body += [f'LEAQ ({OUT})({OS}*2), CX', f'ADDQ {OS}, CX']
+    for (i, j), a in acc.items():
+        body.append(f'VADDPS {slot[i, j]}(SP), Y{a}, Y{a}')
+        body += reduce_store(f'Y{a}', 0, out_addr(i, j), False)
+    body.append(f'ADDQ ${4 * rm}, {OUT}')
+    body += next_group(rm)
     body += [f'DECQ {NG}', 'JNZ group']
     out += ['\t' + b for b in body]
     out += ['done:', '\tVZEROUPPER', '\tRET', '']
@@ -247,8 +359,11 @@ SHAPES = {
     # weight rows streams that many rows at once, and on this Zen 5 F16
     # decode ran 10-16% faster one row at a time (A/B, same minute).
     'AVX512': {rn: (1 if rn == 1 else 4) for rn in range(1, 7)},
-    'AVX2': {1: 1, 2: 2, 3: 2},
+    'AVX2': {1: 1, 2: 2, 3: 2, 4: 3},
 }
+# The AVX2 tiles (RM, RN) that split_kernel writes even where kernel's two
+# accumulators an output fit: beside any that do not fit.
+SPLIT = set()
 
 
 CONVERT = '''
@@ -387,6 +502,14 @@ by VDPBF16PS."""),
 }
 
 
+def any_kernel(kind, isa, rm, rn):
+    # kernel, or on AVX2 split_kernel where two accumulators an output do
+    # not fit (or SPLIT says so).
+    if isa == 'AVX2' and rm > 1 and (2 * rm * rn + rm + 2 > 16 or (rm, rn) in SPLIT):
+        return split_kernel(kind, rm, rn)
+    return kernel(kind, isa, rm, rn)
+
+
 def go_table(isa):
     # The Go table of isa's kernels: per kind its step, activation rows and
     # kernels by activation row count (kern_f.go's floatKernel).
@@ -418,8 +541,8 @@ def build():
         for kind in KINDS[isa]:
             for rn, rm in shapes.items():
                 if rm != 1:
-                    u.kernel(f'{kind.name}x{rm}r{rn}{isa}', 'float', 'float', kernel(kind, isa, rm, rn))
-                u.kernel(f'{kind.name}x1r{rn}{isa}', 'float', 'float', kernel(kind, isa, 1, rn))
+                    u.kernel(f'{kind.name}x{rm}r{rn}{isa}', 'float', 'float', any_kernel(kind, isa, rm, rn))
+                u.kernel(f'{kind.name}x1r{rn}{isa}', 'float', 'float', any_kernel(kind, isa, 1, rn))
         u.go(go_table(isa))
     return u
 
