@@ -111,14 +111,13 @@ def load_w512(kind, p, i, reg, mask):
     return [f'VPSLLD $16, {a}, {reg}']
 
 
-def load_w256(kind, p, h, i, reg, mask):
+def load_w256(kind, p, h, i, reg, mask, so=0):
+    # so: the step's offset in bytes from the row pointers.
     if kind is F16:
-        return [f'VCVTPH2PS {w_addr(i, 16 * h)}, {reg}']
-    a = w_addr(i, 32 * h)
+        return [f'VCVTPH2PS {w_addr(i, so + 16 * h)}, {reg}']
+    a = w_addr(i, so + 32 * h)
     if kind is F32:
         return [f'VMOVUPS {a}, {reg}']
-    if p == 0 and mask.endswith('(SP)'):  # the mask in memory
-        return [f'VMOVDQU {a}, {reg}', f'VPAND {mask}, {reg}, {reg}']
     if p == 0:
         return [f'VPAND {a}, {mask}, {reg}']
     return [f'VMOVDQU {a}, {reg}', f'VPSLLD $16, {reg}, {reg}']
@@ -144,10 +143,10 @@ def out_addr(i, j):
     return f'{4 * i}(CX)' if j == 3 else f'{4 * i}(CX)({OS}*{j - 3})'
 
 
-def step_half(kind, wide, rm, rn, h, acc, xreg, nx, mask):
+def step_half(kind, wide, rm, rn, h, acc, xreg, nx, mask, s=0):
     # One step's FMAs of half h (AVX2; AVX-512's one half): the weights of
     # the rm rows, then each activation row against them; acc(i, j) is
-    # output (i, j)'s accumulator.
+    # output (i, j)'s accumulator; s steps on from the row pointers.
     V = 'Z' if wide else 'Y'
     body = []
     for p, xoff in enumerate(kind.parts):
@@ -155,13 +154,13 @@ def step_half(kind, wide, rm, rn, h, acc, xreg, nx, mask):
             if wide:
                 body += load_w512(kind, p, i, f'Z{i}', mask)
             else:
-                body += load_w256(kind, p, h, i, f'Y{i}', mask)
+                body += load_w256(kind, p, h, i, f'Y{i}', mask, s * kind.sw)
         for j in range(rn):
             x = xreg + j % nx
             if kind.xh:
-                body.append(f'VCVTPH2PS {x_addr(j, xoff + 16 * h)}, {V}{x}')
+                body.append(f'VCVTPH2PS {x_addr(j, s * kind.sx + xoff + 16 * h)}, {V}{x}')
             else:
-                body.append(f'VMOVUPS {x_addr(j, xoff + 32 * h)}, {V}{x}')
+                body.append(f'VMOVUPS {x_addr(j, s * kind.sx + xoff + 32 * h)}, {V}{x}')
             for i in range(rm):
                 a = acc(i, j)
                 if kind is BF16DP:
@@ -171,16 +170,17 @@ def step_half(kind, wide, rm, rn, h, acc, xreg, nx, mask):
     return body
 
 
-def advance(kind, rm, rn, label):
-    # The pointers to the next step, and one prefetch while npf lasts.
+def advance(kind, rm, rn, label, steps=1, prefetch=True):
+    # The pointers steps steps on, and a prefetch a step while npf lasts.
     body = []
     for r in [W0, W3, W6][:(rm + 2) // 3]:
-        body.append(f'ADDQ ${kind.sw}, {r}')
+        body.append(f'ADDQ ${steps * kind.sw}, {r}')
     for r in [X0, X3][:(rn + 2) // 3]:
-        body.append(f'ADDQ ${kind.sx}, {r}')
-    if rn > 1:  # (one activation row is one call: nothing to prefetch)
-        body += [f'CMPQ {PF}, npf+72(FP)', f'JAE {label}', f'PREFETCHT1 ({PF})', f'ADDQ $64, {PF}',
-                 f'{label}:']
+        body.append(f'ADDQ ${steps * kind.sx}, {r}')
+    if rn > 1 and prefetch:  # (one activation row is one call: nothing to prefetch)
+        for s in range(steps):
+            body += [f'CMPQ {PF}, npf+72(FP)', f'JAE {label}{s or ""}', f'PREFETCHT1 ({PF})',
+                     f'ADDQ $64, {PF}', f'{label}{s or ""}:']
     return body
 
 
@@ -266,6 +266,7 @@ def kernel(kind, isa, rm, rn):
 # KB: the steps of a block of split_kernel (AVX2): both halves of a block
 # read the same cache lines, so the second finds them in L1.
 KB = 32
+UNROLL = 2  # steps an iteration of split_kernel's loops
 
 
 def split_kernel(kind, rm, rn):
@@ -278,24 +279,18 @@ def split_kernel(kind, rm, rn):
     name = f'{kind.name}x{rm}r{rn}AVX2'
     assert rm <= 6, name  # R9 (W6) holds the prefetch pointer
     n_acc = rm * rn
-    # The BF16 mask after the weights where it fits, else on the stack
-    # (after the accumulators).
-    mask = f'Y{rm}' if kind is BF16 and rm + 2 + n_acc <= 16 else None
+    mask = f'Y{rm}' if kind is BF16 else None  # after the weights
     xreg = rm + 1 if mask else rm
-    if kind is BF16 and mask is None:
-        mask = f'{16 + 32 * n_acc}(SP)'
     acc = {(i, j): xreg + 1 + i * rn + j for i in range(rm) for j in range(rn)}
     assert xreg + 1 + n_acc <= 16, name
     # Stack: the remaining steps at 0, the block's steps at 8, the other
     # half's accumulators from 16.
     slot = {ij: 16 + 32 * t for t, ij in enumerate(acc)}
-    frame = 16 + 32 * n_acc + (32 if mask and mask.endswith('(SP)') else 0)
+    frame = 16 + 32 * n_acc
     out, body = kerngen.header(name, 'float', [WG, WS, XB, XS, OUT, OS, NG, NK, PF], frame)
     if rn > 1:
         body += ['MOVQ npf+72(FP), CX', 'SHLQ $6, CX', f'ADDQ {PF}, CX', 'MOVQ CX, npf+72(FP)']
-    if mask and mask.endswith('(SP)'):
-        body += ['VPCMPEQD Y0, Y0, Y0', 'VPSLLD $16, Y0, Y0', f'VMOVDQU Y0, {mask}']
-    elif mask:
+    if mask:
         body += [f'VPCMPEQD {mask}, {mask}, {mask}', f'VPSLLD $16, {mask}, {mask}']
     body += [f'TESTQ {NG}, {NG}', 'JZ done']
     out += ['\t' + b for b in body]
@@ -318,22 +313,23 @@ def split_kernel(kind, rm, rn):
     for ij, a in acc.items():
         swap += [f'VMOVUPS {slot[ij]}(SP), Y0', f'VMOVUPS Y{a}, {slot[ij]}(SP)', f'VMOVAPS Y0, Y{a}']
     for h in range(2):
-        body += [f'half{h}:']
-        body += step_half(kind, False, rm, rn, h, lambda i, j: acc[i, j], xreg, 1, mask)
-        if h == 0:  # the pointers advance, and back by the block after
-            for r in [W0, W3][:(rm + 2) // 3]:
-                body.append(f'ADDQ ${kind.sw}, {r}')
-            for r in [X0, X3][:(rn + 2) // 3]:
-                body.append(f'ADDQ ${kind.sx}, {r}')
-            body += ['DECQ CX', 'JNZ half0']
+        # Two steps an iteration, then the block's odd step.
+        a = lambda i, j: acc[i, j]
+        body += ['MOVQ 8(SP), CX', 'SHRQ $1, CX', f'JZ odd{h}', f'half{h}:']
+        for st in range(UNROLL):
+            body += step_half(kind, False, rm, rn, h, a, xreg, 1, mask, st)
+        # (Half 1 prefetches: half 0 runs as many steps.)
+        body += advance(kind, rm, rn, f'pf{h}_', UNROLL, prefetch=h == 1)
+        body += ['DECQ CX', f'JNZ half{h}', f'odd{h}:', 'TESTQ $1, 8(SP)', f'JZ even{h}']
+        body += step_half(kind, False, rm, rn, h, a, xreg, 1, mask)
+        body += advance(kind, rm, rn, f'pfo{h}_', 1, prefetch=h == 1)
+        body += [f'even{h}:']
+        if h == 0:  # back to the block's first step for half 1
             body += ['MOVQ 8(SP), CX', f'SHLQ ${kind.sw.bit_length() - 1}, CX']
             body += [f'SUBQ CX, {r}' for r in [W0, W3][:(rm + 2) // 3]]
             body += ['MOVQ 8(SP), CX', f'SHLQ ${kind.sx.bit_length() - 1}, CX']
             body += [f'SUBQ CX, {r}' for r in [X0, X3][:(rn + 2) // 3]]
-            body += swap + ['MOVQ 8(SP), CX']
-        else:
-            body += advance(kind, rm, rn, 'nopf')
-            body += ['DECQ CX', 'JNZ half1'] + swap
+        body += swap
     body += ['CMPQ 0(SP), $0', 'JNE block']
     out += [b if b.endswith(':') else '\t' + b for b in body] + ['reduce:']
     body = []
@@ -353,16 +349,27 @@ def split_kernel(kind, rm, rn):
 # (ISA, RM for each RN): AVX-512 runs one weight row against one activation
 # row and four against two to six (4 + 3 + 24 registers at six: each loaded
 # vector used four to six times, llamafile's 4 x 6 tile); AVX2 one against
-# one, two against two or three.
+# one, two against two or three, and for F16 three against four
+# (split_kernel's twelve accumulators).
 SHAPES = {
     # One activation row (decode) takes the one-row kernel: a tile of
     # weight rows streams that many rows at once, and on this Zen 5 F16
     # decode ran 10-16% faster one row at a time (A/B, same minute).
     'AVX512': {rn: (1 if rn == 1 else 4) for rn in range(1, 7)},
-    'AVX2': {1: 1, 2: 2, 3: 2, 4: 3},
+    'AVX2': {1: 1, 2: 2, 3: 2},
 }
-# The AVX2 tiles (RM, RN) that split_kernel writes even where kernel's two
-# accumulators an output fit: beside any that do not fit.
+# Kinds whose tiles differ from their ISA's. On a Zen 3 EPYC (AVX2, 32 KB
+# L1) F16's 3 x 4 ran the tall product (BenchmarkMatMulFloatTall, m = 1600)
+# 5-10% faster than 2 x 3, F32's about 8% slower: four rows of float32
+# activations and three of F32 weights (35 KB at k = 1280) no longer stay
+# in L1 while the groups of weight rows run past them.
+KIND_SHAPES = {('AVX2', 'f16'): {1: 1, 2: 2, 3: 2, 4: 3}}
+
+
+def shapes_of(isa, kind):
+    return KIND_SHAPES.get((isa, kind.name), SHAPES[isa])
+
+
 SPLIT = set()
 
 
@@ -514,10 +521,10 @@ def go_table(isa):
     # The Go table of isa's kernels: per kind its step, activation rows and
     # kernels by activation row count (kern_f.go's floatKernel).
     var, doc = TABLES[isa]
-    shapes = SHAPES[isa]
-    rm = ', '.join(['0'] + [str(shapes[rn]) for rn in shapes])
     out = [kerngen.comment(doc), f'var {var} = [...]*floatKernel{{']
     for kind in KINDS[isa]:
+        shapes = shapes_of(isa, kind)
+        rm = ', '.join(['0'] + [str(shapes[rn]) for rn in shapes])
         step = 32 if kind in (BF16, BF16DP) else 16
         xh = ' xh: true,' if kind.xh else ''
         main = ', '.join(['nil'] + [f'{kind.name}x{shapes[rn]}r{rn}{isa}' for rn in shapes])
@@ -537,9 +544,9 @@ def build():
     u.declare('toF16AVX2', 'toHalf', 'float')
     u.declare('toBF16AVX512', 'toHalf', 'float')
     u.declare('bf16SplitAVX2', 'convert', 'float')
-    for isa, shapes in SHAPES.items():
+    for isa in SHAPES:
         for kind in KINDS[isa]:
-            for rn, rm in shapes.items():
+            for rn, rm in shapes_of(isa, kind).items():
                 if rm != 1:
                     u.kernel(f'{kind.name}x{rm}r{rn}{isa}', 'float', 'float', any_kernel(kind, isa, rm, rn))
                 u.kernel(f'{kind.name}x1r{rn}{isa}', 'float', 'float', any_kernel(kind, isa, 1, rn))
