@@ -20,7 +20,10 @@
 // and the lanes are summed at the end as s8[i] = a[i] + a[i+8], then
 // s4[i] = s8[i] + s8[i+4], s2[i] = s4[i] + s4[i+2], s = s2[0] + s2[1].
 // The AVX-512 kernels keep the 16 lanes in one ZMM register, the AVX2
-// kernels in two YMM registers, so both compute the same values.
+// kernels in two YMM registers, so both compute the same values. (The
+// AVX2 F16 3 x 4 kernel keeps one YMM register an output: it runs k in
+// blocks of 32 steps, lanes 0..7 of a block and then lanes 8..15, the
+// other eight lanes on the stack meanwhile; each lane's order is the same.)
 //
 //   - F32 and F16: a step is 16 elements; lane l takes element l.
 //   - BF16: a step is 32 elements; lane l takes element 2l+1 and then 2l
