@@ -269,7 +269,6 @@ def kernel(kind, isa, rm, rn):
 # KB: the steps of a block of split_kernel (AVX2): both halves of a block
 # read the same cache lines, so the second finds them in L1.
 KB = 32
-UNROLL = 2  # steps an iteration of split_kernel's loops
 
 
 def split_kernel(kind, rm, rn):
@@ -319,10 +318,10 @@ def split_kernel(kind, rm, rn):
         # Two steps an iteration, then the block's odd step.
         a = lambda i, j: acc[i, j]
         body += ['MOVQ 8(SP), CX', 'SHRQ $1, CX', f'JZ odd{h}', f'half{h}:']
-        for st in range(UNROLL):
+        for st in range(2):
             body += step_half(kind, False, rm, rn, h, a, xreg, 1, mask, st)
         # (Half 1 prefetches: half 0 runs as many steps.)
-        body += advance(kind, rm, rn, f'pf{h}_', UNROLL, prefetch=h == 1)
+        body += advance(kind, rm, rn, f'pf{h}_', 2, prefetch=h == 1)
         body += ['DECQ CX', f'JNZ half{h}', f'odd{h}:', 'TESTQ $1, 8(SP)', f'JZ even{h}']
         body += step_half(kind, False, rm, rn, h, a, xreg, 1, mask)
         body += advance(kind, rm, rn, f'pfo{h}_', 1, prefetch=h == 1)
