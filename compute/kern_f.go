@@ -38,14 +38,17 @@ const floatRN = 6
 const floatPad = 16
 
 // floatChunkBytes bounds the weight rows a worker runs over all activation
-// rows before moving on (at least 8): small enough to stay near the L1
-// cache. 256 KB was a quarter slower for F32 at k = 2048 (BenchmarkMatMulFloat).
+// rows before moving on (at least 8, rounded down to whole groups of the
+// main kernel's rows): small enough to stay near the L1 cache. 256 KB was a quarter slower for F32 at k = 2048 (BenchmarkMatMulFloat).
 const floatChunkBytes = 64 << 10
 
 // floatBlockBytes bounds the activation rows every chunk of weight rows
-// runs over before the next block of rows (at least rnMax rows): about
-// half of a Zen 4 or 5 core's 1 MB L2.
-const floatBlockBytes = 384 << 10
+// runs over before the next block of rows (at least rnMax rows): under
+// half of a Zen 3 core's 512 KB L2 (384 KB, half of a Zen 4 or 5 core's
+// 1 MB, left little room there for the chunk and other work; 128 to 192 KB
+// ran F16 at m = 1600 2-8% faster on a loaded Zen 3, within the noise for
+// F32).
+const floatBlockBytes = 192 << 10
 
 // floatFunc is a float kernel (see kern_f_amd64.s): ng groups of RM weight
 // rows, ws bytes apart, against RN activation rows, xs bytes apart, over nk
@@ -147,7 +150,11 @@ func (mm *MatMuler) floatRows(fk *floatKernel, lo, hi int) {
 		xb = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(j.x))), m*xs)
 	}
 	nk := k / fk.step
-	chunk := max(8, floatChunkBytes/rb/8*8)
+	g := 8 // chunks of whole groups of the main kernel's rows
+	if rm := fk.rm[fk.rnMax]; g%rm != 0 {
+		g = 4 * rm
+	}
+	chunk := max(g, floatChunkBytes/rb/g*g)
 	// The activation rows go in blocks that stay in L2 while every chunk
 	// of weight rows runs over them: all of a large m streamed from
 	// memory once a chunk ran 1600 rows by 1280 a quarter slower than 96

@@ -77,19 +77,21 @@ func BenchmarkMatMulFloat(b *testing.B) {
 	}
 }
 
-// BenchmarkMatMulFloatTall measures MatMul on F16 weights of a vision
-// encoder's shape (k = n = 1280, Qwen2.5-VL's width) against an image's
-// many activation rows (m = 1600, a 560-pixel image's patches) and a
-// block's worth (m = 96), on two workers: the rows in L2-sized blocks keep
-// the tall product near the short one's rate.
+// BenchmarkMatMulFloatTall measures MatMul on F16 and F32 weights of a
+// vision encoder's shape (k = n = 1280, Qwen2.5-VL's width) against an
+// image's many activation rows (m = 1600, a 560-pixel image's patches) and
+// a block's worth (m = 96), on two workers: the rows in L2-sized blocks
+// keep the tall product near the short one's rate.
 func BenchmarkMatMulFloatTall(b *testing.B) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	const k, n = 1280, 1280
-	w := &Tensor{Name: "w", Type: F16, Shape: []int{k, n}, Data: randomWeights(rng, F16, n, k)}
-	for _, m := range []int{96, 1600} {
-		x, out := randomActs(rng, m*k), make([]float32, m*n)
-		b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
-			reportGFLOPs(b, m, n, k, benchMatMul(b, hostISA, 2, false, out, x, m, w))
-		})
+	for _, typ := range []DType{F16, F32} {
+		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		for _, m := range []int{96, 1600} {
+			x, out := randomActs(rng, m*k), make([]float32, m*n)
+			b.Run(fmt.Sprintf("%v/m%d", typ, m), func(b *testing.B) {
+				reportGFLOPs(b, m, n, k, benchMatMul(b, hostISA, 2, false, out, x, m, w))
+			})
+		}
 	}
 }

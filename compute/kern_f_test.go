@@ -79,12 +79,13 @@ func floatWant(c floatCase, w *Tensor, x []float32, m int) []float32 {
 // workers (so also that no output depends on m, on the kernel shape that
 // took its row or on the split). k covers whole steps and tails; n covers
 // whole groups of rows and leftovers, and at k = 2048 several chunks of
-// rows (the kernels prefetch the next chunk).
+// rows (the kernels prefetch the next chunk); k = 1105 ends in a short,
+// odd block of split_kernel's steps (scripts/gen-kern-f.py).
 func TestFloatKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	ms := []int{1, 2, 3, 4, 5, 6, 7, 8, 13, 64}
 	for _, typ := range []DType{F32, F16, BF16} {
-		for _, shape := range []struct{ k, n int }{{64, 9}, {37, 27}, {172, 40}, {512, 35}, {8, 5}, {2048, 41}} {
+		for _, shape := range []struct{ k, n int }{{64, 9}, {37, 27}, {172, 40}, {512, 35}, {8, 5}, {2048, 41}, {1105, 29}} {
 			w := &Tensor{Name: "w", Type: typ, Shape: []int{shape.k, shape.n}, Data: randomWeights(rng, typ, shape.n, shape.k)}
 			x := randomActs(rng, 64*shape.k)
 			for _, c := range floatCases(typ) {

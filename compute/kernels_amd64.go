@@ -184,6 +184,12 @@ func f16x2r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk 
 func f16x1r3AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
+func f16x3r4AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+
+//go:noescape
+func f16x1r4AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
+
+//go:noescape
 func bf16x1r1AVX2(w *byte, ws int, x *byte, xs int, out *float32, os int, ng, nk int, pf *byte, npf int)
 
 //go:noescape
@@ -222,9 +228,9 @@ var floatKernels256 = [...]*floatKernel{
 	{step: 16, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 1, 2, 2},
 		main: [floatRN + 1]floatFunc{nil, f32x1r1AVX2, f32x2r2AVX2, f32x2r3AVX2},
 		one:  [floatRN + 1]floatFunc{nil, f32x1r1AVX2, f32x1r2AVX2, f32x1r3AVX2}},
-	{step: 16, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 1, 2, 2},
-		main: [floatRN + 1]floatFunc{nil, f16x1r1AVX2, f16x2r2AVX2, f16x2r3AVX2},
-		one:  [floatRN + 1]floatFunc{nil, f16x1r1AVX2, f16x1r2AVX2, f16x1r3AVX2}},
+	{step: 16, dp: false, rnMax: 4, rm: [floatRN + 1]int{0, 1, 2, 2, 3},
+		main: [floatRN + 1]floatFunc{nil, f16x1r1AVX2, f16x2r2AVX2, f16x2r3AVX2, f16x3r4AVX2},
+		one:  [floatRN + 1]floatFunc{nil, f16x1r1AVX2, f16x1r2AVX2, f16x1r3AVX2, f16x1r4AVX2}},
 	{step: 32, dp: false, rnMax: 3, rm: [floatRN + 1]int{0, 1, 2, 2},
 		main: [floatRN + 1]floatFunc{nil, bf16x1r1AVX2, bf16x2r2AVX2, bf16x2r3AVX2},
 		one:  [floatRN + 1]floatFunc{nil, bf16x1r1AVX2, bf16x1r2AVX2, bf16x1r3AVX2}},
