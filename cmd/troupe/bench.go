@@ -16,6 +16,15 @@ import (
 	"github.com/troupe-llm/troupe/messages"
 )
 
+// benchUsage is troupe bench -h.
+const benchUsage = `usage: troupe bench model [flags]   (llama-bench: pp and tg tokens/s of the forward pass; -h for its flags)
+       troupe bench batched [flags] (llama-batched-bench's table; -h for its flags)
+       troupe bench serve [flags]   (vllm bench serve: load an OpenAI-compatible server; -h for its flags)
+       troupe bench embed [flags]   (embedding sentences/s at batch sizes; -h for its flags)
+       troupe bench spec [flags]    (speculative decoding: tokens/s with and without, acceptance; -h for its flags)
+       troupe bench vision [flags]  (an image's encoding time and the time to the first token with it; -h for its flags)
+`
+
 func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{"want a benchmark: model, batched, serve, embed, spec or vision"}
@@ -34,12 +43,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	case "vision":
 		return benchVision(args[1:], stdout, stderr) // bench_vision.go
 	case "-h", "--help", "help":
-		fmt.Fprintln(stderr, "usage: troupe bench model [flags]   (llama-bench: pp and tg tokens/s of the forward pass; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench batched [flags] (llama-batched-bench's table; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench serve [flags]   (vllm bench serve: load an OpenAI-compatible server; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench embed [flags]   (embedding sentences/s at batch sizes; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench spec [flags]    (speculative decoding: tokens/s with and without, acceptance; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench vision [flags]  (an image's encoding time and the time to the first token with it; -h for its flags)")
+		fmt.Fprint(stderr, benchUsage)
 		return nil
 	}
 	return usageError{fmt.Sprintf("unknown benchmark %q: want model, batched, serve, embed, spec or vision", args[0])}
@@ -167,15 +171,22 @@ func writeBatchedRow(stdout io.Writer, r bench.BatchedRow) error {
 	return err
 }
 
+// overheadHeader is the notes under bench batched's table and the header
+// of its decode overhead table.
+const overheadHeader = `
+S_TG = B*(TG-1)/T_TG: the first token of each sequence comes from the prefill step
+(llama-batched-bench decodes TG steps after its prefill and counts B*TG).
+
+Decode steps on the device's clock, and their time outside the forward pass and sampling
+(batcher scheduling, messages, sequence actors, detokenization):
+|    B | steps |  step ms | forward ms | overhead ms | overhead % |
+|------|-------|----------|------------|-------------|------------|
+`
+
 // writeOverheadTable writes the notes under the table and the decode
 // overhead per batch size.
 func writeOverheadTable(stdout io.Writer, rows []bench.BatchedRow) error {
-	fmt.Fprintln(stdout, "\nS_TG = B*(TG-1)/T_TG: the first token of each sequence comes from the prefill step")
-	fmt.Fprintln(stdout, "(llama-batched-bench decodes TG steps after its prefill and counts B*TG).")
-	fmt.Fprintln(stdout, "\nDecode steps on the device's clock, and their time outside the forward pass and sampling")
-	fmt.Fprintln(stdout, "(batcher scheduling, messages, sequence actors, detokenization):")
-	fmt.Fprintln(stdout, "|    B | steps |  step ms | forward ms | overhead ms | overhead % |")
-	fmt.Fprintln(stdout, "|------|-------|----------|------------|-------------|------------|")
+	fmt.Fprint(stdout, overheadHeader)
 	for _, r := range rows {
 		fwd := r.DecodeForward.Seconds() * 1e3 / float64(max(r.DecodeSteps, 1))
 		if _, err := fmt.Fprintf(stdout, "| %4d | %5d | %8.3f | %10.3f | %11.3f | %9.1f%% |\n", r.B, r.DecodeSteps,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -66,27 +65,14 @@ func TestRunLoRA(t *testing.T) {
 		t.Fatal(err)
 	}
 	bf.Close()
-	run := func(extra ...string) (prompt, ids []int32) {
-		out, errOut, code := troupe(t, append([]string{"run", "-m", path, "-p", "Once upon a time", "-n", "8", "--temp", "0", "--output", "json"}, extra...)...)
-		if code != 0 {
-			t.Fatalf("run %q: exit %d: %s", extra, code, errOut)
-		}
-		var got struct {
-			PromptIDs []int32 `json:"prompt_ids"`
-			IDs       []int32 `json:"ids"`
-		}
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatalf("%v: %q", err, out)
-		}
-		return got.PromptIDs, got.IDs
+	args := []string{"-m", path, "-p", "Once upon a time", "-n", "8"}
+	base, _ := greedyRun(t, args...)
+	with, _ := greedyRun(t, append(args, "--lora", adapter+":0.75")...)
+	if slices.Equal(base.IDs, with.IDs) {
+		t.Errorf("--lora changed nothing: %v", with.IDs)
 	}
-	prompt, base := run()
-	_, with := run("--lora", adapter+":0.75")
-	if slices.Equal(base, with) {
-		t.Errorf("--lora changed nothing: %v", with)
-	}
-	if first := firstGreedy(t, path, adapter, 0.75, prompt); with[0] != first {
-		t.Errorf("first token with --lora %d, the model's forward pass with the adapter %d", with[0], first)
+	if first := firstGreedy(t, path, adapter, 0.75, base.PromptIDs); with.IDs[0] != first {
+		t.Errorf("first token with --lora %d, the model's forward pass with the adapter %d", with.IDs[0], first)
 	}
 
 	other := filepath.Join(t.TempDir(), "other.gguf")

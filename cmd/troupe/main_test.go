@@ -32,6 +32,33 @@ func troupeOK(t *testing.T, args ...string) string {
 	return out
 }
 
+// runOutput is troupe run's --output json.
+type runOutput struct {
+	PromptIDs []int32 `json:"prompt_ids"`
+	IDs       []int32 `json:"ids"`
+}
+
+// greedyRun runs `troupe run args... --temp 0 --output json`, which must
+// exit 0, and returns its output and its stderr.
+func greedyRun(t *testing.T, args ...string) (runOutput, string) {
+	t.Helper()
+	out, errOut, code := troupe(t, append(append([]string{"run"}, args...), "--temp", "0", "--output", "json")...)
+	if code != 0 {
+		t.Fatalf("run %v: exit %d: %s", args, code, errOut)
+	}
+	return decodeRun(t, out), errOut
+}
+
+// decodeRun decodes troupe run's --output json.
+func decodeRun(t *testing.T, out string) runOutput {
+	t.Helper()
+	var a runOutput
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return a
+}
+
 // wantReport logs a command's report out and checks it holds every want.
 func wantReport(t *testing.T, out string, wants ...string) {
 	t.Helper()
@@ -100,18 +127,7 @@ func TestGreedyParity(t *testing.T) {
 		for _, ci := range tc.cases {
 			t.Run(fmt.Sprintf("%s/case%d", tc.model, ci), func(t *testing.T) {
 				rc := readCase(t, tc.model, ci)
-				out, errOut, code := troupe(t, "run", "-m", testmodels.Path(t, tc.path), "-p", rc.Prompt,
-					"-n", fmt.Sprint(len(rc.GreedyIDs)), "--temp", "0", "--output", "json")
-				if code != 0 {
-					t.Fatalf("exit %d: %s", code, errOut)
-				}
-				var got struct {
-					PromptIDs []int32 `json:"prompt_ids"`
-					IDs       []int32 `json:"ids"`
-				}
-				if err := json.Unmarshal([]byte(out), &got); err != nil {
-					t.Fatalf("%v: %q", err, out)
-				}
+				got, _ := greedyRun(t, "-m", testmodels.Path(t, tc.path), "-p", rc.Prompt, "-n", fmt.Sprint(len(rc.GreedyIDs)))
 				if fmt.Sprint(got.PromptIDs) != fmt.Sprint(rc.PromptIDs) {
 					t.Errorf("prompt ids %v, llama.cpp %v", got.PromptIDs, rc.PromptIDs)
 				}
@@ -228,12 +244,7 @@ func TestCLIErrors(t *testing.T) {
 	text := filepath.Join(dir, "short.txt")
 	os.WriteFile(text, []byte("Once upon a time"), 0o644)
 	stories := testmodels.Path(t, "stories260K.gguf")
-	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		msg  string
-	}{
+	for _, tc := range []exitCase{
 		{"no command", nil, 2, "usage"},
 		{"unknown command", []string{"fly"}, 2, "unknown command"},
 		{"missing model flag", []string{"run", "-p", "x"}, 2, "-m MODEL is required"},

@@ -57,18 +57,10 @@ func writePNG(t *testing.T, path string, w, h int) {
 func TestRunImage(t *testing.T) {
 	stories, proj, pic := imageFixture(t)
 	dir := filepath.Dir(pic)
-	args := []string{"run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "Look: <__media__> Once upon a time", "-n", "8", "--temp", "0", "--output", "json"}
-	type answer struct {
-		PromptIDs []int32 `json:"prompt_ids"`
-		IDs       []int32 `json:"ids"`
-	}
-	var first answer
+	args := []string{"-m", stories, "--mmproj", proj, "--image", pic, "-p", "Look: <__media__> Once upon a time", "-n", "8"}
+	var first runOutput
 	for i := range 2 {
-		stdout := troupeOK(t, args...)
-		var a answer
-		if err := json.Unmarshal([]byte(stdout), &a); err != nil {
-			t.Fatalf("%v: %s", err, stdout)
-		}
+		a, _ := greedyRun(t, args...)
 		if len(a.IDs) != 8 {
 			t.Errorf("%d tokens, want 8", len(a.IDs))
 		}
@@ -91,7 +83,7 @@ func TestRunImage(t *testing.T) {
 		}
 	}
 	// Text mode prints the answer.
-	stdout, errOut, code := troupe(t, args[:len(args)-2]...)
+	stdout, errOut, code := troupe(t, append(append([]string{"run"}, args...), "--temp", "0")...)
 	if code != 0 || strings.TrimSpace(stdout) == "" {
 		t.Errorf("text output: exit %d, stdout %q, stderr %s", code, stdout, errOut)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -14,17 +13,7 @@ import (
 // 0, and returns its prompt and generated ids and its stderr.
 func runIDs(t *testing.T, args ...string) (prompt, ids []int32, stderr string) {
 	t.Helper()
-	out, errOut, code := troupe(t, append(append([]string{"run"}, args...), "-n", "8", "--temp", "0", "-t", "1", "--output", "json")...)
-	if code != 0 {
-		t.Fatalf("run %v: exit %d: %s", args, code, errOut)
-	}
-	var a struct {
-		PromptIDs []int32 `json:"prompt_ids"`
-		IDs       []int32 `json:"ids"`
-	}
-	if err := json.Unmarshal([]byte(out), &a); err != nil {
-		t.Fatalf("run %v: %v: %s", args, err, out)
-	}
+	a, errOut := greedyRun(t, append(args, "-n", "8", "-t", "1")...)
 	return a.PromptIDs, a.IDs, errOut
 }
 
