@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,21 +31,12 @@ func synthProjectorFile(t *testing.T, dir string) string {
 // model takes images; with --no-mmproj it is text only (an image is the
 // usual 400); --mmproj with --no-mmproj is a usage error.
 func TestServeHubProjector(t *testing.T) {
-	model, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := readFile(t, testmodels.Path(t, "stories260K.gguf"))
 	dir := t.TempDir()
-	proj, err := os.ReadFile(synthProjectorFile(t, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	proj := readFile(t, synthProjectorFile(t, dir))
 	pic := filepath.Join(dir, "pic.png")
 	writePNG(t, pic, 30, 20)
-	data, err := os.ReadFile(pic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, pic)
 	h := hubtest.New(t, hubtest.Repo{ID: "acme/seeing-GGUF", Files: []hubtest.File{
 		{Name: "stories260K.gguf", Data: model, LFS: true},
 		{Name: "mmproj-seeing-Q8_0.gguf", Data: []byte("not this one"), LFS: true},
@@ -98,14 +88,8 @@ func TestServeHubProjector(t *testing.T) {
 func TestManagedProjector(t *testing.T) {
 	path := testmodels.Path(t, "stories260K.gguf")
 	proj := synthProjectorFile(t, t.TempDir())
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pst, err := os.Stat(proj)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stat(t, path)
+	pst := stat(t, proj)
 	c, _, err := parseServeFS(t, "--models-dir", "d")
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,26 @@ func troupeOK(t *testing.T, args ...string) string {
 	return out
 }
 
+// readFile is os.ReadFile, which must succeed.
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// stat is os.Stat, which must succeed.
+func stat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}
+
 // runOutput is troupe run's --output json.
 type runOutput struct {
 	PromptIDs []int32 `json:"prompt_ids"`
@@ -102,10 +122,7 @@ type refCase struct {
 }
 
 func readCase(t *testing.T, model string, i int) refCase {
-	raw, err := os.ReadFile(filepath.Join(refDir(t), model, fmt.Sprintf("case%d.json", i)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readFile(t, filepath.Join(refDir(t), model, fmt.Sprintf("case%d.json", i)))
 	var rc refCase
 	if err := json.Unmarshal(raw, &rc); err != nil {
 		t.Fatal(err)
@@ -152,10 +169,7 @@ var maxPerplexityDiff = map[string]float64{
 // TestPerplexity: within maxPerplexityDiff of llama-perplexity -c 128 on
 // stories.txt.
 func TestPerplexity(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(refDir(t), "perplexity.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readFile(t, filepath.Join(refDir(t), "perplexity.json"))
 	var ref map[string]struct {
 		Ctx int     `json:"ctx"`
 		PPL float64 `json:"ppl"`
@@ -207,14 +221,8 @@ func TestLogitsCommand(t *testing.T) {
 	if _, errOut, code := troupe(t, "logits", "-m", testmodels.Path(t, "stories260K.gguf"), "--ids", strings.Join(ids, ","), "-o", out); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(filepath.Join(refDir(t), "stories260K", "case0.logits"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readFile(t, out)
+	want := readFile(t, filepath.Join(refDir(t), "stories260K", "case0.logits"))
 	if len(got) != len(ids)*rc.NVocab*4 {
 		t.Fatalf("%d bytes, want %d rows of %d float32", len(got), len(ids), rc.NVocab)
 	}
@@ -235,10 +243,7 @@ func TestCLIErrors(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.gguf")
 	os.WriteFile(garbage, []byte("GGUF\x03\x00\x00\x00garbage"), 0o644)
-	real, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	real := readFile(t, testmodels.Path(t, "stories260K.gguf"))
 	truncated := filepath.Join(dir, "truncated.gguf")
 	os.WriteFile(truncated, real[:len(real)/2], 0o644)
 	text := filepath.Join(dir, "short.txt")

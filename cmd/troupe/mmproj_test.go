@@ -108,10 +108,7 @@ func TestRunImage(t *testing.T) {
 // lists vision.
 func TestServeImage(t *testing.T) {
 	stories, proj, pic := imageFixture(t)
-	data, err := os.ReadFile(pic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, pic)
 	b64 := base64.StdEncoding.EncodeToString(data)
 	_, url, _ := startServe(t, "-m", stories, "--mmproj", proj, "--temp", "0", "-c", "512", "-t", "1")
 	post := func(path, body string) (int, []byte) {

@@ -71,10 +71,7 @@ func TestPipelineCluster(t *testing.T) {
 	// Another model file (the same weights, one byte more at the end):
 	// refused as with --pipeline-head.
 	other := filepath.Join(t.TempDir(), "other.gguf")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, path)
 	if err := os.WriteFile(other, append(b, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}

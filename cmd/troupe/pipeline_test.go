@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -413,10 +412,7 @@ func TestPipelineResident(t *testing.T) {
 	if err != nil {
 		t.Fatalf("troupe synth: %v\n%s", err, out)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fi := stat(t, path)
 	req := []soakRequest{{"/v1/completions", map[string]any{"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}}}
 	url, alone, _ := serve(t, bin, nil, "-m", path)
 	runConcurrently(t, url, req)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -26,14 +25,8 @@ func runIDs(t *testing.T, args ...string) (prompt, ids []int32, stderr string) {
 // cached is a one-line error, and a cached hf:// file runs without it.
 func TestRunHub(t *testing.T) {
 	stories, proj, pic := imageFixture(t) // mmproj_test.go
-	model, err := os.ReadFile(stories)
-	if err != nil {
-		t.Fatal(err)
-	}
-	projData, err := os.ReadFile(proj)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := readFile(t, stories)
+	projData := readFile(t, proj)
 	h := hubtest.New(t,
 		hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{
 			{Name: "stories-Q4_K_M.gguf", Data: model, LFS: true},

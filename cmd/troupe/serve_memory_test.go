@@ -89,10 +89,7 @@ func TestServeModelsMemoryFlags(t *testing.T) {
 // device, the host tier for swap), plus its adapters.
 func TestMeasureManaged(t *testing.T) {
 	path := testmodels.Path(t, "stories260K.gguf")
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stat(t, path)
 	for _, args := range [][]string{{}, {"-c", "64", "--max-num-seqs", "3"}, {"--num-kv-blocks", "140", "--devices", "2"},
 		{"--preemption", "swap", "--swap-blocks", "24", "--block-size", "32"}} {
 		c, _, err := parseServeFS(t, append([]string{"--models-dir", "d"}, args...)...)
