@@ -45,18 +45,9 @@ func logitsCmd(args []string, stdout, stderr io.Writer) error {
 			return usageError{fmt.Sprintf("--ids: token %d outside the vocabulary (0..%d)", id, c.VocabSize-1)}
 		}
 	}
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(),
-		NumBlocks: (len(ids) + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize})
+	b, cache, err := oneSequence(c, ids, true)
 	if err != nil {
 		return err
-	}
-	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(ids), cache.BlockSize)
-	if err != nil {
-		return err
-	}
-	b := &model.Batch{BlockTables: [][]int32{table}}
-	for i, id := range ids {
-		b.Add(id, int32(i), 0, true)
 	}
 	logits := make([]float32, len(ids)*c.VocabSize)
 	if err := m.Forward(model.NewState(c, *threads), b, cache, logits); err != nil {
@@ -81,6 +72,26 @@ func logitsCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %d rows of %d logits to %s\n", len(ids), c.VocabSize, *outPath)
 	return nil
+}
+
+// oneSequence is a batch of ids, one sequence from position 0, and a KV
+// cache of its own for it; it keeps every row's logits with allRows, else
+// the last row's.
+func oneSequence(c *model.Config, ids []int32, allRows bool) (*model.Batch, *kv.Cache, error) {
+	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(),
+		NumBlocks: (len(ids) + kv.DefaultBlockSize - 1) / kv.DefaultBlockSize})
+	if err != nil {
+		return nil, nil, err
+	}
+	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(ids), cache.BlockSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := &model.Batch{BlockTables: [][]int32{table}}
+	for i, id := range ids {
+		b.Add(id, int32(i), 0, allRows || i == len(ids)-1)
+	}
+	return b, cache, nil
 }
 
 // openModel opens a model with its tokenizer.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -202,14 +201,8 @@ func BenchmarkModelSwitch(b *testing.B) {
 				if bc.complete {
 					route, body = "/v1/completions", `{"model":"`+name+`","prompt":"Once upon a time","max_tokens":1}`
 				}
-				resp, err := http.Post(ts.URL+route, "application/json", strings.NewReader(body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				msg, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					b.Fatalf("%s: %d %s", name, resp.StatusCode, msg)
+				if code, msg := post(b, ts.URL+route, body); code != 200 {
+					b.Fatalf("%s: %d %s", name, code, msg)
 				}
 			}
 			ask("a") // the first load is not a switch
