@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -160,7 +159,7 @@ func TestClusterServe(t *testing.T) {
 		}
 	}
 	victim := waitRequestOn(t, nodes) // placement decides which node runs requests
-	if err := nodes[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := nodes[victim].cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
