@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -159,7 +160,7 @@ func TestClusterServe(t *testing.T) {
 		}
 	}
 	victim := waitRequestOn(t, nodes) // placement decides which node runs requests
-	if err := nodes[victim].cmd.Process.Kill(); err != nil {
+	if err := nodes[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func imageFixture(t *testing.T) (stories, proj, pic string) {
 // textDim (stories260K's: 64) to path and returns it.
 func synthProjectorFile(t *testing.T, path string, textDim int) string {
 	t.Helper()
-	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", fmt.Sprint(textDim), "-o", path); code != 0 {
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", strconv.Itoa(textDim), "-o", path); code != 0 {
 		t.Fatalf("synth: exit %d: %s", code, errOut)
 	}
 	return path
