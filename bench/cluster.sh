@@ -21,7 +21,7 @@
 # output tokens/s, mean TTFT and E2E latency, failed requests. Needs jq.
 set -euo pipefail
 
-die() { echo "cluster.sh: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 (($# == 1)) || die "usage: $0 MODEL.gguf"
 model=$1
 command -v etcd >/dev/null || die "etcd not found (apt-get install etcd-server)"
@@ -34,19 +34,10 @@ CONCURRENCY=${CONCURRENCY:-16}
 INPUT_LEN=${INPUT_LEN:-64}
 OUTPUT_LEN=${OUTPUT_LEN:-32}
 THREADS=${THREADS:-2}
-root=$(cd "$(dirname "$0")/.." && pwd)
-if [[ -z "${TROUPE:-}" ]]; then
-	(cd "$root" && go build -o bin/troupe ./cmd/troupe)
-	TROUPE=$root/bin/troupe
-fi
+need_troupe "$root/bin"
 [[ $ENTRY == one || $ENTRY == all ]] || die "ENTRY=$ENTRY: want one or all"
 
 tmp=$(mktemp -d)
-pids=()
-stop_all() {
-	((${#pids[@]} == 0)) || { kill "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true; }
-	pids=()
-}
 
 etcd --data-dir "$tmp/etcd" --name b --listen-client-urls http://127.0.0.1:23790 \
 	--advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23800 \

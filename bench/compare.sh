@@ -19,7 +19,7 @@
 # batched test (llama-batched-bench's S t/s) with its ratio. Needs jq.
 set -euo pipefail
 
-die() { echo "compare.sh: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 [[ -n "${LLAMA_CPP:-}" ]] || die "set LLAMA_CPP to the directory of a llama.cpp build's binaries (llama-bench, llama-batched-bench)"
 for b in llama-bench llama-batched-bench; do
@@ -35,14 +35,10 @@ TG=${TG:-128}
 NPL=${NPL:-16}
 BPP=${BPP:-128}
 BTG=${BTG:-128}
-root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 log=$tmp/llama.log # llama.cpp's stderr (its output goes missing when stderr is /dev/null)
-if [[ -z "${TROUPE:-}" ]]; then
-	TROUPE=$tmp/troupe
-	(cd "$root" && go build -o "$TROUPE" ./cmd/troupe) || die "building troupe failed"
-fi
+need_troupe "$tmp"
 
 ratio() { jq -n --argjson a "$1" --argjson b "$2" 'if $b > 0 then ($a / $b * 100 | round / 100) else null end'; }
 fmt() { jq -n --argjson v "$1" '$v * 100 | round / 100'; }

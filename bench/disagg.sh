@@ -26,7 +26,7 @@
 # many requests the first member disaggregated. Needs jq.
 set -euo pipefail
 
-die() { echo "disagg.sh: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 (($# == 1)) || die "usage: $0 MODEL.gguf"
 model=$1
 command -v jq >/dev/null || die "jq is required"
@@ -34,18 +34,9 @@ SHORT_PROMPTS=${SHORT_PROMPTS:-24} SHORT_CONC=${SHORT_CONC:-4} SHORT_IN=${SHORT_
 LONG_PROMPTS=${LONG_PROMPTS:-6} LONG_CONC=${LONG_CONC:-1} LONG_IN=${LONG_IN:-384} LONG_OUT=${LONG_OUT:-4}
 THREADS=${THREADS:-1}
 DISAGG_TOKENS=${DISAGG_TOKENS:-256}
-root=$(cd "$(dirname "$0")/.." && pwd)
-if [[ -z "${TROUPE:-}" ]]; then
-	(cd "$root" && go build -o bin/troupe ./cmd/troupe)
-	TROUPE=$root/bin/troupe
-fi
+need_troupe "$root/bin"
 
 tmp=$(mktemp -d)
-pids=()
-stop_all() {
-	((${#pids[@]} == 0)) || { kill "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true; }
-	pids=()
-}
 trap 'stop_all; rm -rf "$tmp"' EXIT
 
 metric() { curl -s "$1/metrics" | awk -v m="$2" '!done && $1 ~ "^"m"({|$)" {print $2; done = 1}'; }

@@ -32,7 +32,7 @@
 # python3.
 set -euo pipefail
 
-die() { echo "mmap.sh: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 (($# > 0)) || die "usage: $0 MODEL.gguf [LIMIT...]"
 model=$1
@@ -54,7 +54,6 @@ TG=${TG:-128}
 REPS=${REPS:-1}
 NTOK=${NTOK:-32}
 REPACK=${REPACK:-auto}
-root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 cleanup() {
 	rmdir "$cgroot"/troupe-mmap-$$-* 2>/dev/null || true
@@ -62,10 +61,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-if [[ -z "${TROUPE:-}" ]]; then
-	TROUPE=$tmp/troupe
-	(cd "$root" && go build -o "$TROUPE" ./cmd/troupe) || die "building troupe failed"
-fi
+need_troupe "$tmp"
 
 bytes() { # 1.5G -> 1610612736
 	python3 -c 'import sys; s = sys.argv[1]; m = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}

@@ -46,7 +46,7 @@
 # no llama.cpp TTFT.
 set -euo pipefail
 
-die() { echo "vision.sh: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 [[ -n "${LLAMA_CPP:-}" ]] || die "set LLAMA_CPP to the directory of a llama.cpp build's binaries (llama-mtmd-cli)"
 [[ -x "$LLAMA_CPP/llama-mtmd-cli" ]] || die "$LLAMA_CPP/llama-mtmd-cli: not found or not executable"
@@ -56,14 +56,10 @@ command -v jq >/dev/null || die "jq is required"
 THREADS=${THREADS:-2}
 REPS=${REPS:-2}
 TTFT_REPS=${TTFT_REPS:-$REPS}
-root=$(cd "$(dirname "$0")/.." && pwd)
 MODELS=${MODELS:-${TROUPE_TEST_MODELS:-$root/../shared/models}}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [[ -z "${TROUPE:-}" ]]; then
-	TROUPE=$tmp/troupe
-	(cd "$root" && go build -o "$TROUPE" ./cmd/troupe) || die "building troupe failed"
-fi
+need_troupe "$tmp"
 text="Describe this image."
 # mtmd-cli's chatml rendering of one user turn with the image first, for troupe.
 prompt=$'<|im_start|>user\n<__media__>'"$text"$'<|im_end|>\n<|im_start|>assistant\n'

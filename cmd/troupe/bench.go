@@ -8,13 +8,24 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 
 	"github.com/troupe-llm/troupe/bench"
+	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/messages"
 )
+
+// benchUsage is troupe bench -h.
+const benchUsage = `usage: troupe bench model [flags]   (llama-bench: pp and tg tokens/s of the forward pass; -h for its flags)
+       troupe bench batched [flags] (llama-batched-bench's table; -h for its flags)
+       troupe bench serve [flags]   (vllm bench serve: load an OpenAI-compatible server; -h for its flags)
+       troupe bench embed [flags]   (embedding sentences/s at batch sizes; -h for its flags)
+       troupe bench spec [flags]    (speculative decoding: tokens/s with and without, acceptance; -h for its flags)
+       troupe bench vision [flags]  (an image's encoding time and the time to the first token with it; -h for its flags)
+`
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -34,15 +45,96 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	case "vision":
 		return benchVision(args[1:], stdout, stderr) // bench_vision.go
 	case "-h", "--help", "help":
-		fmt.Fprintln(stderr, "usage: troupe bench model [flags]   (llama-bench: pp and tg tokens/s of the forward pass; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench batched [flags] (llama-batched-bench's table; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench serve [flags]   (vllm bench serve: load an OpenAI-compatible server; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench embed [flags]   (embedding sentences/s at batch sizes; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench spec [flags]    (speculative decoding: tokens/s with and without, acceptance; -h for its flags)")
-		fmt.Fprintln(stderr, "       troupe bench vision [flags]  (an image's encoding time and the time to the first token with it; -h for its flags)")
+		fmt.Fprint(stderr, benchUsage)
 		return nil
 	}
 	return usageError{fmt.Sprintf("unknown benchmark %q: want model, batched, serve, embed, spec or vision", args[0])}
+}
+
+// benchModel is llama-bench: prefill and decode speed of the forward pass.
+func benchModel(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench model", stderr)
+	path := fs.String("m", "", "model: a GGUF file or a safetensors directory (required)")
+	p := fs.Int("p", 512, "pp test: prompt tokens processed as one batch (0: skip)")
+	n := fs.Int("n", 128, "tg test: tokens generated one at a time (0: skip)")
+	reps := fs.Int("r", 5, "repetitions of each test")
+	threads := fs.Int("t", 2, "threads of the forward pass")
+	output := outputFlag(fs, "text (llama-bench's markdown table; md is the same) or json")
+	profile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
+	kvType := kvCacheTypeFlag(fs)
+	repack := repackFlag(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	o := bench.ModelOptions{Prompt: *p, Gen: *n, Reps: *reps, Workers: *threads, Seed: 1, KVCache: *kvType}
+	switch {
+	case *path == "":
+		return usageError{"-m MODEL is required"}
+	case *output != "text" && *output != "md" && *output != "json":
+		return usageError{fmt.Sprintf("--output %q: want text (or md) or json", *output)}
+	}
+	if err := o.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	m, err := openModelWith(*path, *repack)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	noteRepack(stderr, m)
+	stopProfile, err := startProfile(*profile)
+	if err != nil {
+		return err
+	}
+	res, err := bench.Model(m, o)
+	kvBytes := bench.ModelKVBytes(m, o)
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	info := bench.DescribeModel(m)
+	backend := "CPU " + compute.HostISA().String()
+	peak := bench.PeakRSS()
+	if *output == "json" {
+		type row struct {
+			Model    string  `json:"model"`
+			Size     int64   `json:"size_bytes"`
+			Params   int64   `json:"params"`
+			Backend  string  `json:"backend"`
+			Threads  int     `json:"threads"`
+			Test     string  `json:"test"`
+			NPrompt  int     `json:"n_prompt"`
+			NGen     int     `json:"n_gen"`
+			AvgTS    float64 `json:"avg_ts"`
+			StddevTS float64 `json:"stddev_ts"`
+			PeakRSS  int64   `json:"peak_rss_bytes"`
+			TypeKV   string  `json:"type_kv"`
+			KVBytes  int64   `json:"kv_bytes"`
+		}
+		rows := make([]row, 0, len(res))
+		for _, r := range res {
+			rw := row{Model: info.Name, Size: info.Bytes, Params: info.Params, Backend: backend, Threads: *threads,
+				Test: r.Test, AvgTS: r.Mean(), StddevTS: r.Std(), PeakRSS: peak, TypeKV: o.KVCache.String(), KVBytes: kvBytes}
+			if r.Test[:2] == "pp" {
+				rw.NPrompt = r.Tokens
+			} else {
+				rw.NGen = r.Tokens
+			}
+			rows = append(rows, rw)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	fmt.Fprintln(stdout, "| model                          |       size |     params | backend         | threads |            test |                  t/s |")
+	fmt.Fprintln(stdout, "| ------------------------------ | ---------: | ---------: | --------------- | ------: | --------------: | -------------------: |")
+	for _, r := range res {
+		fmt.Fprintf(stdout, "| %-30s | %6.2f MiB | %10s | %-15s | %7d | %15s | %11.2f ± %6.2f |\n",
+			info.Name, float64(info.Bytes)/(1<<20), paramCount(info.Params), backend, *threads, r.Test, r.Mean(), r.Std())
+	}
+	fmt.Fprintf(stdout, "\npeak memory (VmHWM) %.1f MiB; KV cache %s, %.2f MiB; %s, %s/%s, %d repetitions after a warm-up\n",
+		float64(peak)/(1<<20), o.KVCache, float64(kvBytes)/(1<<20), runtime.Version(), runtime.GOOS, runtime.GOARCH, *reps)
+	return nil
 }
 
 func benchBatched(args []string, stdout, stderr io.Writer) error {
@@ -167,15 +259,22 @@ func writeBatchedRow(stdout io.Writer, r bench.BatchedRow) error {
 	return err
 }
 
+// overheadHeader is the notes under bench batched's table and the header
+// of its decode overhead table.
+const overheadHeader = `
+S_TG = B*(TG-1)/T_TG: the first token of each sequence comes from the prefill step
+(llama-batched-bench decodes TG steps after its prefill and counts B*TG).
+
+Decode steps on the device's clock, and their time outside the forward pass and sampling
+(batcher scheduling, messages, sequence actors, detokenization):
+|    B | steps |  step ms | forward ms | overhead ms | overhead % |
+|------|-------|----------|------------|-------------|------------|
+`
+
 // writeOverheadTable writes the notes under the table and the decode
 // overhead per batch size.
 func writeOverheadTable(stdout io.Writer, rows []bench.BatchedRow) error {
-	fmt.Fprintln(stdout, "\nS_TG = B*(TG-1)/T_TG: the first token of each sequence comes from the prefill step")
-	fmt.Fprintln(stdout, "(llama-batched-bench decodes TG steps after its prefill and counts B*TG).")
-	fmt.Fprintln(stdout, "\nDecode steps on the device's clock, and their time outside the forward pass and sampling")
-	fmt.Fprintln(stdout, "(batcher scheduling, messages, sequence actors, detokenization):")
-	fmt.Fprintln(stdout, "|    B | steps |  step ms | forward ms | overhead ms | overhead % |")
-	fmt.Fprintln(stdout, "|------|-------|----------|------------|-------------|------------|")
+	fmt.Fprint(stdout, overheadHeader)
 	for _, r := range rows {
 		fwd := r.DecodeForward.Seconds() * 1e3 / float64(max(r.DecodeSteps, 1))
 		if _, err := fmt.Fprintf(stdout, "| %4d | %5d | %8.3f | %10.3f | %11.3f | %9.1f%% |\n", r.B, r.DecodeSteps,

@@ -135,16 +135,7 @@ func TestClusterServe(t *testing.T) {
 	nodes := startCluster(t, bin, etcd, 3)
 
 	bodies := clusterServeBodies()
-	c := &soakClient{http: &http.Client{}}
-	want := make([]*choices, len(bodies))
-	for i, b := range bodies {
-		c.url = alone
-		got, err := c.do(context.Background(), b, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[i] = got
-	}
+	want := sequentially(t, alone, bodies)
 
 	type result struct {
 		node, body int
@@ -217,6 +208,21 @@ func TestClusterServe(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sequentially sends each request to url in turn, none streamed, and
+// returns each one's choices.
+func sequentially(t *testing.T, url string, reqs []soakRequest) []*choices {
+	t.Helper()
+	c := &soakClient{url: url, http: &http.Client{}}
+	out := make([]*choices, len(reqs))
+	for i, r := range reqs {
+		var err error
+		if out[i], err = c.do(context.Background(), r, false); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	return out
 }
 
 // clusterServeBodies is TestClusterServe's load: completions of 300

@@ -17,11 +17,7 @@ import (
 // output, with one line on stderr that says why. Without a failure it runs
 // on the emulator and says nothing.
 func TestDeviceAutoFallback(t *testing.T) {
-	env, err := cudaemu.Env()
-	if err != nil {
-		cudaemu.Unavailable(t, err)
-	}
-	bin := buildTroupe(t)
+	emulated := cudaTroupe(t)
 	stories := testmodels.Path(t, "stories260K.gguf")
 	args := []string{"run", "-m", stories, "-p", "Once upon a time", "-n", "12", "--temp", "0"}
 	want, errOut, code := troupe(t, append(args, "--device", "cpu")...)
@@ -36,26 +32,42 @@ func TestDeviceAutoFallback(t *testing.T) {
 		{"", ""}, // CUDA on the emulator
 	} {
 		t.Run("fail="+tc.fail, func(t *testing.T) {
-			cmd := exec.Command(bin, append(args, "--device", "auto")...)
-			cmd.Env = append(append(os.Environ(), env...), cudaemu.EnvFail+"="+tc.fail)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("%v; stderr:\n%s", err, stderr.String())
-			}
-			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			stdout, stderr := emulated(t, []string{cudaemu.EnvFail + "=" + tc.fail}, append(args, "--device", "auto")...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			if tc.fail == "" {
-				if stderr.Len() != 0 {
-					t.Errorf("stderr %q; want nothing (CUDA on the emulator)", stderr.String())
+				if stderr != "" {
+					t.Errorf("stderr %q; want nothing (CUDA on the emulator)", stderr)
 				}
 				return
 			}
 			if len(lines) != 1 || !strings.Contains(lines[0], "running on the CPU") || !strings.Contains(lines[0], tc.why) {
-				t.Errorf("stderr %q; want one line saying the CPU runs it because of %s", stderr.String(), tc.why)
+				t.Errorf("stderr %q; want one line saying the CPU runs it because of %s", stderr, tc.why)
 			}
-			if stdout.String() != want {
-				t.Errorf("output %q; the CPU's %q", stdout.String(), want)
+			if stdout != want {
+				t.Errorf("output %q; the CPU's %q", stdout, want)
 			}
 		})
+	}
+}
+
+// cudaTroupe builds troupe and returns a runner of it on the CUDA emulator
+// (the test skips where there is none) with extraEnv; the command must
+// exit 0.
+func cudaTroupe(t *testing.T) func(t *testing.T, extraEnv []string, args ...string) (stdout, stderr string) {
+	env, err := cudaemu.Env()
+	if err != nil {
+		cudaemu.Unavailable(t, err)
+	}
+	bin := buildTroupe(t)
+	return func(t *testing.T, extraEnv []string, args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(append(os.Environ(), env...), extraEnv...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v; stderr:\n%s", args, err, stderr.String())
+		}
+		return stdout.String(), stderr.String()
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,14 +47,7 @@ func TestDisaggServe(t *testing.T) {
 		}
 		bodies = append(bodies, soakRequest{"/v1/completions", body})
 	}
-	want := make([]*choices, len(bodies))
-	for i, b := range bodies {
-		got, err := (&soakClient{url: alone, http: &http.Client{}}).do(context.Background(), b, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[i] = got
-	}
+	want := sequentially(t, alone, bodies)
 	// startClusterWith waited until every node had every member's load
 	// (their roles); send until one request is disaggregated.
 	c := &soakClient{url: nodes[0].url, http: &http.Client{}}
@@ -68,20 +60,11 @@ func TestDisaggServe(t *testing.T) {
 		}
 	}
 	before := disagg()
-	var wg sync.WaitGroup
-	for i, b := range bodies {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang, not a slow machine
-			defer cancel()
-			got, err := (&soakClient{url: nodes[0].url, http: &http.Client{}}).do(ctx, b, i%2 == 0)
-			if err != nil || !equalChoices(got, want[i]) {
-				t.Errorf("request %d: %v, %v; alone %v", i, got, err, want[i])
-			}
-		}()
+	for i, got := range runConcurrently(t, nodes[0].url, bodies) {
+		if !equalChoices(got, want[i]) {
+			t.Errorf("request %d: %v; alone %v", i, got, want[i])
+		}
 	}
-	wg.Wait()
 	sent, _ := scrape(nodes[1].url, "troupe:cluster_kv_bytes_sent_total")
 	failed, _ := scrape(nodes[0].url, "troupe:cluster_kv_transfer_failed_total")
 	t.Logf("disaggregated %v of %d; K/V bytes sent by the prefill member %v; failed transfers %v", disagg()-before, len(bodies), sent, failed)

@@ -168,6 +168,18 @@ func startServe(t *testing.T, args ...string) (summaryLine, url string, stop fun
 	return "", "", nil
 }
 
+// post sends body as JSON to url and returns the answer's status and body.
+func post(t testing.TB, url, body string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
 // TestServeFirstRun: one summary line once serving; a built-in template by
 // name; chatml for a model without a template; serve's sampling flags as
 // request defaults.
@@ -180,21 +192,15 @@ func TestServeFirstRun(t *testing.T) {
 		t.Errorf("summary %q\ndoes not match %s", line, re)
 	}
 	chat := func(url string) (int, string) {
-		resp, err := http.Post(url+"/v1/chat/completions", "application/json",
-			strings.NewReader(`{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		code, b := post(t, url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8}`)
 		var r struct {
 			Choices []struct{ Message struct{ Content string } } `json:"choices"`
 		}
-		b, _ := io.ReadAll(resp.Body)
 		json.Unmarshal(b, &r)
 		if len(r.Choices) != 1 {
-			return resp.StatusCode, string(b)
+			return code, string(b)
 		}
-		return resp.StatusCode, r.Choices[0].Message.Content
+		return code, r.Choices[0].Message.Content
 	}
 	// stories260K has no template: chatml, and greedy (--temp 0), so two
 	// requests agree.
@@ -203,12 +209,7 @@ func TestServeFirstRun(t *testing.T) {
 		t.Errorf("chat with the fallback template and --temp 0: %d %q, then %q", code, a, b)
 	}
 	tok := func(url string) string {
-		resp, err := http.Post(url+"/tokenize", "application/json", strings.NewReader(`{"messages": [{"role": "user", "content": "Hi"}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		_, b := post(t, url+"/tokenize", `{"messages": [{"role": "user", "content": "Hi"}]}`)
 		return string(b)
 	}
 	chatml := tok(url)

@@ -2,51 +2,22 @@ package main
 
 import (
 	"encoding/base64"
-	"io"
-	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/hub/hubtest"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
-
-// synthProjectorFile writes a gemma3-tiny projector for stories260K (width
-// 64) into dir and returns its path.
-func synthProjectorFile(t *testing.T, dir string) string {
-	t.Helper()
-	proj := filepath.Join(dir, "mmproj.gguf")
-	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
-		t.Fatalf("synth: exit %d: %s", code, errOut)
-	}
-	return proj
-}
 
 // TestServeHubProjector: serve -m hf://OWNER/REPO/FILE.gguf fetches the
 // repository's F16 projector too (as llama-server's -hf does) and the
 // model takes images; with --no-mmproj it is text only (an image is the
 // usual 400); --mmproj with --no-mmproj is a usage error.
 func TestServeHubProjector(t *testing.T) {
-	model, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	proj, err := os.ReadFile(synthProjectorFile(t, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pic := filepath.Join(dir, "pic.png")
-	writePNG(t, pic, 30, 20)
-	data, err := os.ReadFile(pic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stories, projPath, pic := imageFixture(t) // mmproj_test.go
+	model, proj, data := readFile(t, stories), readFile(t, projPath), readFile(t, pic)
 	h := hubtest.New(t, hubtest.Repo{ID: "acme/seeing-GGUF", Files: []hubtest.File{
 		{Name: "stories260K.gguf", Data: model, LFS: true},
 		{Name: "mmproj-seeing-Q8_0.gguf", Data: []byte("not this one"), LFS: true},
@@ -71,14 +42,9 @@ func TestServeHubProjector(t *testing.T) {
 			model = nil
 		}
 		_, url, stop := startServe(t, slices.Concat(model, []string{"--cache-dir", cache, "-c", "256", "-t", "1"}, tc.args)...)
-		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(strings.Replace(body, "{", `{"model": "stories260K", `, 1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.body) {
-			t.Errorf("%v: an image gives %d %s, want %d with %s", tc.args, resp.StatusCode, b, tc.code, tc.body)
+		code, b := post(t, url+"/v1/chat/completions", strings.Replace(body, "{", `{"model": "stories260K", `, 1))
+		if code != tc.code || !strings.Contains(string(b), tc.body) {
+			t.Errorf("%v: an image gives %d %s, want %d with %s", tc.args, code, b, tc.code, tc.body)
 		}
 		stop()
 	}
@@ -96,16 +62,9 @@ func TestServeHubProjector(t *testing.T) {
 // subdirectory's, a pulled repository's) is loaded with it, so it takes
 // images, and its bytes count in the model's memory.
 func TestManagedProjector(t *testing.T) {
-	path := testmodels.Path(t, "stories260K.gguf")
-	proj := synthProjectorFile(t, t.TempDir())
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pst, err := os.Stat(proj)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, proj, _ := imageFixture(t)
+	st := stat(t, path)
+	pst := stat(t, proj)
 	c, _, err := parseServeFS(t, "--models-dir", "d")
 	if err != nil {
 		t.Fatal(err)

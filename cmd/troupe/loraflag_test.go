@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
@@ -57,51 +55,39 @@ func TestLoRAFlag(t *testing.T) {
 // adapter for another model is an error naming it.
 func TestRunLoRA(t *testing.T) {
 	path := testmodels.Path(t, "stories260K.gguf")
-	adapter := filepath.Join(t.TempDir(), "a.gguf")
-	bf, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	adapter := writeLoRA(t, path, synth.LoRAOptions{Rank: 8, Alpha: 16, Seed: 1})
+	args := []string{"-m", path, "-p", "Once upon a time", "-n", "8"}
+	base, _ := greedyRun(t, args...)
+	with, _ := greedyRun(t, append(args, "--lora", adapter+":0.75")...)
+	if slices.Equal(base.IDs, with.IDs) {
+		t.Errorf("--lora changed nothing: %v", with.IDs)
 	}
-	if _, err := synth.WriteLoRA(adapter, synth.LoRAOptions{Base: bf, Rank: 8, Alpha: 16, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	bf.Close()
-	run := func(extra ...string) (prompt, ids []int32) {
-		out, errOut, code := troupe(t, append([]string{"run", "-m", path, "-p", "Once upon a time", "-n", "8", "--temp", "0", "--output", "json"}, extra...)...)
-		if code != 0 {
-			t.Fatalf("run %q: exit %d: %s", extra, code, errOut)
-		}
-		var got struct {
-			PromptIDs []int32 `json:"prompt_ids"`
-			IDs       []int32 `json:"ids"`
-		}
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatalf("%v: %q", err, out)
-		}
-		return got.PromptIDs, got.IDs
-	}
-	prompt, base := run()
-	_, with := run("--lora", adapter+":0.75")
-	if slices.Equal(base, with) {
-		t.Errorf("--lora changed nothing: %v", with)
-	}
-	if first := firstGreedy(t, path, adapter, 0.75, prompt); with[0] != first {
-		t.Errorf("first token with --lora %d, the model's forward pass with the adapter %d", with[0], first)
+	if first := firstGreedy(t, path, adapter, 0.75, base.PromptIDs); with.IDs[0] != first {
+		t.Errorf("first token with --lora %d, the model's forward pass with the adapter %d", with.IDs[0], first)
 	}
 
-	other := filepath.Join(t.TempDir(), "other.gguf")
-	of, err := gguf.Open(testmodels.Path(t, "synthetic/synth-llama-tiny256-Q8_0.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer of.Close()
-	if _, err := synth.WriteLoRA(other, synth.LoRAOptions{Base: of, Rank: 4, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
+	other := writeLoRA(t, testmodels.Path(t, "synthetic/synth-llama-tiny256-Q8_0.gguf"), synth.LoRAOptions{Rank: 4, Seed: 1})
 	_, errOut, code := troupe(t, "run", "-m", path, "-p", "Once", "--lora", other)
 	if code != 1 || !strings.Contains(errOut, "bad adapter") || !strings.Contains(errOut, other) {
 		t.Errorf("an adapter for another model: exit %d, %q", code, errOut)
 	}
+}
+
+// writeLoRA writes a random adapter of o for the model at base into a new
+// temporary file and returns its path.
+func writeLoRA(t *testing.T, base string, o synth.LoRAOptions) string {
+	t.Helper()
+	f, err := gguf.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	o.Base = f
+	path := filepath.Join(t.TempDir(), "lora.gguf")
+	if _, err := synth.WriteLoRA(path, o); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // firstGreedy is the argmax of the last prompt row's logits with the
@@ -119,18 +105,11 @@ func firstGreedy(t *testing.T, path, adapter string, scale float32, prompt []int
 	}
 	defer a.Close()
 	c := &m.Config
-	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: (len(prompt) + 15) / 16})
+	b, cache, err := oneSequence(c, prompt, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	table, err := kv.NewPool(cache.NumBlocks).Grow(nil, len(prompt), cache.BlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &model.Batch{BlockTables: [][]int32{table}, LoRA: [][]lora.Scaled{{{Adapter: a, Scale: scale}}}}
-	for p, tok := range prompt {
-		b.Add(tok, int32(p), 0, p == len(prompt)-1)
-	}
+	b.LoRA = [][]lora.Scaled{{{Adapter: a, Scale: scale}}}
 	logits := make([]float32, c.VocabSize)
 	if err := m.Forward(model.NewState(c, 2), b, cache, logits); err != nil {
 		t.Fatal(err)

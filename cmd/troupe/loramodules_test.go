@@ -3,16 +3,12 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -73,33 +69,17 @@ func captureServe(t *testing.T, code *int, args ...string) (string, string) {
 // them; an adapter above --max-lora-rank stops the server at start.
 func TestServeLoRAModules(t *testing.T) {
 	model := testmodels.Path(t, "stories260K.gguf")
-	bf, err := gguf.Open(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	var paths []string
 	for i, rank := range []int{4, 8} {
-		p := filepath.Join(dir, []string{"a.gguf", "b.gguf"}[i])
-		if _, err := synth.WriteLoRA(p, synth.LoRAOptions{Base: bf, Rank: rank, Alpha: float32(4 * rank), Seed: uint64(i + 1)}); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		paths = append(paths, writeLoRA(t, model, synth.LoRAOptions{Rank: rank, Alpha: float32(4 * rank), Seed: uint64(i + 1)}))
 	}
-	bf.Close()
 	bin := buildTroupe(t)
 	url, _, logs := serve(t, bin, nil, "-m", model, "--enable-lora", "--lora-modules", "y="+paths[1], "x="+paths[0], "--max-lora-rank", "8")
 	complete := func(name, extra string) string {
-		resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(
-			`{"model":"`+name+`","prompt":"Once upon a time","max_tokens":12,"temperature":0`+extra+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		code, b := post(t, url+"/v1/completions", `{"model":"`+name+`","prompt":"Once upon a time","max_tokens":12,"temperature":0`+extra+`}`)
 		var out struct{ Choices []struct{ Text string } }
-		if resp.StatusCode != 200 || json.Unmarshal(b, &out) != nil || len(out.Choices) != 1 {
-			t.Fatalf("%s%s: %d %s\n%s", name, extra, resp.StatusCode, b, logs)
+		if code != 200 || json.Unmarshal(b, &out) != nil || len(out.Choices) != 1 {
+			t.Fatalf("%s%s: %d %s\n%s", name, extra, code, b, logs)
 		}
 		return out.Choices[0].Text
 	}

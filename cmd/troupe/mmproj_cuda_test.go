@@ -1,15 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/troupe-llm/troupe/internal/cudaemu"
 )
 
 // TestRunImageCUDA: troupe run --mmproj --image on --device cuda (the CUDA
@@ -17,31 +11,17 @@ import (
 // image encoder on the CPU, which stderr says once; the prompt is the CPU
 // device's, which says nothing of it.
 func TestRunImageCUDA(t *testing.T) {
-	env, err := cudaemu.Env()
-	if err != nil {
-		cudaemu.Unavailable(t, err)
-	}
-	bin := buildTroupe(t)
+	emulated := cudaTroupe(t) // device_test.go
 	stories, proj, pic := imageFixture(t)
-	type answer struct {
-		PromptIDs []int32 `json:"prompt_ids"`
-		IDs       []int32 `json:"ids"`
-	}
-	run := func(device string) (answer, string) {
+	run := func(device string) (runOutput, string) {
 		t.Helper()
-		cmd := exec.Command(bin, "run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "Look: <__media__> Once upon a time",
+		stdout, stderr := emulated(t, nil, "run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "Look: <__media__> Once upon a time",
 			"-n", "8", "--temp", "0", "--output", "json", "--device", device)
-		cmd.Env = append(os.Environ(), env...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("--device %s: %v; stderr:\n%s", device, err, stderr.String())
+		a := decodeRun(t, stdout)
+		if len(a.IDs) != 8 {
+			t.Fatalf("--device %s: %s", device, stdout)
 		}
-		var a answer
-		if err := json.Unmarshal(stdout.Bytes(), &a); err != nil || len(a.IDs) != 8 {
-			t.Fatalf("--device %s: %v: %s", device, err, stdout.String())
-		}
-		return a, stderr.String()
+		return a, stderr
 	}
 	onCPU, errCPU := run("cpu")
 	onGPU, errGPU := run("cuda")

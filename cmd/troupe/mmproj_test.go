@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,13 +23,20 @@ func imageFixture(t *testing.T) (stories, proj, pic string) {
 	t.Helper()
 	stories = testmodels.Path(t, "stories260K.gguf")
 	dir := t.TempDir()
-	proj = filepath.Join(dir, "mmproj.gguf")
-	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "64", "-o", proj); code != 0 {
-		t.Fatalf("synth: exit %d: %s", code, errOut)
-	}
+	proj = synthProjectorFile(t, filepath.Join(dir, "mmproj.gguf"), 64)
 	pic = filepath.Join(dir, "pic.png")
 	writePNG(t, pic, 30, 20)
 	return stories, proj, pic
+}
+
+// synthProjectorFile writes a gemma3-tiny projector of output width
+// textDim (stories260K's: 64) to path and returns it.
+func synthProjectorFile(t *testing.T, path string, textDim int) string {
+	t.Helper()
+	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", strconv.Itoa(textDim), "-o", path); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	return path
 }
 
 // writePNG writes a w×h PNG of a gradient to path.
@@ -57,18 +63,10 @@ func writePNG(t *testing.T, path string, w, h int) {
 func TestRunImage(t *testing.T) {
 	stories, proj, pic := imageFixture(t)
 	dir := filepath.Dir(pic)
-	args := []string{"run", "-m", stories, "--mmproj", proj, "--image", pic, "-p", "Look: <__media__> Once upon a time", "-n", "8", "--temp", "0", "--output", "json"}
-	type answer struct {
-		PromptIDs []int32 `json:"prompt_ids"`
-		IDs       []int32 `json:"ids"`
-	}
-	var first answer
+	args := []string{"-m", stories, "--mmproj", proj, "--image", pic, "-p", "Look: <__media__> Once upon a time", "-n", "8"}
+	var first runOutput
 	for i := range 2 {
-		stdout := troupeOK(t, args...)
-		var a answer
-		if err := json.Unmarshal([]byte(stdout), &a); err != nil {
-			t.Fatalf("%v: %s", err, stdout)
-		}
+		a, _ := greedyRun(t, args...)
 		if len(a.IDs) != 8 {
 			t.Errorf("%d tokens, want 8", len(a.IDs))
 		}
@@ -91,15 +89,12 @@ func TestRunImage(t *testing.T) {
 		}
 	}
 	// Text mode prints the answer.
-	stdout, errOut, code := troupe(t, args[:len(args)-2]...)
+	stdout, errOut, code := troupe(t, append(append([]string{"run"}, args...), "--temp", "0")...)
 	if code != 0 || strings.TrimSpace(stdout) == "" {
 		t.Errorf("text output: exit %d, stdout %q, stderr %s", code, stdout, errOut)
 	}
 
-	wide := filepath.Join(dir, "wide.gguf")
-	if _, errOut, code := troupe(t, "synth", "--projector", "gemma3-tiny", "--text-dim", "96", "-o", wide); code != 0 {
-		t.Fatalf("synth: exit %d: %s", code, errOut)
-	}
+	wide := synthProjectorFile(t, filepath.Join(dir, "wide.gguf"), 96)
 	notImage := filepath.Join(dir, "note.png")
 	os.WriteFile(notImage, []byte("not an image at all"), 0o644)
 	checkExits(t, []exitCase{
@@ -116,21 +111,9 @@ func TestRunImage(t *testing.T) {
 // lists vision.
 func TestServeImage(t *testing.T) {
 	stories, proj, pic := imageFixture(t)
-	data, err := os.ReadFile(pic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, pic)
 	b64 := base64.StdEncoding.EncodeToString(data)
 	_, url, _ := startServe(t, "-m", stories, "--mmproj", proj, "--temp", "0", "-c", "512", "-t", "1")
-	post := func(path, body string) (int, []byte) {
-		resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, b
-	}
 	openai := `{"max_tokens": 8, "messages": [{"role": "user", "content": [{"type": "text", "text": "Look:"},
 		{"type": "image_url", "image_url": {"url": "data:image/png;base64,` + b64 + `"}}]}]}`
 	ollama := `{"model": "stories260K", "stream": false, "options": {"num_predict": 8, "temperature": 0},
@@ -139,8 +122,8 @@ func TestServeImage(t *testing.T) {
 		{"/v1/chat/completions", openai, `"content"`},
 		{"/api/chat", ollama, `"message"`},
 	} {
-		code, a := post(tc.path, tc.body)
-		code2, b := post(tc.path, tc.body)
+		code, a := post(t, url+tc.path, tc.body)
+		code2, b := post(t, url+tc.path, tc.body)
 		if code != 200 || code2 != 200 || !strings.Contains(string(a), tc.text) {
 			t.Fatalf("%s: %d %s, then %d", tc.path, code, a, code2)
 		}
@@ -154,7 +137,7 @@ func TestServeImage(t *testing.T) {
 			t.Errorf("%s: greedy answers differ: %s then %s", tc.path, a, b)
 		}
 	}
-	if code, b := post("/api/show", `{"model": "stories260K"}`); code != 200 || !strings.Contains(string(b), `"vision"`) {
+	if code, b := post(t, url+"/api/show", `{"model": "stories260K"}`); code != 200 || !strings.Contains(string(b), `"vision"`) {
 		t.Errorf("/api/show: %d %s", code, b)
 	}
 }

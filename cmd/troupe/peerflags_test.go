@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -130,10 +129,7 @@ var readmePeerRowRE = regexp.MustCompile("(?m)^\\| ((?:`-[^`]+`(?:, )?)+) \\|")
 // TestReadmePeerFlags: README.md's table of peers' launch flags names
 // every peer flag serve knows, and only flags serve defines.
 func TestReadmePeerFlags(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, "../../README.md")
 	_, section, ok := strings.Cut(string(b), "### Peers' launch flags")
 	if !ok {
 		t.Fatal(`README.md has no "### Peers' launch flags" section`)

@@ -51,61 +51,32 @@ func (pc *pipelineCluster) args(i, stage, stages int) []string {
 func TestPipelineCluster(t *testing.T) {
 	bin := buildTroupe(t)
 	path := testmodels.Path(t, "stories260K.gguf")
-	kvFlags := []string{"-c", "512", "--num-kv-blocks", "40", "--max-num-seqs", "16"}
-	alone, _, _ := serve(t, bin, nil, append([]string{"-m", path}, kvFlags...)...)
-	reqs := soakRequests()
-	want := runConcurrently(t, alone, reqs)
+	reqs, want := soakAlone(t, bin, path, pipelineKV...)
 
 	pc := newPipelineCluster(t, 4) // member 3: the duplicate stage 1, started later
 	stages := []*stageProc{startStage(t, bin, path, pc.args(1, 1, 3)), startStage(t, bin, path, pc.args(2, 2, 3))}
-	url, _, _ := serve(t, bin, nil, append(append([]string{"-m", path, "--shutdown-grace", "1s"}, pc.args(0, 0, 3)...), kvFlags...)...)
+	url, _, _ := serve(t, bin, nil, append(append([]string{"-m", path, "--shutdown-grace", "1s"}, pc.args(0, 0, 3)...), pipelineKV...)...)
 	head := "127.0.0.1:" + strconv.Itoa(pc.adv[0])
 	for i, sp := range stages {
 		if l := waitJoined(t, sp, fmt.Sprintf("stage %d", i+1)); !strings.Contains(l, "at "+head) {
 			t.Errorf("stage %d: %q, want the head %s found in the cluster", i+1, l, head)
 		}
 	}
-	got := runConcurrently(t, url, reqs)
-	for i := range want {
-		if fmt.Sprint(got[i].text) != fmt.Sprint(want[i].text) || fmt.Sprint(got[i].finish) != fmt.Sprint(want[i].finish) {
-			t.Errorf("request %d:\n  pipeline %q %q\n  one node %q %q", i, got[i].text, got[i].finish, want[i].text, want[i].finish)
-		}
-	}
+	checkOneNodeText(t, runConcurrently(t, url, reqs), want)
 	checkPipelineViews(t, url, 3)
 
 	dup := startStage(t, bin, path, pc.args(3, 1, 3))
-	select {
-	case err := <-dup.exited:
-		if err == nil || !strings.Contains(dup.logs.String(), "stage 1 of 3 is already served by 127.0.0.1:"+strconv.Itoa(pc.adv[1])) {
-			t.Errorf("a second member for stage 1 exited with %v:\n%s", err, dup.logs.String())
-		}
-	case <-dup.joined:
-		t.Error("a second member for stage 1 joined")
-	case <-time.After(time.Minute):
-		t.Errorf("a second member for stage 1 neither joined nor exited in a minute:\n%s", dup.logs.String())
-	}
+	waitRefused(t, dup, "stage 1 of 3 is already served by 127.0.0.1:"+strconv.Itoa(pc.adv[1]), "a second member for stage 1")
 
 	// Another model file (the same weights, one byte more at the end):
 	// refused as with --pipeline-head.
 	other := filepath.Join(t.TempDir(), "other.gguf")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, path)
 	if err := os.WriteFile(other, append(b, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	foreign := startStage(t, bin, other, pc.args(3, 1, 3))
-	select {
-	case err := <-foreign.exited:
-		if err == nil || !strings.Contains(foreign.logs.String(), "it serves model sha256:") {
-			t.Errorf("a member of another model file exited with %v:\n%s", err, foreign.logs.String())
-		}
-	case <-foreign.joined:
-		t.Error("a member of another model file joined")
-	case <-time.After(time.Minute):
-		t.Errorf("a member of another model file neither joined nor exited in a minute:\n%s", foreign.logs.String())
-	}
+	waitRefused(t, foreign, "it serves model sha256:", "a member of another model file")
 
 	c := &soakClient{url: url, http: &http.Client{}}
 	req := soakRequest{"/v1/completions", map[string]any{"prompt": "Once upon a time, Lily and Tom", "max_tokens": 24, "ignore_eos": true, "temperature": 0}}
@@ -132,19 +103,7 @@ func TestPipelineCluster(t *testing.T) {
 	}
 	again := startStage(t, bin, path, pc.args(2, 2, 3))
 	waitJoined(t, again, "the restarted stage 2")
-	deadline := time.Now().Add(time.Minute)
-	for attempt := 1; ; attempt++ {
-		got, err := c.do(context.Background(), req, attempt%2 == 0)
-		if err == nil {
-			if fmt.Sprint(got.text) != fmt.Sprint(before.text) {
-				t.Errorf("after the rejoin: %q, before the loss: %q", got.text, before.text)
-			}
-			break
-		}
-		if time.Now().After(deadline) || attempt > 5 {
-			t.Fatalf("requests after the rejoin still fail (attempt %d): %v", attempt, err)
-		}
-	}
+	checkAfterRejoin(t, c, req, before)
 }
 
 // TestPipelineClusterFlags: --pipeline-head and the disaggregation flags
@@ -179,9 +138,7 @@ func TestPipelineClusterEtcd(t *testing.T) {
 	etcd := startEtcd(t)
 	bin := buildTroupe(t)
 	path := testmodels.Path(t, "stories260K.gguf")
-	alone, _, _ := serve(t, bin, nil, "-m", path)
-	reqs := soakRequests()
-	want := runConcurrently(t, alone, reqs)
+	reqs, want := soakAlone(t, bin, path)
 	ports := freePorts(t, 3)
 	args := func(i int) []string {
 		return []string{"--pipeline-stages", "3", "--pipeline-stage", strconv.Itoa(i), "--cluster", "pipe", "--provider", "etcd",
@@ -192,10 +149,5 @@ func TestPipelineClusterEtcd(t *testing.T) {
 	for i, sp := range stages {
 		waitJoined(t, sp, fmt.Sprintf("stage %d", i+1))
 	}
-	got := runConcurrently(t, url, reqs)
-	for i := range want {
-		if fmt.Sprint(got[i].text) != fmt.Sprint(want[i].text) || fmt.Sprint(got[i].finish) != fmt.Sprint(want[i].finish) {
-			t.Errorf("request %d:\n  pipeline %q %q\n  one node %q %q", i, got[i].text, got[i].finish, want[i].text, want[i].finish)
-		}
-	}
+	checkOneNodeText(t, runConcurrently(t, url, reqs), want)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -69,6 +68,22 @@ func waitJoined(t *testing.T, sp *stageProc, what string) string {
 	return ""
 }
 
+// waitRefused waits for sp, which the pipeline must refuse, to exit with
+// want in its logs (a minute: a hang, not a slow machine).
+func waitRefused(t *testing.T, sp *stageProc, want, what string) {
+	t.Helper()
+	select {
+	case err := <-sp.exited:
+		if err == nil || !strings.Contains(sp.logs.String(), want) {
+			t.Errorf("%s exited with %v:\n%s", what, err, sp.logs.String())
+		}
+	case <-sp.joined:
+		t.Errorf("%s joined", what)
+	case <-time.After(time.Minute):
+		t.Errorf("%s neither joined nor exited in a minute:\n%s", what, sp.logs.String())
+	}
+}
+
 // lockedBuilder is a strings.Builder that the exec package's copying
 // goroutine writes while a test reads it.
 type lockedBuilder struct {
@@ -117,9 +132,11 @@ func runConcurrently(t *testing.T, url string, reqs []soakRequest) []*choices {
 	c := &soakClient{url: url, http: &http.Client{}}
 	out := make([]*choices, len(reqs))
 	errs := make([]error, len(reqs))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang, not a slow machine
+	defer cancel()
 	var wg sync.WaitGroup
 	for i, r := range reqs {
-		wg.Go(func() { out[i], errs[i] = c.do(context.Background(), r, i%2 == 0) })
+		wg.Go(func() { out[i], errs[i] = c.do(ctx, r, i%2 == 0) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -130,6 +147,31 @@ func runConcurrently(t *testing.T, url string, reqs []soakRequest) []*choices {
 	return out
 }
 
+// pipelineKV is the pipeline tests' KV cache: small enough to preempt.
+var pipelineKV = []string{"-c", "512", "--num-kv-blocks", "40", "--max-num-seqs", "16"}
+
+// soakAlone serves the model at path on one node with flags and returns
+// the soak mix and its answers there, sent all at once.
+func soakAlone(t *testing.T, bin, path string, flags ...string) (reqs []soakRequest, want []*choices) {
+	t.Helper()
+	alone, cmd, _ := serve(t, bin, nil, append([]string{"-m", path}, flags...)...)
+	reqs = soakRequests()
+	want = runConcurrently(t, alone, reqs)
+	t.Logf("one node: resident %d KiB", rssOf(cmd.Process.Pid)>>10)
+	return reqs, want
+}
+
+// checkOneNodeText checks that each request's choices have the text and
+// finish reasons one node gives.
+func checkOneNodeText(t *testing.T, got, want []*choices) {
+	t.Helper()
+	for i := range want {
+		if fmt.Sprint(got[i].text) != fmt.Sprint(want[i].text) || fmt.Sprint(got[i].finish) != fmt.Sprint(want[i].finish) {
+			t.Errorf("request %d:\n  pipeline %q %q\n  one node %q %q", i, got[i].text, got[i].finish, want[i].text, want[i].finish)
+		}
+	}
+}
+
 // TestPipelineServe runs stories260K split into 2 and 3 stages over member
 // processes on 127.0.0.1 and sends the soak mix (18 concurrent requests:
 // greedy and seeded sampling, several choices, long shared prompts) with a
@@ -138,20 +180,11 @@ func runConcurrently(t *testing.T, url string, reqs []soakRequest) []*choices {
 func TestPipelineServe(t *testing.T) {
 	bin := buildTroupe(t)
 	path := testmodels.Path(t, "stories260K.gguf")
-	kvFlags := []string{"-c", "512", "--num-kv-blocks", "40", "--max-num-seqs", "16"}
-	alone, aloneCmd, _ := serve(t, bin, nil, append([]string{"-m", path}, kvFlags...)...)
-	reqs := soakRequests()
-	want := runConcurrently(t, alone, reqs)
-	t.Logf("one node: resident %d KiB", rssOf(aloneCmd.Process.Pid)>>10)
+	reqs, want := soakAlone(t, bin, path, pipelineKV...)
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprintf("stages%d", n), func(t *testing.T) {
-			url, head, stages, _ := startPipelineProcs(t, bin, path, n, kvFlags...)
-			got := runConcurrently(t, url, reqs)
-			for i := range want {
-				if fmt.Sprint(got[i].text) != fmt.Sprint(want[i].text) || fmt.Sprint(got[i].finish) != fmt.Sprint(want[i].finish) {
-					t.Errorf("request %d:\n  pipeline %q %q\n  one node %q %q", i, got[i].text, got[i].finish, want[i].text, want[i].finish)
-				}
-			}
+			url, head, stages, _ := startPipelineProcs(t, bin, path, n, pipelineKV...)
+			checkOneNodeText(t, runConcurrently(t, url, reqs), want)
 			checkPipelineViews(t, url, n)
 			pre, err := scrape(url, `troupe:num_preemptions_total{model_name="stories260K"}`)
 			t.Logf("%d stages: %v preemptions (%v); resident: head %d KiB", n, pre, err, rssOf(head.Process.Pid)>>10)
@@ -303,31 +336,33 @@ func TestPipelineStageRejoin(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "pipeline stage 2") {
 		t.Fatalf("a request while stage 2 is gone: %v, want its error", err)
 	}
-	sp := startStageProc(t, bin, path, 2, 3, headAddr, addr)
-	select {
-	case <-sp.joined:
-	case err := <-sp.exited:
-		t.Fatalf("the restarted stage 2 exited (%v):\n%s", err, sp.logs.String())
-	case <-time.After(time.Minute):
-		t.Fatalf("the restarted stage 2 did not join in a minute:\n%s", sp.logs.String())
+	waitJoined(t, startStageProc(t, bin, path, 2, 3, headAddr, addr), "the restarted stage 2")
+	checkAfterRejoin(t, c, req, want)
+	m, err := scrape(url, `troupe:pipeline_rejoins_total{model_name="stories260K",stage="2"}`)
+	if err != nil || m != 1 {
+		t.Errorf("troupe:pipeline_rejoins_total of stage 2: %v (%v), want 1", m, err)
 	}
+}
+
+// checkAfterRejoin sends req until it works again after a lost stage has
+// rejoined (a minute and five tries: a request whose prompt hit a prefix
+// cached before the loss is refused once), then checks it gives the text
+// it gave before the loss.
+func checkAfterRejoin(t *testing.T, c *soakClient, req soakRequest, before *choices) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for attempt := 1; ; attempt++ {
 		got, err := c.do(context.Background(), req, attempt%2 == 0)
 		if err == nil {
-			if fmt.Sprint(got.text) != fmt.Sprint(want.text) {
-				t.Errorf("after the rejoin: %q, before the loss: %q", got.text, want.text)
+			if fmt.Sprint(got.text) != fmt.Sprint(before.text) {
+				t.Errorf("after the rejoin: %q, before the loss: %q", got.text, before.text)
 			}
 			t.Logf("the request worked again at attempt %d", attempt)
-			break
+			return
 		}
 		if time.Now().After(deadline) || attempt > 5 {
 			t.Fatalf("requests after the rejoin still fail (attempt %d): %v", attempt, err)
 		}
-	}
-	m, err := scrape(url, `troupe:pipeline_rejoins_total{model_name="stories260K",stage="2"}`)
-	if err != nil || m != 1 {
-		t.Errorf("troupe:pipeline_rejoins_total of stage 2: %v (%v), want 1", m, err)
 	}
 }
 
@@ -361,16 +396,7 @@ func TestPipelineBadSetup(t *testing.T) {
 	}
 	_, _, _, headAddr := startPipelineProcs(t, bin, path, 2)
 	dup := startStageProc(t, bin, path, 1, 2, headAddr, "127.0.0.1:"+strconv.Itoa(freePorts(t, 1)[0]))
-	select {
-	case err := <-dup.exited:
-		if err == nil || !strings.Contains(dup.logs.String(), "stage 1 of 2 is already served by") {
-			t.Errorf("a second member for stage 1 exited with %v:\n%s", err, dup.logs.String())
-		}
-	case <-dup.joined:
-		t.Error("a second member for stage 1 joined")
-	case <-time.After(time.Minute):
-		t.Errorf("a second member for stage 1 neither joined nor exited in a minute:\n%s", dup.logs.String())
-	}
+	waitRefused(t, dup, "stage 1 of 2 is already served by", "a second member for stage 1")
 }
 
 // TestPipelineResident measures each member's resident memory with a
@@ -386,10 +412,7 @@ func TestPipelineResident(t *testing.T) {
 	if err != nil {
 		t.Fatalf("troupe synth: %v\n%s", err, out)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fi := stat(t, path)
 	req := []soakRequest{{"/v1/completions", map[string]any{"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}}}
 	url, alone, _ := serve(t, bin, nil, "-m", path)
 	runConcurrently(t, url, req)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,10 +11,7 @@ import (
 // (tokens starting with -) in the backquoted list after "`command` flags:".
 func readmeFlags(t *testing.T, command string) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, "../../README.md")
 	marker := "`" + command + "` flags: `"
 	_, rest, ok := strings.Cut(string(b), marker)
 	if !ok {

@@ -12,12 +12,7 @@ import (
 // bench model says when weights are read in place.
 func TestRepackFlag(t *testing.T) {
 	tiny := testmodels.Path(t, "synthetic/synth-llama-tiny256-Q4_K_M.gguf")
-	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		msg  string
-	}{
+	for _, tc := range []exitCase{
 		{"run bad mode", []string{"run", "-m", tiny, "-p", "x", "--repack", "some"}, 2, `invalid value "some" for flag --repack`},
 		{"serve bad mode", []string{"serve", "-m", tiny, "--repack", ""}, 2, "-repack"},
 		{"bench model bad mode", []string{"bench", "model", "-m", tiny, "--repack", "experts"}, 2, "want auto, all, dense or none"},

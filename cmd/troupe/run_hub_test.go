@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,17 +12,7 @@ import (
 // 0, and returns its prompt and generated ids and its stderr.
 func runIDs(t *testing.T, args ...string) (prompt, ids []int32, stderr string) {
 	t.Helper()
-	out, errOut, code := troupe(t, append(append([]string{"run"}, args...), "-n", "8", "--temp", "0", "-t", "1", "--output", "json")...)
-	if code != 0 {
-		t.Fatalf("run %v: exit %d: %s", args, code, errOut)
-	}
-	var a struct {
-		PromptIDs []int32 `json:"prompt_ids"`
-		IDs       []int32 `json:"ids"`
-	}
-	if err := json.Unmarshal([]byte(out), &a); err != nil {
-		t.Fatalf("run %v: %v: %s", args, err, out)
-	}
+	a, errOut := greedyRun(t, append(args, "-n", "8", "-t", "1")...)
 	return a.PromptIDs, a.IDs, errOut
 }
 
@@ -37,14 +25,8 @@ func runIDs(t *testing.T, args ...string) (prompt, ids []int32, stderr string) {
 // cached is a one-line error, and a cached hf:// file runs without it.
 func TestRunHub(t *testing.T) {
 	stories, proj, pic := imageFixture(t) // mmproj_test.go
-	model, err := os.ReadFile(stories)
-	if err != nil {
-		t.Fatal(err)
-	}
-	projData, err := os.ReadFile(proj)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := readFile(t, stories)
+	projData := readFile(t, proj)
 	h := hubtest.New(t,
 		hubtest.Repo{ID: "acme/stories-GGUF", Files: []hubtest.File{
 			{Name: "stories-Q4_K_M.gguf", Data: model, LFS: true},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -89,10 +88,7 @@ func TestServeModelsMemoryFlags(t *testing.T) {
 // device, the host tier for swap), plus its adapters.
 func TestMeasureManaged(t *testing.T) {
 	path := testmodels.Path(t, "stories260K.gguf")
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stat(t, path)
 	for _, args := range [][]string{{}, {"-c", "64", "--max-num-seqs", "3"}, {"--num-kv-blocks", "140", "--devices", "2"},
 		{"--preemption", "swap", "--swap-blocks", "24", "--block-size", "32"}} {
 		c, _, err := parseServeFS(t, append([]string{"--models-dir", "d"}, args...)...)
@@ -205,14 +201,8 @@ func BenchmarkModelSwitch(b *testing.B) {
 				if bc.complete {
 					route, body = "/v1/completions", `{"model":"`+name+`","prompt":"Once upon a time","max_tokens":1}`
 				}
-				resp, err := http.Post(ts.URL+route, "application/json", strings.NewReader(body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				msg, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					b.Fatalf("%s: %d %s", name, resp.StatusCode, msg)
+				if code, msg := post(b, ts.URL+route, body); code != 200 {
+					b.Fatalf("%s: %d %s", name, code, msg)
 				}
 			}
 			ask("a") // the first load is not a switch

@@ -261,10 +261,7 @@ func TestShutdownCancels(t *testing.T) {
 // into the cache, then served from the cache.
 func TestServeHF(t *testing.T) {
 	bin := buildTroupe(t)
-	data, err := os.ReadFile(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, testmodels.Path(t, "stories260K.gguf"))
 	h := hubtest.New(t, hubtest.Repo{ID: "karpathy/stories", Files: []hubtest.File{{Name: "stories260K.gguf", Data: data, LFS: true}}})
 	env := []string{"HF_ENDPOINT=" + h.URL, "TROUPE_CACHE=" + t.TempDir()}
 	for round := range 2 {

@@ -76,12 +76,21 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func fileTypeNames() string {
-	names := make([]string, len(synth.FileTypes))
-	for i, f := range synth.FileTypes {
-		names[i] = f.Name
+// joinNames joins the names of synth's file types or projector shapes.
+func joinNames[T any](list []T, name func(T) string) string {
+	names := make([]string, len(list))
+	for i, x := range list {
+		names[i] = name(x)
 	}
 	return strings.Join(names, ", ")
+}
+
+func fileTypeNames() string {
+	return joinNames(synth.FileTypes, func(f synth.FileType) string { return f.Name })
+}
+
+func projectorShapeNames() string {
+	return joinNames(synth.ProjectorShapes, func(s synth.ProjectorShape) string { return s.Name })
 }
 
 // synthLoRA writes a random adapter for the model at base to out.
@@ -103,14 +112,6 @@ func synthLoRA(base, out string, rank int, alpha float32, seed uint64, stdout io
 	}
 	fmt.Fprintf(stdout, "wrote %s: a rank-%d LoRA adapter of %d weights for %s\n", out, rank, n, base)
 	return nil
-}
-
-func projectorShapeNames() string {
-	names := make([]string, len(synth.ProjectorShapes))
-	for i, s := range synth.ProjectorShapes {
-		names[i] = s.Name
-	}
-	return strings.Join(names, ", ")
 }
 
 // synthProjector writes a random projector of the named shape to out.

@@ -11,8 +11,7 @@ import (
 // TestSynthProjector: troupe synth --projector writes an mmproj file that
 // model/vision opens, of the asked output width; bad flags exit 2.
 func TestSynthProjector(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "mmproj.gguf")
+	out := filepath.Join(t.TempDir(), "mmproj.gguf")
 	stdout := troupeOK(t, "synth", "--projector", "idefics3-tiny", "--text-dim", "96", "-o", out)
 	if !strings.Contains(stdout, "idefics3-tiny") {
 		t.Errorf("stdout %q", stdout)
