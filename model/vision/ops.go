@@ -48,10 +48,8 @@ func layerNorm(dst, x, w, b []float32, eps float32) {
 
 // gelu is ggml_vec_gelu_f32 with GGML_GELU_FP16 (0 at or below −10, the
 // identity at or above 10, else ggml's half table at x rounded to half):
-// compute.GeGLU's gelu of the gate, times ones.
-func gelu(x, ones []float32) {
-	compute.GeGLU(x, x, ones[:len(x)])
-}
+// compute.Gelu (compute.GeGLU's gelu of the gate, times ones, bit for bit).
+func gelu(x []float32) { compute.Gelu(x) }
 
 // softmax is ggml_soft_max_ext without a mask: compute.SoftMax (x·scale,
 // e^(x−max) summed as ggml_vec_soft_max_f32 sums them on x86-64 with AVX2,
