@@ -128,13 +128,16 @@ func pack(dst, x []float32, d, rows, cols int, transposed bool) {
 	for j := 0; j < cols; j += panel {
 		w := min(panel, cols-j)
 		pd := dst[j*rows : (j+w)*rows]
-		for c := range w {
+		if !transposed {
 			for p := range rows {
-				if transposed {
-					pd[p*w+c] = x[(j+c)*d+p]
-				} else {
-					pd[p*w+c] = x[p*d+j+c]
-				}
+				copy(pd[p*w:(p+1)*w], x[p*d+j:])
+			}
+			continue
+		}
+		for c := range w {
+			src := x[(j+c)*d : (j+c)*d+rows]
+			for p, v := range src {
+				pd[p*w+c] = v
 			}
 		}
 	}
