@@ -5,8 +5,10 @@ package compute
 // c[i][j] one fused multiply-add after another over p = 0..k−1 from +0,
 // whatever the CPU, the block of rows or columns a call takes: the
 // assembly (gemm_amd64.s) does gemmGo's arithmetic on register tiles of
-// 6 rows by 16 columns. It is attention's K·Qᵀ and weights·V, whose
-// operands are activations (model/vision).
+// 6 rows by 16 (or 8) columns, the last n mod 8 columns in Go. It is
+// attention's K·Qᵀ and weights·V, whose operands are activations
+// (model/vision): B is best packed in panels of 16 columns (ldb 16), read
+// row after row.
 func GemmNN(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int) {
 	if m <= 0 || n <= 0 {
 		return
