@@ -9,55 +9,37 @@ import (
 )
 
 // attention is clip.cpp's build_attn without flash attention, head by
-// head: K·Qᵀ and the weights' product with V as F32 matrix products, a
-// softmax between. The heads are shared out over mm's crew, each worker
-// claiming the next head and running it alone on its own scratch and its
-// own one-worker MatMuler: one dispatch per layer rather than three per
-// head (and per window), and a head's products stay in its worker's cache.
-// A float product's bits do not depend on the workers or the rows a call
-// takes (compute's float kernels), so the split changes no value. Each
-// worker's scratch is sized for n rows of head_dim values; queries go in
-// blocks of at most attnBlock rows so the scores of a large image stay
-// bounded.
+// head: K·Qᵀ and the weights' product with V as compute.GemmNN products
+// (each output one fused multiply-add after another over its sum, not
+// ggml's order: within the parity bounds), a softmax between. The heads
+// are shared out over mm's crew, each worker claiming the next head and
+// running it alone on its own scratch: one dispatch per layer, and a
+// head's products stay in its worker's cache. GemmNN's bits do not depend
+// on the rows a call takes, so the split changes no value. Queries go in
+// blocks of attnBlock rows, so that a block's scores stay in the L2 cache
+// between the products.
 type attention struct {
 	n, hd int
-	hdp   int // head_dim rounded up to 16: run's query and key rows, zero padded
-	block int // query rows scored at once
 	ws    []*attnWorker
 }
 
 // attnWorker is one worker's scratch.
 type attnWorker struct {
-	mm  *compute.MatMuler // one worker: runs on the calling goroutine
-	qh  []float32         // (n, hdp): one head's queries
-	kh  []float32         // (n, hdp): its keys
-	vt  []float32         // (head_dim, n): its values, transposed
-	kq  []float32         // (block, n): scores, then weights
-	kqv []float32         // (block, head_dim)
+	qh []float32 // (n, head_dim): one head's queries
+	kp []float32 // its keys, transposed, in panels (pack)
+	vp []float32 // its values in panels
+	kq []float32 // (attnBlock, n): scores, then weights
 }
 
-// attnBlock is the most query rows scored at once (for images of more
-// than twice as many patches; smaller ones are scored in one product).
-const attnBlock = 512
+// attnBlock is the most query rows scored at once.
+const attnBlock = 48
 
-func newAttention(n, hd int) *attention {
-	block := n
-	if n > 2*attnBlock {
-		block = attnBlock
-	}
-	// A head_dim that is no multiple of 16 (Gemma 3's 72) would leave
-	// K·Qᵀ's float kernel a tail it sums element by element in Go; zeros
-	// pad it instead (another summation order, within the parity bounds).
-	hdp := (hd + 15) / 16 * 16
-	return &attention{n: n, hd: hd, hdp: hdp, block: block}
-}
+func newAttention(n, hd int) *attention { return &attention{n: n, hd: hd} }
 
 // worker returns worker wi's scratch, made on first use.
 func (a *attention) worker(wi int) *attnWorker {
 	for len(a.ws) <= wi {
-		n, hdp := a.n, a.hdp
-		a.ws = append(a.ws, &attnWorker{mm: compute.NewMatMuler(1), qh: make([]float32, n*hdp), kh: make([]float32, n*hdp),
-			vt: make([]float32, a.hd*n), kq: make([]float32, a.block*n), kqv: make([]float32, a.block*a.hd)})
+		a.ws = append(a.ws, &attnWorker{qh: make([]float32, a.n*a.hd), kp: make([]float32, a.hd*a.n), vp: make([]float32, a.n*a.hd), kq: make([]float32, attnBlock*a.n)})
 	}
 	return a.ws[wi]
 }
@@ -80,7 +62,6 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 		a.worker(wi)
 	}
 	var next atomic.Int32
-	errs := make([]error, workers)
 	mm.Parallel(workers, func(wi int) {
 		w := a.ws[wi]
 		for {
@@ -88,66 +69,85 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 			if h >= heads {
 				return
 			}
-			var err error
 			if win != nil {
-				err = a.windows(w, out, q, k, v, heads, h, win)
+				a.windows(w, out, q, k, v, heads, h, win)
 			} else {
-				err = a.head(w, out, q, k, v, heads, h)
-			}
-			if err != nil {
-				errs[wi] = err
-				return
+				a.head(w, out, q, k, v, heads, h)
 			}
 		}
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
 // head is run's head h over all rows, on worker w.
-func (a *attention) head(w *attnWorker, out, q, k, v []float32, heads, h int) error {
-	n, hd, hdp := a.n, a.hd, a.hdp
-	d := heads * hd
-	scale := 1 / float32(math.Sqrt(float64(hd)))
-	for t := range n {
-		copy(w.qh[t*hdp:t*hdp+hd], q[t*d+h*hd:])
-		copy(w.kh[t*hdp:t*hdp+hd], k[t*d+h*hd:])
-		for i := range hd {
-			w.vt[i*n+t] = v[t*d+h*hd+i]
-		}
-	}
-	for t0 := 0; t0 < n; t0 += a.block {
-		rows := min(a.block, n-t0)
-		kq := w.kq[:rows*n]
-		// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
-		if err := w.mm.MatMul(kq, w.qh[t0*hdp:(t0+rows)*hdp], rows, f32Matrix(w.kh, hdp, n)); err != nil {
-			return err
-		}
-		for r := range rows {
-			softmax(kq[r*n:(r+1)*n], scale)
-		}
-		kqv := w.kqv[:rows*hd]
-		if err := w.mm.MatMul(kqv, kq, rows, f32Matrix(w.vt, n, hd)); err != nil {
-			return err
-		}
-		for r := range rows {
-			copy(out[(t0+r)*d+h*hd:(t0+r)*d+(h+1)*hd], kqv[r*hd:(r+1)*hd])
-		}
-	}
-	return nil
+func (a *attention) head(w *attnWorker, out, q, k, v []float32, heads, h int) {
+	a.span(w, out, q, k, v, heads*a.hd, h, 0, a.n)
 }
 
-// checkWindows checks that win's windows are runs of consecutive rows
-// that fit the scratch.
+// span is head h of rows [lo, hi) attending to those rows, on worker w;
+// each row holds d values.
+func (a *attention) span(w *attnWorker, out, q, k, v []float32, d, h, lo, hi int) {
+	hd, m := a.hd, hi-lo
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	qh, kp, vp := w.qh[:m*hd], w.kp[:hd*m], w.vp[:m*hd]
+	for t := range m {
+		r := (lo+t)*d + h*hd
+		copy(qh[t*hd:(t+1)*hd], q[r:r+hd])
+	}
+	// Kᵀ (hd, m) and V (m, hd) as panels of panel columns: GemmNN then
+	// reads a panel's rows one after the other.
+	pack(kp, k[lo*d+h*hd:], d, hd, m, true)
+	pack(vp, v[lo*d+h*hd:], d, m, hd, false)
+	for t0 := 0; t0 < m; t0 += attnBlock {
+		rows := min(attnBlock, m-t0)
+		kq := w.kq[:rows*m]
+		// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
+		for j := 0; j < m; j += panel {
+			pw := min(panel, m-j)
+			compute.GemmNN(kq[j:], m, qh[t0*hd:], hd, kp[j*hd:], pw, rows, hd, pw)
+		}
+		for r := range rows {
+			softmax(kq[r*m:(r+1)*m], scale)
+		}
+		o := out[(lo+t0)*d+h*hd:]
+		for c := 0; c < hd; c += panel {
+			pw := min(panel, hd-c)
+			compute.GemmNN(o[c:], d, kq, m, vp[c*m:], pw, rows, m, pw)
+		}
+	}
+}
+
+// panel is the columns of a packed matrix's panels: GemmNN's widest tile.
+const panel = 16
+
+// pack writes the rows×cols matrix B (transposed: x holds its columns as
+// rows, d apart; else its rows, d apart) into dst as panels of panel
+// columns (the last one narrower), each panel's rows after one another:
+// the panel of columns [j, j+w) holds B[p][j+c] at dst[j·rows+p·w+c].
+func pack(dst, x []float32, d, rows, cols int, transposed bool) {
+	for j := 0; j < cols; j += panel {
+		w := min(panel, cols-j)
+		pd := dst[j*rows : (j+w)*rows]
+		if !transposed {
+			for p := range rows {
+				copy(pd[p*w:(p+1)*w], x[p*d+j:])
+			}
+			continue
+		}
+		for c := range w {
+			src := x[(j+c)*d : (j+c)*d+rows]
+			for p, v := range src {
+				pd[p*w+c] = v
+			}
+		}
+	}
+}
+
+// checkWindows checks that win's windows are runs of consecutive rows.
 func (a *attention) checkWindows(win [][2]int) error {
 	for lo := 0; lo < a.n; {
 		hi := win[lo][1]
-		m := hi - lo
-		if win[lo][0] != lo || m < 1 || hi > a.n || m*m > a.block*a.n || m*a.hd > a.block*a.hd {
+		if win[lo][0] != lo || hi <= lo || hi > a.n {
 			return fmt.Errorf("attention window [%d, %d) at row %d", win[lo][0], hi, lo)
 		}
 		lo = hi
@@ -157,35 +157,8 @@ func (a *attention) checkWindows(win [][2]int) error {
 
 // windows is head h of run with windows, on worker w: each window's rows
 // attend to its own.
-func (a *attention) windows(w *attnWorker, out, q, k, v []float32, heads, h int, win [][2]int) error {
-	hd := a.hd
-	d := heads * hd
-	scale := 1 / float32(math.Sqrt(float64(hd)))
-	for lo := 0; lo < a.n; {
-		hi := win[lo][1]
-		m := hi - lo
-		for t := range m {
-			copy(w.qh[t*hd:(t+1)*hd], q[(lo+t)*d+h*hd:])
-			copy(w.kh[t*hd:(t+1)*hd], k[(lo+t)*d+h*hd:])
-			for i := range hd {
-				w.vt[i*m+t] = v[(lo+t)*d+h*hd+i]
-			}
-		}
-		kq := w.kq[:m*m]
-		if err := w.mm.MatMul(kq, w.qh[:m*hd], m, f32Matrix(w.kh[:m*hd], hd, m)); err != nil {
-			return err
-		}
-		for r := range m {
-			softmax(kq[r*m:(r+1)*m], scale)
-		}
-		kqv := w.kqv[:m*hd]
-		if err := w.mm.MatMul(kqv, kq, m, f32Matrix(w.vt[:hd*m], m, hd)); err != nil {
-			return err
-		}
-		for r := range m {
-			copy(out[(lo+r)*d+h*hd:(lo+r)*d+(h+1)*hd], kqv[r*hd:(r+1)*hd])
-		}
-		lo = hi
+func (a *attention) windows(w *attnWorker, out, q, k, v []float32, heads, h int, win [][2]int) {
+	for lo := 0; lo < a.n; lo = win[lo][1] {
+		a.span(w, out, q, k, v, heads*a.hd, h, lo, win[lo][1])
 	}
-	return nil
 }

@@ -9,12 +9,12 @@ import (
 )
 
 // TestAttentionHeadDims checks attention.run against a float64 reference
-// for head sizes that are and are not multiples of 16 (Gemma 3's 72 takes
-// zero-padded query and key rows).
+// for head sizes that are and are not multiples of 16 (Gemma 3's 72: a
+// last value panel of 8 columns) and more rows than a query block.
 func TestAttentionHeadDims(t *testing.T) {
 	mm := compute.NewMatMuler(2)
 	for _, hd := range []int{64, 72, 80, 8} {
-		const n, heads = 37, 3
+		const n, heads = 101, 3
 		d := heads * hd
 		r := rand.New(rand.NewPCG(1, uint64(hd)))
 		q, k, v := make([]float32, n*d), make([]float32, n*d), make([]float32, n*d)
@@ -50,6 +50,55 @@ func TestAttentionHeadDims(t *testing.T) {
 					if got := float64(out[i*d+h*hd+c]); math.Abs(got-want) > 1e-4 {
 						t.Fatalf("hd %d head %d row %d col %d: %g, want %g", hd, h, i, c, got, want)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestAttentionWorkersWindows checks that attention's bits do not depend
+// on the workers, and that a window's rows come out as an attention over
+// that window alone.
+func TestAttentionWorkersWindows(t *testing.T) {
+	const n, heads, hd = 103, 3, 72
+	d := heads * hd
+	r := rand.New(rand.NewPCG(2, 3))
+	q, k, v := make([]float32, n*d), make([]float32, n*d), make([]float32, n*d)
+	for i := range q {
+		q[i], k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	bounds := []int{0, 40, 41, 97, n} // windows of 40, 1, 56 and 6 rows
+	win := make([][2]int, n)
+	for i := 1; i < len(bounds); i++ {
+		for t := bounds[i-1]; t < bounds[i]; t++ {
+			win[t] = [2]int{bounds[i-1], bounds[i]}
+		}
+	}
+	for _, w := range [][][2]int{nil, win} {
+		one, three := make([]float32, n*d), make([]float32, n*d)
+		if err := newAttention(n, hd).run(compute.NewMatMuler(1), one, q, k, v, heads, w); err != nil {
+			t.Fatal(err)
+		}
+		if err := newAttention(n, hd).run(compute.NewMatMuler(3), three, q, k, v, heads, w); err != nil {
+			t.Fatal(err)
+		}
+		for i := range one {
+			if math.Float32bits(one[i]) != math.Float32bits(three[i]) {
+				t.Fatalf("windows %v: value %d: %v with 1 worker, %v with 3", w != nil, i, one[i], three[i])
+			}
+		}
+		if w == nil {
+			continue
+		}
+		for i := 1; i < len(bounds); i++ {
+			lo, hi := bounds[i-1]*d, bounds[i]*d
+			alone := make([]float32, hi-lo)
+			if err := newAttention(bounds[i]-bounds[i-1], hd).run(compute.NewMatMuler(2), alone, q[lo:hi], k[lo:hi], v[lo:hi], heads, nil); err != nil {
+				t.Fatal(err)
+			}
+			for j := range alone {
+				if math.Float32bits(alone[j]) != math.Float32bits(one[lo+j]) {
+					t.Fatalf("window %d: value %d: %v, alone %v", i, j, one[lo+j], alone[j])
 				}
 			}
 		}

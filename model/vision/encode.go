@@ -121,10 +121,6 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	v := make([]float32, n*d)       // (patches, dim)
 	attn := make([]float32, n*d)    // (patches, dim)
 	up := make([]float32, n*hp.ffn) // (patches, ffn)
-	ones := make([]float32, n*hp.ffn)
-	for i := range ones {
-		ones[i] = 1
-	}
 	a := newAttention(n, hd)
 	for li := range w.layers {
 		lw := &w.layers[li]
@@ -159,7 +155,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		if lw.upb != nil {
 			addRows(mm, up, lw.upb)
 		}
-		parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn:hi*hp.ffn], ones) })
+		parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn : hi*hp.ffn]) })
 		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
 			return nil, err
 		}

@@ -48,41 +48,14 @@ func layerNorm(dst, x, w, b []float32, eps float32) {
 
 // gelu is ggml_vec_gelu_f32 with GGML_GELU_FP16 (0 at or below −10, the
 // identity at or above 10, else ggml's half table at x rounded to half):
-// compute.GeGLU's gelu of the gate, times ones.
-func gelu(x, ones []float32) {
-	compute.GeGLU(x, x, ones[:len(x)])
-}
+// compute.Gelu (compute.GeGLU's gelu of the gate, times ones, bit for bit).
+func gelu(x []float32) { compute.Gelu(x) }
 
-// softmax is ggml_soft_max_ext without a mask: x·scale, e^(x−max) summed
-// as ggml_vec_soft_max_f32 sums them on x86-64 with AVX2, each scaled by
-// float32(1/sum). ggml's SIMD expf (ggml_v_expf)
-// is not glibc's, so values differ from ggml's in the last bits.
-func softmax(x []float32, scale float32) {
-	mx := float32(math.Inf(-1))
-	for _, v := range x {
-		mx = max(mx, float32(v*scale))
-	}
-	for i, v := range x {
-		x[i] = float32(v*scale) - mx // explicit conversion: no fused multiply-add
-	}
-	compute.Exp(x) // Expf's bits, several at a time
-	// ggml_vec_soft_max_f32's sum with AVX2: eight at a time in float32, in
-	// the order of its horizontal sum, the eights and the tail in float64.
-	var sum float64
-	i := 0
-	for ; i+7 < len(x); i += 8 {
-		e := x[i : i+8 : i+8]
-		l0, l1, l2, l3 := e[0]+e[4], e[1]+e[5], e[2]+e[6], e[3]+e[7]
-		sum += float64((l0 + l2) + (l1 + l3))
-	}
-	for ; i < len(x); i++ {
-		sum += float64(x[i])
-	}
-	inv := float32(1 / sum)
-	for i := range x {
-		x[i] *= inv
-	}
-}
+// softmax is ggml_soft_max_ext without a mask: compute.SoftMax (x·scale,
+// e^(x−max) summed as ggml_vec_soft_max_f32 sums them on x86-64 with AVX2,
+// each scaled by float32(1/sum)). ggml's SIMD expf (ggml_v_expf) is not
+// glibc's, so values differ from ggml's in the last bits.
+func softmax(x []float32, scale float32) { compute.SoftMax(x, scale) }
 
 // parallelRows runs f over rows [0, n), split into at most mm.Workers()
 // consecutive shares, on mm's crew (compute.MatMuler.Parallel): the work

@@ -190,7 +190,6 @@ type qwenScratch struct {
 	cur, q, kk, v, attn []float32 // (patches, dim)
 	gate, up            []float32 // (patches, ffn)
 	qkv                 []float32 // (patches, 3·dim): Qwen3-VL's fused projection
-	ones                []float32 // GELU's multiplier: Qwen3-VL
 	a                   *attention
 }
 
@@ -310,11 +309,7 @@ func (p *Projector) qwenMerger(mm *compute.MatMuler, x []float32, n int, lay *qw
 		return nil, err
 	}
 	addRows(mm, hid, w.mm0b)
-	ones := make([]float32, len(hid))
-	for i := range ones {
-		ones[i] = 1
-	}
-	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*4*d:hi*4*d], ones) })
+	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*4*d : hi*4*d]) })
 	merged := make([]float32, m*hp.projDim) // (rows, projDim), graph order
 	if err := mm.MatMul(merged, hid, m, w.mm2); err != nil {
 		return nil, err

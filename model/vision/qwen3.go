@@ -43,18 +43,14 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 	m := n / 4
 	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, false)
 	sc.qkv = make([]float32, n*3*d) // (patches, 3·dim)
-	sc.ones = make([]float32, max(n*hp.ffn, n*d))
-	for i := range sc.ones {
-		sc.ones[i] = 1
-	}
-	var deep [][]float32 // (rows, projDim) per deepstack layer, graph order
+	var deep [][]float32            // (rows, projDim) per deepstack layer, graph order
 	for li := range w.layers {
 		lw := &w.layers[li]
 		if err := p.qwen3Layer(mm, lw, x, sc); err != nil {
 			return nil, err
 		}
 		if lw.dsFC1 != nil {
-			out, err := p.merge(mm, x, m, lw.dsNormW, lw.dsNormB, lw.dsFC1, lw.dsFC1b, lw.dsFC2, lw.dsFC2b, sc.ones)
+			out, err := p.merge(mm, x, m, lw.dsNormW, lw.dsNormB, lw.dsFC1, lw.dsFC1b, lw.dsFC2, lw.dsFC2b)
 			if err != nil {
 				return nil, err
 			}
@@ -64,7 +60,7 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 	if w.postW != nil {
 		normRows(mm, x, x, d, w.postW, w.postB, hp.eps)
 	}
-	merged, err := p.merge(mm, x, m, nil, nil, w.mm0, w.mm0b, w.mm2, w.mm2b, sc.ones)
+	merged, err := p.merge(mm, x, m, nil, nil, w.mm0, w.mm0b, w.mm2, w.mm2b)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +110,7 @@ func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 	if lw.upb != nil {
 		addRows(mm, up, lw.upb)
 	}
-	parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn:hi*hp.ffn], sc.ones) })
+	parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn : hi*hp.ffn]) })
 	return sc.down(mm, lw, x)
 }
 
@@ -122,7 +118,7 @@ func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 // consecutive ones a 2×2 group): each group one row of 4·dim values,
 // layer-normed by normW, normB when normW is not nil, then fc1 with b1,
 // GELU, fc2 with b2 ((m, projDim) values).
-func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB []float32, fc1 *compute.Tensor, b1 []float32, fc2 *compute.Tensor, b2 []float32, ones []float32) ([]float32, error) {
+func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB []float32, fc1 *compute.Tensor, b1 []float32, fc2 *compute.Tensor, b2 []float32) ([]float32, error) {
 	k := 4 * p.hp.dim
 	in := x
 	if normW != nil {
@@ -136,13 +132,7 @@ func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB
 	if b1 != nil {
 		addRows(mm, hid, b1)
 	}
-	if len(ones) < len(hid) {
-		ones = make([]float32, len(hid))
-		for i := range ones {
-			ones[i] = 1
-		}
-	}
-	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*k:hi*k], ones) })
+	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*k : hi*k]) })
 	out := make([]float32, m*p.hp.projDim)
 	if err := mm.MatMul(out, hid, m, fc2); err != nil {
 		return nil, err

@@ -1,0 +1,33 @@
+package compute
+
+import "sync"
+
+// Gelu sets x[i] = gelu(x[i]) as ggml_vec_gelu_f32 computes it with
+// GGML_GELU_FP16: 0 at or below −10, x at or above 10, else ggml's half
+// table at x rounded to half, widened: GeGLU(x, x, ones) bit for bit, with
+// AVX2 and F16C where the CPU has them (geluvec_amd64.s).
+func Gelu(x []float32) {
+	n := geluAsm(x)
+	if n == len(x) {
+		return
+	}
+	t := geluF16()
+	for i := n; i < len(x); i++ {
+		g := x[i]
+		switch {
+		case g <= -10:
+			x[i] = 0
+		case g >= 10:
+		default:
+			x[i] = FP16ToFP32(t[FP32ToFP16(g)])
+		}
+	}
+}
+
+// geluF16Pad is geluF16 with a zero after it, so that a 32-bit load at any
+// entry stays inside it.
+var geluF16Pad = sync.OnceValue(func() *[1<<16 + 2]uint16 {
+	t := new([1<<16 + 2]uint16)
+	copy(t[:], geluF16()[:])
+	return t
+})

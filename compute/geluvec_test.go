@@ -1,0 +1,58 @@
+package compute
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGelu checks Gelu against GeGLU of the same values with ones bit for
+// bit: normal values, half subnormals and overflows, the ±10 bounds,
+// zeros, infinities and a NaN.
+func TestGelu(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	x := []float32{-10, 10, -9.999, 9.999, -10.001, 10.001, 0, float32(math.Copysign(0, -1)), 1e-8, -3e-7, 6e-5, 65504, 65520, 7e4,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1, -1, 0.5}
+	for range 100000 {
+		v := float32(r.NormFloat64() * 4)
+		if r.IntN(4) == 0 {
+			v = float32(r.NormFloat64() * 1e-5)
+		}
+		x = append(x, v)
+	}
+	ones := make([]float32, len(x))
+	for i := range ones {
+		ones[i] = 1
+	}
+	want := make([]float32, len(x))
+	GeGLU(want, x, ones)
+	got := append([]float32(nil), x...)
+	Gelu(got)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+			t.Fatalf("Gelu(%g) = %g (%#x), want %g (%#x)", x[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+func BenchmarkGelu(b *testing.B) {
+	x := make([]float32, 4096)
+	y := make([]float32, len(x))
+	ones := make([]float32, len(x))
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range x {
+		x[i], ones[i] = float32(r.NormFloat64()*4), 1
+	}
+	b.Run("vec", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, x)
+			Gelu(y)
+		}
+	})
+	b.Run("geglu", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, x)
+			GeGLU(y, y, ones)
+		}
+	})
+}

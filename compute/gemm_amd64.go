@@ -1,0 +1,42 @@
+package compute
+
+//go:noescape
+func gemm6x16AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
+
+//go:noescape
+func gemm6x8AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
+
+//go:noescape
+func gemm1x8AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
+
+//go:noescape
+func gemm1x16AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
+
+// gemmAsm runs GemmNN's whole 16-column strips, then a whole 8-column
+// one, with AVX2 and returns how many columns it did (0 without AVX2). A
+// strip's rows go six at a time, then one at a time.
+func gemmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int) int {
+	n16, n8 := n&^15, n&^7
+	if hostISA < AVX2 || n8 == 0 || k == 0 {
+		return 0
+	}
+	for j := 0; j < n16; j += 16 {
+		i := 0
+		for ; i+6 <= m; i += 6 {
+			gemm6x16AVX2(&c[i*ldc+j], 4*ldc, &a[i*lda], 4*lda, &b[j], 4*ldb, k)
+		}
+		for ; i < m; i++ {
+			gemm1x16AVX2(&c[i*ldc+j], 4*ldc, &a[i*lda], 4*lda, &b[j], 4*ldb, k)
+		}
+	}
+	if n8 > n16 {
+		i := 0
+		for ; i+6 <= m; i += 6 {
+			gemm6x8AVX2(&c[i*ldc+n16], 4*ldc, &a[i*lda], 4*lda, &b[n16], 4*ldb, k)
+		}
+		for ; i < m; i++ {
+			gemm1x8AVX2(&c[i*ldc+n16], 4*ldc, &a[i*lda], 4*lda, &b[n16], 4*ldb, k)
+		}
+	}
+	return n8
+}

@@ -1,0 +1,163 @@
+#include "textflag.h"
+
+// GemmNN's register tiles (gemmAsm, gemm_amd64.go): c, a and b point at
+// the tile's first output, its first row of A and its first B column;
+// ldc, lda, ldb are row strides in bytes; k ≥ 1. Each output is +0, then
+// VFMADD231PS by A's value (broadcast) and B's over p = 0..k−1: gemmGo's
+// arithmetic.
+
+// func gemm6x16AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
+TEXT ·gemm6x16AVX2(SB), NOSPLIT, $0-56
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R9
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R10
+	MOVQ k+48(FP), CX
+	LEAQ (SI)(R9*2), R11 // row 2
+	LEAQ (R11)(R9*2), R12 // row 4
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+loop6:
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VBROADCASTSS (SI), Y2
+	VBROADCASTSS (SI)(R9*1), Y3
+	VFMADD231PS Y0, Y2, Y4
+	VFMADD231PS Y1, Y2, Y5
+	VFMADD231PS Y0, Y3, Y6
+	VFMADD231PS Y1, Y3, Y7
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS (R11)(R9*1), Y3
+	VFMADD231PS Y0, Y2, Y8
+	VFMADD231PS Y1, Y2, Y9
+	VFMADD231PS Y0, Y3, Y10
+	VFMADD231PS Y1, Y3, Y11
+	VBROADCASTSS (R12), Y2
+	VBROADCASTSS (R12)(R9*1), Y3
+	VFMADD231PS Y0, Y2, Y12
+	VFMADD231PS Y1, Y2, Y13
+	VFMADD231PS Y0, Y3, Y14
+	VFMADD231PS Y1, Y3, Y15
+	ADDQ $4, SI
+	ADDQ $4, R11
+	ADDQ $4, R12
+	ADDQ R10, DX
+	DECQ CX
+	JNZ loop6
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	VMOVUPS Y6, (DI)(R8*1)
+	VMOVUPS Y7, 32(DI)(R8*1)
+	LEAQ (DI)(R8*2), DI
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, 32(DI)
+	VMOVUPS Y10, (DI)(R8*1)
+	VMOVUPS Y11, 32(DI)(R8*1)
+	LEAQ (DI)(R8*2), DI
+	VMOVUPS Y12, (DI)
+	VMOVUPS Y13, 32(DI)
+	VMOVUPS Y14, (DI)(R8*1)
+	VMOVUPS Y15, 32(DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func gemm1x16AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
+TEXT ·gemm1x16AVX2(SB), NOSPLIT, $0-56
+	MOVQ c+0(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R10
+	MOVQ k+48(FP), CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+loop1:
+	VBROADCASTSS (SI), Y2
+	VFMADD231PS (DX), Y2, Y4
+	VFMADD231PS 32(DX), Y2, Y5
+	ADDQ $4, SI
+	ADDQ R10, DX
+	DECQ CX
+	JNZ loop1
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	VZEROUPPER
+	RET
+
+// func gemm6x8AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
+TEXT ·gemm6x8AVX2(SB), NOSPLIT, $0-56
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R9
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R10
+	MOVQ k+48(FP), CX
+	LEAQ (SI)(R9*2), R11
+	LEAQ (R11)(R9*2), R12
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y8, Y8, Y8
+	VXORPS Y10, Y10, Y10
+	VXORPS Y12, Y12, Y12
+	VXORPS Y14, Y14, Y14
+loop68:
+	VMOVUPS (DX), Y0
+	VBROADCASTSS (SI), Y2
+	VBROADCASTSS (SI)(R9*1), Y3
+	VFMADD231PS Y0, Y2, Y4
+	VFMADD231PS Y0, Y3, Y6
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS (R11)(R9*1), Y3
+	VFMADD231PS Y0, Y2, Y8
+	VFMADD231PS Y0, Y3, Y10
+	VBROADCASTSS (R12), Y2
+	VBROADCASTSS (R12)(R9*1), Y3
+	VFMADD231PS Y0, Y2, Y12
+	VFMADD231PS Y0, Y3, Y14
+	ADDQ $4, SI
+	ADDQ $4, R11
+	ADDQ $4, R12
+	ADDQ R10, DX
+	DECQ CX
+	JNZ loop68
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y6, (DI)(R8*1)
+	LEAQ (DI)(R8*2), DI
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y10, (DI)(R8*1)
+	LEAQ (DI)(R8*2), DI
+	VMOVUPS Y12, (DI)
+	VMOVUPS Y14, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func gemm1x8AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
+TEXT ·gemm1x8AVX2(SB), NOSPLIT, $0-56
+	MOVQ c+0(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R10
+	MOVQ k+48(FP), CX
+	VXORPS Y4, Y4, Y4
+loop18:
+	VBROADCASTSS (SI), Y2
+	VFMADD231PS (DX), Y2, Y4
+	ADDQ $4, SI
+	ADDQ R10, DX
+	DECQ CX
+	JNZ loop18
+	VMOVUPS Y4, (DI)
+	VZEROUPPER
+	RET

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package compute
+
+// softMaxAsm reports false: SoftMax runs softMaxGo.
+func softMaxAsm(x []float32, scale float32) bool { return false }

@@ -1,0 +1,74 @@
+package compute
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSoftMax checks SoftMax against softMaxGo bit for bit, for lengths
+// with and without a tail of fewer than eight, and that it sums to 1.
+func TestSoftMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 100, 257, 1024, 2304, 4099} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 20)
+			if i%11 == 5 { // scores far below the maximum: e^x clamped to 0
+				x[i] = -float32(r.Float64()) * 1e4
+			}
+		}
+		want := append([]float32(nil), x...)
+		softMaxGo(want, 0.125)
+		SoftMax(x, 0.125)
+		var sum float64
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n %d: [%d] = %g, want %g", n, i, x[i], want[i])
+			}
+			sum += float64(x[i])
+		}
+		if math.Abs(sum-1) > 1e-5 {
+			t.Errorf("n %d: sum %g", n, sum)
+		}
+	}
+}
+
+func BenchmarkSoftMax(b *testing.B) {
+	x := make([]float32, 2304)
+	y := make([]float32, len(x))
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 20)
+	}
+	for b.Loop() {
+		copy(y, x)
+		SoftMax(y, 0.125)
+	}
+}
+
+func BenchmarkSoftMaxParts(b *testing.B) {
+	x := make([]float32, 2304)
+	y := make([]float32, len(x))
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 20)
+	}
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, x)
+			softMaxGo(y, 0.125)
+		}
+	})
+	b.Run("exp", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, x)
+			Exp(y)
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, x)
+		}
+	})
+}
