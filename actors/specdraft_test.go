@@ -26,7 +26,7 @@ func draftOn(cfg actors.Config, draft *model.Model, k int) actors.Config {
 // are all back: every sequence gave its own back when it ended.
 func draftBlocksFreed(t *testing.T, rt *actors.Runtime) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); actors.DraftBlocksInUse(rt) != 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(gateWait); actors.DraftBlocksInUse(rt) != 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d draft KV blocks still held after every request ended", actors.DraftBlocksInUse(rt))
 		}
