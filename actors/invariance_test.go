@@ -112,6 +112,14 @@ func (h heldBackend) Forward(b *model.Batch, logits []float32) error {
 // loaded machine submits them.
 func startQueued(t *testing.T, m *model.Model, cfg actors.Config, reqs []*messages.GenerateRequest) (*actors.Runtime, []*result) {
 	t.Helper()
+	cfg, release := holdDevices(m, cfg)
+	rt := start(t, m, cfg)
+	return rt, runQueued(t, rt, reqs, release)
+}
+
+// holdDevices returns cfg with its devices held: no forward pass runs
+// until release is called (any number of times).
+func holdDevices(m *model.Model, cfg actors.Config) (actors.Config, func()) {
 	open := make(chan struct{})
 	if cfg.Backends != nil {
 		bs := make([]actors.Backend, len(cfg.Backends))
@@ -132,9 +140,14 @@ func startQueued(t *testing.T, m *model.Model, cfg actors.Config, reqs []*messag
 			return heldBackend{be, open}, nil
 		}
 	}
-	rt := start(t, m, cfg)
 	var once sync.Once
-	release := func() { once.Do(func() { close(open) }) }
+	return cfg, func() { once.Do(func() { close(open) }) }
+}
+
+// runQueued runs reqs on rt, whose devices holdDevices held, as
+// concurrently does, releasing the devices once every request is queued.
+func runQueued(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest, release func()) []*result {
+	t.Helper()
 	t.Cleanup(release) // runs before rt stops: a failed wait leaves no step held
 	chans := streamAll(t, rt, reqs)
 	seqs := 0
@@ -147,7 +160,7 @@ func startQueued(t *testing.T, m *model.Model, cfg actors.Config, reqs []*messag
 	for _, ch := range chans {
 		res = append(res, collect(t, ch, 1))
 	}
-	return rt, res
+	return res
 }
 
 // streamAll submits every request at once (copies: the runtime takes
