@@ -114,7 +114,7 @@ func waitCanceled(t *testing.T, stopped <-chan error, what string) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s stopped with %v, want context.Canceled", what, err)
 		}
-	case <-time.After(time.Minute):
+	case <-time.After(gateWait):
 		t.Fatalf("%s was not stopped", what)
 	}
 }

@@ -282,8 +282,7 @@ func TestGrammarInvariance(t *testing.T) {
 		{"swap", actors.Config{NumBlocks: 10, NumHostBlocks: 16, Preemption: sched.Swap}},
 	} {
 		t.Run(cfg.name, func(t *testing.T) {
-			rt := start(t, m, cfg.cfg)
-			got := concurrently(t, rt, reqs)
+			rt, got := startQueued(t, m, cfg.cfg, reqs) // every request queued before the first step
 			for i, r := range got {
 				if !slices.Equal(r.ids[0], want[i].ids[0]) || r.text[0] != want[i].text[0] || r.finish[0] != want[i].finish[0] {
 					t.Errorf("request %d: %q %s, alone %q %s", i, r.text[0], r.finish[0], want[i].text[0], want[i].finish[0])

@@ -17,7 +17,9 @@ import (
 	"github.com/troupe-llm/troupe/model"
 )
 
-const timeout = 5 * time.Second
+// timeout bounds each ask of the runtime (Stats, Stop, KV transfers): only a
+// hang should reach it, so it is as long as gateWait.
+const timeout = gateWait
 
 // newSystem returns an actor system that logs only errors, shut down with
 // the test.
@@ -76,7 +78,7 @@ func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
 			}
 			t.Errorf("%d actors registered after the test, %d when the runtime started: %v", n, base, ids)
 		}
-		if err := rt.Stop(5 * time.Second); err != nil {
+		if err := rt.Stop(timeout); err != nil {
 			t.Error(err)
 		}
 	})
@@ -138,7 +140,7 @@ type result struct {
 func collect(t testing.TB, ch <-chan *messages.OutputChunk, n int) *result {
 	t.Helper()
 	r := &result{ids: make([][]int32, n), text: make([]string, n), finish: make([]string, n), errs: make([]string, n), preempted: make([]int, n)}
-	timeout := time.After(60 * time.Second)
+	timeout := time.After(2 * gateWait) // a whole request, on a loaded machine
 	for {
 		select {
 		case c, ok := <-ch:

@@ -53,7 +53,7 @@ func TestImageCUDA(t *testing.T) {
 			if math.Abs(float64(lpA-lpCPU)) > 1e-3 {
 				t.Errorf("first logprob on CUDA %v, on the CPU %v", lpA, lpCPU)
 			}
-			besideText(t, alone, before, after, texts, wantA.ids[0])
+			besideText(t, alone, nil, before, after, texts, wantA.ids[0])
 			chunked := gpu(actors.Config{MaxNumBatchedTokens: tc.budget})
 			if lp, got := firstLogprob(t, chunked, imageReq(t, chunked, before, after, "image A", 16)); lp != lpA || !slices.Equal(got.ids[0], wantA.ids[0]) {
 				t.Errorf("chunked on CUDA: first logprob %v, ids %v; unchunked %v, %v", lp, got.ids[0], lpA, wantA.ids[0])

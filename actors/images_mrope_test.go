@@ -166,12 +166,13 @@ func imageMRoPE(t *testing.T, m *model.Model, proj *vision.Projector, name strin
 		{"recompute", actors.Config{Encoder: proj, NumBlocks: 20, BlockSize: 4, MaxNumBatchedTokens: 16, NoPrefixCaching: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := start(t, m, tc.cfg)
+			cfg, release := holdDevices(m, tc.cfg) // every request queued before the first step
+			rt := start(t, m, cfg)
 			var reqs []*messages.GenerateRequest
 			for _, tr := range texts {
 				reqs = append(reqs, req(rt), copyReq(tr))
 			}
-			for i, r := range concurrently(t, rt, reqs) {
+			for i, r := range runQueued(t, rt, reqs, release) {
 				if i%2 == 0 && (r.finish[0] == messages.FinishError || !slices.Equal(r.ids[0], gen)) {
 					t.Errorf("image request %d beside text: %v (%s), llama.cpp's %v", i/2, r.ids[0], r.errs[0], gen)
 				}

@@ -127,8 +127,9 @@ func TestImageInvariance(t *testing.T) {
 		{"swap", actors.Config{Encoder: enc, NumBlocks: 12, BlockSize: 4, MaxNumBatchedTokens: 16, NumHostBlocks: 24, Preemption: sched.Swap}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := start(t, m, tc.cfg)
-			besideText(t, rt, before, after, texts, wantA.ids[0])
+			cfg, release := holdDevices(m, tc.cfg) // every request queued before the first step
+			rt := start(t, m, cfg)
+			besideText(t, rt, release, before, after, texts, wantA.ids[0])
 			if tc.cfg.NumBlocks > 0 {
 				st := stats(t, rt)
 				if st.Preemptions == 0 {
@@ -357,19 +358,25 @@ func TestImageBidirectional(t *testing.T) {
 		t.Errorf("chunked: first logprob %v, ids %v; unchunked %v, %v", lpC, got.ids[0], lp, want.ids[0])
 	}
 	texts := []*messages.GenerateRequest{greedy(c.PromptIDs, 20), greedy(c.GreedyIDs[:12], 20), greedy(c.GreedyIDs[3:30], 20)}
-	besideText(t, chunked, before, after, texts, want.ids[0])
+	besideText(t, chunked, nil, before, after, texts, want.ids[0])
 }
 
 // besideText runs an image request ("image A" between before and after)
 // beside each of texts, all at once, and checks each image request's ids
-// are want (its output alone).
-func besideText(t *testing.T, rt *actors.Runtime, before, after []int32, texts []*messages.GenerateRequest, want []int32) {
+// are want (its output alone). With release (rt's devices held by
+// holdDevices) every request is queued before the first step.
+func besideText(t *testing.T, rt *actors.Runtime, release func(), before, after []int32, texts []*messages.GenerateRequest, want []int32) {
 	t.Helper()
 	var reqs []*messages.GenerateRequest
 	for _, text := range texts {
 		reqs = append(reqs, imageReq(t, rt, before, after, "image A", 16), copyReq(text))
 	}
-	res := concurrently(t, rt, reqs)
+	var res []*result
+	if release != nil {
+		res = runQueued(t, rt, reqs, release)
+	} else {
+		res = concurrently(t, rt, reqs)
+	}
 	for i := 0; i < len(res); i += 2 {
 		if res[i].finish[0] == messages.FinishError || !slices.Equal(res[i].ids[0], want) {
 			t.Errorf("image request %d beside text: %v (%s), alone %v", i/2, res[i].ids[0], res[i].errs[0], want)

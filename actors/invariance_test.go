@@ -95,6 +95,74 @@ func concurrently(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateReq
 	return res
 }
 
+// heldBackend holds every forward pass until open is closed.
+type heldBackend struct {
+	actors.Backend
+	open <-chan struct{}
+}
+
+func (h heldBackend) Forward(b *model.Batch, logits []float32) error {
+	<-h.open
+	return h.Backend.Forward(b, logits)
+}
+
+// startQueued starts a runtime for cfg whose devices run no forward pass
+// until every one of reqs is queued, then runs them as concurrently does:
+// the requests overlap (share batches, fill the KV pool) however slowly a
+// loaded machine submits them.
+func startQueued(t *testing.T, m *model.Model, cfg actors.Config, reqs []*messages.GenerateRequest) (*actors.Runtime, []*result) {
+	t.Helper()
+	cfg, release := holdDevices(m, cfg)
+	rt := start(t, m, cfg)
+	return rt, runQueued(t, rt, reqs, release)
+}
+
+// holdDevices returns cfg with its devices held: no forward pass runs
+// until release is called (any number of times).
+func holdDevices(m *model.Model, cfg actors.Config) (actors.Config, func()) {
+	open := make(chan struct{})
+	if cfg.Backends != nil {
+		bs := make([]actors.Backend, len(cfg.Backends))
+		for i, be := range cfg.Backends {
+			bs[i] = heldBackend{be, open}
+		}
+		cfg.Backends = bs
+	} else {
+		newBackend := cfg.NewBackend
+		if newBackend == nil {
+			newBackend = backend.For(m, backend.DeviceCPU)
+		}
+		cfg.NewBackend = func(device int, c actors.BackendConfig) (actors.Backend, error) {
+			be, err := newBackend(device, c)
+			if err != nil {
+				return nil, err
+			}
+			return heldBackend{be, open}, nil
+		}
+	}
+	var once sync.Once
+	return cfg, func() { once.Do(func() { close(open) }) }
+}
+
+// runQueued runs reqs on rt, whose devices holdDevices held, as
+// concurrently does, releasing the devices once every request is queued.
+func runQueued(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest, release func()) []*result {
+	t.Helper()
+	t.Cleanup(release) // runs before rt stops: a failed wait leaves no step held
+	chans := streamAll(t, rt, reqs)
+	seqs := 0
+	for _, r := range reqs {
+		seqs += max(r.N, 1)
+	}
+	waitQueued(t, rt, seqs)
+	release()
+	var res []*result
+	for _, ch := range chans {
+		res = append(res, collect(t, ch, 1))
+	}
+	return res
+}
+
 // streamAll submits every request at once (copies: the runtime takes
 // their prompts) and returns their streams.
 func streamAll(t *testing.T, rt *actors.Runtime, reqs []*messages.GenerateRequest) []<-chan *messages.OutputChunk {

@@ -118,16 +118,16 @@ func TestLoRAMixedBatch(t *testing.T) {
 	}
 	rec := &setsBackend{Backend: be}
 	cfg.Backends, cfg.NumBlocks, cfg.MaxNumBatchedTokens = []actors.Backend{rec}, 64, 24
-	rt := start(t, m, cfg)
-	sameAsAlone(t, concurrently(t, rt, reqs), want)
+	_, res := startQueued(t, m, cfg, reqs) // every request queued before the first step
+	sameAsAlone(t, res, want)
 	if rec.mixed < 3 {
 		t.Errorf("at most %d adapter sets in one batch; want the requests mixed (at least 3)", rec.mixed)
 	}
 	t.Logf("up to %d adapter sets in one batch", rec.mixed)
 	for _, mode := range []sched.Preemption{sched.Recompute, sched.Swap} { // preempted sequences keep their sets
 		t.Run(fmt.Sprint(mode), func(t *testing.T) {
-			rt := start(t, m, actors.Config{LoRA: cfg.LoRA, NumBlocks: 8, NumHostBlocks: 16, Preemption: mode})
-			sameAsAlone(t, concurrently(t, rt, reqs), want)
+			rt, res := startQueued(t, m, actors.Config{LoRA: cfg.LoRA, NumBlocks: 8, NumHostBlocks: 16, Preemption: mode}, reqs)
+			sameAsAlone(t, res, want)
 			if st, err := rt.Stats(timeout); err != nil || st.Preemptions == 0 {
 				t.Errorf("stats %+v, %v: want preemptions", st, err)
 			}

@@ -153,8 +153,8 @@ func TestSpeculativeIdentical(t *testing.T) {
 		})
 		for _, mode := range []sched.Preemption{sched.Recompute, sched.Swap} {
 			t.Run(fmt.Sprintf("%s/preempt-%s", sm.reference, mode), func(t *testing.T) {
-				rt := start(t, m, ngramOn(actors.Config{NumBlocks: 20, NumHostBlocks: 24, Preemption: mode}))
-				checkSpecStats(t, rt, samePlain(t, concurrently(t, rt, reqs), want))
+				rt, res := startQueued(t, m, ngramOn(actors.Config{NumBlocks: 20, NumHostBlocks: 24, Preemption: mode}), reqs)
+				checkSpecStats(t, rt, samePlain(t, res, want))
 				st := stats(t, rt)
 				if st.Preemptions == 0 {
 					t.Error("no preemption happened: the pool is not small enough for the test to mean anything")

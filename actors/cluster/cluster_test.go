@@ -100,7 +100,7 @@ type nodeSpec struct {
 
 // startCluster starts a node per spec, in process, with the automanaged
 // provider (in the cluster ccfg.Name, "test" when empty), and waits until
-// each sees members members (0: no wait).
+// each sees members members and has the load of as many (0: no wait).
 //
 // Under -race it skips: several members in one process trip data races
 // inside protoactor-go itself (ARCHITECTURE.md, "Data races in
@@ -143,19 +143,25 @@ func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members i
 		t.Cleanup(func() { tn.stop() })
 	}
 	waitNodes(t, nodes, func(tn *testNode) string {
-		if got := tn.node.Stats().Members; got < members {
-			return fmt.Sprintf("a node sees %d members of %d", got, members)
+		// Placement weighs only the members whose load a node has: wait
+		// for those too, as cmd/troupe's startClusterWith does.
+		if st := tn.node.Stats(); st.Members < members || st.Reporting < members {
+			return fmt.Sprintf("a node sees %d members, %d reporting, of %d", st.Members, st.Reporting, members)
 		}
 		return ""
 	})
 	return nodes
 }
 
-// waitNodes polls every node until notYet says "" of it (a minute: a hang,
-// not a slow machine); past that it fails with notYet's last word.
+// clusterWait bounds each wait of these tests for the cluster to form or
+// change: only a hang, never a slow machine, should reach it.
+const clusterWait = 2 * time.Minute
+
+// waitNodes polls every node until notYet says "" of it (clusterWait: a
+// hang, not a slow machine); past that it fails with notYet's last word.
 func waitNodes(t testing.TB, nodes []*testNode, notYet func(*testNode) string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(clusterWait)
 	for _, tn := range nodes {
 		for why := notYet(tn); why != ""; why = notYet(tn) {
 			if time.Now().After(deadline) {
@@ -256,7 +262,7 @@ func TestCluster(t *testing.T) {
 	// on a node (they live on, as virtual actors do).
 	for i, tn := range nodes {
 		n := numActors(tn.sys)
-		for deadline := time.Now().Add(30 * time.Second); n > base[i]+len(reqs) && time.Now().Before(deadline); n = numActors(tn.sys) {
+		for deadline := time.Now().Add(clusterWait); n > base[i]+len(reqs) && time.Now().Before(deadline); n = numActors(tn.sys) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if n > base[i]+len(reqs) {
@@ -349,9 +355,9 @@ func TestFailover(t *testing.T) {
 	runs := streamDogs(t, nodes[0], 300, true)
 	// The kill must find requests running there: wait until one has
 	// started (a slow machine may not have placed any yet).
-	for deadline := time.Now().Add(60 * time.Second); nodes[1].rt.NumRequests() == 0; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(clusterWait); nodes[1].rt.NumRequests() == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("no request reached node 1 in 60s")
+			t.Fatalf("no request reached node 1 in %v", clusterWait)
 		}
 	}
 	before := nodes[0].node.Stats()
@@ -412,10 +418,13 @@ func TestOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 		chans = append(chans, ch)
-		if i == 5 { // wait until the load is gossiped (a fixed 600 ms was sometimes too short)
-			for deadline := time.Now().Add(30 * time.Second); nodes[0].node.MaxWaiting() == 0; time.Sleep(20 * time.Millisecond) {
+		// Wait until the owner's waiting requests are gossiped (a fixed 600
+		// ms was sometimes too short); startCluster waited for every
+		// member's load, so the next request overflows.
+		if i == 5 {
+			for deadline := time.Now().Add(clusterWait); nodes[0].node.MaxWaiting() == 0; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Fatal("no node's waiting requests were gossiped in 30 s")
+					t.Fatalf("no node's waiting requests were gossiped in %v", clusterWait)
 				}
 			}
 		}
@@ -500,7 +509,7 @@ func TestPassivation(t *testing.T) {
 		}
 		busy := numActors(nodes[0].sys) + numActors(nodes[1].sys)
 		after := busy
-		for deadline := time.Now().Add(30 * time.Second); after >= busy && time.Now().Before(deadline); after = numActors(nodes[0].sys) + numActors(nodes[1].sys) {
+		for deadline := time.Now().Add(clusterWait); after >= busy && time.Now().Before(deadline); after = numActors(nodes[0].sys) + numActors(nodes[1].sys) {
 			time.Sleep(idle / 4) // the grains stop after idle
 		}
 		if idle := after; idle >= busy {

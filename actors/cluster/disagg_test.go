@@ -118,7 +118,7 @@ func TestDisagg(t *testing.T) {
 	if pre.BlocksSent == 0 || received != pre.BlocksSent {
 		t.Errorf("the prefill member sent %d blocks, the decode members received %d", pre.BlocksSent, received)
 	}
-	if s, _ := nodes[1].rt.Stats(time.Second); s == nil || s.PrefixQueries == 0 {
+	if s, _ := nodes[1].rt.Stats(clusterWait); s == nil || s.PrefixQueries == 0 {
 		t.Errorf("the prefill member computed no prompt: %+v", s)
 	}
 }

@@ -53,8 +53,8 @@ func TestFailoverDiverged(t *testing.T) {
 	runs := streamDogs(t, nodes[0], 200, false)
 	// Some tokens are sent: node 1 has run steps (polled, not a fixed
 	// sleep, which a loaded machine can outlast before the first token).
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		st, err := nodes[1].rt.Stats(30 * time.Second)
+	for deadline := time.Now().Add(clusterWait); ; time.Sleep(time.Millisecond) {
+		st, err := nodes[1].rt.Stats(clusterWait)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestFailoverDiverged(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node 1 ran %d steps in 30 s", st.Steps)
+			t.Fatalf("node 1 ran %d steps in %v", st.Steps, clusterWait)
 		}
 	}
 	nodes[1].node.Kill()
@@ -127,7 +127,7 @@ func TestRefuseMembers(t *testing.T) {
 		{m: m2, cfg: cfg, backend: cpu(m2, backend.DeviceCPU)},
 		{m: m, cfg: cfg, backend: cpu(m, backend.DeviceCPU)},
 	}, cluster.Config{}, 0)
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(clusterWait)
 	for st := nodes[0].node.Stats(); st.Refused < 2 || st.Members != 2; st = nodes[0].node.Stats() {
 		if time.Now().After(deadline) {
 			t.Fatalf("node 0: %+v; want 2 members refused and 2 left", st)
@@ -155,7 +155,7 @@ func TestRefuseMembers(t *testing.T) {
 		}
 	}
 	for i, tn := range nodes[1:3] {
-		st, err := tn.rt.Stats(5 * time.Second)
+		st, err := tn.rt.Stats(clusterWait)
 		if err != nil {
 			t.Fatal(err)
 		}

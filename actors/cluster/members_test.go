@@ -23,7 +23,7 @@ func TestMembers(t *testing.T) {
 	var first []string
 	for i, tn := range nodes {
 		ms := tn.node.Members()
-		for deadline := time.Now().Add(30 * time.Second); len(ms) < 2 && time.Now().Before(deadline); ms = tn.node.Members() {
+		for deadline := time.Now().Add(clusterWait); len(ms) < 2 && time.Now().Before(deadline); ms = tn.node.Members() {
 			time.Sleep(20 * time.Millisecond)
 		}
 		if len(ms) != 2 {

@@ -102,7 +102,7 @@ func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipeli
 		}
 		ps.members = append(ps.members, sm)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), clusterWait)
 	defer cancel()
 	if err := ps.head.WaitReady(ctx); err != nil {
 		t.Fatal(err)
@@ -131,8 +131,8 @@ func startStage(t testing.TB, path string, st model.Stage, cfg cluster.StageConf
 			stopped = true
 		}
 		return sm, err
-	case <-time.After(time.Minute):
-		t.Fatal("the head did not answer the stage's join in a minute")
+	case <-time.After(clusterWait):
+		t.Fatalf("the head did not answer the stage's join in %v", clusterWait)
 	}
 	return nil, nil
 }
@@ -192,7 +192,7 @@ func TestPipeline(t *testing.T) {
 					}
 				}
 			}
-			st, err := ps.rt.Stats(5 * time.Second)
+			st, err := ps.rt.Stats(clusterWait)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -351,10 +351,10 @@ func TestPipelineRejoin(t *testing.T) {
 	plan := ps.head.Plan()
 	ps.members[1].Stop()
 	// Wait for the head to see the loss: a condition polled, with a deadline.
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(clusterWait)
 	for ps.head.Stats().Stages[2].Address != "" {
 		if time.Now().After(deadline) {
-			t.Fatal("the head did not see stage 2's member go in a minute")
+			t.Fatalf("the head did not see stage 2's member go in %v", clusterWait)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -376,7 +376,7 @@ func TestPipelineRejoin(t *testing.T) {
 	}
 	// Lose it again with the prompt's blocks cached, and rejoin.
 	sm.Stop()
-	for ps.head.Stats().Stages[2].Address != "" {
+	for deadline := time.Now().Add(clusterWait); ps.head.Stats().Stages[2].Address != ""; {
 		if time.Now().After(deadline) {
 			t.Fatal("the head did not see stage 2's second member go")
 		}
