@@ -58,7 +58,9 @@ func startEtcd(t *testing.T) string {
 	}
 }
 
-// freePorts returns n ports free on 127.0.0.1 just now.
+// freePorts returns n distinct ports free on 127.0.0.1 just now. Ports
+// from two calls may repeat (each call's listeners are closed when it
+// returns): take every port a test needs in one call.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ports []int
@@ -81,15 +83,16 @@ type clusterNode struct {
 // startCluster starts n troupe serve processes on stories260K that join one
 // cluster through etcd, and waits until each sees all n members.
 func startCluster(t *testing.T, bin, etcd string, n int) []*clusterNode {
-	return startClusterWith(t, bin, n, func(int) []string { return []string{"--provider", "etcd", "--etcd", etcd} })
+	return startClusterWith(t, bin, freePorts(t, n), func(int) []string { return []string{"--provider", "etcd", "--etcd", etcd} })
 }
 
-// startClusterWith starts n nodes, node i with the membership flags
-// provider(i), and waits until each sees all n members.
-func startClusterWith(t *testing.T, bin string, n int, provider func(i int) []string) []*clusterNode {
+// startClusterWith starts a node for each of the ports, node i advertising
+// ports[i] with the membership flags provider(i), and waits until each
+// sees all the members.
+func startClusterWith(t *testing.T, bin string, ports []int, provider func(i int) []string) []*clusterNode {
 	t.Helper()
 	stories := testmodels.Path(t, "stories260K.gguf")
-	ports := freePorts(t, n)
+	n := len(ports)
 	var nodes []*clusterNode
 	for i := range n {
 		args := append([]string{"-m", stories, "--cluster", "t", "--advertise", "127.0.0.1:" + strconv.Itoa(ports[i]),
@@ -310,9 +313,9 @@ func TestClusterAffinity(t *testing.T) {
 // TestClusterAutomanaged: two nodes form a cluster with nothing external
 // (the automanaged provider) and serve each other's requests.
 func TestClusterAutomanaged(t *testing.T) {
-	ports := freePorts(t, 2)
+	ports := freePorts(t, 4) // the automanaged ports, then the advertised ones: one call, so none repeats
 	seeds := fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", ports[0], ports[1])
-	nodes := startClusterWith(t, buildTroupe(t), 2, func(i int) []string {
+	nodes := startClusterWith(t, buildTroupe(t), ports[2:], func(i int) []string {
 		return []string{"--provider", "automanaged", "--automanaged-port", strconv.Itoa(ports[i]), "--seeds", seeds}
 	})
 	// Until the nodes have told each other their load, placement may keep
