@@ -250,6 +250,8 @@ func serveDrains(t *testing.T) (missed bool) {
 	_, url, stop := startServe(t, "-m", stories, "--shutdown-grace", "10m", "--write-stall-timeout", "10m", "-c", "2048", "-t", "1")
 	done := make(chan string, 1)
 	started, resume := make(chan struct{}), make(chan struct{})
+	resumeOnce := sync.OnceFunc(func() { close(resume) })
+	defer resumeOnce() // also when the test fails: the server then drains
 	go func() {
 		// A small receive buffer, so that the socket holds little of the stream.
 		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -303,7 +305,7 @@ func serveDrains(t *testing.T) (missed bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	close(resume)
+	resumeOnce()
 	if last := <-done; last != "data: [DONE]" {
 		t.Errorf("the request in flight ended with %q", last)
 	}
