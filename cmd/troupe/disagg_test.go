@@ -22,12 +22,12 @@ func TestDisaggServe(t *testing.T) {
 	bin := buildTroupe(t)
 	alone, _, _ := serve(t, bin, nil, "-m", testmodels.Path(t, "stories260K.gguf"))
 	roles := []string{"decode", "prefill", "decode"}
-	ports := freePorts(t, len(roles))
+	ports := freePorts(t, 2*len(roles)) // the automanaged ports, then the advertised ones: one call, so none repeats
 	var seeds []string
-	for _, p := range ports {
+	for _, p := range ports[:len(roles)] {
 		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(p))
 	}
-	nodes := startClusterWith(t, bin, len(roles), func(i int) []string {
+	nodes := startClusterWith(t, bin, ports[len(roles):], func(i int) []string {
 		return []string{"--provider", "automanaged", "--automanaged-port", strconv.Itoa(ports[i]), "--seeds", strings.Join(seeds, ","),
 			"--role", roles[i], "--disagg-tokens", "32", "--disagg-always"}
 	})

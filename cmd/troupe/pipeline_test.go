@@ -53,7 +53,7 @@ func startStage(t *testing.T, bin, path string, args []string) *stageProc {
 	return sp
 }
 
-// waitJoined waits for sp's "joined the pipeline" line (a minute: a hang,
+// waitJoined waits for sp's "joined the pipeline" line (2 minutes: a hang,
 // not a slow machine) and returns it.
 func waitJoined(t *testing.T, sp *stageProc, what string) string {
 	t.Helper()
@@ -62,14 +62,14 @@ func waitJoined(t *testing.T, sp *stageProc, what string) string {
 		return l
 	case err := <-sp.exited:
 		t.Fatalf("%s exited (%v):\n%s", what, err, sp.logs.String())
-	case <-time.After(time.Minute):
-		t.Fatalf("%s did not join in a minute:\n%s", what, sp.logs.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("%s did not join in 2 minutes:\n%s", what, sp.logs.String())
 	}
 	return ""
 }
 
 // waitRefused waits for sp, which the pipeline must refuse, to exit with
-// want in its logs (a minute: a hang, not a slow machine).
+// want in its logs (2 minutes: a hang, not a slow machine).
 func waitRefused(t *testing.T, sp *stageProc, want, what string) {
 	t.Helper()
 	select {
@@ -79,8 +79,8 @@ func waitRefused(t *testing.T, sp *stageProc, want, what string) {
 		}
 	case <-sp.joined:
 		t.Errorf("%s joined", what)
-	case <-time.After(time.Minute):
-		t.Errorf("%s neither joined nor exited in a minute:\n%s", what, sp.logs.String())
+	case <-time.After(2 * time.Minute):
+		t.Errorf("%s neither joined nor exited in 2 minutes:\n%s", what, sp.logs.String())
 	}
 }
 
