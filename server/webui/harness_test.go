@@ -33,22 +33,28 @@ import (
 const apiKey = "test-key"
 
 // slowDevice sleeps delay (nanoseconds, changed by the test as it goes)
-// before each forward pass, so a generation can be stopped mid-way.
+// before each forward pass, so a generation can be stopped mid-way; while
+// pace is set, each pass first takes a token from it (closed: none held).
 type slowDevice struct {
 	actors.Backend
 	delay *atomic.Int64
+	pace  *atomic.Pointer[chan struct{}]
 }
 
 func (s *slowDevice) Forward(b *model.Batch, logits []float32) error {
 	time.Sleep(time.Duration(s.delay.Load()))
+	if ch := s.pace.Load(); ch != nil {
+		<-*ch
+	}
 	return s.Backend.Forward(b, logits)
 }
 
 // testServer is troupe's server over stories260K with SmolLM2's chat
-// template, its device slowed by *delay.
+// template, its device slowed by delay and paced by pace.
 type testServer struct {
 	url   string
 	delay atomic.Int64
+	pace  atomic.Pointer[chan struct{}]
 }
 
 func newTestServer(t *testing.T, cfg server.Config) *testServer {
@@ -91,7 +97,7 @@ func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testS
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc.Backends, rc.NumBlocks, rc.BlockSize = []actors.Backend{&slowDevice{Backend: be, delay: &ts.delay}}, 128, 16
+	rc.Backends, rc.NumBlocks, rc.BlockSize = []actors.Backend{&slowDevice{Backend: be, delay: &ts.delay, pace: &ts.pace}}, 128, 16
 	rt, err := actors.Start(sys, m, rc)
 	if err != nil {
 		t.Fatal(err)
