@@ -85,18 +85,36 @@ func browserChat(t *testing.T, p page, ts *testServer) {
 }
 
 // browserStop: stopping a long generation cancels the request; nothing
-// runs after it, and the reply keeps what streamed.
+// runs after it, and the reply keeps what streamed. The device runs one
+// forward pass per look at the page until the reply shows, then waits: the
+// request cannot end before the stop, however slow the page.
 func browserStop(t *testing.T, p page, ts *testServer) {
 	t.Helper()
-	ts.delay.Store(int64(30 * time.Millisecond))
+	pace := make(chan struct{}, 1)
+	ts.pace.Store(&pace)
 	p.run("send a long prompt", chromedp.SetValue(chromedp.CSS("#max-tokens"), "350"),
 		chromedp.SetValue(chromedp.CSS("#prompt"), "Tell me a long story about a dog."), chromedp.Click(chromedp.CSS("#send")))
-	p.wait("the long reply streaming", `document.querySelectorAll('.msg.assistant .body')[1].textContent.length > 10`)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) { // bounds a hang only
+		var n int
+		p.eval("the long reply's length", `(document.querySelectorAll('.msg.assistant .body')[1] || {textContent: ''}).textContent.length`, &n)
+		if n > 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the long reply shows %d characters after 2 minutes", n)
+		}
+		select {
+		case pace <- struct{}{}:
+		default: // the last pass's token is still there
+		}
+	}
 	if ts.metric(t, "troupe:num_requests_running") != 1 {
 		t.Errorf("the long request is not running")
 	}
 	p.run("stop", chromedp.Click(chromedp.CSS("#stop")))
 	p.wait("the stop", `!document.getElementById('send').disabled && `+browserLong+`.finish === 'stopped'`)
+	ts.pace.Store(nil)
+	close(pace)
 	deadline := time.Now().Add(2 * time.Minute) // bounds a hang only
 	for ts.metric(t, "troupe:num_requests_running") != 0 || ts.metric(t, "troupe:kv_cache_usage_perc") != 0 {
 		if time.Now().After(deadline) {
@@ -132,7 +150,6 @@ func browserReload(p page) {
 // slow either is.
 func browserLive(t *testing.T, p page, ts *testServer) {
 	t.Helper()
-	ts.delay.Store(0)
 	p.run("the live tab", chromedp.Click(chromedp.CSS("#tab-live")), chromedp.WaitVisible(chromedp.CSS("#live-devices")))
 	p.wait("the device row, the chat hidden", `document.getElementById('d0-steps') !== null && document.getElementById('chat-view').offsetParent === null`)
 	before, _ := strconv.Atoi(p.text("#live-sampled"))

@@ -32,17 +32,15 @@ import (
 
 const apiKey = "test-key"
 
-// slowDevice sleeps delay (nanoseconds, changed by the test as it goes)
-// before each forward pass, so a generation can be stopped mid-way; while
-// pace is set, each pass first takes a token from it (closed: none held).
-type slowDevice struct {
+// pacedDevice is a device the test holds: while pace is set, each forward
+// pass first takes a token from it (closed: none held), so a generation
+// lasts until the test lets it end.
+type pacedDevice struct {
 	actors.Backend
-	delay *atomic.Int64
-	pace  *atomic.Pointer[chan struct{}]
+	pace *atomic.Pointer[chan struct{}]
 }
 
-func (s *slowDevice) Forward(b *model.Batch, logits []float32) error {
-	time.Sleep(time.Duration(s.delay.Load()))
+func (s *pacedDevice) Forward(b *model.Batch, logits []float32) error {
 	if ch := s.pace.Load(); ch != nil {
 		<-*ch
 	}
@@ -50,11 +48,10 @@ func (s *slowDevice) Forward(b *model.Batch, logits []float32) error {
 }
 
 // testServer is troupe's server over stories260K with SmolLM2's chat
-// template, its device slowed by delay and paced by pace.
+// template, its device paced by pace.
 type testServer struct {
-	url   string
-	delay atomic.Int64
-	pace  atomic.Pointer[chan struct{}]
+	url  string
+	pace atomic.Pointer[chan struct{}]
 }
 
 func newTestServer(t *testing.T, cfg server.Config) *testServer {
@@ -97,7 +94,7 @@ func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testS
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc.Backends, rc.NumBlocks, rc.BlockSize = []actors.Backend{&slowDevice{Backend: be, delay: &ts.delay, pace: &ts.pace}}, 128, 16
+	rc.Backends, rc.NumBlocks, rc.BlockSize = []actors.Backend{&pacedDevice{Backend: be, pace: &ts.pace}}, 128, 16
 	rt, err := actors.Start(sys, m, rc)
 	if err != nil {
 		t.Fatal(err)
