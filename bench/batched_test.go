@@ -29,7 +29,7 @@ func openModel(t testing.TB, rel string) *model.Model {
 func TestBatched(t *testing.T) {
 	// A dead letter (a message to an actor already stopped) starts
 	// protoactor's log throttle, a goroutine that lives for a second.
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(),
+	defer verifyNoLeaks(t, goleak.IgnoreCurrent(),
 		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"))
 	m := openModel(t, "stories260K.gguf")
 	const pp, tg = 8, 4

@@ -80,11 +80,30 @@ func serveOptions(url string) bench.ServeOptions {
 	return bench.ServeOptions{URL: url, APIKey: "k", NumPrompts: 20, MaxConcurrency: 4, InputLen: 8, OutputLen: 4, IgnoreEOS: true}
 }
 
+// verifyNoLeaks fails the test if a goroutine not ignored by opts still
+// runs; deferred with goleak.IgnoreCurrent() first, its baseline is the
+// goroutines running when the test began. goleak.VerifyNone's own retries
+// give up after well under a second; a loaded machine may take longer to
+// let the goroutines end, so this polls for up to two minutes.
+func verifyNoLeaks(t *testing.T, opts ...goleak.Option) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		err := goleak.Find(opts...)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("goroutines outlived the test: %v", err)
+			return
+		}
+	}
+}
+
 // TestServeFailures: HTTP errors, error events and streams cut short or
 // broken are counted as failures, apart from the successes, and the first
 // is reported.
 func TestServeFailures(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t, goleak.IgnoreCurrent())
 	f := newFakeServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		switch n % 5 {
 		case 0: // a good stream
@@ -162,7 +181,7 @@ func TestServeFailures(t *testing.T) {
 // objectives. The server waits 30 ms before the first chunk and 10 ms
 // before each of the 3 others, and sends no usage chunk.
 func TestServeTimings(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t, goleak.IgnoreCurrent())
 	var inFlight, peak atomic.Int32
 	f := newFakeServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		in := inFlight.Add(1)
@@ -222,7 +241,7 @@ func TestServeTimings(t *testing.T) {
 // TestServeInterrupted: when the context ends, Serve cancels the requests
 // in flight, sends no more, and reports those that finished.
 func TestServeInterrupted(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t, goleak.IgnoreCurrent())
 	var blocked sync.WaitGroup
 	blocked.Add(4)
 	f := newFakeServer(t, func(n int, w http.ResponseWriter, r *http.Request) {

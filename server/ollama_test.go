@@ -569,18 +569,17 @@ func (s *signalDevice) Forward(b *model.Batch, logits []float32) error {
 	return s.Backend.Forward(b, logits)
 }
 
-// TestOllamaTimeout: on a slow device a request past RequestTimeout is
-// answered 408 in Ollama's shape, or, streaming, ends with an error line
-// and no final object; nothing is left running.
+// TestOllamaTimeout: a request past RequestTimeout (its device held after
+// the first step, so it cannot end by itself) is answered, streaming, with
+// its first token, then an error line and no final object; not streaming,
+// 408 in Ollama's shape; nothing is left running.
 func TestOllamaTimeout(t *testing.T) {
+	gate, wrap := gated()
 	f := newFixture(t, options{rt: actors.Config{NumBlocks: 64, BlockSize: 16},
-		srv: server.Config{RequestTimeout: 3 * time.Second}, wrap: slow(50 * time.Millisecond)})
+		srv: server.Config{RequestTimeout: 3 * time.Second}, wrap: wrap})
 	long := `"model": "stories", "prompt": "Once upon a time", "options": {"num_predict": 200, "repeat_last_n": 0, "seed": 1}`
-	status, _, objs := ollamaDo(t, "POST", f.url+"/api/generate", `{`+long+`, "stream": false}`)
-	if msg, _ := objs[0]["error"].(string); status != http.StatusRequestTimeout || !strings.Contains(msg, "request-timeout") || len(objs[0]) != 1 {
-		t.Errorf("not streaming: %d %v", status, objs)
-	}
-	status, _, objs = ollamaDo(t, "POST", f.url+"/api/generate", `{`+long+`}`)
+	gate.steps <- struct{}{} // the prompt's step; the next one waits
+	status, _, objs := ollamaDo(t, "POST", f.url+"/api/generate", `{`+long+`}`)
 	last := objs[len(objs)-1]
 	if msg, _ := last["error"].(string); status != 200 || !strings.Contains(msg, "request-timeout") || len(objs) < 2 {
 		t.Errorf("streaming: %d, %d objects, the last %v", status, len(objs), last)
@@ -590,5 +589,10 @@ func TestOllamaTimeout(t *testing.T) {
 			t.Errorf("streaming: a final object after the timeout: %v", o)
 		}
 	}
+	status, _, objs = ollamaDo(t, "POST", f.url+"/api/generate", `{`+long+`, "stream": false}`)
+	if msg, _ := objs[0]["error"].(string); status != http.StatusRequestTimeout || !strings.Contains(msg, "request-timeout") || len(objs[0]) != 1 {
+		t.Errorf("not streaming: %d %v", status, objs)
+	}
+	close(gate.open)
 	f.waitIdle(t)
 }

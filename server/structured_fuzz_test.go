@@ -102,7 +102,7 @@ func FuzzStructured(f *testing.F) {
 		rec := httptest.NewRecorder()
 		start := time.Now()
 		h.ServeHTTP(rec, req)
-		if d := time.Since(start); d > 20*time.Second { // a hang guard: the machine is shared
+		if d := time.Since(start); d > 2*time.Minute { // a hang guard only (MaxModelLen bounds the steps): the race run on a busy machine is slow
 			t.Fatalf("%s %.300q: %v", name, src, d)
 		}
 		if rec.Code >= 500 {

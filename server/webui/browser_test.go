@@ -85,19 +85,37 @@ func browserChat(t *testing.T, p page, ts *testServer) {
 }
 
 // browserStop: stopping a long generation cancels the request; nothing
-// runs after it, and the reply keeps what streamed.
+// runs after it, and the reply keeps what streamed. The device runs one
+// forward pass per look at the page until the reply shows, then waits: the
+// request cannot end before the stop, however slow the page.
 func browserStop(t *testing.T, p page, ts *testServer) {
 	t.Helper()
-	ts.delay.Store(int64(30 * time.Millisecond))
+	pace := make(chan struct{}, 1)
+	ts.pace.Store(&pace)
 	p.run("send a long prompt", chromedp.SetValue(chromedp.CSS("#max-tokens"), "350"),
 		chromedp.SetValue(chromedp.CSS("#prompt"), "Tell me a long story about a dog."), chromedp.Click(chromedp.CSS("#send")))
-	p.wait("the long reply streaming", `document.querySelectorAll('.msg.assistant .body')[1].textContent.length > 10`)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) { // bounds a hang only
+		var n int
+		p.eval("the long reply's length", `(document.querySelectorAll('.msg.assistant .body')[1] || {textContent: ''}).textContent.length`, &n)
+		if n > 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the long reply shows %d characters after 2 minutes", n)
+		}
+		select {
+		case pace <- struct{}{}:
+		default: // the last pass's token is still there
+		}
+	}
 	if ts.metric(t, "troupe:num_requests_running") != 1 {
 		t.Errorf("the long request is not running")
 	}
 	p.run("stop", chromedp.Click(chromedp.CSS("#stop")))
 	p.wait("the stop", `!document.getElementById('send').disabled && `+browserLong+`.finish === 'stopped'`)
-	deadline := time.Now().Add(30 * time.Second)
+	ts.pace.Store(nil)
+	close(pace)
+	deadline := time.Now().Add(2 * time.Minute) // bounds a hang only
 	for ts.metric(t, "troupe:num_requests_running") != 0 || ts.metric(t, "troupe:kv_cache_usage_perc") != 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("after stop: %v running, KV usage %v", ts.metric(t, "troupe:num_requests_running"), ts.metric(t, "troupe:kv_cache_usage_perc"))
@@ -125,14 +143,26 @@ func browserReload(p page) {
 		document.getElementById('system').value === `+strconv.Quote(browserSystem)+` && document.getElementById('live-status').textContent === 'live'`)
 }
 
-// browserLive: under load, the live view's counters move.
+// browserLive: under load, the live view's counters move. The device is
+// paced by the page: one forward pass per live event the page has shown,
+// until the page has shown an event with requests running, tokens sampled
+// and a batch of several sequences; so the load outlasts the page however
+// slow either is.
 func browserLive(t *testing.T, p page, ts *testServer) {
 	t.Helper()
-	ts.delay.Store(int64(25 * time.Millisecond)) // the load lasts several of the live view's intervals
 	p.run("the live tab", chromedp.Click(chromedp.CSS("#tab-live")), chromedp.WaitVisible(chromedp.CSS("#live-devices")))
 	p.wait("the device row, the chat hidden", `document.getElementById('d0-steps') !== null && document.getElementById('chat-view').offsetParent === null`)
 	before, _ := strconv.Atoi(p.text("#live-sampled"))
 	stepsBefore, _ := strconv.Atoi(p.text("#d0-steps"))
+	// liveSeen counts the events the page shows (onLive sets #live-tps once
+	// per event) and latches the first one under load.
+	p.eval("watch the live events", `(() => { window.liveSeen = {events: 0, loaded: false};
+		const v = id => +(document.getElementById(id) || {}).textContent;
+		new MutationObserver(() => { liveSeen.events++;
+			if (v('d0-running') > 0 && v('live-tps') > 0 && v('d0-batch-seqs') > 1) liveSeen.loaded = true; })
+			.observe(document.getElementById('live-tps'), {childList: true, characterData: true, subtree: true}); })()`, nil)
+	pace := make(chan struct{}, 1)
+	ts.pace.Store(&pace)
 	const clients, loadTokens = 4, 64
 	var wg sync.WaitGroup
 	var loaded atomic.Int64
@@ -143,9 +173,31 @@ func browserLive(t *testing.T, p page, ts *testServer) {
 			loaded.Add(int64(r.CompletionTokens))
 		})
 	}
-	p.wait("the live view under load", `+document.getElementById('d0-running').textContent > 0 && +document.getElementById('live-tps').textContent > 0 &&
-		+document.getElementById('d0-batch-seqs').textContent > 1`)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for events := -1; ; {
+		p.wait("a live event", fmt.Sprintf("liveSeen.events > %d || liveSeen.loaded", events))
+		var seen struct {
+			Events int
+			Loaded bool
+		}
+		p.eval("read the live events", "liveSeen", &seen)
+		if seen.Loaded {
+			break
+		}
+		select {
+		case <-done:
+			ts.pace.Store(nil)
+			close(pace)
+			t.Fatalf("the load ended (%d tokens) before the live view showed it", loaded.Load())
+		case pace <- struct{}{}:
+		default: // the last pass's token is still there
+		}
+		events = seen.Events
+	}
 	p.shoot("live")
+	ts.pace.Store(nil)
+	close(pace)
 	wg.Wait()
 	if loaded.Load() != clients*loadTokens {
 		t.Fatalf("the load generated %d tokens, want %d", loaded.Load(), clients*loadTokens)
@@ -181,7 +233,7 @@ func TestNoWebUI(t *testing.T) {
 		path string
 		want int
 	}{{"/", http.StatusNotFound}, {"/webui/app.js", http.StatusNotFound}, {"/v1/live", http.StatusOK}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // bounds a hang only
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.url+c.path, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -32,23 +32,26 @@ import (
 
 const apiKey = "test-key"
 
-// slowDevice sleeps delay (nanoseconds, changed by the test as it goes)
-// before each forward pass, so a generation can be stopped mid-way.
-type slowDevice struct {
+// pacedDevice is a device the test holds: while pace is set, each forward
+// pass first takes a token from it (closed: none held), so a generation
+// lasts until the test lets it end.
+type pacedDevice struct {
 	actors.Backend
-	delay *atomic.Int64
+	pace *atomic.Pointer[chan struct{}]
 }
 
-func (s *slowDevice) Forward(b *model.Batch, logits []float32) error {
-	time.Sleep(time.Duration(s.delay.Load()))
+func (s *pacedDevice) Forward(b *model.Batch, logits []float32) error {
+	if ch := s.pace.Load(); ch != nil {
+		<-*ch
+	}
 	return s.Backend.Forward(b, logits)
 }
 
 // testServer is troupe's server over stories260K with SmolLM2's chat
-// template, its device slowed by *delay.
+// template, its device paced by pace.
 type testServer struct {
-	url   string
-	delay atomic.Int64
+	url  string
+	pace atomic.Pointer[chan struct{}]
 }
 
 func newTestServer(t *testing.T, cfg server.Config) *testServer {
@@ -91,7 +94,7 @@ func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testS
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc.Backends, rc.NumBlocks, rc.BlockSize = []actors.Backend{&slowDevice{Backend: be, delay: &ts.delay}}, 128, 16
+	rc.Backends, rc.NumBlocks, rc.BlockSize = []actors.Backend{&pacedDevice{Backend: be, pace: &ts.pace}}, 128, 16
 	rt, err := actors.Start(sys, m, rc)
 	if err != nil {
 		t.Fatal(err)
@@ -115,13 +118,21 @@ func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testS
 	return ts
 }
 
+// metric reads one sample of the server's /metrics.
+//
+// A scrape whose read of the runtime timed out (a loaded machine) lacks
+// the runtime's gauges: that is "not yet", retried for up to 2 minutes.
 func (ts *testServer) metric(t *testing.T, name string) float64 {
 	t.Helper()
-	v, err := promtest.Sample(http.DefaultClient, ts.url, name)
-	if err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		v, err := promtest.Sample(http.DefaultClient, ts.url, name)
+		if err == nil {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
 	}
-	return v
 }
 
 // apiReply is a non-streaming chat answer.
