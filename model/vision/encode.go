@@ -57,7 +57,7 @@ func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, err
 			compute.RMSNorm(row, row, w.softNorm, hp.eps)
 		}
 		out := make([]float32, n*hp.projDim)
-		if err := mm.MatMul(out, pooled, n, w.inputProj); err != nil {
+		if err := linear(mm, out, pooled, n, w.inputProj); err != nil {
 			return nil, err
 		}
 		return out, nil
@@ -66,7 +66,7 @@ func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, err
 		shuffled := pixelShuffle(x, side, hp.dim, hp.merge) // (tokens, dim·merge²)
 		n := len(shuffled) / (hp.dim * hp.merge * hp.merge)
 		out := make([]float32, n*hp.projDim)
-		if err := mm.MatMul(out, shuffled, n, w.fc); err != nil {
+		if err := linear(mm, out, shuffled, n, w.fc); err != nil {
 			return nil, err
 		}
 		return out, nil
@@ -103,7 +103,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		}
 	}
 	x := make([]float32, n*d) // (patches, dim): the residual stream
-	if err := mm.MatMul(x, cols, n, w.patch); err != nil {
+	if err := linear(mm, x, cols, n, w.patch); err != nil {
 		return nil, err
 	}
 	if w.patchBias != nil {
@@ -130,7 +130,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 			w    *compute.Tensor
 			bias []float32
 		}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
-			if err := mm.MatMul(m.dst, cur, n, m.w); err != nil {
+			if err := linear(mm, m.dst, cur, n, m.w); err != nil {
 				return nil, err
 			}
 			if m.bias != nil {
@@ -140,7 +140,7 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		if err := a.run(mm, attn, q, kk, v, hp.heads, nil); err != nil {
 			return nil, err
 		}
-		if err := mm.MatMul(cur, attn, n, lw.o); err != nil {
+		if err := linear(mm, cur, attn, n, lw.o); err != nil {
 			return nil, err
 		}
 		if lw.ob != nil {
@@ -149,14 +149,14 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		addParallel(mm, x, cur, d)
 
 		normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
-		if err := mm.MatMul(up, cur, n, lw.up); err != nil {
+		if err := linear(mm, up, cur, n, lw.up); err != nil {
 			return nil, err
 		}
 		if lw.upb != nil {
 			addRows(mm, up, lw.upb)
 		}
 		parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn : hi*hp.ffn]) })
-		if err := mm.MatMul(cur, up, n, lw.down); err != nil {
+		if err := linear(mm, cur, up, n, lw.down); err != nil {
 			return nil, err
 		}
 		if lw.downb != nil {

@@ -172,10 +172,10 @@ func (p *Projector) qwenPatches(mm *compute.MatMuler, px *pixels) (raster []floa
 	}
 	raster = make([]float32, n*d) // (patches, dim)
 	second := make([]float32, n*d)
-	if err := mm.MatMul(raster, cols, n, w.patch); err != nil {
+	if err := linear(mm, raster, cols, n, w.patch); err != nil {
 		return nil, 0, 0, err
 	}
-	if err := mm.MatMul(second, cols, n, w.patch1); err != nil {
+	if err := linear(mm, second, cols, n, w.patch1); err != nil {
 		return nil, 0, 0, err
 	}
 	addParallel(mm, raster, second, d)
@@ -232,7 +232,7 @@ func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float3
 		w    *compute.Tensor
 		bias []float32
 	}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
-		if err := mm.MatMul(m.dst, cur, n, m.w); err != nil {
+		if err := linear(mm, m.dst, cur, n, m.w); err != nil {
 			return err
 		}
 		if m.bias != nil {
@@ -249,13 +249,13 @@ func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float3
 	}
 
 	rmsNormRows(mm, cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
-	if err := mm.MatMul(gate, cur, n, lw.gate); err != nil {
+	if err := linear(mm, gate, cur, n, lw.gate); err != nil {
 		return err
 	}
 	if lw.gateb != nil {
 		addRows(mm, gate, lw.gateb)
 	}
-	if err := mm.MatMul(up, cur, n, lw.up); err != nil {
+	if err := linear(mm, up, cur, n, lw.up); err != nil {
 		return err
 	}
 	if lw.upb != nil {
@@ -275,7 +275,7 @@ func (s *qwenScratch) attend(mm *compute.MatMuler, lw *layerWeights, x []float32
 	if err := s.a.run(mm, s.attn, s.q, s.kk, s.v, heads, win); err != nil {
 		return err
 	}
-	if err := mm.MatMul(s.cur, s.attn, s.n, lw.o); err != nil {
+	if err := linear(mm, s.cur, s.attn, s.n, lw.o); err != nil {
 		return err
 	}
 	if lw.ob != nil {
@@ -288,7 +288,7 @@ func (s *qwenScratch) attend(mm *compute.MatMuler, lw *layerWeights, x []float32
 // down is a layer's feed-forward output: the down projection of up with
 // its bias, added to the residual stream x.
 func (s *qwenScratch) down(mm *compute.MatMuler, lw *layerWeights, x []float32) error {
-	if err := mm.MatMul(s.cur, s.up, s.n, lw.down); err != nil {
+	if err := linear(mm, s.cur, s.up, s.n, lw.down); err != nil {
 		return err
 	}
 	if lw.downb != nil {
@@ -305,13 +305,13 @@ func (p *Projector) qwenMerger(mm *compute.MatMuler, x []float32, n int, lay *qw
 	hp, w, d := &p.hp, p.w, p.hp.dim
 	m := n / 4
 	hid := make([]float32, m*4*d) // (rows, 4·dim)
-	if err := mm.MatMul(hid, x, m, w.mm0); err != nil {
+	if err := linear(mm, hid, x, m, w.mm0); err != nil {
 		return nil, err
 	}
 	addRows(mm, hid, w.mm0b)
 	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*4*d : hi*4*d]) })
 	merged := make([]float32, m*hp.projDim) // (rows, projDim), graph order
-	if err := mm.MatMul(merged, hid, m, w.mm2); err != nil {
+	if err := linear(mm, merged, hid, m, w.mm2); err != nil {
 		return nil, err
 	}
 	addRows(mm, merged, w.mm2b)

@@ -86,7 +86,7 @@ func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 	hp := &p.hp
 	d, n, cur, qkv, up := hp.dim, sc.n, sc.cur, sc.qkv, sc.up
 	normRows(mm, cur, x, d, lw.ln1w, lw.ln1b, hp.eps)
-	if err := mm.MatMul(qkv, cur, n, lw.qkv); err != nil {
+	if err := linear(mm, qkv, cur, n, lw.qkv); err != nil {
 		return err
 	}
 	addRows(mm, qkv, lw.qkvb)
@@ -104,7 +104,7 @@ func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 	}
 
 	normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
-	if err := mm.MatMul(up, cur, n, lw.up); err != nil {
+	if err := linear(mm, up, cur, n, lw.up); err != nil {
 		return err
 	}
 	if lw.upb != nil {
@@ -126,7 +126,7 @@ func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB
 		normRows(mm, in, x[:m*k], k, normW, normB, p.hp.eps)
 	}
 	hid := make([]float32, m*k) // (rows, 4·dim)
-	if err := mm.MatMul(hid, in, m, fc1); err != nil {
+	if err := linear(mm, hid, in, m, fc1); err != nil {
 		return nil, err
 	}
 	if b1 != nil {
@@ -134,7 +134,7 @@ func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB
 	}
 	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*k : hi*k]) })
 	out := make([]float32, m*p.hp.projDim)
-	if err := mm.MatMul(out, hid, m, fc2); err != nil {
+	if err := linear(mm, out, hid, m, fc2); err != nil {
 		return nil, err
 	}
 	if b2 != nil {

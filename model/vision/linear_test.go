@@ -1,0 +1,101 @@
+package vision
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/troupe-llm/troupe/compute"
+)
+
+// randomWeights is an n×k matrix of type typ (F32 or F16) of random values.
+func randomWeights(r *rand.Rand, typ compute.DType, k, n int) *compute.Tensor {
+	size := 4
+	if typ == compute.F16 {
+		size = 2
+	}
+	data := make([]byte, n*k*size)
+	for i := range n * k {
+		v := float32(r.NormFloat64()) / 8
+		if typ == compute.F16 {
+			binary.LittleEndian.PutUint16(data[2*i:], compute.FP32ToFP16(v))
+		} else {
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+		}
+	}
+	return &compute.Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: data}
+}
+
+// TestLinearWorkers checks that linear gives the same bits on 1, 2 and 3
+// workers (n not a multiple of the panel width, m not of the tile height nor of
+// linear's row block)
+// and that it agrees with MatMul up to the order of the sums.
+func TestLinearWorkers(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const m, k, n = 101, 70, 83
+	x := make([]float32, m*k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, typ := range []compute.DType{compute.F32, compute.F16} {
+		w := randomWeights(r, typ, k, n)
+		want := make([]float32, m*n)
+		if err := compute.NewMatMuler(1).MatMul(want, x, m, w); err != nil {
+			t.Fatal(err)
+		}
+		var first []float32
+		for _, workers := range []int{1, 2, 3} {
+			got := make([]float32, m*n)
+			if err := linear(compute.NewMatMuler(workers), got, x, m, w); err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = got
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+					t.Fatalf("%s, %d workers: out[%d] = %v, 1 worker: %v", typ, workers, i, got[i], first[i])
+				}
+				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+					t.Fatalf("%s: out[%d] = %v, MatMul %v", typ, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkLinear times one linear layer of SmolVLM-256M's MLP shape
+// (1024 rows, 768 → 3072, F16) through linear and through MatMul, in
+// GFLOP a CPU-second (a busy machine's wall time says less).
+func BenchmarkLinear(b *testing.B) {
+	const m, k, n = 1024, 768, 3072
+	r := rand.New(rand.NewPCG(1, 2))
+	w := randomWeights(r, compute.F16, k, n)
+	compute.Prepare([]*compute.Tensor{w}, 1, nil)
+	x := make([]float32, m*k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	out := make([]float32, m*n)
+	mm := compute.NewMatMuler(runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		name string
+		f    func() error
+	}{
+		{"gemm", func() error { return linear(mm, out, x, m, w) }},
+		{"matmul", func() error { return mm.MatMul(out, x, m, w) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				if err := c.f(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu := cpuSeconds() - cpu0
+			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
+		})
+	}
+}
