@@ -22,6 +22,12 @@ func GemmNN(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 	}
 }
 
+// GemmFast reports whether GemmNN runs in assembly on this CPU (amd64 with
+// AVX2). Elsewhere it is gemmGo, whose exact float32 fused multiply-adds
+// are done in software, many times slower: callers with another way (the
+// MatMuler's kernels, NEON on arm64) should take it there.
+func GemmFast() bool { return gemmFast() }
+
 // gemmGo is GemmNN in Go, the reference the assembly is tested against.
 func gemmGo(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int) {
 	for i := range m {

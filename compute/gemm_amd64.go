@@ -40,3 +40,5 @@ func gemmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m
 	}
 	return n8
 }
+
+func gemmFast() bool { return hostISA >= AVX2 }

@@ -29,7 +29,18 @@ type attnWorker struct {
 	kp []float32 // its keys, transposed, in panels (pack)
 	vp []float32 // its values in panels
 	kq []float32 // (attnBlock, n): scores, then weights
+
+	// Without GemmNN's assembly (spanMatMul): a one-worker MatMuler (it
+	// runs on the calling goroutine), the block's output, and the first
+	// error.
+	mm  *compute.MatMuler
+	kqv []float32
+	err error
 }
+
+// gemmFast says whether attention and linear take GemmNN (its assembly);
+// a variable so that tests run the MatMul path too.
+var gemmFast = compute.GemmFast()
 
 // attnBlock is the most query rows scored at once.
 const attnBlock = 48
@@ -62,6 +73,11 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 		a.worker(wi)
 	}
 	var next atomic.Int32
+	defer func() {
+		for _, w := range a.ws[:workers] {
+			w.err = nil
+		}
+	}()
 	mm.Parallel(workers, func(wi int) {
 		w := a.ws[wi]
 		for {
@@ -76,6 +92,11 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 			}
 		}
 	})
+	for _, w := range a.ws[:workers] {
+		if w.err != nil {
+			return w.err
+		}
+	}
 	return nil
 }
 
@@ -87,6 +108,10 @@ func (a *attention) head(w *attnWorker, out, q, k, v []float32, heads, h int) {
 // span is head h of rows [lo, hi) attending to those rows, on worker w;
 // each row holds d values.
 func (a *attention) span(w *attnWorker, out, q, k, v []float32, d, h, lo, hi int) {
+	if !gemmFast {
+		a.spanMatMul(w, out, q, k, v, d, h, lo, hi)
+		return
+	}
 	hd, m := a.hd, hi-lo
 	scale := 1 / float32(math.Sqrt(float64(hd)))
 	qh, kp, vp := w.qh[:m*hd], w.kp[:hd*m], w.vp[:m*hd]
@@ -113,6 +138,43 @@ func (a *attention) span(w *attnWorker, out, q, k, v []float32, d, h, lo, hi int
 		for c := 0; c < hd; c += panel {
 			pw := min(panel, hd-c)
 			compute.GemmNN(o[c:], d, kq, m, vp[c*m:], pw, rows, m, pw)
+		}
+	}
+}
+
+// spanMatMul is span through the MatMuler's float kernels (NEON on
+// arm64), where GemmNN is not assembly: K·Qᵀ as the queries by the keys'
+// rows, the weights by Vᵀ's rows (their summation order, not GemmNN's:
+// other bits, within the parity bounds).
+func (a *attention) spanMatMul(w *attnWorker, out, q, k, v []float32, d, h, lo, hi int) {
+	hd, m := a.hd, hi-lo
+	if w.mm == nil {
+		w.mm, w.kqv = compute.NewMatMuler(1), make([]float32, attnBlock*hd)
+	}
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	qh, kh, vt := w.qh[:m*hd], w.kp[:m*hd], w.vp[:hd*m]
+	for t := range m {
+		r := (lo+t)*d + h*hd
+		copy(qh[t*hd:(t+1)*hd], q[r:r+hd])
+		copy(kh[t*hd:(t+1)*hd], k[r:r+hd])
+		for i := range hd {
+			vt[i*m+t] = v[r+i]
+		}
+	}
+	for t0 := 0; t0 < m && w.err == nil; t0 += attnBlock {
+		rows := min(attnBlock, m-t0)
+		kq, kqv := w.kq[:rows*m], w.kqv[:rows*hd]
+		if w.err = w.mm.MatMul(kq, qh[t0*hd:(t0+rows)*hd], rows, f32Matrix(kh, hd, m)); w.err != nil {
+			return
+		}
+		for r := range rows {
+			softmax(kq[r*m:(r+1)*m], scale)
+		}
+		if w.err = w.mm.MatMul(kqv, kq, rows, f32Matrix(vt, m, hd)); w.err != nil {
+			return
+		}
+		for r := range rows {
+			copy(out[(lo+t0+r)*d+h*hd:(lo+t0+r)*d+(h+1)*hd], kqv[r*hd:(r+1)*hd])
 		}
 	}
 }

@@ -10,8 +10,23 @@ import (
 
 // TestAttentionHeadDims checks attention.run against a float64 reference
 // for head sizes that are and are not multiples of 16 (Gemma 3's 72: a
-// last value panel of 8 columns) and more rows than a query block.
+// last value panel of 8 columns) and more rows than a query block, through
+// GemmNN and through the MatMul path (arm64's, where GemmNN is Go).
 func TestAttentionHeadDims(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		if fast && !gemmFast {
+			continue
+		}
+		t.Run(map[bool]string{true: "gemm", false: "matmul"}[fast], func(t *testing.T) {
+			was := gemmFast
+			gemmFast = fast
+			defer func() { gemmFast = was }()
+			attentionHeadDims(t)
+		})
+	}
+}
+
+func attentionHeadDims(t *testing.T) {
 	mm := compute.NewMatMuler(2)
 	for _, hd := range []int{64, 72, 80, 8} {
 		const n, heads = 101, 3

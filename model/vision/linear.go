@@ -17,8 +17,8 @@ import (
 // a call takes, so the result is the same whatever the worker count. Other
 // weight types go to mm.MatMul.
 func linear(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor) error {
-	if w.Type != compute.F32 && w.Type != compute.F16 {
-		return mm.MatMul(out, x, m, w)
+	if w.Type != compute.F32 && w.Type != compute.F16 || !gemmFast {
+		return mm.MatMul(out, x, m, w) // and where GemmNN is not assembly (arm64: NEON kernels)
 	}
 	k, n := w.Cols(), w.Rows()
 	if m <= 0 || n <= 0 || k <= 0 || len(x) < m*k || len(out) < m*n || len(w.Data) < n*w.RowBytes() {
