@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/leaktest"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -208,19 +209,7 @@ func noLeaksSince(t *testing.T) {
 	t.Helper()
 	base := goleak.IgnoreCurrent()
 	t.Cleanup(func() {
-		// goleak's own retries give up after about a second; a loaded
-		// machine may take longer to let the goroutines end.
-		opts := []goleak.Option{base, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1")}
-		for deadline := time.Now().Add(gateWait); ; time.Sleep(10 * time.Millisecond) {
-			err := goleak.Find(opts...)
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("goroutines outlived the test: %v", err)
-				return
-			}
-		}
+		leaktest.Settled(t, gateWait, base, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"))
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/troupe-llm/troupe/bench"
+	"github.com/troupe-llm/troupe/internal/leaktest"
 )
 
 // fakeServer is an OpenAI-compatible server whose n-th completion request
@@ -81,23 +82,9 @@ func serveOptions(url string) bench.ServeOptions {
 }
 
 // verifyNoLeaks fails the test if a goroutine not ignored by opts still
-// runs; deferred with goleak.IgnoreCurrent() first, its baseline is the
-// goroutines running when the test began. goleak.VerifyNone's own retries
-// give up after well under a second; a loaded machine may take longer to
-// let the goroutines end, so this polls for up to two minutes.
-func verifyNoLeaks(t *testing.T, opts ...goleak.Option) {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		err := goleak.Find(opts...)
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("goroutines outlived the test: %v", err)
-			return
-		}
-	}
-}
+// runs two minutes on; deferred with goleak.IgnoreCurrent() first, its
+// baseline is the goroutines running when the test began.
+func verifyNoLeaks(t *testing.T, opts ...goleak.Option) { leaktest.Settled(t, 2*time.Minute, opts...) }
 
 // TestServeFailures: HTTP errors, error events and streams cut short or
 // broken are counted as failures, apart from the successes, and the first

@@ -3,6 +3,7 @@ package vision
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -31,11 +32,7 @@ func attentionHeadDims(t *testing.T) {
 	for _, hd := range []int{64, 72, 80, 8} {
 		const n, heads = 101, 3
 		d := heads * hd
-		r := rand.New(rand.NewPCG(1, uint64(hd)))
-		q, k, v := make([]float32, n*d), make([]float32, n*d), make([]float32, n*d)
-		for i := range q {
-			q[i], k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
-		}
+		q, k, v := randQKV(rand.NewPCG(1, uint64(hd)), n*d)
 		out := make([]float32, n*d)
 		if err := newAttention(n, hd).run(mm, out, q, k, v, heads, nil); err != nil {
 			t.Fatal(err)
@@ -77,11 +74,7 @@ func attentionHeadDims(t *testing.T) {
 func TestAttentionWorkersWindows(t *testing.T) {
 	const n, heads, hd = 103, 3, 72
 	d := heads * hd
-	r := rand.New(rand.NewPCG(2, 3))
-	q, k, v := make([]float32, n*d), make([]float32, n*d), make([]float32, n*d)
-	for i := range q {
-		q[i], k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
-	}
+	q, k, v := randQKV(rand.NewPCG(2, 3), n*d)
 	bounds := []int{0, 40, 41, 97, n} // windows of 40, 1, 56 and 6 rows
 	win := make([][2]int, n)
 	for i := 1; i < len(bounds); i++ {
@@ -117,5 +110,41 @@ func TestAttentionWorkersWindows(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// randQKV returns queries, keys and values of n standard normal values
+// each, drawn from src.
+func randQKV(src rand.Source, n int) (q, k, v []float32) {
+	r := rand.New(src)
+	q, k, v = make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range q {
+		q[i], k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	return q, k, v
+}
+
+// BenchmarkAttention times one layer's attention (all heads) at the real
+// projectors' shapes: Gemma 3's 4096 patches of 16 heads of 72, Qwen3-VL's
+// 2304 of 16 heads of 64 (768 px), SmolVLM's 1024 of 12 heads of 64.
+func BenchmarkAttention(b *testing.B) {
+	for _, s := range []struct {
+		name         string
+		n, heads, hd int
+	}{{"gemma3", 4096, 16, 72}, {"qwen3vl", 2304, 16, 64}, {"smolvlm", 1024, 12, 64}} {
+		b.Run(s.name, func(b *testing.B) {
+			d := s.heads * s.hd
+			q, k, v := randQKV(rand.NewPCG(1, 2), s.n*d)
+			out := make([]float32, s.n*d)
+			a := newAttention(s.n, s.hd)
+			mm := compute.NewMatMuler(runtime.GOMAXPROCS(0))
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				if err := a.run(mm, out, q, k, v, s.heads, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+		})
 	}
 }
