@@ -106,10 +106,13 @@ func (f *cancelFixture) cases() []cancelCase {
 		name:   "mid-decode",
 		victim: f.short, withBy: true,
 		reach: func(t *testing.T, rt *actors.Runtime, g *gate, v *streamTail) {
-			// The bystander's prefill is held at the gate; the victim joins
-			// the next step and takes a token from each step after. Once
-			// the gate holds step 5, steps 2 to 4 have given it three tokens,
-			// on their way to its stream through the actors.
+			// The bystander's prefill is held at the gate. Once the batcher
+			// has the victim (submitted is not yet there: its sequence
+			// actor's message may come after step 2 is formed on a loaded
+			// machine), it joins the next step and takes a token from each
+			// step after. Once the gate holds step 5, steps 2 to 4 have
+			// given it three tokens, on their way to its stream.
+			pollStats(t, rt, "the victim at the batcher", func(st *messages.Stats) bool { return st.Running+st.Waiting == 2 })
 			for range 4 {
 				g.step(t)
 				g.next(t)
