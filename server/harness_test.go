@@ -198,21 +198,9 @@ func roundTrip(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	return resp, b
 }
 
-// metric reads one sample of the server's /metrics.
-//
-// A scrape whose read of the runtime timed out (a loaded machine) lacks
-// the runtime's gauges: that is "not yet", retried for up to 2 minutes.
+// metric reads one sample of the server's /metrics (promtest.Await).
 func (f *fixture) metric(t testing.TB, name string) float64 {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		v, err := promtest.Sample(http.DefaultClient, f.url, name)
-		if err == nil {
-			return v
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-	}
+	return promtest.Await(t, f.url, name)
 }
 
 // waitIdle waits until /metrics shows no sequence and every block free.

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"testing"
+	"time"
 )
 
 // Sample returns the first sample of the metric name (with or without
@@ -31,4 +33,20 @@ func Sample(client *http.Client, baseURL, name string) (float64, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("%s/metrics has no %s", baseURL, name)
+}
+
+// Await returns the first sample of name at baseURL/metrics (Sample), failing
+// t after two minutes without one. A scrape whose read of the runtime timed
+// out (a loaded machine) lacks the runtime's gauges: that is "not yet".
+func Await(t testing.TB, baseURL, name string) float64 {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		v, err := Sample(http.DefaultClient, baseURL, name)
+		if err == nil {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
 }

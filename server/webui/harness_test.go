@@ -118,21 +118,9 @@ func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testS
 	return ts
 }
 
-// metric reads one sample of the server's /metrics.
-//
-// A scrape whose read of the runtime timed out (a loaded machine) lacks
-// the runtime's gauges: that is "not yet", retried for up to 2 minutes.
+// metric reads one sample of the server's /metrics (promtest.Await).
 func (ts *testServer) metric(t *testing.T, name string) float64 {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		v, err := promtest.Sample(http.DefaultClient, ts.url, name)
-		if err == nil {
-			return v
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-	}
+	return promtest.Await(t, ts.url, name)
 }
 
 // apiReply is a non-streaming chat answer.
