@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
     switch (clip_get_projector_type(ctx)) {
         case PROJECTOR_TYPE_GEMMA3: pre = std::make_unique<mtmd_image_preprocessor_fixed_size>(ctx); break;
         case PROJECTOR_TYPE_IDEFICS3: pre = std::make_unique<mtmd_image_preprocessor_idefics3>(ctx); break;
+        case PROJECTOR_TYPE_QWEN2VL:
         case PROJECTOR_TYPE_QWEN25VL:
         case PROJECTOR_TYPE_QWEN3VL: pre = std::make_unique<mtmd_image_preprocessor_dyn_size>(ctx); break; // as mtmd.cpp's Qwen-VL types
         default: fprintf(stderr, "vision-dump: projector type not handled here\n"); return 1;

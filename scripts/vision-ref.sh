@@ -21,7 +21,7 @@ else
 	build_dump dump vision-dump.cpp -lmtmd -lllama
 fi
 
-for shape in ${SHAPES:-gemma3-tiny idefics3-tiny qwen2.5vl-tiny qwen3vl-tiny}; do
+for shape in ${SHAPES:-gemma3-tiny idefics3-tiny qwen2vl-tiny qwen2.5vl-tiny qwen3vl-tiny}; do
 	"$tmp/troupe" synth --projector "$shape" --seed 1 -o "$tmp/$shape.gguf" >/dev/null
 	mkdir -p "$OUT/$shape"
 	if [ "${GGML_ONLY:-0}" = 1 ]; then

@@ -121,6 +121,10 @@ func TestRealProjectorChat(t *testing.T) {
 	}{
 		{"stories260K+gemma3-tiny", "gemma3-tiny", func(*testing.T) (string, int) { return "", stories260KDim }},
 		{"synth-gemma3+idefics3-tiny", "idefics3-tiny", func(t *testing.T) (string, int) { return synthTextModel(t, tiny), tiny.Dim }},
+		{"synth-qwen2vl+qwen2vl-tiny", "qwen2vl-tiny", func(t *testing.T) (string, int) {
+			qwen, _ := synth.LookupShape("qwen2vl-tiny")
+			return synthTextModel(t, qwen), qwen.Dim
+		}},
 		{"synth-qwen2vl+qwen2.5vl-tiny", "qwen2.5vl-tiny", func(t *testing.T) (string, int) {
 			qwen, _ := synth.LookupShape("qwen2vl-tiny")
 			return synthTextModel(t, qwen), qwen.Dim

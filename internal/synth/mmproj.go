@@ -14,7 +14,7 @@ import (
 // ProjectorShape is the shape of a multimodal projector (mmproj) file.
 type ProjectorShape struct {
 	Name      string
-	Type      string // clip.projector_type: "gemma3", "idefics3" or "qwen2.5vl_merger"
+	Type      string // clip.projector_type: "gemma3", "idefics3", "qwen2vl_merger", "qwen2.5vl_merger" or "qwen3vl_merger"
 	Dim       int    // the ViT's width
 	FFN       int
 	Heads     int
@@ -35,6 +35,10 @@ var ProjectorShapes = []ProjectorShape{
 	{Name: "gemma3-tiny", Type: "gemma3", Dim: 64, FFN: 128, Heads: 4, Layers: 2, ImageSize: 64, Patch: 8, Merge: 2, ProjDim: 64},
 	{Name: "smolvlm-256m", Type: "idefics3", Dim: 768, FFN: 3072, Heads: 12, Layers: 12, ImageSize: 512, Patch: 16, Merge: 4, ProjDim: 576, Longest: 2048},
 	{Name: "idefics3-tiny", Type: "idefics3", Dim: 64, FFN: 128, Heads: 4, Layers: 2, ImageSize: 32, Patch: 4, Merge: 2, ProjDim: 64, Longest: 64},
+	// Qwen2-VL-2B's (its text width 1536) and a tiny one: no windows, so
+	// any patch size; the feed-forward 4× the width, as Qwen2-VL's mlp_ratio.
+	{Name: "qwen2vl", Type: "qwen2vl_merger", Dim: 1280, FFN: 5120, Heads: 16, Layers: 32, ImageSize: 560, Patch: 14, Merge: 2, ProjDim: 1536},
+	{Name: "qwen2vl-tiny", Type: "qwen2vl_merger", Dim: 64, FFN: 256, Heads: 4, Layers: 4, ImageSize: 112, Patch: 8, Merge: 2, ProjDim: 64},
 	{Name: "qwen2.5vl", Type: "qwen2.5vl_merger", Dim: 1280, FFN: 3420, Heads: 16, Layers: 32, ImageSize: 560, Patch: 14, Merge: 2, ProjDim: 2048, WAPattern: 8},
 	// patch 8: llama.cpp's 112-pixel attention windows are 7×7 merged rows,
 	// so a 144×96 image has two windows across.
@@ -64,22 +68,22 @@ type ProjectorOptions struct {
 
 // WriteProjector writes a random-weight mmproj file of o.Shape to path,
 // with the keys and tensor names and types llama.cpp's converter
-// (convert_hf_to_gguf.py, Gemma3VisionModel, SmolVLMModel and
-// Qwen2VLVisionModel) writes: F32 embeddings, norms and biases, F16 block
-// matrices and projector.
+// (convert_hf_to_gguf.py, Gemma3VisionModel, SmolVLMModel,
+// Qwen2VLVisionModel and Qwen3VLVisionModel) writes: F32 embeddings, norms
+// and biases, F16 block matrices and projector.
 func WriteProjector(path string, o ProjectorOptions) error {
 	s := o.Shape
 	if o.TextDim > 0 {
 		s.ProjDim = o.TextDim
 	}
 	switch s.Type {
-	case "qwen2.5vl_merger":
-		return writeQwen25VL(path, s, o.Seed)
+	case "qwen2vl_merger", "qwen2.5vl_merger":
+		return writeQwen2VL(path, s, o.Seed)
 	case "qwen3vl_merger":
 		return writeQwen3VL(path, s, o.Seed)
 	}
 	if s.Type != "gemma3" && s.Type != "idefics3" {
-		return fmt.Errorf("synth: projector type %q: want gemma3, idefics3, qwen2.5vl_merger or qwen3vl_merger", s.Type)
+		return fmt.Errorf("synth: projector type %q: want gemma3, idefics3, qwen2vl_merger, qwen2.5vl_merger or qwen3vl_merger", s.Type)
 	}
 	if s.Dim%s.Heads != 0 || s.ImageSize%s.Patch != 0 || (s.ImageSize/s.Patch)%s.Merge != 0 || s.ProjDim < 1 {
 		return fmt.Errorf("synth: projector shape %+v is not consistent", s)

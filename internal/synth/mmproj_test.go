@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/synth"
@@ -43,6 +44,8 @@ func TestWriteProjector(t *testing.T) {
 			[]string{"v.patch_embd.weight", "v.blk.1.ffn_down.weight", "mm.soft_emb_norm.weight", "mm.input_projection.weight"}},
 		{"idefics3-tiny", []string{"clip.vision.preproc_image_size", "clip.vision.image_mean"},
 			[]string{"v.position_embd.weight", "v.post_ln.bias", "mm.model.fc.weight"}},
+		{"qwen2vl-tiny", []string{"clip.vision.feed_forward_length", "clip.vision.image_mean"},
+			[]string{"v.patch_embd.weight", "v.patch_embd.weight.1", "v.blk.3.ln1.bias", "v.blk.3.ffn_up.bias", "v.post_ln.bias", "mm.0.bias", "mm.2.weight"}},
 		{"qwen2.5vl-tiny", []string{"clip.use_silu", "clip.vision.n_wa_pattern"},
 			[]string{"v.patch_embd.weight", "v.patch_embd.weight.1", "v.blk.3.ffn_gate.weight", "v.post_ln.weight", "mm.0.bias", "mm.2.weight"}},
 		{"qwen3vl-tiny", []string{"clip.use_gelu", "clip.vision.is_deepstack_layers"},
@@ -63,9 +66,35 @@ func TestWriteProjector(t *testing.T) {
 			}
 		}
 	}
+	// Qwen2-VL: quick GELU (neither use_gelu nor use_silu), no windows, no
+	// gate, no positions; feed_forward_length the merger's output width
+	// (the converter's value), the feed-forward's own in the tensors.
+	f, err := gguf.Parse("qwen2vl-tiny", write("qwen2vl-tiny", "qwen2vl-tiny", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"clip.use_gelu", "clip.use_silu", "clip.vision.n_wa_pattern"} {
+		if _, ok := f.Value(k); ok {
+			t.Errorf("qwen2vl-tiny: key %s", k)
+		}
+	}
+	for _, n := range []string{"v.blk.0.ffn_gate.weight", "v.position_embd.weight", "v.patch_embd.bias"} {
+		if _, err := f.Tensor(n); err == nil {
+			t.Errorf("qwen2vl-tiny: tensor %s", n)
+		}
+	}
+	up, err := f.Tensor("v.blk.0.ffn_up.weight")
+	if ffn, _ := f.Int("clip.vision.feed_forward_length"); err != nil || ffn != 64 || !slices.Equal(up.Shape, []int{64, 256}) {
+		t.Errorf("qwen2vl-tiny: feed_forward_length %d, ffn_up %v (%v); want 64, [64 256]", ffn, up, err)
+	}
 	bad := synth.ProjectorShape{Name: "bad", Type: "gemma3", Dim: 10, FFN: 8, Heads: 3, Layers: 1, ImageSize: 16, Patch: 4, Merge: 2, ProjDim: 8}
 	if err := synth.WriteProjector(filepath.Join(dir, "bad"), synth.ProjectorOptions{Shape: bad}); err == nil {
 		t.Error("a width not a multiple of the heads: no error")
+	}
+	win, _ := synth.LookupProjectorShape("qwen2vl-tiny")
+	win.WAPattern = 2
+	if err := synth.WriteProjector(filepath.Join(dir, "win"), synth.ProjectorOptions{Shape: win}); err == nil {
+		t.Error("a qwen2vl_merger shape with windows: no error")
 	}
 	llava := synth.ProjectorShape{Name: "llava", Type: "mlp", Dim: 8, FFN: 8, Heads: 2, Layers: 1, ImageSize: 16, Patch: 4, Merge: 2, ProjDim: 8}
 	if err := synth.WriteProjector(filepath.Join(dir, "llava"), synth.ProjectorOptions{Shape: llava}); err == nil {

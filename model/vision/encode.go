@@ -39,6 +39,8 @@ func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, err
 		return p.encodeQwen(mm, px)
 	case typeQwen3VL:
 		return p.encodeQwen3(mm, px)
+	case typeQwen2VL:
+		return p.encodeQwen2(mm, px) // qwen2.go
 	}
 	if px.nx != hp.imageSize || px.ny != hp.imageSize {
 		return nil, fmt.Errorf("tile of %dx%d pixels, want %d", px.nx, px.ny, hp.imageSize)

@@ -43,7 +43,7 @@ func (p *Projector) Prepare(data []byte) (*Prepared, error) {
 		if err := p.prepareIdefics3(img, out); err != nil {
 			return nil, err
 		}
-	case typeQwen25VL, typeQwen3VL:
+	case typeQwen2VL, typeQwen25VL, typeQwen3VL:
 		p.prepareQwen(img, out)
 	default:
 		return nil, fmt.Errorf("vision: projector type %q cannot prepare images", p.typ)

@@ -38,21 +38,22 @@ type hparams struct {
 
 	longestEdge int // clip.vision.preproc_image_size: Idefics3's refined image's longer side (0: none)
 
-	// Qwen2.5-VL
+	// Qwen-VL
 	waPattern            int // clip.vision.n_wa_pattern: layers il with (il+1)%waPattern == 0 attend to the whole image, the others to windows
 	minPixels, maxPixels int // the resized image's bounds: 8 and 4096 rows' worth of pixels, as clip.cpp's set_limit_image_tokens
 }
 
-// typeQwen25VL and typeQwen3VL are llama.cpp's names of Qwen2.5-VL's
-// and Qwen3-VL's projector types.
+// typeQwen2VL, typeQwen25VL and typeQwen3VL are llama.cpp's names of
+// Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's projector types.
 const (
+	typeQwen2VL  = "qwen2vl_merger"
 	typeQwen25VL = "qwen2.5vl_merger"
 	typeQwen3VL  = "qwen3vl_merger"
 )
 
 // isQwen reports whether typ is a Qwen-VL projector (dynamic resolution,
 // M-RoPE positions, the 2×2 merger).
-func isQwen(typ string) bool { return typ == typeQwen25VL || typ == typeQwen3VL }
+func isQwen(typ string) bool { return typ == typeQwen2VL || typ == typeQwen25VL || typ == typeQwen3VL }
 
 // Projector is an open mmproj file: the vision tower, the projector and
 // the preprocessing they expect. It is immutable after Open and safe for
@@ -94,11 +95,11 @@ func newProjector(f *gguf.File) (*Projector, error) {
 		typ, _ = f.String("clip.vision.projector_type")
 	}
 	switch typ {
-	case "gemma3", "idefics3", typeQwen25VL, typeQwen3VL:
+	case "gemma3", "idefics3", typeQwen2VL, typeQwen25VL, typeQwen3VL:
 	case "":
 		return nil, errors.New("no clip.projector_type")
 	default:
-		return nil, fmt.Errorf("projector type %q is not supported (supported: gemma3, idefics3, %s, %s)", typ, typeQwen25VL, typeQwen3VL)
+		return nil, fmt.Errorf("projector type %q is not supported (supported: gemma3, idefics3, %s, %s, %s)", typ, typeQwen2VL, typeQwen25VL, typeQwen3VL)
 	}
 	hp, err := readHparams(f, typ)
 	if err != nil {
@@ -162,7 +163,7 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 	switch typ {
 	case "gemma3":
 		hp.merge = 4 // clip.cpp's default for every Gemma 3 size
-	case typeQwen25VL, typeQwen3VL:
+	case typeQwen2VL, typeQwen25VL, typeQwen3VL:
 		hp.merge = 2
 		u("clip.vision.spatial_merge_size", &hp.merge, false)
 		u("clip.vision.n_wa_pattern", &hp.waPattern, typ == typeQwen25VL)
@@ -193,6 +194,16 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 		}
 		return hp, nil
 	}
+	if typ == typeQwen2VL {
+		if hp.ffn, err = qwen2FFN(f, hp.dim); err != nil {
+			return hp, err
+		}
+		if hp.merge != 2 || hp.ffnOp == "silu" || (hp.dim/hp.heads)%4 != 0 || hp.waPattern != 0 {
+			return hp, fmt.Errorf("%s projector: merge %d, activation %s, head size %d, n_wa_pattern %d: want 2, quick GELU or gelu (clip.use_gelu), a multiple of 4 and none",
+				typ, hp.merge, hp.ffnOp, hp.dim/hp.heads, hp.waPattern)
+		}
+		return hp, nil
+	}
 	if typ == typeQwen3VL {
 		if hp.merge != 2 || hp.ffnOp != "gelu" || (hp.dim/hp.heads)%4 != 0 || hp.waPattern != 0 {
 			return hp, fmt.Errorf("%s projector: merge %d, activation %s, head size %d, n_wa_pattern %d: want 2, gelu (clip.use_gelu), a multiple of 4 and none",
@@ -210,7 +221,8 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 func (p *Projector) Close() error { return p.f.Close() }
 
 // Type is llama.cpp's name of the projector type (clip.projector_type):
-// "gemma3", "idefics3", "qwen2.5vl_merger", "qwen3vl_merger".
+// "gemma3", "idefics3", "qwen2vl_merger", "qwen2.5vl_merger",
+// "qwen3vl_merger".
 func (p *Projector) Type() string { return p.typ }
 
 // Bidirectional reports whether the language model attends over an
@@ -221,7 +233,7 @@ func (p *Projector) Bidirectional() bool { return p.typ == "gemma3" }
 
 // MRoPE reports whether Prepare gives the rows M-RoPE positions
 // (Prepared.Positions), for a language model with multimodal rope
-// (llama.cpp's qwen2vl and qwen3vl: Qwen2.5-VL's and Qwen3-VL's projectors).
+// (llama.cpp's qwen2vl and qwen3vl: the Qwen-VL projectors).
 func (p *Projector) MRoPE() bool { return isQwen(p.typ) }
 
 // Dim is the width of Encode's rows: the language model's input width the

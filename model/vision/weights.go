@@ -130,7 +130,7 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 			w.patch1, l.err = patchKernel(pt, p*p*3, d)
 		}
 	}
-	if typ != typeQwen25VL {
+	if typ != typeQwen25VL && typ != typeQwen2VL {
 		if pt := l.tensor("v.position_embd.weight", d, side*side); pt != nil {
 			w.pos, l.err = vec(pt)
 		}
@@ -177,7 +177,7 @@ func loadWeights(f *gguf.File, typ string, hp hparams) (*weights, error) {
 		}
 	case "idefics3":
 		w.fc = l.matrix("mm.model.fc.weight", d*hp.merge*hp.merge, hp.projDim)
-	case typeQwen25VL, typeQwen3VL:
+	case typeQwen2VL, typeQwen25VL, typeQwen3VL:
 		k := 4 * d
 		w.mm0, w.mm0b = l.matrix("mm.0.weight", k, k), l.vector("mm.0.bias", k, false)
 		w.mm2, w.mm2b = l.matrix("mm.2.weight", k, hp.projDim), l.vector("mm.2.bias", hp.projDim, false)
