@@ -84,6 +84,14 @@ func TestImageMRoPE(t *testing.T) {
 	}
 }
 
+// TestImageQwen2VL is TestImageMRoPE's runtime checks for a Qwen2-VL
+// projector (qwen2vl-tiny with the qwen2vl-tiny text model).
+func TestImageQwen2VL(t *testing.T) {
+	noLeaks(t)
+	m, proj := qwenVLPair(t, "qwen2vl-tiny", "qwen2vl-tiny")
+	imageMRoPE(t, m, proj, "qwen2vl-tiny-qwen2vl-tiny", 1.5e-3)
+}
+
 // TestImageQwen3VL is TestImageMRoPE for Qwen3-VL (qwen3vl-tiny and its
 // projector: interleaved M-RoPE, image rows of 3·256 values carrying two
 // deepstack slices through the runtime to the model); a Qwen2.5-VL

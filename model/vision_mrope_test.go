@@ -56,6 +56,13 @@ func TestVisionLogitsParityMRoPE(t *testing.T) {
 	mropeParity(t, "qwen2vl-tiny", "qwen2.5vl-tiny", 5e-3, 7e-3)
 }
 
+// TestVisionLogitsParityQwen2VL is TestVisionLogitsParityMRoPE for
+// Qwen2-VL: the same qwen2vl-tiny text model with a random qwen2vl-tiny
+// projector (layer norms, quick GELU, no windows) of its width (seed 1).
+func TestVisionLogitsParityQwen2VL(t *testing.T) {
+	mropeParity(t, "qwen2vl-tiny", "qwen2vl-tiny", 5e-3, 7e-3)
+}
+
 // TestVisionLogitsParityQwen3VL is TestVisionLogitsParityMRoPE for
 // Qwen3-VL: a random qwen3vl-tiny text model (qwen3 with interleaved
 // M-RoPE, sections 12, 10, 10 of 32 pairs, and two deepstack layers) and a

@@ -34,6 +34,9 @@ done
 "$tmp/troupe" synth --shape qwen2vl-tiny --type F32 --vocab "$MODELS/stories260K.gguf" --seed 11 -o "$tmp/qwen2vl-tiny.gguf" >/dev/null
 "$tmp/troupe" synth --projector qwen2.5vl-tiny --text-dim 256 --seed 1 -o "$tmp/mmproj.gguf" >/dev/null
 "$tmp/dump" "$tmp/qwen2vl-tiny.gguf" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/qwen2vl-tiny-qwen2.5vl-tiny" 2>/dev/null
+# Qwen2-VL: the same text model with a random qwen2vl-tiny projector.
+"$tmp/troupe" synth --projector qwen2vl-tiny --text-dim 256 --seed 1 -o "$tmp/mmproj.gguf" >/dev/null
+"$tmp/dump" "$tmp/qwen2vl-tiny.gguf" "$tmp/mmproj.gguf" model/vision/testdata/img/wide.png "$PROMPT" $NGEN "$OUT/qwen2vl-tiny-qwen2vl-tiny" 2>/dev/null
 # Qwen3-VL: a random qwen3vl-tiny text model (interleaved M-RoPE, two
 # deepstack layers; seed 11) with a random qwen3vl-tiny projector (seed 1):
 # its rows carry the merger's and the two deepstack layers' values.
