@@ -118,15 +118,7 @@ func parityCase(t *testing.T, f func(t *testing.T, p *Projector, shape, name str
 				if name == "gif" {
 					file = name + ".gif"
 				}
-				data, err := os.ReadFile(filepath.Join("testdata", "img", file))
-				if err != nil {
-					t.Fatal(err)
-				}
-				prep, err := p.Prepare(data)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f(t, p, shape, name, prep)
+				f(t, p, shape, name, prepareFile(t, p, file))
 			})
 		}
 	}
@@ -183,22 +175,28 @@ func TestParityEmbeddings(t *testing.T) {
 		if len(got) != len(want) {
 			t.Fatalf("%d embedding values, llama.cpp %d", len(got), len(want))
 		}
-		d := p.Dim()
-		var worst, worstAbs float64
-		for r := 0; r < len(want); r += d {
-			var mean, sq, mx float64
-			for _, v := range want[r : r+d] {
-				mean += float64(v) / float64(d)
-			}
-			for i, v := range want[r : r+d] {
-				sq += (float64(v) - mean) * (float64(v) - mean) / float64(d)
-				mx = max(mx, math.Abs(float64(got[r+i])-float64(v)))
-			}
-			worst, worstAbs = max(worst, mx/math.Sqrt(sq)), max(worstAbs, mx)
-		}
+		worst, worstAbs := rowsOff(got, want, p.Dim())
 		t.Logf("max |Δ| %.3g, max |Δ|/std %.4f%% (limit %.2f%%)", worstAbs, worst*100, embBound*100)
 		if worst > embBound {
 			t.Errorf("max |Δ|/std %.5f exceeds %.5f", worst, embBound)
 		}
 	})
+}
+
+// rowsOff is how far got is from want, rows of d values: the largest max
+// |Δ| of a row as a fraction of the row's standard deviation (in want),
+// and the largest |Δ|.
+func rowsOff(got, want []float32, d int) (rel, abs float64) {
+	for r := 0; r < len(want); r += d {
+		var mean, sq, mx float64
+		for _, v := range want[r : r+d] {
+			mean += float64(v) / float64(d)
+		}
+		for i, v := range want[r : r+d] {
+			sq += (float64(v) - mean) * (float64(v) - mean) / float64(d)
+			mx = max(mx, math.Abs(float64(got[r+i])-float64(v)))
+		}
+		rel, abs = max(rel, mx/math.Sqrt(sq)), max(abs, mx)
+	}
+	return rel, abs
 }

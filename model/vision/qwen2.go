@@ -48,18 +48,32 @@ func (p *Projector) encodeQwen2(mm *compute.MatMuler, px *pixels) ([]float32, er
 
 // qwen2Layer is one Qwen2-VL ViT layer on the residual stream x: layer
 // norm, q, k, v with biases and 2-D rope, attention over all patches, the
-// output projection; layer norm and the feed-forward (up, the activation,
-// down, with biases).
+// output projection; layer norm and the feed-forward.
 func (p *Projector) qwen2Layer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch) error {
 	hp := &p.hp
-	d, n, cur, up := hp.dim, sc.n, sc.cur, sc.up
-	normRows(mm, cur, x, d, lw.ln1w, lw.ln1b, hp.eps)
+	normRows(mm, sc.cur, x, hp.dim, lw.ln1w, lw.ln1b, hp.eps)
+	if err := sc.qkvRope(mm, lw, hp.heads); err != nil {
+		return err
+	}
+	if err := sc.attend(mm, lw, x, hp.heads, nil); err != nil {
+		return err
+	}
+	normRows(mm, sc.cur, x, hp.dim, lw.ln2w, lw.ln2b, hp.eps)
+	return p.plainFFN(mm, lw, x, sc)
+}
+
+// qkvRope sets the scratch's queries, keys and values from its current
+// rows (cur: the layer norm's output) by a layer's separate q, k and v
+// projections with their biases, and rotates the queries and keys. It is
+// also qwenLayer's (Qwen2.5-VL's) first half, written there in line.
+func (s *qwenScratch) qkvRope(mm *compute.MatMuler, lw *layerWeights, heads int) error {
+	n, d := s.n, len(s.cur)/s.n
 	for _, m := range []struct {
 		dst  []float32
 		w    *compute.Tensor
 		bias []float32
-	}{{sc.q, lw.q, lw.qb}, {sc.kk, lw.k, lw.kb}, {sc.v, lw.v, lw.vb}} {
-		if err := linear(mm, m.dst, cur, n, m.w); err != nil {
+	}{{s.q, lw.q, lw.qb}, {s.kk, lw.k, lw.kb}, {s.v, lw.v, lw.vb}} {
+		if err := linear(mm, m.dst, s.cur, n, m.w); err != nil {
 			return err
 		}
 		if m.bias != nil {
@@ -68,25 +82,30 @@ func (p *Projector) qwen2Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 	}
 	parallelRows(mm, n, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
-			sc.ropeQK(t, d, hp.heads)
+			s.ropeQK(t, d, heads)
 		}
 	})
-	if err := sc.attend(mm, lw, x, hp.heads, nil); err != nil {
-		return err
-	}
+	return nil
+}
 
-	normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
-	if err := linear(mm, up, cur, n, lw.up); err != nil {
+// plainFFN is a feed-forward without a gate on the scratch's current rows
+// (cur: the second layer norm's output), added to the residual stream x:
+// up with its bias, the file's activation (hp.ffnOp: quick GELU or GELU),
+// down with its bias. It is also qwen3Layer's (Qwen3-VL's, GELU) second
+// half, written there in line.
+func (p *Projector) plainFFN(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch) error {
+	ffn, up := p.hp.ffn, sc.up
+	if err := linear(mm, up, sc.cur, sc.n, lw.up); err != nil {
 		return err
 	}
 	if lw.upb != nil {
 		addRows(mm, up, lw.upb)
 	}
 	act := gelu
-	if hp.ffnOp == "gelu_quick" {
+	if p.hp.ffnOp == "gelu_quick" {
 		act = geluQuick
 	}
-	parallelRows(mm, n, func(lo, hi int) { act(up[lo*hp.ffn : hi*hp.ffn]) })
+	parallelRows(mm, sc.n, func(lo, hi int) { act(up[lo*ffn : hi*ffn]) })
 	return sc.down(mm, lw, x)
 }
 

@@ -2,8 +2,6 @@ package vision
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -54,14 +52,7 @@ func TestQwenLayout(t *testing.T) {
 		t.Errorf("merged row 7 is graph row %d, row 9 %d; want 42 and 7", l.unit[7], l.unit[9])
 	}
 	p := tinyProjectorSeed(t, "qwen2.5vl-tiny", 1)
-	data, err := os.ReadFile(filepath.Join("testdata", "img", "big.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prep, err := p.Prepare(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prep := prepareFile(t, p, "big.png")
 	if prep.Rows() != 54 || prep.Positions[10] != [3]int32{0, 1, 1} || prep.Chunks[0].Text != "<|vision_start|>" {
 		t.Errorf("%d rows, row 10 at %v, chunks %v", prep.Rows(), prep.Positions[10], prep.Chunks)
 	}
@@ -72,14 +63,7 @@ func TestQwenLayout(t *testing.T) {
 // test would see windows computed wrongly.
 func TestQwenWindowsMatter(t *testing.T) {
 	p := tinyProjectorSeed(t, "qwen2.5vl-tiny", 1)
-	data, err := os.ReadFile(filepath.Join("testdata", "img", "big.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prep, err := p.Prepare(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prep := prepareFile(t, p, "big.png")
 	mm := compute.NewMatMuler(1)
 	win, err := p.Encode(mm, prep)
 	if err != nil {
