@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/troupe-llm/troupe"
+	"github.com/troupe-llm/troupe/internal/syncbuf"
 	"github.com/troupe-llm/troupe/troupetest"
 )
 
@@ -83,7 +84,7 @@ func TestGoodCitizen(t *testing.T) {
 	output := captureOutput(t)
 
 	reg := prometheus.NewRegistry()
-	var logged lockedBuffer
+	var logged syncbuf.Buffer
 	m, err := troupe.Open(context.Background(), path, troupe.WithMetrics(reg), troupe.WithThreads(1),
 		troupe.WithKVCacheBytes(4<<20), troupe.WithSlog(slog.NewJSONHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
@@ -223,23 +224,4 @@ func familyNames(t *testing.T, g prometheus.Gatherer) []string {
 		names = append(names, mf.GetName())
 	}
 	return names
-}
-
-// lockedBuffer is a bytes.Buffer safe for the log handler's concurrent
-// writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -141,9 +141,7 @@ func Batched(ctx context.Context, m *model.Model, o BatchedOptions) ([]BatchedRo
 	}
 	sys := o.System
 	if sys == nil {
-		sys = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-			return slog.New(slog.NewTextHandler(io.Discard, nil))
-		}))
+		sys = quietSystem()
 		defer sys.Shutdown()
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x62617463686564)) // "batched"
@@ -227,4 +225,12 @@ func batchedRow(ctx context.Context, sys *actor.ActorSystem, m *model.Model, o B
 		row.Masks, row.MaskHits, row.MaskTime = g1.Masks-g0.Masks, g1.MaskHits-g0.MaskHits, time.Duration(g1.MaskNanos-g0.MaskNanos)
 	}
 	return row, err
+}
+
+// quietSystem is an actor system that logs nothing, for a run whose
+// options name none.
+func quietSystem() *actor.ActorSystem {
+	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
 }

@@ -2,22 +2,15 @@ package bench_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/bench"
-	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 // startTroupe serves stories260K's OpenAI API on a loopback port, as
@@ -25,31 +18,18 @@ import (
 func startTroupe(t *testing.T) string {
 	t.Helper()
 	m := openModel(t, "stories260K.gguf")
-	tmpl, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", "HuggingFaceTB-SmolLM2-135M-Instruct.jinja"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
+	sys := servetest.QuietSystem(t)
 	rt, err := actors.Start(sys, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(sys, rt, server.Config{ModelName: "stories", ChatTemplate: string(tmpl), Log: zerolog.Nop()})
+	srv, err := server.New(sys, rt, server.Config{ModelName: "stories", ChatTemplate: servetest.Template(t, servetest.SmolLM2), Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		if err := rt.Stop(5 * time.Second); err != nil {
-			t.Error(err)
-		}
-	})
+	url := servetest.Listen(t, srv, rt, nil)
 	srv.Ready()
-	return ts.URL
+	return url
 }
 
 // TestServeTroupe loads a real troupe server over stories260K: with a

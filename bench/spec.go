@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"syscall"
 	"time"
 
@@ -70,9 +68,7 @@ func Speculative(ctx context.Context, m *model.Model, o SpecOptions) (SpecResult
 	}
 	sys := o.System
 	if sys == nil {
-		sys = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-			return slog.New(slog.NewTextHandler(io.Discard, nil))
-		}))
+		sys = quietSystem()
 		defer sys.Shutdown()
 	}
 	longest := 0

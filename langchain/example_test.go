@@ -3,13 +3,10 @@ package langchain_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/prompts"
 
-	"github.com/troupe-llm/troupe"
 	"github.com/troupe-llm/troupe/langchain"
 	"github.com/troupe-llm/troupe/troupetest"
 )
@@ -17,20 +14,13 @@ import (
 // A langchaingo chain on a model in process. A scripted model stands in
 // for a real one (troupe.Open on a GGUF file), so the output is known.
 func Example() {
-	dir, _ := os.MkdirTemp("", "langchain")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "tiny.gguf")
-	if err := troupetest.WriteTinyModel(path, 1); err != nil {
-		fmt.Println(err)
-		return
-	}
 	script := troupetest.NewScript(troupetest.TinyVocabSize, troupetest.TinyEOS)
-	m, err := troupe.Open(context.Background(), path, troupe.WithBackend(script))
+	m, done, err := openTiny(script)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer m.Close()
+	defer done()
 	script.PushText(m.Runtime(), "Bonjour le monde")
 
 	chain := chains.NewLLMChain(langchain.New(m), prompts.NewPromptTemplate("Translate to French: {{.text}}", []string{"text"}))
@@ -42,19 +32,12 @@ func Example() {
 
 // Embeddings for langchaingo's vector stores.
 func ExampleNewEmbedder() {
-	dir, _ := os.MkdirTemp("", "langchain")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "tiny.gguf")
-	if err := troupetest.WriteTinyModel(path, 1); err != nil {
-		fmt.Println(err)
-		return
-	}
-	m, err := troupe.Open(context.Background(), path)
+	m, done, err := openTiny(nil) // a *troupe.Model, as troupe.Open of a GGUF file returns
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer m.Close()
+	defer done()
 	vecs, err := langchain.NewEmbedder(m).EmbedDocuments(context.Background(), []string{"one", "two", "three"})
 	fmt.Println(len(vecs), len(vecs[0]), err)
 	// Output:

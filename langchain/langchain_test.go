@@ -3,6 +3,7 @@ package langchain_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,20 +27,35 @@ import (
 // open opens the tiny model (on script when not nil) for the test.
 func open(t *testing.T, script *troupetest.Script) *troupe.Model {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := troupetest.WriteTinyModel(path, 1); err != nil {
+	m, done, err := openTiny(script)
+	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(done)
+	return m
+}
+
+// openTiny writes the tiny model into a new folder and opens it, on script
+// when not nil; done closes it and removes the folder. The tests and the
+// examples share it.
+func openTiny(script *troupetest.Script) (m *troupe.Model, done func(), err error) {
+	dir, err := os.MkdirTemp("", "langchain")
+	if err != nil {
+		return nil, nil, err
 	}
 	var opts []troupe.Option
 	if script != nil {
 		opts = append(opts, troupe.WithBackend(script))
 	}
-	m, err := troupe.Open(context.Background(), path, opts...)
-	if err != nil {
-		t.Fatal(err)
+	path := filepath.Join(dir, "tiny.gguf")
+	if err = troupetest.WriteTinyModel(path, 1); err == nil {
+		m, err = troupe.Open(context.Background(), path, opts...)
 	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return m, func() { m.Close(); os.RemoveAll(dir) }, nil
 }
 
 // scripted is an LLM whose model answers replies, in order.

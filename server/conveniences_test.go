@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/syncbuf"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -407,30 +405,18 @@ func TestSamplingDefaults(t *testing.T) {
 // TestQuietProbes: /health and /metrics are logged at debug level only;
 // other routes at info.
 func TestQuietProbes(t *testing.T) {
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	w := zerolog.SyncWriter(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) }))
-	f := newFixture(t, options{logTo: w})
+	var logs syncbuf.Buffer
+	f := newFixture(t, options{logTo: &logs})
 	do(t, "GET", f.url+"/health")
 	do(t, "GET", f.url+"/metrics")
 	do(t, "GET", f.url+"/v1/models")
-	var logs string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) { // the line is written after the response
-		mu.Lock()
-		logs = buf.String()
-		mu.Unlock()
-		if strings.Contains(logs, `"/v1/models"`) || time.Now().After(deadline) {
-			break
-		}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), `"/v1/models"`) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // the line is written after the response
 	}
-	if strings.Contains(logs, `"/health"`) || strings.Contains(logs, `"/metrics"`) || !strings.Contains(logs, `"/v1/models"`) {
-		t.Errorf("info-level log:\n%s\nwant /v1/models only", logs)
+	if got := logs.String(); strings.Contains(got, `"/health"`) || strings.Contains(got, `"/metrics"`) || !strings.Contains(got, `"/v1/models"`) {
+		t.Errorf("info-level log:\n%s\nwant /v1/models only", got)
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // TestDrain: once draining, new generation requests get 503 with
 // Retry-After while the one in flight finishes; WaitIdle returns when it has.

@@ -3,10 +3,8 @@ package server_test
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/troupe-llm/troupe/actors"
@@ -25,6 +22,7 @@ import (
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/model/tokenizer"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 const modelName = "stories"
@@ -65,7 +63,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	sys := quietSystem(t)
+	sys := servetest.QuietSystem(t)
 	if o.wrap != nil {
 		be, err := backend.NewCPU(m, o.rt.NumBlocks, o.rt.BlockSize, o.rt.NumHostBlocks, 1)
 		if err != nil {
@@ -88,36 +86,17 @@ func newFixture(t testing.TB, o options) *fixture {
 		cfg.Log = zerolog.New(o.logTo).Level(zerolog.InfoLevel)
 	}
 	if !o.noTmpl && cfg.ChatTemplate == "" {
-		cfg.ChatTemplate = chatTemplate(t, "HuggingFaceTB-SmolLM2-135M-Instruct.jinja")
+		cfg.ChatTemplate = servetest.Template(t, servetest.SmolLM2)
 	}
 	srv, err := server.New(sys, rt, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	ts.Config = srv.HTTPServer() // the timeouts troupe serve runs with
-	ts.Config.ConnState = o.connState
-	ts.Start()
-	t.Cleanup(func() {
-		ts.Close()
-		if err := rt.Stop(5 * time.Second); err != nil {
-			t.Error(err)
-		}
-	})
+	url := servetest.Listen(t, srv, rt, o.connState)
 	if !o.notReady {
 		srv.Ready()
 	}
-	return &fixture{url: ts.URL, rt: rt, srv: srv, m: m}
-}
-
-// quietSystem is an actor system that logs nothing, shut down when the
-// test ends.
-func quietSystem(t testing.TB) *actor.ActorSystem {
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
-	return sys
+	return &fixture{url: url, rt: rt, srv: srv, m: m}
 }
 
 // parallel runs fn(0), ..., fn(n-1) at once and waits for them all.
@@ -127,16 +106,6 @@ func parallel(n int, fn func(i int)) {
 		wg.Go(func() { fn(i) })
 	}
 	wg.Wait()
-}
-
-// chatTemplate is the test models' chat template templates/name.
-func chatTemplate(t testing.TB, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // nodeModules is the node_modules folder that holds the npm packages pkgs,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 // fakeSizes is a Size function that gives each model the bytes of sizes
@@ -111,7 +112,7 @@ func TestManagerMemoryBudget(t *testing.T) {
 func TestManagerBudgetAtStart(t *testing.T) {
 	dir := t.TempDir()
 	linkStories(t, filepath.Join(dir, "small.gguf"), filepath.Join(dir, "tiny.gguf"))
-	sys := quietSystem(t)
+	sys := servetest.QuietSystem(t)
 	sizes := map[string]int64{"small": 3 << 20, "tiny": 2 << 20, "big": 5 << 20}
 	for _, c := range []struct {
 		budget int64

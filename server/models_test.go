@@ -29,6 +29,7 @@ import (
 	"github.com/troupe-llm/troupe/model/lora"
 	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 // managed is a Manager serving a directory with two models: "small"
@@ -149,7 +150,7 @@ func newManaged(t *testing.T, tweak func(*server.ManagerConfig)) *managed {
 			t.Fatal(err)
 		}
 	}
-	sys := quietSystem(t)
+	sys := servetest.QuietSystem(t)
 	cfg := server.ManagerConfig{Dir: f.dir, KeepAlive: 5 * time.Minute, Load: f.load,
 		Now: func() time.Time { return time.Unix(1e9, f.now.Load()) }}
 	if tweak != nil {

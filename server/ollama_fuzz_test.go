@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 // FuzzOllamaRequests posts arbitrary bodies to Ollama's routes: the server
@@ -32,7 +33,7 @@ func FuzzOllamaRequests(f *testing.F) {
 	fx := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}})
 	// A second server whose template has tools and thinking: its output
 	// goes through the tool-call parser.
-	fq := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}, srv: server.Config{ChatTemplate: chatTemplate(f, qwen3)}})
+	fq := newFixture(f, options{rt: actors.Config{MaxModelLen: 48}, srv: server.Config{ChatTemplate: servetest.Template(f, qwen3)}})
 	handlers := []http.Handler{fx.srv.Handler(), fq.srv.Handler()}
 	paths := []string{"/api/generate", "/api/chat", "/api/show"}
 	f.Fuzz(func(t *testing.T, route int, body []byte) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 // Templates of the scripted Ollama tests, under ../shared/models/templates.
@@ -298,7 +299,7 @@ func TestOllamaCapabilities(t *testing.T) {
 		{"../templates-more/Mistral-Small-3.2-24B-Instruct-2506.jinja", []string{"completion", "tools"}},
 	} {
 		t.Run(filepath.Base(tc.template), func(t *testing.T) {
-			srv, err := server.New(f.srv.System(), f.rt, server.Config{ModelName: modelName, ChatTemplate: chatTemplate(t, tc.template)})
+			srv, err := server.New(f.srv.System(), f.rt, server.Config{ModelName: modelName, ChatTemplate: servetest.Template(t, tc.template)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,36 +1,17 @@
 package server_test
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/syncbuf"
 	"github.com/troupe-llm/troupe/server"
 )
-
-// lockedBuffer is a log the server writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // stalledStream opens a streaming completion on a raw TCP connection with
 // a small receive buffer and never reads its response; the connection
@@ -62,7 +43,7 @@ func stalledStream(t *testing.T, host string) {
 // does not wait long; what it asserts is state (the runtime idle, a
 // request answered), polled with a generous deadline.
 func TestStalledReadersFreed(t *testing.T) {
-	log := &lockedBuffer{}
+	log := &syncbuf.Buffer{}
 	f := newFixture(t, options{
 		rt:    actors.Config{MaxNumSeqs: 2},
 		srv:   server.Config{MaxQueue: -1, WriteStallTimeout: 200 * time.Millisecond},

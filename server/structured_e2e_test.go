@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 // TestConstrainedEndToEnd samples stories260K at temperature 1 under each
@@ -16,7 +17,7 @@ import (
 // is detected by the first check (choices) and the test is skipped,
 // saying so; once the runtime masks, the skip never happens.
 func TestConstrainedEndToEnd(t *testing.T) {
-	f := newFixture(t, options{srv: server.Config{ChatTemplate: chatTemplate(t, "Qwen-Qwen2.5-7B-Instruct.jinja")}})
+	f := newFixture(t, options{srv: server.Config{ChatTemplate: servetest.Template(t, "Qwen-Qwen2.5-7B-Instruct.jinja")}})
 	type choice struct {
 		Text         string
 		FinishReason string `json:"finish_reason"`

@@ -1,14 +1,11 @@
 package server_test
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/rs/zerolog"
-
+	"github.com/troupe-llm/troupe/internal/syncbuf"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -21,10 +18,8 @@ const hostileTemplate = `{% set s = "x" * 4000000 %}{% for m in messages %}{% fo
 // 500 that blames the model's template (in OpenAI's and Ollama's shapes),
 // logged as the template's fault; the server keeps serving.
 func TestTemplateBudget(t *testing.T) {
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	w := zerolog.SyncWriter(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) }))
-	f := newFixture(t, options{logTo: w, srv: server.Config{ChatTemplate: hostileTemplate}})
+	var logs syncbuf.Buffer
+	f := newFixture(t, options{logTo: &logs, srv: server.Config{ChatTemplate: hostileTemplate}})
 	msgs := `"messages": [{"role": "user", "content": "Hi"}]`
 	for _, c := range []struct{ path, body string }{
 		{"/v1/chat/completions", `{"model": "stories", "max_tokens": 2, ` + msgs + `}`},
@@ -36,11 +31,8 @@ func TestTemplateBudget(t *testing.T) {
 			t.Errorf("%s: %d %s; want a 500 blaming the model's template", c.path, resp.StatusCode, body)
 		}
 	}
-	mu.Lock()
-	logs := buf.String()
-	mu.Unlock()
-	if !strings.Contains(logs, "the model's chat template exceeded its render budget") {
-		t.Errorf("log:\n%s\nwant the template blamed", logs)
+	if !strings.Contains(logs.String(), "the model's chat template exceeded its render budget") {
+		t.Errorf("log:\n%s\nwant the template blamed", logs.String())
 	}
 	if resp, body := post(t, f.url+"/v1/completions", `{"model": "stories", "prompt": "Once", "max_tokens": 2}`); resp.StatusCode != http.StatusOK {
 		t.Errorf("/v1/completions after: %d %s", resp.StatusCode, body)

@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 	"github.com/troupe-llm/troupe/server/toolcall"
 )
 
@@ -32,7 +33,7 @@ type scripted struct {
 // ../shared/models/templates) that answers with s.pieces.
 func newScripted(t testing.TB, template string, cfg server.Config) *scripted {
 	t.Helper()
-	cfg.ChatTemplate = chatTemplate(t, template)
+	cfg.ChatTemplate = servetest.Template(t, template)
 	s := &scripted{fixture: newFixture(t, options{srv: cfg}), finish: messages.FinishStop}
 	s.srv.Script(func(req *messages.GenerateRequest) ([]string, string) {
 		s.mu.Lock()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -49,8 +48,6 @@ func TestBenchVision(t *testing.T) {
 		{[]string{"bench", "vision", "-m", stories, "--image", pic}, "--mmproj FILE and --image FILE are required"},
 		{[]string{"bench", "vision", "-m", stories, "--mmproj", proj, "--image", pic, "-r", "0"}, "must be at least 1"},
 	} {
-		if _, errOut, code := troupe(t, tc.args...); code != 2 || !strings.Contains(errOut, tc.msg) {
-			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.msg)
-		}
+		wantUsage(t, tc.msg, tc.args...)
 	}
 }

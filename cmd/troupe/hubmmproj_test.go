@@ -53,9 +53,7 @@ func TestServeHubProjector(t *testing.T) {
 			t.Errorf("the Q8_0 projector was fetched: %+v", tr)
 		}
 	}
-	if _, stderr, code := troupe(t, "serve", "-m", "x.gguf", "--mmproj", "p.gguf", "--no-mmproj"); code != 2 || !strings.Contains(stderr, "--no-mmproj") {
-		t.Errorf("--mmproj with --no-mmproj: exit %d %s", code, stderr)
-	}
+	wantUsage(t, "--no-mmproj", "serve", "-m", "x.gguf", "--mmproj", "p.gguf", "--no-mmproj")
 }
 
 // TestManagedProjector: a managed model's projector (a --models-dir

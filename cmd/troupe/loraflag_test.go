@@ -42,10 +42,7 @@ func TestLoRAFlag(t *testing.T) {
 		{[]string{"--lora", ","}, "--lora: want FILE[:SCALE]"},
 		{[]string{"--lora", "a.gguf", "--device", "cuda"}, "--lora runs on the CPU device only"},
 	} {
-		_, errOut, code := troupe(t, append([]string{"serve"}, tc.args...)...)
-		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
-			t.Errorf("serve %q: exit %d, %q; want exit 2 and one line with %q", tc.args, code, errOut, tc.want)
-		}
+		wantUsage(t, tc.want, append([]string{"serve"}, tc.args...)...)
 	}
 }
 

@@ -90,6 +90,16 @@ func wantReport(t *testing.T, out string, wants ...string) {
 	}
 }
 
+// wantUsage runs `troupe args...`, which must end as a usage error: exit
+// status 2 and one line of stderr that holds want.
+func wantUsage(t *testing.T, want string, args ...string) {
+	t.Helper()
+	_, errOut, code := troupe(t, args...)
+	if code != 2 || strings.Count(strings.TrimSpace(errOut), "\n") > 0 || !strings.Contains(errOut, want) {
+		t.Errorf("troupe %q: exit %d, stderr %q; want exit 2 and one line with %q", args, code, errOut, want)
+	}
+}
+
 // exitCase is a command line and how it must end: its exit status, and
 // a piece of its stderr (one line when the status is 1, a failure).
 type exitCase struct {

@@ -90,10 +90,7 @@ func TestPeerFlagErrors(t *testing.T) {
 	)
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			_, errOut, code := troupe(t, append([]string{"serve"}, tc.args...)...)
-			if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
-				t.Errorf("troupe serve %q: exit %d, %q; want exit 2 and one line with %q", tc.args, code, errOut, tc.want)
-			}
+			wantUsage(t, tc.want, append([]string{"serve"}, tc.args...)...)
 		})
 	}
 }

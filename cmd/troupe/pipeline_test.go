@@ -15,15 +15,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/internal/syncbuf"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
 // stageProc is a pipeline stage member's process.
 type stageProc struct {
 	cmd    *exec.Cmd
-	logs   *lockedBuilder
-	joined chan string // its "joined the pipeline" line
-	exited chan error  // its exit
+	logs   *syncbuf.Buffer // the exec package's copying goroutine writes it
+	joined chan string     // its "joined the pipeline" line
+	exited chan error      // its exit
 }
 
 // startStageProc starts `troupe serve` as stage i of n, joining head.
@@ -38,7 +39,7 @@ func startStageProc(t *testing.T, bin, path string, i, n int, head, advertise st
 func startStage(t *testing.T, bin, path string, args []string) *stageProc {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "-m", path, "--log-format", "json"}, args...)...)
-	sp := &stageProc{cmd: cmd, logs: &lockedBuilder{}, joined: make(chan string, 1), exited: make(chan error, 1)}
+	sp := &stageProc{cmd: cmd, logs: &syncbuf.Buffer{}, joined: make(chan string, 1), exited: make(chan error, 1)}
 	cmd.Stderr = sp.logs
 	stdout := startProc(t, cmd)
 	go func() {
@@ -82,25 +83,6 @@ func waitRefused(t *testing.T, sp *stageProc, want, what string) {
 	case <-time.After(2 * time.Minute):
 		t.Errorf("%s neither joined nor exited in 2 minutes:\n%s", what, sp.logs.String())
 	}
-}
-
-// lockedBuilder is a strings.Builder that the exec package's copying
-// goroutine writes while a test reads it.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startPipelineProcs starts a pipeline of n member processes over the

@@ -141,10 +141,7 @@ func TestServeModelsOverBudget(t *testing.T) {
 		strings.Contains(err.Error(), "\n") {
 		t.Errorf("serve at 64KiB: %v, want a one-line usage error naming small and both sizes", err)
 	}
-	_, errOut, code := troupe(t, "serve", "--models-dir", dir, "--models-memory", "64KiB", "--port", "0", "--log-format", "json")
-	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "troupe serve: over the memory budget") {
-		t.Errorf("troupe serve at 64KiB: exit %d, %q", code, errOut)
-	}
+	wantUsage(t, "troupe serve: over the memory budget", "serve", "--models-dir", dir, "--models-memory", "64KiB", "--port", "0", "--log-format", "json")
 }
 
 // BenchmarkModelSwitch is the manager's model switch at

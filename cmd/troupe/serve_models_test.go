@@ -102,9 +102,6 @@ func TestServeModelsQueueFlag(t *testing.T) {
 		{[]string{"--models-queue", "2"}, "", "--models-queue needs --models-dir"},
 	} {
 		t.Setenv("OLLAMA_MAX_QUEUE", tc.env)
-		_, errOut, code := troupe(t, append([]string{"serve"}, tc.args...)...)
-		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
-			t.Errorf("serve %q, $OLLAMA_MAX_QUEUE %q: exit %d, %q; want exit 2 and one line with %q", tc.args, tc.env, code, errOut, tc.want)
-		}
+		wantUsage(t, tc.want, append([]string{"serve"}, tc.args...)...)
 	}
 }

@@ -35,10 +35,7 @@ func TestSpecFlags(t *testing.T) {
 			if cmd == "serve" {
 				args = append([]string{cmd, "-m", stories}, tc.args...)
 			}
-			_, errOut, code := troupe(t, args...)
-			if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
-				t.Errorf("%s %v: exit %d, stderr %q; want 2 and one line with %q", cmd, tc.args, code, errOut, tc.want)
-			}
+			wantUsage(t, tc.want, args...)
 		}
 	}
 	prompt := "Once upon a time, there was a little girl named Lily. She loved to play outside. Once upon a time, there was a little girl named Lily. She"

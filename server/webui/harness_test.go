@@ -5,10 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/chromedp/chromedp"
 	"github.com/rs/zerolog"
 
@@ -28,6 +24,7 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 const apiKey = "test-key"
@@ -59,26 +56,6 @@ func newTestServer(t *testing.T, cfg server.Config) *testServer {
 	return newTestServerWith(t, cfg, actors.Config{})
 }
 
-// smolTemplate is SmolLM2's chat template.
-func smolTemplate(t *testing.T) string {
-	t.Helper()
-	tmpl, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "templates", "HuggingFaceTB-SmolLM2-135M-Instruct.jinja"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(tmpl)
-}
-
-// quietSystem is an actor system that logs nothing, shut down when the
-// test ends.
-func quietSystem(t *testing.T) *actor.ActorSystem {
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
-	return sys
-}
-
 // newTestServerWith is newTestServer with rc's encoder (a projector).
 func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testServer {
 	t.Helper()
@@ -87,8 +64,7 @@ func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testS
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	tmpl := smolTemplate(t)
-	sys := quietSystem(t)
+	sys := servetest.QuietSystem(t)
 	ts := &testServer{}
 	be, err := backend.NewCPU(m, 128, 16, 0, 1)
 	if err != nil {
@@ -99,22 +75,13 @@ func newTestServerWith(t *testing.T, cfg server.Config, rc actors.Config) *testS
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ModelName, cfg.ChatTemplate, cfg.Log = "stories", tmpl, zerolog.Nop()
+	cfg.ModelName, cfg.ChatTemplate, cfg.Log = "stories", servetest.Template(t, servetest.SmolLM2), zerolog.Nop()
 	srv, err := server.New(sys, rt, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewUnstartedServer(nil)
-	hs.Config = srv.HTTPServer()
-	hs.Start()
-	t.Cleanup(func() {
-		hs.Close()
-		if err := rt.Stop(5 * time.Second); err != nil {
-			t.Error(err)
-		}
-	})
+	ts.url = servetest.Listen(t, srv, rt, nil)
 	srv.Ready()
-	ts.url = hs.URL
 	return ts
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 	"github.com/troupe-llm/troupe/server"
+	"github.com/troupe-llm/troupe/server/servetest"
 )
 
 // newManagedServer serves stories260K as "small" and TinyStories-656K as
@@ -22,7 +23,7 @@ import (
 // unloaded), with SmolLM2's chat template; it returns the URL.
 func newManagedServer(t *testing.T) string {
 	t.Helper()
-	sys := quietSystem(t)
+	sys := servetest.QuietSystem(t)
 	load := func(_ context.Context, sys *actor.ActorSystem, spec server.LoadSpec) (*actors.Runtime, func(), error) {
 		m, err := model.Open(spec.Path)
 		if err != nil {
@@ -38,7 +39,7 @@ func newManagedServer(t *testing.T) string {
 	mgr, err := server.NewManager(sys, server.ManagerConfig{
 		Models: []server.ModelSource{{Name: "small", Path: testmodels.Path(t, "stories260K.gguf")},
 			{Name: "tiny", Path: testmodels.Path(t, "TinyStories-656K-Q8_0.gguf")}},
-		Server:    server.Config{ChatTemplate: smolTemplate(t), Log: zerolog.Nop()},
+		Server:    server.Config{ChatTemplate: servetest.Template(t, servetest.SmolLM2), Log: zerolog.Nop()},
 		KeepAlive: -1, Load: load})
 	if err != nil {
 		t.Fatal(err)
