@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -78,15 +79,11 @@ func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
 	if c.Devices == 0 {
 		c.Devices = max(1, len(c.Backends))
 	}
-	if c.Workers == 0 {
-		c.Workers = 2
-	}
+	c.Workers = cmp.Or(c.Workers, 2)
 	// The scheduler's own defaults for what it shares with Config.
 	sc := sched.Config{MaxNumSeqs: c.MaxNumSeqs, MaxNumBatchedTokens: c.MaxNumBatchedTokens, BlockSize: c.BlockSize}.WithDefaults()
 	c.MaxNumSeqs, c.MaxNumBatchedTokens, c.BlockSize = sc.MaxNumSeqs, sc.MaxNumBatchedTokens, sc.BlockSize
-	if c.MaxModelLen == 0 {
-		c.MaxModelLen = ctxLen
-	}
+	c.MaxModelLen = cmp.Or(c.MaxModelLen, ctxLen)
 	if c.NumBlocks == 0 {
 		tokens := max(c.MaxNumSeqs*512, 4*c.MaxModelLen)
 		tokens = min(tokens, max(c.MaxModelLen, kvBytesCap/max(kvBytesPerToken, 1)))
@@ -95,9 +92,7 @@ func (c Config) withDefaults(ctxLen, kvBytesPerToken int) Config {
 	if c.NumHostBlocks == 0 && c.Preemption == sched.Swap {
 		c.NumHostBlocks = c.NumBlocks
 	}
-	if c.Window == 0 {
-		c.Window = 2 * time.Millisecond
-	}
+	c.Window = cmp.Or(c.Window, 2*time.Millisecond)
 	c.Speculative = c.Speculative.withDefaults()
 	return c
 }

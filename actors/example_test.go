@@ -16,42 +16,40 @@ import (
 	"github.com/troupe-llm/troupe/troupetest"
 )
 
-// tinyModel writes troupetest's tiny random model into a new folder and
-// returns its path and the folder's removal. A real program opens its own
-// GGUF file instead.
-func tinyModel() (string, func(), error) {
+// tinyModel writes troupetest's tiny random model into a new folder, opens
+// it and returns it with its closing (which removes the folder). A real
+// program opens its own GGUF file with model.Open instead.
+func tinyModel() (*model.Model, func(), error) {
 	dir, err := os.MkdirTemp("", "troupe-example")
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	path := filepath.Join(dir, "tiny.gguf")
 	if err := troupetest.WriteTinyModel(path, 1); err != nil {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return nil, nil, err
 	}
-	return path, func() { os.RemoveAll(dir) }, nil
+	m, err := model.Open(path)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return m, func() { m.Close(); os.RemoveAll(dir) }, nil
 }
 
 // Start troupe inside the application's own actor system and stream a
 // completion through a channel. (A program without an actor system of its
 // own uses package troupe's Open instead.)
 func Example() {
-	path, remove, err := tinyModel()
+	m, closeModel, err := tinyModel()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer remove()
+	defer closeModel()
 
 	system := actor.NewActorSystem() // the application's
 	defer system.Shutdown()
-
-	m, err := model.Open(path)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer m.Close()
 	rt, err := actors.Start(system, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
 	if err != nil {
 		fmt.Println(err)
@@ -81,20 +79,14 @@ func Example() {
 // blocks at once. Here two choices are sampled with a fixed seed and the
 // callback stops after six tokens.
 func ExampleRuntime_Generate() {
-	path, remove, err := tinyModel()
+	m, closeModel, err := tinyModel()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer remove()
+	defer closeModel()
 	system := actor.NewActorSystem()
 	defer system.Shutdown()
-	m, err := model.Open(path)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer m.Close()
 	rt, err := actors.Start(system, m, actors.Config{NewBackend: backend.For(m, backend.DeviceCPU)})
 	if err != nil {
 		fmt.Println(err)

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/troupe-llm/troupe/actors/spec"
@@ -54,15 +55,9 @@ func (c SpecConfig) withDefaults() SpecConfig {
 	if c.Type == "ngram" {
 		c.Type = SpecNGram
 	}
-	if c.DraftMax == 0 {
-		c.DraftMax = 8
-	}
-	if c.DraftMin == 0 {
-		c.DraftMin = 1
-	}
-	if c.MaxSeqs == 0 {
-		c.MaxSeqs = 4
-	}
+	c.DraftMax = cmp.Or(c.DraftMax, 8)
+	c.DraftMin = cmp.Or(c.DraftMin, 1)
+	c.MaxSeqs = cmp.Or(c.MaxSeqs, 4)
 	c.NGram = c.NGram.WithDefaults()
 	return c
 }

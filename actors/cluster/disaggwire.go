@@ -1,9 +1,6 @@
 package cluster
 
 import (
-	"fmt"
-
-	"github.com/vmihailenco/msgpack/v5"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/troupe-llm/troupe/messages"
@@ -78,20 +75,8 @@ type kvImported struct {
 // above it; a smaller message keeps the stop-and-wait pipe moving).
 const kvChunkBytes = 4 << 20
 
-func wrapKV(e *kvEnvelope) *wrapperspb.BytesValue {
-	b, err := msgpack.Marshal(e)
-	if err != nil {
-		panic(fmt.Sprintf("cluster: encoding a K/V message: %v", err)) // plain structs: cannot fail
-	}
-	return wrapperspb.Bytes(b)
-}
+func wrapKV(e *kvEnvelope) *wrapperspb.BytesValue { return wrapAs(e, "K/V message") }
 
-// unwrapKV decodes a K/V envelope after the bounds check; a malformed one
-// is an error, not a panic, and never an allocation past its own size.
 func unwrapKV(b *wrapperspb.BytesValue) (*kvEnvelope, error) {
-	var e kvEnvelope
-	if err := decode(b.GetValue(), &e); err != nil {
-		return nil, fmt.Errorf("cluster: a malformed K/V message (%d bytes): %w", len(b.GetValue()), err)
-	}
-	return &e, nil
+	return unwrapAs[kvEnvelope](b, "K/V message")
 }

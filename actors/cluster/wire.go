@@ -75,19 +75,28 @@ func toPID(p *actor.PID) pid    { return pid{Address: p.Address, ID: p.Id} }
 func (p pid) actor() *actor.PID { return actor.NewPID(p.Address, p.ID) }
 
 // wrap encodes e as the envelope a remote send carries.
-func wrap(e *envelope) *wrapperspb.BytesValue {
-	b, err := msgpack.Marshal(e)
+func wrap(e *envelope) *wrapperspb.BytesValue { return wrapAs(e, "message") }
+
+// unwrap decodes an envelope; a malformed one is an error, not a panic.
+func unwrap(b *wrapperspb.BytesValue) (*envelope, error) { return unwrapAs[envelope](b, "message") }
+
+// wrapAs encodes v, an envelope of the cluster's plain structs (so it cannot
+// fail), as a BytesValue; what names it in the panic.
+func wrapAs(v any, what string) *wrapperspb.BytesValue {
+	b, err := msgpack.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("cluster: encoding a message: %v", err)) // plain structs: cannot fail
+		panic(fmt.Sprintf("cluster: encoding a %s: %v", what, err))
 	}
 	return wrapperspb.Bytes(b)
 }
 
-// unwrap decodes an envelope; a malformed one is an error, not a panic.
-func unwrap(b *wrapperspb.BytesValue) (*envelope, error) {
-	var e envelope
+// unwrapAs decodes a T from b after the bounds check (decode); a malformed
+// one is an error naming what, not a panic, and never an allocation past
+// its own size.
+func unwrapAs[T any](b *wrapperspb.BytesValue, what string) (*T, error) {
+	var e T
 	if err := decode(b.GetValue(), &e); err != nil {
-		return nil, fmt.Errorf("cluster: a malformed message (%d bytes): %w", len(b.GetValue()), err)
+		return nil, fmt.Errorf("cluster: a malformed %s (%d bytes): %w", what, len(b.GetValue()), err)
 	}
 	return &e, nil
 }

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 )
@@ -48,15 +49,9 @@ type Config struct {
 
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.MaxNumSeqs == 0 {
-		c.MaxNumSeqs = 64
-	}
-	if c.MaxNumBatchedTokens == 0 {
-		c.MaxNumBatchedTokens = 512
-	}
-	if c.BlockSize == 0 {
-		c.BlockSize = 16
-	}
+	c.MaxNumSeqs = cmp.Or(c.MaxNumSeqs, 64)
+	c.MaxNumBatchedTokens = cmp.Or(c.MaxNumBatchedTokens, 512)
+	c.BlockSize = cmp.Or(c.BlockSize, 16)
 	return c
 }
 

@@ -236,6 +236,20 @@ func after(t *testing.T, img []byte, s string) int {
 func put32(b []byte, at int, v uint32) { binary.LittleEndian.PutUint32(b[at:], v) }
 func put64(b []byte, at int, v uint64) { binary.LittleEndian.PutUint64(b[at:], v) }
 
+// set8, set32 and set64 are the patches that write v (a byte, a
+// little-endian uint32 or uint64) off bytes past the string s (after).
+func set8(s string, off int, v byte) func(*testing.T, []byte) []byte {
+	return func(t *testing.T, img []byte) []byte { img[after(t, img, s)+off] = v; return img }
+}
+
+func set32(s string, off int, v uint32) func(*testing.T, []byte) []byte {
+	return func(t *testing.T, img []byte) []byte { put32(img, after(t, img, s)+off, v); return img }
+}
+
+func set64(s string, off int, v uint64) func(*testing.T, []byte) []byte {
+	return func(t *testing.T, img []byte) []byte { put64(img, after(t, img, s)+off, v); return img }
+}
+
 func TestCrafted(t *testing.T) {
 	deep := []any{[]string{"bottom"}}
 	for range 99 {
@@ -270,114 +284,49 @@ func craftedHeaderCases(deepImg []byte) []craftedCase {
 		{"tensor count one more", func(t *testing.T, img []byte) []byte { put64(img, 8, 3); return img }, `tensor "" has 0 dimensions`},
 		{"metadata count 2^40", func(t *testing.T, img []byte) []byte { put64(img, 16, 1<<40); return img }, "metadata count"},
 		{"key length 2^60", func(t *testing.T, img []byte) []byte { put64(img, 24, 1<<60); return img }, "key length: 1152921504606846976 exceeds"},
-		{"string length 2^60", func(t *testing.T, img []byte) []byte {
-			put64(img, after(t, img, "test.str")+4, 1<<60)
-			return img
-		}, `metadata "test.str": corrupt gguf: at byte 74: string length: 1152921504606846976 exceeds the limit`},
-		{"string length past EOF", func(t *testing.T, img []byte) []byte {
-			put64(img, after(t, img, "test.str")+4, 1<<20)
-			return img
-		}, "string: need 1048576 bytes"},
-		{"array length huge", func(t *testing.T, img []byte) []byte {
-			put64(img, after(t, img, "test.arr")+8, 1<<62)
-			return img
-		}, "array length: 4611686018427387904 exceeds"},
-		{"array length past EOF", func(t *testing.T, img []byte) []byte {
-			put64(img, after(t, img, "test.arr")+8, 1<<27)
-			return img
-		}, "array of 134217728 4-byte values runs past the end"},
-		{"string array past EOF", func(t *testing.T, img []byte) []byte {
-			put64(img, after(t, img, "test.nested")+20, 1<<27)
-			return img
-		}, "array of 134217728 strings runs past the end"},
-		{"array of arrays past EOF", func(t *testing.T, img []byte) []byte {
-			put64(img, after(t, img, "test.nested")+8, 1<<27)
-			return img
-		}, "array of 134217728 arrays runs past the end"},
+		{"string length 2^60", set64("test.str", 4, 1<<60), `metadata "test.str": corrupt gguf: at byte 74: string length: 1152921504606846976 exceeds the limit`},
+		{"string length past EOF", set64("test.str", 4, 1<<20), "string: need 1048576 bytes"},
+		{"array length huge", set64("test.arr", 8, 1<<62), "array length: 4611686018427387904 exceeds"},
+		{"array length past EOF", set64("test.arr", 8, 1<<27), "array of 134217728 4-byte values runs past the end"},
+		{"string array past EOF", set64("test.nested", 20, 1<<27), "array of 134217728 strings runs past the end"},
+		{"array of arrays past EOF", set64("test.nested", 8, 1<<27), "array of 134217728 arrays runs past the end"},
 		{"nested depth 100", func(t *testing.T, img []byte) []byte { return bytes.Clone(deepImg) }, "arrays nested deeper than 8"},
-		{"unknown value type", func(t *testing.T, img []byte) []byte {
-			put32(img, after(t, img, "test.bool"), 13)
-			return img
-		}, "unknown value type 13"},
-		{"unknown array element type", func(t *testing.T, img []byte) []byte {
-			put32(img, after(t, img, "test.arr")+4, 99)
-			return img
-		}, "unknown array element type 99"},
-		{"bool value 2", func(t *testing.T, img []byte) []byte {
-			img[after(t, img, "test.bool")+4] = 2
-			return img
-		}, "bool value 2"},
-		{"bool array value 2", func(t *testing.T, img []byte) []byte {
-			img[after(t, img, "test.bools")+4+4+8+1] = 2
-			return img
-		}, "bool value 2"},
-		{"duplicate key", func(t *testing.T, img []byte) []byte {
-			img[after(t, img, "dup.b")-1] = 'a'
-			return img
-		}, `duplicate metadata key "dup.a"`},
-		{"alignment 48", func(t *testing.T, img []byte) []byte {
-			put32(img, after(t, img, "general.alignment")+4, 48)
-			return img
-		}, "general.alignment 48 is not a power of two"},
-		{"alignment 0", func(t *testing.T, img []byte) []byte {
-			put32(img, after(t, img, "general.alignment")+4, 0)
-			return img
-		}, "general.alignment 0 is not a power of two"},
-		{"alignment 2^31", func(t *testing.T, img []byte) []byte {
-			put32(img, after(t, img, "general.alignment")+4, 1<<31)
-			return img
-		}, "general.alignment 2147483648"},
+		{"unknown value type", set32("test.bool", 0, 13), "unknown value type 13"},
+		{"unknown array element type", set32("test.arr", 4, 99), "unknown array element type 99"},
+		{"bool value 2", set8("test.bool", 4, 2), "bool value 2"},
+		{"bool array value 2", set8("test.bools", 4+4+8+1, 2), "bool value 2"},
+		{"duplicate key", set8("dup.b", -1, 'a'), `duplicate metadata key "dup.a"`},
+		{"alignment 48", set32("general.alignment", 4, 48), "general.alignment 48 is not a power of two"},
+		{"alignment 0", set32("general.alignment", 4, 0), "general.alignment 0 is not a power of two"},
+		{"alignment 2^31", set32("general.alignment", 4, 1<<31), "general.alignment 2147483648"},
 	}
 }
 
 // craftedTensorCases break the tensor infos.
 func craftedTensorCases() []craftedCase {
 	// Offsets in the base image: a tensor info is name, dims (u32), each
-	// dim (u64), type (u32), offset (u64).
-	tensorType := func(t *testing.T, img []byte, name string, nd int) int { return after(t, img, name) + 4 + 8*nd }
+	// dim (u64), type (u32), offset (u64); the type of one of nd dims is
+	// typeOff(nd) past its name.
+	typeOff := func(nd int) int { return 4 + 8*nd }
 	return []craftedCase{
-		{"tensor name length 2^60", func(t *testing.T, img []byte) []byte {
-			put64(img, after(t, img, "t.a")-3-8, 1<<60)
-			return img
-		}, "tensor name length: 1152921504606846976 exceeds"},
-		{"0 dims", func(t *testing.T, img []byte) []byte { put32(img, after(t, img, "t.a"), 0); return img }, `tensor "t.a" has 0 dimensions`},
-		{"5 dims", func(t *testing.T, img []byte) []byte { put32(img, after(t, img, "t.a"), 5); return img }, `tensor "t.a" has 5 dimensions`},
-		{"2^32-1 dims", func(t *testing.T, img []byte) []byte { put32(img, after(t, img, "t.a"), 1<<32-1); return img }, `tensor "t.a" has 4294967295 dimensions`},
-		{"zero dim", func(t *testing.T, img []byte) []byte { put64(img, after(t, img, "t.b")+4+8, 0); return img }, `tensor "t.b": dimension 1 is 0`},
-		{"dim 2^41", func(t *testing.T, img []byte) []byte { put64(img, after(t, img, "t.b")+4, 1<<41); return img }, `tensor "t.b": dimension 0 is 2199023255552`},
+		{"tensor name length 2^60", set64("t.a", -3-8, 1<<60), "tensor name length: 1152921504606846976 exceeds"},
+		{"0 dims", set32("t.a", 0, 0), `tensor "t.a" has 0 dimensions`},
+		{"5 dims", set32("t.a", 0, 5), `tensor "t.a" has 5 dimensions`},
+		{"2^32-1 dims", set32("t.a", 0, 1<<32-1), `tensor "t.a" has 4294967295 dimensions`},
+		{"zero dim", set64("t.b", 4+8, 0), `tensor "t.b": dimension 1 is 0`},
+		{"dim 2^41", set64("t.b", 4, 1<<41), `tensor "t.b": dimension 0 is 2199023255552`},
 		{"elements overflow", func(t *testing.T, img []byte) []byte {
 			put64(img, after(t, img, "t.b")+4, 1<<32)
 			put64(img, after(t, img, "t.b")+4+8, 1<<32)
 			return img
 		}, `tensor "t.b": dimension 1 is 4294967296`},
-		{"unknown tensor type", func(t *testing.T, img []byte) []byte {
-			put32(img, tensorType(t, img, "t.a", 1), 99)
-			return img
-		}, `tensor "t.a" has unsupported type 99`},
-		{"row not whole blocks", func(t *testing.T, img []byte) []byte {
-			put32(img, tensorType(t, img, "t.a", 1), uint32(compute.Q4_0))
-			return img
-		}, "row of 8 values is not a multiple of the block size 32"},
-		{"duplicate tensor", func(t *testing.T, img []byte) []byte {
-			img[after(t, img, "t.b")-1] = 'a'
-			return img
-		}, `duplicate tensor "t.a"`},
-		{"offset unaligned", func(t *testing.T, img []byte) []byte {
-			put64(img, tensorType(t, img, "t.b", 2)+4, 33)
-			return img
-		}, `tensor "t.b" offset 33 is not aligned to 32`},
-		{"offset past EOF", func(t *testing.T, img []byte) []byte {
-			put64(img, tensorType(t, img, "t.b", 2)+4, 1<<40)
-			return img
-		}, `tensor "t.b" (64 bytes at data offset 1099511627776) runs past the end of the file`},
-		{"offset 2^64-32", func(t *testing.T, img []byte) []byte {
-			put64(img, tensorType(t, img, "t.b", 2)+4, 1<<64-32)
-			return img
-		}, `tensor "t.b" (64 bytes at data offset 18446744073709551584) runs past the end`},
-		{"tensor overlapping the end", func(t *testing.T, img []byte) []byte {
-			put64(img, tensorType(t, img, "t.b", 2)+4, 64)
-			return img
-		}, `tensor "t.b" (64 bytes at data offset 64) runs past the end of the file (96 data bytes; truncated?)`},
+		{"unknown tensor type", set32("t.a", typeOff(1), 99), `tensor "t.a" has unsupported type 99`},
+		{"row not whole blocks", set32("t.a", typeOff(1), uint32(compute.Q4_0)), "row of 8 values is not a multiple of the block size 32"},
+		{"duplicate tensor", set8("t.b", -1, 'a'), `duplicate tensor "t.a"`},
+		{"offset unaligned", set64("t.b", typeOff(2)+4, 33), `tensor "t.b" offset 33 is not aligned to 32`},
+		{"offset past EOF", set64("t.b", typeOff(2)+4, 1<<40), `tensor "t.b" (64 bytes at data offset 1099511627776) runs past the end of the file`},
+		{"offset 2^64-32", set64("t.b", typeOff(2)+4, 1<<64-32), `tensor "t.b" (64 bytes at data offset 18446744073709551584) runs past the end`},
+		{"tensor overlapping the end", set64("t.b", typeOff(2)+4, 64), `tensor "t.b" (64 bytes at data offset 64) runs past the end of the file (96 data bytes; truncated?)`},
 	}
 }
 

@@ -137,7 +137,8 @@ func (e *bpeEncoder) encodeWord(w *bpeWord, word string, out []int32) []int32 {
 		e.pushBigram(w, word, int32(i-1), int32(i))
 	}
 	for len(w.queue) > 0 {
-		b := w.pop()
+		var b bpeBigram
+		b, w.queue = heapPop(w.queue, bpeBigram.less)
 		l, r := &w.syms[b.left], &w.syms[b.right]
 		if l.n != b.nl || r.n != b.nr || l.n == 0 || r.n == 0 {
 			continue // outdated
@@ -181,39 +182,7 @@ func (e *bpeEncoder) pushBigram(w *bpeWord, word string, left, right int32) {
 	if !ok {
 		return
 	}
-	w.queue = append(w.queue, bpeBigram{left: left, right: right, nl: l.n, nr: r.n, rank: rank})
-	for i := len(w.queue) - 1; i > 0; { // sift up
-		p := (i - 1) / 2
-		if !w.queue[i].less(w.queue[p]) {
-			break
-		}
-		w.queue[i], w.queue[p] = w.queue[p], w.queue[i]
-		i = p
-	}
-}
-
-func (w *bpeWord) pop() bpeBigram {
-	q := w.queue
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	for i := 0; ; { // sift down
-		c := 2*i + 1
-		if c >= len(q) {
-			break
-		}
-		if c+1 < len(q) && q[c+1].less(q[c]) {
-			c++
-		}
-		if !q[c].less(q[i]) {
-			break
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
-	w.queue = q
-	return top
+	w.queue = heapPush(w.queue, bpeBigram{left: left, right: right, nl: l.n, nr: r.n, rank: rank}, bpeBigram.less)
 }
 
 func (a bpeBigram) less(b bpeBigram) bool {

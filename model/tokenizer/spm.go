@@ -83,7 +83,8 @@ func (e *spmEncoder) encode(text string, out []int32) []int32 {
 		s.tryAdd(int32(i-1), int32(i))
 	}
 	for len(s.queue) > 0 {
-		b := s.pop()
+		var b spmBigram
+		b, s.queue = heapPop(s.queue, spmBigram.before)
 		l, r := &s.syms[b.left], &s.syms[b.right]
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
 			continue // stale: one side has merged since
@@ -137,44 +138,7 @@ func (s *spmSession) tryAdd(left, right int32) {
 	if s.e.scores != nil {
 		score = s.e.scores[id]
 	}
-	s.push(spmBigram{left: left, right: right, score: score, size: len(merged)})
-}
-
-func (s *spmSession) push(b spmBigram) {
-	q := append(s.queue, b)
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !q[i].before(q[p]) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-	s.queue = q
-}
-
-func (s *spmSession) pop() spmBigram {
-	q := s.queue
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(q) {
-			break
-		}
-		if c+1 < len(q) && q[c+1].before(q[c]) {
-			c++
-		}
-		if !q[c].before(q[i]) {
-			break
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
-	s.queue = q
-	return top
+	s.queue = heapPush(s.queue, spmBigram{left: left, right: right, score: score, size: len(merged)}, spmBigram.before)
 }
 
 // utf8Len is llama.cpp's unicode_len_utf8: the sequence length announced by
