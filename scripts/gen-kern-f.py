@@ -196,6 +196,27 @@ def next_group(rm):
     return [f'LEAQ ({WG})({WS}*{rm - 1}), {WG}', f'ADDQ {WS}, {WG}']
 
 
+def group_start(rm, rn):
+    # A group's row pointers: W0 (and W3) into its weight rows, X0 (and X3)
+    # into the activation rows (rm <= 6: R9, W6's register, holds the
+    # prefetch pointer).
+    body = [f'MOVQ {WG}, {W0}']
+    if rm > 3:
+        body += [f'LEAQ ({WG})({WS}*2), {W3}', f'ADDQ {WS}, {W3}']
+    body += [f'MOVQ {XB}, {X0}']
+    if rn > 3:
+        body += [f'LEAQ ({XB})({XS}*2), {X3}', f'ADDQ {XS}, {X3}']
+    return body
+
+
+def group_end(out, rm, rn, stores):
+    # The kernel's text: out, then the group's reduced outputs (stores, which
+    # find output row 3 at CX), the step to the next group and the return.
+    body = [f'LEAQ ({OUT})({OS}*2), CX', f'ADDQ {OS}, CX'] if rn > 3 else []
+    body += stores + [f'ADDQ ${4 * rm}, {OUT}'] + next_group(rm) + [f'DECQ {NG}', 'JNZ group']
+    return '\n'.join(out + ['\t' + b for b in body] + ['done:', '\tVZEROUPPER', '\tRET', ''])
+
+
 def kernel(kind, isa, rm, rn):
     wide = isa == 'AVX512'
     name = f'{kind.name}x{rm}r{rn}{isa}'
@@ -230,14 +251,7 @@ def kernel(kind, isa, rm, rn):
             body += [f'VPCMPEQD {mask}, {mask}, {mask}', f'VPSLLD $16, {mask}, {mask}']
     body += [f'TESTQ {NG}, {NG}', 'JZ done']
     out += ['\t' + b for b in body]
-    body = [f'MOVQ {WG}, {W0}']
-    if rm > 3:
-        body += [f'LEAQ ({WG})({WS}*2), {W3}', f'ADDQ {WS}, {W3}']
-    if rm > 6:
-        body += [f'LEAQ ({W3})({WS}*2), {W6}', f'ADDQ {WS}, {W6}']
-    body += [f'MOVQ {XB}, {X0}']
-    if rn > 3:
-        body += [f'LEAQ ({XB})({XS}*2), {X3}', f'ADDQ {XS}, {X3}']
+    body = group_start(rm, rn)
     for a in acc.values():
         body.append(f'VPXORD Z{a}, Z{a}, Z{a}' if wide else f'VXORPS Y{a}, Y{a}, Y{a}')
     body += [f'MOVQ {NK}, CX', 'TESTQ CX, CX', 'JZ reduce']
@@ -249,8 +263,6 @@ def kernel(kind, isa, rm, rn):
     body += ['DECQ CX', 'JNZ step']
     out += [b if b.endswith(':') else '\t' + b for b in body] + ['reduce:']
     body = []
-    if rn > 3:
-        body += [f'LEAQ ({OUT})({OS}*2), CX', f'ADDQ {OS}, CX']
     t = 0  # a weight register, free after the loop
     for i in range(rm):
         for j in range(rn):
@@ -258,12 +270,7 @@ def kernel(kind, isa, rm, rn):
             if not wide:
                 body.append(f'VADDPS Y{acc[i, j, 1]}, Y{a}, Y{a}')
             body += reduce_store(f'{V}{a}', t, out_addr(i, j), wide)
-    body.append(f'ADDQ ${4 * rm}, {OUT}')
-    body += next_group(rm)
-    body += [f'DECQ {NG}', 'JNZ group']
-    out += ['\t' + b for b in body]
-    out += ['done:', '\tVZEROUPPER', '\tRET', '']
-    return '\n'.join(out)
+    return group_end(out, rm, rn, body)
 
 
 # KB: the steps of a block of split_kernel (AVX2): both halves of a block
@@ -296,12 +303,7 @@ def split_kernel(kind, rm, rn):
         body += [f'VPCMPEQD {mask}, {mask}, {mask}', f'VPSLLD $16, {mask}, {mask}']
     body += [f'TESTQ {NG}, {NG}', 'JZ done']
     out += ['\t' + b for b in body]
-    body = [f'MOVQ {WG}, {W0}']
-    if rm > 3:
-        body += [f'LEAQ ({WG})({WS}*2), {W3}', f'ADDQ {WS}, {W3}']
-    body += [f'MOVQ {XB}, {X0}']
-    if rn > 3:
-        body += [f'LEAQ ({XB})({XS}*2), {X3}', f'ADDQ {XS}, {X3}']
+    body = group_start(rm, rn)
     for a in acc.values():
         body.append(f'VXORPS Y{a}, Y{a}, Y{a}')
     for ij, a in acc.items():
@@ -335,17 +337,10 @@ def split_kernel(kind, rm, rn):
     body += ['CMPQ 0(SP), $0', 'JNE block']
     out += [b if b.endswith(':') else '\t' + b for b in body] + ['reduce:']
     body = []
-    if rn > 3:
-        body += [f'LEAQ ({OUT})({OS}*2), CX', f'ADDQ {OS}, CX']
     for (i, j), a in acc.items():
         body.append(f'VADDPS {slot[i, j]}(SP), Y{a}, Y{a}')
         body += reduce_store(f'Y{a}', 0, out_addr(i, j), False)
-    body.append(f'ADDQ ${4 * rm}, {OUT}')
-    body += next_group(rm)
-    body += [f'DECQ {NG}', 'JNZ group']
-    out += ['\t' + b for b in body]
-    out += ['done:', '\tVZEROUPPER', '\tRET', '']
-    return '\n'.join(out)
+    return group_end(out, rm, rn, body)
 
 
 # (ISA, RM for each RN): AVX-512 runs one weight row against one activation
