@@ -91,25 +91,37 @@ func TestAttnGroupKernels(t *testing.T) {
 					}
 					same(t, "DotRowsGroup", got, want)
 
-					ms, vs := make([]float32, g*ostride), randomActs(rng, g*ostride)
-					for j := range ms {
-						ms[j] = 1
-						if rng.IntN(3) == 0 {
-							ms[j] = float32(rng.Float64())
-						}
-					}
-					init := f16Acts(rng, g*hd)
-					got, want = append([]float32(nil), init...), append([]float32(nil), init...)
-					VKQRowsF16Group(got, g, rows, stride, ms, vs, ostride, n)
-					for i := range g {
-						o := i * ostride
-						VKQRowsF16(want[i*hd:(i+1)*hd], rows, stride, ms[o:o+n], vs[o:o+n])
-					}
-					same(t, "VKQRowsF16Group", got, want)
+					checkGroupVKQ(t, rng, "VKQRowsF16Group", g, hd, n, ostride, f16Acts,
+						func(out, ms, vs []float32) { VKQRowsF16Group(out, g, rows, stride, ms, vs, ostride, n) },
+						func(out, ms, vs []float32) { VKQRowsF16(out, rows, stride, ms, vs) })
 				})
 			}
 		}
 	}
+}
+
+// checkGroupVKQ checks group(out, ms, vs), g heads' VKQ over n rows,
+// against one(out, ms, vs) head by head, bit for bit: out starts at acts
+// (g·hd values), the rescales ms are 1 but a third of them in [0, 1), the
+// weights vs random; head i's ms and vs start at i·ostride.
+func checkGroupVKQ(t *testing.T, rng *rand.Rand, what string, g, hd, n, ostride int,
+	acts func(*rand.Rand, int) []float32, group, one func(out, ms, vs []float32)) {
+	t.Helper()
+	ms, vs := make([]float32, g*ostride), randomActs(rng, g*ostride)
+	for j := range ms {
+		ms[j] = 1
+		if rng.IntN(3) == 0 {
+			ms[j] = float32(rng.Float64())
+		}
+	}
+	init := acts(rng, g*hd)
+	got, want := append([]float32(nil), init...), append([]float32(nil), init...)
+	group(got, ms, vs)
+	for i := range g {
+		o := i * ostride
+		one(want[i*hd:(i+1)*hd], ms[o:o+n], vs[o:o+n])
+	}
+	same(t, what, got, want)
 }
 
 // TestF16s checks the vector conversion against FP32ToFP16 on every 97th
