@@ -277,14 +277,7 @@ func quantizeKScaleMin(x *[QK_K]float32, y []byte, L *[QK_K]uint8, nmax int, rmi
 	for j := range QK_K / 32 {
 		ls := min(63, uint8(nearestInt(float32(invScale*scales[j]))))
 		lm := min(63, uint8(nearestInt(float32(invMin*mins[j]))))
-		if j < 4 {
-			sc[j] = ls
-			sc[j+4] = lm
-		} else {
-			sc[j+4] = ls&0xf | (lm&0xf)<<4
-			sc[j-4] |= (ls >> 4) << 6
-			sc[j] |= (lm >> 4) << 6
-		}
+		putScaleMinK4(j, sc, ls, lm)
 	}
 	storeF16(y[0:], maxScale/63)
 	storeF16(y[2:], maxMin/63)
