@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -74,13 +73,9 @@ func TestAttentionQ8_0Kernels(t *testing.T) {
 				}
 				same(t, "DotRowsQ8_0", got, want)
 
-				vs := randomActs(rng, n)
-				ms := randomRescales(rng, n)
-				init := randomActs(rng, hd)
-				got, want = slices.Clone(init), slices.Clone(init)
-				VKQRowsQ8_0(got, rows, stride, ms, vs)
-				vkqRowsQ8_0Generic(want, rows, stride, ms, vs)
-				same(t, "VKQRowsQ8_0", got, want)
+				checkVKQ(t, rng, "VKQRowsQ8_0", n, hd, randomActs,
+					func(out, ms, vs []float32) { VKQRowsQ8_0(out, rows, stride, ms, vs) },
+					func(out, ms, vs []float32) { vkqRowsQ8_0Generic(out, rows, stride, ms, vs) })
 			})
 		}
 	}

@@ -41,16 +41,26 @@ func TestAttentionKernels(t *testing.T) {
 				dotRowsGeneric(want, q, rows, stride, n)
 				same(t, "DotRows", got, want)
 
-				p := randomActs(rng, n)
-				ms := randomRescales(rng, n)
-				init := f16Acts(rng, hd)
-				got, want = slices.Clone(init), slices.Clone(init)
-				VKQRowsF16(got, rows, stride, ms, p)
-				vkqRowsGeneric(want, rows, stride, ms, p)
-				same(t, "VKQRowsF16", got, want)
+				checkVKQ(t, rng, "VKQRowsF16", n, hd, f16Acts,
+					func(out, ms, vs []float32) { VKQRowsF16(out, rows, stride, ms, vs) },
+					func(out, ms, vs []float32) { vkqRowsGeneric(out, rows, stride, ms, vs) })
 			})
 		}
 	}
+}
+
+// checkVKQ checks kernel(out, ms, vs), a VKQ over n rows, against ref bit
+// for bit: vs random, ms randomRescales, out starting at acts (hd values).
+func checkVKQ(t *testing.T, rng *rand.Rand, what string, n, hd int, acts func(*rand.Rand, int) []float32,
+	kernel, ref func(out, ms, vs []float32)) {
+	t.Helper()
+	vs := randomActs(rng, n)
+	ms := randomRescales(rng, n)
+	init := acts(rng, hd)
+	got, want := slices.Clone(init), slices.Clone(init)
+	kernel(got, ms, vs)
+	ref(want, ms, vs)
+	same(t, what, got, want)
 }
 
 // randomRescales returns n online-softmax rescales: 1, but every third
