@@ -92,6 +92,13 @@ def chunk_step(rows, off, w, sc, vnni):
     return s
 
 
+def zero_lanes(rows, vnni):
+    # The activations' int32 lanes cleared: IACC (VNNI) or LANES (AVX2).
+    if vnni:
+        return [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]]
+    return [f'VPXOR {i}, {i}, {i}' for i in LANES[:rows]]
+
+
 def advance(rows, bsz):
     return kerngen.advance(rows, bsz, 292, 'sb')
 
@@ -137,11 +144,7 @@ def q4k_kernel(name, rows, vnni, lay=REPACKED_Q4_K):
     # (X6..X8 the scales' unpacking first, in place).
     out = prologue(name, lay['frame'])
     out += row_start(rows, XACC[:rows])
-    body = []
-    if vnni:
-        body += [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]]
-    else:
-        body += [f'VPXOR {i}, {i}, {i}' for i in LANES[:rows]]
+    body = zero_lanes(rows, vnni)
     body += lay['scales']
     m = lay['mask']
     for j in range(4):
@@ -242,11 +245,7 @@ def q6k_kernel(name, rows, vnni):
     # X7 the 16 scales, Y8 a chunk's scale16, Y15 d_w broadcast.
     out = prologue(name)
     out += row_start(rows, FACC[:rows])
-    body = []
-    if vnni:
-        body += [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]]
-    else:
-        body += [f'VPXOR {i}, {i}, {i}' for i in LANES[:rows]]
+    body = zero_lanes(rows, vnni)
     body.append('VMOVDQU 192(SI), X7')
     for n in range(2):
         body += [f'VMOVDQU {64 * n}(SI), Y0', f'VMOVDQU {64 * n + 32}(SI), Y1', f'VMOVDQU {128 + 32 * n}(SI), Y2',
