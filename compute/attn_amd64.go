@@ -27,12 +27,7 @@ func roundF16sAVX2(dst, src *float32, n int)
 // roundF16sAsm rounds the first multiple of 8 values where the CPU has
 // F16C and returns how many it did.
 func roundF16sAsm(dst, src []float32) int {
-	n := len(src) &^ 7
-	if hostISA < AVX2 || n == 0 {
-		return 0
-	}
-	roundF16sAVX2(&dst[0], &src[0], n)
-	return n
+	return asmHead(AVX2, 8, len(src), func(n int) { roundF16sAVX2(&dst[0], &src[0], n) })
 }
 
 //go:noescape
@@ -41,12 +36,7 @@ func f16sAVX2(dst *uint16, src *float32, n int)
 // f16sAsm converts the first multiple of 8 values where the CPU has F16C
 // and returns how many it did.
 func f16sAsm(dst []uint16, src []float32) int {
-	n := len(src) &^ 7
-	if hostISA < AVX2 || n == 0 {
-		return 0
-	}
-	f16sAVX2(&dst[0], &src[0], n)
-	return n
+	return asmHead(AVX2, 8, len(src), func(n int) { f16sAVX2(&dst[0], &src[0], n) })
 }
 
 //go:noescape

@@ -12,21 +12,11 @@ func dotRows64Asm(q *float32, k *uint16, stride, n, hd int, out *float32) {
 // roundF16sAsm rounds the first multiple of 8 values and returns how many
 // it did.
 func roundF16sAsm(dst, src []float32) int {
-	n := len(src) &^ 7
-	if hostISA < NEON || n == 0 {
-		return 0
-	}
-	roundF16sNEON(&dst[0], &src[0], n)
-	return n
+	return asmHead(NEON, 8, len(src), func(n int) { roundF16sNEON(&dst[0], &src[0], n) })
 }
 
 // f16sAsm converts the first multiple of 8 values and returns how many it
 // did.
 func f16sAsm(dst []uint16, src []float32) int {
-	n := len(src) &^ 7
-	if hostISA < NEON || n == 0 {
-		return 0
-	}
-	f16sNEON(&dst[0], &src[0], n)
-	return n
+	return asmHead(NEON, 8, len(src), func(n int) { f16sNEON(&dst[0], &src[0], n) })
 }

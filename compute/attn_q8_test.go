@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -74,13 +73,9 @@ func TestAttentionQ8_0Kernels(t *testing.T) {
 				}
 				same(t, "DotRowsQ8_0", got, want)
 
-				vs := randomActs(rng, n)
-				ms := randomRescales(rng, n)
-				init := randomActs(rng, hd)
-				got, want = slices.Clone(init), slices.Clone(init)
-				VKQRowsQ8_0(got, rows, stride, ms, vs)
-				vkqRowsQ8_0Generic(want, rows, stride, ms, vs)
-				same(t, "VKQRowsQ8_0", got, want)
+				checkVKQ(t, rng, "VKQRowsQ8_0", n, hd, randomActs,
+					func(out, ms, vs []float32) { VKQRowsQ8_0(out, rows, stride, ms, vs) },
+					func(out, ms, vs []float32) { vkqRowsQ8_0Generic(out, rows, stride, ms, vs) })
 			})
 		}
 	}
@@ -153,21 +148,9 @@ func TestAttnGroupQ8_0Kernels(t *testing.T) {
 					}
 					same(t, "DotRowsQ8_0Group", got, want)
 
-					ms, vs := make([]float32, g*ostride), randomActs(rng, g*ostride)
-					for j := range ms {
-						ms[j] = 1
-						if rng.IntN(3) == 0 {
-							ms[j] = float32(rng.Float64())
-						}
-					}
-					init := randomActs(rng, g*hd)
-					got, want = append([]float32(nil), init...), append([]float32(nil), init...)
-					VKQRowsQ8_0Group(got, g, rows, stride, ms, vs, ostride, n)
-					for i := range g {
-						o := i * ostride
-						VKQRowsQ8_0(want[i*hd:(i+1)*hd], rows, stride, ms[o:o+n], vs[o:o+n])
-					}
-					same(t, "VKQRowsQ8_0Group", got, want)
+					checkGroupVKQ(t, rng, "VKQRowsQ8_0Group", g, hd, n, ostride, randomActs,
+						func(out, ms, vs []float32) { VKQRowsQ8_0Group(out, g, rows, stride, ms, vs, ostride, n) },
+						func(out, ms, vs []float32) { VKQRowsQ8_0(out, rows, stride, ms, vs) })
 				})
 			}
 		}

@@ -41,16 +41,26 @@ func TestAttentionKernels(t *testing.T) {
 				dotRowsGeneric(want, q, rows, stride, n)
 				same(t, "DotRows", got, want)
 
-				p := randomActs(rng, n)
-				ms := randomRescales(rng, n)
-				init := f16Acts(rng, hd)
-				got, want = slices.Clone(init), slices.Clone(init)
-				VKQRowsF16(got, rows, stride, ms, p)
-				vkqRowsGeneric(want, rows, stride, ms, p)
-				same(t, "VKQRowsF16", got, want)
+				checkVKQ(t, rng, "VKQRowsF16", n, hd, f16Acts,
+					func(out, ms, vs []float32) { VKQRowsF16(out, rows, stride, ms, vs) },
+					func(out, ms, vs []float32) { vkqRowsGeneric(out, rows, stride, ms, vs) })
 			})
 		}
 	}
+}
+
+// checkVKQ checks kernel(out, ms, vs), a VKQ over n rows, against ref bit
+// for bit: vs random, ms randomRescales, out starting at acts (hd values).
+func checkVKQ(t *testing.T, rng *rand.Rand, what string, n, hd int, acts func(*rand.Rand, int) []float32,
+	kernel, ref func(out, ms, vs []float32)) {
+	t.Helper()
+	vs := randomActs(rng, n)
+	ms := randomRescales(rng, n)
+	init := acts(rng, hd)
+	got, want := slices.Clone(init), slices.Clone(init)
+	kernel(got, ms, vs)
+	ref(want, ms, vs)
+	same(t, what, got, want)
 }
 
 // randomRescales returns n online-softmax rescales: 1, but every third
@@ -91,25 +101,37 @@ func TestAttnGroupKernels(t *testing.T) {
 					}
 					same(t, "DotRowsGroup", got, want)
 
-					ms, vs := make([]float32, g*ostride), randomActs(rng, g*ostride)
-					for j := range ms {
-						ms[j] = 1
-						if rng.IntN(3) == 0 {
-							ms[j] = float32(rng.Float64())
-						}
-					}
-					init := f16Acts(rng, g*hd)
-					got, want = append([]float32(nil), init...), append([]float32(nil), init...)
-					VKQRowsF16Group(got, g, rows, stride, ms, vs, ostride, n)
-					for i := range g {
-						o := i * ostride
-						VKQRowsF16(want[i*hd:(i+1)*hd], rows, stride, ms[o:o+n], vs[o:o+n])
-					}
-					same(t, "VKQRowsF16Group", got, want)
+					checkGroupVKQ(t, rng, "VKQRowsF16Group", g, hd, n, ostride, f16Acts,
+						func(out, ms, vs []float32) { VKQRowsF16Group(out, g, rows, stride, ms, vs, ostride, n) },
+						func(out, ms, vs []float32) { VKQRowsF16(out, rows, stride, ms, vs) })
 				})
 			}
 		}
 	}
+}
+
+// checkGroupVKQ checks group(out, ms, vs), g heads' VKQ over n rows,
+// against one(out, ms, vs) head by head, bit for bit: out starts at acts
+// (g·hd values), the rescales ms are 1 but a third of them in [0, 1), the
+// weights vs random; head i's ms and vs start at i·ostride.
+func checkGroupVKQ(t *testing.T, rng *rand.Rand, what string, g, hd, n, ostride int,
+	acts func(*rand.Rand, int) []float32, group, one func(out, ms, vs []float32)) {
+	t.Helper()
+	ms, vs := make([]float32, g*ostride), randomActs(rng, g*ostride)
+	for j := range ms {
+		ms[j] = 1
+		if rng.IntN(3) == 0 {
+			ms[j] = float32(rng.Float64())
+		}
+	}
+	init := acts(rng, g*hd)
+	got, want := append([]float32(nil), init...), append([]float32(nil), init...)
+	group(got, ms, vs)
+	for i := range g {
+		o := i * ostride
+		one(want[i*hd:(i+1)*hd], ms[o:o+n], vs[o:o+n])
+	}
+	same(t, what, got, want)
 }
 
 // TestF16s checks the vector conversion against FP32ToFP16 on every 97th

@@ -70,3 +70,15 @@ func (i ISA) x86() bool { return i == AVX2 || i == AVX512VNNI }
 
 // HostISA reports the instruction set level the kernels use on this machine.
 func HostISA() ISA { return hostISA }
+
+// asmHead runs an assembly kernel on the start of a slice of n values: the
+// whole multiples of step (a power of two), where the CPU runs isa. It calls
+// run with that count and returns it (0, not calling run, when there is none).
+func asmHead(isa ISA, step, n int, run func(n int)) int {
+	n &^= step - 1
+	if hostISA < isa || n == 0 {
+		return 0
+	}
+	run(n)
+	return n
+}

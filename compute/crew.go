@@ -92,13 +92,7 @@ func (c *crew) run(shares int, share func(wi int)) {
 	}
 	var since time.Time
 	for spins := 0; c.left.Load() != 0; spins++ {
-		if spins%256 != 255 {
-			continue
-		}
-		if since.IsZero() {
-			since = time.Now()
-		}
-		if time.Since(since) < waitSpin {
+		if spins%256 != 255 || !spun(&since, waitSpin) { // the clock every 256th spin
 			continue
 		}
 		c.waiting.Store(true)
@@ -107,6 +101,15 @@ func (c *crew) run(shares int, share func(wi int)) {
 		}
 		c.waiting.Store(false)
 	}
+}
+
+// spun reports whether a spell of spinning that began at *since has lasted
+// d; its first call starts the spell (sets *since).
+func spun(since *time.Time, d time.Duration) bool {
+	if since.IsZero() {
+		*since = time.Now()
+	}
+	return time.Since(*since) >= d
 }
 
 // claimRun claims a share of the latest job and runs it, and reports
@@ -146,13 +149,7 @@ func (c *crew) loop(h *helper, seen uint64) {
 			}
 			continue
 		}
-		if spins%256 != 255 {
-			continue
-		}
-		if since.IsZero() {
-			since = time.Now()
-		}
-		if time.Since(since) < idleSpin {
+		if spins%256 != 255 || !spun(&since, idleSpin) {
 			continue
 		}
 		h.state.Store(parked)

@@ -80,6 +80,18 @@ func scaleMinK4(j int, q *[12]byte) (sc, m byte) {
 	return q[j+4]&0x0f | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
 }
 
+// putScaleMinK4 packs sub-block j's 6-bit scale sc and min m into q (zero
+// before the first), as scaleMinK4 unpacks them.
+func putScaleMinK4(j int, q []byte, sc, m byte) {
+	if j < 4 {
+		q[j], q[j+4] = sc, m
+		return
+	}
+	q[j+4] = sc&0xf | (m&0xf)<<4
+	q[j-4] |= (sc >> 4) << 6
+	q[j] |= (m >> 4) << 6
+}
+
 // scaleMinK4f returns sub-block j's d·sc and dmin·m (scaleMinK4).
 func scaleMinK4f(j int, scales *[12]byte, d, dmin float32) (float32, float32) {
 	sc, m := scaleMinK4(j, scales)

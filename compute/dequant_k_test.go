@@ -48,15 +48,7 @@ func packQs2(qs []byte, L []int) {
 // packScaleMinK4 stores eight 6-bit scales and mins in 12 bytes (Q4_K, Q5_K).
 func packScaleMinK4(s []byte, sc, m []int) {
 	for j := range 8 {
-		ls, lm := byte(sc[j]), byte(m[j])
-		if j < 4 {
-			s[j] = ls
-			s[j+4] = lm
-		} else {
-			s[j+4] = ls&0xf | (lm&0xf)<<4
-			s[j-4] |= (ls >> 4) << 6
-			s[j] |= (lm >> 4) << 6
-		}
+		putScaleMinK4(j, s, byte(sc[j]), byte(m[j]))
 	}
 }
 

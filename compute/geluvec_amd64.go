@@ -6,10 +6,5 @@ func geluAVX2(x *float32, n int, t *uint16)
 // geluAsm runs Gelu over the whole eights of x with AVX2 and F16C and
 // returns how many values it did (0 without AVX2).
 func geluAsm(x []float32) int {
-	n := len(x) &^ 7
-	if hostISA < AVX2 || n == 0 {
-		return 0
-	}
-	geluAVX2(&x[0], n, &geluF16Pad()[0])
-	return n
+	return asmHead(AVX2, 8, len(x), func(n int) { geluAVX2(&x[0], n, &geluF16Pad()[0]) })
 }

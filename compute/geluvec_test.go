@@ -36,23 +36,11 @@ func TestGelu(t *testing.T) {
 }
 
 func BenchmarkGelu(b *testing.B) {
-	x := make([]float32, 4096)
-	y := make([]float32, len(x))
+	x := normals(4096, 7, 8, 4)
 	ones := make([]float32, len(x))
-	r := rand.New(rand.NewPCG(7, 8))
-	for i := range x {
-		x[i], ones[i] = float32(r.NormFloat64()*4), 1
+	for i := range ones {
+		ones[i] = 1
 	}
-	b.Run("vec", func(b *testing.B) {
-		for b.Loop() {
-			copy(y, x)
-			Gelu(y)
-		}
-	})
-	b.Run("geglu", func(b *testing.B) {
-		for b.Loop() {
-			copy(y, x)
-			GeGLU(y, y, ones)
-		}
-	})
+	b.Run("vec", func(b *testing.B) { benchInPlace(b, x, Gelu) })
+	b.Run("geglu", func(b *testing.B) { benchInPlace(b, x, func(y []float32) { GeGLU(y, y, ones) }) })
 }

@@ -12,17 +12,7 @@ package compute
 
 // inPlaceFor returns weight type t's in-place assembly against activation
 // blocks B, or nil (there is none against Q8_1).
-func inPlaceFor[B actBlock](t DType) *isaKernels[B] {
-	var ks any
-	switch any((*B)(nil)).(type) {
-	case *blockQ8_0:
-		ks = inPlaceQ8_0[t]
-	case *blockQ8_K:
-		ks = inPlaceQ8_K[t]
-	}
-	k, _ := ks.(*isaKernels[B])
-	return k
-}
+func inPlaceFor[B actBlock](t DType) *isaKernels[B] { return pick[B](t, inPlaceQ8_0, nil, inPlaceQ8_K) }
 
 // Repacks reports whether binding a tensor of type t on this machine
 // copies its weights into a layout of their own (unless it is InPlace).

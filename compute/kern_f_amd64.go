@@ -31,26 +31,14 @@ func floatIndex(t DType) int {
 // roundF16 rounds x to f16 values into dst (FP32ToFP16 and back; a NaN may
 // keep other payload bits).
 func roundF16(x, dst []float32) {
-	n := 0
-	if hostISA >= AVX2 {
-		n = len(x) &^ 7
-		if n > 0 {
-			roundF16AVX2(&x[0], &dst[0], n)
-		}
-	}
+	n := asmHead(AVX2, 8, len(x), func(n int) { roundF16AVX2(&x[0], &dst[0], n) })
 	roundRowF16(x[n:], dst[n:])
 }
 
 // toF16 converts x to f16 into dst, as FP32ToFP16 (a NaN may keep other
 // payload bits).
 func toF16(x []float32, dst []uint16) {
-	n := 0
-	if hostISA >= AVX2 {
-		n = len(x) &^ 7
-		if n > 0 {
-			toF16AVX2(&x[0], &dst[0], n)
-		}
-	}
+	n := asmHead(AVX2, 8, len(x), func(n int) { toF16AVX2(&x[0], &dst[0], n) })
 	for i := n; i < len(x); i++ {
 		dst[i] = FP32ToFP16(x[i])
 	}
@@ -58,13 +46,7 @@ func toF16(x []float32, dst []uint16) {
 
 // toBF16 converts x to bf16 into dst, as FP32ToBF16.
 func toBF16(x []float32, dst []uint16) {
-	n := 0
-	if hostISA >= AVX512VNNI {
-		n = len(x) &^ 15
-		if n > 0 {
-			toBF16AVX512(&x[0], &dst[0], n)
-		}
-	}
+	n := asmHead(AVX512VNNI, 16, len(x), func(n int) { toBF16AVX512(&x[0], &dst[0], n) })
 	for i := n; i < len(x); i++ {
 		dst[i] = FP32ToBF16(x[i])
 	}
@@ -72,12 +54,6 @@ func toBF16(x []float32, dst []uint16) {
 
 // bf16Split is bf16SplitRef, by AVX2 for whole steps of 32.
 func bf16Split(x, dst []float32) {
-	n := 0
-	if hostISA >= AVX2 {
-		n = len(x) &^ 31
-		if n > 0 {
-			bf16SplitAVX2(&x[0], &dst[0], n)
-		}
-	}
+	n := asmHead(AVX2, 32, len(x), func(n int) { bf16SplitAVX2(&x[0], &dst[0], n) })
 	bf16SplitRef(x[n:], dst[n:])
 }

@@ -62,16 +62,24 @@ func reportGFLOPs(b *testing.B, m, n, k int, cpu time.Duration) {
 // divides by the CPU time the process used rather than the wall time:
 // steadier on a shared machine.
 func BenchmarkMatMulFloat(b *testing.B) {
-	rng := rand.New(rand.NewPCG(19, 20))
+	benchTinyLlama(b, rand.New(rand.NewPCG(19, 20)), []DType{F32, F16, BF16}, []int{1, 16, 64, 512},
+		func(b *testing.B, w *Tensor, x, out []float32, m, n, k int) {
+			reportGFLOPs(b, m, n, k, benchMatMul(b, hostISA, 2, false, out, x, m, w))
+		})
+}
+
+// benchTinyLlama runs bench on TinyLlama-sized random weights of each of
+// types (k = 2048; n = 2048 and 5632) against m random activation rows for
+// each of ms, as the sub-benchmarks type/n/m.
+func benchTinyLlama(b *testing.B, rng *rand.Rand, types []DType, ms []int,
+	bench func(b *testing.B, w *Tensor, x, out []float32, m, n, k int)) {
 	const k = 2048
-	for _, typ := range []DType{F32, F16, BF16} {
+	for _, typ := range types {
 		for _, n := range []int{2048, 5632} {
-			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
-			for _, m := range []int{1, 16, 64, 512} {
+			w := randomTensor(rng, typ, n, k)
+			for _, m := range ms {
 				x, out := randomActs(rng, m*k), make([]float32, m*n)
-				b.Run(fmt.Sprintf("%v/n%d/m%d", typ, n, m), func(b *testing.B) {
-					reportGFLOPs(b, m, n, k, benchMatMul(b, hostISA, 2, false, out, x, m, w))
-				})
+				b.Run(fmt.Sprintf("%v/n%d/m%d", typ, n, m), func(b *testing.B) { bench(b, w, x, out, m, n, k) })
 			}
 		}
 	}
@@ -86,7 +94,7 @@ func BenchmarkMatMulFloatTall(b *testing.B) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	const k, n = 1280, 1280
 	for _, typ := range []DType{F16, F32} {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		w := randomTensor(rng, typ, n, k)
 		for _, m := range []int{96, 1600} {
 			x, out := randomActs(rng, m*k), make([]float32, m*n)
 			b.Run(fmt.Sprintf("%v/m%d", typ, m), func(b *testing.B) {

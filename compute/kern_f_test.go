@@ -122,7 +122,7 @@ func TestFloatKernelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	const k, n, m = 1024, 17, 7
 	for _, typ := range []DType{F32, F16, BF16} {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		w := randomTensor(rng, typ, n, k)
 		x := randomActs(rng, m*k)
 		for i := range x {
 			x[i] *= float32(math.Exp2(float64(rng.IntN(30) - 15))) // wide range of magnitudes

@@ -60,7 +60,7 @@ func benchMatMulTypes(b *testing.B, types []DType, bench func(b *testing.B, isa 
 	rng := rand.New(rand.NewPCG(5, 6))
 	const k, n = 2048, 2048
 	for _, typ := range types {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		w := randomTensor(rng, typ, n, k)
 		for _, m := range []int{1, 64} {
 			x := randomActs(rng, m*k)
 			out := make([]float32, m*n)

@@ -173,26 +173,18 @@ func TestPanelKernels(t *testing.T) {
 // batched decode step (m = 16) and a prefill chunk (m = 64), with two workers, per ISA (generic = the Go
 // reference). GMAC/s counts the weight·activation products.
 func BenchmarkMatMulQ(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	const k = 2048
-	for _, typ := range []DType{Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q6_K} {
-		for _, n := range []int{2048, 5632} {
-			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
-			for _, m := range []int{1, 16, 64} {
-				x := randomActs(rng, m*k)
-				out := make([]float32, m*n)
-				for _, isa := range append(hostISAs(), Generic) {
-					if isa == Generic && m > 1 {
-						continue // minutes per run
-					}
-					b.Run(fmt.Sprintf("%v/n%d/m%d/%v", typ, n, m, isa), func(b *testing.B) {
-						benchMatMul(b, isa, 2, true, out, x, m, w)
-						reportGMACs(b, m, n, k)
-					})
+	benchTinyLlama(b, rand.New(rand.NewPCG(5, 6)), []DType{Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q6_K}, []int{1, 16, 64},
+		func(b *testing.B, w *Tensor, x, out []float32, m, n, k int) {
+			for _, isa := range append(hostISAs(), Generic) {
+				if isa == Generic && m > 1 {
+					continue // minutes per run
 				}
+				b.Run(isa.String(), func(b *testing.B) {
+					benchMatMul(b, isa, 2, true, out, x, m, w)
+					reportGMACs(b, m, n, k)
+				})
 			}
-		}
-	}
+		})
 }
 
 // TestKKernels checks the K-quant row kernels of every ISA against the Go
@@ -273,7 +265,7 @@ func BenchmarkMatMulTail(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const k, n = 2048, 5632
 	for _, typ := range []DType{Q4_0, Q8_0, Q4_K, Q6_K} {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		w := randomTensor(rng, typ, n, k)
 		for m := 1; m <= 9; m++ {
 			x := randomActs(rng, m*k)
 			out := make([]float32, m*n)

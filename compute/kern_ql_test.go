@@ -1,7 +1,6 @@
 package compute
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -44,21 +43,13 @@ func TestQ8_1Kernels(t *testing.T) {
 // reference, which these types ran before their assembly). GMAC/s counts
 // the weight·activation products.
 func BenchmarkMatMulQLegacy(b *testing.B) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	const k = 2048
-	for _, typ := range []DType{Q5_0, Q4_1, Q5_1} {
-		for _, n := range []int{2048, 5632} {
-			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
-			for _, m := range []int{1, 64} {
-				x := randomActs(rng, m*k)
-				out := make([]float32, m*n)
-				for _, isa := range append(hostISAs(), Generic) {
-					b.Run(fmt.Sprintf("%v/n%d/m%d/%v", typ, n, m, isa), func(b *testing.B) {
-						benchMatMul(b, isa, 2, false, out, x, m, w)
-						reportGMACs(b, m, n, k)
-					})
-				}
+	benchTinyLlama(b, rand.New(rand.NewPCG(7, 8)), []DType{Q5_0, Q4_1, Q5_1}, []int{1, 64},
+		func(b *testing.B, w *Tensor, x, out []float32, m, n, k int) {
+			for _, isa := range append(hostISAs(), Generic) {
+				b.Run(isa.String(), func(b *testing.B) {
+					benchMatMul(b, isa, 2, false, out, x, m, w)
+					reportGMACs(b, m, n, k)
+				})
 			}
-		}
-	}
+		})
 }

@@ -109,15 +109,20 @@ type isaKernels[B actBlock] [numISA]*panelKernel[B]
 
 // asmFor returns weight type t's assembly against activation blocks B, or
 // nil (the tables of kernels_amd64.go and kernels_arm64.go).
-func asmFor[B actBlock](t DType) *isaKernels[B] {
+func asmFor[B actBlock](t DType) *isaKernels[B] { return pick[B](t, asmQ8_0, asmQ8_1, asmQ8_K) }
+
+// pick returns weight type t's kernels against activation blocks B from
+// the table of kernels against B's type (nil: none), or nil.
+func pick[B actBlock](t DType, q8_0 map[DType]*isaKernels[blockQ8_0], q8_1 map[DType]*isaKernels[blockQ8_1],
+	q8_K map[DType]*isaKernels[blockQ8_K]) *isaKernels[B] {
 	var ks any
 	switch any((*B)(nil)).(type) {
 	case *blockQ8_0:
-		ks = asmQ8_0[t]
+		ks = q8_0[t]
 	case *blockQ8_1:
-		ks = asmQ8_1[t]
+		ks = q8_1[t]
 	case *blockQ8_K:
-		ks = asmQ8_K[t]
+		ks = q8_K[t]
 	}
 	k, _ := ks.(*isaKernels[B])
 	return k

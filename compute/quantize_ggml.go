@@ -37,59 +37,45 @@ func QuantizeRow(t DType, x []float32, dst []byte) error {
 		for i, v := range x {
 			binary.LittleEndian.PutUint16(dst[2*i:], FP32ToBF16(v))
 		}
-	case Q8_0:
-		for i := range len(x) / 32 {
-			quantizeQ8_0Ref((*[32]float32)(x[32*i:]), (*[34]byte)(dst[34*i:]))
-		}
-	case Q4_0:
-		for i := range len(x) / 32 {
-			quantizeQ4_0Ref((*[32]float32)(x[32*i:]), (*[18]byte)(dst[18*i:]))
-		}
-	case Q5_0:
-		for i := range len(x) / 32 {
-			quantizeQ5_0Ref((*[32]float32)(x[32*i:]), (*[22]byte)(dst[22*i:]))
-		}
-	case Q5_1:
-		for i := range len(x) / 32 {
-			quantizeQ5_1Ref((*[32]float32)(x[32*i:]), (*[24]byte)(dst[24*i:]))
-		}
-	case Q4_K:
-		for i := range len(x) / QK_K {
-			quantizeQ4_KRef((*[QK_K]float32)(x[QK_K*i:]), (*[144]byte)(dst[144*i:]))
-		}
-	case Q5_K:
-		for i := range len(x) / QK_K {
-			quantizeQ5_KRef((*[QK_K]float32)(x[QK_K*i:]), (*[176]byte)(dst[176*i:]))
-		}
-	case Q6_K:
-		for i := range len(x) / QK_K {
-			quantizeQ6_KRef((*[QK_K]float32)(x[QK_K*i:]), (*[210]byte)(dst[210*i:]))
-		}
-	case IQ4_NL:
-		for i := range len(x) / 32 {
-			quantizeIQ4NL((*[32]float32)(x[32*i:]), (*[18]byte)(dst[18*i:]))
-		}
-	case IQ4_XS:
-		for i := range len(x) / QK_K {
-			quantizeIQ4XS((*[QK_K]float32)(x[QK_K*i:]), (*[136]byte)(dst[136*i:]))
-		}
-	case MXFP4:
-		for i := range len(x) / 32 {
-			quantizeMXFP4((*[32]float32)(x[32*i:]), (*[17]byte)(dst[17*i:]))
-		}
 	default:
-		return fmt.Errorf("quantize: no quantizer for %s", t)
+		q := blockQuantizers[t]
+		if q == nil {
+			return fmt.Errorf("quantize: no quantizer for %s", t)
+		}
+		bs, ts := t.BlockSize(), t.TypeSize()
+		for i := range len(x) / bs {
+			q(x[bs*i:], dst[ts*i:])
+		}
 	}
 	return nil
 }
 
+// blockQuantizers holds the quantizer of each block type: the first block
+// (t.BlockSize() values) of x into the first t.TypeSize() bytes of y.
+var blockQuantizers = map[DType]func(x []float32, y []byte){
+	Q8_0:   func(x []float32, y []byte) { quantizeQ8_0Ref((*[32]float32)(x), (*[34]byte)(y)) },
+	Q4_0:   func(x []float32, y []byte) { quantizeQ4_0Ref((*[32]float32)(x), (*[18]byte)(y)) },
+	Q5_0:   func(x []float32, y []byte) { quantizeQ5_0Ref((*[32]float32)(x), (*[22]byte)(y)) },
+	Q5_1:   func(x []float32, y []byte) { quantizeQ5_1Ref((*[32]float32)(x), (*[24]byte)(y)) },
+	Q4_K:   func(x []float32, y []byte) { quantizeQ4_KRef((*[QK_K]float32)(x), (*[144]byte)(y)) },
+	Q5_K:   func(x []float32, y []byte) { quantizeQ5_KRef((*[QK_K]float32)(x), (*[176]byte)(y)) },
+	Q6_K:   func(x []float32, y []byte) { quantizeQ6_KRef((*[QK_K]float32)(x), (*[210]byte)(y)) },
+	IQ4_NL: func(x []float32, y []byte) { quantizeIQ4NL((*[32]float32)(x), (*[18]byte)(y)) },
+	IQ4_XS: func(x []float32, y []byte) { quantizeIQ4XS((*[QK_K]float32)(x), (*[136]byte)(y)) },
+	MXFP4:  func(x []float32, y []byte) { quantizeMXFP4((*[32]float32)(x), (*[17]byte)(y)) },
+}
+
 // CanQuantize reports whether QuantizeRow supports t.
 func CanQuantize(t DType) bool {
-	switch t {
-	case F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4:
-		return true
+	return t == F32 || t == F16 || t == BF16 || blockQuantizers[t] != nil
+}
+
+// inverse is 1/d, or 0 where d is 0 (ggml's `d ? 1.0f/d : 0.0f`).
+func inverse(d float32) float32 {
+	if d == 0 {
+		return 0
 	}
-	return false
+	return 1 / d
 }
 
 func storeF16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, FP32ToFP16(f)) }
@@ -102,10 +88,7 @@ func quantizeQ8_0Ref(x *[32]float32, y *[34]byte) {
 		amax = max(amax, abs32(v))
 	}
 	d := amax / 127
-	var id float32
-	if d != 0 {
-		id = 1 / d
-	}
+	id := inverse(d)
 	storeF16(y[0:], d)
 	for j, v := range x {
 		y[2+j] = byte(int8(math.Round(float64(v * id))))
@@ -128,10 +111,7 @@ func signedMax(x []float32) float32 {
 // maps to −8, d = max/−8, q = min(15, trunc(x/d + 8.5)).
 func quantizeQ4_0Ref(x *[32]float32, y *[18]byte) {
 	d := signedMax(x[:]) / -8
-	var id float32
-	if d != 0 {
-		id = 1 / d
-	}
+	id := inverse(d)
 	storeF16(y[0:], d)
 	for j := range 16 {
 		// Explicit conversions: no fused multiply-add, as amd64 computes it.
@@ -148,10 +128,7 @@ func quantizeQ4_0Ref(x *[32]float32, y *[18]byte) {
 // qs[16].
 func quantizeQ5_0Ref(x *[32]float32, y *[22]byte) {
 	d := signedMax(x[:]) / -16
-	var id float32
-	if d != 0 {
-		id = 1 / d
-	}
+	id := inverse(d)
 	storeF16(y[0:], d)
 	var qh uint32
 	for j := range 16 {
@@ -172,10 +149,7 @@ func quantizeQ5_1Ref(x *[32]float32, y *[24]byte) {
 		mn, mx = min(mn, v), max(mx, v)
 	}
 	d := (mx - mn) / 31
-	var id float32
-	if d != 0 {
-		id = 1 / d
-	}
+	id := inverse(d)
 	storeF16(y[0:], d)
 	storeF16(y[2:], mn)
 	var qh uint32
@@ -303,14 +277,7 @@ func quantizeKScaleMin(x *[QK_K]float32, y []byte, L *[QK_K]uint8, nmax int, rmi
 	for j := range QK_K / 32 {
 		ls := min(63, uint8(nearestInt(float32(invScale*scales[j]))))
 		lm := min(63, uint8(nearestInt(float32(invMin*mins[j]))))
-		if j < 4 {
-			sc[j] = ls
-			sc[j+4] = lm
-		} else {
-			sc[j+4] = ls&0xf | (lm&0xf)<<4
-			sc[j-4] |= (ls >> 4) << 6
-			sc[j] |= (lm >> 4) << 6
-		}
+		putScaleMinK4(j, sc, ls, lm)
 	}
 	storeF16(y[0:], maxScale/63)
 	storeF16(y[2:], maxMin/63)

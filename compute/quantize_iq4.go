@@ -104,17 +104,11 @@ func quantizeIQ4(x []float32, dh, q4 []byte, scalesH []byte, scalesL []byte, sca
 		clear(scalesH)
 		d := -maxScale / 32
 		storeF16(dh, d)
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inverse(d)
 		for ib := range scales {
 			l := max(-32, min(31, nearestInt(float32(id*scales[ib]))))
 			dl := d * float32(l)
-			var idl float32
-			if dl != 0 {
-				idl = 1 / dl
-			}
+			idl := inverse(dl)
 			for j, v := range x[ib*bs : (ib+1)*bs] {
 				L[ib*bs+j] = bestIndexIQ4(idl * v)
 			}
@@ -131,10 +125,7 @@ func quantizeIQ4(x []float32, dh, q4 []byte, scalesH []byte, scalesL []byte, sca
 	} else {
 		storeF16(dh, scales[0])
 		if ntry > 0 {
-			var id float32
-			if scales[0] != 0 {
-				id = 1 / scales[0]
-			}
+			id := inverse(scales[0])
 			for j, v := range x {
 				L[j] = bestIndexIQ4(id * v)
 			}

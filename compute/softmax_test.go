@@ -34,41 +34,32 @@ func TestSoftMax(t *testing.T) {
 	}
 }
 
-func BenchmarkSoftMax(b *testing.B) {
-	x := make([]float32, 2304)
-	y := make([]float32, len(x))
-	r := rand.New(rand.NewPCG(3, 4))
+// normals returns n values r.NormFloat64()·scale of a PCG seeded s1, s2.
+func normals(n int, s1, s2 uint64, scale float64) []float32 {
+	r := rand.New(rand.NewPCG(s1, s2))
+	x := make([]float32, n)
 	for i := range x {
-		x[i] = float32(r.NormFloat64() * 20)
+		x[i] = float32(r.NormFloat64() * scale)
 	}
+	return x
+}
+
+// benchInPlace times f on a fresh copy of x each iteration.
+func benchInPlace(b *testing.B, x []float32, f func(y []float32)) {
+	y := make([]float32, len(x))
 	for b.Loop() {
 		copy(y, x)
-		SoftMax(y, 0.125)
+		f(y)
 	}
 }
 
+func BenchmarkSoftMax(b *testing.B) {
+	benchInPlace(b, normals(2304, 3, 4, 20), func(y []float32) { SoftMax(y, 0.125) })
+}
+
 func BenchmarkSoftMaxParts(b *testing.B) {
-	x := make([]float32, 2304)
-	y := make([]float32, len(x))
-	r := rand.New(rand.NewPCG(3, 4))
-	for i := range x {
-		x[i] = float32(r.NormFloat64() * 20)
-	}
-	b.Run("go", func(b *testing.B) {
-		for b.Loop() {
-			copy(y, x)
-			softMaxGo(y, 0.125)
-		}
-	})
-	b.Run("exp", func(b *testing.B) {
-		for b.Loop() {
-			copy(y, x)
-			Exp(y)
-		}
-	})
-	b.Run("copy", func(b *testing.B) {
-		for b.Loop() {
-			copy(y, x)
-		}
-	})
+	x := normals(2304, 3, 4, 20)
+	b.Run("go", func(b *testing.B) { benchInPlace(b, x, func(y []float32) { softMaxGo(y, 0.125) }) })
+	b.Run("exp", func(b *testing.B) { benchInPlace(b, x, Exp) })
+	b.Run("copy", func(b *testing.B) { benchInPlace(b, x, func([]float32) {}) })
 }

@@ -18,6 +18,11 @@ var scaleOffsets = map[DType][]int{
 
 var dotTypes = []DType{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS}
 
+// randomTensor is a weight tensor "w" [k, n] of randomWeights.
+func randomTensor(rng *rand.Rand, typ DType, n, k int) *Tensor {
+	return &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+}
+
 // randomWeights returns rows×k values of typ: random quant bytes with every
 // scale field a random finite half of magnitude up to about 1/4 (MXFP4:
 // randomMXFP4's blocks).
@@ -299,7 +304,7 @@ func TestMatMulRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	types := append([]DType{F32, F16, BF16}, dotTypes...)
 	for _, typ := range types {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		w := randomTensor(rng, typ, n, k)
 		big := &Tensor{Name: "big", Type: typ, Shape: []int{k, 300}, Data: randomWeights(rng, typ, 300, k)}
 		rb := w.RowBytes()
 		for _, m := range []int{1, 4, 7, 70} {
@@ -356,7 +361,7 @@ func TestMatMulOddWidth(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, typ := range []DType{F32, F16, BF16} {
 		t.Run(typ.String(), func(t *testing.T) {
-			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+			w := randomTensor(rng, typ, n, k)
 			x := randomActs(rng, m*k)
 			out := make([]float32, m*n)
 			if err := NewMatMuler(3).MatMul(out, x, m, w); err != nil {
@@ -386,7 +391,7 @@ func TestMatMulFloatActivations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, typ := range []DType{F16, BF16} {
 		t.Run(typ.String(), func(t *testing.T) {
-			w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+			w := randomTensor(rng, typ, n, k)
 			wf := make([]float32, k*n)
 			if err := Dequantize(typ, w.Data, wf); err != nil {
 				t.Fatal(err)
@@ -423,7 +428,7 @@ func TestMatMulAllocs(t *testing.T) {
 	const k, n, m = 512, 64, 5
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, typ := range []DType{Q8_0, Q4_1, Q4_K} {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		w := randomTensor(rng, typ, n, k)
 		x, out := randomActs(rng, m*k), make([]float32, m*n)
 		mm := NewMatMuler(4)
 		// A helper that exits after idleExit and starts again allocates its
@@ -469,7 +474,7 @@ func BenchmarkMatMul(b *testing.B) {
 	const k, n = 2048, 2048
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, typ := range []DType{Q4_0, Q8_0, Q4_K, Q6_K, F16, F32} {
-		w := &Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: randomWeights(rng, typ, n, k)}
+		w := randomTensor(rng, typ, n, k)
 		for _, m := range []int{1, 64} {
 			b.Run(fmt.Sprintf("%s/m=%d", typ, m), func(b *testing.B) {
 				x, out := randomActs(rng, m*k), make([]float32, m*n)

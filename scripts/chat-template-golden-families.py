@@ -62,15 +62,9 @@ CALL3 = {"id": "call24680", "type": "function",
 
 
 
-def object_arguments(template, string_content):
-    """chat-template-golden-harmony.py's probe, with minja's third mark:
-    Qwen3-Coder renders an object's arguments as <parameter=NAME> (and fails
-    on text), as server/chat's rendersArguments finds it."""
-    def renders(arguments):
-        out = harmony.render_probe(template, "" if string_content else None, arguments)
-        return out is not None and any(m in out for m in (
-            '"argument_needle":', "'argument_needle':", "<parameter=argument_needle>"))
-    return not renders(json.dumps(golden.PROBE_ARGS)) and renders(golden.PROBE_ARGS)
+# minja's marks of the arguments shown, with Qwen3-Coder's <parameter=NAME>
+# (an object's arguments; it fails on text), as server/chat's rendersArguments.
+ARGUMENT_MARKS = golden.ARGUMENT_MARKS + ("<parameter=argument_needle>",)
 
 
 CONVERSATIONS = {
@@ -168,36 +162,17 @@ def main():
     for name, (where, source) in sources.items():
         template = golden.compile_template(source)
         str_content = harmony.string_content(template)
-        obj_args = object_arguments(template, str_content)
+        obj_args = golden.object_arguments(template, "" if str_content else None, ARGUMENT_MARKS)
         templates[name] = {"source": source, "object_arguments": obj_args, "string_content": str_content,
                            "from": where}
-        for conv_id, conv in conversations.items():
-            case = {"template": name, "conversation": conv_id}
-            try:
-                case["expected"] = golden.render(
-                    template, harmony.to_template_messages(conv["messages"], obj_args, str_content),
-                    tools=conv.get("tools"), add_generation_prompt=conv["add_generation_prompt"],
-                    kwargs=conv.get("chat_template_kwargs"))
-            except Exception as e:  # the Go renderer must fail too
-                case["error"] = f"{type(e).__name__}: {e}"
-            cases.append(case)
-    out = {
-        "generator": "scripts/chat-template-golden-families.py, jinja2 " + golden.jinja2.__version__ +
-                     "; templates: " + "; ".join(f"{n} from {w}" for n, (w, _) in sources.items()),
-        "bos_token": golden.BOS,
-        "eos_token": golden.EOS,
-        "now": golden.FIXED_NOW.isoformat(),
-        "conversations": conversations,
-        "templates": templates,
-        "cases": cases,
-    }
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(out, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+        cases += golden.render_cases(name, template, conversations,
+                                     lambda m: harmony.to_template_messages(m, obj_args, str_content))
+    golden.write_golden(out_path, "scripts/chat-template-golden-families.py",
+                        "; templates: " + "; ".join(f"{n} from {w}" for n, (w, _) in sources.items()),
+                        conversations=conversations, templates=templates, cases=cases)
     errors = sum("error" in c for c in cases)
     print(f"{out_path}: {len(templates)} templates x {len(conversations)} conversations = "
           f"{len(cases)} cases ({errors} raise)")
-
 
 if __name__ == "__main__":
     main()

@@ -170,34 +170,13 @@ CONVERSATIONS = {
 }
 
 
-def render_probe(template, content, arguments):
-    messages = [
-        {"role": "user", "content": "Hey"},
-        {"role": "assistant", "content": content, "tool_calls": [
-            {"id": "call00001", "type": "function", "function": {"name": "ipython", "arguments": arguments}}]},
-    ]
-    try:
-        return golden.render(template, messages, tools=golden.PROBE_TOOLS, bos="", eos="")
-    except Exception:
-        return None
-
-
 def string_content(template):
     """True when the template fails on a tool call's None content and renders
     it as "" (server/chat's NeedsStringContent: the server then passes "")."""
     def renders(content):
-        return any(render_probe(template, content, a) is not None
+        return any(golden.render_probe(template, content, a) is not None
                    for a in (json.dumps(golden.PROBE_ARGS), golden.PROBE_ARGS))
     return not renders(None) and renders("")
-
-
-def object_arguments(template, string_content):
-    """chat-template-golden.py's probe, the call's content "" where the
-    template needs it."""
-    def renders(arguments):
-        out = render_probe(template, "" if string_content else None, arguments)
-        return out is not None and ('"argument_needle":' in out or "'argument_needle':" in out)
-    return not renders(json.dumps(golden.PROBE_ARGS)) and renders(golden.PROBE_ARGS)
 
 
 def to_template_messages(messages, object_args, string_content):
@@ -219,34 +198,16 @@ def main():
         source = f.read()
     template = golden.compile_template(source)
     str_content = string_content(template)
-    obj_args = object_arguments(template, str_content)
+    obj_args = golden.object_arguments(template, "" if str_content else None)
     conversations = {**golden.CONVERSATIONS, **CONVERSATIONS}
-    cases = []
-    for conv_id, conv in conversations.items():
-        case = {"template": name, "conversation": conv_id}
-        try:
-            case["expected"] = golden.render(template, to_template_messages(conv["messages"], obj_args, str_content),
-                                             tools=conv.get("tools"),
-                                             add_generation_prompt=conv["add_generation_prompt"],
-                                             kwargs=conv.get("chat_template_kwargs"))
-        except Exception as e:  # the Go renderer must fail too
-            case["error"] = f"{type(e).__name__}: {e}"
-        cases.append(case)
-    out = {
-        "generator": "scripts/chat-template-golden-harmony.py, jinja2 " + golden.jinja2.__version__,
-        "bos_token": golden.BOS,
-        "eos_token": golden.EOS,
-        "now": golden.FIXED_NOW.isoformat(),
-        "conversations": conversations,
-        "templates": {name: {"source": source, "object_arguments": obj_args, "string_content": str_content}},
-        "cases": cases,
-    }
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(out, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+    cases = golden.render_cases(name, template, conversations,
+                                lambda m: to_template_messages(m, obj_args, str_content))
+    golden.write_golden(out_path, "scripts/chat-template-golden-harmony.py", conversations=conversations,
+                        templates={name: {"source": source, "object_arguments": obj_args,
+                                          "string_content": str_content}},
+                        cases=cases)
     errors = sum("error" in c for c in cases)
     print(f"{out_path}: {len(cases)} cases ({errors} raise)")
-
 
 if __name__ == "__main__":
     main()

@@ -303,19 +303,29 @@ def render(template, messages, tools=None, add_generation_prompt=False, kwargs=N
     return template.render(**variables)
 
 
-def object_arguments(template):
-    """True when the template renders a tool call's arguments only as an object."""
+ARGUMENT_MARKS = ('"argument_needle":', "'argument_needle':")
+
+
+def render_probe(template, content, arguments):
+    """The template's rendering of one ipython call with these arguments and
+    the assistant's content, or None where it raises."""
+    messages = [
+        {"role": "user", "content": "Hey"},
+        {"role": "assistant", "content": content, "tool_calls": [
+            {"id": "call00001", "type": "function", "function": {"name": "ipython", "arguments": arguments}}]},
+    ]
+    try:
+        return render(template, messages, tools=PROBE_TOOLS, bos="", eos="")
+    except Exception:
+        return None
+
+
+def object_arguments(template, content=None, marks=ARGUMENT_MARKS):
+    """True when the template renders a tool call's arguments only as an object
+    (the probe call's content is content; marks show the arguments rendered)."""
     def renders(arguments):
-        messages = [
-            {"role": "user", "content": "Hey"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call00001", "type": "function", "function": {"name": "ipython", "arguments": arguments}}]},
-        ]
-        try:
-            out = render(template, messages, tools=PROBE_TOOLS, bos="", eos="")
-        except Exception:
-            return False
-        return '"argument_needle":' in out or "'argument_needle':" in out
+        out = render_probe(template, content, arguments)
+        return out is not None and any(m in out for m in marks)
     return not renders(json.dumps(PROBE_ARGS)) and renders(PROBE_ARGS)
 
 
@@ -342,6 +352,34 @@ def to_template_messages(messages, object_args):
     return out
 
 
+def outcome(render_it):
+    """{"expected": render_it()}, or the error it raises: the Go renderer must fail too."""
+    try:
+        return {"expected": render_it()}
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def render_cases(name, template, conversations, to_messages):
+    """One case per conversation: the template's rendering of its messages
+    (through to_messages) or the error it raises."""
+    return [{"template": name, "conversation": conv_id, **outcome(lambda: render(
+        template, to_messages(conv["messages"]), tools=conv.get("tools"),
+        add_generation_prompt=conv["add_generation_prompt"], kwargs=conv.get("chat_template_kwargs")))}
+        for conv_id, conv in conversations.items()]
+
+
+def write_golden(out_path, script, note="", **fields):
+    """Writes a golden file: the script that made it, jinja2's version and
+    note; the tokens and clock of the render; then fields in order."""
+    golden = {"generator": f"{script}, jinja2 {jinja2.__version__}{note}",
+              "bos_token": BOS, "eos_token": EOS, "now": FIXED_NOW.isoformat(), **fields}
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(golden, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "..", "shared", "models", "templates")
@@ -355,41 +393,12 @@ def main():
         template = compile_template(source)
         obj_args = object_arguments(template)
         templates[name] = {"source": source, "object_arguments": obj_args}
-        for conv_id, conv in CONVERSATIONS.items():
-            case = {"template": name, "conversation": conv_id}
-            try:
-                case["expected"] = render(template, to_template_messages(conv["messages"], obj_args),
-                                          tools=conv.get("tools"),
-                                          add_generation_prompt=conv["add_generation_prompt"],
-                                          kwargs=conv.get("chat_template_kwargs"))
-            except Exception as e:  # the Go renderer must fail too
-                case["error"] = f"{type(e).__name__}: {e}"
-            cases.append(case)
+        cases += render_cases(name, template, CONVERSATIONS, lambda m: to_template_messages(m, obj_args))
+    constructs = [{"source": source, **outcome(lambda: render(compile_template(source), CONSTRUCT_MESSAGES))}
+                  for source in CONSTRUCTS]
 
-    constructs = []
-    for source in CONSTRUCTS:
-        c = {"source": source}
-        try:
-            c["expected"] = render(compile_template(source), CONSTRUCT_MESSAGES)
-        except Exception as e:
-            c["error"] = f"{type(e).__name__}: {e}"
-        constructs.append(c)
-
-    golden = {
-        "generator": "scripts/chat-template-golden.py, jinja2 " + jinja2.__version__,
-        "bos_token": BOS,
-        "eos_token": EOS,
-        "now": FIXED_NOW.isoformat(),
-        "conversations": CONVERSATIONS,
-        "templates": templates,
-        "cases": cases,
-        "construct_messages": CONSTRUCT_MESSAGES,
-        "constructs": constructs,
-    }
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(golden, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+    write_golden(out_path, "scripts/chat-template-golden.py", conversations=CONVERSATIONS, templates=templates,
+                 cases=cases, construct_messages=CONSTRUCT_MESSAGES, constructs=constructs)
     errors = sum("error" in c for c in cases)
     print(f"{out_path}: {len(templates)} templates x {len(CONVERSATIONS)} conversations = "
           f"{len(cases)} cases ({errors} raise); {len(constructs)} constructs")

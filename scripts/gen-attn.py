@@ -118,10 +118,33 @@ def dot(G, C):
     return '\n'.join(out)
 
 
+def vkq_heads(name, G, C, ms, vs, f16):
+    """A vkq kernel's work once the row stands in Z16..Z(16 + 4C − 1): per
+    head g (accumulators Z(4Cg)..), where ms_g[j] != 1 the accumulators times
+    ms_g[j], then fma(row, vs_g[j], acc), each result rounded to f16 where
+    f16 (the F16 cache's kernels); then the next row, and the stores."""
+    acc = lambda g, i: f'Z{g * 4 * C + i}'
+    rnd = (lambda r: [f'\tVCVTPS2PH $0, {r}, Y30', f'\tVCVTPH2PS Y30, {r}']) if f16 else (lambda r: [])
+    out = []
+    for g in range(G):
+        out += [f'\tVMOVSS ({ms[g]}), X31', '\tVUCOMISS X27, X31', f'\tJEQ {name}s{g}', '\tVBROADCASTSS X31, Z31']
+        for i in range(4 * C):
+            out += [f'\tVMULPS Z31, {acc(g, i)}, {acc(g, i)}'] + rnd(acc(g, i))
+        out.append(f'{name}s{g}:')
+    for g in range(G):
+        out.append(f'\tVBROADCASTSS ({vs[g]}), Z31')
+        for i in range(4 * C):
+            out += [f'\tVFMADD231PS Z{16 + i}, Z31, {acc(g, i)}'] + rnd(acc(g, i))
+    for g in range(G):
+        out += [f'\tADDQ $4, {ms[g]}', f'\tADDQ $4, {vs[g]}']
+    out += ['\tADDQ R10, BX', '\tDECQ CX', f'\tJNZ {name}row']
+    out += [f'\tVMOVUPS {acc(g, i)}, {(g * 4 * C + i) * 64}(DI)' for g in range(G) for i in range(4 * C)]
+    return out + [f'{name}done:', '\tVZEROUPPER', '\tRET']
+
+
 def vkq(G, C):
     name = f'vkqRowsG{G}C{C}'
     out = group_start(name, 'vkqGroup', ['DI', 'BX', 'R10', 'CX', 'R8', 'R9', 'R11'], ['VMOVSS attnOne<>(SB), X27'])
-    acc = lambda g, c, a: f'Z{(g * C + c) * 4 + a}'
     out += load_heads(G, C, 'DI')
     # ms_g and vs_g: R8/R9 for head 0, then R12/R13, SI/DX, R14/AX.
     ms, vs = MS_PTRS[:G], VS_PTRS[:G]
@@ -131,34 +154,7 @@ def vkq(G, C):
     for c in range(C):
         for a in range(4):
             out.append(f'\tVCVTPH2PS {(c * 4 + a) * 32}(BX), {vreg(c, a)}')
-    for g in range(G):
-        out += [
-            f'\tVMOVSS ({ms[g]}), X31',
-            '\tVUCOMISS X27, X31',
-            f'\tJEQ {name}s{g}',
-            '\tVBROADCASTSS X31, Z31',
-        ]
-        for c in range(C):
-            for a in range(4):
-                r = acc(g, c, a)
-                out += [f'\tVMULPS Z31, {r}, {r}', f'\tVCVTPS2PH $0, {r}, Y30', f'\tVCVTPH2PS Y30, {r}']
-        out.append(f'{name}s{g}:')
-    for g in range(G):
-        out.append(f'\tVBROADCASTSS ({vs[g]}), Z31')
-        for c in range(C):
-            for a in range(4):
-                r = acc(g, c, a)
-                out += [f'\tVFMADD231PS {vreg(c, a)}, Z31, {r}',
-                        f'\tVCVTPS2PH $0, {r}, Y30', f'\tVCVTPH2PS Y30, {r}']
-    for g in range(G):
-        out += [f'\tADDQ $4, {ms[g]}', f'\tADDQ $4, {vs[g]}']
-    out += ['\tADDQ R10, BX', '\tDECQ CX', f'\tJNZ {name}row']
-    for g in range(G):
-        for c in range(C):
-            for a in range(4):
-                out.append(f'\tVMOVUPS {acc(g, c, a)}, {((g * C + c) * 4 + a) * 64}(DI)')
-    out += [f'{name}done:', '\tVZEROUPPER', '\tRET']
-    return '\n'.join(out)
+    return '\n'.join(out + vkq_heads(name, G, C, ms, vs, f16=True))
 
 
 # The Q8_0 kernels (the .s says they are described here):
@@ -235,7 +231,6 @@ def vkq_q8(G, C):
     name = f'vkqRowsQ8G{G}C{C}'
     NB = 2 * C
     out = group_start(name, 'vkqGroupQ8', ['DI', 'BX', 'R10', 'CX', 'R8', 'R9', 'R11'], ['VMOVSS attnOne<>(SB), X27'])
-    acc = lambda g, i: f'Z{g * 4 * C + i}'  # head g, 16 values i
     out += load_heads(G, C, 'DI')
     ms, vs = MS_PTRS[:G], VS_PTRS[:G]
     out += head_ptrs(G, ms, vs)
@@ -252,28 +247,7 @@ def vkq_q8(G, C):
             f'\tVMULPS Z24, Z25, {vreg(2 * b)}',
             f'\tVMULPS Z24, Z26, {vreg(2 * b + 1)}',
         ]
-    for g in range(G):
-        out += [
-            f'\tVMOVSS ({ms[g]}), X31',
-            '\tVUCOMISS X27, X31',
-            f'\tJEQ {name}s{g}',
-            '\tVBROADCASTSS X31, Z31',
-        ]
-        for i in range(4 * C):
-            out.append(f'\tVMULPS Z31, {acc(g, i)}, {acc(g, i)}')
-        out.append(f'{name}s{g}:')
-    for g in range(G):
-        out.append(f'\tVBROADCASTSS ({vs[g]}), Z31')
-        for i in range(4 * C):
-            out.append(f'\tVFMADD231PS {vreg(i)}, Z31, {acc(g, i)}')
-    for g in range(G):
-        out += [f'\tADDQ $4, {ms[g]}', f'\tADDQ $4, {vs[g]}']
-    out += ['\tADDQ R10, BX', '\tDECQ CX', f'\tJNZ {name}row']
-    for g in range(G):
-        for i in range(4 * C):
-            out.append(f'\tVMOVUPS {acc(g, i)}, {(g * 4 * C + i) * 64}(DI)')
-    out += [f'{name}done:', '\tVZEROUPPER', '\tRET']
-    return '\n'.join(out)
+    return '\n'.join(out + vkq_heads(name, G, C, ms, vs, f16=False))
 
 
 def build():

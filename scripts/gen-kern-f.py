@@ -196,6 +196,27 @@ def next_group(rm):
     return [f'LEAQ ({WG})({WS}*{rm - 1}), {WG}', f'ADDQ {WS}, {WG}']
 
 
+def group_start(rm, rn):
+    # A group's row pointers: W0 (and W3) into its weight rows, X0 (and X3)
+    # into the activation rows (rm <= 6: R9, W6's register, holds the
+    # prefetch pointer).
+    body = [f'MOVQ {WG}, {W0}']
+    if rm > 3:
+        body += [f'LEAQ ({WG})({WS}*2), {W3}', f'ADDQ {WS}, {W3}']
+    body += [f'MOVQ {XB}, {X0}']
+    if rn > 3:
+        body += [f'LEAQ ({XB})({XS}*2), {X3}', f'ADDQ {XS}, {X3}']
+    return body
+
+
+def group_end(out, rm, rn, stores):
+    # The kernel's text: out, then the group's reduced outputs (stores, which
+    # find output row 3 at CX), the step to the next group and the return.
+    body = [f'LEAQ ({OUT})({OS}*2), CX', f'ADDQ {OS}, CX'] if rn > 3 else []
+    body += stores + [f'ADDQ ${4 * rm}, {OUT}'] + next_group(rm) + [f'DECQ {NG}', 'JNZ group']
+    return '\n'.join(out + ['\t' + b for b in body] + ['done:', '\tVZEROUPPER', '\tRET', ''])
+
+
 def kernel(kind, isa, rm, rn):
     wide = isa == 'AVX512'
     name = f'{kind.name}x{rm}r{rn}{isa}'
@@ -230,14 +251,7 @@ def kernel(kind, isa, rm, rn):
             body += [f'VPCMPEQD {mask}, {mask}, {mask}', f'VPSLLD $16, {mask}, {mask}']
     body += [f'TESTQ {NG}, {NG}', 'JZ done']
     out += ['\t' + b for b in body]
-    body = [f'MOVQ {WG}, {W0}']
-    if rm > 3:
-        body += [f'LEAQ ({WG})({WS}*2), {W3}', f'ADDQ {WS}, {W3}']
-    if rm > 6:
-        body += [f'LEAQ ({W3})({WS}*2), {W6}', f'ADDQ {WS}, {W6}']
-    body += [f'MOVQ {XB}, {X0}']
-    if rn > 3:
-        body += [f'LEAQ ({XB})({XS}*2), {X3}', f'ADDQ {XS}, {X3}']
+    body = group_start(rm, rn)
     for a in acc.values():
         body.append(f'VPXORD Z{a}, Z{a}, Z{a}' if wide else f'VXORPS Y{a}, Y{a}, Y{a}')
     body += [f'MOVQ {NK}, CX', 'TESTQ CX, CX', 'JZ reduce']
@@ -249,8 +263,6 @@ def kernel(kind, isa, rm, rn):
     body += ['DECQ CX', 'JNZ step']
     out += [b if b.endswith(':') else '\t' + b for b in body] + ['reduce:']
     body = []
-    if rn > 3:
-        body += [f'LEAQ ({OUT})({OS}*2), CX', f'ADDQ {OS}, CX']
     t = 0  # a weight register, free after the loop
     for i in range(rm):
         for j in range(rn):
@@ -258,12 +270,7 @@ def kernel(kind, isa, rm, rn):
             if not wide:
                 body.append(f'VADDPS Y{acc[i, j, 1]}, Y{a}, Y{a}')
             body += reduce_store(f'{V}{a}', t, out_addr(i, j), wide)
-    body.append(f'ADDQ ${4 * rm}, {OUT}')
-    body += next_group(rm)
-    body += [f'DECQ {NG}', 'JNZ group']
-    out += ['\t' + b for b in body]
-    out += ['done:', '\tVZEROUPPER', '\tRET', '']
-    return '\n'.join(out)
+    return group_end(out, rm, rn, body)
 
 
 # KB: the steps of a block of split_kernel (AVX2): both halves of a block
@@ -296,12 +303,7 @@ def split_kernel(kind, rm, rn):
         body += [f'VPCMPEQD {mask}, {mask}, {mask}', f'VPSLLD $16, {mask}, {mask}']
     body += [f'TESTQ {NG}, {NG}', 'JZ done']
     out += ['\t' + b for b in body]
-    body = [f'MOVQ {WG}, {W0}']
-    if rm > 3:
-        body += [f'LEAQ ({WG})({WS}*2), {W3}', f'ADDQ {WS}, {W3}']
-    body += [f'MOVQ {XB}, {X0}']
-    if rn > 3:
-        body += [f'LEAQ ({XB})({XS}*2), {X3}', f'ADDQ {XS}, {X3}']
+    body = group_start(rm, rn)
     for a in acc.values():
         body.append(f'VXORPS Y{a}, Y{a}, Y{a}')
     for ij, a in acc.items():
@@ -335,17 +337,10 @@ def split_kernel(kind, rm, rn):
     body += ['CMPQ 0(SP), $0', 'JNE block']
     out += [b if b.endswith(':') else '\t' + b for b in body] + ['reduce:']
     body = []
-    if rn > 3:
-        body += [f'LEAQ ({OUT})({OS}*2), CX', f'ADDQ {OS}, CX']
     for (i, j), a in acc.items():
         body.append(f'VADDPS {slot[i, j]}(SP), Y{a}, Y{a}')
         body += reduce_store(f'Y{a}', 0, out_addr(i, j), False)
-    body.append(f'ADDQ ${4 * rm}, {OUT}')
-    body += next_group(rm)
-    body += [f'DECQ {NG}', 'JNZ group']
-    out += ['\t' + b for b in body]
-    out += ['done:', '\tVZEROUPPER', '\tRET', '']
-    return '\n'.join(out)
+    return group_end(out, rm, rn, body)
 
 
 # (ISA, RM for each RN): AVX-512 runs one weight row against one activation
@@ -375,125 +370,44 @@ def shapes_of(isa, kind):
 SPLIT = set()
 
 
-CONVERT = '''
-// func roundF16AVX2(x, dst *float32, n int)
-// dst[i] = x[i] rounded to f16 (to nearest even) and back, for n a multiple
-// of 8 (F16C; equal to FP32ToFP16 except for NaN payloads).
-TEXT ·roundF16AVX2(SB), NOSPLIT, $0-24
-	MOVQ x+0(FP), SI
-	MOVQ dst+8(FP), DI
-	MOVQ n+16(FP), CX
-	SHRQ $3, CX
-	JZ done
-loop:
-	VMOVUPS (SI), Y0
-	VCVTPS2PH $0, Y0, X0
-	VCVTPH2PS X0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	DECQ CX
-	JNZ loop
-done:
-	VZEROUPPER
-	RET
+def convert(decl, doc, shift, setup, body, sstep, dstep):
+    # A conversion loop, declared as decl with the comment doc: n >> shift
+    # steps of body, each reading sstep bytes of x (SI), writing dstep of dst
+    # (DI).
+    name = decl[:decl.index('(')]
+    return '\n'.join([f'// func {decl}', *(f'// {d}' for d in doc.split('\n')),
+                      f'TEXT ·{name}(SB), NOSPLIT, $0-24', '\tMOVQ x+0(FP), SI', '\tMOVQ dst+8(FP), DI',
+                      '\tMOVQ n+16(FP), CX', f'\tSHRQ ${shift}, CX', '\tJZ done', *('\t' + i for i in setup),
+                      'loop:', *('\t' + i for i in body), f'\tADDQ ${sstep}, SI', f'\tADDQ ${dstep}, DI',
+                      '\tDECQ CX', '\tJNZ loop', 'done:', '\tVZEROUPPER', '\tRET', ''])
 
-// func toF16AVX2(x *float32, dst *uint16, n int)
-// dst[i] = x[i] as f16 (to nearest even), for n a multiple of 8 (F16C;
-// equal to FP32ToFP16 except for NaN payloads).
-TEXT ·toF16AVX2(SB), NOSPLIT, $0-24
-	MOVQ x+0(FP), SI
-	MOVQ dst+8(FP), DI
-	MOVQ n+16(FP), CX
-	SHRQ $3, CX
-	JZ done
-loop:
-	VMOVUPS (SI), Y0
-	VCVTPS2PH $0, Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $16, DI
-	DECQ CX
-	JNZ loop
-done:
-	VZEROUPPER
-	RET
 
-// func toBF16AVX512(x *float32, dst *uint16, n int)
-// dst[i] = x[i] as bf16, for n a multiple of 16: FP32ToBF16 (to nearest
-// even; a NaN keeps its sign and top payload bits and is made quiet).
-TEXT ·toBF16AVX512(SB), NOSPLIT, $0-24
-	MOVQ x+0(FP), SI
-	MOVQ dst+8(FP), DI
-	MOVQ n+16(FP), CX
-	SHRQ $4, CX
-	JZ done
-	MOVL $1, AX
-	VPBROADCASTD AX, Z28
-	MOVL $0x7fff, AX
-	VPBROADCASTD AX, Z29
-	MOVL $64, AX
-	VPBROADCASTD AX, Z30
-loop:
-	VMOVUPS (SI), Z0
-	VCMPPS $3, Z0, Z0, K1
-	VPSRLD $16, Z0, Z1
-	VPANDD Z28, Z1, Z2
-	VPADDD Z2, Z0, Z2
-	VPADDD Z29, Z2, Z2
-	VPSRLD $16, Z2, Z2
-	VPORD Z30, Z1, K1, Z2
-	VPMOVDW Z2, (DI)
-	ADDQ $64, SI
-	ADDQ $32, DI
-	DECQ CX
-	JNZ loop
-done:
-	VZEROUPPER
-	RET
+# Each of bf16SplitAVX2's four vectors (in Y4..Y7, written to 32·(v−4)(DI)).
+BF16_SPLIT_VEC = ['VPERMPD $0xd8, Y{v}, Y{v}', 'VCMPPS $3, Y{v}, Y{v}, Y8', 'VPSRLD $16, Y{v}, Y9', 'VPAND Y13, Y9, Y9',
+                  'VPADDD Y{v}, Y9, Y9', 'VPADDD Y12, Y9, Y9', 'VPAND Y14, Y9, Y9', 'VPAND Y14, Y{v}, Y10',
+                  'VPOR Y11, Y10, Y10', 'VBLENDVPS Y8, Y10, Y9, Y{v}', 'VMOVUPS Y{v}, {off}(DI)']
 
-// func bf16SplitAVX2(x, dst *float32, n int)
-// Rounds x to bf16 values (FP32ToBF16) into dst, each step of 32 as its 16
-// odd elements then its 16 even ones, for n a multiple of 32.
-TEXT ·bf16SplitAVX2(SB), NOSPLIT, $0-24
-	MOVQ x+0(FP), SI
-	MOVQ dst+8(FP), DI
-	MOVQ n+16(FP), CX
-	SHRQ $5, CX
-	JZ done
-	VPCMPEQD Y15, Y15, Y15
-	VPSLLD $16, Y15, Y14 // 0xffff0000
-	VPSRLD $31, Y15, Y13 // 1
-	VPSRLD $17, Y15, Y12 // 0x7fff
-	VPSLLD $31, Y15, Y11
-	VPSRLD $9, Y11, Y11 // 0x00400000: a NaN's quiet bit
-loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VSHUFPS $0xdd, Y1, Y0, Y4
-	VSHUFPS $0xdd, Y3, Y2, Y5
-	VSHUFPS $0x88, Y1, Y0, Y6
-	VSHUFPS $0x88, Y3, Y2, Y7
-''' + ''.join(f'''	VPERMPD $0xd8, Y{v}, Y{v}
-	VCMPPS $3, Y{v}, Y{v}, Y8
-	VPSRLD $16, Y{v}, Y9
-	VPAND Y13, Y9, Y9
-	VPADDD Y{v}, Y9, Y9
-	VPADDD Y12, Y9, Y9
-	VPAND Y14, Y9, Y9
-	VPAND Y14, Y{v}, Y10
-	VPOR Y11, Y10, Y10
-	VBLENDVPS Y8, Y10, Y9, Y{v}
-	VMOVUPS Y{v}, {32 * (v - 4)}(DI)
-''' for v in range(4, 8)) + '''	ADDQ $128, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ loop
-done:
-	VZEROUPPER
-	RET
-'''
+CONVERT = '\n' + '\n'.join([
+    convert('roundF16AVX2(x, dst *float32, n int)', """dst[i] = x[i] rounded to f16 (to nearest even) and back, for n a multiple
+of 8 (F16C; equal to FP32ToFP16 except for NaN payloads).""", 3, [],
+            ['VMOVUPS (SI), Y0', 'VCVTPS2PH $0, Y0, X0', 'VCVTPH2PS X0, Y0', 'VMOVUPS Y0, (DI)'], 32, 32),
+    convert('toF16AVX2(x *float32, dst *uint16, n int)', """dst[i] = x[i] as f16 (to nearest even), for n a multiple of 8 (F16C;
+equal to FP32ToFP16 except for NaN payloads).""", 3, [], ['VMOVUPS (SI), Y0', 'VCVTPS2PH $0, Y0, (DI)'], 32, 16),
+    convert('toBF16AVX512(x *float32, dst *uint16, n int)', """dst[i] = x[i] as bf16, for n a multiple of 16: FP32ToBF16 (to nearest
+even; a NaN keeps its sign and top payload bits and is made quiet).""", 4,
+            ['MOVL $1, AX', 'VPBROADCASTD AX, Z28', 'MOVL $0x7fff, AX', 'VPBROADCASTD AX, Z29', 'MOVL $64, AX',
+             'VPBROADCASTD AX, Z30'],
+            ['VMOVUPS (SI), Z0', 'VCMPPS $3, Z0, Z0, K1', 'VPSRLD $16, Z0, Z1', 'VPANDD Z28, Z1, Z2', 'VPADDD Z2, Z0, Z2',
+             'VPADDD Z29, Z2, Z2', 'VPSRLD $16, Z2, Z2', 'VPORD Z30, Z1, K1, Z2', 'VPMOVDW Z2, (DI)'], 64, 32),
+    convert('bf16SplitAVX2(x, dst *float32, n int)', """Rounds x to bf16 values (FP32ToBF16) into dst, each step of 32 as its 16
+odd elements then its 16 even ones, for n a multiple of 32.""", 5,
+            ['VPCMPEQD Y15, Y15, Y15', 'VPSLLD $16, Y15, Y14 // 0xffff0000', 'VPSRLD $31, Y15, Y13 // 1',
+             'VPSRLD $17, Y15, Y12 // 0x7fff', 'VPSLLD $31, Y15, Y11', 'VPSRLD $9, Y11, Y11 // 0x00400000: a NaN\'s quiet bit'],
+            ['VMOVUPS 0(SI), Y0', 'VMOVUPS 32(SI), Y1', 'VMOVUPS 64(SI), Y2', 'VMOVUPS 96(SI), Y3',
+             'VSHUFPS $0xdd, Y1, Y0, Y4', 'VSHUFPS $0xdd, Y3, Y2, Y5', 'VSHUFPS $0x88, Y1, Y0, Y6',
+             'VSHUFPS $0x88, Y3, Y2, Y7'] +
+            [i.format(v=v, off=32 * (v - 4)) for v in range(4, 8) for i in BF16_SPLIT_VEC], 128, 128),
+])
 
 
 # The kinds of each ISA, in the order of floatIndex (kern_f_amd64.go): F32,

@@ -64,7 +64,7 @@ def scale_masks():
 
 ACT = kerngen.ACT
 FACC = ['Y9', 'Y10', 'Y11', 'Y12']       # float accumulators (Q6_K lanes)
-XACC = ['X9', 'X10', 'X11', 'X12']       # [acc, accMin] (Q4_K)
+XACC = ['X9', 'X10', 'X11', 'X12']       # FACC's X forms: [acc, accMin] (Q4_K), the row (Q5_K, Q6_K)
 IACC = ['Y16', 'Y17', 'Y18', 'Y19']      # int32 lanes (VNNI)
 TMP = ['Y20', 'Y21', 'Y22', 'Y23']       # per-activation temporaries (VNNI)
 LANES = ['Y13', 'Y12']                   # int32 lanes (AVX2: x1 and x2 only, its 16 registers)
@@ -92,6 +92,13 @@ def chunk_step(rows, off, w, sc, vnni):
     return s
 
 
+def zero_lanes(rows, vnni):
+    # The activations' int32 lanes cleared: IACC (VNNI) or LANES (AVX2).
+    if vnni:
+        return [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]]
+    return [f'VPXOR {i}, {i}, {i}' for i in LANES[:rows]]
+
+
 def advance(rows, bsz):
     return kerngen.advance(rows, bsz, 292, 'sb')
 
@@ -101,6 +108,20 @@ def store(rows, regs):
 
 
 epilogue = kerngen.epilogue
+
+
+def finish(out, body, rows, bsz, tail, regs):
+    # The kernel's text: out, then body and the step to the next super-block;
+    # after the row's last, tail and the stores of regs.
+    out = out + ['\t' + b for b in body + advance(rows, bsz)] + ['\t' + b for b in tail + store(rows, regs)]
+    return '\n'.join(out + epilogue())
+
+
+def hsum_float(f):
+    # f's X form, lane 0 = the sum of the eight float lanes of f (a Y register).
+    x = 'X' + f[1:]
+    return [f'VEXTRACTF128 $1, {f}, X15', f'VADDPS X15, {x}, {x}', f'VMOVHLPS {x}, {x}, X15',
+            f'VADDPS X15, {x}, {x}', f'VMOVSHDUP {x}, X15', f'VADDSS X15, {x}, {x}']
 
 
 # Where the Q4_K and Q5_K kernels find a super-block's parts: the frame
@@ -123,11 +144,7 @@ def q4k_kernel(name, rows, vnni, lay=REPACKED_Q4_K):
     # (X6..X8 the scales' unpacking first, in place).
     out = prologue(name, lay['frame'])
     out += row_start(rows, XACC[:rows])
-    body = []
-    if vnni:
-        body += [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]]
-    else:
-        body += [f'VPXOR {i}, {i}, {i}' for i in LANES[:rows]]
+    body = zero_lanes(rows, vnni)
     body += lay['scales']
     m = lay['mask']
     for j in range(4):
@@ -157,13 +174,8 @@ def q4k_kernel(name, rows, vnni, lay=REPACKED_Q4_K):
                  f'VFMADD231PS X15, X14, {acc}']
         if not vnni:
             body.append('VPXOR Y13, Y13, Y13')
-    out += ['\t' + b for b in body + advance(rows, lay['size'])]
-    tail = []
-    for j in range(rows):
-        acc = XACC[j]
-        tail += [f'VMOVSHDUP {acc}, X15', f'VSUBSS X15, {acc}, {acc}']
-    out += ['\t' + b for b in tail + store(rows, XACC)]
-    return '\n'.join(out + epilogue())
+    tail = [i for acc in XACC[:rows] for i in [f'VMOVSHDUP {acc}, X15', f'VSUBSS X15, {acc}, {acc}']]
+    return finish(out, body, rows, lay['size'], tail, XACC)
 
 
 def hsum_int(src, dst_x):
@@ -222,15 +234,10 @@ def q5k_kernel(name, rows, vnni, lay=REPACKED_Q5_K):
                  f'VFMADD231PS {lanes}, Y15, {FACC[a]}']
         if not vnni:
             body.append('VPXOR Y13, Y13, Y13')
-    out += ['\t' + b for b in body + advance(rows, lay['size'])]
     tail = []
-    for a in range(rows):
-        f = FACC[a]
-        x = 'X' + f[1:]
-        tail += [f'VEXTRACTF128 $1, {f}, X15', f'VADDPS X15, {x}, {x}', f'VMOVHLPS {x}, {x}, X15',
-                 f'VADDPS X15, {x}, {x}', f'VMOVSHDUP {x}, X15', f'VADDSS X15, {x}, {x}', f'VADDSS {summs[a]}, {x}, {x}']
-    out += ['\t' + b for b in tail + store(rows, ['X' + f[1:] for f in FACC])]
-    return '\n'.join(out + epilogue())
+    for f, sm in zip(FACC[:rows], summs):
+        tail += hsum_float(f) + [f'VADDSS {sm}, X{f[1:]}, X{f[1:]}']
+    return finish(out, body, rows, lay['size'], tail, XACC)
 
 
 def q6k_kernel(name, rows, vnni):
@@ -238,11 +245,7 @@ def q6k_kernel(name, rows, vnni):
     # X7 the 16 scales, Y8 a chunk's scale16, Y15 d_w broadcast.
     out = prologue(name)
     out += row_start(rows, FACC[:rows])
-    body = []
-    if vnni:
-        body += [f'VPXORD {i}, {i}, {i}' for i in IACC[:rows]]
-    else:
-        body += [f'VPXOR {i}, {i}, {i}' for i in LANES[:rows]]
+    body = zero_lanes(rows, vnni)
     body.append('VMOVDQU 192(SI), X7')
     for n in range(2):
         body += [f'VMOVDQU {64 * n}(SI), Y0', f'VMOVDQU {64 * n + 32}(SI), Y1', f'VMOVDQU {128 + 32 * n}(SI), Y2',
@@ -269,15 +272,8 @@ def q6k_kernel(name, rows, vnni):
                  f'VFMADD231PS {lanes}, {t}, {FACC[j]}']
         if not vnni:
             body.append('VPXOR Y13, Y13, Y13')
-    out += ['\t' + b for b in body + advance(rows, 210)]
-    tail = []
-    for j in range(rows):
-        f = FACC[j]
-        x = 'X' + f[1:]
-        tail += [f'VEXTRACTF128 $1, {f}, X15', f'VADDPS X15, {x}, {x}', f'VMOVHLPS {x}, {x}, X15',
-                 f'VADDPS X15, {x}, {x}', f'VMOVSHDUP {x}, X15', f'VADDSS X15, {x}, {x}']
-    out += ['\t' + b for b in tail + store(rows, ['X' + f[1:] for f in FACC])]
-    return '\n'.join(out + epilogue())
+    tail = [i for f in FACC[:rows] for i in hsum_float(f)]
+    return finish(out, body, rows, 210, tail, XACC)
 
 
 def q4k_panel_kernel(name, rows):

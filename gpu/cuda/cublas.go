@@ -23,23 +23,15 @@ const (
 	cublasGemmDefault = -1 // CUBLAS_GEMM_DEFAULT
 )
 
-// cublasAPI is libcublas's functions; cublasHandle_t is uintptr.
+// cublasAPI is libcublas's functions (bound as driverAPI's);
+// cublasHandle_t is uintptr.
 type cublasAPI struct {
-	cublasCreate    func(h *uintptr) cublasStatus
-	cublasDestroy   func(h uintptr) cublasStatus
-	cublasSetStream func(h, s uintptr) cublasStatus
+	cublasCreate    func(h *uintptr) cublasStatus   `sym:"cublasCreate_v2"`
+	cublasDestroy   func(h uintptr) cublasStatus    `sym:"cublasDestroy_v2"`
+	cublasSetStream func(h, s uintptr) cublasStatus `sym:"cublasSetStream_v2"`
 	cublasGemmEx    func(h uintptr, transA, transB int32, m, n, k int32,
 		alpha *float32, A DevicePtr, typeA, lda int32, B DevicePtr, typeB, ldb int32,
 		beta *float32, C DevicePtr, typeC, ldc int32, compute, algo int32) cublasStatus
-}
-
-func (a *cublasAPI) symbols() []sym {
-	return []sym{
-		fn(&a.cublasCreate, "cublasCreate_v2"),
-		fn(&a.cublasDestroy, "cublasDestroy_v2"),
-		fn(&a.cublasSetStream, "cublasSetStream_v2"),
-		fn(&a.cublasGemmEx, "cublasGemmEx"),
-	}
 }
 
 // cublas is libcublas, loaded once per process.

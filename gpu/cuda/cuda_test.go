@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -173,26 +174,69 @@ func TestOpenLibOrder(t *testing.T) {
 	}
 }
 
-// TestBind binds real libc symbols through purego: the first name found
-// wins, and a missing symbol is an error rather than purego's panic.
+// TestAPISymbols checks the symbols apiSymbols reads from the driver's
+// table: a field's name, or its tag's names in order, and the field bound.
+func TestAPISymbols(t *testing.T) {
+	var api driverAPI
+	syms := apiSymbols(&api)
+	if len(syms) != reflect.TypeOf(api).NumField() {
+		t.Fatalf("%d symbols for %d fields", len(syms), reflect.TypeOf(api).NumField())
+	}
+	got := map[string]sym{}
+	for _, s := range syms {
+		got[s.names[0]] = s
+	}
+	for first, want := range map[string][]string{
+		"cuInit":                       {"cuInit"},
+		"cuMemAlloc_v2":                {"cuMemAlloc_v2"},
+		"cuDevicePrimaryCtxRelease_v2": {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
+		"cuLaunchKernel":               {"cuLaunchKernel"},
+	} {
+		if !slices.Equal(got[first].names, want) {
+			t.Errorf("symbol %s: names %q, want %q", first, got[first].names, want)
+		}
+	}
+	if p, ok := got["cuLaunchKernel"].fptr.(*uintptr); !ok || p != &api.cuLaunchKernel {
+		t.Errorf("cuLaunchKernel binds %T %p, want &api.cuLaunchKernel", got["cuLaunchKernel"].fptr, got["cuLaunchKernel"].fptr)
+	}
+	if p, ok := got["cuInit"].fptr.(*func(uint32) cuResult); !ok || p != &api.cuInit {
+		t.Errorf("cuInit binds %T, want &api.cuInit", got["cuInit"].fptr)
+	}
+	var names []string
+	for _, s := range append(apiSymbols(&cublasAPI{}), apiSymbols(&nvrtcAPI{})[:2]...) {
+		names = append(names, s.names...)
+	}
+	if want := []string{"cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasGemmEx",
+		"nvrtcVersion", "nvrtcGetErrorString"}; !slices.Equal(names, want) {
+		t.Errorf("cuBLAS and NVRTC symbols %q, want %q", names, want)
+	}
+}
+
+// TestBind binds real libc symbols through purego by apiSymbols: the first
+// of a field's names found wins, and a missing symbol is an error rather
+// than purego's panic.
 func TestBind(t *testing.T) {
 	h, err := dlopen("libc.so.6")
 	if err != nil {
 		t.Skipf("no libc.so.6: %v", err)
 	}
-	var strlen func(s string) uintptr
-	var abs uintptr
-	if err := bind(h, []sym{fn(&strlen, "no_such_symbol_xyz", "strlen"), fn(&abs, "abs")}); err != nil {
+	var libc struct {
+		strlen func(s string) uintptr `sym:"no_such_symbol_xyz,strlen"`
+		abs    uintptr
+	}
+	if err := bind(h, apiSymbols(&libc)); err != nil {
 		t.Fatal(err)
 	}
-	if n := strlen("hello"); n != 5 {
+	if n := libc.strlen("hello"); n != 5 {
 		t.Errorf("strlen(hello) = %d", n)
 	}
-	if abs == 0 {
+	if libc.abs == 0 {
 		t.Error("abs bound to address 0")
 	}
-	var missing func()
-	err = bind(h, []sym{fn(&missing, "no_such_symbol_xyz", "nor_this_one")})
+	var missing struct {
+		f func() `sym:"no_such_symbol_xyz,nor_this_one"`
+	}
+	err = bind(h, apiSymbols(&missing))
 	if err == nil || !strings.Contains(err.Error(), "no_such_symbol_xyz or nor_this_one") {
 		t.Errorf("bind of a missing symbol = %v, want an error naming it", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -228,41 +229,36 @@ func (d *Device) Memset(p DevicePtr, value byte, bytes int, s *Stream) error {
 // must stay valid and unchanged until the stream has run it (pinned memory
 // from HostAlloc makes the copy truly asynchronous).
 func (d *Device) CopyHtoD(dst DevicePtr, src unsafe.Pointer, bytes int, s *Stream) error {
-	n, err := size("CopyHtoD", bytes)
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		return d.call("cuMemcpyHtoD_v2", func() cuResult { return d.api.cuMemcpyHtoD(dst, src, n) })
-	}
-	return d.call("cuMemcpyHtoDAsync_v2", func() cuResult { return d.api.cuMemcpyHtoDAsync(dst, src, n, s.h) })
+	return memcpy(d, "CopyHtoD", dst, src, bytes, s, d.api.cuMemcpyHtoD, d.api.cuMemcpyHtoDAsync)
 }
 
 // CopyDtoH copies bytes bytes from src to host memory dst; as CopyHtoD, dst
 // must stay valid until a queued copy has run, and its contents are defined
 // only after s.Sync (or an event) says so.
 func (d *Device) CopyDtoH(dst unsafe.Pointer, src DevicePtr, bytes int, s *Stream) error {
-	n, err := size("CopyDtoH", bytes)
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		return d.call("cuMemcpyDtoH_v2", func() cuResult { return d.api.cuMemcpyDtoH(dst, src, n) })
-	}
-	return d.call("cuMemcpyDtoHAsync_v2", func() cuResult { return d.api.cuMemcpyDtoHAsync(dst, src, n, s.h) })
+	return memcpy(d, "CopyDtoH", dst, src, bytes, s, d.api.cuMemcpyDtoH, d.api.cuMemcpyDtoHAsync)
 }
 
 // CopyDtoD copies bytes bytes from src to dst on the device, queued on s
 // (nil: cuMemcpyDtoD_v2 on the default stream).
 func (d *Device) CopyDtoD(dst, src DevicePtr, bytes int, s *Stream) error {
-	n, err := size("CopyDtoD", bytes)
+	return memcpy(d, "CopyDtoD", dst, src, bytes, s, d.api.cuMemcpyDtoD, d.api.cuMemcpyDtoDAsync)
+}
+
+// memcpy runs op (CopyHtoD, CopyDtoH or CopyDtoD) of bytes bytes: with s
+// nil its driver call cuMemcpy…_v2 (direct), else cuMemcpy…Async_v2
+// (queued) on s.
+func memcpy[D, S any](d *Device, op string, dst D, src S, bytes int, s *Stream,
+	direct func(D, S, uintptr) cuResult, queued func(D, S, uintptr, uintptr) cuResult) error {
+	n, err := size(op, bytes)
 	if err != nil {
 		return err
 	}
+	name := "cuMemcpy" + strings.TrimPrefix(op, "Copy")
 	if s == nil {
-		return d.call("cuMemcpyDtoD_v2", func() cuResult { return d.api.cuMemcpyDtoD(dst, src, n) })
+		return d.call(name+"_v2", func() cuResult { return direct(dst, src, n) })
 	}
-	return d.call("cuMemcpyDtoDAsync_v2", func() cuResult { return d.api.cuMemcpyDtoDAsync(dst, src, n, s.h) })
+	return d.call(name+"Async_v2", func() cuResult { return queued(dst, src, n, s.h) })
 }
 
 // HostAlloc allocates bytes (> 0) of page-locked host memory, outside the Go

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"unsafe"
@@ -75,7 +76,24 @@ type sym struct {
 	names []string
 }
 
-func fn(fptr any, names ...string) sym { return sym{fptr, names} }
+// apiSymbols lists the C functions of the API table *api (driverAPI,
+// nvrtcAPI, cublasAPI): each field binds the symbol of its name, or the
+// first of those its sym tag lists (comma-separated: versioned entry
+// points such as cuMemAlloc_v2).
+func apiSymbols(api any) []sym {
+	v := reflect.ValueOf(api).Elem()
+	syms := make([]sym, v.NumField())
+	for i := range syms {
+		f := v.Type().Field(i)
+		names := []string{f.Name}
+		if tag, ok := f.Tag.Lookup("sym"); ok {
+			names = strings.Split(tag, ",")
+		}
+		// The fields are unexported: reflect reaches them by address only.
+		syms[i] = sym{reflect.NewAt(f.Type, unsafe.Pointer(v.Field(i).UnsafeAddr())).Interface(), names}
+	}
+	return syms
+}
 
 // bind resolves every sym in handle h. A missing symbol is an error, not a
 // panic: an old driver lacking one should read as "no usable driver".
@@ -100,46 +118,47 @@ func bind(h uintptr, syms []sym) error {
 	return nil
 }
 
-// driverAPI is libcuda's functions. CUdevice is int32, every other handle
+// driverAPI is libcuda's functions, each bound to the symbol of its name or
+// its sym tag (apiSymbols). CUdevice is int32, every other handle
 // (CUcontext, CUstream, …) and size_t is uintptr, CUdeviceptr is DevicePtr.
 type driverAPI struct {
 	cuInit                      func(flags uint32) cuResult
 	cuDeviceGetCount            func(n *int32) cuResult
 	cuDeviceGet                 func(dev *int32, ordinal int32) cuResult
 	cuDeviceGetName             func(name []byte, n int32, dev int32) cuResult
-	cuDeviceTotalMem            func(bytes *uintptr, dev int32) cuResult
+	cuDeviceTotalMem            func(bytes *uintptr, dev int32) cuResult `sym:"cuDeviceTotalMem_v2"`
 	cuDeviceGetAttribute        func(v *int32, attr int32, dev int32) cuResult
 	cuDevicePrimaryCtxRetain    func(ctx *uintptr, dev int32) cuResult
-	cuDevicePrimaryCtxRelease   func(dev int32) cuResult
-	cuCtxSetCurrent             uintptr // through purego.SyscallN: no allocation per call
+	cuDevicePrimaryCtxRelease   func(dev int32) cuResult `sym:"cuDevicePrimaryCtxRelease_v2,cuDevicePrimaryCtxRelease"`
+	cuCtxSetCurrent             uintptr                  // through purego.SyscallN: no allocation per call
 	cuCtxSynchronize            func() cuResult
-	cuMemGetInfo                func(free, total *uintptr) cuResult
-	cuMemAlloc                  func(p *DevicePtr, n uintptr) cuResult
-	cuMemFree                   func(p DevicePtr) cuResult
+	cuMemGetInfo                func(free, total *uintptr) cuResult    `sym:"cuMemGetInfo_v2"`
+	cuMemAlloc                  func(p *DevicePtr, n uintptr) cuResult `sym:"cuMemAlloc_v2"`
+	cuMemFree                   func(p DevicePtr) cuResult             `sym:"cuMemFree_v2"`
 	cuMemsetD8Async             func(p DevicePtr, v uint8, n uintptr, s uintptr) cuResult
-	cuMemcpyHtoD                func(dst DevicePtr, src unsafe.Pointer, n uintptr) cuResult
-	cuMemcpyDtoH                func(dst unsafe.Pointer, src DevicePtr, n uintptr) cuResult
-	cuMemcpyDtoD                func(dst, src DevicePtr, n uintptr) cuResult
-	cuMemcpyHtoDAsync           func(dst DevicePtr, src unsafe.Pointer, n uintptr, s uintptr) cuResult
-	cuMemcpyDtoHAsync           func(dst unsafe.Pointer, src DevicePtr, n uintptr, s uintptr) cuResult
-	cuMemcpyDtoDAsync           func(dst, src DevicePtr, n uintptr, s uintptr) cuResult
+	cuMemcpyHtoD                func(dst DevicePtr, src unsafe.Pointer, n uintptr) cuResult            `sym:"cuMemcpyHtoD_v2"`
+	cuMemcpyDtoH                func(dst unsafe.Pointer, src DevicePtr, n uintptr) cuResult            `sym:"cuMemcpyDtoH_v2"`
+	cuMemcpyDtoD                func(dst, src DevicePtr, n uintptr) cuResult                           `sym:"cuMemcpyDtoD_v2"`
+	cuMemcpyHtoDAsync           func(dst DevicePtr, src unsafe.Pointer, n uintptr, s uintptr) cuResult `sym:"cuMemcpyHtoDAsync_v2"`
+	cuMemcpyDtoHAsync           func(dst unsafe.Pointer, src DevicePtr, n uintptr, s uintptr) cuResult `sym:"cuMemcpyDtoHAsync_v2"`
+	cuMemcpyDtoDAsync           func(dst, src DevicePtr, n uintptr, s uintptr) cuResult                `sym:"cuMemcpyDtoDAsync_v2"`
 	cuMemHostAlloc              func(p *unsafe.Pointer, n uintptr, flags uint32) cuResult
 	cuMemFreeHost               func(p unsafe.Pointer) cuResult
 	cuStreamCreate              func(s *uintptr, flags uint32) cuResult
 	cuStreamSynchronize         func(s uintptr) cuResult
-	cuStreamDestroy             func(s uintptr) cuResult
+	cuStreamDestroy             func(s uintptr) cuResult `sym:"cuStreamDestroy_v2"`
 	cuStreamWaitEvent           func(s, e uintptr, flags uint32) cuResult
 	cuEventCreate               func(e *uintptr, flags uint32) cuResult
 	cuEventRecord               func(e, s uintptr) cuResult
 	cuEventSynchronize          func(e uintptr) cuResult
 	cuEventElapsedTime          func(ms *float32, start, end uintptr) cuResult
-	cuEventDestroy              func(e uintptr) cuResult
+	cuEventDestroy              func(e uintptr) cuResult `sym:"cuEventDestroy_v2"`
 	cuModuleLoadData            func(m *uintptr, image []byte) cuResult
 	cuModuleGetFunction         func(f *uintptr, m uintptr, name string) cuResult
 	cuModuleUnload              func(m uintptr) cuResult
 	cuFuncSetAttribute          func(f uintptr, attr int32, v int32) cuResult
-	cuLaunchKernel              uintptr // through purego.SyscallN: no allocation per launch
-	cuStreamBeginCapture        func(s uintptr, mode int32) cuResult
+	cuLaunchKernel              uintptr                              // through purego.SyscallN: no allocation per launch
+	cuStreamBeginCapture        func(s uintptr, mode int32) cuResult `sym:"cuStreamBeginCapture_v2"`
 	cuStreamEndCapture          func(s uintptr, g *uintptr) cuResult
 	cuGraphInstantiateWithFlags func(e *uintptr, g uintptr, flags uint64) cuResult
 	cuGraphLaunch               func(e, s uintptr) cuResult
@@ -147,55 +166,6 @@ type driverAPI struct {
 	cuGraphExecDestroy          func(e uintptr) cuResult
 	cuGetErrorName              func(r cuResult, s **byte) cuResult
 	cuGetErrorString            func(r cuResult, s **byte) cuResult
-}
-
-func (a *driverAPI) symbols() []sym {
-	return []sym{
-		fn(&a.cuInit, "cuInit"),
-		fn(&a.cuDeviceGetCount, "cuDeviceGetCount"),
-		fn(&a.cuDeviceGet, "cuDeviceGet"),
-		fn(&a.cuDeviceGetName, "cuDeviceGetName"),
-		fn(&a.cuDeviceTotalMem, "cuDeviceTotalMem_v2"),
-		fn(&a.cuDeviceGetAttribute, "cuDeviceGetAttribute"),
-		fn(&a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
-		fn(&a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
-		fn(&a.cuCtxSetCurrent, "cuCtxSetCurrent"),
-		fn(&a.cuCtxSynchronize, "cuCtxSynchronize"),
-		fn(&a.cuMemGetInfo, "cuMemGetInfo_v2"),
-		fn(&a.cuMemAlloc, "cuMemAlloc_v2"),
-		fn(&a.cuMemFree, "cuMemFree_v2"),
-		fn(&a.cuMemsetD8Async, "cuMemsetD8Async"),
-		fn(&a.cuMemcpyHtoD, "cuMemcpyHtoD_v2"),
-		fn(&a.cuMemcpyDtoH, "cuMemcpyDtoH_v2"),
-		fn(&a.cuMemcpyDtoD, "cuMemcpyDtoD_v2"),
-		fn(&a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
-		fn(&a.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
-		fn(&a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
-		fn(&a.cuMemHostAlloc, "cuMemHostAlloc"),
-		fn(&a.cuMemFreeHost, "cuMemFreeHost"),
-		fn(&a.cuStreamCreate, "cuStreamCreate"),
-		fn(&a.cuStreamSynchronize, "cuStreamSynchronize"),
-		fn(&a.cuStreamDestroy, "cuStreamDestroy_v2"),
-		fn(&a.cuStreamWaitEvent, "cuStreamWaitEvent"),
-		fn(&a.cuEventCreate, "cuEventCreate"),
-		fn(&a.cuEventRecord, "cuEventRecord"),
-		fn(&a.cuEventSynchronize, "cuEventSynchronize"),
-		fn(&a.cuEventElapsedTime, "cuEventElapsedTime"),
-		fn(&a.cuEventDestroy, "cuEventDestroy_v2"),
-		fn(&a.cuModuleLoadData, "cuModuleLoadData"),
-		fn(&a.cuModuleGetFunction, "cuModuleGetFunction"),
-		fn(&a.cuModuleUnload, "cuModuleUnload"),
-		fn(&a.cuFuncSetAttribute, "cuFuncSetAttribute"),
-		fn(&a.cuLaunchKernel, "cuLaunchKernel"),
-		fn(&a.cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
-		fn(&a.cuStreamEndCapture, "cuStreamEndCapture"),
-		fn(&a.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"),
-		fn(&a.cuGraphLaunch, "cuGraphLaunch"),
-		fn(&a.cuGraphDestroy, "cuGraphDestroy"),
-		fn(&a.cuGraphExecDestroy, "cuGraphExecDestroy"),
-		fn(&a.cuGetErrorName, "cuGetErrorName"),
-		fn(&a.cuGetErrorString, "cuGetErrorString"),
-	}
 }
 
 // lazy is a library's functions, loaded on first use; the outcome, success
@@ -212,13 +182,10 @@ func (l *lazy[T]) get(open func() (*T, error)) (*T, error) {
 }
 
 // bindLib loads the first of names that loads and binds the symbols of a
-// new API table in it (see loadLib).
-func bindLib[T any, P interface {
-	*T
-	symbols() []sym
-}](names []string, sentinel error) (*T, error) {
-	api := P(new(T))
-	if err := loadLib(names, api.symbols(), sentinel); err != nil {
+// new API table in it (apiSymbols, loadLib).
+func bindLib[T any](names []string, sentinel error) (*T, error) {
+	api := new(T)
+	if err := loadLib(names, apiSymbols(api), sentinel); err != nil {
 		return nil, err
 	}
 	return api, nil

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// nvrtcAPI is libnvrtc's functions; nvrtcProgram is uintptr.
+// nvrtcAPI is libnvrtc's functions (bound as driverAPI's); nvrtcProgram is
+// uintptr.
 type nvrtcAPI struct {
 	nvrtcVersion           func(major, minor *int32) nvrtcResult
 	nvrtcGetErrorString    func(r nvrtcResult) string
@@ -17,20 +18,6 @@ type nvrtcAPI struct {
 	nvrtcGetCUBINSize      func(prog uintptr, n *uintptr) nvrtcResult
 	nvrtcGetCUBIN          func(prog uintptr, cubin []byte) nvrtcResult
 	nvrtcDestroyProgram    func(prog *uintptr) nvrtcResult
-}
-
-func (a *nvrtcAPI) symbols() []sym {
-	return []sym{
-		fn(&a.nvrtcVersion, "nvrtcVersion"),
-		fn(&a.nvrtcGetErrorString, "nvrtcGetErrorString"),
-		fn(&a.nvrtcCreateProgram, "nvrtcCreateProgram"),
-		fn(&a.nvrtcCompileProgram, "nvrtcCompileProgram"),
-		fn(&a.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"),
-		fn(&a.nvrtcGetProgramLog, "nvrtcGetProgramLog"),
-		fn(&a.nvrtcGetCUBINSize, "nvrtcGetCUBINSize"),
-		fn(&a.nvrtcGetCUBIN, "nvrtcGetCUBIN"),
-		fn(&a.nvrtcDestroyProgram, "nvrtcDestroyProgram"),
-	}
 }
 
 // nvrtc is libnvrtc, loaded once per process.
