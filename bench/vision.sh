@@ -8,8 +8,8 @@
 #        LLAMA_CPP=/path/to/llama.cpp/build/bin bench/vision.sh --shapes [SHAPE...]
 #
 # The second form makes, with `troupe synth`, random-weight files of the
-# projector shapes troupe serves (default all four: gemma3, smolvlm-256m,
-# qwen2.5vl, qwen3vl), each with a tiny text model of its width and a
+# projector shapes troupe serves (default all five: gemma3, smolvlm-256m,
+# qwen2vl, qwen2.5vl, qwen3vl), each with a tiny text model of its width and a
 # synthetic PNG of the size the shape encodes in one go, into VISION_DIR
 # (default a temporary folder; kept files are reused), and runs the
 # comparison on each.
@@ -157,9 +157,9 @@ shape() {
 	case $s in
 	gemma3) tm=$MODELS/stories260K.gguf tdim=64 w=640 h=480 ;;
 	smolvlm-256m) tm=$MODELS/stories260K.gguf tdim=64 w=1024 h=256 tiles=5 ;; # 2048×512: 4 tiles and the overview
-	qwen2.5vl) tm=$dir/qwen2vl-tiny.gguf tdim=256 w=560 h=560 ;;
+	qwen2.5vl | qwen2vl) tm=$dir/qwen2vl-tiny.gguf tdim=256 w=560 h=560 ;;
 	qwen3vl) tm=$dir/qwen3vl-tiny-ds3.gguf tdim=256 w=768 h=768 ;; # three deepstack layers, as the projector
-	*) die "shape $s: want gemma3, smolvlm-256m, qwen2.5vl or qwen3vl" ;;
+	*) die "shape $s: want gemma3, smolvlm-256m, qwen2vl, qwen2.5vl or qwen3vl" ;;
 	esac
 	[[ -f $dir/$s-mmproj.gguf ]] || "$TROUPE" synth --projector "$s" --text-dim "$tdim" -o "$dir/$s-mmproj.gguf" >&2
 	if [[ ! -f $tm ]]; then
@@ -180,7 +180,7 @@ header() {
 }
 if [[ "${1:-}" == --shapes ]]; then
 	shift
-	(($# > 0)) || set -- gemma3 smolvlm-256m qwen2.5vl qwen3vl
+	(($# > 0)) || set -- gemma3 smolvlm-256m qwen2vl qwen2.5vl qwen3vl
 	VISION_DIR=${VISION_DIR:-$tmp}
 	mkdir -p "$VISION_DIR"
 	rows_out=()
