@@ -16,7 +16,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -52,17 +52,7 @@ func (c *countingProjector) Encode(mm *compute.MatMuler, p *vision.Prepared) ([]
 // stories260K's width (64).
 func synthProjector(t *testing.T) *countingProjector {
 	t.Helper()
-	shape, _ := synth.LookupProjectorShape("gemma3-tiny")
-	path := filepath.Join(t.TempDir(), "mmproj.gguf")
-	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: shape, TextDim: 64, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := vision.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return &countingProjector{Projector: p}
+	return &countingProjector{Projector: synthtest.Projector(t, "gemma3-tiny", 64, 5)}
 }
 
 func imagePart(png []byte) map[string]any {
