@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -29,7 +30,7 @@ func qwenVL(t *testing.T) (*model.Model, *vision.Projector) {
 // seed 11) and a projShape projector of its width (seed 1).
 func qwenVLPair(t *testing.T, textShape, projShape string) (*model.Model, *vision.Projector) {
 	t.Helper()
-	m := openFile(t, synthtest.Write(t, textShape, "F32", "stories260K.gguf", 11))
+	m := reftest.Open(t, synthtest.Write(t, textShape, "F32", "stories260K.gguf", 11))
 	return m, synthtest.Projector(t, projShape, m.Config.Dim, 1)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -120,7 +121,7 @@ func longContextModel(t *testing.T, ctxLen int) *model.Model {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m := openFile(t, path)
+	m := reftest.Open(t, path)
 	if m.Config.ContextLen != ctxLen {
 		t.Fatalf("context length %d, want %d", m.Config.ContextLen, ctxLen)
 	}

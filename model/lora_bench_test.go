@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
@@ -49,7 +50,7 @@ func BenchmarkLoRADecode(b *testing.B) {
 // large model's prefill.
 func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []string, prefill bool, pairs int) {
 	const seqs, ctxLen, adapters = 16, 64, 8
-	m := openTokenized(b, path)
+	m := reftest.Open(b, path)
 	c := &m.Config
 	var ads []*lora.Adapter
 	for i := range adapters {
