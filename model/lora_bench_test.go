@@ -54,7 +54,7 @@ func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []str
 	c := &m.Config
 	var ads []*lora.Adapter
 	for i := range adapters {
-		ads = append(ads, writeAdapterWith(b, path, synth.LoRAOptions{Rank: 16, Alpha: 32, Seed: uint64(i + 1), Targets: targets, Type: typ}))
+		ads = append(ads, synthtest.LoRA(b, path, synth.LoRAOptions{Rank: 16, Alpha: 32, Seed: uint64(i + 1), Targets: targets, Type: typ}))
 	}
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: seqs * ctxLen / 16})
 	if err != nil {
