@@ -2,9 +2,7 @@ package actors_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,32 +16,15 @@ import (
 	"github.com/troupe-llm/troupe/model"
 )
 
-// embedInput is one input of an embedding reference: its text, llama.cpp's
-// tokens and llama-embedding's embedding.
-type embedInput struct {
-	Text      string    `json:"text"`
-	Tokens    []int32   `json:"tokens"`
-	Embedding []float32 `json:"embedding"`
-}
-
 // embedRef reads one of model's embedding references (scripts/embed-ref.sh),
 // and its inputs' tokens.
-func embedRef(t *testing.T, name string) (inputs []embedInput, tokens [][]int32) {
+func embedRef(t *testing.T, name string) (inputs []reftest.EmbedInput, tokens [][]int32) {
 	t.Helper()
-	raw, err := os.ReadFile("../model/testdata/embed/" + name + ".json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		Inputs []embedInput `json:"inputs"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range ref.Inputs {
+	inputs = reftest.EmbedInputs(t, name)
+	for _, in := range inputs {
 		tokens = append(tokens, in.Tokens)
 	}
-	return ref.Inputs, tokens
+	return inputs, tokens
 }
 
 // mixRecorder is the CPU backend, counting the steps in which embedding
@@ -207,7 +188,7 @@ func TestEmbedUnsupportedBackend(t *testing.T) {
 // vocabulary: scripts/embed-ref.sh's) into a temporary directory and opens it.
 func synthEncoder(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	return openFile(t, synthtest.Write(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1))
+	return reftest.Open(t, synthtest.Write(t, shape, "F16", "vocab/ggml-vocab-bert-bge.gguf", 1))
 }
 
 // TestEmbedEncoder serves a BERT encoder: its tokenizer and embeddings

@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -35,18 +36,7 @@ func newSystem(t testing.TB) *actor.ActorSystem {
 // openModel opens a shared model (a path relative to the models directory).
 func openModel(t testing.TB, rel string) *model.Model {
 	t.Helper()
-	return openFile(t, testmodels.Path(t, rel))
-}
-
-// openFile opens the model file at path, closed at the test's cleanup.
-func openFile(t testing.TB, path string) *model.Model {
-	t.Helper()
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	return reftest.Open(t, testmodels.Path(t, rel))
 }
 
 // start starts a runtime; at cleanup it stops it and checks that every block

@@ -11,7 +11,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -30,25 +30,8 @@ func qwenVL(t *testing.T) (*model.Model, *vision.Projector) {
 // seed 11) and a projShape projector of its width (seed 1).
 func qwenVLPair(t *testing.T, textShape, projShape string) (*model.Model, *vision.Projector) {
 	t.Helper()
-	m := openFile(t, synthtest.Write(t, textShape, "F32", "stories260K.gguf", 11))
-	return m, synthProjector(t, projShape, m.Config.Dim)
-}
-
-// synthProjector writes a projShape projector (seed 1) for a text model of
-// width textDim and opens it, closed with t.
-func synthProjector(t *testing.T, projShape string, textDim int) *vision.Projector {
-	t.Helper()
-	ps, _ := synth.LookupProjectorShape(projShape)
-	path := filepath.Join(t.TempDir(), "mmproj.gguf")
-	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: ps, TextDim: textDim, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	proj, err := vision.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proj.Close() })
-	return proj
+	m := reftest.Open(t, synthtest.Write(t, textShape, "F32", "stories260K.gguf", 11))
+	return m, synthtest.Projector(t, projShape, m.Config.Dim, 1)
 }
 
 // TestImageMRoPE: a Qwen2.5-VL prompt through the runtime (Prepare, the
@@ -69,7 +52,7 @@ func TestImageMRoPE(t *testing.T) {
 	// Disagreeing pairs.
 	sys := newSystem(t)
 	stories := openModel(t, "stories260K.gguf")
-	proj64 := synthProjector(t, "qwen2.5vl-tiny", stories.Config.Dim)
+	proj64 := synthtest.Projector(t, "qwen2.5vl-tiny", stories.Config.Dim, 1)
 	for _, tc := range []struct {
 		name string
 		m    *model.Model

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 )
 
@@ -18,7 +19,7 @@ func TestStartLongRope(t *testing.T) {
 		maxLen int
 		long   bool
 	}{{256, true}, {128, false}, {0, true}} { // 0: the model's context, 131072
-		m := openFile(t, path)
+		m := reftest.Open(t, path)
 		start(t, m, actors.Config{MaxModelLen: tc.maxLen, NumBlocks: 64, Devices: 1})
 		c := &m.Config
 		if got := slices.Equal(c.RopeFactors, c.RopeFactorsLong); got != tc.long || c.RopeFactors == nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -13,10 +12,10 @@ import (
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
 )
 
@@ -26,23 +25,9 @@ const loraModel = "stories260K.gguf"
 // (troupe synth --lora-of), seeds 1..n, closed with the test.
 func synthAdapters(t *testing.T, rel string, n int) []*lora.Adapter {
 	t.Helper()
-	bf, err := gguf.Open(testmodels.Path(t, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bf.Close()
 	var out []*lora.Adapter
 	for i := range n {
-		path := filepath.Join(t.TempDir(), "adapter.gguf")
-		if _, err := synth.WriteLoRA(path, synth.LoRAOptions{Base: bf, Rank: 4, Alpha: 8, Seed: uint64(i + 1)}); err != nil {
-			t.Fatal(err)
-		}
-		a, err := lora.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { a.Close() })
-		out = append(out, a)
+		out = append(out, synthtest.LoRA(t, testmodels.Path(t, rel), synth.LoRAOptions{Rank: 4, Alpha: 8, Seed: uint64(i + 1)}))
 	}
 	return out
 }

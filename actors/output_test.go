@@ -2,17 +2,15 @@ package actors_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/troupe-llm/troupe/actors"
-	"github.com/troupe-llm/troupe/internal/testmodels"
+	"github.com/troupe-llm/troupe/internal/reftest"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 )
 
 // TestOutputStream sends into a stream nobody reads yet, then reads it:
@@ -88,39 +86,13 @@ func TestOutputStream(t *testing.T) {
 // the rest of the context, is large.
 func longContextModel(t *testing.T, ctxLen int) *model.Model {
 	t.Helper()
-	src, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	w := gguf.NewWriter(src.Version)
-	arch, _ := src.String("general.architecture")
-	for _, k := range src.Keys() {
-		v, _ := src.Value(k)
-		w.SetKV(k, v)
-	}
-	w.SetKV(arch+".context_length", uint32(ctxLen))
-	for _, ti := range src.Tensors() {
-		tn, err := src.Tensor(ti.Name)
-		if err != nil {
-			t.Fatal(err)
+	path := synthtest.Edit(t, "stories260K.gguf", "stories260K-long.gguf", func(k string, v any) any {
+		if k == "llama.context_length" {
+			return uint32(ctxLen)
 		}
-		if err := w.AddTensor(ti.Name, ti.Type, ti.Shape, tn.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "stories260K-long.gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	m := openFile(t, path)
+		return v
+	})
+	m := reftest.Open(t, path)
 	if m.Config.ContextLen != ctxLen {
 		t.Fatalf("context length %d, want %d", m.Config.ContextLen, ctxLen)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/sched"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
@@ -30,7 +31,7 @@ var (
 // opens it.
 func synthModel(t *testing.T, shape synth.Shape) *model.Model {
 	t.Helper()
-	return openFile(t, synthtest.WriteShape(t, shape, "Q8_0", "stories260K.gguf", 7))
+	return reftest.Open(t, synthtest.WriteShape(t, shape, "Q8_0", "stories260K.gguf", 7))
 }
 
 // keepAll is a Backend that does not say it reads only a window (it hides

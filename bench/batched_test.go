@@ -10,18 +10,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/troupe-llm/troupe/bench"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
 )
 
 func openModel(t testing.TB, rel string) *model.Model {
 	t.Helper()
-	m, err := model.Open(testmodels.Path(t, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	return reftest.Open(t, testmodels.Path(t, rel))
 }
 
 // TestBatched runs the benchmark with tiny sizes and checks every row adds

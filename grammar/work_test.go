@@ -6,25 +6,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-)
 
-// NestedTypeListSchema is the audit's schema: objects nested depth deep,
-// each with a type list naming object twice and array, whose items and
-// property are the next level. Before conversions were memoized each level
-// was converted once per listed type: 3^depth conversions of its leaf.
-func NestedTypeListSchema(depth int) string {
-	s := `{"type": "string"}`
-	for i := range depth {
-		s = fmt.Sprintf(`{"type": ["object", "array", "object"], "properties": {"p%d": %s}, "items": {"$comment": "x"}}`, i, s)
-	}
-	return s
-}
+	"github.com/troupe-llm/troupe/internal/schematest"
+)
 
 // TestSchemaWorkNestedTypeLists: the nested type-list schema (about
 // 1.7 KB) converts with work linear in its size, counted by the
 // Converter, not exponential in its depth.
 func TestSchemaWorkNestedTypeLists(t *testing.T) {
-	schema := NestedTypeListSchema(18)
+	schema := schematest.NestedTypeLists(18)
 	if n := len(schema); n < 1500 || n > 2000 {
 		t.Fatalf("the schema is %d bytes, want about 1.7 KB", n)
 	}
@@ -49,16 +39,7 @@ func TestSchemaWorkNestedTypeLists(t *testing.T) {
 // the bound, within the bound's work; and a Converter's budget is shared
 // by its conversions.
 func TestSchemaWorkBound(t *testing.T) {
-	var defs []string
-	for i := range 16 {
-		var refs []string
-		for range 16 {
-			refs = append(refs, fmt.Sprintf(`{"$ref": "#/$defs/d%d"}`, i+1))
-		}
-		defs = append(defs, fmt.Sprintf(`"d%d": {"anyOf": [%s]}`, i, strings.Join(refs, ", ")))
-	}
-	defs = append(defs, `"d16": {"type": "string"}`)
-	schema := `{"$defs": {` + strings.Join(defs, ", ") + `}, "oneOf": [{"$ref": "#/$defs/d0"}, {"type": "integer"}]}`
+	schema := schematest.FanOut()
 	v := NewConverter(context.Background())
 	_, err := v.JSONSchemaGBNF([]byte(schema))
 	if !errors.Is(err, ErrTooComplex) {
@@ -69,7 +50,7 @@ func TestSchemaWorkBound(t *testing.T) {
 	}
 
 	v = NewConverter(context.Background())
-	one := []byte(NestedTypeListSchema(10))
+	one := []byte(schematest.NestedTypeLists(10))
 	for i := range 3 {
 		if _, err := v.JSONSchemaGBNF(one); err != nil {
 			t.Fatal(err)
@@ -91,7 +72,7 @@ func TestSchemaCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	v := NewConverter(ctx)
-	_, err := v.JSONSchemaGBNF([]byte(NestedTypeListSchema(18)))
+	_, err := v.JSONSchemaGBNF([]byte(schematest.NestedTypeLists(18)))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err %v, want context.Canceled", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
 )
@@ -19,7 +20,7 @@ var benchModels = []string{
 }
 
 func openBench(b *testing.B, rel string) *model.Model {
-	return openTokenized(b, filepath.Join(modelsDir(b), rel))
+	return reftest.Open(b, filepath.Join(modelsDir(b), rel))
 }
 
 // BenchmarkPrefill runs a 128-token prompt as one batch (pp128).

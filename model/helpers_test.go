@@ -50,18 +50,6 @@ func openGGUF(t testing.TB, path string) (*model.Model, *gguf.File) {
 	return m, f
 }
 
-// openTokenized opens the model at path with its tokenizer (model.Open),
-// closed when the test ends.
-func openTokenized(t testing.TB, path string) *model.Model {
-	t.Helper()
-	m, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
-
 // seqCache returns a cache of type typ for c's model with just enough
 // blocks for one sequence of n positions, and that sequence's block table.
 func seqCache(t testing.TB, c *model.Config, n int, typ kv.CacheType) (*kv.Cache, []int32) {

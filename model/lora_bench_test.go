@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
@@ -49,11 +50,11 @@ func BenchmarkLoRADecode(b *testing.B) {
 // large model's prefill.
 func benchLoRADecode(b *testing.B, path string, typ compute.DType, targets []string, prefill bool, pairs int) {
 	const seqs, ctxLen, adapters = 16, 64, 8
-	m := openTokenized(b, path)
+	m := reftest.Open(b, path)
 	c := &m.Config
 	var ads []*lora.Adapter
 	for i := range adapters {
-		ads = append(ads, writeAdapterWith(b, path, synth.LoRAOptions{Rank: 16, Alpha: 32, Seed: uint64(i + 1), Targets: targets, Type: typ}))
+		ads = append(ads, synthtest.LoRA(b, path, synth.LoRAOptions{Rank: 16, Alpha: 32, Seed: uint64(i + 1), Targets: targets, Type: typ}))
 	}
 	cache, err := kv.NewCache(kv.CacheConfig{Layers: c.Layers, KVDim: c.KVDim(), NumBlocks: seqs * ctxLen / 16})
 	if err != nil {

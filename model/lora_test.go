@@ -9,9 +9,9 @@ import (
 
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
 )
 
@@ -22,29 +22,7 @@ var loraIDs = []int32{1, 15, 30, 100, 200, 7, 42, 300, 11, 400, 5, 99}
 // llama.cpp (troupe synth --lora-of base --rank --alpha --seed) and opens it.
 func writeAdapter(t testing.TB, base string, rank int, alpha float32, seed uint64) *lora.Adapter {
 	t.Helper()
-	return writeAdapterWith(t, base, synth.LoRAOptions{Rank: rank, Alpha: alpha, Seed: seed})
-}
-
-// writeAdapterWith is writeAdapter with all of synth's options (o.Base is
-// set to base's file).
-func writeAdapterWith(t testing.TB, base string, o synth.LoRAOptions) *lora.Adapter {
-	t.Helper()
-	bf, err := gguf.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bf.Close()
-	o.Base = bf
-	path := filepath.Join(t.TempDir(), "adapter.gguf")
-	if _, err := synth.WriteLoRA(path, o); err != nil {
-		t.Fatal(err)
-	}
-	a, err := lora.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return synthtest.LoRA(t, base, synth.LoRAOptions{Rank: rank, Alpha: alpha, Seed: seed})
 }
 
 // forwardSeqs decodes seqs (each from position 0) in one batch, sequence i
@@ -166,7 +144,7 @@ func TestLoRAMixedBatch(t *testing.T) {
 	m := openModel(t, path)
 	a, b := writeAdapter(t, path, 8, 16, 1), writeAdapter(t, path, 4, 0, 2)
 	// h: a's values rounded to f16, in an F16 file (B's panels kept f16).
-	h := writeAdapterWith(t, path, synth.LoRAOptions{Rank: 8, Alpha: 16, Seed: 1, Type: compute.F16})
+	h := synthtest.LoRA(t, path, synth.LoRAOptions{Rank: 8, Alpha: 16, Seed: 1, Type: compute.F16})
 	for name, p := range h.Weights {
 		if p.A.Type != compute.F16 || p.B.Type != compute.F16 {
 			t.Fatalf("F16 adapter: %s is %s, %s", name, p.A.Type, p.B.Type)

@@ -38,7 +38,7 @@ var rankVocabs = map[string]string{
 // (F16, seed 1, its vocabulary) and opens it with its tokenizer.
 func synthReranker(t *testing.T, shape string) *model.Model {
 	t.Helper()
-	return openTokenized(t, synthtest.Write(t, shape, "F16", rankVocabs[shape], 1))
+	return reftest.Open(t, synthtest.Write(t, shape, "F16", rankVocabs[shape], 1))
 }
 
 // rankScores scores each sequence: pooled as the reranker says, each whole
@@ -103,7 +103,7 @@ func TestRerankParity(t *testing.T) {
 
 // TestRerankNotReranker checks that a model without rank pooling says so.
 func TestRerankNotReranker(t *testing.T) {
-	m := openTokenized(t, testmodels.Path(t, "stories260K.gguf"))
+	m := reftest.Open(t, testmodels.Path(t, "stories260K.gguf"))
 	if err := m.Reranker(); !errors.Is(err, model.ErrNotReranker) {
 		t.Fatalf("Reranker() = %v, want ErrNotReranker", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
@@ -211,16 +210,7 @@ func writeGemma3Tiny(t *testing.T) string {
 // vision/testdata/img/wide.png and the number of rows Prepare's chunks
 // hold.
 func encodeWide(t *testing.T, projShape string, dim int) ([]float32, int, *vision.Prepared) {
-	shape, _ := synth.LookupProjectorShape(projShape)
-	path := filepath.Join(t.TempDir(), "mmproj.gguf")
-	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: shape, TextDim: dim, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	proj, err := vision.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proj.Close()
+	proj := synthtest.Projector(t, projShape, dim, 1)
 	data, err := os.ReadFile(filepath.Join("vision", "testdata", "img", "wide.png"))
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func synthServer(t *testing.T, shape, vocab, name string) string {
 // its own cls pooling) and answers the generation routes 400.
 func TestEncoderServe(t *testing.T) {
 	url := encoderServer(t)
-	cases := embedCases(t, "bert-tiny-F16-cls.json")
+	cases := reftest.EmbedInputs(t, "bert-tiny-F16-cls")
 	var texts []string
 	for _, in := range cases {
 		texts = append(texts, in.Text)

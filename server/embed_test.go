@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,29 +16,6 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/internal/reftest"
 )
-
-// embedCase is one input of model/testdata/embed/stories260K-mean.json
-// (llama-embedding, scripts/embed-ref.sh); stories260K has no pooling of its
-// own, so the server pools by mean.
-type embedCase struct {
-	Text      string    `json:"text"`
-	Tokens    []int32   `json:"tokens"`
-	Embedding []float32 `json:"embedding"`
-}
-
-// embedCases are the inputs of model/testdata/embed/name.
-func embedCases(t *testing.T, name string) []embedCase {
-	t.Helper()
-	raw, err := os.ReadFile("../model/testdata/embed/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct{ Inputs []embedCase }
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
-	return ref.Inputs
-}
 
 type embeddingsResp struct {
 	Object string `json:"object"`
@@ -76,9 +52,12 @@ func vector(t *testing.T, raw json.RawMessage) []float32 {
 	return v
 }
 
+// The embedding tests compare with model/testdata/embed/stories260K-mean.json
+// (llama-embedding, scripts/embed-ref.sh); stories260K has no pooling of its
+// own, so the server pools by mean.
 func TestEmbeddingsOpenAI(t *testing.T) {
 	f := newFixture(t, options{rt: actors.Config{MaxModelLen: 256}})
-	cases := embedCases(t, "stories260K-mean.json")
+	cases := reftest.EmbedInputs(t, "stories260K-mean")
 	jsonOf := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	var texts []string
 	var ids [][]int32
@@ -157,7 +136,7 @@ func TestEmbeddingsOpenAI(t *testing.T) {
 // TestEmbeddingsOpenAIClient drives /v1/embeddings with the official Go client.
 func TestEmbeddingsOpenAIClient(t *testing.T) {
 	f := newFixture(t, options{})
-	cases := embedCases(t, "stories260K-mean.json")
+	cases := reftest.EmbedInputs(t, "stories260K-mean")
 	c := client(f)
 	for _, format := range []openai.EmbeddingNewParamsEncodingFormat{"", openai.EmbeddingNewParamsEncodingFormatFloat} {
 		res, err := c.Embeddings.New(context.Background(), openai.EmbeddingNewParams{Model: modelName, EncodingFormat: format,
@@ -168,7 +147,7 @@ func TestEmbeddingsOpenAIClient(t *testing.T) {
 		if len(res.Data) != 2 || res.Usage.PromptTokens != int64(len(cases[0].Tokens)+len(cases[3].Tokens)) {
 			t.Fatalf("%d embeddings, usage %+v", len(res.Data), res.Usage)
 		}
-		for i, want := range []embedCase{cases[0], cases[3]} {
+		for i, want := range []reftest.EmbedInput{cases[0], cases[3]} {
 			w := make([]float64, len(want.Embedding))
 			for j, x := range want.Embedding {
 				w[j] = float64(x)
@@ -184,7 +163,7 @@ func TestEmbeddingsOpenAIClient(t *testing.T) {
 // against Ollama's API documentation.
 func TestEmbedOllama(t *testing.T) {
 	f := newFixture(t, options{rt: actors.Config{MaxModelLen: 256}})
-	cases := embedCases(t, "stories260K-mean.json")
+	cases := reftest.EmbedInputs(t, "stories260K-mean")
 	resp, b := post(t, f.url+"/api/embed", fmt.Sprintf(`{"model":"stories:latest","input":[%q,%q]}`, cases[0].Text, cases[2].Text))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
@@ -212,7 +191,7 @@ func TestEmbedOllama(t *testing.T) {
 	if r.Model != "stories:latest" || len(r.Embeddings) != 2 || r.TotalDuration <= 0 || r.PromptEvalCount != len(cases[0].Tokens)+len(cases[2].Tokens) {
 		t.Errorf("model %q, %d embeddings, total_duration %d, prompt_eval_count %d", r.Model, len(r.Embeddings), r.TotalDuration, r.PromptEvalCount)
 	}
-	for i, c := range []embedCase{cases[0], cases[2]} {
+	for i, c := range []reftest.EmbedInput{cases[0], cases[2]} {
 		if cos := reftest.Cosine(r.Embeddings[i], c.Embedding); !(cos >= 0.9999) {
 			t.Errorf("input %d: cosine %.6f", i, cos)
 		}

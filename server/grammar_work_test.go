@@ -2,35 +2,13 @@ package server_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/grammar"
+	"github.com/troupe-llm/troupe/internal/schematest"
 	"github.com/troupe-llm/troupe/server"
 )
-
-// nestedTypeLists is the audit's 1.7 KB schema: objects nested depth
-// deep, each with a type list naming object twice and array. Converted
-// once per listed type at each level, its leaf took 3^depth conversions.
-func nestedTypeLists(depth int) string {
-	s := `{"type": "string"}`
-	for i := range depth {
-		s = fmt.Sprintf(`{"type": ["object", "array", "object"], "properties": {"p%d": %s}, "items": {"$comment": "x"}}`, i, s)
-	}
-	return s
-}
-
-// fanOut is a schema whose oneOf check walks $refs that fan out 16 ways
-// 16 deep: refused once past the conversion's work bound.
-func fanOut() string {
-	var defs []string
-	for i := range 16 {
-		refs := strings.Repeat(fmt.Sprintf(`{"$ref": "#/$defs/d%d"}, `, i+1), 15) + fmt.Sprintf(`{"$ref": "#/$defs/d%d"}`, i+1)
-		defs = append(defs, fmt.Sprintf(`"d%d": {"anyOf": [%s]}`, i, refs))
-	}
-	return `{"$defs": {` + strings.Join(defs, ", ") + `, "d16": {"type": "string"}}, "oneOf": [{"$ref": "#/$defs/d0"}, {"type": "integer"}]}`
-}
 
 // TestSchemaWorkAPI: through the API, the nested type-list schema compiles
 // with work linear in its size (the runtime's schema counters), in
@@ -39,7 +17,7 @@ func fanOut() string {
 // within the bound's work.
 func TestSchemaWorkAPI(t *testing.T) {
 	s := newScripted(t, "Qwen-Qwen2.5-7B-Instruct.jinja", server.Config{})
-	nested := nestedTypeLists(18)
+	nested := schematest.NestedTypeLists(18)
 	tool := func(params string) string {
 		return `{"type": "function", "function": {"name": "f", "parameters": ` + params + `}}`
 	}
@@ -50,9 +28,9 @@ func TestSchemaWorkAPI(t *testing.T) {
 	}{
 		{"response_format", `{` + userHi + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": ` + nested + `}}}`, "", 200},
 		{"tools required", `{` + userHi + `, "tools": [` + tool(`{"type": "object"}`) + `, ` + tool(nested) + `], "tool_choice": "required"}`, "", 400},
-		{"response_format past the bound", `{` + userHi + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": ` + fanOut() + `}}}`,
+		{"response_format past the bound", `{` + userHi + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": ` + schematest.FanOut() + `}}}`,
 			"response_format", grammar.MaxSchemaNodes + 1},
-		{"tools past the bound", `{` + userHi + `, "tools": [` + tool(`{"type": "object"}`) + `, ` + tool(fanOut()) + `], "tool_choice": {"type": "function", "function": {"name": "f"}}}`,
+		{"tools past the bound", `{` + userHi + `, "tools": [` + tool(`{"type": "object"}`) + `, ` + tool(schematest.FanOut()) + `], "tool_choice": {"type": "function", "function": {"name": "f"}}}`,
 			"tools[1].function.parameters", grammar.MaxSchemaNodes + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,9 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -190,25 +188,8 @@ func (f *fixture) waitIdle(t testing.TB) {
 }
 
 // refCase is one ../shared/reference/stories260K/caseN.json.
-type refCase struct {
-	Prompt    string  `json:"prompt"`
-	PromptIDs []int32 `json:"prompt_ids"`
-	GreedyIDs []int32 `json:"greedy_ids"`
-}
+type refCase = *testmodels.Case
 
-func loadCases(t testing.TB) []refCase {
-	t.Helper()
-	var cases []refCase
-	for i := range 3 { // the cases with a comfortable greedy gap
-		b, err := os.ReadFile(filepath.Join(testmodels.Dir(t), "..", "reference", "stories260K", "case"+strconv.Itoa(i)+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c refCase
-		if err := json.Unmarshal(b, &c); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	return cases
-}
+// loadCases are stories260K's first three reference cases, those with a
+// comfortable greedy gap.
+func loadCases(t testing.TB) []refCase { return testmodels.Cases(t, "stories260K")[:3] }

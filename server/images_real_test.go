@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/compute"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/kv"
 	"github.com/troupe-llm/troupe/model/gguf"
@@ -34,19 +35,8 @@ func (c *countingProjector) Encode(mm *compute.MatMuler, p *vision.Prepared) ([]
 // model of width textDim and opens it.
 func realProjector(t *testing.T, name string, textDim int) *countingProjector {
 	t.Helper()
-	shape, ok := synth.LookupProjectorShape(name)
-	if !ok {
-		t.Fatalf("no projector shape %s", name)
-	}
-	path := filepath.Join(t.TempDir(), name+"-mmproj.gguf")
-	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: shape, TextDim: textDim, Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := vision.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := synthtest.Projector(t, name, textDim, 3)
+	shape, _ := synth.LookupProjectorShape(name)
 	if err := p.Check(textDim * (1 + len(shape.Deepstack))); err != nil { // the model's input width (Qwen3-VL: with the deepstack slices)
 		t.Fatal(err)
 	}

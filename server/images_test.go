@@ -10,7 +10,6 @@ import (
 	"hash/crc32"
 	"image"
 	_ "image/gif"
-	"image/png"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/imagetest"
 	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -59,18 +59,10 @@ func (f *fakeProjector) Encode(mm *compute.MatMuler, p *vision.Prepared) ([]floa
 	return out, nil
 }
 
-// pngBytes is a w×h PNG of one color.
+// pngBytes is a w×h PNG (imagetest.Ramp's, step 7).
 func pngBytes(t testing.TB, w, h int) []byte {
 	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for i := range img.Pix {
-		img.Pix[i] = byte(i * 7)
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return imagetest.PNG(t, imagetest.Ramp(w, h, 7))
 }
 
 // hugePNG is a PNG whose header declares 30000×30000 pixels (no data

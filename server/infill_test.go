@@ -2,14 +2,11 @@ package server_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/gguf"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 )
 
 // fimIDs are the stories260K tokens fimModel renames to Qwen's FIM texts.
@@ -20,47 +17,16 @@ var fimIDs = [3]int32{509, 510, 511} // prefix, suffix, middle
 // troupe's) takes for the FIM tokens.
 func fimModel(t *testing.T) string {
 	t.Helper()
-	f, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := gguf.NewWriter(3)
-	for _, k := range f.Keys() {
-		v, _ := f.Value(k)
-		if k == "tokenizer.ggml.tokens" {
-			toks, _ := f.Strings(k)
-			toks = slices.Clone(toks)
-			for i, text := range []string{"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"} {
-				toks[fimIDs[i]] = text
-			}
-			v = toks
+	return synthtest.Edit(t, "stories260K.gguf", "stories-fim.gguf", func(k string, v any) any {
+		if k != "tokenizer.ggml.tokens" {
+			return v
 		}
-		if k != "general.alignment" {
-			w.SetKV(k, v)
+		toks := slices.Clone(v.([]string))
+		for i, text := range []string{"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"} {
+			toks[fimIDs[i]] = text
 		}
-	}
-	for _, ti := range f.Tensors() {
-		tt, err := f.Tensor(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.AddTensor(ti.Name, ti.Type, ti.Shape, tt.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "stories-fim.gguf")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.WriteTo(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+		return toks
+	})
 }
 
 // TestInfill: /infill as llama.vim calls it, /v1/completions' suffix and

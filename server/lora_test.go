@@ -2,35 +2,20 @@ package server_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
 )
 
 // TestLoRAField: llama-server's per-request lora list and /lora-adapters
 // routes, on stories260K with one random adapter loaded at scale 1.
 func TestLoRAField(t *testing.T) {
-	bf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "adapter.gguf")
-	_, err = synth.WriteLoRA(path, synth.LoRAOptions{Base: bf, Rank: 4, Alpha: 8, Seed: 1})
-	bf.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := lora.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := synthtest.LoRA(t, testmodels.Path(t, "stories260K.gguf"), synth.LoRAOptions{Rank: 4, Alpha: 8, Seed: 1})
 	f := newFixture(t, options{rt: actors.Config{LoRA: []lora.Scaled{{Adapter: a, Scale: 1}}}})
 
 	resp, b := get(t, f.url+"/lora-adapters")

@@ -1,13 +1,12 @@
 package server_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -21,18 +20,9 @@ func synthAdapters(t *testing.T, base string, n int) []string {
 // synthAdaptersAlpha is synthAdapters with alpha k·rank.
 func synthAdaptersAlpha(t *testing.T, base string, n, k int) []string {
 	t.Helper()
-	bf, err := gguf.Open(testmodels.Path(t, base))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bf.Close()
 	var out []string
 	for i := range n {
-		path := filepath.Join(t.TempDir(), "adapter.gguf")
-		if _, err := synth.WriteLoRA(path, synth.LoRAOptions{Base: bf, Rank: 2 << i, Alpha: float32(k * (2 << i)), Seed: uint64(i + 1)}); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, path)
+		out = append(out, synthtest.LoRAFile(t, testmodels.Path(t, base), synth.LoRAOptions{Rank: 2 << i, Alpha: float32(k * (2 << i)), Seed: uint64(i + 1)}))
 	}
 	return out
 }

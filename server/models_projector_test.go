@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/hub/hubtest"
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/server"
 )
 
@@ -18,15 +18,7 @@ import (
 // stories260K's width to dir/name and returns its path.
 func synthProjectorFile(t *testing.T, dir, name string) string {
 	t.Helper()
-	shape, ok := synth.LookupProjectorShape("gemma3-tiny")
-	if !ok {
-		t.Fatal("no gemma3-tiny projector shape")
-	}
-	path := filepath.Join(dir, name)
-	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: shape, TextDim: stories260KDim, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return synthtest.ProjectorFile(t, filepath.Join(dir, name), "gemma3-tiny", stories260KDim, 5)
 }
 
 // imageChat posts a chat with one image to model name; it returns the

@@ -23,9 +23,9 @@ import (
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/hub/hubtest"
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
 	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
@@ -644,15 +644,7 @@ func TestManagerRuntimeLoRA(t *testing.T) {
 	}
 
 	f := newManaged(t, func(c *server.ManagerConfig) { c.RuntimeLoRA = true })
-	bf, err := gguf.Open(testmodels.Path(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bf.Close()
-	path := filepath.Join(t.TempDir(), "adapter.gguf")
-	if _, err := synth.WriteLoRA(path, synth.LoRAOptions{Base: bf, Rank: 4, Alpha: 8, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
+	path := synthtest.LoRAFile(t, testmodels.Path(t, "stories260K.gguf"), synth.LoRAOptions{Rank: 4, Alpha: 8, Seed: 1})
 	_, base := f.complete(t, "small", "")
 	resp, b := post(t, f.url+"/v1/load_lora_adapter", `{"lora_name":"story-lora","lora_path":"`+path+`"}`)
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "base_model_name") {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/internal/freeport"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
@@ -44,25 +44,6 @@ func openModelWith(tb testing.TB, path string, o model.LoadOptions) *model.Model
 	}
 	tb.Cleanup(func() { m.Close() })
 	return m
-}
-
-// freePorts returns n ports free on 127.0.0.1 just now.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var ports []int
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return ports
 }
 
 type testNode struct {
@@ -113,7 +94,7 @@ func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members i
 		t.Skip("several cluster members in one process race inside protoactor-go (ARCHITECTURE.md); TROUPE_CLUSTER_RACE=1 runs them anyway")
 	}
 	n := len(specs)
-	ports := freePorts(t, 2*n)
+	ports := freeport.Ports(t, 2*n)
 	var seeds []string
 	for i := range n {
 		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(ports[n+i]))

@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/internal/freeport"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
@@ -69,7 +70,7 @@ func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipeli
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports := freePorts(t, n)
+	ports := freeport.Ports(t, n)
 	ps := &pipelineSet{sys: quietSystem()}
 	for i := range n {
 		ps.addrs = append(ps.addrs, "127.0.0.1:"+strconv.Itoa(ports[i]))
@@ -212,7 +213,7 @@ func TestPipelineBadMembers(t *testing.T) {
 	path := testmodels.Path(t, "stories260K.gguf")
 	ps := startPipeline(t, path, 2, actors.Config{})
 	plan := ps.head.Plan()
-	port := freePorts(t, 1)[0]
+	port := freeport.Ports(t, 1)[0]
 	_, err := startStage(t, path, plan[1], cluster.StageConfig{Stage: 1, Stages: 2, Head: ps.addrs[0], Advertise: "127.0.0.1:" + strconv.Itoa(port), Workers: 1})
 	if err == nil || !strings.Contains(err.Error(), "stage 1 of 2 is already served by "+ps.addrs[1]) {
 		t.Errorf("a second member for stage 1: %v", err)
@@ -221,7 +222,7 @@ func TestPipelineBadMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port = freePorts(t, 1)[0]
+	port = freeport.Ports(t, 1)[0]
 	_, err = startStage(t, path, plan3[2], cluster.StageConfig{Stage: 2, Stages: 3, Head: ps.addrs[0], Advertise: "127.0.0.1:" + strconv.Itoa(port), Workers: 1})
 	if err == nil || !strings.Contains(err.Error(), "it serves 2 pipeline stages") {
 		t.Errorf("a member of a 3-stage split: %v", err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/internal/freeport"
 	"github.com/troupe-llm/troupe/internal/promtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
@@ -31,7 +31,7 @@ func startEtcd(t *testing.T) string {
 		}
 		t.Skip("etcd is not installed (apt-get install etcd-server; make testdata does it)")
 	}
-	ports := freePorts(t, 2)
+	ports := freeport.Ports(t, 2)
 	client := "127.0.0.1:" + strconv.Itoa(ports[0])
 	peer := "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	cmd := exec.Command(bin, "--data-dir", filepath.Join(t.TempDir(), "etcd"), "--name", "t",
@@ -58,23 +58,6 @@ func startEtcd(t *testing.T) string {
 	}
 }
 
-// freePorts returns n distinct ports free on 127.0.0.1 just now. Ports
-// from two calls may repeat (each call's listeners are closed when it
-// returns): take every port a test needs in one call.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
-}
-
 type clusterNode struct {
 	url string
 	cmd *exec.Cmd
@@ -83,7 +66,7 @@ type clusterNode struct {
 // startCluster starts n troupe serve processes on stories260K that join one
 // cluster through etcd, and waits until each sees all n members.
 func startCluster(t *testing.T, bin, etcd string, n int) []*clusterNode {
-	return startClusterWith(t, bin, freePorts(t, n), func(int) []string { return []string{"--provider", "etcd", "--etcd", etcd} })
+	return startClusterWith(t, bin, freeport.Ports(t, n), func(int) []string { return []string{"--provider", "etcd", "--etcd", etcd} })
 }
 
 // startClusterWith starts a node for each of the ports, node i advertising
@@ -333,7 +316,7 @@ func TestClusterAffinity(t *testing.T) {
 // TestClusterAutomanaged: two nodes form a cluster with nothing external
 // (the automanaged provider) and serve each other's requests.
 func TestClusterAutomanaged(t *testing.T) {
-	ports := freePorts(t, 4) // the automanaged ports, then the advertised ones: one call, so none repeats
+	ports := freeport.Ports(t, 4) // the automanaged ports, then the advertised ones: one call, so none repeats
 	seeds := fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", ports[0], ports[1])
 	nodes := startClusterWith(t, buildTroupe(t), ports[2:], func(i int) []string {
 		return []string{"--provider", "automanaged", "--automanaged-port", strconv.Itoa(ports[i]), "--seeds", seeds}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/internal/freeport"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
@@ -22,7 +23,7 @@ func TestDisaggServe(t *testing.T) {
 	bin := buildTroupe(t)
 	alone, _, _ := serve(t, bin, nil, "-m", testmodels.Path(t, "stories260K.gguf"))
 	roles := []string{"decode", "prefill", "decode"}
-	ports := freePorts(t, 2*len(roles)) // the automanaged ports, then the advertised ones: one call, so none repeats
+	ports := freeport.Ports(t, 2*len(roles)) // the automanaged ports, then the advertised ones: one call, so none repeats
 	var seeds []string
 	for _, p := range ports[:len(roles)] {
 		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(p))

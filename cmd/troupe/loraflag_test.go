@@ -1,16 +1,15 @@
 package main
 
 import (
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/model/gguf"
 	"github.com/troupe-llm/troupe/model/lora"
 )
 
@@ -52,7 +51,7 @@ func TestLoRAFlag(t *testing.T) {
 // adapter for another model is an error naming it.
 func TestRunLoRA(t *testing.T) {
 	path := testmodels.Path(t, "stories260K.gguf")
-	adapter := writeLoRA(t, path, synth.LoRAOptions{Rank: 8, Alpha: 16, Seed: 1})
+	adapter := synthtest.LoRAFile(t, path, synth.LoRAOptions{Rank: 8, Alpha: 16, Seed: 1})
 	args := []string{"-m", path, "-p", "Once upon a time", "-n", "8"}
 	base, _ := greedyRun(t, args...)
 	with, _ := greedyRun(t, append(args, "--lora", adapter+":0.75")...)
@@ -63,28 +62,11 @@ func TestRunLoRA(t *testing.T) {
 		t.Errorf("first token with --lora %d, the model's forward pass with the adapter %d", with.IDs[0], first)
 	}
 
-	other := writeLoRA(t, testmodels.Path(t, "synthetic/synth-llama-tiny256-Q8_0.gguf"), synth.LoRAOptions{Rank: 4, Seed: 1})
+	other := synthtest.LoRAFile(t, testmodels.Path(t, "synthetic/synth-llama-tiny256-Q8_0.gguf"), synth.LoRAOptions{Rank: 4, Seed: 1})
 	_, errOut, code := troupe(t, "run", "-m", path, "-p", "Once", "--lora", other)
 	if code != 1 || !strings.Contains(errOut, "bad adapter") || !strings.Contains(errOut, other) {
 		t.Errorf("an adapter for another model: exit %d, %q", code, errOut)
 	}
-}
-
-// writeLoRA writes a random adapter of o for the model at base into a new
-// temporary file and returns its path.
-func writeLoRA(t *testing.T, base string, o synth.LoRAOptions) string {
-	t.Helper()
-	f, err := gguf.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	o.Base = f
-	path := filepath.Join(t.TempDir(), "lora.gguf")
-	if _, err := synth.WriteLoRA(path, o); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // firstGreedy is the argmax of the last prompt row's logits with the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -71,7 +72,7 @@ func TestServeLoRAModules(t *testing.T) {
 	model := testmodels.Path(t, "stories260K.gguf")
 	var paths []string
 	for i, rank := range []int{4, 8} {
-		paths = append(paths, writeLoRA(t, model, synth.LoRAOptions{Rank: rank, Alpha: float32(4 * rank), Seed: uint64(i + 1)}))
+		paths = append(paths, synthtest.LoRAFile(t, model, synth.LoRAOptions{Rank: rank, Alpha: float32(4 * rank), Seed: uint64(i + 1)}))
 	}
 	bin := buildTroupe(t)
 	url, _, logs := serve(t, bin, nil, "-m", model, "--enable-lora", "--lora-modules", "y="+paths[1], "x="+paths[0], "--max-lora-rank", "8")

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-llm/troupe/internal/imagetest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
@@ -39,18 +37,10 @@ func synthProjectorFile(t *testing.T, path string, textDim int) string {
 	return path
 }
 
-// writePNG writes a w×h PNG of a gradient to path.
+// writePNG writes a w×h PNG (imagetest.Ramp's, step 5) to path.
 func writePNG(t *testing.T, path string, w, h int) {
 	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for i := range img.Pix {
-		img.Pix[i] = byte(i * 5)
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, imagetest.PNG(t, imagetest.Ramp(w, h, 5)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/internal/freeport"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
 
@@ -24,7 +25,7 @@ type pipelineCluster struct {
 }
 
 func newPipelineCluster(t *testing.T, members int) *pipelineCluster {
-	ports := freePorts(t, 2*members)
+	ports := freeport.Ports(t, 2*members)
 	return &pipelineCluster{adv: ports[:members], auto: ports[members:]}
 }
 
@@ -139,7 +140,7 @@ func TestPipelineClusterEtcd(t *testing.T) {
 	bin := buildTroupe(t)
 	path := testmodels.Path(t, "stories260K.gguf")
 	reqs, want := soakAlone(t, bin, path)
-	ports := freePorts(t, 3)
+	ports := freeport.Ports(t, 3)
 	args := func(i int) []string {
 		return []string{"--pipeline-stages", "3", "--pipeline-stage", strconv.Itoa(i), "--cluster", "pipe", "--provider", "etcd",
 			"--etcd", etcd, "--advertise", "127.0.0.1:" + strconv.Itoa(ports[i])}

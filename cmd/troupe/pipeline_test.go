@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-llm/troupe/internal/freeport"
 	"github.com/troupe-llm/troupe/internal/syncbuf"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 )
@@ -91,7 +92,7 @@ func waitRefused(t *testing.T, sp *stageProc, want, what string) {
 // every stage has joined. extra goes to the head.
 func startPipelineProcs(t *testing.T, bin, path string, n int, extra ...string) (url string, head *exec.Cmd, stages []*stageProc, headAddr string) {
 	t.Helper()
-	ports := freePorts(t, n)
+	ports := freeport.Ports(t, n)
 	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
 	for i := 1; i < n; i++ {
 		stages = append(stages, startStageProc(t, bin, path, i, n, addr(0), addr(i)))
@@ -354,7 +355,7 @@ func checkAfterRejoin(t *testing.T, c *soakClient, req soakRequest, before *choi
 func TestPipelineBadSetup(t *testing.T) {
 	bin := buildTroupe(t)
 	path := testmodels.Path(t, "stories260K.gguf")
-	port := freePorts(t, 1)[0]
+	port := freeport.Ports(t, 1)[0]
 	out, err := exec.Command(bin, "serve", "-m", path, "--port", "0", "--pipeline-stages", "9", "--advertise", "127.0.0.1:"+strconv.Itoa(port)).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "9 pipeline stages for a model of 5 layers") {
 		t.Errorf("9 stages of 5 layers: %v\n%s", err, out)
@@ -377,7 +378,7 @@ func TestPipelineBadSetup(t *testing.T) {
 		}
 	}
 	_, _, _, headAddr := startPipelineProcs(t, bin, path, 2)
-	dup := startStageProc(t, bin, path, 1, 2, headAddr, "127.0.0.1:"+strconv.Itoa(freePorts(t, 1)[0]))
+	dup := startStageProc(t, bin, path, 1, 2, headAddr, "127.0.0.1:"+strconv.Itoa(freeport.Ports(t, 1)[0]))
 	waitRefused(t, dup, "stage 1 of 2 is already served by", "a second member for stage 1")
 }
 

@@ -1,8 +1,9 @@
 // Package reftest runs a forward pass the way llama.cpp made the reference
 // logits in ../shared/reference, for the tests of every device (model's
 // CPU pass, gpu's). It is apart from internal/testmodels because it
-// imports model, which model's own packages' tests cannot. Cosine compares
-// embeddings with their references.
+// imports model, which model's own packages' tests cannot. Open opens a
+// model for a test; EmbedInputs reads llama-embedding's references and
+// Cosine compares embeddings with them.
 package reftest
 
 import (
@@ -42,6 +43,18 @@ func TeacherForced(t testing.TB, forward Forward, vocab, promptLen int, ids, tab
 		start = end
 	}
 	return out
+}
+
+// Open opens the model at path with its tokenizer (model.Open), closed
+// when the test ends.
+func Open(t testing.TB, path string) *model.Model {
+	t.Helper()
+	m, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }
 
 // Cosine is the cosine similarity of a and b, in float64.

@@ -1,11 +1,9 @@
 package webui_test
 
 import (
-	"bytes"
 	"encoding/base64"
 	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +14,8 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/compute"
-	"github.com/troupe-llm/troupe/internal/synth"
+	"github.com/troupe-llm/troupe/internal/imagetest"
+	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/model/vision"
 	"github.com/troupe-llm/troupe/server"
 )
@@ -30,11 +29,7 @@ func testPNG(t *testing.T, w, h, seed int) []byte {
 			img.Set(x, y, color.RGBA{uint8(x*7 + seed), uint8(y*5 + 3*seed), uint8((x + y) * seed), 255})
 		}
 	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return imagetest.PNG(t, img)
 }
 
 // countingProjector is a real projector that counts its encodes.
@@ -52,17 +47,7 @@ func (c *countingProjector) Encode(mm *compute.MatMuler, p *vision.Prepared) ([]
 // stories260K's width (64).
 func synthProjector(t *testing.T) *countingProjector {
 	t.Helper()
-	shape, _ := synth.LookupProjectorShape("gemma3-tiny")
-	path := filepath.Join(t.TempDir(), "mmproj.gguf")
-	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: shape, TextDim: 64, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := vision.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return &countingProjector{Projector: p}
+	return &countingProjector{Projector: synthtest.Projector(t, "gemma3-tiny", 64, 5)}
 }
 
 func imagePart(png []byte) map[string]any {

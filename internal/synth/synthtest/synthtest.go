@@ -1,6 +1,6 @@
-// Package synthtest writes internal/synth's random-weight models for tests
-// (into the test's temporary directory) and benchmarks (kept between runs
-// in a cache directory).
+// Package synthtest writes internal/synth's random-weight models and
+// multimodal projectors for tests (into the test's temporary directory) and
+// models for benchmarks (kept between runs in a cache directory).
 package synthtest
 
 import (
