@@ -2,8 +2,6 @@ package actors_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/actors/internal/actortest"
 	"github.com/troupe-llm/troupe/internal/reftest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
@@ -22,13 +21,11 @@ import (
 // hang should reach it, so it is as long as gateWait.
 const timeout = gateWait
 
-// newSystem returns an actor system that logs only errors, shut down with
-// the test.
+// newSystem returns an actor system that logs nothing, shut down with the
+// test.
 func newSystem(t testing.TB) *actor.ActorSystem {
 	t.Helper()
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
+	sys := actortest.QuietSystem()
 	t.Cleanup(sys.Shutdown)
 	return sys
 }
@@ -52,13 +49,13 @@ func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
 		t.Fatal(err)
 	}
 	stats(t, rt) // the batcher has started its devices
-	base := numActors(sys)
+	base := actortest.NumActors(sys)
 	t.Cleanup(func() {
 		checkIdle(t, rt)
 		// A leaked actor holds no goroutine while its mailbox is empty, so
 		// only the registry shows it.
-		n := numActors(sys)
-		for deadline := time.Now().Add(gateWait); n > base && time.Now().Before(deadline); n = numActors(sys) {
+		n := actortest.NumActors(sys)
+		for deadline := time.Now().Add(gateWait); n > base && time.Now().Before(deadline); n = actortest.NumActors(sys) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		if n > base { // fewer: a device its supervisor gave up on
@@ -73,16 +70,6 @@ func start(t *testing.T, m *model.Model, cfg actors.Config) *actors.Runtime {
 		}
 	})
 	return rt
-}
-
-// numActors is the number of processes (actors and futures) registered in
-// sys.
-func numActors(sys *actor.ActorSystem) int {
-	n := 0
-	for _, m := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
-		n += m.Count()
-	}
-	return n
 }
 
 // checkIdle asserts the runtime holds no sequence and no block.

@@ -1,16 +1,13 @@
 package backend_test
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/actors/internal/actortest"
 	"github.com/troupe-llm/troupe/gpu/cuda"
 	"github.com/troupe-llm/troupe/internal/cudaemu"
 	"github.com/troupe-llm/troupe/internal/testmodels"
@@ -62,9 +59,7 @@ func TestFor(t *testing.T) {
 		if tc.kind == backend.DeviceCUDA && cudaemu.Active() {
 			continue // actors' TestCUDA runs the runtime on the emulator; a load here takes long
 		}
-		sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-			return slog.New(slog.NewTextHandler(io.Discard, nil))
-		}))
+		sys := actortest.QuietSystem()
 		rt, err := actors.Start(sys, m, actors.Config{Devices: 2, NumBlocks: 8, NewBackend: backend.For(m, tc.kind)})
 		if (err == nil) != tc.ok {
 			t.Errorf("Start on %q: error %v, want success %v", tc.kind, err, tc.ok)

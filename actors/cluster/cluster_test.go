@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/actors/internal/actortest"
 	"github.com/troupe-llm/troupe/internal/freeport"
 	"github.com/troupe-llm/troupe/internal/testmodels"
 	"github.com/troupe-llm/troupe/messages"
@@ -101,7 +102,7 @@ func startCluster(t testing.TB, specs []nodeSpec, ccfg cluster.Config, members i
 	}
 	var nodes []*testNode
 	for i, spec := range specs {
-		sys := quietSystem()
+		sys := actortest.QuietSystem()
 		cfg := spec.cfg
 		if spec.backend != nil {
 			cfg.Backends = []actors.Backend{spec.backend()}
@@ -203,7 +204,7 @@ func TestCluster(t *testing.T) {
 	nodes := startNodes(t, m, 3)
 	base := make([]int, len(nodes))
 	for i, tn := range nodes {
-		base[i] = numActors(tn.sys)
+		base[i] = actortest.NumActors(tn.sys)
 	}
 	var reqs []*messages.GenerateRequest
 	for i := range 24 {
@@ -242,23 +243,14 @@ func TestCluster(t *testing.T) {
 	// Calls and jobs are gone; what stays is one grain per prefix placed
 	// on a node (they live on, as virtual actors do).
 	for i, tn := range nodes {
-		n := numActors(tn.sys)
-		for deadline := time.Now().Add(clusterWait); n > base[i]+len(reqs) && time.Now().Before(deadline); n = numActors(tn.sys) {
+		n := actortest.NumActors(tn.sys)
+		for deadline := time.Now().Add(clusterWait); n > base[i]+len(reqs) && time.Now().Before(deadline); n = actortest.NumActors(tn.sys) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if n > base[i]+len(reqs) {
 			t.Errorf("node %d: %d actors, %d after it started (%d requests)", i, n, base[i], len(reqs))
 		}
 	}
-}
-
-// numActors is the number of processes registered in sys.
-func numActors(sys *actor.ActorSystem) int {
-	n := 0
-	for _, m := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
-		n += m.Count()
-	}
-	return n
 }
 
 // failoverRegex constrains some of TestFailover's requests: it never ends.
@@ -488,9 +480,9 @@ func TestPassivation(t *testing.T) {
 				t.Errorf("round %d, prompt %d: %v %q", round, i, ids[0], finish[0])
 			}
 		}
-		busy := numActors(nodes[0].sys) + numActors(nodes[1].sys)
+		busy := actortest.NumActors(nodes[0].sys) + actortest.NumActors(nodes[1].sys)
 		after := busy
-		for deadline := time.Now().Add(clusterWait); after >= busy && time.Now().Before(deadline); after = numActors(nodes[0].sys) + numActors(nodes[1].sys) {
+		for deadline := time.Now().Add(clusterWait); after >= busy && time.Now().Before(deadline); after = actortest.NumActors(nodes[0].sys) + actortest.NumActors(nodes[1].sys) {
 			time.Sleep(idle / 4) // the grains stop after idle
 		}
 		if idle := after; idle >= busy {

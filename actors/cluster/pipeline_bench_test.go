@@ -8,6 +8,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/actors/internal/actortest"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/messages"
 )
@@ -32,7 +33,7 @@ func BenchmarkPipeline(b *testing.B) {
 			var head *cluster.Pipeline
 			if n == 1 {
 				m := openModel(b, path)
-				sys := quietSystem()
+				sys := actortest.QuietSystem()
 				defer sys.Shutdown()
 				cfg := rcfg
 				cfg.NewBackend = backend.For(m, backend.DeviceCPU)

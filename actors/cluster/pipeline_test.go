@@ -3,8 +3,6 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
 	"github.com/troupe-llm/troupe/actors/cluster"
+	"github.com/troupe-llm/troupe/actors/internal/actortest"
 	"github.com/troupe-llm/troupe/internal/freeport"
 	"github.com/troupe-llm/troupe/internal/synth/synthtest"
 	"github.com/troupe-llm/troupe/internal/testmodels"
@@ -37,7 +36,7 @@ type pipelineSet struct {
 // of its own, outside any cluster; stop stops both.
 func startOne(t testing.TB, m *model.Model, rcfg actors.Config) (rt *actors.Runtime, stop func()) {
 	t.Helper()
-	sys := quietSystem()
+	sys := actortest.QuietSystem()
 	rcfg.NewBackend = backend.For(m, backend.DeviceCPU)
 	rt, err := actors.Start(sys, m, rcfg)
 	if err != nil {
@@ -48,13 +47,6 @@ func startOne(t testing.TB, m *model.Model, rcfg actors.Config) (rt *actors.Runt
 		rt.Stop(5 * time.Second)
 		sys.Shutdown()
 	}
-}
-
-// quietSystem is an actor system that logs nothing.
-func quietSystem() *actor.ActorSystem {
-	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
 }
 
 // startPipeline splits the model at path into n stages: a head running
@@ -71,7 +63,7 @@ func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipeli
 		t.Fatal(err)
 	}
 	ports := freeport.Ports(t, n)
-	ps := &pipelineSet{sys: quietSystem()}
+	ps := &pipelineSet{sys: actortest.QuietSystem()}
 	for i := range n {
 		ps.addrs = append(ps.addrs, "127.0.0.1:"+strconv.Itoa(ports[i]))
 	}
@@ -115,7 +107,7 @@ func startPipeline(t testing.TB, path string, n int, rcfg actors.Config) *pipeli
 // waiting for the head's answer.
 func startStage(t testing.TB, path string, st model.Stage, cfg cluster.StageConfig) (*cluster.StageMember, error) {
 	m := openModelWith(t, path, model.LoadOptions{Stage: st})
-	sm, err := cluster.StartStage(quietSystem(), m, cfg)
+	sm, err := cluster.StartStage(actortest.QuietSystem(), m, cfg)
 	if err != nil {
 		return nil, err
 	}

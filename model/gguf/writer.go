@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/troupe-llm/troupe/compute"
 )
@@ -42,6 +43,27 @@ func NewWriter(version uint32) *Writer {
 		w.err = fmt.Errorf("gguf: cannot write version %d (2 or 3)", version)
 	}
 	return w
+}
+
+// NewWriterFrom returns a Writer holding f's metadata, in f's order, and
+// its tensors; writing it gives f's bytes back. The tensor data is f's
+// mapping, not a copy: keep f open until the Writer is written.
+func NewWriterFrom(f *File) (*Writer, error) {
+	w := NewWriter(f.Version)
+	for _, k := range f.Keys() {
+		v, _ := f.Value(k)
+		w.SetKV(k, v)
+	}
+	for _, info := range f.Tensors() {
+		tn, err := f.Tensor(info.Name)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.AddTensor(info.Name, info.Type, info.Shape, tn.Data); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // SetKV sets metadata key to value. Value is one of the types File.Value
@@ -135,6 +157,19 @@ func (w *Writer) Parse(name string) (*File, error) {
 		return nil, err
 	}
 	return Parse(name, buf.Bytes())
+}
+
+// WriteFile writes the image to a new file at path (replacing one there).
+func (w *Writer) WriteFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := w.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // WriteTo writes the image to out and returns the number of bytes written.

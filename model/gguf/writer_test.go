@@ -366,38 +366,21 @@ func TestWriterRewritesSharedFiles(t *testing.T) {
 // rewrite returns a Writer holding everything f holds.
 func rewrite(t testing.TB, f *File) *Writer {
 	t.Helper()
-	w := NewWriter(f.Version)
-	for _, k := range f.Keys() {
-		v, _ := f.Value(k)
-		w.SetKV(k, v)
-	}
-	for _, info := range f.Tensors() {
-		tn, err := f.Tensor(info.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.AddTensor(info.Name, info.Type, info.Shape, tn.Data); err != nil {
-			t.Fatal(err)
-		}
+	w, err := NewWriterFrom(f)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return w
 }
 
-func TestWriteToFileThenOpen(t *testing.T) {
+func TestWriteFileThenOpen(t *testing.T) {
 	w := NewWriter(3)
 	w.SetKV("general.architecture", "llama")
 	if err := w.AddTensor("w", compute.F32, []int{2}, []byte{0, 0, 128, 63, 0, 0, 0, 64}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "w.gguf")
-	fd, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.WriteTo(fd); err != nil {
-		t.Fatal(err)
-	}
-	if err := fd.Close(); err != nil {
+	if err := w.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
 	f := openFile(t, path)

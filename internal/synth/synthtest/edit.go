@@ -1,7 +1,6 @@
 package synthtest
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,29 +19,16 @@ func Edit(t testing.TB, rel, name string, edit func(key string, v any) any) stri
 		t.Fatal(err)
 	}
 	defer src.Close()
-	w := gguf.NewWriter(src.Version)
-	for _, k := range src.Keys() {
-		v, _ := src.Value(k)
-		w.SetKV(k, edit(k, v))
-	}
-	for _, ti := range src.Tensors() {
-		tn, err := src.Tensor(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.AddTensor(ti.Name, ti.Type, ti.Shape, tn.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), name)
-	f, err := os.Create(path)
+	w, err := gguf.NewWriterFrom(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.WriteTo(f); err != nil {
-		t.Fatal(err)
+	for _, k := range src.Keys() { // SetKV replaces a value in place
+		v, _ := src.Value(k)
+		w.SetKV(k, edit(k, v))
 	}
-	if err := f.Close(); err != nil {
+	path := filepath.Join(t.TempDir(), name)
+	if err := w.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
 	return path
