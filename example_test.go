@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/troupe-llm/troupe"
+	"github.com/troupe-llm/troupe/internal/tinytest"
 	"github.com/troupe-llm/troupe/troupetest"
 )
 
@@ -146,19 +147,5 @@ func scriptedModel() (*troupe.Model, *troupetest.Script, func(), error) {
 // tinyModelOpen writes the tiny model into a new folder and opens it with
 // opts; cleanup closes it and removes the folder.
 func tinyModelOpen(opts ...troupe.Option) (*troupe.Model, func(), error) {
-	dir, err := os.MkdirTemp("", "troupe")
-	if err != nil {
-		return nil, nil, err
-	}
-	path := filepath.Join(dir, "tiny.gguf")
-	if err := troupetest.WriteTinyModel(path, 1); err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	m, err := troupe.Open(context.Background(), path, opts...)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	return m, func() { m.Close(); os.RemoveAll(dir) }, nil
+	return tinytest.Open(func(path string) (*troupe.Model, error) { return troupe.Open(context.Background(), path, opts...) })
 }

@@ -3,39 +3,21 @@ package actors_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-llm/troupe/actors"
 	"github.com/troupe-llm/troupe/actors/backend"
+	"github.com/troupe-llm/troupe/internal/tinytest"
 	"github.com/troupe-llm/troupe/messages"
 	"github.com/troupe-llm/troupe/model"
-	"github.com/troupe-llm/troupe/troupetest"
 )
 
-// tinyModel writes troupetest's tiny random model into a new folder, opens
-// it and returns it with its closing (which removes the folder). A real
+// tinyModel opens troupetest's tiny random model from a file in a new
+// folder and returns it with its closing (which removes the folder). A real
 // program opens its own GGUF file with model.Open instead.
-func tinyModel() (*model.Model, func(), error) {
-	dir, err := os.MkdirTemp("", "troupe-example")
-	if err != nil {
-		return nil, nil, err
-	}
-	path := filepath.Join(dir, "tiny.gguf")
-	if err := troupetest.WriteTinyModel(path, 1); err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	m, err := model.Open(path)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	return m, func() { m.Close(); os.RemoveAll(dir) }, nil
-}
+func tinyModel() (*model.Model, func(), error) { return tinytest.Open(model.Open) }
 
 // Start troupe inside the application's own actor system and stream a
 // completion through a channel. (A program without an actor system of its

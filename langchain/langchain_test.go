@@ -3,8 +3,6 @@ package langchain_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/troupe-llm/troupe"
 	"github.com/troupe-llm/troupe/internal/reftest"
+	"github.com/troupe-llm/troupe/internal/tinytest"
 	"github.com/troupe-llm/troupe/langchain"
 	"github.com/troupe-llm/troupe/troupetest"
 )
@@ -39,23 +38,11 @@ func open(t *testing.T, script *troupetest.Script) *troupe.Model {
 // when not nil; done closes it and removes the folder. The tests and the
 // examples share it.
 func openTiny(script *troupetest.Script) (m *troupe.Model, done func(), err error) {
-	dir, err := os.MkdirTemp("", "langchain")
-	if err != nil {
-		return nil, nil, err
-	}
 	var opts []troupe.Option
 	if script != nil {
 		opts = append(opts, troupe.WithBackend(script))
 	}
-	path := filepath.Join(dir, "tiny.gguf")
-	if err = troupetest.WriteTinyModel(path, 1); err == nil {
-		m, err = troupe.Open(context.Background(), path, opts...)
-	}
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	return m, func() { m.Close(); os.RemoveAll(dir) }, nil
+	return tinytest.Open(func(path string) (*troupe.Model, error) { return troupe.Open(context.Background(), path, opts...) })
 }
 
 // scripted is an LLM whose model answers replies, in order.
