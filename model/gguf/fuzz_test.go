@@ -35,7 +35,7 @@ func FuzzParse(f *testing.F) {
 		if len(file.Tensors())*file.Alignment > 16<<20 {
 			return
 		}
-		again, err := Parse("again", writeImage(t, rewrite(t, file)))
+		again, err := Parse("again", writeImage(t, NewWriterFrom(file)))
 		if err != nil {
 			t.Fatalf("rewritten image does not parse: %v", err)
 		}

@@ -18,7 +18,8 @@ import (
 //
 // Tensor data is not copied: AddTensor keeps the slice and AddTensorFunc a
 // function called during WriteTo, so a large synthetic model can be streamed.
-// The first invalid SetKV or SetAlignment is reported by WriteTo.
+// The first invalid SetKV or SetAlignment, or a tensor NewWriterFrom could
+// not copy, is reported by WriteTo.
 //
 // A Writer is not safe for concurrent use.
 type Writer struct {
@@ -27,7 +28,7 @@ type Writer struct {
 	kv      map[string]any
 	tensors []pendingTensor
 	byName  map[string]bool
-	err     error // first SetKV / SetAlignment error
+	err     error // first SetKV / SetAlignment / NewWriterFrom error
 }
 
 type pendingTensor struct {
@@ -47,8 +48,9 @@ func NewWriter(version uint32) *Writer {
 
 // NewWriterFrom returns a Writer holding f's metadata, in f's order, and
 // its tensors; writing it gives f's bytes back. The tensor data is f's
-// mapping, not a copy: keep f open until the Writer is written.
-func NewWriterFrom(f *File) (*Writer, error) {
+// mapping, not a copy: keep f open until the Writer is written. A tensor it
+// cannot copy is reported by WriteTo.
+func NewWriterFrom(f *File) *Writer {
 	w := NewWriter(f.Version)
 	for _, k := range f.Keys() {
 		v, _ := f.Value(k)
@@ -56,14 +58,14 @@ func NewWriterFrom(f *File) (*Writer, error) {
 	}
 	for _, info := range f.Tensors() {
 		tn, err := f.Tensor(info.Name)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			err = w.AddTensor(info.Name, info.Type, info.Shape, tn.Data)
 		}
-		if err := w.AddTensor(info.Name, info.Type, info.Shape, tn.Data); err != nil {
-			return nil, err
+		if err != nil && w.err == nil {
+			w.err = err
 		}
 	}
-	return w, nil
+	return w
 }
 
 // SetKV sets metadata key to value. Value is one of the types File.Value

@@ -346,12 +346,11 @@ func TestWriterRewritesSharedFiles(t *testing.T) {
 	for _, path := range sharedGGUFs(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			f := openFile(t, path)
-			w := rewrite(t, f)
 			want, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := writeImage(t, w)
+			got := writeImage(t, NewWriterFrom(f))
 			if !bytes.Equal(got, want) {
 				i := 0
 				for i < min(len(got), len(want)) && got[i] == want[i] {
@@ -361,16 +360,6 @@ func TestWriterRewritesSharedFiles(t *testing.T) {
 			}
 		})
 	}
-}
-
-// rewrite returns a Writer holding everything f holds.
-func rewrite(t testing.TB, f *File) *Writer {
-	t.Helper()
-	w, err := NewWriterFrom(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
 }
 
 func TestWriteFileThenOpen(t *testing.T) {

@@ -19,10 +19,7 @@ func Edit(t testing.TB, rel, name string, edit func(key string, v any) any) stri
 		t.Fatal(err)
 	}
 	defer src.Close()
-	w, err := gguf.NewWriterFrom(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := gguf.NewWriterFrom(src)
 	for _, k := range src.Keys() { // SetKV replaces a value in place
 		v, _ := src.Value(k)
 		w.SetKV(k, edit(k, v))
