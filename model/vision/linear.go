@@ -2,6 +2,7 @@ package vision
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/troupe-llm/troupe/compute"
 )
@@ -31,20 +32,27 @@ func linear(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor) er
 		parallelRows(mm, m, func(lo, hi int) { compute.RoundF16s((*buf)[lo*k:hi*k], a[lo*k:hi*k]) })
 		a = (*buf)[:m*k]
 	}
+	// The workers claim groups of panels one at a time, so that a worker
+	// the system stops for a while (a shared machine) leaves its groups to
+	// the other instead of making it wait at the end.
 	panels := (n + panel - 1) / panel
-	shares := min(mm.Workers(), panels)
-	per := (panels + shares - 1) / shares
-	shares = (panels + per - 1) / per
+	groups := (panels + linearGroup - 1) / linearGroup
+	shares := min(mm.Workers(), groups)
 	errs := make([]error, shares)
+	var next atomic.Int32
 	mm.Parallel(shares, func(wi int) {
-		lo, hi := wi*per, min(panels, (wi+1)*per)
-		b := getScratch(linearGroup * panel * k)
+		b := getScratch(linearGroup*panel*k + linearRows*panel)
 		defer putScratch(b)
-		for g := lo; g < hi; g += linearGroup {
-			ge := min(hi, g+linearGroup)
+		pk, tail := (*b)[:linearGroup*panel*k], (*b)[linearGroup*panel*k:]
+		for {
+			g := int(next.Add(1)-1) * linearGroup
+			if g >= panels {
+				return
+			}
+			ge := min(panels, g+linearGroup)
 			for p := g; p < ge; p++ {
 				j := p * panel
-				if err := compute.PackPanel((*b)[(p-g)*panel*k:], w, j, min(panel, n-j)); err != nil {
+				if err := compute.PackPanel(pk[(p-g)*panel*k:], w, j, min(panel, n-j)); err != nil {
 					errs[wi] = err
 					return
 				}
@@ -53,7 +61,19 @@ func linear(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor) er
 				rows := min(linearRows, m-r)
 				for p := g; p < ge; p++ {
 					j := p * panel
-					compute.GemmNN(out[r*n+j:], n, a[r*k:], k, (*b)[(p-g)*panel*k:], panel, rows, k, min(panel, n-j))
+					pw := min(panel, n-j)
+					if pw%8 == 0 {
+						compute.GemmNN(out[r*n+j:], n, a[r*k:], k, pk[(p-g)*panel*k:], panel, rows, k, pw)
+						continue
+					}
+					// A last panel of n mod 8 columns: all 16 columns
+					// in assembly (each output's sum depends on its
+					// column alone) and the panel's copied out, not the
+					// tail in GemmNN's Go.
+					compute.GemmNN(tail, panel, a[r*k:], k, pk[(p-g)*panel*k:], panel, rows, k, panel)
+					for i := range rows {
+						copy(out[(r+i)*n+j:(r+i)*n+j+pw], tail[i*panel:i*panel+pw])
+					}
 				}
 			}
 		}
