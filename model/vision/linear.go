@@ -18,12 +18,31 @@ import (
 // a call takes, so the result is the same whatever the worker count. Other
 // weight types go to mm.MatMul.
 func linear(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor) error {
-	if w.Type != compute.F32 && w.Type != compute.F16 || !gemmFast {
-		return mm.MatMul(out, x, m, w) // and where GemmNN is not assembly (arm64: NEON kernels)
-	}
+	return linearAdd(mm, out, x, m, w, nil, nil)
+}
+
+// linearAdd is linear, then bias (n values; nil: none) added to every row
+// of out (addRows), then out added to resid (m×n; nil: none;
+// addParallel): with GemmNN, each block of out as its worker finishes it,
+// not in passes of their own over the whole (the same operations on each
+// value, so the same bits).
+func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor, bias, resid []float32) error {
 	k, n := w.Cols(), w.Rows()
-	if m <= 0 || n <= 0 || k <= 0 || len(x) < m*k || len(out) < m*n || len(w.Data) < n*w.RowBytes() {
-		return mm.MatMul(out, x, m, w) // its checks and errors
+	if w.Type != compute.F32 && w.Type != compute.F16 || !gemmFast ||
+		m <= 0 || n <= 0 || k <= 0 || len(x) < m*k || len(out) < m*n || len(w.Data) < n*w.RowBytes() ||
+		bias != nil && len(bias) != n || resid != nil && len(resid) < m*n {
+		// Where GemmNN is not assembly (arm64: NEON kernels), and
+		// MatMul's checks and errors.
+		if err := mm.MatMul(out, x, m, w); err != nil {
+			return err
+		}
+		if bias != nil {
+			addRows(mm, out[:m*n], bias)
+		}
+		if resid != nil {
+			addParallel(mm, resid[:m*n], out[:m*n], n)
+		}
+		return nil
 	}
 	a := x[:m*k]
 	if w.Type == compute.F16 {
@@ -75,6 +94,9 @@ func linear(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor) er
 						copy(out[(r+i)*n+j:(r+i)*n+j+pw], tail[i*panel:i*panel+pw])
 					}
 				}
+				if bias != nil || resid != nil {
+					addBlock(out, bias, resid, n, r, rows, g*panel, min(n, ge*panel))
+				}
 			}
 		}
 	})
@@ -84,6 +106,20 @@ func linear(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor) er
 		}
 	}
 	return nil
+}
+
+// addBlock adds bias[j0:j1] to rows [r, r+rows) of out (rows of n
+// values), columns [j0, j1), then those values of out to resid's.
+func addBlock(out, bias, resid []float32, n, r, rows, j0, j1 int) {
+	for i := r; i < r+rows; i++ {
+		o := out[i*n+j0 : i*n+j1]
+		if bias != nil {
+			compute.Add(o, bias[j0:j1])
+		}
+		if resid != nil {
+			compute.Add(resid[i*n+j0:i*n+j1], o)
+		}
+	}
 }
 
 // linearGroup panels are packed at a time and run over blocks of
