@@ -109,7 +109,7 @@ func vExpf(x float32) float32 {
 
 // Add computes dst[i] += x[i].
 func Add(dst, x []float32) {
-	for i, v := range x {
-		dst[i] += v
+	for i := addVec(dst, x); i < len(x); i++ {
+		dst[i] += x[i]
 	}
 }

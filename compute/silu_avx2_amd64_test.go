@@ -30,3 +30,24 @@ func TestSiLUMulAVX2(t *testing.T) {
 		}
 	}
 }
+
+// TestAddAVX2 checks Add against the sum of each pair on lengths around
+// the vector's eight.
+func TestAddAVX2(t *testing.T) {
+	for n := range 40 {
+		dst, x := make([]float32, n), make([]float32, n)
+		for i := range dst {
+			dst[i], x[i] = float32(i)*0.37-3, float32(n-i)*1.13
+		}
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = dst[i] + x[i]
+		}
+		Add(dst, x)
+		for i := range want {
+			if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n %d: [%d] = %g, want %g", n, i, dst[i], want[i])
+			}
+		}
+	}
+}
