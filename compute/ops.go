@@ -102,12 +102,14 @@ func vExpf(x float32) float32 {
 	u := b * b
 	j := fma32(fma32(fma32(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, fma32(0x1.555e66p-3, b, 0x1.fffdb6p-2)), u,
 		fma32(0x1.ffffecp-1, b, 1))
-	return float32(math.Ldexp(float64(j), int(n)))
+	// j·2ⁿ in float64 is exact (|n| ≤ 192), then rounded once to float32:
+	// math.Ldexp's value, without its call.
+	return float32(float64(j) * math.Float64frombits(uint64(int64(n)+1023)<<52))
 }
 
 // Add computes dst[i] += x[i].
 func Add(dst, x []float32) {
-	for i, v := range x {
-		dst[i] += v
+	for i := addVec(dst, x); i < len(x); i++ {
+		dst[i] += x[i]
 	}
 }

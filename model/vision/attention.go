@@ -16,7 +16,7 @@ import (
 // running it alone on its own scratch: one dispatch per layer, and a
 // head's products stay in its worker's cache. GemmNN's bits do not depend
 // on the rows a call takes, so the split changes no value. Queries go in
-// blocks of attnBlock rows, so that a block's scores stay in the L2 cache
+// blocks of attnRows rows, so that a block's scores stay in the L2 cache
 // between the products.
 type attention struct {
 	n, hd int
@@ -44,6 +44,17 @@ var gemmFast = compute.GemmFast()
 
 // attnBlock is the most query rows scored at once.
 const attnBlock = 48
+
+// attnRows is the query rows span scores at once over m keys: attnBlock,
+// fewer where their scores would outgrow attnBytes, a multiple of GemmNN's
+// 6-row tile (at least one). The weights' product with V reads a block's
+// scores once for each panel of V: Gemma 3's 4096 keys by 48 rows would
+// be 768 KiB, more than a Zen 3 core's L2.
+func attnRows(m int) int {
+	return min(attnBlock, max(6, attnBytes/(4*m)/6*6))
+}
+
+const attnBytes = 192 << 10
 
 func newAttention(n, hd int) *attention { return &attention{n: n, hd: hd} }
 
@@ -123,8 +134,9 @@ func (a *attention) span(w *attnWorker, out, q, k, v []float32, d, h, lo, hi int
 	// reads a panel's rows one after the other.
 	pack(kp, k[lo*d+h*hd:], d, hd, m, true)
 	pack(vp, v[lo*d+h*hd:], d, m, hd, false)
-	for t0 := 0; t0 < m; t0 += attnBlock {
-		rows := min(attnBlock, m-t0)
+	block := attnRows(m)
+	for t0 := 0; t0 < m; t0 += block {
+		rows := min(block, m-t0)
 		kq := w.kq[:rows*m]
 		// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
 		for j := 0; j < m; j += panel {

@@ -105,11 +105,8 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 		}
 	}
 	x := make([]float32, n*d) // (patches, dim): the residual stream
-	if err := linear(mm, x, cols, n, w.patch); err != nil {
+	if err := linearAdd(mm, x, cols, n, w.patch, w.patchBias, nil); err != nil {
 		return nil, err
-	}
-	if w.patchBias != nil {
-		addRows(mm, x, w.patchBias)
 	}
 	addParallel(mm, x, w.pos, d)
 	if w.preW != nil {
@@ -132,39 +129,25 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 			w    *compute.Tensor
 			bias []float32
 		}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
-			if err := linear(mm, m.dst, cur, n, m.w); err != nil {
+			if err := linearAdd(mm, m.dst, cur, n, m.w, m.bias, nil); err != nil {
 				return nil, err
-			}
-			if m.bias != nil {
-				addRows(mm, m.dst, m.bias)
 			}
 		}
 		if err := a.run(mm, attn, q, kk, v, hp.heads, nil); err != nil {
 			return nil, err
 		}
-		if err := linear(mm, cur, attn, n, lw.o); err != nil {
+		if err := linearAdd(mm, cur, attn, n, lw.o, lw.ob, x); err != nil {
 			return nil, err
 		}
-		if lw.ob != nil {
-			addRows(mm, cur, lw.ob)
-		}
-		addParallel(mm, x, cur, d)
 
 		normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
-		if err := linear(mm, up, cur, n, lw.up); err != nil {
+		if err := linearAdd(mm, up, cur, n, lw.up, lw.upb, nil); err != nil {
 			return nil, err
-		}
-		if lw.upb != nil {
-			addRows(mm, up, lw.upb)
 		}
 		parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn : hi*hp.ffn]) })
-		if err := linear(mm, cur, up, n, lw.down); err != nil {
+		if err := linearAdd(mm, cur, up, n, lw.down, lw.downb, x); err != nil {
 			return nil, err
 		}
-		if lw.downb != nil {
-			addRows(mm, cur, lw.downb)
-		}
-		addParallel(mm, x, cur, d)
 	}
 	if w.postW != nil {
 		normRows(mm, x, x, d, w.postW, w.postB, hp.eps)

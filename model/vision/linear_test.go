@@ -28,7 +28,7 @@ func randomWeights(r *rand.Rand, typ compute.DType, k, n int) *compute.Tensor {
 	return &compute.Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: data}
 }
 
-// TestLinearWorkers checks that linear gives the same bits on 1, 2 and 3
+// TestLinearWorkers checks that linear gives GemmNN's bits on 1, 2 and 3
 // workers (n not a multiple of the panel width, m not of the tile height nor of
 // linear's row block)
 // and that it agrees with MatMul up to the order of the sums.
@@ -45,18 +45,29 @@ func TestLinearWorkers(t *testing.T) {
 		if err := compute.NewMatMuler(1).MatMul(want, x, m, w); err != nil {
 			t.Fatal(err)
 		}
-		var first []float32
+		// GemmNN over wᵀ unpacked (its Go code for the last n mod 8
+		// columns): linear's bits, whatever its panels.
+		wt := make([]float32, k*n)
+		for j := range n {
+			for p := range k {
+				wt[p*n+j] = weightAt(w, j, p)
+			}
+		}
+		xa := x
+		if typ == compute.F16 {
+			xa = make([]float32, m*k)
+			compute.RoundF16s(xa, x)
+		}
+		first := make([]float32, m*n)
+		compute.GemmNN(first, n, xa, k, wt, n, m, k, n)
 		for _, workers := range []int{1, 2, 3} {
 			got := make([]float32, m*n)
 			if err := linear(compute.NewMatMuler(workers), got, x, m, w); err != nil {
 				t.Fatal(err)
 			}
-			if first == nil {
-				first = got
-			}
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
-					t.Fatalf("%s, %d workers: out[%d] = %v, 1 worker: %v", typ, workers, i, got[i], first[i])
+					t.Fatalf("%s, %d workers: out[%d] = %v, GemmNN: %v", typ, workers, i, got[i], first[i])
 				}
 				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
 					t.Fatalf("%s: out[%d] = %v, MatMul %v", typ, i, got[i], want[i])
@@ -98,4 +109,13 @@ func BenchmarkLinear(b *testing.B) {
 			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
 		})
 	}
+}
+
+// weightAt is w's value at row j, column p (F32 or F16).
+func weightAt(w *compute.Tensor, j, p int) float32 {
+	row := w.Row(j)
+	if w.Type == compute.F16 {
+		return compute.FP16ToFP32(binary.LittleEndian.Uint16(row[2*p:]))
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(row[4*p:]))
 }

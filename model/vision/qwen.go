@@ -175,10 +175,9 @@ func (p *Projector) qwenPatches(mm *compute.MatMuler, px *pixels) (raster []floa
 	if err := linear(mm, raster, cols, n, w.patch); err != nil {
 		return nil, 0, 0, err
 	}
-	if err := linear(mm, second, cols, n, w.patch1); err != nil {
+	if err := linearAdd(mm, second, cols, n, w.patch1, nil, raster); err != nil {
 		return nil, 0, 0, err
 	}
-	addParallel(mm, raster, second, d)
 	return raster, npx, npy, nil
 }
 
@@ -232,11 +231,8 @@ func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float3
 		w    *compute.Tensor
 		bias []float32
 	}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
-		if err := linear(mm, m.dst, cur, n, m.w); err != nil {
+		if err := linearAdd(mm, m.dst, cur, n, m.w, m.bias, nil); err != nil {
 			return err
-		}
-		if m.bias != nil {
-			addRows(mm, m.dst, m.bias)
 		}
 	}
 	parallelRows(mm, n, func(lo, hi int) {
@@ -249,17 +245,11 @@ func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float3
 	}
 
 	rmsNormRows(mm, cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
-	if err := linear(mm, gate, cur, n, lw.gate); err != nil {
+	if err := linearAdd(mm, gate, cur, n, lw.gate, lw.gateb, nil); err != nil {
 		return err
 	}
-	if lw.gateb != nil {
-		addRows(mm, gate, lw.gateb)
-	}
-	if err := linear(mm, up, cur, n, lw.up); err != nil {
+	if err := linearAdd(mm, up, cur, n, lw.up, lw.upb, nil); err != nil {
 		return err
-	}
-	if lw.upb != nil {
-		addRows(mm, up, lw.upb)
 	}
 	parallelRows(mm, n, func(lo, hi int) {
 		r := up[lo*hp.ffn : hi*hp.ffn]
@@ -275,27 +265,13 @@ func (s *qwenScratch) attend(mm *compute.MatMuler, lw *layerWeights, x []float32
 	if err := s.a.run(mm, s.attn, s.q, s.kk, s.v, heads, win); err != nil {
 		return err
 	}
-	if err := linear(mm, s.cur, s.attn, s.n, lw.o); err != nil {
-		return err
-	}
-	if lw.ob != nil {
-		addRows(mm, s.cur, lw.ob)
-	}
-	addParallel(mm, x, s.cur, len(x)/s.n)
-	return nil
+	return linearAdd(mm, s.cur, s.attn, s.n, lw.o, lw.ob, x)
 }
 
 // down is a layer's feed-forward output: the down projection of up with
 // its bias, added to the residual stream x.
 func (s *qwenScratch) down(mm *compute.MatMuler, lw *layerWeights, x []float32) error {
-	if err := linear(mm, s.cur, s.up, s.n, lw.down); err != nil {
-		return err
-	}
-	if lw.downb != nil {
-		addRows(mm, s.cur, lw.downb)
-	}
-	addParallel(mm, x, s.cur, len(x)/s.n)
-	return nil
+	return linearAdd(mm, s.cur, s.up, s.n, lw.down, lw.downb, x)
 }
 
 // qwenMerger is Qwen2.5-VL's merger: each four consecutive patches of x
@@ -305,16 +281,14 @@ func (p *Projector) qwenMerger(mm *compute.MatMuler, x []float32, n int, lay *qw
 	hp, w, d := &p.hp, p.w, p.hp.dim
 	m := n / 4
 	hid := make([]float32, m*4*d) // (rows, 4·dim)
-	if err := linear(mm, hid, x, m, w.mm0); err != nil {
+	if err := linearAdd(mm, hid, x, m, w.mm0, w.mm0b, nil); err != nil {
 		return nil, err
 	}
-	addRows(mm, hid, w.mm0b)
 	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*4*d : hi*4*d]) })
 	merged := make([]float32, m*hp.projDim) // (rows, projDim), graph order
-	if err := linear(mm, merged, hid, m, w.mm2); err != nil {
+	if err := linearAdd(mm, merged, hid, m, w.mm2, w.mm2b, nil); err != nil {
 		return nil, err
 	}
-	addRows(mm, merged, w.mm2b)
 	out := make([]float32, m*hp.projDim) // raster order
 	for src, dst := range lay.unit {
 		copy(out[src*hp.projDim:(src+1)*hp.projDim], merged[dst*hp.projDim:(dst+1)*hp.projDim])

@@ -86,10 +86,9 @@ func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 	hp := &p.hp
 	d, n, cur, qkv, up := hp.dim, sc.n, sc.cur, sc.qkv, sc.up
 	normRows(mm, cur, x, d, lw.ln1w, lw.ln1b, hp.eps)
-	if err := linear(mm, qkv, cur, n, lw.qkv); err != nil {
+	if err := linearAdd(mm, qkv, cur, n, lw.qkv, lw.qkvb, nil); err != nil {
 		return err
 	}
-	addRows(mm, qkv, lw.qkvb)
 	parallelRows(mm, n, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			r := qkv[t*3*d:]
@@ -104,11 +103,8 @@ func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 	}
 
 	normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
-	if err := linear(mm, up, cur, n, lw.up); err != nil {
+	if err := linearAdd(mm, up, cur, n, lw.up, lw.upb, nil); err != nil {
 		return err
-	}
-	if lw.upb != nil {
-		addRows(mm, up, lw.upb)
 	}
 	parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn : hi*hp.ffn]) })
 	return sc.down(mm, lw, x)
@@ -126,19 +122,13 @@ func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB
 		normRows(mm, in, x[:m*k], k, normW, normB, p.hp.eps)
 	}
 	hid := make([]float32, m*k) // (rows, 4·dim)
-	if err := linear(mm, hid, in, m, fc1); err != nil {
+	if err := linearAdd(mm, hid, in, m, fc1, b1, nil); err != nil {
 		return nil, err
-	}
-	if b1 != nil {
-		addRows(mm, hid, b1)
 	}
 	parallelRows(mm, m, func(lo, hi int) { gelu(hid[lo*k : hi*k]) })
 	out := make([]float32, m*p.hp.projDim)
-	if err := linear(mm, out, hid, m, fc2); err != nil {
+	if err := linearAdd(mm, out, hid, m, fc2, b2, nil); err != nil {
 		return nil, err
-	}
-	if b2 != nil {
-		addRows(mm, out, b2)
 	}
 	return out, nil
 }

@@ -1,0 +1,16 @@
+package compute
+
+//go:noescape
+func addAVX2(dst, x *float32, n int)
+
+// addVec adds x's whole groups of eight to dst's with AVX2 and returns how
+// many values it did (0 without AVX2).
+func addVec(dst, x []float32) int {
+	n := len(x) &^ 7
+	if hostISA < AVX2 || n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	addAVX2(&dst[0], &x[0], n)
+	return n
+}
