@@ -17,7 +17,8 @@
 #   LLAMA_CPP   directory holding llama-mtmd-cli (a CPU build of llama.cpp;
 #               never part of this repository)
 #   THREADS     threads for both engines (default 2)
-#   REPS        alternating pairs (llama.cpp then troupe) (default 2)
+#   REPS        pairs (llama.cpp then troupe, then the other way round,
+#               and so on) (default 2)
 #   TTFT_REPS   of those, how many time troupe's first token too (default
 #               REPS; troupe's TTFT encodes the image a second time)
 #   TROUPE      the troupe binary (default: built from this checkout)
@@ -89,7 +90,10 @@ compare() {
 	local load_cpu
 	load_cpu=$(cpu_ms "$tmp/mtmd.cpu")
 	local l_enc=() l_cpu=() l_ttft=() t_enc=() t_cpu=() t_ttft=() loads=() r out enc rows begin end ttft_flag
-	for ((r = 0; r < REPS; r++)); do
+	# one_llama and one_troupe run one side of pair r; the side that goes first
+	# alternates from pair to pair (the engine run just before leaves the
+	# caches and the clock in a state that favours neither in the mean).
+	one_llama() {
 		loads+=("$(loadavg)")
 		if ! mtmd "$model" "$mmproj" "$image" && ((tiles == 0)); then
 			die "llama-mtmd-cli failed: $(tail -3 "$tmp/mtmd.log")"
@@ -107,7 +111,8 @@ compare() {
 		fi
 		[[ -n "$enc" && "$enc" != 0 ]] || die "llama-mtmd-cli encoded nothing: $(tail -3 "$tmp/mtmd.log")"
 		l_enc+=("$enc")
-
+	}
+	one_troupe() {
 		loads+=("$(loadavg)")
 		ttft_flag=true
 		((r < TTFT_REPS && tiles == 0)) || ttft_flag=false
@@ -121,6 +126,9 @@ compare() {
 			t_enc+=("$(jq '.mean_encode_ms' <<<"$out")")
 			t_cpu+=("$(jq '.mean_encode_cpu_ms | round' <<<"$out")")
 		fi
+	}
+	for ((r = 0; r < REPS; r++)); do
+		if ((r % 2 == 0)); then one_llama && one_troupe; else one_troupe && one_llama; fi
 		local lt1=- tt1=-
 		((${#l_ttft[@]} > r)) && lt1=${l_ttft[r]}
 		if [[ $ttft_flag == true ]]; then
