@@ -251,11 +251,20 @@ func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float3
 	if err := linearAdd(mm, up, cur, n, lw.up, lw.upb, nil); err != nil {
 		return err
 	}
-	parallelRows(mm, n, func(lo, hi int) {
-		r := up[lo*hp.ffn : hi*hp.ffn]
-		compute.SiLUMul(r, gate[lo*hp.ffn:hi*hp.ffn], r)
-	})
+	siluRows(mm, up, gate, hp.ffn)
 	return sc.down(mm, lw, x)
+}
+
+// siluRows sets up to SiLU(gate)·up, each row of ffn values by itself (as
+// llama.cpp's swiglu), so that a row's bits do not depend on how the rows
+// are split over mm's crew: compute.SiLUMul's last len mod 16 values take
+// the scalar expf, its others the vector one.
+func siluRows(mm *compute.MatMuler, up, gate []float32, ffn int) {
+	parallelRows(mm, len(up)/ffn, func(lo, hi int) {
+		for i := lo * ffn; i < hi*ffn; i += ffn {
+			compute.SiLUMul(up[i:i+ffn], gate[i:i+ffn], up[i:i+ffn])
+		}
+	})
 }
 
 // attend is a layer's attention after q, k and v: attention over heads

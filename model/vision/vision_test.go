@@ -28,6 +28,12 @@ func tinyProjector(t testing.TB, shape string) *Projector { return tinyProjector
 func tinyProjectorSeed(t testing.TB, shape string, seed uint64) *Projector {
 	t.Helper()
 	s, _ := synth.LookupProjectorShape(shape)
+	return shapeProjector(t, s, seed)
+}
+
+// shapeProjector writes and opens a projector of shape s.
+func shapeProjector(t testing.TB, s synth.ProjectorShape, seed uint64) *Projector {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "mmproj.gguf")
 	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: s, Seed: seed}); err != nil {
 		t.Fatal(err)
