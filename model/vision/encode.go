@@ -35,12 +35,10 @@ func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, err
 func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
 	switch p.typ { // one image of its own size (qwen.go, qwen3.go)
-	case typeQwen25VL:
+	case typeQwen25VL, typeQwen2VL:
 		return p.encodeQwen(mm, px)
 	case typeQwen3VL:
 		return p.encodeQwen3(mm, px)
-	case typeQwen2VL:
-		return p.encodeQwen2(mm, px) // qwen2.go
 	}
 	if px.nx != hp.imageSize || px.ny != hp.imageSize {
 		return nil, fmt.Errorf("tile of %dx%d pixels, want %d", px.nx, px.ny, hp.imageSize)

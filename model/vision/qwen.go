@@ -104,8 +104,8 @@ func newQwenLayout(npx, npy, grid int) *qwenLayout {
 	return l
 }
 
-// encodeQwen is clip_graph_qwen2vl::build for one image: (rows, projDim)
-// values, rows row-major over the merged grid.
+// encodeQwen is clip_graph_qwen2vl::build for one Qwen2.5-VL or Qwen2-VL
+// image: (rows, projDim) values, rows row-major over the merged grid.
 func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
 	d, ps := hp.dim, hp.patch
@@ -116,7 +116,7 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 	n := npx * npy
 	grid := qwenWindow / ps / 2
 	if hp.waPattern <= 0 {
-		grid = 0
+		grid = 0 // one window: 2×2 groups row by row (Qwen2-VL's)
 	}
 	lay := newQwenLayout(npx, npy, grid)
 	x := make([]float32, n*d) // (patches, dim): the residual stream, graph order
@@ -124,10 +124,10 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
 	}
 	if w.preW != nil {
-		rmsNormRows(mm, x, x, w.preW, w.preB, d, hp.eps)
+		p.qwenNorm(mm, x, x, w.preW, w.preB)
 	}
 
-	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, true)
+	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, p.typ == typeQwen25VL)
 	for li := range w.layers {
 		full := hp.waPattern <= 0 || (li+1)%hp.waPattern == 0
 		var win [][2]int
@@ -139,9 +139,20 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 		}
 	}
 	if w.postW != nil {
-		rmsNormRows(mm, x, x, w.postW, w.postB, d, hp.eps)
+		p.qwenNorm(mm, x, x, w.postW, w.postB)
 	}
 	return p.qwenMerger(mm, x, n, lay)
+}
+
+// qwenNorm is the norm of encodeQwen's ViT on each row of x into dst (which
+// may be x): Qwen2.5-VL's RMS norm (NORM_TYPE_RMS), Qwen2-VL's layer norm
+// (NORM_TYPE_NORMAL).
+func (p *Projector) qwenNorm(mm *compute.MatMuler, dst, x, w, b []float32) {
+	if p.typ == typeQwen25VL {
+		rmsNormRows(mm, dst, x, w, b, p.hp.dim, p.hp.eps)
+		return
+	}
+	normRows(mm, dst, x, p.hp.dim, w, b, p.hp.eps)
 }
 
 // qwenPatches is the Qwen-VL patch embedding, shared by Qwen2.5-VL and
@@ -218,40 +229,70 @@ func (s *qwenScratch) ropeQK(t, d, heads int) {
 	}
 }
 
-// qwenLayer is one Qwen2.5-VL ViT layer on the residual stream x: RMS
-// norm, q, k, v with biases and 2-D rope, attention within win (nil: all
-// patches), the output projection; RMS norm and the gated SiLU
-// feed-forward.
+// qwenLayer is one Qwen2.5-VL or Qwen2-VL ViT layer on the residual
+// stream x: norm (qwenNorm), q, k, v with biases and 2-D rope, attention
+// within win (nil: all patches), the output projection; norm and the
+// feed-forward: Qwen2.5-VL's gated SiLU, Qwen2-VL's without a gate
+// (plainFFN).
 func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch, win [][2]int) error {
 	hp := &p.hp
-	d, n, cur, q, kk, v, gate, up := hp.dim, sc.n, sc.cur, sc.q, sc.kk, sc.v, sc.gate, sc.up
-	rmsNormRows(mm, cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
+	p.qwenNorm(mm, sc.cur, x, lw.ln1w, lw.ln1b)
+	if err := sc.qkvRope(mm, lw, hp.heads); err != nil {
+		return err
+	}
+	if err := sc.attend(mm, lw, x, hp.heads, win); err != nil {
+		return err
+	}
+	p.qwenNorm(mm, sc.cur, x, lw.ln2w, lw.ln2b)
+	if lw.gate == nil {
+		return p.plainFFN(mm, lw, x, sc)
+	}
+	if err := linearAdd(mm, sc.gate, sc.cur, sc.n, lw.gate, lw.gateb, nil); err != nil {
+		return err
+	}
+	if err := linearAdd(mm, sc.up, sc.cur, sc.n, lw.up, lw.upb, nil); err != nil {
+		return err
+	}
+	siluRows(mm, sc.up, sc.gate, hp.ffn)
+	return sc.down(mm, lw, x)
+}
+
+// qkvRope sets the scratch's queries, keys and values from its current
+// rows (cur: the layer's first norm's output) by a layer's separate q, k
+// and v projections with their biases, and rotates the queries and keys.
+func (s *qwenScratch) qkvRope(mm *compute.MatMuler, lw *layerWeights, heads int) error {
+	n, d := s.n, len(s.cur)/s.n
 	for _, m := range []struct {
 		dst  []float32
 		w    *compute.Tensor
 		bias []float32
-	}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
-		if err := linearAdd(mm, m.dst, cur, n, m.w, m.bias, nil); err != nil {
+	}{{s.q, lw.q, lw.qb}, {s.kk, lw.k, lw.kb}, {s.v, lw.v, lw.vb}} {
+		if err := linearAdd(mm, m.dst, s.cur, n, m.w, m.bias, nil); err != nil {
 			return err
 		}
 	}
 	parallelRows(mm, n, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
-			sc.ropeQK(t, d, hp.heads)
+			s.ropeQK(t, d, heads)
 		}
 	})
-	if err := sc.attend(mm, lw, x, hp.heads, win); err != nil {
-		return err
-	}
+	return nil
+}
 
-	rmsNormRows(mm, cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
-	if err := linearAdd(mm, gate, cur, n, lw.gate, lw.gateb, nil); err != nil {
+// plainFFN is a feed-forward without a gate on the scratch's current rows
+// (cur: the layer's second norm's output), added to the residual stream x:
+// up with its bias, the file's activation (hp.ffnOp: GELU, Qwen3-VL's, or
+// quick GELU, Qwen2-VL's), down with its bias.
+func (p *Projector) plainFFN(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch) error {
+	ffn, up := p.hp.ffn, sc.up
+	if err := linearAdd(mm, up, sc.cur, sc.n, lw.up, lw.upb, nil); err != nil {
 		return err
 	}
-	if err := linearAdd(mm, up, cur, n, lw.up, lw.upb, nil); err != nil {
-		return err
+	act := gelu
+	if p.hp.ffnOp == "gelu_quick" {
+		act = geluQuick
 	}
-	siluRows(mm, up, gate, hp.ffn)
+	parallelRows(mm, sc.n, func(lo, hi int) { act(up[lo*ffn : hi*ffn]) })
 	return sc.down(mm, lw, x)
 }
 

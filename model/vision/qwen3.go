@@ -84,7 +84,7 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 // patches, the output projection; layer norm and the GELU feed-forward.
 func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch) error {
 	hp := &p.hp
-	d, n, cur, qkv, up := hp.dim, sc.n, sc.cur, sc.qkv, sc.up
+	d, n, cur, qkv := hp.dim, sc.n, sc.cur, sc.qkv
 	normRows(mm, cur, x, d, lw.ln1w, lw.ln1b, hp.eps)
 	if err := linearAdd(mm, qkv, cur, n, lw.qkv, lw.qkvb, nil); err != nil {
 		return err
@@ -103,11 +103,7 @@ func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 	}
 
 	normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
-	if err := linearAdd(mm, up, cur, n, lw.up, lw.upb, nil); err != nil {
-		return err
-	}
-	parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn : hi*hp.ffn]) })
-	return sc.down(mm, lw, x)
+	return p.plainFFN(mm, lw, x, sc)
 }
 
 // merge is a Qwen-VL merger over x (4·m patches of dim values, each four
