@@ -163,24 +163,8 @@ func (p *Projector) qwenPatches(mm *compute.MatMuler, px *pixels) (raster []floa
 	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
 		return nil, 0, 0, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
 	}
-	npx, npy = px.nx/ps, px.ny/ps
-	n, k := npx*npy, 3*ps*ps
-	cols := make([]float32, n*k) // (patches, 3·patch·patch), raster order
-	for py := range npy {
-		for pxx := range npx {
-			row := cols[(py*npx+pxx)*k:]
-			i := 0
-			for c := range 3 {
-				for ky := range ps {
-					src := px.buf[3*((py*ps+ky)*px.nx+pxx*ps):]
-					for kx := range ps {
-						row[i] = src[3*kx+c]
-						i++
-					}
-				}
-			}
-		}
-	}
+	cols, npx, npy := im2col(px, ps) // (patches, 3·patch·patch), raster order
+	n := npx * npy
 	raster = make([]float32, n*d) // (patches, dim)
 	second := make([]float32, n*d)
 	if err := linear(mm, raster, cols, n, w.patch); err != nil {

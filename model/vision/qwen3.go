@@ -144,21 +144,20 @@ func interpolatePositions(table []float32, side, dim, nx, ny int) []float32 {
 		return float32(dst) / float32(src)
 	}
 	sf0, sf1 := scale(nx, side), scale(ny, side)
-	clampI := func(v int) int { return max(0, min(v, side-1)) }
-	clampF := func(v float32) float32 { return max(0, min(v, 1)) }
+	// coord is destination index i's two source indices and the weight of
+	// the second, for scale factor sf.
+	coord := func(i int, sf float32) (lo, hi int, frac float32) {
+		v := float32(i) / sf
+		lo = int(math.Floor(float64(v)))
+		hi = max(0, min(lo+1, side-1))
+		lo = max(0, min(lo, side-1))
+		return lo, hi, max(0, min(v-float32(lo), 1))
+	}
 	out := make([]float32, nx*ny*dim)
 	for i1 := range ny {
-		y := float32(i1) / sf1
-		y0 := int(math.Floor(float64(y)))
-		y1 := clampI(y0 + 1)
-		y0 = clampI(y0)
-		dy := clampF(y - float32(y0))
+		y0, y1, dy := coord(i1, sf1)
 		for i0 := range nx {
-			x := float32(i0) / sf0
-			x0 := int(math.Floor(float64(x)))
-			x1 := clampI(x0 + 1)
-			x0 = clampI(x0)
-			dx := clampF(x - float32(x0))
+			x0, x1, dx := coord(i0, sf0)
 			dst := out[(i1*nx+i0)*dim : (i1*nx+i0+1)*dim]
 			a, b := table[(y0*side+x0)*dim:], table[(y0*side+x1)*dim:]
 			c, e := table[(y1*side+x0)*dim:], table[(y1*side+x1)*dim:]
