@@ -108,25 +108,15 @@ func newQwenLayout(npx, npy, grid int) *qwenLayout {
 // image: (rows, projDim) values, rows row-major over the merged grid.
 func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
-	d, ps := hp.dim, hp.patch
-	raster, npx, npy, err := p.qwenPatches(mm, px)
+	grid := 0 // one window: 2×2 groups row by row (Qwen2-VL's)
+	if hp.waPattern > 0 {
+		grid = qwenWindow / hp.patch / 2
+	}
+	x, lay, err := p.qwenInput(mm, px, grid)
 	if err != nil {
 		return nil, err
 	}
-	n := npx * npy
-	grid := qwenWindow / ps / 2
-	if hp.waPattern <= 0 {
-		grid = 0 // one window: 2×2 groups row by row (Qwen2-VL's)
-	}
-	lay := newQwenLayout(npx, npy, grid)
-	x := make([]float32, n*d) // (patches, dim): the residual stream, graph order
-	for i, src := range lay.patch {
-		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
-	}
-	if w.preW != nil {
-		p.qwenNorm(mm, x, x, w.preW, w.preB)
-	}
-
+	n, d := len(lay.patch), hp.dim
 	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, p.typ == typeQwen25VL)
 	for li := range w.layers {
 		full := hp.waPattern <= 0 || (li+1)%hp.waPattern == 0
@@ -144,9 +134,9 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 	return p.qwenMerger(mm, x, n, lay)
 }
 
-// qwenNorm is the norm of encodeQwen's ViT on each row of x into dst (which
-// may be x): Qwen2.5-VL's RMS norm (NORM_TYPE_RMS), Qwen2-VL's layer norm
-// (NORM_TYPE_NORMAL).
+// qwenNorm is a Qwen-VL ViT's norm on each row of x into dst (which may be
+// x): Qwen2.5-VL's RMS norm (NORM_TYPE_RMS), Qwen2-VL's and Qwen3-VL's layer
+// norm (NORM_TYPE_NORMAL).
 func (p *Projector) qwenNorm(mm *compute.MatMuler, dst, x, w, b []float32) {
 	if p.typ == typeQwen25VL {
 		rmsNormRows(mm, dst, x, w, b, p.hp.dim, p.hp.eps)
@@ -155,25 +145,47 @@ func (p *Projector) qwenNorm(mm *compute.MatMuler, dst, x, w, b []float32) {
 	normRows(mm, dst, x, p.hp.dim, w, b, p.hp.eps)
 }
 
-// qwenPatches is the Qwen-VL patch embedding, shared by Qwen2.5-VL and
-// Qwen3-VL: the two temporal slices of the Conv3D, each ggml_conv_2d
-// (im2col and an F16 product), added; (patches, dim) in raster order.
-func (p *Projector) qwenPatches(mm *compute.MatMuler, px *pixels) (raster []float32, npx, npy int, err error) {
-	d, ps, w := p.hp.dim, p.hp.patch, p.w
+// qwenInput is the Qwen-VL encoders' input, shared by Qwen2-VL, Qwen2.5-VL
+// and Qwen3-VL: the two temporal slices of the Conv3D patch embedding,
+// each ggml_conv_2d (im2col and an F16 product), added; for Qwen3-VL (w.pos
+// set) the embedding's bias and the learned positions interpolated to the
+// image's patch grid; the patches in graph order (newQwenLayout with
+// windows of side grid merged rows), pre-normed. It returns the residual
+// stream (patches, dim) and the layout.
+func (p *Projector) qwenInput(mm *compute.MatMuler, px *pixels, grid int) ([]float32, *qwenLayout, error) {
+	hp, w := &p.hp, p.w
+	d, ps := hp.dim, hp.patch
 	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
-		return nil, 0, 0, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
+		return nil, nil, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
 	}
 	cols, npx, npy := im2col(px, ps) // (patches, 3·patch·patch), raster order
 	n := npx * npy
-	raster = make([]float32, n*d) // (patches, dim)
+	raster := make([]float32, n*d) // (patches, dim)
 	second := make([]float32, n*d)
 	if err := linear(mm, raster, cols, n, w.patch); err != nil {
-		return nil, 0, 0, err
+		return nil, nil, err
 	}
 	if err := linearAdd(mm, second, cols, n, w.patch1, nil, raster); err != nil {
-		return nil, 0, 0, err
+		return nil, nil, err
 	}
-	return raster, npx, npy, nil
+	if w.pos != nil {
+		pos := interpolatePositions(w.pos, hp.imageSize/ps, d, npx, npy) // (patches, dim), raster order
+		for i := 0; i < n*d; i += d {
+			if w.patchBias != nil {
+				compute.Add(raster[i:i+d], w.patchBias)
+			}
+			compute.Add(raster[i:i+d], pos[i:i+d])
+		}
+	}
+	lay := newQwenLayout(npx, npy, grid)
+	x := second // (patches, dim): the residual stream, graph order
+	for i, src := range lay.patch {
+		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
+	}
+	if w.preW != nil {
+		p.qwenNorm(mm, x, x, w.preW, w.preB)
+	}
+	return x, lay, nil
 }
 
 // qwenScratch is a Qwen-VL encoder's buffers for one image of n patches,

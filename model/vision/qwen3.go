@@ -19,27 +19,11 @@ import (
 // projDim·(1+deepstack)) values, rows row-major over the merged grid.
 func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
-	d, ps := hp.dim, hp.patch
-	raster, npx, npy, err := p.qwenPatches(mm, px)
+	x, lay, err := p.qwenInput(mm, px, 0) // one window: 2×2 groups row by row
 	if err != nil {
 		return nil, err
 	}
-	n := npx * npy
-	lay := newQwenLayout(npx, npy, 0)                                // one window: 2×2 groups row by row
-	pos := interpolatePositions(w.pos, hp.imageSize/ps, d, npx, npy) // (patches, dim), raster order
-	x := make([]float32, n*d)                                        // (patches, dim): the residual stream, graph order
-	for i, src := range lay.patch {
-		row := x[i*d : (i+1)*d]
-		copy(row, raster[src*d:(src+1)*d])
-		if w.patchBias != nil {
-			compute.Add(row, w.patchBias)
-		}
-		compute.Add(row, pos[src*d:(src+1)*d])
-	}
-	if w.preW != nil {
-		normRows(mm, x, x, d, w.preW, w.preB, hp.eps)
-	}
-
+	n, d := len(lay.patch), hp.dim
 	m := n / 4
 	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, false)
 	sc.qkv = make([]float32, n*3*d) // (patches, 3·dim)
