@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/imagetest"
 )
 
 // BenchmarkPrepare and BenchmarkEncode time one image through synth's tiny
 // projectors; their cost says little about a real projector's.
 func BenchmarkPrepare(b *testing.B) {
 	p := tinyGemma3(b)
-	data := encodePNG(b, testImage(640, 480))
+	data := imagetest.PNG(b, testImage(640, 480))
 	for b.Loop() {
 		if _, err := p.Prepare(data); err != nil {
 			b.Fatal(err)
@@ -28,7 +29,7 @@ func BenchmarkEncode(b *testing.B) {
 	for _, shape := range []string{"gemma3-tiny", "idefics3-tiny", "qwen2.5vl-tiny", "qwen3vl-tiny"} {
 		b.Run(shape, func(b *testing.B) {
 			p := tinyProjector(b, shape)
-			prep, err := p.Prepare(encodePNG(b, testImage(100, 50)))
+			prep, err := p.Prepare(imagetest.PNG(b, testImage(100, 50)))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -55,7 +56,7 @@ func BenchmarkEncodeTile(b *testing.B) {
 	}
 	p := tinyProjectorSeed(b, shape, 1)
 	sz := p.hp.imageSize
-	prep, err := p.Prepare(encodePNG(b, testImage(sz, sz)))
+	prep, err := p.Prepare(imagetest.PNG(b, testImage(sz, sz)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -35,12 +35,10 @@ func (p *Projector) Encode(mm *compute.MatMuler, prep *Prepared) ([]float32, err
 func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
 	switch p.typ { // one image of its own size (qwen.go, qwen3.go)
-	case typeQwen25VL:
+	case typeQwen25VL, typeQwen2VL:
 		return p.encodeQwen(mm, px)
 	case typeQwen3VL:
 		return p.encodeQwen3(mm, px)
-	case typeQwen2VL:
-		return p.encodeQwen2(mm, px) // qwen2.go
 	}
 	if px.nx != hp.imageSize || px.ny != hp.imageSize {
 		return nil, fmt.Errorf("tile of %dx%d pixels, want %d", px.nx, px.ny, hp.imageSize)
@@ -76,22 +74,16 @@ func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, err
 	return nil, fmt.Errorf("projector type %q cannot encode", p.typ)
 }
 
-// vit is clip.cpp's build_inp then build_vit with NORM_TYPE_NORMAL: the
-// patch embedding (a convolution of stride patch, as im2col and a matrix
-// product), the learned positions, the pre-norm blocks and the post norm.
-// It returns (patches, dim) values.
-func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
-	hp, w := &p.hp, p.w
-	d, ps := hp.dim, hp.patch
-	side := px.nx / ps
-	n := side * side
+// im2col is ggml_im2col for a convolution of stride ps over px: a row of
+// 3·ps·ps values (channel, then ky, then kx) for each of the npx×npy
+// patches, in raster order.
+func im2col(px *pixels, ps int) (cols []float32, npx, npy int) {
+	npx, npy = px.nx/ps, px.ny/ps
 	k := 3 * ps * ps
-
-	// im2col: patch (py, px)'s row holds channel, then ky, then kx.
-	cols := make([]float32, n*k) // (patches, 3·patch·patch)
-	for py := range side {
-		for pxx := range side {
-			row := cols[(py*side+pxx)*k:]
+	cols = make([]float32, npx*npy*k)
+	for py := range npy {
+		for pxx := range npx {
+			row := cols[(py*npx+pxx)*k:]
 			i := 0
 			for c := range 3 {
 				for ky := range ps {
@@ -104,6 +96,18 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 			}
 		}
 	}
+	return cols, npx, npy
+}
+
+// vit is clip.cpp's build_inp then build_vit with NORM_TYPE_NORMAL: the
+// patch embedding (a convolution of stride patch, as im2col and a matrix
+// product), the learned positions, the pre-norm blocks and the post norm.
+// It returns (patches, dim) values.
+func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
+	hp, w := &p.hp, p.w
+	d, ps := hp.dim, hp.patch
+	cols, npx, npy := im2col(px, ps)
+	n := npx * npy
 	x := make([]float32, n*d) // (patches, dim): the residual stream
 	if err := linearAdd(mm, x, cols, n, w.patch, w.patchBias, nil); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/imagetest"
 )
 
 // parityImages are testdata/img's images, whose llama.cpp references
@@ -75,7 +76,7 @@ func TestWriteParityImages(t *testing.T) {
 			}
 			data = b.Bytes()
 		} else {
-			data = encodePNG(t, imgs[name])
+			data = imagetest.PNG(t, imgs[name])
 		}
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)

@@ -187,34 +187,43 @@ func readHparams(f *gguf.File, typ string) (hparams, error) {
 			return hp, fmt.Errorf("image_size %d, patch_size %d, scale_factor %d: the patch grid does not pool evenly", hp.imageSize, hp.patch, hp.merge)
 		}
 	}
+	err = checkType(f, typ, &hp) // sets hp.ffn for Qwen2-VL
+	return hp, err
+}
+
+// checkType refuses what a projector type's graph in clip.cpp would run
+// differently from this package's (and reads Qwen2-VL's feed-forward width
+// from its tensors).
+func checkType(f *gguf.File, typ string, hp *hparams) error {
 	if typ == typeQwen25VL {
 		if hp.merge != 2 || hp.ffnOp != "silu" || (hp.dim/hp.heads)%4 != 0 {
-			return hp, fmt.Errorf("%s projector: merge %d, activation %s, head size %d: want 2, silu (clip.use_silu) and a multiple of 4",
+			return fmt.Errorf("%s projector: merge %d, activation %s, head size %d: want 2, silu (clip.use_silu) and a multiple of 4",
 				typ, hp.merge, hp.ffnOp, hp.dim/hp.heads)
 		}
-		return hp, nil
+		return nil
 	}
 	if typ == typeQwen2VL {
+		var err error
 		if hp.ffn, err = qwen2FFN(f, hp.dim); err != nil {
-			return hp, err
+			return err
 		}
 		if hp.merge != 2 || hp.ffnOp == "silu" || (hp.dim/hp.heads)%4 != 0 || hp.waPattern != 0 {
-			return hp, fmt.Errorf("%s projector: merge %d, activation %s, head size %d, n_wa_pattern %d: want 2, quick GELU or gelu (clip.use_gelu), a multiple of 4 and none",
+			return fmt.Errorf("%s projector: merge %d, activation %s, head size %d, n_wa_pattern %d: want 2, quick GELU or gelu (clip.use_gelu), a multiple of 4 and none",
 				typ, hp.merge, hp.ffnOp, hp.dim/hp.heads, hp.waPattern)
 		}
-		return hp, nil
+		return nil
 	}
 	if typ == typeQwen3VL {
 		if hp.merge != 2 || hp.ffnOp != "gelu" || (hp.dim/hp.heads)%4 != 0 || hp.waPattern != 0 {
-			return hp, fmt.Errorf("%s projector: merge %d, activation %s, head size %d, n_wa_pattern %d: want 2, gelu (clip.use_gelu), a multiple of 4 and none",
+			return fmt.Errorf("%s projector: merge %d, activation %s, head size %d, n_wa_pattern %d: want 2, gelu (clip.use_gelu), a multiple of 4 and none",
 				typ, hp.merge, hp.ffnOp, hp.dim/hp.heads, hp.waPattern)
 		}
-		return hp, nil
+		return nil
 	}
 	if hp.ffnOp != "gelu" {
-		return hp, fmt.Errorf("feed-forward activation %s is not supported (want clip.use_gelu)", hp.ffnOp)
+		return fmt.Errorf("feed-forward activation %s is not supported (want clip.use_gelu)", hp.ffnOp)
 	}
-	return hp, nil
+	return nil
 }
 
 // Close releases the file. The Projector must not be used after.

@@ -104,30 +104,20 @@ func newQwenLayout(npx, npy, grid int) *qwenLayout {
 	return l
 }
 
-// encodeQwen is clip_graph_qwen2vl::build for one image: (rows, projDim)
-// values, rows row-major over the merged grid.
+// encodeQwen is clip_graph_qwen2vl::build for one Qwen2.5-VL or Qwen2-VL
+// image: (rows, projDim) values, rows row-major over the merged grid.
 func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
-	d, ps := hp.dim, hp.patch
-	raster, npx, npy, err := p.qwenPatches(mm, px)
+	grid := 0 // one window: 2×2 groups row by row (Qwen2-VL's)
+	if hp.waPattern > 0 {
+		grid = qwenWindow / hp.patch / 2
+	}
+	x, lay, err := p.qwenInput(mm, px, grid)
 	if err != nil {
 		return nil, err
 	}
-	n := npx * npy
-	grid := qwenWindow / ps / 2
-	if hp.waPattern <= 0 {
-		grid = 0
-	}
-	lay := newQwenLayout(npx, npy, grid)
-	x := make([]float32, n*d) // (patches, dim): the residual stream, graph order
-	for i, src := range lay.patch {
-		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
-	}
-	if w.preW != nil {
-		rmsNormRows(mm, x, x, w.preW, w.preB, d, hp.eps)
-	}
-
-	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, true)
+	n, d := len(lay.patch), hp.dim
+	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, p.typ == typeQwen25VL)
 	for li := range w.layers {
 		full := hp.waPattern <= 0 || (li+1)%hp.waPattern == 0
 		var win [][2]int
@@ -139,46 +129,63 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 		}
 	}
 	if w.postW != nil {
-		rmsNormRows(mm, x, x, w.postW, w.postB, d, hp.eps)
+		p.qwenNorm(mm, x, x, w.postW, w.postB)
 	}
 	return p.qwenMerger(mm, x, n, lay)
 }
 
-// qwenPatches is the Qwen-VL patch embedding, shared by Qwen2.5-VL and
-// Qwen3-VL: the two temporal slices of the Conv3D, each ggml_conv_2d
-// (im2col and an F16 product), added; (patches, dim) in raster order.
-func (p *Projector) qwenPatches(mm *compute.MatMuler, px *pixels) (raster []float32, npx, npy int, err error) {
-	d, ps, w := p.hp.dim, p.hp.patch, p.w
+// qwenNorm is a Qwen-VL ViT's norm on each row of x into dst (which may be
+// x): Qwen2.5-VL's RMS norm (NORM_TYPE_RMS), Qwen2-VL's and Qwen3-VL's layer
+// norm (NORM_TYPE_NORMAL).
+func (p *Projector) qwenNorm(mm *compute.MatMuler, dst, x, w, b []float32) {
+	if p.typ == typeQwen25VL {
+		rmsNormRows(mm, dst, x, w, b, p.hp.dim, p.hp.eps)
+		return
+	}
+	normRows(mm, dst, x, p.hp.dim, w, b, p.hp.eps)
+}
+
+// qwenInput is the Qwen-VL encoders' input, shared by Qwen2-VL, Qwen2.5-VL
+// and Qwen3-VL: the two temporal slices of the Conv3D patch embedding,
+// each ggml_conv_2d (im2col and an F16 product), added; for Qwen3-VL (w.pos
+// set) the embedding's bias and the learned positions interpolated to the
+// image's patch grid; the patches in graph order (newQwenLayout with
+// windows of side grid merged rows), pre-normed. It returns the residual
+// stream (patches, dim) and the layout.
+func (p *Projector) qwenInput(mm *compute.MatMuler, px *pixels, grid int) ([]float32, *qwenLayout, error) {
+	hp, w := &p.hp, p.w
+	d, ps := hp.dim, hp.patch
 	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
-		return nil, 0, 0, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
+		return nil, nil, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
 	}
-	npx, npy = px.nx/ps, px.ny/ps
-	n, k := npx*npy, 3*ps*ps
-	cols := make([]float32, n*k) // (patches, 3·patch·patch), raster order
-	for py := range npy {
-		for pxx := range npx {
-			row := cols[(py*npx+pxx)*k:]
-			i := 0
-			for c := range 3 {
-				for ky := range ps {
-					src := px.buf[3*((py*ps+ky)*px.nx+pxx*ps):]
-					for kx := range ps {
-						row[i] = src[3*kx+c]
-						i++
-					}
-				}
-			}
-		}
-	}
-	raster = make([]float32, n*d) // (patches, dim)
+	cols, npx, npy := im2col(px, ps) // (patches, 3·patch·patch), raster order
+	n := npx * npy
+	raster := make([]float32, n*d) // (patches, dim)
 	second := make([]float32, n*d)
 	if err := linear(mm, raster, cols, n, w.patch); err != nil {
-		return nil, 0, 0, err
+		return nil, nil, err
 	}
 	if err := linearAdd(mm, second, cols, n, w.patch1, nil, raster); err != nil {
-		return nil, 0, 0, err
+		return nil, nil, err
 	}
-	return raster, npx, npy, nil
+	if w.pos != nil {
+		pos := interpolatePositions(w.pos, hp.imageSize/ps, d, npx, npy) // (patches, dim), raster order
+		for i := 0; i < n*d; i += d {
+			if w.patchBias != nil {
+				compute.Add(raster[i:i+d], w.patchBias)
+			}
+			compute.Add(raster[i:i+d], pos[i:i+d])
+		}
+	}
+	lay := newQwenLayout(npx, npy, grid)
+	x := second // (patches, dim): the residual stream, graph order
+	for i, src := range lay.patch {
+		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
+	}
+	if w.preW != nil {
+		p.qwenNorm(mm, x, x, w.preW, w.preB)
+	}
+	return x, lay, nil
 }
 
 // qwenScratch is a Qwen-VL encoder's buffers for one image of n patches,
@@ -218,44 +225,83 @@ func (s *qwenScratch) ropeQK(t, d, heads int) {
 	}
 }
 
-// qwenLayer is one Qwen2.5-VL ViT layer on the residual stream x: RMS
-// norm, q, k, v with biases and 2-D rope, attention within win (nil: all
-// patches), the output projection; RMS norm and the gated SiLU
-// feed-forward.
+// qwenLayer is one Qwen2.5-VL or Qwen2-VL ViT layer on the residual
+// stream x: norm (qwenNorm), q, k, v with biases and 2-D rope, attention
+// within win (nil: all patches), the output projection; norm and the
+// feed-forward: Qwen2.5-VL's gated SiLU, Qwen2-VL's without a gate
+// (plainFFN).
 func (p *Projector) qwenLayer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch, win [][2]int) error {
 	hp := &p.hp
-	d, n, cur, q, kk, v, gate, up := hp.dim, sc.n, sc.cur, sc.q, sc.kk, sc.v, sc.gate, sc.up
-	rmsNormRows(mm, cur, x, lw.ln1w, lw.ln1b, d, hp.eps)
+	p.qwenNorm(mm, sc.cur, x, lw.ln1w, lw.ln1b)
+	if err := sc.qkvRope(mm, lw, hp.heads); err != nil {
+		return err
+	}
+	if err := sc.attend(mm, lw, x, hp.heads, win); err != nil {
+		return err
+	}
+	p.qwenNorm(mm, sc.cur, x, lw.ln2w, lw.ln2b)
+	if lw.gate == nil {
+		return p.plainFFN(mm, lw, x, sc)
+	}
+	if err := linearAdd(mm, sc.gate, sc.cur, sc.n, lw.gate, lw.gateb, nil); err != nil {
+		return err
+	}
+	if err := linearAdd(mm, sc.up, sc.cur, sc.n, lw.up, lw.upb, nil); err != nil {
+		return err
+	}
+	siluRows(mm, sc.up, sc.gate, hp.ffn)
+	return sc.down(mm, lw, x)
+}
+
+// qkvRope sets the scratch's queries, keys and values from its current
+// rows (cur: the layer's first norm's output) by a layer's separate q, k
+// and v projections with their biases, and rotates the queries and keys.
+func (s *qwenScratch) qkvRope(mm *compute.MatMuler, lw *layerWeights, heads int) error {
+	n, d := s.n, len(s.cur)/s.n
 	for _, m := range []struct {
 		dst  []float32
 		w    *compute.Tensor
 		bias []float32
-	}{{q, lw.q, lw.qb}, {kk, lw.k, lw.kb}, {v, lw.v, lw.vb}} {
-		if err := linearAdd(mm, m.dst, cur, n, m.w, m.bias, nil); err != nil {
+	}{{s.q, lw.q, lw.qb}, {s.kk, lw.k, lw.kb}, {s.v, lw.v, lw.vb}} {
+		if err := linearAdd(mm, m.dst, s.cur, n, m.w, m.bias, nil); err != nil {
 			return err
 		}
 	}
 	parallelRows(mm, n, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
-			sc.ropeQK(t, d, hp.heads)
+			s.ropeQK(t, d, heads)
 		}
 	})
-	if err := sc.attend(mm, lw, x, hp.heads, win); err != nil {
-		return err
-	}
+	return nil
+}
 
-	rmsNormRows(mm, cur, x, lw.ln2w, lw.ln2b, d, hp.eps)
-	if err := linearAdd(mm, gate, cur, n, lw.gate, lw.gateb, nil); err != nil {
+// plainFFN is a feed-forward without a gate on the scratch's current rows
+// (cur: the layer's second norm's output), added to the residual stream x:
+// up with its bias, the file's activation (hp.ffnOp: GELU, Qwen3-VL's, or
+// quick GELU, Qwen2-VL's), down with its bias.
+func (p *Projector) plainFFN(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch) error {
+	ffn, up := p.hp.ffn, sc.up
+	if err := linearAdd(mm, up, sc.cur, sc.n, lw.up, lw.upb, nil); err != nil {
 		return err
 	}
-	if err := linearAdd(mm, up, cur, n, lw.up, lw.upb, nil); err != nil {
-		return err
+	act := gelu
+	if p.hp.ffnOp == "gelu_quick" {
+		act = geluQuick
 	}
-	parallelRows(mm, n, func(lo, hi int) {
-		r := up[lo*hp.ffn : hi*hp.ffn]
-		compute.SiLUMul(r, gate[lo*hp.ffn:hi*hp.ffn], r)
-	})
+	parallelRows(mm, sc.n, func(lo, hi int) { act(up[lo*ffn : hi*ffn]) })
 	return sc.down(mm, lw, x)
+}
+
+// siluRows sets up to SiLU(gate)·up, each row of ffn values by itself (as
+// llama.cpp's swiglu), so that a row's bits do not depend on how the rows
+// are split over mm's crew: compute.SiLUMul's last len mod 16 values take
+// the scalar expf, its others the vector one.
+func siluRows(mm *compute.MatMuler, up, gate []float32, ffn int) {
+	parallelRows(mm, len(up)/ffn, func(lo, hi int) {
+		for i := lo * ffn; i < hi*ffn; i += ffn {
+			compute.SiLUMul(up[i:i+ffn], gate[i:i+ffn], up[i:i+ffn])
+		}
+	})
 }
 
 // attend is a layer's attention after q, k and v: attention over heads

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/imagetest"
 	"github.com/troupe-llm/troupe/internal/synth"
 	"github.com/troupe-llm/troupe/model/gguf"
 )
@@ -90,7 +91,7 @@ func TestQwen2Open(t *testing.T) {
 	if ffn, _ := p.f.Int("clip.vision.feed_forward_length"); p.Type() != typeQwen2VL || !p.MRoPE() || p.Dim() != 64 || p.hp.ffn != 256 || ffn != 64 {
 		t.Fatalf("Type %q MRoPE %v Dim %d ffn %d (key %d); want %s, true, 64, 256 (64)", p.Type(), p.MRoPE(), p.Dim(), p.hp.ffn, ffn, typeQwen2VL)
 	}
-	prep, err := p.Prepare(encodePNG(t, testImage(100, 50)))
+	prep, err := p.Prepare(imagetest.PNG(t, testImage(100, 50)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,27 +19,11 @@ import (
 // projDim·(1+deepstack)) values, rows row-major over the merged grid.
 func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
-	d, ps := hp.dim, hp.patch
-	raster, npx, npy, err := p.qwenPatches(mm, px)
+	x, lay, err := p.qwenInput(mm, px, 0) // one window: 2×2 groups row by row
 	if err != nil {
 		return nil, err
 	}
-	n := npx * npy
-	lay := newQwenLayout(npx, npy, 0)                                // one window: 2×2 groups row by row
-	pos := interpolatePositions(w.pos, hp.imageSize/ps, d, npx, npy) // (patches, dim), raster order
-	x := make([]float32, n*d)                                        // (patches, dim): the residual stream, graph order
-	for i, src := range lay.patch {
-		row := x[i*d : (i+1)*d]
-		copy(row, raster[src*d:(src+1)*d])
-		if w.patchBias != nil {
-			compute.Add(row, w.patchBias)
-		}
-		compute.Add(row, pos[src*d:(src+1)*d])
-	}
-	if w.preW != nil {
-		normRows(mm, x, x, d, w.preW, w.preB, hp.eps)
-	}
-
+	n, d := len(lay.patch), hp.dim
 	m := n / 4
 	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, false)
 	sc.qkv = make([]float32, n*3*d) // (patches, 3·dim)
@@ -84,7 +68,7 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 // patches, the output projection; layer norm and the GELU feed-forward.
 func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float32, sc *qwenScratch) error {
 	hp := &p.hp
-	d, n, cur, qkv, up := hp.dim, sc.n, sc.cur, sc.qkv, sc.up
+	d, n, cur, qkv := hp.dim, sc.n, sc.cur, sc.qkv
 	normRows(mm, cur, x, d, lw.ln1w, lw.ln1b, hp.eps)
 	if err := linearAdd(mm, qkv, cur, n, lw.qkv, lw.qkvb, nil); err != nil {
 		return err
@@ -103,11 +87,7 @@ func (p *Projector) qwen3Layer(mm *compute.MatMuler, lw *layerWeights, x []float
 	}
 
 	normRows(mm, cur, x, d, lw.ln2w, lw.ln2b, hp.eps)
-	if err := linearAdd(mm, up, cur, n, lw.up, lw.upb, nil); err != nil {
-		return err
-	}
-	parallelRows(mm, n, func(lo, hi int) { gelu(up[lo*hp.ffn : hi*hp.ffn]) })
-	return sc.down(mm, lw, x)
+	return p.plainFFN(mm, lw, x, sc)
 }
 
 // merge is a Qwen-VL merger over x (4·m patches of dim values, each four
@@ -148,21 +128,20 @@ func interpolatePositions(table []float32, side, dim, nx, ny int) []float32 {
 		return float32(dst) / float32(src)
 	}
 	sf0, sf1 := scale(nx, side), scale(ny, side)
-	clampI := func(v int) int { return max(0, min(v, side-1)) }
-	clampF := func(v float32) float32 { return max(0, min(v, 1)) }
+	// coord is destination index i's two source indices and the weight of
+	// the second, for scale factor sf.
+	coord := func(i int, sf float32) (lo, hi int, frac float32) {
+		v := float32(i) / sf
+		lo = int(math.Floor(float64(v)))
+		hi = max(0, min(lo+1, side-1))
+		lo = max(0, min(lo, side-1))
+		return lo, hi, max(0, min(v-float32(lo), 1))
+	}
 	out := make([]float32, nx*ny*dim)
 	for i1 := range ny {
-		y := float32(i1) / sf1
-		y0 := int(math.Floor(float64(y)))
-		y1 := clampI(y0 + 1)
-		y0 = clampI(y0)
-		dy := clampF(y - float32(y0))
+		y0, y1, dy := coord(i1, sf1)
 		for i0 := range nx {
-			x := float32(i0) / sf0
-			x0 := int(math.Floor(float64(x)))
-			x1 := clampI(x0 + 1)
-			x0 = clampI(x0)
-			dx := clampF(x - float32(x0))
+			x0, x1, dx := coord(i0, sf0)
 			dst := out[(i1*nx+i0)*dim : (i1*nx+i0+1)*dim]
 			a, b := table[(y0*side+x0)*dim:], table[(y0*side+x1)*dim:]
 			c, e := table[(y1*side+x0)*dim:], table[(y1*side+x1)*dim:]

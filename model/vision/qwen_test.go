@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/synth"
 )
 
 // TestQwenSmartSize: calc_size_preserved_ratio's three cases with
@@ -85,4 +86,56 @@ func TestQwenWindowsMatter(t *testing.T) {
 	if mx < 20*embBound*std {
 		t.Errorf("window attention changes the rows by %.3g only", mx)
 	}
+}
+
+// TestQwenWorkers: Qwen2.5-VL's gated SiLU gives the same bits on 1, 2
+// and 3 threads with a feed-forward width (99, as Qwen2.5-VL's 3420) that
+// puts the rows' boundaries inside SiLUMul's 16-value vectors, and so does
+// the encode. (The encode alone would not show a split-dependent SiLU:
+// ffn_down's F16 weights round its input to half, which hides a last-bit
+// difference nearly always.)
+func TestQwenWorkers(t *testing.T) {
+	const rows, ffn = 216, 99
+	gate, up := make([]float32, rows*ffn), make([]float32, rows*ffn)
+	for i := range gate {
+		gate[i] = float32(math.Sin(float64(i)*0.37)) * 4
+		up[i] = float32(math.Cos(float64(i) * 0.11))
+	}
+	var want []float32
+	for _, w := range []int{1, 2, 3} {
+		got := slices.Clone(up)
+		siluRows(compute.NewMatMuler(w), got, gate, ffn)
+		if w == 1 {
+			want = got
+		} else if i := firstBitDiff(got, want); i >= 0 {
+			t.Errorf("SiLU on %d threads: value %d is %g, on one thread %g", w, i, got[i], want[i])
+		}
+	}
+
+	s, _ := synth.LookupProjectorShape("qwen2.5vl-tiny")
+	s.FFN = ffn
+	p := shapeProjector(t, s, 1)
+	prep := prepareFile(t, p, "big.png")
+	for _, w := range []int{1, 2, 3} {
+		got, err := p.Encode(compute.NewMatMuler(w), prep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w == 1 {
+			want = got
+		} else if i := firstBitDiff(got, want); i >= 0 {
+			t.Errorf("encode on %d threads: value %d is %g, on one thread %g", w, i, got[i], want[i])
+		}
+	}
+}
+
+// firstBitDiff is the index of the first value of a whose bits differ
+// from b's, or −1.
+func firstBitDiff(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
 }

@@ -230,18 +230,7 @@ func referenceIdefics3(x []float64, side, d, s, projDim int, fc []float64) []flo
 			}
 		}
 	}
-	n := (W / s) * (H / s)
-	out := make([]float64, n*projDim)
-	for tk := range n {
-		for o := range projDim {
-			sum := 0.0
-			for c := range k {
-				sum += fc[o*k+c] * rows[tk*k+c]
-			}
-			out[tk*projDim+o] = sum
-		}
-	}
-	return out
+	return refLinear(rows, (W/s)*(H/s), k, projDim, fc, nil)
 }
 
 func itoa(i int) string {

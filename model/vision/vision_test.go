@@ -9,12 +9,12 @@ import (
 	"image/color"
 	"image/gif"
 	"image/jpeg"
-	"image/png"
 	"math"
 	"path/filepath"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
+	"github.com/troupe-llm/troupe/internal/imagetest"
 	"github.com/troupe-llm/troupe/internal/synth"
 )
 
@@ -28,6 +28,12 @@ func tinyProjector(t testing.TB, shape string) *Projector { return tinyProjector
 func tinyProjectorSeed(t testing.TB, shape string, seed uint64) *Projector {
 	t.Helper()
 	s, _ := synth.LookupProjectorShape(shape)
+	return shapeProjector(t, s, seed)
+}
+
+// shapeProjector writes and opens a projector of shape s.
+func shapeProjector(t testing.TB, s synth.ProjectorShape, seed uint64) *Projector {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "mmproj.gguf")
 	if err := synth.WriteProjector(path, synth.ProjectorOptions{Shape: s, Seed: seed}); err != nil {
 		t.Fatal(err)
@@ -52,15 +58,6 @@ func testImage(w, h int) *image.NRGBA {
 	return m
 }
 
-func encodePNG(t testing.TB, m image.Image) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, m); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 func TestOpenCheck(t *testing.T) {
 	p := tinyGemma3(t)
 	if p.Type() != "gemma3" || p.Dim() != 64 {
@@ -83,7 +80,7 @@ func TestPrepareGemma3(t *testing.T) {
 	p := tinyGemma3(t)
 	t.Run("same size", func(t *testing.T) {
 		m := testImage(64, 64)
-		prep, err := p.Prepare(encodePNG(t, m))
+		prep, err := p.Prepare(imagetest.PNG(t, m))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +99,7 @@ func TestPrepareGemma3(t *testing.T) {
 		}
 	})
 	t.Run("letterbox", func(t *testing.T) {
-		prep, err := p.Prepare(encodePNG(t, testImage(40, 20)))
+		prep, err := p.Prepare(imagetest.PNG(t, testImage(40, 20)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,9 +122,9 @@ func TestPrepareGemma3(t *testing.T) {
 		}
 	})
 	t.Run("hash", func(t *testing.T) {
-		a, _ := p.Prepare(encodePNG(t, testImage(30, 50)))
-		b, _ := p.Prepare(encodePNG(t, testImage(30, 50)))
-		c, _ := p.Prepare(encodePNG(t, testImage(31, 50)))
+		a, _ := p.Prepare(imagetest.PNG(t, testImage(30, 50)))
+		b, _ := p.Prepare(imagetest.PNG(t, testImage(30, 50)))
+		c, _ := p.Prepare(imagetest.PNG(t, testImage(31, 50)))
 		if a.Hash != b.Hash || a.Hash == c.Hash {
 			t.Fatal("hash: the same image must give the same hash, another image another")
 		}
@@ -152,7 +149,7 @@ func TestPrepareGemma3(t *testing.T) {
 			t.Fatalf("partial GIF frame: %v", err)
 		}
 		gray := image.NewGray16(image.Rect(0, 0, 5, 5))
-		for _, data := range [][]byte{j.Bytes(), g.Bytes(), encodePNG(t, gray)} {
+		for _, data := range [][]byte{j.Bytes(), g.Bytes(), imagetest.PNG(t, gray)} {
 			if _, err := p.Prepare(data); err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +175,7 @@ func pngHeader(w, h uint32) []byte {
 
 func TestPrepareBadInput(t *testing.T) {
 	p := tinyGemma3(t)
-	good := encodePNG(t, testImage(20, 20))
+	good := imagetest.PNG(t, testImage(20, 20))
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -209,7 +206,7 @@ func TestPrepareBadInput(t *testing.T) {
 
 func FuzzPrepare(f *testing.F) {
 	p := tinyGemma3(f)
-	f.Add(encodePNG(f, testImage(9, 7)))
+	f.Add(imagetest.PNG(f, testImage(9, 7)))
 	f.Add(pngHeader(30000, 30000))
 	f.Add([]byte("GIF89a"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -228,7 +225,7 @@ func FuzzPrepare(f *testing.F) {
 
 func TestEncodeGemma3(t *testing.T) {
 	p := tinyGemma3(t)
-	prep, err := p.Prepare(encodePNG(t, testImage(50, 37)))
+	prep, err := p.Prepare(imagetest.PNG(t, testImage(50, 37)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +278,7 @@ func TestIdefics3(t *testing.T) {
 	if p.Type() != "idefics3" {
 		t.Fatalf("type %q", p.Type())
 	}
-	prep, err := p.Prepare(encodePNG(t, testImage(100, 50)))
+	prep, err := p.Prepare(imagetest.PNG(t, testImage(100, 50)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +302,7 @@ func TestIdefics3(t *testing.T) {
 		}
 	}
 	// A tall image: two rows of one tile, a newline between them.
-	tall, err := p.Prepare(encodePNG(t, testImage(20, 60)))
+	tall, err := p.Prepare(imagetest.PNG(t, testImage(20, 60)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +317,7 @@ func TestIdefics3(t *testing.T) {
 
 	q := *p
 	q.Limits.MaxTiles = 1
-	if _, err := q.Prepare(encodePNG(t, testImage(100, 50))); !errors.Is(err, ErrTooLarge) {
+	if _, err := q.Prepare(imagetest.PNG(t, testImage(100, 50))); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("two tiles over MaxTiles 1: %v, want ErrTooLarge", err)
 	}
 }
