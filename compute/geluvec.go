@@ -31,3 +31,27 @@ var geluF16Pad = sync.OnceValue(func() *[1<<16 + 2]uint16 {
 	copy(t[:], geluF16()[:])
 	return t
 })
+
+// HalfTable is a function of a half-precision value as a table of halves,
+// indexed by the value's bits, with a padding entry so that a 32-bit load
+// at any entry stays inside it. MakeHalfTable builds one.
+type HalfTable [1<<16 + 1]uint16
+
+// MakeHalfTable tabulates f over every half: entry h is f at h widened,
+// rounded back to half.
+func MakeHalfTable(f func(float32) float32) *HalfTable {
+	t := new(HalfTable)
+	for h := range 1 << 16 {
+		t[h] = FP32ToFP16(f(FP16ToFP32(uint16(h))))
+	}
+	return t
+}
+
+// Lookup sets x[i] to t's entry at x[i] rounded to half, widened: ggml's
+// table-driven activations (GGML_GELU_QUICK_FP16's gelu_quick) bit for bit,
+// eight at a time with AVX2 and F16C where the CPU has them.
+func (t *HalfTable) Lookup(x []float32) {
+	for i := lookupAsm(x, t); i < len(x); i++ {
+		x[i] = FP16ToFP32(t[FP32ToFP16(x[i])])
+	}
+}

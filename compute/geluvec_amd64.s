@@ -40,3 +40,29 @@ DATA gvPos10<>+0(SB)/4, $0x41200000
 GLOBL gvPos10<>(SB), RODATA|NOPTR, $4
 DATA gvLow16<>+0(SB)/4, $0x0000ffff
 GLOBL gvLow16<>(SB), RODATA|NOPTR, $4
+
+// func lookupAVX2(x *float32, n int, t *uint16)
+// HalfTable.Lookup over n values (a multiple of 8): geluAVX2's loop
+// without its clamps.
+TEXT ·lookupAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ t+16(FP), DX
+	VPBROADCASTD gvLow16<>(SB), Y12
+lookup:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VPMOVZXWD X1, Y2
+	VPCMPEQD Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPGATHERDD Y3, (DX)(Y2*2), Y4
+	VPAND Y12, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPACKUSDW X5, X4, X4
+	VCVTPH2PS X4, Y4
+	VMOVUPS Y4, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ lookup
+	VZEROUPPER
+	RET

@@ -40,21 +40,11 @@ func qwen2FFN(f *gguf.File, d int) (int, error) {
 // geluQuick is ggml_vec_gelu_quick_f32 with GGML_GELU_QUICK_FP16: each
 // value rounded to half and looked up in ggml's half table of
 // x·(1/(1+e^(−1.702·x))), widened.
-func geluQuick(x []float32) {
-	t := geluQuickF16()
-	for i, v := range x {
-		x[i] = compute.FP16ToFP32(t[compute.FP32ToFP16(v)])
-	}
-}
+func geluQuick(x []float32) { geluQuickF16().Lookup(x) }
 
 // geluQuickF16 is ggml's ggml_table_gelu_quick_f16, built on first use:
 // for every half h, the half nearest ggml_gelu_quick_f32(float(h)), with
 // glibc's expf (compute.Expf) as ggml's CPU backend calls it.
-var geluQuickF16 = sync.OnceValue(func() *[1 << 16]uint16 {
-	t := new([1 << 16]uint16)
-	for h := range t {
-		v := compute.FP16ToFP32(uint16(h))
-		t[h] = compute.FP32ToFP16(v * (1 / (1 + compute.Expf(-1.702*v))))
-	}
-	return t
+var geluQuickF16 = sync.OnceValue(func() *compute.HalfTable {
+	return compute.MakeHalfTable(func(v float32) float32 { return v * (1 / (1 + compute.Expf(-1.702*v))) })
 })
