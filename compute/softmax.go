@@ -3,12 +3,16 @@ package compute
 import "math"
 
 // SoftMax is ggml_soft_max_ext without a mask over one row, as ggml's CPU
-// backend computes it on x86-64 with AVX2: x·scale (a rounded product, no
-// fused multiply-add), e^(x−max) by Exp, summed as ggml_vec_soft_max_f32
-// sums them (eight at a time in float32, in the order of its AVX2
-// horizontal sum, the eights and the tail in float64), each value then
-// scaled by float32(1/sum). Its bits do not depend on the CPU: the
-// assembly (softmax_amd64.s) does softMaxGo's arithmetic in its order.
+// backend computes it on x86-64 with AVX2 and FMA (ggml_vec_soft_max_f32's
+// AVX2 branch): x·scale (a rounded product, no fused multiply-add), then
+// for each whole eight e = ggml_v_expf(x·scale − max) (ggmlVExpf: ggml's
+// float32 polynomial with its fused multiply-adds, not glibc's expf) summed
+// in float32 in the order of its AVX2 horizontal sum and then in float64;
+// the tail of fewer than eight through Expf (glibc's expf) and summed in
+// float64; each value then scaled by float32(1/sum). Its bits are those of
+// llama.cpp's CPU soft_max on an AVX2 machine and do not depend on the
+// CPU: the assembly (softmax_amd64.s) does softMaxGo's arithmetic in its
+// order, and softMaxGo serves the others.
 func SoftMax(x []float32, scale float32) {
 	if len(x) == 0 || softMaxAsm(x, scale) {
 		return
@@ -23,22 +27,93 @@ func softMaxGo(x []float32, scale float32) {
 	for _, v := range x {
 		mx = max(mx, float32(v*scale))
 	}
-	for i, v := range x {
-		x[i] = float32(v*scale) - mx // explicit conversion: no fused multiply-add
-	}
-	Exp(x)
 	var sum float64
 	i := 0
 	for ; i+7 < len(x); i += 8 {
 		e := x[i : i+8 : i+8]
+		for l, v := range e {
+			e[l] = ggmlVExpf(float32(v*scale) - mx) // explicit conversion: no fused multiply-add
+		}
 		l0, l1, l2, l3 := e[0]+e[4], e[1]+e[5], e[2]+e[6], e[3]+e[7]
 		sum += float64((l0 + l2) + (l1 + l3))
 	}
 	for ; i < len(x); i++ {
+		x[i] = Expf(float32(x[i]*scale) - mx)
 		sum += float64(x[i])
 	}
 	inv := float32(1 / sum)
 	for i := range x {
 		x[i] *= inv
 	}
+}
+
+// ggmlVExpf is one lane of ggml_v_expf's AVX2+FMA form (ggml-cpu/vec.h,
+// ARM's optimized-routines vector expf): e^x from a degree-5 polynomial on
+// x − n·ln2 (n = round(x/ln2)), scaled by 2ⁿ through the exponent bits,
+// with ggml's split scaling for 126 < |n| ≤ 192 and 0 or +Inf beyond. Each
+// step is the float32 operation ggml's intrinsic does (fmaf for
+// _mm256_fmadd_ps and, negated, _mm256_fnmadd_ps), so the result is its
+// bit for bit. Unlike vExpf (the AVX512 form with its scalef) it is not
+// always the correctly rounded float32 of j·2ⁿ near the subnormal range.
+func ggmlVExpf(x float32) float32 {
+	const r = 0x1.8p23
+	z := fmaf(x, 0x1.715476p+0, r)
+	n := z - r
+	b := fmaf(-n, 0x1.7f7d1cp-20, fmaf(-n, 0x1.62e4p-1, x))
+	e := math.Float32bits(z) << 23
+	k := math.Float32frombits(e + 0x3f800000) // 2ⁿ for |n| ≤ 126
+	u := b * b
+	j := fmaf(fmaf(fmaf(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, fmaf(0x1.555e66p-3, b, 0x1.fffdb6p-2)), u,
+		float32(0x1.ffffecp-1*b))
+	an := abs32(n)
+	if !(an > 126) { // not >: a NaN n takes this branch, as ggml's ordered compare does
+		return fmaf(j, k, k)
+	}
+	var g uint32
+	if n <= 0 {
+		g = 0x82000000
+	}
+	s1 := math.Float32frombits(g + 0x7f000000)
+	if an > 192 {
+		return s1 * s1 // 0 or +Inf
+	}
+	s2 := math.Float32frombits(e - g)
+	return fmaf(s2, j, s2) * s1
+}
+
+// fmaf is the float32 fused multiply-add a·b + c with one rounding, as
+// VFMADD…PS computes it (round to nearest even). The float64 product of two
+// float32 is exact, and so is p + c as the pair s + t (Knuth's TwoSum).
+// Rounding s to float32 rounds p + c correctly unless s lies exactly
+// halfway between two float32 and t ≠ 0 (double rounding): then s is
+// moved one float64 step toward t first. Every product is rounded by an
+// explicit conversion so that no compiler fuses one.
+func fmaf(a, b, c float32) float32 {
+	p := float64(float64(a) * float64(b))
+	cc := float64(c)
+	s := p + cc
+	bb := s - p
+	t := (p - (s - bb)) + (cc - bb)
+	if t == 0 || !halfway32(s) {
+		return float32(s)
+	}
+	u := math.Float64bits(s)
+	if (t > 0) == (s > 0) {
+		u++ // away from zero
+	} else {
+		u--
+	}
+	return float32(math.Float64frombits(u))
+}
+
+// halfway32 reports whether the finite float64 s lies exactly halfway
+// between two adjacent float32 values.
+func halfway32(s float64) bool {
+	a := math.Abs(s)
+	if a >= 0x1p-126 { // a normal float32's 24 bits: the float64's 29 low bits are 1000…
+		return math.Float64bits(s)&(1<<29-1) == 1<<28
+	}
+	// Below, float32 steps are 2⁻¹⁴⁹: an odd multiple of 2⁻¹⁵⁰ (exact scaling).
+	m := a * 0x1p150
+	return m == math.Trunc(m) && math.Mod(m, 2) == 1
 }

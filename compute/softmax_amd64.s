@@ -1,8 +1,8 @@
 #include "textflag.h"
 
 // SoftMax's loops (softMaxAsm, softmax_amd64.go) over n values, a multiple
-// of 8, with AVX2: each does softMaxGo's arithmetic bit for bit (a maximum
-// does not depend on its order; the sums keep softMaxGo's).
+// of 8, with AVX2 and FMA: each does softMaxGo's arithmetic bit for bit (a
+// maximum does not depend on its order; the sums keep softMaxGo's).
 
 // func softMaxMaxAVX2(x *float32, n int, scale float32) float32
 // The largest x[i]·scale (rounded products).
@@ -51,56 +51,76 @@ maxdone:
 	VZEROUPPER
 	RET
 
-// func softMaxSubAVX2(x *float32, n int, scale, mx float32)
-// x[i] = x[i]·scale − mx, the product rounded.
-TEXT ·softMaxSubAVX2(SB), NOSPLIT, $0-24
+// func softMaxExpAVX2(x *float32, n int, scale, mx float32) float64
+// x[i] = ggmlVExpf(x[i]·scale − mx), the product rounded, eight at a time
+// with ggml_v_expf's AVX2+FMA instructions (ggml-cpu/vec.h: the same fused
+// multiply-adds, constants, and its branch for 126 < |n|, taken when any
+// lane needs it); each eight summed in float32 as ggml's AVX2 horizontal
+// sum does, ((e0+e4)+(e2+e6))+((e1+e5)+(e3+e7)), and the eights in float64
+// in turn.
+TEXT ·softMaxExpAVX2(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	VBROADCASTSS scale+16(FP), Y15
 	VBROADCASTSS mx+20(FP), Y14
-	CMPQ CX, $16
-	JB sub8
-sub16:
+	VXORPD X13, X13, X13
+exp8:
 	VMULPS (SI), Y15, Y0
-	VMULPS 32(SI), Y15, Y1
-	VSUBPS Y14, Y0, Y0
-	VSUBPS Y14, Y1, Y1
-	VMOVUPS Y0, (SI)
-	VMOVUPS Y1, 32(SI)
-	ADDQ $64, SI
-	SUBQ $16, CX
-	CMPQ CX, $16
-	JAE sub16
-sub8:
-	TESTQ CX, CX
-	JZ subdone
-	VMULPS (SI), Y15, Y0
-	VSUBPS Y14, Y0, Y0
-	VMOVUPS Y0, (SI)
-subdone:
-	VZEROUPPER
-	RET
-
-// func softMaxSumAVX2(x *float32, n int) float64
-// Each eight e summed in float32 as ggml's AVX2 horizontal sum does,
-// ((e0+e4)+(e2+e6))+((e1+e5)+(e3+e7)), and the eights in float64 in turn.
-TEXT ·softMaxSumAVX2(SB), NOSPLIT, $0-24
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VXORPD X0, X0, X0
-sum8:
-	VMOVUPS (SI), X1
-	VADDPS 16(SI), X1, X1
-	VMOVHLPS X1, X1, X2
-	VADDPS X2, X1, X1
-	VMOVSHDUP X1, X2
-	VADDSS X2, X1, X1
-	VCVTSS2SD X1, X1, X1
-	VADDSD X1, X0, X0
+	VSUBPS Y14, Y0, Y0 // x
+	VMOVUPS vR<>(SB), Y1
+	VFMADD231PS vLog2e<>(SB), Y0, Y1 // z = x·log2e + r
+	VSUBPS vR<>(SB), Y1, Y2          // n = z − r
+	VFNMADD231PS vLn2hi<>(SB), Y2, Y0
+	VFNMADD231PS vLn2lo<>(SB), Y2, Y0 // b = x − n·ln2hi − n·ln2lo
+	VPSLLD $23, Y1, Y3                // e
+	VPADDD vOne<>(SB), Y3, Y4         // k = 2ⁿ
+	VANDPS vAbs<>(SB), Y2, Y5         // |n|
+	VCMPPS $0x1e, v126<>(SB), Y5, Y6  // c = |n| > 126
+	VMULPS Y0, Y0, Y7                 // u = b·b
+	VMOVUPS vP1<>(SB), Y8
+	VFMADD231PS vP0<>(SB), Y0, Y8 // P0·b + P1
+	VMOVUPS vP3<>(SB), Y9
+	VFMADD231PS vP2<>(SB), Y0, Y9 // P2·b + P3
+	VFMADD231PS Y7, Y8, Y9        // (P0·b + P1)·u + (P2·b + P3)
+	VMULPS vP4<>(SB), Y0, Y10     // P4·b
+	VFMADD231PS Y7, Y9, Y10       // j
+	VMOVMSKPS Y6, AX
+	TESTL AX, AX
+	JNZ expbig
+	VFMADD231PS Y10, Y4, Y4 // j·k + k
+	JMP expsum
+expbig:
+	VXORPS Y11, Y11, Y11
+	VCMPPS $0x12, Y11, Y2, Y8 // n <= 0
+	VANDPS v82<>(SB), Y8, Y8   // g
+	VPADDD v7f<>(SB), Y8, Y9   // s1
+	VPSUBD Y8, Y3, Y11         // s2 = e − g
+	VCMPPS $0x1e, v192<>(SB), Y5, Y5 // d = |n| > 192
+	VMULPS Y9, Y9, Y12         // s1·s1
+	VFMADD231PS Y10, Y11, Y11  // s2·j + s2
+	VMULPS Y9, Y11, Y11        // (s2·j + s2)·s1
+	VFMADD231PS Y10, Y4, Y4    // k·j + k
+	VANDPS Y6, Y11, Y11
+	VANDNPS Y4, Y6, Y4
+	VORPS Y11, Y4, Y4
+	VANDPS Y5, Y12, Y12
+	VANDNPS Y4, Y5, Y4
+	VORPS Y12, Y4, Y4
+expsum:
+	VMOVUPS Y4, (SI)
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X5
+	VMOVHLPS X5, X5, X6
+	VADDPS X6, X5, X5
+	VMOVSHDUP X5, X6
+	VADDSS X6, X5, X5
+	VCVTSS2SD X5, X5, X5
+	VADDSD X5, X13, X13
 	ADDQ $32, SI
 	SUBQ $8, CX
-	JNZ sum8
-	VMOVSD X0, ret+16(FP)
+	JNZ exp8
+	VMOVSD X13, ret+24(FP)
+	VZEROUPPER
 	RET
 
 // func softMaxScaleAVX2(x *float32, n int, s float32)
@@ -131,3 +151,32 @@ scaledone:
 
 DATA smNegInf<>+0(SB)/4, $0xff800000
 GLOBL smNegInf<>(SB), RODATA|NOPTR, $4
+
+#define S8(name, v) DATA name<>+0(SB)/4, v; DATA name<>+4(SB)/4, v; DATA name<>+8(SB)/4, v; DATA name<>+12(SB)/4, v; DATA name<>+16(SB)/4, v; DATA name<>+20(SB)/4, v; DATA name<>+24(SB)/4, v; DATA name<>+28(SB)/4, v; GLOBL name<>(SB), RODATA|NOPTR, $32
+
+// ggml_v_expf's constants (ggmlVExpf's), eight lanes each.
+S8(vR, $0x4b400000)     // 0x1.8p23
+S8(vLog2e, $0x3fb8aa3b) // 0x1.715476p+0
+S8(vLn2hi, $0x3f317200) // 0x1.62e4p-1
+S8(vLn2lo, $0x35bfbe8e) // 0x1.7f7d1cp-20
+S8(vP0, $0x3c072010)    // 0x1.0e4020p-7
+S8(vP1, $0x3d2b9f17)    // 0x1.573e2ep-5
+S8(vP2, $0x3e2aaf33)    // 0x1.555e66p-3
+S8(vP3, $0x3efffedb)    // 0x1.fffdb6p-2
+S8(vP4, $0x3f7ffff6)    // 0x1.ffffecp-1
+S8(vOne, $0x3f800000)
+S8(vAbs, $0x7fffffff)
+S8(v126, $0x42fc0000)
+S8(v192, $0x43400000)
+S8(v82, $0x82000000)
+S8(v7f, $0x7f000000)
+
+// func fmafFMA(a, b, c float32) float32
+// a·b + c by VFMADD231SS: the hardware's fmaf, which fmaf is tested against.
+TEXT ·fmafFMA(SB), NOSPLIT, $0-20
+	VMOVSS a+0(FP), X0
+	VMOVSS b+4(FP), X1
+	VMOVSS c+8(FP), X2
+	VFMADD231SS X1, X0, X2
+	VMOVSS X2, ret+16(FP)
+	RET

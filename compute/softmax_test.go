@@ -7,15 +7,21 @@ import (
 )
 
 // TestSoftMax checks SoftMax against softMaxGo bit for bit, for lengths
-// with and without a tail of fewer than eight, and that it sums to 1.
+// with and without a tail of fewer than eight, with masked scores (−Inf)
+// and ones e^x underflows for, and that it sums to 1.
 func TestSoftMax(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 100, 257, 1024, 2304, 4099} {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(r.NormFloat64() * 20)
-			if i%11 == 5 { // scores far below the maximum: e^x clamped to 0
+			switch {
+			case i%11 == 5: // scores far below the maximum: e^x clamped to 0
 				x[i] = -float32(r.Float64()) * 1e4
+			case i%13 == 7: // masked
+				x[i] = float32(math.Inf(-1))
+			case i%7 == 3: // x − max about −87 to −140 (ggml_v_expf's |n| > 126 branch, subnormal e^x)
+				x[i] = -float32(80+r.Float64()*60) * 8
 			}
 		}
 		want := append([]float32(nil), x...)
