@@ -53,8 +53,9 @@ func softMaxGo(x []float32, scale float32) {
 // with ggml's split scaling for 126 < |n| ≤ 192 and 0 or +Inf beyond. Each
 // step is the float32 operation ggml's intrinsic does (fmaf for
 // _mm256_fmadd_ps and, negated, _mm256_fnmadd_ps), so the result is its
-// bit for bit. Unlike vExpf (the AVX512 form with its scalef) it is not
-// always the correctly rounded float32 of j·2ⁿ near the subnormal range.
+// bit for bit (TestGgmlVExpfAsm; TestGgmlVExpfPeer against ggml's own).
+// vExpf is the AVX512 form: its polynomial's last step adds the 1 that
+// this form adds as k, and it scales by VSCALEFPS.
 func ggmlVExpf(x float32) float32 {
 	const r = 0x1.8p23
 	z := fmaf(x, 0x1.715476p+0, r)
@@ -83,19 +84,37 @@ func ggmlVExpf(x float32) float32 {
 
 // fmaf is the float32 fused multiply-add a·b + c with one rounding, as
 // VFMADD…PS computes it (round to nearest even). The float64 product of two
-// float32 is exact, and so is p + c as the pair s + t (Knuth's TwoSum).
-// Rounding s to float32 rounds p + c correctly unless s lies exactly
-// halfway between two float32 and t ≠ 0 (double rounding): then s is
-// moved one float64 step toward t first. Every product is rounded by an
-// explicit conversion so that no compiler fuses one.
+// float32 is exact, so s = p + c is p + c rounded once, and rounding s to
+// float32 rounds p + c correctly unless s lies exactly halfway between two
+// float32 while p + c ≠ s (double rounding). There the error t = p + c − s,
+// exact by Knuth's TwoSum, breaks the tie: s moves one float64 step toward
+// p + c before the rounding. The product is rounded by an explicit
+// conversion so that no compiler fuses it.
 func fmaf(a, b, c float32) float32 {
 	p := float64(float64(a) * float64(b))
-	cc := float64(c)
-	s := p + cc
+	s := p + float64(c)
+	// Halfway at a normal float32's 24 bits leaves the float64's 29 low
+	// bits 1000…0; below 2⁻¹²⁶ fmafTie decides.
+	if math.Float64bits(s)&(1<<29-1) == 1<<28 || math.Abs(s) < 0x1p-126 {
+		s = fmafTie(p, float64(c), s)
+	}
+	return float32(s)
+}
+
+// fmafTie returns s = p + c (rounded to float64) or, where s lies halfway
+// between two float32 and p + c ≠ s, s moved one float64 step toward
+// p + c: then it rounds to float32 as p + c does.
+func fmafTie(p, c, s float64) float64 {
+	if a := math.Abs(s); a < 0x1p-126 { // float32 steps of 2⁻¹⁴⁹: halfway is an odd multiple of 2⁻¹⁵⁰
+		m := float64(a * 0x1p150)
+		if i := int64(m); float64(i) != m || i&1 == 0 {
+			return s
+		}
+	}
 	bb := s - p
-	t := (p - (s - bb)) + (cc - bb)
-	if t == 0 || !halfway32(s) {
-		return float32(s)
+	t := (p - (s - bb)) + (c - bb)
+	if t == 0 {
+		return s
 	}
 	u := math.Float64bits(s)
 	if (t > 0) == (s > 0) {
@@ -103,17 +122,5 @@ func fmaf(a, b, c float32) float32 {
 	} else {
 		u--
 	}
-	return float32(math.Float64frombits(u))
-}
-
-// halfway32 reports whether the finite float64 s lies exactly halfway
-// between two adjacent float32 values.
-func halfway32(s float64) bool {
-	a := math.Abs(s)
-	if a >= 0x1p-126 { // a normal float32's 24 bits: the float64's 29 low bits are 1000…
-		return math.Float64bits(s)&(1<<29-1) == 1<<28
-	}
-	// Below, float32 steps are 2⁻¹⁴⁹: an odd multiple of 2⁻¹⁵⁰ (exact scaling).
-	m := a * 0x1p150
-	return m == math.Trunc(m) && math.Mod(m, 2) == 1
+	return math.Float64frombits(u)
 }
