@@ -1,8 +1,11 @@
 package compute
 
 import (
+	"bufio"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -82,4 +85,37 @@ func BenchmarkGgmlVExpf(b *testing.B) {
 			ggmlVExpf(v)
 		}
 	}
+}
+
+// TestGgmlVExpfPeer checks ggmlVExpf against ggml_v_expf itself: a file
+// named by $TROUPE_VEXPF_PEER with lines "input-bits output-bits" (hex),
+// written by a C program built from llama.cpp's ggml-cpu/vec.h with -mavx2
+// -mfma. It skips without one.
+func TestGgmlVExpfPeer(t *testing.T) {
+	path := os.Getenv("TROUPE_VEXPF_PEER")
+	if path == "" {
+		t.Skip("TROUPE_VEXPF_PEER not set")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	lines := 0
+	for sc.Scan() {
+		var in, out uint32
+		if _, err := fmt.Sscanf(sc.Text(), "%x %x", &in, &out); err != nil {
+			t.Fatalf("line %d: %v", lines+1, err)
+		}
+		lines++
+		x := math.Float32frombits(in)
+		if got := ggmlVExpf(x); math.Float32bits(got) != out && !(math.IsNaN(float64(got)) && out&0x7fffffff > 0x7f800000) {
+			t.Fatalf("ggmlVExpf(%x) = %08x, ggml_v_expf %08x", x, math.Float32bits(got), out)
+		}
+	}
+	if lines == 0 {
+		t.Fatal("no lines")
+	}
+	t.Logf("%d values agree", lines)
 }
