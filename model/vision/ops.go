@@ -52,9 +52,8 @@ func layerNorm(dst, x, w, b []float32, eps float32) {
 func gelu(x []float32) { compute.Gelu(x) }
 
 // softmax is ggml_soft_max_ext without a mask: compute.SoftMax (x·scale,
-// e^(x−max) summed as ggml_vec_soft_max_f32 sums them on x86-64 with AVX2,
-// each scaled by float32(1/sum)). ggml's SIMD expf (ggml_v_expf) is not
-// glibc's, so values differ from ggml's in the last bits.
+// e^(x−max) by ggml_v_expf's AVX2 form and summed as ggml_vec_soft_max_f32
+// does on x86-64 with AVX2 and FMA, each scaled by float32(1/sum)).
 func softmax(x []float32, scale float32) { compute.SoftMax(x, scale) }
 
 // parallelRows runs f over rows [0, n), split into at most mm.Workers()
