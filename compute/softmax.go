@@ -2,26 +2,55 @@ package compute
 
 import "math"
 
-// SoftMax is ggml_soft_max_ext without a mask over one row, as ggml's CPU
-// backend computes it on x86-64 with AVX2 and FMA (ggml_vec_soft_max_f32's
-// AVX2 branch): x·scale (a rounded product, no fused multiply-add), then
-// for each whole eight e = ggml_v_expf(x·scale − max) (ggmlVExpf: ggml's
-// float32 polynomial with its fused multiply-adds, not glibc's expf) summed
-// in float32 in the order of its AVX2 horizontal sum and then in float64;
-// the tail of fewer than eight through Expf (glibc's expf) and summed in
-// float64; each value then scaled by float32(1/sum). Its bits are those of
-// llama.cpp's CPU soft_max on an AVX2 machine and do not depend on the
-// CPU: the assembly (softmax_amd64.s) does softMaxGo's arithmetic in its
-// order, and softMaxGo serves the others.
+// SoftMax is ggml_soft_max_ext without a mask over one row. Where the CPU
+// has AVX2 and FMA it computes what ggml's CPU backend computes on such a
+// machine (ggml_vec_soft_max_f32's AVX2 branch), in assembly
+// (softmax_amd64.s, softMaxGo's arithmetic in its order): x·scale (a
+// rounded product, no fused multiply-add), then for each whole eight
+// e = ggml_v_expf(x·scale − max) (ggmlVExpf: ggml's float32 polynomial with
+// its fused multiply-adds, not glibc's expf) summed in float32 in the order
+// of its AVX2 horizontal sum and then in float64; the tail of fewer than
+// eight through Expf (glibc's expf) and summed in float64; each value then
+// scaled by float32(1/sum). Elsewhere (arm64, older x86) softMaxExp: e^x by
+// Exp (glibc's expf, vector kernels on arm64), summed the same way: other
+// last bits, within the vision encoders' parity bounds, at Exp's speed
+// (ggmlVExpf in Go, one lane at a time, costs about 40 ns a value).
 func SoftMax(x []float32, scale float32) {
 	if len(x) == 0 || softMaxAsm(x, scale) {
 		return
 	}
-	softMaxGo(x, scale)
+	softMaxExp(x, scale)
 }
 
-// softMaxGo is SoftMax in Go, the reference the assembly is tested
-// against.
+// softMaxExp is SoftMax where the CPU lacks AVX2: e^(x·scale − max) by Exp
+// over the whole row, the sums and the scale as softMaxGo's.
+func softMaxExp(x []float32, scale float32) {
+	mx := float32(math.Inf(-1))
+	for _, v := range x {
+		mx = max(mx, float32(v*scale))
+	}
+	for i, v := range x {
+		x[i] = float32(v*scale) - mx // explicit conversion: no fused multiply-add
+	}
+	Exp(x)
+	var sum float64
+	i := 0
+	for ; i+7 < len(x); i += 8 {
+		e := x[i : i+8 : i+8]
+		l0, l1, l2, l3 := e[0]+e[4], e[1]+e[5], e[2]+e[6], e[3]+e[7]
+		sum += float64((l0 + l2) + (l1 + l3))
+	}
+	for ; i < len(x); i++ {
+		sum += float64(x[i])
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// softMaxGo is SoftMax's AVX2 arithmetic in Go, the reference the
+// assembly is tested against.
 func softMaxGo(x []float32, scale float32) {
 	mx := float32(math.Inf(-1))
 	for _, v := range x {

@@ -2,5 +2,5 @@
 
 package compute
 
-// softMaxAsm reports false: SoftMax runs softMaxGo.
+// softMaxAsm reports false: SoftMax runs softMaxExp.
 func softMaxAsm(x []float32, scale float32) bool { return false }

@@ -53,7 +53,8 @@ func gelu(x []float32) { compute.Gelu(x) }
 
 // softmax is ggml_soft_max_ext without a mask: compute.SoftMax (x·scale,
 // e^(x−max) by ggml_v_expf's AVX2 form and summed as ggml_vec_soft_max_f32
-// does on x86-64 with AVX2 and FMA, each scaled by float32(1/sum)).
+// does on x86-64 with AVX2 and FMA, each scaled by float32(1/sum); on other
+// CPUs the exps are glibc's expf).
 func softmax(x []float32, scale float32) { compute.SoftMax(x, scale) }
 
 // parallelRows runs f over rows [0, n), split into at most mm.Workers()
