@@ -1,5 +1,21 @@
 #include "textflag.h"
 
+// LOOKUP8 loads eight values at SI into Y0 and leaves in Y4 the table
+// (DX) entries at them rounded to halves (VCVTPS2PH, to nearest even:
+// FP32ToFP16's rounding), gathered as 32-bit loads (the table holds a
+// padding entry) masked to 16 bits (Y12: 0xffff a lane), widened.
+#define LOOKUP8 \
+	VMOVUPS (SI), Y0 \
+	VCVTPS2PH $0, Y0, X1 \
+	VPMOVZXWD X1, Y2 \
+	VPCMPEQD Y3, Y3, Y3 \
+	VPXOR Y4, Y4, Y4 \
+	VPGATHERDD Y3, (DX)(Y2*2), Y4 \
+	VPAND Y12, Y4, Y4 \
+	VEXTRACTI128 $1, Y4, X5 \
+	VPACKUSDW X5, X4, X4 \
+	VCVTPH2PS X4, Y4
+
 // func geluAVX2(x *float32, n int, t *uint16)
 // Gelu over n values (a multiple of 8): each eight rounded to halves
 // (VCVTPS2PH, to nearest even: FP32ToFP16's rounding), their table
@@ -13,16 +29,7 @@ TEXT ·geluAVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS gvPos10<>(SB), Y13
 	VPBROADCASTD gvLow16<>(SB), Y12
 loop:
-	VMOVUPS (SI), Y0
-	VCVTPS2PH $0, Y0, X1
-	VPMOVZXWD X1, Y2
-	VPCMPEQD Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPGATHERDD Y3, (DX)(Y2*2), Y4
-	VPAND Y12, Y4, Y4
-	VEXTRACTI128 $1, Y4, X5
-	VPACKUSDW X5, X4, X4
-	VCVTPH2PS X4, Y4
+	LOOKUP8
 	VCMPPS $2, Y14, Y0, Y6
 	VANDNPS Y4, Y6, Y4
 	VCMPPS $13, Y13, Y0, Y6
@@ -50,16 +57,7 @@ TEXT ·lookupAVX2(SB), NOSPLIT, $0-24
 	MOVQ t+16(FP), DX
 	VPBROADCASTD gvLow16<>(SB), Y12
 lookup:
-	VMOVUPS (SI), Y0
-	VCVTPS2PH $0, Y0, X1
-	VPMOVZXWD X1, Y2
-	VPCMPEQD Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPGATHERDD Y3, (DX)(Y2*2), Y4
-	VPAND Y12, Y4, Y4
-	VEXTRACTI128 $1, Y4, X5
-	VPACKUSDW X5, X4, X4
-	VCVTPH2PS X4, Y4
+	LOOKUP8
 	VMOVUPS Y4, (SI)
 	ADDQ $32, SI
 	SUBQ $8, CX

@@ -89,22 +89,28 @@ func siluMulGeneric(dst, gate, up []float32) {
 // vExpf is ggml_v_expf (AVX512 form) for one lane: e^x from a degree-5
 // polynomial on the reduced argument, scaled by 2^n.
 func vExpf(x float32) float32 {
-	const r = 0x1.8p23
-	z := fma32(x, 0x1.715476p+0, r)
-	n := z - r
-	b := fma32(-n, 0x1.7f7d1cp-20, fma32(-n, 0x1.62e4p-1, x))
+	j, n := vExpfParts(x)
 	if abs32(n) > 192 {
 		if n <= 0 {
 			return 0
 		}
 		return float32(math.Inf(1))
 	}
-	u := b * b
-	j := fma32(fma32(fma32(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, fma32(0x1.555e66p-3, b, 0x1.fffdb6p-2)), u,
-		fma32(0x1.ffffecp-1, b, 1))
 	// j·2ⁿ in float64 is exact (|n| ≤ 192), then rounded once to float32:
 	// math.Ldexp's value, without its call.
 	return float32(float64(j) * math.Float64frombits(uint64(int64(n)+1023)<<52))
+}
+
+// vExpfParts is vExpf before its scaling: e^x = j·2ⁿ (for |n| ≤ 192).
+func vExpfParts(x float32) (j, n float32) {
+	const r = 0x1.8p23
+	z := fma32(x, 0x1.715476p+0, r)
+	n = z - r
+	b := fma32(-n, 0x1.7f7d1cp-20, fma32(-n, 0x1.62e4p-1, x))
+	u := b * b
+	j = fma32(fma32(fma32(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, fma32(0x1.555e66p-3, b, 0x1.fffdb6p-2)), u,
+		fma32(0x1.ffffecp-1, b, 1))
+	return j, n
 }
 
 // Add computes dst[i] += x[i].
