@@ -6,11 +6,8 @@ func addAVX2(dst, x *float32, n int)
 // addVec adds x's whole groups of eight to dst's with AVX2 and returns how
 // many values it did (0 without AVX2).
 func addVec(dst, x []float32) int {
-	n := len(x) &^ 7
-	if hostISA < AVX2 || n == 0 {
-		return 0
-	}
-	_ = dst[n-1]
-	addAVX2(&dst[0], &x[0], n)
-	return n
+	return asmHead(AVX2, 8, len(x), func(n int) {
+		_ = dst[n-1]
+		addAVX2(&dst[0], &x[0], n)
+	})
 }
