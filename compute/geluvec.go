@@ -24,10 +24,10 @@ func Gelu(x []float32) {
 	}
 }
 
-// geluF16Pad is geluF16 with a zero after it, so that a 32-bit load at any
-// entry stays inside it.
-var geluF16Pad = sync.OnceValue(func() *[1<<16 + 2]uint16 {
-	t := new([1<<16 + 2]uint16)
+// geluF16Pad is geluF16 as a HalfTable (with its padding entry), for the
+// assembly's gathers.
+var geluF16Pad = sync.OnceValue(func() *HalfTable {
+	t := new(HalfTable)
 	copy(t[:], geluF16()[:])
 	return t
 })
