@@ -126,12 +126,13 @@ func randQKV(src rand.Source, n int) (q, k, v []float32) {
 
 // BenchmarkAttention times one layer's attention (all heads) at the real
 // projectors' shapes: Gemma 3's 4096 patches of 16 heads of 72, Qwen3-VL's
-// 2304 of 16 heads of 64 (768 px), SmolVLM's 1024 of 12 heads of 64.
+// 2304 of 16 heads of 64 (768 px), Qwen2-VL's 1600 of 16 heads of 80
+// (560 px), SmolVLM's 1024 of 12 heads of 64.
 func BenchmarkAttention(b *testing.B) {
 	for _, s := range []struct {
 		name         string
 		n, heads, hd int
-	}{{"gemma3", 4096, 16, 72}, {"qwen3vl", 2304, 16, 64}, {"smolvlm", 1024, 12, 64}} {
+	}{{"gemma3", 4096, 16, 72}, {"qwen3vl", 2304, 16, 64}, {"qwen2vl", 1600, 16, 80}, {"smolvlm", 1024, 12, 64}} {
 		b.Run(s.name, func(b *testing.B) {
 			d := s.heads * s.hd
 			q, k, v := randQKV(rand.NewPCG(1, 2), s.n*d)
