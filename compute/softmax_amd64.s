@@ -51,74 +51,150 @@ maxdone:
 	VZEROUPPER
 	RET
 
+// EXP8(OFF) is x[i] = ggmlVExpf(x[i]·scale − mx) for the eight values at
+// OFF(SI), the product rounded, with ggml_v_expf's AVX2+FMA instructions
+// (ggml-cpu/vec.h: the same fused multiply-adds and constants), its branch
+// for 126 < |n| done for every lane and blended in (the lanes without it
+// get k·j + k, as ggml's other branch computes). It uses Y0–Y12; scale in
+// Y15, mx in Y14.
+#define EXP8(OFF) \
+	VMULPS OFF(SI), Y15, Y0; \
+	VSUBPS Y14, Y0, Y0; \
+	VMOVUPS vR<>(SB), Y1; \
+	VFMADD231PS vLog2e<>(SB), Y0, Y1; \
+	VSUBPS vR<>(SB), Y1, Y2; \
+	VFNMADD231PS vLn2hi<>(SB), Y2, Y0; \
+	VFNMADD231PS vLn2lo<>(SB), Y2, Y0; \
+	VPSLLD $23, Y1, Y3; \
+	VPADDD vOne<>(SB), Y3, Y4; \
+	VANDPS vAbs<>(SB), Y2, Y5; \
+	VCMPPS $0x1e, v126<>(SB), Y5, Y6; \
+	VMULPS Y0, Y0, Y7; \
+	VMOVUPS vP1<>(SB), Y8; \
+	VFMADD231PS vP0<>(SB), Y0, Y8; \
+	VMOVUPS vP3<>(SB), Y9; \
+	VFMADD231PS vP2<>(SB), Y0, Y9; \
+	VFMADD231PS Y7, Y8, Y9; \
+	VMULPS vP4<>(SB), Y0, Y10; \
+	VFMADD231PS Y7, Y9, Y10; \
+	VXORPS Y11, Y11, Y11; \
+	VCMPPS $0x12, Y11, Y2, Y8; \
+	VANDPS v82<>(SB), Y8, Y8; \
+	VPADDD v7f<>(SB), Y8, Y9; \
+	VPSUBD Y8, Y3, Y11; \
+	VCMPPS $0x1e, v192<>(SB), Y5, Y5; \
+	VMULPS Y9, Y9, Y12; \
+	VFMADD231PS Y10, Y11, Y11; \
+	VMULPS Y9, Y11, Y11; \
+	VFMADD231PS Y10, Y4, Y4; \
+	VANDPS Y6, Y11, Y11; \
+	VANDNPS Y4, Y6, Y4; \
+	VORPS Y11, Y4, Y4; \
+	VANDPS Y5, Y12, Y12; \
+	VANDNPS Y4, Y5, Y4; \
+	VORPS Y12, Y4, Y4; \
+	VMOVUPS Y4, OFF(SI)
+
+// EXPFAST(OFF, X, K, M, U, J, P) is EXP8's values up to k = 2ⁿ (K), j (J)
+// and the mask of lanes with 126 < |n| (M), in six registers: x, then b
+// (X), z, e, then k (K), n, |n|, then the mask (M), u = b·b (U), and the
+// polynomial's terms (J, P).
+#define EXPFAST(OFF, X, K, M, U, J, P) \
+	VMULPS OFF(SI), Y15, X; \
+	VSUBPS Y14, X, X; \
+	VMOVUPS vR<>(SB), K; \
+	VFMADD231PS vLog2e<>(SB), X, K; \
+	VSUBPS vR<>(SB), K, M; \
+	VFNMADD231PS vLn2hi<>(SB), M, X; \
+	VFNMADD231PS vLn2lo<>(SB), M, X; \
+	VPSLLD $23, K, K; \
+	VPADDD vOne<>(SB), K, K; \
+	VANDPS vAbs<>(SB), M, M; \
+	VCMPPS $0x1e, v126<>(SB), M, M; \
+	VMULPS X, X, U; \
+	VMOVUPS vP1<>(SB), J; \
+	VFMADD231PS vP0<>(SB), X, J; \
+	VMOVUPS vP3<>(SB), P; \
+	VFMADD231PS vP2<>(SB), X, P; \
+	VFMADD231PS U, J, P; \
+	VMULPS vP4<>(SB), X, J; \
+	VFMADD231PS U, P, J
+
 // func softMaxExpAVX2(x *float32, n int, scale, mx float32) float64
-// x[i] = ggmlVExpf(x[i]·scale − mx), the product rounded, eight at a time
-// with ggml_v_expf's AVX2+FMA instructions (ggml-cpu/vec.h: the same fused
-// multiply-adds, constants, and its branch for 126 < |n|, taken when any
-// lane needs it); each eight summed in float32 as ggml's AVX2 horizontal
-// sum does, ((e0+e4)+(e2+e6))+((e1+e5)+(e3+e7)), and the eights in float64
-// in turn.
+// x[i] = ggmlVExpf(x[i]·scale − mx) (EXP8), sixteen values at a time where
+// none needs ggml's branch for 126 < |n| (two EXPFASTs interleaved: the
+// same operations on each value); then the sum of the eights in float64 in
+// turn, each eight summed in float32 as ggml's AVX2 horizontal sum does,
+// ((e0+e4)+(e2+e6))+((e1+e5)+(e3+e7)), two eights' at a time. The sums go
+// in a pass of their own: a float64 sum's latency after each eight's e^x
+// and horizontal sum left too few eights in flight.
 TEXT ·softMaxExpAVX2(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
+	MOVQ SI, DI
+	MOVQ CX, DX
 	VBROADCASTSS scale+16(FP), Y15
 	VBROADCASTSS mx+20(FP), Y14
-	VXORPD X13, X13, X13
-exp8:
-	VMULPS (SI), Y15, Y0
-	VSUBPS Y14, Y0, Y0 // x
-	VMOVUPS vR<>(SB), Y1
-	VFMADD231PS vLog2e<>(SB), Y0, Y1 // z = x·log2e + r
-	VSUBPS vR<>(SB), Y1, Y2          // n = z − r
-	VFNMADD231PS vLn2hi<>(SB), Y2, Y0
-	VFNMADD231PS vLn2lo<>(SB), Y2, Y0 // b = x − n·ln2hi − n·ln2lo
-	VPSLLD $23, Y1, Y3                // e
-	VPADDD vOne<>(SB), Y3, Y4         // k = 2ⁿ
-	VANDPS vAbs<>(SB), Y2, Y5         // |n|
-	VCMPPS $0x1e, v126<>(SB), Y5, Y6  // c = |n| > 126
-	VMULPS Y0, Y0, Y7                 // u = b·b
-	VMOVUPS vP1<>(SB), Y8
-	VFMADD231PS vP0<>(SB), Y0, Y8 // P0·b + P1
-	VMOVUPS vP3<>(SB), Y9
-	VFMADD231PS vP2<>(SB), Y0, Y9 // P2·b + P3
-	VFMADD231PS Y7, Y8, Y9        // (P0·b + P1)·u + (P2·b + P3)
-	VMULPS vP4<>(SB), Y0, Y10     // P4·b
-	VFMADD231PS Y7, Y9, Y10       // j
-	VMOVMSKPS Y6, AX
+exp16:
+	CMPQ CX, $16
+	JB exptail
+	EXPFAST(0, Y0, Y1, Y2, Y3, Y4, Y5)
+	EXPFAST(32, Y6, Y7, Y8, Y9, Y10, Y11)
+	VORPS Y8, Y2, Y2
+	VMOVMSKPS Y2, AX
 	TESTL AX, AX
 	JNZ expbig
-	VFMADD231PS Y10, Y4, Y4 // j·k + k
-	JMP expsum
+	VFMADD231PS Y4, Y1, Y1 // j·k + k
+	VFMADD231PS Y10, Y7, Y7
+	VMOVUPS Y1, (SI)
+	VMOVUPS Y7, 32(SI)
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP exp16
 expbig:
-	VXORPS Y11, Y11, Y11
-	VCMPPS $0x12, Y11, Y2, Y8 // n <= 0
-	VANDPS v82<>(SB), Y8, Y8   // g
-	VPADDD v7f<>(SB), Y8, Y9   // s1
-	VPSUBD Y8, Y3, Y11         // s2 = e − g
-	VCMPPS $0x1e, v192<>(SB), Y5, Y5 // d = |n| > 192
-	VMULPS Y9, Y9, Y12         // s1·s1
-	VFMADD231PS Y10, Y11, Y11  // s2·j + s2
-	VMULPS Y9, Y11, Y11        // (s2·j + s2)·s1
-	VFMADD231PS Y10, Y4, Y4    // k·j + k
-	VANDPS Y6, Y11, Y11
-	VANDNPS Y4, Y6, Y4
-	VORPS Y11, Y4, Y4
-	VANDPS Y5, Y12, Y12
-	VANDNPS Y4, Y5, Y4
-	VORPS Y12, Y4, Y4
-expsum:
-	VMOVUPS Y4, (SI)
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS X5, X4, X5
+	EXP8(0)
+	EXP8(32)
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP exp16
+exptail:
+	TESTQ CX, CX
+	JZ sums
+	EXP8(0)
+sums:
+	VXORPD X13, X13, X13
+sum16:
+	CMPQ DX, $16
+	JB sumtail
+	VMOVUPS (DI), Y1
+	VMOVUPS 32(DI), Y7
+	VPERM2F128 $0x20, Y7, Y1, Y3 // the two eights' low halves
+	VPERM2F128 $0x31, Y7, Y1, Y9 // and high halves
+	VADDPS Y9, Y3, Y3            // e0+e4, e1+e5, e2+e6, e3+e7 of each
+	VPERMILPS $0x4e, Y3, Y9
+	VADDPS Y9, Y3, Y3 // (e0+e4)+(e2+e6), (e1+e5)+(e3+e7)
+	VMOVSHDUP Y3, Y9
+	VADDPS Y9, Y3, Y3 // each eight's sum in lanes 0 and 4
+	VEXTRACTF128 $1, Y3, X9
+	VCVTSS2SD X3, X3, X3
+	VCVTSS2SD X9, X9, X9
+	VADDSD X3, X13, X13
+	VADDSD X9, X13, X13
+	ADDQ $64, DI
+	SUBQ $16, DX
+	JMP sum16
+sumtail:
+	TESTQ DX, DX
+	JZ expdone
+	VMOVUPS (DI), X4
+	VADDPS 16(DI), X4, X5
 	VMOVHLPS X5, X5, X6
 	VADDPS X6, X5, X5
 	VMOVSHDUP X5, X6
 	VADDSS X6, X5, X5
 	VCVTSS2SD X5, X5, X5
 	VADDSD X5, X13, X13
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JNZ exp8
+expdone:
 	VMOVSD X13, ret+24(FP)
 	VZEROUPPER
 	RET

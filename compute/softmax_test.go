@@ -13,14 +13,19 @@ import (
 // TestSoftMax checks SoftMax against softMaxGo (amd64 with AVX2; else
 // softMaxExp) bit for bit, for lengths
 // with and without a tail of fewer than eight, with masked scores (−Inf)
-// and ones e^x underflows for, and that it sums to 1.
+// and ones e^x underflows for, and without (the assembly's path for
+// sixteen values that all stay off ggml_v_expf's branch for |n| > 126), and
+// that it sums to 1.
 func TestSoftMax(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 100, 257, 1024, 2304, 4099} {
+	for _, n := range []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 100, 257, 1024, 2304, 4099, -16, -24, -100, -1600, -4096} {
+		plain := n < 0 // no far or masked scores
+		n = max(n, -n)
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(r.NormFloat64() * 20)
 			switch {
+			case plain:
 			case i%11 == 5: // scores far below the maximum: e^x clamped to 0
 				x[i] = -float32(r.Float64()) * 1e4
 			case i%13 == 7: // masked
