@@ -125,8 +125,8 @@ func (a *attention) span(w *attnWorker, out, q, k, v []float32, d, h, lo, hi int
 	}
 	hd, m := a.hd, hi-lo
 	scale := 1 / float32(math.Sqrt(float64(hd)))
-	// The head's queries copied together: read in place, d apart, six
-	// rows' at a time share a few of the L1 cache's sets.
+	// The head's queries, copied together: read in place (rows d apart), a
+	// tile's six rows fall in a few of the L1 cache's sets (K·Qᵀ ~3% slower).
 	qh, kp, vp := w.qh[:m*hd], w.kp[:hd*m], w.vp[:m*hd]
 	for t := range m {
 		r := (lo+t)*d + h*hd
