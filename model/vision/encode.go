@@ -50,12 +50,9 @@ func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, err
 	switch p.typ {
 	case "gemma3":
 		side := hp.imageSize / hp.patch
-		pooled := avgPool(x, side, hp.dim, hp.merge) // (tokens, dim)
+		pooled := avgPool(mm, x, side, hp.dim, hp.merge) // (tokens, dim)
 		n := len(pooled) / hp.dim
-		for t := range n {
-			row := pooled[t*hp.dim : (t+1)*hp.dim]
-			compute.RMSNorm(row, row, w.softNorm, hp.eps)
-		}
+		rmsNormRows(mm, pooled, pooled, w.softNorm, nil, hp.dim, hp.eps)
 		out := make([]float32, n*hp.projDim)
 		if err := linear(mm, out, pooled, n, w.inputProj); err != nil {
 			return nil, err
@@ -63,7 +60,7 @@ func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, err
 		return out, nil
 	case "idefics3":
 		side := hp.imageSize / hp.patch
-		shuffled := pixelShuffle(x, side, hp.dim, hp.merge) // (tokens, dim·merge²)
+		shuffled := pixelShuffle(mm, x, side, hp.dim, hp.merge) // (tokens, dim·merge²)
 		n := len(shuffled) / (hp.dim * hp.merge * hp.merge)
 		out := make([]float32, n*hp.projDim)
 		if err := linear(mm, out, shuffled, n, w.fc); err != nil {
@@ -76,12 +73,19 @@ func (p *Projector) encodeTile(mm *compute.MatMuler, px *pixels) ([]float32, err
 
 // im2col is ggml_im2col for a convolution of stride ps over px: a row of
 // 3·ps·ps values (channel, then ky, then kx) for each of the npx×npy
-// patches, in raster order.
-func im2col(px *pixels, ps int) (cols []float32, npx, npy int) {
+// patches, in raster order; the rows of patches split over mm's crew.
+func im2col(mm *compute.MatMuler, px *pixels, ps int) (cols []float32, npx, npy int) {
 	npx, npy = px.nx/ps, px.ny/ps
 	k := 3 * ps * ps
 	cols = make([]float32, npx*npy*k)
-	for py := range npy {
+	parallelRows(mm, npy, func(lo, hi int) { im2colRows(cols, px, ps, npx, lo, hi) })
+	return cols, npx, npy
+}
+
+// im2colRows is im2col's rows [lo, hi) of patches.
+func im2colRows(cols []float32, px *pixels, ps, npx, lo, hi int) {
+	k := 3 * ps * ps
+	for py := lo; py < hi; py++ {
 		for pxx := range npx {
 			row := cols[(py*npx+pxx)*k:]
 			i := 0
@@ -96,7 +100,6 @@ func im2col(px *pixels, ps int) (cols []float32, npx, npy int) {
 			}
 		}
 	}
-	return cols, npx, npy
 }
 
 // vit is clip.cpp's build_inp then build_vit with NORM_TYPE_NORMAL: the
@@ -106,7 +109,7 @@ func im2col(px *pixels, ps int) (cols []float32, npx, npy int) {
 func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 	hp, w := &p.hp, p.w
 	d, ps := hp.dim, hp.patch
-	cols, npx, npy := im2col(px, ps)
+	cols, npx, npy := im2col(mm, px, ps)
 	n := npx * npy
 	x := make([]float32, n*d) // (patches, dim): the residual stream
 	if err := linearAdd(mm, x, cols, n, w.patch, w.patchBias, nil); err != nil {
@@ -161,12 +164,20 @@ func (p *Projector) vit(mm *compute.MatMuler, px *pixels) ([]float32, error) {
 
 // avgPool is Gemma 3's ggml_pool_2d (average, kernel = stride = k) over
 // the side×side patch grid of x (patches, dim), per channel: it returns
-// ((side/k)², dim) values, summed in float32 row by row as ggml does.
-func avgPool(x []float32, side, dim, k int) []float32 {
+// ((side/k)², dim) values, summed in float32 row by row as ggml does; the
+// rows of the output grid split over mm's crew.
+func avgPool(mm *compute.MatMuler, x []float32, side, dim, k int) []float32 {
 	os := side / k
 	out := make([]float32, os*os*dim)
+	parallelRows(mm, os, func(lo, hi int) { avgPoolRows(out, x, side, dim, k, lo, hi) })
+	return out
+}
+
+// avgPoolRows is avgPool's rows [lo, hi) of the output grid.
+func avgPoolRows(out, x []float32, side, dim, k, lo, hi int) {
+	os := side / k
 	ka := float32(k * k)
-	for oy := range os {
+	for oy := lo; oy < hi; oy++ {
 		for ox := range os {
 			dst := out[(oy*os+ox)*dim : (oy*os+ox+1)*dim]
 			for c := range dim {
@@ -180,26 +191,29 @@ func avgPool(x []float32, side, dim, k int) []float32 {
 			}
 		}
 	}
-	return out
 }
 
 // pixelShuffle is clip.cpp's build_patch_merge_permute for a square
 // side×side grid of x (patches, dim) (side a multiple of s): token (gy, gx)
 // of the (side/s)² is the s×s block of patches at (gy·s, gx·s), row by
-// row, each patch's dim values in turn.
-func pixelShuffle(x []float32, side, dim, s int) []float32 {
+// row, each patch's dim values in turn. The rows of tokens split over mm's
+// crew.
+func pixelShuffle(mm *compute.MatMuler, x []float32, side, dim, s int) []float32 {
 	g := side / s
-	out := make([]float32, 0, len(x))
-	for gy := range g {
-		for gx := range g {
-			for dy := range s {
-				for dx := range s {
-					p := (gy*s+dy)*side + gx*s + dx
-					out = append(out, x[p*dim:(p+1)*dim]...)
+	out := make([]float32, g*g*s*s*dim)
+	parallelRows(mm, g, func(lo, hi int) {
+		o := out[lo*g*s*s*dim:]
+		for gy := lo; gy < hi; gy++ {
+			for gx := range g {
+				for dy := range s {
+					for dx := range s {
+						p := (gy*s+dy)*side + gx*s + dx
+						o = o[copy(o, x[p*dim:(p+1)*dim]):]
+					}
 				}
 			}
 		}
-	}
+	})
 	return out
 }
 

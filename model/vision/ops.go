@@ -2,6 +2,7 @@ package vision
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/troupe-llm/troupe/compute"
 )
@@ -57,10 +58,13 @@ func gelu(x []float32) { compute.Gelu(x) }
 // CPUs the exps are glibc's expf).
 func softmax(x []float32, scale float32) { compute.SoftMax(x, scale) }
 
-// parallelRows runs f over rows [0, n), split into at most mm.Workers()
-// consecutive shares, on mm's crew (compute.MatMuler.Parallel): the work
-// between products uses every thread the products do. f must not call
-// mm's methods. Each row's result does not depend on the split.
+// parallelRows runs f over rows [0, n) on mm's crew
+// (compute.MatMuler.Parallel): the work between products uses every thread
+// the products do. The workers claim the rows a chunk at a time (about
+// rowChunks chunks a worker), as linear's claim its panels, so that a
+// worker the system stops for a while (a shared machine) leaves its rows to
+// the others instead of making them wait at the end of the call. f must
+// not call mm's methods. Each row's result does not depend on the split.
 func parallelRows(mm *compute.MatMuler, n int, f func(lo, hi int)) {
 	w := min(mm.Workers(), n)
 	if w <= 1 {
@@ -69,6 +73,18 @@ func parallelRows(mm *compute.MatMuler, n int, f func(lo, hi int)) {
 		}
 		return
 	}
-	per := (n + w - 1) / w
-	mm.Parallel((n+per-1)/per, func(wi int) { f(wi*per, min(n, (wi+1)*per)) })
+	per := max(1, n/(w*rowChunks))
+	chunks := int32((n + per - 1) / per)
+	var next atomic.Int32
+	mm.Parallel(w, func(int) {
+		for c := next.Add(1) - 1; c < chunks; c = next.Add(1) - 1 {
+			lo := int(c) * per
+			f(lo, min(n, lo+per))
+		}
+	})
 }
+
+// rowChunks is how many chunks of rows parallelRows makes a worker: enough
+// that the last chunk in flight is short, few enough that claiming them
+// costs nothing measurable.
+const rowChunks = 8

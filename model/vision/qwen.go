@@ -117,7 +117,7 @@ func (p *Projector) encodeQwen(mm *compute.MatMuler, px *pixels) ([]float32, err
 		return nil, err
 	}
 	n, d := len(lay.patch), hp.dim
-	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, p.typ == typeQwen25VL)
+	sc := newQwenScratch(mm, n, d, hp.heads, hp.ffn, lay, p.typ == typeQwen25VL)
 	for li := range w.layers {
 		full := hp.waPattern <= 0 || (li+1)%hp.waPattern == 0
 		var win [][2]int
@@ -158,7 +158,7 @@ func (p *Projector) qwenInput(mm *compute.MatMuler, px *pixels, grid int) ([]flo
 	if px.nx%(2*ps) != 0 || px.ny%(2*ps) != 0 {
 		return nil, nil, fmt.Errorf("image of %dx%d pixels: not a multiple of %d", px.nx, px.ny, 2*ps)
 	}
-	cols, npx, npy := im2col(px, ps) // (patches, 3·patch·patch), raster order
+	cols, npx, npy := im2col(mm, px, ps) // (patches, 3·patch·patch), raster order
 	n := npx * npy
 	raster := make([]float32, n*d) // (patches, dim)
 	second := make([]float32, n*d)
@@ -169,19 +169,24 @@ func (p *Projector) qwenInput(mm *compute.MatMuler, px *pixels, grid int) ([]flo
 		return nil, nil, err
 	}
 	if w.pos != nil {
-		pos := interpolatePositions(w.pos, hp.imageSize/ps, d, npx, npy) // (patches, dim), raster order
-		for i := 0; i < n*d; i += d {
-			if w.patchBias != nil {
-				compute.Add(raster[i:i+d], w.patchBias)
+		pos := interpolatePositions(mm, w.pos, hp.imageSize/ps, d, npx, npy) // (patches, dim), raster order
+		parallelRows(mm, n, func(lo, hi int) {
+			for i := lo * d; i < hi*d; i += d {
+				if w.patchBias != nil {
+					compute.Add(raster[i:i+d], w.patchBias)
+				}
+				compute.Add(raster[i:i+d], pos[i:i+d])
 			}
-			compute.Add(raster[i:i+d], pos[i:i+d])
-		}
+		})
 	}
 	lay := newQwenLayout(npx, npy, grid)
 	x := second // (patches, dim): the residual stream, graph order
-	for i, src := range lay.patch {
-		copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
-	}
+	parallelRows(mm, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			src := lay.patch[i]
+			copy(x[i*d:(i+1)*d], raster[src*d:(src+1)*d])
+		}
+	})
 	if w.preW != nil {
 		p.qwenNorm(mm, x, x, w.preW, w.preB)
 	}
@@ -199,9 +204,9 @@ type qwenScratch struct {
 	a                   *attention
 }
 
-// newQwenScratch makes the buffers; gate only for a gated feed-forward
-// (Qwen2.5-VL's).
-func newQwenScratch(n, d, heads, ffn int, lay *qwenLayout, gated bool) *qwenScratch {
+// newQwenScratch makes the buffers (gate only for a gated feed-forward,
+// Qwen2.5-VL's) and the rope table, its rows split over mm's crew.
+func newQwenScratch(mm *compute.MatMuler, n, d, heads, ffn int, lay *qwenLayout, gated bool) *qwenScratch {
 	hd := d / heads
 	s := &qwenScratch{n: n, hd: hd, rope: make([]float32, n*hd),
 		cur: make([]float32, n*d), q: make([]float32, n*d), kk: make([]float32, n*d), v: make([]float32, n*d),
@@ -210,9 +215,11 @@ func newQwenScratch(n, d, heads, ffn int, lay *qwenLayout, gated bool) *qwenScra
 		s.gate = make([]float32, n*ffn)
 	}
 	thetaScale := float32(math.Pow(10000, float64(float32(-2)/float32(hd/2))))
-	for i, yx := range lay.pos {
-		visionRope(s.rope[i*hd:(i+1)*hd], yx[0], yx[1], thetaScale)
-	}
+	parallelRows(mm, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			visionRope(s.rope[i*hd:(i+1)*hd], lay.pos[i][0], lay.pos[i][1], thetaScale)
+		}
+	})
 	return s
 }
 
@@ -336,9 +343,13 @@ func (p *Projector) qwenMerger(mm *compute.MatMuler, x []float32, n int, lay *qw
 		return nil, err
 	}
 	out := make([]float32, m*hp.projDim) // raster order
-	for src, dst := range lay.unit {
-		copy(out[src*hp.projDim:(src+1)*hp.projDim], merged[dst*hp.projDim:(dst+1)*hp.projDim])
-	}
+	pd := hp.projDim
+	parallelRows(mm, m, func(lo, hi int) {
+		for src := lo; src < hi; src++ {
+			dst := lay.unit[src]
+			copy(out[src*pd:(src+1)*pd], merged[dst*pd:(dst+1)*pd])
+		}
+	})
 	return out, nil
 }
 

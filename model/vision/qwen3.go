@@ -25,7 +25,7 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 	}
 	n, d := len(lay.patch), hp.dim
 	m := n / 4
-	sc := newQwenScratch(n, d, hp.heads, hp.ffn, lay, false)
+	sc := newQwenScratch(mm, n, d, hp.heads, hp.ffn, lay, false)
 	sc.qkv = make([]float32, n*3*d) // (patches, 3·dim)
 	var deep [][]float32            // (rows, projDim) per deepstack layer, graph order
 	for li := range w.layers {
@@ -53,13 +53,15 @@ func (p *Projector) encodeQwen3(mm *compute.MatMuler, px *pixels) ([]float32, er
 	pd := hp.projDim
 	width := pd * (1 + len(deep))
 	out := make([]float32, m*width)
-	for src, dst := range lay.unit {
-		row := out[src*width : (src+1)*width]
-		copy(row[:pd], merged[dst*pd:(dst+1)*pd])
-		for j, ds := range deep {
-			copy(row[(j+1)*pd:(j+2)*pd], ds[dst*pd:(dst+1)*pd])
+	parallelRows(mm, m, func(lo, hi int) {
+		for src := lo; src < hi; src++ {
+			dst, row := lay.unit[src], out[src*width:(src+1)*width]
+			copy(row[:pd], merged[dst*pd:(dst+1)*pd])
+			for j, ds := range deep {
+				copy(row[(j+1)*pd:(j+2)*pd], ds[dst*pd:(dst+1)*pd])
+			}
 		}
-	}
+	})
 	return out, nil
 }
 
@@ -116,8 +118,9 @@ func (p *Projector) merge(mm *compute.MatMuler, x []float32, m int, normW, normB
 // interpolatePositions is clip.cpp's resize_position_embeddings with
 // GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ALIGN_CORNERS (ggml's CPU
 // upscale): the side×side table of dim-value rows (raster order) resized
-// to nx×ny, the corners kept; the table itself when the sizes agree.
-func interpolatePositions(table []float32, side, dim, nx, ny int) []float32 {
+// to nx×ny, the corners kept; the table itself when the sizes agree. The
+// rows of the grid split over mm's crew.
+func interpolatePositions(mm *compute.MatMuler, table []float32, side, dim, nx, ny int) []float32 {
 	if nx == side && ny == side {
 		return table
 	}
@@ -138,21 +141,29 @@ func interpolatePositions(table []float32, side, dim, nx, ny int) []float32 {
 		return lo, hi, max(0, min(v-float32(lo), 1))
 	}
 	out := make([]float32, nx*ny*dim)
-	for i1 := range ny {
-		y0, y1, dy := coord(i1, sf1)
-		for i0 := range nx {
-			x0, x1, dx := coord(i0, sf0)
-			dst := out[(i1*nx+i0)*dim : (i1*nx+i0+1)*dim]
-			a, b := table[(y0*side+x0)*dim:], table[(y0*side+x1)*dim:]
-			c, e := table[(y1*side+x0)*dim:], table[(y1*side+x1)*dim:]
-			for ch := range dim { // ggml's products left to right; explicit conversions: no fused multiply-add
-				va := float32(float32(a[ch]*float32(1-dx)) * float32(1-dy))
-				vb := float32(float32(b[ch]*dx) * float32(1-dy))
-				vc := float32(float32(c[ch]*float32(1-dx)) * dy)
-				vd := float32(float32(e[ch]*dx) * dy)
-				dst[ch] = float32(float32(va+vb)+vc) + vd
-			}
+	parallelRows(mm, ny, func(lo, hi int) {
+		for i1 := lo; i1 < hi; i1++ {
+			interpolateRow(out, table, side, dim, nx, i1, sf0, sf1, coord)
+		}
+	})
+	return out
+}
+
+// interpolateRow is interpolatePositions' row i1 of out (nx rows of dim
+// values), for the scale factors sf0, sf1 and their coord.
+func interpolateRow(out, table []float32, side, dim, nx, i1 int, sf0, sf1 float32, coord func(int, float32) (int, int, float32)) {
+	y0, y1, dy := coord(i1, sf1)
+	for i0 := range nx {
+		x0, x1, dx := coord(i0, sf0)
+		dst := out[(i1*nx+i0)*dim : (i1*nx+i0+1)*dim]
+		a, b := table[(y0*side+x0)*dim:], table[(y0*side+x1)*dim:]
+		c, e := table[(y1*side+x0)*dim:], table[(y1*side+x1)*dim:]
+		for ch := range dim { // ggml's products left to right; explicit conversions: no fused multiply-add
+			va := float32(float32(a[ch]*float32(1-dx)) * float32(1-dy))
+			vb := float32(float32(b[ch]*dx) * float32(1-dy))
+			vc := float32(float32(c[ch]*float32(1-dx)) * dy)
+			vd := float32(float32(e[ch]*dx) * dy)
+			dst[ch] = float32(float32(va+vb)+vc) + vd
 		}
 	}
-	return out
 }
