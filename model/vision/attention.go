@@ -83,26 +83,30 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 	for wi := range workers {
 		a.worker(wi)
 	}
-	var next atomic.Int32
 	defer func() {
 		for _, w := range a.ws[:workers] {
 			w.err = nil
 		}
 	}()
-	mm.Parallel(workers, func(wi int) {
-		w := a.ws[wi]
-		for {
-			h := int(next.Add(1) - 1)
-			if h >= heads {
-				return
+	if win == nil && gemmFast {
+		a.split(mm, workers, out, q, k, v, heads)
+	} else {
+		var next atomic.Int32
+		mm.Parallel(workers, func(wi int) {
+			w := a.ws[wi]
+			for {
+				h := int(next.Add(1) - 1)
+				if h >= heads {
+					return
+				}
+				if win != nil {
+					a.windows(w, out, q, k, v, heads, h, win)
+				} else {
+					a.head(w, out, q, k, v, heads, h)
+				}
 			}
-			if win != nil {
-				a.windows(w, out, q, k, v, heads, h, win)
-			} else {
-				a.head(w, out, q, k, v, heads, h)
-			}
-		}
-	})
+		})
+	}
 	for _, w := range a.ws[:workers] {
 		if w.err != nil {
 			return w.err
@@ -110,6 +114,51 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 	}
 	return nil
 }
+
+// split is run without windows through GemmNN: each worker claims the next
+// head, loads it and claims its blocks of query rows one at a time; with
+// every head claimed, a worker loads a head still running (at least two
+// blocks left) and takes blocks of it too, so that the last heads do not
+// leave one worker waiting for the other (a row's output does not depend
+// on the block it is in or the worker: the same bits).
+func (a *attention) split(mm *compute.MatMuler, workers int, out, q, k, v []float32, heads int) {
+	d, m := heads*a.hd, a.n
+	block := attnRows(m)
+	blocks := int32((m + block - 1) / block)
+	left := make([]atomic.Int32, heads) // each head's next block
+	var next atomic.Int32
+	mm.Parallel(workers, func(wi int) {
+		w := a.ws[wi]
+		run := func(h int) {
+			a.load(w, q, k, v, d, h, 0, m)
+			for {
+				b := left[h].Add(1) - 1
+				if b >= blocks {
+					return
+				}
+				t0 := int(b) * block
+				a.block(w, out, d, h, 0, m, t0, min(block, m-t0))
+			}
+		}
+		for {
+			h := int(next.Add(1) - 1)
+			if h >= heads {
+				break
+			}
+			run(h)
+		}
+		for h := heads - 1; h >= 0; h-- {
+			if blocks-left[h].Load() >= 2 {
+				attnJoins.Add(1)
+				run(h)
+			}
+		}
+	})
+}
+
+// attnJoins counts the heads split joined after their first worker (for
+// the tests: that the path ran).
+var attnJoins atomic.Int64
 
 // head is run's head h over all rows, on worker w.
 func (a *attention) head(w *attnWorker, out, q, k, v []float32, heads, h int) {
@@ -123,36 +172,48 @@ func (a *attention) span(w *attnWorker, out, q, k, v []float32, d, h, lo, hi int
 		a.spanMatMul(w, out, q, k, v, d, h, lo, hi)
 		return
 	}
+	a.load(w, q, k, v, d, h, lo, hi)
+	block := attnRows(hi - lo)
+	for t0 := 0; t0 < hi-lo; t0 += block {
+		a.block(w, out, d, h, lo, hi-lo, t0, min(block, hi-lo-t0))
+	}
+}
+
+// load copies head h's queries of rows [lo, hi) into w's scratch and packs
+// its keys and values there.
+func (a *attention) load(w *attnWorker, q, k, v []float32, d, h, lo, hi int) {
 	hd, m := a.hd, hi-lo
-	scale := 1 / float32(math.Sqrt(float64(hd)))
 	// The head's queries, copied together: read in place (rows d apart), a
 	// tile's six rows fall in a few of the L1 cache's sets (K·Qᵀ ~3% slower).
-	qh, kp, vp := w.qh[:m*hd], w.kp[:hd*m], w.vp[:m*hd]
+	qh := w.qh[:m*hd]
 	for t := range m {
 		r := (lo+t)*d + h*hd
 		copy(qh[t*hd:(t+1)*hd], q[r:r+hd])
 	}
 	// Kᵀ (hd, m) and V (m, hd) as panels of panel columns: GemmNN then
 	// reads a panel's rows one after the other.
-	pack(kp, k[lo*d+h*hd:], d, hd, m, true)
-	pack(vp, v[lo*d+h*hd:], d, m, hd, false)
-	block := attnRows(m)
-	for t0 := 0; t0 < m; t0 += block {
-		rows := min(block, m-t0)
-		kq := w.kq[:rows*m]
-		// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
-		for j := 0; j < m; j += panel {
-			pw := min(panel, m-j)
-			compute.GemmNN(kq[j:], m, qh[t0*hd:], hd, kp[j*hd:], pw, rows, hd, pw)
-		}
-		for r := range rows {
-			softmax(kq[r*m:(r+1)*m], scale)
-		}
-		o := out[(lo+t0)*d+h*hd:]
-		for c := 0; c < hd; c += panel {
-			pw := min(panel, hd-c)
-			compute.GemmNN(o[c:], d, kq, m, vp[c*m:], pw, rows, m, pw)
-		}
+	pack(w.kp[:hd*m], k[lo*d+h*hd:], d, hd, m, true)
+	pack(w.vp[:m*hd], v[lo*d+h*hd:], d, m, hd, false)
+}
+
+// block is query rows [lo+t0, lo+t0+rows) of head h over the m rows from
+// lo that load put in w's scratch.
+func (a *attention) block(w *attnWorker, out []float32, d, h, lo, m, t0, rows int) {
+	hd := a.hd
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	qh, kp, vp, kq := w.qh[:m*hd], w.kp[:hd*m], w.vp[:m*hd], w.kq[:rows*m]
+	// kq = K·Qᵀ per query row, as ggml_mul_mat(k, q) of F32 values.
+	for j := 0; j < m; j += panel {
+		pw := min(panel, m-j)
+		compute.GemmNN(kq[j:], m, qh[t0*hd:], hd, kp[j*hd:], pw, rows, hd, pw)
+	}
+	for r := range rows {
+		softmax(kq[r*m:(r+1)*m], scale)
+	}
+	o := out[(lo+t0)*d+h*hd:]
+	for c := 0; c < hd; c += panel {
+		pw := min(panel, hd-c)
+		compute.GemmNN(o[c:], d, kq, m, vp[c*m:], pw, rows, m, pw)
 	}
 }
 
