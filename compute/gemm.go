@@ -1,5 +1,10 @@
 package compute
 
+import (
+	"fmt"
+	"unsafe"
+)
+
 // GemmNN sets C = A·B for row-major float32 matrices: A m×k (rows lda
 // apart), B k×n (rows ldb apart), C m×n (rows ldc apart), each output
 // c[i][j] one fused multiply-add after another over p = 0..k−1 from +0,
@@ -41,6 +46,124 @@ func gemmGo(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 			for j := range ci {
 				ci[j] = fmaExact32(ap, bp[j], ci[j])
 			}
+		}
+	}
+}
+
+// The packed product (model/vision's linear layers): A in micro-panels of
+// gemmMR rows (PackRows), B in panels of gemmNR columns (PackCols), the
+// sums over p done in blocks of at most gemmKC steps so that a block of
+// B's panel (gemmKC·gemmNR values) stays in L1 while the block of A's
+// rows runs through it from L2.
+const gemmMR, gemmNR, gemmKC = 4, 24, 256
+
+// PackedRows is m rounded up to a whole number of PackRows' micro-panels,
+// PackedCols n to a whole number of PackCols' panels.
+func PackedRows(m int) int { return (m + gemmMR - 1) / gemmMR * gemmMR }
+func PackedCols(n int) int { return (n + gemmNR - 1) / gemmNR * gemmNR }
+
+// PackRows writes the m×k matrix a (rows lda apart) into dst as
+// GemmPacked's A: micro-panels of 4 rows, value p of the 4 rows one after
+// another, dst[g·4k + p·4 + r] = a[(4g+r)·lda + p], and the last
+// micro-panel's rows past m zeros. dst holds PackedRows(m)·k values.
+func PackRows(dst, a []float32, lda, m, k int) {
+	if m <= 0 || k <= 0 {
+		return
+	}
+	_ = a[(m-1)*lda+k-1]
+	for g := 0; g < m; g += gemmMR {
+		d := dst[g*k : (g+gemmMR)*k]
+		for r := range gemmMR {
+			if g+r >= m {
+				for p := range k {
+					d[p*gemmMR+r] = 0
+				}
+				continue
+			}
+			for p, v := range a[(g+r)*lda : (g+r)*lda+k] {
+				d[p*gemmMR+r] = v
+			}
+		}
+	}
+}
+
+// PackCols writes rows [j, j+w) of the F32 or F16 weight matrix t as
+// GemmPacked's B = tᵀ (k = t.Cols() rows, w columns): panels of 24
+// columns, value p of a panel's columns one after another, dst[q·24k +
+// p·24 + c] = t[j+24q+c][p], F16 converted to float32 (exactly), and the
+// last panel's columns past w zeros. dst holds PackedCols(w)·k values.
+func PackCols(dst []float32, t *Tensor, j, w int) error {
+	k := t.Cols()
+	if w < 1 || j < 0 || j+w > t.Rows() || len(dst) < PackedCols(w)*k {
+		return fmt.Errorf("pack %s: rows [%d, %d) of %d into %d values", t.Name, j, j+w, t.Rows(), len(dst))
+	}
+	if t.Type != F32 && t.Type != F16 {
+		return fmt.Errorf("pack %s: type %s: want F32 or F16", t.Name, t.Type)
+	}
+	for q := 0; q < w; q += gemmNR {
+		d := dst[q*k : (q+gemmNR)*k]
+		for c := range gemmNR {
+			if q+c >= w {
+				for p := range k {
+					d[p*gemmNR+c] = 0
+				}
+				continue
+			}
+			row := t.Row(j + q + c)
+			if t.Type == F32 {
+				for p, v := range f32View(row)[:k] {
+					d[p*gemmNR+c] = v
+				}
+				continue
+			}
+			for p, h := range unsafe.Slice((*uint16)(unsafe.Pointer(&row[0])), k) {
+				d[p*gemmNR+c] = halfToFloat(h)
+			}
+		}
+	}
+	return nil
+}
+
+// GemmPacked sets C = A·B for A (m×k) packed by PackRows and B (k×n)
+// packed by PackCols. C (rows ldc apart) gets PackedRows(m) rows of
+// PackedCols(n) columns, the padding's too (zeros), for the caller to
+// leave. Each output is GemmNN's: one fused multiply-add after another
+// over p = 0..k−1 from +0, whatever the rows or columns a call takes; the
+// assembly (AVX2) runs them in blocks of p, each going on from the sums
+// the last one stored, which is the same arithmetic.
+func GemmPacked(c []float32, ldc int, a, b []float32, m, k, n int) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	mp, np := PackedRows(m)/gemmMR, PackedCols(n)/gemmNR
+	if ldc < gemmNR*np {
+		panic("compute: GemmPacked: ldc narrower than C's panels")
+	}
+	_ = c[(gemmMR*mp-1)*ldc+gemmNR*np-1]
+	if k <= 0 {
+		for i := range gemmMR * mp {
+			clear(c[i*ldc : i*ldc+gemmNR*np])
+		}
+		return
+	}
+	_ = a[gemmMR*mp*k-1]
+	_ = b[gemmNR*np*k-1]
+	if !gemmPackedAsm(c, ldc, a, b, mp, k, np) {
+		gemmPackedGo(c, ldc, a, b, mp, k, np)
+	}
+}
+
+// gemmPackedGo is GemmPacked in Go, over mp micro-panels and np panels.
+func gemmPackedGo(c []float32, ldc int, a, b []float32, mp, k, np int) {
+	for i := range gemmMR * mp {
+		ai := a[i/gemmMR*gemmMR*k+i%gemmMR:]
+		for j := range gemmNR * np {
+			bj := b[j/gemmNR*gemmNR*k+j%gemmNR:]
+			var s float32
+			for p := range k {
+				s = fmaExact32(ai[p*gemmMR], bj[p*gemmNR], s)
+			}
+			c[i*ldc+j] = s
 		}
 	}
 }

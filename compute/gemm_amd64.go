@@ -1,5 +1,7 @@
 package compute
 
+import "unsafe"
+
 //go:noescape
 func gemm6x16AVX2(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, k int)
 
@@ -42,3 +44,27 @@ func gemmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m
 }
 
 func gemmFast() bool { return hostISA >= AVX2 }
+
+//go:noescape
+func gemmPk4x24AVX2(c *float32, ldc int, a *float32, b *float32, k int, acc int, next uintptr)
+
+// gemmPackedAsm runs GemmPacked with AVX2 (false without): for each block
+// of at most gemmKC steps of p, each panel of B, each micro-panel of A.
+func gemmPackedAsm(c []float32, ldc int, a, b []float32, mp, k, np int) bool {
+	if hostISA < AVX2 {
+		return false
+	}
+	blocks := (k + gemmKC - 1) / gemmKC
+	kb := (k + blocks - 1) / blocks
+	for p0, acc := 0, 0; p0 < k; p0, acc = p0+kb, 1 {
+		kn := min(kb, k-p0)
+		for q := range np {
+			bq := &b[q*gemmNR*k+p0*gemmNR]
+			for g := range mp {
+				ag := &a[g*gemmMR*k+p0*gemmMR]
+				gemmPk4x24AVX2(&c[g*gemmMR*ldc+q*gemmNR], 4*ldc, ag, bq, kn, acc, uintptr(unsafe.Pointer(ag))+4*gemmMR*uintptr(k))
+			}
+		}
+	}
+	return true
+}

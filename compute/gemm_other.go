@@ -8,3 +8,6 @@ func gemmAsm(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m
 }
 
 func gemmFast() bool { return false }
+
+// gemmPackedAsm does nothing: GemmPacked runs gemmPackedGo.
+func gemmPackedAsm(c []float32, ldc int, a, b []float32, mp, k, np int) bool { return false }

@@ -44,58 +44,53 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 		}
 		return nil
 	}
-	a := x[:m*k]
-	if w.Type == compute.F16 {
-		buf := getScratch(m * k)
-		defer putScratch(buf)
-		parallelRows(mm, m, func(lo, hi int) { compute.RoundF16s((*buf)[lo*k:hi*k], a[lo*k:hi*k]) })
-		a = (*buf)[:m*k]
-	}
-	// The workers claim groups of panels one at a time, so that a worker
-	// the system stops for a while (a shared machine) leaves its groups to
-	// the other instead of making it wait at the end.
-	panels := (n + panel - 1) / panel
-	groups := (panels + linearGroup - 1) / linearGroup
+	// x as compute.GemmPacked's A (micro-panels of 4 rows), each worker
+	// packing its share, rounded to f16 in place for F16 weights.
+	mp := compute.PackedRows(m)
+	buf := getScratch(mp * k)
+	defer putScratch(buf)
+	a := (*buf)[:mp*k]
+	const mr = 4
+	parallelRows(mm, mp/mr, func(lo, hi int) {
+		r0, r1 := mr*lo, mr*hi
+		compute.PackRows(a[r0*k:r1*k], x[r0*k:], k, min(m, r1)-r0, k)
+		if w.Type == compute.F16 {
+			compute.RoundF16s(a[r0*k:r1*k], a[r0*k:r1*k])
+		}
+	})
+	// The workers claim groups of linearCols columns one at a time, so
+	// that a worker the system stops for a while (a shared machine) leaves
+	// its groups to the other instead of making it wait at the end. A
+	// worker packs its group's weights as GemmPacked's B, then runs it
+	// over blocks of linearRows rows into cb (whole micro-panels and
+	// panels) and copies each block out.
+	groups := (n + linearCols - 1) / linearCols
 	shares := min(mm.Workers(), groups)
 	errs := make([]error, shares)
 	var next atomic.Int32
 	mm.Parallel(shares, func(wi int) {
-		b := getScratch(linearGroup*panel*k + linearRows*panel)
-		defer putScratch(b)
-		pk, tail := (*b)[:linearGroup*panel*k], (*b)[linearGroup*panel*k:]
+		s := getScratch(linearCols*k + linearRows*linearCols)
+		defer putScratch(s)
+		pk, cb := (*s)[:linearCols*k], (*s)[linearCols*k:]
 		for {
-			g := int(next.Add(1)-1) * linearGroup
-			if g >= panels {
+			j0 := int(next.Add(1)-1) * linearCols
+			if j0 >= n {
 				return
 			}
-			ge := min(panels, g+linearGroup)
-			for p := g; p < ge; p++ {
-				j := p * panel
-				if err := compute.PackPanel(pk[(p-g)*panel*k:], w, j, min(panel, n-j)); err != nil {
-					errs[wi] = err
-					return
-				}
+			j1 := min(n, j0+linearCols)
+			if err := compute.PackCols(pk, w, j0, j1-j0); err != nil {
+				errs[wi] = err
+				return
 			}
+			ldc := compute.PackedCols(j1 - j0)
 			for r := 0; r < m; r += linearRows {
 				rows := min(linearRows, m-r)
-				for p := g; p < ge; p++ {
-					j := p * panel
-					pw := min(panel, n-j)
-					if pw%8 == 0 {
-						compute.GemmNN(out[r*n+j:], n, a[r*k:], k, pk[(p-g)*panel*k:], panel, rows, k, pw)
-						continue
-					}
-					// A last panel of n mod 8 columns: all 16 columns
-					// in assembly (each output's sum depends on its
-					// column alone) and the panel's copied out, not the
-					// tail in GemmNN's Go.
-					compute.GemmNN(tail, panel, a[r*k:], k, pk[(p-g)*panel*k:], panel, rows, k, panel)
-					for i := range rows {
-						copy(out[(r+i)*n+j:(r+i)*n+j+pw], tail[i*panel:i*panel+pw])
-					}
+				compute.GemmPacked(cb, ldc, a[r*k:], pk, rows, k, j1-j0)
+				for i := range rows {
+					copy(out[(r+i)*n+j0:(r+i)*n+j1], cb[i*ldc:i*ldc+j1-j0])
 				}
 				if bias != nil || resid != nil {
-					addBlock(out, bias, resid, n, r, rows, g*panel, min(n, ge*panel))
+					addBlock(out, bias, resid, n, r, rows, j0, j1)
 				}
 			}
 		}
@@ -122,13 +117,10 @@ func addBlock(out, bias, resid []float32, n, r, rows, j0, j1 int) {
 	}
 }
 
-// linearGroup panels are packed at a time and run over blocks of
-// linearRows rows of x (a multiple of GemmNN's 6-row tile), so that a block
-// of rows is read from cache by every panel of the group. Measured on the
-// shapes of SmolVLM's, Qwen3-VL's MLP (both directions): 4 and 96 run
-// about as fast as the best of 1-8 and 18-192; no blocking runs 10-25%
-// slower where x outgrows L2.
-const linearGroup, linearRows = 4, 96
+// linearCols columns of out (a multiple of GemmPacked's 24-column panels)
+// are packed at a time and run over blocks of linearRows rows of x (a
+// multiple of its 4-row micro-panels).
+const linearCols, linearRows = 96, 96
 
 // scratch holds linear's buffers between calls.
 var scratch sync.Pool

@@ -77,37 +77,54 @@ func TestLinearWorkers(t *testing.T) {
 	}
 }
 
-// BenchmarkLinear times one linear layer of SmolVLM-256M's MLP shape
-// (1024 rows, 768 → 3072, F16) through linear and through MatMul, in
-// GFLOP a CPU-second (a busy machine's wall time says less).
+// BenchmarkLinear times linear layers of real shapes (F16 weights):
+// SmolVLM-256M's MLP (1024 rows, 768 → 3072) through linear and through
+// MatMul, and Qwen2-VL's four (a 560-pixel tile's 1600 rows; qkv, out,
+// fc1, fc2) through linear, in GFLOP a CPU-second (a busy machine's wall
+// time says less).
 func BenchmarkLinear(b *testing.B) {
-	const m, k, n = 1024, 768, 3072
-	r := rand.New(rand.NewPCG(1, 2))
-	w := randomWeights(r, compute.F16, k, n)
-	compute.Prepare([]*compute.Tensor{w}, 1, nil)
-	x := make([]float32, m*k)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	out := make([]float32, m*n)
 	mm := compute.NewMatMuler(runtime.GOMAXPROCS(0))
-	for _, c := range []struct {
-		name string
-		f    func() error
+	for _, s := range []struct {
+		name    string
+		m, k, n int
+		matmul  bool
 	}{
-		{"gemm", func() error { return linear(mm, out, x, m, w) }},
-		{"matmul", func() error { return mm.MatMul(out, x, m, w) }},
+		{"smolvlm-mlp", 1024, 768, 3072, true},
+		{"qwen2vl-qkv", 1600, 1280, 3840, false},
+		{"qwen2vl-out", 1600, 1280, 1280, false},
+		{"qwen2vl-fc1", 1600, 1280, 5120, false},
+		{"qwen2vl-fc2", 1600, 5120, 1280, false},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			cpu0 := cpuSeconds()
-			for b.Loop() {
-				if err := c.f(); err != nil {
-					b.Fatal(err)
+		r := rand.New(rand.NewPCG(1, 2))
+		w := randomWeights(r, compute.F16, s.k, s.n)
+		compute.Prepare([]*compute.Tensor{w}, 1, nil)
+		x := make([]float32, s.m*s.k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		out := make([]float32, s.m*s.n)
+		paths := []struct {
+			name string
+			f    func() error
+		}{{"gemm", func() error { return linear(mm, out, x, s.m, w) }}}
+		if s.matmul {
+			paths = append(paths, struct {
+				name string
+				f    func() error
+			}{"matmul", func() error { return mm.MatMul(out, x, s.m, w) }})
+		}
+		for _, c := range paths {
+			b.Run(s.name+"/"+c.name, func(b *testing.B) {
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					if err := c.f(); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			cpu := cpuSeconds() - cpu0
-			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
-		})
+				cpu := cpuSeconds() - cpu0
+				b.ReportMetric(2*float64(s.m*s.k*s.n)*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
+			})
+		}
 	}
 }
 
