@@ -29,49 +29,59 @@ func randomWeights(r *rand.Rand, typ compute.DType, k, n int) *compute.Tensor {
 }
 
 // TestLinearWorkers checks that linear gives GemmNN's bits on 1, 2 and 3
-// workers (n not a multiple of the panel width, m not of the tile height nor of
-// linear's row block)
-// and that it agrees with MatMul up to the order of the sums.
+// workers (m not a multiple of the micro-panel height nor of linear's row
+// block, n not of the panel width; k within one of GemmPacked's blocks of
+// k and past several, not a multiple of the block; one group of columns
+// and several), and that it agrees with MatMul up to the order of the
+// sums.
 func TestLinearWorkers(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	const m, k, n = 101, 70, 83
-	x := make([]float32, m*k)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
+	for _, s := range [][3]int{{101, 70, 83}, {197, 600, 220}} {
+		m, k, n := s[0], s[1], s[2]
+		r := rand.New(rand.NewPCG(1, 2))
+		x := make([]float32, m*k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		for _, typ := range []compute.DType{compute.F32, compute.F16} {
+			linearCheck(t, r, typ, x, m, k, n)
+		}
 	}
-	for _, typ := range []compute.DType{compute.F32, compute.F16} {
-		w := randomWeights(r, typ, k, n)
-		want := make([]float32, m*n)
-		if err := compute.NewMatMuler(1).MatMul(want, x, m, w); err != nil {
+}
+
+// linearCheck is TestLinearWorkers for one shape and weight type.
+func linearCheck(t *testing.T, r *rand.Rand, typ compute.DType, x []float32, m, k, n int) {
+	t.Helper()
+	w := randomWeights(r, typ, k, n)
+	want := make([]float32, m*n)
+	if err := compute.NewMatMuler(1).MatMul(want, x, m, w); err != nil {
+		t.Fatal(err)
+	}
+	// GemmNN over wᵀ unpacked (its Go code for the last n mod 8
+	// columns): linear's bits, whatever its panels.
+	wt := make([]float32, k*n)
+	for j := range n {
+		for p := range k {
+			wt[p*n+j] = weightAt(w, j, p)
+		}
+	}
+	xa := x
+	if typ == compute.F16 {
+		xa = make([]float32, m*k)
+		compute.RoundF16s(xa, x)
+	}
+	first := make([]float32, m*n)
+	compute.GemmNN(first, n, xa, k, wt, n, m, k, n)
+	for _, workers := range []int{1, 2, 3} {
+		got := make([]float32, m*n)
+		if err := linear(compute.NewMatMuler(workers), got, x, m, w); err != nil {
 			t.Fatal(err)
 		}
-		// GemmNN over wᵀ unpacked (its Go code for the last n mod 8
-		// columns): linear's bits, whatever its panels.
-		wt := make([]float32, k*n)
-		for j := range n {
-			for p := range k {
-				wt[p*n+j] = weightAt(w, j, p)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+				t.Fatalf("%d×%d×%d %s, %d workers: out[%d] = %v, GemmNN: %v", m, k, n, typ, workers, i, got[i], first[i])
 			}
-		}
-		xa := x
-		if typ == compute.F16 {
-			xa = make([]float32, m*k)
-			compute.RoundF16s(xa, x)
-		}
-		first := make([]float32, m*n)
-		compute.GemmNN(first, n, xa, k, wt, n, m, k, n)
-		for _, workers := range []int{1, 2, 3} {
-			got := make([]float32, m*n)
-			if err := linear(compute.NewMatMuler(workers), got, x, m, w); err != nil {
-				t.Fatal(err)
-			}
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
-					t.Fatalf("%s, %d workers: out[%d] = %v, GemmNN: %v", typ, workers, i, got[i], first[i])
-				}
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
-					t.Fatalf("%s: out[%d] = %v, MatMul %v", typ, i, got[i], want[i])
-				}
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("%d×%d×%d %s: out[%d] = %v, MatMul %v", m, k, n, typ, i, got[i], want[i])
 			}
 		}
 	}
