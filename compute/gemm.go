@@ -65,14 +65,19 @@ func PackedCols(n int) int { return (n + gemmNR - 1) / gemmNR * gemmNR }
 // PackRows writes the m×k matrix a (rows lda apart) into dst as
 // GemmPacked's A: micro-panels of 4 rows, value p of the 4 rows one after
 // another, dst[g·4k + p·4 + r] = a[(4g+r)·lda + p], and the last
-// micro-panel's rows past m zeros. dst holds PackedRows(m)·k values.
-func PackRows(dst, a []float32, lda, m, k int) {
+// micro-panel's rows past m zeros. With round, each value is rounded to
+// f16 (RoundF16) on the way. dst holds PackedRows(m)·k values.
+func PackRows(dst, a []float32, lda, m, k int, round bool) {
 	if m <= 0 || k <= 0 {
 		return
 	}
 	_ = a[(m-1)*lda+k-1]
 	for g := 0; g < m; g += gemmMR {
 		d := dst[g*k : (g+gemmMR)*k]
+		p0 := 0 // values of p the assembly packed
+		if g+gemmMR <= m {
+			p0 = packRowsAsm(d, a[g*lda:], lda, k, round)
+		}
 		for r := range gemmMR {
 			if g+r >= m {
 				for p := range k {
@@ -80,8 +85,11 @@ func PackRows(dst, a []float32, lda, m, k int) {
 				}
 				continue
 			}
-			for p, v := range a[(g+r)*lda : (g+r)*lda+k] {
-				d[p*gemmMR+r] = v
+			for p, v := range a[(g+r)*lda+p0 : (g+r)*lda+k] {
+				if round {
+					v = RoundF16(v)
+				}
+				d[(p0+p)*gemmMR+r] = v
 			}
 		}
 	}
@@ -102,6 +110,10 @@ func PackCols(dst []float32, t *Tensor, j, w int) error {
 	}
 	for q := 0; q < w; q += gemmNR {
 		d := dst[q*k : (q+gemmNR)*k]
+		p0 := 0 // values of p the assembly packed
+		if t.Type == F16 && q+gemmNR <= w {
+			p0 = packColsF16Asm(d, t, j+q)
+		}
 		for c := range gemmNR {
 			if q+c >= w {
 				for p := range k {
@@ -116,8 +128,8 @@ func PackCols(dst []float32, t *Tensor, j, w int) error {
 				}
 				continue
 			}
-			for p, h := range unsafe.Slice((*uint16)(unsafe.Pointer(&row[0])), k) {
-				d[p*gemmNR+c] = halfToFloat(h)
+			for p, h := range unsafe.Slice((*uint16)(unsafe.Pointer(&row[0])), k)[p0:] {
+				d[(p0+p)*gemmNR+c] = halfToFloat(h)
 			}
 		}
 	}

@@ -68,3 +68,41 @@ func gemmPackedAsm(c []float32, ldc int, a, b []float32, mp, k, np int) bool {
 	}
 	return true
 }
+
+//go:noescape
+func packColsF16AVX2(dst *float32, src *uint16, ld int, k8 int)
+
+// packColsF16Asm packs F16 rows [j, j+24) of t into the panel d as PackCols
+// does, the first 8·⌊k/8⌋ values of p, with AVX2 (F16C), and returns how
+// many it did (0 without).
+func packColsF16Asm(d []float32, t *Tensor, j int) int {
+	k8 := t.Cols() / 8
+	if hostISA < AVX2 || k8 == 0 {
+		return 0
+	}
+	_ = d[gemmNR*8*k8-1]
+	_ = t.Row(j + gemmNR - 1)
+	packColsF16AVX2(&d[0], (*uint16)(unsafe.Pointer(&t.Row(j)[0])), t.RowBytes(), k8)
+	return 8 * k8
+}
+
+//go:noescape
+func packRowsAVX2(dst *float32, src *float32, lda int, k8 int, round int)
+
+// packRowsAsm packs the 4 rows of a (lda apart) into the micro-panel d as
+// PackRows does, the first 8·⌊k/8⌋ values of p, with AVX2 (F16C), and
+// returns how many it did (0 without).
+func packRowsAsm(d, a []float32, lda, k int, round bool) int {
+	k8 := k / 8
+	if hostISA < AVX2 || k8 == 0 {
+		return 0
+	}
+	_ = d[gemmMR*8*k8-1]
+	_ = a[(gemmMR-1)*lda+8*k8-1]
+	r := 0
+	if round {
+		r = 1
+	}
+	packRowsAVX2(&d[0], &a[0], 4*lda, k8, r)
+	return 8 * k8
+}

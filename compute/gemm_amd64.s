@@ -337,3 +337,122 @@ store:
 	VMOVUPS Y15, 64(R11)(R8*1)
 	VZEROUPPER
 	RET
+
+// func packColsF16AVX2(dst *float32, src *uint16, ld int, k8 int)
+//
+// PackCols' F16 panel: 24 weight rows (src, ld bytes apart) of 8·k8
+// halves into dst, value p of the 24 one after another. Eight values of
+// eight rows at a time are converted (VCVTPH2PS: exact) and transposed.
+TEXT ·packColsF16AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	MOVQ k8+24(FP), CX
+	LEAQ (R8)(R8*2), R9 // 3 rows
+loop:
+	MOVQ SI, R10
+	MOVQ DI, R11
+	MOVQ $3, DX
+group:
+	LEAQ (R10)(R8*4), R13 // row 4 of the group
+	VCVTPH2PS (R10), Y0
+	VCVTPH2PS (R10)(R8*1), Y1
+	VCVTPH2PS (R10)(R8*2), Y2
+	VCVTPH2PS (R10)(R9*1), Y3
+	VCVTPH2PS (R13), Y4
+	VCVTPH2PS (R13)(R8*1), Y5
+	VCVTPH2PS (R13)(R8*2), Y6
+	VCVTPH2PS (R13)(R9*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, (R11)
+	VMOVUPS Y9, 96(R11)
+	VMOVUPS Y10, 192(R11)
+	VMOVUPS Y11, 288(R11)
+	VMOVUPS Y12, 384(R11)
+	VMOVUPS Y13, 480(R11)
+	VMOVUPS Y14, 576(R11)
+	VMOVUPS Y15, 672(R11)
+	LEAQ (R10)(R8*8), R10
+	ADDQ $32, R11
+	DECQ DX
+	JNZ group
+	ADDQ $16, SI
+	ADDQ $768, DI
+	DECQ CX
+	JNZ loop
+	VZEROUPPER
+	RET
+
+// func packRowsAVX2(dst *float32, src *float32, lda int, k8 int, round int)
+//
+// PackRows' micro-panel: 4 rows (src, lda bytes apart) of 8·k8 values into
+// dst, value p of the 4 one after another; with round ≠ 0 each rounded to
+// f16 on the way (VCVTPS2PH to nearest even, then back: RoundF16s').
+TEXT ·packRowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ k8+24(FP), CX
+	MOVQ round+32(FP), AX
+	LEAQ (R8)(R8*2), R9 // 3 rows
+rowsloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (SI)(R9*1), Y3
+	TESTQ AX, AX
+	JZ rowsT
+	VCVTPS2PH $0, Y0, X0
+	VCVTPH2PS X0, Y0
+	VCVTPS2PH $0, Y1, X1
+	VCVTPH2PS X1, Y1
+	VCVTPS2PH $0, Y2, X2
+	VCVTPH2PS X2, Y2
+	VCVTPS2PH $0, Y3, X3
+	VCVTPH2PS X3, Y3
+rowsT:
+	VUNPCKLPS Y1, Y0, Y4
+	VUNPCKHPS Y1, Y0, Y5
+	VUNPCKLPS Y3, Y2, Y6
+	VUNPCKHPS Y3, Y2, Y7
+	VSHUFPS $0x44, Y6, Y4, Y0
+	VSHUFPS $0xEE, Y6, Y4, Y1
+	VSHUFPS $0x44, Y7, Y5, Y2
+	VSHUFPS $0xEE, Y7, Y5, Y3
+	VPERM2F128 $0x20, Y1, Y0, Y4
+	VPERM2F128 $0x20, Y3, Y2, Y5
+	VPERM2F128 $0x31, Y1, Y0, Y6
+	VPERM2F128 $0x31, Y3, Y2, Y7
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	VMOVUPS Y6, 64(DI)
+	VMOVUPS Y7, 96(DI)
+	ADDQ $32, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ rowsloop
+	VZEROUPPER
+	RET

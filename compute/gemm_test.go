@@ -104,7 +104,7 @@ func TestGemmPacked(t *testing.T) {
 			want := make([]float32, m*n)
 			gemmGo(want, n, a, lda, bt, n, m, k, n)
 			ap, bp := make([]float32, PackedRows(m)*k), make([]float32, PackedCols(n)*k)
-			PackRows(ap, a, lda, m, k)
+			PackRows(ap, a, lda, m, k, false)
 			if err := PackCols(bp, weightTensor(typ, w, k, j0+n), j0, n); err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func BenchmarkGemmPacked(b *testing.B) {
 		}
 		const rows = 96
 		ap, c := make([]float32, PackedRows(m)*k), make([]float32, rows*n)
-		PackRows(ap, x, k, m, k)
+		PackRows(ap, x, k, m, k, false)
 		for _, path := range []string{"packed", "nn"} {
 			if path == "nn" && m > rows {
 				continue
@@ -174,6 +174,81 @@ func BenchmarkGemmPacked(b *testing.B) {
 				}
 				b.ReportMetric(2*float64(m*k*n)*float64(b.N)/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
 			})
+		}
+	}
+}
+
+// TestPackCols packs every half (F16 weights of 2 panels and a part, k
+// not a multiple of 8) with AVX2 and in Go and checks both against
+// FP16ToFP32 bit for bit, and the padding columns zeros.
+func TestPackCols(t *testing.T) {
+	const k, n = 1367, 50 // 50·1367 values: each of the 65536 halves once or more
+	data := make([]byte, 2*k*n)
+	for i := range k * n {
+		binary.LittleEndian.PutUint16(data[2*i:], uint16(i*7919))
+	}
+	w := &Tensor{Name: "w", Type: F16, Shape: []int{k, n}, Data: data}
+	for _, isa := range []ISA{hostISA, Generic} {
+		saved := hostISA
+		hostISA = isa
+		dst := make([]float32, PackedCols(n)*k)
+		for i := range dst {
+			dst[i] = -99
+		}
+		err := PackCols(dst, w, 0, n)
+		hostISA = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range PackedCols(n) {
+			for p := range k {
+				got, want := math.Float32bits(dst[j/24*24*k+p*24+j%24]), uint32(0)
+				if j < n {
+					want = math.Float32bits(FP16ToFP32(uint16((j*k + p) * 7919)))
+				}
+				if got != want {
+					t.Fatalf("%v: column %d, p %d: %#x, want %#x", isa, j, p, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPackRows packs rows (m not a multiple of 4, k not of 8, rows lda
+// apart) with AVX2 and in Go, as they are and rounded to f16, and checks
+// both against RoundF16 bit for bit, and the padding rows zeros.
+func TestPackRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const m, k, lda = 11, 45, 50
+	a := make([]float32, m*lda)
+	for i := range a {
+		a[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-24)))
+	}
+	a[3] = float32(math.Inf(-1))
+	for _, isa := range []ISA{hostISA, Generic} {
+		for _, round := range []bool{false, true} {
+			saved := hostISA
+			hostISA = isa
+			dst := make([]float32, PackedRows(m)*k)
+			for i := range dst {
+				dst[i] = -99
+			}
+			PackRows(dst, a, lda, m, k, round)
+			hostISA = saved
+			for i := range PackedRows(m) {
+				for p := range k {
+					var want float32
+					if i < m {
+						want = a[i*lda+p]
+					}
+					if round {
+						want = RoundF16(want)
+					}
+					if got := dst[i/4*4*k+p*4+i%4]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("%v round %v: row %d, p %d: %g, want %g", isa, round, i, p, got, want)
+					}
+				}
+			}
 		}
 	}
 }

@@ -45,7 +45,7 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 		return nil
 	}
 	// x as compute.GemmPacked's A (micro-panels of 4 rows), each worker
-	// packing its share, rounded to f16 in place for F16 weights.
+	// packing its share, rounded to f16 for F16 weights.
 	mp := compute.PackedRows(m)
 	buf := getScratch(mp * k)
 	defer putScratch(buf)
@@ -53,10 +53,7 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 	const mr = 4
 	parallelRows(mm, mp/mr, func(lo, hi int) {
 		r0, r1 := mr*lo, mr*hi
-		compute.PackRows(a[r0*k:r1*k], x[r0*k:], k, min(m, r1)-r0, k)
-		if w.Type == compute.F16 {
-			compute.RoundF16s(a[r0*k:r1*k], a[r0*k:r1*k])
-		}
+		compute.PackRows(a[r0*k:r1*k], x[r0*k:], k, min(m, r1)-r0, k, w.Type == compute.F16)
 	})
 	// The workers claim groups of linearCols columns one at a time, so
 	// that a worker the system stops for a while (a shared machine) leaves
