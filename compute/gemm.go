@@ -27,10 +27,10 @@ func GemmNN(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 	}
 }
 
-// GemmFast reports whether GemmNN runs in assembly on this CPU (amd64 with
-// AVX2). Elsewhere it is gemmGo, whose exact float32 fused multiply-adds
-// are done in software, many times slower: callers with another way (the
-// MatMuler's kernels, NEON on arm64) should take it there.
+// GemmFast reports whether GemmNN and GemmPacked run in assembly on this
+// CPU (amd64 with AVX2). Elsewhere they are Go, whose exact float32 fused
+// multiply-adds are done in software, many times slower: callers with
+// another way (the MatMuler's kernels, NEON on arm64) should take it there.
 func GemmFast() bool { return gemmFast() }
 
 // gemmGo is GemmNN in Go, the reference the assembly is tested against.
@@ -137,39 +137,34 @@ func PackCols(dst []float32, t *Tensor, j, w int) error {
 }
 
 // GemmPacked sets C = A·B for A (m×k) packed by PackRows and B (k×n)
-// packed by PackCols. C (rows ldc apart) gets PackedRows(m) rows of
-// PackedCols(n) columns, the padding's too (zeros), for the caller to
-// leave. Each output is GemmNN's: one fused multiply-add after another
-// over p = 0..k−1 from +0, whatever the rows or columns a call takes; the
-// assembly (AVX2) runs them in blocks of p, each going on from the sums
-// the last one stored, which is the same arithmetic.
+// packed by PackCols, C m×n with rows ldc apart. Each output is GemmNN's:
+// one fused multiply-add after another over p = 0..k−1 from +0, whatever
+// the rows or columns a call takes; the assembly (AVX2) runs them in
+// blocks of p, each going on from the sums the last one stored, which is
+// the same arithmetic.
 func GemmPacked(c []float32, ldc int, a, b []float32, m, k, n int) {
 	if m <= 0 || n <= 0 {
 		return
 	}
-	mp, np := PackedRows(m)/gemmMR, PackedCols(n)/gemmNR
-	if ldc < gemmNR*np {
-		panic("compute: GemmPacked: ldc narrower than C's panels")
-	}
-	_ = c[(gemmMR*mp-1)*ldc+gemmNR*np-1]
+	_ = c[(m-1)*ldc+n-1]
 	if k <= 0 {
-		for i := range gemmMR * mp {
-			clear(c[i*ldc : i*ldc+gemmNR*np])
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
 		}
 		return
 	}
-	_ = a[gemmMR*mp*k-1]
-	_ = b[gemmNR*np*k-1]
-	if !gemmPackedAsm(c, ldc, a, b, mp, k, np) {
-		gemmPackedGo(c, ldc, a, b, mp, k, np)
+	_ = a[PackedRows(m)*k-1]
+	_ = b[PackedCols(n)*k-1]
+	if !gemmPackedAsm(c, ldc, a, b, m, k, n) {
+		gemmPackedGo(c, ldc, a, b, m, k, n)
 	}
 }
 
-// gemmPackedGo is GemmPacked in Go, over mp micro-panels and np panels.
-func gemmPackedGo(c []float32, ldc int, a, b []float32, mp, k, np int) {
-	for i := range gemmMR * mp {
+// gemmPackedGo is GemmPacked in Go.
+func gemmPackedGo(c []float32, ldc int, a, b []float32, m, k, n int) {
+	for i := range m {
 		ai := a[i/gemmMR*gemmMR*k+i%gemmMR:]
-		for j := range gemmNR * np {
+		for j := range n {
 			bj := b[j/gemmNR*gemmNR*k+j%gemmNR:]
 			var s float32
 			for p := range k {

@@ -48,21 +48,42 @@ func gemmFast() bool { return hostISA >= AVX2 }
 //go:noescape
 func gemmPk4x24AVX2(c *float32, ldc int, a *float32, b *float32, k int, acc int, next uintptr)
 
-// gemmPackedAsm runs GemmPacked with AVX2 (false without): for each block
-// of at most gemmKC steps of p, each panel of B, each micro-panel of A.
-func gemmPackedAsm(c []float32, ldc int, a, b []float32, mp, k, np int) bool {
+// gemmPackedAsm runs GemmPacked with AVX2 (false without). The whole
+// tiles go for each block of at most gemmKC steps of p, each panel of B,
+// each micro-panel of A, storing into C; a tile cut by m or n (the last
+// micro-panel, the last panel) goes block after block in a tile of its
+// own, then its part is copied out.
+func gemmPackedAsm(c []float32, ldc int, a, b []float32, m, k, n int) bool {
 	if hostISA < AVX2 {
 		return false
 	}
+	mp, np := PackedRows(m)/gemmMR, PackedCols(n)/gemmNR
+	mf, nf := m/gemmMR, n/gemmNR // whole micro-panels, panels
 	blocks := (k + gemmKC - 1) / gemmKC
 	kb := (k + blocks - 1) / blocks
 	for p0, acc := 0, 0; p0 < k; p0, acc = p0+kb, 1 {
 		kn := min(kb, k-p0)
-		for q := range np {
+		for q := range nf {
 			bq := &b[q*gemmNR*k+p0*gemmNR]
-			for g := range mp {
+			for g := range mf {
 				ag := &a[g*gemmMR*k+p0*gemmMR]
 				gemmPk4x24AVX2(&c[g*gemmMR*ldc+q*gemmNR], 4*ldc, ag, bq, kn, acc, uintptr(unsafe.Pointer(ag))+4*gemmMR*uintptr(k))
+			}
+		}
+	}
+	var tile [gemmMR * gemmNR]float32
+	for q := range np {
+		for g := range mp {
+			if g < mf && q < nf {
+				continue
+			}
+			for p0, acc := 0, 0; p0 < k; p0, acc = p0+kb, 1 {
+				ag := &a[g*gemmMR*k+p0*gemmMR]
+				gemmPk4x24AVX2(&tile[0], 4*gemmNR, ag, &b[q*gemmNR*k+p0*gemmNR], min(kb, k-p0), acc, uintptr(unsafe.Pointer(ag)))
+			}
+			i0, j0 := g*gemmMR, q*gemmNR
+			for i := range min(gemmMR, m-i0) {
+				copy(c[(i0+i)*ldc+j0:(i0+i)*ldc+min(n, j0+gemmNR)], tile[i*gemmNR:])
 			}
 		}
 	}

@@ -8,22 +8,23 @@ import (
 )
 
 // linear sets out (m×n) = x (m×k) · wᵀ for the weight matrix w (n rows of
-// k). F32 and F16 weights go through compute.GemmNN's register tiles: each
-// worker packs its share of wᵀ's 16-column panels (compute.PackPanel, F16
-// converted exactly), one panel at a time into its own scratch, and runs
-// GemmNN over every row of x with it. For F16 weights x is first rounded to
-// f16, as ggml (and compute.MatMuler.MatMul) converts the activations to the
-// weights' type; the products are then exact and only the order of the sums
-// differs from MatMul's. GemmNN's bits do not depend on the rows or columns
-// a call takes, so the result is the same whatever the worker count. Other
-// weight types go to mm.MatMul.
+// k). F32 and F16 weights go through compute.GemmPacked's register tiles:
+// x is packed once (compute.PackRows), then each worker packs a group of
+// wᵀ's columns at a time into its own scratch (compute.PackCols, F16
+// converted exactly) and runs GemmPacked over every row of x with it. For
+// F16 weights x is rounded to f16 as it is packed, as ggml (and
+// compute.MatMuler.MatMul) converts the activations to the weights' type;
+// the products are then exact and only the order of the sums differs from
+// MatMul's. GemmPacked's bits (GemmNN's) do not depend on the rows or
+// columns a call takes, so the result is the same whatever the worker
+// count. Other weight types go to mm.MatMul.
 func linear(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor) error {
 	return linearAdd(mm, out, x, m, w, nil, nil)
 }
 
 // linearAdd is linear, then bias (n values; nil: none) added to every row
 // of out (addRows), then out added to resid (m×n; nil: none;
-// addParallel): with GemmNN, each block of out as its worker finishes it,
+// addParallel): with GemmPacked, each block of out as its worker finishes it,
 // not in passes of their own over the whole (the same operations on each
 // value, so the same bits).
 func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor, bias, resid []float32) error {
@@ -31,7 +32,7 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 	if w.Type != compute.F32 && w.Type != compute.F16 || !gemmFast ||
 		m <= 0 || n <= 0 || k <= 0 || len(x) < m*k || len(out) < m*n || len(w.Data) < n*w.RowBytes() ||
 		bias != nil && len(bias) != n || resid != nil && len(resid) < m*n {
-		// Where GemmNN is not assembly (arm64: NEON kernels), and
+		// Where GemmPacked is not assembly (arm64: NEON kernels), and
 		// MatMul's checks and errors.
 		if err := mm.MatMul(out, x, m, w); err != nil {
 			return err
@@ -44,13 +45,12 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 		}
 		return nil
 	}
-	// x as compute.GemmPacked's A (micro-panels of 4 rows), each worker
+	// x as compute.GemmPacked's A (micro-panels of mr rows), each worker
 	// packing its share, rounded to f16 for F16 weights.
-	mp := compute.PackedRows(m)
+	mp, mr := compute.PackedRows(m), compute.PackedRows(1)
 	buf := getScratch(mp * k)
 	defer putScratch(buf)
 	a := (*buf)[:mp*k]
-	const mr = 4
 	parallelRows(mm, mp/mr, func(lo, hi int) {
 		r0, r1 := mr*lo, mr*hi
 		compute.PackRows(a[r0*k:r1*k], x[r0*k:], k, min(m, r1)-r0, k, w.Type == compute.F16)
@@ -59,33 +59,27 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 	// that a worker the system stops for a while (a shared machine) leaves
 	// its groups to the other instead of making it wait at the end. A
 	// worker packs its group's weights as GemmPacked's B, then runs it
-	// over blocks of linearRows rows into cb (whole micro-panels and
-	// panels) and copies each block out.
+	// over blocks of linearRows rows.
 	groups := (n + linearCols - 1) / linearCols
 	shares := min(mm.Workers(), groups)
 	errs := make([]error, shares)
 	var next atomic.Int32
 	mm.Parallel(shares, func(wi int) {
-		s := getScratch(linearCols*k + linearRows*linearCols)
-		defer putScratch(s)
-		pk, cb := (*s)[:linearCols*k], (*s)[linearCols*k:]
+		pk := getScratch(linearCols * k)
+		defer putScratch(pk)
 		for {
 			j0 := int(next.Add(1)-1) * linearCols
 			if j0 >= n {
 				return
 			}
 			j1 := min(n, j0+linearCols)
-			if err := compute.PackCols(pk, w, j0, j1-j0); err != nil {
+			if err := compute.PackCols(*pk, w, j0, j1-j0); err != nil {
 				errs[wi] = err
 				return
 			}
-			ldc := compute.PackedCols(j1 - j0)
 			for r := 0; r < m; r += linearRows {
 				rows := min(linearRows, m-r)
-				compute.GemmPacked(cb, ldc, a[r*k:], pk, rows, k, j1-j0)
-				for i := range rows {
-					copy(out[(r+i)*n+j0:(r+i)*n+j1], cb[i*ldc:i*ldc+j1-j0])
-				}
+				compute.GemmPacked(out[r*n+j0:], n, a[r*k:], *pk, rows, k, j1-j0)
 				if bias != nil || resid != nil {
 					addBlock(out, bias, resid, n, r, rows, j0, j1)
 				}
@@ -116,7 +110,12 @@ func addBlock(out, bias, resid []float32, n, r, rows, j0, j1 int) {
 
 // linearCols columns of out (a multiple of GemmPacked's 24-column panels)
 // are packed at a time and run over blocks of linearRows rows of x (a
-// multiple of its 4-row micro-panels).
+// multiple of its 4-row micro-panels, so that a block starts at row r·k of
+// the packed x). Within GemmPacked a block of rows by a panel of columns
+// comes from L2 and L1 whatever the size of the group and of the block;
+// their size sets how often the packed x and the group are read from L3
+// or memory. Measured on Qwen2-VL's shapes (k 1280 and 5120): 96 by 96
+// runs as fast as 48-288 by 96-288 within this machine's noise.
 const linearCols, linearRows = 96, 96
 
 // scratch holds linear's buffers between calls.
