@@ -171,7 +171,8 @@ loop18:
 // first: the same fused multiply-adds as one pass over the whole). Four
 // broadcasts of A to twelve fused multiply-adds, not 6x16's six: Zen 3
 // runs a broadcast on the pipes its multiply-adds use. Four steps a loop,
-// then one at a time.
+// each loop prefetching a line from next (the next micro-panel of A,
+// whose first use would otherwise wait on L2 or L3), then one at a time.
 TEXT ·gemmPk4x24AVX2(SB), NOSPLIT, $0-56
 	MOVQ c+0(FP), DI
 	MOVQ ldc+8(FP), R8
