@@ -58,30 +58,53 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 	// The workers claim groups of linearCols columns one at a time, so
 	// that a worker the system stops for a while (a shared machine) leaves
 	// its groups to the other instead of making it wait at the end. A
-	// worker packs its group's weights as GemmPacked's B, then runs it
-	// over blocks of linearRows rows.
+	// worker packs its group's weights as GemmPacked's B, then claims its
+	// blocks of linearRows rows one at a time; with every group claimed, a
+	// worker packs a group still running (at least two blocks left) and
+	// takes blocks of it too.
 	groups := (n + linearCols - 1) / linearCols
+	blocks := int32((m + linearRows - 1) / linearRows)
+	left := make([]atomic.Int32, groups) // each group's next block of rows
 	shares := min(mm.Workers(), groups)
 	errs := make([]error, shares)
 	var next atomic.Int32
 	mm.Parallel(shares, func(wi int) {
 		pk := getScratch(linearCols * k)
 		defer putScratch(pk)
-		for {
-			j0 := int(next.Add(1)-1) * linearCols
-			if j0 >= n {
-				return
-			}
+		run := func(g int) bool {
+			j0 := g * linearCols
 			j1 := min(n, j0+linearCols)
 			if err := compute.PackCols(*pk, w, j0, j1-j0); err != nil {
 				errs[wi] = err
-				return
+				return false
 			}
-			for r := 0; r < m; r += linearRows {
+			for {
+				b := left[g].Add(1) - 1
+				if b >= blocks {
+					return true
+				}
+				r := int(b) * linearRows
 				rows := min(linearRows, m-r)
 				compute.GemmPacked(out[r*n+j0:], n, a[r*k:], *pk, rows, k, j1-j0)
 				if bias != nil || resid != nil {
 					addBlock(out, bias, resid, n, r, rows, j0, j1)
+				}
+			}
+		}
+		for {
+			g := int(next.Add(1) - 1)
+			if g >= groups {
+				break
+			}
+			if !run(g) {
+				return
+			}
+		}
+		for g := groups - 1; g >= 0; g-- {
+			if blocks-left[g].Load() >= 2 {
+				linearJoins.Add(1)
+				if !run(g) {
+					return
 				}
 			}
 		}
@@ -93,6 +116,10 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 	}
 	return nil
 }
+
+// linearJoins counts the groups linearAdd's workers joined after their
+// first (for the tests: that the path ran).
+var linearJoins atomic.Int64
 
 // addBlock adds bias[j0:j1] to rows [r, r+rows) of out (rows of n
 // values), columns [j0, j1), then those values of out to resid's.

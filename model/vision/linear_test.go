@@ -28,6 +28,46 @@ func randomWeights(r *rand.Rand, typ compute.DType, k, n int) *compute.Tensor {
 	return &compute.Tensor{Name: "w", Type: typ, Shape: []int{k, n}, Data: data}
 }
 
+// TestLinearJoin: with more blocks of rows than groups of columns, a
+// worker out of groups joins one still running; the bits (bias and
+// residual added too) are those of one worker.
+func TestLinearJoin(t *testing.T) {
+	if !gemmFast {
+		t.Skip("the groups run with GemmPacked's assembly only")
+	}
+	m, k, n := 7*linearRows-5, 64, 3*linearCols-7
+	r := rand.New(rand.NewPCG(3, 4))
+	w := randomWeights(r, compute.F16, k, n)
+	x, bias, resid := make([]float32, m*k), make([]float32, n), make([]float32, m*n)
+	for _, v := range [][]float32{x, bias, resid} {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+	}
+	add := func(workers int) []float32 {
+		out, res := make([]float32, m*n), append([]float32(nil), resid...)
+		if err := linearAdd(compute.NewMatMuler(workers), out, x, m, w, bias, res); err != nil {
+			t.Fatal(err)
+		}
+		return append(out, res...)
+	}
+	one := add(1)
+	joins := linearJoins.Load()
+	for try := 0; try < 50 && (try < 3 || linearJoins.Load() == joins); try++ {
+		two := add(2)
+		for i := range one {
+			if math.Float32bits(one[i]) != math.Float32bits(two[i]) {
+				t.Fatalf("try %d: value %d: %v with 1 worker, %v with 2", try, i, one[i], two[i])
+			}
+		}
+	}
+	if linearJoins.Load() == joins {
+		// Which worker takes what is the scheduler's: on one CPU a
+		// worker can run every group before the other starts.
+		t.Skip("no worker joined a running group in 50 runs")
+	}
+}
+
 // TestLinearWorkers checks that linear gives GemmNN's bits on 1, 2 and 3
 // workers (m not a multiple of the micro-panel height nor of linear's row
 // block, n not of the panel width; k within one of GemmPacked's blocks of
