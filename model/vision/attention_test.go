@@ -81,27 +81,13 @@ func TestAttentionJoin(t *testing.T) {
 	const n, heads, hd = 500, 3, 80
 	d := heads * hd
 	q, k, v := randQKV(rand.NewPCG(4, 5), n*d)
-	one := make([]float32, n*d)
-	if err := newAttention(n, hd).run(compute.NewMatMuler(1), one, q, k, v, heads, nil); err != nil {
-		t.Fatal(err)
-	}
-	joins := attnJoins.Load()
-	for try := 0; try < 50 && (try < 3 || attnJoins.Load() == joins); try++ {
-		two := make([]float32, n*d)
-		if err := newAttention(n, hd).run(compute.NewMatMuler(2), two, q, k, v, heads, nil); err != nil {
+	sameWhenJoined(t, &attnJoins, "head", func(mm *compute.MatMuler) []float32 {
+		out := make([]float32, n*d)
+		if err := newAttention(n, hd).run(mm, out, q, k, v, heads, nil); err != nil {
 			t.Fatal(err)
 		}
-		for i := range one {
-			if math.Float32bits(one[i]) != math.Float32bits(two[i]) {
-				t.Fatalf("try %d: value %d: %v with 1 worker, %v with 2", try, i, one[i], two[i])
-			}
-		}
-	}
-	if attnJoins.Load() == joins {
-		// Which worker takes what is the scheduler's: on one CPU a
-		// worker can run every head before the other starts.
-		t.Skip("no worker joined a running head in 50 runs")
-	}
+		return out
+	})
 }
 
 func TestAttentionWorkersWindows(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/troupe-llm/troupe/compute"
@@ -44,28 +45,13 @@ func TestLinearJoin(t *testing.T) {
 			v[i] = float32(r.NormFloat64())
 		}
 	}
-	add := func(workers int) []float32 {
-		out, res := make([]float32, m*n), append([]float32(nil), resid...)
-		if err := linearAdd(compute.NewMatMuler(workers), out, x, m, w, bias, res); err != nil {
+	sameWhenJoined(t, &linearJoins, "group", func(mm *compute.MatMuler) []float32 {
+		out, res := make([]float32, m*n), slices.Clone(resid)
+		if err := linearAdd(mm, out, x, m, w, bias, res); err != nil {
 			t.Fatal(err)
 		}
 		return append(out, res...)
-	}
-	one := add(1)
-	joins := linearJoins.Load()
-	for try := 0; try < 50 && (try < 3 || linearJoins.Load() == joins); try++ {
-		two := add(2)
-		for i := range one {
-			if math.Float32bits(one[i]) != math.Float32bits(two[i]) {
-				t.Fatalf("try %d: value %d: %v with 1 worker, %v with 2", try, i, one[i], two[i])
-			}
-		}
-	}
-	if linearJoins.Load() == joins {
-		// Which worker takes what is the scheduler's: on one CPU a
-		// worker can run every group before the other starts.
-		t.Skip("no worker joined a running group in 50 runs")
-	}
+	})
 }
 
 // TestLinearWorkers checks that linear gives GemmNN's bits on 1, 2 and 3

@@ -101,32 +101,16 @@ func TestQwenWorkers(t *testing.T) {
 		gate[i] = float32(math.Sin(float64(i)*0.37)) * 4
 		up[i] = float32(math.Cos(float64(i) * 0.11))
 	}
-	var want []float32
-	for _, w := range []int{1, 2, 3} {
+	sameOnWorkers(t, "SiLU", func(mm *compute.MatMuler) []float32 {
 		got := slices.Clone(up)
-		siluRows(compute.NewMatMuler(w), got, gate, ffn)
-		if w == 1 {
-			want = got
-		} else if i := firstBitDiff(got, want); i >= 0 {
-			t.Errorf("SiLU on %d threads: value %d is %g, on one thread %g", w, i, got[i], want[i])
-		}
-	}
+		siluRows(mm, got, gate, ffn)
+		return got
+	})
 
 	s, _ := synth.LookupProjectorShape("qwen2.5vl-tiny")
 	s.FFN = ffn
 	p := shapeProjector(t, s, 1)
-	prep := prepareFile(t, p, "big.png")
-	for _, w := range []int{1, 2, 3} {
-		got, err := p.Encode(compute.NewMatMuler(w), prep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w == 1 {
-			want = got
-		} else if i := firstBitDiff(got, want); i >= 0 {
-			t.Errorf("encode on %d threads: value %d is %g, on one thread %g", w, i, got[i], want[i])
-		}
-	}
+	sameOnWorkers(t, "encode", encodeWith(t, p, prepareFile(t, p, "big.png")))
 }
 
 // firstBitDiff is the index of the first value of a whose bits differ
