@@ -67,14 +67,16 @@ cross:
 # (each CPU model of ARM64_CPUS, model:level; TestWantISA checks that the
 # kernels run at that level); model's llama.cpp parity (the tiny synthetic
 # models) and actors' smoke run
-# once, at the last (highest) level, as emulation is 10-50x slower than
+# once, at the last (highest) level, with the vision encoder's tests of the
+# path arm64 takes (the MatMuler's kernels, not GemmPacked's AVX2), as emulation is 10-50x slower than
 # native (TestPreemption alone took 12 minutes under qemu on a loaded
 # 2-CPU machine). ARM64_RUN_<pkg> narrows a package's tests.
 ARM64_CPUS       ?= cortex-a72:neon neoverse-n1:dotprod max:i8mm
-ARM64_PKGS       ?= compute model actors
+ARM64_PKGS       ?= compute model model/vision actors
 ARM64_RUN_compute ?= Kernels|InPlace|VecDot|MatMul|Quantize|Attention|Attn|F16s|ISA|GeneratedAssembly
 ARM64_RUN_model   ?= ^(TestLogitParityGGUF|TestSynthParity)$$/tiny
 ARM64_RUN_actors  ?= ^TestSmoke$$
+ARM64_RUN_vision  ?= ^(TestLinearWorkers|TestAttentionHeadDims|TestAttentionWorkersWindows)$$
 QEMU_AARCH64     ?= qemu-aarch64
 # The aarch64 dynamic loader for the binaries that have one (actors' test
 # links the CUDA loader's dlopen): Debian's libc6-arm64-cross.
@@ -82,13 +84,13 @@ ARM64_SYSROOT    ?= /usr/aarch64-linux-gnu
 test-arm64:
 	@command -v $(QEMU_AARCH64) >/dev/null || { echo "make test-arm64: $(QEMU_AARCH64) not found (Debian: apt-get install qemu-user)"; exit 2; }
 	@set -e; dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
-	for p in $(ARM64_PKGS); do CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) test -c -o "$$dir/$$p.test" ./$$p; done; \
+	for p in $(ARM64_PKGS); do CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) test -c -o "$$dir/$$(echo $$p | tr / _).test" ./$$p; done; \
 	for c in $(ARM64_CPUS); do cpu=$${c%%:*}; level=$${c##*:}; \
 		for p in $(ARM64_PKGS); do \
-			case $$p in compute) run='$(ARM64_RUN_compute)';; model) run='$(ARM64_RUN_model)';; actors) run='$(ARM64_RUN_actors)';; *) run=.;; esac; \
+			case $$p in compute) run='$(ARM64_RUN_compute)';; model) run='$(ARM64_RUN_model)';; model/vision) run='$(ARM64_RUN_vision)';; actors) run='$(ARM64_RUN_actors)';; *) run=.;; esac; \
 			[ "$$p" = compute ] || [ "$$c" = "$(lastword $(ARM64_CPUS))" ] || continue; \
 			echo "qemu-aarch64 -cpu $$cpu ($$level): $$p -run '$$run'"; start=$$(date +%s); \
-			rc=0; (cd $$p && TROUPE_WANT_ISA=$$level GOTRACEBACK=all $(QEMU_AARCH64) -L $(ARM64_SYSROOT) -cpu $$cpu "$$dir/$$p.test" -test.count=1 -test.timeout 30m -test.run "$$run|TestWantISA") > "$$dir/out" 2>&1 || rc=$$?; \
+			rc=0; (cd $$p && TROUPE_WANT_ISA=$$level GOTRACEBACK=all $(QEMU_AARCH64) -L $(ARM64_SYSROOT) -cpu $$cpu "$$dir/$$(echo $$p | tr / _).test" -test.count=1 -test.timeout 30m -test.run "$$run|TestWantISA") > "$$dir/out" 2>&1 || rc=$$?; \
 			cat "$$dir/out"; echo "  $$p on $$cpu: $$(( $$(date +%s) - start )) s"; \
 			if [ $$rc -ne 0 ]; then echo "make test-arm64: $$p on $$cpu ($$level) failed (exit $$rc; $$($(QEMU_AARCH64) --version | head -1)); how it began:"; \
 				grep -n -m1 -A12 -E '^(panic|fatal error|unexpected fault|SIG[A-Z]+|--- FAIL)' "$$dir/out" || tail -20 "$$dir/out"; exit $$rc; fi; \
