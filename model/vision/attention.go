@@ -115,44 +115,19 @@ func (a *attention) run(mm *compute.MatMuler, out, q, k, v []float32, heads int,
 	return nil
 }
 
-// split is run without windows through GemmNN: each worker claims the next
-// head, loads it and claims its blocks of query rows one at a time; with
-// every head claimed, a worker loads a head still running (at least two
-// blocks left) and takes blocks of it too, so that the last heads do not
-// leave one worker waiting for the other (a row's output does not depend
-// on the block it is in or the worker: the same bits).
+// split is run without windows through GemmNN: the heads' blocks of query
+// rows shared out by shareBlocks, each worker loading a head's queries,
+// keys and values before its blocks (a row's output does not depend on the
+// block it is in or the worker: the same bits).
 func (a *attention) split(mm *compute.MatMuler, workers int, out, q, k, v []float32, heads int) {
 	d, m := heads*a.hd, a.n
 	block := attnRows(m)
-	blocks := int32((m + block - 1) / block)
-	left := make([]atomic.Int32, heads) // each head's next block
-	var next atomic.Int32
-	mm.Parallel(workers, func(wi int) {
-		w := a.ws[wi]
-		run := func(h int) {
-			a.load(w, q, k, v, d, h, 0, m)
-			for {
-				b := left[h].Add(1) - 1
-				if b >= blocks {
-					return
-				}
-				t0 := int(b) * block
-				a.block(w, out, d, h, 0, m, t0, min(block, m-t0))
-			}
-		}
-		for {
-			h := int(next.Add(1) - 1)
-			if h >= heads {
-				break
-			}
-			run(h)
-		}
-		for h := heads - 1; h >= 0; h-- {
-			if blocks-left[h].Load() >= 2 {
-				attnJoins.Add(1)
-				run(h)
-			}
-		}
+	shareBlocks(mm, workers, heads, (m+block-1)/block, &attnJoins, func(wi, h int) bool {
+		a.load(a.ws[wi], q, k, v, d, h, 0, m)
+		return true
+	}, func(wi, h, b int) {
+		t0 := b * block
+		a.block(a.ws[wi], out, d, h, 0, m, t0, min(block, m-t0))
 	})
 }
 

@@ -55,58 +55,36 @@ func linearAdd(mm *compute.MatMuler, out, x []float32, m int, w *compute.Tensor,
 		r0, r1 := mr*lo, mr*hi
 		compute.PackRows(a[r0*k:r1*k], x[r0*k:], k, min(m, r1)-r0, k, w.Type == compute.F16)
 	})
-	// The workers claim groups of linearCols columns one at a time, so
-	// that a worker the system stops for a while (a shared machine) leaves
-	// its groups to the other instead of making it wait at the end. A
-	// worker packs its group's weights as GemmPacked's B, then claims its
-	// blocks of linearRows rows one at a time; with every group claimed, a
-	// worker packs a group still running (at least two blocks left) and
-	// takes blocks of it too.
+	// Groups of linearCols columns by blocks of linearRows rows, shared
+	// out by shareBlocks: a worker packs a group's weights as GemmPacked's
+	// B, then runs its blocks.
 	groups := (n + linearCols - 1) / linearCols
-	blocks := int32((m + linearRows - 1) / linearRows)
-	left := make([]atomic.Int32, groups) // each group's next block of rows
 	shares := min(mm.Workers(), groups)
 	errs := make([]error, shares)
-	var next atomic.Int32
-	mm.Parallel(shares, func(wi int) {
-		pk := getScratch(linearCols * k)
-		defer putScratch(pk)
-		run := func(g int) bool {
-			j0 := g * linearCols
-			j1 := min(n, j0+linearCols)
-			if err := compute.PackCols(*pk, w, j0, j1-j0); err != nil {
-				errs[wi] = err
-				return false
-			}
-			for {
-				b := left[g].Add(1) - 1
-				if b >= blocks {
-					return true
-				}
-				r := int(b) * linearRows
-				rows := min(linearRows, m-r)
-				compute.GemmPacked(out[r*n+j0:], n, a[r*k:], *pk, rows, k, j1-j0)
-				if bias != nil || resid != nil {
-					addBlock(out, bias, resid, n, r, rows, j0, j1)
-				}
+	pks := make([]*[]float32, shares)
+	defer func() {
+		for _, pk := range pks {
+			if pk != nil {
+				putScratch(pk)
 			}
 		}
-		for {
-			g := int(next.Add(1) - 1)
-			if g >= groups {
-				break
-			}
-			if !run(g) {
-				return
-			}
+	}()
+	shareBlocks(mm, shares, groups, (m+linearRows-1)/linearRows, &linearJoins, func(wi, g int) bool {
+		if pks[wi] == nil {
+			pks[wi] = getScratch(linearCols * k)
 		}
-		for g := groups - 1; g >= 0; g-- {
-			if blocks-left[g].Load() >= 2 {
-				linearJoins.Add(1)
-				if !run(g) {
-					return
-				}
-			}
+		j0 := g * linearCols
+		if err := compute.PackCols(*pks[wi], w, j0, min(n, j0+linearCols)-j0); err != nil {
+			errs[wi] = err
+			return false
+		}
+		return true
+	}, func(wi, g, b int) {
+		j0, r := g*linearCols, b*linearRows
+		j1, rows := min(n, j0+linearCols), min(linearRows, m-r)
+		compute.GemmPacked(out[r*n+j0:], n, a[r*k:], *pks[wi], rows, k, j1-j0)
+		if bias != nil || resid != nil {
+			addBlock(out, bias, resid, n, r, rows, j0, j1)
 		}
 	})
 	for _, err := range errs {

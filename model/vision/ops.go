@@ -88,3 +88,41 @@ func parallelRows(mm *compute.MatMuler, n int, f func(lo, hi int)) {
 // that the last chunk in flight is short, few enough that claiming them
 // costs nothing measurable.
 const rowChunks = 8
+
+// shareBlocks runs blocks blocks of each of units units on workers of mm's
+// crew: a worker claims the next unit, calls load (its scratch for the
+// unit: packed weights, a head's keys) and claims the unit's blocks one at
+// a time (run); with every unit claimed, it loads a unit still running (at
+// least two blocks left) and takes blocks of it too, counting it in joins,
+// so that the last units do not leave one worker waiting for another (a
+// worker the system stops for a while leaves its blocks to the others).
+// load returning false ends its worker. The result must not depend on
+// which worker runs a block.
+func shareBlocks(mm *compute.MatMuler, workers, units, blocks int, joins *atomic.Int64, load func(wi, u int) bool, run func(wi, u, b int)) {
+	left := make([]atomic.Int32, units) // each unit's next block
+	var next atomic.Int32
+	mm.Parallel(workers, func(wi int) {
+		unit := func(u int) bool {
+			if !load(wi, u) {
+				return false
+			}
+			for b := int(left[u].Add(1) - 1); b < blocks; b = int(left[u].Add(1) - 1) {
+				run(wi, u, b)
+			}
+			return true
+		}
+		for u := int(next.Add(1) - 1); u < units; u = int(next.Add(1) - 1) {
+			if !unit(u) {
+				return
+			}
+		}
+		for u := units - 1; u >= 0; u-- {
+			if blocks-int(left[u].Load()) >= 2 {
+				joins.Add(1)
+				if !unit(u) {
+					return
+				}
+			}
+		}
+	})
+}
